@@ -1,0 +1,53 @@
+"""The ``corral`` command: one sub-command per module in ``COMMANDS``.
+
+Each module exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
+callable taking the parsed namespace and returning an exit code. Usage errors exit 2 (argparse),
+user-facing failures raise ``CliError`` and exit 1 with a one-line message; no traceback reaches
+the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from corral.cli.errors import CliError
+
+# Sub-command modules, in the order `corral --help` lists them.
+COMMANDS: tuple[str, ...] = (
+    "corral.cli.master_cmd",
+    "corral.cli.agent_cmd",
+    "corral.cli.run_cmd",
+    "corral.cli.get_cmd",
+    "corral.cli.demo_cmd",
+    "corral.cli.bench_cmd",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="corral", description="Corral: a two-level resource-offer cluster manager."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except CliError as exc:
+        print(f"corral {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Placement vocabulary shared by the master, its allocator and the SDK: attributes, taints,
+tolerations and attribute constraints, with their command-line forms and their pure match rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class TaintEffect(Enum):
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: TaintEffect
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """Tolerates taints with ``key`` (and ``value`` unless ``exists``); effect None = any."""
+
+    key: str
+    value: str = ""
+    exists: bool = False
+    effect: TaintEffect | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.key != taint.key:
+            return False
+        if self.effect is not None and self.effect is not taint.effect:
+            return False
+        return self.exists or self.value == taint.value
+
+
+def untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> list[Taint]:
+    tols = list(tolerations)
+    return [t for t in taints if not any(tol.tolerates(t) for tol in tols)]
+
+
+class ConstraintOp(Enum):
+    EQUALS = "equals"
+    IN = "in"
+    EXISTS = "exists"
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeConstraint:
+    attribute: str
+    op: ConstraintOp
+    values: tuple[str, ...] = field(default=())
+
+    def matches(self, attributes: Mapping[str, str]) -> bool:
+        if self.attribute not in attributes:
+            return False
+        if self.op is ConstraintOp.EXISTS:
+            return True
+        value = attributes[self.attribute]
+        if self.op is ConstraintOp.EQUALS:
+            return bool(self.values) and value == self.values[0]
+        return value in self.values
+
+    def __str__(self) -> str:
+        if self.op is ConstraintOp.EXISTS:
+            return f"{self.attribute} exists"
+        if self.op is ConstraintOp.EQUALS:
+            return f"{self.attribute}={self.values[0] if self.values else ''}"
+        return f"{self.attribute} in ({','.join(self.values)})"
+
+
+_KEY = re.compile(r"^[A-Za-z0-9_.\-/]+$")
+
+
+def parse_attributes(text: str) -> dict[str, str]:
+    """Parse ``'zone:a;rack:r1'``."""
+    out: dict[str, str] = {}
+    for raw in text.split(";"):
+        part = raw.strip()
+        if not part:
+            continue
+        key, sep, value = part.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not _KEY.match(key):
+            raise ValueError(f"attribute {part!r} must look like name:value")
+        out[key] = value
+    return out
+
+
+def parse_taint(text: str) -> Taint:
+    """Parse ``'spot=true:NoSchedule'``."""
+    body, sep, effect = text.strip().rpartition(":")
+    if not sep:
+        raise ValueError(f"taint {text!r} must look like key=value:Effect")
+    key, _, value = body.partition("=")
+    if not key or not _KEY.match(key):
+        raise ValueError(f"taint {text!r} has an invalid key")
+    try:
+        eff = TaintEffect(effect)
+    except ValueError:
+        known = ", ".join(e.value for e in TaintEffect)
+        raise ValueError(f"taint {text!r}: effect must be one of {known}") from None
+    return Taint(key, value, eff)
+
+
+def parse_taints(text: str) -> list[Taint]:
+    return [parse_taint(p) for p in re.split(r"[;,]", text) if p.strip()]

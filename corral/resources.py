@@ -1,0 +1,184 @@
+"""Resources: the scalar vector (cpus, mem, disk, gpus) plus port ranges.
+
+Scalars are kept in a fixed order (``SCALARS``) so that the allocator can treat them as a dense
+vector; ports are ranges that travel with the agent's free scalars and are never part of fairness.
+Every constructor validates: quantities are finite and non-negative, ranges are ordered and
+disjoint. Parsing the command-line form raises ``ValueError`` with a message that names the
+offending part.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
+# Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
+EPSILON = 1e-9
+
+PortRanges = tuple[tuple[int, int], ...]
+
+
+class ResourceError(ValueError):
+    """A quantity or range that is not a valid resource."""
+
+
+def _check_scalar(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ResourceError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if math.isnan(v):
+        raise ResourceError(f"{name} is NaN")
+    if math.isinf(v):
+        raise ResourceError(f"{name} is infinite")
+    if v < 0:
+        raise ResourceError(f"{name} is negative ({v:g})")
+    return v
+
+
+def normalize_ranges(ranges: PortRanges | list[tuple[int, int]]) -> PortRanges:
+    """Sort and merge ranges; raise on inverted or out-of-range bounds."""
+    cleaned: list[tuple[int, int]] = []
+    for begin, end in ranges:
+        if begin > end:
+            raise ResourceError(f"port range [{begin}-{end}] is inverted")
+        if begin < 0 or end > 65535:
+            raise ResourceError(f"port range [{begin}-{end}] is outside 0-65535")
+        cleaned.append((int(begin), int(end)))
+    cleaned.sort()
+    merged: list[tuple[int, int]] = []
+    for begin, end in cleaned:
+        if merged and begin <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((begin, end))
+    return tuple(merged)
+
+
+def ranges_contain(outer: PortRanges, inner: PortRanges) -> bool:
+    return all(any(b >= ob and e <= oe for ob, oe in outer) for b, e in inner)
+
+
+def ranges_subtract(outer: PortRanges, inner: PortRanges) -> PortRanges:
+    result = list(outer)
+    for b, e in inner:
+        nxt: list[tuple[int, int]] = []
+        for ob, oe in result:
+            if e < ob or b > oe:
+                nxt.append((ob, oe))
+                continue
+            if ob < b:
+                nxt.append((ob, b - 1))
+            if e < oe:
+                nxt.append((e + 1, oe))
+        result = nxt
+    return tuple(result)
+
+
+def ranges_count(ranges: PortRanges) -> int:
+    return sum(e - b + 1 for b, e in ranges)
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    cpus: float = 0.0
+    mem: float = 0.0
+    disk: float = 0.0
+    gpus: float = 0.0
+    ports: PortRanges = field(default=())
+
+    def __post_init__(self) -> None:
+        for name in SCALARS:
+            object.__setattr__(self, name, _check_scalar(name, getattr(self, name)))
+        object.__setattr__(self, "ports", normalize_ranges(self.ports))
+
+    @classmethod
+    def from_scalars(cls, values: tuple[float, ...] | list[float], ports: PortRanges = ()) -> Resources:
+        cpus, mem, disk, gpus = (max(0.0, float(v)) for v in values)
+        return cls(cpus, mem, disk, gpus, ports)
+
+    def scalars(self) -> tuple[float, float, float, float]:
+        return (self.cpus, self.mem, self.disk, self.gpus)
+
+    def is_empty(self) -> bool:
+        return all(v <= EPSILON for v in self.scalars()) and not self.ports
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(
+            self.cpus + other.cpus,
+            self.mem + other.mem,
+            self.disk + other.disk,
+            self.gpus + other.gpus,
+            normalize_ranges(list(self.ports) + list(other.ports)),
+        )
+
+    def __sub__(self, other: Resources) -> Resources:
+        """Subtract, clamping scalar dust at zero. Callers check contains() first."""
+        return Resources(
+            max(0.0, self.cpus - other.cpus),
+            max(0.0, self.mem - other.mem),
+            max(0.0, self.disk - other.disk),
+            max(0.0, self.gpus - other.gpus),
+            ranges_subtract(self.ports, other.ports),
+        )
+
+    def contains(self, other: Resources) -> bool:
+        return (
+            all(o <= s + EPSILON for s, o in zip(self.scalars(), other.scalars(), strict=True))
+            and ranges_contain(self.ports, other.ports)
+        )
+
+    def exceeded_by(self, other: Resources) -> list[str]:
+        """Names of the resources of which ``other`` asks more than ``self`` has."""
+        names = [
+            name
+            for name, s, o in zip(SCALARS, self.scalars(), other.scalars(), strict=True)
+            if o > s + EPSILON
+        ]
+        if not ranges_contain(self.ports, other.ports):
+            names.append("ports")
+        return names
+
+    def __str__(self) -> str:
+        parts = [f"{n}:{v:g}" for n, v in zip(SCALARS, self.scalars(), strict=True) if v]
+        if self.ports:
+            parts.append("ports:[" + ",".join(f"{b}-{e}" for b, e in self.ports) + "]")
+        return ";".join(parts) or "(none)"
+
+
+_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+
+
+def parse_resources(text: str) -> Resources:
+    """Parse ``'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000,33000-33100]'``."""
+    values: dict[str, float] = {}
+    ports: list[tuple[int, int]] = []
+    for raw in text.split(";"):
+        part = raw.strip()
+        if not part:
+            continue
+        name, sep, value = part.partition(":")
+        name = name.strip()
+        if not sep:
+            raise ResourceError(f"resource {part!r} has no ':' (expected name:value)")
+        if name == "ports":
+            value = value.strip()
+            if not (value.startswith("[") and value.endswith("]")):
+                raise ResourceError(f"ports must look like [31000-32000], got {value!r}")
+            for chunk in value[1:-1].split(","):
+                if not chunk.strip():
+                    continue
+                m = _RANGE.match(chunk)
+                if not m:
+                    raise ResourceError(f"port range {chunk.strip()!r} must look like 31000-32000")
+                ports.append((int(m.group(1)), int(m.group(2))))
+            continue
+        if name not in SCALARS:
+            raise ResourceError(f"unknown resource {name!r} (known: {', '.join(SCALARS)}, ports)")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ResourceError(f"{name} must be a number, got {value.strip()!r}") from None
+        values[name] = _check_scalar(name, number)
+    return Resources(ports=tuple(ports), **values)

@@ -1,0 +1,80 @@
+from corral.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class GetStateRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AgentState(_message.Message):
+    __slots__ = ("info", "active", "used", "offered", "registered_at")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    OFFERED_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
+    info: _common_pb2.AgentInfo
+    active: bool
+    used: _common_pb2.Resources
+    offered: _common_pb2.Resources
+    registered_at: float
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ...) -> None: ...
+
+class FrameworkState(_message.Message):
+    __slots__ = ("info", "connected", "suppressed", "used", "offered")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
+    USED_FIELD_NUMBER: _ClassVar[int]
+    OFFERED_FIELD_NUMBER: _ClassVar[int]
+    info: _common_pb2.FrameworkInfo
+    connected: bool
+    suppressed: bool
+    used: _common_pb2.Resources
+    offered: _common_pb2.Resources
+    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ...) -> None: ...
+
+class TaskEntry(_message.Message):
+    __slots__ = ("info", "status")
+    INFO_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    info: _common_pb2.TaskInfo
+    status: _common_pb2.TaskStatus
+    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ...) -> None: ...
+
+class State(_message.Message):
+    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers")
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORKS_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    OFFERS_FIELD_NUMBER: _ClassVar[int]
+    master_id: str
+    agents: _containers.RepeatedCompositeFieldContainer[AgentState]
+    frameworks: _containers.RepeatedCompositeFieldContainer[FrameworkState]
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskEntry]
+    offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
+    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ClusterEvent(_message.Message):
+    __slots__ = ("timestamp", "kind", "subject", "message", "stimulus_id")
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    STIMULUS_ID_FIELD_NUMBER: _ClassVar[int]
+    timestamp: float
+    kind: str
+    subject: str
+    message: str
+    stimulus_id: str
+    def __init__(self, timestamp: _Optional[float] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., message: _Optional[str] = ..., stimulus_id: _Optional[str] = ...) -> None: ...

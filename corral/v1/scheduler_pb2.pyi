@@ -1,0 +1,186 @@
+from corral.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SubscribeRequest(_message.Message):
+    __slots__ = ("framework_info",)
+    FRAMEWORK_INFO_FIELD_NUMBER: _ClassVar[int]
+    framework_info: _common_pb2.FrameworkInfo
+    def __init__(self, framework_info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ...) -> None: ...
+
+class Caller(_message.Message):
+    __slots__ = ("framework_id", "stream_id")
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    stream_id: str
+    def __init__(self, framework_id: _Optional[str] = ..., stream_id: _Optional[str] = ...) -> None: ...
+
+class CallResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Filters(_message.Message):
+    __slots__ = ("refuse_seconds",)
+    REFUSE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    refuse_seconds: float
+    def __init__(self, refuse_seconds: _Optional[float] = ...) -> None: ...
+
+class LaunchOperation(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskInfo]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[_common_pb2.TaskInfo, _Mapping]]] = ...) -> None: ...
+
+class Operation(_message.Message):
+    __slots__ = ("launch",)
+    LAUNCH_FIELD_NUMBER: _ClassVar[int]
+    launch: LaunchOperation
+    def __init__(self, launch: _Optional[_Union[LaunchOperation, _Mapping]] = ...) -> None: ...
+
+class AcceptRequest(_message.Message):
+    __slots__ = ("caller", "offer_ids", "operations", "filters")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    OFFER_IDS_FIELD_NUMBER: _ClassVar[int]
+    OPERATIONS_FIELD_NUMBER: _ClassVar[int]
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    offer_ids: _containers.RepeatedScalarFieldContainer[str]
+    operations: _containers.RepeatedCompositeFieldContainer[Operation]
+    filters: Filters
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., offer_ids: _Optional[_Iterable[str]] = ..., operations: _Optional[_Iterable[_Union[Operation, _Mapping]]] = ..., filters: _Optional[_Union[Filters, _Mapping]] = ...) -> None: ...
+
+class DeclineRequest(_message.Message):
+    __slots__ = ("caller", "offer_ids", "filters")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    OFFER_IDS_FIELD_NUMBER: _ClassVar[int]
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    offer_ids: _containers.RepeatedScalarFieldContainer[str]
+    filters: Filters
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., offer_ids: _Optional[_Iterable[str]] = ..., filters: _Optional[_Union[Filters, _Mapping]] = ...) -> None: ...
+
+class SuppressRequest(_message.Message):
+    __slots__ = ("caller",)
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class ReviveRequest(_message.Message):
+    __slots__ = ("caller",)
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class KillRequest(_message.Message):
+    __slots__ = ("caller", "task_id", "agent_id", "kill_grace_period_seconds")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    KILL_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    task_id: str
+    agent_id: str
+    kill_grace_period_seconds: float
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., task_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ...) -> None: ...
+
+class Acknowledgement(_message.Message):
+    __slots__ = ("agent_id", "task_id", "uuid")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    UUID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    task_id: str
+    uuid: bytes
+    def __init__(self, agent_id: _Optional[str] = ..., task_id: _Optional[str] = ..., uuid: _Optional[bytes] = ...) -> None: ...
+
+class AcknowledgeRequest(_message.Message):
+    __slots__ = ("caller", "acknowledgements")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    ACKNOWLEDGEMENTS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    acknowledgements: _containers.RepeatedCompositeFieldContainer[Acknowledgement]
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., acknowledgements: _Optional[_Iterable[_Union[Acknowledgement, _Mapping]]] = ...) -> None: ...
+
+class ReconcileTask(_message.Message):
+    __slots__ = ("task_id", "agent_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    agent_id: str
+    def __init__(self, task_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class ReconcileRequest(_message.Message):
+    __slots__ = ("caller", "tasks")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    tasks: _containers.RepeatedCompositeFieldContainer[ReconcileTask]
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[ReconcileTask, _Mapping]]] = ...) -> None: ...
+
+class TeardownRequest(_message.Message):
+    __slots__ = ("caller",)
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class Event(_message.Message):
+    __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error")
+    SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
+    OFFERS_FIELD_NUMBER: _ClassVar[int]
+    RESCIND_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    subscribed: Subscribed
+    offers: Offers
+    rescind: Rescind
+    update: Update
+    heartbeat: Heartbeat
+    error: Error
+    def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+
+class Subscribed(_message.Message):
+    __slots__ = ("framework_id", "stream_id", "heartbeat_interval_seconds", "master_id")
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    STREAM_ID_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    stream_id: str
+    heartbeat_interval_seconds: float
+    master_id: str
+    def __init__(self, framework_id: _Optional[str] = ..., stream_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., master_id: _Optional[str] = ...) -> None: ...
+
+class Offers(_message.Message):
+    __slots__ = ("offers",)
+    OFFERS_FIELD_NUMBER: _ClassVar[int]
+    offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
+    def __init__(self, offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ...) -> None: ...
+
+class Rescind(_message.Message):
+    __slots__ = ("offer_ids",)
+    OFFER_IDS_FIELD_NUMBER: _ClassVar[int]
+    offer_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, offer_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Update(_message.Message):
+    __slots__ = ("statuses",)
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    statuses: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskStatus]
+    def __init__(self, statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ...) -> None: ...
+
+class Heartbeat(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class Error(_message.Message):
+    __slots__ = ("message",)
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    message: str
+    def __init__(self, message: _Optional[str] = ...) -> None: ...
