@@ -1,0 +1,103 @@
+"""Commands: what the core asks the shell to do. Each repeats its event's ``stimulus_id``.
+
+The shell may coalesce commands to the same destination (all OFFERS for one framework in one
+message, all acknowledgements for one agent in one message) before sending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from master.core.records import OfferRecord
+from master.core.types import Status, TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Command:
+    stimulus_id: str
+
+
+# --- to frameworks ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendSubscribed(Command):
+    connection: int
+    framework_id: str
+    stream_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendOffers(Command):
+    framework_id: str
+    offers: tuple[OfferRecord, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendRescind(Command):
+    framework_id: str
+    offer_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendUpdates(Command):
+    framework_id: str
+    statuses: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloseFrameworkStream(Command):
+    """Send ERROR with ``message`` on the stream, then end it."""
+
+    framework_id: str
+    stream_id: str
+    message: str
+
+
+# --- to agents ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendRegistered(Command):
+    connection: int
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendLaunch(Command):
+    agent_id: str
+    framework_id: str
+    tasks: tuple[TaskSpec, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendKill(Command):
+    agent_id: str
+    framework_id: str
+    task_id: str
+    grace_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendAgentAcks(Command):
+    agent_id: str
+    acknowledgements: tuple[tuple[str, bytes], ...]  # (task_id, uuid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloseAgentStream(Command):
+    """End a stale agent stream (its agent re-registered on another one)."""
+
+    connection: int
+    reason: str
+
+
+# --- to operators -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterEvent(Command):
+    kind: str
+    subject: str
+    message: str
+    timestamp: float

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True, slots=True)
+class MasterConfig:
+    """Timing and policy knobs of the master core (seconds unless noted)."""
+
+    allocation_interval: float = 1.0
+    agent_heartbeat_interval: float = 2.0
+    agent_timeout: float = 15.0  # missed heartbeats for this long: the agent is UNREACHABLE
+    framework_heartbeat_interval: float = 15.0
+    framework_failover_timeout: float = 60.0  # used when a framework asks for 0
+    default_refuse_seconds: float = 5.0
+    max_refuse_seconds: float = 365 * 24 * 3600.0
+    status_retry_interval: float = 5.0
+    completed_tasks_kept: int = 1000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{f.name} must be a positive number, got {value!r}")

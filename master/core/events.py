@@ -1,0 +1,131 @@
+"""Events: everything that can happen to the master, as data.
+
+Each event carries ``stimulus_id`` (repeated by the commands, logs and cluster events it causes)
+and ``now`` (seconds; the only clock the core sees). Ids the core cannot make deterministically
+from its own state (stream ids, new framework and agent ids) are made by the shell and passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from master.core.types import AgentSpec, FrameworkSpec, ReportedTask, Status, TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    stimulus_id: str
+    now: float
+
+
+# --- agents -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRegister(Event):
+    connection: int  # the shell's handle for the stream
+    spec: AgentSpec
+    new_agent_id: str  # used when spec.agent_id is empty
+    tasks: tuple[ReportedTask, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentHeartbeat(Event):
+    agent_id: str
+    connection: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStatusUpdates(Event):
+    agent_id: str
+    connection: int
+    statuses: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentStreamClosed(Event):
+    agent_id: str
+    connection: int
+
+
+# --- frameworks ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameworkSubscribe(Event):
+    connection: int
+    spec: FrameworkSpec
+    new_framework_id: str  # used when spec.framework_id is empty
+    stream_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameworkStreamClosed(Event):
+    framework_id: str
+    stream_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Call(Event):
+    """A framework's unary call; ``stream_id`` must be the framework's current stream."""
+
+    framework_id: str
+    stream_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accept(Call):
+    offer_ids: tuple[str, ...]
+    tasks: tuple[TaskSpec, ...]
+    refuse_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decline(Call):
+    offer_ids: tuple[str, ...]
+    refuse_seconds: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Suppress(Call):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Revive(Call):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Kill(Call):
+    task_id: str
+    agent_id: str = ""
+    grace_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Acknowledge(Call):
+    acknowledgements: tuple[tuple[str, str, bytes], ...]  # (agent_id, task_id, uuid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reconcile(Call):
+    tasks: tuple[tuple[str, str], ...] = ()  # (task_id, agent_id); empty = every task
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Teardown(Call):
+    pass
+
+
+# --- clocks -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick(Event):
+    """Housekeeping: heartbeat and failover timeouts, status update retries."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocationTick(Event):
+    seed: int

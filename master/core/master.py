@@ -1,0 +1,903 @@
+"""The master core: events in, commands out, no IO.
+
+Rules of the core (the rest of this file applies them):
+1. Calls are validated completely before anything changes; a refused call raises
+   ``CallRejected`` and leaves the state exactly as it was.
+2. Resources are charged in the allocator from offer to decline/rescind/accept-leftover/task end;
+   the core calls ``recover`` for every one of those and nothing else. Ports are the core's:
+   an agent's free ports travel with its offers and come back the same way.
+3. The allocator knows only agents that can take tasks (stream up) and sees a disconnected
+   framework as suppressed. Detaching an agent first rescinds its offers and recovers its tasks;
+   attaching re-charges them.
+4. Agents report task states; the master makes up a state only for what the agent cannot tell
+   (its own loss: UNREACHABLE/LOST; tasks missing after re-registration: DROPPED/LOST/GONE;
+   a removed framework's tasks: KILLED).
+5. Statuses with a uuid are kept per framework until acknowledged and resent; the master's own
+   statuses have no uuid (frameworks reconcile to learn them again).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from corral.resources import Resources, normalize_ranges
+from master.allocator.interface import Allocator
+from master.core import commands as cmd
+from master.core import events as ev
+from master.core.config import MasterConfig
+from master.core.records import (
+    AgentRecord,
+    FrameworkRecord,
+    OfferRecord,
+    PendingStatus,
+    TaskRecord,
+)
+from master.core.states import (
+    AGENT_TRANSITIONS,
+    FRAMEWORK_TRANSITIONS,
+    TASK_TRANSITIONS,
+    AgentState,
+    FrameworkState,
+    IllegalTransition,
+    check,
+)
+from master.core.types import (
+    FrameworkSpec,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskSpec,
+    TaskState,
+)
+
+
+class CallRejected(Exception):
+    """A framework call refused with a gRPC-style code and a reason naming the problem."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _invalid(message: str) -> CallRejected:
+    return CallRejected("INVALID_ARGUMENT", message)
+
+
+Commands = list[cmd.Command]
+
+
+class MasterCore:
+    def __init__(self, config: MasterConfig, allocator: Allocator, master_id: str) -> None:
+        self.config = config
+        self.allocator = allocator
+        self.master_id = master_id
+        self.agents: dict[str, AgentRecord] = {}
+        self.frameworks: dict[str, FrameworkRecord] = {}
+        self.offers: dict[str, OfferRecord] = {}
+        self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
+        self._offer_seq = 0
+        self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
+            ev.AgentRegister: self._agent_register,
+            ev.AgentHeartbeat: self._agent_heartbeat,
+            ev.AgentStatusUpdates: self._agent_status_updates,
+            ev.AgentStreamClosed: self._agent_stream_closed,
+            ev.FrameworkSubscribe: self._framework_subscribe,
+            ev.FrameworkStreamClosed: self._framework_stream_closed,
+            ev.Accept: self._accept,
+            ev.Decline: self._decline,
+            ev.Suppress: self._suppress,
+            ev.Revive: self._revive,
+            ev.Kill: self._kill,
+            ev.Acknowledge: self._acknowledge,
+            ev.Reconcile: self._reconcile,
+            ev.Teardown: self._teardown,
+            ev.Tick: self._tick,
+            ev.AllocationTick: self._allocation_tick,
+        }
+
+    def handle(self, event: ev.Event) -> Commands:
+        return self._handlers[type(event)](event)
+
+    # ------------------------------------------------------------------ agents
+
+    def _agent_register(self, e: ev.AgentRegister) -> Commands:
+        sid, now = e.stimulus_id, e.now
+        agent_id = e.spec.agent_id or e.new_agent_id
+        spec = replace(e.spec, agent_id=agent_id)
+        out: Commands = []
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            agent = AgentRecord(
+                spec=spec,
+                state=AgentState.ACTIVE,
+                connection=e.connection,
+                registered_at=now,
+                last_seen=now,
+                free_ports=spec.resources.ports,
+            )
+            self.agents[agent_id] = agent
+            kind = "agent_added"
+        else:
+            if agent.connection is not None and agent.connection != e.connection:
+                out.append(
+                    cmd.CloseAgentStream(
+                        stimulus_id=sid, connection=agent.connection, reason="re-registered"
+                    )
+                )
+            out += self._detach_agent(agent, sid)
+            if agent.state is AgentState.UNREACHABLE:
+                agent.state = check(
+                    AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
+                )
+            agent.spec = spec
+            agent.connection = e.connection
+            agent.last_seen = now
+            kind = "agent_reregistered"
+        out.append(cmd.SendRegistered(stimulus_id=sid, connection=e.connection, agent_id=agent_id))
+        out += self._reconcile_agent_tasks(agent, e)
+        agent.free_ports = self._free_ports(agent)
+        self._attach_agent(agent)
+        out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
+        return out
+
+    def _reconcile_agent_tasks(self, agent: AgentRecord, e: ev.AgentRegister) -> Commands:
+        """Merge the tasks an agent reports with what the master believed ran there."""
+        sid = e.stimulus_id
+        out: Commands = []
+        reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
+        for key, known in list(agent.tasks.items()):
+            if key in reported:
+                continue
+            fw = self.frameworks.get(known.framework_id)
+            aware = fw is not None and fw.spec.partition_aware
+            if known.state is TaskState.STAGING:
+                state = TaskState.DROPPED
+            else:
+                state = TaskState.GONE if aware else TaskState.LOST
+            out += self._master_status(
+                known, state, TaskReason.AGENT_RESTARTED, "the agent re-registered without it", e
+            )
+        for key, rt in reported.items():
+            fw_id, task_id = key
+            fw = self.frameworks.get(fw_id)
+            if fw is None:
+                fw = self._placeholder_framework(fw_id, e.now)
+            task = agent.tasks.get(key)
+            if rt.status.state.terminal and task is None:
+                continue  # its terminal status is resent by the agent and handled as an update
+            if fw.state is FrameworkState.REMOVED or (task is None and key in self.completed):
+                # The master already declared this task ended (its framework is gone, or it was
+                # reported LOST while the agent was away): it must not keep running.
+                out.append(
+                    cmd.SendKill(
+                        stimulus_id=sid,
+                        agent_id=agent.agent_id,
+                        framework_id=fw_id,
+                        task_id=task_id,
+                    )
+                )
+                continue
+            if task is None:
+                task = TaskRecord(
+                    spec=rt.spec,
+                    framework_id=fw_id,
+                    agent_id=agent.agent_id,
+                    state=rt.status.state,
+                    status=rt.status,
+                    launched_at=e.now,
+                )
+                agent.tasks[key] = task
+                fw.tasks[task_id] = task
+            elif rt.status.state is not task.state and not rt.status.state.terminal:
+                try:
+                    task.state = check(
+                        TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
+                    )
+                    task.status = rt.status
+                except IllegalTransition:
+                    pass
+            if task.kill_requested:
+                out.append(
+                    cmd.SendKill(
+                        stimulus_id=sid,
+                        agent_id=agent.agent_id,
+                        framework_id=fw_id,
+                        task_id=task_id,
+                    )
+                )
+        return out
+
+    def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
+        agent = self.agents.get(e.agent_id)
+        if agent is not None and agent.connection == e.connection:
+            agent.last_seen = e.now
+        return []
+
+    def _agent_stream_closed(self, e: ev.AgentStreamClosed) -> Commands:
+        agent = self.agents.get(e.agent_id)
+        if agent is None or agent.connection != e.connection:
+            return []
+        agent.connection = None
+        out = self._detach_agent(agent, e.stimulus_id)
+        out.append(self._event(e, "agent_disconnected", agent.agent_id, "stream closed"))
+        return out
+
+    def _agent_status_updates(self, e: ev.AgentStatusUpdates) -> Commands:
+        agent = self.agents.get(e.agent_id)
+        if agent is None or agent.connection != e.connection:
+            return []
+        agent.last_seen = e.now
+        out: Commands = []
+        orphan_acks: list[tuple[str, bytes]] = []
+        for status in e.statuses:
+            fw = self.frameworks.get(status.framework_id)
+            if fw is None or fw.state is FrameworkState.REMOVED:
+                if status.uuid:
+                    orphan_acks.append((status.task_id, status.uuid))
+                continue
+            task = agent.tasks.get((status.framework_id, status.task_id))
+            if task is not None:
+                if status.state is not task.state:
+                    try:
+                        check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
+                    except IllegalTransition as exc:
+                        if status.uuid:
+                            orphan_acks.append((status.task_id, status.uuid))
+                        out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
+                        continue
+                    self._set_task_state(task, status, e)
+                    if status.state.terminal:
+                        out.append(
+                            self._event(e, "task_" + status.state.name.lower(), task.task_id, "")
+                        )
+                else:
+                    task.status = status
+            out += self._forward(fw, status, e)
+        if orphan_acks:
+            out.append(
+                cmd.SendAgentAcks(
+                    stimulus_id=e.stimulus_id,
+                    agent_id=agent.agent_id,
+                    acknowledgements=tuple(orphan_acks),
+                )
+            )
+        return out
+
+    def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
+        if status.uuid:
+            fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, e.now)
+        if fw.connection is None:
+            return []
+        return [
+            cmd.SendUpdates(
+                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,)
+            )
+        ]
+
+    def _agent_unreachable(self, agent: AgentRecord, e: ev.Event) -> Commands:
+        agent.state = check(
+            AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
+        )
+        out = self._detach_agent(agent, e.stimulus_id)
+        for task in list(agent.tasks.values()):
+            if task.state is TaskState.UNREACHABLE:
+                continue
+            fw = self.frameworks.get(task.framework_id)
+            aware = fw is not None and fw.spec.partition_aware
+            state = TaskState.UNREACHABLE if aware else TaskState.LOST
+            out += self._master_status(
+                task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
+            )
+        out.append(
+            self._event(
+                e,
+                "agent_unreachable",
+                agent.agent_id,
+                f"no heartbeat for {self.config.agent_timeout:g}s",
+            )
+        )
+        return out
+
+    # -------------------------------------------------------------- frameworks
+
+    def _framework_subscribe(self, e: ev.FrameworkSubscribe) -> Commands:
+        spec = e.spec
+        if not math.isfinite(spec.failover_timeout) or spec.failover_timeout < 0:
+            raise _invalid(
+                f"failover_timeout must be a finite number >= 0, got {spec.failover_timeout}"
+            )
+        if not spec.role:
+            spec = replace(spec, role="*")
+        fw_id = spec.framework_id or e.new_framework_id
+        spec = replace(spec, framework_id=fw_id)
+        fw = self.frameworks.get(fw_id)
+        if fw is not None and fw.state is FrameworkState.REMOVED:
+            raise CallRejected(
+                "FAILED_PRECONDITION", f"framework {fw_id} was removed; subscribe without an id"
+            )
+        out: Commands = []
+        if fw is None:
+            fw = FrameworkRecord(
+                spec=spec,
+                state=FrameworkState.SUBSCRIBED,
+                stream_id=e.stream_id,
+                connection=e.connection,
+                registered_at=e.now,
+            )
+            self.frameworks[fw_id] = fw
+            self.allocator.add_framework(fw_id, spec.role, spec.tolerations, spec.offer_constraints)
+            kind = "framework_added"
+        else:
+            if fw.connection is not None:
+                out.append(
+                    cmd.CloseFrameworkStream(
+                        stimulus_id=e.stimulus_id,
+                        framework_id=fw_id,
+                        stream_id=fw.stream_id,
+                        message="framework failed over to a new connection",
+                    )
+                )
+            out += self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+            if fw.spec != spec:
+                self._replace_in_allocator(fw, spec)
+            fw.spec = spec
+            fw.state = check(
+                FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
+            )
+            fw.stream_id = e.stream_id
+            fw.connection = e.connection
+            fw.disconnected_at = None
+            kind = "framework_resubscribed"
+        self.allocator.set_suppressed(fw_id, fw.suppressed)
+        out.append(
+            cmd.SendSubscribed(
+                stimulus_id=e.stimulus_id,
+                connection=e.connection,
+                framework_id=fw_id,
+                stream_id=e.stream_id,
+            )
+        )
+        if fw.pending:
+            for p in fw.pending.values():
+                p.last_sent = e.now
+            out.append(
+                cmd.SendUpdates(
+                    stimulus_id=e.stimulus_id,
+                    framework_id=fw_id,
+                    statuses=tuple(p.status for p in fw.pending.values()),
+                )
+            )
+        out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
+        return out
+
+    def _placeholder_framework(self, fw_id: str, now: float) -> FrameworkRecord:
+        """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
+        its tasks until it re-subscribes or its failover timeout runs out."""
+        spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
+        fw = FrameworkRecord(
+            spec=spec,
+            state=FrameworkState.DISCONNECTED,
+            stream_id="",
+            connection=None,
+            registered_at=now,
+            disconnected_at=now,
+        )
+        self.frameworks[fw_id] = fw
+        self.allocator.add_framework(fw_id, spec.role)
+        self.allocator.set_suppressed(fw_id, True)
+        return fw
+
+    def _replace_in_allocator(self, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
+        """Role, tolerations or constraints changed: re-add the framework with its charges."""
+        fw_id = fw.framework_id
+        for task in fw.tasks.values():
+            agent = self.agents.get(task.agent_id)
+            if agent is not None and agent.in_allocator:
+                self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
+        self.allocator.remove_framework(fw_id)
+        self.allocator.add_framework(fw_id, spec.role, spec.tolerations, spec.offer_constraints)
+        for task in fw.tasks.values():
+            agent = self.agents.get(task.agent_id)
+            if agent is not None and agent.in_allocator:
+                self.allocator.allocate(fw_id, task.agent_id, task.spec.resources.scalars())
+
+    def _framework_stream_closed(self, e: ev.FrameworkStreamClosed) -> Commands:
+        fw = self.frameworks.get(e.framework_id)
+        if fw is None or fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
+            return []
+        fw.state = check(
+            FRAMEWORK_TRANSITIONS,
+            "framework",
+            fw.framework_id,
+            fw.state,
+            FrameworkState.DISCONNECTED,
+        )
+        fw.connection = None
+        fw.disconnected_at = e.now
+        out = self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+        self.allocator.set_suppressed(fw.framework_id, True)
+        out.append(self._event(e, "framework_disconnected", fw.framework_id, ""))
+        return out
+
+    def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
+        out = self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+        for task in list(fw.tasks.values()):
+            agent = self.agents.get(task.agent_id)
+            if agent is not None and agent.connection is not None:
+                out.append(
+                    cmd.SendKill(
+                        stimulus_id=e.stimulus_id,
+                        agent_id=task.agent_id,
+                        framework_id=fw.framework_id,
+                        task_id=task.task_id,
+                    )
+                )
+            self._set_task_state(
+                task,
+                self._status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
+                e,
+            )
+        fw.state = check(
+            FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
+        )
+        fw.pending.clear()
+        self.allocator.remove_framework(fw.framework_id)
+        if fw.connection is not None:
+            out.append(
+                cmd.CloseFrameworkStream(
+                    stimulus_id=e.stimulus_id,
+                    framework_id=fw.framework_id,
+                    stream_id=fw.stream_id,
+                    message=why,
+                )
+            )
+            fw.connection = None
+        out.append(self._event(e, "framework_removed", fw.framework_id, why))
+        return out
+
+    # ------------------------------------------------------------------- calls
+
+    def _caller(self, e: ev.Call) -> FrameworkRecord:
+        fw = self.frameworks.get(e.framework_id)
+        if fw is None or fw.state is FrameworkState.REMOVED:
+            raise CallRejected("NOT_FOUND", f"framework {e.framework_id!r} is not subscribed")
+        if fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
+            raise CallRejected(
+                "FAILED_PRECONDITION",
+                f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
+            )
+        return fw
+
+    def _refuse_seconds(self, value: float | None) -> float:
+        if value is None:
+            return self.config.default_refuse_seconds
+        if not math.isfinite(value) or value < 0:
+            raise _invalid(f"refuse_seconds must be a finite number >= 0, got {value}")
+        return min(value, self.config.max_refuse_seconds)
+
+    def _accept(self, e: ev.Accept) -> Commands:
+        fw = self._caller(e)
+        refuse = self._refuse_seconds(e.refuse_seconds)
+        offers = self._own_offers(fw, e.offer_ids)
+        agent_ids = sorted({o.agent_id for o in offers})
+        if len(agent_ids) > 1:
+            raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
+        offered = Resources()
+        for o in offers:
+            offered = offered + o.resources
+        need = Resources()
+        seen: set[str] = set()
+        for t in e.tasks:
+            if not t.task_id:
+                raise _invalid("a task has an empty task_id")
+            if t.task_id in seen:
+                raise _invalid(f"task id {t.task_id!r} appears twice in this accept")
+            if t.task_id in fw.tasks:
+                raise _invalid(f"task id {t.task_id!r} is already in use")
+            if t.resources.cpus <= 0 and t.resources.mem <= 0:
+                raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
+            seen.add(t.task_id)
+            need = need + t.resources
+        short = offered.exceeded_by(need)
+        if short:
+            raise _invalid(
+                f"tasks exceed the offered {', '.join(short)}: they need {need}, "
+                f"the offers hold {offered}"
+            )
+        # Valid: apply.
+        agent = self.agents[agent_ids[0]]
+        for o in offers:
+            self._drop_offer(o)
+        unused = offered - need
+        agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
+        if any(v > 0 for v in unused.scalars()):
+            self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
+        if refuse > 0:
+            self.allocator.add_filter(fw.framework_id, agent.agent_id, e.now + refuse)
+        if not e.tasks:
+            return []
+        for t in e.tasks:
+            task = TaskRecord(
+                spec=t,
+                framework_id=fw.framework_id,
+                agent_id=agent.agent_id,
+                state=TaskState.STAGING,
+                status=Status(
+                    task_id=t.task_id,
+                    framework_id=fw.framework_id,
+                    agent_id=agent.agent_id,
+                    state=TaskState.STAGING,
+                    timestamp=e.now,
+                ),
+                launched_at=e.now,
+            )
+            fw.tasks[t.task_id] = task
+            agent.tasks[(fw.framework_id, t.task_id)] = task
+        return [
+            cmd.SendLaunch(
+                stimulus_id=e.stimulus_id,
+                agent_id=agent.agent_id,
+                framework_id=fw.framework_id,
+                tasks=e.tasks,
+            )
+        ]
+
+    def _own_offers(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
+        ids = list(offer_ids)
+        if not ids:
+            raise _invalid("no offer ids")
+        if len(set(ids)) != len(ids):
+            raise _invalid("an offer id appears twice")
+        offers: list[OfferRecord] = []
+        for oid in ids:
+            offer = self.offers.get(oid)
+            if offer is None or offer.framework_id != fw.framework_id:
+                raise _invalid(f"offer {oid!r} is unknown, rescinded or already used")
+            offers.append(offer)
+        return offers
+
+    def _decline(self, e: ev.Decline) -> Commands:
+        fw = self._caller(e)
+        refuse = self._refuse_seconds(e.refuse_seconds)
+        # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
+        for oid in e.offer_ids:
+            offer = self.offers.get(oid)
+            if offer is None or offer.framework_id != fw.framework_id:
+                continue
+            self._return_offer(offer)
+            if refuse > 0:
+                self.allocator.add_filter(fw.framework_id, offer.agent_id, e.now + refuse)
+        return []
+
+    def _suppress(self, e: ev.Suppress) -> Commands:
+        fw = self._caller(e)
+        fw.suppressed = True
+        self.allocator.set_suppressed(fw.framework_id, True)
+        return []
+
+    def _revive(self, e: ev.Revive) -> Commands:
+        fw = self._caller(e)
+        fw.suppressed = False
+        self.allocator.set_suppressed(fw.framework_id, False)
+        self.allocator.clear_filters(fw.framework_id)
+        return []
+
+    def _kill(self, e: ev.Kill) -> Commands:
+        fw = self._caller(e)
+        if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
+            raise _invalid(f"kill grace period must be a finite number >= 0, got {e.grace_seconds}")
+        task = fw.tasks.get(e.task_id)
+        if task is None:
+            done = self.completed.get((fw.framework_id, e.task_id))
+            if done is None:
+                raise CallRejected("NOT_FOUND", f"framework has no task {e.task_id!r}")
+            status = replace(done.status, uuid=b"", reason=TaskReason.RECONCILIATION)
+            return [
+                cmd.SendUpdates(
+                    stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,)
+                )
+            ]
+        task.kill_requested = True
+        agent = self.agents.get(task.agent_id)
+        if agent is None or agent.connection is None:
+            return []  # sent when the agent re-registers
+        return [
+            cmd.SendKill(
+                stimulus_id=e.stimulus_id,
+                agent_id=task.agent_id,
+                framework_id=fw.framework_id,
+                task_id=task.task_id,
+                grace_seconds=e.grace_seconds,
+            )
+        ]
+
+    def _acknowledge(self, e: ev.Acknowledge) -> Commands:
+        fw = self._caller(e)
+        for _agent_id, task_id, uuid in e.acknowledgements:
+            if not uuid:
+                raise _invalid(f"acknowledgement of task {task_id!r} has no uuid")
+        per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        for agent_id, task_id, uuid in e.acknowledgements:
+            pending = fw.pending.pop((task_id, uuid), None)
+            target = pending.status.agent_id if pending is not None else agent_id
+            per_agent[target].append((task_id, uuid))
+        out: Commands = []
+        for agent_id, acks in per_agent.items():
+            agent = self.agents.get(agent_id)
+            if agent is not None and agent.connection is not None:
+                out.append(
+                    cmd.SendAgentAcks(
+                        stimulus_id=e.stimulus_id, agent_id=agent_id, acknowledgements=tuple(acks)
+                    )
+                )
+        return out
+
+    def _reconcile(self, e: ev.Reconcile) -> Commands:
+        fw = self._caller(e)
+        statuses: list[Status] = []
+        if not e.tasks:
+            statuses = [self._reconciled(t.status) for t in fw.tasks.values()]
+        else:
+            for task_id, agent_id in e.tasks:
+                task = fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
+                if task is not None:
+                    statuses.append(self._reconciled(task.status))
+                    continue
+                state = TaskState.UNKNOWN if fw.spec.partition_aware else TaskState.LOST
+                statuses.append(
+                    Status(
+                        task_id=task_id,
+                        framework_id=fw.framework_id,
+                        agent_id=agent_id,
+                        state=state,
+                        reason=TaskReason.RECONCILIATION,
+                        message="the master does not know this task",
+                        source=TaskSource.MASTER,
+                        timestamp=e.now,
+                    )
+                )
+        if not statuses:
+            return []
+        return [
+            cmd.SendUpdates(
+                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=tuple(statuses)
+            )
+        ]
+
+    @staticmethod
+    def _reconciled(status: Status) -> Status:
+        return replace(status, uuid=b"", reason=TaskReason.RECONCILIATION)
+
+    def _teardown(self, e: ev.Teardown) -> Commands:
+        fw = self._caller(e)
+        return self._remove_framework(fw, e, "teardown")
+
+    # ------------------------------------------------------------------ clocks
+
+    def _tick(self, e: ev.Tick) -> Commands:
+        out: Commands = []
+        now = e.now
+        for agent in list(self.agents.values()):
+            if (
+                agent.state is AgentState.ACTIVE
+                and now - agent.last_seen > self.config.agent_timeout
+            ):
+                out += self._agent_unreachable(agent, e)
+        for fw in list(self.frameworks.values()):
+            if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
+                timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout
+                if now - fw.disconnected_at > timeout:
+                    out += self._remove_framework(fw, e, f"failover timeout ({timeout:g}s) ran out")
+            elif fw.state is FrameworkState.SUBSCRIBED and fw.pending:
+                due = [
+                    p
+                    for p in fw.pending.values()
+                    if now - p.last_sent >= self.config.status_retry_interval
+                ]
+                for p in due:
+                    p.last_sent = now
+                if due:
+                    out.append(
+                        cmd.SendUpdates(
+                            stimulus_id=e.stimulus_id,
+                            framework_id=fw.framework_id,
+                            statuses=tuple(p.status for p in due),
+                        )
+                    )
+        return out
+
+    def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
+        plan = self.allocator.cycle(e.now, e.seed)
+        per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
+        for allocation in plan:
+            agent = self.agents.get(allocation.agent_id)
+            fw = self.frameworks.get(allocation.framework_id)
+            if agent is None or fw is None or fw.connection is None or agent.connection is None:
+                # Cannot happen while rule 3 holds; give the resources back rather than lose them.
+                self.allocator.recover(
+                    allocation.framework_id, allocation.agent_id, allocation.scalars
+                )
+                continue
+            self._offer_seq += 1
+            ports, agent.free_ports = agent.free_ports, ()
+            offer = OfferRecord(
+                offer_id=f"{self.master_id}-O{self._offer_seq}",
+                framework_id=fw.framework_id,
+                agent_id=agent.agent_id,
+                hostname=agent.spec.hostname,
+                resources=Resources.from_scalars(allocation.scalars, ports),
+                attributes=agent.spec.attributes,
+                created_at=e.now,
+            )
+            self.offers[offer.offer_id] = offer
+            fw.offers.add(offer.offer_id)
+            agent.offers.add(offer.offer_id)
+            per_fw[fw.framework_id].append(offer)
+        return [
+            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(offers))
+            for fw_id, offers in per_fw.items()
+        ]
+
+    # ----------------------------------------------------------------- helpers
+
+    def _status(
+        self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, now: float
+    ) -> Status:
+        return Status(
+            task_id=task.task_id,
+            framework_id=task.framework_id,
+            agent_id=task.agent_id,
+            state=state,
+            reason=reason,
+            message=message,
+            source=TaskSource.MASTER,
+            timestamp=now,
+        )
+
+    def _master_status(
+        self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, e: ev.Event
+    ) -> Commands:
+        """A status the master makes up (rule 4): apply it and tell the framework once."""
+        status = self._status(task, state, reason, message, e.now)
+        self._set_task_state(task, status, e)
+        fw = self.frameworks.get(task.framework_id)
+        if fw is None:
+            return []
+        return self._forward(fw, status, e)
+
+    def _set_task_state(self, task: TaskRecord, status: Status, e: ev.Event) -> None:
+        task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
+        task.status = status
+        if status.state.terminal:
+            self._finish_task(task)
+
+    def _finish_task(self, task: TaskRecord) -> None:
+        key = (task.framework_id, task.task_id)
+        agent = self.agents.get(task.agent_id)
+        if agent is not None and agent.tasks.pop(key, None) is not None:
+            if agent.in_allocator:
+                self.allocator.recover(
+                    task.framework_id, task.agent_id, task.spec.resources.scalars()
+                )
+            if task.spec.resources.ports:
+                agent.free_ports = normalize_ranges(
+                    list(agent.free_ports) + list(task.spec.resources.ports)
+                )
+        fw = self.frameworks.get(task.framework_id)
+        if fw is not None:
+            fw.tasks.pop(task.task_id, None)
+        self.completed[key] = task
+        self.completed.move_to_end(key)
+        while len(self.completed) > self.config.completed_tasks_kept:
+            self.completed.popitem(last=False)
+
+    def _drop_offer(self, offer: OfferRecord) -> None:
+        del self.offers[offer.offer_id]
+        fw = self.frameworks.get(offer.framework_id)
+        if fw is not None:
+            fw.offers.discard(offer.offer_id)
+        agent = self.agents.get(offer.agent_id)
+        if agent is not None:
+            agent.offers.discard(offer.offer_id)
+
+    def _return_offer(self, offer: OfferRecord) -> None:
+        """Decline or rescind: the whole offer goes back to the pool."""
+        self._drop_offer(offer)
+        agent = self.agents.get(offer.agent_id)
+        if agent is not None:
+            agent.free_ports = normalize_ranges(
+                list(agent.free_ports) + list(offer.resources.ports)
+            )
+            if agent.in_allocator:
+                self.allocator.recover(
+                    offer.framework_id, offer.agent_id, offer.resources.scalars()
+                )
+
+    def _rescind_framework_offers(self, fw: FrameworkRecord, sid: str, notify: bool) -> Commands:
+        ids = sorted(fw.offers)
+        for oid in ids:
+            self._return_offer(self.offers[oid])
+        if notify and ids and fw.connection is not None:
+            return [
+                cmd.SendRescind(stimulus_id=sid, framework_id=fw.framework_id, offer_ids=tuple(ids))
+            ]
+        return []
+
+    def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
+        """Rule 3: rescind the agent's offers and take it out of the allocator."""
+        per_fw: dict[str, list[str]] = defaultdict(list)
+        for oid in sorted(agent.offers):
+            offer = self.offers[oid]
+            self._return_offer(offer)
+            per_fw[offer.framework_id].append(oid)
+        out: Commands = []
+        for fw_id, ids in per_fw.items():
+            fw = self.frameworks.get(fw_id)
+            if fw is not None and fw.connection is not None:
+                out.append(
+                    cmd.SendRescind(stimulus_id=sid, framework_id=fw_id, offer_ids=tuple(ids))
+                )
+        if agent.in_allocator:
+            for task in agent.tasks.values():
+                self.allocator.recover(
+                    task.framework_id, agent.agent_id, task.spec.resources.scalars()
+                )
+            self.allocator.remove_agent(agent.agent_id)
+            agent.in_allocator = False
+        return out
+
+    def _attach_agent(self, agent: AgentRecord) -> None:
+        spec = agent.spec
+        self.allocator.add_agent(
+            agent.agent_id,
+            spec.resources.scalars(),
+            spec.attributes,
+            spec.taints,
+            {role: r.scalars() for role, r in spec.reservations.items()} or None,
+        )
+        agent.in_allocator = True
+        for task in agent.tasks.values():
+            self.allocator.allocate(
+                task.framework_id, agent.agent_id, task.spec.resources.scalars()
+            )
+
+    def _free_ports(self, agent: AgentRecord) -> tuple[tuple[int, int], ...]:
+        used: list[tuple[int, int]] = []
+        for task in agent.tasks.values():
+            used += task.spec.resources.ports
+        for oid in agent.offers:
+            used += self.offers[oid].resources.ports
+        free = agent.spec.resources - Resources(ports=normalize_ranges(used))
+        return free.ports
+
+    def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
+        return cmd.ClusterEvent(
+            stimulus_id=e.stimulus_id, kind=kind, subject=subject, message=message, timestamp=e.now
+        )
+
+    # ------------------------------------------------------------------- views
+
+    def explain(self, framework_id: str, now: float) -> dict[str, Any]:
+        fw = self.frameworks.get(framework_id)
+        if fw is None:
+            raise CallRejected("NOT_FOUND", f"unknown framework {framework_id!r}")
+        explanation = self.allocator.explain(framework_id, now)
+        return {
+            "framework_id": framework_id,
+            "state": fw.state.value,
+            "suppressed": fw.suppressed,
+            "outstanding_offers": len(fw.offers),
+            "offered_agents_last_cycle": explanation.offered_agents,
+            "reasons": dict(explanation.reasons),
+            "details": dict(explanation.details),
+        }
+
+
+def task_spec_from(task_id: str, name: str, resources: Resources) -> TaskSpec:
+    """A TaskSpec without a wire message, for tests and simulations."""
+    return TaskSpec(task_id=task_id, name=name, resources=resources)

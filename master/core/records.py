@@ -1,0 +1,84 @@
+"""The master core's mutable bookkeeping of agents, frameworks, tasks and offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from corral.resources import Resources
+from master.core.states import AgentState, FrameworkState
+from master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRecord:
+    offer_id: str
+    framework_id: str
+    agent_id: str
+    hostname: str
+    resources: Resources
+    attributes: dict[str, str]
+    created_at: float
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    spec: TaskSpec
+    framework_id: str
+    agent_id: str
+    state: TaskState
+    status: Status  # the latest status the master knows
+    launched_at: float
+    kill_requested: bool = False
+
+    @property
+    def task_id(self) -> str:
+        return self.spec.task_id
+
+
+@dataclass(slots=True)
+class AgentRecord:
+    spec: AgentSpec  # spec.agent_id is always set here
+    state: AgentState
+    connection: int | None  # None while the stream is down
+    registered_at: float
+    last_seen: float
+    free_ports: tuple[tuple[int, int], ...]
+    in_allocator: bool = False
+    tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
+    offers: set[str] = field(default_factory=set)
+
+    @property
+    def agent_id(self) -> str:
+        return self.spec.agent_id
+
+    @property
+    def used(self) -> Resources:
+        total = Resources()
+        for task in self.tasks.values():
+            total = total + task.spec.resources
+        return total
+
+
+@dataclass(slots=True)
+class PendingStatus:
+    status: Status
+    last_sent: float
+
+
+@dataclass(slots=True)
+class FrameworkRecord:
+    spec: FrameworkSpec  # spec.framework_id is always set here
+    state: FrameworkState
+    stream_id: str
+    connection: int | None
+    registered_at: float
+    disconnected_at: float | None = None
+    suppressed: bool = False
+    tasks: dict[str, TaskRecord] = field(default_factory=dict)
+    offers: set[str] = field(default_factory=set)
+    # Statuses forwarded and not yet acknowledged, by (task_id, uuid), in arrival order.
+    pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
+
+    @property
+    def framework_id(self) -> str:
+        return self.spec.framework_id

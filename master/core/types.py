@@ -1,0 +1,131 @@
+"""Value types of the master core: what events carry in and commands carry out.
+
+Enum values equal the wire contract's numbers so the shell converts with a cast;
+``tests/unit/test_core_types.py`` pins that equality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from corral.placement import AttributeConstraint, Taint, Toleration
+from corral.resources import Resources
+
+
+class TaskState(IntEnum):
+    STAGING = 1
+    STARTING = 2
+    RUNNING = 3
+    KILLING = 4
+    FINISHED = 5
+    FAILED = 6
+    KILLED = 7
+    ERROR = 8
+    LOST = 9
+    DROPPED = 10
+    UNREACHABLE = 11
+    GONE = 12
+    UNKNOWN = 13
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_STATES
+
+
+TERMINAL_STATES = frozenset(
+    {
+        TaskState.FINISHED,
+        TaskState.FAILED,
+        TaskState.KILLED,
+        TaskState.ERROR,
+        TaskState.LOST,
+        TaskState.DROPPED,
+        TaskState.GONE,
+    }
+)
+
+
+class TaskReason(IntEnum):
+    UNSPECIFIED = 0
+    COMMAND_EXITED = 1
+    COMMAND_LAUNCH_FAILED = 2
+    KILLED_BY_FRAMEWORK = 3
+    AGENT_UNREACHABLE = 4
+    AGENT_REMOVED = 5
+    AGENT_RESTARTED = 6
+    AGENT_SHUTDOWN = 7
+    RECONCILIATION = 8
+    FRAMEWORK_REMOVED = 9
+    INVALID = 10
+    PREEMPTED = 11
+    EVICTED_MEMORY_PRESSURE = 12
+    KILLED_DURING_LAUNCH = 13
+
+
+class TaskSource(IntEnum):
+    UNSPECIFIED = 0
+    MASTER = 1
+    AGENT = 2
+    EXECUTOR = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A task status update. ``uuid`` is empty for statuses that need no acknowledgement."""
+
+    task_id: str
+    framework_id: str
+    agent_id: str
+    state: TaskState
+    reason: TaskReason = TaskReason.UNSPECIFIED
+    message: str = ""
+    source: TaskSource = TaskSource.MASTER
+    timestamp: float = 0.0
+    uuid: bytes = b""
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    """What the core needs to know of a task to launch. ``wire`` is the caller's task message,
+    carried through untouched so the shell can forward it to the agent without re-encoding."""
+
+    task_id: str
+    name: str
+    resources: Resources
+    priority_class: str = ""
+    wire: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    agent_id: str  # empty for a new agent
+    hostname: str
+    resources: Resources
+    attributes: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    reservations: dict[str, Resources] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkSpec:
+    framework_id: str  # empty for a new framework
+    name: str
+    role: str = "*"
+    principal: str = ""
+    partition_aware: bool = False
+    failover_timeout: float = 0.0  # 0: the master's default
+    tolerations: tuple[Toleration, ...] = ()
+    offer_constraints: tuple[AttributeConstraint, ...] = ()
+    hostname: str = ""
+    user: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedTask:
+    """A task an agent reports at (re-)registration, with its latest status."""
+
+    framework_id: str
+    spec: TaskSpec
+    status: Status
