@@ -1,0 +1,48 @@
+# One image for the Corral master, agents and frameworks:
+#   docker run corral master --grpc 0.0.0.0:5050 --http 0.0.0.0:5080
+#   docker run corral agent --master master:5050 ...
+#   docker run corral run hello --master master:5050
+#
+# BASE_IMAGE is an ordinary python:3.11-slim by default. Where no registry is reachable, pass a
+# locally built one (scripts/build_base_image.sh): --build-arg BASE_IMAGE=corral-base:bookworm.
+# Dependencies come from build/wheelhouse when present (scripts/build_wheelhouse.sh, installed
+# offline with --no-index), otherwise from the package index.
+ARG BASE_IMAGE=python:3.11-slim
+
+FROM ${BASE_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
+RUN python3 -m venv /opt/corral
+COPY pyproject.toml README.m[d] /src/
+COPY corral /src/corral
+COPY master /src/master
+COPY agent /src/agent
+COPY frameworks /src/frameworks
+# The glob lets the build go on without a wheelhouse (pyproject.toml always matches).
+COPY pyproject.toml build/wheelhous[e] /wheels/
+RUN if ls /wheels/corral-*.whl >/dev/null 2>&1; then \
+        /opt/corral/bin/pip install --no-index --find-links /wheels corral; \
+    else \
+        /opt/corral/bin/pip install /src; \
+    fi \
+    && /opt/corral/bin/python -c "import corral.cli.main" \
+    && find /opt/corral -name '__pycache__' -prune -exec rm -rf {} + \
+    && rm -rf /opt/corral/lib/python3*/site-packages/pip /opt/corral/bin/pip*
+
+FROM ${BASE_IMAGE}
+ENV PATH=/opt/corral/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1
+# A fixed uid so named volumes keep their owner across image rebuilds.
+RUN groupadd --system --gid 10001 corral \
+    && useradd --system --uid 10001 --gid corral --home-dir /var/lib/corral --shell /usr/sbin/nologin corral \
+    && mkdir -p /var/lib/corral/master /var/lib/corral/agent \
+    && chown -R corral:corral /var/lib/corral
+COPY --from=build /opt/corral /opt/corral
+COPY scripts/docker_healthcheck.py /usr/local/bin/corral-healthcheck
+USER corral
+WORKDIR /var/lib/corral
+EXPOSE 5050 5080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
+    CMD ["python3", "/usr/local/bin/corral-healthcheck"]
+ENTRYPOINT ["corral"]
+CMD ["--help"]
