@@ -1,0 +1,46 @@
+"""Corral's framework SDK: write a scheduler, hand it to a Driver, get offers, launch tasks.
+
+Everything a framework needs is importable from here; the message types are the wire
+contract's own (``corral.v1``), re-exported so a framework imports from one place.
+"""
+
+from corral.v1.common_pb2 import FrameworkInfo, Offer, Resources, TaskInfo, TaskState, TaskStatus
+from frameworks.sdk.backoff import Backoff
+from frameworks.sdk.driver import DEFAULT_MASTER, Driver
+from frameworks.sdk.errors import (
+    CallError,
+    ConnectError,
+    DriverError,
+    FrameworkError,
+    NotSubscribedError,
+)
+from frameworks.sdk.offers import OfferPacker, fits, how_many_fit
+from frameworks.sdk.scheduler import Scheduler
+from frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
+from frameworks.sdk.tasks import new_task_id, task
+
+__all__ = [
+    "DEFAULT_MASTER",
+    "TERMINAL_STATES",
+    "Backoff",
+    "CallError",
+    "ConnectError",
+    "Driver",
+    "DriverError",
+    "FrameworkError",
+    "FrameworkInfo",
+    "NotSubscribedError",
+    "Offer",
+    "OfferPacker",
+    "Resources",
+    "Scheduler",
+    "TaskInfo",
+    "TaskState",
+    "TaskStatus",
+    "fits",
+    "how_many_fit",
+    "is_terminal",
+    "new_task_id",
+    "state_name",
+    "task",
+]

@@ -1,0 +1,473 @@
+"""The Driver: one framework's connection to the master.
+
+Two tasks per driver. The *reader* owns the connection: it subscribes, reads the event stream,
+watches heartbeats, and reconnects with backoff, re-subscribing with the framework id the
+master gave the first time. The *consumer* takes events from a bounded queue and awaits the
+scheduler's callbacks one at a time, in order, then acknowledges the statuses that carry a
+uuid in one batch per UPDATE. When the consumer is slow the queue fills, the reader stops
+reading, and gRPC flow control pushes back to the master: memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import random
+from collections.abc import Coroutine, Iterable, Sequence
+from types import TracebackType
+from typing import Any, Final
+
+import grpc
+
+from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo
+from corral.v1.scheduler_pb2 import (
+    AcceptRequest,
+    Acknowledgement,
+    AcknowledgeRequest,
+    Caller,
+    DeclineRequest,
+    Event,
+    Filters,
+    KillRequest,
+    LaunchOperation,
+    Operation,
+    ReconcileRequest,
+    ReconcileTask,
+    ReviveRequest,
+    SubscribeRequest,
+    SuppressRequest,
+    TeardownRequest,
+)
+from corral.v1.scheduler_pb2_grpc import SchedulerStub
+from frameworks.sdk.backoff import Backoff
+from frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
+from frameworks.sdk.scheduler import Scheduler
+
+log = logging.getLogger("frameworks.sdk")
+
+DEFAULT_MASTER: Final = "127.0.0.1:5050"
+_MiB: Final = 1 << 20
+
+# Keepalive pings find a dead peer when the master sends nothing at all; heartbeats (below) are
+# the main liveness check. Pings are rare enough not to trip the server's ping-abuse policy.
+CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.max_receive_message_length", 64 * _MiB),
+    ("grpc.max_send_message_length", 64 * _MiB),
+)
+
+# A subscription refused with one of these will be refused again: stop instead of retrying.
+_FATAL_CODES: Final = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
+
+
+class _Marker(enum.Enum):
+    DISCONNECTED = "disconnected"
+
+
+_QueueItem = Event | _Marker
+
+
+class Driver:
+    """Connects a ``Scheduler`` to the master::
+
+        async with Driver(MyScheduler(), FrameworkInfo(name="x", role="*")) as driver:
+            await driver.wait()
+
+    Entering subscribes and returns once the master has answered SUBSCRIBED, or raises
+    ``ConnectError`` after ``connect_timeout`` seconds (None: keep trying forever). ``wait()``
+    returns after ``stop()`` or ``teardown()`` and raises what ended the driver otherwise: an
+    exception from a callback, ``FrameworkError`` when the master ends the framework.
+    """
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        framework_info: FrameworkInfo,
+        master: str = DEFAULT_MASTER,
+        *,
+        connect_timeout: float | None = 30.0,
+        call_timeout: float = 10.0,
+        missed_heartbeats: float = 3.0,
+        backoff: Backoff | None = None,
+        event_queue_size: int = 64,
+        channel_options: Sequence[tuple[str, Any]] = (),
+        seed: int | None = None,
+    ) -> None:
+        if event_queue_size < 1:
+            raise ValueError("event_queue_size must be >= 1")
+        self.scheduler = scheduler
+        self.master = master
+        self._info = FrameworkInfo()
+        self._info.CopyFrom(framework_info)
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._missed_heartbeats = missed_heartbeats
+        self._backoff = backoff or Backoff()
+        self._rng = random.Random(seed)
+        self._options = dict(CHANNEL_OPTIONS) | dict(channel_options)
+        self._queue: asyncio.Queue[_QueueItem] = asyncio.Queue(maxsize=event_queue_size)
+
+        self._framework_id = framework_info.id
+        self._stream_id = ""
+        self._master_id = ""
+        self._stub: SchedulerStub | None = None  # set while subscribed
+        self._last_error = "no attempt yet"
+        self._first_subscribed = asyncio.Event()
+        self._done = asyncio.Event()
+        self._failure: BaseException | None = None
+        self._tearing_down = False
+        self._handling = False  # the consumer is inside a callback
+        self._reader: asyncio.Task[None] | None = None
+        self._consumer: asyncio.Task[None] | None = None
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def framework_id(self) -> str:
+        """The id the master assigned (empty before the first subscription)."""
+        return self._framework_id
+
+    @property
+    def stream_id(self) -> str:
+        return self._stream_id
+
+    @property
+    def master_id(self) -> str:
+        return self._master_id
+
+    @property
+    def subscribed(self) -> bool:
+        return self._stub is not None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Driver:
+        if self._reader is not None:
+            raise RuntimeError("a Driver can be entered only once")
+        self._reader = asyncio.create_task(self._guard(self._read_forever()), name="sdk-reader")
+        self._consumer = asyncio.create_task(self._guard(self._consume()), name="sdk-consumer")
+        subscribed = asyncio.create_task(self._first_subscribed.wait())
+        done = asyncio.create_task(self._done.wait())
+        try:
+            await asyncio.wait(
+                {subscribed, done},
+                timeout=self._connect_timeout,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            subscribed.cancel()
+            done.cancel()
+        if self._first_subscribed.is_set():
+            return self
+        failure = self._failure
+        await self._shutdown()
+        if failure is not None:
+            raise failure
+        raise ConnectError(
+            f"could not subscribe to the master at {self.master} within "
+            f"{self._connect_timeout:g} s ({self._last_error})"
+        )
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._shutdown()
+
+    async def wait(self) -> None:
+        """Run until ``stop()``/``teardown()``; re-raise whatever else ended the driver."""
+        await self._done.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    async def stop(self) -> None:
+        """End the driver without ending the framework: the master keeps its tasks for
+        ``failover_timeout`` seconds, so a new driver with the same id can take over.
+
+        Called from a callback, the driver ends when that callback returns (the statuses
+        handled so far are still acknowledged)."""
+        self._finish(None)
+        await self._shutdown()
+
+    def _finish(self, failure: BaseException | None) -> None:
+        if self._done.is_set():
+            return
+        self._failure = failure
+        self._done.set()
+
+    async def _shutdown(self) -> None:
+        self._finish(None)
+        current = asyncio.current_task()
+        consumer, reader = self._consumer, self._reader
+        if current is consumer:
+            return  # the consumer ends after the callback in hand, and takes the reader along
+        if consumer is not None and current is not reader and self._handling:
+            # Let the event in hand finish, so its statuses are acknowledged.
+            await asyncio.wait({consumer}, timeout=self._call_timeout)
+        tasks = [t for t in (consumer, reader) if t is not None and t is not current]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _guard(self, body: Coroutine[Any, Any, None]) -> None:
+        try:
+            await body
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a callback's bug, or a fatal refusal: end the driver
+            self._finish(exc)
+            self._cancel_others()
+
+    def _cancel_others(self) -> None:
+        current = asyncio.current_task()
+        for t in (self._reader, self._consumer):
+            if t is not None and t is not current:
+                t.cancel()
+
+    # -- the reader ---------------------------------------------------------------------------
+
+    async def _read_forever(self) -> None:
+        delays = self._backoff.delays(self._rng)
+        while not self._done.is_set():
+            was_subscribed, ended = await self._read_stream()
+            if ended:
+                return
+            if was_subscribed:
+                delays = self._backoff.delays(self._rng)  # a healthy connection resets backoff
+            delay = next(delays)
+            log.info("reconnecting to %s in %.2f s: %s", self.master, delay, self._last_error)
+            await asyncio.sleep(delay)
+
+    async def _read_stream(self) -> tuple[bool, bool]:
+        """One connection: subscribe and queue its events until it fails.
+
+        Returns (got SUBSCRIBED, the framework ended and must not reconnect).
+        """
+        channel = grpc.aio.insecure_channel(self.master, options=list(self._options.items()))
+        stub = SchedulerStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
+        info = FrameworkInfo()
+        info.CopyFrom(self._info)
+        info.id = self._framework_id
+        call = stub.Subscribe(SubscribeRequest(framework_info=info))
+        timeout: float | None = self._call_timeout  # until SUBSCRIBED arrives
+        subscribed = False
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(call.read(), timeout)
+                except TimeoutError:
+                    self._last_error = (
+                        f"no event from the master for {timeout:g} s"
+                        if subscribed
+                        else "the master did not answer the subscription"
+                    )
+                    return subscribed, False
+                if event is grpc.aio.EOF:
+                    self._last_error = "the master closed the event stream"
+                    return subscribed, False
+                assert isinstance(event, Event)
+                kind = event.WhichOneof("event")
+                if kind == "subscribed":
+                    sub = event.subscribed
+                    self._framework_id = sub.framework_id
+                    self._stream_id = sub.stream_id
+                    self._master_id = sub.master_id
+                    self._stub = stub
+                    interval = sub.heartbeat_interval_seconds
+                    timeout = interval * self._missed_heartbeats if interval > 0 else None
+                    subscribed = True
+                    self._first_subscribed.set()
+                    log.info("subscribed to %s as %s", self.master, sub.framework_id)
+                elif kind == "heartbeat":
+                    continue
+                await self._queue.put(event)
+                if kind == "error":
+                    return subscribed, True
+        except grpc.aio.AioRpcError as err:
+            code, details = err.code(), err.details() or ""
+            self._last_error = f"{code.name}: {details}"
+            if code in _FATAL_CODES:
+                raise CallError("Subscribe", code, details) from None
+            return subscribed, False
+        finally:
+            self._stub = None
+            call.cancel()
+            await channel.close()
+            if subscribed and not self._done.is_set():
+                await self._queue.put(_Marker.DISCONNECTED)
+
+    # -- the consumer -------------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        while not self._done.is_set():
+            item = await self._queue.get()
+            self._handling = True
+            try:
+                await self._dispatch(item)
+            finally:
+                self._handling = False
+        self._cancel_others()  # stopped from a callback: the reader is no longer needed
+
+    async def _dispatch(self, item: _QueueItem) -> None:
+        scheduler = self.scheduler
+        if item is _Marker.DISCONNECTED:
+            await scheduler.disconnected(self)
+            return
+        kind = item.WhichOneof("event")
+        if kind == "subscribed":
+            await scheduler.subscribed(self, item.subscribed.framework_id)
+        elif kind == "offers":
+            await scheduler.offers(self, list(item.offers.offers))
+        elif kind == "rescind":
+            await scheduler.rescinded(self, list(item.rescind.offer_ids))
+        elif kind == "update":
+            await self._dispatch_statuses(item)
+        elif kind == "error":
+            message = item.error.message
+            await scheduler.error(self, message)
+            self._finish(None if self._tearing_down else FrameworkError(message))
+
+    async def _dispatch_statuses(self, event: Event) -> None:
+        acks: list[Acknowledgement] = []
+        try:
+            for status in event.update.statuses:
+                await self.scheduler.status(self, status)
+                if status.uuid:
+                    acks.append(
+                        Acknowledgement(
+                            agent_id=status.agent_id, task_id=status.task_id, uuid=status.uuid
+                        )
+                    )
+        finally:
+            # Statuses handled before a failing callback are still acknowledged.
+            if acks:
+                await self._acknowledge(acks)
+
+    async def _acknowledge(self, acks: list[Acknowledgement]) -> None:
+        try:
+            request = AcknowledgeRequest(caller=self._caller("Acknowledge"), acknowledgements=acks)
+            await self._unary("Acknowledge", request)
+        except CallError as err:
+            # Harmless: the master resends unacknowledged statuses, and we ack them then.
+            log.warning("%d acknowledgements not sent: %s", len(acks), err)
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def _caller(self, method: str) -> Caller:
+        if self._stub is None:
+            raise NotSubscribedError(method)
+        return Caller(framework_id=self._framework_id, stream_id=self._stream_id)
+
+    async def _unary(self, method: str, request: Any) -> None:
+        stub = self._stub
+        if stub is None:
+            raise NotSubscribedError(method)
+        try:
+            await getattr(stub, method)(request, timeout=self._call_timeout)
+        except grpc.aio.AioRpcError as err:
+            raise CallError(method, err.code(), err.details() or "") from None
+
+    @staticmethod
+    def _filters(refuse_seconds: float | None) -> Filters:
+        return Filters() if refuse_seconds is None else Filters(refuse_seconds=refuse_seconds)
+
+    async def launch(
+        self,
+        offers: Sequence[Offer | str],
+        tasks: Sequence[TaskInfo],
+        refuse_seconds: float | None = None,
+    ) -> None:
+        """Accept ``offers`` (all of one agent) and launch ``tasks`` on their combined
+        resources; what the tasks leave unused returns to the pool under the refuse filter.
+
+        Tasks without an agent id get the offers' agent. The caller's messages are not
+        modified. With no tasks this is a decline.
+        """
+        offer_ids = [o if isinstance(o, str) else o.id for o in offers]
+        if not tasks:
+            await self.decline(offer_ids, refuse_seconds)
+            return
+        agents = {o.agent_id for o in offers if not isinstance(o, str)}
+        agent_id = agents.pop() if len(agents) == 1 else ""
+        copies: list[TaskInfo] = []
+        for t in tasks:
+            c = TaskInfo()
+            c.CopyFrom(t)
+            if not c.agent_id:
+                c.agent_id = agent_id
+            copies.append(c)
+        request = AcceptRequest(
+            caller=self._caller("Accept"),
+            offer_ids=offer_ids,
+            operations=[Operation(launch=LaunchOperation(tasks=copies))],
+            filters=self._filters(refuse_seconds),
+        )
+        await self._unary("Accept", request)
+
+    async def decline(
+        self, offers: Sequence[Offer | str], refuse_seconds: float | None = None
+    ) -> None:
+        """Decline offers; their agents are not offered again for ``refuse_seconds`` (None:
+        the master's default, 0: next allocation cycle)."""
+        offer_ids = [o if isinstance(o, str) else o.id for o in offers]
+        if not offer_ids:
+            return
+        request = DeclineRequest(
+            caller=self._caller("Decline"),
+            offer_ids=offer_ids,
+            filters=self._filters(refuse_seconds),
+        )
+        await self._unary("Decline", request)
+
+    async def suppress(self) -> None:
+        """Ask for no more offers until ``revive()``."""
+        await self._unary("Suppress", SuppressRequest(caller=self._caller("Suppress")))
+
+    async def revive(self) -> None:
+        """Ask for offers again and clear every refuse filter."""
+        await self._unary("Revive", ReviveRequest(caller=self._caller("Revive")))
+
+    async def kill(self, task_id: str, agent_id: str = "", grace: float | None = None) -> None:
+        """Kill a task: SIGTERM, ``grace`` seconds (None: the task's or agent's default), then
+        SIGKILL. The outcome arrives as a status (KILLED, or a terminal state it reached)."""
+        request = KillRequest(
+            caller=self._caller("Kill"),
+            task_id=task_id,
+            agent_id=agent_id,
+            kill_grace_period_seconds=grace or 0.0,
+        )
+        await self._unary("Kill", request)
+
+    async def reconcile(self, tasks: Iterable[tuple[str, str]] = ()) -> None:
+        """Ask the master for the state of (task_id, agent_id) pairs, or of every task of the
+        framework when empty. Answers arrive as statuses with reason RECONCILIATION."""
+        request = ReconcileRequest(
+            caller=self._caller("Reconcile"),
+            tasks=[ReconcileTask(task_id=t, agent_id=a) for t, a in tasks],
+        )
+        await self._unary("Reconcile", request)
+
+    async def teardown(self) -> None:
+        """End the framework for good: the master kills its tasks and forgets it. The driver
+        stops and ``wait()`` returns."""
+        request = TeardownRequest(caller=self._caller("Teardown"))
+        self._tearing_down = True
+        try:
+            await self._unary("Teardown", request)
+        except BaseException:
+            self._tearing_down = False
+            raise
+        await self.stop()

@@ -1,0 +1,187 @@
+"""LocalCluster: a real master and real agents as subprocesses, on free 127.0.0.1 ports.
+
+For integration tests of a framework against the real thing::
+
+    async with LocalCluster(agents=2) as cluster:
+        async with Driver(MyScheduler(), info, master=cluster.master) as driver: ...
+
+Each process runs in its own process group and is stopped with SIGTERM, then SIGKILL; its
+output goes to a log file in ``work_dir`` which ``logs()`` returns for failure messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+import grpc
+
+from corral.v1 import operator_pb2 as op
+from corral.v1 import operator_pb2_grpc as op_grpc
+
+
+def free_port() -> int:
+    """A port that was free a moment ago (the kernel does not hand it out again at once)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class LocalCluster:
+    def __init__(
+        self,
+        agents: int = 1,
+        agent_resources: str = "cpus:4;mem:4096;disk:10000;gpus:0;ports:[31000-32000]",
+        *,
+        work_dir: str | os.PathLike[str] | None = None,
+        master_args: tuple[str, ...] = (),
+        agent_args: tuple[str, ...] = (),
+        corral: tuple[str, ...] = (sys.executable, "-m", "corral.cli.main"),
+        ready_timeout: float = 30.0,
+    ) -> None:
+        self.agents = agents
+        self.agent_resources = agent_resources
+        self.master_args = master_args
+        self.agent_args = agent_args
+        self.corral = corral
+        self.ready_timeout = ready_timeout
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._work_dir = Path(work_dir) if work_dir is not None else None
+        self.master = ""
+        self.http = ""
+        self.processes: dict[str, asyncio.subprocess.Process] = {}
+        self._logs: dict[str, Path] = {}
+
+    @property
+    def work_dir(self) -> Path:
+        if self._work_dir is None:
+            raise RuntimeError("the cluster is not started")
+        return self._work_dir
+
+    async def __aenter__(self) -> LocalCluster:
+        if self._work_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="corral-cluster-")
+            self._work_dir = Path(self._tmp.name)
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        self.master = f"127.0.0.1:{free_port()}"
+        self.http = f"127.0.0.1:{free_port()}"
+        await self._spawn(
+            "master", "master", "--grpc", self.master, "--http", self.http, *self.master_args
+        )
+        for i in range(self.agents):
+            work = self.work_dir / f"agent-{i}"
+            work.mkdir(parents=True, exist_ok=True)
+            await self._spawn(
+                f"agent-{i}",
+                "agent",
+                "--master",
+                self.master,
+                "--resources",
+                self.agent_resources,
+                "--work-dir",
+                str(work),
+                *self.agent_args,
+            )
+        await self.wait_for_agents(self.agents, self.ready_timeout)
+
+    async def _spawn(self, name: str, *args: str) -> None:
+        log_path = self.work_dir / f"{name}.log"
+        with open(log_path, "wb") as out:
+            proc = await asyncio.create_subprocess_exec(
+                *self.corral,
+                *args,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.processes[name] = proc
+        self._logs[name] = log_path
+
+    async def state(self) -> op.State:
+        """The master's Operator.GetState answer."""
+        async with grpc.aio.insecure_channel(self.master) as channel:
+            stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated
+            state: op.State = await stub.GetState(op.GetStateRequest(), timeout=5.0)
+            return state
+
+    async def wait_for_agents(self, count: int, timeout: float) -> None:
+        """Wait until the master reports ``count`` active agents; fail with the logs if not."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last = "no answer yet"
+        while loop.time() < deadline:
+            for name, proc in self.processes.items():
+                if proc.returncode is not None:
+                    raise RuntimeError(f"{name} exited with code {proc.returncode}\n{self.logs()}")
+            try:
+                state = await self.state()
+            except grpc.aio.AioRpcError as err:
+                last = f"{err.code().name}: {err.details()}"
+            else:
+                active = sum(1 for a in state.agents if a.active)
+                if active >= count:
+                    return
+                last = f"{active} of {count} agents active"
+            await asyncio.sleep(0.2)  # polling a remote process: there is no event to await
+        raise TimeoutError(f"cluster not ready after {timeout:g} s ({last})\n{self.logs()}")
+
+    def logs(self) -> str:
+        parts = []
+        for name, path in self._logs.items():
+            text = path.read_text(errors="replace") if path.exists() else ""
+            parts.append(f"--- {name} ---\n{text[-4000:]}")
+        return "\n".join(parts)
+
+    async def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
+        """Send ``sig`` to one process's group (e.g. SIGKILL an agent) and reap it."""
+        proc = self.processes[name]
+        if proc.returncode is None:
+            os.killpg(proc.pid, sig)
+            await proc.wait()
+
+    async def close(self) -> None:
+        # Agents first, so the master does not log their loss as a failure of the test.
+        for name in sorted(self.processes, key=lambda n: n == "master"):
+            await self._terminate(self.processes[name])
+        self.processes.clear()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+            self._work_dir = None
+
+    @staticmethod
+    async def _terminate(proc: asyncio.subprocess.Process, grace: float = 5.0) -> None:
+        if proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), grace)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
