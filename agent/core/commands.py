@@ -1,0 +1,76 @@
+"""Commands: what the core asks its shell to do, as data, in the order to do it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.core.types import Signal, Status, TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Command:
+    stimulus_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendRegister(Command):
+    """REGISTER (``agent_id`` empty) or re-register, with every task the agent still knows."""
+
+    agent_id: str
+    tasks: tuple[tuple[TaskSpec, Status], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointAgentId(Command):
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendHeartbeat(Command):
+    timestamp: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendStatusUpdates(Command):
+    statuses: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartProcess(Command):
+    task: TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SignalGroup(Command):
+    """Signal the task's whole process group."""
+
+    task_id: str
+    signal: Signal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScheduleGraceExpiry(Command):
+    """Deliver ``GraceExpired(task_id)`` at ``at``."""
+
+    task_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScheduleTick(Command):
+    """Deliver one ``Tick`` at ``at``, replacing any earlier request."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogWarning(Command):
+    """Something the master or an executor did that the core ignored, worth a log line."""
+
+    message: str
+    task_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stop(Command):
+    """Every task has ended after a shutdown: send what is queued, close the stream, exit."""

@@ -1,0 +1,109 @@
+"""Events: everything that can happen to an agent, as data.
+
+Each event carries ``now`` (seconds since the epoch; the only clock the core sees) and
+``stimulus_id`` (repeated by the commands it causes and by the shell's log lines, so a status can
+be traced back to the message or process exit that caused it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.core.types import TaskReason, TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    now: float
+    stimulus_id: str = ""
+
+
+# --- the stream to the master -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamOpened(Event):
+    """A new stream to the master is up; the core answers with the REGISTER message."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Registered(Event):
+    agent_id: str
+    heartbeat_interval: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Disconnected(Event):
+    """The stream broke; nothing is sent until the next ``Registered``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchTasks(Event):
+    framework_id: str
+    tasks: tuple[TaskSpec, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KillTask(Event):
+    task_id: str
+    framework_id: str = ""
+    grace_period: float = 0.0  # 0: the task's own, else the agent's default
+    reason: TaskReason = TaskReason.KILLED_BY_FRAMEWORK
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Acknowledged(Event):
+    acknowledgements: tuple[tuple[str, bytes], ...]  # (task_id, uuid)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shutdown(Event):
+    """From the master (SHUTDOWN) or the host (SIGTERM): kill every task, then stop."""
+
+    reason: str
+
+
+# --- executors --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessStarted(Event):
+    task_id: str
+    pid: int | None = None  # None for simulated tasks
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchFailed(Event):
+    task_id: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessExited(Event):
+    """Exactly one of ``exit_code`` (normal exit) and ``signal`` (killed by it) is set."""
+
+    task_id: str
+    exit_code: int | None = None
+    signal: int | None = None
+
+
+# --- timers and the host ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tick(Event):
+    """The wake-up asked for by the last ``ScheduleTick``: heartbeats and status retries."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraceExpired(Event):
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryPressure(Event):
+    """The host is short of memory (measured by the shell). What to evict is decided by the
+    core's ``EvictionPolicy``; the default evicts nothing until the eviction issue lands."""
+
+    used_mib: float
+    total_mib: float

@@ -1,0 +1,378 @@
+"""The agent core: events in, commands out. No IO, no clock, no randomness.
+
+The rules:
+- The core owns the agent's view of its tasks (``states.py`` says how a task may move) and the
+  status updates still owed to the master (``status_updates.py``).
+- Every status gets a fresh uuid from the injected ``new_uuid`` and the ``now`` of its event.
+- Statuses are sent only while registered; they are kept, and resent after re-registration.
+- A launch of a task id the agent already knows is ignored (it is the master retrying, or a bug
+  to log); an invalid task ends ERROR; a kill of an unknown task ends KILLED with a message,
+  so the master learns that nothing runs under that id here.
+- A kill is SIGTERM to the task's process group, then SIGKILL when the grace period expires.
+- A terminal task is forgotten once its terminal status is acknowledged.
+- After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
+- Time-driven work (heartbeats, status retries) runs on ``Tick``; after every event the core
+  asks for a ``Tick`` at its next deadline when that deadline changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from agent.core import commands as c
+from agent.core import events as e
+from agent.core.eviction import EvictionCandidate, EvictionPolicy, NeverEvict
+from agent.core.states import check
+from agent.core.status_updates import Backoff, StatusUpdateManager
+from agent.core.types import Signal, Status, TaskReason, TaskSource, TaskSpec, TaskState
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCoreConfig:
+    default_grace_period: float = 3.0
+    default_heartbeat_interval: float = 5.0
+    status_backoff: Backoff = field(default_factory=Backoff)
+    # Simulated agents run tasks without a command; real ones refuse such a task.
+    require_command: bool = True
+
+
+@dataclass(slots=True)
+class _Task:
+    spec: TaskSpec
+    state: TaskState
+    latest: Status | None = None
+    started: bool = False  # the process exists (ProcessStarted seen)
+    kill_reason: TaskReason = TaskReason.KILLED_BY_FRAMEWORK
+    kill_message: str = ""
+    grace_period: float = 0.0
+
+
+class AgentCore:
+    def __init__(
+        self,
+        new_uuid: Callable[[], bytes],
+        agent_id: str = "",
+        config: AgentCoreConfig | None = None,
+        eviction: EvictionPolicy | None = None,
+    ) -> None:
+        self.config = config or AgentCoreConfig()
+        self.agent_id = agent_id
+        self.registered = False
+        self.shutting_down = False
+        self.stopped = False
+        self._new_uuid = new_uuid
+        self._eviction: EvictionPolicy = eviction or NeverEvict()
+        self._tasks: dict[str, _Task] = {}
+        self.updates = StatusUpdateManager(self.config.status_backoff)
+        self._heartbeat_interval = self.config.default_heartbeat_interval
+        self._next_heartbeat: float | None = None
+        self._tick_at: float | None = None
+        # Per-event scratch: statuses made and commands to emit, assembled by ``handle``.
+        self._statuses: list[Status] = []
+        self._out: list[c.Command] = []
+        self._event: e.Event = e.Tick(now=0.0)
+
+    # --- queries (for the shell and tests) ----------------------------------------------
+
+    def task_state(self, task_id: str) -> TaskState | None:
+        task = self._tasks.get(task_id)
+        return task.state if task else None
+
+    def task_ids(self) -> list[str]:
+        return list(self._tasks)
+
+    def live_tasks(self) -> int:
+        return sum(1 for t in self._tasks.values() if not t.state.terminal)
+
+    # --- the one entry point -----------------------------------------------------------
+
+    def handle(self, event: e.Event) -> list[c.Command]:
+        self._event, self._statuses, self._out = event, [], []
+        self._dispatch(event)
+        out: list[c.Command] = []
+        if self._statuses and self.registered:
+            out.append(
+                c.SendStatusUpdates(stimulus_id=event.stimulus_id, statuses=tuple(self._statuses))
+            )
+        out.extend(self._out)
+        if self.shutting_down and not self.stopped and self.live_tasks() == 0:
+            self.stopped = True
+            out.append(c.Stop(stimulus_id=event.stimulus_id))
+        deadline = self._next_deadline()
+        if deadline is not None and deadline != self._tick_at:
+            self._tick_at = deadline
+            out.append(c.ScheduleTick(stimulus_id=event.stimulus_id, at=deadline))
+        return out
+
+    def _dispatch(self, event: e.Event) -> None:
+        match event:
+            case e.StreamOpened():
+                self._on_stream_opened(event)
+            case e.Registered():
+                self._on_registered(event)
+            case e.Disconnected():
+                self._on_disconnected(event)
+            case e.Tick():
+                self._on_tick(event)
+            case e.Acknowledged():
+                self._on_acknowledged(event)
+            case e.LaunchTasks():
+                self._on_launch(event)
+            case e.KillTask():
+                self._on_kill(event)
+            case e.Shutdown():
+                self._on_shutdown(event)
+            case e.MemoryPressure():
+                self._on_memory_pressure(event)
+            case e.ProcessStarted():
+                self._on_started(event)
+            case e.LaunchFailed():
+                self._on_launch_failed(event)
+            case e.ProcessExited():
+                self._on_exited(event)
+            case e.GraceExpired():
+                self._on_grace_expired(event)
+            case _:
+                raise TypeError(f"unknown event {type(event).__name__}")
+
+    # --- stream ------------------------------------------------------------------------
+
+    def _on_stream_opened(self, event: e.StreamOpened) -> None:
+        self.registered = False
+        tasks = tuple((t.spec, t.latest) for t in self._tasks.values() if t.latest is not None)
+        self._emit(c.SendRegister(agent_id=self.agent_id, tasks=tasks))
+
+    def _on_registered(self, event: e.Registered) -> None:
+        if event.agent_id and event.agent_id != self.agent_id:
+            self.agent_id = event.agent_id
+            self._emit(c.CheckpointAgentId(agent_id=event.agent_id))
+        interval = event.heartbeat_interval
+        if not (math.isfinite(interval) and interval > 0):
+            interval = self.config.default_heartbeat_interval
+        self._heartbeat_interval = interval
+        self._next_heartbeat = event.now + interval
+        self.registered = True
+        pending = self.updates.resend_all(event.now)
+        if pending:
+            self._emit(c.SendStatusUpdates(statuses=tuple(pending)))
+
+    def _on_disconnected(self, event: e.Disconnected) -> None:
+        self.registered = False
+        self._next_heartbeat = None
+
+    def _on_tick(self, event: e.Tick) -> None:
+        self._tick_at = None  # the requested wake-up has happened
+        if not self.registered:
+            return
+        if self._next_heartbeat is not None and self._next_heartbeat <= event.now:
+            self._emit(c.SendHeartbeat(timestamp=event.now))
+            self._next_heartbeat = event.now + self._heartbeat_interval
+        due = self.updates.due(event.now)
+        if due:
+            self._emit(c.SendStatusUpdates(statuses=tuple(due)))
+
+    def _on_acknowledged(self, event: e.Acknowledged) -> None:
+        for task_id, uuid in event.acknowledgements:
+            status = self.updates.acknowledge(task_id, uuid)
+            if status is not None and status.state.terminal:
+                self._tasks.pop(task_id, None)
+
+    # --- tasks from the master -----------------------------------------------------------
+
+    def _on_launch(self, event: e.LaunchTasks) -> None:
+        for spec in event.tasks:
+            if not spec.framework_id:
+                spec = replace(spec, framework_id=event.framework_id)
+            if not spec.task_id:
+                self._warn("launch of a task without an id ignored")
+                continue
+            known = self._tasks.get(spec.task_id)
+            if known is not None:
+                self._warn(f"duplicate launch ignored: task is {known.state.name}", spec.task_id)
+                continue
+            task = _Task(spec=spec, state=TaskState.STAGING)
+            self._tasks[spec.task_id] = task
+            problem = self._invalid(spec)
+            if self.shutting_down:
+                self._move(
+                    task,
+                    TaskState.DROPPED,
+                    TaskReason.AGENT_SHUTDOWN,
+                    "the agent is shutting down",
+                    source=TaskSource.AGENT,
+                )
+            elif problem:
+                self._move(
+                    task, TaskState.ERROR, TaskReason.INVALID, problem, source=TaskSource.AGENT
+                )
+            else:
+                self._move(task, TaskState.STARTING)
+                self._emit(c.StartProcess(task=spec))
+
+    def _invalid(self, spec: TaskSpec) -> str:
+        grace = spec.kill_grace_period
+        if not math.isfinite(grace) or grace < 0:
+            return f"kill_grace_period_seconds must be finite and >= 0, got {grace}"
+        if self.config.require_command:
+            cmd = spec.command
+            if cmd is None or (cmd.shell and not cmd.value.strip()):
+                return "the task has an empty command"
+            if not cmd.shell and not cmd.arguments:
+                return "the task has no arguments (argv) and shell is false"
+        sim = spec.simulation
+        if sim is not None and not (
+            math.isfinite(sim.duration_seconds) and sim.duration_seconds >= 0
+        ):
+            return (
+                f"simulation.duration_seconds must be finite and >= 0, got {sim.duration_seconds}"
+            )
+        return ""
+
+    def _on_kill(self, event: e.KillTask) -> None:
+        task = self._tasks.get(event.task_id)
+        if task is None:
+            spec = TaskSpec(task_id=event.task_id, framework_id=event.framework_id)
+            task = _Task(spec=spec, state=TaskState.STAGING)
+            self._tasks[event.task_id] = task
+            self._move(
+                task,
+                TaskState.KILLED,
+                event.reason,
+                "the task is not known to this agent: it is not running here",
+                source=TaskSource.AGENT,
+            )
+            return
+        message = (
+            "killed by the framework" if event.reason is TaskReason.KILLED_BY_FRAMEWORK else ""
+        )
+        self._kill(task, event.grace_period, event.reason, message)
+
+    def _kill(self, task: _Task, grace: float, reason: TaskReason, message: str) -> None:
+        if task.state.terminal or task.state is TaskState.KILLING:
+            return  # already ending: a repeated kill changes nothing
+        if not (math.isfinite(grace) and grace > 0):
+            grace = task.spec.kill_grace_period or self.config.default_grace_period
+        task.kill_reason, task.kill_message, task.grace_period = reason, message, grace
+        self._move(task, TaskState.KILLING, reason, message)
+        if task.started:
+            self._signal_term(task)
+
+    def _signal_term(self, task: _Task) -> None:
+        now = self._event.now
+        self._emit(c.SignalGroup(task_id=task.spec.task_id, signal=Signal.TERM))
+        self._emit(c.ScheduleGraceExpiry(task_id=task.spec.task_id, at=now + task.grace_period))
+
+    def _on_shutdown(self, event: e.Shutdown) -> None:
+        self.shutting_down = True
+        for task in list(self._tasks.values()):
+            self._kill(task, 0.0, TaskReason.AGENT_SHUTDOWN, f"agent shutdown: {event.reason}")
+
+    def _on_memory_pressure(self, event: e.MemoryPressure) -> None:
+        candidates = [
+            EvictionCandidate(t.spec.task_id, t.spec.priority_class, t.spec.mem)
+            for t in self._tasks.values()
+            if t.state in (TaskState.STARTING, TaskState.RUNNING)
+        ]
+        for task_id in self._eviction.select(candidates, event.used_mib, event.total_mib):
+            task = self._tasks.get(task_id)
+            if task is not None:
+                self._kill(
+                    task,
+                    0.0,
+                    TaskReason.EVICTED_MEMORY_PRESSURE,
+                    f"evicted: memory {event.used_mib:.0f}/{event.total_mib:.0f} MiB",
+                )
+
+    # --- executors -----------------------------------------------------------------------
+
+    def _on_started(self, event: e.ProcessStarted) -> None:
+        task = self._executor_task(event.task_id, "start")
+        if task is None:
+            return
+        task.started = True
+        if task.state is TaskState.KILLING:
+            self._signal_term(task)  # the kill came while the process was being started
+        else:
+            self._move(task, TaskState.RUNNING)
+
+    def _on_launch_failed(self, event: e.LaunchFailed) -> None:
+        task = self._executor_task(event.task_id, "launch failure")
+        if task is None:
+            return
+        if task.state is TaskState.KILLING:
+            self._move(task, TaskState.KILLED, task.kill_reason, task.kill_message)
+        else:
+            self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, event.message)
+
+    def _on_exited(self, event: e.ProcessExited) -> None:
+        task = self._executor_task(event.task_id, "exit")
+        if task is None:
+            return
+        if event.signal is not None:
+            how = f"terminated by signal {event.signal}"
+        else:
+            how = f"exited with code {event.exit_code}"
+        if task.state is TaskState.KILLING:
+            message = f"{task.kill_message}; {how}" if task.kill_message else how
+            self._move(task, TaskState.KILLED, task.kill_reason, message, exit_code=event.exit_code)
+        elif event.exit_code == 0:
+            self._move(task, TaskState.FINISHED, TaskReason.COMMAND_EXITED, how, exit_code=0)
+        else:
+            self._move(
+                task, TaskState.FAILED, TaskReason.COMMAND_EXITED, how, exit_code=event.exit_code
+            )
+
+    def _on_grace_expired(self, event: e.GraceExpired) -> None:
+        task = self._tasks.get(event.task_id)
+        if task is not None and task.state is TaskState.KILLING and task.started:
+            self._emit(c.SignalGroup(task_id=event.task_id, signal=Signal.KILL))
+
+    def _executor_task(self, task_id: str, what: str) -> _Task | None:
+        task = self._tasks.get(task_id)
+        if task is None or task.state.terminal:
+            self._warn(f"{what} reported for a task that is not running", task_id)
+            return None
+        return task
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _move(
+        self,
+        task: _Task,
+        target: TaskState,
+        reason: TaskReason = TaskReason.UNSPECIFIED,
+        message: str = "",
+        *,
+        source: TaskSource = TaskSource.EXECUTOR,
+        exit_code: int | None = None,
+    ) -> None:
+        task.state = check(task.spec.task_id, task.state, target)
+        status = Status(
+            task_id=task.spec.task_id,
+            framework_id=task.spec.framework_id,
+            agent_id=self.agent_id,
+            state=target,
+            reason=reason,
+            message=message,
+            source=source,
+            timestamp=self._event.now,
+            uuid=self._new_uuid(),
+            exit_code=exit_code,
+        )
+        task.latest = status
+        self.updates.add(status, self._event.now)
+        self._statuses.append(status)
+
+    def _emit(self, command: c.Command) -> None:
+        self._out.append(replace(command, stimulus_id=self._event.stimulus_id))
+
+    def _warn(self, message: str, task_id: str = "") -> None:
+        self._emit(c.LogWarning(message=message, task_id=task_id))
+
+    def _next_deadline(self) -> float | None:
+        if not self.registered:
+            return None
+        times = [t for t in (self._next_heartbeat, self.updates.next_retry()) if t is not None]
+        return min(times, default=None)

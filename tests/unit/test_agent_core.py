@@ -1,0 +1,469 @@
+"""The agent core driven by events; every test asserts on the commands it returns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from agent.core import AgentCore, AgentCoreConfig, IllegalTransition
+from agent.core import commands as c
+from agent.core import events as e
+from agent.core.eviction import EvictionCandidate
+from agent.core.status_updates import Backoff
+from agent.core.types import (
+    CommandSpec,
+    Signal,
+    SimulationSpec,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskSpec,
+)
+from agent.core.types import TaskState as S
+
+SH = CommandSpec(value="true", shell=True)
+
+
+def u(n: int) -> bytes:
+    return n.to_bytes(16, "big")
+
+
+def spec(task_id: str = "t1", **kw: object) -> TaskSpec:
+    fields: dict[str, object] = {"framework_id": "f1", "command": SH}
+    fields.update(kw)
+    return TaskSpec(task_id=task_id, **fields)  # type: ignore[arg-type]
+
+
+class Harness:
+    """An AgentCore with counting uuids, so expected statuses can be written out."""
+
+    def __init__(self, config: AgentCoreConfig | None = None, agent_id: str = "", **kw: object):
+        self.n = 0
+        cfg = config or AgentCoreConfig(
+            default_grace_period=3.0, status_backoff=Backoff(initial=1.0, maximum=8.0)
+        )
+        self.core = AgentCore(self._uuid, agent_id=agent_id, config=cfg, **kw)  # type: ignore[arg-type]
+
+    def _uuid(self) -> bytes:
+        self.n += 1
+        return u(self.n)
+
+    def __call__(self, event: e.Event) -> list[c.Command]:
+        return self.core.handle(event)
+
+    def register(self, now: float = 0.0, agent_id: str = "a1") -> None:
+        self(e.StreamOpened(now=now))
+        self(e.Registered(now=now, agent_id=agent_id, heartbeat_interval=5.0))
+
+    def running(self, task: TaskSpec, now: float = 0.0) -> None:
+        self(e.LaunchTasks(now=now, framework_id="f1", tasks=(task,)))
+        self(e.ProcessStarted(now=now, task_id=task.task_id, pid=100))
+
+
+def status(task_id: str, state: S, uuid: int, now: float = 0.0, **kw: object) -> Status:
+    fields: dict[str, object] = {"source": TaskSource.EXECUTOR, "timestamp": now}
+    fields.update(kw)
+    return Status(task_id, "f1", "a1", state, uuid=u(uuid), **fields)  # type: ignore[arg-type]
+
+
+def sent(cmds: Sequence[c.Command]) -> list[tuple[str, S]]:
+    return [
+        (s.task_id, s.state)
+        for cmd in cmds
+        if isinstance(cmd, c.SendStatusUpdates)
+        for s in cmd.statuses
+    ]
+
+
+def of(cmds: Sequence[c.Command], kind: type[c.Command]) -> list[c.Command]:
+    return [cmd for cmd in cmds if isinstance(cmd, kind)]
+
+
+# --- registration ---------------------------------------------------------------------
+
+
+def test_first_registration_checkpoints_the_assigned_id_and_schedules_heartbeat() -> None:
+    h = Harness()
+    assert h(e.StreamOpened(now=0.0, stimulus_id="s1")) == [
+        c.SendRegister(stimulus_id="s1", agent_id="", tasks=())
+    ]
+    assert h(e.Registered(now=10.0, stimulus_id="s2", agent_id="a1", heartbeat_interval=2.0)) == [
+        c.CheckpointAgentId(stimulus_id="s2", agent_id="a1"),
+        c.ScheduleTick(stimulus_id="s2", at=12.0),
+    ]
+    assert h(e.Tick(now=12.0)) == [c.SendHeartbeat(timestamp=12.0), c.ScheduleTick(at=14.0)]
+
+
+@pytest.mark.parametrize("interval", [0.0, -1.0, math.nan, math.inf])
+def test_bad_heartbeat_interval_falls_back_to_default(interval: float) -> None:
+    h = Harness(agent_id="a1")
+    h(e.StreamOpened(now=0.0))
+    cmds = h(e.Registered(now=0.0, agent_id="a1", heartbeat_interval=interval))
+    assert cmds == [c.ScheduleTick(at=5.0)]  # same id: nothing to checkpoint
+
+
+def test_reregistration_lists_tasks_with_latest_status_and_resends_pending() -> None:
+    h = Harness()
+    h.register()
+    task = spec("t1", wire="the-pb")
+    h.running(task)
+    assert h(e.Disconnected(now=1.0)) == []
+    # Statuses made while disconnected are kept, not sent.
+    assert h(e.ProcessExited(now=2.0, task_id="t1", exit_code=0)) == []
+    cmds = h(e.StreamOpened(now=3.0))
+    finished = status(
+        "t1",
+        S.FINISHED,
+        3,
+        now=2.0,
+        reason=TaskReason.COMMAND_EXITED,
+        message="exited with code 0",
+        exit_code=0,
+    )
+    assert cmds == [c.SendRegister(agent_id="a1", tasks=((task, finished),))]
+    cmds = h(e.Registered(now=3.0, agent_id="a1", heartbeat_interval=5.0))
+    assert sent(cmds) == [("t1", S.STARTING), ("t1", S.RUNNING), ("t1", S.FINISHED)]
+    assert of(cmds, c.CheckpointAgentId) == []
+    assert cmds[-1] == c.ScheduleTick(at=4.0)
+
+
+# --- the life of a task ---------------------------------------------------------------
+
+
+def test_launch_start_finish_commands() -> None:
+    h = Harness()
+    h.register()
+    task = spec("t1")
+    assert h(e.LaunchTasks(now=0.0, stimulus_id="L", framework_id="f1", tasks=(task,))) == [
+        c.SendStatusUpdates(stimulus_id="L", statuses=(status("t1", S.STARTING, 1),)),
+        c.StartProcess(stimulus_id="L", task=task),
+        c.ScheduleTick(stimulus_id="L", at=1.0),
+    ]
+    assert h(e.ProcessStarted(now=0.5, task_id="t1", pid=42)) == [
+        c.SendStatusUpdates(statuses=(status("t1", S.RUNNING, 2, now=0.5),)),
+        c.ScheduleTick(at=1.5),  # a new status restarts the task's backoff
+    ]
+    assert h(e.ProcessExited(now=0.7, task_id="t1", exit_code=0)) == [
+        c.SendStatusUpdates(
+            statuses=(
+                status(
+                    "t1",
+                    S.FINISHED,
+                    3,
+                    now=0.7,
+                    reason=TaskReason.COMMAND_EXITED,
+                    message="exited with code 0",
+                    exit_code=0,
+                ),
+            )
+        ),
+        c.ScheduleTick(at=1.7),
+    ]
+
+
+def test_framework_id_comes_from_the_launch_when_the_task_has_none() -> None:
+    h = Harness()
+    h.register()
+    cmds = h(e.LaunchTasks(now=0.0, framework_id="fw", tasks=(TaskSpec("t", "", command=SH),)))
+    (send,) = of(cmds, c.SendStatusUpdates)
+    assert isinstance(send, c.SendStatusUpdates) and send.statuses[0].framework_id == "fw"
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "signal", "state", "message"),
+    [
+        (0, None, S.FINISHED, "exited with code 0"),
+        (3, None, S.FAILED, "exited with code 3"),
+        (127, None, S.FAILED, "exited with code 127"),
+        (None, 9, S.FAILED, "terminated by signal 9"),
+    ],
+)
+def test_exit_maps_to_terminal_state(
+    exit_code: int | None, signal: int | None, state: S, message: str
+) -> None:
+    h = Harness()
+    h.register()
+    h.running(spec())
+    cmds = h(e.ProcessExited(now=1.0, task_id="t1", exit_code=exit_code, signal=signal))
+    (send,) = of(cmds, c.SendStatusUpdates)
+    assert isinstance(send, c.SendStatusUpdates)
+    (st,) = send.statuses
+    assert (st.state, st.exit_code, st.message, st.reason) == (
+        state,
+        exit_code,
+        message,
+        TaskReason.COMMAND_EXITED,
+    )
+
+
+def test_launch_failure_is_failed_with_reason() -> None:
+    h = Harness()
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec(),)))
+    cmds = h(e.LaunchFailed(now=0.1, task_id="t1", message="no such file: nope"))
+    assert sent(cmds) == [("t1", S.FAILED)]
+    st = cmds[0].statuses[0]  # type: ignore[attr-defined]
+    assert st.reason is TaskReason.COMMAND_LAUNCH_FAILED and st.message == "no such file: nope"
+
+
+@pytest.mark.parametrize(
+    ("task", "problem"),
+    [
+        (spec(command=None), "empty command"),
+        (spec(command=CommandSpec(value="  ", shell=True)), "empty command"),
+        (spec(command=CommandSpec(shell=False)), "no arguments"),
+        (spec(kill_grace_period=-1.0), "kill_grace_period_seconds"),
+        (spec(kill_grace_period=math.nan), "kill_grace_period_seconds"),
+        (spec(simulation=SimulationSpec(duration_seconds=math.inf)), "duration_seconds"),
+    ],
+)
+def test_invalid_task_ends_error_and_never_starts(task: TaskSpec, problem: str) -> None:
+    h = Harness()
+    h.register()
+    cmds = h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(task,)))
+    assert of(cmds, c.StartProcess) == []
+    (send,) = of(cmds, c.SendStatusUpdates)
+    (st,) = send.statuses  # type: ignore[attr-defined]
+    assert (st.state, st.reason, st.source) == (S.ERROR, TaskReason.INVALID, TaskSource.AGENT)
+    assert problem in st.message
+
+
+def test_simulated_agent_needs_no_command() -> None:
+    h = Harness(AgentCoreConfig(require_command=False))
+    h.register()
+    task = spec(command=None, simulation=SimulationSpec(2.0, 0))
+    cmds = h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(task,)))
+    assert of(cmds, c.StartProcess) == [c.StartProcess(task=task)]
+
+
+def test_duplicate_launch_is_ignored_with_a_warning() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec())
+    cmds = h(e.LaunchTasks(now=1.0, framework_id="f1", tasks=(spec(), spec("t2"))))
+    assert of(cmds, c.LogWarning) == [
+        c.LogWarning(message="duplicate launch ignored: task is RUNNING", task_id="t1")
+    ]
+    assert of(cmds, c.StartProcess) == [c.StartProcess(task=spec("t2"))]
+    assert h.core.task_state("t1") is S.RUNNING
+
+
+def test_exit_before_start_is_an_illegal_transition() -> None:
+    h = Harness()
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec(),)))
+    with pytest.raises(IllegalTransition, match="STARTING -> FINISHED"):
+        h(e.ProcessExited(now=0.1, task_id="t1", exit_code=0))
+
+
+def test_executor_report_for_unknown_task_is_logged() -> None:
+    h = Harness()
+    h.register()
+    assert h(e.ProcessExited(now=0.0, task_id="ghost", exit_code=0)) == [
+        c.LogWarning(message="exit reported for a task that is not running", task_id="ghost")
+    ]
+
+
+# --- kills ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kill_grace", "task_grace", "expected"),
+    [(0.0, 0.0, 3.0), (0.0, 7.0, 7.0), (1.5, 7.0, 1.5), (math.nan, 7.0, 7.0)],
+)
+def test_kill_sends_term_then_kill_after_grace(
+    kill_grace: float, task_grace: float, expected: float
+) -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(kill_grace_period=task_grace))
+    cmds = h(e.KillTask(now=10.0, stimulus_id="K", task_id="t1", grace_period=kill_grace))
+    killing = status(
+        "t1",
+        S.KILLING,
+        3,
+        now=10.0,
+        reason=TaskReason.KILLED_BY_FRAMEWORK,
+        message="killed by the framework",
+    )
+    assert cmds == [
+        c.SendStatusUpdates(stimulus_id="K", statuses=(killing,)),
+        c.SignalGroup(stimulus_id="K", task_id="t1", signal=Signal.TERM),
+        c.ScheduleGraceExpiry(stimulus_id="K", task_id="t1", at=10.0 + expected),
+        c.ScheduleTick(stimulus_id="K", at=5.0),  # the heartbeat is due before the retry
+    ]
+    assert h(e.KillTask(now=10.5, task_id="t1")) == []  # a repeated kill changes nothing
+    assert h(e.GraceExpired(now=10.0 + expected, task_id="t1")) == [
+        c.SignalGroup(task_id="t1", signal=Signal.KILL)
+    ]
+    cmds = h(e.ProcessExited(now=20.0, task_id="t1", signal=9))
+    (st,) = cmds[0].statuses  # type: ignore[attr-defined]
+    assert st.state is S.KILLED and st.message == "killed by the framework; terminated by signal 9"
+    assert h(e.GraceExpired(now=21.0, task_id="t1")) == []  # a stale timer is ignored
+
+
+def test_task_that_exits_on_term_is_killed_even_with_exit_zero() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec())
+    h(e.KillTask(now=1.0, task_id="t1"))
+    cmds = h(e.ProcessExited(now=1.1, task_id="t1", exit_code=0))
+    assert sent(cmds) == [("t1", S.KILLED)]
+
+
+def test_kill_while_starting_waits_for_the_process_then_signals() -> None:
+    h = Harness()
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec(),)))
+    cmds = h(e.KillTask(now=0.1, task_id="t1", grace_period=2.0))
+    assert sent(cmds) == [("t1", S.KILLING)]
+    assert of(cmds, c.SignalGroup) == []
+    cmds = h(e.ProcessStarted(now=0.2, task_id="t1", pid=7))
+    assert sent(cmds) == []  # no RUNNING for a task being killed
+    assert cmds[:2] == [
+        c.SignalGroup(task_id="t1", signal=Signal.TERM),
+        c.ScheduleGraceExpiry(task_id="t1", at=2.2),
+    ]
+
+
+def test_kill_while_starting_then_launch_failure_is_killed() -> None:
+    h = Harness()
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec(),)))
+    h(e.KillTask(now=0.1, task_id="t1"))
+    assert sent(h(e.LaunchFailed(now=0.2, task_id="t1", message="x"))) == [("t1", S.KILLED)]
+
+
+def test_kill_of_unknown_task_reports_killed_until_acknowledged() -> None:
+    h = Harness()
+    h.register()
+    cmds = h(e.KillTask(now=1.0, task_id="ghost", framework_id="f9"))
+    (st,) = cmds[0].statuses  # type: ignore[attr-defined]
+    assert (st.task_id, st.framework_id, st.state, st.source) == (
+        "ghost",
+        "f9",
+        S.KILLED,
+        TaskSource.AGENT,
+    )
+    assert "not known to this agent" in st.message
+    assert h.core.task_state("ghost") is S.KILLED
+    h(e.Acknowledged(now=1.1, acknowledgements=(("ghost", st.uuid),)))
+    assert h.core.task_state("ghost") is None
+
+
+# --- at-least-once --------------------------------------------------------------------
+
+
+def test_unacknowledged_statuses_are_resent_with_backoff_until_acked() -> None:
+    h = Harness()
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec(),)))
+    assert sent(h(e.Tick(now=0.5))) == []
+    assert sent(h(e.Tick(now=1.0))) == [("t1", S.STARTING)]
+    assert sent(h(e.Tick(now=2.9))) == []
+    cmds = h(e.Tick(now=3.0))
+    assert sent(cmds) == [("t1", S.STARTING)]
+    assert cmds[-1] == c.ScheduleTick(at=5.0)  # the heartbeat comes before the retry at 7
+    h(e.Acknowledged(now=3.5, acknowledgements=((("t1", u(1))),)))
+    cmds = h(e.Tick(now=7.0))
+    assert sent(cmds) == []
+    assert h.core.task_state("t1") is S.STARTING  # acked but not terminal: still known
+
+
+def test_terminal_task_is_forgotten_once_its_terminal_status_is_acked() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec())
+    h(e.ProcessExited(now=1.0, task_id="t1", exit_code=0))
+    h(e.Acknowledged(now=1.1, acknowledgements=(("t1", u(1)), ("t1", u(2)))))
+    assert h.core.task_state("t1") is S.FINISHED
+    assert len(h.core.updates) == 1
+    h(e.Acknowledged(now=1.2, acknowledgements=(("t1", u(3)), ("t1", u(3)))))
+    assert h.core.task_state("t1") is None
+    assert len(h.core.updates) == 0
+    assert sent(h(e.StreamOpened(now=2.0))) == []
+
+
+def test_nothing_is_sent_or_scheduled_while_disconnected() -> None:
+    h = Harness()
+    h.register()
+    h(e.Disconnected(now=0.0))
+    cmds = h(e.LaunchTasks(now=1.0, framework_id="f1", tasks=(spec(),)))
+    assert cmds == [c.StartProcess(task=spec())]
+    assert h(e.Tick(now=100.0)) == []
+
+
+# --- shutdown and eviction ------------------------------------------------------------
+
+
+def test_shutdown_kills_everything_then_stops_after_the_last_exit() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec("t1"))
+    h.running(spec("t2"))
+    cmds = h(e.Shutdown(now=1.0, reason="master said so"))
+    assert sent(cmds) == [("t1", S.KILLING), ("t2", S.KILLING)]
+    assert of(cmds, c.SignalGroup) == [
+        c.SignalGroup(task_id="t1", signal=Signal.TERM),
+        c.SignalGroup(task_id="t2", signal=Signal.TERM),
+    ]
+    assert cmds[0].statuses[0].reason is TaskReason.AGENT_SHUTDOWN  # type: ignore[attr-defined]
+    assert sent(h(e.LaunchTasks(now=1.1, framework_id="f1", tasks=(spec("t3"),)))) == [
+        ("t3", S.DROPPED)
+    ]
+    assert of(h(e.ProcessExited(now=1.2, task_id="t1", signal=15)), c.Stop) == []
+    cmds = h(e.ProcessExited(now=1.3, task_id="t2", signal=15))
+    assert sent(cmds) == [("t2", S.KILLED)]
+    assert of(cmds, c.Stop) == [c.Stop()]
+    assert cmds.index(c.Stop()) > 0  # the statuses go out before the stop
+
+
+def test_shutdown_with_no_tasks_stops_at_once() -> None:
+    h = Harness()
+    h.register()
+    assert of(h(e.Shutdown(now=0.0, reason="SIGTERM")), c.Stop) == [c.Stop()]
+
+
+class EvictBiggest:
+    def select(
+        self, candidates: Sequence[EvictionCandidate], used_mib: float, total_mib: float
+    ) -> Sequence[str]:
+        return [max(candidates, key=lambda k: k.mem).task_id] if used_mib > total_mib else []
+
+
+def test_memory_pressure_evicts_what_the_policy_chooses() -> None:
+    h = Harness(eviction=EvictBiggest())
+    h.register()
+    h.running(spec("small", mem=10.0))
+    h.running(spec("big", mem=900.0))
+    assert h(e.MemoryPressure(now=1.0, used_mib=500.0, total_mib=1000.0)) == []
+    cmds = h(e.MemoryPressure(now=2.0, used_mib=1100.0, total_mib=1000.0))
+    assert sent(cmds) == [("big", S.KILLING)]
+    assert cmds[0].statuses[0].reason is TaskReason.EVICTED_MEMORY_PRESSURE  # type: ignore[attr-defined]
+
+
+def test_default_policy_evicts_nothing() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec())
+    assert h(e.MemoryPressure(now=1.0, used_mib=2e6, total_mib=1.0)) == []
+
+
+def test_replay_gives_identical_commands() -> None:
+    script: list[e.Event] = [
+        e.StreamOpened(now=0.0),
+        e.Registered(now=0.0, agent_id="a1", heartbeat_interval=1.0),
+        e.LaunchTasks(now=0.1, framework_id="f1", tasks=(spec("t1"), spec("t2"))),
+        e.ProcessStarted(now=0.2, task_id="t1", pid=1),
+        e.KillTask(now=0.3, task_id="t1"),
+        e.Tick(now=1.0),
+        e.ProcessExited(now=1.5, task_id="t1", signal=15),
+        e.Tick(now=5.0),
+    ]
+    runs = []
+    for _ in range(2):
+        h = Harness()
+        runs.append([h(ev) for ev in script])
+    assert runs[0] == runs[1]
