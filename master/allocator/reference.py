@@ -1,0 +1,500 @@
+"""The reference allocator: the specification of Corral's allocation decisions, in plain Python.
+
+It is slow on purpose (it recomputes everything from the definitions); the numpy allocator must
+make exactly the same decisions, which the property tests check. The rules:
+
+STATE
+  Agents, in registration order: ``total`` (cpus, mem, disk, gpus), attributes, taints, static
+  reservations ``{role: scalars}`` (part of the total; their sum may not exceed it), draining.
+  An agent's *unreserved capacity* is total minus all reservations.
+  Frameworks, in registration order (``seq``): role, tolerations, attribute constraints,
+  suppressed. Roles exist once named; weight (default 1), quota guarantee (default 0) and
+  limit (default unlimited).
+  Charges: what each framework holds on each agent. A charge on an agent draws first on the
+  reservation of the framework's role there, then on the unreserved capacity; a recovery gives
+  back to the role's reservation first, then to the unreserved pool (never more than was
+  charged). ``allocate()`` may overcommit the unreserved pool (tasks found at re-registration);
+  free amounts are clamped at zero.
+  Free on agent a: unreserved_free = max(0, capacity - unreserved used) and, per reserved role
+  r, reserved_free[r] = reservation[r] - reserved used by r.
+  Refuse filters: ``(framework, agent) -> expires_at``; adding keeps the later expiry; a filter
+  is active while ``now < expires_at``. REVIVE clears a framework's filters.
+  Removing a framework drops its charges (given back to the pools) and filters; removing an
+  agent drops every charge and filter on it.
+
+SHARES
+  cluster total C = sum of totals of all agents (draining ones included).
+  share(x) = max over resources k not excluded from fairness with C[k] > 0 of x[k] / C[k]
+  (0 if none). A framework's allocation is the sum of its charges; a role's is the sum of its
+  frameworks'. Role key = share(role allocation) / weight; framework key = share(allocation).
+  A role has an *unmet guarantee* if its allocation is below its guarantee in some resource.
+
+DRF ORDER (for an agent a)
+  Frameworks sorted by the tuple
+    (intolerant of a PreferNoSchedule taint of a ? 1 : 0,
+     role has unmet guarantee ? 0 : 1, role key, role name, framework key, framework seq).
+
+ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
+  f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
+  NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes.
+
+OFFER SIZE for f (role r) on a
+  remaining_limit = max(0, limit[r] - allocation[r]) per resource.
+  from_reserved = min(reserved_free[r], remaining_limit).
+  allowance = unmet_guarantee[r] + max(0, headroom_available - headroom_required), where
+    unmet_guarantee[r] = max(0, guarantee[r] - allocation[r]),
+    headroom_required = sum over roles of unmet_guarantee, and
+    headroom_available = sum of unreserved_free over non-draining agents (all per resource);
+  from_unreserved = min(unreserved_free, remaining_limit - from_reserved, allowance).
+  offer = from_reserved + from_unreserved. It is *allocatable* if for some resource k with a
+  min_allocatable threshold, offer[k] >= threshold[k] (default cpus 0.01 or mem 32 MiB).
+
+CYCLE(now, seed)
+  1. Drop expired filters.
+  2. order = agents in registration order permuted by numpy.random.default_rng(seed)
+     .permutation(number of agents).
+  3. For each agent a in order (skipping draining ones): repeat
+       take the first framework f in the DRF order for a (recomputed now, since shares move
+       with every charge) that is eligible on a, was not yet offered a in this cycle, and whose
+       offer on a is allocatable; charge the offer to f and append Allocation(f, a, offer);
+     until no framework qualifies.
+  (Skipped frameworks stay skipped: a charge only lowers other frameworks' offers, so
+  restarting the scan after each offer is the same as continuing it.)
+
+EXPLAIN(f, now)
+  offered_agents = agents offered to f in the last cycle. reasons, each with its count:
+  suppressed (all agents), refuse filter / agent draining / each untolerated taint / each unmet
+  constraint (agents it applies to), quota limit <res> reached (eligible agents, if the role's
+  limit of <res> is used up), headroom kept for unmet guarantees (eligible agents where the
+  allowance is zero in cpus and mem), no free resources (eligible agents whose current offer
+  would not be allocatable), lower DRF order (frameworks ahead of f). Zero counts are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
+from corral.resources import SCALARS
+from master.allocator.interface import Allocation, Explanation, Scalars
+from master.allocator.options import (
+    REASON_DRAINING,
+    REASON_FILTER,
+    REASON_HEADROOM,
+    REASON_NO_FREE,
+    REASON_ORDER,
+    REASON_SUPPRESSED,
+    AllocatorOptions,
+    check_scalars,
+    check_weight,
+    constraint_reason,
+    quota_reason,
+    taint_reason,
+)
+
+Vec = list[float]
+N = len(SCALARS)
+INF = math.inf
+
+
+def _zeros() -> Vec:
+    return [0.0] * N
+
+
+def _vec(s: Sequence[float]) -> Vec:
+    return [float(x) for x in s]
+
+
+def _tuple(v: Vec) -> Scalars:
+    return (v[0], v[1], v[2], v[3])
+
+
+@dataclass
+class _Agent:
+    total: Vec
+    attributes: dict[str, str]
+    taints: tuple[Taint, ...]
+    reserved: dict[str, Vec]
+    draining: bool = False
+    used_unreserved: Vec = field(default_factory=_zeros)
+    used_reserved: dict[str, Vec] = field(default_factory=dict)
+
+    def capacity(self) -> Vec:
+        cap = list(self.total)
+        for amounts in self.reserved.values():
+            cap = [c - x for c, x in zip(cap, amounts, strict=True)]
+        return cap
+
+    def unreserved_free(self) -> Vec:
+        return [max(0.0, c - u) for c, u in zip(self.capacity(), self.used_unreserved, strict=True)]
+
+    def reserved_free(self, role: str) -> Vec:
+        if role not in self.reserved:
+            return _zeros()
+        used = self.used_reserved.get(role, _zeros())
+        return [max(0.0, r - u) for r, u in zip(self.reserved[role], used, strict=True)]
+
+
+@dataclass
+class _Framework:
+    role: str
+    seq: int
+    tolerations: tuple[Toleration, ...]
+    constraints: tuple[AttributeConstraint, ...]
+    suppressed: bool = False
+    charges: dict[str, Vec] = field(default_factory=dict)
+    filters: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Role:
+    weight: float = 1.0
+    guarantee: Vec = field(default_factory=_zeros)
+    limit: Vec = field(default_factory=lambda: [INF] * N)
+
+
+class ReferenceAllocator:
+    """Plain-Python hierarchical weighted DRF; see the module docstring for the rules."""
+
+    def __init__(self, options: AllocatorOptions | None = None) -> None:
+        self.options = options or AllocatorOptions()
+        self._min = self.options.min_vector()
+        self._fair = self.options.fair_indices()
+        self._agents: dict[str, _Agent] = {}
+        self._frameworks: dict[str, _Framework] = {}
+        self._roles: dict[str, _Role] = {}
+        self._seq = 0
+        self._last_offered: dict[str, int] = {}
+
+    # ---- agents -------------------------------------------------------------------------------
+
+    def add_agent(
+        self,
+        agent_id: str,
+        total: Scalars,
+        attributes: Mapping[str, str],
+        taints: Sequence[Taint],
+        reservations: Mapping[str, Scalars] | None = None,
+    ) -> None:
+        if agent_id in self._agents:
+            raise ValueError(f"agent {agent_id!r} is already known")
+        tot = _vec(check_scalars(f"agent {agent_id} total", total))
+        reserved: dict[str, Vec] = {}
+        summed = _zeros()
+        for role, amounts in (reservations or {}).items():
+            vec = _vec(check_scalars(f"agent {agent_id} reservation for {role}", amounts))
+            reserved[role] = vec
+            summed = [s + x for s, x in zip(summed, vec, strict=True)]
+            self._roles.setdefault(role, _Role())
+        if any(s > t for s, t in zip(summed, tot, strict=True)):
+            raise ValueError(f"agent {agent_id}: reservations exceed the total")
+        self._agents[agent_id] = _Agent(tot, dict(attributes), tuple(taints), reserved)
+
+    def remove_agent(self, agent_id: str) -> None:
+        self._agent(agent_id)
+        del self._agents[agent_id]
+        for fw in self._frameworks.values():
+            fw.charges.pop(agent_id, None)
+            fw.filters.pop(agent_id, None)
+
+    def set_agent_draining(self, agent_id: str, draining: bool) -> None:
+        self._agent(agent_id).draining = draining
+
+    # ---- frameworks and roles -----------------------------------------------------------------
+
+    def add_framework(
+        self,
+        framework_id: str,
+        role: str,
+        tolerations: Sequence[Toleration] = (),
+        constraints: Sequence[AttributeConstraint] = (),
+    ) -> None:
+        if framework_id in self._frameworks:
+            raise ValueError(f"framework {framework_id!r} is already known")
+        self._roles.setdefault(role, _Role())
+        self._frameworks[framework_id] = _Framework(
+            role, self._seq, tuple(tolerations), tuple(constraints)
+        )
+        self._seq += 1
+
+    def remove_framework(self, framework_id: str) -> None:
+        fw = self._framework(framework_id)
+        for agent_id, charge in list(fw.charges.items()):
+            self.recover(framework_id, agent_id, _tuple(charge))
+        del self._frameworks[framework_id]
+        self._last_offered.pop(framework_id, None)
+
+    def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
+        self._framework(framework_id).suppressed = suppressed
+
+    def set_weight(self, role: str, weight: float) -> None:
+        self._roles.setdefault(role, _Role()).weight = check_weight(role, weight)
+
+    def set_quota(self, role: str, guarantee: Scalars | None, limit: Scalars | None) -> None:
+        g = _zeros()
+        if guarantee is not None:
+            g = _vec(check_scalars(f"guarantee of {role}", guarantee))
+        lim = [INF] * N if limit is None else _vec(check_scalars(f"limit of {role}", limit, True))
+        if any(a > b for a, b in zip(g, lim, strict=True)):
+            raise ValueError(f"quota of role {role!r}: guarantee exceeds limit")
+        r = self._roles.setdefault(role, _Role())
+        r.guarantee, r.limit = g, lim
+
+    # ---- charges and filters ------------------------------------------------------------------
+
+    def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
+        fw = self._framework(framework_id)
+        agent = self._agent(agent_id)
+        self._charge(fw, agent_id, agent, _vec(check_scalars("allocate", scalars)))
+
+    def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
+        fw = self._frameworks.get(framework_id)
+        agent = self._agents.get(agent_id)
+        if fw is None or agent is None or agent_id not in fw.charges:
+            return  # already gone with its framework or agent
+        amounts = _vec(check_scalars("recover", scalars))
+        charge = fw.charges[agent_id]
+        back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
+        left = [c - b for c, b in zip(charge, back, strict=True)]
+        if all(x <= 0 for x in left):
+            del fw.charges[agent_id]
+        else:
+            fw.charges[agent_id] = left
+        used_res = agent.used_reserved.get(fw.role)
+        if used_res is not None:
+            to_res = [min(b, u) for b, u in zip(back, used_res, strict=True)]
+            agent.used_reserved[fw.role] = [u - t for u, t in zip(used_res, to_res, strict=True)]
+            back = [b - t for b, t in zip(back, to_res, strict=True)]
+        agent.used_unreserved = [
+            u - min(b, u) for u, b in zip(agent.used_unreserved, back, strict=True)
+        ]
+
+    def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
+        fw = self._frameworks.get(framework_id)
+        if fw is None or agent_id not in self._agents:
+            return
+        if math.isnan(expires_at):
+            raise ValueError("filter expiry is NaN")
+        fw.filters[agent_id] = max(fw.filters.get(agent_id, -INF), float(expires_at))
+
+    def clear_filters(self, framework_id: str) -> None:
+        self._framework(framework_id).filters.clear()
+
+    # ---- the cycle ----------------------------------------------------------------------------
+
+    def cycle(self, now: float, seed: int) -> list[Allocation]:
+        for fw in self._frameworks.values():
+            fw.filters = {a: t for a, t in fw.filters.items() if now < t}
+        agent_ids = list(self._agents)
+        perm = np.random.default_rng(seed).permutation(len(agent_ids))
+        plan: list[Allocation] = []
+        offered: dict[str, set[str]] = {}
+        for i in perm:
+            agent_id = agent_ids[int(i)]
+            agent = self._agents[agent_id]
+            if agent.draining:
+                continue
+            done: set[str] = set()
+            while True:
+                choice = self._pick(agent_id, agent, now, done)
+                if choice is None:
+                    break
+                framework_id, offer = choice
+                self._charge(self._frameworks[framework_id], agent_id, agent, offer)
+                plan.append(Allocation(framework_id, agent_id, _tuple(offer)))
+                done.add(framework_id)
+                offered.setdefault(framework_id, set()).add(agent_id)
+        self._last_offered = {f: len(a) for f, a in offered.items()}
+        return plan
+
+    def _pick(
+        self, agent_id: str, agent: _Agent, now: float, done: set[str]
+    ) -> tuple[str, Vec] | None:
+        candidates = {
+            fid
+            for fid, fw in self._frameworks.items()
+            if fid not in done and self._eligible(fw, agent_id, agent, now)
+        }
+        if not candidates:
+            return None
+        fw_alloc, role_alloc = self._allocations()
+        for framework_id in self._drf_order(agent, fw_alloc, role_alloc):
+            if framework_id in candidates:
+                fw = self._frameworks[framework_id]
+                offer = self._offer(fw, agent, role_alloc)
+                if self._allocatable(offer):
+                    return framework_id, offer
+        return None
+
+    # ---- definitions --------------------------------------------------------------------------
+
+    def _cluster_total(self) -> Vec:
+        total = _zeros()
+        for agent in self._agents.values():
+            total = [t + x for t, x in zip(total, agent.total, strict=True)]
+        return total
+
+    def _share(self, amounts: Vec, total: Vec) -> float:
+        shares = [amounts[k] / total[k] for k in self._fair if total[k] > 0]
+        return max(shares, default=0.0)
+
+    def _allocations(self) -> tuple[dict[str, Vec], dict[str, Vec]]:
+        """Allocation of every framework (sum of its charges) and of every role."""
+        fw_alloc: dict[str, Vec] = {}
+        role_alloc: dict[str, Vec] = {name: _zeros() for name in self._roles}
+        for fid, fw in self._frameworks.items():
+            alloc = _zeros()
+            for charge in fw.charges.values():
+                alloc = [a + c for a, c in zip(alloc, charge, strict=True)]
+            fw_alloc[fid] = alloc
+            role_alloc[fw.role] = [r + a for r, a in zip(role_alloc[fw.role], alloc, strict=True)]
+        return fw_alloc, role_alloc
+
+    def _unmet(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
+        guarantee = self._roles[role].guarantee
+        return [max(0.0, g - a) for g, a in zip(guarantee, role_alloc[role], strict=True)]
+
+    def _drf_order(
+        self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
+    ) -> list[str]:
+        total = self._cluster_total()
+        prefer_not = (
+            [t for t in agent.taints if t.effect is TaintEffect.PREFER_NO_SCHEDULE]
+            if agent is not None
+            else []
+        )
+        role_keys: dict[str, tuple[int, float]] = {}
+        for name, role in self._roles.items():
+            alloc = role_alloc[name]
+            unmet = any(a < g for a, g in zip(alloc, role.guarantee, strict=True))
+            role_keys[name] = (0 if unmet else 1, self._share(alloc, total) / role.weight)
+
+        def key(item: tuple[str, _Framework]) -> tuple[int, int, float, str, float, int]:
+            fid, fw = item
+            tier, rkey = role_keys[fw.role]
+            intolerant = 1 if untolerated(prefer_not, fw.tolerations) else 0
+            fkey = self._share(fw_alloc[fid], total)
+            return (intolerant, tier, rkey, fw.role, fkey, fw.seq)
+
+        return [fid for fid, _ in sorted(self._frameworks.items(), key=key)]
+
+    def _eligible(self, fw: _Framework, agent_id: str, agent: _Agent, now: float) -> bool:
+        if fw.suppressed or agent.draining or now < fw.filters.get(agent_id, -INF):
+            return False
+        return not self._blockers(fw, agent_id, agent, now)
+
+    def _blockers(self, fw: _Framework, agent_id: str, agent: _Agent, now: float) -> list[str]:
+        """The reasons (mask by mask) that make ``fw`` ineligible on the agent."""
+        reasons: list[str] = []
+        if fw.suppressed:
+            reasons.append(REASON_SUPPRESSED)
+        if now < fw.filters.get(agent_id, -INF):
+            reasons.append(REASON_FILTER)
+        if agent.draining:
+            reasons.append(REASON_DRAINING)
+        hard = [t for t in agent.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
+        reasons.extend(taint_reason(t) for t in untolerated(hard, fw.tolerations))
+        reasons.extend(
+            constraint_reason(c) for c in fw.constraints if not c.matches(agent.attributes)
+        )
+        return reasons
+
+    def _allowance(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
+        required = _zeros()
+        for name in self._roles:
+            unmet = self._unmet(name, role_alloc)
+            required = [r + u for r, u in zip(required, unmet, strict=True)]
+        if all(r <= 0 for r in required):
+            return [INF] * N  # no guarantee pending: nothing to hold back
+        available = _zeros()
+        for agent in self._agents.values():
+            if not agent.draining:
+                free = agent.unreserved_free()
+                available = [a + f for a, f in zip(available, free, strict=True)]
+        return [
+            u + max(0.0, a - r)
+            for u, a, r in zip(self._unmet(role, role_alloc), available, required, strict=True)
+        ]
+
+    def _offer(self, fw: _Framework, agent: _Agent, role_alloc: dict[str, Vec]) -> Vec:
+        role = self._roles[fw.role]
+        alloc = role_alloc[fw.role]
+        remaining = [max(0.0, lim - a) for lim, a in zip(role.limit, alloc, strict=True)]
+        from_res = [min(f, r) for f, r in zip(agent.reserved_free(fw.role), remaining, strict=True)]
+        rest = [r - x for r, x in zip(remaining, from_res, strict=True)]
+        allowance = self._allowance(fw.role, role_alloc)
+        from_unres = [
+            min(f, r, a) for f, r, a in zip(agent.unreserved_free(), rest, allowance, strict=True)
+        ]
+        return [x + y for x, y in zip(from_res, from_unres, strict=True)]
+
+    def _allocatable(self, offer: Vec) -> bool:
+        return any(o >= m for o, m in zip(offer, self._min, strict=True))
+
+    def _charge(self, fw: _Framework, agent_id: str, agent: _Agent, amounts: Vec) -> None:
+        charge = fw.charges.get(agent_id, _zeros())
+        fw.charges[agent_id] = [c + x for c, x in zip(charge, amounts, strict=True)]
+        from_res = [min(x, f) for x, f in zip(amounts, agent.reserved_free(fw.role), strict=True)]
+        if fw.role in agent.reserved:
+            used = agent.used_reserved.get(fw.role, _zeros())
+            agent.used_reserved[fw.role] = [u + x for u, x in zip(used, from_res, strict=True)]
+        agent.used_unreserved = [
+            u + x - r for u, x, r in zip(agent.used_unreserved, amounts, from_res, strict=True)
+        ]
+
+    # ---- explain ------------------------------------------------------------------------------
+
+    def explain(self, framework_id: str, now: float) -> Explanation:
+        fw = self._framework(framework_id)
+        reasons: dict[str, int] = {}
+        eligible: list[_Agent] = []
+        for agent_id, agent in self._agents.items():
+            blockers = self._blockers(fw, agent_id, agent, now)
+            for reason in blockers:
+                reasons[reason] = reasons.get(reason, 0) + 1
+            if not blockers:
+                eligible.append(agent)
+        fw_alloc, role_alloc = self._allocations()
+        role = self._roles[fw.role]
+        alloc = role_alloc[fw.role]
+        for k, name in enumerate(SCALARS):
+            if alloc[k] >= role.limit[k] and eligible:
+                reasons[quota_reason(name)] = len(eligible)
+        allowance = self._allowance(fw.role, role_alloc)
+        if allowance[0] <= 0 and allowance[1] <= 0 and eligible:
+            reasons[REASON_HEADROOM] = len(eligible)
+        no_free = sum(1 for a in eligible if not self._allocatable(self._offer(fw, a, role_alloc)))
+        if no_free:
+            reasons[REASON_NO_FREE] = no_free
+        position = self._drf_order(None, fw_alloc, role_alloc).index(framework_id)
+        if position:
+            reasons[REASON_ORDER] = position
+        total = self._cluster_total()
+        details: dict[str, Any] = {
+            "role": fw.role,
+            "weight": role.weight,
+            "dominant_share": self._share(fw_alloc[framework_id], total),
+            "role_share": self._share(alloc, total),
+            "drf_position": position,
+            "eligible_agents": len(eligible),
+        }
+        return Explanation(framework_id, self._last_offered.get(framework_id, 0), reasons, details)
+
+    # ---- lookups ------------------------------------------------------------------------------
+
+    def _agent(self, agent_id: str) -> _Agent:
+        try:
+            return self._agents[agent_id]
+        except KeyError:
+            raise KeyError(f"unknown agent {agent_id!r}") from None
+
+    def _framework(self, framework_id: str) -> _Framework:
+        try:
+            return self._frameworks[framework_id]
+        except KeyError:
+            raise KeyError(f"unknown framework {framework_id!r}") from None

@@ -1,0 +1,326 @@
+"""Behaviour of the allocator, rule by rule (module docstring of master/allocator/reference.py),
+for every implementation kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from master.allocator import KINDS, Allocation, Allocator, make_allocator
+from master.allocator.interface import Scalars
+from master.allocator.options import (
+    REASON_DRAINING,
+    REASON_FILTER,
+    REASON_HEADROOM,
+    REASON_ORDER,
+    REASON_SUPPRESSED,
+    quota_reason,
+    taint_reason,
+)
+
+SPOT = Taint("spot", "true", TaintEffect.NO_SCHEDULE)
+SOFT = Taint("old", "yes", TaintEffect.PREFER_NO_SCHEDULE)
+AGENT: Scalars = (4.0, 4096.0, 1000.0, 0.0)
+
+
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _alloc(kind: str) -> Allocator:
+    return make_allocator(kind)
+
+
+def _pairs(plan: list[Allocation]) -> list[tuple[str, str]]:
+    return [(a.framework_id, a.agent_id) for a in plan]
+
+
+def test_drf_paper_example(kind: str) -> None:
+    """Ghodsi et al. 2011, section 4: <9 cpus, 18 GiB>, A's tasks <1, 4>, B's <3, 1>:
+    A runs 3 tasks and B 2, both with dominant share 2/3."""
+    alloc = make_allocator(kind, fairness_exclude=())
+    alloc.add_agent("s1", (9.0, 18.0 * 1024, 0.0, 0.0), {}, [])
+    demand = {"A": (1.0, 4096.0), "B": (3.0, 1024.0)}
+    tasks = {"A": 0, "B": 0}
+    for fid in demand:
+        alloc.add_framework(fid, "*")
+    for step in range(20):
+        plan = alloc.cycle(now=float(step), seed=step)
+        if not plan:
+            break
+        for offer in plan:
+            cpus, mem = demand[offer.framework_id]
+            o_cpus, o_mem, o_disk, o_gpus = offer.scalars
+            if o_cpus >= cpus and o_mem >= mem:
+                tasks[offer.framework_id] += 1
+                rest = (o_cpus - cpus, o_mem - mem, o_disk, o_gpus)
+                alloc.recover(offer.framework_id, offer.agent_id, rest)
+            else:
+                alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+                alloc.add_filter(offer.framework_id, offer.agent_id, 1e9)
+    assert tasks == {"A": 3, "B": 2}
+    for fid in demand:
+        share = alloc.explain(fid, 100.0).details["dominant_share"]
+        assert share == pytest.approx(2 / 3)
+
+
+def test_whole_agent_goes_to_lowest_share_and_is_charged(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_agent("a2", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_framework("f2", "*")
+    plan = alloc.cycle(0.0, seed=1)
+    assert sorted(_pairs(plan)) == [("f1", "a1"), ("f2", "a2")] or sorted(_pairs(plan)) == [
+        ("f1", "a2"),
+        ("f2", "a1"),
+    ]
+    assert all(a.scalars == AGENT for a in plan)
+    assert alloc.cycle(1.0, seed=2) == []  # everything is charged until recovered
+    alloc.recover(plan[0].framework_id, plan[0].agent_id, AGENT)
+    again = alloc.cycle(2.0, seed=3)
+    assert [a.agent_id for a in again] == [plan[0].agent_id]
+
+
+def test_same_seed_same_plan(kind: str) -> None:
+    plans = []
+    for _ in range(2):
+        alloc = _alloc(kind)
+        for i in range(20):
+            alloc.add_agent(f"a{i}", AGENT, {}, [])
+        for i in range(5):
+            alloc.add_framework(f"f{i}", "*")
+        plans.append(alloc.cycle(0.0, seed=42))
+    assert plans[0] == plans[1]
+    assert len(plans[0]) == 20
+
+
+def test_refuse_filter_expires_at_its_time(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_filter("f1", "a1", expires_at=10.0)
+    assert alloc.cycle(9.999, seed=0) == []
+    assert alloc.explain("f1", 9.999).reasons[REASON_FILTER] == 1
+    assert _pairs(alloc.cycle(10.0, seed=0)) == [("f1", "a1")]
+
+
+def test_filtered_framework_lets_the_next_one_have_the_agent(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_framework("f2", "*")
+    alloc.add_filter("f1", "a1", 100.0)
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f2", "a1")]
+
+
+def test_revive_clears_filters(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_filter("f1", "a1", 100.0)
+    alloc.clear_filters("f1")
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f1", "a1")]
+
+
+def test_suppressed_gets_nothing(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.set_suppressed("f1", True)
+    assert alloc.cycle(0.0, seed=0) == []
+    assert alloc.explain("f1", 0.0).reasons[REASON_SUPPRESSED] == 1
+    alloc.set_suppressed("f1", False)
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f1", "a1")]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "offered"),
+    [
+        ((), False),
+        ((Toleration("spot", "true"),), True),
+        ((Toleration("spot", exists=True),), True),
+        ((Toleration("spot", "false"),), False),
+        ((Toleration("spot", exists=True, effect=TaintEffect.PREFER_NO_SCHEDULE),), False),
+    ],
+)
+def test_no_schedule_taint_needs_a_toleration(
+    kind: str, tolerations: tuple[Toleration, ...], offered: bool
+) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [SPOT])
+    alloc.add_framework("f1", "*", tolerations=tolerations)
+    assert bool(alloc.cycle(0.0, seed=0)) is offered
+    if not offered:
+        assert alloc.explain("f1", 0.0).reasons[taint_reason(SPOT)] == 1
+
+
+def test_prefer_no_schedule_only_orders(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [SOFT])
+    alloc.add_framework("intolerant", "*")
+    alloc.add_framework("tolerant", "*", tolerations=[Toleration("old", exists=True)])
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("tolerant", "a1")]
+    alloc2 = _alloc(kind)
+    alloc2.add_agent("a1", AGENT, {}, [SOFT])
+    alloc2.add_framework("intolerant", "*")
+    assert _pairs(alloc2.cycle(0.0, seed=0)) == [("intolerant", "a1")]
+
+
+@pytest.mark.parametrize(
+    ("constraint", "offered"),
+    [
+        (AttributeConstraint("zone", ConstraintOp.EQUALS, ("a",)), True),
+        (AttributeConstraint("zone", ConstraintOp.EQUALS, ("b",)), False),
+        (AttributeConstraint("zone", ConstraintOp.IN, ("b", "a")), True),
+        (AttributeConstraint("rack", ConstraintOp.EXISTS), False),
+        (AttributeConstraint("zone", ConstraintOp.EXISTS), True),
+    ],
+)
+def test_attribute_constraints(kind: str, constraint: AttributeConstraint, offered: bool) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {"zone": "a"}, [])
+    alloc.add_framework("f1", "*", constraints=[constraint])
+    assert bool(alloc.cycle(0.0, seed=0)) is offered
+
+
+def test_draining_agent_is_not_offered(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.set_agent_draining("a1", True)
+    assert alloc.cycle(0.0, seed=0) == []
+    assert alloc.explain("f1", 0.0).reasons[REASON_DRAINING] == 1
+
+
+def test_reserved_resources_only_to_their_role(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [], reservations={"db": (2.0, 1024.0, 0.0, 0.0)})
+    alloc.add_framework("web", "web")
+    plan = alloc.cycle(0.0, seed=0)
+    assert [(a.framework_id, a.scalars) for a in plan] == [("web", (2.0, 3072.0, 1000.0, 0.0))]
+    alloc.add_framework("db", "db")
+    plan = alloc.cycle(1.0, seed=0)
+    assert [(a.framework_id, a.scalars) for a in plan] == [("db", (2.0, 1024.0, 0.0, 0.0))]
+
+
+def test_quota_limit_clips_offers_and_is_never_exceeded(kind: str) -> None:
+    alloc = _alloc(kind)
+    for i in range(3):
+        alloc.add_agent(f"a{i}", AGENT, {}, [])
+    alloc.add_framework("f1", "capped")
+    alloc.set_quota("capped", None, (6.0, 8192.0, 1e9, 0.0))
+    plan = alloc.cycle(0.0, seed=0)
+    assert sum(a.scalars[0] for a in plan) == 6.0
+    assert sorted(a.scalars[0] for a in plan) == [2.0, 4.0]
+    assert alloc.cycle(1.0, seed=1) == []
+    assert alloc.explain("f1", 1.0).reasons[quota_reason("cpus")] == 3
+
+
+def test_min_allocatable_stops_dust(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", (0.005, 16.0, 100.0, 0.0), {}, [])
+    alloc.add_framework("f1", "*")
+    assert alloc.cycle(0.0, seed=0) == []
+    custom = make_allocator(kind, min_allocatable={"disk": 50.0})
+    custom.add_agent("a1", (0.005, 16.0, 100.0, 0.0), {}, [])
+    custom.add_framework("f1", "*")
+    assert _pairs(custom.cycle(0.0, seed=0)) == [("f1", "a1")]
+
+
+def test_guarantee_served_first_and_headroom_kept(kind: str) -> None:
+    alloc = _alloc(kind)
+    for i in range(4):
+        alloc.add_agent(f"a{i}", AGENT, {}, [])
+    alloc.add_framework("other", "other")
+    alloc.add_framework("prod", "prod")
+    alloc.set_quota("prod", (8.0, 0.0, 0.0, 0.0), None)
+    alloc.set_suppressed("prod", True)  # prod does not want offers now...
+    plan = alloc.cycle(0.0, seed=0)
+    # ...but 8 cpus of headroom stay unoffered for it: other gets 2 of the 4 agents.
+    assert sum(a.scalars[0] for a in plan) == 8.0
+    assert alloc.explain("other", 0.0).reasons[REASON_HEADROOM] == 4
+    alloc.set_suppressed("prod", False)
+    plan = alloc.cycle(1.0, seed=0)
+    assert {a.framework_id for a in plan} == {"prod"}
+    assert sum(a.scalars[0] for a in plan) == 8.0
+
+
+def test_weights_order_roles(kind: str) -> None:
+    alloc = _alloc(kind)
+    for i in range(4):
+        alloc.add_agent(f"a{i}", AGENT, {}, [])
+    alloc.add_framework("light", "light")
+    alloc.add_framework("heavy", "heavy")
+    alloc.set_weight("heavy", 3.0)
+    plan = alloc.cycle(0.0, seed=0)
+    counts = {"light": 0, "heavy": 0}
+    for a in plan:
+        counts[a.framework_id] += 1
+    assert counts == {"light": 1, "heavy": 3}
+
+
+def test_explain_counts_frameworks_ahead(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    for i in range(3):
+        alloc.add_framework(f"f{i}", "*")
+    alloc.allocate("f0", "a1", (1.0, 0.0, 0.0, 0.0))
+    explanation = alloc.explain("f0", 0.0)
+    assert explanation.reasons[REASON_ORDER] == 2
+    assert explanation.details["drf_position"] == 2
+
+
+def test_remove_framework_returns_its_charges(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_framework("f2", "*")
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f1", "a1")]
+    alloc.remove_framework("f1")
+    assert _pairs(alloc.cycle(1.0, seed=0)) == [("f2", "a1")]
+
+
+def test_remove_agent_and_readd(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_filter("f1", "a1", 100.0)
+    alloc.remove_agent("a1")
+    alloc.add_agent("a1", AGENT, {}, [])
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f1", "a1")]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a: a.add_agent("a1", AGENT, {}, []),
+        lambda a: a.add_agent("a2", (-1.0, 0.0, 0.0, 0.0), {}, []),
+        lambda a: a.add_agent("a3", (float("nan"), 0.0, 0.0, 0.0), {}, []),
+        lambda a: a.add_agent("a4", AGENT, {}, [], reservations={"r": (5.0, 0.0, 0.0, 0.0)}),
+        lambda a: a.set_weight("r", 0.0),
+        lambda a: a.set_quota("r", (2.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)),
+        lambda a: a.add_framework("f1", "*"),
+    ],
+)
+def test_bad_input_is_a_value_error(kind: str, call: object) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    with pytest.raises(ValueError):
+        call(alloc)  # type: ignore[operator]
+
+
+def test_unknown_ids_are_key_errors(kind: str) -> None:
+    alloc = _alloc(kind)
+    with pytest.raises(KeyError):
+        alloc.remove_agent("nope")
+    with pytest.raises(KeyError):
+        alloc.explain("nope", 0.0)
+    alloc.recover("nope", "nope", AGENT)  # a late recovery is harmless
+
+
+def test_unknown_kind() -> None:
+    with pytest.raises(ValueError, match="unknown allocator kind"):
+        make_allocator("magic")
