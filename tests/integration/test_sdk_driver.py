@@ -63,7 +63,9 @@ def offer(offer_id: str, agent_id: str = "agent-1", cpus: float = 1, mem: float 
     )
 
 
-def status(task_id: str, uuid: bytes = b"", state: int = TaskState.TASK_STATE_RUNNING) -> TaskStatus:
+def status(
+    task_id: str, uuid: bytes = b"", state: int = TaskState.TASK_STATE_RUNNING
+) -> TaskStatus:
     return TaskStatus(task_id=task_id, agent_id="agent-1", state=state, uuid=uuid)  # type: ignore[arg-type]
 
 
@@ -97,3 +99,231 @@ async def test_subscribes_and_dispatches_events_in_order(master: FakeMaster) -> 
     ]
     assert master.subscriptions[0].framework_info.name == "t"
     assert master.subscriptions[0].framework_info.id == ""
+
+
+async def test_acks_each_update_in_one_batch_after_the_callbacks(master: FakeMaster) -> None:
+    seen_acks: list[int] = []
+
+    class Watcher(sdk.Scheduler):
+        async def status(self, driver: sdk.Driver, status: TaskStatus) -> None:
+            seen_acks.append(len(master.calls_of("Acknowledge")))
+
+    async with driver_for(master, Watcher()) as driver:
+        await master.send_update([status("a", b"u-a"), status("b"), status("c", b"u-c")])
+        await master.wait_for_calls("Acknowledge", 1)
+        await master.send_update([status("d", b"u-d")])
+        acks = await master.wait_for_calls("Acknowledge", 2)
+        stream_id = driver.stream_id
+        await driver.stop()
+    # Each callback ran before its batch was acknowledged; "b" had no uuid, so no ack.
+    assert seen_acks == [0, 0, 0, 1]
+    assert [(a.task_id, a.agent_id, a.uuid) for a in acks[0].acknowledgements] == [
+        ("a", "agent-1", b"u-a"),
+        ("c", "agent-1", b"u-c"),
+    ]
+    assert [a.task_id for a in acks[1].acknowledgements] == ["d"]
+    assert acks[0].caller.framework_id == "framework-1"
+    assert stream_id
+    assert acks[0].caller.stream_id == stream_id
+
+
+async def test_a_failing_status_callback_is_not_acknowledged_and_ends_wait(
+    master: FakeMaster,
+) -> None:
+    class Boom(sdk.Scheduler):
+        async def status(self, driver: sdk.Driver, status: TaskStatus) -> None:
+            if status.task_id == "bad":
+                raise RuntimeError("framework bug")
+
+    async with driver_for(master, Boom()) as driver:
+        await master.send_update([status("good", b"u1"), status("bad", b"u2")])
+        with pytest.raises(RuntimeError, match="framework bug"):
+            await asyncio.wait_for(driver.wait(), TIMEOUT)
+    (ack,) = master.calls_of("Acknowledge")
+    assert [a.task_id for a in ack.acknowledgements] == ["good"]
+
+
+async def test_stop_inside_a_callback_still_acknowledges_that_status(master: FakeMaster) -> None:
+    class StopOnFinish(sdk.Scheduler):
+        async def status(self, driver: sdk.Driver, status: TaskStatus) -> None:
+            if sdk.is_terminal(status.state):
+                await driver.stop()
+
+    async with driver_for(master, StopOnFinish()) as driver:
+        await master.send_update([status("t", b"u", TaskState.TASK_STATE_FINISHED)])
+        await asyncio.wait_for(driver.wait(), TIMEOUT)
+    (ack,) = master.calls_of("Acknowledge")
+    assert ack.acknowledgements[0].uuid == b"u"
+
+
+async def test_calls_carry_the_caller_and_their_arguments(master: FakeMaster) -> None:
+    async with driver_for(master, Recorder()) as driver:
+        caller = (driver.framework_id, driver.stream_id)
+        t = sdk.task("web", "sleep 1", cpus=0.5, mem=64)
+        await driver.launch([offer("o1", agent_id="agent-7")], [t], refuse_seconds=2)
+        await driver.decline(["o2", offer("o3")], refuse_seconds=0)
+        await driver.decline([])  # nothing to decline: no call
+        await driver.launch([offer("o4")], [])  # nothing to launch: a decline
+        await driver.suppress()
+        await driver.revive()
+        await driver.kill("web-1", "agent-7", grace=3)
+        await driver.reconcile([("web-1", "agent-7")])
+        await driver.reconcile()
+        await driver.teardown()
+        await asyncio.wait_for(driver.wait(), TIMEOUT)
+
+    methods = [c.method for c in master.calls]
+    assert methods == [
+        "Accept", "Decline", "Decline", "Suppress", "Revive", "Kill", "Reconcile", "Reconcile",
+        "Teardown",
+    ]  # fmt: skip
+    for call in master.calls:
+        assert (call.request.caller.framework_id, call.request.caller.stream_id) == caller
+    accept = master.calls[0].request
+    assert list(accept.offer_ids) == ["o1"]
+    assert accept.filters.refuse_seconds == 2
+    (launched,) = accept.operations[0].launch.tasks
+    assert launched.task_id == t.task_id
+    assert launched.agent_id == "agent-7"  # filled in from the offer...
+    assert t.agent_id == ""  # ...on a copy
+    first_decline, second_decline = master.calls[1].request, master.calls[2].request
+    assert list(first_decline.offer_ids) == ["o2", "o3"]
+    assert first_decline.filters.HasField("refuse_seconds")
+    assert first_decline.filters.refuse_seconds == 0
+    assert list(second_decline.offer_ids) == ["o4"]
+    assert not second_decline.filters.HasField("refuse_seconds")  # the master's default
+    kill = master.calls[5].request
+    assert (kill.task_id, kill.agent_id, kill.kill_grace_period_seconds) == ("web-1", "agent-7", 3)
+    assert [(r.task_id, r.agent_id) for r in master.calls[6].request.tasks] == [
+        ("web-1", "agent-7")
+    ]
+    assert list(master.calls[7].request.tasks) == []
+
+
+async def test_a_refused_call_raises_call_error_with_code_and_reason(master: FakeMaster) -> None:
+    master.refuse("Accept", grpc.StatusCode.INVALID_ARGUMENT, "task web-1: cpus 8 exceed offer 1")
+    async with driver_for(master, Recorder()) as driver:
+        with pytest.raises(sdk.CallError) as caught:
+            await driver.launch([offer("o1")], [sdk.task("web", "true", cpus=8, mem=1)])
+        # The driver is still usable after a refusal.
+        await driver.suppress()
+        await driver.stop()
+    assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert caught.value.message == "task web-1: cpus 8 exceed offer 1"
+    assert caught.value.method == "Accept"
+    assert "INVALID_ARGUMENT" in str(caught.value)
+    assert [c.method for c in master.calls] == ["Accept", "Suppress"]
+
+
+async def test_default_scheduler_declines_every_offer(master: FakeMaster) -> None:
+    async with driver_for(master, sdk.Scheduler()) as driver:
+        await master.send_offers([offer("o1"), offer("o2", agent_id="agent-2")])
+        (decline,) = await master.wait_for_calls("Decline")
+        await driver.stop()
+    assert list(decline.offer_ids) == ["o1", "o2"]
+
+
+async def test_reconnects_and_resubscribes_with_the_same_framework_id(master: FakeMaster) -> None:
+    rec = Recorder()
+    async with driver_for(master, rec) as driver:
+        first_stream = driver.stream_id
+        await master.restart()  # the master goes away and comes back on the same port
+        await master.wait_for_subscriptions(2)
+        await until(lambda: rec.names().count("subscribed") == 2, "the second SUBSCRIBED")
+        await driver.suppress()
+        await driver.stop()
+    assert rec.names() == ["subscribed", "disconnected", "subscribed"]
+    again = master.subscriptions[1].framework_info
+    assert again.id == "framework-1"
+    assert again.name == "t"
+    (suppress,) = master.calls_of("Suppress")
+    assert suppress.caller.stream_id != first_stream  # calls use the new stream
+
+
+async def test_calls_while_disconnected_raise_an_unavailable_call_error(
+    master: FakeMaster,
+) -> None:
+    rec = Recorder()
+    async with driver_for(master, rec) as driver:
+        await master.stop()
+        await until(lambda: "disconnected" in rec.names(), "the disconnected callback")
+        assert not driver.subscribed
+        with pytest.raises(sdk.CallError) as caught:
+            await driver.revive()
+        await driver.stop()
+    assert isinstance(caught.value, sdk.NotSubscribedError)
+    assert caught.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+async def test_missing_heartbeats_make_the_driver_reconnect() -> None:
+    async with FakeMaster(heartbeat_interval=0.05) as master:
+        rec = Recorder()
+        async with driver_for(master, rec, missed_heartbeats=3) as driver:
+            master.mute_heartbeats = True
+            await master.wait_for_subscriptions(2)
+            master.mute_heartbeats = False
+            await until(lambda: rec.names().count("subscribed") == 2, "the second SUBSCRIBED")
+            await driver.stop()
+    assert rec.names()[:3] == ["subscribed", "disconnected", "subscribed"]
+    assert master.subscriptions[1].framework_info.id == "framework-1"
+
+
+async def test_heartbeats_keep_a_quiet_connection_alive() -> None:
+    async with FakeMaster(heartbeat_interval=0.02) as master:
+        rec = Recorder()
+        async with driver_for(master, rec, missed_heartbeats=3) as driver:
+            # Far longer than the 0.06 s heartbeat timeout, with only heartbeats on the stream.
+            await master.wait_for(lambda: master.heartbeats_sent >= 20, what="20 heartbeats")
+            await master.send_offers([offer("o1")])
+            await until(lambda: "offers" in rec.names(), "the offers callback")
+            await driver.stop()
+    assert rec.names() == ["subscribed", "offers"]
+    assert len(master.subscriptions) == 1
+
+
+async def test_an_error_event_ends_the_driver_without_reconnecting(master: FakeMaster) -> None:
+    rec = Recorder()
+    async with driver_for(master, rec) as driver:
+        await master.send_error("framework removed by the operator")
+        with pytest.raises(sdk.FrameworkError, match="removed by the operator"):
+            await asyncio.wait_for(driver.wait(), TIMEOUT)
+    assert rec.names() == ["subscribed", "error"]
+    assert len(master.subscriptions) == 1
+
+
+async def test_a_refused_subscription_is_fatal(master: FakeMaster) -> None:
+    master.refuse("Subscribe", grpc.StatusCode.INVALID_ARGUMENT, "role 'no such' is unknown")
+    with pytest.raises(sdk.CallError) as caught:
+        async with driver_for(master, Recorder()):
+            pass
+    assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "unknown" in caught.value.message
+    assert len(master.subscriptions) == 1
+
+
+async def test_an_unreachable_master_is_a_connect_error_after_the_timeout() -> None:
+    master = FakeMaster()
+    await master.start()
+    address = master.address
+    await master.stop()  # nothing listens there now
+    driver = sdk.Driver(
+        Recorder(), sdk.FrameworkInfo(name="t"), address, connect_timeout=0.3,
+        backoff=sdk.Backoff(initial=0.02, maximum=0.05),
+    )  # fmt: skip
+    with pytest.raises(sdk.ConnectError, match=f"master at {address} within 0.3 s"):
+        async with driver:
+            pass
+
+
+async def test_a_slow_scheduler_receives_every_event_in_order(master: FakeMaster) -> None:
+    rec = Recorder()
+    rec.release.clear()  # status callbacks block until released
+    async with driver_for(master, rec, event_queue_size=2) as driver:
+        for i in range(20):
+            await master.send_update([status(f"t{i}", f"u{i}".encode())])
+        rec.release.set()
+        acks = await master.wait_for_calls("Acknowledge", 20)
+        await driver.stop()
+    assert [name for name, _ in rec.log if name == "status"] == ["status"] * 20
+    assert [arg for name, arg in rec.log if name == "status"] == [f"t{i}" for i in range(20)]
+    assert [a.acknowledgements[0].task_id for a in acks] == [f"t{i}" for i in range(20)]

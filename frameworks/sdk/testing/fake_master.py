@@ -45,6 +45,7 @@ class FakeMaster:
         self.heartbeat_interval = heartbeat_interval
         self.master_id = master_id
         self.mute_heartbeats = False
+        self.heartbeats_sent = 0
         self.port = 0
         self.calls: list[RecordedCall] = []
         self.subscriptions: list[pb.SubscribeRequest] = []
@@ -94,7 +95,7 @@ class FakeMaster:
     # -- what the test does as the master ---------------------------------------------------
 
     def refuse(self, method: str, code: grpc.StatusCode, message: str) -> None:
-        """Refuse the next call of ``method`` (e.g. "Accept") with this status."""
+        """Refuse the next call of ``method`` ("Accept", ..., or "Subscribe") with this status."""
         self._failures.setdefault(method, []).append((code, message))
 
     async def send(self, event: pb.Event) -> None:
@@ -187,6 +188,10 @@ class _Servicer(pb_grpc.SchedulerServicer):
     ) -> AsyncIterator[pb.Event]:
         m = self.master
         m.subscriptions.append(request)
+        failures = m._failures.get("Subscribe")
+        if failures:
+            await m._notify()
+            await context.abort(*failures.pop(0))
         stream = m._open_stream(request)
         await m._notify()
         yield pb.Event(
@@ -204,6 +209,8 @@ class _Servicer(pb_grpc.SchedulerServicer):
             except TimeoutError:
                 if not m.mute_heartbeats:
                     yield pb.Event(heartbeat=pb.Heartbeat())
+                    m.heartbeats_sent += 1
+                    await m._notify()
                 continue
             if item is None:
                 return
