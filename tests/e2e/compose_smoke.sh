@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# End-to-end smoke test of docker-compose.yml on a real Docker engine.
+#
+#   bash tests/e2e/compose_smoke.sh      (from the repo root, as root or with sudo; a few minutes)
+#
+# Steps (the same as docs/docker.md): engine up (installed and started if missing) → local base
+# image (no registry here) → wheelhouse → image → `up -d` → 3 agents registered → the hello
+# framework's tasks FINISHED → kill an agent running tasks: its tasks reported LOST/UNREACHABLE and
+# the cluster still runs hello → scale to 5 agents → `down -v`, nothing left running.
+# Every wait is bounded and names what it waited for; the EXIT trap always tears down.
+#
+# Env: COMPOSE (command, default docker-compose, else `docker compose`), CORRAL_BASE_IMAGE
+# (default corral-base:bookworm, built here if missing; python:3.11-slim where a registry is
+# reachable), COMPOSE_PROJECT_NAME (default corralsmoke), KEEP_CLUSTER=1 to skip the teardown.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+REPO=$(pwd)
+export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-corralsmoke}
+export CORRAL_IMAGE=${CORRAL_IMAGE:-corral:smoke}
+export CORRAL_BASE_IMAGE=${CORRAL_BASE_IMAGE:-corral-base:bookworm}
+export CORRAL_AGENT_TIMEOUT=${CORRAL_AGENT_TIMEOUT:-5}
+QUERY="python3 $REPO/tests/e2e/compose_query.py"
+MASTER=master:5050
+
+START=$SECONDS
+STEP_START=$SECONDS
+STEP_NAME=""
+TIMINGS=()
+CLUSTER_UP=0
+
+log() { printf '[compose-smoke %4ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
+fail() {
+    log "FAILED: $*"
+    exit 1
+}
+step() {
+    if [ -n "$STEP_NAME" ]; then TIMINGS+=("$(printf '%-34s %4ds' "$STEP_NAME" "$((SECONDS - STEP_START))")"); fi
+    STEP_NAME=$1
+    STEP_START=$SECONDS
+    log "== $1"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# ---- teardown: always, on success and on failure ------------------------------------------------
+teardown() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [ "$CLUSTER_UP" = 1 ]; then
+        if [ "$rc" != 0 ]; then
+            log "diagnostics after failure:"
+            compose ps >&2 || true
+            compose logs --no-color --tail=40 >&2 || true
+        fi
+        if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
+            log "KEEP_CLUSTER=1: leaving project $COMPOSE_PROJECT_NAME running"
+        else
+            log "tearing down project $COMPOSE_PROJECT_NAME"
+            compose down -v --remove-orphans --timeout 5 >&2 2>&1 || true
+            left=$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
+            if [ -n "$left" ]; then
+                log "removing leftover containers: $left"
+                # shellcheck disable=SC2086
+                docker rm -f $left >/dev/null 2>&1 || true
+                [ "$rc" != 0 ] || rc=1
+                log "FAILED: containers were left after down"
+            fi
+        fi
+    fi
+    if [ "$rc" = 0 ]; then
+        step done
+        log "timings:"
+        for t in "${TIMINGS[@]}"; do log "  $t"; done
+        log "PASSED in $((SECONDS - START))s"
+    fi
+    exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+# ---- helpers -------------------------------------------------------------------------------------
+compose() { $COMPOSE "$@"; }
+
+# corral CLI inside the master container (on the private network, as users would).
+cli() { compose exec -T master corral "$@" --master "$MASTER"; }
+
+# wait_for TIMEOUT DESCRIPTION COMMAND...: retry COMMAND every second until it succeeds.
+wait_for() {
+    local timeout=$1 what=$2
+    shift 2
+    local deadline=$((SECONDS + timeout))
+    until "$@" >/dev/null 2>&1; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            log "last output of the check: $("$@" 2>&1 | tail -n 5 || true)"
+            fail "timed out after ${timeout}s waiting for $what"
+        fi
+        sleep 1
+    done
+}
+
+agents() { cli get agents -o json | $QUERY agents; }
+tasks() { cli get tasks -o json | $QUERY tasks; }
+active_agents() { agents | awk -F'\t' '$2 == "ACTIVE"' | wc -l; }
+
+# has_active_agents N: exactly N ACTIVE agents, with N distinct ids.
+has_active_agents() {
+    local want=$1 lines
+    lines=$(agents) || return 1
+    [ "$(awk -F'\t' '$2 == "ACTIVE"' <<<"$lines" | wc -l)" -eq "$want" ] || return 1
+    [ "$(awk -F'\t' '$2 == "ACTIVE" {print $1}' <<<"$lines" | sort -u | wc -l)" -eq "$want" ]
+}
+
+# count_tasks STATE: tasks in that state (all frameworks).
+count_tasks() { tasks | awk -F'\t' -v s="$1" '$4 == s' | wc -l; }
+
+# run_hello: the example framework as a one-off container; fails the test unless it exits 0.
+run_hello() {
+    local out
+    if ! out=$(compose run --rm -T hello run hello --master "$MASTER" --tasks "$1" 2>&1); then
+        printf '%s\n' "$out" | tail -n 20 >&2
+        fail "hello framework did not finish its $1 tasks"
+    fi
+    printf '%s\n' "$out" | tail -n 1 >&2
+}
+
+# ---- 1. engine -----------------------------------------------------------------------------------
+step "docker engine"
+bash scripts/ensure_docker.sh
+if [ -z "${COMPOSE:-}" ]; then
+    if command -v docker-compose >/dev/null 2>&1; then COMPOSE=docker-compose
+    elif docker compose version >/dev/null 2>&1; then COMPOSE="docker compose"
+    else fail "no compose tool (docker-compose or docker compose)"; fi
+fi
+log "compose: $($COMPOSE version 2>/dev/null | head -n 1)"
+# A previous run that was killed hard may have left its project behind.
+compose down -v --remove-orphans --timeout 5 >/dev/null 2>&1 || true
+
+# ---- 2. images -----------------------------------------------------------------------------------
+step "base image ($CORRAL_BASE_IMAGE)"
+if ! docker image inspect "$CORRAL_BASE_IMAGE" >/dev/null 2>&1; then
+    case "$CORRAL_BASE_IMAGE" in
+        corral-base:*) bash scripts/build_base_image.sh "$CORRAL_BASE_IMAGE" ;;
+        *) docker pull "$CORRAL_BASE_IMAGE" >&2 || fail "cannot pull $CORRAL_BASE_IMAGE" ;;
+    esac
+fi
+step "wheelhouse"
+bash scripts/build_wheelhouse.sh
+step "image build ($CORRAL_IMAGE)"
+compose config -q || fail "docker-compose.yml is not valid for $COMPOSE"
+compose build -q master >&2 || fail "image build failed"
+docker run --rm "$CORRAL_IMAGE" --help >/dev/null || fail "corral --help fails in the image"
+
+# ---- 3. cluster up, 3 agents, hello FINISHED -----------------------------------------------------
+step "compose up, 3 agents registered"
+CORRAL_GRPC_PORT=${CORRAL_GRPC_PORT:-$(free_port)}
+CORRAL_HTTP_PORT=${CORRAL_HTTP_PORT:-$(free_port)}
+export CORRAL_GRPC_PORT CORRAL_HTTP_PORT
+CLUSTER_UP=1
+compose up -d --no-build >&2 || fail "compose up failed"
+wait_for 60 "master /health on published port $CORRAL_HTTP_PORT" \
+    python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+    "http://127.0.0.1:$CORRAL_HTTP_PORT/health"
+wait_for 90 "3 agents registered and active" has_active_agents 3
+log "agents: $(agents | tr '\t\n' ' ;')"
+
+step "hello framework (compose service)"
+hello_cid=$(compose ps -q hello)
+[ -n "$hello_cid" ] || fail "no hello container"
+hello_rc=$(timeout 120 docker wait "$hello_cid") || fail "hello service did not exit within 120s"
+[ "$hello_rc" = 0 ] || fail "hello service exited $hello_rc: $(docker logs --tail 20 "$hello_cid" 2>&1)"
+finished=$(count_tasks FINISHED)
+[ "$finished" -ge 10 ] || fail "master reports $finished FINISHED tasks, want >= 10"
+log "master reports $finished FINISHED tasks"
+
+# ---- 4. kill an agent running tasks --------------------------------------------------------------
+step "kill an agent, tasks reported"
+LONG_RUN_PLACEHOLDER
+log "cluster still works: running hello again"
+before=$(count_tasks FINISHED)
+run_hello 10
+after=$(count_tasks FINISHED)
+[ "$after" -ge $((before + 10)) ] || fail "FINISHED tasks went from $before to $after, want +10"
+
+# ---- 5. scale to 5 agents ------------------------------------------------------------------------
+step "scale to 5 agents"
+# Brings the killed agent back too (it re-registers) and adds two zone-a agents.
+compose up -d --no-build --no-recreate --scale agent=3 >&2 || fail "compose up --scale failed"
+wait_for 90 "5 agents registered and active with distinct ids" has_active_agents 5
+log "agents: $(agents | tr '\t\n' ' ;')"
+
+# ---- 6. teardown ---------------------------------------------------------------------------------
+step "teardown"
+compose down -v --remove-orphans --timeout 5 >&2 || fail "compose down failed"
+CLUSTER_UP=0
+left=$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
+[ -z "$left" ] || fail "containers left after down: $left"
+vols=$(docker volume ls -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
+[ -z "$vols" ] || fail "volumes left after down -v: $vols"
