@@ -34,10 +34,12 @@ class Hello(sdk.Scheduler):
                 await driver.stop()
 
 
-async def main(master: str = "127.0.0.1:5050", tasks: int = 5, role: str = "*") -> int:
+async def main(
+    master: str = "127.0.0.1:5050", tasks: int = 5, role: str = "*", connect_timeout: float = 10
+) -> int:
     hello = Hello(tasks)
     info = sdk.FrameworkInfo(name="hello", role=role)
-    async with sdk.Driver(hello, info, master=master, connect_timeout=10) as driver:
+    async with sdk.Driver(hello, info, master, connect_timeout=connect_timeout) as driver:
         await driver.wait()
     for task_id, state in sorted(hello.ended.items()):
         print(f"{task_id}: {state}")

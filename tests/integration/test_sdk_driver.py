@@ -174,9 +174,16 @@ async def test_calls_carry_the_caller_and_their_arguments(master: FakeMaster) ->
 
     methods = [c.method for c in master.calls]
     assert methods == [
-        "Accept", "Decline", "Decline", "Suppress", "Revive", "Kill", "Reconcile", "Reconcile",
+        "Accept",
+        "Decline",
+        "Decline",
+        "Suppress",
+        "Revive",
+        "Kill",
+        "Reconcile",
+        "Reconcile",
         "Teardown",
-    ]  # fmt: skip
+    ]
     for call in master.calls:
         assert (call.request.caller.framework_id, call.request.caller.stream_id) == caller
     accept = master.calls[0].request
@@ -307,9 +314,12 @@ async def test_an_unreachable_master_is_a_connect_error_after_the_timeout() -> N
     address = master.address
     await master.stop()  # nothing listens there now
     driver = sdk.Driver(
-        Recorder(), sdk.FrameworkInfo(name="t"), address, connect_timeout=0.3,
+        Recorder(),
+        sdk.FrameworkInfo(name="t"),
+        address,
+        connect_timeout=0.3,
         backoff=sdk.Backoff(initial=0.02, maximum=0.05),
-    )  # fmt: skip
+    )
     with pytest.raises(sdk.ConnectError, match=f"master at {address} within 0.3 s"):
         async with driver:
             pass
