@@ -28,6 +28,7 @@ STEP_START=$SECONDS
 STEP_NAME=""
 TIMINGS=()
 CLUSTER_UP=0
+SLEEPER=""
 
 log() { printf '[compose-smoke %4ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
 fail() {
@@ -48,6 +49,11 @@ teardown() {
     local rc=$?
     trap - EXIT INT TERM
     if [ "$CLUSTER_UP" = 1 ]; then
+        if [ "$rc" != 0 ] && [ -n "$SLEEPER" ]; then
+            log "sleeper framework output:"
+            docker logs --tail 20 "$SLEEPER" >&2 2>&1 || true
+        fi
+        if [ -n "$SLEEPER" ]; then docker rm -f "$SLEEPER" >/dev/null 2>&1 || true; fi
         if [ "$rc" != 0 ]; then
             log "diagnostics after failure:"
             compose ps >&2 || true
@@ -114,6 +120,16 @@ has_active_agents() {
 # count_tasks STATE: tasks in that state (all frameworks).
 count_tasks() { tasks | awk -F'\t' -v s="$1" '$4 == s' | wc -l; }
 
+sleeper_tasks() { tasks | awk -F'\t' '$1 ~ /^sleep-/'; }
+# sleeper_tasks_in N STATE: exactly N sleeper tasks in STATE.
+sleeper_tasks_in() { [ "$(sleeper_tasks | awk -F'\t' -v s="$2" '$4 == s' | wc -l)" -eq "$1" ]; }
+agent_inactive() { agents | awk -F'\t' -v id="$1" '$1 == id && $2 == "INACTIVE" {f = 1} END {exit !f}'; }
+# victim_tasks_lost AGENT N: the N sleeper tasks of AGENT are all LOST or UNREACHABLE.
+victim_tasks_lost() {
+    [ "$(sleeper_tasks | awk -F'\t' -v id="$1" '$2 == id && ($4 == "LOST" || $4 == "UNREACHABLE")' \
+        | wc -l)" -eq "$2" ]
+}
+
 # run_hello: the example framework as a one-off container; fails the test unless it exits 0.
 run_hello() {
     local out
@@ -175,7 +191,28 @@ log "master reports $finished FINISHED tasks"
 
 # ---- 4. kill an agent running tasks --------------------------------------------------------------
 step "kill an agent, tasks reported"
-LONG_RUN_PLACEHOLDER
+log "starting the sleeper framework: 4 long tasks, at most 2 per agent"
+SLEEPER=$(compose run -d -v "$REPO/tests/e2e/sleeper.py:/opt/sleeper.py:ro" --entrypoint python3 \
+    hello /opt/sleeper.py --master "$MASTER" --tasks 4 --per-agent 2 | tail -n 1) \
+    || fail "could not start the sleeper framework"
+wait_for 90 "4 sleeper tasks RUNNING" sleeper_tasks_in 4 RUNNING
+victim=$(sleeper_tasks | awk -F'\t' '$4 == "RUNNING" {print $2}' | sort | uniq -c | sort -rn \
+    | awk 'NR == 1 {print $2}')
+zone=$(agents | awk -F'\t' -v id="$victim" '$1 == id {print $3}')
+case "$zone" in
+    a) service=agent ;;
+    b) service=agent-b ;;
+    c) service=agent-spot ;;
+    *) fail "agent $victim (running sleeper tasks) has unknown zone '$zone'" ;;
+esac
+on_victim=$(sleeper_tasks | awk -F'\t' -v id="$victim" '$2 == id' | wc -l)
+log "killing $service (agent $victim, zone $zone, $on_victim sleeper tasks)"
+docker kill "$(compose ps -q "$service" | head -n 1)" >/dev/null || fail "docker kill $service failed"
+wait_for 60 "agent $victim reported inactive" agent_inactive "$victim"
+wait_for 60 "the $on_victim sleeper tasks of agent $victim reported LOST or UNREACHABLE" \
+    victim_tasks_lost "$victim" "$on_victim"
+sleeper_tasks_in $((4 - on_victim)) RUNNING || fail "sleeper tasks on other agents are no longer RUNNING"
+log "tasks: $(sleeper_tasks | awk -F'\t' '{print $1 "=" $4}' | tr '\n' ' ')"
 log "cluster still works: running hello again"
 before=$(count_tasks FINISHED)
 run_hello 10
@@ -185,12 +222,14 @@ after=$(count_tasks FINISHED)
 # ---- 5. scale to 5 agents ------------------------------------------------------------------------
 step "scale to 5 agents"
 # Brings the killed agent back too (it re-registers) and adds two zone-a agents.
-compose up -d --no-build --no-recreate --scale agent=3 >&2 || fail "compose up --scale failed"
+compose up -d --no-build --no-recreate --no-deps --scale agent=3 agent agent-b agent-spot >&2 || fail "compose up --scale failed"
 wait_for 90 "5 agents registered and active with distinct ids" has_active_agents 5
 log "agents: $(agents | tr '\t\n' ' ;')"
 
 # ---- 6. teardown ---------------------------------------------------------------------------------
 step "teardown"
+docker rm -f "$SLEEPER" >/dev/null 2>&1 || true
+SLEEPER=""
 compose down -v --remove-orphans --timeout 5 >&2 || fail "compose down failed"
 CLUSTER_UP=0
 left=$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
