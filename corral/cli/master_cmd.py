@@ -1,0 +1,88 @@
+"""`corral master`: run the master (gRPC for frameworks, agents and operators; HTTP for people)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port
+from corral.cli.errors import CliError
+from corral.logging import configure
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+    return value
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("master", help="run the master")
+    p.add_argument(
+        "--grpc",
+        type=host_port,
+        default=DEFAULT_MASTER,
+        metavar="HOST:PORT",
+        help=f"gRPC listen address (default {DEFAULT_MASTER}; port 0 picks a free one)",
+    )
+    p.add_argument(
+        "--http",
+        type=host_port,
+        default=DEFAULT_HTTP,
+        metavar="HOST:PORT",
+        help=f"HTTP listen address (default {DEFAULT_HTTP})",
+    )
+    p.add_argument("--allocation-interval", type=_positive, default=1.0, metavar="SECONDS")
+    p.add_argument(
+        "--agent-timeout",
+        type=_positive,
+        default=15.0,
+        metavar="SECONDS",
+        help="an agent silent this long is marked unreachable (default 15)",
+    )
+    p.add_argument("--agent-heartbeat", type=_positive, default=2.0, metavar="SECONDS")
+    p.add_argument(
+        "--failover-timeout",
+        type=_positive,
+        default=60.0,
+        metavar="SECONDS",
+        help="default for frameworks that ask for 0 (default 60)",
+    )
+    p.add_argument("--allocator", choices=("numpy", "reference"), default="numpy")
+    p.add_argument(
+        "--ready-file",
+        type=Path,
+        default=None,
+        help="write {grpc, http, master_id} as JSON here once serving",
+    )
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-json", action="store_true", default=None, help="JSON logs even on a terminal"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from master.core.config import MasterConfig
+    from master.server import serve_forever
+
+    configure(args.log_level, json=args.log_json)
+    try:
+        config = MasterConfig(
+            allocation_interval=args.allocation_interval,
+            agent_timeout=args.agent_timeout,
+            agent_heartbeat_interval=args.agent_heartbeat,
+            framework_failover_timeout=args.failover_timeout,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc), exit_code=2) from None
+    try:
+        asyncio.run(serve_forever(config, args.grpc, args.http, args.allocator, args.ready_file))
+    except OSError as exc:
+        raise CliError(f"cannot start: {exc}") from None
+    return 0

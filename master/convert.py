@@ -1,0 +1,218 @@
+"""Wire messages ↔ core values. Decoding validates and raises ``WireError`` naming the field."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.resources import ResourceError, Resources
+from corral.v1 import common_pb2 as pb
+from master.core.records import OfferRecord
+from master.core.types import (
+    AgentSpec,
+    FrameworkSpec,
+    ReportedTask,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskSpec,
+    TaskState,
+)
+
+
+class WireError(ValueError):
+    """A message that cannot become a core value; the text names the problem."""
+
+
+_EFFECT_FROM_PB = {
+    pb.TAINT_EFFECT_NO_SCHEDULE: TaintEffect.NO_SCHEDULE,
+    pb.TAINT_EFFECT_PREFER_NO_SCHEDULE: TaintEffect.PREFER_NO_SCHEDULE,
+    pb.TAINT_EFFECT_NO_EXECUTE: TaintEffect.NO_EXECUTE,
+}
+_EFFECT_TO_PB = {v: k for k, v in _EFFECT_FROM_PB.items()}
+_OP_FROM_PB = {
+    pb.CONSTRAINT_OPERATOR_EQUALS: ConstraintOp.EQUALS,
+    pb.CONSTRAINT_OPERATOR_IN: ConstraintOp.IN,
+    pb.CONSTRAINT_OPERATOR_EXISTS: ConstraintOp.EXISTS,
+}
+
+
+def resources_from_pb(r: pb.Resources, what: str) -> Resources:
+    try:
+        return Resources(
+            cpus=r.cpus,
+            mem=r.mem,
+            disk=r.disk,
+            gpus=r.gpus,
+            ports=tuple((p.begin, p.end) for p in r.ports),
+        )
+    except ResourceError as exc:
+        raise WireError(f"{what}: {exc}") from None
+
+
+def resources_to_pb(r: Resources, out: pb.Resources) -> pb.Resources:
+    out.cpus, out.mem, out.disk, out.gpus = r.cpus, r.mem, r.disk, r.gpus
+    for begin, end in r.ports:
+        out.ports.add(begin=begin, end=end)
+    return out
+
+
+def taints_from_pb(taints: Iterable[pb.Taint], what: str) -> tuple[Taint, ...]:
+    out: list[Taint] = []
+    for t in taints:
+        effect = _EFFECT_FROM_PB.get(t.effect)
+        if effect is None:
+            raise WireError(f"{what}: taint {t.key!r} has no effect")
+        out.append(Taint(t.key, t.value, effect))
+    return tuple(out)
+
+
+def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
+    if not info.hostname:
+        raise WireError("agent info: hostname is empty")
+    resources = resources_from_pb(info.resources, "agent resources")
+    reservations = {
+        role: resources_from_pb(r, f"reservation for role {role!r}")
+        for role, r in info.reservations.items()
+    }
+    return AgentSpec(
+        agent_id=info.id,
+        hostname=info.hostname,
+        resources=resources,
+        attributes=dict(info.attributes),
+        taints=taints_from_pb(info.taints, "agent info"),
+        reservations=reservations,
+    )
+
+
+def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
+    if not info.name:
+        raise WireError("framework info: name is empty")
+    if not math.isfinite(info.failover_timeout) or info.failover_timeout < 0:
+        raise WireError(
+            f"framework info: failover_timeout must be finite and >= 0, got {info.failover_timeout}"
+        )
+    tolerations = tuple(
+        Toleration(
+            key=t.key,
+            value=t.value,
+            exists=t.operator == pb.TOLERATION_OPERATOR_EXISTS,
+            effect=_EFFECT_FROM_PB.get(t.effect),
+        )
+        for t in info.tolerations
+    )
+    constraints: list[AttributeConstraint] = []
+    for c in info.offer_constraints:
+        op = _OP_FROM_PB.get(c.operator)
+        if op is None or not c.attribute:
+            raise WireError(f"framework info: offer constraint on {c.attribute!r} has no operator")
+        constraints.append(AttributeConstraint(c.attribute, op, tuple(c.values)))
+    return FrameworkSpec(
+        framework_id=info.id,
+        name=info.name,
+        role=info.role or "*",
+        principal=info.principal,
+        partition_aware=pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE in info.capabilities,
+        failover_timeout=info.failover_timeout,
+        tolerations=tolerations,
+        offer_constraints=tuple(constraints),
+        hostname=info.hostname,
+        user=info.user,
+    )
+
+
+def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
+    what = f"task {t.task_id!r}"
+    if not t.task_id:
+        raise WireError("a task has an empty task_id")
+    simulated = t.HasField("simulation")
+    if not simulated and not (t.command.value or t.command.arguments):
+        raise WireError(f"{what}: command is empty")
+    if simulated and (
+        not math.isfinite(t.simulation.duration_seconds) or t.simulation.duration_seconds < 0
+    ):
+        raise WireError(f"{what}: simulation duration must be finite and >= 0")
+    if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
+        raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
+    resources = resources_from_pb(t.resources, what)
+    return TaskSpec(
+        task_id=t.task_id,
+        name=t.name or t.task_id,
+        resources=resources,
+        priority_class=t.priority_class,
+        wire=t,
+    )
+
+
+def status_from_pb(s: pb.TaskStatus) -> Status:
+    try:
+        state = TaskState(s.state)
+    except ValueError:
+        raise WireError(f"status of task {s.task_id!r} has no valid state") from None
+    try:
+        reason = TaskReason(s.reason)
+    except ValueError:
+        reason = TaskReason.UNSPECIFIED
+    try:
+        source = TaskSource(s.source)
+    except ValueError:
+        source = TaskSource.UNSPECIFIED
+    return Status(
+        task_id=s.task_id,
+        framework_id=s.framework_id,
+        agent_id=s.agent_id,
+        state=state,
+        reason=reason,
+        message=s.message,
+        source=source,
+        timestamp=s.timestamp,
+        uuid=s.uuid,
+        exit_code=s.exit_code if s.HasField("exit_code") else None,
+    )
+
+
+def status_to_pb(s: Status, out: pb.TaskStatus) -> pb.TaskStatus:
+    out.task_id = s.task_id
+    out.framework_id = s.framework_id
+    out.agent_id = s.agent_id
+    out.state = int(s.state)  # type: ignore[assignment]
+    out.reason = int(s.reason)  # type: ignore[assignment]
+    out.message = s.message
+    out.source = int(s.source)  # type: ignore[assignment]
+    out.timestamp = s.timestamp
+    out.uuid = s.uuid
+    if s.exit_code is not None:
+        out.exit_code = s.exit_code
+    return out
+
+
+def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
+    out.id = o.offer_id
+    out.framework_id = o.framework_id
+    out.agent_id = o.agent_id
+    out.hostname = o.hostname
+    resources_to_pb(o.resources, out.resources)
+    out.attributes.update(o.attributes)
+    return out
+
+
+def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTask:
+    spec = task_spec_from_pb(t)
+    if s is not None:
+        status = status_from_pb(s)
+    else:
+        status = Status(
+            task_id=t.task_id,
+            framework_id=t.framework_id,
+            agent_id=t.agent_id,
+            state=TaskState.STAGING,
+        )
+    if not t.framework_id:
+        raise WireError(f"reported task {t.task_id!r} has no framework_id")
+    return ReportedTask(framework_id=t.framework_id, spec=spec, status=status)
+
+
+def taint_to_pb(t: Taint, out: pb.Taint) -> pb.Taint:
+    out.key, out.value, out.effect = t.key, t.value, _EFFECT_TO_PB[t.effect]
+    return out

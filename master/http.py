@@ -1,0 +1,58 @@
+"""The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from master import views
+from master.core.master import CallRejected, MasterCore
+from master.runtime import MasterRuntime
+
+
+def build_app(runtime: MasterRuntime) -> web.Application:
+    app = web.Application()
+
+    async def health(_request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "master_id": runtime.master_id})
+
+    async def state(_request: web.Request) -> web.Response:
+        return web.json_response(await runtime.query(views.state_json))
+
+    async def explain(request: web.Request) -> web.Response:
+        framework_id = request.match_info["framework_id"]
+        now = runtime.clock()
+
+        def run(core: MasterCore) -> dict[str, object]:
+            return core.explain(framework_id, now)
+
+        try:
+            return web.json_response(await runtime.query(run))
+        except CallRejected as exc:
+            return web.json_response({"error": exc.message}, status=404)
+
+    async def events(_request: web.Request) -> web.Response:
+        return web.json_response(
+            [
+                {
+                    "timestamp": e.timestamp,
+                    "kind": e.kind,
+                    "subject": e.subject,
+                    "message": e.message,
+                    "stimulus_id": e.stimulus_id,
+                }
+                for e in runtime.recent_events
+            ]
+        )
+
+    async def metrics(_request: web.Request) -> web.Response:
+        await runtime.query(lambda _core: runtime.refresh_gauges())
+        body = generate_latest(runtime.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    app.router.add_get("/health", health)
+    app.router.add_get("/api/v1/state", state)
+    app.router.add_get("/api/v1/events", events)
+    app.router.add_get("/api/v1/frameworks/{framework_id}/explain", explain)
+    app.router.add_get("/metrics", metrics)
+    return app

@@ -1,0 +1,51 @@
+"""Prometheus metrics of one master (own registry, so several masters can share a process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_CYCLE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class MasterMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.allocation_cycle = Histogram(
+            "corral_allocation_cycle_seconds",
+            "Time of one allocation cycle (allocator plus applying its plan)",
+            buckets=_CYCLE_BUCKETS,
+            registry=r,
+        )
+        self.offers_sent = Counter("corral_offers_sent", "Offers sent to frameworks", registry=r)
+        self.offers_declined = Counter(
+            "corral_offers_declined", "Offer ids declined by frameworks", registry=r
+        )
+        self.offers_rescinded = Counter("corral_offers_rescinded", "Offers rescinded", registry=r)
+        self.accepts = Counter("corral_accepts", "ACCEPT calls that succeeded", registry=r)
+        self.tasks_launched = Counter(
+            "corral_tasks_launched", "Tasks sent to agents for launch", registry=r
+        )
+        self.status_updates = Counter(
+            "corral_status_updates", "Status updates received from agents", ["state"], registry=r
+        )
+        self.status_update_lag = Histogram(
+            "corral_status_update_lag_seconds",
+            "From the agent's status timestamp to the master forwarding it",
+            buckets=_LAG_BUCKETS,
+            registry=r,
+        )
+        self.calls_rejected = Counter(
+            "corral_calls_rejected", "Framework calls refused", ["code"], registry=r
+        )
+        self.events_processed = Counter(
+            "corral_events_processed", "Events handled by the master core", registry=r
+        )
+        self.inbox_depth = Gauge("corral_inbox_depth", "Events waiting for the core", registry=r)
+        self.agents = Gauge("corral_agents", "Agents by state", ["state"], registry=r)
+        self.frameworks = Gauge("corral_frameworks", "Frameworks by state", ["state"], registry=r)
+        self.tasks_active = Gauge("corral_tasks_active", "Tasks not yet terminal", registry=r)
+        self.offers_outstanding = Gauge(
+            "corral_offers_outstanding", "Offers not yet answered", registry=r
+        )

@@ -1,0 +1,136 @@
+"""Turns the core's commands into wire messages, coalescing per destination.
+
+Order is kept per destination: a command of the same kind as the last message queued for that
+destination is merged into it (offers, updates, launches, kills, acks); anything else starts a
+new message. One flush therefore sends one OFFERS batch per framework per allocation cycle and
+one UPDATE batch per framework per loop iteration, however many events produced them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from corral.v1 import agent_pb2, scheduler_pb2
+from master import convert
+from master.core import commands as cmd
+
+# A status batch larger than this is split so one message stays well under the size limit.
+MAX_BATCH = 5000
+
+
+@dataclass
+class Outbox:
+    framework_msgs: dict[str, list[scheduler_pb2.Event]] = field(default_factory=dict)
+    stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)
+    subscribed: list[tuple[int, str, str]] = field(default_factory=list)  # conn, fw, stream
+    agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
+    conn_msgs: list[tuple[int, agent_pb2.MasterMessage | None]] = field(default_factory=list)
+    cluster_events: list[cmd.ClusterEvent] = field(default_factory=list)
+    offers_sent: int = 0
+    rescinded: int = 0
+    launched: int = 0
+    forwarded: list[cmd.SendUpdates] = field(default_factory=list)
+
+    def add(self, commands: Iterable[cmd.Command]) -> None:
+        for c in commands:
+            self._add(c)
+
+    def _add(self, c: cmd.Command) -> None:
+        if isinstance(c, cmd.SendUpdates):
+            self.forwarded.append(c)
+            msgs = self.framework_msgs.setdefault(c.framework_id, [])
+            if msgs and msgs[-1].HasField("update") and len(msgs[-1].update.statuses) < MAX_BATCH:
+                update = msgs[-1].update
+            else:
+                msgs.append(scheduler_pb2.Event(update=scheduler_pb2.Update()))
+                update = msgs[-1].update
+            for s in c.statuses:
+                convert.status_to_pb(s, update.statuses.add())
+        elif isinstance(c, cmd.SendOffers):
+            self.offers_sent += len(c.offers)
+            msgs = self.framework_msgs.setdefault(c.framework_id, [])
+            if msgs and msgs[-1].HasField("offers"):
+                offers = msgs[-1].offers
+            else:
+                msgs.append(scheduler_pb2.Event(offers=scheduler_pb2.Offers()))
+                offers = msgs[-1].offers
+            for o in c.offers:
+                convert.offer_to_pb(o, offers.offers.add())
+        elif isinstance(c, cmd.SendRescind):
+            self.rescinded += len(c.offer_ids)
+            msgs = self.framework_msgs.setdefault(c.framework_id, [])
+            if msgs and msgs[-1].HasField("rescind"):
+                msgs[-1].rescind.offer_ids.extend(c.offer_ids)
+            else:
+                msgs.append(
+                    scheduler_pb2.Event(rescind=scheduler_pb2.Rescind(offer_ids=c.offer_ids))
+                )
+        elif isinstance(c, cmd.SendSubscribed):
+            self.subscribed.append((c.connection, c.framework_id, c.stream_id))
+        elif isinstance(c, cmd.CloseFrameworkStream):
+            self.stream_msgs.append(
+                (c.stream_id, scheduler_pb2.Event(error=scheduler_pb2.Error(message=c.message)))
+            )
+            self.stream_msgs.append((c.stream_id, None))
+        elif isinstance(c, cmd.SendRegistered):
+            self.conn_msgs.append(
+                (
+                    c.connection,
+                    agent_pb2.MasterMessage(registered=agent_pb2.Registered(agent_id=c.agent_id)),
+                )
+            )
+        elif isinstance(c, cmd.CloseAgentStream):
+            self.conn_msgs.append((c.connection, None))
+        elif isinstance(c, cmd.SendLaunch):
+            self.launched += len(c.tasks)
+            amsgs = self.agent_msgs.setdefault(c.agent_id, [])
+            last = amsgs[-1] if amsgs else None
+            if (
+                last is not None
+                and last.HasField("launch_tasks")
+                and last.launch_tasks.framework_id == c.framework_id
+            ):
+                launch = last.launch_tasks
+            else:
+                amsgs.append(
+                    agent_pb2.MasterMessage(
+                        launch_tasks=agent_pb2.LaunchTasks(framework_id=c.framework_id)
+                    )
+                )
+                launch = amsgs[-1].launch_tasks
+            for t in c.tasks:
+                wire = t.wire
+                if wire is None:
+                    continue
+                task = launch.tasks.add()
+                task.CopyFrom(wire)  # type: ignore[arg-type]
+                task.agent_id = c.agent_id
+                task.framework_id = c.framework_id
+        elif isinstance(c, cmd.SendKill):
+            amsgs = self.agent_msgs.setdefault(c.agent_id, [])
+            if amsgs and amsgs[-1].HasField("kill_tasks"):
+                kills = amsgs[-1].kill_tasks
+            else:
+                amsgs.append(agent_pb2.MasterMessage(kill_tasks=agent_pb2.KillTasks()))
+                kills = amsgs[-1].kill_tasks
+            kills.kills.add(
+                framework_id=c.framework_id,
+                task_id=c.task_id,
+                kill_grace_period_seconds=c.grace_seconds,
+            )
+        elif isinstance(c, cmd.SendAgentAcks):
+            amsgs = self.agent_msgs.setdefault(c.agent_id, [])
+            if amsgs and amsgs[-1].HasField("acknowledgements"):
+                acks = amsgs[-1].acknowledgements
+            else:
+                amsgs.append(
+                    agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
+                )
+                acks = amsgs[-1].acknowledgements
+            for task_id, uuid in c.acknowledgements:
+                acks.acknowledgements.add(task_id=task_id, uuid=uuid)
+        elif isinstance(c, cmd.ClusterEvent):
+            self.cluster_events.append(c)
+        else:  # pragma: no cover - a new command kind without a wire form is a bug
+            raise TypeError(f"no wire form for {type(c).__name__}")

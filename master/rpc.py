@@ -1,0 +1,355 @@
+"""gRPC servicers: decode wire messages into core events, await the answer, encode it back.
+
+Decoding errors and refused calls become INVALID_ARGUMENT / NOT_FOUND / FAILED_PRECONDITION
+with the reason; nothing reaches the core from a call that does not decode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from corral.logging import get_logger
+from corral.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    operator_pb2,
+    operator_pb2_grpc,
+    scheduler_pb2,
+    scheduler_pb2_grpc,
+)
+from master import convert, views
+from master.convert import WireError
+from master.core import events as ev
+from master.core.master import CallRejected
+from master.runtime import MasterRuntime, OutStream
+
+log = get_logger("corral.master.rpc")
+
+_CODES = {
+    "INVALID_ARGUMENT": grpc.StatusCode.INVALID_ARGUMENT,
+    "NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
+    "INTERNAL": grpc.StatusCode.INTERNAL,
+}
+
+OK = scheduler_pb2.CallResponse()
+
+
+async def _answer(
+    context: grpc.aio.ServicerContext[Any, Any], work: Callable[[], Awaitable[None]]
+) -> scheduler_pb2.CallResponse:
+    try:
+        await work()
+    except WireError as exc:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    except CallRejected as exc:
+        await context.abort(_CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+    return OK
+
+
+def _refuse(filters: scheduler_pb2.Filters) -> float | None:
+    return filters.refuse_seconds if filters.HasField("refuse_seconds") else None
+
+
+class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
+    def __init__(self, runtime: MasterRuntime) -> None:
+        self.rt = runtime
+
+    def _call_fields(self, caller: scheduler_pb2.Caller, kind: str) -> dict[str, Any]:
+        if not caller.framework_id:
+            raise WireError("caller.framework_id is empty")
+        return {
+            "stimulus_id": self.rt.stimulus(kind),
+            "now": self.rt.clock(),
+            "framework_id": caller.framework_id,
+            "stream_id": caller.stream_id,
+        }
+
+    async def Subscribe(
+        self, request: scheduler_pb2.SubscribeRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[scheduler_pb2.Event]:
+        rt = self.rt
+        try:
+            spec = convert.framework_spec_from_pb(request.framework_info)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        stream_id = rt.new_id("stream")
+        framework_id = spec.framework_id or rt.new_id("F")
+        stream = OutStream()
+        rt.framework_streams[stream_id] = stream
+        try:
+            try:
+                await rt.call(
+                    ev.FrameworkSubscribe(
+                        stimulus_id=rt.stimulus("subscribe"),
+                        now=rt.clock(),
+                        connection=rt.new_connection(),
+                        spec=spec,
+                        new_framework_id=framework_id,
+                        stream_id=stream_id,
+                    )
+                )
+            except CallRejected as exc:
+                await context.abort(_CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+            while True:
+                if stream.failed:
+                    yield scheduler_pb2.Event(error=scheduler_pb2.Error(message=stream.failed))
+                    return
+                msg = await stream.queue.get()
+                if msg is None:
+                    return
+                yield msg
+        finally:
+            rt.forget_framework_stream(stream_id)
+            rt.submit(
+                ev.FrameworkStreamClosed(
+                    stimulus_id=rt.stimulus("disconnect"),
+                    now=rt.clock(),
+                    framework_id=framework_id,
+                    stream_id=stream_id,
+                )
+            )
+
+    async def Accept(
+        self, request: scheduler_pb2.AcceptRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            tasks: list[Any] = []
+            for op in request.operations:
+                if not op.HasField("launch"):
+                    raise WireError("operation has no known type (expected launch)")
+                tasks += [convert.task_spec_from_pb(t) for t in op.launch.tasks]
+            await self.rt.call(
+                ev.Accept(
+                    **self._call_fields(request.caller, "accept"),
+                    offer_ids=tuple(request.offer_ids),
+                    tasks=tuple(tasks),
+                    refuse_seconds=_refuse(request.filters),
+                )
+            )
+
+        return await _answer(context, work)
+
+    async def Decline(
+        self, request: scheduler_pb2.DeclineRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(
+                ev.Decline(
+                    **self._call_fields(request.caller, "decline"),
+                    offer_ids=tuple(request.offer_ids),
+                    refuse_seconds=_refuse(request.filters),
+                )
+            )
+
+        return await _answer(context, work)
+
+    async def Suppress(
+        self, request: scheduler_pb2.SuppressRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(ev.Suppress(**self._call_fields(request.caller, "suppress")))
+
+        return await _answer(context, work)
+
+    async def Revive(
+        self, request: scheduler_pb2.ReviveRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(ev.Revive(**self._call_fields(request.caller, "revive")))
+
+        return await _answer(context, work)
+
+    async def Kill(
+        self, request: scheduler_pb2.KillRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            if not request.task_id:
+                raise WireError("task_id is empty")
+            await self.rt.call(
+                ev.Kill(
+                    **self._call_fields(request.caller, "kill"),
+                    task_id=request.task_id,
+                    agent_id=request.agent_id,
+                    grace_seconds=request.kill_grace_period_seconds,
+                )
+            )
+
+        return await _answer(context, work)
+
+    async def Acknowledge(
+        self,
+        request: scheduler_pb2.AcknowledgeRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(
+                ev.Acknowledge(
+                    **self._call_fields(request.caller, "ack"),
+                    acknowledgements=tuple(
+                        (a.agent_id, a.task_id, a.uuid) for a in request.acknowledgements
+                    ),
+                )
+            )
+
+        return await _answer(context, work)
+
+    async def Reconcile(
+        self, request: scheduler_pb2.ReconcileRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(
+                ev.Reconcile(
+                    **self._call_fields(request.caller, "reconcile"),
+                    tasks=tuple((t.task_id, t.agent_id) for t in request.tasks),
+                )
+            )
+
+        return await _answer(context, work)
+
+    async def Teardown(
+        self, request: scheduler_pb2.TeardownRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(ev.Teardown(**self._call_fields(request.caller, "teardown")))
+
+        return await _answer(context, work)
+
+
+class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
+    def __init__(self, runtime: MasterRuntime) -> None:
+        self.rt = runtime
+
+    async def Connect(
+        self,
+        request_iterator: AsyncIterator[agent_pb2.AgentMessage],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[agent_pb2.MasterMessage]:
+        rt = self.rt
+        try:
+            first = await request_iterator.__anext__()
+        except StopAsyncIteration:
+            return
+        if not first.HasField("register"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message must be REGISTER"
+            )
+        try:
+            spec = convert.agent_spec_from_pb(first.register.info)
+            latest = {s.task_id: s for s in first.register.task_statuses}
+            tasks = tuple(
+                convert.reported_task_from_pb(t, latest.get(t.task_id))
+                for t in first.register.tasks
+            )
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        connection = rt.new_connection()
+        agent_id = spec.agent_id or rt.new_id("S")
+        stream = OutStream()
+        rt.agent_streams[connection] = stream
+        rt.submit(
+            ev.AgentRegister(
+                stimulus_id=rt.stimulus("register"),
+                now=rt.clock(),
+                connection=connection,
+                spec=spec,
+                new_agent_id=agent_id,
+                tasks=tasks,
+            )
+        )
+        reader = asyncio.create_task(self._read(request_iterator, agent_id, connection, stream))
+        try:
+            while True:
+                if stream.failed:
+                    return
+                msg = await stream.queue.get()
+                if msg is None:
+                    return
+                yield msg
+        finally:
+            reader.cancel()
+            rt.forget_agent_connection(connection)
+            rt.submit(
+                ev.AgentStreamClosed(
+                    stimulus_id=rt.stimulus("agent-closed"),
+                    now=rt.clock(),
+                    agent_id=agent_id,
+                    connection=connection,
+                )
+            )
+
+    async def _read(
+        self,
+        request_iterator: AsyncIterator[agent_pb2.AgentMessage],
+        agent_id: str,
+        connection: int,
+        stream: OutStream,
+    ) -> None:
+        rt = self.rt
+        try:
+            async for msg in request_iterator:
+                kind = msg.WhichOneof("message")
+                if kind == "heartbeat":
+                    rt.submit(
+                        ev.AgentHeartbeat(
+                            stimulus_id="heartbeat",
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                        )
+                    )
+                elif kind == "status_updates":
+                    statuses = []
+                    for s in msg.status_updates.statuses:
+                        try:
+                            statuses.append(convert.status_from_pb(s))
+                        except WireError as exc:
+                            log.warning("bad_status_update", agent_id=agent_id, error=str(exc))
+                    rt.submit(
+                        ev.AgentStatusUpdates(
+                            stimulus_id=rt.stimulus("status"),
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                            statuses=tuple(statuses),
+                        )
+                    )
+                else:
+                    log.warning("unexpected_agent_message", agent_id=agent_id, kind=kind)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            # The agent's side ended: end ours so the handler returns.
+            if not stream.queue.full():
+                stream.queue.put_nowait(None)
+
+
+class OperatorServicer(operator_pb2_grpc.OperatorServicer):
+    def __init__(self, runtime: MasterRuntime) -> None:
+        self.rt = runtime
+
+    async def GetState(
+        self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.State:
+        return await self.rt.query(views.state_pb)
+
+    async def Watch(
+        self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[operator_pb2.ClusterEvent]:
+        q = self.rt.watch()
+        try:
+            while True:
+                e = await q.get()
+                yield operator_pb2.ClusterEvent(
+                    timestamp=e.timestamp,
+                    kind=e.kind,
+                    subject=e.subject,
+                    message=e.message,
+                    stimulus_id=e.stimulus_id,
+                )
+        finally:
+            self.rt.unwatch(q)

@@ -1,0 +1,309 @@
+"""The master's IO shell around the core: one asyncio task owns the core, no locks.
+
+Everything that touches the core goes through ``inbox``: RPC handlers submit events (and await a
+future for calls that need an answer), timers submit ticks, HTTP handlers submit queries. The
+core task takes what is queued, handles it event by event, and flushes the resulting commands as
+coalesced wire messages into bounded per-stream queues that the stream handlers drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from corral.logging import get_logger
+from corral.v1 import scheduler_pb2
+from master.allocator.interface import Allocator
+from master.core import commands as cmd
+from master.core import events as ev
+from master.core.config import MasterConfig
+from master.core.master import CallRejected, MasterCore
+from master.core.states import AgentState, FrameworkState
+from master.metrics import MasterMetrics
+from master.outbox import Outbox
+
+log = get_logger("corral.master")
+
+T = TypeVar("T")
+
+STREAM_QUEUE_LIMIT = 10_000  # messages (each a batch) queued per stream before it is cut
+BATCH_LIMIT = 1024  # events handled per flush
+
+
+@dataclass
+class OutStream:
+    """A bounded queue of wire messages for one stream; ``None`` in the queue ends it."""
+
+    queue: asyncio.Queue[Any] = field(
+        default_factory=lambda: asyncio.Queue(maxsize=STREAM_QUEUE_LIMIT)
+    )
+    failed: str = ""
+
+    def put(self, msg: Any) -> None:
+        if self.failed:
+            return
+        try:
+            self.queue.put_nowait(msg)
+        except asyncio.QueueFull:
+            # The peer does not keep up: end the stream rather than grow without bound.
+            self.failed = "the stream fell too far behind"
+
+
+@dataclass
+class _Query:
+    fn: Callable[[MasterCore], Any]
+
+
+class MasterRuntime:
+    def __init__(
+        self,
+        config: MasterConfig,
+        allocator: Allocator,
+        *,
+        master_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+        seed: int | None = None,
+    ) -> None:
+        self.master_id = master_id or uuid.uuid4().hex[:12]
+        self.config = config
+        self.core = MasterCore(config, allocator, self.master_id)
+        self.clock = clock
+        self.metrics = MasterMetrics()
+        self._rng = random.Random(seed)
+        self._inbox: asyncio.Queue[tuple[Any, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._seq = itertools.count(1)
+        self.framework_streams: dict[str, OutStream] = {}  # by stream id
+        self._stream_of_framework: dict[str, str] = {}
+        self.agent_streams: dict[int, OutStream] = {}  # by connection
+        self._connection_of_agent: dict[str, int] = {}
+        self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
+        self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -------------------------------------------------------------- plumbing
+
+    def stimulus(self, kind: str) -> str:
+        return f"{kind}-{next(self._seq)}"
+
+    def new_id(self, kind: str) -> str:
+        return f"{self.master_id}-{kind}{next(self._seq)}"
+
+    def new_connection(self) -> int:
+        return next(self._seq)
+
+    def submit(self, event: ev.Event) -> None:
+        self._inbox.put_nowait((event, None))
+
+    async def call(self, event: ev.Event) -> None:
+        """Submit an event and wait for the core's answer; raises CallRejected."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait((event, future))
+        await future
+
+    async def query(self, fn: Callable[[MasterCore], T]) -> T:
+        """Run ``fn`` on the core between two events and return its result."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait((_Query(fn), future))
+        return await future
+
+    def watch(self) -> asyncio.Queue[cmd.ClusterEvent]:
+        q: asyncio.Queue[cmd.ClusterEvent] = asyncio.Queue(maxsize=10_000)
+        self._watchers.add(q)
+        return q
+
+    def unwatch(self, q: asyncio.Queue[cmd.ClusterEvent]) -> None:
+        self._watchers.discard(q)
+
+    # ----------------------------------------------------------------- tasks
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._core_loop(), name="master-core"),
+            asyncio.create_task(self._allocation_loop(), name="master-allocation"),
+            asyncio.create_task(self._tick_loop(), name="master-tick"),
+            asyncio.create_task(self._heartbeat_loop(), name="master-heartbeat"),
+        ]
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for stream in list(self.framework_streams.values()) + list(self.agent_streams.values()):
+            stream.queue.put_nowait(None) if not stream.queue.full() else None
+
+    async def _allocation_loop(self) -> None:
+        # The next cycle is queued only after the previous one was handled, so cycles never
+        # pile up in the inbox however long one takes.
+        while True:
+            await asyncio.sleep(self.config.allocation_interval)
+            await self.call(
+                ev.AllocationTick(
+                    stimulus_id=self.stimulus("allocate"),
+                    now=self.clock(),
+                    seed=self._rng.getrandbits(32),
+                )
+            )
+
+    async def _tick_loop(self) -> None:
+        interval = min(0.5, self.config.agent_timeout / 4)
+        while True:
+            await asyncio.sleep(interval)
+            await self.call(ev.Tick(stimulus_id=self.stimulus("tick"), now=self.clock()))
+
+    async def _heartbeat_loop(self) -> None:
+        beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
+        while True:
+            await asyncio.sleep(self.config.framework_heartbeat_interval)
+            for stream in self.framework_streams.values():
+                stream.put(beat)
+
+    async def _core_loop(self) -> None:
+        while True:
+            batch = [await self._inbox.get()]
+            while len(batch) < BATCH_LIMIT and not self._inbox.empty():
+                batch.append(self._inbox.get_nowait())
+            self.metrics.inbox_depth.set(self._inbox.qsize())
+            outbox = Outbox()
+            for item, future in batch:
+                self._process(item, future, outbox)
+            self._flush(outbox)
+            # A busy inbox never suspends ``get``: yield so stream writers get to run.
+            await asyncio.sleep(0)
+
+    def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
+        if isinstance(item, _Query):
+            try:
+                result = item.fn(self.core)
+            except Exception as exc:
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+                return
+            if future is not None and not future.done():
+                future.set_result(result)
+            return
+        self.metrics.events_processed.inc()
+        started = time.perf_counter()
+        try:
+            commands = self.core.handle(item)
+        except CallRejected as exc:
+            self.metrics.calls_rejected.labels(exc.code).inc()
+            if future is not None and not future.done():
+                future.set_exception(exc)
+            return
+        except Exception as exc:
+            # A bug in the core: say so loudly, keep serving the other peers.
+            log.exception(
+                "core_failed", stimulus_id=item.stimulus_id, event_kind=type(item).__name__
+            )
+            if future is not None and not future.done():
+                future.set_exception(CallRejected("INTERNAL", f"internal error: {exc}"))
+            return
+        if isinstance(item, ev.AllocationTick):
+            self.metrics.allocation_cycle.observe(time.perf_counter() - started)
+        elif isinstance(item, ev.Decline):
+            self.metrics.offers_declined.inc(len(item.offer_ids))
+        elif isinstance(item, ev.Accept):
+            self.metrics.accepts.inc()
+        elif isinstance(item, ev.AgentStatusUpdates):
+            now = self.clock()
+            for s in item.statuses:
+                self.metrics.status_updates.labels(s.state.name).inc()
+                if s.timestamp:
+                    self.metrics.status_update_lag.observe(max(0.0, now - s.timestamp))
+        outbox.add(commands)
+        if future is not None and not future.done():
+            future.set_result(None)
+
+    def _flush(self, outbox: Outbox) -> None:
+        for _conn, fw_id, stream_id in outbox.subscribed:
+            stream = self.framework_streams.get(stream_id)
+            if stream is None:
+                continue
+            self._stream_of_framework[fw_id] = stream_id
+            stream.put(
+                scheduler_pb2.Event(
+                    subscribed=scheduler_pb2.Subscribed(
+                        framework_id=fw_id,
+                        stream_id=stream_id,
+                        heartbeat_interval_seconds=self.config.framework_heartbeat_interval,
+                        master_id=self.master_id,
+                    )
+                )
+            )
+        for stream_id, msg in outbox.stream_msgs:
+            stream = self.framework_streams.get(stream_id)
+            if stream is not None:
+                stream.put(msg)
+        for fw_id, msgs in outbox.framework_msgs.items():
+            stream = self.framework_streams.get(self._stream_of_framework.get(fw_id, ""))
+            if stream is None:
+                continue  # disconnected: pending statuses are resent on re-subscription
+            for fmsg in msgs:
+                stream.put(fmsg)
+        for conn, amsg in outbox.conn_msgs:
+            astream = self.agent_streams.get(conn)
+            if astream is None:
+                continue
+            if amsg is not None and amsg.HasField("registered"):
+                self._connection_of_agent[amsg.registered.agent_id] = conn
+                amsg.registered.master_id = self.master_id
+                amsg.registered.heartbeat_interval_seconds = self.config.agent_heartbeat_interval
+            astream.put(amsg)
+        for agent_id, amsgs in outbox.agent_msgs.items():
+            astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))
+            if astream is None:
+                continue
+            for one in amsgs:
+                astream.put(one)
+        for event in outbox.cluster_events:
+            self.recent_events.append(event)
+            for q in list(self._watchers):
+                if q.full():
+                    self._watchers.discard(q)  # a watcher that stopped reading loses its watch
+                else:
+                    q.put_nowait(event)
+            if not event.kind.startswith("task_"):
+                log.info(
+                    event.kind,
+                    subject=event.subject,
+                    detail=event.message,
+                    stimulus_id=event.stimulus_id,
+                )
+        m = self.metrics
+        m.offers_sent.inc(outbox.offers_sent)
+        m.offers_rescinded.inc(outbox.rescinded)
+        m.tasks_launched.inc(outbox.launched)
+
+    def forget_framework_stream(self, stream_id: str) -> None:
+        self.framework_streams.pop(stream_id, None)
+        for fw_id, sid in list(self._stream_of_framework.items()):
+            if sid == stream_id:
+                del self._stream_of_framework[fw_id]
+
+    def forget_agent_connection(self, connection: int) -> None:
+        self.agent_streams.pop(connection, None)
+        for agent_id, conn in list(self._connection_of_agent.items()):
+            if conn == connection:
+                del self._connection_of_agent[agent_id]
+
+    def refresh_gauges(self) -> None:
+        """Set the state gauges from the core (called by the core task, via query)."""
+        core = self.core
+        m = self.metrics
+        for state in AgentState:
+            m.agents.labels(state.value).set(
+                sum(1 for a in core.agents.values() if a.state is state)
+            )
+        for fstate in FrameworkState:
+            m.frameworks.labels(fstate.value).set(
+                sum(1 for f in core.frameworks.values() if f.state is fstate)
+            )
+        m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
+        m.offers_outstanding.set(len(core.offers))

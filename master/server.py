@@ -1,0 +1,116 @@
+"""Assembles a master process: runtime, gRPC server and HTTP server on the given addresses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from aiohttp import web
+
+from corral.logging import get_logger
+from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2_grpc
+from master.allocator import make_allocator
+from master.core.config import MasterConfig
+from master.http import build_app
+from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer
+from master.runtime import MasterRuntime
+
+log = get_logger("corral.master")
+
+MAX_MESSAGE = 64 * 1024 * 1024
+GRPC_OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE),
+    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+
+
+@dataclass
+class RunningMaster:
+    runtime: MasterRuntime
+    grpc_server: grpc.aio.Server
+    http_runner: web.AppRunner
+    grpc_address: str
+    http_address: str
+
+    async def stop(self) -> None:
+        await self.runtime.stop()
+        await self.grpc_server.stop(grace=1.0)
+        await self.http_runner.cleanup()
+
+
+def _split(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+async def start_master(
+    config: MasterConfig,
+    grpc_address: str,
+    http_address: str,
+    allocator: str = "numpy",
+    seed: int | None = None,
+) -> RunningMaster:
+    runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)
+    server = grpc.aio.server(options=GRPC_OPTIONS)
+    scheduler_pb2_grpc.add_SchedulerServicer_to_server(SchedulerServicer(runtime), server)  # type: ignore[no-untyped-call]
+    agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(runtime), server)  # type: ignore[no-untyped-call]
+    operator_pb2_grpc.add_OperatorServicer_to_server(OperatorServicer(runtime), server)  # type: ignore[no-untyped-call]
+    port = server.add_insecure_port(grpc_address)
+    if port == 0:
+        raise OSError(f"cannot listen for gRPC on {grpc_address}")
+    grpc_host, _ = _split(grpc_address)
+    runtime.start()
+    await server.start()
+    runner = web.AppRunner(build_app(runtime), access_log=None)
+    await runner.setup()
+    http_host, http_port = _split(http_address)
+    site = web.TCPSite(runner, http_host, http_port)
+    await site.start()
+    bound = runner.addresses[0][1] if runner.addresses else http_port
+    running = RunningMaster(runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}")
+    log.info(
+        "master_started",
+        master_id=runtime.master_id,
+        grpc=running.grpc_address,
+        http=running.http_address,
+        allocator=allocator,
+    )
+    return running
+
+
+async def serve_forever(
+    config: MasterConfig,
+    grpc_address: str,
+    http_address: str,
+    allocator: str,
+    ready_file: Path | None,
+) -> None:
+    master = await start_master(config, grpc_address, http_address, allocator)
+    if ready_file is not None:
+        tmp = ready_file.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "grpc": master.grpc_address,
+                    "http": master.http_address,
+                    "master_id": master.runtime.master_id,
+                }
+            )
+        )
+        tmp.replace(ready_file)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("master_stopping")
+    await master.stop()

@@ -1,0 +1,162 @@
+"""Read-only views of the core's state: protobuf for the Operator API, JSON for HTTP.
+
+Run only through ``MasterRuntime.query`` so they see the core between two events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from corral.resources import Resources
+from corral.v1 import operator_pb2
+from master import convert
+from master.core.master import MasterCore
+from master.core.records import TaskRecord
+from master.core.states import AgentState, FrameworkState
+
+
+def _resources_json(r: Resources) -> dict[str, Any]:
+    out: dict[str, Any] = {"cpus": r.cpus, "mem": r.mem, "disk": r.disk, "gpus": r.gpus}
+    if r.ports:
+        out["ports"] = [[b, e] for b, e in r.ports]
+    return out
+
+
+def _offered(core: MasterCore, offer_ids: set[str]) -> Resources:
+    total = Resources()
+    for oid in offer_ids:
+        total = total + core.offers[oid].resources
+    return total
+
+
+def _task_json(t: TaskRecord) -> dict[str, Any]:
+    s = t.status
+    return {
+        "id": t.task_id,
+        "name": t.spec.name,
+        "framework_id": t.framework_id,
+        "agent_id": t.agent_id,
+        "state": t.state.name,
+        "reason": s.reason.name,
+        "message": s.message,
+        "exit_code": s.exit_code,
+        "resources": _resources_json(t.spec.resources),
+        "launched_at": t.launched_at,
+        "updated_at": s.timestamp,
+    }
+
+
+def _all_tasks(core: MasterCore) -> list[TaskRecord]:
+    live = [t for fw in core.frameworks.values() for t in fw.tasks.values()]
+    return live + list(core.completed.values())
+
+
+def state_json(core: MasterCore) -> dict[str, Any]:
+    agents = []
+    for a in core.agents.values():
+        agents.append(
+            {
+                "id": a.agent_id,
+                "hostname": a.spec.hostname,
+                "state": a.state.value,
+                "connected": a.connection is not None,
+                "resources": _resources_json(a.spec.resources),
+                "used": _resources_json(a.used),
+                "offered": _resources_json(_offered(core, a.offers)),
+                "attributes": dict(a.spec.attributes),
+                "taints": [str(t) for t in a.spec.taints],
+                "tasks": len(a.tasks),
+                "registered_at": a.registered_at,
+                "last_seen": a.last_seen,
+            }
+        )
+    frameworks = []
+    for f in core.frameworks.values():
+        used = Resources()
+        for t in f.tasks.values():
+            used = used + t.spec.resources
+        frameworks.append(
+            {
+                "id": f.framework_id,
+                "name": f.spec.name,
+                "role": f.spec.role,
+                "principal": f.spec.principal,
+                "state": f.state.value,
+                "suppressed": f.suppressed,
+                "tasks": len(f.tasks),
+                "offers": len(f.offers),
+                "pending_updates": len(f.pending),
+                "used": _resources_json(used),
+                "registered_at": f.registered_at,
+            }
+        )
+    offers = [
+        {
+            "id": o.offer_id,
+            "framework_id": o.framework_id,
+            "agent_id": o.agent_id,
+            "hostname": o.hostname,
+            "resources": _resources_json(o.resources),
+        }
+        for o in core.offers.values()
+    ]
+    return {
+        "master_id": core.master_id,
+        "agents": agents,
+        "frameworks": frameworks,
+        "tasks": [_task_json(t) for t in _all_tasks(core)],
+        "offers": offers,
+        "summary": {
+            "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
+            "frameworks_subscribed": sum(
+                1 for f in core.frameworks.values() if f.state is FrameworkState.SUBSCRIBED
+            ),
+            "tasks_active": sum(len(f.tasks) for f in core.frameworks.values()),
+            "offers_outstanding": len(core.offers),
+        },
+    }
+
+
+def state_pb(core: MasterCore) -> operator_pb2.State:
+    state = operator_pb2.State(master_id=core.master_id)
+    for a in core.agents.values():
+        entry = state.agents.add(active=a.state is AgentState.ACTIVE, registered_at=a.registered_at)
+        info = entry.info
+        info.id, info.hostname = a.agent_id, a.spec.hostname
+        convert.resources_to_pb(a.spec.resources, info.resources)
+        info.attributes.update(a.spec.attributes)
+        for taint in a.spec.taints:
+            convert.taint_to_pb(taint, info.taints.add())
+        convert.resources_to_pb(a.used, entry.used)
+        convert.resources_to_pb(_offered(core, a.offers), entry.offered)
+    for f in core.frameworks.values():
+        fentry = state.frameworks.add(connected=f.connection is not None, suppressed=f.suppressed)
+        fi = fentry.info
+        fi.id, fi.name, fi.role, fi.principal = (
+            f.framework_id,
+            f.spec.name,
+            f.spec.role,
+            f.spec.principal,
+        )
+        fi.failover_timeout = f.spec.failover_timeout
+        used = Resources()
+        for t in f.tasks.values():
+            used = used + t.spec.resources
+        convert.resources_to_pb(used, fentry.used)
+        convert.resources_to_pb(_offered(core, f.offers), fentry.offered)
+    for t in _all_tasks(core):
+        tentry = state.tasks.add()
+        ti = tentry.info
+        ti.task_id, ti.name, ti.agent_id, ti.framework_id = (
+            t.task_id,
+            t.spec.name,
+            t.agent_id,
+            t.framework_id,
+        )
+        ti.priority_class = t.spec.priority_class
+        convert.resources_to_pb(t.spec.resources, ti.resources)
+        convert.status_to_pb(t.status, tentry.status)
+        tentry.status.uuid = b""
+    for o in core.offers.values():
+        convert.offer_to_pb(o, state.offers.add())
+    return state
