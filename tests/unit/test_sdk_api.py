@@ -1,0 +1,139 @@
+"""Pins the SDK's public surface and keeps the tutorial honest.
+
+Changing ``__all__`` is an API change: update this list on purpose, and docs/sdk.md with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import frameworks.sdk
+import frameworks.sdk.testing
+from frameworks import sdk
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "frameworks" / "examples" / "hello.py"
+DOC = ROOT / "docs" / "sdk.md"
+
+
+def test_public_api_is_pinned() -> None:
+    assert frameworks.sdk.__all__ == [
+        "DEFAULT_MASTER",
+        "TERMINAL_STATES",
+        "Backoff",
+        "CallError",
+        "ConnectError",
+        "Driver",
+        "DriverError",
+        "FrameworkError",
+        "FrameworkInfo",
+        "NotSubscribedError",
+        "Offer",
+        "OfferPacker",
+        "Resources",
+        "Scheduler",
+        "TaskInfo",
+        "TaskState",
+        "TaskStatus",
+        "fits",
+        "how_many_fit",
+        "is_terminal",
+        "new_task_id",
+        "state_name",
+        "task",
+    ]
+    assert frameworks.sdk.testing.__all__ == [
+        "FakeMaster",
+        "LocalCluster",
+        "RecordedCall",
+        "free_port",
+    ]
+    for name in frameworks.sdk.__all__:
+        assert hasattr(frameworks.sdk, name), name
+
+
+def test_driver_calls_are_pinned() -> None:
+    calls = {
+        name: str(inspect.signature(getattr(sdk.Driver, name)))
+        for name in (
+            "launch",
+            "decline",
+            "suppress",
+            "revive",
+            "kill",
+            "reconcile",
+            "teardown",
+            "stop",
+            "wait",
+        )
+    }
+    assert calls == {
+        "launch": "(self, offers: 'Sequence[Offer | str]', tasks: 'Sequence[TaskInfo]', "
+        "refuse_seconds: 'float | None' = None) -> 'None'",
+        "decline": "(self, offers: 'Sequence[Offer | str]', refuse_seconds: 'float | None' = None)"
+        " -> 'None'",
+        "suppress": "(self) -> 'None'",
+        "revive": "(self) -> 'None'",
+        "kill": "(self, task_id: 'str', agent_id: 'str' = '', grace: 'float | None' = None)"
+        " -> 'None'",
+        "reconcile": "(self, tasks: 'Iterable[tuple[str, str]]' = ()) -> 'None'",
+        "teardown": "(self) -> 'None'",
+        "stop": "(self) -> 'None'",
+        "wait": "(self) -> 'None'",
+    }
+
+
+def test_scheduler_callbacks_are_the_documented_six() -> None:
+    callbacks = [n for n, v in vars(sdk.Scheduler).items() if inspect.iscoroutinefunction(v)]
+    assert callbacks == ["subscribed", "offers", "rescinded", "status", "error", "disconnected"]
+
+
+def test_docs_example_is_byte_identical_to_the_example_file() -> None:
+    text = DOC.read_text()
+    marker = "<!-- example: frameworks/examples/hello.py"
+    assert marker in text, "docs/sdk.md lost the example marker"
+    after = text[text.index(marker) :]
+    match = re.search(r"```python\n(.*?)```", after, re.DOTALL)
+    assert match is not None, "no python block after the example marker in docs/sdk.md"
+    assert match.group(1) == EXAMPLE.read_text()
+
+
+def test_example_uses_only_the_public_sdk() -> None:
+    tree = ast.parse(EXAMPLE.read_text())
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == {("frameworks", "sdk")}
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sdk"
+    }
+    assert used <= set(frameworks.sdk.__all__), used - set(frameworks.sdk.__all__)
+
+
+def test_sdk_imports_only_the_wire_contract_grpc_and_the_stdlib() -> None:
+    allowed_roots = {"corral", "frameworks", "grpc", "google"}
+    for path in (ROOT / "frameworks" / "sdk").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                root = name.split(".")[0]
+                if name.startswith("corral."):
+                    assert name.startswith("corral.v1"), f"{path}: imports {name}"
+                elif root not in allowed_roots:
+                    assert root in sys.stdlib_module_names, f"{path}: imports {name}"
