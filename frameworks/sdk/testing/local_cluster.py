@@ -5,7 +5,8 @@ For integration tests of a framework against the real thing::
     async with LocalCluster(agents=2) as cluster:
         async with Driver(MyScheduler(), info, master=cluster.master) as driver: ...
 
-Each process runs in its own process group and is stopped with SIGTERM, then SIGKILL; its
+The master binds port 0 and reports its addresses in a ready file. Each process runs in its
+own process group and is stopped with SIGTERM, then SIGKILL; its
 output goes to a log file in ``work_dir`` which ``logs()`` returns for failure messages.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -86,26 +88,46 @@ class LocalCluster:
         await self.close()
 
     async def start(self) -> None:
-        self.master = f"127.0.0.1:{free_port()}"
-        self.http = f"127.0.0.1:{free_port()}"
+        # The master binds port 0 and writes the ports it got: no race for a "free" port.
+        ready = self.work_dir / "master-ready.json"
         await self._spawn(
-            "master", "master", "--grpc", self.master, "--http", self.http, *self.master_args
+            "master",
+            "master",
+            *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--ready-file", str(ready)),
+            *self.master_args,
         )
+        await self._wait_ready_file(ready)
         for i in range(self.agents):
             work = self.work_dir / f"agent-{i}"
             work.mkdir(parents=True, exist_ok=True)
             await self._spawn(
                 f"agent-{i}",
                 "agent",
-                "--master",
-                self.master,
-                "--resources",
-                self.agent_resources,
-                "--work-dir",
-                str(work),
+                *("--master", self.master, "--resources", self.agent_resources),
+                *("--work-dir", str(work)),
                 *self.agent_args,
             )
         await self.wait_for_agents(self.agents, self.ready_timeout)
+
+    async def _wait_ready_file(self, path: Path) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.ready_timeout
+        while True:
+            self._check_alive()
+            try:
+                ready = json.loads(path.read_text())
+                self.master, self.http = ready["grpc"], ready["http"]
+                return
+            except (OSError, ValueError, KeyError):
+                pass  # not written (completely) yet
+            if loop.time() > deadline:
+                raise TimeoutError(f"the master wrote no {path.name}\n{self.logs()}")
+            await asyncio.sleep(0.05)  # another process's file: there is no event to await
+
+    def _check_alive(self) -> None:
+        for name, proc in self.processes.items():
+            if proc.returncode is not None:
+                raise RuntimeError(f"{name} exited with code {proc.returncode}\n{self.logs()}")
 
     async def _spawn(self, name: str, *args: str) -> None:
         log_path = self.work_dir / f"{name}.log"
