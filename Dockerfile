@@ -25,8 +25,11 @@ RUN if ls /wheels/corral-*.whl >/dev/null 2>&1; then \
         /opt/corral/bin/pip install /src; \
     fi \
     && /opt/corral/bin/python -c "import corral.cli.main" \
-    && find /opt/corral -name '__pycache__' -prune -exec rm -rf {} + \
-    && rm -rf /opt/corral/lib/python3*/site-packages/pip /opt/corral/bin/pip*
+    && cd /opt/corral/lib/python3*/site-packages \
+    && rm -rf pip pip-* setuptools setuptools-* pkg_resources _distutils_hack distutils-precedence.pth \
+        ../../../bin/pip* \
+    && find . -depth -type d -name tests -path '*/numpy/*' -exec rm -rf {} + \
+    && find . -depth -type d -name tests -path '*/matplotlib/*' -exec rm -rf {} +
 
 FROM ${BASE_IMAGE}
 ENV PATH=/opt/corral/bin:$PATH \
