@@ -24,7 +24,8 @@ S = TypeVar("S")
 
 class IllegalTransition(Exception):
     def __init__(self, what: str, subject: str, source: object, target: object) -> None:
-        super().__init__(f"{what} {subject}: illegal transition {source} -> {target}")
+        names = (getattr(source, "name", source), getattr(target, "name", target))
+        super().__init__(f"{what} {subject}: illegal transition {names[0]} -> {names[1]}")
         self.source = source
         self.target = target
 

@@ -1,0 +1,354 @@
+"""The master core driven by events; assertions on the commands it returns and on its state."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from corral.placement import Taint, TaintEffect, Toleration
+from corral.resources import Resources
+from master.core import commands as cmd
+from master.core import events as ev
+from master.core.config import MasterConfig
+from master.core.master import CallRejected
+from master.core.states import AgentState, FrameworkState, IllegalTransition, validate_tables
+from master.core.types import ReportedTask, TaskReason, TaskState
+from tests.unit.core_harness import Harness, of, status, task
+
+
+def test_transition_tables_are_complete() -> None:
+    validate_tables()
+
+
+def test_illegal_transition_raises_loudly() -> None:
+    h = Harness()
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t1"))
+    rec = h.core.frameworks[fid].tasks["t1"]
+    with pytest.raises(IllegalTransition, match="STAGING -> STAGING"):
+        h.core._set_task_state(
+            rec, status("t1", fid, aid, TaskState.STAGING), ev.Tick(stimulus_id="x", now=0)
+        )
+
+
+def test_register_assigns_id_and_offers_whole_agent() -> None:
+    h = Harness()
+    aid, out = h.add_agent(resources="cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+    assert aid == of(cmd.SendRegistered, out)[0].agent_id
+    assert of(cmd.ClusterEvent, out)[0].kind == "agent_added"
+    fid, out = h.subscribe()
+    assert of(cmd.SendSubscribed, out)[0].stream_id == h.streams[fid]
+    [offer] = h.offers_for(fid)
+    assert offer.agent_id == aid
+    assert offer.resources == Resources(4, 4096, 1000, 0, ((31000, 31010),))
+    # Outstanding offers are charged: the next cycle offers nothing more.
+    assert h.allocate() == []
+
+
+def test_accept_launches_and_returns_leftover_under_filter() -> None:
+    h = Harness()
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    out = h.accept(fid, [offer.offer_id], task("t1"), task("t2"), refuse=0)
+    [launch] = of(cmd.SendLaunch, out)
+    assert launch.agent_id == aid and [t.task_id for t in launch.tasks] == ["t1", "t2"]
+    assert h.core.frameworks[fid].tasks["t1"].state is TaskState.STAGING
+    assert offer.offer_id not in h.core.offers
+    # refuse 0: the leftover (2 cpus) comes back in the next cycle.
+    [again] = h.offers_for(fid)
+    assert again.resources.cpus == pytest.approx(2) and again.resources.mem == pytest.approx(
+        4096 - 256
+    )
+
+
+def test_decline_filters_agent_until_expiry() -> None:
+    h = Harness()
+    h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=10))
+    assert h.offers_for(fid) == []
+    h.now += 9.9
+    assert h.offers_for(fid) == []
+    h.now += 0.2
+    assert len(h.offers_for(fid)) == 1
+
+
+def _one_offer(h: Harness) -> tuple[str, str, str]:
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    return aid, fid, offer.offer_id
+
+
+@pytest.mark.parametrize(
+    ("make_call", "reason"),
+    [
+        (lambda fid, oid: ((("nope",)), (task("t1"),)), "offer 'nope' is unknown"),
+        (lambda fid, oid: ((oid, oid), (task("t1"),)), "appears twice"),
+        (lambda fid, oid: ((oid,), (task("t1", "cpus:5;mem:1"),)), "exceed the offered cpus"),
+        (lambda fid, oid: ((oid,), (task("t1", "cpus:1;mem:9999"),)), "exceed the offered mem"),
+        (lambda fid, oid: ((oid,), (task("t1"), task("t1"))), "task id 't1' appears twice"),
+        (lambda fid, oid: ((oid,), (task("", "cpus:1"),)), "empty task_id"),
+        (lambda fid, oid: ((oid,), (task("t9", "disk:1"),)), "no cpus and no mem"),
+        (lambda fid, oid: ((), (task("t1"),)), "no offer ids"),
+    ],
+)
+def test_bad_accept_is_refused_and_changes_nothing(make_call, reason) -> None:  # type: ignore[no-untyped-def]
+    h = Harness()
+    _aid, fid, oid = _one_offer(h)
+    offer_ids, tasks = make_call(fid, oid)
+    before = (dict(h.core.offers), dict(h.core.frameworks[fid].tasks))
+    with pytest.raises(CallRejected, match=reason) as info:
+        h.accept(fid, offer_ids, *tasks)
+    assert info.value.code == "INVALID_ARGUMENT"
+    assert (dict(h.core.offers), dict(h.core.frameworks[fid].tasks)) == before
+    # The offer is still usable afterwards.
+    assert of(cmd.SendLaunch, h.accept(fid, [oid], task("ok")))
+
+
+def test_task_id_in_use_and_used_offer_are_refused() -> None:
+    h = Harness()
+    _aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"), refuse=0)
+    [o2] = h.offers_for(fid)
+    with pytest.raises(CallRejected, match="already in use"):
+        h.accept(fid, [o2.offer_id], task("t1"))
+    with pytest.raises(CallRejected, match="unknown, rescinded or already used"):
+        h.accept(fid, [oid], task("t2"))
+
+
+def test_offers_of_two_agents_in_one_accept_are_refused() -> None:
+    h = Harness()
+    h.add_agent()
+    h.add_agent()
+    fid, _ = h.subscribe()
+    offers = h.offers_for(fid)
+    assert len(offers) == 2
+    with pytest.raises(CallRejected, match="different agents"):
+        h.accept(fid, [o.offer_id for o in offers], task("t1"))
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf])
+def test_bad_refuse_seconds_refused(bad: float) -> None:
+    h = Harness()
+    _aid, fid, oid = _one_offer(h)
+    with pytest.raises(CallRejected, match="refuse_seconds"):
+        h.handle(ev.Decline(**h.call_base(fid), offer_ids=(oid,), refuse_seconds=bad))
+    assert oid in h.core.offers
+
+
+def test_stale_stream_and_unknown_framework_refused() -> None:
+    h = Harness()
+    _aid, fid, _oid = _one_offer(h)
+    with pytest.raises(CallRejected) as info:
+        h.handle(ev.Suppress(**h.base(), framework_id=fid, stream_id="old"))
+    assert info.value.code == "FAILED_PRECONDITION"
+    with pytest.raises(CallRejected) as info:
+        h.handle(ev.Suppress(**h.base(), framework_id="ghost", stream_id="x"))
+    assert info.value.code == "NOT_FOUND"
+
+
+def test_status_flow_forwards_and_acks_reach_agent() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"), refuse=0)
+    out = h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    [fwd] = of(cmd.SendUpdates, out)
+    assert fwd.framework_id == fid and fwd.statuses[0].state is TaskState.RUNNING
+    assert (("t1", b"u1")) in h.core.frameworks[fid].pending
+    out = h.agent_updates(aid, status("t1", fid, aid, TaskState.FINISHED, uuid=b"u2", exit_code=0))
+    assert "t1" not in h.core.frameworks[fid].tasks
+    assert h.core.completed[(fid, "t1")].state is TaskState.FINISHED
+    out = h.handle(
+        ev.Acknowledge(
+            **h.call_base(fid), acknowledgements=((aid, "t1", b"u1"), (aid, "t1", b"u2"))
+        )
+    )
+    [acks] = of(cmd.SendAgentAcks, out)
+    assert acks.agent_id == aid and acks.acknowledgements == (("t1", b"u1"), ("t1", b"u2"))
+    assert h.core.frameworks[fid].pending == {}
+    # The task's resources are free again: the whole agent is offerable.
+    [offer] = h.offers_for(fid)
+    assert offer.resources.cpus == pytest.approx(4)
+
+
+def test_unacknowledged_status_is_resent_after_retry_interval() -> None:
+    h = Harness(MasterConfig(status_retry_interval=5))
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    assert of(cmd.SendUpdates, h.tick(1)) == []
+    [again] = of(cmd.SendUpdates, h.tick(5))
+    assert again.statuses[0].uuid == b"u1"
+
+
+def test_duplicate_status_is_forwarded_but_changes_nothing() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    out = h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    assert len(of(cmd.SendUpdates, out)) == 1
+    assert h.core.frameworks[fid].tasks["t1"].state is TaskState.RUNNING
+
+
+def test_status_going_backwards_is_ignored_and_acked() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    out = h.agent_updates(aid, status("t1", fid, aid, TaskState.STARTING, uuid=b"u0"))
+    assert of(cmd.SendUpdates, out) == []
+    assert of(cmd.SendAgentAcks, out)[0].acknowledgements == (("t1", b"u0"),)
+    assert of(cmd.ClusterEvent, out)[0].kind == "status_ignored"
+
+
+def test_kill_is_sent_to_agent_and_unknown_task_not_found() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    [kill] = of(cmd.SendKill, h.handle(ev.Kill(**h.call_base(fid), task_id="t1")))
+    assert (kill.agent_id, kill.task_id) == (aid, "t1")
+    with pytest.raises(CallRejected) as info:
+        h.handle(ev.Kill(**h.call_base(fid), task_id="nope"))
+    assert info.value.code == "NOT_FOUND"
+
+
+def test_agent_stream_loss_rescinds_offers_then_timeout_reports_lost() -> None:
+    h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
+    a1, _ = h.add_agent()
+    a2, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    offers = {o.agent_id: o for o in h.offers_for(fid)}
+    h.accept(fid, [offers[a1].offer_id], task("t1"), refuse=0)
+    h.agent_updates(a1, status("t1", fid, a1, TaskState.RUNNING, uuid=b"u1"))
+    h.allocate()  # a1's leftover offered again
+    out = h.close_agent(a1)
+    rescinds = of(cmd.SendRescind, out)
+    assert rescinds and all(h.core.offers.get(oid) is None for r in rescinds for oid in r.offer_ids)
+    assert [o.agent_id for r in rescinds for o in [offers[a1]]] == [a1]
+    assert h.core.agents[a1].state is AgentState.ACTIVE  # until the timeout
+    assert of(cmd.SendUpdates, h.tick(5)) == []
+    h.handle(ev.AgentHeartbeat(**h.base(), agent_id=a2, connection=h.connections[a2]))
+    out = h.tick(6)
+    [lost] = of(cmd.SendUpdates, out)
+    assert lost.statuses[0].state is TaskState.LOST
+    assert lost.statuses[0].reason is TaskReason.AGENT_UNREACHABLE
+    assert h.core.agents[a1].state is AgentState.UNREACHABLE
+    assert h.core.agents[a2].state is AgentState.ACTIVE
+    # The other agent keeps being offered.
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=tuple(h.core.offers), refuse_seconds=0))
+    assert [o.agent_id for o in h.offers_for(fid)] == [a2]
+
+
+def test_partition_aware_framework_sees_unreachable_then_running_again() -> None:
+    h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe(partition_aware=True)
+    [offer] = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    h.close_agent(aid)
+    [upd] = of(cmd.SendUpdates, h.tick(11))
+    assert upd.statuses[0].state is TaskState.UNREACHABLE
+    rec = h.core.frameworks[fid].tasks["t1"]
+    reported = ReportedTask(fid, rec.spec, status("t1", fid, aid, TaskState.RUNNING))
+    _, out = h.add_agent(agent_id=aid, tasks=(reported,))
+    assert of(cmd.ClusterEvent, out)[-1].kind == "agent_reregistered"
+    assert h.core.agents[aid].state is AgentState.ACTIVE
+    assert h.core.frameworks[fid].tasks["t1"].state is TaskState.RUNNING
+
+
+def test_reregistration_without_a_task_reports_it_gone_or_dropped() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("staged"), task("running"))
+    h.agent_updates(aid, status("running", fid, aid, TaskState.RUNNING, uuid=b"u"))
+    _, out = h.add_agent(agent_id=aid)
+    states = {s.task_id: s.state for u in of(cmd.SendUpdates, out) for s in u.statuses}
+    assert states == {"staged": TaskState.DROPPED, "running": TaskState.LOST}
+    assert h.core.frameworks[fid].tasks == {}
+
+
+def test_framework_failover_closes_old_stream_and_resends_pending() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    old_stream = h.streams[fid]
+    _, out = h.subscribe(framework_id=fid)
+    [close] = of(cmd.CloseFrameworkStream, out)
+    assert close.stream_id == old_stream
+    [resent] = of(cmd.SendUpdates, out)
+    assert resent.statuses[0].uuid == b"u1"
+    assert h.core.offers == {}  # the old stream's offers were taken back
+
+
+def test_disconnected_framework_removed_after_failover_timeout() -> None:
+    h = Harness(MasterConfig(agent_timeout=1000))
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    h.handle(ev.FrameworkStreamClosed(**h.base(), framework_id=fid, stream_id=h.streams[fid]))
+    assert h.core.frameworks[fid].state is FrameworkState.DISCONNECTED
+    assert h.allocate() == []  # a disconnected framework gets no offers
+    assert of(cmd.SendKill, h.tick(30)) == []
+    out = h.tick(31)  # default failover timeout: 60 s
+    [kill] = of(cmd.SendKill, out)
+    assert kill.task_id == "t1" and kill.agent_id == aid
+    assert h.core.frameworks[fid].state is FrameworkState.REMOVED
+
+
+def test_teardown_kills_tasks_and_closes_stream() -> None:
+    h = Harness()
+    _aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    out = h.handle(ev.Teardown(**h.call_base(fid)))
+    assert of(cmd.SendKill, out)[0].task_id == "t1"
+    assert of(cmd.CloseFrameworkStream, out)[0].message == "teardown"
+    with pytest.raises(CallRejected):
+        h.handle(ev.Suppress(**h.call_base(fid)))
+
+
+def test_suppress_stops_offers_and_revive_clears_filters() -> None:
+    h = Harness()
+    h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=1000))
+    h.handle(ev.Suppress(**h.call_base(fid)))
+    assert h.offers_for(fid) == []
+    h.handle(ev.Revive(**h.call_base(fid)))
+    assert len(h.offers_for(fid)) == 1
+
+
+def test_reconcile_answers_known_and_unknown_tasks() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    h.accept(fid, [oid], task("t1"))
+    out = h.handle(ev.Reconcile(**h.call_base(fid), tasks=(("t1", aid), ("ghost", aid))))
+    [upd] = of(cmd.SendUpdates, out)
+    got = {s.task_id: (s.state, s.reason, s.uuid) for s in upd.statuses}
+    assert got["t1"] == (TaskState.STAGING, TaskReason.RECONCILIATION, b"")
+    assert got["ghost"][0] is TaskState.LOST
+
+
+def test_taints_keep_intolerant_framework_off_the_agent() -> None:
+    h = Harness()
+    spot = Taint("spot", "true", TaintEffect.NO_SCHEDULE)
+    h.add_agent(taints=(spot,))
+    _plain, _ = h.subscribe("plain")
+    tolerant, _ = h.subscribe("tolerant", tolerations=(Toleration("spot", "true"),))
+    batches = h.allocate()
+    assert [b.framework_id for b in batches] == [tolerant]
+
+
+def test_every_command_repeats_its_stimulus_id() -> None:
+    h = Harness()
+    _aid, fid, oid = _one_offer(h)
+    e = ev.Accept(**h.call_base(fid), offer_ids=(oid,), tasks=(task("t1"),))
+    assert all(c.stimulus_id == e.stimulus_id for c in h.handle(e))
