@@ -22,7 +22,6 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.run_cmd",
     "corral.cli.get_cmd",
     "corral.cli.demo_cmd",
-    "corral.cli.bench_cmd",
 )
 
 

@@ -1,0 +1,143 @@
+"""`corral get agents|frameworks|tasks`: the master's state through the Operator API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+
+from corral.cli.common import add_master_arg
+from corral.cli.errors import CliError
+from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
+
+KINDS = ("agents", "frameworks", "tasks", "offers")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("get", help="list agents, frameworks, tasks or offers")
+    p.add_argument("kind", choices=KINDS)
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
+    add_master_arg(p)
+    p.set_defaults(func=run)
+
+
+def fetch_state(master: str, timeout: float) -> operator_pb2.State:
+    with grpc.insecure_channel(master) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)
+        try:
+            state: operator_pb2.State = stub.GetState(
+                operator_pb2.GetStateRequest(), timeout=timeout, wait_for_ready=True
+            )
+        except grpc.RpcError as exc:
+            code = exc.code() if hasattr(exc, "code") else None
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise CliError(
+                    f"no answer from the master at {master} within {timeout:g}s"
+                ) from None
+            detail = exc.details() if hasattr(exc, "details") else str(exc)
+            raise CliError(f"master at {master}: {detail}") from None
+    return state
+
+
+def _res(r: common_pb2.Resources) -> str:
+    parts = [f"{n}:{getattr(r, n):g}" for n in ("cpus", "mem", "disk", "gpus") if getattr(r, n)]
+    return " ".join(parts) or "-"
+
+
+def _state_name(value: int) -> str:
+    return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")  # type: ignore[arg-type]
+
+
+def rows(
+    kind: str, state: operator_pb2.State
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    """Column names, table rows and JSON records for one kind."""
+    if kind == "agents":
+        cols = ["ID", "HOSTNAME", "ACTIVE", "RESOURCES", "USED", "ATTRIBUTES", "TAINTS"]
+        table = [
+            [
+                a.info.id,
+                a.info.hostname,
+                "yes" if a.active else "no",
+                _res(a.info.resources),
+                _res(a.used),
+                ",".join(f"{k}={v}" for k, v in sorted(a.info.attributes.items())),
+                ",".join(f"{t.key}={t.value}" for t in a.info.taints),
+            ]
+            for a in state.agents
+        ]
+        records = [MessageToDict(a, preserving_proto_field_name=True) for a in state.agents]
+    elif kind == "frameworks":
+        cols = ["ID", "NAME", "ROLE", "CONNECTED", "SUPPRESSED", "USED", "OFFERED"]
+        table = [
+            [
+                f.info.id,
+                f.info.name,
+                f.info.role,
+                "yes" if f.connected else "no",
+                "yes" if f.suppressed else "no",
+                _res(f.used),
+                _res(f.offered),
+            ]
+            for f in state.frameworks
+        ]
+        records = [MessageToDict(f, preserving_proto_field_name=True) for f in state.frameworks]
+    elif kind == "tasks":
+        cols = ["ID", "FRAMEWORK", "AGENT", "STATE", "EXIT", "RESOURCES", "MESSAGE"]
+        table = [
+            [
+                t.info.task_id,
+                t.info.framework_id,
+                t.info.agent_id,
+                _state_name(t.status.state),
+                str(t.status.exit_code) if t.status.HasField("exit_code") else "",
+                _res(t.info.resources),
+                t.status.message[:60],
+            ]
+            for t in state.tasks
+        ]
+        records = [
+            {
+                "id": t.info.task_id,
+                "name": t.info.name,
+                "framework_id": t.info.framework_id,
+                "agent_id": t.info.agent_id,
+                "state": _state_name(t.status.state),
+                "exit_code": t.status.exit_code if t.status.HasField("exit_code") else None,
+                "message": t.status.message,
+                "resources": MessageToDict(t.info.resources),
+            }
+            for t in state.tasks
+        ]
+    else:
+        cols = ["ID", "FRAMEWORK", "AGENT", "HOSTNAME", "RESOURCES"]
+        table = [
+            [o.id, o.framework_id, o.agent_id, o.hostname, _res(o.resources)] for o in state.offers
+        ]
+        records = [MessageToDict(o, preserving_proto_field_name=True) for o in state.offers]
+    return cols, table, records
+
+
+def run(args: argparse.Namespace) -> int:
+    state = fetch_state(args.master, args.timeout)
+    cols, table, records = rows(args.kind, state)
+    if args.output == "json":
+        print(json.dumps(records, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(box=None, header_style="bold")
+    for c in cols:
+        t.add_column(c)
+    for r in table:
+        t.add_row(*r)
+    console = Console()
+    console.print(t)
+    if not table:
+        console.print(f"(no {args.kind})")
+    return 0
