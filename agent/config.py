@@ -1,0 +1,29 @@
+"""Everything one agent needs to run, as built by ``corral agent`` (or a test)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.connection import ReconnectBackoff
+from agent.core.status_updates import Backoff
+from corral.placement import Taint
+from corral.resources import Resources
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    hostname: str
+    resources: Resources
+    work_dir: Path
+    master: str = "127.0.0.1:5050"
+    attributes: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    simulate: bool = False
+    # Simulated agents keep their id in memory; real ones checkpoint it in work_dir/agent_id.
+    checkpoint: bool = True
+    default_grace_period: float = 3.0
+    status_backoff: Backoff = field(default_factory=Backoff)
+    reconnect_backoff: ReconnectBackoff = field(default_factory=ReconnectBackoff)
+    # How long a stopping agent waits to hand its last statuses to the stream.
+    flush_timeout: float = 2.0

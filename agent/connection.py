@@ -1,0 +1,211 @@
+"""The agent's one bidirectional stream to the master (AgentService.Connect), kept up forever.
+
+The rules:
+- On every new stream the owner is told ``on_open`` and answers with REGISTER (via ``send``):
+  the master's contract is that REGISTER comes first.
+- Outgoing messages wait in a small outbox that one writer drains. Status updates queued in the
+  same loop iteration are merged into one STATUS_UPDATES message, and a queued heartbeat is
+  replaced by a newer one, so the outbox stays as small as the core's pending statuses.
+- When the stream breaks the outbox is dropped (the core resends after re-registration), the
+  owner is told ``on_close``, and a new stream is tried after an exponential backoff with jitter
+  (``initial`` doubling to ``maximum``), reset once the master answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import grpc
+import grpc.aio
+
+from corral.logging import get_logger
+from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
+
+log = get_logger("corral.agent.connection")
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+# Keepalive pings find a master that vanished without closing the connection (a partition); a
+# closed connection is noticed at once anyway. The master's server must allow pings this often
+# (grpc.http2.min_recv_ping_interval_without_data_ms <= 60000), as it does for the SDK.
+CHANNEL_OPTIONS: Sequence[tuple[str, int]] = (
+    ("grpc.keepalive_time_ms", 60_000),
+    ("grpc.keepalive_timeout_ms", 20_000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    # The channel's own reconnection must not be slower than ours.
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 5_000),
+)
+
+
+def open_channel(target: str) -> grpc.aio.Channel:
+    return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
+
+
+@dataclass(frozen=True, slots=True)
+class ReconnectBackoff:
+    initial: float = 0.1
+    maximum: float = 5.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        """Equal jitter: half fixed, half random, so a fleet does not reconnect in lockstep."""
+        cap = min(self.maximum, self.initial * (2 ** min(attempt, 30)))
+        return float(cap / 2 + rng.uniform(0, cap / 2))
+
+
+class StreamOwner(Protocol):
+    def on_open(self) -> None: ...
+    def on_message(self, message: agent_pb2.MasterMessage) -> None: ...
+    def on_close(self, error: str) -> None: ...
+
+
+class MasterConnection:
+    def __init__(
+        self,
+        channel: grpc.aio.Channel,
+        owner: StreamOwner,
+        backoff: ReconnectBackoff | None = None,
+        rng: random.Random | None = None,
+        name: str = "",
+    ) -> None:
+        self._stub = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
+        self._owner = owner
+        self._backoff = backoff or ReconnectBackoff()
+        self._rng = rng or random.Random()
+        self._log = log.bind(agent=name)
+        self._outbox: deque[agent_pb2.AgentMessage] = deque()
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._ended = asyncio.Event()
+        self._call: (
+            grpc.aio.StreamStreamCall[agent_pb2.AgentMessage, agent_pb2.MasterMessage] | None
+        ) = None
+        self._closing = False
+        self.connected = False
+        self.attempts = 0
+
+    # --- sending (synchronous: callers run in the loop, the writer does the IO) ----------
+
+    def send(self, message: agent_pb2.AgentMessage) -> None:
+        if self._call is None:
+            return  # no stream: the core resends what matters after re-registering
+        self._outbox.append(message)
+        self._kick()
+
+    def send_statuses(self, statuses: Sequence[common_pb2.TaskStatus]) -> None:
+        if self._call is None:
+            return
+        last = self._outbox[-1] if self._outbox else None
+        if last is not None and last.WhichOneof("message") == "status_updates":
+            last.status_updates.statuses.extend(statuses)
+        else:
+            msg = agent_pb2.AgentMessage(status_updates=agent_pb2.StatusUpdates(statuses=statuses))
+            self._outbox.append(msg)
+        self._kick()
+
+    def send_heartbeat(self, timestamp: float) -> None:
+        if self._call is None:
+            return
+        for msg in self._outbox:
+            if msg.WhichOneof("message") == "heartbeat":
+                msg.heartbeat.timestamp = timestamp
+                return
+        self._outbox.append(
+            agent_pb2.AgentMessage(heartbeat=agent_pb2.AgentHeartbeat(timestamp=timestamp))
+        )
+        self._kick()
+
+    def _kick(self) -> None:
+        self._idle.clear()
+        self._wakeup.set()
+
+    # --- the stream loop ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        attempt = 0
+        while not self._closing:
+            error = await self._one_stream()
+            if self._closing:
+                break
+            if self.connected:
+                attempt = 0
+            self.connected = False
+            delay = self._backoff.delay(attempt, self._rng)
+            attempt += 1
+            self._log.info(
+                "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)
+            )
+            await asyncio.sleep(delay)
+
+    async def _one_stream(self) -> str:
+        self.attempts += 1
+        call = self._stub.Connect()
+        self._call = call
+        self._ended.clear()
+        self._outbox.clear()
+        self._owner.on_open()
+        writer = asyncio.get_running_loop().create_task(self._write(call))
+        error = "stream ended by the master"
+        try:
+            while True:
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    break
+                assert isinstance(msg, agent_pb2.MasterMessage)
+                self.connected = True
+                self._owner.on_message(msg)
+        except grpc.aio.AioRpcError as exc:
+            error = f"{exc.code().name}: {exc.details()}"
+        except asyncio.CancelledError:
+            error = "closed"
+            if not self._closing:
+                raise
+        finally:
+            self._call = None
+            self._outbox.clear()
+            self._idle.set()
+            self._ended.set()
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                await writer
+            call.cancel()
+        self._owner.on_close(error)
+        return error
+
+    async def _write(
+        self, call: grpc.aio.StreamStreamCall[agent_pb2.AgentMessage, agent_pb2.MasterMessage]
+    ) -> None:
+        try:
+            while True:
+                await self._wakeup.wait()
+                self._wakeup.clear()
+                while self._outbox:
+                    await call.write(self._outbox.popleft())
+                self._idle.set()
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            call.cancel()  # the reader sees the failure and reconnects
+
+    async def close(self, flush_timeout: float = 0.0) -> None:
+        """Stop reconnecting. With ``flush_timeout``, first hand the outbox to the master
+        (statuses of tasks killed at shutdown): write it, half-close, and wait for the master to
+        end the stream, so nothing written is lost to a cancel racing ahead of it."""
+        self._closing = True
+        call = self._call
+        if call is not None and flush_timeout > 0:
+            with contextlib.suppress(TimeoutError, grpc.aio.AioRpcError, grpc.aio.UsageError):
+                async with asyncio.timeout(flush_timeout):
+                    await self._idle.wait()
+                    await call.done_writing()
+                    await self._ended.wait()
+        if call is not None:
+            call.cancel()

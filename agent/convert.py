@@ -1,0 +1,165 @@
+"""Conversions between the wire contract (corral.v1) and the agent core's own types.
+
+Enum numbers are equal on both sides (pinned by tests/unit/test_agent_convert.py), so states,
+reasons and sources convert with a cast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from agent.core import events as e
+from agent.core.commands import SendRegister
+from agent.core.types import (
+    CommandSpec,
+    SimulationSpec,
+    Status,
+    TaskReason,
+    TaskSpec,
+)
+from corral.placement import Taint, TaintEffect
+from corral.resources import Resources
+from corral.v1 import agent_pb2, common_pb2
+
+_TAINT_EFFECTS: Mapping[TaintEffect, int] = {
+    TaintEffect.NO_SCHEDULE: common_pb2.TAINT_EFFECT_NO_SCHEDULE,
+    TaintEffect.PREFER_NO_SCHEDULE: common_pb2.TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    TaintEffect.NO_EXECUTE: common_pb2.TAINT_EFFECT_NO_EXECUTE,
+}
+
+
+def resources_to_pb(resources: Resources) -> common_pb2.Resources:
+    return common_pb2.Resources(
+        cpus=resources.cpus,
+        mem=resources.mem,
+        disk=resources.disk,
+        gpus=resources.gpus,
+        ports=[common_pb2.Range(begin=b, end=e) for b, e in resources.ports],
+    )
+
+
+def agent_info(
+    hostname: str,
+    resources: Resources,
+    attributes: Mapping[str, str],
+    taints: Iterable[Taint],
+    agent_id: str = "",
+) -> common_pb2.AgentInfo:
+    return common_pb2.AgentInfo(
+        id=agent_id,
+        hostname=hostname,
+        resources=resources_to_pb(resources),
+        attributes=dict(attributes),
+        taints=[
+            common_pb2.Taint(key=t.key, value=t.value, effect=_TAINT_EFFECTS[t.effect])  # type: ignore[arg-type]
+            for t in taints
+        ],
+    )
+
+
+def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
+    command = None
+    if info.HasField("command"):
+        cmd = info.command
+        command = CommandSpec(
+            value=cmd.value,
+            arguments=tuple(cmd.arguments),
+            shell=cmd.shell,
+            environment=dict(cmd.environment),
+        )
+    simulation = None
+    if info.HasField("simulation"):
+        simulation = SimulationSpec(
+            duration_seconds=info.simulation.duration_seconds,
+            exit_code=info.simulation.exit_code,
+        )
+    return TaskSpec(
+        task_id=info.task_id,
+        framework_id=info.framework_id or framework_id,
+        name=info.name,
+        command=command,
+        simulation=simulation,
+        kill_grace_period=info.kill_grace_period_seconds,
+        mem=info.resources.mem,
+        priority_class=info.priority_class,
+        wire=info,
+    )
+
+
+def task_to_pb(spec: TaskSpec) -> common_pb2.TaskInfo:
+    """The task as the master sent it; a minimal one for tasks the agent only heard of."""
+    if isinstance(spec.wire, common_pb2.TaskInfo):
+        return spec.wire
+    return common_pb2.TaskInfo(task_id=spec.task_id, name=spec.name, framework_id=spec.framework_id)
+
+
+def status_to_pb(status: Status) -> common_pb2.TaskStatus:
+    pb = common_pb2.TaskStatus(
+        task_id=status.task_id,
+        state=int(status.state),  # type: ignore[arg-type]
+        reason=int(status.reason),  # type: ignore[arg-type]
+        message=status.message,
+        source=int(status.source),  # type: ignore[arg-type]
+        agent_id=status.agent_id,
+        framework_id=status.framework_id,
+        timestamp=status.timestamp,
+        uuid=status.uuid,
+    )
+    if status.exit_code is not None:
+        pb.exit_code = status.exit_code
+    return pb
+
+
+def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.AgentMessage:
+    registered_info = common_pb2.AgentInfo()
+    registered_info.CopyFrom(info)
+    registered_info.id = cmd.agent_id
+    return agent_pb2.AgentMessage(
+        register=agent_pb2.Register(
+            info=registered_info,
+            tasks=[task_to_pb(spec) for spec, _ in cmd.tasks],
+            task_statuses=[status_to_pb(status) for _, status in cmd.tasks],
+        )
+    )
+
+
+def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -> list[e.Event]:
+    """The core events a master message stands for (SHUTDOWN included; REGISTERED too)."""
+    kind = msg.WhichOneof("message")
+    if kind == "registered":
+        reg = msg.registered
+        return [
+            e.Registered(
+                now=now,
+                stimulus_id=stimulus_id,
+                agent_id=reg.agent_id,
+                heartbeat_interval=reg.heartbeat_interval_seconds,
+            )
+        ]
+    if kind == "launch_tasks":
+        launch = msg.launch_tasks
+        tasks = tuple(task_from_pb(t, launch.framework_id) for t in launch.tasks)
+        return [
+            e.LaunchTasks(
+                now=now, stimulus_id=stimulus_id, framework_id=launch.framework_id, tasks=tasks
+            )
+        ]
+    if kind == "kill_tasks":
+        return [
+            e.KillTask(
+                now=now,
+                stimulus_id=stimulus_id,
+                task_id=k.task_id,
+                framework_id=k.framework_id,
+                grace_period=k.kill_grace_period_seconds,
+                reason=TaskReason.KILLED_BY_FRAMEWORK,
+            )
+            for k in msg.kill_tasks.kills
+        ]
+    if kind == "acknowledgements":
+        acks = tuple((a.task_id, a.uuid) for a in msg.acknowledgements.acknowledgements)
+        return [e.Acknowledged(now=now, stimulus_id=stimulus_id, acknowledgements=acks)]
+    if kind == "shutdown":
+        reason = msg.shutdown.reason or "requested by the master"
+        return [e.Shutdown(now=now, stimulus_id=stimulus_id, reason=reason)]
+    return []

@@ -1,0 +1,26 @@
+"""What the agent's shell needs of an executor: start a task, signal it, clean up at exit.
+
+An executor reports back only through the sink, with core events (``ProcessStarted``,
+``LaunchFailed``, ``ProcessExited``), each exactly once per task and in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from agent.core.events import Event
+from agent.core.types import Signal, TaskSpec
+
+EventSink = Callable[[Event], None]
+Clock = Callable[[], float]
+
+
+class Executor(Protocol):
+    def start(self, task: TaskSpec, agent_id: str) -> None: ...
+
+    def signal(self, task_id: str, signal: Signal) -> None: ...
+
+    async def close(self) -> None:
+        """Kill whatever still runs, hard; the agent is exiting."""
+        ...

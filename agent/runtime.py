@@ -1,0 +1,243 @@
+"""One agent: the core, its executor and its stream to the master, in one asyncio loop.
+
+``Agent`` holds no thread and no task of its own besides the stream's, so one process can run
+many (``corral agent --simulate --count N``). Every event, from the master, an executor or a
+timer, goes through ``post``: the core handles it and the shell carries out the commands at once,
+in order. An executor that reports synchronously cannot re-enter the core: ``post`` queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+
+import grpc.aio
+
+from agent import convert
+from agent.checkpoint import AgentIdStore, FileAgentIdStore, MemoryAgentIdStore, WorkDirLock
+from agent.config import AgentConfig
+from agent.connection import MasterConnection, open_channel
+from agent.core import AgentCore, AgentCoreConfig
+from agent.core import commands as c
+from agent.core import events as e
+from agent.executor import Executor
+from agent.executor_process import ProcessExecutor
+from agent.executor_simulated import SimulatedExecutor
+from corral.logging import get_logger
+from corral.v1 import agent_pb2
+
+log = get_logger("corral.agent")
+
+
+def random_uuid() -> bytes:
+    return uuid.uuid4().bytes
+
+
+class Agent:
+    def __init__(
+        self,
+        config: AgentConfig,
+        *,
+        channel: grpc.aio.Channel | None = None,
+        id_store: AgentIdStore | None = None,
+        clock: Callable[[], float] = time.time,
+        new_uuid: Callable[[], bytes] = random_uuid,
+    ) -> None:
+        self.config = config
+        self._clock = clock
+        self._own_channel = channel is None
+        self._channel = channel
+        if id_store is None:
+            id_store = (
+                FileAgentIdStore(config.work_dir) if config.checkpoint else MemoryAgentIdStore()
+            )
+        self.id_store = id_store
+        self._lock = WorkDirLock(config.work_dir) if config.checkpoint else None
+        self.core = AgentCore(
+            new_uuid,
+            agent_id="",  # loaded in run(), after the work dir is locked
+            config=AgentCoreConfig(
+                default_grace_period=config.default_grace_period,
+                status_backoff=config.status_backoff,
+                require_command=not config.simulate,
+            ),
+        )
+        self.executor: Executor = (
+            SimulatedExecutor(self.post, clock)
+            if config.simulate
+            else ProcessExecutor(config.work_dir, self.post, clock)
+        )
+        self._info = convert.agent_info(
+            config.hostname, config.resources, config.attributes, config.taints
+        )
+        self._log = log.bind(agent=config.hostname)
+        self._queue: deque[e.Event] = deque()
+        self._dispatching = False
+        self._seq = itertools.count(1)
+        self._tick: asyncio.TimerHandle | None = None
+        self._grace: dict[str, asyncio.TimerHandle] = {}
+        self._done = asyncio.Event()
+        self._failure: BaseException | None = None
+        self.connection: MasterConnection | None = None
+        self.master_id = ""
+
+    @property
+    def agent_id(self) -> str:
+        return self.core.agent_id
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run until the core says Stop (after ``stop()`` or SHUTDOWN); 0 on a clean stop."""
+        if self._lock is not None:
+            self.config.work_dir.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire()  # raises WorkDirBusy
+        self.core.agent_id = self.id_store.load()
+        channel = self._channel or open_channel(self.config.master)
+        self.connection = MasterConnection(
+            channel, self, backoff=self.config.reconnect_backoff, name=self.config.hostname
+        )
+        stream = asyncio.get_running_loop().create_task(self.connection.run())
+        self._log.info(
+            "agent starting",
+            master=self.config.master,
+            agent_id=self.agent_id,
+            resources=str(self.config.resources),
+            simulate=self.config.simulate,
+        )
+        try:
+            await self._done.wait()
+            await self.connection.close(flush_timeout=self.config.flush_timeout)
+        finally:
+            stream.cancel()
+            await asyncio.gather(stream, return_exceptions=True)
+            self._cancel_timers()
+            await self.executor.close()
+            if self._own_channel:
+                await channel.close()
+            if self._lock is not None:
+                self._lock.release()
+        if self._failure is not None:
+            self._log.error("agent failed", error=repr(self._failure))
+            return 1
+        self._log.info("agent stopped", agent_id=self.agent_id)
+        return 0
+
+    def stop(self, reason: str = "stopped") -> None:
+        """Kill every task, send their statuses if connected, then let ``run`` return."""
+        self.post(e.Shutdown(now=self._clock(), reason=reason))
+
+    # --- the one way into the core ----------------------------------------------------------
+
+    def post(self, event: e.Event) -> None:
+        if not event.stimulus_id:
+            event = replace(event, stimulus_id=f"{type(event).__name__}-{next(self._seq)}")
+        self._queue.append(event)
+        if self._dispatching or self._failure is not None:
+            return
+        self._dispatching = True
+        try:
+            while self._queue:
+                current = self._queue.popleft()
+                for command in self.core.handle(current):
+                    self._execute(command)
+        except Exception as exc:  # a core bug: stop loudly rather than run on a wrong state
+            self._log.exception("agent core failed", core_event=repr(current))
+            self._failure = exc
+            self._queue.clear()
+            self._done.set()
+        finally:
+            self._dispatching = False
+
+    def _execute(self, cmd: c.Command) -> None:
+        conn = self.connection
+        match cmd:
+            case c.SendStatusUpdates(statuses=statuses):
+                if conn is not None:
+                    conn.send_statuses([convert.status_to_pb(s) for s in statuses])
+                for s in statuses:
+                    self._log.debug(
+                        "status",
+                        task_id=s.task_id,
+                        state=s.state.name,
+                        message=s.message,
+                        stimulus_id=cmd.stimulus_id,
+                    )
+            case c.StartProcess(task=task):
+                self.executor.start(task, self.agent_id)
+            case c.SignalGroup(task_id=task_id, signal=signal):
+                self.executor.signal(task_id, signal)
+            case c.ScheduleTick(at=at):
+                if self._tick is not None:
+                    self._tick.cancel()
+                self._tick = self._call_at(at, self._on_tick)
+            case c.ScheduleGraceExpiry(task_id=task_id, at=at):
+                old = self._grace.pop(task_id, None)
+                if old is not None:
+                    old.cancel()
+                self._grace[task_id] = self._call_at(at, self._on_grace, task_id)
+            case c.SendHeartbeat(timestamp=timestamp):
+                if conn is not None:
+                    conn.send_heartbeat(timestamp)
+            case c.SendRegister():
+                if conn is not None:
+                    conn.send(convert.register_to_pb(cmd, self._info))
+            case c.CheckpointAgentId(agent_id=agent_id):
+                self.id_store.save(agent_id)
+                self._log.info("agent id assigned", agent_id=agent_id)
+            case c.LogWarning(message=message, task_id=task_id):
+                self._log.warning(message, task_id=task_id, stimulus_id=cmd.stimulus_id)
+            case c.Stop():
+                self._done.set()
+            case _:
+                raise TypeError(f"unknown command {type(cmd).__name__}")
+
+    # --- timers ----------------------------------------------------------------------------
+
+    def _call_at(
+        self, at: float, callback: Callable[..., None], *args: object
+    ) -> asyncio.TimerHandle:
+        loop = asyncio.get_running_loop()
+        return loop.call_later(max(0.0, at - self._clock()), callback, *args)
+
+    def _on_tick(self) -> None:
+        self._tick = None
+        self.post(e.Tick(now=self._clock()))
+
+    def _on_grace(self, task_id: str) -> None:
+        self._grace.pop(task_id, None)
+        self.post(e.GraceExpired(now=self._clock(), task_id=task_id))
+
+    def _cancel_timers(self) -> None:
+        if self._tick is not None:
+            self._tick.cancel()
+        for handle in self._grace.values():
+            handle.cancel()
+        self._grace.clear()
+
+    # --- StreamOwner: called by the connection ----------------------------------------------
+
+    def on_open(self) -> None:
+        self.post(e.StreamOpened(now=self._clock()))
+
+    def on_message(self, message: agent_pb2.MasterMessage) -> None:
+        kind = message.WhichOneof("message")
+        if kind == "registered":
+            self.master_id = message.registered.master_id
+            self._log.info(
+                "registered",
+                agent_id=message.registered.agent_id,
+                master_id=self.master_id,
+                heartbeat=message.registered.heartbeat_interval_seconds,
+            )
+        stimulus = f"{kind}-{next(self._seq)}"
+        for event in convert.events_from_pb(message, self._clock(), stimulus):
+            self.post(event)
+
+    def on_close(self, error: str) -> None:
+        self.post(e.Disconnected(now=self._clock()))

@@ -1,0 +1,155 @@
+"""``corral agent``: run one agent (real processes), or N simulated ones in one process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import signal
+import socket
+import tempfile
+from pathlib import Path
+
+from agent.checkpoint import WorkDirBusy
+from agent.config import AgentConfig
+from agent.connection import open_channel
+from agent.host import detect_resources
+from agent.runtime import Agent
+from corral.cli.common import add_master_arg
+from corral.cli.errors import CliError
+from corral.logging import configure, get_logger
+from corral.placement import parse_attributes, parse_taints
+from corral.resources import Resources, parse_resources
+
+# Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
+# connections instead of one spread the master's per-connection work.
+AGENTS_PER_CHANNEL = 64
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "agent",
+        help="run an agent that registers with the master and runs tasks",
+        description="Run an agent. Resources are detected from the host unless --resources "
+        "is given. With --simulate, tasks run as timers (task.simulation) and --count N agents "
+        "share this process.",
+    )
+    add_master_arg(p)
+    p.add_argument(
+        "--resources",
+        metavar="SPEC",
+        help="e.g. 'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000]'",
+    )
+    p.add_argument("--attributes", default="", metavar="SPEC", help="e.g. 'zone:a;rack:r1'")
+    p.add_argument("--taints", default="", metavar="SPEC", help="e.g. 'spot=true:NoSchedule'")
+    p.add_argument(
+        "--work-dir",
+        metavar="DIR",
+        help="sandboxes and checkpoint (default: <tmp>/corral-agent-<hostname>)",
+    )
+    p.add_argument("--hostname", default=None, help="default: this host's name")
+    p.add_argument("--simulate", action="store_true", help="simulated tasks, no processes")
+    p.add_argument(
+        "--count",
+        default="1",
+        metavar="N",
+        help="with --simulate: run N agents (hostnames suffixed -0..-N-1)",
+    )
+    p.add_argument(
+        "--kill-grace-period",
+        default="3",
+        metavar="SECONDS",
+        help="SIGTERM to SIGKILL delay when a task sets none (default 3)",
+    )
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.set_defaults(func=run)
+
+
+def _usage(message: str) -> CliError:
+    return CliError(message, exit_code=2)
+
+
+def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
+    """Validate the command line into one config per agent; bad values raise CliError(2)."""
+    try:
+        count = int(args.count)
+    except ValueError:
+        raise _usage(f"--count must be a whole number, got {args.count!r}") from None
+    if count < 1:
+        raise _usage(f"--count must be at least 1, got {count}")
+    if count > 1 and not args.simulate:
+        raise _usage("--count > 1 needs --simulate (real agents each need their own host)")
+    try:
+        grace = float(args.kill_grace_period)
+    except ValueError:
+        grace = math.nan
+    if not (math.isfinite(grace) and grace >= 0):
+        raise _usage(f"--kill-grace-period must be a number >= 0, got {args.kill_grace_period!r}")
+    hostname = args.hostname if args.hostname is not None else socket.gethostname()
+    if not hostname.strip():
+        raise _usage("--hostname must not be empty")
+    work_dir = Path(args.work_dir or Path(tempfile.gettempdir()) / f"corral-agent-{hostname}")
+    if work_dir.exists() and not work_dir.is_dir():
+        raise _usage(f"--work-dir {work_dir} is not a directory")
+    try:
+        attributes = parse_attributes(args.attributes)
+        taints = tuple(parse_taints(args.taints))
+        resources: Resources | None = (
+            parse_resources(args.resources) if args.resources is not None else None
+        )
+    except ValueError as exc:
+        raise _usage(str(exc)) from None
+    if resources is None:
+        resources = detect_resources(work_dir)
+    names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]
+    return [
+        AgentConfig(
+            hostname=name,
+            resources=resources,
+            work_dir=work_dir if count == 1 else work_dir / name,
+            master=args.master,
+            attributes=attributes,
+            taints=taints,
+            simulate=args.simulate,
+            checkpoint=not args.simulate,
+            default_grace_period=grace,
+        )
+        for name in names
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    configs = build_configs(args)
+    configure(args.log_level)
+    try:
+        return asyncio.run(_run_agents(configs))
+    except WorkDirBusy as exc:
+        raise CliError(str(exc)) from None
+
+
+async def _run_agents(configs: list[AgentConfig]) -> int:
+    loop = asyncio.get_running_loop()
+    channels = []
+    if len(configs) > 1:
+        n = math.ceil(len(configs) / AGENTS_PER_CHANNEL)
+        channels = [open_channel(configs[0].master) for _ in range(n)]
+    agents = [
+        Agent(cfg, channel=channels[i // AGENTS_PER_CHANNEL] if channels else None)
+        for i, cfg in enumerate(configs)
+    ]
+
+    def stop(signame: str) -> None:
+        get_logger("corral.agent").info("signal received, stopping", signal=signame)
+        for agent in agents:
+            agent.stop(signame)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop, sig.name)
+    try:
+        codes = await asyncio.gather(*(agent.run() for agent in agents))
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        for channel in channels:
+            await channel.close()
+    return max(codes, default=0)
