@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from master.allocator.interface import Allocation, Allocator, Explanation, Scalars
+from master.allocator.numpy_allocator import DrfAllocator
 from master.allocator.options import AllocatorOptions, make_options
 from master.allocator.reference import ReferenceAllocator
 
@@ -27,7 +28,7 @@ def make_allocator(
     if kind == "reference":
         return ReferenceAllocator(options)
     if kind == "numpy":
-        return ReferenceAllocator(options)  # until the numpy allocator lands
+        return DrfAllocator(options)
     raise ValueError(f"unknown allocator kind {kind!r} (known: {', '.join(KINDS)})")
 
 
@@ -36,6 +37,7 @@ __all__ = [
     "Allocation",
     "Allocator",
     "AllocatorOptions",
+    "DrfAllocator",
     "Explanation",
     "ReferenceAllocator",
     "Scalars",

@@ -1,0 +1,76 @@
+"""``explain()`` of the numpy allocator: the reference's reasons, counted with array operations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from corral.resources import SCALARS
+from master.allocator import drf
+from master.allocator.interface import Explanation
+from master.allocator.masks import draining, suppression
+from master.allocator.masks import filters as filter_mask
+from master.allocator.options import REASON_HEADROOM, REASON_NO_FREE, REASON_ORDER, quota_reason
+
+if TYPE_CHECKING:
+    from master.allocator.numpy_allocator import DrfAllocator
+
+
+def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Explanation:
+    live = np.flatnonzero(alloc.agent_alive[: alloc._agents.size])
+    reasons: dict[str, int] = {}
+
+    def count(reason: str, n: int) -> None:
+        if n:
+            reasons[reason] = reasons.get(reason, 0) + n
+
+    if alloc.suppressed[f]:
+        count(suppression.REASON, len(live))
+    filtered = alloc.filters.at(f, now)[live]
+    count(filter_mask.REASON, int(filtered.sum()))
+    drained = alloc.draining[live]
+    count(draining.REASON, int(drained.sum()))
+    fsig = int(alloc.placement.framework_sig[f])
+    sigs, per_sig = np.unique(alloc.placement.agent_sig[live], return_counts=True)
+    for asig, n in zip(sigs.tolist(), per_sig.tolist(), strict=True):
+        for reason in alloc.placement.pair(asig, fsig)[2]:
+            count(reason, n)
+    ok = alloc.placement.ok[live, f] & ~filtered & ~drained & ~alloc.suppressed[f]
+    eligible = live[ok].tolist()
+
+    r = int(alloc.fw_role[f])
+    role_alloc = alloc.role_alloc[r].tolist()
+    if eligible:
+        for k, name in enumerate(SCALARS):
+            if role_alloc[k] >= alloc.limit[r][k]:
+                count(quota_reason(name), len(eligible))
+    allowance = alloc._allowance(r)
+    if allowance[0] <= 0 and allowance[1] <= 0:
+        count(REASON_HEADROOM, len(eligible))
+    count(
+        REASON_NO_FREE,
+        sum(1 for a in eligible if not alloc._allocatable(alloc._offer(f, a, allowance))),
+    )
+
+    frameworks = np.flatnonzero(alloc.fw_alive[: alloc._frameworks.size])
+    tier, rkey, rrank = alloc.role_keys()
+    cols = drf.fair_columns(alloc.cluster, alloc._fair)
+    fkey = drf.shares(alloc.alloc[frameworks], alloc.cluster, cols)
+    roles = alloc.fw_role[frameworks]
+    ranked = frameworks[
+        np.lexsort((alloc.fw_seq[frameworks], fkey, rrank[roles], rkey[roles], tier[roles]))
+    ]
+    position = int(np.flatnonzero(ranked == f)[0])
+    count(REASON_ORDER, position)
+
+    total = alloc.cluster.tolist()
+    details: dict[str, Any] = {
+        "role": alloc.role_names[r],
+        "weight": alloc.weight[r],
+        "dominant_share": drf.share(alloc.alloc[f].tolist(), total, cols),
+        "role_share": drf.share(role_alloc, total, cols),
+        "drf_position": position,
+        "eligible_agents": len(eligible),
+    }
+    return Explanation(framework_id, alloc._last_offered.get(f, 0), reasons, details)

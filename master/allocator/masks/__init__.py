@@ -1,0 +1,1 @@
+"""Eligibility masks of the numpy allocator, one module per rule, each with its reason string."""

@@ -1,0 +1,101 @@
+"""The static part of eligibility: hard taints and attribute constraints, as ``ok[a, f]``, plus
+``prefer_not[a, f]`` for PreferNoSchedule ordering.
+
+Agents are grouped by (attributes, taints) and frameworks by (tolerations, constraints); the
+rules are evaluated once per pair of groups, so adding one agent to a 1k-framework cluster costs
+one evaluation per framework group, not per framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.placement import AttributeConstraint, Taint, Toleration
+from master.allocator.growable import grow_cols, grow_rows
+from master.allocator.masks import constraints, taints
+
+AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...]]
+FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...]]
+
+
+class PlacementMask:
+    def __init__(self, agents: int, frameworks: int) -> None:
+        self.ok = np.zeros((agents, frameworks), dtype=np.bool_)
+        self.prefer_not = np.zeros((agents, frameworks), dtype=np.bool_)
+        self.agent_sig = np.zeros(agents, dtype=np.int64)
+        self.framework_sig = np.zeros(frameworks, dtype=np.int64)
+        self.agent_sigs: list[AgentSig] = []
+        self.framework_sigs: list[FrameworkSig] = []
+        self.has_soft_taints = np.zeros(agents, dtype=np.bool_)
+        self._agent_sig_ids: dict[AgentSig, int] = {}
+        self._framework_sig_ids: dict[FrameworkSig, int] = {}
+        self._pairs: dict[tuple[int, int], tuple[bool, bool, tuple[str, ...]]] = {}
+
+    def grow(self, agents: int, frameworks: int) -> None:
+        self.ok = grow_cols(grow_rows(self.ok, agents, False), frameworks, False)
+        self.prefer_not = grow_cols(grow_rows(self.prefer_not, agents, False), frameworks, False)
+        self.agent_sig = grow_rows(self.agent_sig, agents, 0)
+        self.has_soft_taints = grow_rows(self.has_soft_taints, agents, False)
+        self.framework_sig = grow_rows(self.framework_sig, frameworks, 0)
+
+    def pair(self, asig: int, fsig: int) -> tuple[bool, bool, tuple[str, ...]]:
+        """(eligible, prefers not, blocking reasons) of an agent group for a framework group."""
+        key = (asig, fsig)
+        hit = self._pairs.get(key)
+        if hit is None:
+            attrs, agent_taints = self.agent_sigs[asig]
+            tolerations, wanted = self.framework_sigs[fsig]
+            reasons = tuple(
+                taints.blocking(agent_taints, tolerations) + constraints.unmet(wanted, dict(attrs))
+            )
+            hit = (not reasons, taints.prefers_not(agent_taints, tolerations), reasons)
+            self._pairs[key] = hit
+        return hit
+
+    def set_agent(
+        self,
+        row: int,
+        attributes: Mapping[str, str],
+        agent_taints: Sequence[Taint],
+        framework_rows: npt.NDArray[np.intp],
+    ) -> None:
+        sig: AgentSig = (tuple(sorted(attributes.items())), tuple(agent_taints))
+        asig = self._agent_sig_ids.get(sig)
+        if asig is None:
+            asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
+            self.agent_sigs.append(sig)
+        self.agent_sig[row] = asig
+        self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
+        self.ok[row] = False
+        self.prefer_not[row] = False
+        fsigs = self.framework_sig[framework_rows]
+        for fsig in np.unique(fsigs):
+            ok, soft, _ = self.pair(asig, int(fsig))
+            cols = framework_rows[fsigs == fsig]
+            self.ok[row, cols] = ok
+            self.prefer_not[row, cols] = soft
+
+    def set_framework(
+        self,
+        col: int,
+        tolerations: Sequence[Toleration],
+        wanted: Sequence[AttributeConstraint],
+        agent_rows: npt.NDArray[np.intp],
+    ) -> None:
+        sig: FrameworkSig = (tuple(tolerations), tuple(wanted))
+        fsig = self._framework_sig_ids.get(sig)
+        if fsig is None:
+            fsig = self._framework_sig_ids[sig] = len(self.framework_sigs)
+            self.framework_sigs.append(sig)
+        self.framework_sig[col] = fsig
+        self.ok[:, col] = False
+        self.prefer_not[:, col] = False
+        asigs = self.agent_sig[agent_rows]
+        for asig in np.unique(asigs):
+            ok, soft, _ = self.pair(int(asig), fsig)
+            rows = agent_rows[asigs == asig]
+            self.ok[rows, col] = ok
+            self.prefer_not[rows, col] = soft

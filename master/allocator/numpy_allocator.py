@@ -1,0 +1,479 @@
+"""The numpy allocator: the rules of ``reference.py`` over dense arrays.
+
+Ids become row numbers at the boundary (``RowIndex``). Agents are rows and frameworks columns of
+the [A, F] masks, so one agent's eligibility over all frameworks is one contiguous row.
+
+Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
+filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
+drops, with a few vector operations over the agents, every agent that has nothing offerable or
+nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
+sequential: each charge moves the DRF order); for each, the eligible frameworks come from one
+row of the masks and the DRF order among them from one ``lexsort``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.placement import AttributeConstraint, Taint, Toleration
+from master.allocator import drf
+from master.allocator.explain import explain
+from master.allocator.growable import RowIndex, grow_rows
+from master.allocator.interface import Allocation, Explanation, Scalars
+from master.allocator.masks import draining, suppression
+from master.allocator.masks.filters import FilterMatrix
+from master.allocator.masks.placement import PlacementMask
+from master.allocator.options import AllocatorOptions, check_scalars, check_weight
+from master.allocator.reservations import ReservationBook
+
+Vec = list[float]
+F64 = npt.NDArray[np.float64]
+INF = math.inf
+_START = 64
+
+
+class DrfAllocator:
+    """Hierarchical weighted DRF over numpy arrays; decisions identical to ReferenceAllocator."""
+
+    def __init__(self, options: AllocatorOptions | None = None) -> None:
+        self.options = options or AllocatorOptions()
+        self._min = list(self.options.min_vector())
+        self._fair = self.options.fair_indices()
+        self._agents = RowIndex()
+        self._frameworks = RowIndex()
+        # agents (rows)
+        self.total = np.zeros((_START, 4))
+        self.capacity = np.zeros((_START, 4))  # unreserved capacity
+        self.used = np.zeros((_START, 4))  # unreserved used
+        self.agent_alive = np.zeros(_START, dtype=np.bool_)
+        self.draining = np.zeros(_START, dtype=np.bool_)
+        self.agent_seq = np.zeros(_START, dtype=np.int64)
+        self.count_ok = np.zeros(_START, dtype=np.int64)
+        # frameworks (columns)
+        self.alloc = np.zeros((_START, 4))
+        self.fw_role = np.zeros(_START, dtype=np.intp)
+        self.fw_seq = np.zeros(_START, dtype=np.int64)
+        self.fw_alive = np.zeros(_START, dtype=np.bool_)
+        self.suppressed = np.zeros(_START, dtype=np.bool_)
+        self.fw_active = np.zeros(_START, dtype=np.bool_)
+        self.charges: dict[int, dict[int, Vec]] = {}
+        # roles
+        self.role_names: list[str] = []
+        self._role_index: dict[str, int] = {}
+        self.weight: list[float] = []
+        self.guarantee: list[Vec] = []
+        self.limit: list[Vec] = []
+        self.role_alloc = np.zeros((0, 4))
+        # masks
+        self.filters = FilterMatrix(_START, _START)
+        self.placement = PlacementMask(_START, _START)
+        self.reservations = ReservationBook(_START)
+        self.cluster = np.zeros(4)
+        self._seq = 0
+        self._agent_order: npt.NDArray[np.intp] | None = None
+        self._last_offered: dict[int, int] = {}
+
+    # ---- sizing -------------------------------------------------------------------------------
+
+    def _ensure(self) -> None:
+        a, f = self._agents.size, self._frameworks.size
+        for name, fill in (("total", 0.0), ("capacity", 0.0), ("used", 0.0)):
+            setattr(self, name, grow_rows(getattr(self, name), a, fill))
+        for name in ("agent_alive", "draining"):
+            setattr(self, name, grow_rows(getattr(self, name), a, False))
+        self.agent_seq = grow_rows(self.agent_seq, a, 0)
+        self.count_ok = grow_rows(self.count_ok, a, 0)
+        self.alloc = grow_rows(self.alloc, f, 0.0)
+        self.fw_role = grow_rows(self.fw_role, f, 0)
+        self.fw_seq = grow_rows(self.fw_seq, f, 0)
+        for name in ("fw_alive", "suppressed", "fw_active"):
+            setattr(self, name, grow_rows(getattr(self, name), f, False))
+        self.filters.grow(self.total.shape[0], self.alloc.shape[0])
+        self.placement.grow(self.total.shape[0], self.alloc.shape[0])
+        self.reservations.grow(self.total.shape[0])
+
+    def state_bytes(self) -> int:
+        """Bytes held in the allocator's arrays (the benchmark reports it)."""
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
+        for holder in (self.filters, self.placement, self.reservations):
+            arrays += [v for v in vars(holder).values() if isinstance(v, np.ndarray)]
+        return int(sum(a.nbytes for a in arrays))
+
+    def _role(self, name: str) -> int:
+        idx = self._role_index.get(name)
+        if idx is None:
+            idx = self._role_index[name] = len(self.role_names)
+            self.role_names.append(name)
+            self.weight.append(1.0)
+            self.guarantee.append([0.0] * 4)
+            self.limit.append([INF] * 4)
+            self.role_alloc = np.vstack([self.role_alloc, np.zeros((1, 4))])
+        return idx
+
+    def _live_frameworks(self) -> npt.NDArray[np.intp]:
+        return np.flatnonzero(self.fw_alive[: self._frameworks.size])
+
+    def _live_agents(self) -> npt.NDArray[np.intp]:
+        return np.flatnonzero(self.agent_alive[: self._agents.size])
+
+    def _column_delta(self, f: int, sign: int) -> None:
+        """Add (or remove) framework f's contribution to ``count_ok``."""
+        n = self._agents.size
+        col = self.placement.ok[:n, f] & ~self.filters.active[:n, f]
+        self.count_ok[:n] += sign * col.astype(np.int64)
+
+    def _recount(self) -> None:
+        n, m = self._agents.size, self._frameworks.size
+        ok = self.placement.ok[:n, :m] & ~self.filters.active[:n, :m] & self.fw_active[:m]
+        self.count_ok[:n] = ok.sum(axis=1)
+
+    # ---- agents -------------------------------------------------------------------------------
+
+    def add_agent(
+        self,
+        agent_id: str,
+        total: Scalars,
+        attributes: Mapping[str, str],
+        taints: Sequence[Taint],
+        reservations: Mapping[str, Scalars] | None = None,
+    ) -> None:
+        if agent_id in self._agents.rows:
+            raise ValueError(f"agent {agent_id!r} is already known")
+        tot = list(check_scalars(f"agent {agent_id} total", total))
+        reserved: dict[str, Vec] = {}
+        summed = [0.0] * 4
+        for role, amounts in (reservations or {}).items():
+            vec = list(check_scalars(f"agent {agent_id} reservation for {role}", amounts))
+            reserved[role] = vec
+            summed = [s + x for s, x in zip(summed, vec, strict=True)]
+        if any(s > t for s, t in zip(summed, tot, strict=True)):
+            raise ValueError(f"agent {agent_id}: reservations exceed the total")
+        by_role = {self._role(role): vec for role, vec in reserved.items()}
+        cap = list(tot)
+        for vec in reserved.values():
+            cap = [c - x for c, x in zip(cap, vec, strict=True)]
+        a = self._agents.add(agent_id)
+        self._ensure()
+        self.total[a], self.capacity[a], self.used[a] = tot, cap, 0.0
+        self.agent_alive[a], self.draining[a] = True, False
+        self.agent_seq[a] = self._seq
+        self._seq += 1
+        self.cluster += np.asarray(tot)
+        self.filters.clear_agent(a)
+        self.reservations.set_agent(a, by_role)
+        self.placement.set_agent(a, attributes, taints, self._live_frameworks())
+        m = self._frameworks.size
+        row = self.placement.ok[a, :m] & self.fw_active[:m]
+        self.count_ok[a] = int(row.sum())
+        self._agent_order = None
+
+    def remove_agent(self, agent_id: str) -> None:
+        a = self._agent(agent_id)
+        for f, charges in self.charges.items():
+            charge = charges.pop(a, None)
+            if charge is not None:
+                self.alloc[f] -= charge
+                self.role_alloc[self.fw_role[f]] -= charge
+        self._agents.remove(agent_id)
+        self.cluster -= self.total[a]
+        self.agent_alive[a] = False
+        self.count_ok[a] = 0
+        self.filters.clear_agent(a)
+        self.reservations.drop_agent(a)
+        self._agent_order = None
+
+    def set_agent_draining(self, agent_id: str, draining: bool) -> None:
+        self.draining[self._agent(agent_id)] = draining
+
+    # ---- frameworks and roles -----------------------------------------------------------------
+
+    def add_framework(
+        self,
+        framework_id: str,
+        role: str,
+        tolerations: Sequence[Toleration] = (),
+        constraints: Sequence[AttributeConstraint] = (),
+    ) -> None:
+        if framework_id in self._frameworks.rows:
+            raise ValueError(f"framework {framework_id!r} is already known")
+        r = self._role(role)
+        f = self._frameworks.add(framework_id)
+        self._ensure()
+        self.alloc[f] = 0.0
+        self.fw_role[f], self.fw_seq[f] = r, self._seq
+        self._seq += 1
+        self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
+        self.charges[f] = {}
+        self.filters.clear_framework(f)
+        self.placement.set_framework(f, tolerations, constraints, self._live_agents())
+        self._column_delta(f, +1)
+
+    def remove_framework(self, framework_id: str) -> None:
+        f = self._framework(framework_id)
+        for a, charge in list(self.charges[f].items()):
+            self._recover(f, a, charge)
+        if self.fw_active[f]:
+            self._column_delta(f, -1)
+        self.filters.clear_framework(f)
+        self._frameworks.remove(framework_id)
+        self.fw_alive[f] = self.fw_active[f] = False
+        del self.charges[f]
+        self._last_offered.pop(f, None)
+
+    def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
+        f = self._framework(framework_id)
+        if bool(self.suppressed[f]) == suppressed:
+            return
+        self.suppressed[f] = suppressed
+        self.fw_active[f] = suppression.active(
+            self.fw_alive[f : f + 1], self.suppressed[f : f + 1]
+        )[0]
+        self._column_delta(f, -1 if suppressed else +1)
+
+    def set_weight(self, role: str, weight: float) -> None:
+        w = check_weight(role, weight)
+        self.weight[self._role(role)] = w
+
+    def set_quota(self, role: str, guarantee: Scalars | None, limit: Scalars | None) -> None:
+        g = (
+            [0.0] * 4
+            if guarantee is None
+            else list(check_scalars(f"guarantee of {role}", guarantee))
+        )
+        lim = [INF] * 4 if limit is None else list(check_scalars(f"limit of {role}", limit, True))
+        if any(a > b for a, b in zip(g, lim, strict=True)):
+            raise ValueError(f"quota of role {role!r}: guarantee exceeds limit")
+        r = self._role(role)
+        self.guarantee[r], self.limit[r] = g, lim
+
+    # ---- charges and filters ------------------------------------------------------------------
+
+    def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
+        f, a = self._framework(framework_id), self._agent(agent_id)
+        self._charge(f, a, list(check_scalars("allocate", scalars)))
+
+    def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
+        f = self._frameworks.rows.get(framework_id)
+        a = self._agents.rows.get(agent_id)
+        if f is None or a is None or a not in self.charges[f]:
+            return
+        self._recover(f, a, list(check_scalars("recover", scalars)))
+
+    def _recover(self, f: int, a: int, amounts: Vec) -> None:
+        charge = self.charges[f][a]
+        back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
+        left = [c - b for c, b in zip(charge, back, strict=True)]
+        if all(x <= 0 for x in left):
+            del self.charges[f][a]
+        else:
+            self.charges[f][a] = left
+        self.alloc[f] -= back
+        self.role_alloc[self.fw_role[f]] -= back
+        to_res = self.reservations.give_back(a, int(self.fw_role[f]), back)
+        rest = [b - t for b, t in zip(back, to_res, strict=True)]
+        used = self.used[a].tolist()
+        self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
+
+    def _charge(self, f: int, a: int, amounts: Vec) -> None:
+        charges = self.charges[f]
+        charge = charges.get(a, [0.0] * 4)
+        charges[a] = [c + x for c, x in zip(charge, amounts, strict=True)]
+        self.alloc[f] += amounts
+        self.role_alloc[self.fw_role[f]] += amounts
+        from_res = self.reservations.take(a, int(self.fw_role[f]), amounts)
+        used = self.used[a].tolist()
+        self.used[a] = [u + x - r for u, x, r in zip(used, amounts, from_res, strict=True)]
+
+    def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
+        f = self._frameworks.rows.get(framework_id)
+        a = self._agents.rows.get(agent_id)
+        if f is None or a is None:
+            return
+        if math.isnan(expires_at):
+            raise ValueError("filter expiry is NaN")
+        if (
+            self.filters.add(a, f, float(expires_at))
+            and self.fw_active[f]
+            and self.placement.ok[a, f]
+        ):
+            self.count_ok[a] -= 1
+
+    def clear_filters(self, framework_id: str) -> None:
+        f = self._framework(framework_id)
+        n = self._agents.size
+        was = self.filters.clear_framework(f)[:n]
+        if self.fw_active[f]:
+            self.count_ok[:n] += (was & self.placement.ok[:n, f]).astype(np.int64)
+
+    # ---- the cycle ----------------------------------------------------------------------------
+
+    def _ordered_agents(self) -> npt.NDArray[np.intp]:
+        if self._agent_order is None:
+            live = self._live_agents()
+            self._agent_order = live[np.argsort(self.agent_seq[live], kind="stable")]
+        return self._agent_order
+
+    def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
+        return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
+
+    def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
+        return np.asarray((offers >= np.asarray(self._min)).any(axis=1))
+
+    def cycle(self, now: float, seed: int) -> list[Allocation]:
+        if self.filters.expire(now):
+            self._recount()
+        agents = self._ordered_agents()
+        order = agents[np.random.default_rng(seed).permutation(len(agents))]
+        free = self._unreserved_free(order) + self.reservations.free_sum[order]
+        keep = (self.count_ok[order] > 0) & ~self.draining[order] & self._allocatable_rows(free)
+        candidates = order[keep]
+        self._last_offered = {}
+        if not len(candidates):
+            return []
+        walk = _Walk(self)
+        plan: list[Allocation] = []
+        agent_ids = self._agents.ids
+        fw_ids = self._frameworks.ids
+        m = self._frameworks.size
+        for a in candidates.tolist():
+            row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
+            for f, offer in walk.serve(a, np.flatnonzero(row)):
+                plan.append(Allocation(str(fw_ids[f]), str(agent_ids[a]), _tuple(offer)))
+                self._last_offered[f] = self._last_offered.get(f, 0) + 1
+        return plan
+
+    # ---- offers (shared by the cycle and explain) ---------------------------------------------
+
+    def _required(self) -> Vec:
+        required = [0.0] * 4
+        for r in range(len(self.role_names)):
+            unmet = self._unmet(r)
+            required = [q + u for q, u in zip(required, unmet, strict=True)]
+        return required
+
+    def _unmet(self, r: int) -> Vec:
+        alloc = self.role_alloc[r].tolist()
+        return [max(0.0, g - x) for g, x in zip(self.guarantee[r], alloc, strict=True)]
+
+    def _allowance(self, r: int) -> Vec:
+        required = self._required()
+        if all(q <= 0 for q in required):
+            return [INF] * 4
+        rows = np.flatnonzero(draining.offerable(self.agent_alive, self.draining))
+        available = [0.0] * 4
+        for free in self._unreserved_free(rows).tolist():
+            available = [x + y for x, y in zip(available, free, strict=True)]
+        return [
+            u + max(0.0, x - q) for u, x, q in zip(self._unmet(r), available, required, strict=True)
+        ]
+
+    def _offer(self, f: int, a: int, allowance: Vec | None = None) -> Vec:
+        r = int(self.fw_role[f])
+        alloc = self.role_alloc[r].tolist()
+        remaining = [max(0.0, lim - x) for lim, x in zip(self.limit[r], alloc, strict=True)]
+        res_free = self.reservations.free(a, r)
+        from_res = [min(x, y) for x, y in zip(res_free, remaining, strict=True)]
+        rest = [x - y for x, y in zip(remaining, from_res, strict=True)]
+        if allowance is None:
+            allowance = self._allowance(r)
+        cap, used = self.capacity[a].tolist(), self.used[a].tolist()
+        unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
+        from_unres = [min(x, y, z) for x, y, z in zip(unres, rest, allowance, strict=True)]
+        return [x + y for x, y in zip(from_res, from_unres, strict=True)]
+
+    def _allocatable(self, offer: Vec) -> bool:
+        return any(o >= m for o, m in zip(offer, self._min, strict=True))
+
+    # ---- DRF keys -----------------------------------------------------------------------------
+
+    def role_keys(self) -> tuple[npt.NDArray[np.int64], F64, npt.NDArray[np.int64]]:
+        """(tier, key, name rank) per role: tier 0 = unmet guarantee, served first."""
+        cols = drf.fair_columns(self.cluster, self._fair)
+        n = len(self.role_names)
+        guarantee = np.asarray(self.guarantee).reshape(n, 4)
+        tier = np.where((self.role_alloc < guarantee).any(axis=1), 0, 1).astype(np.int64)
+        key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.argsort(np.asarray(self.role_names, dtype=object), kind="stable")] = np.arange(n)
+        return tier, key, rank
+
+    # ---- explain ------------------------------------------------------------------------------
+
+    def explain(self, framework_id: str, now: float) -> Explanation:
+        return explain(self, self._framework(framework_id), framework_id, now)
+
+    # ---- lookups ------------------------------------------------------------------------------
+
+    def _agent(self, agent_id: str) -> int:
+        try:
+            return self._agents.rows[agent_id]
+        except KeyError:
+            raise KeyError(f"unknown agent {agent_id!r}") from None
+
+    def _framework(self, framework_id: str) -> int:
+        try:
+            return self._frameworks.rows[framework_id]
+        except KeyError:
+            raise KeyError(f"unknown framework {framework_id!r}") from None
+
+
+class _Walk:
+    """One cycle's DRF keys, updated after every charge as the reference recomputes them."""
+
+    def __init__(self, alloc: DrfAllocator) -> None:
+        self.a = alloc
+        self.cols = drf.fair_columns(alloc.cluster, alloc._fair)
+        self.total = alloc.cluster.tolist()
+        self.tier, self.rkey, self.rrank = alloc.role_keys()
+        self.fkey = drf.shares(alloc.alloc, alloc.cluster, self.cols)
+        self.guarded = any(any(g > 0 for g in gs) for gs in alloc.guarantee)
+
+    def serve(self, a: int, frameworks: npt.NDArray[np.intp]) -> list[tuple[int, Vec]]:
+        """Offers of agent a, in order, to the eligible ``frameworks``."""
+        out: list[tuple[int, Vec]] = []
+        alloc = self.a
+        soft = bool(alloc.placement.has_soft_taints[a])
+        fs = frameworks
+        while len(fs):
+            roles = alloc.fw_role[fs]
+            keys = [alloc.fw_seq[fs], self.fkey[fs], self.rrank[roles], self.rkey[roles]]
+            keys.append(self.tier[roles])
+            if soft:
+                keys.append(alloc.placement.prefer_not[a, fs].astype(np.int64))
+            ranked = fs[np.lexsort(keys)]
+            allowance = None if self.guarded else [INF] * 4
+            chosen = -1
+            for pos, f in enumerate(ranked.tolist()):
+                offer = alloc._offer(f, a, allowance)
+                if alloc._allocatable(offer):
+                    chosen = pos
+                    break
+            if chosen < 0:
+                break
+            f = int(ranked[chosen])
+            alloc._charge(f, a, offer)
+            out.append((f, offer))
+            self._update(f)
+            # Frameworks passed over stay passed over (a charge only shrinks their offers).
+            fs = ranked[chosen + 1 :]
+        return out
+
+    def _update(self, f: int) -> None:
+        alloc = self.a
+        r = int(alloc.fw_role[f])
+        self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
+        ralloc = alloc.role_alloc[r].tolist()
+        self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
+        unmet = any(x < g for x, g in zip(ralloc, alloc.guarantee[r], strict=True))
+        self.tier[r] = 0 if unmet else 1
+
+
+def _tuple(v: Vec) -> Scalars:
+    return (v[0], v[1], v[2], v[3])
+
+
+__all__ = ["DrfAllocator"]

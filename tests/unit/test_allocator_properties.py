@@ -1,0 +1,239 @@
+"""Property tests: on random clusters and random histories the numpy allocator makes exactly the
+reference's decisions (plans and explanations), and the invariants hold.
+
+Quantities are multiples of 1/4, so sums are exact in float64 and "identical decisions" can be
+asked for bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from master.allocator import Allocation, Allocator, DrfAllocator, ReferenceAllocator
+
+TAINTS = [
+    Taint("spot", "true", TaintEffect.NO_SCHEDULE),
+    Taint("gpu", "yes", TaintEffect.NO_EXECUTE),
+    Taint("old", "yes", TaintEffect.PREFER_NO_SCHEDULE),
+]
+TOLERATIONS = [
+    Toleration("spot", "true"),
+    Toleration("gpu", exists=True),
+    Toleration("old", exists=True),
+]
+CONSTRAINTS = [
+    AttributeConstraint("zone", ConstraintOp.EQUALS, ("a",)),
+    AttributeConstraint("zone", ConstraintOp.IN, ("a", "b")),
+    AttributeConstraint("rack", ConstraintOp.EXISTS),
+]
+ROLES = ["web", "batch", "ml"]
+
+quarter = st.integers(0, 32).map(lambda n: n / 4)
+scalars = st.tuples(
+    st.integers(0, 16).map(lambda n: n / 2),
+    st.integers(0, 16).map(lambda n: n * 256.0),
+    st.integers(0, 8).map(lambda n: n * 100.0),
+    st.integers(0, 2).map(float),
+)
+
+
+@st.composite
+def agents(draw: st.DrawFn) -> tuple[tuple[float, ...], dict[str, str], list[Taint], dict]:
+    total = draw(scalars)
+    attrs: dict[str, str] = {}
+    if draw(st.booleans()):
+        attrs["zone"] = draw(st.sampled_from("abc"))
+    if draw(st.booleans()):
+        attrs["rack"] = "r1"
+    taints = draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique=True))
+    reservations = {}
+    if draw(st.integers(0, 3)) == 0:
+        share = draw(st.sampled_from([0.25, 0.5, 1.0]))
+        reservations[draw(st.sampled_from(ROLES))] = tuple(x * share for x in total)
+    return total, attrs, taints, reservations
+
+
+@st.composite
+def frameworks(draw: st.DrawFn) -> tuple[str, list[Toleration], list[AttributeConstraint]]:
+    role = draw(st.sampled_from(ROLES))
+    tolerations = draw(st.lists(st.sampled_from(TOLERATIONS), max_size=2, unique=True))
+    constraints = draw(st.lists(st.sampled_from(CONSTRAINTS), max_size=1))
+    return role, tolerations, constraints
+
+
+@st.composite
+def role_settings(draw: st.DrawFn) -> dict[str, tuple]:
+    out = {}
+    for role in ROLES:
+        weight = draw(st.sampled_from([1.0, 1.0, 2.0, 0.5]))
+        guarantee = limit = None
+        kind = draw(st.integers(0, 4))
+        if kind == 1:
+            guarantee = (draw(quarter), 0.0, 0.0, 0.0)
+        elif kind == 2:
+            limit = (draw(quarter), draw(st.integers(0, 32)) * 256.0, 1e6, draw(quarter))
+        elif kind == 3:
+            g = draw(quarter)
+            guarantee, limit = (g, 0.0, 0.0, 0.0), (g + draw(quarter), 1e9, 1e9, 4.0)
+        out[role] = (weight, guarantee, limit)
+    return out
+
+
+@dataclass
+class Twin:
+    """Both allocators fed the same calls, plus the charges the test itself tracks."""
+
+    ref: ReferenceAllocator = field(default_factory=ReferenceAllocator)
+    fast: DrfAllocator = field(default_factory=DrfAllocator)
+    charges: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    limits: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def both(self, method: str, *args: object, **kwargs: object) -> None:
+        for alloc in (self.ref, self.fast):
+            getattr(alloc, method)(*args, **kwargs)
+
+    def cycle(self, now: float, seed: int) -> list[Allocation]:
+        before = {r: self.role_total(r) for r in self.limits}
+        plan = self.ref.cycle(now, seed)
+        assert self.fast.cycle(now, seed) == plan
+        pairs = [(a.framework_id, a.agent_id) for a in plan]
+        assert len(pairs) == len(set(pairs)), "an agent offered twice to one framework"
+        for a in plan:
+            c = self.charges.setdefault((a.framework_id, a.agent_id), [0.0] * 4)
+            key = (a.framework_id, a.agent_id)
+            self.charges[key] = [x + y for x, y in zip(c, a.scalars, strict=True)]
+        for agent_id, total in self.totals.items():
+            used = [0.0] * 4
+            for (_, aid), c in self.charges.items():
+                if aid == agent_id:
+                    used = [u + x for u, x in zip(used, c, strict=True)]
+            over = [u > t + 1e-9 for u, t in zip(used, total, strict=True)]
+            assert not any(over), "more offered than free"
+        for role, limit in self.limits.items():
+            after = self.role_total(role)
+            for k in range(4):
+                if before[role][k] <= limit[k]:
+                    assert after[k] <= limit[k] + 1e-9, f"quota limit of {role} exceeded"
+        return plan
+
+    def role_total(self, role: str) -> list[float]:
+        out = [0.0] * 4
+        for (fid, _), c in self.charges.items():
+            if self.roles.get(fid) == role:
+                out = [o + x for o, x in zip(out, c, strict=True)]
+        return out
+
+    def recover(self, fid: str, aid: str, amounts: tuple[float, ...]) -> None:
+        self.both("recover", fid, aid, amounts)
+        c = self.charges.get((fid, aid))
+        if c is not None:
+            left = [x - min(x, y) for x, y in zip(c, amounts, strict=True)]
+            self.charges[(fid, aid)] = left
+
+    def compare_explain(self, now: float) -> None:
+        for fid in list(self.roles):
+            assert self.fast.explain(fid, now) == self.ref.explain(fid, now)
+
+
+def build(data: st.DataObject) -> Twin:
+    twin = Twin()
+    for role, (weight, guarantee, limit) in data.draw(role_settings()).items():
+        twin.both("set_weight", role, weight)
+        if guarantee or limit:
+            twin.both("set_quota", role, guarantee, limit)
+            if limit:
+                twin.limits[role] = limit
+    for i, (total, attrs, taints, res) in enumerate(
+        data.draw(st.lists(agents(), min_size=1, max_size=8))
+    ):
+        twin.both("add_agent", f"a{i}", total, attrs, taints, res)
+        twin.totals[f"a{i}"] = total
+    for i, (role, tolerations, constraints) in enumerate(
+        data.draw(st.lists(frameworks(), min_size=1, max_size=5))
+    ):
+        twin.both("add_framework", f"f{i}", role, tolerations, constraints)
+        twin.roles[f"f{i}"] = role
+    return twin
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
+    twin = build(data)
+    now = 0.0
+    for step in range(data.draw(st.integers(1, 6))):
+        now += data.draw(st.sampled_from([0.5, 1.0, 5.0]))
+        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)))
+        twin.compare_explain(now)
+        for a in plan:
+            action = data.draw(st.sampled_from(["decline", "filter", "keep", "half"]))
+            if action in ("decline", "filter"):
+                twin.recover(a.framework_id, a.agent_id, a.scalars)
+            if action == "filter":
+                twin.both("add_filter", a.framework_id, a.agent_id, now + 2.0 * (step % 3))
+            if action == "half":
+                twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
+        event = data.draw(st.integers(0, 7))
+        agent_ids = sorted(twin.totals)
+        fids = sorted(twin.roles)
+        if event == 0 and fids:
+            twin.both("set_suppressed", data.draw(st.sampled_from(fids)), data.draw(st.booleans()))
+        elif event == 1 and fids:
+            twin.both("clear_filters", data.draw(st.sampled_from(fids)))
+        elif event == 2 and agent_ids:
+            aid = data.draw(st.sampled_from(agent_ids))
+            twin.both("set_agent_draining", aid, data.draw(st.booleans()))
+        elif event == 3 and len(fids) > 1:
+            fid = data.draw(st.sampled_from(fids))
+            twin.both("remove_framework", fid)
+            del twin.roles[fid]
+            twin.charges = {k: v for k, v in twin.charges.items() if k[0] != fid}
+        elif event == 4 and len(agent_ids) > 1:
+            aid = data.draw(st.sampled_from(agent_ids))
+            twin.both("remove_agent", aid)
+            del twin.totals[aid]
+            twin.charges = {k: v for k, v in twin.charges.items() if k[1] != aid}
+        elif event == 5:
+            role, tolerations, constraints = data.draw(frameworks())
+            fid = f"f{len(fids) + step + 10}"
+            twin.both("add_framework", fid, role, tolerations, constraints)
+            twin.roles[fid] = role
+        elif event == 6:
+            total, attrs, taints, res = data.draw(agents())
+            aid = f"a{len(agent_ids) + step + 10}"
+            twin.both("add_agent", aid, total, attrs, taints, res)
+            twin.totals[aid] = total
+        elif event == 7:
+            role = data.draw(st.sampled_from(ROLES))
+            twin.both("set_weight", role, data.draw(st.sampled_from([0.5, 1.0, 3.0])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_agents=st.integers(1, 12),
+    cpus=st.integers(1, 8).map(float),
+    guarantee=st.integers(1, 40).map(float),
+    others=st.integers(1, 4),
+    seed=st.integers(0, 1000),
+)
+def test_guarantee_met_when_resources_exist(
+    n_agents: int, cpus: float, guarantee: float, others: int, seed: int
+) -> None:
+    for alloc in (ReferenceAllocator(), DrfAllocator()):
+        a: Allocator = alloc
+        for i in range(n_agents):
+            a.add_agent(f"a{i}", (cpus, 1024.0, 0.0, 0.0), {}, [])
+        for i in range(others):
+            a.add_framework(f"greedy{i}", f"r{i}")
+            a.allocate(f"greedy{i}", "a0", (0.0, 0.0, 0.0, 0.0))
+        a.add_framework("prod", "prod")
+        a.set_quota("prod", (guarantee, 0.0, 0.0, 0.0), None)
+        plan = a.cycle(0.0, seed)
+        got = sum(x.scalars[0] for x in plan if x.framework_id == "prod")
+        assert got >= min(guarantee, cpus * n_agents)
