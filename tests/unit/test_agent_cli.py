@@ -1,0 +1,96 @@
+"""`corral agent` argument validation: bad values are one-line usage errors (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agent.checkpoint import FileAgentIdStore, WorkDirBusy, WorkDirLock
+from agent.host import DEFAULT_PORTS, memory_reserve_mib
+from corral.cli import agent_cmd
+from corral.cli.errors import CliError
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    agent_cmd.register(sub)
+    return parser.parse_args(["agent", *argv])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--count", "3"], "needs --simulate"),
+        (["--simulate", "--count", "0"], "at least 1"),
+        (["--simulate", "--count", "x"], "whole number"),
+        (["--resources", "cpus:-1"], "cpus is negative"),
+        (["--resources", "cpus:4;bogus:1"], "unknown resource 'bogus'"),
+        (["--resources", "ports:[2-1]"], "inverted"),
+        (["--attributes", "zone"], "name:value"),
+        (["--taints", "spot=true"], "key=value:Effect"),
+        (["--kill-grace-period", "-1"], ">= 0"),
+        (["--hostname", " "], "must not be empty"),
+    ],
+)
+def test_bad_values_are_usage_errors(argv: list[str], message: str, tmp_path: Path) -> None:
+    with pytest.raises(CliError, match=message) as info:
+        agent_cmd.build_configs(parse("--work-dir", str(tmp_path), *argv))
+    assert info.value.exit_code == 2
+
+
+def test_simulated_fleet_gets_suffixed_hostnames_and_memory_ids(tmp_path: Path) -> None:
+    configs = agent_cmd.build_configs(
+        parse(
+            "--simulate",
+            "--count",
+            "3",
+            "--hostname",
+            "sim",
+            "--work-dir",
+            str(tmp_path),
+            "--resources",
+            "cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000]",
+            "--attributes",
+            "zone:a;rack:r1",
+            "--taints",
+            "spot=true:NoSchedule",
+        )
+    )
+    assert [c.hostname for c in configs] == ["sim-0", "sim-1", "sim-2"]
+    assert all(c.simulate and not c.checkpoint for c in configs)
+    assert configs[0].resources.cpus == 4 and configs[0].resources.ports == ((31000, 32000),)
+    assert configs[0].attributes == {"zone": "a", "rack": "r1"}
+    assert str(configs[0].taints[0]) == "spot=true:NoSchedule"
+
+
+def test_default_resources_are_detected(tmp_path: Path) -> None:
+    (config,) = agent_cmd.build_configs(parse("--work-dir", str(tmp_path), "--hostname", "h"))
+    res = config.resources
+    assert res.cpus == psutil.cpu_count(logical=True)
+    assert 0 < res.mem < psutil.virtual_memory().total / 2**20
+    assert res.disk > 0 and res.gpus == 0 and res.ports == DEFAULT_PORTS
+    assert config.checkpoint and config.work_dir == tmp_path
+
+
+def test_memory_reserve() -> None:
+    assert memory_reserve_mib(16384) == 1024
+    assert memory_reserve_mib(1000) == 500
+
+
+def test_agent_id_checkpoint_round_trip_and_lock(tmp_path: Path) -> None:
+    store = FileAgentIdStore(tmp_path)
+    assert store.load() == ""
+    store.save("agent-7")
+    assert FileAgentIdStore(tmp_path).load() == "agent-7"
+    first = WorkDirLock(tmp_path)
+    first.acquire()
+    with pytest.raises(WorkDirBusy, match="in use"):
+        WorkDirLock(tmp_path).acquire()
+    first.release()
+    again = WorkDirLock(tmp_path)
+    again.acquire()
+    again.release()

@@ -1,0 +1,116 @@
+"""The stream's outbox, without a network: a fake channel records what the writer writes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import grpc.aio
+
+from agent.connection import MasterConnection, ReconnectBackoff
+from corral.v1 import agent_pb2, common_pb2
+
+
+class FakeCall:
+    def __init__(self) -> None:
+        self.written: list[agent_pb2.AgentMessage] = []
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self.cancelled = False
+
+    async def write(self, msg: agent_pb2.AgentMessage) -> None:
+        copy = agent_pb2.AgentMessage()
+        copy.CopyFrom(msg)
+        self.written.append(copy)
+
+    async def read(self) -> Any:
+        return await self.inbox.get()
+
+    async def done_writing(self) -> None:
+        await self.inbox.put(grpc.aio.EOF)
+
+    def cancel(self) -> bool:
+        self.cancelled = True
+        return True
+
+
+class FakeChannel:
+    def __init__(self) -> None:
+        self.calls: list[FakeCall] = []
+
+    def stream_stream(self, *args: object, **kwargs: object) -> Any:
+        def connect() -> FakeCall:
+            self.calls.append(FakeCall())
+            return self.calls[-1]
+
+        return connect
+
+
+class Owner:
+    def __init__(self) -> None:
+        self.conn: MasterConnection | None = None
+        self.opened = 0
+        self.closed: list[str] = []
+        self.messages: list[agent_pb2.MasterMessage] = []
+
+    def on_open(self) -> None:
+        self.opened += 1
+        assert self.conn is not None
+        # Everything queued in this loop iteration goes out as few messages as possible.
+        self.conn.send(agent_pb2.AgentMessage(register=agent_pb2.Register()))
+        self.conn.send_statuses([common_pb2.TaskStatus(task_id="a")])
+        self.conn.send_statuses([common_pb2.TaskStatus(task_id="b")])
+        self.conn.send_heartbeat(1.0)
+        self.conn.send_heartbeat(2.0)
+        self.conn.send_statuses([common_pb2.TaskStatus(task_id="c")])
+
+    def on_message(self, message: agent_pb2.MasterMessage) -> None:
+        self.messages.append(message)
+
+    def on_close(self, error: str) -> None:
+        self.closed.append(error)
+
+
+async def until(cond: Any) -> None:
+    async with asyncio.timeout(5):
+        while not cond():
+            await asyncio.sleep(0)
+
+
+async def test_outbox_coalesces_statuses_and_heartbeats_and_reconnects() -> None:
+    channel, owner = FakeChannel(), Owner()
+    conn = MasterConnection(
+        channel,
+        owner,
+        ReconnectBackoff(0.001, 0.002),  # type: ignore[arg-type]
+        rng=random.Random(1),
+    )
+    owner.conn = conn
+    runner = asyncio.get_running_loop().create_task(conn.run())
+    try:
+        await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
+        kinds = [m.WhichOneof("message") for m in channel.calls[0].written]
+        assert kinds == ["register", "status_updates", "heartbeat", "status_updates"]
+        first = channel.calls[0].written
+        assert [s.task_id for s in first[1].status_updates.statuses] == ["a", "b"]
+        assert first[2].heartbeat.timestamp == 2.0
+        # A message from the master reaches the owner; the end of the stream reconnects.
+        channel.calls[0].inbox.put_nowait(agent_pb2.MasterMessage(shutdown=agent_pb2.Shutdown()))
+        await until(lambda: owner.messages)
+        channel.calls[0].inbox.put_nowait(grpc.aio.EOF)
+        await until(lambda: len(channel.calls) == 2 and owner.opened == 2)
+        assert owner.closed == ["stream ended by the master"]
+        # Closing with a flush half-closes and waits for the master to end the stream.
+        await conn.close(flush_timeout=1.0)
+        assert channel.calls[1].cancelled
+        await asyncio.wait_for(runner, 1.0)
+    finally:
+        runner.cancel()
+
+
+def test_backoff_is_capped_with_jitter() -> None:
+    backoff, rng = ReconnectBackoff(0.1, 5.0), random.Random(7)
+    delays = [backoff.delay(n, rng) for n in range(12)]
+    assert 0.05 <= delays[0] <= 0.1
+    assert all(2.5 <= d <= 5.0 for d in delays[7:])
+    assert len({round(d, 6) for d in delays[7:]}) > 1  # jittered, not lockstep
