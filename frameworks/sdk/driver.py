@@ -122,6 +122,7 @@ class Driver:
         self._stream_id = ""
         self._master_id = ""
         self._stub: SchedulerStub | None = None  # set while subscribed
+        self._channel: grpc.aio.Channel | None = None
         self._last_error = "no attempt yet"
         self._first_subscribed = asyncio.Event()
         self._done = asyncio.Event()
@@ -221,6 +222,13 @@ class Driver:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if current is not reader:
+            await self._close_channel()
+
+    async def _close_channel(self) -> None:
+        channel, self._channel = self._channel, None
+        if channel is not None:
+            await channel.close()
 
     async def _guard(self, body: Coroutine[Any, Any, None]) -> None:
         try:
@@ -256,7 +264,11 @@ class Driver:
 
         Returns (got SUBSCRIBED, the framework ended and must not reconnect).
         """
+        # The previous connection's channel stays open until now, so a call that was in flight
+        # when its stream ended (a teardown, typically) gets its answer.
+        await self._close_channel()
         channel = grpc.aio.insecure_channel(self.master, options=list(self._options.items()))
+        self._channel = channel
         stub = SchedulerStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
         info = FrameworkInfo()
         info.CopyFrom(self._info)
@@ -305,7 +317,6 @@ class Driver:
         finally:
             self._stub = None
             call.cancel()
-            await channel.close()
             if subscribed and not self._done.is_set():
                 await self._queue.put(_Marker.DISCONNECTED)
 
@@ -379,6 +390,12 @@ class Driver:
             await getattr(stub, method)(request, timeout=self._call_timeout)
         except grpc.aio.AioRpcError as err:
             raise CallError(method, err.code(), err.details() or "") from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # we are being cancelled
+            # The call, not the caller, was cancelled: its channel closed under it.
+            raise CallError(method, grpc.StatusCode.CANCELLED, "the connection closed") from None
 
     @staticmethod
     def _filters(refuse_seconds: float | None) -> Filters:

@@ -7,7 +7,6 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator
 
-import grpc
 import pytest
 
 from frameworks import sdk
@@ -71,25 +70,3 @@ async def test_corral_run_hello_without_a_master_is_one_line_and_exit_1() -> Non
         f"corral run: cannot reach the master at {address} within 1 s (is `corral master` running?)"
     )
     assert "Traceback" not in err
-
-
-async def test_the_real_master_refuses_a_task_bigger_than_its_offer(cluster: LocalCluster) -> None:
-    got_offers: asyncio.Queue[list[sdk.Offer]] = asyncio.Queue()
-
-    class Hold(sdk.Scheduler):
-        async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
-            await got_offers.put(offers)
-
-    info = sdk.FrameworkInfo(name="greedy")
-    async with sdk.Driver(Hold(), info, cluster.master, connect_timeout=10) as driver:
-        offers = await asyncio.wait_for(got_offers.get(), TIMEOUT)
-        offer = offers[0]
-        too_big = sdk.task("big", "true", cpus=offer.resources.cpus + 1, mem=1)
-        with pytest.raises(sdk.CallError) as caught:
-            await driver.launch([offer], [too_big])
-        # Nothing changed: the same offer still launches a task that fits.
-        small = sdk.task("small", "true", cpus=0.1, mem=1)
-        await driver.launch([offer], [small])
-        await driver.teardown()
-    assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert "cpus" in caught.value.message

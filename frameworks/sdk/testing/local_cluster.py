@@ -47,7 +47,7 @@ class LocalCluster:
         master_args: tuple[str, ...] = (),
         agent_args: tuple[str, ...] = (),
         corral: tuple[str, ...] = (sys.executable, "-m", "corral.cli.main"),
-        ready_timeout: float = 30.0,
+        ready_timeout: float = 60.0,
     ) -> None:
         self.agents = agents
         self.agent_resources = agent_resources
@@ -131,7 +131,7 @@ class LocalCluster:
 
     async def _spawn(self, name: str, *args: str) -> None:
         log_path = self.work_dir / f"{name}.log"
-        with open(log_path, "wb") as out:
+        with open(log_path, "ab") as out:  # a restarted process appends
             proc = await asyncio.create_subprocess_exec(
                 *self.corral,
                 *args,
@@ -184,6 +184,20 @@ class LocalCluster:
         if proc.returncode is None:
             os.killpg(proc.pid, sig)
             await proc.wait()
+
+    async def restart_master(self) -> None:
+        """SIGKILL the master and start a new one on the same addresses (a crash and a
+        restart, as far as agents and frameworks can tell)."""
+        await self.kill("master")
+        ready = self.work_dir / "master-ready.json"
+        ready.unlink(missing_ok=True)
+        await self._spawn(
+            "master",
+            "master",
+            *("--grpc", self.master, "--http", self.http, "--ready-file", str(ready)),
+            *self.master_args,
+        )
+        await self._wait_ready_file(ready)
 
     async def close(self) -> None:
         # Agents first, so the master does not log their loss as a failure of the test.

@@ -1,0 +1,76 @@
+"""The SDK against the real master (subprocesses on 127.0.0.1): refusals come back as typed
+errors, and a driver survives a master crash and restart with its framework id."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+import pytest
+
+from frameworks import sdk
+from frameworks.sdk.testing import LocalCluster
+
+CORRAL = (sys.executable, "-m", "corral.cli.main")
+TIMEOUT = 60.0
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[LocalCluster]:
+    async with LocalCluster(agents=1, corral=CORRAL) as c:
+        yield c
+
+
+async def until(predicate: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def test_the_real_master_refuses_a_task_bigger_than_its_offer(cluster: LocalCluster) -> None:
+    got_offers: asyncio.Queue[list[sdk.Offer]] = asyncio.Queue()
+
+    class Hold(sdk.Scheduler):
+        async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+            await got_offers.put(offers)
+
+    info = sdk.FrameworkInfo(name="greedy")
+    async with sdk.Driver(Hold(), info, cluster.master, connect_timeout=10) as driver:
+        offers = await asyncio.wait_for(got_offers.get(), TIMEOUT)
+        offer = offers[0]
+        too_big = sdk.task("big", "true", cpus=offer.resources.cpus + 1, mem=1)
+        with pytest.raises(sdk.CallError) as caught:
+            await driver.launch([offer], [too_big])
+        # Nothing changed: the same offer still launches a task that fits.
+        small = sdk.task("small", "true", cpus=0.1, mem=1)
+        await driver.launch([offer], [small])
+        await driver.teardown()
+    assert caught.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "cpus" in caught.value.message
+
+
+async def test_a_driver_resubscribes_to_a_restarted_master_with_its_id(
+    cluster: LocalCluster,
+) -> None:
+    subscriptions: list[str] = []
+
+    class Track(sdk.Scheduler):
+        async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
+            subscriptions.append(framework_id)
+
+    info = sdk.FrameworkInfo(name="survivor", failover_timeout=60)
+    backoff = sdk.Backoff(initial=0.05, maximum=0.5)
+    async with sdk.Driver(Track(), info, cluster.master, backoff=backoff) as driver:
+        framework_id = driver.framework_id
+        await cluster.restart_master()
+        await until(lambda: len(subscriptions) == 2, "a second SUBSCRIBED after the restart")
+        state = await cluster.state()
+        await driver.suppress()  # calls work on the new connection
+        await driver.teardown()
+    assert subscriptions == [framework_id, framework_id]
+    assert [f.info.id for f in state.frameworks if f.info.name == "survivor"] == [framework_id]
