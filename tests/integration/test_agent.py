@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -25,6 +27,7 @@ import pytest
 from agent.config import AgentConfig
 from agent.connection import ReconnectBackoff
 from agent.core.status_updates import Backoff
+from agent.core.types import TERMINAL_STATES
 from agent.runtime import Agent
 from corral.resources import parse_resources
 from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
@@ -146,7 +149,7 @@ class MasterDouble(agent_pb2_grpc.AgentServiceServicer):
     def states(self, task_id: str) -> list[int]:
         """The task's states in order of first arrival (duplicates from resends dropped)."""
         seen: set[bytes] = set()
-        out = []
+        out: list[int] = []
         for s in self.of(task_id):
             if s.uuid not in seen:
                 seen.add(s.uuid)
@@ -175,7 +178,7 @@ SERVER_OPTIONS = [
 
 async def start_server(double: MasterDouble, port: int = 0) -> tuple[grpc.aio.Server, int]:
     server = grpc.aio.server(options=SERVER_OPTIONS)
-    agent_pb2_grpc.add_AgentServiceServicer_to_server(double, server)
+    agent_pb2_grpc.add_AgentServiceServicer_to_server(double, server)  # type: ignore[no-untyped-call]
     bound = server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     return server, bound
@@ -201,6 +204,10 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
+def group_gone(pgid: int) -> bool:
+    return not group_alive(pgid)
+
+
 def read_pid(path: Path) -> int | None:
     try:
         return int(path.read_text().strip())
@@ -212,11 +219,6 @@ def read_pid(path: Path) -> int | None:
 # The CLI agent in a subprocess, real processes
 # ---------------------------------------------------------------------------------------
 
-AGENT_CLI = (
-    "import sys, corral.cli.main as m; m.COMMANDS = ('corral.cli.agent_cmd',); "
-    "sys.exit(m.main(sys.argv[1:]))"
-)
-
 
 async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: Path) -> None:
     double = MasterDouble()
@@ -225,8 +227,8 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
     sandboxes = work / "sandboxes" / "fw"
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-c",
-        AGENT_CLI,
+        "-m",
+        "corral.cli.main",
         "agent",
         "--master",
         f"127.0.0.1:{port}",
@@ -297,7 +299,9 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
             common_pb2.TaskInfo(task_id="t-empty", command=common_pb2.CommandInfo(shell=True)),
         )
         for task_id in ("t-fail", "t-echo", "t-env", "t-empty"):
-            await wait_until(f"a terminal status of {task_id}", lambda t=task_id: double.final(t))
+            await wait_until(
+                f"a terminal status of {task_id}", functools.partial(double.final, task_id)
+            )
         assert double.states("t-echo") == [
             S.TASK_STATE_STARTING,
             S.TASK_STATE_RUNNING,
@@ -351,7 +355,7 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         double.kill(agent_id, "t-stubborn")
         double.kill(agent_id, "ghost")
         for task_id in ("t-sleep", "t-stubborn", "ghost"):
-            await wait_until(f"KILLED for {task_id}", lambda t=task_id: double.final(t))
+            await wait_until(f"KILLED for {task_id}", functools.partial(double.final, task_id))
         assert double.states("t-sleep")[-2:] == [S.TASK_STATE_KILLING, S.TASK_STATE_KILLED]
         assert "signal 15" in double.final("t-sleep").message  # type: ignore[union-attr]
         assert "signal 9" in double.final("t-stubborn").message  # type: ignore[union-attr]
@@ -362,7 +366,7 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
             pgid = pgids[task_id]
             assert pgid is not None
             await wait_until(
-                f"the process group of {task_id} to be gone", lambda g=pgid: not group_alive(g)
+                f"the process group of {task_id} to be gone", functools.partial(group_gone, pgid)
             )
 
         # The master goes away and comes back on the same port: the agent re-registers with
@@ -402,10 +406,12 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
 # Agent objects in this loop
 # ---------------------------------------------------------------------------------------
 
-FAST = {
-    "status_backoff": Backoff(initial=0.2, maximum=1.0),
-    "reconnect_backoff": ReconnectBackoff(initial=0.05, maximum=0.5),
-}
+
+def agent_config(**fields: Any) -> AgentConfig:
+    """A config with short status retries and reconnects, so the tests run quickly."""
+    fields.setdefault("status_backoff", Backoff(initial=0.2, maximum=1.0))
+    fields.setdefault("reconnect_backoff", ReconnectBackoff(initial=0.05, maximum=0.5))
+    return AgentConfig(**fields)
 
 
 def sim_task(task_id: str, duration: float, exit_code: int = 0) -> common_pb2.TaskInfo:
@@ -421,14 +427,13 @@ async def test_fifty_simulated_agents_in_one_process(tmp_path: Path) -> None:
     resources = parse_resources("cpus:4;mem:4096;disk:1000")
     agents = [
         Agent(
-            AgentConfig(
+            agent_config(
                 hostname=f"sim-{i}",
                 resources=resources,
                 work_dir=tmp_path,
                 master=f"127.0.0.1:{port}",
                 simulate=True,
                 checkpoint=False,
-                **FAST,
             )
         )
         for i in range(50)
@@ -491,13 +496,12 @@ def agents_by_stream(agents: list[Agent], double: MasterDouble) -> list[Agent]:
 async def test_agent_object_shutdown_from_master_kills_real_tasks(tmp_path: Path) -> None:
     double = MasterDouble()
     server, port = await start_server(double)
-    config = AgentConfig(
+    config = agent_config(
         hostname="inproc",
         resources=parse_resources("cpus:1;mem:256"),
         work_dir=tmp_path / "w",
         master=f"127.0.0.1:{port}",
         default_grace_period=0.5,
-        **FAST,
     )
     agent = Agent(config)
     run = asyncio.get_running_loop().create_task(agent.run())
@@ -541,14 +545,13 @@ async def test_statuses_made_while_disconnected_are_sent_after_reregistration(
 ) -> None:
     double = MasterDouble()
     server, port = await start_server(double)
-    config = AgentConfig(
+    config = agent_config(
         hostname="flaky",
         resources=parse_resources("cpus:1"),
         work_dir=tmp_path,
         master=f"127.0.0.1:{port}",
         simulate=True,
         checkpoint=False,
-        **FAST,
     )
     agent = Agent(config)
     run = asyncio.get_running_loop().create_task(agent.run())
@@ -561,8 +564,8 @@ async def test_statuses_made_while_disconnected_are_sent_after_reregistration(
         await wait_until("the agent to notice", lambda: not agent.core.registered)
         await wait_until(
             "the task to end while disconnected",
-            lambda: agent.core.task_state("t") is not None and agent.core.task_state("t").terminal,
-        )  # type: ignore[union-attr]
+            lambda: agent.core.task_state("t") in TERMINAL_STATES,
+        )
         double2 = MasterDouble()
         server, _ = await start_server(double2, port)
         await wait_until("FINISHED after re-registration", lambda: double2.final("t"))
@@ -583,12 +586,11 @@ async def test_second_agent_on_the_same_work_dir_is_refused(tmp_path: Path) -> N
 
     double = MasterDouble()
     server, port = await start_server(double)
-    config = AgentConfig(
+    config = agent_config(
         hostname="one",
         resources=parse_resources("cpus:1"),
         work_dir=tmp_path,
         master=f"127.0.0.1:{port}",
-        **FAST,
     )
     first = Agent(config)
     run = asyncio.get_running_loop().create_task(first.run())

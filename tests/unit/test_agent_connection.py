@@ -82,7 +82,7 @@ async def test_outbox_coalesces_statuses_and_heartbeats_and_reconnects() -> None
     conn = MasterConnection(
         channel,
         owner,
-        ReconnectBackoff(0.001, 0.002),  # type: ignore[arg-type]
+        ReconnectBackoff(0.001, 0.002),
         rng=random.Random(1),
     )
     owner.conn = conn

@@ -1,0 +1,62 @@
+"""Executors in isolation: event order, signals, sandbox names."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from agent.core import events as e
+from agent.core.types import CommandSpec, Signal, SimulationSpec, TaskSpec
+from agent.executor_process import ProcessExecutor, safe_name
+from agent.executor_simulated import SimulatedExecutor
+
+
+async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not cond():
+            await asyncio.sleep(0.01)
+
+
+def test_safe_name_keeps_ids_inside_the_sandbox_root() -> None:
+    assert safe_name("task-1.a_b") == "task-1.a_b"
+    assert safe_name("../../etc/passwd") == ".._.._etc_passwd"
+    assert safe_name("..") == "_.."
+    assert safe_name("") == "_"
+
+
+async def test_simulated_task_starts_then_exits_with_its_code() -> None:
+    got: list[e.Event] = []
+    sim = SimulatedExecutor(got.append, lambda: 1.0)
+    sim.start(TaskSpec("t", "f", simulation=SimulationSpec(0.01, 4)), "a")
+    sim.start(TaskSpec("k", "f", simulation=SimulationSpec(600, 0)), "a")
+    await until(lambda: len(got) == 3)
+    assert got[:2] == [
+        e.ProcessStarted(now=1.0, stimulus_id="simulated:t", task_id="t"),
+        e.ProcessStarted(now=1.0, stimulus_id="simulated:k", task_id="k"),
+    ]
+    assert got[2] == e.ProcessExited(now=1.0, stimulus_id="simulated:t", task_id="t", exit_code=4)
+    sim.signal("k", Signal.TERM)
+    await until(lambda: len(got) == 4)
+    assert got[3] == e.ProcessExited(now=1.0, stimulus_id="simulated:k", task_id="k", signal=15)
+    assert len(sim) == 0
+
+
+async def test_process_executor_reuses_no_sandbox_and_reports_launch_failure(
+    tmp_path: Path,
+) -> None:
+    got: list[e.Event] = []
+    ex = ProcessExecutor(tmp_path, got.append, lambda: 0.0)
+    task = TaskSpec("t", "f", command=CommandSpec(value="echo $CORRAL_TASK_ID", shell=True))
+    for _ in range(2):
+        ex.start(task, "a")
+        await until(lambda: any(isinstance(g, e.ProcessExited) for g in got))
+        got.clear()
+    root = tmp_path / "sandboxes" / "f"
+    assert sorted(p.name for p in root.iterdir()) == ["t", "t.2"]
+    assert (root / "t.2" / "stdout").read_text() == "t\n"
+    ex.start(TaskSpec("x", "f", command=CommandSpec(arguments=("/no/such/file",))), "a")
+    await until(lambda: got)
+    (failed,) = got
+    assert isinstance(failed, e.LaunchFailed) and "/no/such/file" in failed.message
+    await ex.close()
