@@ -16,7 +16,6 @@ from types import TracebackType
 from typing import Any
 
 import grpc
-from google.protobuf.message import Message
 
 from corral.v1 import scheduler_pb2 as pb
 from corral.v1 import scheduler_pb2_grpc as pb_grpc
@@ -218,7 +217,7 @@ class _Servicer(pb_grpc.SchedulerServicer):
                 await context.abort(item, "dropped by the test")
             yield item
 
-    async def _call(self, method: str, request: Message, context: grpc.aio.ServicerContext) -> Any:
+    async def _call(self, method: str, request: Any, context: grpc.aio.ServicerContext) -> Any:
         m = self.master
         m.calls.append(RecordedCall(method, request))
         await m._notify()
