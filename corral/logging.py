@@ -1,4 +1,4 @@
-"""structlog set-up: JSON lines when stderr is not a terminal, readable console output when it is."""
+"""structlog set-up: JSON lines when stderr is not a terminal, readable output when it is."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ def configure(level: str = "info", json: bool | None = None) -> None:
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info if json else structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info
+            if json
+            else structlog.processors.StackInfoRenderer(),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(

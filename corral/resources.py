@@ -94,7 +94,9 @@ class Resources:
         object.__setattr__(self, "ports", normalize_ranges(self.ports))
 
     @classmethod
-    def from_scalars(cls, values: tuple[float, ...] | list[float], ports: PortRanges = ()) -> Resources:
+    def from_scalars(
+        cls, values: tuple[float, ...] | list[float], ports: PortRanges = ()
+    ) -> Resources:
         cpus, mem, disk, gpus = (max(0.0, float(v)) for v in values)
         return cls(cpus, mem, disk, gpus, ports)
 
@@ -124,10 +126,9 @@ class Resources:
         )
 
     def contains(self, other: Resources) -> bool:
-        return (
-            all(o <= s + EPSILON for s, o in zip(self.scalars(), other.scalars(), strict=True))
-            and ranges_contain(self.ports, other.ports)
-        )
+        return all(
+            o <= s + EPSILON for s, o in zip(self.scalars(), other.scalars(), strict=True)
+        ) and ranges_contain(self.ports, other.ports)
 
     def exceeded_by(self, other: Resources) -> list[str]:
         """Names of the resources of which ``other`` asks more than ``self`` has."""

@@ -7,6 +7,7 @@ with the reason; nothing reaches the core from a call that does not decode.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -336,6 +337,30 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.State:
         return await self.rt.query(views.state_pb)
+
+    async def Explain(
+        self, request: operator_pb2.ExplainRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Explanation:
+        now = self.rt.clock()
+        framework_id = request.framework_id
+
+        def run(core: Any) -> dict[str, Any]:
+            result: dict[str, Any] = core.explain(framework_id, now)
+            return result
+
+        try:
+            data = await self.rt.query(run)
+        except CallRejected as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, exc.message)
+        return operator_pb2.Explanation(
+            framework_id=data["framework_id"],
+            state=data["state"],
+            suppressed=data["suppressed"],
+            outstanding_offers=data["outstanding_offers"],
+            offered_agents=data["offered_agents_last_cycle"],
+            reasons={k: int(v) for k, v in data["reasons"].items()},
+            details_json=json.dumps(data["details"], default=str),
+        )
 
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]

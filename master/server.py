@@ -30,6 +30,10 @@ GRPC_OPTIONS = [
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
+    # Agents and frameworks ping every 60 s even on an idle stream; without these the server
+    # counts such pings as abuse after its 5-minute default and closes the connection.
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 0),
 ]
 
 

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def fetch_state(master: str, timeout: float) -> operator_pb2.State:
     with grpc.insecure_channel(master) as channel:
-        stub = operator_pb2_grpc.OperatorStub(channel)
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         try:
             state: operator_pb2.State = stub.GetState(
                 operator_pb2.GetStateRequest(), timeout=timeout, wait_for_ready=True
@@ -49,7 +49,7 @@ def _res(r: common_pb2.Resources) -> str:
 
 
 def _state_name(value: int) -> str:
-    return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")  # type: ignore[arg-type]
+    return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")
 
 
 def rows(

@@ -22,6 +22,8 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.run_cmd",
     "corral.cli.get_cmd",
     "corral.cli.demo_cmd",
+    "corral.cli.explain_cmd",
+    "corral.cli.bench_cmd",
 )
 
 

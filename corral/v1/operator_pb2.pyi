@@ -7,6 +7,37 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ExplainRequest(_message.Message):
+    __slots__ = ("framework_id",)
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    def __init__(self, framework_id: _Optional[str] = ...) -> None: ...
+
+class Explanation(_message.Message):
+    __slots__ = ("framework_id", "state", "suppressed", "outstanding_offers", "offered_agents", "reasons", "details_json")
+    class ReasonsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
+    OUTSTANDING_OFFERS_FIELD_NUMBER: _ClassVar[int]
+    OFFERED_AGENTS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    state: str
+    suppressed: bool
+    outstanding_offers: int
+    offered_agents: int
+    reasons: _containers.ScalarMap[str, int]
+    details_json: str
+    def __init__(self, framework_id: _Optional[str] = ..., state: _Optional[str] = ..., suppressed: _Optional[bool] = ..., outstanding_offers: _Optional[int] = ..., offered_agents: _Optional[int] = ..., reasons: _Optional[_Mapping[str, int]] = ..., details_json: _Optional[str] = ...) -> None: ...
+
 class GetStateRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

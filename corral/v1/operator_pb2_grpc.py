@@ -44,6 +44,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.ClusterEvent.FromString,
                 _registered_method=True)
+        self.Explain = channel.unary_unary(
+                '/corral.v1.Operator/Explain',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ExplainRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.Explanation.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -61,6 +66,13 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Explain(self, request, context):
+        """Why a framework got (or did not get) offers in the last allocation cycle.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -73,6 +85,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.WatchRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.ClusterEvent.SerializeToString,
+            ),
+            'Explain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Explain,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ExplainRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.Explanation.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -129,6 +146,33 @@ class Operator:
             '/corral.v1.Operator/Watch',
             corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.ClusterEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Explain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Explain',
+            corral_dot_v1_dot_operator__pb2.ExplainRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.Explanation.FromString,
             options,
             channel_credentials,
             insecure,

@@ -77,9 +77,12 @@ def task(
 
 @pytest.fixture
 async def framework(tmp_path: Any) -> AsyncIterator[tuple[LocalCluster, RawFramework]]:
-    async with LocalCluster(
-        agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
-    ) as cluster, grpc.aio.insecure_channel(cluster.master) as channel:
+    async with (
+        LocalCluster(
+            agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
+        ) as cluster,
+        grpc.aio.insecure_channel(cluster.master) as channel,
+    ):
         fw = RawFramework(channel)
         await fw.subscribe()
         yield cluster, fw

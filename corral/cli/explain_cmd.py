@@ -1,0 +1,58 @@
+"""`corral explain FRAMEWORK`: why a framework got (or did not get) offers in the last cycle."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import grpc
+
+from corral.cli.common import add_master_arg
+from corral.cli.errors import CliError
+from corral.v1 import operator_pb2, operator_pb2_grpc
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("explain", help="why a framework got no offers in the last cycle")
+    p.add_argument("framework_id", metavar="FRAMEWORK")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("--timeout", type=float, default=5.0)
+    add_master_arg(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with grpc.insecure_channel(args.master) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            e: operator_pb2.Explanation = stub.Explain(
+                operator_pb2.ExplainRequest(framework_id=args.framework_id),
+                timeout=args.timeout,
+                wait_for_ready=True,
+            )
+        except grpc.RpcError as exc:
+            detail = exc.details() if hasattr(exc, "details") else str(exc)
+            raise CliError(f"master at {args.master}: {detail}") from None
+    details = json.loads(e.details_json or "{}")
+    if args.output == "json":
+        record = {
+            "framework_id": e.framework_id,
+            "state": e.state,
+            "suppressed": e.suppressed,
+            "outstanding_offers": e.outstanding_offers,
+            "offered_agents": e.offered_agents,
+            "reasons": dict(e.reasons),
+            "details": details,
+        }
+        print(json.dumps(record, indent=2))
+        return 0
+    print(f"framework {e.framework_id}: {e.state}{', suppressed' if e.suppressed else ''}")
+    print(
+        f"  offered {e.offered_agents} agents in the last cycle; "
+        f"{e.outstanding_offers} offers outstanding"
+    )
+    if e.reasons:
+        print("  held back by:")
+        for reason, count in sorted(e.reasons.items(), key=lambda kv: -kv[1]):
+            print(f"    {reason}: {count}")
+    return 0
