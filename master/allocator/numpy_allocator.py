@@ -302,6 +302,28 @@ class DrfAllocator:
         ):
             self.count_ok[a] -= 1
 
+    def add_filters(self, framework_id: str, agent_ids: Sequence[str], expires_at: float) -> None:
+        """``add_filter`` for many agents at once (a framework declining a batch of offers)."""
+        f = self._frameworks.rows.get(framework_id)
+        if f is None:
+            return
+        if math.isnan(expires_at):
+            raise ValueError("filter expiry is NaN")
+        rows = np.fromiter(
+            (r for r in map(self._agents.rows.get, agent_ids) if r is not None), dtype=np.intp
+        )
+        if not len(rows):
+            return
+        t = float(expires_at)
+        later = rows[self.filters.until[rows, f] < t]
+        newly = later[~self.filters.active[later, f]]
+        self.filters.until[later, f] = t
+        self.filters.active[later, f] = True
+        if len(later):
+            self.filters.next_expiry = min(self.filters.next_expiry, t)
+        if self.fw_active[f]:
+            np.subtract.at(self.count_ok, newly[self.placement.ok[newly, f]], 1)
+
     def clear_filters(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         n = self._agents.size
@@ -460,7 +482,17 @@ class _Walk:
             self._update(f)
             # Frameworks passed over stay passed over (a charge only shrinks their offers).
             fs = ranked[chosen + 1 :]
+            if not self._has_more(a):
+                break
         return out
+
+    def _has_more(self, a: int) -> bool:
+        """Could any framework still get an allocatable offer of agent a? (upper bound)"""
+        alloc = self.a
+        cap, used = alloc.capacity[a].tolist(), alloc.used[a].tolist()
+        reserved = alloc.reservations.free_sum[a].tolist()
+        most = [max(0.0, c - u) + r for c, u, r in zip(cap, used, reserved, strict=True)]
+        return alloc._allocatable(most)
 
     def _update(self, f: int) -> None:
         alloc = self.a

@@ -282,6 +282,10 @@ class ReferenceAllocator:
             raise ValueError("filter expiry is NaN")
         fw.filters[agent_id] = max(fw.filters.get(agent_id, -INF), float(expires_at))
 
+    def add_filters(self, framework_id: str, agent_ids: Sequence[str], expires_at: float) -> None:
+        for agent_id in agent_ids:
+            self.add_filter(framework_id, agent_id, expires_at)
+
     def clear_filters(self, framework_id: str) -> None:
         self._framework(framework_id).filters.clear()
 

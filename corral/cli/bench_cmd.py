@@ -1,0 +1,136 @@
+"""``corral bench allocator``: the allocator benchmark (master/allocator/bench.py) with a
+progress bar, a table and optional JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from corral.cli.errors import CliError
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of integers") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be positive integers")
+    return values
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("bench", help="run a benchmark")
+    what = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
+    alloc = what.add_parser(
+        "allocator", help="DRF allocator, Mesos DeclineOffers shape, numpy vs reference"
+    )
+    alloc.add_argument("--agents", type=_sizes, default=[1000, 10000], help="e.g. 1000,10000")
+    alloc.add_argument("--frameworks", type=_sizes, default=[1, 100, 1000], help="e.g. 1,100")
+    alloc.add_argument("--cycles", type=_positive, default=5, help="cycles per phase (5)")
+    alloc.add_argument("--reference-max-agents", type=int, default=10000, metavar="N")
+    alloc.add_argument("--reference-cycles", type=_positive, default=2, metavar="N")
+    alloc.add_argument("--memory-shape", default="50000x1000", metavar="AxF")
+    alloc.add_argument("--json", type=Path, metavar="FILE")
+    alloc.add_argument("--seed", type=int, default=1)
+    alloc.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from master.allocator import bench
+
+    try:
+        mem_agents, mem_frameworks = (int(x) for x in args.memory_shape.lower().split("x"))
+    except ValueError:
+        raise CliError(f"--memory-shape {args.memory_shape!r} must look like 50000x1000") from None
+    console = Console()
+    shapes = [(a, f) for a in args.agents for f in args.frameworks]
+    results: list[bench.ShapeResult] = []
+    with Progress(console=console, transient=True) as progress:
+        total = len(shapes) * 2 * args.cycles + 1
+        task = progress.add_task("allocator benchmark", total=total)
+        for agents, frameworks in shapes:
+            progress.update(task, description=f"{agents} agents x {frameworks} frameworks")
+            results.append(
+                bench.run_shape(
+                    agents,
+                    frameworks,
+                    args.cycles,
+                    args.seed,
+                    args.reference_max_agents,
+                    args.reference_cycles,
+                    time.perf_counter,
+                    lambda: progress.advance(task),
+                )
+            )
+        memory = next(
+            (
+                r.state_bytes
+                for r in results
+                if (r.agents, r.frameworks) == (mem_agents, mem_frameworks)
+            ),
+            None,
+        )
+        if memory is None:
+            progress.update(task, description=f"memory at {mem_agents} x {mem_frameworks}")
+            memory = bench.memory_at(mem_agents, mem_frameworks)
+        progress.advance(task)
+
+    table = Table(title=f"allocator cycle time, ms ({args.cycles} cycles per phase)")
+    for col in (
+        "agents",
+        "frameworks",
+        "median",
+        "p99",
+        "offer cycle",
+        "offers",
+        "reference",
+        "speedup",
+        "agree",
+    ):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(
+            str(r.agents),
+            str(r.frameworks),
+            f"{r.median_ms:.2f}",
+            f"{r.p99_ms:.2f}",
+            f"{r.offer_median_ms:.1f}",
+            f"{r.offers_per_offer_cycle:.0f}",
+            "skipped" if r.reference_median_ms is None else f"{r.reference_median_ms:.1f}",
+            "-" if r.speedup is None else f"{r.speedup:.0f}x",
+            "-" if r.agree is None else ("yes" if r.agree else "NO"),
+        )
+    console.print(table)
+    console.print(
+        f"allocator state at {mem_agents} agents x {mem_frameworks} frameworks: "
+        f"{memory / 2**20:.1f} MiB of arrays"
+    )
+    if args.json:
+        doc = {
+            "shape": "Mesos DeclineOffers: agents cpus:24;mem:4096;disk:4096, "
+            "cpus:16;mem:2014;disk:1024 in use, every offer declined with a long filter",
+            "median_ms": "per-cycle time once every framework has filtered every agent",
+            "offer_median_ms": "per-cycle time of the first cycles, every agent offered",
+            "cycles": args.cycles,
+            "seed": args.seed,
+            "reference": f"run on min(cycles, {args.reference_cycles}) cycles per phase, "
+            f"skipped above {args.reference_max_agents} agents",
+            "results": [r.as_dict() for r in results],
+            "memory": {"agents": mem_agents, "frameworks": mem_frameworks, "bytes": memory},
+        }
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
+    return 0 if all(r.agree is not False for r in results) else 1

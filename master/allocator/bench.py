@@ -1,0 +1,176 @@
+"""The allocator benchmark: Mesos' DeclineOffers shape, numpy and reference in the same run.
+
+Shape (as in Mesos' hierarchical allocator benchmark): agents ``cpus:24;mem:4096;disk:4096``,
+each already running ``cpus:16;mem:2014;disk:1024`` for framework ``i % F``; every framework
+declines every offer with a long refuse filter. Two phases per shape:
+
+* ``offer`` cycles: the first ``cycles`` rounds of that loop; every agent's remainder is offered
+  (to a framework that has not filtered it yet), then declined.
+* ``piled`` cycles: the state after the loop has run until every framework has filtered every
+  agent (what Mesos reaches after F rounds), installed directly; then ``cycles`` rounds in which
+  the allocator must find that nothing is offerable. ``median_ms``/``p99_ms`` are these.
+
+The timer wraps ``cycle()`` only. The clock is passed in (``time.perf_counter`` from the CLI):
+nothing under master/allocator reads time itself.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from master.allocator.interface import Allocation
+from master.allocator.numpy_allocator import DrfAllocator
+from master.allocator.reference import ReferenceAllocator
+
+AGENT = (24.0, 4096.0, 4096.0, 0.0)
+RUNNING = (16.0, 2014.0, 1024.0, 0.0)
+LONG = 1e12  # refuse filter expiry: "forever" for the benchmark
+Plan = list[tuple[str, str, tuple[float, ...]]]
+
+
+@dataclass
+class ShapeResult:
+    agents: int
+    frameworks: int
+    cycles: int
+    median_ms: float
+    p99_ms: float
+    offer_median_ms: float
+    offers_per_offer_cycle: float
+    reference_median_ms: float | None = None
+    reference_offer_median_ms: float | None = None
+    reference_cycles: int = 0
+    reference_skipped: str | None = None
+    speedup: float | None = None
+    agree: bool | None = None
+    state_bytes: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class PhaseTimes:
+    offer_ms: list[float] = field(default_factory=list)
+    piled_ms: list[float] = field(default_factory=list)
+    offers: list[int] = field(default_factory=list)
+    plans: list[Plan] = field(default_factory=list)
+
+
+Alloc = DrfAllocator | ReferenceAllocator
+
+
+def build(alloc: Alloc, agents: int, frameworks: int) -> tuple[list[str], list[str]]:
+    agent_ids = [f"agent-{i}" for i in range(agents)]
+    fw_ids = [f"framework-{i}" for i in range(frameworks)]
+    for fid in fw_ids:
+        alloc.add_framework(fid, "*")
+    for i, aid in enumerate(agent_ids):
+        alloc.add_agent(aid, AGENT, {}, [])
+        alloc.allocate(fw_ids[i % frameworks], aid, RUNNING)
+    return agent_ids, fw_ids
+
+
+Clock = Callable[[], float]
+
+
+def _timed(alloc: Alloc, now: float, seed: int, clock: Clock) -> tuple[float, list[Allocation]]:
+    start = clock()
+    plan = alloc.cycle(now, seed)
+    return (clock() - start) * 1000.0, plan
+
+
+def _decline(alloc: Alloc, plan: list[Allocation], now: float) -> None:
+    by_framework: dict[str, list[str]] = {}
+    for offer in plan:
+        alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+        by_framework.setdefault(offer.framework_id, []).append(offer.agent_id)
+    for fid, aids in by_framework.items():
+        alloc.add_filters(fid, aids, now + LONG)
+
+
+def run_phases(
+    alloc: Alloc,
+    agents: int,
+    frameworks: int,
+    offer_cycles: int,
+    piled_cycles: int,
+    seed: int,
+    clock: Clock,
+    tick: Callable[[], None] = lambda: None,
+) -> PhaseTimes:
+    agent_ids, fw_ids = build(alloc, agents, frameworks)
+    out = PhaseTimes()
+    now = 0.0
+    for i in range(offer_cycles):
+        ms, plan = _timed(alloc, now, seed + i, clock)
+        out.offer_ms.append(ms)
+        out.offers.append(len(plan))
+        out.plans.append([(a.framework_id, a.agent_id, a.scalars) for a in plan])
+        _decline(alloc, plan, now)
+        now += 1.0
+        tick()
+    for fid in fw_ids:  # the loop run to saturation: every framework filtered every agent
+        alloc.add_filters(fid, agent_ids, now + LONG)
+    for i in range(piled_cycles):
+        ms, plan = _timed(alloc, now, seed + offer_cycles + i, clock)
+        out.piled_ms.append(ms)
+        out.plans.append([(a.framework_id, a.agent_id, a.scalars) for a in plan])
+        _decline(alloc, plan, now)
+        now += 1.0
+        tick()
+    return out
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+
+
+def run_shape(
+    agents: int,
+    frameworks: int,
+    cycles: int,
+    seed: int,
+    reference_max_agents: int,
+    reference_cycles: int,
+    clock: Clock,
+    tick: Callable[[], None] = lambda: None,
+) -> ShapeResult:
+    fast = DrfAllocator()
+    times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick)
+    result = ShapeResult(
+        agents=agents,
+        frameworks=frameworks,
+        cycles=cycles,
+        median_ms=statistics.median(times.piled_ms),
+        p99_ms=p99(times.piled_ms),
+        offer_median_ms=statistics.median(times.offer_ms),
+        offers_per_offer_cycle=statistics.mean(times.offers),
+        state_bytes=fast.state_bytes(),
+    )
+    if agents > reference_max_agents:
+        result.reference_skipped = f"agents > --reference-max-agents ({reference_max_agents})"
+        return result
+    n = min(cycles, reference_cycles)
+    ref = run_phases(ReferenceAllocator(), agents, frameworks, n, n, seed, clock)
+    result.reference_cycles = n
+    result.reference_median_ms = statistics.median(ref.piled_ms)
+    result.reference_offer_median_ms = statistics.median(ref.offer_ms)
+    result.speedup = result.reference_median_ms / max(result.median_ms, 1e-9)
+    # Same seeds and same history: the first n offer cycles and n piled cycles must agree.
+    fast_plans = times.plans[:n] + times.plans[cycles : cycles + n]
+    result.agree = fast_plans == ref.plans
+    return result
+
+
+def memory_at(agents: int, frameworks: int) -> int:
+    """Bytes of the numpy allocator's arrays for a piled-up cluster of this size."""
+    alloc = DrfAllocator()
+    agent_ids, fw_ids = build(alloc, agents, frameworks)
+    for fid in fw_ids:
+        alloc.add_filters(fid, agent_ids, LONG)
+    return alloc.state_bytes()

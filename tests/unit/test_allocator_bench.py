@@ -1,0 +1,59 @@
+"""Smoke test of the allocator benchmark: a tiny shape, structure and agreement, never speed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from corral.cli.main import main
+from master.allocator import bench
+
+
+def test_run_shape_numpy_and_reference_agree() -> None:
+    result = bench.run_shape(
+        agents=30,
+        frameworks=4,
+        cycles=3,
+        seed=7,
+        reference_max_agents=100,
+        reference_cycles=3,
+        clock=time.perf_counter,
+    )
+    assert result.agree is True
+    assert result.reference_cycles == 3
+    assert result.offers_per_offer_cycle == 30  # every agent offered while filters pile up
+    assert result.median_ms >= 0 and result.p99_ms >= result.median_ms
+    assert result.state_bytes > 0
+
+
+def test_reference_skipped_above_the_limit() -> None:
+    result = bench.run_shape(20, 2, 2, 1, 10, 2, time.perf_counter)
+    assert result.reference_median_ms is None
+    assert result.reference_skipped is not None
+
+
+def test_cli_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    code = main(
+        [
+            "bench", "allocator", "--agents", "20", "--frameworks", "1,3", "--cycles", "2",
+            "--memory-shape", "20x3", "--json", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert [(r["agents"], r["frameworks"]) for r in doc["results"]] == [(20, 1), (20, 3)]
+    for r in doc["results"]:
+        assert {"median_ms", "p99_ms", "reference_median_ms", "agree"} <= set(r)
+        assert r["agree"] is True
+    assert doc["memory"]["bytes"] > 0
+
+
+def test_cli_rejects_bad_sizes() -> None:
+    try:
+        main(["bench", "allocator", "--agents", "ten"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("a bad --agents must be a usage error")
