@@ -50,6 +50,11 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         body = generate_latest(runtime.metrics.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
+    async def index(_request: web.Request) -> web.Response:
+        data = await runtime.query(views.state_json)
+        return web.Response(text=views.index_html(data), content_type="text/html")
+
+    app.router.add_get("/", index)
     app.router.add_get("/health", health)
     app.router.add_get("/api/v1/state", state)
     app.router.add_get("/api/v1/events", events)

@@ -5,6 +5,7 @@ Run only through ``MasterRuntime.query`` so they see the core between two events
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from corral.resources import Resources
@@ -160,3 +161,33 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
     for o in core.offers.values():
         convert.offer_to_pb(o, state.offers.add())
     return state
+
+
+def index_html(state: dict[str, Any]) -> str:
+    """A plain page for people: the summary, agents and frameworks, links to the JSON."""
+    esc = html.escape
+    summary = state["summary"]
+    agents = "".join(
+        f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(a['state'])}</td>"
+        f"<td>{a['tasks']}</td><td>{esc(str(a['attributes']))}</td></tr>"
+        for a in state["agents"]
+    )
+    frameworks = "".join(
+        f"<tr><td>{esc(f['id'])}</td><td>{esc(f['name'])}</td><td>{esc(f['role'])}</td>"
+        f"<td>{esc(f['state'])}</td><td>{f['tasks']}</td></tr>"
+        for f in state["frameworks"]
+    )
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Corral master {esc(state["master_id"])}</title></head>
+<body><h1>Corral master {esc(state["master_id"])}</h1>
+<p>{summary["agents_active"]} active agents, {summary["frameworks_subscribed"]} subscribed
+frameworks, {summary["tasks_active"]} active tasks, {summary["offers_outstanding"]} outstanding
+offers.</p>
+<p><a href="/api/v1/state">state (JSON)</a> · <a href="/api/v1/events">recent events</a> ·
+<a href="/metrics">metrics</a> · <a href="/health">health</a></p>
+<h2>Agents</h2><table border="1"><tr><th>id</th><th>hostname</th><th>state</th><th>tasks</th>
+<th>attributes</th></tr>{agents}</table>
+<h2>Frameworks</h2><table border="1"><tr><th>id</th><th>name</th><th>role</th><th>state</th>
+<th>tasks</th></tr>{frameworks}</table>
+</body></html>
+"""

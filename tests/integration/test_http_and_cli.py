@@ -1,0 +1,101 @@
+"""The master's HTTP port and the operator CLI against a real cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import aiohttp
+import pytest
+
+from frameworks import sdk
+from frameworks.sdk.testing import LocalCluster
+
+pytestmark = pytest.mark.e2e
+
+
+def corral(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+class Decliner(sdk.Scheduler):
+    def __init__(self) -> None:
+        self.offered = asyncio.Event()
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        await driver.decline([o.id for o in offers], refuse_seconds=3600)
+        self.offered.set()
+
+
+async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
+    async with LocalCluster(
+        agents=1,
+        agent_resources="cpus:2;mem:1024;disk:100",
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+    ) as cluster:
+        scheduler = Decliner()
+        info = sdk.FrameworkInfo(name="decliner", role="*")
+        async with sdk.Driver(scheduler, info, cluster.master) as driver:
+            await asyncio.wait_for(scheduler.offered.wait(), 20)
+            base = f"http://{cluster.http}"
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"{base}/health") as r:
+                    assert r.status == 200
+                    assert (await r.json())["status"] == "ok"
+                async with http.get(f"{base}/api/v1/state") as r:
+                    state = await r.json()
+                assert len(state["agents"]) == 1
+                assert state["agents"][0]["resources"]["cpus"] == 2
+                assert [f["name"] for f in state["frameworks"]] == ["decliner"]
+                async with http.get(f"{base}/metrics") as r:
+                    metrics = await r.text()
+                assert "corral_allocation_cycle_seconds_count" in metrics
+                assert 'corral_agents{state="active"} 1.0' in metrics
+                async with http.get(f"{base}/") as r:
+                    page = await r.text()
+                assert "1 active agents" in page
+                fid = driver.framework_id
+                async with http.get(f"{base}/api/v1/frameworks/{fid}/explain") as r:
+                    explained = await r.json()
+                assert explained["framework_id"] == fid
+                assert explained["reasons"], explained  # the refuse filter holds it back
+                async with http.get(f"{base}/api/v1/frameworks/nope/explain") as r:
+                    assert r.status == 404
+
+            got = await asyncio.to_thread(
+                corral, "get", "agents", "-o", "json", "--master", cluster.master
+            )
+            assert got.returncode == 0, got.stderr
+            agents = json.loads(got.stdout)
+            assert agents[0]["info"]["resources"]["cpus"] == 2
+            table = await asyncio.to_thread(corral, "get", "frameworks", "--master", cluster.master)
+            assert table.returncode == 0 and "decliner" in table.stdout
+            why = await asyncio.to_thread(
+                corral, "explain", fid, "-o", "json", "--master", cluster.master
+            )
+            assert why.returncode == 0, why.stderr
+            assert json.loads(why.stdout)["framework_id"] == fid
+            missing = await asyncio.to_thread(corral, "explain", "nope", "--master", cluster.master)
+            assert missing.returncode == 1
+            assert missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_cli_errors_are_one_line() -> None:
+    down = corral("get", "agents", "--master", "127.0.0.1:1", "--timeout", "1")
+    assert down.returncode == 1
+    assert "Traceback" not in down.stderr and down.stderr.count("\n") == 1
+    bad = corral("get", "agents", "--master", "not-an-address")
+    assert bad.returncode == 2
+    assert "is not HOST:PORT" in bad.stderr
+    bad_res = corral("agent", "--resources", "cpus:-1")
+    assert bad_res.returncode == 2 and "Traceback" not in bad_res.stderr
