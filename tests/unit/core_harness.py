@@ -35,13 +35,14 @@ def of(kind: type[C], commands: Iterable[cmd.Command]) -> list[C]:
 class Harness:
     config: MasterConfig = field(default_factory=MasterConfig)
     now: float = 1000.0
+    allocator: str = "numpy"
     core: MasterCore = field(init=False)
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     streams: dict[str, str] = field(default_factory=dict)  # framework id -> stream id
     connections: dict[str, int] = field(default_factory=dict)  # agent id -> connection
 
     def __post_init__(self) -> None:
-        self.core = MasterCore(self.config, make_allocator("reference"), "m1")
+        self.core = MasterCore(self.config, make_allocator(self.allocator), "m1")
 
     def sid(self) -> str:
         return f"s{next(self._seq)}"
