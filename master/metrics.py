@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
 _CYCLE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_LATENCY_BUCKETS = (
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.35,
+    0.5,
+    0.75,
+    1.0,
+    1.5,
+    2.0,
+    3.0,
+    5.0,
+    10.0,
+)
 _LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -36,6 +55,19 @@ class MasterMetrics:
             buckets=_LAG_BUCKETS,
             registry=r,
         )
+        self.offer_latency = Histogram(
+            "corral_offer_latency_seconds",
+            "From an agent's resources coming back (task end, decline, accept leftover) to the "
+            "next offer of that agent",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.launch_latency = Histogram(
+            "corral_task_launch_latency_seconds",
+            "From the ACCEPT that launched a task to its RUNNING status reaching the master",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         self.calls_rejected = Counter(
             "corral_calls_rejected", "Framework calls refused", ["code"], registry=r
         )
@@ -49,3 +81,5 @@ class MasterMetrics:
         self.offers_outstanding = Gauge(
             "corral_offers_outstanding", "Offers not yet answered", registry=r
         )
+        # process_cpu_seconds_total, process_resident_memory_bytes, ... of this process.
+        ProcessCollector(registry=r)

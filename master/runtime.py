@@ -26,6 +26,7 @@ from master.core import events as ev
 from master.core.config import MasterConfig
 from master.core.master import CallRejected, MasterCore
 from master.core.states import AgentState, FrameworkState
+from master.core.types import TaskState
 from master.metrics import MasterMetrics
 from master.outbox import Outbox
 
@@ -86,6 +87,8 @@ class MasterRuntime:
         self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        self._freed_at: dict[str, float] = {}  # agent id -> when resources came back, unoffered
+        self._status_counters: dict[str, Any] = {}
 
     # -------------------------------------------------------------- plumbing
 
@@ -189,6 +192,9 @@ class MasterRuntime:
                 future.set_result(result)
             return
         self.metrics.events_processed.inc()
+        freed = self._freed_by(item)
+        if isinstance(item, ev.AgentStatusUpdates):
+            self._observe_launches(item)  # before the core moves the tasks to RUNNING
         started = time.perf_counter()
         try:
             commands = self.core.handle(item)
@@ -207,19 +213,81 @@ class MasterRuntime:
             return
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
+            self._observe_offer_latency(commands)
         elif isinstance(item, ev.Decline):
             self.metrics.offers_declined.inc(len(item.offer_ids))
         elif isinstance(item, ev.Accept):
             self.metrics.accepts.inc()
         elif isinstance(item, ev.AgentStatusUpdates):
-            now = self.clock()
-            for s in item.statuses:
-                self.metrics.status_updates.labels(s.state.name).inc()
-                if s.timestamp:
-                    self.metrics.status_update_lag.observe(max(0.0, now - s.timestamp))
+            self._observe_statuses(item)
+        for agent_id in freed:
+            self._freed_at.setdefault(agent_id, item.now)
         outbox.add(commands)
         if future is not None and not future.done():
             future.set_result(None)
+
+    # ------------------------------------------------------- latency measurement
+    # Read-only looks at the core's state from its own task, before it handles an event, so the
+    # latencies need nothing from the core: "freed" is when an agent's resources came back to
+    # the pool (task end, decline, accept leftover, registration), "launched" the accept time
+    # the core keeps per task.
+
+    def _freed_by(self, item: Any) -> tuple[str, ...]:
+        """Agents whose resources this event may return to the pool."""
+        core = self.core
+        if isinstance(item, ev.Decline):
+            return tuple({o.agent_id for oid in item.offer_ids if (o := core.offers.get(oid))})
+        if isinstance(item, ev.Accept):
+            offers = [o for oid in item.offer_ids if (o := core.offers.get(oid))]
+            cpus = sum(o.resources.cpus for o in offers) - sum(t.resources.cpus for t in item.tasks)
+            mem = sum(o.resources.mem for o in offers) - sum(t.resources.mem for t in item.tasks)
+            if offers and (cpus > 1e-9 or mem > 1e-9):  # a leftover goes back to the pool
+                return (offers[0].agent_id,)
+            return ()
+        if isinstance(item, ev.AgentStatusUpdates):
+            if any(s.state.terminal for s in item.statuses):
+                return (item.agent_id,)
+            return ()
+        if isinstance(item, ev.AgentRegister):
+            return (item.spec.agent_id or item.new_agent_id,)
+        return ()
+
+    def _observe_offer_latency(self, commands: list[cmd.Command]) -> None:
+        now = self.clock()
+        freed = self._freed_at
+        observe = self.metrics.offer_latency.observe
+        for c in commands:
+            if isinstance(c, cmd.SendOffers):
+                for o in c.offers:
+                    at = freed.pop(o.agent_id, None)
+                    if at is not None:
+                        observe(max(0.0, now - at))
+
+    def _observe_launches(self, item: ev.AgentStatusUpdates) -> None:
+        agent = self.core.agents.get(item.agent_id)
+        if agent is None:
+            return
+        observe = self.metrics.launch_latency.observe
+        for s in item.statuses:
+            if s.state is TaskState.RUNNING:
+                task = agent.tasks.get((s.framework_id, s.task_id))
+                if task is not None and task.state is not TaskState.RUNNING:
+                    observe(max(0.0, item.now - task.launched_at))
+
+    def _observe_statuses(self, item: ev.AgentStatusUpdates) -> None:
+        m = self.metrics
+        now = item.now
+        by_state: dict[str, int] = {}
+        for s in item.statuses:
+            name = s.state.name
+            by_state[name] = by_state.get(name, 0) + 1
+            if s.timestamp:
+                m.status_update_lag.observe(max(0.0, now - s.timestamp))
+        for name, n in by_state.items():
+            child = self._status_counters.get(name)
+            if child is None:
+                child = self._status_counters[name] = m.status_updates.labels(name)
+            child.inc(n)
 
     def _flush(self, outbox: Outbox) -> None:
         for _conn, fw_id, stream_id in outbox.subscribed:

@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.demo_cmd",
     "corral.cli.explain_cmd",
     "corral.cli.bench_cmd",
+    "corral.cli.loadtest_cmd",
 )
 
 

@@ -1,0 +1,136 @@
+"""`corral loadtest`: offer throughput and placement rate of a master, measured end to end.
+
+Starts a master (or uses ``--master``), N simulated agents and M load frameworks as processes on
+this machine, measures a window after a warm-up, and prints a table; ``--json`` and ``--plot``
+write the figures and a chart. The logic lives in ``corral.loadtest``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from corral.cli.common import host_port
+from corral.cli.errors import CliError
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (0 <= value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
+    return value
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "loadtest",
+        help="measure offer throughput and placement rate with simulated agents",
+        description="Start a master, N simulated agents (cpus:24;mem:4096;disk:4096) and M "
+        "load frameworks; measure offers/s, launches/s, latencies and the master's CPU and "
+        "memory over --duration seconds after --warmup.",
+    )
+    p.add_argument("--agents", type=_count, default=1000, metavar="N")
+    p.add_argument("--frameworks", type=_count, default=50, metavar="M")
+    p.add_argument("--duration", type=_seconds, default=30.0, metavar="SECONDS")
+    p.add_argument("--warmup", type=_seconds, default=5.0, metavar="SECONDS")
+    p.add_argument(
+        "--mode",
+        choices=("launch", "decline"),
+        default="launch",
+        help="launch: pack short tasks into offers; decline: decline every offer (refuse 0)",
+    )
+    p.add_argument(
+        "--task-seconds", type=_seconds, default=1.0, metavar="X", help="simulated task length"
+    )
+    p.add_argument("--allocation-interval", type=_seconds, default=1.0, metavar="SECONDS")
+    p.add_argument(
+        "--master",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="use this master instead of starting one",
+    )
+    p.add_argument(
+        "--master-http",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="with --master: its HTTP address, for /metrics (master-side figures)",
+    )
+    p.add_argument(
+        "--agent-processes",
+        type=_count,
+        default=None,
+        metavar="K",
+        help="processes hosting the agents (default: one per 2500 agents)",
+    )
+    p.add_argument(
+        "--framework-processes",
+        type=_count,
+        default=None,
+        metavar="K",
+        help="processes hosting the frameworks (default: one per 100 frameworks)",
+    )
+    p.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the figures")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE", help="write a PNG chart")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from corral.loadtest.options import LoadTestOptions, OptionError
+    from corral.loadtest.report import print_final
+    from corral.loadtest.run import LoadTestError, run_loadtest
+
+    if args.master_http is not None and args.master is None:
+        raise CliError("--master-http needs --master", exit_code=2)
+    try:
+        opts = LoadTestOptions(
+            agents=args.agents,
+            frameworks=args.frameworks,
+            duration=args.duration,
+            warmup=args.warmup,
+            mode=args.mode,
+            task_seconds=args.task_seconds,
+            allocation_interval=args.allocation_interval,
+            master=args.master,
+            master_http=args.master_http,
+            agent_processes=args.agent_processes or 0,
+            framework_processes=args.framework_processes or 0,
+            seed=args.seed,
+        )
+    except OptionError as exc:
+        raise CliError(str(exc), exit_code=2) from None
+    for path in (args.json, args.plot):
+        if path is not None and not path.parent.is_dir():
+            raise CliError(f"{path.parent} is not a directory", exit_code=2)
+    console = Console(stderr=True)
+    try:
+        figures, series = asyncio.run(run_loadtest(opts, console))
+    except LoadTestError as exc:
+        raise CliError(str(exc)) from None
+    print_final(Console(), figures)
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if args.plot is not None:
+        from corral.loadtest.plot import plot
+
+        plot(series, figures, args.plot)
+    return 0

@@ -1,0 +1,84 @@
+"""The load test's parameters, validated once so the rest can trust them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+AGENT_RESOURCES = "cpus:24;mem:4096;disk:4096"  # Mesos' allocator benchmark agent
+TASK_CPUS = 1.0
+TASK_MEM = 128.0
+
+
+class OptionError(ValueError):
+    """A parameter out of range; the message names it."""
+
+
+@dataclass(frozen=True)
+class LoadTestOptions:
+    agents: int = 1000
+    frameworks: int = 50
+    duration: float = 30.0
+    warmup: float = 5.0
+    mode: str = "launch"
+    task_seconds: float = 1.0
+    allocation_interval: float = 1.0
+    master: str | None = None  # an existing master's gRPC address; None starts one
+    master_http: str | None = None  # its HTTP address, for /metrics
+    agent_processes: int = 0  # 0: one per AGENTS_PER_PROCESS agents
+    framework_processes: int = 0  # 0: one per FRAMEWORKS_PER_PROCESS frameworks
+    seed: int = 0
+    drain_timeout: float = 0.0  # 0: task_seconds * 2 + 15
+
+    AGENTS_PER_PROCESS = 2500
+    FRAMEWORKS_PER_PROCESS = 100
+
+    def __post_init__(self) -> None:
+        if self.agents < 1:
+            raise OptionError(f"--agents must be at least 1, got {self.agents}")
+        if self.frameworks < 1:
+            raise OptionError(f"--frameworks must be at least 1, got {self.frameworks}")
+        for name in ("duration", "task_seconds", "allocation_interval"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise OptionError(f"--{name.replace('_', '-')} must be a number > 0, got {value}")
+        if not (math.isfinite(self.warmup) and self.warmup >= 0):
+            raise OptionError(f"--warmup must be a number >= 0, got {self.warmup}")
+        if self.mode not in ("launch", "decline"):
+            raise OptionError(f"--mode must be launch or decline, got {self.mode!r}")
+        if self.agent_processes < 0 or self.agent_processes > self.agents:
+            raise OptionError(
+                f"--agent-processes must be between 1 and --agents, got {self.agent_processes}"
+            )
+        if self.framework_processes < 0 or self.framework_processes > self.frameworks:
+            raise OptionError(
+                "--framework-processes must be between 1 and --frameworks, "
+                f"got {self.framework_processes}"
+            )
+
+    @property
+    def agent_process_count(self) -> int:
+        return self.agent_processes or math.ceil(self.agents / self.AGENTS_PER_PROCESS)
+
+    @property
+    def framework_process_count(self) -> int:
+        return self.framework_processes or math.ceil(self.frameworks / self.FRAMEWORKS_PER_PROCESS)
+
+    @property
+    def drain_seconds(self) -> float:
+        return self.drain_timeout or self.task_seconds * 2 + 15
+
+    def parameters(self) -> dict[str, Any]:
+        p = asdict(self)
+        p["agent_processes"] = self.agent_process_count
+        p["framework_processes"] = self.framework_process_count
+        p["agent_resources"] = AGENT_RESOURCES
+        p["task_resources"] = f"cpus:{TASK_CPUS:g};mem:{TASK_MEM:g}"
+        return p
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` as ``parts`` near-equal whole numbers."""
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]

@@ -1,0 +1,83 @@
+"""The live display while the test runs and the final table (rich)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def live_table(phase: str, elapsed: float, status: dict[str, Any]) -> Table:
+    t = Table(title=f"corral loadtest — {phase} ({elapsed:.0f} s)", show_header=True)
+    for col in ("offers/s", "accepts/s", "RUNNING/s", "done/s", "p99 ms", "pending", "lost"):
+        t.add_column(col, justify="right")
+    t.add_column("master", justify="right")
+    t.add_row(
+        _n(status.get("offers")),
+        _n(status.get("accepts")),
+        _n(status.get("running")),
+        _n(status.get("finished")),
+        _n(status.get("p99_ms")),
+        _n(status.get("pending")),
+        _n(status.get("lost")),
+        status.get("master", ""),
+    )
+    return t
+
+
+def _n(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def _pq(d: dict[str, Any] | None) -> str:
+    if not d or d.get("p50") is None:
+        return "—"
+    return f"{_n(d['p50'])} / {_n(d['p99'])}"
+
+
+def final_table(f: dict[str, Any]) -> Table:
+    p = f["parameters"]
+    title = (
+        f"{p['mode']} mode: {p['agents']} agents x {p['frameworks']} frameworks, "
+        f"{f['window_seconds']:g} s measured after {p['warmup']:g} s warm-up"
+    )
+    t = Table(title=title)
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    m = f.get("master") or {}
+    rows = [
+        ("offers delivered /s", _n(f["offers_per_s"])),
+        ("accepts /s", _n(f["accepts_per_s"])),
+        ("declines /s", _n(f["declines_per_s"])),
+        ("tasks launched (RUNNING) /s", _n(f["launches_per_s"])),
+        ("task completions /s", _n(f["completions_per_s"])),
+        ("accept→RUNNING p50 / p99 ms (framework)", _pq(f["accept_to_running_ms"])),
+        ("accept→RUNNING p50 / p99 ms (master)", _pq(m.get("launch_latency_ms"))),
+        ("offer latency p50 / p99 ms (freed→offered)", _pq(f["offer_latency_ms"])),
+        ("allocation cycle p50 / p99 ms", _pq(f["allocation_cycle_ms"])),
+        ("status update lag p50 / p99 ms", _pq(m.get("status_update_lag_ms"))),
+        ("master CPU % (of one core)", _n(f["master_cpu_percent"])),
+        ("master RSS MB (max)", _n(f["master_rss_mb"])),
+        ("master events /s", _n(m.get("events_per_s"))),
+        ("tasks lost", _n(f["tasks_lost"])),
+        ("call errors", _n(f["call_errors"])),
+    ]
+    for name, value in rows:
+        t.add_row(name, value)
+    return t
+
+
+def print_final(console: Console, f: dict[str, Any]) -> None:
+    console.print(final_table(f))
+    if f["lost_states"]:
+        console.print(f"lost by state: {f['lost_states']}")
+    if f["tasks_unterminated"]:
+        console.print(f"{f['tasks_unterminated']} launched tasks never ended (counted as lost)")
+    for e in f["errors"][:10]:
+        console.print(f"[red]error[/red]: {e}")

@@ -1,0 +1,242 @@
+"""Orchestration: start the processes, wait for them, measure the window, drain, report."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psutil
+from rich.console import Console
+from rich.live import Live
+
+from corral.loadtest import report, scrape
+from corral.loadtest.collect import Collector, MasterSample, figures
+from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
+from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
+
+SAMPLE_EVERY = 1.0  # seconds between /metrics scrapes and psutil samples
+
+
+class LoadTestError(RuntimeError):
+    """The test could not run (a process died, the master is unreachable); one line."""
+
+
+async def _read_worker(child: Child, collector: Collector, ready: list[int]) -> None:
+    assert child.process.stdout is not None
+    async for raw in child.process.stdout:
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if line.get("kind") == "ready":
+            ready.append(int(line.get("frameworks", 0)))
+        else:
+            collector.add_line(line)
+
+
+class _Sampler:
+    """psutil on the master's pid (when this process started it) plus /metrics scrapes."""
+
+    def __init__(self, session: aiohttp.ClientSession, http: str | None, pid: int | None) -> None:
+        self.session = session
+        self.http = http
+        self.proc = psutil.Process(pid) if pid is not None else None
+        self._last: tuple[float, float] | None = None  # (time, cpu seconds)
+        self.failures = 0
+
+    async def sample(self, collector: Collector) -> None:
+        now = time.time()
+        if self.http is not None:
+            try:
+                collector.scrapes.append(await scrape.fetch(self.session, self.http, now))
+            except (aiohttp.ClientError, TimeoutError):
+                self.failures += 1
+        cpu: float | None = None
+        rss: float | None = None
+        if self.proc is not None:
+            with contextlib.suppress(psutil.Error):
+                times = self.proc.cpu_times()
+                used = times.user + times.system
+                if self._last is not None and now > self._last[0]:
+                    cpu = (used - self._last[1]) / (now - self._last[0]) * 100.0
+                self._last = (now, used)
+                rss = self.proc.memory_info().rss / 2**20
+        elif collector.scrapes and collector.scrapes[-1].t == now:
+            s = collector.scrapes[-1]
+            rss = s.value("process_resident_memory_bytes") / 2**20 or None
+            used = s.value("process_cpu_seconds_total")
+            if self._last is not None and now > self._last[0] and used:
+                cpu = (used - self._last[1]) / (now - self._last[0]) * 100.0
+            self._last = (now, used)
+        collector.master.append(MasterSample(now, cpu, rss))
+
+
+async def _active_agents(session: aiohttp.ClientSession, http: str) -> int:
+    s = await scrape.fetch(session, http, time.time())
+    return int(s.value("corral_agents", state="active"))
+
+
+async def _wait_agents(
+    group: ProcessGroup,
+    session: aiohttp.ClientSession,
+    http: str | None,
+    want: int,
+    console: Console,
+) -> None:
+    if http is None:
+        await asyncio.sleep(2 + want / 1000)  # nothing to ask: give them time to register
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60 + want / 50
+    have = -1
+    while loop.time() < deadline:
+        group.check_alive()
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            have = await _active_agents(session, http)
+            if have >= want:
+                return
+        await asyncio.sleep(0.5)
+    raise LoadTestError(f"only {have} of {want} agents registered in time")
+
+
+async def _wait_ready(group: ProcessGroup, ready: list[int], workers: int) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 180
+    while len(ready) < workers:
+        group.check_alive()
+        if loop.time() > deadline:
+            raise LoadTestError(f"only {len(ready)} of {workers} framework workers subscribed")
+        await asyncio.sleep(0.1)
+
+
+def _live_status(c: Collector, pid_sample: MasterSample | None) -> dict[str, Any]:
+    now = time.time()
+    recent = c.counts(now - 2.0, now)
+    lat = c.latency(now - 2.0, now).quantile(0.99)
+    master = ""
+    if pid_sample is not None and pid_sample.cpu_percent is not None:
+        master = f"{pid_sample.cpu_percent:.0f}% {pid_sample.rss_mb or 0:.0f} MB"
+    return {
+        "offers": recent["offers"] / 2,
+        "accepts": recent["accepts"] / 2,
+        "running": recent["running"] / 2,
+        "finished": recent["finished"] / 2,
+        "p99_ms": None if lat is None else lat * 1000,
+        "pending": c.pending(),
+        "lost": c.all_lost(),
+        "master": master,
+    }
+
+
+async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[str, Any], Any]:
+    """Run the test; returns the figures and the per-second series (for the plot)."""
+    work_dir = Path(tempfile.mkdtemp(prefix="corral-loadtest-"))
+    group = ProcessGroup(work_dir)
+    collector = Collector()
+    readers: list[asyncio.Task[None]] = []
+    errors: list[str] = []
+    ok = False
+    try:
+        async with aiohttp.ClientSession() as session:
+            master_pid: int | None = None
+            if opts.master is None:
+                child, master, http = await group.start_master(opts.allocation_interval)
+                master_pid = child.pid
+                http_addr: str | None = http
+            else:
+                master, http_addr = opts.master, opts.master_http
+            baseline = 0
+            if http_addr is not None:
+                try:
+                    baseline = await _active_agents(session, http_addr)
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    raise LoadTestError(f"cannot read http://{http_addr}/metrics: {exc}") from None
+            console.log(
+                f"master {master}; starting {opts.agents} agents in "
+                f"{opts.agent_process_count} processes (logs in {work_dir})"
+            )
+            await group.start_agents(
+                master, split(opts.agents, opts.agent_process_count), AGENT_RESOURCES
+            )
+            await _wait_agents(group, session, http_addr, baseline + opts.agents, console)
+            console.log(
+                f"{opts.agents} agents registered; starting {opts.frameworks} frameworks in "
+                f"{opts.framework_process_count} processes"
+            )
+            workers = await group.start_workers(
+                master,
+                split(opts.frameworks, opts.framework_process_count),
+                opts.mode,
+                opts.task_seconds,
+                opts.drain_seconds,
+                opts.seed,
+            )
+            ready: list[int] = []
+            readers = [asyncio.create_task(_read_worker(w, collector, ready)) for w in workers]
+            await _wait_ready(group, ready, len(workers))
+            start = time.time()
+            w0, w1 = start + opts.warmup, start + opts.warmup + opts.duration
+            sampler = _Sampler(session, http_addr, master_pid)
+            await sampler.sample(collector)
+            live = Live(console=console, refresh_per_second=2, transient=False)
+            with live if console.is_terminal else contextlib.nullcontext():
+                step = 0
+                while True:
+                    step += 1
+                    target = min(start + step * SAMPLE_EVERY, w1)
+                    # A sample exactly at the window's edges makes the master's figures exact.
+                    if start + (step - 1) * SAMPLE_EVERY < w0 < target:
+                        target = w0
+                        step -= 1
+                    await asyncio.sleep(max(0.0, target - time.time()))
+                    group.check_alive()
+                    await sampler.sample(collector)
+                    phase = "warm-up" if time.time() < w0 else "measuring"
+                    status = _live_status(collector, collector.master[-1])
+                    if console.is_terminal:
+                        live.update(report.live_table(phase, time.time() - start, status))
+                    elif step % 5 == 0:
+                        console.log(
+                            f"{phase}: {status['running']:.0f} RUNNING/s, "
+                            f"{status['offers']:.0f} offers/s, pending {status['pending']}"
+                        )
+                    if target >= w1:
+                        break
+            console.log("draining: frameworks stop launching and wait for their tasks")
+            group.signal(workers, signal.SIGUSR1)
+            try:
+                async with asyncio.timeout(opts.drain_seconds + 30):
+                    await asyncio.gather(*(w.process.wait() for w in workers))
+                    await asyncio.gather(*readers)
+            except TimeoutError:
+                errors.append("framework workers did not finish draining in time")
+            for w in workers:
+                if w.process.returncode not in (0, None):
+                    errors.append(f"{w.name} exited with {w.process.returncode}: {w.tail(3)}")
+            await sampler.sample(collector)
+            if sampler.failures:
+                errors.append(f"{sampler.failures} /metrics scrapes failed")
+            if collector.finals < len(workers):
+                errors.append(f"{len(workers) - collector.finals} workers sent no final report")
+                collector.unterminated += collector.pending()
+            result = figures(collector, w0, w1, opts.parameters(), errors)
+            ok = True
+            return result, collector.series(start, max(time.time(), w1))
+    except ProcessFailed as exc:
+        raise LoadTestError(str(exc)) from None
+    finally:
+        for r in readers:
+            r.cancel()
+        await group.close()
+        if ok:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        else:
+            console.log(f"logs kept in {work_dir}")

@@ -1,0 +1,155 @@
+"""A load-test worker process: M load frameworks in one asyncio loop, reporting JSON lines.
+
+    python -m frameworks.loadtest.worker --master HOST:PORT --frameworks M --mode launch
+
+Every ``--report-interval`` seconds it prints ``{"kind": "tick", ...}`` with the counters of
+that interval (so the reader sums what falls in its window). SIGUSR1 starts the drain: no more
+launches, wait up to ``--drain-timeout`` for the tasks in flight to end, print
+``{"kind": "final", "unterminated": N}``, tear the frameworks down and exit. SIGTERM skips the
+wait. Nothing but JSON goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import time
+from typing import Any
+
+from frameworks import sdk
+from frameworks.loadtest.scheduler import Counters, LoadScheduler, Mode, TaskShape
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _tick(c: Counters, schedulers: list[LoadScheduler]) -> dict[str, Any]:
+    return {
+        "kind": "tick",
+        "t": time.time(),
+        "offers": c.offers,
+        "offer_events": c.offer_events,
+        "declined": c.declined,
+        "accepts": c.accepts,
+        "launched": c.launched,
+        "running": c.running,
+        "finished": c.finished,
+        "lost": c.lost,
+        "lost_states": c.lost_states,
+        "call_errors": c.call_errors,
+        "errors": c.errors,
+        "accept_to_running": c.accept_to_running.to_json(),
+        "pending": sum(len(s.pending) for s in schedulers),
+    }
+
+
+async def run(args: argparse.Namespace) -> int:
+    counters = Counters()
+    shape = TaskShape(cpus=args.task_cpus, mem=args.task_mem, seconds=args.task_seconds)
+    mode = Mode(args.mode)
+    schedulers = [
+        LoadScheduler(f"{args.name}-{i}", mode, shape, lambda: counters)
+        for i in range(args.frameworks)
+    ]
+    loop = asyncio.get_running_loop()
+    drain = asyncio.Event()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGUSR1, drain.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+
+    async with contextlib.AsyncExitStack() as stack:
+        drivers: list[sdk.Driver] = []
+
+        async def connect(i: int, s: LoadScheduler) -> None:
+            info = sdk.FrameworkInfo(name=s.name, role="*", failover_timeout=1.0)
+            d = sdk.Driver(s, info, args.master, connect_timeout=120, seed=args.seed + i)
+            drivers.append(await stack.enter_async_context(d))
+
+        await asyncio.gather(*(connect(i, s) for i, s in enumerate(schedulers)))
+        drivers.sort(key=lambda d: d.scheduler.name)  # type: ignore[attr-defined]
+        _emit({"kind": "ready", "t": time.time(), "frameworks": len(drivers)})
+
+        async def report() -> None:
+            nonlocal counters
+            while True:
+                await asyncio.sleep(args.report_interval)
+                c, counters = counters, Counters()
+                _emit(_tick(c, schedulers))
+
+        reporter = loop.create_task(report())
+        failed = loop.create_task(_first_failure(drivers))
+        stopping = loop.create_task(stop.wait())
+        draining = loop.create_task(drain.wait())
+        await asyncio.wait({draining, stopping, failed}, return_when=asyncio.FIRST_COMPLETED)
+        if failed.done() and failed.exception() is not None:
+            _emit({"kind": "failed", "error": repr(failed.exception())})
+        if not stop.is_set():
+            await asyncio.gather(*(s.drain(d) for s, d in zip(schedulers, drivers, strict=True)))
+            await asyncio.gather(*(s.settle() for s in schedulers))
+            drained = loop.create_task(_all_drained(schedulers))
+            await asyncio.wait(
+                {drained, stopping}, timeout=args.drain_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            drained.cancel()
+        reporter.cancel()
+        failed.cancel()
+        stopping.cancel()
+        draining.cancel()
+        _emit(_tick(counters, schedulers))
+        _emit(
+            {
+                "kind": "final",
+                "t": time.time(),
+                "unterminated": sum(len(s.pending) for s in schedulers),
+            }
+        )
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(10):
+                await asyncio.gather(*(d.teardown() for d in drivers), return_exceptions=True)
+    return 0
+
+
+async def _all_drained(schedulers: list[LoadScheduler]) -> None:
+    await asyncio.gather(*(s.drained.wait() for s in schedulers))
+
+
+async def _first_failure(drivers: list[sdk.Driver]) -> None:
+    """Returns (raising) when a driver ends on its own: the master ended a framework."""
+    waits = [asyncio.get_running_loop().create_task(d.wait()) for d in drivers]
+    try:
+        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for t in done:
+            t.result()
+    finally:
+        for w in waits:
+            w.cancel()
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="frameworks.loadtest.worker")
+    p.add_argument("--master", required=True)
+    p.add_argument("--frameworks", type=int, default=1)
+    p.add_argument("--mode", choices=[m.value for m in Mode], default="launch")
+    p.add_argument("--task-seconds", type=float, default=1.0)
+    p.add_argument("--task-cpus", type=float, default=1.0)
+    p.add_argument("--task-mem", type=float, default=128.0)
+    p.add_argument("--name", default="load")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--report-interval", type=float, default=0.5)
+    p.add_argument("--drain-timeout", type=float, default=30.0)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return asyncio.run(run(parse(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

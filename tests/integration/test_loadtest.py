@@ -1,0 +1,93 @@
+"""`corral loadtest` end to end: a small run of real processes gives sane figures, never speed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+CORRAL = (sys.executable, "-m", "corral.cli.main")
+KEYS = {
+    "launches_per_s",
+    "offers_per_s",
+    "accepts_per_s",
+    "completions_per_s",
+    "accept_to_running_ms",
+    "offer_latency_ms",
+    "allocation_cycle_ms",
+    "master_cpu_percent",
+    "master_rss_mb",
+    "tasks_lost",
+    "errors",
+    "parameters",
+}
+
+
+def _loadtest(tmp_path: Path, *args: str) -> dict[str, object]:
+    out = tmp_path / "figures.json"
+    plot = tmp_path / "figures.png"
+    proc = subprocess.run(
+        [*CORRAL, "loadtest", *args, "--json", str(out), "--plot", str(plot)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, f"loadtest failed:\n{proc.stdout}\n{proc.stderr}"
+    assert plot.stat().st_size > 0 and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    figures: dict[str, object] = json.loads(out.read_text())
+    assert figures.keys() >= KEYS, f"missing keys: {KEYS - figures.keys()}"
+    return figures
+
+
+def _p50_p99(figures: dict[str, object], key: str) -> tuple[float, float]:
+    value = figures[key]
+    assert isinstance(value, dict)
+    p50, p99 = value["p50"], value["p99"]
+    assert isinstance(p50, float) and isinstance(p99, float), f"{key}: {value}"
+    return p50, p99
+
+
+def test_launch_mode_small_cluster(tmp_path: Path) -> None:
+    f = _loadtest(
+        tmp_path, "--agents", "200", "--frameworks", "5", "--duration", "8", "--warmup", "2"
+    )
+    assert f["tasks_lost"] == 0, f"lost: {f['lost_states']}, never ended: {f['tasks_unterminated']}"
+    assert f["errors"] == [], f["errors"]
+    assert isinstance(f["launches_per_s"], float) and f["launches_per_s"] > 0
+    assert isinstance(f["offers_per_s"], float) and f["offers_per_s"] > 0
+    assert isinstance(f["completions_per_s"], float) and f["completions_per_s"] > 0
+    for key in ("accept_to_running_ms", "allocation_cycle_ms", "offer_latency_ms"):
+        p50, p99 = _p50_p99(f, key)
+        assert 0 <= p50 <= p99, f"{key}: p50 {p50} > p99 {p99}"
+    assert isinstance(f["master_rss_mb"], float) and f["master_rss_mb"] > 0
+    params = f["parameters"]
+    assert isinstance(params, dict)
+    assert (params["agents"], params["frameworks"], params["mode"]) == (200, 5, "launch")
+
+
+def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:
+    f = _loadtest(
+        tmp_path,
+        *("--agents", "100", "--frameworks", "3", "--duration", "4", "--warmup", "1"),
+        *("--mode", "decline", "--allocation-interval", "0.2"),
+    )
+    assert isinstance(f["offers_per_s"], float) and f["offers_per_s"] > 0
+    assert f["launches_per_s"] == 0
+    assert f["tasks_lost"] == 0
+    assert f["errors"] == [], f["errors"]
+
+
+def test_bad_option_is_a_usage_error() -> None:
+    proc = subprocess.run(
+        [*CORRAL, "loadtest", "--agents", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "--agents" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,68 @@
+"""The load test's arithmetic: the workers' latency histogram and Prometheus bucket quantiles."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from corral.loadtest.options import LoadTestOptions, OptionError, split
+from corral.loadtest.scrape import bucket_delta, parse, quantile
+from frameworks.loadtest.histogram import Histogram
+
+
+def test_histogram_quantiles_are_within_a_bucket_of_the_samples() -> None:
+    h = Histogram()
+    for ms in range(1, 1001):  # 1 ms .. 1 s, uniform
+        h.add(ms / 1000)
+    p50, p99 = h.quantile(0.5), h.quantile(0.99)
+    assert p50 is not None and p99 is not None
+    assert p50 == pytest.approx(0.5, rel=0.05)
+    assert p99 == pytest.approx(0.99, rel=0.05)
+    assert Histogram().quantile(0.5) is None
+
+
+def test_histogram_survives_json_and_merges_by_addition() -> None:
+    a, b = Histogram(), Histogram()
+    a.add(0.001)
+    b.add(0.001)
+    b.add(2.0)
+    merged = Histogram.merged([Histogram.from_json(a.to_json()), b])
+    assert merged.total == 3
+    assert merged.quantile(1.0) == pytest.approx(2.0, rel=0.05)
+
+
+METRICS = """\
+# TYPE corral_allocation_cycle_seconds histogram
+corral_allocation_cycle_seconds_bucket{le="0.001"} %d
+corral_allocation_cycle_seconds_bucket{le="0.01"} %d
+corral_allocation_cycle_seconds_bucket{le="+Inf"} %d
+corral_allocation_cycle_seconds_count %d
+corral_allocation_cycle_seconds_sum 1.0
+# TYPE corral_agents gauge
+corral_agents{state="active"} 7.0
+"""
+
+
+def test_bucket_quantile_between_two_scrapes() -> None:
+    before = parse(METRICS % (10, 10, 10, 10), 0.0)
+    after = parse(METRICS % (10, 110, 110, 110), 1.0)  # 100 new cycles, all in (1 ms, 10 ms]
+    buckets = bucket_delta(before, after, "corral_allocation_cycle_seconds")
+    p50 = quantile(buckets, 0.5)
+    assert p50 is not None and 0.001 < p50 <= 0.01
+    assert after.value("corral_agents", state="active") == 7
+    empty = bucket_delta(after, after, "corral_allocation_cycle_seconds")
+    assert quantile(empty, 0.5) is None
+
+
+def test_quantile_beyond_the_last_bound_reports_the_bound() -> None:
+    assert quantile([(0.1, 0.0), (math.inf, 5.0)], 0.99) == 0.1
+
+
+def test_options_are_validated_and_split_evenly() -> None:
+    with pytest.raises(OptionError, match="--agents"):
+        LoadTestOptions(agents=0)
+    with pytest.raises(OptionError, match="--mode"):
+        LoadTestOptions(mode="sideways")
+    assert LoadTestOptions(agents=10_000).agent_process_count == 4
+    assert split(10, 3) == [4, 3, 3] and sum(split(10_000, 4)) == 10_000
