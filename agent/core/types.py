@@ -12,62 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-
-class TaskState(IntEnum):
-    STAGING = 1
-    STARTING = 2
-    RUNNING = 3
-    KILLING = 4
-    FINISHED = 5
-    FAILED = 6
-    KILLED = 7
-    ERROR = 8
-    LOST = 9
-    DROPPED = 10
-    UNREACHABLE = 11
-    GONE = 12
-    UNKNOWN = 13
-
-    @property
-    def terminal(self) -> bool:
-        return self in TERMINAL_STATES
-
-
-TERMINAL_STATES = frozenset(
-    {
-        TaskState.FINISHED,
-        TaskState.FAILED,
-        TaskState.KILLED,
-        TaskState.ERROR,
-        TaskState.LOST,
-        TaskState.DROPPED,
-        TaskState.GONE,
-    }
-)
-
-
-class TaskReason(IntEnum):
-    UNSPECIFIED = 0
-    COMMAND_EXITED = 1
-    COMMAND_LAUNCH_FAILED = 2
-    KILLED_BY_FRAMEWORK = 3
-    AGENT_UNREACHABLE = 4
-    AGENT_REMOVED = 5
-    AGENT_RESTARTED = 6
-    AGENT_SHUTDOWN = 7
-    RECONCILIATION = 8
-    FRAMEWORK_REMOVED = 9
-    INVALID = 10
-    PREEMPTED = 11
-    EVICTED_MEMORY_PRESSURE = 12
-    KILLED_DURING_LAUNCH = 13
-
-
-class TaskSource(IntEnum):
-    UNSPECIFIED = 0
-    MASTER = 1
-    AGENT = 2
-    EXECUTOR = 3
+# Re-exported: the cores' modules import task vocabulary from their own types module.
+from corral.tasks import TERMINAL_STATES as TERMINAL_STATES
+from corral.tasks import TaskReason as TaskReason
+from corral.tasks import TaskSource as TaskSource
+from corral.tasks import TaskState as TaskState
 
 
 class Signal(IntEnum):
