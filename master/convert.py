@@ -145,30 +145,27 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     )
 
 
+_STATE_OF = {int(v): v for v in TaskState}
+_REASON_OF = {int(v): v for v in TaskReason}
+_SOURCE_OF = {int(v): v for v in TaskSource}
+
+
 def status_from_pb(s: pb.TaskStatus) -> Status:
-    try:
-        state = TaskState(s.state)
-    except ValueError:
-        raise WireError(f"status of task {s.task_id!r} has no valid state") from None
-    try:
-        reason = TaskReason(s.reason)
-    except ValueError:
-        reason = TaskReason.UNSPECIFIED
-    try:
-        source = TaskSource(s.source)
-    except ValueError:
-        source = TaskSource.UNSPECIFIED
+    # Dict lookups instead of Enum(...) calls: this runs for every status of every agent.
+    state = _STATE_OF.get(s.state)
+    if state is None:
+        raise WireError(f"status of task {s.task_id!r} has no valid state")
     return Status(
-        task_id=s.task_id,
-        framework_id=s.framework_id,
-        agent_id=s.agent_id,
-        state=state,
-        reason=reason,
-        message=s.message,
-        source=source,
-        timestamp=s.timestamp,
-        uuid=s.uuid,
-        exit_code=s.exit_code if s.HasField("exit_code") else None,
+        s.task_id,
+        s.framework_id,
+        s.agent_id,
+        state,
+        _REASON_OF.get(s.reason, TaskReason.UNSPECIFIED),
+        s.message,
+        _SOURCE_OF.get(s.source, TaskSource.UNSPECIFIED),
+        s.timestamp,
+        s.uuid,
+        s.exit_code if s.HasField("exit_code") else None,
     )
 
 

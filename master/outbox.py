@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from corral.v1 import agent_pb2, scheduler_pb2
+from corral.v1 import common_pb2 as pb
 from master import convert
 from master.core import commands as cmd
+from master.core.types import Status
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000
@@ -31,6 +33,10 @@ class Outbox:
     rescinded: int = 0
     launched: int = 0
     forwarded: list[cmd.SendUpdates] = field(default_factory=list)
+    # id(status) -> (status, the wire message it was decoded from); see MasterRuntime.
+    wire: dict[int, tuple[Status, pb.TaskStatus]] = field(default_factory=dict)
+    # The UPDATE message still open for more statuses, per framework (the last one queued).
+    _open_update: dict[str, scheduler_pb2.Update] = field(default_factory=dict)
 
     def add(self, commands: Iterable[cmd.Command]) -> None:
         for c in commands:
@@ -39,16 +45,21 @@ class Outbox:
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
             self.forwarded.append(c)
-            msgs = self.framework_msgs.setdefault(c.framework_id, [])
-            if msgs and msgs[-1].HasField("update") and len(msgs[-1].update.statuses) < MAX_BATCH:
-                update = msgs[-1].update
-            else:
-                msgs.append(scheduler_pb2.Event(update=scheduler_pb2.Update()))
-                update = msgs[-1].update
+            update = self._open_update.get(c.framework_id)
+            if update is None or len(update.statuses) >= MAX_BATCH:
+                event = scheduler_pb2.Event(update=scheduler_pb2.Update())
+                self.framework_msgs.setdefault(c.framework_id, []).append(event)
+                update = self._open_update[c.framework_id] = event.update
+            received = self.wire
             for s in c.statuses:
-                convert.status_to_pb(s, update.statuses.add())
+                known = received.get(id(s))
+                if known is not None and known[0] is s:
+                    update.statuses.append(known[1])
+                else:
+                    convert.status_to_pb(s, update.statuses.add())
         elif isinstance(c, cmd.SendOffers):
             self.offers_sent += len(c.offers)
+            self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
             if msgs and msgs[-1].HasField("offers"):
                 offers = msgs[-1].offers
@@ -59,6 +70,7 @@ class Outbox:
                 convert.offer_to_pb(o, offers.offers.add())
         elif isinstance(c, cmd.SendRescind):
             self.rescinded += len(c.offer_ids)
+            self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
             if msgs and msgs[-1].HasField("rescind"):
                 msgs[-1].rescind.offer_ids.extend(c.offer_ids)

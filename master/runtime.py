@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from corral.logging import get_logger
-from corral.v1 import scheduler_pb2
+from corral.v1 import common_pb2, scheduler_pb2
 from master.allocator.interface import Allocator
 from master.core import commands as cmd
 from master.core import events as ev
 from master.core.config import MasterConfig
 from master.core.master import CallRejected, MasterCore
 from master.core.states import AgentState, FrameworkState
-from master.core.types import TaskState
+from master.core.types import Status, TaskState
 from master.metrics import MasterMetrics
 from master.outbox import Outbox
 
@@ -87,6 +87,10 @@ class MasterRuntime:
         self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        # Statuses from agents with the wire message they came in, until their event has been
+        # handled: the outbox forwards that message instead of encoding the status again.
+        self.status_wire: dict[int, tuple[Status, common_pb2.TaskStatus]] = {}
+        self._counts = {"events": 0, "accepts": 0, "declined": 0}
         self._freed_at: dict[str, float] = {}  # agent id -> when resources came back, unoffered
         self._status_counters: dict[str, Any] = {}
 
@@ -173,12 +177,19 @@ class MasterRuntime:
             while len(batch) < BATCH_LIMIT and not self._inbox.empty():
                 batch.append(self._inbox.get_nowait())
             self.metrics.inbox_depth.set(self._inbox.qsize())
-            outbox = Outbox()
+            outbox = Outbox(wire=self.status_wire)
             for item, future in batch:
                 self._process(item, future, outbox)
+                if isinstance(item, ev.AgentStatusUpdates):
+                    self._forget_wire(item)
             self._flush(outbox)
             # A busy inbox never suspends ``get``: yield so stream writers get to run.
             await asyncio.sleep(0)
+
+    def _forget_wire(self, item: ev.AgentStatusUpdates) -> None:
+        wire = self.status_wire
+        for status in item.statuses:
+            wire.pop(id(status), None)
 
     def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
         if isinstance(item, _Query):
@@ -191,7 +202,8 @@ class MasterRuntime:
             if future is not None and not future.done():
                 future.set_result(result)
             return
-        self.metrics.events_processed.inc()
+        counts = self._counts
+        counts["events"] += 1
         freed = self._freed_by(item)
         if isinstance(item, ev.AgentStatusUpdates):
             self._observe_launches(item)  # before the core moves the tasks to RUNNING
@@ -215,9 +227,9 @@ class MasterRuntime:
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
             self._observe_offer_latency(commands)
         elif isinstance(item, ev.Decline):
-            self.metrics.offers_declined.inc(len(item.offer_ids))
+            counts["declined"] += len(item.offer_ids)
         elif isinstance(item, ev.Accept):
-            self.metrics.accepts.inc()
+            counts["accepts"] += 1
         elif isinstance(item, ev.AgentStatusUpdates):
             self._observe_statuses(item)
         for agent_id in freed:
@@ -278,11 +290,16 @@ class MasterRuntime:
         m = self.metrics
         now = item.now
         by_state: dict[str, int] = {}
+        oldest = now
         for s in item.statuses:
             name = s.state.name
             by_state[name] = by_state.get(name, 0) + 1
-            if s.timestamp:
-                m.status_update_lag.observe(max(0.0, now - s.timestamp))
+            if 0 < s.timestamp < oldest:
+                oldest = s.timestamp
+        # One observation per batch (its oldest status): a histogram per status costs more
+        # than handling the status.
+        if item.statuses:
+            m.status_update_lag.observe(now - oldest)
         for name, n in by_state.items():
             child = self._status_counters.get(name)
             if child is None:
@@ -345,6 +362,11 @@ class MasterRuntime:
                     stimulus_id=event.stimulus_id,
                 )
         m = self.metrics
+        counts = self._counts
+        m.events_processed.inc(counts["events"])
+        m.accepts.inc(counts["accepts"])
+        m.offers_declined.inc(counts["declined"])
+        counts["events"] = counts["accepts"] = counts["declined"] = 0
         m.offers_sent.inc(outbox.offers_sent)
         m.offers_rescinded.inc(outbox.rescinded)
         m.tasks_launched.inc(outbox.launched)

@@ -63,6 +63,7 @@ class _Sampler:
         rss: float | None = None
         if self.proc is not None:
             with contextlib.suppress(psutil.Error):
+                now = time.time()  # the scrape may have taken a while
                 times = self.proc.cpu_times()
                 used = times.user + times.system
                 if self._last is not None and now > self._last[0]:
