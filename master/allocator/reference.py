@@ -319,6 +319,11 @@ class ReferenceAllocator:
     def _pick(
         self, agent_id: str, agent: _Agent, now: float, done: set[str]
     ) -> tuple[str, Vec] | None:
+        most = agent.unreserved_free()
+        for role in agent.reserved:
+            most = [m + r for m, r in zip(most, agent.reserved_free(role), strict=True)]
+        if not self._allocatable(most):
+            return None  # no offer of this agent can be allocatable any more
         candidates = {
             fid
             for fid, fw in self._frameworks.items()
