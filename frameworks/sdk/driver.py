@@ -131,6 +131,10 @@ class Driver:
         self._handling = False  # the consumer is inside a callback
         self._reader: asyncio.Task[None] | None = None
         self._consumer: asyncio.Task[None] | None = None
+        # Acknowledgements go out from their own task, one call in flight, the rest batched
+        # behind it: the next event is dispatched without waiting for a round trip.
+        self._acks: list[Acknowledgement] = []
+        self._acker: asyncio.Task[None] | None = None
 
     # -- state ------------------------------------------------------------------------------
 
@@ -218,6 +222,8 @@ class Driver:
         if consumer is not None and current is not reader and self._handling:
             # Let the event in hand finish, so its statuses are acknowledged.
             await asyncio.wait({consumer}, timeout=self._call_timeout)
+        if current is not reader:
+            await self._drain_acks()
         tasks = [t for t in (consumer, reader) if t is not None and t is not current]
         for t in tasks:
             t.cancel()
@@ -330,6 +336,7 @@ class Driver:
                 await self._dispatch(item)
             finally:
                 self._handling = False
+        await self._drain_acks()
         self._cancel_others()  # stopped from a callback: the reader is no longer needed
 
     async def _dispatch(self, item: _QueueItem) -> None:
@@ -365,7 +372,19 @@ class Driver:
         finally:
             # Statuses handled before a failing callback are still acknowledged.
             if acks:
-                await self._acknowledge(acks)
+                self._acks.extend(acks)
+                if self._acker is None or self._acker.done():
+                    self._acker = asyncio.create_task(self._ack_loop(), name="sdk-acker")
+
+    async def _ack_loop(self) -> None:
+        while self._acks:
+            batch, self._acks = self._acks, []
+            await self._acknowledge(batch)
+
+    async def _drain_acks(self) -> None:
+        acker = self._acker
+        if acker is not None and not acker.done() and acker is not asyncio.current_task():
+            await asyncio.wait({acker}, timeout=self._call_timeout)
 
     async def _acknowledge(self, acks: list[Acknowledgement]) -> None:
         try:
