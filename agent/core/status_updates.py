@@ -27,9 +27,12 @@ class _TaskUpdates:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    initial: float = 1.0
+    """As Mesos: a status is only lost in flight when a stream breaks, and re-registration
+    resends everything anyway; a short first retry just doubles the load on a busy master."""
+
+    initial: float = 10.0
     factor: float = 2.0
-    maximum: float = 30.0
+    maximum: float = 600.0
 
 
 class StatusUpdateManager:

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent.checkpoint import WorkDirBusy
 from agent.config import AgentConfig
 from agent.connection import open_channel
+from agent.core.status_updates import Backoff
 from agent.host import detect_resources
 from agent.runtime import Agent
 from corral.cli.common import add_master_arg
@@ -61,6 +62,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help="SIGTERM to SIGKILL delay when a task sets none (default 3)",
     )
+    p.add_argument(
+        "--status-retry",
+        default="10",
+        metavar="SECONDS",
+        help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
+    )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.set_defaults(func=run)
 
@@ -85,6 +92,12 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
         grace = math.nan
     if not (math.isfinite(grace) and grace >= 0):
         raise _usage(f"--kill-grace-period must be a number >= 0, got {args.kill_grace_period!r}")
+    try:
+        retry = float(args.status_retry)
+    except ValueError:
+        retry = math.nan
+    if not (math.isfinite(retry) and retry > 0):
+        raise _usage(f"--status-retry must be a number > 0, got {args.status_retry!r}")
     hostname = args.hostname if args.hostname is not None else socket.gethostname()
     if not hostname.strip():
         raise _usage("--hostname must not be empty")
@@ -113,6 +126,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
             simulate=args.simulate,
             checkpoint=not args.simulate,
             default_grace_period=grace,
+            status_backoff=Backoff(initial=retry, maximum=max(retry, 600.0)),
         )
         for name in names
     ]

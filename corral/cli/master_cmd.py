@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="an agent silent this long is marked unreachable (default 15)",
     )
-    p.add_argument("--agent-heartbeat", type=_positive, default=2.0, metavar="SECONDS")
+    p.add_argument("--agent-heartbeat", type=_positive, default=5.0, metavar="SECONDS")
     p.add_argument(
         "--failover-timeout",
         type=_positive,

@@ -9,7 +9,7 @@ class MasterConfig:
     """Timing and policy knobs of the master core (seconds unless noted)."""
 
     allocation_interval: float = 1.0
-    agent_heartbeat_interval: float = 2.0
+    agent_heartbeat_interval: float = 5.0
     agent_timeout: float = 15.0  # missed heartbeats for this long: the agent is UNREACHABLE
     framework_heartbeat_interval: float = 15.0
     framework_failover_timeout: float = 60.0  # used when a framework asks for 0

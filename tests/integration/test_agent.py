@@ -238,6 +238,8 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         "test-agent",
         "--resources",
         "cpus:2;mem:1024;disk:1000;ports:[31000-31010]",
+        "--status-retry",
+        "1",
         "--attributes",
         "zone:a;rack:r1",
         "--taints",
