@@ -5,25 +5,29 @@
 #
 # BASE_IMAGE is an ordinary python:3.11-slim by default. Where no registry is reachable, pass a
 # locally built one (scripts/build_base_image.sh): --build-arg BASE_IMAGE=corral-base:bookworm.
-# Dependencies come from build/wheelhouse when present (scripts/build_wheelhouse.sh, installed
-# offline with --no-index), otherwise from the package index.
+# With build/wheelhouse and build/dist present (scripts/build_wheelhouse.sh) everything installs
+# offline (pip --no-index); otherwise from the package index.
 ARG BASE_IMAGE=python:3.11-slim
 
 FROM ${BASE_IMAGE} AS build
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python3 -m venv /opt/corral
+# Dependencies first, in their own layer: it stays cached while only Corral's code changes.
+# The globs let the build go on without a wheelhouse (pyproject.toml always matches).
+COPY pyproject.toml build/wheelhous[e] /wheels/
+RUN if ls /wheels/*.whl >/dev/null 2>&1; then /opt/corral/bin/pip install --no-index /wheels/*.whl; fi
 COPY pyproject.toml README.m[d] /src/
 COPY corral /src/corral
 COPY master /src/master
 COPY agent /src/agent
 COPY frameworks /src/frameworks
-# The glob lets the build go on without a wheelhouse (pyproject.toml always matches).
-COPY pyproject.toml build/wheelhous[e] /wheels/
-RUN if ls /wheels/corral-*.whl >/dev/null 2>&1; then \
-        /opt/corral/bin/pip install --no-index --find-links /wheels corral; \
+COPY pyproject.toml build/dis[t] /dist/
+RUN if ls /dist/corral-*.whl >/dev/null 2>&1; then \
+        /opt/corral/bin/pip install --no-index --no-deps /dist/corral-*.whl; \
     else \
         /opt/corral/bin/pip install /src; \
     fi \
+    && /opt/corral/bin/pip check \
     && /opt/corral/bin/python -c "import corral.cli.main" \
     && cd /opt/corral/lib/python3*/site-packages \
     && rm -rf pip pip-* setuptools setuptools-* pkg_resources _distutils_hack distutils-precedence.pth \

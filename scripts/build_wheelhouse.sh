@@ -5,12 +5,16 @@
 # installing from a folder of wheels copied into the build context (pip --no-index) keeps the
 # image build offline and reproducible. Host Python must match the image's (3.11 here).
 #
-# Usage: scripts/build_wheelhouse.sh [OUT_DIR]   (default build/wheelhouse, relative to the repo)
+# Output: build/wheelhouse holds the dependencies' wheels, build/dist Corral's own wheel. They are
+# apart so the image's dependency layer stays cached while only Corral's code changes.
+#
+# Usage: scripts/build_wheelhouse.sh
 # Env:   PYTHON (default: .venv/bin/python if present, else python3)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-OUT=${1:-build/wheelhouse}
+OUT=build/wheelhouse
+DIST=build/dist
 if [ -z "${PYTHON:-}" ]; then
     if [ -x .venv/bin/python ]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
@@ -20,9 +24,9 @@ log() { echo "build_wheelhouse: $*" >&2; }
 ver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 [ "$ver" = "3.11" ] || log "WARNING: host Python is $ver; the image's is 3.11, binary wheels may not fit"
 
-# Rebuild Corral's own wheel every time (the source changes); keep dependency wheels as a cache.
-mkdir -p "$OUT"
-rm -f "$OUT"/corral-*.whl
+# Start empty so no stale version lingers (pip's own cache keeps this fast).
+rm -rf "$OUT" "$DIST"
+mkdir -p "$OUT" "$DIST"
 log "pip wheel . -> $OUT"
 pip_log=$(mktemp /tmp/corral-wheelhouse.XXXXXX.log)
 if ! "$PYTHON" -m pip wheel --disable-pip-version-check --wheel-dir "$OUT" . >"$pip_log" 2>&1; then
@@ -33,5 +37,6 @@ fi
 rm -f "$pip_log"
 # pip wheel leaves the in-tree build folder behind; it would be copied into the next image.
 rm -rf build/lib build/bdist.* ./*.egg-info/SOURCES.txt.bak 2>/dev/null || true
+mv "$OUT"/corral-*.whl "$DIST"/
 count=$(find "$OUT" -name '*.whl' | wc -l)
-log "done: $count wheels, $(du -sh "$OUT" | cut -f1)"
+log "done: $(basename "$DIST"/corral-*.whl) + $count dependency wheels, $(du -sh "$OUT" | cut -f1)"

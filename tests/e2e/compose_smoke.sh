@@ -30,7 +30,10 @@ TIMINGS=()
 CLUSTER_UP=0
 SLEEPER=""
 
-log() { printf '[compose-smoke %4ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
+# fds 3/4 are the real stderr/stdout: a message from inside a silenced check (wait_for) still
+# shows, and the teardown restores them when a check exits the script.
+exec 3>&2 4>&1
+log() { printf '[compose-smoke %4ds] %s\n' "$((SECONDS - START))" "$*" >&3; }
 fail() {
     log "FAILED: $*"
     exit 1
@@ -48,6 +51,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 teardown() {
     local rc=$?
     trap - EXIT INT TERM
+    exec 1>&4 2>&3
+    if [ -n "${WHEELHOUSE_PID:-}" ]; then kill -- "-$WHEELHOUSE_PID" 2>/dev/null || true; fi
     if [ "$CLUSTER_UP" = 1 ]; then
         if [ "$rc" != 0 ] && [ -n "$SLEEPER" ]; then
             log "sleeper framework output:"
@@ -120,6 +125,14 @@ has_active_agents() {
 # count_tasks STATE: tasks in that state (all frameworks).
 count_tasks() { tasks | awk -F'\t' -v s="$1" '$4 == s' | wc -l; }
 
+# sleeper_up N: N sleeper tasks RUNNING; fails the test at once if the sleeper container died.
+sleeper_up() {
+    if [ "$(docker inspect -f '{{.State.Running}}' "$SLEEPER" 2>/dev/null)" != true ]; then
+        docker logs --tail 5 "$SLEEPER" >&3 2>&1 || true
+        fail "the sleeper framework exited"
+    fi
+    sleeper_tasks_in "$1" RUNNING
+}
 sleeper_tasks() { tasks | awk -F'\t' '$1 ~ /^sleep-/'; }
 # sleeper_tasks_in N STATE: exactly N sleeper tasks in STATE.
 sleeper_tasks_in() { [ "$(sleeper_tasks | awk -F'\t' -v s="$2" '$4 == s' | wc -l)" -eq "$1" ]; }
@@ -133,14 +146,18 @@ victim_tasks_lost() {
 # run_hello: the example framework as a one-off container; fails the test unless it exits 0.
 run_hello() {
     local out
-    if ! out=$(compose run --rm -T hello run hello --master "$MASTER" --tasks "$1" 2>&1); then
+    if ! out=$(compose run --rm -T --no-deps hello run hello --master "$MASTER" --tasks "$1" 2>&1); then
         printf '%s\n' "$out" | tail -n 20 >&2
         fail "hello framework did not finish its $1 tasks"
     fi
     printf '%s\n' "$out" | tail -n 1 >&2
 }
 
-# ---- 1. engine -----------------------------------------------------------------------------------
+# ---- 1. engine (the wheelhouse builds meanwhile: it needs only the host's Python) ---------------
+WHEELHOUSE_LOG=$(mktemp /tmp/corral-smoke-wheelhouse.XXXXXX.log)
+# Its own process group, so a failing run can stop pip too.
+setsid bash scripts/build_wheelhouse.sh >"$WHEELHOUSE_LOG" 2>&1 &
+WHEELHOUSE_PID=$!
 step "docker engine"
 bash scripts/ensure_docker.sh
 if [ -z "${COMPOSE:-}" ]; then
@@ -160,8 +177,14 @@ if ! docker image inspect "$CORRAL_BASE_IMAGE" >/dev/null 2>&1; then
         *) docker pull "$CORRAL_BASE_IMAGE" >&2 || fail "cannot pull $CORRAL_BASE_IMAGE" ;;
     esac
 fi
-step "wheelhouse"
-bash scripts/build_wheelhouse.sh
+step "wheelhouse (built in parallel, waiting)"
+if ! wait "$WHEELHOUSE_PID"; then
+    cat "$WHEELHOUSE_LOG" >&2
+    fail "wheelhouse build failed"
+fi
+WHEELHOUSE_PID=""
+cat "$WHEELHOUSE_LOG" >&2
+rm -f "$WHEELHOUSE_LOG"
 step "image build ($CORRAL_IMAGE)"
 compose config -q || fail "docker-compose.yml is not valid for $COMPOSE"
 compose build -q master >&2 || fail "image build failed"
@@ -192,10 +215,10 @@ log "master reports $finished FINISHED tasks"
 # ---- 4. kill an agent running tasks --------------------------------------------------------------
 step "kill an agent, tasks reported"
 log "starting the sleeper framework: 4 long tasks, at most 2 per agent"
-SLEEPER=$(compose run -d -v "$REPO/tests/e2e/sleeper.py:/opt/sleeper.py:ro" --entrypoint python3 \
+SLEEPER=$(compose run -d --no-deps -v "$REPO/tests/e2e/sleeper.py:/opt/sleeper.py:ro" --entrypoint python3 \
     hello /opt/sleeper.py --master "$MASTER" --tasks 4 --per-agent 2 | tail -n 1) \
     || fail "could not start the sleeper framework"
-wait_for 90 "4 sleeper tasks RUNNING" sleeper_tasks_in 4 RUNNING
+wait_for 90 "4 sleeper tasks RUNNING" sleeper_up 4
 victim=$(sleeper_tasks | awk -F'\t' '$4 == "RUNNING" {print $2}' | sort | uniq -c | sort -rn \
     | awk 'NR == 1 {print $2}')
 zone=$(agents | awk -F'\t' -v id="$victim" '$1 == id {print $3}')
