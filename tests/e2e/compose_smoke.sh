@@ -19,6 +19,8 @@ REPO=$(pwd)
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-corralsmoke}
 export CORRAL_IMAGE=${CORRAL_IMAGE:-corral:smoke}
 export CORRAL_BASE_IMAGE=${CORRAL_BASE_IMAGE:-corral-base:bookworm}
+# A killed agent is noticed in seconds (five missed heartbeats), not after the default 15 s.
+export CORRAL_AGENT_HEARTBEAT=${CORRAL_AGENT_HEARTBEAT:-1}
 export CORRAL_AGENT_TIMEOUT=${CORRAL_AGENT_TIMEOUT:-5}
 QUERY="python3 $REPO/tests/e2e/compose_query.py"
 MASTER=master:5050
