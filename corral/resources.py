@@ -97,8 +97,14 @@ class Resources:
     def from_scalars(
         cls, values: tuple[float, ...] | list[float], ports: PortRanges = ()
     ) -> Resources:
-        cpus, mem, disk, gpus = (max(0.0, float(v)) for v in values)
-        return cls(cpus, mem, disk, gpus, ports)
+        cpus, mem, disk, gpus = values
+        return _trusted(
+            max(0.0, float(cpus)),
+            max(0.0, float(mem)),
+            max(0.0, float(disk)),
+            max(0.0, float(gpus)),
+            normalize_ranges(ports) if ports else (),
+        )
 
     def scalars(self) -> tuple[float, float, float, float]:
         return (self.cpus, self.mem, self.disk, self.gpus)
@@ -107,22 +113,27 @@ class Resources:
         return all(v <= EPSILON for v in self.scalars()) and not self.ports
 
     def __add__(self, other: Resources) -> Resources:
-        return Resources(
+        # Sums of valid quantities are valid: skip the checks on this hot path.
+        if other.ports:
+            ports = normalize_ranges(list(self.ports) + list(other.ports))
+        else:
+            ports = self.ports
+        return _trusted(
             self.cpus + other.cpus,
             self.mem + other.mem,
             self.disk + other.disk,
             self.gpus + other.gpus,
-            normalize_ranges(list(self.ports) + list(other.ports)),
+            ports,
         )
 
     def __sub__(self, other: Resources) -> Resources:
         """Subtract, clamping scalar dust at zero. Callers check contains() first."""
-        return Resources(
+        return _trusted(
             max(0.0, self.cpus - other.cpus),
             max(0.0, self.mem - other.mem),
             max(0.0, self.disk - other.disk),
             max(0.0, self.gpus - other.gpus),
-            ranges_subtract(self.ports, other.ports),
+            ranges_subtract(self.ports, other.ports) if other.ports else self.ports,
         )
 
     def contains(self, other: Resources) -> bool:
@@ -146,6 +157,19 @@ class Resources:
         if self.ports:
             parts.append("ports:[" + ",".join(f"{b}-{e}" for b, e in self.ports) + "]")
         return ";".join(parts) or "(none)"
+
+
+def _trusted(cpus: float, mem: float, disk: float, gpus: float, ports: PortRanges) -> Resources:
+    """Build without validation, from values already known valid (sums, clamped differences,
+    normalized ranges)."""
+    r = object.__new__(Resources)
+    _set = object.__setattr__
+    _set(r, "cpus", cpus)
+    _set(r, "mem", mem)
+    _set(r, "disk", disk)
+    _set(r, "gpus", gpus)
+    _set(r, "ports", ports)
+    return r
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
