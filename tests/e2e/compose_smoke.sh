@@ -206,7 +206,8 @@ wait_for 90 "3 agents registered and active" has_active_agents 3
 log "agents: $(agents | tr '\t\n' ' ;')"
 
 step "hello framework (compose service)"
-hello_cid=$(compose ps -q hello)
+# -a: v2 lists only running containers without it (hello may have exited already).
+hello_cid=$(compose ps -a -q hello | head -n 1)
 [ -n "$hello_cid" ] || fail "no hello container"
 hello_rc=$(timeout 120 docker wait "$hello_cid") || fail "hello service did not exit within 120s"
 [ "$hello_rc" = 0 ] || fail "hello service exited $hello_rc: $(docker logs --tail 20 "$hello_cid" 2>&1)"
