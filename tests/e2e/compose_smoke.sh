@@ -179,7 +179,7 @@ if ! docker image inspect "$CORRAL_BASE_IMAGE" >/dev/null 2>&1; then
         *) docker pull "$CORRAL_BASE_IMAGE" >&2 || fail "cannot pull $CORRAL_BASE_IMAGE" ;;
     esac
 fi
-step "wheelhouse (built in parallel, waiting)"
+step "wheelhouse (parallel build)"
 if ! wait "$WHEELHOUSE_PID"; then
     cat "$WHEELHOUSE_LOG" >&2
     fail "wheelhouse build failed"
