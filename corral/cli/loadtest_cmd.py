@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 from pathlib import Path
 
@@ -121,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     for path in (args.json, args.plot):
         if path is not None and not path.parent.is_dir():
             raise CliError(f"{path.parent} is not a directory", exit_code=2)
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        raise CliError("--plot needs matplotlib: pip install 'corral[plot]'", exit_code=2)
     console = Console(stderr=True)
     try:
         figures, series = asyncio.run(run_loadtest(opts, console))
