@@ -348,12 +348,14 @@ class DrfAllocator:
     def cycle(self, now: float, seed: int) -> list[Allocation]:
         if self.filters.expire(now):
             self._recount()
+        self._last_offered = {}
+        if not self.count_ok[: self._agents.size].any():
+            return []  # every agent filtered (or blocked) for every active framework
         agents = self._ordered_agents()
         order = agents[np.random.default_rng(seed).permutation(len(agents))]
+        order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
         free = self._unreserved_free(order) + self.reservations.free_sum[order]
-        keep = (self.count_ok[order] > 0) & ~self.draining[order] & self._allocatable_rows(free)
-        candidates = order[keep]
-        self._last_offered = {}
+        candidates = order[self._allocatable_rows(free)]
         if not len(candidates):
             return []
         walk = _Walk(self)
