@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.placement import AttributeConstraint, Taint, Toleration
-from master.allocator import drf
+from master.allocator import drf, fastpath
 from master.allocator.explain import explain
 from master.allocator.growable import RowIndex, grow_rows
 from master.allocator.interface import Allocation, Explanation, Scalars
@@ -358,11 +358,16 @@ class DrfAllocator:
         candidates = order[self._allocatable_rows(free)]
         if not len(candidates):
             return []
-        walk = _Walk(self)
         plan: list[Allocation] = []
         agent_ids = self._agents.ids
         fw_ids = self._frameworks.ids
         m = self._frameworks.size
+        if fastpath.applies(self, candidates, m):
+            for f, a, offer in fastpath.walk(self, candidates, m):
+                plan.append(Allocation(str(fw_ids[f]), str(agent_ids[a]), _tuple(offer)))
+                self._last_offered[f] = self._last_offered.get(f, 0) + 1
+            return plan
+        walk = _Walk(self)
         for a in candidates.tolist():
             row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
             for f, offer in walk.serve(a, np.flatnonzero(row)):

@@ -1,0 +1,135 @@
+"""The walk of a cycle for the common case, without a sort per agent.
+
+When every active framework is in one role and no role has a guarantee, no role a limit, no
+walked agent reservations or PreferNoSchedule taints, the reference's rules reduce to: each agent
+in walk order offers all its unreserved free resources to the first eligible framework in
+(dominant share, arrival) order, whose share then grows. Exactly the same decisions, but:
+
+- The order is one sorted list of (share, seq, framework), kept sorted by moving only the
+  framework just charged (``bisect``), instead of a ``lexsort`` of the eligible frameworks for
+  every agent.
+- An agent's first eligible framework is found by probing the head of that list, and when the
+  head is filtered for it, by one vector lookup over a chunk of upcoming agents at once.
+- A chunk's answer stays right until the framework it names is charged: a charge only moves the
+  charged framework later, so for any agent whose answer is another framework nothing before
+  that answer became eligible. A stale answer is recomputed with the current order.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from master.allocator import drf
+
+if TYPE_CHECKING:
+    from master.allocator.numpy_allocator import DrfAllocator
+
+Vec = list[float]
+_PROBE = 4  # head entries checked one by one before a vector lookup
+_CHUNK_MAX = 512
+
+
+def applies(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> bool:
+    active = np.flatnonzero(al.fw_active[:m])
+    if not len(active):
+        return False
+    roles = np.unique(al.fw_role[active])
+    if len(roles) != 1:
+        return False
+    if any(any(g > 0 for g in gs) for gs in al.guarantee):
+        return False
+    if any(not math.isinf(x) for x in al.limit[int(roles[0])]):
+        return False
+    if bool(al.reservations.free_sum[candidates].any()):
+        return False
+    return not bool(al.placement.has_soft_taints[candidates].any())
+
+
+def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> list[tuple[int, int, Vec]]:
+    """(framework, agent, offer) in walk order; charges the allocator as it goes."""
+    cols = drf.fair_columns(al.cluster, al._fair)
+    total = al.cluster.tolist()
+    active = np.flatnonzero(al.fw_active[:m])
+    shares = drf.shares(al.alloc[active], al.cluster, cols).tolist()
+    seqs = al.fw_seq[active].tolist()
+    keys: list[tuple[float, int, int]] = sorted(zip(shares, seqs, active.tolist(), strict=True))
+    key_of = {k[2]: k for k in keys}
+    ok, filtered = al.placement.ok, al.filters.active
+    agents = candidates.tolist()
+    free = np.maximum(al.capacity[candidates] - al.used[candidates], 0.0).tolist()
+
+    # Charges are added up in Python floats in the same order as ``DrfAllocator._charge`` adds
+    # them in numpy (IEEE doubles either way, so bit-identical) and written back at the end.
+    role = int(al.fw_role[active[0]])
+    role_row = al.role_alloc[role].tolist()
+    rows_of: dict[int, Vec] = {}
+    out: list[tuple[int, int, Vec]] = []
+    chunk_start, chunk_len = 0, 0
+    chunk_order: list[int] = []
+    first: list[int] = []
+    has: list[bool] = []
+    charged: set[int] = set()
+    size = 16
+
+    def lookup(i: int) -> None:
+        nonlocal chunk_start, chunk_len, chunk_order, first, has, charged
+        order = np.fromiter((k[2] for k in keys), dtype=np.intp, count=len(keys))
+        rows = candidates[i : i + size]
+        eligible: npt.NDArray[np.bool_] = ok[np.ix_(rows, order)] & ~filtered[np.ix_(rows, order)]
+        first = [int(x) for x in eligible.argmax(axis=1)]
+        has = [bool(x) for x in np.asarray(eligible.any(axis=1))]
+        chunk_start, chunk_len = i, len(rows)
+        chunk_order = order.tolist()
+        charged = set()
+
+    for i, a in enumerate(agents):
+        f = -1
+        for k in keys[:_PROBE]:
+            if ok[a, k[2]] and not filtered[a, k[2]]:
+                f = k[2]
+                break
+        if f < 0:
+            j = i - chunk_start
+            if not 0 <= j < chunk_len:
+                lookup(i)
+                j = 0
+            if not has[j]:
+                continue  # eligibility does not change within a cycle
+            f = chunk_order[first[j]]
+            if f in charged:
+                size = max(1, size // 2)
+                lookup(i)
+                f = chunk_order[first[0]]
+            elif j == chunk_len - 1:
+                size = min(_CHUNK_MAX, size * 2)
+        offer = free[i]
+        row = rows_of.get(f)
+        if row is None:
+            row = al.alloc[f].tolist()
+        row = rows_of[f] = [x + y for x, y in zip(row, offer, strict=True)]
+        role_row = [x + y for x, y in zip(role_row, offer, strict=True)]
+        charges = al.charges[f]
+        charge = charges.get(a)
+        charges[a] = (
+            offer if charge is None else [c + x for c, x in zip(charge, offer, strict=True)]
+        )
+        old = key_of[f]
+        del keys[bisect_left(keys, old)]
+        new = (drf.share(row, total, cols), old[1], f)
+        insort(keys, new)
+        key_of[f] = new
+        charged.add(f)
+        out.append((f, a, offer))
+    for f, row in rows_of.items():
+        al.alloc[f] = row
+    al.role_alloc[role] = role_row
+    if out:
+        # Every walked agent is charged once at most: one addition, as _charge makes.
+        charged_rows = np.fromiter((a for _, a, _ in out), dtype=np.intp, count=len(out))
+        al.used[charged_rows] += np.array([o for _, _, o in out])
+    return out

@@ -1,0 +1,96 @@
+"""The allocator's fast path (one role, no quota, no reservations, no PreferNoSchedule) makes the
+reference's decisions, over histories that pile up filters and shift shares; and it is taken."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corral.placement import Taint, TaintEffect, Toleration
+from master.allocator import fastpath
+from tests.unit.test_allocator_properties import CONSTRAINTS, Twin
+
+HARD_TAINTS = [
+    Taint("spot", "true", TaintEffect.NO_SCHEDULE),
+    Taint("gpu", "yes", TaintEffect.NO_EXECUTE),
+]
+TOLERATIONS = [Toleration("spot", "true"), Toleration("gpu", exists=True)]
+
+sizes = st.tuples(
+    st.integers(1, 48).map(lambda n: n / 2),
+    st.integers(0, 32).map(lambda n: n * 128.0),
+    st.integers(0, 8).map(lambda n: n * 100.0),
+    st.integers(0, 2).map(float),
+)
+
+
+@pytest.fixture
+def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = fastpath.walk
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        calls.append(len(out))
+        return out
+
+    monkeypatch.setattr(fastpath, "walk", spy)
+    return calls
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.data())
+def test_fast_path_matches_reference(walks: list[int], data: st.DataObject) -> None:
+    walks.clear()
+    twin = Twin()
+    n_agents = data.draw(st.integers(1, 40))
+    for i in range(n_agents):
+        total = data.draw(sizes)
+        attrs = {"zone": data.draw(st.sampled_from("abc"))} if data.draw(st.booleans()) else {}
+        taints = data.draw(st.lists(st.sampled_from(HARD_TAINTS), max_size=1))
+        twin.both("add_agent", f"a{i}", total, attrs, taints, None)
+        twin.totals[f"a{i}"] = total
+    for i in range(data.draw(st.integers(1, 12))):
+        tolerations = data.draw(st.lists(st.sampled_from(TOLERATIONS), max_size=2, unique=True))
+        constraints = data.draw(st.lists(st.sampled_from(CONSTRAINTS), max_size=1))
+        twin.both("add_framework", f"f{i}", "*", tolerations, constraints)
+        twin.roles[f"f{i}"] = "*"
+    now = 0.0
+    offered = False
+    for _ in range(data.draw(st.integers(1, 8))):
+        now += 1.0
+        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)))
+        offered = offered or bool(plan)
+        twin.compare_explain(now)
+        for a in plan:
+            action = data.draw(st.sampled_from(["decline", "filter", "keep", "part"]))
+            if action in ("decline", "filter"):
+                twin.recover(a.framework_id, a.agent_id, a.scalars)
+            if action == "filter":
+                twin.both(
+                    "add_filter",
+                    a.framework_id,
+                    a.agent_id,
+                    now + data.draw(st.sampled_from([0.5, 3.0, 1e9])),
+                )
+            if action == "part":
+                twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
+        if data.draw(st.integers(0, 4)) == 0:
+            fid = data.draw(st.sampled_from(sorted(twin.roles)))
+            twin.both("set_suppressed", fid, data.draw(st.booleans()))
+    # Every cluster here qualifies: any cycle that offered something took the fast path.
+    assert bool(walks) == offered, "the fast path was not taken"
+
+
+def test_fast_path_not_taken_with_two_roles(walks: list[int]) -> None:
+    twin = Twin()
+    twin.both("add_agent", "a0", (4.0, 1024.0, 0.0, 0.0), {}, [], None)
+    twin.both("add_framework", "f0", "web")
+    twin.both("add_framework", "f1", "batch")
+    twin.cycle(1.0, seed=1)
+    assert walks == []
