@@ -45,7 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="an agent silent this long is marked unreachable (default 15)",
     )
-    p.add_argument("--agent-heartbeat", type=_positive, default=5.0, metavar="SECONDS")
+    p.add_argument(
+        "--agent-heartbeat",
+        type=_positive,
+        default=None,
+        metavar="SECONDS",
+        help="how often agents heartbeat (default: a third of --agent-timeout, at most 5)",
+    )
     p.add_argument(
         "--failover-timeout",
         type=_positive,
@@ -76,7 +82,11 @@ def run(args: argparse.Namespace) -> int:
         config = MasterConfig(
             allocation_interval=args.allocation_interval,
             agent_timeout=args.agent_timeout,
-            agent_heartbeat_interval=args.agent_heartbeat,
+            agent_heartbeat_interval=(
+                args.agent_heartbeat
+                if args.agent_heartbeat is not None
+                else min(5.0, args.agent_timeout / 3)
+            ),
             framework_failover_timeout=args.failover_timeout,
         )
     except ValueError as exc:

@@ -23,3 +23,8 @@ class MasterConfig:
             value = getattr(self, f.name)
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")
+        if self.agent_timeout < 2 * self.agent_heartbeat_interval:
+            raise ValueError(
+                f"agent timeout ({self.agent_timeout:g}s) must be at least twice the agent "
+                f"heartbeat interval ({self.agent_heartbeat_interval:g}s), or agents flap"
+            )

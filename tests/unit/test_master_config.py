@@ -1,0 +1,43 @@
+"""Master settings that would make agents flap are refused with a reason."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from master.core.config import MasterConfig
+
+
+def test_timeout_shorter_than_two_heartbeats_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least twice the agent heartbeat"):
+        MasterConfig(agent_timeout=3, agent_heartbeat_interval=2)
+    assert MasterConfig(agent_timeout=4, agent_heartbeat_interval=2).agent_timeout == 4
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf")])
+def test_non_positive_settings_are_refused(value: float) -> None:
+    with pytest.raises(ValueError, match="allocation_interval"):
+        MasterConfig(allocation_interval=value)
+
+
+def test_cli_refuses_flapping_settings_with_exit_2() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "corral.cli.main",
+            "master",
+            "--agent-timeout",
+            "3",
+            "--agent-heartbeat",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "at least twice" in result.stderr and "Traceback" not in result.stderr
