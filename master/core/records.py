@@ -9,7 +9,7 @@ from master.core.states import AgentState, FrameworkState
 from master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # immutable by convention; not frozen for speed (see types._HOT_PATH)
 class OfferRecord:
     offer_id: str
     framework_id: str

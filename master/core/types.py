@@ -18,7 +18,12 @@ from corral.tasks import TaskSource as TaskSource
 from corral.tasks import TaskState as TaskState
 
 
-@dataclass(frozen=True, slots=True)
+# _HOT_PATH: values made once per status update or task are plain slotted dataclasses, treated
+# as immutable by convention. A frozen dataclass sets every field through object.__setattr__,
+# which doubled their construction time in the master's load-test profile.
+
+
+@dataclass(slots=True)  # not frozen: see _HOT_PATH above
 class Status:
     """A task status update. ``uuid`` is empty for statuses that need no acknowledgement."""
 
@@ -34,7 +39,7 @@ class Status:
     exit_code: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: see _HOT_PATH above
 class TaskSpec:
     """What the core needs to know of a task to launch. ``wire`` is the caller's task message,
     carried through untouched so the shell can forward it to the agent without re-encoding."""
