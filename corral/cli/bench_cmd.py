@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from corral.cli.common import positive_int
 from corral.cli.errors import CliError
 
 
@@ -22,12 +23,6 @@ def _sizes(text: str) -> list[int]:
     return values
 
 
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
-    return int(text)
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark")
     what = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
@@ -36,9 +31,9 @@ def register(subparsers: Any) -> None:
     )
     alloc.add_argument("--agents", type=_sizes, default=[1000, 10000], help="e.g. 1000,10000")
     alloc.add_argument("--frameworks", type=_sizes, default=[1, 100, 1000], help="e.g. 1,100")
-    alloc.add_argument("--cycles", type=_positive, default=5, help="cycles per phase (5)")
+    alloc.add_argument("--cycles", type=positive_int, default=5, help="cycles per phase (5)")
     alloc.add_argument("--reference-max-agents", type=int, default=10000, metavar="N")
-    alloc.add_argument("--reference-cycles", type=_positive, default=2, metavar="N")
+    alloc.add_argument("--reference-cycles", type=positive_int, default=2, metavar="N")
     alloc.add_argument("--memory-shape", default="50000x1000", metavar="AxF")
     alloc.add_argument("--json", type=Path, metavar="FILE")
     alloc.add_argument("--seed", type=int, default=1)

@@ -13,28 +13,8 @@ import importlib.util
 import json
 from pathlib import Path
 
-from corral.cli.common import host_port
+from corral.cli.common import host_port, non_negative_float, positive_int
 from corral.cli.errors import CliError
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (0 <= value < float("inf")):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
-    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,10 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "load frameworks; measure offers/s, launches/s, latencies and the master's CPU and "
         "memory over --duration seconds after --warmup.",
     )
-    p.add_argument("--agents", type=_count, default=1000, metavar="N")
-    p.add_argument("--frameworks", type=_count, default=50, metavar="M")
-    p.add_argument("--duration", type=_seconds, default=30.0, metavar="SECONDS")
-    p.add_argument("--warmup", type=_seconds, default=5.0, metavar="SECONDS")
+    p.add_argument("--agents", type=positive_int, default=1000, metavar="N")
+    p.add_argument("--frameworks", type=positive_int, default=50, metavar="M")
+    p.add_argument("--duration", type=non_negative_float, default=30.0, metavar="SECONDS")
+    p.add_argument("--warmup", type=non_negative_float, default=5.0, metavar="SECONDS")
     p.add_argument(
         "--mode",
         choices=("launch", "decline"),
@@ -56,9 +36,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="launch: pack short tasks into offers; decline: decline every offer (refuse 0)",
     )
     p.add_argument(
-        "--task-seconds", type=_seconds, default=1.0, metavar="X", help="simulated task length"
+        "--task-seconds",
+        type=non_negative_float,
+        default=1.0,
+        metavar="X",
+        help="simulated task length",
     )
-    p.add_argument("--allocation-interval", type=_seconds, default=1.0, metavar="SECONDS")
+    p.add_argument("--allocation-interval", type=non_negative_float, default=1.0, metavar="SECONDS")
     p.add_argument(
         "--master",
         type=host_port,
@@ -75,14 +59,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--agent-processes",
-        type=_count,
+        type=positive_int,
         default=None,
         metavar="K",
         help="processes hosting the agents (default: one per 2500 agents)",
     )
     p.add_argument(
         "--framework-processes",
-        type=_count,
+        type=positive_int,
         default=None,
         metavar="K",
         help="processes hosting the frameworks (default: one per 100 frameworks)",

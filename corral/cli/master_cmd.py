@@ -6,19 +6,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port
+from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
 from corral.cli.errors import CliError
 from corral.logging import configure
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
-    return value
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,24 +27,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HOST:PORT",
         help=f"HTTP listen address (default {DEFAULT_HTTP})",
     )
-    p.add_argument("--allocation-interval", type=_positive, default=1.0, metavar="SECONDS")
+    p.add_argument("--allocation-interval", type=positive_float, default=1.0, metavar="SECONDS")
     p.add_argument(
         "--agent-timeout",
-        type=_positive,
+        type=positive_float,
         default=15.0,
         metavar="SECONDS",
         help="an agent silent this long is marked unreachable (default 15)",
     )
     p.add_argument(
         "--agent-heartbeat",
-        type=_positive,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="how often agents heartbeat (default: a third of --agent-timeout, at most 5)",
     )
     p.add_argument(
         "--failover-timeout",
-        type=_positive,
+        type=positive_float,
         default=60.0,
         metavar="SECONDS",
         help="default for frameworks that ask for 0 (default 60)",

@@ -6,28 +6,8 @@ import argparse
 import asyncio
 from typing import Any
 
-from corral.cli.common import add_master_arg
+from corral.cli.common import add_master_arg, positive_float, positive_int
 from corral.cli.errors import CliError
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +22,7 @@ def register(subparsers: Any) -> None:
     add_master_arg(hello)
     hello.add_argument(
         "--tasks",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="N",
         help="how many tasks to launch (default 5)",
@@ -50,7 +30,7 @@ def register(subparsers: Any) -> None:
     hello.add_argument("--role", default="*", help="the framework's role (default '*')")
     hello.add_argument(
         "--connect-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=10.0,
         metavar="SECONDS",
         help="give up if the master cannot be reached in this time (default 10)",

@@ -17,7 +17,6 @@ from corral.tasks import TaskReason as TaskReason
 from corral.tasks import TaskSource as TaskSource
 from corral.tasks import TaskState as TaskState
 
-
 # _HOT_PATH: values made once per status update or task are plain slotted dataclasses, treated
 # as immutable by convention. A frozen dataclass sets every field through object.__setattr__,
 # which doubled their construction time in the master's load-test profile.
