@@ -149,21 +149,29 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
 
         return await _answer(context, work)
 
+    async def _caller_only(
+        self,
+        caller: scheduler_pb2.Caller,
+        context: grpc.aio.ServicerContext[Any, Any],
+        kind: str,
+        event: type[ev.Suppress | ev.Revive | ev.Teardown],
+    ) -> scheduler_pb2.CallResponse:
+        """A call whose only argument is its caller."""
+
+        async def work() -> None:
+            await self.rt.call(event(**self._call_fields(caller, kind)))
+
+        return await _answer(context, work)
+
     async def Suppress(
         self, request: scheduler_pb2.SuppressRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(ev.Suppress(**self._call_fields(request.caller, "suppress")))
-
-        return await _answer(context, work)
+        return await self._caller_only(request.caller, context, "suppress", ev.Suppress)
 
     async def Revive(
         self, request: scheduler_pb2.ReviveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(ev.Revive(**self._call_fields(request.caller, "revive")))
-
-        return await _answer(context, work)
+        return await self._caller_only(request.caller, context, "revive", ev.Revive)
 
     async def Kill(
         self, request: scheduler_pb2.KillRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -215,10 +223,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     async def Teardown(
         self, request: scheduler_pb2.TeardownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(ev.Teardown(**self._call_fields(request.caller, "teardown")))
-
-        return await _answer(context, work)
+        return await self._caller_only(request.caller, context, "teardown", ev.Teardown)
 
 
 class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
