@@ -34,6 +34,9 @@ GRPC_OPTIONS = [
     # counts such pings as abuse after its 5-minute default and closes the connection.
     ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
     ("grpc.http2.max_ping_strikes", 0),
+    # gRPC sets SO_REUSEPORT by default: a second master on a busy port would "start" and share
+    # the agents with the first. A busy port must be an error.
+    ("grpc.so_reuseport", 0),
 ]
 
 
@@ -68,7 +71,10 @@ async def start_master(
     scheduler_pb2_grpc.add_SchedulerServicer_to_server(SchedulerServicer(runtime), server)  # type: ignore[no-untyped-call]
     agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(runtime), server)  # type: ignore[no-untyped-call]
     operator_pb2_grpc.add_OperatorServicer_to_server(OperatorServicer(runtime), server)  # type: ignore[no-untyped-call]
-    port = server.add_insecure_port(grpc_address)
+    try:
+        port = server.add_insecure_port(grpc_address)
+    except RuntimeError as exc:  # grpc's way of saying the address is taken or invalid
+        raise OSError(f"cannot listen for gRPC on {grpc_address}: {exc}") from None
     if port == 0:
         raise OSError(f"cannot listen for gRPC on {grpc_address}")
     grpc_host, _ = _split(grpc_address)
@@ -78,7 +84,14 @@ async def start_master(
     await runner.setup()
     http_host, http_port = _split(http_address)
     site = web.TCPSite(runner, http_host, http_port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        # Undo what started, so the process ends cleanly with one line, not a traceback.
+        await runner.cleanup()
+        await server.stop(grace=None)
+        await runtime.stop()
+        raise OSError(f"cannot listen for HTTP on {http_address}: {exc.strerror or exc}") from None
     bound = runner.addresses[0][1] if runner.addresses else http_port
     running = RunningMaster(runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}")
     log.info(
