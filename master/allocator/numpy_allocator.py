@@ -263,6 +263,53 @@ class DrfAllocator:
             return
         self._recover(f, a, list(check_scalars("recover", scalars)))
 
+    def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
+        """``recover`` for each entry, in order, with the rows of ``alloc``, ``role_alloc`` and
+        ``used`` updated in Python floats and written back once: the same IEEE operations in the
+        same order as one ``_recover`` per entry, without numpy calls per entry."""
+        fw_rows, ag_rows = self._frameworks.rows, self._agents.rows
+        alloc: dict[int, Vec] = {}
+        role_alloc: dict[int, Vec] = {}
+        used: dict[int, Vec] = {}
+        book = self.reservations
+        # Validate the whole batch first: a bad entry changes nothing.
+        checked = [(fid, aid, list(check_scalars("recover", x))) for fid, aid, x in returns]
+        for framework_id, agent_id, amounts in checked:
+            f, a = fw_rows.get(framework_id), ag_rows.get(agent_id)
+            if f is None or a is None:
+                continue
+            charges = self.charges[f]
+            charge = charges.get(a)
+            if charge is None:
+                continue
+            back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
+            left = [c - b for c, b in zip(charge, back, strict=True)]
+            if all(x <= 0 for x in left):
+                del charges[a]
+            else:
+                charges[a] = left
+            row = alloc.get(f)
+            if row is None:
+                row = self.alloc[f].tolist()
+            alloc[f] = [x - b for x, b in zip(row, back, strict=True)]
+            r = int(self.fw_role[f])
+            rrow = role_alloc.get(r)
+            if rrow is None:
+                rrow = self.role_alloc[r].tolist()
+            role_alloc[r] = [x - b for x, b in zip(rrow, back, strict=True)]
+            to_res = book.give_back(a, r, back)
+            rest = [b - t for b, t in zip(back, to_res, strict=True)]
+            urow = used.get(a)
+            if urow is None:
+                urow = self.used[a].tolist()
+            used[a] = [u - min(b, u) for u, b in zip(urow, rest, strict=True)]
+        for f, row in alloc.items():
+            self.alloc[f] = row
+        for r, row in role_alloc.items():
+            self.role_alloc[r] = row
+        for a, row in used.items():
+            self.used[a] = row
+
     def _recover(self, f: int, a: int, amounts: Vec) -> None:
         charge = self.charges[f][a]
         back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]

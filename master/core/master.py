@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from corral.resources import Resources, normalize_ranges
-from master.allocator.interface import Allocator
+from master.allocator.interface import Allocator, Scalars
 from master.core import commands as cmd
 from master.core import events as ev
 from master.core.config import MasterConfig
@@ -565,13 +565,18 @@ class MasterCore:
         fw = self._caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
         # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
+        returns: list[tuple[str, str, Scalars]] = []
+        agents: list[str] = []
         for oid in e.offer_ids:
             offer = self.offers.get(oid)
             if offer is None or offer.framework_id != fw.framework_id:
                 continue
-            self._return_offer(offer)
-            if refuse > 0:
-                self.allocator.add_filter(fw.framework_id, offer.agent_id, e.now + refuse)
+            self._return_offer(offer, returns)
+            agents.append(offer.agent_id)
+        self.allocator.recover_many(returns)
+        if refuse > 0:
+            for agent_id in agents:
+                self.allocator.add_filter(fw.framework_id, agent_id, e.now + refuse)
         return []
 
     def _suppress(self, e: ev.Suppress) -> Commands:
@@ -805,18 +810,24 @@ class MasterCore:
         if agent is not None:
             agent.offers.discard(offer.offer_id)
 
-    def _return_offer(self, offer: OfferRecord) -> None:
-        """Decline or rescind: the whole offer goes back to the pool."""
+    def _return_offer(
+        self, offer: OfferRecord, batch: list[tuple[str, str, Scalars]] | None = None
+    ) -> None:
+        """Decline or rescind: the whole offer goes back to the pool (its scalars into
+        ``batch`` for one ``recover_many`` when the caller returns many offers)."""
         self._drop_offer(offer)
         agent = self.agents.get(offer.agent_id)
         if agent is not None:
-            agent.free_ports = normalize_ranges(
-                list(agent.free_ports) + list(offer.resources.ports)
-            )
-            if agent.in_allocator:
-                self.allocator.recover(
-                    offer.framework_id, offer.agent_id, offer.resources.scalars()
+            if offer.resources.ports:
+                agent.free_ports = normalize_ranges(
+                    list(agent.free_ports) + list(offer.resources.ports)
                 )
+            if agent.in_allocator:
+                entry = (offer.framework_id, offer.agent_id, offer.resources.scalars())
+                if batch is None:
+                    self.allocator.recover(*entry)
+                else:
+                    batch.append(entry)
 
     def _rescind_framework_offers(self, fw: FrameworkRecord, sid: str, notify: bool) -> Commands:
         ids = sorted(fw.offers)

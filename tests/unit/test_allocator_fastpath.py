@@ -67,9 +67,12 @@ def test_fast_path_matches_reference(walks: list[int], data: st.DataObject) -> N
         plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)))
         offered = offered or bool(plan)
         twin.compare_explain(now)
+        batch = []  # declines travel in one recover_many, as the master sends them
         for a in plan:
             action = data.draw(st.sampled_from(["decline", "filter", "keep", "part"]))
-            if action in ("decline", "filter"):
+            if action == "decline":
+                batch.append((a.framework_id, a.agent_id, a.scalars))
+            if action == "filter":
                 twin.recover(a.framework_id, a.agent_id, a.scalars)
             if action == "filter":
                 twin.both(
@@ -80,6 +83,10 @@ def test_fast_path_matches_reference(walks: list[int], data: st.DataObject) -> N
                 )
             if action == "part":
                 twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
+        twin.both("recover_many", batch)
+        for fid, aid, amounts in batch:
+            c = twin.charges[(fid, aid)]
+            twin.charges[(fid, aid)] = [x - min(x, y) for x, y in zip(c, amounts, strict=True)]
         if data.draw(st.integers(0, 4)) == 0:
             fid = data.draw(st.sampled_from(sorted(twin.roles)))
             twin.both("set_suppressed", fid, data.draw(st.booleans()))
@@ -94,3 +101,15 @@ def test_fast_path_not_taken_with_two_roles(walks: list[int]) -> None:
     twin.both("add_framework", "f1", "batch")
     twin.cycle(1.0, seed=1)
     assert walks == []
+
+
+def test_recover_many_with_a_bad_entry_changes_nothing() -> None:
+    twin = Twin()
+    twin.both("add_agent", "a0", (4.0, 1024.0, 0.0, 0.0), {}, [], None)
+    twin.both("add_framework", "f0", "*")
+    [offer] = twin.cycle(1.0, seed=1)
+    for alloc in (twin.ref, twin.fast):
+        with pytest.raises(ValueError, match="recover"):
+            alloc.recover_many([("f0", "a0", offer.scalars), ("f0", "a0", (-1.0, 0.0, 0.0, 0.0))])
+    # Nothing was returned: the agent is still fully charged, so nothing is offered.
+    assert twin.cycle(2.0, seed=2) == []
