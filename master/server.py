@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import signal
 from dataclasses import dataclass
@@ -111,7 +112,13 @@ async def serve_forever(
     allocator: str,
     ready_file: Path | None,
 ) -> None:
+    # The master keeps hundreds of thousands of long-lived objects (agents, tasks, offers):
+    # with CPython's default thresholds a full collection every few seconds walks all of them
+    # and stalls the core task (allocation cycle p99 ~0.9 s at 10k agents). Collect young
+    # objects less often, and move what exists at start-up out of the collector's way.
+    gc.set_threshold(50_000, 20, 100)
     master = await start_master(config, grpc_address, http_address, allocator)
+    gc.freeze()
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")
         tmp.write_text(

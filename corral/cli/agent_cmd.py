@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import math
 import signal
 import socket
@@ -135,6 +136,9 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
 def run(args: argparse.Namespace) -> int:
     configs = build_configs(args)
     configure(args.log_level)
+    # Thousands of simulated agents are long-lived objects; fewer young-generation collections
+    # keep full collections from stalling every stream in the process (as in the master).
+    gc.set_threshold(50_000, 20, 100)
     try:
         return asyncio.run(_run_agents(configs))
     except WorkDirBusy as exc:
