@@ -50,7 +50,6 @@ from master.core.types import (
     Status,
     TaskReason,
     TaskSource,
-    TaskSpec,
     TaskState,
 )
 
@@ -342,7 +341,7 @@ class MasterCore:
                         message="framework failed over to a new connection",
                     )
                 )
-            out += self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+            self._take_back_offers(fw)
             if fw.spec != spec:
                 self._replace_in_allocator(fw, spec)
             fw.spec = spec
@@ -419,13 +418,13 @@ class MasterCore:
         )
         fw.connection = None
         fw.disconnected_at = e.now
-        out = self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+        self._take_back_offers(fw)
         self.allocator.set_suppressed(fw.framework_id, True)
-        out.append(self._event(e, "framework_disconnected", fw.framework_id, ""))
-        return out
+        return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
-        out = self._rescind_framework_offers(fw, e.stimulus_id, notify=False)
+        self._take_back_offers(fw)
+        out: Commands = []
         for task in list(fw.tasks.values()):
             agent = self.agents.get(task.agent_id)
             if agent is not None and agent.connection is not None:
@@ -829,23 +828,22 @@ class MasterCore:
                 else:
                     batch.append(entry)
 
-    def _rescind_framework_offers(self, fw: FrameworkRecord, sid: str, notify: bool) -> Commands:
-        ids = sorted(fw.offers)
-        for oid in ids:
-            self._return_offer(self.offers[oid])
-        if notify and ids and fw.connection is not None:
-            return [
-                cmd.SendRescind(stimulus_id=sid, framework_id=fw.framework_id, offer_ids=tuple(ids))
-            ]
-        return []
+    def _take_back_offers(self, fw: FrameworkRecord) -> None:
+        """The framework's stream is gone or replaced: its offers return without a RESCIND."""
+        returns: list[tuple[str, str, Scalars]] = []
+        for oid in sorted(fw.offers):
+            self._return_offer(self.offers[oid], returns)
+        self.allocator.recover_many(returns)
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
         per_fw: dict[str, list[str]] = defaultdict(list)
+        returns: list[tuple[str, str, Scalars]] = []
         for oid in sorted(agent.offers):
             offer = self.offers[oid]
-            self._return_offer(offer)
+            self._return_offer(offer, returns)
             per_fw[offer.framework_id].append(oid)
+        self.allocator.recover_many(returns)
         out: Commands = []
         for fw_id, ids in per_fw.items():
             fw = self.frameworks.get(fw_id)
@@ -907,8 +905,3 @@ class MasterCore:
             "reasons": dict(explanation.reasons),
             "details": dict(explanation.details),
         }
-
-
-def task_spec_from(task_id: str, name: str, resources: Resources) -> TaskSpec:
-    """A TaskSpec without a wire message, for tests and simulations."""
-    return TaskSpec(task_id=task_id, name=name, resources=resources)
