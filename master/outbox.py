@@ -25,14 +25,13 @@ MAX_BATCH = 5000
 class Outbox:
     framework_msgs: dict[str, list[scheduler_pb2.Event]] = field(default_factory=dict)
     stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)
-    subscribed: list[tuple[int, str, str]] = field(default_factory=list)  # conn, fw, stream
+    subscribed: list[tuple[str, str]] = field(default_factory=list)  # framework, stream
     agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
     conn_msgs: list[tuple[int, agent_pb2.MasterMessage | None]] = field(default_factory=list)
     cluster_events: list[cmd.ClusterEvent] = field(default_factory=list)
     offers_sent: int = 0
     rescinded: int = 0
     launched: int = 0
-    forwarded: list[cmd.SendUpdates] = field(default_factory=list)
     # id(status) -> (status, the wire message it was decoded from); see MasterRuntime.
     wire: dict[int, tuple[Status, pb.TaskStatus]] = field(default_factory=dict)
     # The UPDATE message still open for more statuses, per framework (the last one queued).
@@ -44,7 +43,6 @@ class Outbox:
 
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
-            self.forwarded.append(c)
             update = self._open_update.get(c.framework_id)
             if update is None or len(update.statuses) >= MAX_BATCH:
                 event = scheduler_pb2.Event(update=scheduler_pb2.Update())
@@ -79,7 +77,7 @@ class Outbox:
                     scheduler_pb2.Event(rescind=scheduler_pb2.Rescind(offer_ids=c.offer_ids))
                 )
         elif isinstance(c, cmd.SendSubscribed):
-            self.subscribed.append((c.connection, c.framework_id, c.stream_id))
+            self.subscribed.append((c.framework_id, c.stream_id))
         elif isinstance(c, cmd.CloseFrameworkStream):
             self.stream_msgs.append(
                 (c.stream_id, scheduler_pb2.Event(error=scheduler_pb2.Error(message=c.message)))

@@ -96,14 +96,10 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                 )
             except CallRejected as exc:
                 await context.abort(_CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
-            while True:
-                if stream.failed:
-                    yield scheduler_pb2.Event(error=scheduler_pb2.Error(message=stream.failed))
-                    return
-                msg = await stream.queue.get()
-                if msg is None:
-                    return
+            async for msg in stream.messages():
                 yield msg
+            if stream.failed:
+                yield scheduler_pb2.Event(error=scheduler_pb2.Error(message=stream.failed))
         finally:
             rt.forget_framework_stream(stream_id)
             rt.submit(
@@ -269,12 +265,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         )
         reader = asyncio.create_task(self._read(request_iterator, agent_id, connection, stream))
         try:
-            while True:
-                if stream.failed:
-                    return
-                msg = await stream.queue.get()
-                if msg is None:
-                    return
+            async for msg in stream.messages():
                 yield msg
         finally:
             reader.cancel()
@@ -333,9 +324,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
-            # The agent's side ended: end ours so the handler returns.
-            if not stream.queue.full():
-                stream.queue.put_nowait(None)
+            stream.end()  # the agent's side ended: end ours so the handler returns
 
 
 class OperatorServicer(operator_pb2_grpc.OperatorServicer):

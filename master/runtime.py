@@ -14,7 +14,7 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -56,6 +56,19 @@ class OutStream:
             # The peer does not keep up: end the stream rather than grow without bound.
             self.failed = "the stream fell too far behind"
 
+    def end(self) -> None:
+        """Make ``messages()`` stop after what is queued (a full queue has failed already)."""
+        if not self.queue.full():
+            self.queue.put_nowait(None)
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """What to write to the peer, until ``end()`` or a failure (see ``failed``)."""
+        while not self.failed:
+            msg = await self.queue.get()
+            if msg is None:
+                return
+            yield msg
+
 
 @dataclass
 class _Query:
@@ -82,8 +95,10 @@ class MasterRuntime:
         self._seq = itertools.count(1)
         self.framework_streams: dict[str, OutStream] = {}  # by stream id
         self._stream_of_framework: dict[str, str] = {}
+        self._framework_of_stream: dict[str, str] = {}
         self.agent_streams: dict[int, OutStream] = {}  # by connection
         self._connection_of_agent: dict[str, int] = {}
+        self._agent_of_connection: dict[int, str] = {}
         self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[None]] = []
@@ -143,7 +158,7 @@ class MasterRuntime:
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for stream in list(self.framework_streams.values()) + list(self.agent_streams.values()):
-            stream.queue.put_nowait(None) if not stream.queue.full() else None
+            stream.end()
 
     async def _allocation_loop(self) -> None:
         # The next cycle is queued only after the previous one was handled, so cycles never
@@ -307,11 +322,12 @@ class MasterRuntime:
             child.inc(n)
 
     def _flush(self, outbox: Outbox) -> None:
-        for _conn, fw_id, stream_id in outbox.subscribed:
+        for fw_id, stream_id in outbox.subscribed:
             stream = self.framework_streams.get(stream_id)
             if stream is None:
                 continue
             self._stream_of_framework[fw_id] = stream_id
+            self._framework_of_stream[stream_id] = fw_id
             stream.put(
                 scheduler_pb2.Event(
                     subscribed=scheduler_pb2.Subscribed(
@@ -338,6 +354,7 @@ class MasterRuntime:
                 continue
             if amsg is not None and amsg.HasField("registered"):
                 self._connection_of_agent[amsg.registered.agent_id] = conn
+                self._agent_of_connection[conn] = amsg.registered.agent_id
                 amsg.registered.master_id = self.master_id
                 amsg.registered.heartbeat_interval_seconds = self.config.agent_heartbeat_interval
             astream.put(amsg)
@@ -371,17 +388,19 @@ class MasterRuntime:
         m.offers_rescinded.inc(outbox.rescinded)
         m.tasks_launched.inc(outbox.launched)
 
+    # Reverse maps keep these O(1): a scan of every agent per disconnect made a reconnect storm
+    # of N agents cost N² on the core task.
     def forget_framework_stream(self, stream_id: str) -> None:
         self.framework_streams.pop(stream_id, None)
-        for fw_id, sid in list(self._stream_of_framework.items()):
-            if sid == stream_id:
-                del self._stream_of_framework[fw_id]
+        fw_id = self._framework_of_stream.pop(stream_id, None)
+        if fw_id is not None and self._stream_of_framework.get(fw_id) == stream_id:
+            del self._stream_of_framework[fw_id]
 
     def forget_agent_connection(self, connection: int) -> None:
         self.agent_streams.pop(connection, None)
-        for agent_id, conn in list(self._connection_of_agent.items()):
-            if conn == connection:
-                del self._connection_of_agent[agent_id]
+        agent_id = self._agent_of_connection.pop(connection, None)
+        if agent_id is not None and self._connection_of_agent.get(agent_id) == connection:
+            del self._connection_of_agent[agent_id]
 
     def refresh_gauges(self) -> None:
         """Set the state gauges from the core (called by the core task, via query)."""
