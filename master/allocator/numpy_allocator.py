@@ -14,7 +14,7 @@ row of the masks and the DRF order among them from one ``lexsort``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -214,8 +214,7 @@ class DrfAllocator:
 
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
-        for a, charge in list(self.charges[f].items()):
-            self._recover(f, a, charge)
+        self._recover([(f, a, charge) for a, charge in self.charges[f].items()])
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -257,27 +256,28 @@ class DrfAllocator:
         self._charge(f, a, list(check_scalars("allocate", scalars)))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
-        f = self._frameworks.rows.get(framework_id)
-        a = self._agents.rows.get(agent_id)
-        if f is None or a is None or a not in self.charges[f]:
-            return
-        self._recover(f, a, list(check_scalars("recover", scalars)))
+        self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
-        """``recover`` for each entry, in order, with the rows of ``alloc``, ``role_alloc`` and
-        ``used`` updated in Python floats and written back once: the same IEEE operations in the
-        same order as one ``_recover`` per entry, without numpy calls per entry."""
+        # Validate the whole batch first: a bad entry changes nothing.
+        checked = [(fid, aid, list(check_scalars("recover", x))) for fid, aid, x in returns]
         fw_rows, ag_rows = self._frameworks.rows, self._agents.rows
+        rows = []
+        for framework_id, agent_id, amounts in checked:
+            f, a = fw_rows.get(framework_id), ag_rows.get(agent_id)
+            if f is not None and a is not None:  # else already gone with its framework/agent
+                rows.append((f, a, amounts))
+        self._recover(rows)
+
+    def _recover(self, returns: Iterable[tuple[int, int, Vec]]) -> None:
+        """Give back charges in order. The rows of ``alloc``, ``role_alloc`` and ``used`` are
+        updated in Python floats and written back once: the same IEEE operations in the same
+        order as one numpy update per entry, without numpy calls per entry."""
         alloc: dict[int, Vec] = {}
         role_alloc: dict[int, Vec] = {}
         used: dict[int, Vec] = {}
         book = self.reservations
-        # Validate the whole batch first: a bad entry changes nothing.
-        checked = [(fid, aid, list(check_scalars("recover", x))) for fid, aid, x in returns]
-        for framework_id, agent_id, amounts in checked:
-            f, a = fw_rows.get(framework_id), ag_rows.get(agent_id)
-            if f is None or a is None:
-                continue
+        for f, a, amounts in returns:
             charges = self.charges[f]
             charge = charges.get(a)
             if charge is None:
@@ -309,21 +309,6 @@ class DrfAllocator:
             self.role_alloc[r] = row
         for a, row in used.items():
             self.used[a] = row
-
-    def _recover(self, f: int, a: int, amounts: Vec) -> None:
-        charge = self.charges[f][a]
-        back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
-        left = [c - b for c, b in zip(charge, back, strict=True)]
-        if all(x <= 0 for x in left):
-            del self.charges[f][a]
-        else:
-            self.charges[f][a] = left
-        self.alloc[f] -= back
-        self.role_alloc[self.fw_role[f]] -= back
-        to_res = self.reservations.give_back(a, int(self.fw_role[f]), back)
-        rest = [b - t for b, t in zip(back, to_res, strict=True)]
-        used = self.used[a].tolist()
-        self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
         charges = self.charges[f]
