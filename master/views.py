@@ -73,9 +73,6 @@ def state_json(core: MasterCore) -> dict[str, Any]:
         )
     frameworks = []
     for f in core.frameworks.values():
-        used = Resources()
-        for t in f.tasks.values():
-            used = used + t.spec.resources
         frameworks.append(
             {
                 "id": f.framework_id,
@@ -87,7 +84,7 @@ def state_json(core: MasterCore) -> dict[str, Any]:
                 "tasks": len(f.tasks),
                 "offers": len(f.offers),
                 "pending_updates": len(f.pending),
-                "used": _resources_json(used),
+                "used": _resources_json(f.used),
                 "registered_at": f.registered_at,
             }
         )
@@ -140,10 +137,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
             f.spec.principal,
         )
         fi.failover_timeout = f.spec.failover_timeout
-        used = Resources()
-        for t in f.tasks.values():
-            used = used + t.spec.resources
-        convert.resources_to_pb(used, fentry.used)
+        convert.resources_to_pb(f.used, fentry.used)
         convert.resources_to_pb(_offered(core, f.offers), fentry.offered)
     for t in _all_tasks(core):
         tentry = state.tasks.add()

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from corral.resources import Resources
 from master.core.states import AgentState, FrameworkState
 from master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
+
+
+def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
+    total = Resources()
+    for task in tasks:
+        total = total + task.spec.resources
+    return total
 
 
 @dataclass(slots=True)  # immutable by convention; not frozen for speed (see types._HOT_PATH)
@@ -53,10 +61,7 @@ class AgentRecord:
 
     @property
     def used(self) -> Resources:
-        total = Resources()
-        for task in self.tasks.values():
-            total = total + task.spec.resources
-        return total
+        return tasks_resources(self.tasks.values())
 
 
 @dataclass(slots=True)
@@ -82,3 +87,7 @@ class FrameworkRecord:
     @property
     def framework_id(self) -> str:
         return self.spec.framework_id
+
+    @property
+    def used(self) -> Resources:
+        return tasks_resources(self.tasks.values())
