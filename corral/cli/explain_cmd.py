@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-import grpc
-
 from corral.cli.common import add_master_arg
-from corral.cli.errors import CliError
-from corral.v1 import operator_pb2, operator_pb2_grpc
+from corral.cli.operator_client import call_operator
+from corral.v1 import operator_pb2
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,17 +20,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    with grpc.insecure_channel(args.master) as channel:
-        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
-        try:
-            e: operator_pb2.Explanation = stub.Explain(
-                operator_pb2.ExplainRequest(framework_id=args.framework_id),
-                timeout=args.timeout,
-                wait_for_ready=True,
-            )
-        except grpc.RpcError as exc:
-            detail = exc.details() if hasattr(exc, "details") else str(exc)
-            raise CliError(f"master at {args.master}: {detail}") from None
+    e: operator_pb2.Explanation = call_operator(
+        args.master,
+        "Explain",
+        operator_pb2.ExplainRequest(framework_id=args.framework_id),
+        args.timeout,
+    )
     details = json.loads(e.details_json or "{}")
     if args.output == "json":
         record = {

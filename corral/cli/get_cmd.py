@@ -6,12 +6,11 @@ import argparse
 import json
 from typing import Any
 
-import grpc
 from google.protobuf.json_format import MessageToDict
 
 from corral.cli.common import add_master_arg
-from corral.cli.errors import CliError
-from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
+from corral.cli.operator_client import call_operator
+from corral.v1 import common_pb2, operator_pb2
 
 KINDS = ("agents", "frameworks", "tasks", "offers")
 
@@ -26,20 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def fetch_state(master: str, timeout: float) -> operator_pb2.State:
-    with grpc.insecure_channel(master) as channel:
-        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
-        try:
-            state: operator_pb2.State = stub.GetState(
-                operator_pb2.GetStateRequest(), timeout=timeout, wait_for_ready=True
-            )
-        except grpc.RpcError as exc:
-            code = exc.code() if hasattr(exc, "code") else None
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise CliError(
-                    f"no answer from the master at {master} within {timeout:g}s"
-                ) from None
-            detail = exc.details() if hasattr(exc, "details") else str(exc)
-            raise CliError(f"master at {master}: {detail}") from None
+    state: operator_pb2.State = call_operator(
+        master, "GetState", operator_pb2.GetStateRequest(), timeout
+    )
     return state
 
 
