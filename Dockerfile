@@ -38,7 +38,8 @@ RUN if ls /dist/corral-*.whl >/dev/null 2>&1; then \
 FROM ${BASE_IMAGE}
 ENV PATH=/opt/corral/bin:$PATH \
     PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    NUMBA_CACHE_DIR=/var/lib/corral/numba-cache
 # A fixed uid so named volumes keep their owner across image rebuilds.
 RUN groupadd --system --gid 10001 corral \
     && useradd --system --uid 10001 --gid corral --home-dir /var/lib/corral --shell /usr/sbin/nologin corral \
@@ -48,6 +49,8 @@ COPY --from=build /opt/corral /opt/corral
 COPY scripts/docker_healthcheck.py /usr/local/bin/corral-healthcheck
 USER corral
 WORKDIR /var/lib/corral
+# Compile the allocator's numba loops into the image, so a master starts in a second, not four.
+RUN python3 -c "from master.allocator import DrfAllocator; DrfAllocator()"
 EXPOSE 5050 5080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python3", "/usr/local/bin/corral-healthcheck"]

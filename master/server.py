@@ -64,7 +64,7 @@ async def start_master(
     config: MasterConfig,
     grpc_address: str,
     http_address: str,
-    allocator: str = "numpy",
+    allocator: str = "numba",
     seed: int | None = None,
 ) -> RunningMaster:
     runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)

@@ -49,7 +49,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="default for frameworks that ask for 0 (default 60)",
     )
-    p.add_argument("--allocator", choices=("numpy", "reference"), default="numpy")
+    p.add_argument(
+        "--allocator",
+        choices=("numba", "numpy", "reference"),
+        default="numba",
+        help="numba: the DRF allocator with its walk compiled (default); numpy: the same "
+        "decisions without a compiler; reference: the plain-Python specification (slow)",
+    )
     p.add_argument(
         "--ready-file",
         type=Path,

@@ -1,23 +1,24 @@
 """Corral's allocator: hierarchical weighted DRF behind the ``Allocator`` protocol.
 
-``make_allocator("numpy")`` is what the master uses; ``"reference"`` is the plain-Python
-specification the numpy allocator is tested against.
+``make_allocator("numba")`` is what the master uses: the numpy allocator whose common-case walk
+is compiled with numba. ``"numpy"`` is the same allocator with that walk in Python (no compiler),
+and ``"reference"`` the plain-Python specification both are tested against.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from master.allocator.interface import Allocation, Allocator, Explanation, Scalars
+from master.allocator.interface import Allocation, Allocator, Explanation, Plan, Scalars
 from master.allocator.numpy_allocator import DrfAllocator
 from master.allocator.options import AllocatorOptions, make_options
 from master.allocator.reference import ReferenceAllocator
 
-KINDS: tuple[str, ...] = ("numpy", "reference")
+KINDS: tuple[str, ...] = ("numba", "numpy", "reference")
 
 
 def make_allocator(
-    kind: str = "numpy",
+    kind: str = "numba",
     *,
     min_allocatable: Mapping[str, float] | None = None,
     fairness_exclude: Iterable[str] | None = None,
@@ -27,8 +28,8 @@ def make_allocator(
     options = make_options(min_allocatable, fairness_exclude)
     if kind == "reference":
         return ReferenceAllocator(options)
-    if kind == "numpy":
-        return DrfAllocator(options)
+    if kind in ("numba", "numpy"):
+        return DrfAllocator(options, kernel="numba" if kind == "numba" else "numpy")
     raise ValueError(f"unknown allocator kind {kind!r} (known: {', '.join(KINDS)})")
 
 
@@ -39,6 +40,7 @@ __all__ = [
     "AllocatorOptions",
     "DrfAllocator",
     "Explanation",
+    "Plan",
     "ReferenceAllocator",
     "Scalars",
     "make_allocator",

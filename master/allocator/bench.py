@@ -21,14 +21,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from master.allocator.interface import Allocation
+from master.allocator.interface import Plan
 from master.allocator.numpy_allocator import DrfAllocator
 from master.allocator.reference import ReferenceAllocator
 
 AGENT = (24.0, 4096.0, 4096.0, 0.0)
 RUNNING = (16.0, 2014.0, 1024.0, 0.0)
 LONG = 1e12  # refuse filter expiry: "forever" for the benchmark
-Plan = list[tuple[str, str, tuple[float, ...]]]
+PlanRows = list[tuple[str, str, tuple[float, ...]]]
 
 
 @dataclass
@@ -57,7 +57,7 @@ class PhaseTimes:
     offer_ms: list[float] = field(default_factory=list)
     piled_ms: list[float] = field(default_factory=list)
     offers: list[int] = field(default_factory=list)
-    plans: list[Plan] = field(default_factory=list)
+    plans: list[PlanRows] = field(default_factory=list)
 
 
 Alloc = DrfAllocator | ReferenceAllocator
@@ -77,13 +77,13 @@ def build(alloc: Alloc, agents: int, frameworks: int) -> tuple[list[str], list[s
 Clock = Callable[[], float]
 
 
-def _timed(alloc: Alloc, now: float, seed: int, clock: Clock) -> tuple[float, list[Allocation]]:
+def _timed(alloc: Alloc, now: float, seed: int, clock: Clock) -> tuple[float, Plan]:
     start = clock()
     plan = alloc.cycle(now, seed)
     return (clock() - start) * 1000.0, plan
 
 
-def _decline(alloc: Alloc, plan: list[Allocation], now: float) -> None:
+def _decline(alloc: Alloc, plan: Plan, now: float) -> None:
     by_framework: dict[str, list[str]] = {}
     for offer in plan:
         alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)

@@ -73,4 +73,4 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
         "drf_position": position,
         "eligible_agents": len(eligible),
     }
-    return Explanation(framework_id, alloc._last_offered.get(f, 0), reasons, details)
+    return Explanation(framework_id, alloc.last_offered(f), reasons, details)

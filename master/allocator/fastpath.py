@@ -3,7 +3,9 @@
 When every active framework is in one role and no role has a guarantee, no role a limit, no
 walked agent reservations or PreferNoSchedule taints, the reference's rules reduce to: each agent
 in walk order offers all its unreserved free resources to the first eligible framework in
-(dominant share, arrival) order, whose share then grows. Exactly the same decisions, but:
+(dominant share, arrival) order, whose share then grows. Exactly the same decisions, made by
+one of two walks (``DrfAllocator.kernel``): ``kernel.py``, compiled with numba (the master's
+default), and ``_walk_numpy`` below, which needs no compiler. The numpy walk, in Python:
 
 - The order is one sorted list of (share, seq, framework), kept sorted by moving only the
   framework just charged (``bisect``), instead of a ``lexsort`` of the eligible frameworks for
@@ -19,22 +21,35 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator import drf
+from master.allocator import drf, kernel
 
 if TYPE_CHECKING:
     from master.allocator.numpy_allocator import DrfAllocator
 
 Vec = list[float]
+F64 = npt.NDArray[np.float64]
+
+
+class Walked(NamedTuple):
+    """A walk's offers as parallel arrays: framework row, agent row, scalars [n, 4]."""
+
+    frameworks: npt.NDArray[np.intp]
+    agents: npt.NDArray[np.intp]
+    offers: npt.NDArray[np.float64]
+
+
 _PROBE = 4  # head entries checked one by one before a vector lookup
 _CHUNK_MAX = 512
 
 
-def applies(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> bool:
+def applies(al: DrfAllocator, m: int) -> bool:
+    """The rules on frameworks and roles; the caller checks the candidates' reservations and
+    soft taints (it has them from its selection)."""
     active = np.flatnonzero(al.fw_active[:m])
     if not len(active):
         return False
@@ -43,15 +58,39 @@ def applies(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> bool:
         return False
     if any(any(g > 0 for g in gs) for gs in al.guarantee):
         return False
-    if any(not math.isinf(x) for x in al.limit[int(roles[0])]):
-        return False
-    if bool(al.reservations.free_sum[candidates].any()):
-        return False
-    return not bool(al.placement.has_soft_taints[candidates].any())
+    return all(math.isinf(x) for x in al.limit[int(roles[0])])
 
 
-def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> list[tuple[int, int, Vec]]:
-    """(framework, agent, offer) in walk order; charges the allocator as it goes."""
+def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64, m: int) -> Walked:
+    """(frameworks, agents, offers) in walk order; charges the allocator as it goes.
+    ``free[i]``: what candidate i has free (all of it is offered)."""
+    if al.kernel == "numba":
+        return _walk_compiled(al, candidates, free, m)
+    return _walk_numpy(al, candidates, free, m)
+
+
+def _walk_compiled(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64, m: int) -> Walked:
+    cols = np.asarray(drf.fair_columns(al.cluster, al._fair), dtype=np.intp)
+    active = np.flatnonzero(al.fw_active[:m])
+    share = np.zeros(m)
+    share[active] = drf.shares(al.alloc[active], al.cluster, cols.tolist())
+    seq = np.ascontiguousarray(al.fw_seq[:m])
+    order = active[np.lexsort((seq[active], share[active]))]
+    role = int(al.fw_role[active[0]])
+    idx, frameworks = kernel.walk(
+        candidates, free, al.placement.ok, al.filters.active, order, share, seq,
+        al.alloc, al.role_alloc[role], al.cluster, cols, al.used,
+    )  # fmt: skip
+    agents = candidates[idx]
+    offers = free[idx]
+    al.charges.add(frameworks, agents, offers)
+    return Walked(frameworks, agents, offers)
+
+
+def _walk_numpy(
+    al: DrfAllocator, candidates: npt.NDArray[np.intp], free_rows: F64, m: int
+) -> Walked:
+    """The same walk in Python over the numpy masks (no compiler needed)."""
     cols = drf.fair_columns(al.cluster, al._fair)
     total = al.cluster.tolist()
     active = np.flatnonzero(al.fw_active[:m])
@@ -61,7 +100,7 @@ def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> list[tup
     key_of = {k[2]: k for k in keys}
     ok, filtered = al.placement.ok, al.filters.active
     agents = candidates.tolist()
-    free = np.maximum(al.capacity[candidates] - al.used[candidates], 0.0).tolist()
+    free = free_rows.tolist()
 
     # Charges are added up in Python floats in the same order as ``DrfAllocator._charge`` adds
     # them in numpy (IEEE doubles either way, so bit-identical) and written back at the end.
@@ -113,11 +152,6 @@ def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> list[tup
             row = al.alloc[f].tolist()
         row = rows_of[f] = [x + y for x, y in zip(row, offer, strict=True)]
         role_row = [x + y for x, y in zip(role_row, offer, strict=True)]
-        charges = al.charges[f]
-        charge = charges.get(a)
-        charges[a] = (
-            offer if charge is None else [c + x for c, x in zip(charge, offer, strict=True)]
-        )
         old = key_of[f]
         del keys[bisect_left(keys, old)]
         new = (drf.share(row, total, cols), old[1], f)
@@ -128,8 +162,11 @@ def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], m: int) -> list[tup
     for f, row in rows_of.items():
         al.alloc[f] = row
     al.role_alloc[role] = role_row
-    if out:
-        # Every walked agent is charged once at most: one addition, as _charge makes.
-        charged_rows = np.fromiter((a for _, a, _ in out), dtype=np.intp, count=len(out))
-        al.used[charged_rows] += np.array([o for _, _, o in out])
-    return out
+    n = len(out)
+    frameworks = np.fromiter((f for f, _, _ in out), dtype=np.intp, count=n)
+    agents = np.fromiter((a for _, a, _ in out), dtype=np.intp, count=n)
+    offers = np.array([o for _, _, o in out], dtype=np.float64).reshape(n, 4)
+    # Every walked agent is charged once at most: one addition, as _charge makes.
+    al.used[agents] += offers
+    al.charges.add(frameworks, agents, offers)
+    return Walked(frameworks, agents, offers)

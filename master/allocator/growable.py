@@ -29,14 +29,28 @@ def grow_cols(array: npt.NDArray[Any], cols: int, fill: Any) -> npt.NDArray[Any]
 
 
 class RowIndex:
-    """Dense row numbers for string ids; freed rows are reused (lowest first)."""
+    """Dense row numbers for string ids; freed rows are reused (lowest first).
+
+    ``table()`` hands out the id list itself; the next change copies it first, so a table
+    handed out (inside a cycle's plan) keeps naming the rows as they were."""
 
     def __init__(self) -> None:
         self.rows: dict[str, int] = {}
         self.ids: list[str | None] = []
         self._free: list[int] = []
+        self._shared = False
+
+    def table(self) -> list[str | None]:
+        self._shared = True
+        return self.ids
+
+    def _writable(self) -> None:
+        if self._shared:
+            self.ids = list(self.ids)
+            self._shared = False
 
     def add(self, key: str) -> int:
+        self._writable()
         if self._free:
             self._free.sort(reverse=True)
             row = self._free.pop()
@@ -48,6 +62,7 @@ class RowIndex:
         return row
 
     def remove(self, key: str) -> int:
+        self._writable()
         row = self.rows.pop(key)
         self.ids[row] = None
         self._free.append(row)

@@ -14,16 +14,20 @@ row of the masks and the DRF order among them from one ``lexsort``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from corral.placement import AttributeConstraint, Taint, Toleration
 from master.allocator import drf, fastpath
+from master.allocator import kernel as compiled
+from master.allocator.charges import ChargeBook, give_back
+from master.allocator.charges import warm as warm_charges
 from master.allocator.explain import explain
 from master.allocator.growable import RowIndex, grow_rows
-from master.allocator.interface import Allocation, Explanation, Scalars
+from master.allocator.interface import Explanation, Plan, Scalars
 from master.allocator.masks import draining, suppression
 from master.allocator.masks.filters import FilterMatrix
 from master.allocator.masks.placement import PlacementMask
@@ -34,12 +38,20 @@ Vec = list[float]
 F64 = npt.NDArray[np.float64]
 INF = math.inf
 _START = 64
+Kernel = Literal["numba", "numpy"]
+KERNELS: tuple[Kernel, ...] = ("numba", "numpy")
 
 
 class DrfAllocator:
     """Hierarchical weighted DRF over numpy arrays; decisions identical to ReferenceAllocator."""
 
-    def __init__(self, options: AllocatorOptions | None = None) -> None:
+    def __init__(self, options: AllocatorOptions | None = None, kernel: Kernel = "numba") -> None:
+        if kernel not in KERNELS:
+            raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
+        warm_charges()
+        if kernel == "numba":
+            compiled.warm()
+        self.kernel = kernel
         self.options = options or AllocatorOptions()
         self._min = list(self.options.min_vector())
         self._fair = self.options.fair_indices()
@@ -60,7 +72,7 @@ class DrfAllocator:
         self.fw_alive = np.zeros(_START, dtype=np.bool_)
         self.suppressed = np.zeros(_START, dtype=np.bool_)
         self.fw_active = np.zeros(_START, dtype=np.bool_)
-        self.charges: dict[int, dict[int, Vec]] = {}
+        self.charges = ChargeBook()
         # roles
         self.role_names: list[str] = []
         self._role_index: dict[str, int] = {}
@@ -75,7 +87,7 @@ class DrfAllocator:
         self.cluster = np.zeros(4)
         self._seq = 0
         self._agent_order: npt.NDArray[np.intp] | None = None
-        self._last_offered: dict[int, int] = {}
+        self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
 
     # ---- sizing -------------------------------------------------------------------------------
 
@@ -99,7 +111,7 @@ class DrfAllocator:
     def state_bytes(self) -> int:
         """Bytes held in the allocator's arrays (the benchmark reports it)."""
         arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
-        for holder in (self.filters, self.placement, self.reservations):
+        for holder in (self.filters, self.placement, self.reservations, self.charges):
             arrays += [v for v in vars(holder).values() if isinstance(v, np.ndarray)]
         return int(sum(a.nbytes for a in arrays))
 
@@ -173,11 +185,11 @@ class DrfAllocator:
 
     def remove_agent(self, agent_id: str) -> None:
         a = self._agent(agent_id)
-        for f, charges in self.charges.items():
-            charge = charges.pop(a, None)
-            if charge is not None:
-                self.alloc[f] -= charge
-                self.role_alloc[self.fw_role[f]] -= charge
+        frameworks, charged = self.charges.of_agent(a)
+        for f, charge in zip(frameworks.tolist(), charged, strict=True):
+            self.alloc[f] -= charge
+            self.role_alloc[self.fw_role[f]] -= charge
+        self.charges.drop(frameworks, np.full(len(frameworks), a, dtype=np.int64))
         self._agents.remove(agent_id)
         self.cluster -= self.total[a]
         self.agent_alive[a] = False
@@ -207,21 +219,22 @@ class DrfAllocator:
         self.fw_role[f], self.fw_seq[f] = r, self._seq
         self._seq += 1
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
-        self.charges[f] = {}
         self.filters.clear_framework(f)
         self.placement.set_framework(f, tolerations, constraints, self._live_agents())
         self._column_delta(f, +1)
 
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
-        self._recover([(f, a, charge) for a, charge in self.charges[f].items()])
+        agents, charged = self.charges.of_framework(f)
+        self._recover(
+            [(f, a, charge) for a, charge in zip(agents.tolist(), charged.tolist(), strict=True)]
+        )
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
         self._frameworks.remove(framework_id)
         self.fw_alive[f] = self.fw_active[f] = False
-        del self.charges[f]
-        self._last_offered.pop(f, None)
+        self._last_plan_frameworks = self._last_plan_frameworks[self._last_plan_frameworks != f]
 
     def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
         f = self._framework(framework_id)
@@ -269,51 +282,37 @@ class DrfAllocator:
                 rows.append((f, a, amounts))
         self._recover(rows)
 
-    def _recover(self, returns: Iterable[tuple[int, int, Vec]]) -> None:
-        """Give back charges in order. The rows of ``alloc``, ``role_alloc`` and ``used`` are
-        updated in Python floats and written back once: the same IEEE operations in the same
-        order as one numpy update per entry, without numpy calls per entry."""
-        alloc: dict[int, Vec] = {}
-        role_alloc: dict[int, Vec] = {}
-        used: dict[int, Vec] = {}
+    def _recover(self, returns: Sequence[tuple[int, int, Vec]]) -> None:
+        """Give back charges in order: what each pair is charged caps what comes back."""
+        n = len(returns)
+        if not n:
+            return
+        frameworks = np.fromiter((f for f, _, _ in returns), dtype=np.intp, count=n)
+        agents = np.fromiter((a for _, a, _ in returns), dtype=np.intp, count=n)
+        amounts = np.array([x for _, _, x in returns], dtype=np.float64).reshape(n, 4)
+        back = self.charges.take(frameworks, agents, amounts)
         book = self.reservations
-        for f, a, amounts in returns:
-            charges = self.charges[f]
-            charge = charges.get(a)
-            if charge is None:
+        if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):
+            give_back(
+                frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
+            )
+            return
+        # Some agent has reservations: the reservation book takes its share first, in order.
+        for f, a, taken in zip(frameworks.tolist(), agents.tolist(), back.tolist(), strict=True):
+            if math.isnan(taken[0]):
                 continue
-            back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
-            left = [c - b for c, b in zip(charge, back, strict=True)]
-            if all(x <= 0 for x in left):
-                del charges[a]
-            else:
-                charges[a] = left
-            row = alloc.get(f)
-            if row is None:
-                row = self.alloc[f].tolist()
-            alloc[f] = [x - b for x, b in zip(row, back, strict=True)]
+            self.alloc[f] -= taken
             r = int(self.fw_role[f])
-            rrow = role_alloc.get(r)
-            if rrow is None:
-                rrow = self.role_alloc[r].tolist()
-            role_alloc[r] = [x - b for x, b in zip(rrow, back, strict=True)]
-            to_res = book.give_back(a, r, back)
-            rest = [b - t for b, t in zip(back, to_res, strict=True)]
-            urow = used.get(a)
-            if urow is None:
-                urow = self.used[a].tolist()
-            used[a] = [u - min(b, u) for u, b in zip(urow, rest, strict=True)]
-        for f, row in alloc.items():
-            self.alloc[f] = row
-        for r, row in role_alloc.items():
-            self.role_alloc[r] = row
-        for a, row in used.items():
-            self.used[a] = row
+            self.role_alloc[r] -= taken
+            to_res = book.give_back(a, r, taken)
+            rest = [b - t for b, t in zip(taken, to_res, strict=True)]
+            used = self.used[a].tolist()
+            self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
-        charges = self.charges[f]
-        charge = charges.get(a, [0.0] * 4)
-        charges[a] = [c + x for c, x in zip(charge, amounts, strict=True)]
+        self.charges.add(
+            np.array([f], dtype=np.intp), np.array([a], dtype=np.intp), np.array([amounts])
+        )
         self.alloc[f] += amounts
         self.role_alloc[self.fw_role[f]] += amounts
         from_res = self.reservations.take(a, int(self.fw_role[f]), amounts)
@@ -371,41 +370,63 @@ class DrfAllocator:
             self._agent_order = live[np.argsort(self.agent_seq[live], kind="stable")]
         return self._agent_order
 
+    def last_offered(self, f: int) -> int:
+        """Agents offered to framework row f in the last cycle (explain)."""
+        return int(np.count_nonzero(self._last_plan_frameworks == f))
+
     def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
         return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
+
+    def _select(self, order: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
+        """See ``kernel.select``; the numpy kernel makes the same selection with array ops."""
+        n = self._agents.size
+        if self.kernel == "numba":
+            return compiled.select(
+                order, self.count_ok[:n], self.draining[:n], self.capacity[:n], self.used[:n],
+                self.reservations.free_sum[:n], self.placement.has_soft_taints[:n],
+                np.asarray(self._min),
+            )  # fmt: skip
+        order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
+        unreserved = self._unreserved_free(order)
+        offerable = self._allocatable_rows(unreserved + self.reservations.free_sum[order])
+        candidates = order[offerable]
+        reserved = bool(self.reservations.free_sum[candidates].any())
+        soft = bool(self.placement.has_soft_taints[candidates].any())
+        return candidates, unreserved[offerable], reserved, soft
 
     def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
         return np.asarray((offers >= np.asarray(self._min)).any(axis=1))
 
-    def cycle(self, now: float, seed: int) -> list[Allocation]:
+    def cycle(self, now: float, seed: int) -> Plan:
         if self.filters.expire(now):
             self._recount()
-        self._last_offered = {}
+        self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
         if not self.count_ok[: self._agents.size].any():
-            return []  # every agent filtered (or blocked) for every active framework
+            return Plan([], [])  # every agent filtered (or blocked) for every active framework
         agents = self._ordered_agents()
         order = agents[np.random.default_rng(seed).permutation(len(agents))]
-        order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
-        free = self._unreserved_free(order) + self.reservations.free_sum[order]
-        candidates = order[self._allocatable_rows(free)]
+        candidates, free, reserved, soft = self._select(order)
         if not len(candidates):
-            return []
-        plan: list[Allocation] = []
-        agent_ids = self._agents.ids
-        fw_ids = self._frameworks.ids
+            return Plan([], [])
         m = self._frameworks.size
-        if fastpath.applies(self, candidates, m):
-            for f, a, offer in fastpath.walk(self, candidates, m):
-                plan.append(Allocation(str(fw_ids[f]), str(agent_ids[a]), _tuple(offer)))
-                self._last_offered[f] = self._last_offered.get(f, 0) + 1
-            return plan
-        walk = _Walk(self)
-        for a in candidates.tolist():
-            row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
-            for f, offer in walk.serve(a, np.flatnonzero(row)):
-                plan.append(Allocation(str(fw_ids[f]), str(agent_ids[a]), _tuple(offer)))
-                self._last_offered[f] = self._last_offered.get(f, 0) + 1
-        return plan
+        if not reserved and not soft and fastpath.applies(self, m):
+            # No candidate has reservations, so its free resources are the unreserved ones.
+            frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
+        else:
+            rows: list[tuple[int, int, Vec]] = []
+            walk = _Walk(self)
+            for a in candidates.tolist():
+                row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
+                rows.extend((f, a, offer) for f, offer in walk.serve(a, np.flatnonzero(row)))
+            n = len(rows)
+            frameworks = np.fromiter((f for f, _, _ in rows), dtype=np.intp, count=n)
+            agents = np.fromiter((a for _, a, _ in rows), dtype=np.intp, count=n)
+            offers = np.array([o for _, _, o in rows], dtype=np.float64).reshape(n, 4)
+        self._last_plan_frameworks = frameworks
+        # Rows in a plan are live, so their ids are set (never None).
+        fw_ids = cast(list[str], self._frameworks.table())
+        agent_ids = cast(list[str], self._agents.table())
+        return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
 
     # ---- offers (shared by the cycle and explain) ---------------------------------------------
 

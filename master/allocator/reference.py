@@ -81,7 +81,7 @@ import numpy as np
 
 from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
 from corral.resources import SCALARS
-from master.allocator.interface import Allocation, Explanation, Scalars
+from master.allocator.interface import Allocation, Explanation, Plan, Scalars
 from master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
@@ -297,7 +297,7 @@ class ReferenceAllocator:
 
     # ---- the cycle ----------------------------------------------------------------------------
 
-    def cycle(self, now: float, seed: int) -> list[Allocation]:
+    def cycle(self, now: float, seed: int) -> Plan:
         for fw in self._frameworks.values():
             fw.filters = {a: t for a, t in fw.filters.items() if now < t}
         agent_ids = list(self._agents)
@@ -320,7 +320,7 @@ class ReferenceAllocator:
                 done.add(framework_id)
                 offered.setdefault(framework_id, set()).add(agent_id)
         self._last_offered = {f: len(a) for f, a in offered.items()}
-        return plan
+        return Plan.of(plan)
 
     def _pick(
         self, agent_id: str, agent: _Agent, now: float, done: set[str]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from corral.placement import Taint, TaintEffect, Toleration
 from master.allocator import fastpath
+from master.allocator.numpy_allocator import KERNELS, DrfAllocator, Kernel
 from tests.unit.test_allocator_properties import CONSTRAINTS, Twin
 
 HARD_TAINTS = [
@@ -44,10 +45,11 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+@pytest.mark.parametrize("kernel", KERNELS)
 @given(st.data())
-def test_fast_path_matches_reference(walks: list[int], data: st.DataObject) -> None:
+def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.DataObject) -> None:
     walks.clear()
-    twin = Twin()
+    twin = Twin(fast=DrfAllocator(kernel=kernel))
     n_agents = data.draw(st.integers(1, 40))
     for i in range(n_agents):
         total = data.draw(sizes)

@@ -1,0 +1,239 @@
+"""What each framework is charged on each agent: a hash table in two arrays.
+
+A cycle charges thousands of (framework, agent) pairs and a batch of declines returns as many;
+a dict of lists costs ~1 µs of Python per pair each way. Here the pairs live in an open-addressing
+table (``keys`` int64, ``vals`` float64 [cap, 4], linear probing, backward-shift deletion so there
+are no tombstones) and the batch operations are loops compiled with numba.
+
+The loops are written in the subset of Python numba compiles, so without numba they run as plain
+Python (slowly, but the same decisions): ``COMPILED`` says which. The hash uses only products
+below 2**63, so it is the same compiled or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - numba is a dependency
+    numba = None  # type: ignore[assignment]
+
+COMPILED = numba is not None
+EMPTY = -1
+_FW_BITS = 24  # framework rows below 2**24; agent rows below 2**31 keep keys below 2**55
+_FW_MASK = (1 << _FW_BITS) - 1
+_MAX_LOAD = 0.5
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _jit(fn: F) -> F:
+    if numba is None:  # pragma: no cover
+        return fn
+    return cast(F, numba.njit(cache=True, nogil=True)(fn))
+
+
+@_jit
+def _home(key: int, mask: int) -> int:
+    h = key ^ (key >> 29)
+    h = ((h & 0xFFFFFFFF) * 0x45D9F3B) & 0xFFFFFFFF
+    h = h ^ (h >> 16)
+    h = (h * 0x45D9F3B) & 0xFFFFFFFF
+    h = h ^ (h >> 16)
+    return h & mask
+
+
+@_jit
+def _find(keys: Any, key: int) -> int:
+    """The slot holding ``key``, or -1 - (the empty slot where it would go)."""
+    mask = keys.shape[0] - 1
+    i = _home(key, mask)
+    while True:
+        k = keys[i]
+        if k == key:
+            return i
+        if k == EMPTY:
+            return -1 - i
+        i = (i + 1) & mask
+
+
+@_jit
+def _delete(keys: Any, vals: Any, slot: int) -> None:
+    mask = keys.shape[0] - 1
+    i = slot
+    j = slot
+    while True:
+        j = (j + 1) & mask
+        k = keys[j]
+        if k == EMPTY:
+            break
+        home = _home(k, mask)
+        # Entry j may move into the hole at i unless its home lies cyclically in (i, j].
+        if (i <= j and i < home <= j) or (i > j and (home > i or home <= j)):
+            continue
+        keys[i] = k
+        for c in range(4):
+            vals[i, c] = vals[j, c]
+        i = j
+    keys[i] = EMPTY
+
+
+@_jit
+def _add(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any) -> int:
+    """Add ``amounts[n]`` to pair (fs[n], agents[n]); returns how many pairs are new."""
+    new = 0
+    for n in range(fs.shape[0]):
+        key = (agents[n] << _FW_BITS) | fs[n]
+        slot = _find(keys, key)
+        if slot < 0:
+            slot = -1 - slot
+            keys[slot] = key
+            for c in range(4):
+                vals[slot, c] = 0.0
+            new += 1
+        for c in range(4):
+            vals[slot, c] = vals[slot, c] + amounts[n, c]
+    return new
+
+
+@_jit
+def _take(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any, back: Any) -> int:
+    """Take back up to ``amounts[n]`` of each pair's charge, in order: ``back[n]`` gets what was
+    taken (NaN in column 0 if the pair has no charge). A pair left with nothing positive is
+    dropped. Returns how many pairs were dropped."""
+    dropped = 0
+    for n in range(fs.shape[0]):
+        key = (agents[n] << _FW_BITS) | fs[n]
+        slot = _find(keys, key)
+        if slot < 0:
+            back[n, 0] = np.nan
+            continue
+        positive = False
+        for c in range(4):
+            b = min(amounts[n, c], vals[slot, c])
+            back[n, c] = b
+            left = vals[slot, c] - b
+            vals[slot, c] = left
+            if left > 0:
+                positive = True
+        if not positive:
+            _delete(keys, vals, slot)
+            dropped += 1
+    return dropped
+
+
+@_jit
+def _give_back(
+    fs: Any, agents: Any, back: Any, alloc: Any, fw_role: Any, role_alloc: Any, used: Any
+) -> None:
+    """What ``_take`` took goes back from the framework's and role's allocation and the agent's
+    unreserved use, in order (the path for agents without reservations)."""
+    for n in range(fs.shape[0]):
+        if np.isnan(back[n, 0]):
+            continue
+        f = fs[n]
+        a = agents[n]
+        r = fw_role[f]
+        for c in range(4):
+            b = back[n, c]
+            alloc[f, c] = alloc[f, c] - b
+            role_alloc[r, c] = role_alloc[r, c] - b
+            u = used[a, c]
+            used[a, c] = u - min(b, u)
+
+
+class ChargeBook:
+    """Charges by (framework row, agent row): four floats each, positive somewhere."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        cap = 1 << max(4, (capacity - 1).bit_length())
+        self.keys = np.full(cap, EMPTY, dtype=np.int64)
+        self.vals = np.zeros((cap, 4))
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _reserve(self, more: int) -> None:
+        need = self.size + more
+        if need <= _MAX_LOAD * len(self.keys):
+            return
+        cap = len(self.keys)
+        while need > _MAX_LOAD * cap:
+            cap *= 2
+        live = self.keys != EMPTY
+        keys, vals = self.keys[live], self.vals[live]
+        self.keys = np.full(cap, EMPTY, dtype=np.int64)
+        self.vals = np.zeros((cap, 4))
+        self.size = 0
+        self.add(keys & _FW_MASK, keys >> _FW_BITS, vals)
+
+    def add(
+        self,
+        frameworks: npt.NDArray[np.intp] | npt.NDArray[np.int64],
+        agents: npt.NDArray[np.intp] | npt.NDArray[np.int64],
+        amounts: npt.NDArray[np.float64],
+    ) -> None:
+        """Charge ``amounts[n]`` to pair n (added to what the pair already has)."""
+        self._reserve(len(frameworks))
+        self.size += int(_add(self.keys, self.vals, frameworks, agents, amounts))
+
+    def take(
+        self,
+        frameworks: npt.NDArray[np.intp],
+        agents: npt.NDArray[np.intp],
+        amounts: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.float64]:
+        """Take back up to ``amounts`` from each pair, in order; rows of NaN where a pair had no
+        charge. A pair left with nothing positive is dropped."""
+        back = np.zeros((len(frameworks), 4))
+        self.size -= int(_take(self.keys, self.vals, frameworks, agents, amounts, back))
+        return back
+
+    def get(self, framework: int, agent: int) -> list[float] | None:
+        slot = int(_find(self.keys, (agent << _FW_BITS) | framework))
+        return None if slot < 0 else [float(x) for x in self.vals[slot]]
+
+    def _where(self, live: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
+        return np.flatnonzero(live)
+
+    def of_framework(self, framework: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """(agents, charges) of one framework, in slot order."""
+        slots = self._where((self.keys != EMPTY) & ((self.keys & _FW_MASK) == framework))
+        return self.keys[slots] >> _FW_BITS, self.vals[slots].copy()
+
+    def of_agent(self, agent: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """(frameworks, charges) on one agent, in slot order."""
+        slots = self._where((self.keys != EMPTY) & ((self.keys >> _FW_BITS) == agent))
+        return self.keys[slots] & _FW_MASK, self.vals[slots].copy()
+
+    def drop(self, frameworks: npt.NDArray[np.int64], agents: npt.NDArray[np.int64]) -> None:
+        """Forget these pairs outright (their framework or agent is gone)."""
+        if len(frameworks):
+            self.take(frameworks, agents, np.full((len(frameworks), 4), np.inf))
+
+
+def give_back(
+    frameworks: npt.NDArray[np.intp],
+    agents: npt.NDArray[np.intp],
+    back: npt.NDArray[np.float64],
+    alloc: npt.NDArray[np.float64],
+    fw_role: npt.NDArray[np.intp],
+    role_alloc: npt.NDArray[np.float64],
+    used: npt.NDArray[np.float64],
+) -> None:
+    _give_back(frameworks, agents, back, alloc, fw_role, role_alloc, used)
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) every loop before the master needs one."""
+    book = ChargeBook(16)
+    one = np.zeros(1, dtype=np.intp)
+    book.add(one, one, np.ones((1, 4)))
+    back = book.take(one, one, np.ones((1, 4)))
+    give_back(one, one, back, np.ones((1, 4)), one, np.ones((1, 4)), np.ones((1, 4)))
