@@ -106,6 +106,12 @@ class Resources:
             normalize_ranges(ports) if ports else (),
         )
 
+    @classmethod
+    def offered(cls, values: list[float], ports: PortRanges) -> Resources:
+        """An allocator's offer: four non-negative floats and the agent's free port ranges,
+        already normalized. Trusted: nothing is checked on this per-offer path."""
+        return _trusted(values[0], values[1], values[2], values[3], ports)
+
     def scalars(self) -> tuple[float, float, float, float]:
         return (self.cpus, self.mem, self.disk, self.gpus)
 

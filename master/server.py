@@ -16,6 +16,7 @@ from corral.logging import get_logger
 from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2_grpc
 from master.allocator import make_allocator
 from master.core.config import MasterConfig
+from master.gc_tuning import tune_gc
 from master.http import build_app
 from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer
 from master.runtime import MasterRuntime
@@ -112,11 +113,9 @@ async def serve_forever(
     allocator: str,
     ready_file: Path | None,
 ) -> None:
-    # The master keeps hundreds of thousands of long-lived objects (agents, tasks, offers):
-    # with CPython's default thresholds a full collection every few seconds walks all of them
-    # and stalls the core task (allocation cycle p99 ~0.9 s at 10k agents). Collect young
-    # objects less often, and move what exists at start-up out of the collector's way.
-    gc.set_threshold(50_000, 20, 100)
+    # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
+    # the collector's way.
+    tune_gc()
     master = await start_master(config, grpc_address, http_address, allocator)
     gc.freeze()
     if ready_file is not None:

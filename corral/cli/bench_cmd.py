@@ -37,6 +37,12 @@ def register(subparsers: Any) -> None:
     alloc.add_argument("--memory-shape", default="50000x1000", metavar="AxF")
     alloc.add_argument("--json", type=Path, metavar="FILE")
     alloc.add_argument("--seed", type=int, default=1)
+    alloc.add_argument(
+        "--kernel",
+        choices=("numba", "numpy"),
+        default="numba",
+        help="the numpy allocator's walk: compiled with numba (the master's default) or numpy",
+    )
     alloc.set_defaults(func=run)
 
 
@@ -46,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from master.allocator import bench
+    from master.gc_tuning import tune_gc
+
+    tune_gc()  # the master's collector settings: the cycle is timed as the master runs it
 
     try:
         mem_agents, mem_frameworks = (int(x) for x in args.memory_shape.lower().split("x"))
@@ -69,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
                     args.reference_cycles,
                     time.perf_counter,
                     lambda: progress.advance(task),
+                    kernel=args.kernel,
                 )
             )
         memory = next(
@@ -81,10 +91,12 @@ def run(args: argparse.Namespace) -> int:
         )
         if memory is None:
             progress.update(task, description=f"memory at {mem_agents} x {mem_frameworks}")
-            memory = bench.memory_at(mem_agents, mem_frameworks)
+            memory = bench.memory_at(mem_agents, mem_frameworks, args.kernel)
         progress.advance(task)
 
-    table = Table(title=f"allocator cycle time, ms ({args.cycles} cycles per phase)")
+    table = Table(
+        title=f"allocator cycle time, ms ({args.cycles} cycles per phase, {args.kernel} kernel)"
+    )
     for col in (
         "agents",
         "frameworks",
@@ -121,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             "median_ms": "per-cycle time once every framework has filtered every agent",
             "offer_median_ms": "per-cycle time of the first cycles, every agent offered",
             "cycles": args.cycles,
+            "kernel": args.kernel,
             "seed": args.seed,
             "reference": f"run on min(cycles, {args.reference_cycles}) cycles per phase, "
             f"skipped above {args.reference_max_agents} agents",

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from master.allocator.interface import Plan
-from master.allocator.numpy_allocator import DrfAllocator
+from master.allocator.numpy_allocator import DrfAllocator, Kernel
 from master.allocator.reference import ReferenceAllocator
 
 AGENT = (24.0, 4096.0, 4096.0, 0.0)
@@ -139,8 +139,9 @@ def run_shape(
     reference_cycles: int,
     clock: Clock,
     tick: Callable[[], None] = lambda: None,
+    kernel: Kernel = "numba",
 ) -> ShapeResult:
-    fast = DrfAllocator()
+    fast = DrfAllocator(kernel=kernel)
     times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick)
     result = ShapeResult(
         agents=agents,
@@ -167,9 +168,9 @@ def run_shape(
     return result
 
 
-def memory_at(agents: int, frameworks: int) -> int:
+def memory_at(agents: int, frameworks: int, kernel: Kernel = "numba") -> int:
     """Bytes of the numpy allocator's arrays for a piled-up cluster of this size."""
-    alloc = DrfAllocator()
+    alloc = DrfAllocator(kernel=kernel)
     agent_ids, fw_ids = build(alloc, agents, frameworks)
     for fid in fw_ids:
         alloc.add_filters(fid, agent_ids, LONG)

@@ -31,7 +31,12 @@ from master.allocator.interface import Explanation, Plan, Scalars
 from master.allocator.masks import draining, suppression
 from master.allocator.masks.filters import FilterMatrix
 from master.allocator.masks.placement import PlacementMask
-from master.allocator.options import AllocatorOptions, check_scalars, check_weight
+from master.allocator.options import (
+    AllocatorOptions,
+    check_scalar_rows,
+    check_scalars,
+    check_weight,
+)
 from master.allocator.reservations import ReservationBook
 
 Vec = list[float]
@@ -272,24 +277,36 @@ class DrfAllocator:
         self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
-        # Validate the whole batch first: a bad entry changes nothing.
-        checked = [(fid, aid, list(check_scalars("recover", x))) for fid, aid, x in returns]
+        # Validate the whole batch first (with array operations: batches are thousands of
+        # declined offers): a bad entry changes nothing.
+        amounts = check_scalar_rows("recover", [x for _, _, x in returns])
         fw_rows, ag_rows = self._frameworks.rows, self._agents.rows
-        rows = []
-        for framework_id, agent_id, amounts in checked:
+        keep: list[int] = []
+        fs: list[int] = []
+        agents: list[int] = []
+        for i, (framework_id, agent_id, _) in enumerate(returns):
             f, a = fw_rows.get(framework_id), ag_rows.get(agent_id)
             if f is not None and a is not None:  # else already gone with its framework/agent
-                rows.append((f, a, amounts))
-        self._recover(rows)
+                keep.append(i)
+                fs.append(f)
+                agents.append(a)
+        self._recover_rows(
+            np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts[keep]
+        )
 
     def _recover(self, returns: Sequence[tuple[int, int, Vec]]) -> None:
-        """Give back charges in order: what each pair is charged caps what comes back."""
         n = len(returns)
-        if not n:
-            return
         frameworks = np.fromiter((f for f, _, _ in returns), dtype=np.intp, count=n)
         agents = np.fromiter((a for _, a, _ in returns), dtype=np.intp, count=n)
         amounts = np.array([x for _, _, x in returns], dtype=np.float64).reshape(n, 4)
+        self._recover_rows(frameworks, agents, amounts)
+
+    def _recover_rows(
+        self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
+    ) -> None:
+        """Give back charges in order: what each pair is charged caps what comes back."""
+        if not len(frameworks):
+            return
         back = self.charges.take(frameworks, agents, amounts)
         book = self.reservations
         if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):

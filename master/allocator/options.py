@@ -8,8 +8,11 @@ anything that is not a decision; the decisions themselves are written twice on p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from corral.placement import AttributeConstraint, Taint
 from corral.resources import SCALARS
@@ -88,6 +91,20 @@ def check_scalars(what: str, values: Iterable[float], allow_inf: bool = False) -
     for name, v in zip(SCALARS, out, strict=True):
         if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
             raise ValueError(f"{what}: {name} must be a finite non-negative number, got {v}")
+    return out
+
+
+def check_scalar_rows(what: str, rows: Sequence[Iterable[float]]) -> npt.NDArray[np.float64]:
+    """``check_scalars`` for many rows at once: an [n, 4] array, or ValueError naming the first
+    bad row as ``check_scalars`` would."""
+    try:
+        out = np.array(rows, dtype=np.float64).reshape(len(rows), len(SCALARS))
+    except (ValueError, TypeError):
+        out = None
+    if out is None or not bool(np.isfinite(out).all() and (out >= 0).all()):
+        for row in rows:
+            check_scalars(what, row)
+        raise ValueError(f"{what}: expected rows of {len(SCALARS)} scalars ({', '.join(SCALARS)})")
     return out
 
 

@@ -718,33 +718,36 @@ class MasterCore:
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
         plan = self.allocator.cycle(e.now, e.seed)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
-        for allocation in plan:
-            agent = self.agents.get(allocation.agent_id)
-            fw = self.frameworks.get(allocation.framework_id)
+        agents, frameworks, offers = self.agents, self.frameworks, self.offers
+        prefix = f"{self.master_id}-O"
+        seq = self._offer_seq
+        now = e.now
+        for fid, aid, s in zip(*plan.columns(), strict=True):
+            agent = agents.get(aid)
+            fw = frameworks.get(fid)
             if agent is None or fw is None or fw.connection is None or agent.connection is None:
                 # Cannot happen while rule 3 holds; give the resources back rather than lose them.
-                self.allocator.recover(
-                    allocation.framework_id, allocation.agent_id, allocation.scalars
-                )
+                self.allocator.recover(fid, aid, (s[0], s[1], s[2], s[3]))
                 continue
-            self._offer_seq += 1
+            seq += 1
             ports, agent.free_ports = agent.free_ports, ()
             offer = OfferRecord(
-                offer_id=f"{self.master_id}-O{self._offer_seq}",
-                framework_id=fw.framework_id,
-                agent_id=agent.agent_id,
-                hostname=agent.spec.hostname,
-                resources=Resources.from_scalars(allocation.scalars, ports),
-                attributes=agent.spec.attributes,
-                created_at=e.now,
+                f"{prefix}{seq}",
+                fid,
+                aid,
+                agent.spec.hostname,
+                Resources.offered(s, ports),
+                agent.spec.attributes,
+                now,
             )
-            self.offers[offer.offer_id] = offer
+            offers[offer.offer_id] = offer
             fw.offers.add(offer.offer_id)
             agent.offers.add(offer.offer_id)
-            per_fw[fw.framework_id].append(offer)
+            per_fw[fid].append(offer)
+        self._offer_seq = seq
         return [
-            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(offers))
-            for fw_id, offers in per_fw.items()
+            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
+            for fw_id, batch in per_fw.items()
         ]
 
     # ----------------------------------------------------------------- helpers

@@ -1,0 +1,16 @@
+"""CPython collector settings for processes that hold many long-lived objects.
+
+The master keeps hundreds of thousands of long-lived objects (agents, tasks, offers): with
+CPython's default thresholds a full collection every few seconds walks all of them and stalls the
+core task (allocation cycle p99 ~0.9 s at 10k agents). Young objects are collected less often.
+"""
+
+from __future__ import annotations
+
+import gc
+
+THRESHOLDS = (50_000, 20, 100)
+
+
+def tune_gc() -> None:
+    gc.set_threshold(*THRESHOLDS)
