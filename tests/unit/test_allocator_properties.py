@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
 from master.allocator import Allocation, Allocator, DrfAllocator, ReferenceAllocator
+from master.allocator.numpy_allocator import KERNELS
 
 TAINTS = [
     Taint("spot", "true", TaintEffect.NO_SCHEDULE),
@@ -142,7 +143,8 @@ class Twin:
 
 
 def build(data: st.DataObject) -> Twin:
-    twin = Twin()
+    # Either kernel: they differ in how candidates are selected and the fast path is walked.
+    twin = Twin(fast=DrfAllocator(kernel=data.draw(st.sampled_from(KERNELS))))
     for role, (weight, guarantee, limit) in data.draw(role_settings()).items():
         twin.both("set_weight", role, weight)
         if guarantee or limit:
