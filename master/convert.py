@@ -190,7 +190,8 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     out.agent_id = o.agent_id
     out.hostname = o.hostname
     resources_to_pb(o.resources, out.resources)
-    out.attributes.update(o.attributes)
+    if o.attributes:  # update() walks even an empty mapping in Python
+        out.attributes.update(o.attributes)
     return out
 
 

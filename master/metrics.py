@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
+from master.batch_histogram import BatchHistogram
+
 _CYCLE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 _LATENCY_BUCKETS = (
     0.001,
@@ -55,7 +57,7 @@ class MasterMetrics:
             buckets=_LAG_BUCKETS,
             registry=r,
         )
-        self.offer_latency = Histogram(
+        self.offer_latency = BatchHistogram(  # one observation per offer: batched
             "corral_offer_latency_seconds",
             "From an agent's resources coming back (task end, decline, accept leftover) to the "
             "next offer of that agent",

@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
+
 from corral.logging import get_logger
 from corral.v1 import common_pb2, scheduler_pb2
 from master.allocator.interface import Allocator
@@ -281,14 +283,16 @@ class MasterRuntime:
 
     def _observe_offer_latency(self, commands: list[cmd.Command]) -> None:
         now = self.clock()
-        freed = self._freed_at
-        observe = self.metrics.offer_latency.observe
+        pop = self._freed_at.pop
+        waited: list[float] = []
         for c in commands:
             if isinstance(c, cmd.SendOffers):
                 for o in c.offers:
-                    at = freed.pop(o.agent_id, None)
+                    at = pop(o.agent_id, None)
                     if at is not None:
-                        observe(max(0.0, now - at))
+                        waited.append(now - at)
+        if waited:
+            self.metrics.offer_latency.observe_many(np.maximum(np.array(waited), 0.0))
 
     def _observe_launches(self, item: ev.AgentStatusUpdates) -> None:
         agent = self.core.agents.get(item.agent_id)
