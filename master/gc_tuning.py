@@ -8,9 +8,22 @@ core task (allocation cycle p99 ~0.9 s at 10k agents). Young objects are collect
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 THRESHOLDS = (50_000, 20, 100)
 
 
 def tune_gc() -> None:
     gc.set_threshold(*THRESHOLDS)
+
+
+@contextmanager
+def tuned_gc() -> Iterator[None]:
+    """The master's settings for a while (a benchmark run in-process), then the old ones."""
+    old = gc.get_threshold()
+    tune_gc()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)

@@ -47,14 +47,19 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from master.gc_tuning import tuned_gc
+
+    # The master's collector settings: the cycle is timed as the master runs it.
+    with tuned_gc():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import Progress
     from rich.table import Table
 
     from master.allocator import bench
-    from master.gc_tuning import tune_gc
-
-    tune_gc()  # the master's collector settings: the cycle is timed as the master runs it
 
     try:
         mem_agents, mem_frameworks = (int(x) for x in args.memory_shape.lower().split("x"))

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from pathlib import Path
 
+import pytest
+
 from corral.cli.main import main
 from master.allocator import bench
+from master.allocator.numpy_allocator import KERNELS, Kernel
 
 
-def test_run_shape_numpy_and_reference_agree() -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_run_shape_numpy_and_reference_agree(kernel: Kernel) -> None:
     result = bench.run_shape(
         agents=30,
         frameworks=4,
@@ -19,6 +24,7 @@ def test_run_shape_numpy_and_reference_agree() -> None:
         reference_max_agents=100,
         reference_cycles=3,
         clock=time.perf_counter,
+        kernel=kernel,
     )
     assert result.agree is True
     assert result.reference_cycles == 3
@@ -35,6 +41,7 @@ def test_reference_skipped_above_the_limit() -> None:
 
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
+    before = gc.get_threshold()
     code = main(
         [
             "bench", "allocator", "--agents", "20", "--frameworks", "1,3", "--cycles", "2",
@@ -42,6 +49,7 @@ def test_cli_writes_json(tmp_path: Path) -> None:
         ]
     )  # fmt: skip
     assert code == 0
+    assert gc.get_threshold() == before  # the master's GC settings only while it ran
     doc = json.loads(out.read_text())
     assert [(r["agents"], r["frameworks"]) for r in doc["results"]] == [(20, 1), (20, 3)]
     for r in doc["results"]:
