@@ -69,6 +69,9 @@ def _invalid(message: str) -> CallRejected:
 
 Commands = list[cmd.Command]
 
+# The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
+_ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
+
 
 class MasterCore:
     def __init__(self, config: MasterConfig, allocator: Allocator, master_id: str) -> None:
@@ -233,30 +236,50 @@ class MasterCore:
         agent.last_seen = e.now
         out: Commands = []
         orphan_acks: list[tuple[str, bytes]] = []
+        # This runs for every status of every agent, so the work is batched per event: one
+        # UPDATE command per framework and one allocator call for the tasks that ended (one
+        # command and one ``recover`` per status were ~15 % of the master in the load test).
+        forwards: dict[str, list[Status]] = {}
+        ended: list[tuple[str, str, Scalars]] = []
+        frameworks, tasks = self.frameworks, agent.tasks
         for status in e.statuses:
-            fw = self.frameworks.get(status.framework_id)
+            fw = frameworks.get(status.framework_id)
             if fw is None or fw.state is FrameworkState.REMOVED:
                 if status.uuid:
                     orphan_acks.append((status.task_id, status.uuid))
                 continue
-            task = agent.tasks.get((status.framework_id, status.task_id))
+            task = tasks.get((status.framework_id, status.task_id))
             if task is not None:
-                if status.state is not task.state:
-                    try:
-                        check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
-                    except IllegalTransition as exc:
+                state = status.state
+                if state is not task.state:
+                    if state not in TASK_TRANSITIONS[task.state]:
+                        exc = IllegalTransition("task", task.task_id, task.state, state)
                         if status.uuid:
                             orphan_acks.append((status.task_id, status.uuid))
                         out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
                         continue
-                    self._set_task_state(task, status, e)
-                    if status.state.terminal:
-                        out.append(
-                            self._event(e, "task_" + status.state.name.lower(), task.task_id, "")
-                        )
+                    task.state = state
+                    task.status = status
+                    if state.terminal:
+                        self._finish_task(task, ended)
+                        out.append(self._event(e, _ENDED_KIND[state], task.task_id, ""))
                 else:
                     task.status = status
-            out += self._forward(fw, status, e)
+            if status.uuid:
+                fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, e.now)
+            if fw.connection is not None:
+                batch = forwards.get(fw.framework_id)
+                if batch is None:
+                    forwards[fw.framework_id] = [status]
+                else:
+                    batch.append(status)
+        if ended:
+            self.allocator.recover_many(ended)
+        sid = e.stimulus_id
+        for fw_id, statuses in forwards.items():
+            out.append(
+                cmd.SendUpdates(stimulus_id=sid, framework_id=fw_id, statuses=tuple(statuses))
+            )
         if orphan_acks:
             out.append(
                 cmd.SendAgentAcks(
@@ -780,14 +803,20 @@ class MasterCore:
         if status.state.terminal:
             self._finish_task(task)
 
-    def _finish_task(self, task: TaskRecord) -> None:
+    def _finish_task(
+        self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
+    ) -> None:
+        """The task ended: its resources go back (into ``batch`` for one ``recover_many`` when
+        the caller ends many tasks) and it moves to ``completed``."""
         key = (task.framework_id, task.task_id)
         agent = self.agents.get(task.agent_id)
         if agent is not None and agent.tasks.pop(key, None) is not None:
             if agent.in_allocator:
-                self.allocator.recover(
-                    task.framework_id, task.agent_id, task.spec.resources.scalars()
-                )
+                entry = (task.framework_id, task.agent_id, task.spec.resources.scalars())
+                if batch is None:
+                    self.allocator.recover(*entry)
+                else:
+                    batch.append(entry)
             if task.spec.resources.ports:
                 agent.free_ports = normalize_ranges(
                     list(agent.free_ports) + list(task.spec.resources.ports)
