@@ -69,6 +69,11 @@ def _invalid(message: str) -> CallRejected:
 
 Commands = list[cmd.Command]
 
+# Launch pacing: a cycle offers at most this many times the cpus the launch pipeline turned
+# around in the previous interval (see _pace).
+PACING_FACTOR = 2.0
+_LAUNCHING = frozenset({TaskState.STAGING, TaskState.STARTING})
+
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 _ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
 
@@ -98,6 +103,10 @@ class MasterCore:
         self.offers: dict[str, OfferRecord] = {}
         self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
         self._offer_seq = 0
+        # Launch pacing, in cpus since the previous allocation tick (see _pace).
+        self._paced_launching = 0.0  # launching at the previous tick
+        self._paced_launched = 0.0  # accepted into tasks since
+        self._paced_returned = 0.0  # declined, or left over by accepts, since
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: self._agent_register,
             ev.AgentHeartbeat: self._agent_heartbeat,
@@ -551,6 +560,8 @@ class MasterCore:
         for o in offers:
             self._drop_offer(o)
         unused = offered - need
+        self._paced_launched += need.cpus
+        self._paced_returned += unused.cpus
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
         if any(v > 0 for v in unused.scalars()):
             self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
@@ -610,6 +621,7 @@ class MasterCore:
                 continue
             self._return_offer(offer, returns)
             agents.append(offer.agent_id)
+            self._paced_returned += offer.resources.cpus
         self.allocator.recover_many(returns)
         if refuse > 0:
             for agent_id in agents:
@@ -754,9 +766,17 @@ class MasterCore:
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
+        allowance = self._pace(e.now) if self.config.launch_pacing else math.inf
         plan = self.allocator.cycle(e.now, e.seed)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
+        held: list[tuple[str, str, Scalars]] = []
         for allocation in plan:
+            if allowance <= 0:
+                # Paced: not offered this cycle. The plan is a DRF walk over agents in random
+                # order, so what is held back is a tail of it, not some framework's share.
+                held.append((allocation.framework_id, allocation.agent_id, allocation.scalars))
+                continue
+            allowance -= allocation.scalars[0]
             agent = self.agents.get(allocation.agent_id)
             fw = self.frameworks.get(allocation.framework_id)
             if agent is None or fw is None or fw.connection is None or agent.connection is None:
@@ -780,10 +800,37 @@ class MasterCore:
             fw.offers.add(offer.offer_id)
             agent.offers.add(offer.offer_id)
             per_fw[fw.framework_id].append(offer)
+        if held:
+            self.allocator.recover_many(held)
         return [
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(offers))
             for fw_id, offers in per_fw.items()
         ]
+
+    def _pace(self, now: float) -> float:
+        """The cpus this allocation cycle may offer.
+
+        Frameworks accept what they are offered at once, so without a bound every free cpu is
+        turned into a launch whether or not the master, the agents and the frameworks can start
+        it promptly: the backlog grows to the whole cluster and accept->RUNNING becomes the time
+        to work through it (seconds in the load test). Like a congestion window, a cycle offers
+        at most twice what the pipeline turned around in the previous interval (tasks that left
+        STAGING/STARTING, cpus declined or left over by accepts), never less than twice the
+        floor, minus what is still launching; an idle or declining cluster is therefore never
+        held back for more than a few doubling cycles. A task launching for longer than
+        ``launch_pacing_window`` (a slow image pull, a lost agent) stops counting.
+        """
+        window = self.config.launch_pacing_window
+        launching = 0.0
+        for fw in self.frameworks.values():
+            for task in fw.tasks.values():
+                if task.state in _LAUNCHING and now - task.launched_at < window:
+                    launching += task.spec.resources.cpus
+        turned = self._paced_launching + self._paced_launched - launching + self._paced_returned
+        self._paced_launching = launching
+        self._paced_launched = self._paced_returned = 0.0
+        floor = self.config.launch_pacing_floor_cpus
+        return PACING_FACTOR * max(floor, turned) - launching
 
     # ----------------------------------------------------------------- helpers
 
