@@ -767,6 +767,8 @@ class MasterCore:
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
         allowance = self._pace(e.now) if self.config.launch_pacing else math.inf
+        if allowance <= 0:
+            return []  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
         held: list[tuple[str, str, Scalars]] = []

@@ -3,6 +3,8 @@ around in the previous interval (never less than twice the floor), minus the cpu
 
 from __future__ import annotations
 
+import pytest
+
 from master.core import commands as cmd
 from master.core import events as ev
 from master.core.config import MasterConfig
@@ -55,11 +57,19 @@ def test_without_pacing_every_agent_is_offered() -> None:
     assert _cpus(_cycle(h)) == 2400
 
 
-def test_nothing_more_is_offered_while_launches_have_not_started() -> None:
+def test_nothing_more_is_offered_while_launches_have_not_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     h, fid = _cluster(100, launch_pacing_floor_cpus=240)
     launched = _launch_all(h, fid, _cycle(h))
     assert len(launched) == 480
-    # 480 cpus launching, none started: the allowance (2 x 240 - 480) is spent.
+
+    # 480 cpus launching, none started: the allowance (2 x 240 - 480) is spent, and the
+    # allocator is not even asked for a plan.
+    def no_cycle(now: float, seed: int) -> list[object]:
+        raise AssertionError("the allocator walked the agents with nothing to offer")
+
+    monkeypatch.setattr(h.core.allocator, "cycle", no_cycle)
     assert _cpus(_cycle(h)) == 0
     assert _cpus(_cycle(h)) == 0
 
