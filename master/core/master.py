@@ -107,6 +107,9 @@ class MasterCore:
         self._paced_launching = 0.0  # launching at the previous tick
         self._paced_launched = 0.0  # accepted into tasks since
         self._paced_returned = 0.0  # declined, or left over by accepts, since
+        # Tasks that were launching when last seen; _pace drops those that moved on, so a tick
+        # costs the launches of one interval, not a walk over every task.
+        self._launches: list[TaskRecord] = []
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: self._agent_register,
             ev.AgentHeartbeat: self._agent_heartbeat,
@@ -219,12 +222,14 @@ class MasterCore:
                 )
                 agent.tasks[key] = task
                 fw.tasks[task_id] = task
+                self._launches.append(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
                 try:
                     task.state = check(
                         TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
                     )
                     task.status = rt.status
+                    self._launches.append(task)
                 except IllegalTransition:
                     pass
             if task.kill_requested:
@@ -586,6 +591,7 @@ class MasterCore:
             )
             fw.tasks[t.task_id] = task
             agent.tasks[(fw.framework_id, t.task_id)] = task
+            self._launches.append(task)
         return [
             cmd.SendLaunch(
                 stimulus_id=e.stimulus_id,
@@ -766,7 +772,9 @@ class MasterCore:
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
-        allowance = self._pace(e.now) if self.config.launch_pacing else math.inf
+        allowance = self._pace(e.now)  # also forgets launches that moved on: always called
+        if not self.config.launch_pacing:
+            allowance = math.inf
         if allowance <= 0:
             return []  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed)
@@ -823,11 +831,11 @@ class MasterCore:
         ``launch_pacing_window`` (a slow image pull, a lost agent) stops counting.
         """
         window = self.config.launch_pacing_window
-        launching = 0.0
-        for fw in self.frameworks.values():
-            for task in fw.tasks.values():
-                if task.state in _LAUNCHING and now - task.launched_at < window:
-                    launching += task.spec.resources.cpus
+        still = [
+            t for t in self._launches if t.state in _LAUNCHING and now - t.launched_at < window
+        ]
+        self._launches = still
+        launching = sum(t.spec.resources.cpus for t in still)
         turned = self._paced_launching + self._paced_launched - launching + self._paced_returned
         self._paced_launching = launching
         self._paced_launched = self._paced_returned = 0.0

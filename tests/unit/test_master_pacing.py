@@ -113,3 +113,12 @@ def test_a_launch_stuck_for_longer_than_the_window_stops_counting() -> None:
     h.now += 10  # the launches never started (a lost agent, a slow start)
     # They left the launching count, as if turned around: 2 x 480 may be offered again.
     assert _cpus(_cycle(h)) == 960
+
+
+def test_launches_that_moved_on_are_forgotten_at_each_cycle() -> None:
+    for pacing in (True, False):
+        h, fid = _cluster(10, launch_pacing=pacing, launch_pacing_floor_cpus=240)
+        launched = _launch_all(h, fid, _cycle(h))
+        _report(h, fid, launched, TaskState.RUNNING)
+        _cycle(h)
+        assert h.core._launches == []  # the bookkeeping stays bounded, paced or not
