@@ -51,6 +51,27 @@ def resources_from_pb(r: pb.Resources, what: str) -> Resources:
         raise WireError(f"{what}: {exc}") from None
 
 
+# Validated task resources by value. A framework launches many tasks of few shapes, and building
+# a validated ``Resources`` was most of decoding a task in the load-test profile; a cached value
+# is the same immutable object the constructor would have made. Bounded: cleared when full.
+_TASK_RESOURCES: dict[
+    tuple[float, float, float, float, tuple[tuple[int, int], ...]], Resources
+] = {}
+_TASK_RESOURCES_MAX = 4096
+
+
+def task_resources_from_pb(r: pb.Resources, what: str) -> Resources:
+    key = (r.cpus, r.mem, r.disk, r.gpus, tuple((p.begin, p.end) for p in r.ports))
+    known = _TASK_RESOURCES.get(key)  # NaN never equals itself, so it never hits: it is refused
+    if known is not None:
+        return known
+    resources = resources_from_pb(r, what)
+    if len(_TASK_RESOURCES) >= _TASK_RESOURCES_MAX:
+        _TASK_RESOURCES.clear()
+    _TASK_RESOURCES[key] = resources
+    return resources
+
+
 def resources_to_pb(r: Resources, out: pb.Resources) -> pb.Resources:
     out.cpus, out.mem, out.disk, out.gpus = r.cpus, r.mem, r.disk, r.gpus
     for begin, end in r.ports:
@@ -135,7 +156,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         raise WireError(f"{what}: simulation duration must be finite and >= 0")
     if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
         raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
-    resources = resources_from_pb(t.resources, what)
+    resources = task_resources_from_pb(t.resources, what)
     return TaskSpec(
         task_id=t.task_id,
         name=t.name or t.task_id,

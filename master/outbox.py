@@ -12,10 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from corral.v1 import agent_pb2, scheduler_pb2
-from corral.v1 import common_pb2 as pb
 from master import convert
 from master.core import commands as cmd
-from master.core.types import Status
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000
@@ -32,8 +30,6 @@ class Outbox:
     offers_sent: int = 0
     rescinded: int = 0
     launched: int = 0
-    # id(status) -> (status, the wire message it was decoded from); see MasterRuntime.
-    wire: dict[int, tuple[Status, pb.TaskStatus]] = field(default_factory=dict)
     # The UPDATE message still open for more statuses, per framework (the last one queued).
     _open_update: dict[str, scheduler_pb2.Update] = field(default_factory=dict)
 
@@ -48,11 +44,10 @@ class Outbox:
                 event = scheduler_pb2.Event(update=scheduler_pb2.Update())
                 self.framework_msgs.setdefault(c.framework_id, []).append(event)
                 update = self._open_update[c.framework_id] = event.update
-            received = self.wire
             for s in c.statuses:
-                known = received.get(id(s))
-                if known is not None and known[0] is s:
-                    update.statuses.append(known[1])
+                wire = s.wire  # the agent's message, while its event is being handled
+                if wire is not None:
+                    update.statuses.append(wire)  # type: ignore[arg-type]
                 else:
                     convert.status_to_pb(s, update.statuses.add())
         elif isinstance(c, cmd.SendOffers):

@@ -301,15 +301,14 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     )
                 elif kind == "status_updates":
                     statuses = []
-                    wire = rt.status_wire
                     for s in msg.status_updates.statuses:
                         try:
                             status = convert.status_from_pb(s)
                         except WireError as exc:
                             log.warning("bad_status_update", agent_id=agent_id, error=str(exc))
                             continue
+                        status.wire = s  # forwarded as received, not re-encoded
                         statuses.append(status)
-                        wire[id(status)] = (status, s)  # forwarded as received, not re-encoded
                     rt.submit(
                         ev.AgentStatusUpdates(
                             stimulus_id=rt.stimulus("status"),

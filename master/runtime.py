@@ -21,14 +21,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from corral.logging import get_logger
-from corral.v1 import common_pb2, scheduler_pb2
+from corral.v1 import scheduler_pb2
 from master.allocator.interface import Allocator
 from master.core import commands as cmd
 from master.core import events as ev
 from master.core.config import MasterConfig
 from master.core.master import CallRejected, MasterCore
 from master.core.states import AgentState, FrameworkState
-from master.core.types import Status, TaskState
+from master.core.types import TaskState
 from master.metrics import MasterMetrics
 from master.outbox import Outbox
 
@@ -104,9 +104,6 @@ class MasterRuntime:
         self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        # Statuses from agents with the wire message they came in, until their event has been
-        # handled: the outbox forwards that message instead of encoding the status again.
-        self.status_wire: dict[int, tuple[Status, common_pb2.TaskStatus]] = {}
         self._counts = {"events": 0, "accepts": 0, "declined": 0}
         self._freed_at: dict[str, float] = {}  # agent id -> when resources came back, unoffered
         self._status_counters: dict[str, Any] = {}
@@ -194,7 +191,7 @@ class MasterRuntime:
             while len(batch) < BATCH_LIMIT and not self._inbox.empty():
                 batch.append(self._inbox.get_nowait())
             self.metrics.inbox_depth.set(self._inbox.qsize())
-            outbox = Outbox(wire=self.status_wire)
+            outbox = Outbox()
             for item, future in batch:
                 self._process(item, future, outbox)
                 if isinstance(item, ev.AgentStatusUpdates):
@@ -203,10 +200,13 @@ class MasterRuntime:
             # A busy inbox never suspends ``get``: yield so stream writers get to run.
             await asyncio.sleep(0)
 
-    def _forget_wire(self, item: ev.AgentStatusUpdates) -> None:
-        wire = self.status_wire
+    @staticmethod
+    def _forget_wire(item: ev.AgentStatusUpdates) -> None:
+        """Statuses from agents carry the wire message they came in (``Status.wire``) until
+        their event has been handled, so the outbox forwards it instead of encoding the status
+        again; then it is dropped, or every kept status would pin its whole batch."""
         for status in item.statuses:
-            wire.pop(id(status), None)
+            status.wire = None
 
     def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
         if isinstance(item, _Query):

@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="default for frameworks that ask for 0 (default 60)",
     )
     p.add_argument(
+        "--no-launch-pacing",
+        dest="launch_pacing",
+        action="store_false",
+        help="offer everything the allocator plans each cycle, however many launches are "
+        "still starting (see docs/performance.md, launch pacing)",
+    )
+    p.add_argument(
         "--allocator",
         choices=("numba", "numpy", "reference"),
         default="numba",
@@ -84,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 else min(5.0, args.agent_timeout / 3)
             ),
             framework_failover_timeout=args.failover_timeout,
+            launch_pacing=args.launch_pacing,
         )
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None

@@ -17,10 +17,18 @@ class MasterConfig:
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
     completed_tasks_kept: int = 1000
+    # Launch pacing (MasterCore._pace): the cpus a cycle may offer are twice what the launch
+    # pipeline turned around in the previous interval, never less than twice this floor, minus
+    # the cpus still being launched. False offers everything the allocator plans.
+    launch_pacing: bool = True
+    launch_pacing_floor_cpus: float = 1024.0
+    launch_pacing_window: float = 10.0  # a task launching for longer stops counting
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if isinstance(value, bool):
+                continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")
         if self.agent_timeout < 2 * self.agent_heartbeat_interval:

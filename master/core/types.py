@@ -36,6 +36,10 @@ class Status:
     timestamp: float = 0.0
     uuid: bytes = b""
     exit_code: int | None = None
+    # The wire message an agent's status arrived in, while the shell forwards it (it clears
+    # the field once the status's event is handled). Not an argument: ``replace`` (master-made
+    # reconciliation statuses) never inherits a message that no longer matches.
+    wire: object = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(slots=True)  # not frozen: see _HOT_PATH above
