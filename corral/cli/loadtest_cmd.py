@@ -44,6 +44,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--allocation-interval", type=non_negative_float, default=1.0, metavar="SECONDS")
     p.add_argument(
+        "--launch-pacing",
+        action="store_true",
+        help="start the master with --launch-pacing (not with --master)",
+    )
+    p.add_argument(
         "--master",
         type=host_port,
         default=None,
@@ -86,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.master_http is not None and args.master is None:
         raise CliError("--master-http needs --master", exit_code=2)
+    if args.launch_pacing and args.master is not None:
+        raise CliError("--launch-pacing applies to a master the load test starts", exit_code=2)
     try:
         opts = LoadTestOptions(
             agents=args.agents,
@@ -95,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             task_seconds=args.task_seconds,
             allocation_interval=args.allocation_interval,
+            launch_pacing=args.launch_pacing,
             master=args.master,
             master_http=args.master_http,
             agent_processes=args.agent_processes or 0,

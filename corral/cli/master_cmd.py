@@ -50,11 +50,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="default for frameworks that ask for 0 (default 60)",
     )
     p.add_argument(
-        "--no-launch-pacing",
-        dest="launch_pacing",
-        action="store_false",
-        help="offer everything the allocator plans each cycle, however many launches are "
-        "still starting (see docs/performance.md, launch pacing)",
+        "--launch-pacing",
+        action="store_true",
+        help="offer at most twice the cpus the launch pipeline turned around in the previous "
+        "interval (off by default; see docs/performance.md, launch pacing)",
     )
     p.add_argument(
         "--allocator",

@@ -24,6 +24,7 @@ class LoadTestOptions:
     mode: str = "launch"
     task_seconds: float = 1.0
     allocation_interval: float = 1.0
+    launch_pacing: bool = False  # True starts the master with --launch-pacing
     master: str | None = None  # an existing master's gRPC address; None starts one
     master_http: str | None = None  # its HTTP address, for /metrics
     agent_processes: int = 0  # 0: one per AGENTS_PER_PROCESS agents

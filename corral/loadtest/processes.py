@@ -69,7 +69,7 @@ class ProcessGroup:
                 raise ProcessFailed(f"{child.name} exited with {code}:\n{child.tail()}")
 
     async def start_master(
-        self, allocation_interval: float, timeout: float = 60.0
+        self, allocation_interval: float, launch_pacing: bool = False, timeout: float = 60.0
     ) -> tuple[Child, str, str]:
         ready = self.work_dir / "master-ready.json"
         child = await self.spawn(
@@ -84,6 +84,7 @@ class ProcessGroup:
                 # load test measures throughput, not failure detection.
                 *("--agent-timeout", "120"),
                 *("--log-level", "warning"),
+                *(("--launch-pacing",) if launch_pacing else ()),
             ),
         )
         loop = asyncio.get_running_loop()

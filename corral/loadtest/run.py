@@ -149,7 +149,9 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
         async with aiohttp.ClientSession() as session:
             master_pid: int | None = None
             if opts.master is None:
-                child, master, http = await group.start_master(opts.allocation_interval)
+                child, master, http = await group.start_master(
+                    opts.allocation_interval, opts.launch_pacing
+                )
                 master_pid = child.pid
                 http_addr: str | None = http
             else:

@@ -19,8 +19,10 @@ class MasterConfig:
     completed_tasks_kept: int = 1000
     # Launch pacing (MasterCore._pace): the cpus a cycle may offer are twice what the launch
     # pipeline turned around in the previous interval, never less than twice this floor, minus
-    # the cpus still being launched. False offers everything the allocator plans.
-    launch_pacing: bool = True
+    # the cpus still being launched. False (the default) offers everything the allocator plans:
+    # on a quiet machine pacing cost throughput and offer latency without shortening
+    # accept->RUNNING (docs/performance.md, "Launch pacing").
+    launch_pacing: bool = False
     launch_pacing_floor_cpus: float = 1024.0
     launch_pacing_window: float = 10.0  # a task launching for longer stops counting
 

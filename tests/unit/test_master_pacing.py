@@ -15,6 +15,7 @@ AGENT = "cpus:24;mem:4096;disk:4096"
 
 
 def _cluster(agents: int, **config: object) -> tuple[Harness, str]:
+    config.setdefault("launch_pacing", True)  # opt-in: off by default
     h = Harness(MasterConfig(**config))  # type: ignore[arg-type]
     for _ in range(agents):
         h.add_agent(resources=AGENT)
@@ -55,6 +56,10 @@ def test_first_cycle_offers_twice_the_floor() -> None:
 def test_without_pacing_every_agent_is_offered() -> None:
     h, _fid = _cluster(100, launch_pacing=False, launch_pacing_floor_cpus=240)
     assert _cpus(_cycle(h)) == 2400
+
+
+def test_pacing_is_off_by_default() -> None:
+    assert MasterConfig().launch_pacing is False
 
 
 def test_nothing_more_is_offered_while_launches_have_not_started(
