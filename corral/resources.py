@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
@@ -107,7 +108,7 @@ class Resources:
         )
 
     @classmethod
-    def offered(cls, values: list[float], ports: PortRanges) -> Resources:
+    def offered(cls, values: Sequence[float], ports: PortRanges) -> Resources:
         """An allocator's offer: four non-negative floats and the agent's free port ranges,
         already normalized. Trusted: nothing is checked on this per-offer path."""
         return _trusted(values[0], values[1], values[2], values[3], ports)

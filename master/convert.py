@@ -210,7 +210,10 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     out.framework_id = o.framework_id
     out.agent_id = o.agent_id
     out.hostname = o.hostname
-    resources_to_pb(o.resources, out.resources)
+    s, r = o.scalars, out.resources
+    r.cpus, r.mem, r.disk, r.gpus = s[0], s[1], s[2], s[3]
+    for begin, end in o.ports:
+        r.ports.add(begin=begin, end=end)
     if o.attributes:  # update() walks even an empty mapping in Python
         out.attributes.update(o.attributes)
     return out

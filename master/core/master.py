@@ -627,7 +627,7 @@ class MasterCore:
                 continue
             self._return_offer(offer, returns)
             agents.append(offer.agent_id)
-            self._paced_returned += offer.resources.cpus
+            self._paced_returned += offer.scalars[0]
         self.allocator.recover_many(returns)
         if refuse > 0:
             for agent_id in agents:
@@ -804,7 +804,8 @@ class MasterCore:
                 fid,
                 aid,
                 agent.spec.hostname,
-                Resources.offered(s, ports),
+                s,
+                ports,
                 agent.spec.attributes,
                 now,
             )
@@ -921,12 +922,11 @@ class MasterCore:
         self._drop_offer(offer)
         agent = self.agents.get(offer.agent_id)
         if agent is not None:
-            if offer.resources.ports:
-                agent.free_ports = normalize_ranges(
-                    list(agent.free_ports) + list(offer.resources.ports)
-                )
+            if offer.ports:
+                agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
-                entry = (offer.framework_id, offer.agent_id, offer.resources.scalars())
+                s = offer.scalars
+                entry = (offer.framework_id, offer.agent_id, (s[0], s[1], s[2], s[3]))
                 if batch is None:
                     self.allocator.recover(*entry)
                 else:
@@ -984,7 +984,7 @@ class MasterCore:
         for task in agent.tasks.values():
             used += task.spec.resources.ports
         for oid in agent.offers:
-            used += self.offers[oid].resources.ports
+            used += self.offers[oid].ports
         free = agent.spec.resources - Resources(ports=normalize_ranges(used))
         return free.ports
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from corral.resources import Resources
+from corral.resources import PortRanges, Resources
 from master.core.states import AgentState, FrameworkState
 from master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
 
@@ -19,13 +19,22 @@ def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
 
 @dataclass(slots=True)  # immutable by convention; not frozen for speed (see types._HOT_PATH)
 class OfferRecord:
+    """One outstanding offer. Its resources are kept as the allocator's row of scalars plus the
+    agent's free port ranges: an offer is usually declined without its ``Resources`` ever being
+    needed, and making one per offer was the largest single cost of an allocation tick."""
+
     offer_id: str
     framework_id: str
     agent_id: str
     hostname: str
-    resources: Resources
+    scalars: Sequence[float]  # cpus, mem, disk, gpus (corral.resources.SCALARS order)
+    ports: PortRanges  # normalized
     attributes: dict[str, str]
     created_at: float
+
+    @property
+    def resources(self) -> Resources:
+        return Resources.offered(self.scalars, self.ports)
 
 
 @dataclass(slots=True)
