@@ -45,6 +45,17 @@ def register(subparsers: Any) -> None:
     )
     alloc.set_defaults(func=run)
 
+    offers = what.add_parser(
+        "offers",
+        help="the master's CPU per offer in the decline loop (tick, encode, decline), no network",
+    )
+    offers.add_argument("--agents", type=positive_int, default=10000)
+    offers.add_argument("--frameworks", type=positive_int, default=100)
+    offers.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
+    offers.add_argument("--allocator", choices=("numba", "numpy"), default="numba")
+    offers.add_argument("--json", type=Path, metavar="FILE")
+    offers.set_defaults(func=run_offers)
+
 
 def run(args: argparse.Namespace) -> int:
     from master.gc_tuning import tuned_gc
@@ -147,3 +158,29 @@ def _run(args: argparse.Namespace) -> int:
         }
         args.json.write_text(json.dumps(doc, indent=2) + "\n")
     return 0 if all(r.agree is not False for r in results) else 1
+
+
+def run_offers(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from master import offer_bench
+    from master.gc_tuning import tuned_gc
+
+    console = Console()
+    with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):
+        result = offer_bench.run(
+            args.agents, args.frameworks, args.rounds, time.process_time, args.allocator
+        )
+    table = Table(
+        title=f"master CPU per offer, µs (process time; median of {result.rounds} rounds of "
+        f"{result.offers_per_round:,.0f} offers)"
+    )
+    for step in (*offer_bench.STEPS, "total"):
+        table.add_column(step, justify="right")
+    costs = result.us_per_offer
+    table.add_row(*(f"{costs[s]:.2f}" for s in offer_bench.STEPS), f"{sum(costs.values()):.2f}")
+    console.print(table)
+    if args.json:
+        args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    return 0

@@ -1,0 +1,125 @@
+"""``corral bench offers``: the master's CPU per offer in the decline loop, without the network.
+
+A ``MasterCore`` with N agents (``cpus:24;mem:4096;disk:4096``) and M frameworks; each round is
+one allocation tick, the outbox encoding its OFFERS, the wire round trip of those messages
+(serialize, parse), and one DECLINE per framework (``refuse_seconds: 0``) for every offer it
+got. Each step is timed with the clock passed in (process time from the CLI, so other processes
+on the machine do not count) and reported per offer. It is the per-offer part of
+``corral loadtest --mode decline``; gRPC and asyncio costs are not in it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from corral.resources import parse_resources
+from corral.v1 import scheduler_pb2
+from master.allocator import make_allocator
+from master.core import commands as cmd
+from master.core import events as ev
+from master.core.config import MasterConfig
+from master.core.master import MasterCore
+from master.core.types import AgentSpec, FrameworkSpec
+from master.outbox import Outbox
+
+AGENT = "cpus:24;mem:4096;disk:4096"
+STEPS = ("tick", "encode", "wire", "decline")
+
+
+@dataclass
+class OfferCosts:
+    agents: int
+    frameworks: int
+    rounds: int
+    offers_per_round: float
+    us_per_offer: dict[str, float]  # median over rounds, per step
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def build(agents: int, frameworks: int, allocator: str) -> MasterCore:
+    core = MasterCore(MasterConfig(), make_allocator(allocator), "bench")
+    resources = parse_resources(AGENT)
+    for i in range(agents):
+        spec = AgentSpec(agent_id="", hostname=f"host-{i}", resources=resources)
+        core.handle(
+            ev.AgentRegister(
+                stimulus_id="r", now=0.0, connection=i, spec=spec, new_agent_id=f"agent-{i}"
+            )
+        )
+    for i in range(frameworks):
+        core.handle(
+            ev.FrameworkSubscribe(
+                stimulus_id="s",
+                now=0.0,
+                connection=agents + i,
+                spec=FrameworkSpec(framework_id="", name=f"bench-{i}"),
+                new_framework_id=f"framework-{i}",
+                stream_id=f"stream-{i}",
+            )
+        )
+    return core
+
+
+def run(
+    agents: int,
+    frameworks: int,
+    rounds: int,
+    clock: Callable[[], float],
+    allocator: str = "numba",
+    warmup: int = 2,
+) -> OfferCosts:
+    core = build(agents, frameworks, allocator)
+    now = 1.0
+    per_step: dict[str, list[float]] = {step: [] for step in STEPS}
+    offers: list[int] = []
+    for r in range(warmup + rounds):
+        now += 0.1
+        t0 = clock()
+        commands = core.handle(ev.AllocationTick(stimulus_id="t", now=now, seed=r))
+        t1 = clock()
+        outbox = Outbox()
+        outbox.add(commands)
+        t2 = clock()
+        received = {
+            fid: [scheduler_pb2.Event.FromString(m.SerializeToString()) for m in msgs]
+            for fid, msgs in outbox.framework_msgs.items()
+        }
+        t3 = clock()
+        n = 0
+        for fid, events in received.items():
+            for event in events:
+                ids = tuple(o.id for o in event.offers.offers)
+                n += len(ids)
+                core.handle(
+                    ev.Decline(
+                        stimulus_id="d",
+                        now=now,
+                        framework_id=fid,
+                        stream_id=f"stream-{fid.rpartition('-')[2]}",
+                        offer_ids=ids,
+                        refuse_seconds=0.0,
+                    )
+                )
+        t4 = clock()
+        sent = sum(len(c.offers) for c in commands if isinstance(c, cmd.SendOffers))
+        if n != sent:
+            raise RuntimeError(f"round {r}: {sent} offers sent, {n} declined")
+        if r < warmup or not n:
+            continue
+        offers.append(n)
+        for step, dt in zip(STEPS, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            per_step[step].append(dt / n * 1e6)
+    return OfferCosts(
+        agents=agents,
+        frameworks=frameworks,
+        rounds=len(offers),
+        offers_per_round=statistics.mean(offers) if offers else 0.0,
+        us_per_offer={
+            step: statistics.median(values) if values else 0.0 for step, values in per_step.items()
+        },
+    )
