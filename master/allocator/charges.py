@@ -12,33 +12,21 @@ below 2**63, so it is the same compiled or not.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - numba is a dependency
-    numba = None  # type: ignore[assignment]
+from master.allocator.jit import AVAILABLE, compiled
 
-COMPILED = numba is not None
+COMPILED = AVAILABLE
 EMPTY = -1
 _FW_BITS = 24  # framework rows below 2**24; agent rows below 2**31 keep keys below 2**55
 _FW_MASK = (1 << _FW_BITS) - 1
 _MAX_LOAD = 0.5
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-
-def _jit(fn: F) -> F:
-    if numba is None:  # pragma: no cover
-        return fn
-    return cast(F, numba.njit(cache=True, nogil=True)(fn))
-
-
-@_jit
+@compiled
 def _home(key: int, mask: int) -> int:
     h = key ^ (key >> 29)
     h = ((h & 0xFFFFFFFF) * 0x45D9F3B) & 0xFFFFFFFF
@@ -48,7 +36,7 @@ def _home(key: int, mask: int) -> int:
     return h & mask
 
 
-@_jit
+@compiled
 def _find(keys: Any, key: int) -> int:
     """The slot holding ``key``, or -1 - (the empty slot where it would go)."""
     mask = keys.shape[0] - 1
@@ -62,7 +50,7 @@ def _find(keys: Any, key: int) -> int:
         i = (i + 1) & mask
 
 
-@_jit
+@compiled
 def _delete(keys: Any, vals: Any, slot: int) -> None:
     mask = keys.shape[0] - 1
     i = slot
@@ -83,7 +71,7 @@ def _delete(keys: Any, vals: Any, slot: int) -> None:
     keys[i] = EMPTY
 
 
-@_jit
+@compiled
 def _add(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any) -> int:
     """Add ``amounts[n]`` to pair (fs[n], agents[n]); returns how many pairs are new."""
     new = 0
@@ -101,7 +89,7 @@ def _add(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any) -> int:
     return new
 
 
-@_jit
+@compiled
 def _take(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any, back: Any) -> int:
     """Take back up to ``amounts[n]`` of each pair's charge, in order: ``back[n]`` gets what was
     taken (NaN in column 0 if the pair has no charge). A pair left with nothing positive is
@@ -127,7 +115,7 @@ def _take(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any, back: Any) -
     return dropped
 
 
-@_jit
+@compiled
 def _give_back(
     fs: Any, agents: Any, back: Any, alloc: Any, fw_role: Any, role_alloc: Any, used: Any
 ) -> None:

@@ -22,12 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-try:
-    import numba
-except ImportError:  # pragma: no cover - numba is a dependency; this keeps the numpy path usable
-    numba = None  # type: ignore[assignment]
-
-AVAILABLE = numba is not None
+from master.allocator.jit import AVAILABLE, compiled
 
 
 def _walk(
@@ -133,8 +128,8 @@ def _select(
     return n
 
 
-_compiled = numba.njit(cache=True, nogil=True)(_walk) if numba is not None else None
-_compiled_select = numba.njit(cache=True, nogil=True)(_select) if numba is not None else None
+_compiled = compiled(_walk) if AVAILABLE else None
+_compiled_select = compiled(_select) if AVAILABLE else None
 
 
 def select(
