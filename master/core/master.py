@@ -619,19 +619,13 @@ class MasterCore:
         fw = self._caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
         # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
-        returns: list[tuple[str, str, Scalars]] = []
-        agents: list[str] = []
-        for oid in e.offer_ids:
-            offer = self.offers.get(oid)
-            if offer is None or offer.framework_id != fw.framework_id:
-                continue
-            self._return_offer(offer, returns)
-            agents.append(offer.agent_id)
-            self._paced_returned += offer.scalars[0]
-        self.allocator.recover_many(returns)
+        known, fid = self.offers, fw.framework_id
+        offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
+        self._return_offers(offers)
+        self._paced_returned += sum(o.scalars[0] for o in offers)
         if refuse > 0:
-            for agent_id in agents:
-                self.allocator.add_filter(fw.framework_id, agent_id, e.now + refuse)
+            for offer in offers:
+                self.allocator.add_filter(fid, offer.agent_id, e.now + refuse)
         return []
 
     def _suppress(self, e: ev.Suppress) -> Commands:
@@ -914,40 +908,39 @@ class MasterCore:
         if agent is not None:
             agent.offers.discard(offer.offer_id)
 
-    def _return_offer(
-        self, offer: OfferRecord, batch: list[tuple[str, str, Scalars]] | None = None
-    ) -> None:
-        """Decline or rescind: the whole offer goes back to the pool (its scalars into
-        ``batch`` for one ``recover_many`` when the caller returns many offers)."""
-        self._drop_offer(offer)
-        agent = self.agents.get(offer.agent_id)
-        if agent is not None:
+    def _return_offers(self, offers: Iterable[OfferRecord]) -> None:
+        """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
+        one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
+        known, frameworks, agents = self.offers, self.frameworks, self.agents
+        returns: list[tuple[str, str, Scalars]] = []
+        for offer in offers:
+            oid = offer.offer_id
+            del known[oid]
+            fw = frameworks.get(offer.framework_id)
+            if fw is not None:
+                fw.offers.discard(oid)
+            agent = agents.get(offer.agent_id)
+            if agent is None:
+                continue
+            agent.offers.discard(oid)
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
                 s = offer.scalars
-                entry = (offer.framework_id, offer.agent_id, (s[0], s[1], s[2], s[3]))
-                if batch is None:
-                    self.allocator.recover(*entry)
-                else:
-                    batch.append(entry)
+                returns.append((offer.framework_id, offer.agent_id, (s[0], s[1], s[2], s[3])))
+        self.allocator.recover_many(returns)
 
     def _take_back_offers(self, fw: FrameworkRecord) -> None:
         """The framework's stream is gone or replaced: its offers return without a RESCIND."""
-        returns: list[tuple[str, str, Scalars]] = []
-        for oid in sorted(fw.offers):
-            self._return_offer(self.offers[oid], returns)
-        self.allocator.recover_many(returns)
+        self._return_offers([self.offers[oid] for oid in sorted(fw.offers)])
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
         per_fw: dict[str, list[str]] = defaultdict(list)
-        returns: list[tuple[str, str, Scalars]] = []
-        for oid in sorted(agent.offers):
-            offer = self.offers[oid]
-            self._return_offer(offer, returns)
-            per_fw[offer.framework_id].append(oid)
-        self.allocator.recover_many(returns)
+        offers = [self.offers[oid] for oid in sorted(agent.offers)]
+        for offer in offers:
+            per_fw[offer.framework_id].append(offer.offer_id)
+        self._return_offers(offers)
         out: Commands = []
         for fw_id, ids in per_fw.items():
             fw = self.frameworks.get(fw_id)
