@@ -17,6 +17,7 @@ from agent.core.types import (
     TaskReason,
     TaskSpec,
 )
+from corral.pbmaps import as_dict
 from corral.placement import Taint, TaintEffect
 from corral.resources import Resources
 from corral.v1 import agent_pb2, common_pb2
@@ -65,7 +66,7 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
             value=cmd.value,
             arguments=tuple(cmd.arguments),
             shell=cmd.shell,
-            environment=dict(cmd.environment),
+            environment=as_dict(cmd.environment),
         )
     simulation = None
     if info.HasField("simulation"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from corral.pbmaps import as_dict
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
 from corral.resources import ResourceError, Resources
 from corral.v1 import common_pb2 as pb
@@ -101,7 +102,7 @@ def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
         agent_id=info.id,
         hostname=info.hostname,
         resources=resources,
-        attributes=dict(info.attributes),
+        attributes=as_dict(info.attributes),
         taints=taints_from_pb(info.taints, "agent info"),
         reservations=reservations,
     )
