@@ -279,20 +279,18 @@ class DrfAllocator:
     def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
         # Validate the whole batch first (with array operations: batches are thousands of
         # declined offers): a bad entry changes nothing.
-        amounts = check_scalar_rows("recover", [x for _, _, x in returns])
-        fw_rows, ag_rows = self._frameworks.rows, self._agents.rows
-        keep: list[int] = []
-        fs: list[int] = []
-        agents: list[int] = []
-        for i, (framework_id, agent_id, _) in enumerate(returns):
-            f, a = fw_rows.get(framework_id), ag_rows.get(agent_id)
-            if f is not None and a is not None:  # else already gone with its framework/agent
-                keep.append(i)
-                fs.append(f)
-                agents.append(a)
-        self._recover_rows(
-            np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts[keep]
-        )
+        if not returns:
+            return
+        framework_ids, agent_ids, scalars = zip(*returns, strict=True)
+        amounts = check_scalar_rows("recover", scalars)
+        fs = list(map(self._frameworks.rows.get, framework_ids))
+        agents = list(map(self._agents.rows.get, agent_ids))
+        if None in fs or None in agents:  # some already gone with their framework or agent
+            keep = [
+                i for i, (f, a) in enumerate(zip(fs, agents, strict=True)) if None not in (f, a)
+            ]
+            fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
+        self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
 
     def _recover(self, returns: Sequence[tuple[int, int, Vec]]) -> None:
         n = len(returns)
