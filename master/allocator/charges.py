@@ -12,6 +12,7 @@ below 2**63, so it is the same compiled or not.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -187,17 +188,14 @@ class ChargeBook:
         slot = int(_find(self.keys, (agent << _FW_BITS) | framework))
         return None if slot < 0 else [float(x) for x in self.vals[slot]]
 
-    def _where(self, live: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
-        return np.flatnonzero(live)
-
     def of_framework(self, framework: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """(agents, charges) of one framework, in slot order."""
-        slots = self._where((self.keys != EMPTY) & ((self.keys & _FW_MASK) == framework))
+        slots = np.flatnonzero((self.keys != EMPTY) & ((self.keys & _FW_MASK) == framework))
         return self.keys[slots] >> _FW_BITS, self.vals[slots].copy()
 
     def of_agent(self, agent: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """(frameworks, charges) on one agent, in slot order."""
-        slots = self._where((self.keys != EMPTY) & ((self.keys >> _FW_BITS) == agent))
+        slots = np.flatnonzero((self.keys != EMPTY) & ((self.keys >> _FW_BITS) == agent))
         return self.keys[slots] & _FW_MASK, self.vals[slots].copy()
 
     def drop(self, frameworks: npt.NDArray[np.int64], agents: npt.NDArray[np.int64]) -> None:
@@ -218,6 +216,7 @@ def give_back(
     _give_back(frameworks, agents, back, alloc, fw_role, role_alloc, used)
 
 
+@functools.cache  # once per process
 def warm() -> None:
     """Compile (or load from numba's cache) every loop before the master needs one."""
     book = ChargeBook(16)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -41,6 +42,16 @@ class Walked(NamedTuple):
     frameworks: npt.NDArray[np.intp]
     agents: npt.NDArray[np.intp]
     offers: npt.NDArray[np.float64]
+
+    @classmethod
+    def of(cls, rows: Sequence[tuple[int, int, Sequence[float]]]) -> Walked:
+        """The columns of (framework, agent, scalars) rows."""
+        n = len(rows)
+        return cls(
+            np.fromiter((f for f, _, _ in rows), dtype=np.intp, count=n),
+            np.fromiter((a for _, a, _ in rows), dtype=np.intp, count=n),
+            np.array([x for _, _, x in rows], dtype=np.float64).reshape(n, 4),
+        )
 
 
 _PROBE = 4  # head entries checked one by one before a vector lookup
@@ -162,11 +173,8 @@ def _walk_numpy(
     for f, row in rows_of.items():
         al.alloc[f] = row
     al.role_alloc[role] = role_row
-    n = len(out)
-    frameworks = np.fromiter((f for f, _, _ in out), dtype=np.intp, count=n)
-    agents = np.fromiter((a for _, a, _ in out), dtype=np.intp, count=n)
-    offers = np.array([o for _, _, o in out], dtype=np.float64).reshape(n, 4)
+    walked = Walked.of(out)
     # Every walked agent is charged once at most: one addition, as _charge makes.
-    al.used[agents] += offers
-    al.charges.add(frameworks, agents, offers)
-    return Walked(frameworks, agents, offers)
+    al.used[walked.agents] += walked.offers
+    al.charges.add(*walked)
+    return walked

@@ -1,4 +1,4 @@
-"""The fast path's walk compiled with numba: the same decisions as ``fastpath.walk_numpy``.
+"""The fast path's walk compiled with numba: the same decisions as ``fastpath._walk_numpy``.
 
 Why compiled: the walk is sequential (every charge moves the DRF order), so numpy cannot
 vectorise it, and in Python it costs ~10 µs per offered agent. Compiled, it is a scan of two
@@ -17,6 +17,7 @@ so results are bit-identical to the numpy path and to the reference.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -187,6 +188,7 @@ def walk(
     return out_i[:got], out_f[:got]
 
 
+@functools.cache  # once per process
 def warm() -> None:
     """Compile (or load from numba's cache) before the first cycle, so that cycle is not the one
     that pays for it."""

@@ -231,9 +231,7 @@ class DrfAllocator:
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         agents, charged = self.charges.of_framework(f)
-        self._recover(
-            [(f, a, charge) for a, charge in zip(agents.tolist(), charged.tolist(), strict=True)]
-        )
+        self._recover_rows(np.full(len(agents), f, dtype=np.intp), agents, charged)
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -291,13 +289,6 @@ class DrfAllocator:
             ]
             fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
         self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
-
-    def _recover(self, returns: Sequence[tuple[int, int, Vec]]) -> None:
-        n = len(returns)
-        frameworks = np.fromiter((f for f, _, _ in returns), dtype=np.intp, count=n)
-        agents = np.fromiter((a for _, a, _ in returns), dtype=np.intp, count=n)
-        amounts = np.array([x for _, _, x in returns], dtype=np.float64).reshape(n, 4)
-        self._recover_rows(frameworks, agents, amounts)
 
     def _recover_rows(
         self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
@@ -433,10 +424,7 @@ class DrfAllocator:
             for a in candidates.tolist():
                 row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
                 rows.extend((f, a, offer) for f, offer in walk.serve(a, np.flatnonzero(row)))
-            n = len(rows)
-            frameworks = np.fromiter((f for f, _, _ in rows), dtype=np.intp, count=n)
-            agents = np.fromiter((a for _, a, _ in rows), dtype=np.intp, count=n)
-            offers = np.array([o for _, _, o in rows], dtype=np.float64).reshape(n, 4)
+            frameworks, agents, offers = fastpath.Walked.of(rows)
         self._last_plan_frameworks = frameworks
         # Rows in a plan are live, so their ids are set (never None).
         fw_ids = cast(list[str], self._frameworks.table())
@@ -577,10 +565,6 @@ class _Walk:
         self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
         unmet = any(x < g for x, g in zip(ralloc, alloc.guarantee[r], strict=True))
         self.tier[r] = 0 if unmet else 1
-
-
-def _tuple(v: Vec) -> Scalars:
-    return (v[0], v[1], v[2], v[3])
 
 
 __all__ = ["DrfAllocator"]
