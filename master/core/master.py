@@ -287,15 +287,12 @@ class MasterCore:
                             orphan_acks.append((status.task_id, status.uuid))
                         out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
                         continue
-                    task.state = state
-                    task.status = status
+                    self._set_task_state(task, status, e, ended)
                     if state.terminal:
-                        self._finish_task(task, ended)
                         out.append(self._event(e, _ENDED_KIND[state], task.task_id, ""))
                 else:
                     task.status = status
-            if status.uuid:
-                fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, e.now)
+            self._keep_pending(fw, status, e.now)
             if fw.connection is not None:
                 batch = forwards.get(fw.framework_id)
                 if batch is None:
@@ -319,9 +316,13 @@ class MasterCore:
             )
         return out
 
-    def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
+    def _keep_pending(self, fw: FrameworkRecord, status: Status, now: float) -> None:
+        """Until the framework acknowledges it, a status is resent (at-least-once)."""
         if status.uuid:
-            fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, e.now)
+            fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
+
+    def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
+        self._keep_pending(fw, status, e.now)
         if fw.connection is None:
             return []
         return [
@@ -867,11 +868,19 @@ class MasterCore:
             return []
         return self._forward(fw, status, e)
 
-    def _set_task_state(self, task: TaskRecord, status: Status, e: ev.Event) -> None:
+    def _set_task_state(
+        self,
+        task: TaskRecord,
+        status: Status,
+        e: ev.Event,
+        batch: list[tuple[str, str, Scalars]] | None = None,
+    ) -> None:
+        """Move the task to the status' state; an ended task's resources go back (into
+        ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
         task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
         task.status = status
         if status.state.terminal:
-            self._finish_task(task)
+            self._finish_task(task, batch)
 
     def _finish_task(
         self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
@@ -899,7 +908,8 @@ class MasterCore:
         while len(self.completed) > self.config.completed_tasks_kept:
             self.completed.popitem(last=False)
 
-    def _drop_offer(self, offer: OfferRecord) -> None:
+    def _drop_offer(self, offer: OfferRecord) -> AgentRecord | None:
+        """Forget the offer; returns its agent (None if gone)."""
         del self.offers[offer.offer_id]
         fw = self.frameworks.get(offer.framework_id)
         if fw is not None:
@@ -907,22 +917,16 @@ class MasterCore:
         agent = self.agents.get(offer.agent_id)
         if agent is not None:
             agent.offers.discard(offer.offer_id)
+        return agent
 
     def _return_offers(self, offers: Iterable[OfferRecord]) -> None:
         """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
         one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
-        known, frameworks, agents = self.offers, self.frameworks, self.agents
         returns: list[tuple[str, str, Scalars]] = []
         for offer in offers:
-            oid = offer.offer_id
-            del known[oid]
-            fw = frameworks.get(offer.framework_id)
-            if fw is not None:
-                fw.offers.discard(oid)
-            agent = agents.get(offer.agent_id)
+            agent = self._drop_offer(offer)
             if agent is None:
                 continue
-            agent.offers.discard(oid)
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
