@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from corral.pbmaps import as_dict
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
@@ -74,8 +74,15 @@ def task_resources_from_pb(r: pb.Resources, what: str) -> Resources:
 
 
 def resources_to_pb(r: Resources, out: pb.Resources) -> pb.Resources:
-    out.cpus, out.mem, out.disk, out.gpus = r.cpus, r.mem, r.disk, r.gpus
-    for begin, end in r.ports:
+    return scalars_to_pb(r.scalars(), r.ports, out)
+
+
+def scalars_to_pb(
+    s: Sequence[float], ports: Iterable[tuple[int, int]], out: pb.Resources
+) -> pb.Resources:
+    """Resources given as (cpus, mem, disk, gpus) and port ranges (an offer keeps them so)."""
+    out.cpus, out.mem, out.disk, out.gpus = s[0], s[1], s[2], s[3]
+    for begin, end in ports:
         out.ports.add(begin=begin, end=end)
     return out
 
@@ -211,10 +218,7 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     out.framework_id = o.framework_id
     out.agent_id = o.agent_id
     out.hostname = o.hostname
-    s, r = o.scalars, out.resources
-    r.cpus, r.mem, r.disk, r.gpus = s[0], s[1], s[2], s[3]
-    for begin, end in o.ports:
-        r.ports.add(begin=begin, end=end)
+    scalars_to_pb(o.scalars, o.ports, out.resources)
     if o.attributes:  # update() walks even an empty mapping in Python
         out.attributes.update(o.attributes)
     return out

@@ -12,11 +12,11 @@ from pathlib import Path
 import grpc
 from aiohttp import web
 
+from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
 from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2_grpc
 from master.allocator import make_allocator
 from master.core.config import MasterConfig
-from master.gc_tuning import tune_gc
 from master.http import build_app
 from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer
 from master.runtime import MasterRuntime

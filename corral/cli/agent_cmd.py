@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import math
 import signal
 import socket
@@ -19,6 +18,7 @@ from agent.host import detect_resources
 from agent.runtime import Agent
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
+from corral.gc_tuning import tune_gc
 from corral.logging import configure, get_logger
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
@@ -136,9 +136,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
 def run(args: argparse.Namespace) -> int:
     configs = build_configs(args)
     configure(args.log_level)
-    # Thousands of simulated agents are long-lived objects; fewer young-generation collections
-    # keep full collections from stalling every stream in the process (as in the master).
-    gc.set_threshold(50_000, 20, 100)
+    tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
     try:
         return asyncio.run(_run_agents(configs))
     except WorkDirBusy as exc:

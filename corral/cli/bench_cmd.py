@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from master.gc_tuning import tuned_gc
+    from corral.gc_tuning import tuned_gc
 
     # The master's collector settings: the cycle is timed as the master runs it.
     with tuned_gc():
@@ -164,8 +164,8 @@ def run_offers(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from corral.gc_tuning import tuned_gc
     from master import offer_bench
-    from master.gc_tuning import tuned_gc
 
     console = Console()
     with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):

@@ -1,8 +1,9 @@
 """CPython collector settings for processes that hold many long-lived objects.
 
-The master keeps hundreds of thousands of long-lived objects (agents, tasks, offers): with
-CPython's default thresholds a full collection every few seconds walks all of them and stalls the
-core task (allocation cycle p99 ~0.9 s at 10k agents). Young objects are collected less often.
+The master keeps hundreds of thousands of long-lived objects (agents, tasks, offers), and an
+agent host process thousands of simulated agents: with CPython's default thresholds a full
+collection every few seconds walks all of them and stalls the event loop (the master's
+allocation cycle p99 was ~0.9 s at 10k agents). Young objects are collected less often.
 """
 
 from __future__ import annotations
