@@ -268,8 +268,9 @@ class MasterRuntime:
             return tuple({o.agent_id for oid in item.offer_ids if (o := core.offers.get(oid))})
         if isinstance(item, ev.Accept):
             offers = [o for oid in item.offer_ids if (o := core.offers.get(oid))]
-            cpus = sum(o.resources.cpus for o in offers) - sum(t.resources.cpus for t in item.tasks)
-            mem = sum(o.resources.mem for o in offers) - sum(t.resources.mem for t in item.tasks)
+            # An offer keeps its scalars (cpus, mem, ...); ``resources`` would build an object.
+            cpus = sum(o.scalars[0] for o in offers) - sum(t.resources.cpus for t in item.tasks)
+            mem = sum(o.scalars[1] for o in offers) - sum(t.resources.mem for t in item.tasks)
             if offers and (cpus > 1e-9 or mem > 1e-9):  # a leftover goes back to the pool
                 return (offers[0].agent_id,)
             return ()
