@@ -137,6 +137,12 @@ def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -
                 heartbeat_interval=reg.heartbeat_interval_seconds,
             )
         ]
+    if kind == "heartbeat_interval":
+        return [
+            e.HeartbeatIntervalChanged(
+                now=now, stimulus_id=stimulus_id, heartbeat_interval=msg.heartbeat_interval.seconds
+            )
+        ]
     if kind == "launch_tasks":
         launch = msg.launch_tasks
         tasks = tuple(task_from_pb(t, launch.framework_id) for t in launch.tasks)

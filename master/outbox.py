@@ -82,7 +82,11 @@ class Outbox:
             self.conn_msgs.append(
                 (
                     c.connection,
-                    agent_pb2.MasterMessage(registered=agent_pb2.Registered(agent_id=c.agent_id)),
+                    agent_pb2.MasterMessage(
+                        registered=agent_pb2.Registered(
+                            agent_id=c.agent_id, heartbeat_interval_seconds=c.heartbeat_interval
+                        )
+                    ),
                 )
             )
         elif isinstance(c, cmd.CloseAgentStream):
@@ -112,6 +116,12 @@ class Outbox:
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
                 task.framework_id = c.framework_id
+        elif isinstance(c, cmd.SendHeartbeatInterval):
+            self.agent_msgs.setdefault(c.agent_id, []).append(
+                agent_pb2.MasterMessage(
+                    heartbeat_interval=agent_pb2.HeartbeatInterval(seconds=c.heartbeat_interval)
+                )
+            )
         elif isinstance(c, cmd.SendKill):
             amsgs = self.agent_msgs.setdefault(c.agent_id, [])
             if amsgs and amsgs[-1].HasField("kill_tasks"):

@@ -361,7 +361,6 @@ class MasterRuntime:
                 self._connection_of_agent[amsg.registered.agent_id] = conn
                 self._agent_of_connection[conn] = amsg.registered.agent_id
                 amsg.registered.master_id = self.master_id
-                amsg.registered.heartbeat_interval_seconds = self.config.agent_heartbeat_interval
             astream.put(amsg)
         for agent_id, amsgs in outbox.agent_msgs.items():
             astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))

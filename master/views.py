@@ -69,6 +69,7 @@ def state_json(core: MasterCore) -> dict[str, Any]:
                 "tasks": len(a.tasks),
                 "registered_at": a.registered_at,
                 "last_seen": a.last_seen,
+                "heartbeat_interval": a.heartbeat_interval,
             }
         )
     frameworks = []

@@ -33,6 +33,13 @@ class Registered(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HeartbeatIntervalChanged(Event):
+    """The master asks for heartbeats at another interval (it scales them with cluster size)."""
+
+    heartbeat_interval: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Disconnected(Event):
     """The stream broke; nothing is sent until the next ``Registered``."""
 

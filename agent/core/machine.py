@@ -68,6 +68,9 @@ class AgentCore:
         self.updates = StatusUpdateManager(self.config.status_backoff)
         self._heartbeat_interval = self.config.default_heartbeat_interval
         self._next_heartbeat: float | None = None
+        # When the master last heard from this agent: any message proves it alive, so a
+        # heartbeat is sent only after a quiet interval (a busy agent sends none).
+        self._last_sent = 0.0
         self._tick_at: float | None = None
         # Per-event scratch: statuses made and commands to emit, assembled by ``handle``.
         self._statuses: list[Status] = []
@@ -93,6 +96,7 @@ class AgentCore:
         self._dispatch(event)
         out: list[c.Command] = []
         if self._statuses and self.registered:
+            self._last_sent = event.now
             out.append(
                 c.SendStatusUpdates(stimulus_id=event.stimulus_id, statuses=tuple(self._statuses))
             )
@@ -114,6 +118,8 @@ class AgentCore:
                 self._on_registered(event)
             case e.Disconnected():
                 self._on_disconnected(event)
+            case e.HeartbeatIntervalChanged():
+                self._on_heartbeat_interval(event)
             case e.Tick():
                 self._on_tick(event)
             case e.Acknowledged():
@@ -153,10 +159,22 @@ class AgentCore:
             interval = self.config.default_heartbeat_interval
         self._heartbeat_interval = interval
         self._next_heartbeat = event.now + interval
+        self._last_sent = event.now  # the REGISTER this answers
         self.registered = True
         pending = self.updates.resend_all(event.now)
         if pending:
             self._emit(c.SendStatusUpdates(statuses=tuple(pending)))
+
+    def _on_heartbeat_interval(self, event: e.HeartbeatIntervalChanged) -> None:
+        interval = event.heartbeat_interval
+        if not (math.isfinite(interval) and interval > 0):
+            self._warn(f"ignored a heartbeat interval of {interval!r} s from the master")
+            return
+        self._heartbeat_interval = interval
+        if self._next_heartbeat is not None:
+            # Counted from the last message, so a shorter interval (a shorter timeout on the
+            # master's side) takes effect now and a longer one keeps the agent's phase.
+            self._next_heartbeat = self._last_sent + interval
 
     def _on_disconnected(self, event: e.Disconnected) -> None:
         self.registered = False
@@ -167,11 +185,14 @@ class AgentCore:
         if not self.registered:
             return
         if self._next_heartbeat is not None and self._next_heartbeat <= event.now:
-            self._emit(c.SendHeartbeat(timestamp=event.now))
-            self._next_heartbeat = event.now + self._heartbeat_interval
+            if event.now - self._last_sent >= self._heartbeat_interval:
+                self._emit(c.SendHeartbeat(timestamp=event.now))
+                self._last_sent = event.now
+            self._next_heartbeat = self._last_sent + self._heartbeat_interval
         due = self.updates.due(event.now)
         if due:
             self._emit(c.SendStatusUpdates(statuses=tuple(due)))
+            self._last_sent = event.now
 
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
         for task_id, uuid in event.acknowledgements:

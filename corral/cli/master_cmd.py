@@ -43,6 +43,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="how often agents heartbeat (default: a third of --agent-timeout, at most 5)",
     )
     p.add_argument(
+        "--max-agent-heartbeats",
+        type=positive_float,
+        default=500.0,
+        metavar="PER_SECOND",
+        help="cap on all agents' heartbeats together: a larger cluster is asked to heartbeat "
+        "less often, with timeouts stretched to match (default 500)",
+    )
+    p.add_argument(
         "--failover-timeout",
         type=positive_float,
         default=60.0,
@@ -90,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 else min(5.0, args.agent_timeout / 3)
             ),
             framework_failover_timeout=args.failover_timeout,
+            max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
         )
     except ValueError as exc:

@@ -61,6 +61,15 @@ class CloseFrameworkStream(Command):
 class SendRegistered(Command):
     connection: int
     agent_id: str
+    heartbeat_interval: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendHeartbeatInterval(Command):
+    """Ask a registered agent to heartbeat at another interval (the cluster grew or shrank)."""
+
+    agent_id: str
+    heartbeat_interval: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,12 @@ class MasterConfig:
     allocation_interval: float = 1.0
     agent_heartbeat_interval: float = 5.0
     agent_timeout: float = 15.0  # missed heartbeats for this long: the agent is UNREACHABLE
+    # Heartbeats from all agents together stay under this rate: past
+    # agent_heartbeat_interval * max_agent_heartbeats_per_second agents, each agent is asked to
+    # heartbeat less often, and its timeout stretches in the same proportion (as Nomad's
+    # heartbeat TTL does). 500/s keeps the 5 s / 15 s defaults up to 2,500 agents; at 10,000
+    # agents they become 20 s / 60 s.
+    max_agent_heartbeats_per_second: float = 500.0
     framework_heartbeat_interval: float = 15.0
     framework_failover_timeout: float = 60.0  # used when a framework asks for 0
     default_refuse_seconds: float = 5.0

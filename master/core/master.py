@@ -148,6 +148,7 @@ class MasterCore:
                 registered_at=now,
                 last_seen=now,
                 free_ports=spec.resources.ports,
+                heartbeat_interval=self.config.agent_heartbeat_interval,
             )
             self.agents[agent_id] = agent
             kind = "agent_added"
@@ -167,7 +168,18 @@ class MasterCore:
             agent.connection = e.connection
             agent.last_seen = now
             kind = "agent_reregistered"
-        out.append(cmd.SendRegistered(stimulus_id=sid, connection=e.connection, agent_id=agent_id))
+        # Counting every record, not only the connected ones, keeps this O(1) per registration;
+        # the tick corrects the interval with the exact count.
+        agent.heartbeat_interval = self._heartbeat_interval(len(self.agents))
+        agent.interval_set_at = now
+        out.append(
+            cmd.SendRegistered(
+                stimulus_id=sid,
+                connection=e.connection,
+                agent_id=agent_id,
+                heartbeat_interval=agent.heartbeat_interval,
+            )
+        )
         out += self._reconcile_agent_tasks(agent, e)
         agent.free_ports = self._free_ports(agent)
         self._attach_agent(agent)
@@ -350,7 +362,7 @@ class MasterCore:
                 e,
                 "agent_unreachable",
                 agent.agent_id,
-                f"no heartbeat for {self.config.agent_timeout:g}s",
+                f"no heartbeat for {self._agent_timeout(agent):g}s",
             )
         )
         return out
@@ -734,15 +746,41 @@ class MasterCore:
 
     # ------------------------------------------------------------------ clocks
 
+    def _heartbeat_interval(self, agents: int) -> float:
+        cfg = self.config
+        return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
+
+    def _agent_timeout(self, agent: AgentRecord) -> float:
+        """As many missed heartbeats as the configured timeout allows at the base interval."""
+        cfg = self.config
+        return agent.heartbeat_interval * (cfg.agent_timeout / cfg.agent_heartbeat_interval)
+
     def _tick(self, e: ev.Tick) -> Commands:
         out: Commands = []
         now = e.now
+        connected = [a for a in self.agents.values() if a.connection is not None]
+        target = self._heartbeat_interval(len(connected))
         for agent in list(self.agents.values()):
+            if agent.state is not AgentState.ACTIVE:
+                continue
+            if now - max(agent.last_seen, agent.interval_set_at) > self._agent_timeout(agent):
+                out += self._agent_unreachable(agent, e)
+        for agent in connected:
+            # A band of 25 % either way, so a cluster that grows by a few agents does not send
+            # every agent a new interval on every tick.
             if (
                 agent.state is AgentState.ACTIVE
-                and now - agent.last_seen > self.config.agent_timeout
+                and not target / 1.25 <= agent.heartbeat_interval <= target * 1.25
             ):
-                out += self._agent_unreachable(agent, e)
+                agent.heartbeat_interval = target
+                agent.interval_set_at = now
+                out.append(
+                    cmd.SendHeartbeatInterval(
+                        stimulus_id=e.stimulus_id,
+                        agent_id=agent.agent_id,
+                        heartbeat_interval=target,
+                    )
+                )
         for fw in list(self.frameworks.values()):
             if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
                 timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout

@@ -60,6 +60,10 @@ class AgentRecord:
     registered_at: float
     last_seen: float
     free_ports: tuple[tuple[int, int], ...]
+    heartbeat_interval: float  # what this agent was last told
+    # The timeout counts from here when it is later than last_seen: a shorter interval (and
+    # timeout) starts when it is handed out, not at the agent's last heartbeat.
+    interval_set_at: float = 0.0
     in_allocator: bool = False
     tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
     offers: set[str] = field(default_factory=set)

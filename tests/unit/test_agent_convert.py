@@ -99,6 +99,9 @@ def test_master_messages_become_events() -> None:
     assert events(registered=agent_pb2.Registered(agent_id="a", heartbeat_interval_seconds=2)) == [
         e.Registered(now=5.0, stimulus_id="s", agent_id="a", heartbeat_interval=2.0)
     ]
+    assert events(heartbeat_interval=agent_pb2.HeartbeatInterval(seconds=20)) == [
+        e.HeartbeatIntervalChanged(now=5.0, stimulus_id="s", heartbeat_interval=20.0)
+    ]
     kills = agent_pb2.KillTasks(
         kills=[
             agent_pb2.KillTask(task_id="x", framework_id="f", kill_grace_period_seconds=1),

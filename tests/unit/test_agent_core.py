@@ -104,6 +104,41 @@ def test_bad_heartbeat_interval_falls_back_to_default(interval: float) -> None:
     assert cmds == [c.ScheduleTick(at=5.0)]  # same id: nothing to checkpoint
 
 
+def test_a_busy_agent_sends_no_heartbeat_until_it_has_been_quiet_an_interval() -> None:
+    h = Harness(agent_id="a1")
+    h.register()  # heartbeat every 5 s, first due at 5
+    h(e.LaunchTasks(now=3.0, framework_id="f1", tasks=(spec(),)))  # STARTING goes out at 3
+    h(e.Acknowledged(now=3.1, acknowledgements=(("t1", u(1)),)))
+    cmds = h(e.Tick(now=5.0))
+    assert of(cmds, c.SendHeartbeat) == []  # the master heard from it 2 s ago
+    assert cmds == [c.ScheduleTick(at=8.0)]
+    assert h(e.Tick(now=8.0)) == [c.SendHeartbeat(timestamp=8.0), c.ScheduleTick(at=13.0)]
+
+
+def test_the_master_can_change_the_heartbeat_interval() -> None:
+    h = Harness(agent_id="a1")
+    h.register()  # last contact at 0, heartbeat due at 5
+    # Longer: counted from the last contact, so the next heartbeat is at 20, then every 20.
+    assert h(e.HeartbeatIntervalChanged(now=1.0, heartbeat_interval=20.0)) == [
+        c.ScheduleTick(at=20.0)
+    ]
+    assert h(e.Tick(now=20.0)) == [c.SendHeartbeat(timestamp=20.0), c.ScheduleTick(at=40.0)]
+    # Shorter: already overdue counted from the last contact, so due at once.
+    assert h(e.HeartbeatIntervalChanged(now=30.0, heartbeat_interval=4.0)) == [
+        c.ScheduleTick(at=24.0)
+    ]
+    assert h(e.Tick(now=30.0)) == [c.SendHeartbeat(timestamp=30.0), c.ScheduleTick(at=34.0)]
+
+
+@pytest.mark.parametrize("interval", [0.0, -1.0, math.nan, math.inf])
+def test_a_bad_heartbeat_interval_change_is_ignored_with_a_warning(interval: float) -> None:
+    h = Harness(agent_id="a1")
+    h.register()
+    cmds = h(e.HeartbeatIntervalChanged(now=1.0, heartbeat_interval=interval))
+    assert [type(x) for x in cmds] == [c.LogWarning]
+    assert h(e.Tick(now=5.0)) == [c.SendHeartbeat(timestamp=5.0), c.ScheduleTick(at=10.0)]
+
+
 def test_reregistration_lists_tasks_with_latest_status_and_resends_pending() -> None:
     h = Harness()
     h.register()

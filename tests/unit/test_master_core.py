@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -244,6 +245,60 @@ def test_agent_stream_loss_rescinds_offers_then_timeout_reports_lost() -> None:
     # The other agent keeps being offered.
     h.handle(ev.Decline(**h.call_base(fid), offer_ids=tuple(h.core.offers), refuse_seconds=0))
     assert [o.agent_id for o in h.offers_for(fid)] == [a2]
+
+
+def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() -> None:
+    # At most 1 heartbeat/s: past 5 agents each one is asked to heartbeat less often.
+    cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
+    h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
+    registered = [of(cmd.SendRegistered, h.add_agent()[1])[0] for _ in range(10)]
+    ids = [r.agent_id for r in registered]
+    given = [r.heartbeat_interval for r in registered]
+    assert given == [5, 5, 5, 5, 5, 6, 7, 8, 9, 10]
+    # The tick corrects the early ones to the interval of 10 agents; 8 and 9 are within 25 %.
+    out = of(cmd.SendHeartbeatInterval, h.tick())
+    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 10.0) for aid in ids[:7]]
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []  # said once, not every tick
+    # The timeout stretches in proportion: 3 missed heartbeats of 10 s.
+    a1, a9 = ids[0], ids[8]
+
+    def beat(aids: list[str]) -> None:
+        for aid in aids:
+            h.handle(ev.AgentHeartbeat(**h.base(), agent_id=aid, connection=h.connections[aid]))
+
+    beat(ids)
+    h.tick(20)
+    beat(ids[1:])  # the others' timeouts are 24-30 s
+    h.tick(9)
+    assert h.core.agents[a1].state is AgentState.ACTIVE
+    beat(ids[1:])
+    out = h.tick(2)
+    assert h.core.agents[a1].state is AgentState.UNREACHABLE
+    [down] = [c for c in of(cmd.ClusterEvent, out) if c.subject == a1]
+    assert down.message == "no heartbeat for 30s"
+    # Back to 2 connected agents: they are told 5 s again, and their 15 s timeout counts from
+    # then, not from their last heartbeat 2 s before.
+    for aid in ids[:8]:
+        h.close_agent(aid)
+    out = of(cmd.SendHeartbeatInterval, h.tick())
+    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 5.0) for aid in ids[8:]]
+    h.tick(14)
+    assert h.core.agents[a9].state is AgentState.ACTIVE
+    h.tick(2)
+    assert h.core.agents[a9].state is AgentState.UNREACHABLE
+
+
+def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
+    h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
+    a1, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t1"), refuse=0)
+    for state in (TaskState.STARTING, TaskState.RUNNING):
+        h.tick(8)
+        h.agent_updates(a1, status("t1", fid, a1, state, uuid=state.name.encode()))
+    h.tick(8)  # 24 s without a heartbeat, 8 s since the last status
+    assert h.core.agents[a1].state is AgentState.ACTIVE
 
 
 def test_partition_aware_framework_sees_unreachable_then_running_again() -> None:
