@@ -23,6 +23,7 @@ from master.core import events as ev
 from master.core.config import MasterConfig
 from master.core.master import MasterCore
 from master.core.types import AgentSpec, FrameworkSpec
+from master.offer_wire import OfferEncoder, event_wire
 from master.outbox import Outbox
 
 AGENT = "cpus:24;mem:4096;disk:4096"
@@ -77,17 +78,21 @@ def run(
     now = 1.0
     per_step: dict[str, list[float]] = {step: [] for step in STEPS}
     offers: list[int] = []
+    encoder = OfferEncoder()  # kept across rounds, as the master keeps it across cycles
     for r in range(warmup + rounds):
         now += 0.1
         t0 = clock()
         commands = core.handle(ev.AllocationTick(stimulus_id="t", now=now, seed=r))
         t1 = clock()
-        outbox = Outbox()
+        outbox = Outbox(encoder)
         outbox.add(commands)
+        sent_msgs = {
+            fid: [outbox.wire(m) for m in msgs] for fid, msgs in outbox.framework_msgs.items()
+        }
         t2 = clock()
         received = {
-            fid: [scheduler_pb2.Event.FromString(m.SerializeToString()) for m in msgs]
-            for fid, msgs in outbox.framework_msgs.items()
+            fid: [scheduler_pb2.Event.FromString(event_wire(m)) for m in msgs]
+            for fid, msgs in sent_msgs.items()
         }
         t3 = clock()
         n = 0

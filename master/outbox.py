@@ -14,14 +14,26 @@ from dataclasses import dataclass, field
 from corral.v1 import agent_pb2, scheduler_pb2
 from master import convert
 from master.core import commands as cmd
+from master.core.records import OfferRecord
+from master.offer_wire import OfferEncoder
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000
 
 
 @dataclass
+class OfferBatch:
+    """Offers for one framework, written to the wire when the outbox is flushed."""
+
+    offers: list[OfferRecord]
+
+
+@dataclass
 class Outbox:
-    framework_msgs: dict[str, list[scheduler_pb2.Event]] = field(default_factory=dict)
+    # Offers are encoded by ``encoder`` (see master/offer_wire.py) when read out through
+    # ``framework_messages``; everything else is a protobuf message.
+    encoder: OfferEncoder = field(default_factory=OfferEncoder)
+    framework_msgs: dict[str, list[scheduler_pb2.Event | OfferBatch]] = field(default_factory=dict)
     stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)
     subscribed: list[tuple[str, str]] = field(default_factory=list)  # framework, stream
     agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
@@ -36,6 +48,10 @@ class Outbox:
     def add(self, commands: Iterable[cmd.Command]) -> None:
         for c in commands:
             self._add(c)
+
+    def wire(self, msg: scheduler_pb2.Event | OfferBatch) -> scheduler_pb2.Event | bytes:
+        """A framework message as it goes on the stream: OFFERS as wire bytes, the rest as is."""
+        return self.encoder.event(msg.offers) if isinstance(msg, OfferBatch) else msg
 
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
@@ -54,19 +70,18 @@ class Outbox:
             self.offers_sent += len(c.offers)
             self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
-            if msgs and msgs[-1].HasField("offers"):
-                offers = msgs[-1].offers
+            prev = msgs[-1] if msgs else None
+            if isinstance(prev, OfferBatch):
+                prev.offers.extend(c.offers)
             else:
-                msgs.append(scheduler_pb2.Event(offers=scheduler_pb2.Offers()))
-                offers = msgs[-1].offers
-            for o in c.offers:
-                convert.offer_to_pb(o, offers.offers.add())
+                msgs.append(OfferBatch(list(c.offers)))
         elif isinstance(c, cmd.SendRescind):
             self.rescinded += len(c.offer_ids)
             self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
-            if msgs and msgs[-1].HasField("rescind"):
-                msgs[-1].rescind.offer_ids.extend(c.offer_ids)
+            prev = msgs[-1] if msgs else None
+            if isinstance(prev, scheduler_pb2.Event) and prev.HasField("rescind"):
+                prev.rescind.offer_ids.extend(c.offer_ids)
             else:
                 msgs.append(
                     scheduler_pb2.Event(rescind=scheduler_pb2.Rescind(offer_ids=c.offer_ids))

@@ -26,6 +26,7 @@ from master import convert, views
 from master.convert import WireError
 from master.core import events as ev
 from master.core.master import CallRejected
+from master.offer_wire import event_wire
 from master.runtime import MasterRuntime, OutStream
 
 log = get_logger("corral.master.rpc")
@@ -38,6 +39,36 @@ _CODES = {
 }
 
 OK = scheduler_pb2.CallResponse()
+
+
+class _HandlerCapture:
+    """Stands in for the server while the generated code lists the Scheduler's handlers."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, grpc.RpcMethodHandler] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+        self.handlers = dict(handlers)
+
+
+def add_scheduler_servicer(servicer: SchedulerServicer, server: grpc.aio.Server) -> None:
+    """The generated registration, with Subscribe writing pre-encoded messages as they are."""
+    capture = _HandlerCapture()
+    scheduler_pb2_grpc.add_SchedulerServicer_to_server(servicer, capture)  # type: ignore[no-untyped-call]
+    handlers = capture.handlers
+    if "Subscribe" not in handlers:
+        raise RuntimeError("the generated Scheduler registration changed shape")
+    handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
+        servicer.Subscribe,
+        request_deserializer=scheduler_pb2.SubscribeRequest.FromString,
+        response_serializer=event_wire,
+    )
+    service = "corral.v1.Scheduler"
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
 
 
 async def _answer(
@@ -72,7 +103,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
 
     async def Subscribe(
         self, request: scheduler_pb2.SubscribeRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[scheduler_pb2.Event]:
+    ) -> AsyncIterator[scheduler_pb2.Event | bytes]:
         rt = self.rt
         try:
             spec = convert.framework_spec_from_pb(request.framework_info)

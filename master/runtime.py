@@ -30,6 +30,7 @@ from master.core.master import CallRejected, MasterCore
 from master.core.states import AgentState, FrameworkState
 from master.core.types import TaskState
 from master.metrics import MasterMetrics
+from master.offer_wire import OfferEncoder
 from master.outbox import Outbox
 
 log = get_logger("corral.master")
@@ -105,8 +106,8 @@ class MasterRuntime:
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._counts = {"events": 0, "accepts": 0, "declined": 0}
-        self._freed_at: dict[str, float] = {}  # agent id -> when resources came back, unoffered
         self._status_counters: dict[str, Any] = {}
+        self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
 
     # -------------------------------------------------------------- plumbing
 
@@ -191,7 +192,7 @@ class MasterRuntime:
             while len(batch) < BATCH_LIMIT and not self._inbox.empty():
                 batch.append(self._inbox.get_nowait())
             self.metrics.inbox_depth.set(self._inbox.qsize())
-            outbox = Outbox()
+            outbox = Outbox(self._offer_encoder)
             for item, future in batch:
                 self._process(item, future, outbox)
                 if isinstance(item, ev.AgentStatusUpdates):
@@ -221,7 +222,6 @@ class MasterRuntime:
             return
         counts = self._counts
         counts["events"] += 1
-        freed = self._freed_by(item)
         if isinstance(item, ev.AgentStatusUpdates):
             self._observe_launches(item)  # before the core moves the tasks to RUNNING
         started = time.perf_counter()
@@ -242,58 +242,23 @@ class MasterRuntime:
             return
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
-            self._observe_offer_latency(commands)
+            waits = self.core.take_offer_waits()
+            if waits:
+                self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))
         elif isinstance(item, ev.Decline):
             counts["declined"] += len(item.offer_ids)
         elif isinstance(item, ev.Accept):
             counts["accepts"] += 1
         elif isinstance(item, ev.AgentStatusUpdates):
             self._observe_statuses(item)
-        for agent_id in freed:
-            self._freed_at.setdefault(agent_id, item.now)
         outbox.add(commands)
         if future is not None and not future.done():
             future.set_result(None)
 
     # ------------------------------------------------------- latency measurement
-    # Read-only looks at the core's state from its own task, before it handles an event, so the
-    # latencies need nothing from the core: "freed" is when an agent's resources came back to
-    # the pool (task end, decline, accept leftover, registration), "launched" the accept time
-    # the core keeps per task.
-
-    def _freed_by(self, item: Any) -> tuple[str, ...]:
-        """Agents whose resources this event may return to the pool."""
-        core = self.core
-        if isinstance(item, ev.Decline):
-            return tuple({o.agent_id for oid in item.offer_ids if (o := core.offers.get(oid))})
-        if isinstance(item, ev.Accept):
-            offers = [o for oid in item.offer_ids if (o := core.offers.get(oid))]
-            # An offer keeps its scalars (cpus, mem, ...); ``resources`` would build an object.
-            cpus = sum(o.scalars[0] for o in offers) - sum(t.resources.cpus for t in item.tasks)
-            mem = sum(o.scalars[1] for o in offers) - sum(t.resources.mem for t in item.tasks)
-            if offers and (cpus > 1e-9 or mem > 1e-9):  # a leftover goes back to the pool
-                return (offers[0].agent_id,)
-            return ()
-        if isinstance(item, ev.AgentStatusUpdates):
-            if any(s.state.terminal for s in item.statuses):
-                return (item.agent_id,)
-            return ()
-        if isinstance(item, ev.AgentRegister):
-            return (item.spec.agent_id or item.new_agent_id,)
-        return ()
-
-    def _observe_offer_latency(self, commands: list[cmd.Command]) -> None:
-        now = self.clock()
-        pop = self._freed_at.pop
-        waited: list[float] = []
-        for c in commands:
-            if isinstance(c, cmd.SendOffers):
-                for o in c.offers:
-                    at = pop(o.agent_id, None)
-                    if at is not None:
-                        waited.append(now - at)
-        if waited:
-            self.metrics.offer_latency.observe_many(np.maximum(np.array(waited), 0.0))
+    # Offer latency comes from the core (take_offer_waits: it sees resources come back as it
+    # returns them). Launch latency is a read-only look at the core's state from its own task,
+    # before it handles a status batch: "launched" is the accept time the core keeps per task.
 
     def _observe_launches(self, item: ev.AgentStatusUpdates) -> None:
         agent = self.core.agents.get(item.agent_id)
@@ -352,7 +317,7 @@ class MasterRuntime:
             if stream is None:
                 continue  # disconnected: pending statuses are resent on re-subscription
             for fmsg in msgs:
-                stream.put(fmsg)
+                stream.put(outbox.wire(fmsg))
         for conn, amsg in outbox.conn_msgs:
             astream = self.agent_streams.get(conn)
             if astream is None:

@@ -14,11 +14,11 @@ from aiohttp import web
 
 from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
-from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2_grpc
+from corral.v1 import agent_pb2_grpc, operator_pb2_grpc
 from master.allocator import make_allocator
 from master.core.config import MasterConfig
 from master.http import build_app
-from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer
+from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer, add_scheduler_servicer
 from master.runtime import MasterRuntime
 
 log = get_logger("corral.master")
@@ -70,7 +70,7 @@ async def start_master(
 ) -> RunningMaster:
     runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)
     server = grpc.aio.server(options=GRPC_OPTIONS)
-    scheduler_pb2_grpc.add_SchedulerServicer_to_server(SchedulerServicer(runtime), server)  # type: ignore[no-untyped-call]
+    add_scheduler_servicer(SchedulerServicer(runtime), server)
     agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(runtime), server)  # type: ignore[no-untyped-call]
     operator_pb2_grpc.add_OperatorServicer_to_server(OperatorServicer(runtime), server)  # type: ignore[no-untyped-call]
     try:

@@ -103,6 +103,8 @@ class MasterCore:
         self.offers: dict[str, OfferRecord] = {}
         self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
         self._offer_seq = 0
+        self._now = 0.0  # the event in hand's time
+        self.offer_waits: list[float] = []  # see take_offer_waits
         # Launch pacing, in cpus since the previous allocation tick (see _pace).
         self._paced_launching = 0.0  # launching at the previous tick
         self._paced_launched = 0.0  # accepted into tasks since
@@ -130,7 +132,18 @@ class MasterCore:
         }
 
     def handle(self, event: ev.Event) -> Commands:
+        self._now = event.now
         return self._handlers[type(event)](event)
+
+    def take_offer_waits(self) -> list[float]:
+        """Seconds each agent's freed resources waited to be offered, for the offers made since
+        the last call (the shell turns them into the offer latency histogram)."""
+        waits, self.offer_waits = self.offer_waits, []
+        return waits
+
+    def _freed(self, agent: AgentRecord) -> None:
+        if agent.freed_at is None:
+            agent.freed_at = self._now
 
     # ------------------------------------------------------------------ agents
 
@@ -583,6 +596,7 @@ class MasterCore:
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
         if any(v > 0 for v in unused.scalars()):
             self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
+            self._freed(agent)
         if refuse > 0:
             self.allocator.add_filter(fw.framework_id, agent.agent_id, e.now + refuse)
         if not e.tasks:
@@ -817,6 +831,7 @@ class MasterCore:
         seq = self._offer_seq
         now = e.now
         held: list[tuple[str, str, Scalars]] = []
+        waits = self.offer_waits
         for fid, aid, s in zip(*plan.columns(), strict=True):
             if allowance <= 0:
                 # Paced: not offered this cycle. The plan is a DRF walk over agents in random
@@ -831,6 +846,9 @@ class MasterCore:
                 self.allocator.recover(fid, aid, (s[0], s[1], s[2], s[3]))
                 continue
             seq += 1
+            if agent.freed_at is not None:
+                waits.append(now - agent.freed_at)
+                agent.freed_at = None
             ports, agent.free_ports = agent.free_ports, ()
             offer = OfferRecord(
                 f"{prefix}{seq}",
@@ -929,6 +947,7 @@ class MasterCore:
         agent = self.agents.get(task.agent_id)
         if agent is not None and agent.tasks.pop(key, None) is not None:
             if agent.in_allocator:
+                self._freed(agent)
                 entry = (task.framework_id, task.agent_id, task.spec.resources.scalars())
                 if batch is None:
                     self.allocator.recover(*entry)
@@ -968,6 +987,8 @@ class MasterCore:
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
+                if agent.freed_at is None:
+                    agent.freed_at = self._now
                 s = offer.scalars
                 returns.append((offer.framework_id, offer.agent_id, (s[0], s[1], s[2], s[3])))
         self.allocator.recover_many(returns)
@@ -1009,6 +1030,7 @@ class MasterCore:
             {role: r.scalars() for role, r in spec.reservations.items()} or None,
         )
         agent.in_allocator = True
+        self._freed(agent)
         for task in agent.tasks.values():
             self.allocator.allocate(
                 task.framework_id, agent.agent_id, task.spec.resources.scalars()

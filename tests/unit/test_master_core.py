@@ -301,6 +301,30 @@ def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
     assert h.core.agents[a1].state is AgentState.ACTIVE
 
 
+def test_offer_waits_count_from_when_resources_came_back_to_the_pool() -> None:
+    h = Harness(MasterConfig(status_retry_interval=100))
+    a1, _ = h.add_agent()  # registered at 1000
+    fid, _ = h.subscribe()
+    h.now += 2
+    [offer] = h.offers_for(fid)
+    assert h.core.take_offer_waits() == [2.0]
+    assert h.core.take_offer_waits() == []  # taken once
+    h.now += 1
+    h.accept(fid, [offer.offer_id], task("t1"), refuse=0)  # the rest of the agent comes back
+    h.now += 0.5
+    [offer] = h.offers_for(fid)
+    assert h.core.take_offer_waits() == [0.5]
+    h.now += 1
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=0))
+    h.now += 1
+    h.agent_updates(a1, status("t1", fid, a1, TaskState.FINISHED, uuid=b"u1"))
+    h.now += 0.25
+    h.allocate()
+    assert h.core.take_offer_waits() == [1.25]  # from the decline, the earlier of the two
+    h.now += 3
+    assert h.allocate() == [] and h.core.take_offer_waits() == []  # nothing came back
+
+
 def test_partition_aware_framework_sees_unreachable_then_running_again() -> None:
     h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
     aid, _ = h.add_agent()

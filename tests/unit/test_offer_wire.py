@@ -1,0 +1,90 @@
+"""The hand-assembled OFFERS bytes parse to exactly what protobuf builds from the same offers,
+whatever the ids, resources, ports and attributes, and however an agent changes between offers
+(the encoder caches each agent's part)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corral.v1 import scheduler_pb2
+from master import convert
+from master.core.records import OfferRecord
+from master.offer_wire import OfferEncoder, event_wire, varint
+
+text = st.text(max_size=300)  # past 127 bytes a length takes two varint bytes
+scalars = st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=4, max_size=4)
+ports = st.lists(
+    st.tuples(st.integers(1, 30000), st.integers(0, 30000)).map(lambda r: (r[0], r[0] + r[1])),
+    max_size=3,
+).map(tuple)
+attributes = st.dictionaries(text, text, max_size=3)
+
+
+@st.composite
+def offer_batches(draw: st.DrawFn) -> list[list[OfferRecord]]:
+    agents = draw(st.lists(st.tuples(text, text), min_size=1, max_size=4, unique_by=lambda a: a[0]))
+    specs = {aid: (host, draw(attributes)) for aid, host in agents}
+    batches = []
+    for _ in range(draw(st.integers(1, 4))):
+        fid = draw(text)
+        batch = []
+        for _ in range(draw(st.integers(0, 5))):
+            aid = draw(st.sampled_from(sorted(specs)))
+            host, attrs = specs[aid]
+            if draw(st.booleans()):  # the agent re-registered with new attributes
+                specs[aid] = (host, draw(attributes))
+                attrs = specs[aid][1]
+            batch.append(
+                OfferRecord(draw(text), fid, aid, host, draw(scalars), draw(ports), attrs, 0.0)
+            )
+        batches.append(batch)
+    return batches
+
+
+def expected(offers: list[OfferRecord]) -> scheduler_pb2.Event:
+    event = scheduler_pb2.Event(offers=scheduler_pb2.Offers())
+    for o in offers:
+        convert.offer_to_pb(o, event.offers.offers.add())
+    return event
+
+
+@settings(max_examples=300, deadline=None)
+@given(offer_batches())
+def test_encoded_offers_parse_to_what_protobuf_builds(batches: list[list[OfferRecord]]) -> None:
+    encoder = OfferEncoder()
+    for batch in batches:
+        got = scheduler_pb2.Event.FromString(encoder.event(batch))
+        assert got == expected(batch)
+        assert got.WhichOneof("event") == "offers"
+
+
+@given(st.integers(0, 2**63))
+def test_varint_matches_protobuf(n: int) -> None:
+    from google.protobuf.internal import encoder  # protobuf's own varint writer
+
+    assert varint(n) == encoder._VarintBytes(n)
+
+
+def test_an_agent_changing_resources_is_encoded_afresh() -> None:
+    encoder = OfferEncoder()
+    first = OfferRecord("o1", "f", "a", "h", [24.0, 4096.0, 0.0, 0.0], (), {}, 0.0)
+    later = OfferRecord("o2", "f", "a", "h", [23.0, 3968.0, 0.0, 0.0], ((31000, 31005),), {}, 0.0)
+    encoder.event([first])
+    [offer] = scheduler_pb2.Event.FromString(encoder.event([later])).offers.offers
+    assert (offer.id, offer.resources.cpus, offer.resources.mem) == ("o2", 23.0, 3968.0)
+    assert [(r.begin, r.end) for r in offer.resources.ports] == [(31000, 31005)]
+
+
+def test_one_event_holds_one_frameworks_offers() -> None:
+    a = OfferRecord("o1", "f1", "a", "h", [1.0, 1.0, 0.0, 0.0], (), {}, 0.0)
+    b = OfferRecord("o2", "f2", "a", "h", [1.0, 1.0, 0.0, 0.0], (), {}, 0.0)
+    with pytest.raises(ValueError, match="one framework"):
+        OfferEncoder().event([a, b])
+
+
+def test_the_stream_serializer_passes_bytes_through_and_serializes_events() -> None:
+    beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
+    assert event_wire(b"\x12\x00") == b"\x12\x00"
+    assert event_wire(beat) == beat.SerializeToString()
