@@ -24,6 +24,32 @@ class MasterSample:
     t: float
     cpu_percent: float | None  # of one core, since the previous sample
     rss_mb: float | None
+    machine: MachineTimes | None = None  # the whole machine's CPU counters at ``t``
+
+
+@dataclass(frozen=True)
+class MachineTimes:
+    """Cumulative CPU seconds of all cores (Linux /proc/stat, via psutil): total, idle, and
+    stolen by the hypervisor. On a shared virtual machine steal is what makes two runs of the
+    same build differ; the load test reports it so a reader can tell a noisy run."""
+
+    total: float
+    idle: float
+    steal: float
+
+
+def machine_share(window: list[MasterSample]) -> dict[str, float | None]:
+    """Busy and stolen percent of all cores between the first and last sample of a window."""
+    marks = [m.machine for m in window if m.machine is not None]
+    if len(marks) < 2 or marks[-1].total <= marks[0].total:
+        return {"machine_cpu_busy_percent": None, "cpu_steal_percent": None}
+    total = marks[-1].total - marks[0].total
+    idle = marks[-1].idle - marks[0].idle
+    steal = marks[-1].steal - marks[0].steal
+    return {
+        "machine_cpu_busy_percent": round(100.0 * (total - idle - steal) / total, 1),
+        "cpu_steal_percent": round(100.0 * steal / total, 1),
+    }
 
 
 @dataclass
@@ -177,6 +203,7 @@ def figures(
         "offer_latency_ms": hist_ms("corral_offer_latency_seconds"),
         "allocation_cycle_ms": hist_ms("corral_allocation_cycle_seconds"),
         "master_cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
+        **machine_share(window),
         "master_rss_mb": round(max(rss), 1) if rss else None,
         "tasks_lost": c.all_lost(),
         "lost_states": dict(c.lost_states),

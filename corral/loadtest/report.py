@@ -63,6 +63,10 @@ def final_table(f: dict[str, Any]) -> Table:
         ("allocation cycle p50 / p99 ms", _pq(f["allocation_cycle_ms"])),
         ("status update lag p50 / p99 ms", _pq(m.get("status_update_lag_ms"))),
         ("master CPU % (of one core)", _n(f["master_cpu_percent"])),
+        (
+            "machine CPU busy / stolen % (all cores)",
+            f"{_n(f.get('machine_cpu_busy_percent'))} / {_n(f.get('cpu_steal_percent'))}",
+        ),
         ("master RSS MB (max)", _n(f["master_rss_mb"])),
         ("master events /s", _n(m.get("events_per_s"))),
         ("tasks lost", _n(f["tasks_lost"])),

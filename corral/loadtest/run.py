@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.live import Live
 
 from corral.loadtest import report, scrape
-from corral.loadtest.collect import Collector, MasterSample, figures
+from corral.loadtest.collect import Collector, MachineTimes, MasterSample, figures
 from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
 
@@ -40,6 +40,18 @@ async def _read_worker(child: Child, collector: Collector, ready: list[int]) -> 
             ready.append(int(line.get("frameworks", 0)))
         else:
             collector.add_line(line)
+
+
+def machine_times() -> MachineTimes | None:
+    try:
+        t = psutil.cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    # guest time is already counted in user time on Linux
+    parts = t._asdict()
+    total = sum(v for k, v in parts.items() if k not in ("guest", "guest_nice"))
+    idle = parts.get("idle", 0.0) + parts.get("iowait", 0.0)
+    return MachineTimes(total=total, idle=idle, steal=parts.get("steal", 0.0))
 
 
 class _Sampler:
@@ -77,7 +89,7 @@ class _Sampler:
             if self._last is not None and now > self._last[0] and used:
                 cpu = (used - self._last[1]) / (now - self._last[0]) * 100.0
             self._last = (now, used)
-        collector.master.append(MasterSample(now, cpu, rss))
+        collector.master.append(MasterSample(now, cpu, rss, machine_times()))
 
 
 async def _active_agents(session: aiohttp.ClientSession, http: str) -> int:

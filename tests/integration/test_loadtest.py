@@ -21,6 +21,8 @@ KEYS = {
     "offer_latency_ms",
     "allocation_cycle_ms",
     "master_cpu_percent",
+    "machine_cpu_busy_percent",
+    "cpu_steal_percent",
     "master_rss_mb",
     "tasks_lost",
     "errors",
@@ -65,6 +67,9 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
         p50, p99 = _p50_p99(f, key)
         assert 0 <= p50 <= p99, f"{key}: p50 {p50} > p99 {p99}"
     assert isinstance(f["master_rss_mb"], float) and f["master_rss_mb"] > 0
+    busy, steal = f["machine_cpu_busy_percent"], f["cpu_steal_percent"]
+    assert isinstance(busy, float) and isinstance(steal, float), (busy, steal)
+    assert 0 < busy <= 100 and 0 <= steal <= 100 - busy, (busy, steal)
     params = f["parameters"]
     assert isinstance(params, dict)
     assert (params["agents"], params["frameworks"], params["mode"]) == (200, 5, "launch")

@@ -6,7 +6,9 @@ import math
 
 import pytest
 
+from corral.loadtest.collect import MachineTimes, MasterSample, machine_share
 from corral.loadtest.options import LoadTestOptions, OptionError, split
+from corral.loadtest.run import machine_times
 from corral.loadtest.scrape import bucket_delta, parse, quantile
 from frameworks.loadtest.histogram import Histogram
 
@@ -66,3 +68,24 @@ def test_options_are_validated_and_split_evenly() -> None:
         LoadTestOptions(mode="sideways")
     assert LoadTestOptions(agents=10_000).agent_process_count == 4
     assert split(10, 3) == [4, 3, 3] and sum(split(10_000, 4)) == 10_000
+
+
+def test_machine_share_is_taken_between_the_first_and_last_sample_of_the_window() -> None:
+    def at(t: float, total: float, idle: float, steal: float) -> MasterSample:
+        return MasterSample(t, None, None, MachineTimes(total=total, idle=idle, steal=steal))
+
+    window = [
+        at(1.0, 1000.0, 400.0, 10.0),
+        MasterSample(2.0, None, None, None),  # psutil failed once: skipped
+        at(3.0, 1200.0, 450.0, 40.0),  # 200 s of CPU: 50 idle, 30 stolen, 120 busy
+    ]
+    assert machine_share(window) == {"machine_cpu_busy_percent": 60.0, "cpu_steal_percent": 15.0}
+    assert machine_share(window[:1]) == {
+        "machine_cpu_busy_percent": None,
+        "cpu_steal_percent": None,
+    }
+
+
+def test_machine_times_reads_this_machine() -> None:
+    t = machine_times()
+    assert t is not None and t.total > 0 and 0 <= t.idle <= t.total and 0 <= t.steal <= t.total
