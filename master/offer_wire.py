@@ -25,6 +25,9 @@ _OFFERS_OFFER = b"\x0a"  # Offers.offers = 1
 _OFFER_ID = b"\x0a"  # Offer.id = 1
 _OFFER_FRAMEWORK = b"\x12"  # Offer.framework_id = 2
 
+# Lengths below this (2-byte varints and less) come from a table instead of being computed.
+_SMALL_VARINTS: list[bytes] = []
+
 # Agents whose cached part is kept; past this the cache starts over (agents that left).
 CACHE_LIMIT = 100_000
 
@@ -38,6 +41,9 @@ def varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL_VARINTS.extend(varint(n) for n in range(1 << 14))
 
 
 def _delimited(key: bytes, payload: bytes) -> bytes:
@@ -63,7 +69,10 @@ class OfferEncoder:
                 self._frameworks.clear()
             fw = self._frameworks[fid] = _delimited(_OFFER_FRAMEWORK, fid.encode())
         agents = self._agents
+        small = _SMALL_VARINTS
+        fw_len = len(fw)
         parts: list[bytes] = []
+        extend = parts.extend
         for o in offers:
             if o.framework_id != fid:
                 raise ValueError("one OFFERS event holds offers of one framework")
@@ -84,9 +93,17 @@ class OfferEncoder:
                     o.hostname,
                     _agent_fields(o),
                 )
+            tail = cached[4]
             oid = o.offer_id.encode()
-            body = b"".join((_OFFER_ID, varint(len(oid)), oid, fw, cached[4]))
-            parts.append(_OFFERS_OFFER + varint(len(body)) + body)
+            n = len(oid)
+            size = 2 + n + fw_len + len(tail) if n < 0x80 else -1
+            if 0 <= size < len(small):
+                # Offer: key, length, then its fields: the id (key, length, bytes), the
+                # framework, the agent's part. Pieces are joined once for the whole event.
+                extend((_OFFERS_OFFER, small[size], _OFFER_ID, small[n], oid, fw, tail))
+            else:
+                body = b"".join((_OFFER_ID, varint(n), oid, fw, tail))
+                extend((_OFFERS_OFFER, varint(len(body)), body))
         return _delimited(_EVENT_OFFERS, b"".join(parts))
 
 
