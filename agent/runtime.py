@@ -168,8 +168,11 @@ class Agent:
         conn = self.connection
         match cmd:
             case c.SendStatusUpdates(statuses=statuses):
-                if conn is not None:
-                    conn.send_statuses([convert.status_to_pb(s) for s in statuses])
+                batch = conn.status_batch() if conn is not None else None
+                if batch is not None:
+                    add = batch.statuses.add
+                    for s in statuses:
+                        convert.status_into_pb(s, add())
                 for s in statuses:
                     self._log.debug(
                         "status",

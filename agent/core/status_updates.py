@@ -13,6 +13,8 @@ The rules:
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, field
 
 from agent.core.types import Status
@@ -23,6 +25,7 @@ class _TaskUpdates:
     pending: list[Status] = field(default_factory=list)
     interval: float = 0.0
     next_retry: float = 0.0
+    token: int = -1  # of this task's live entry in the retry heap
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +42,27 @@ class StatusUpdateManager:
     def __init__(self, backoff: Backoff | None = None) -> None:
         self._backoff = backoff or Backoff()
         self._tasks: dict[str, _TaskUpdates] = {}
+        # (next_retry, token, task id): the agent asks for the earliest retry after every
+        # event, and a scan of every pending task was 5 % of a busy agent. An entry is live
+        # while its token is its task's; the others are dropped when they reach the top.
+        self._heap: list[tuple[float, int, str]] = []
+        self._tokens = itertools.count()
+
+    def _schedule(self, task_id: str, updates: _TaskUpdates, at: float) -> None:
+        updates.next_retry = at
+        updates.token = token = next(self._tokens)
+        heapq.heappush(self._heap, (at, token, task_id))
+        if len(self._heap) > 2 * len(self._tasks) + 64:  # mostly dead entries: rebuild
+            self._heap = [(u.next_retry, u.token, t) for t, u in self._tasks.items()]
+            heapq.heapify(self._heap)
 
     def add(self, status: Status, now: float) -> None:
-        updates = self._tasks.setdefault(status.task_id, _TaskUpdates())
+        updates = self._tasks.get(status.task_id)
+        if updates is None:
+            updates = self._tasks[status.task_id] = _TaskUpdates()
         updates.pending.append(status)
         updates.interval = self._backoff.initial
-        updates.next_retry = now + updates.interval
+        self._schedule(status.task_id, updates, now + updates.interval)
 
     def acknowledge(self, task_id: str, uuid: bytes) -> Status | None:
         """Settle ``uuid`` (and the task's older statuses); return the status, None if unknown
@@ -63,26 +81,33 @@ class StatusUpdateManager:
     def due(self, now: float) -> list[Status]:
         """Statuses to resend now; their tasks back off."""
         out: list[Status] = []
-        for updates in self._tasks.values():
+        for task_id, updates in self._tasks.items():
             if updates.next_retry <= now:
                 out.extend(updates.pending)
                 updates.interval = min(
                     updates.interval * self._backoff.factor, self._backoff.maximum
                 )
-                updates.next_retry = now + updates.interval
+                self._schedule(task_id, updates, now + updates.interval)
         return out
 
     def resend_all(self, now: float) -> list[Status]:
         """Everything pending, oldest first per task; every backoff starts over."""
         out: list[Status] = []
-        for updates in self._tasks.values():
+        for task_id, updates in self._tasks.items():
             out.extend(updates.pending)
             updates.interval = self._backoff.initial
-            updates.next_retry = now + updates.interval
+            self._schedule(task_id, updates, now + updates.interval)
         return out
 
     def next_retry(self) -> float | None:
-        return min((u.next_retry for u in self._tasks.values()), default=None)
+        heap, tasks = self._heap, self._tasks
+        while heap:
+            at, token, task_id = heap[0]
+            updates = tasks.get(task_id)
+            if updates is not None and updates.token == token:
+                return at
+            heapq.heappop(heap)
+        return None
 
     def pending(self, task_id: str) -> tuple[Status, ...]:
         updates = self._tasks.get(task_id)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st_
+
 from agent.core.status_updates import Backoff, StatusUpdateManager
 from agent.core.types import Status
 from agent.core.types import TaskState as S
@@ -59,3 +62,41 @@ def test_resend_all_restarts_backoff() -> None:
     assert m.next_retry() == 7.0
     assert [s.uuid for s in m.resend_all(4.0)] == [u(1)]
     assert m.next_retry() == 5.0
+
+
+ops = st_.lists(
+    st_.tuples(
+        st_.sampled_from(["add", "ack", "ack_unknown", "due", "resend"]),
+        st_.sampled_from(["t1", "t2", "t3", "t4"]),
+        st_.floats(min_value=0.0, max_value=30.0),
+    ),
+    max_size=120,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops)
+def test_next_retry_is_always_the_earliest_pending_retry(
+    script: list[tuple[str, str, float]],
+) -> None:
+    """Whatever happens, ``next_retry`` equals a scan of every pending task's next retry (its
+    heap drops dead entries lazily and is rebuilt when they pile up)."""
+    m = StatusUpdateManager(Backoff(initial=1.0, factor=2.0, maximum=8.0))
+    sent: dict[str, list[int]] = {}
+    now, uuid = 0.0, 0
+    for op, task_id, step in script:
+        now += step
+        if op == "add":
+            uuid += 1
+            m.add(st(task_id, S.RUNNING, uuid), now)
+            sent.setdefault(task_id, []).append(uuid)
+        elif op == "ack" and sent.get(task_id):
+            m.acknowledge(task_id, u(sent[task_id].pop(0)))
+        elif op == "ack_unknown":
+            m.acknowledge(task_id, u(10_000))
+        elif op == "due":
+            m.due(now)
+        elif op == "resend":
+            m.resend_all(now)
+        scan = [t.next_retry for t in m._tasks.values()]
+        assert m.next_retry() == (min(scan) if scan else None)
