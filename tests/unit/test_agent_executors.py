@@ -60,3 +60,29 @@ async def test_process_executor_reuses_no_sandbox_and_reports_launch_failure(
     (failed,) = got
     assert isinstance(failed, e.LaunchFailed) and "/no/such/file" in failed.message
     await ex.close()
+
+
+async def test_simulated_tasks_started_together_end_together_and_one_can_be_killed() -> None:
+    got: list[e.Event] = []
+    sim = SimulatedExecutor(got.append, lambda: 2.0)
+    for name in ("a", "b", "c"):
+        sim.start(TaskSpec(name, "f", simulation=SimulationSpec(0.05, 0)), "x")
+    sim.start(TaskSpec("early", "f", simulation=SimulationSpec(0.05, 0)), "x")
+    sim.signal("early", Signal.KILL)  # before it started: it never runs
+    assert len(sim) == 4
+    await until(lambda: len(got) == 4)
+    assert got == [
+        *(e.ProcessStarted(now=2.0, stimulus_id=f"simulated:{n}", task_id=n) for n in "abc"),
+        e.ProcessExited(now=2.0, stimulus_id="simulated:early", task_id="early", signal=9),
+    ]
+    sim.signal("b", Signal.TERM)
+    sim.signal("b", Signal.TERM)  # a second signal changes nothing
+    await until(lambda: len(got) == 7)
+    assert got[4] == e.ProcessExited(now=2.0, stimulus_id="simulated:b", task_id="b", signal=15)
+    assert {g.task_id for g in got[5:]} == {"a", "c"}
+    assert all(isinstance(g, e.ProcessExited) and g.exit_code == 0 for g in got[5:])
+    assert len(sim) == 0
+    sim.start(TaskSpec("late", "f", simulation=SimulationSpec(600, 0)), "x")
+    await until(lambda: len(got) == 8)
+    await sim.close()  # cancels its timer: nothing more arrives
+    assert len(sim) == 0
