@@ -13,7 +13,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from corral.cli.common import host_port, non_negative_float, positive_int
+from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
 
 
@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--launch-pacing",
         action="store_true",
         help="start the master with --launch-pacing (not with --master)",
+    )
+    p.add_argument(
+        "--launch-latency-target",
+        type=positive_float,
+        default=0.05,
+        metavar="SECONDS",
+        help="with --launch-pacing: the master's accept->RUNNING target (default 0.05)",
     )
     p.add_argument(
         "--master",
@@ -103,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             task_seconds=args.task_seconds,
             allocation_interval=args.allocation_interval,
             launch_pacing=args.launch_pacing,
+            launch_latency_target=args.launch_latency_target,
             master=args.master,
             master_http=args.master_http,
             agent_processes=args.agent_processes or 0,

@@ -60,8 +60,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--launch-pacing",
         action="store_true",
-        help="offer at most twice the cpus the launch pipeline turned around in the previous "
-        "interval (off by default; see docs/performance.md, launch pacing)",
+        help="hold offers back so that accept->RUNNING stays under --launch-latency-target "
+        "(off by default: all throughput; see docs/performance.md, launch pacing)",
+    )
+    p.add_argument(
+        "--launch-latency-target",
+        type=positive_float,
+        default=0.05,
+        metavar="SECONDS",
+        help="with --launch-pacing: the accept->RUNNING time to stay under (default 0.05)",
     )
     p.add_argument(
         "--allocator",
@@ -100,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
             framework_failover_timeout=args.failover_timeout,
             max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
+            launch_latency_target=args.launch_latency_target,
         )
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None

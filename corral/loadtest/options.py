@@ -25,6 +25,7 @@ class LoadTestOptions:
     task_seconds: float = 1.0
     allocation_interval: float = 1.0
     launch_pacing: bool = False  # True starts the master with --launch-pacing
+    launch_latency_target: float = 0.05  # its --launch-latency-target
     master: str | None = None  # an existing master's gRPC address; None starts one
     master_http: str | None = None  # its HTTP address, for /metrics
     agent_processes: int = 0  # 0: one per AGENTS_PER_PROCESS agents
@@ -40,7 +41,7 @@ class LoadTestOptions:
             raise OptionError(f"--agents must be at least 1, got {self.agents}")
         if self.frameworks < 1:
             raise OptionError(f"--frameworks must be at least 1, got {self.frameworks}")
-        for name in ("duration", "task_seconds", "allocation_interval"):
+        for name in ("duration", "task_seconds", "allocation_interval", "launch_latency_target"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise OptionError(f"--{name.replace('_', '-')} must be a number > 0, got {value}")

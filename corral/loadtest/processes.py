@@ -69,7 +69,11 @@ class ProcessGroup:
                 raise ProcessFailed(f"{child.name} exited with {code}:\n{child.tail()}")
 
     async def start_master(
-        self, allocation_interval: float, launch_pacing: bool = False, timeout: float = 60.0
+        self,
+        allocation_interval: float,
+        launch_pacing: bool = False,
+        timeout: float = 60.0,
+        launch_latency_target: float = 0.05,
     ) -> tuple[Child, str, str]:
         ready = self.work_dir / "master-ready.json"
         child = await self.spawn(
@@ -84,7 +88,11 @@ class ProcessGroup:
                 # load test measures throughput, not failure detection.
                 *("--agent-timeout", "120"),
                 *("--log-level", "warning"),
-                *(("--launch-pacing",) if launch_pacing else ()),
+                *(
+                    ("--launch-pacing", "--launch-latency-target", f"{launch_latency_target:g}")
+                    if launch_pacing
+                    else ()
+                ),
             ),
         )
         loop = asyncio.get_running_loop()

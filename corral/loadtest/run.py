@@ -162,7 +162,9 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             master_pid: int | None = None
             if opts.master is None:
                 child, master, http = await group.start_master(
-                    opts.allocation_interval, opts.launch_pacing
+                    opts.allocation_interval,
+                    opts.launch_pacing,
+                    launch_latency_target=opts.launch_latency_target,
                 )
                 master_pid = child.pid
                 http_addr: str | None = http

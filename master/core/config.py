@@ -23,13 +23,15 @@ class MasterConfig:
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
     completed_tasks_kept: int = 1000
-    # Launch pacing (MasterCore._pace): the cpus a cycle may offer are twice what the launch
-    # pipeline turned around in the previous interval, never less than twice this floor, minus
-    # the cpus still being launched. False (the default) offers everything the allocator plans:
-    # on a quiet machine pacing cost throughput and offer latency without shortening
-    # accept->RUNNING (docs/performance.md, "Launch pacing").
+    # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
+    # under launch_latency_target. The cpus that may be launching at once form a window that
+    # halves when more than 1 % of the launches started since the last cycle took longer than
+    # the target, and grows by a tenth (at least the floor) when they were all on time. False
+    # (the default) offers everything the allocator plans: the most throughput, and on a
+    # saturated master the latency of working through the whole backlog (docs/performance.md).
     launch_pacing: bool = False
-    launch_pacing_floor_cpus: float = 1024.0
+    launch_latency_target: float = 0.05
+    launch_pacing_floor_cpus: float = 64.0  # the smallest window
     launch_pacing_window: float = 10.0  # a task launching for longer stops counting
 
     def __post_init__(self) -> None:

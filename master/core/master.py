@@ -69,9 +69,10 @@ def _invalid(message: str) -> CallRejected:
 
 Commands = list[cmd.Command]
 
-# Launch pacing: a cycle offers at most this many times the cpus the launch pipeline turned
-# around in the previous interval (see _pace).
-PACING_FACTOR = 2.0
+# Launch pacing (see _pace): the window halves when more than this share of the launches that
+# started since the last cycle were slower than the target, and otherwise grows by GROWTH.
+PACING_SLOW_SHARE = 0.01
+PACING_GROWTH = 0.1
 _LAUNCHING = frozenset({TaskState.STAGING, TaskState.STARTING})
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
@@ -106,9 +107,11 @@ class MasterCore:
         self._now = 0.0  # the event in hand's time
         self.offer_waits: list[float] = []  # see take_offer_waits
         # Launch pacing, in cpus since the previous allocation tick (see _pace).
-        self._paced_launching = 0.0  # launching at the previous tick
-        self._paced_launched = 0.0  # accepted into tasks since
-        self._paced_returned = 0.0  # declined, or left over by accepts, since
+        self._pacing_window = config.launch_pacing_floor_cpus  # cpus that may be launching
+        self._paced_started = 0  # launches that reached RUNNING since the last cycle
+        self._paced_slow = 0  # ... of which later than launch_latency_target
+        self._paced_limited = False  # the window held something back at the last cycle
+        self._paced_declined = 0  # offers declined since the last cycle
         # Tasks that were launching when last seen; _pace drops those that moved on, so a tick
         # costs the launches of one interval, not a walk over every task.
         self._launches: list[TaskRecord] = []
@@ -591,8 +594,6 @@ class MasterCore:
         for o in offers:
             self._drop_offer(o)
         unused = offered - need
-        self._paced_launched += need.cpus
-        self._paced_returned += unused.cpus
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
         if any(v > 0 for v in unused.scalars()):
             self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
@@ -649,7 +650,7 @@ class MasterCore:
         known, fid = self.offers, fw.framework_id
         offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
         self._return_offers(offers)
-        self._paced_returned += sum(o.scalars[0] for o in offers)
+        self._paced_declined += len(offers)
         if refuse > 0:
             for offer in offers:
                 self.allocator.add_filter(fid, offer.agent_id, e.now + refuse)
@@ -823,6 +824,7 @@ class MasterCore:
         if not self.config.launch_pacing:
             allowance = math.inf
         if allowance <= 0:
+            self._paced_limited = True
             return []  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
@@ -865,6 +867,7 @@ class MasterCore:
             agent.offers.add(offer.offer_id)
             per_fw[fid].append(offer)
         self._offer_seq = seq
+        self._paced_limited = bool(held)
         if held:
             self.allocator.recover_many(held)
         return [
@@ -878,24 +881,33 @@ class MasterCore:
         Frameworks accept what they are offered at once, so without a bound every free cpu is
         turned into a launch whether or not the master, the agents and the frameworks can start
         it promptly: the backlog grows to the whole cluster and accept->RUNNING becomes the time
-        to work through it (seconds in the load test). Like a congestion window, a cycle offers
-        at most twice what the pipeline turned around in the previous interval (tasks that left
-        STAGING/STARTING, cpus declined or left over by accepts), never less than twice the
-        floor, minus what is still launching; an idle or declining cluster is therefore never
-        held back for more than a few doubling cycles. A task launching for longer than
-        ``launch_pacing_window`` (a slow image pull, a lost agent) stops counting.
+        to work through it (seconds in the load test). As TCP does with a congestion window,
+        the cpus launching at once (accepted, not yet RUNNING) are held under a window that
+        halves when launches start later than ``launch_latency_target`` (more than
+        PACING_SLOW_SHARE of those that started since the last cycle) and otherwise grows by
+        PACING_GROWTH, never below ``launch_pacing_floor_cpus``; a cycle offers what the window
+        has left. Declines grow the window too, so frameworks that decline are not held to
+        the floor. A task launching for longer than ``launch_pacing_window`` (a slow image
+        pull, a lost agent) stops counting.
         """
-        window = self.config.launch_pacing_window
+        cfg = self.config
         still = [
-            t for t in self._launches if t.state in _LAUNCHING and now - t.launched_at < window
+            t
+            for t in self._launches
+            if t.state in _LAUNCHING and now - t.launched_at < cfg.launch_pacing_window
         ]
         self._launches = still
         launching = sum(t.spec.resources.cpus for t in still)
-        turned = self._paced_launching + self._paced_launched - launching + self._paced_returned
-        self._paced_launching = launching
-        self._paced_launched = self._paced_returned = 0.0
-        floor = self.config.launch_pacing_floor_cpus
-        return PACING_FACTOR * max(floor, turned) - launching
+        floor = cfg.launch_pacing_floor_cpus
+        started, slow, declined = self._paced_started, self._paced_slow, self._paced_declined
+        self._paced_started = self._paced_slow = self._paced_declined = 0
+        if slow > PACING_SLOW_SHARE * started:
+            self._pacing_window = max(floor, self._pacing_window / 2)
+        elif (started or declined) and self._paced_limited:
+            # On time, or declined (not launches at all), while the window held offers back:
+            # it is in the way, so it grows. An idle window stays as it is.
+            self._pacing_window += max(floor, PACING_GROWTH * self._pacing_window)
+        return self._pacing_window - launching
 
     # ----------------------------------------------------------------- helpers
 
@@ -933,6 +945,10 @@ class MasterCore:
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
         ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
+        if status.state is TaskState.RUNNING and task.state in _LAUNCHING:
+            self._paced_started += 1
+            if e.now - task.launched_at > self.config.launch_latency_target:
+                self._paced_slow += 1
         task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
         task.status = status
         if status.state.terminal:
