@@ -11,6 +11,7 @@ heap of tens of thousands of timers slows every other timer of the loop).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 
 from agent.core import events as e
 from agent.core.types import Signal, SimulationSpec, TaskSpec
@@ -28,13 +29,25 @@ class _Exits:
 
 
 class SimulatedExecutor:
-    def __init__(self, sink: EventSink, clock: Clock) -> None:
+    def __init__(
+        self,
+        sink: EventSink,
+        clock: Clock,
+        sink_many: Callable[[Sequence[e.Event]], None] | None = None,
+    ) -> None:
         self._sink = sink
+        # Events of one batch (tasks started or ended together) handed over at once, so the
+        # agent core handles them as one batch; one by one without it.
+        self._sink_many = sink_many or self._one_by_one
         self._clock = clock
         self._starting: dict[str, SimulationSpec] = {}  # started in a later callback
         self._start_handle: asyncio.Handle | None = None
         self._running: dict[str, _Exits] = {}
         self._signalled: dict[str, asyncio.Handle] = {}
+
+    def _one_by_one(self, events: Sequence[e.Event]) -> None:
+        for event in events:
+            self._sink(event)
 
     def start(self, task: TaskSpec, agent_id: str) -> None:
         # Started in a later callback, like a real process, so the core never re-enters itself.
@@ -58,30 +71,32 @@ class SimulatedExecutor:
             exits.task_ids[task_id] = None
             self._running[task_id] = exits
         now = self._clock()
-        for task_id in starting:
-            self._sink(
+        self._sink_many(
+            [
                 e.ProcessStarted(
                     now=now, task_id=task_id, pid=None, stimulus_id=f"simulated:{task_id}"
                 )
-            )
+                for task_id in starting
+            ]
+        )
 
     def _exit_batch(self, exits: _Exits, exit_code: int) -> None:
-        for task_id in list(exits.task_ids):
-            self._exited(task_id, exit_code, None)
+        self._sink_many([self._exit(task_id, exit_code, None) for task_id in list(exits.task_ids)])
 
     def _exited(self, task_id: str, exit_code: int | None, signal: int | None) -> None:
+        self._sink(self._exit(task_id, exit_code, signal))
+
+    def _exit(self, task_id: str, exit_code: int | None, signal: int | None) -> e.ProcessExited:
         exits = self._running.pop(task_id, None)
         if exits is not None:
             exits.task_ids.pop(task_id, None)
         self._signalled.pop(task_id, None)
-        self._sink(
-            e.ProcessExited(
-                now=self._clock(),
-                task_id=task_id,
-                exit_code=exit_code,
-                signal=signal,
-                stimulus_id=f"simulated:{task_id}",
-            )
+        return e.ProcessExited(
+            now=self._clock(),
+            task_id=task_id,
+            exit_code=exit_code,
+            signal=signal,
+            stimulus_id=f"simulated:{task_id}",
         )
 
     def signal(self, task_id: str, signal: Signal) -> None:

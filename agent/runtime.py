@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
 import random
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import grpc.aio
@@ -78,7 +79,7 @@ class Agent:
             ),
         )
         self.executor: Executor = (
-            SimulatedExecutor(self.post, clock)
+            SimulatedExecutor(self.post, clock, self.post_many)
             if config.simulate
             else ProcessExecutor(config.work_dir, self.post, clock)
         )
@@ -86,6 +87,8 @@ class Agent:
             config.hostname, config.resources, config.attributes, config.taints
         )
         self._log = log.bind(agent=config.hostname)
+        # Debug lines per status cost as much as sending it when nobody reads them.
+        self._debug = self._log.is_enabled_for(logging.DEBUG)
         self._queue: deque[e.Event] = deque()
         self._dispatching = False
         self._seq = itertools.count(1)
@@ -145,19 +148,26 @@ class Agent:
     # --- the one way into the core ----------------------------------------------------------
 
     def post(self, event: e.Event) -> None:
-        if not event.stimulus_id:
-            event = replace(event, stimulus_id=f"{type(event).__name__}-{next(self._seq)}")
-        self._queue.append(event)
+        self.post_many((event,))
+
+    def post_many(self, events: Sequence[e.Event]) -> None:
+        """Events that arrived together; the core handles whatever is queued as one batch."""
+        for event in events:
+            if not event.stimulus_id:
+                event = replace(event, stimulus_id=f"{type(event).__name__}-{next(self._seq)}")
+            self._queue.append(event)
         if self._dispatching or self._failure is not None:
             return
         self._dispatching = True
+        current: list[e.Event] = []
         try:
             while self._queue:
-                current = self._queue.popleft()
-                for command in self.core.handle(current):
+                current = list(self._queue)
+                self._queue.clear()
+                for command in self.core.handle_many(current):
                     self._execute(command)
         except Exception as exc:  # a core bug: stop loudly rather than run on a wrong state
-            self._log.exception("agent core failed", core_event=repr(current))
+            self._log.exception("agent core failed", core_events=repr(current))
             self._failure = exc
             self._queue.clear()
             self._done.set()
@@ -173,7 +183,7 @@ class Agent:
                     add = batch.statuses.add
                     for s in statuses:
                         convert.status_into_pb(s, add())
-                for s in statuses:
+                for s in statuses if self._debug else ():
                     self._log.debug(
                         "status",
                         task_id=s.task_id,

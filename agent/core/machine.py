@@ -18,7 +18,7 @@ The rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from agent.core import commands as c
@@ -92,8 +92,17 @@ class AgentCore:
     # --- the one entry point -----------------------------------------------------------
 
     def handle(self, event: e.Event) -> list[c.Command]:
-        self._event, self._statuses, self._out = event, [], []
-        self._dispatch(event)
+        return self.handle_many((event,))
+
+    def handle_many(self, events: Sequence[e.Event]) -> list[c.Command]:
+        """Events that arrived together (the exits of tasks started together), in order, as
+        if handled one by one, except that their statuses go out in one message and one
+        wake-up is scheduled: per-event overhead was a fifth of a busy agent."""
+        self._statuses, self._out = [], []
+        for event in events:
+            self._event = event
+            self._dispatch(event)
+        event = self._event
         out: list[c.Command] = []
         if self._statuses and self.registered:
             self._last_sent = event.now
@@ -161,6 +170,7 @@ class AgentCore:
         self._next_heartbeat = event.now + interval
         self._last_sent = event.now  # the REGISTER this answers
         self.registered = True
+        self._statuses.clear()  # made earlier in this batch: pending, so in what is resent now
         pending = self.updates.resend_all(event.now)
         if pending:
             self._emit(c.SendStatusUpdates(statuses=tuple(pending)))
@@ -178,6 +188,7 @@ class AgentCore:
 
     def _on_disconnected(self, event: e.Disconnected) -> None:
         self.registered = False
+        self._statuses.clear()  # still pending: resent after the next registration
         self._next_heartbeat = None
 
     def _on_tick(self, event: e.Tick) -> None:

@@ -502,3 +502,39 @@ def test_replay_gives_identical_commands() -> None:
         h = Harness()
         runs.append([h(ev) for ev in script])
     assert runs[0] == runs[1]
+
+
+def test_a_batch_of_events_sends_one_status_message_with_what_one_by_one_would() -> None:
+    def two_running(h: Harness) -> None:
+        h.register()
+        h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec("t1"), spec("t2"))))
+        h.core.handle_many([e.ProcessStarted(now=0.5, task_id=t, pid=1) for t in ("t1", "t2")])
+
+    one_by_one, batched = Harness(), Harness()
+    two_running(one_by_one)
+    two_running(batched)
+    exits = [e.ProcessExited(now=1.0, task_id=t, exit_code=0) for t in ("t1", "t2")]
+    separate = [cmd for ev in exits for cmd in one_by_one(ev)]
+    together = batched.core.handle_many(exits)
+    assert of(together, c.SendStatusUpdates) == [
+        c.SendStatusUpdates(
+            statuses=tuple(s for cmd in of(separate, c.SendStatusUpdates) for s in cmd.statuses)
+        )
+    ]
+    assert len(of(together, c.ScheduleTick)) <= 1
+    assert batched.core.task_state("t1") == one_by_one.core.task_state("t1") == S.FINISHED
+
+
+def test_statuses_made_before_a_registration_in_the_same_batch_go_out_once() -> None:
+    h = Harness(agent_id="a1")
+    h.register()
+    h(e.LaunchTasks(now=0.0, framework_id="f1", tasks=(spec("t1"),)))
+    cmds = h.core.handle_many(
+        [
+            e.Disconnected(now=1.0),
+            e.ProcessStarted(now=1.0, task_id="t1", pid=7),  # RUNNING, kept while disconnected
+            e.StreamOpened(now=2.0),
+            e.Registered(now=2.0, agent_id="a1", heartbeat_interval=5.0),
+        ]
+    )
+    assert sent(cmds) == [("t1", S.STARTING), ("t1", S.RUNNING)]  # the resend, nothing twice

@@ -86,3 +86,15 @@ async def test_simulated_tasks_started_together_end_together_and_one_can_be_kill
     await until(lambda: len(got) == 8)
     await sim.close()  # cancels its timer: nothing more arrives
     assert len(sim) == 0
+
+
+async def test_simulated_tasks_of_one_batch_are_handed_over_in_one_call() -> None:
+    batches: list[list[str]] = []
+    one: list[e.Event] = []
+    sim = SimulatedExecutor(
+        one.append, lambda: 0.0, lambda evs: batches.append([type(x).__name__ for x in evs])
+    )
+    for name in ("a", "b"):
+        sim.start(TaskSpec(name, "f", simulation=SimulationSpec(0.01, 0)), "x")
+    await until(lambda: len(batches) == 2)
+    assert batches == [["ProcessStarted"] * 2, ["ProcessExited"] * 2] and one == []
