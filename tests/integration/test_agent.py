@@ -606,3 +606,36 @@ async def test_second_agent_on_the_same_work_dir_is_refused(tmp_path: Path) -> N
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)
         await server.stop(grace=None)
+
+
+async def test_agent_heeds_a_new_heartbeat_interval_from_the_master(tmp_path: Path) -> None:
+    double = MasterDouble(heartbeat=3600.0)  # registered with an hour between heartbeats
+    server, port = await start_server(double)
+    agent = Agent(
+        agent_config(
+            hostname="hb",
+            resources=parse_resources("cpus:1;mem:128"),
+            work_dir=tmp_path,
+            master=f"127.0.0.1:{port}",
+            simulate=True,
+            checkpoint=False,
+        )
+    )
+    run = asyncio.get_running_loop().create_task(agent.run())
+    try:
+        await wait_until("registration", lambda: len(double.streams) == 1)
+        [agent_id] = double.streams
+        assert double.heartbeats.get(agent_id, 0) == 0
+        # Heard over the real stream, the shorter interval applies at once: heartbeats come
+        # now, not in an hour.
+        double.send(
+            agent_id,
+            agent_pb2.MasterMessage(heartbeat_interval=agent_pb2.HeartbeatInterval(seconds=0.05)),
+        )
+        await wait_until("three heartbeats", lambda: double.heartbeats.get(agent_id, 0) >= 3)
+        double.shutdown(agent_id)
+        assert await asyncio.wait_for(run, TIMEOUT) == 0
+    finally:
+        run.cancel()
+        await asyncio.gather(run, return_exceptions=True)
+        await server.stop(grace=None)

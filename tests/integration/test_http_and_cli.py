@@ -41,7 +41,8 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
         agents=1,
         agent_resources="cpus:2;mem:1024;disk:100",
         work_dir=tmp_path,
-        master_args=("--allocation-interval", "0.2"),
+        # One agent at most 0.1 heartbeats/s: it is told 10 s instead of 5.
+        master_args=("--allocation-interval", "0.2", "--max-agent-heartbeats", "0.1"),
     ) as cluster:
         scheduler = Decliner()
         info = sdk.FrameworkInfo(name="decliner", role="*")
@@ -56,6 +57,7 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
                     state = await r.json()
                 assert len(state["agents"]) == 1
                 assert state["agents"][0]["resources"]["cpus"] == 2
+                assert state["agents"][0]["heartbeat_interval"] == 10.0
                 assert [f["name"] for f in state["frameworks"]] == ["decliner"]
                 async with http.get(f"{base}/metrics") as r:
                     metrics = await r.text()
