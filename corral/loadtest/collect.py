@@ -25,6 +25,9 @@ class MasterSample:
     cpu_percent: float | None  # of one core, since the previous sample
     rss_mb: float | None
     machine: MachineTimes | None = None  # the whole machine's CPU counters at ``t``
+    # Cumulative CPU seconds of the load test's own processes at ``t``, per kind ("agents",
+    # "frameworks"): where the rest of the machine's CPU goes besides the master.
+    groups: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,19 @@ class MachineTimes:
     total: float
     idle: float
     steal: float
+
+
+def group_cpu(window: list[MasterSample]) -> dict[str, float]:
+    """Percent of one core used by each kind of process between the first and last sample of
+    the window that both measured it."""
+    out: dict[str, float] = {}
+    kinds = {k for m in window for k in m.groups}
+    for kind in sorted(kinds):
+        marks = [(m.t, m.groups[kind]) for m in window if kind in m.groups]
+        if len(marks) >= 2 and marks[-1][0] > marks[0][0]:
+            (t0, c0), (t1, c1) = marks[0], marks[-1]
+            out[kind] = round(100.0 * (c1 - c0) / (t1 - t0), 1)
+    return out
 
 
 def machine_share(window: list[MasterSample]) -> dict[str, float | None]:
@@ -204,6 +220,7 @@ def figures(
         "allocation_cycle_ms": hist_ms("corral_allocation_cycle_seconds"),
         "master_cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
         **machine_share(window),
+        "process_cpu_percent": group_cpu(window),
         "master_rss_mb": round(max(rss), 1) if rss else None,
         "tasks_lost": c.all_lost(),
         "lost_states": dict(c.lost_states),

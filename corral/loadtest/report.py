@@ -64,6 +64,11 @@ def final_table(f: dict[str, Any]) -> Table:
         ("status update lag p50 / p99 ms", _pq(m.get("status_update_lag_ms"))),
         ("master CPU % (of one core)", _n(f["master_cpu_percent"])),
         (
+            "agents / frameworks CPU % (of one core)",
+            f"{_n(f.get('process_cpu_percent', {}).get('agents'))} / "
+            f"{_n(f.get('process_cpu_percent', {}).get('frameworks'))}",
+        ),
+        (
             "machine CPU busy / stolen % (all cores)",
             f"{_n(f.get('machine_cpu_busy_percent'))} / {_n(f.get('cpu_steal_percent'))}",
         ),

@@ -57,8 +57,22 @@ def machine_times() -> MachineTimes | None:
 class _Sampler:
     """psutil on the master's pid (when this process started it) plus /metrics scrapes."""
 
-    def __init__(self, session: aiohttp.ClientSession, http: str | None, pid: int | None) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        http: str | None,
+        pid: int | None,
+        others: dict[str, list[int]] | None = None,
+    ) -> None:
         self.session = session
+        # The agents' and the frameworks' processes, by kind: their CPU is sampled too.
+        self.others: dict[str, list[psutil.Process]] = {}
+        for kind, pids in (others or {}).items():
+            procs = []
+            for p in pids:
+                with contextlib.suppress(psutil.Error):
+                    procs.append(psutil.Process(p))
+            self.others[kind] = procs
         self.http = http
         self.proc = psutil.Process(pid) if pid is not None else None
         self._last: tuple[float, float] | None = None  # (time, cpu seconds)
@@ -89,7 +103,11 @@ class _Sampler:
             if self._last is not None and now > self._last[0] and used:
                 cpu = (used - self._last[1]) / (now - self._last[0]) * 100.0
             self._last = (now, used)
-        collector.master.append(MasterSample(now, cpu, rss, machine_times()))
+        groups: dict[str, float] = {}
+        for kind, procs in self.others.items():
+            with contextlib.suppress(psutil.Error):  # a process ended: no figure this time
+                groups[kind] = sum(sum(p.cpu_times()[:2]) for p in procs)
+        collector.master.append(MasterSample(now, cpu, rss, machine_times(), groups))
 
 
 async def _active_agents(session: aiohttp.ClientSession, http: str) -> int:
@@ -201,7 +219,12 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             await _wait_ready(group, ready, len(workers))
             start = time.time()
             w0, w1 = start + opts.warmup, start + opts.warmup + opts.duration
-            sampler = _Sampler(session, http_addr, master_pid)
+            others: dict[str, list[int]] = {}
+            for c in group.children:
+                kind = c.name.split("-")[0]
+                if kind in ("agents", "frameworks"):
+                    others.setdefault(kind, []).append(c.pid)
+            sampler = _Sampler(session, http_addr, master_pid, others)
             await sampler.sample(collector)
             live = Live(console=console, refresh_per_second=2, transient=False)
             with live if console.is_terminal else contextlib.nullcontext():

@@ -70,6 +70,9 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
     busy, steal = f["machine_cpu_busy_percent"], f["cpu_steal_percent"]
     assert isinstance(busy, float) and isinstance(steal, float), (busy, steal)
     assert 0 < busy <= 100 and 0 <= steal <= 100 - busy, (busy, steal)
+    groups = f["process_cpu_percent"]
+    assert isinstance(groups, dict) and set(groups) == {"agents", "frameworks"}, groups
+    assert all(0 < v <= 100 * 64 for v in groups.values()), groups
     params = f["parameters"]
     assert isinstance(params, dict)
     assert (params["agents"], params["frameworks"], params["mode"]) == (200, 5, "launch")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from corral.loadtest.collect import MachineTimes, MasterSample, machine_share
+from corral.loadtest.collect import MachineTimes, MasterSample, group_cpu, machine_share
 from corral.loadtest.options import LoadTestOptions, OptionError, split
 from corral.loadtest.run import machine_times
 from corral.loadtest.scrape import bucket_delta, parse, quantile
@@ -89,3 +89,13 @@ def test_machine_share_is_taken_between_the_first_and_last_sample_of_the_window(
 def test_machine_times_reads_this_machine() -> None:
     t = machine_times()
     assert t is not None and t.total > 0 and 0 <= t.idle <= t.total and 0 <= t.steal <= t.total
+
+
+def test_group_cpu_is_per_kind_between_its_first_and_last_sample() -> None:
+    window = [
+        MasterSample(10.0, None, None, None, {"agents": 5.0, "frameworks": 1.0}),
+        MasterSample(11.0, None, None, None, {"agents": 5.6}),  # a worker had ended
+        MasterSample(12.0, None, None, None, {"agents": 6.4, "frameworks": 1.5}),
+    ]
+    assert group_cpu(window) == {"agents": 70.0, "frameworks": 25.0}
+    assert group_cpu(window[:1]) == {}
