@@ -25,7 +25,7 @@ import grpc
 import grpc.aio
 
 from corral.logging import get_logger
-from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
+from corral.v1 import agent_pb2, agent_pb2_grpc
 
 log = get_logger("corral.agent.connection")
 
@@ -101,11 +101,6 @@ class MasterConnection:
             return  # no stream: the core resends what matters after re-registering
         self._outbox.append(message)
         self._kick()
-
-    def send_statuses(self, statuses: Sequence[common_pb2.TaskStatus]) -> None:
-        batch = self.status_batch()
-        if batch is not None:
-            batch.statuses.extend(statuses)
 
     def status_batch(self) -> agent_pb2.StatusUpdates | None:
         """The STATUS_UPDATES message still open at the end of the outbox, for the caller to

@@ -113,9 +113,9 @@ def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:
 
 
 def _agent_fields(o: OfferRecord) -> bytes:
-    """Fields 3-6 of the offer (agent_id, hostname, resources, attributes), by protobuf."""
-    msg = pb.Offer(agent_id=o.agent_id, hostname=o.hostname)
-    convert.scalars_to_pb(o.scalars, o.ports, msg.resources)
-    if o.attributes:
-        msg.attributes.update(o.attributes)
+    """Fields 3-6 of the offer (agent_id, hostname, resources, attributes), by protobuf: the
+    offer as ``convert.offer_to_pb`` makes it, without the id and framework written per offer."""
+    msg = convert.offer_to_pb(o, pb.Offer())
+    msg.ClearField("id")
+    msg.ClearField("framework_id")
     return msg.SerializeToString(deterministic=True)

@@ -30,8 +30,8 @@ class OfferBatch:
 
 @dataclass
 class Outbox:
-    # Offers are encoded by ``encoder`` (see master/offer_wire.py) when read out through
-    # ``framework_messages``; everything else is a protobuf message.
+    # Offers are kept as OfferBatch and encoded by ``encoder`` (master/offer_wire.py) when
+    # ``wire`` hands them to a stream; everything else is a protobuf message.
     encoder: OfferEncoder = field(default_factory=OfferEncoder)
     framework_msgs: dict[str, list[scheduler_pb2.Event | OfferBatch]] = field(default_factory=dict)
     stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)

@@ -1015,8 +1015,7 @@ class MasterCore:
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
-                if agent.freed_at is None:
-                    agent.freed_at = self._now
+                self._freed(agent)
                 s = offer.scalars
                 returns.append((offer.framework_id, offer.agent_id, (s[0], s[1], s[2], s[3])))
         self.allocator.recover_many(returns)

@@ -9,7 +9,7 @@ from typing import Any
 import grpc.aio
 
 from agent.connection import MasterConnection, ReconnectBackoff
-from corral.v1 import agent_pb2, common_pb2
+from corral.v1 import agent_pb2
 
 
 class FakeCall:
@@ -58,11 +58,17 @@ class Owner:
         assert self.conn is not None
         # Everything queued in this loop iteration goes out as few messages as possible.
         self.conn.send(agent_pb2.AgentMessage(register=agent_pb2.Register()))
-        self.conn.send_statuses([common_pb2.TaskStatus(task_id="a")])
-        self.conn.send_statuses([common_pb2.TaskStatus(task_id="b")])
+        self.add_status("a")
+        self.add_status("b")
         self.conn.send_heartbeat(1.0)
         self.conn.send_heartbeat(2.0)
-        self.conn.send_statuses([common_pb2.TaskStatus(task_id="c")])
+        self.add_status("c")
+
+    def add_status(self, task_id: str) -> None:
+        assert self.conn is not None
+        batch = self.conn.status_batch()
+        assert batch is not None, "the stream is open: there is a batch to add to"
+        batch.statuses.add(task_id=task_id)
 
     def on_message(self, message: agent_pb2.MasterMessage) -> None:
         self.messages.append(message)
