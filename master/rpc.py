@@ -142,115 +142,223 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                 )
             )
 
+    # Each call's core event, decoded from its request (WireError for what does not decode).
+    # The unary RPCs and the CALLS stream share them.
+
+    def _accept_event(self, request: scheduler_pb2.AcceptRequest) -> ev.Event:
+        tasks: list[Any] = []
+        for op in request.operations:
+            if not op.HasField("launch"):
+                raise WireError("operation has no known type (expected launch)")
+            tasks += [convert.task_spec_from_pb(t) for t in op.launch.tasks]
+        return ev.Accept(
+            **self._call_fields(request.caller, "accept"),
+            offer_ids=tuple(request.offer_ids),
+            tasks=tuple(tasks),
+            refuse_seconds=_refuse(request.filters),
+        )
+
+    def _decline_event(self, request: scheduler_pb2.DeclineRequest) -> ev.Event:
+        return ev.Decline(
+            **self._call_fields(request.caller, "decline"),
+            offer_ids=tuple(request.offer_ids),
+            refuse_seconds=_refuse(request.filters),
+        )
+
+    def _suppress_event(self, request: scheduler_pb2.SuppressRequest) -> ev.Event:
+        return ev.Suppress(**self._call_fields(request.caller, "suppress"))
+
+    def _revive_event(self, request: scheduler_pb2.ReviveRequest) -> ev.Event:
+        return ev.Revive(**self._call_fields(request.caller, "revive"))
+
+    def _kill_event(self, request: scheduler_pb2.KillRequest) -> ev.Event:
+        if not request.task_id:
+            raise WireError("task_id is empty")
+        return ev.Kill(
+            **self._call_fields(request.caller, "kill"),
+            task_id=request.task_id,
+            agent_id=request.agent_id,
+            grace_seconds=request.kill_grace_period_seconds,
+        )
+
+    def _acknowledge_event(self, request: scheduler_pb2.AcknowledgeRequest) -> ev.Event:
+        return ev.Acknowledge(
+            **self._call_fields(request.caller, "ack"),
+            acknowledgements=tuple(
+                (a.agent_id, a.task_id, a.uuid) for a in request.acknowledgements
+            ),
+        )
+
+    def _reconcile_event(self, request: scheduler_pb2.ReconcileRequest) -> ev.Event:
+        return ev.Reconcile(
+            **self._call_fields(request.caller, "reconcile"),
+            tasks=tuple((t.task_id, t.agent_id) for t in request.tasks),
+        )
+
+    def _teardown_event(self, request: scheduler_pb2.TeardownRequest) -> ev.Event:
+        return ev.Teardown(**self._call_fields(request.caller, "teardown"))
+
+    async def _unary(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        build: Callable[[Any], ev.Event],
+        request: Any,
+    ) -> scheduler_pb2.CallResponse:
+        async def work() -> None:
+            await self.rt.call(build(request))
+
+        return await _answer(context, work)
+
     async def Accept(
         self, request: scheduler_pb2.AcceptRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            tasks: list[Any] = []
-            for op in request.operations:
-                if not op.HasField("launch"):
-                    raise WireError("operation has no known type (expected launch)")
-                tasks += [convert.task_spec_from_pb(t) for t in op.launch.tasks]
-            await self.rt.call(
-                ev.Accept(
-                    **self._call_fields(request.caller, "accept"),
-                    offer_ids=tuple(request.offer_ids),
-                    tasks=tuple(tasks),
-                    refuse_seconds=_refuse(request.filters),
-                )
-            )
-
-        return await _answer(context, work)
+        return await self._unary(context, self._accept_event, request)
 
     async def Decline(
         self, request: scheduler_pb2.DeclineRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(
-                ev.Decline(
-                    **self._call_fields(request.caller, "decline"),
-                    offer_ids=tuple(request.offer_ids),
-                    refuse_seconds=_refuse(request.filters),
-                )
-            )
-
-        return await _answer(context, work)
-
-    async def _caller_only(
-        self,
-        caller: scheduler_pb2.Caller,
-        context: grpc.aio.ServicerContext[Any, Any],
-        kind: str,
-        event: type[ev.Suppress | ev.Revive | ev.Teardown],
-    ) -> scheduler_pb2.CallResponse:
-        """A call whose only argument is its caller."""
-
-        async def work() -> None:
-            await self.rt.call(event(**self._call_fields(caller, kind)))
-
-        return await _answer(context, work)
+        return await self._unary(context, self._decline_event, request)
 
     async def Suppress(
         self, request: scheduler_pb2.SuppressRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._caller_only(request.caller, context, "suppress", ev.Suppress)
+        return await self._unary(context, self._suppress_event, request)
 
     async def Revive(
         self, request: scheduler_pb2.ReviveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._caller_only(request.caller, context, "revive", ev.Revive)
+        return await self._unary(context, self._revive_event, request)
 
     async def Kill(
         self, request: scheduler_pb2.KillRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            if not request.task_id:
-                raise WireError("task_id is empty")
-            await self.rt.call(
-                ev.Kill(
-                    **self._call_fields(request.caller, "kill"),
-                    task_id=request.task_id,
-                    agent_id=request.agent_id,
-                    grace_seconds=request.kill_grace_period_seconds,
-                )
-            )
-
-        return await _answer(context, work)
+        return await self._unary(context, self._kill_event, request)
 
     async def Acknowledge(
         self,
         request: scheduler_pb2.AcknowledgeRequest,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(
-                ev.Acknowledge(
-                    **self._call_fields(request.caller, "ack"),
-                    acknowledgements=tuple(
-                        (a.agent_id, a.task_id, a.uuid) for a in request.acknowledgements
-                    ),
-                )
-            )
-
-        return await _answer(context, work)
+        return await self._unary(context, self._acknowledge_event, request)
 
     async def Reconcile(
         self, request: scheduler_pb2.ReconcileRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        async def work() -> None:
-            await self.rt.call(
-                ev.Reconcile(
-                    **self._call_fields(request.caller, "reconcile"),
-                    tasks=tuple((t.task_id, t.agent_id) for t in request.tasks),
-                )
-            )
-
-        return await _answer(context, work)
+        return await self._unary(context, self._reconcile_event, request)
 
     async def Teardown(
         self, request: scheduler_pb2.TeardownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._caller_only(request.caller, context, "teardown", ev.Teardown)
+        return await self._unary(context, self._teardown_event, request)
+
+    # -- the CALLS stream ------------------------------------------------------------------
+
+    async def Calls(
+        self,
+        request_iterator: AsyncIterator[scheduler_pb2.CallBatch],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[scheduler_pb2.CallResultBatch]:
+        """Calls in batches, answered in batches: what the core answered since the last write
+        goes out as one CallResultBatch. The stream ends after the caller half-closes and every
+        call it sent has its result."""
+        results = _CallResults()
+        reader = asyncio.create_task(self._read_calls(request_iterator, results))
+        try:
+            while (batch := await results.next_batch()) is not None:
+                yield batch
+        finally:
+            reader.cancel()
+
+    async def _read_calls(
+        self, request_iterator: AsyncIterator[scheduler_pb2.CallBatch], results: _CallResults
+    ) -> None:
+        builders: dict[str, Callable[[Any], ev.Event]] = {
+            "accept": self._accept_event,
+            "decline": self._decline_event,
+            "suppress": self._suppress_event,
+            "revive": self._revive_event,
+            "kill": self._kill_event,
+            "acknowledge": self._acknowledge_event,
+            "reconcile": self._reconcile_event,
+            "teardown": self._teardown_event,
+        }
+        submit = self.rt.submit_call
+        try:
+            async for batch in request_iterator:
+                for call in batch.calls:
+                    kind = call.WhichOneof("call")
+                    build = builders.get(kind) if kind is not None else None
+                    if build is None:
+                        results.add(call.id, _INVALID, "call has no known type")
+                        continue
+                    try:
+                        event = build(getattr(call, kind))
+                    except WireError as exc:
+                        results.add(call.id, _INVALID, str(exc))
+                        continue
+                    results.expect(call.id, submit(event))
+        except grpc.aio.AioRpcError:
+            pass  # the caller went away: nobody is left to answer
+        finally:
+            results.done_reading()
+
+
+_INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _status_code(code: grpc.StatusCode) -> int:
+    value: int = code.value[0]
+    return value
+
+
+class _CallResults:
+    """The results of one CALLS stream, waiting to be written."""
+
+    def __init__(self) -> None:
+        self._ready: list[scheduler_pb2.CallResult] = []
+        self._outstanding = 0
+        self._reading = True
+        self._wake = asyncio.Event()
+
+    def add(self, call_id: int, code: grpc.StatusCode, message: str = "") -> None:
+        self._ready.append(
+            scheduler_pb2.CallResult(id=call_id, code=_status_code(code), message=message)
+        )
+        self._wake.set()
+
+    def expect(self, call_id: int, answer: asyncio.Future[Any]) -> None:
+        """The core's answer to call ``call_id`` comes as ``answer``."""
+        self._outstanding += 1
+
+        def done(future: asyncio.Future[Any]) -> None:
+            self._outstanding -= 1
+            if future.cancelled():
+                self.add(call_id, grpc.StatusCode.CANCELLED, "the master is stopping")
+                return
+            exc = future.exception()
+            if exc is None:
+                self.add(call_id, grpc.StatusCode.OK)
+            elif isinstance(exc, CallRejected):
+                self.add(call_id, _CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+            else:
+                self.add(call_id, grpc.StatusCode.INTERNAL, f"internal error: {exc}")
+
+        answer.add_done_callback(done)
+
+    def done_reading(self) -> None:
+        self._reading = False
+        self._wake.set()
+
+    async def next_batch(self) -> scheduler_pb2.CallResultBatch | None:
+        """The results ready now (waiting for one); None once the caller half-closed and
+        every call has been answered."""
+        while not self._ready:
+            if not self._reading and self._outstanding == 0:
+                return None
+            await self._wake.wait()
+            self._wake.clear()
+        ready, self._ready = self._ready, []
+        return scheduler_pb2.CallResultBatch(results=ready)
 
 
 class AgentServicer(agent_pb2_grpc.AgentServiceServicer):

@@ -125,9 +125,13 @@ class MasterRuntime:
 
     async def call(self, event: ev.Event) -> None:
         """Submit an event and wait for the core's answer; raises CallRejected."""
+        await self.submit_call(event)
+
+    def submit_call(self, event: ev.Event) -> asyncio.Future[Any]:
+        """Submit an event; the future is the core's answer (None, or CallRejected)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inbox.put_nowait((event, future))
-        await future
+        return future
 
     async def query(self, fn: Callable[[MasterCore], T]) -> T:
         """Run ``fn`` on the core between two events and return its result."""

@@ -25,6 +25,50 @@ class CallResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class Call(_message.Message):
+    __slots__ = ("id", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_FIELD_NUMBER: _ClassVar[int]
+    DECLINE_FIELD_NUMBER: _ClassVar[int]
+    SUPPRESS_FIELD_NUMBER: _ClassVar[int]
+    REVIVE_FIELD_NUMBER: _ClassVar[int]
+    KILL_FIELD_NUMBER: _ClassVar[int]
+    ACKNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
+    RECONCILE_FIELD_NUMBER: _ClassVar[int]
+    TEARDOWN_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    accept: AcceptRequest
+    decline: DeclineRequest
+    suppress: SuppressRequest
+    revive: ReviveRequest
+    kill: KillRequest
+    acknowledge: AcknowledgeRequest
+    reconcile: ReconcileRequest
+    teardown: TeardownRequest
+    def __init__(self, id: _Optional[int] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ...) -> None: ...
+
+class CallBatch(_message.Message):
+    __slots__ = ("calls",)
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    calls: _containers.RepeatedCompositeFieldContainer[Call]
+    def __init__(self, calls: _Optional[_Iterable[_Union[Call, _Mapping]]] = ...) -> None: ...
+
+class CallResult(_message.Message):
+    __slots__ = ("id", "code", "message")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    code: int
+    message: str
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class CallResultBatch(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CallResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CallResult, _Mapping]]] = ...) -> None: ...
+
 class Filters(_message.Message):
     __slots__ = ("refuse_seconds",)
     REFUSE_SECONDS_FIELD_NUMBER: _ClassVar[int]

@@ -79,6 +79,11 @@ class SchedulerStub:
                 request_serializer=corral_dot_v1_dot_scheduler__pb2.TeardownRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
                 _registered_method=True)
+        self.Calls = channel.stream_stream(
+                '/corral.v1.Scheduler/Calls',
+                request_serializer=corral_dot_v1_dot_scheduler__pb2.CallBatch.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_scheduler__pb2.CallResultBatch.FromString,
+                _registered_method=True)
 
 
 class SchedulerServicer:
@@ -138,6 +143,12 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Calls(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SchedulerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -185,6 +196,11 @@ def add_SchedulerServicer_to_server(servicer, server):
                     servicer.Teardown,
                     request_deserializer=corral_dot_v1_dot_scheduler__pb2.TeardownRequest.FromString,
                     response_serializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.SerializeToString,
+            ),
+            'Calls': grpc.stream_stream_rpc_method_handler(
+                    servicer.Calls,
+                    request_deserializer=corral_dot_v1_dot_scheduler__pb2.CallBatch.FromString,
+                    response_serializer=corral_dot_v1_dot_scheduler__pb2.CallResultBatch.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -430,6 +446,33 @@ class Scheduler:
             '/corral.v1.Scheduler/Teardown',
             corral_dot_v1_dot_scheduler__pb2.TeardownRequest.SerializeToString,
             corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Calls(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/corral.v1.Scheduler/Calls',
+            corral_dot_v1_dot_scheduler__pb2.CallBatch.SerializeToString,
+            corral_dot_v1_dot_scheduler__pb2.CallResultBatch.FromString,
             options,
             channel_credentials,
             insecure,

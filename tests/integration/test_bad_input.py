@@ -18,6 +18,8 @@ from frameworks.sdk.testing import LocalCluster
 
 pytestmark = pytest.mark.e2e
 
+STATUS_OF_CODE = {c.value[0]: c for c in grpc.StatusCode}
+
 
 class RawFramework:
     def __init__(self, channel: grpc.aio.Channel) -> None:
@@ -166,3 +168,72 @@ async def test_calls_from_unknown_framework_refused(
         )
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "refuse_seconds" in (info.value.details() or "")
+
+
+async def test_calls_stream_answers_each_call_as_its_unary_rpc_would(
+    framework: tuple[LocalCluster, RawFramework],
+) -> None:
+    """One CallBatch mixing good and bad calls: each result carries its call's id and the
+    status and reason the unary RPC gives; the bad ones change nothing; after the caller
+    half-closes, the master ends the stream once every call is answered."""
+    cluster, fw = framework
+    offer = await fw.next_offer()
+    ghost = s.Caller(framework_id="ghost", stream_id="x")
+    calls = [
+        s.Call(
+            id=1,
+            accept=s.AcceptRequest(
+                caller=fw.caller, offer_ids=[offer.id], operations=[s.Operation()]
+            ),
+        ),
+        s.Call(
+            id=2,
+            accept=s.AcceptRequest(
+                caller=fw.caller,
+                offer_ids=[offer.id],
+                operations=[s.Operation(launch=s.LaunchOperation(tasks=[task("neg", cpus=-1)]))],
+            ),
+        ),
+        s.Call(id=3, kill=s.KillRequest(caller=fw.caller)),
+        s.Call(id=4, suppress=s.SuppressRequest(caller=ghost)),
+        s.Call(id=5),
+        s.Call(id=6, decline=s.DeclineRequest(caller=fw.caller, offer_ids=["no-such-offer"])),
+        s.Call(
+            id=7,
+            accept=s.AcceptRequest(
+                caller=fw.caller,
+                offer_ids=[offer.id],
+                operations=[s.Operation(launch=s.LaunchOperation(tasks=[task("good")]))],
+            ),
+        ),
+    ]
+    rpc = fw.stub.Calls()
+    await rpc.write(s.CallBatch(calls=calls))
+    await rpc.done_writing()
+    results: dict[int, s.CallResult] = {}
+    async with asyncio.timeout(10):
+        async for batch in rpc:
+            for r in batch.results:
+                assert r.id not in results, f"call {r.id} answered twice"
+                results[r.id] = r
+    assert sorted(results) == [1, 2, 3, 4, 5, 6, 7], "the stream ended before every answer"
+    code = {i: STATUS_OF_CODE[r.code] for i, r in results.items()}
+    invalid, ok = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OK
+    assert code == {
+        1: invalid,
+        2: invalid,
+        3: invalid,
+        4: grpc.StatusCode.NOT_FOUND,
+        5: invalid,
+        6: ok,
+        7: ok,
+    }
+    assert "no known type" in results[1].message
+    assert "cpus is negative" in results[2].message
+    assert "task_id is empty" in results[3].message
+    assert "not subscribed" in results[4].message
+    assert "no known type" in results[5].message
+    assert results[7].message == ""
+    # The refused accept of the same offer changed nothing; the good one launched.
+    state = await cluster.state()
+    assert [t.info.task_id for t in state.tasks] == ["good"]
