@@ -41,6 +41,7 @@ from corral.v1.scheduler_pb2 import (
 )
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
 from frameworks.sdk.backoff import Backoff
+from frameworks.sdk.calls import CallStream, StreamUnimplemented
 from frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from frameworks.sdk.scheduler import Scheduler
 
@@ -122,6 +123,10 @@ class Driver:
         self._stream_id = ""
         self._master_id = ""
         self._stub: SchedulerStub | None = None  # set while subscribed
+        # Calls go on this stream (see calls.py); it lives as long as the connection's channel,
+        # so a call in flight when the subscription ended still gets its answer.
+        self._calls: CallStream | None = None
+        self._unary_only = False  # the master has no CALLS stream
         self._channel: grpc.aio.Channel | None = None
         self._last_error = "no attempt yet"
         self._first_subscribed = asyncio.Event()
@@ -232,6 +237,9 @@ class Driver:
             await self._close_channel()
 
     async def _close_channel(self) -> None:
+        calls, self._calls = self._calls, None
+        if calls is not None:
+            await calls.close()
         channel, self._channel = self._channel, None
         if channel is not None:
             await channel.close()
@@ -304,6 +312,8 @@ class Driver:
                     self._stream_id = sub.stream_id
                     self._master_id = sub.master_id
                     self._stub = stub
+                    if self._calls is None and not self._unary_only:
+                        self._calls = CallStream(stub)
                     interval = sub.heartbeat_interval_seconds
                     timeout = interval * self._missed_heartbeats if interval > 0 else None
                     subscribed = True
@@ -405,6 +415,13 @@ class Driver:
         stub = self._stub
         if stub is None:
             raise NotSubscribedError(method)
+        calls = self._calls
+        if calls is not None:
+            try:
+                await calls.call(method, method.lower(), request, self._call_timeout)
+                return
+            except StreamUnimplemented:
+                self._unary_only = True  # an older master: unary calls from now on
         try:
             await getattr(stub, method)(request, timeout=self._call_timeout)
         except grpc.aio.AioRpcError as err:

@@ -343,3 +343,45 @@ async def test_a_slow_scheduler_receives_every_event_in_order(master: FakeMaster
     assert [arg for name, arg in rec.log if name == "status"] == [f"t{i}" for i in range(20)]
     # Acks may share a call (one is in flight while the next ones queue) but keep their order.
     assert acked() == [f"t{i}" for i in range(20)]
+
+
+async def test_calls_made_together_share_one_batch_on_the_calls_stream(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, Recorder()) as driver:
+        await asyncio.gather(*(driver.decline([f"o{i}"], refuse_seconds=0) for i in range(20)))
+        await driver.stop()
+    declines = master.calls_of("Decline")
+    assert sorted(list(d.offer_ids) for d in declines) == sorted([f"o{i}"] for i in range(20))
+    # Unary calls would leave call_batches at 0; one batch per call would make it 20.
+    assert 1 <= master.call_batches < 20
+
+
+async def test_a_master_without_the_calls_stream_gets_unary_calls() -> None:
+    async with (
+        FakeMaster(calls_stream=False) as master,
+        driver_for(master, Recorder()) as driver,
+    ):
+        await driver.decline(["o1"], refuse_seconds=0)
+        master.refuse("Suppress", grpc.StatusCode.FAILED_PRECONDITION, "stale stream")
+        with pytest.raises(sdk.CallError) as caught:
+            await driver.suppress()
+        await driver.revive()
+        await driver.stop()
+    assert [c.method for c in master.calls] == ["Decline", "Suppress", "Revive"]
+    assert master.call_batches == 0
+    assert caught.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    assert caught.value.message == "stale stream"
+
+
+async def test_a_call_waiting_when_the_master_goes_away_fails_with_a_call_error() -> None:
+    async with FakeMaster() as master, driver_for(master, Recorder()) as driver:
+        master.hold_calls = True
+        pending = asyncio.create_task(driver.decline(["o1"], refuse_seconds=0))
+        await master.wait_for_calls("Decline")
+        await master.stop()
+        with pytest.raises(sdk.CallError) as caught:
+            await asyncio.wait_for(pending, TIMEOUT)
+        await driver.stop()
+    assert caught.value.method == "Decline"
+    assert caught.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)

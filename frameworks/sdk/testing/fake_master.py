@@ -1,9 +1,11 @@
 """FakeMaster: an in-process Scheduler service for testing frameworks without a cluster.
 
 It speaks the real wire contract on 127.0.0.1 (a free port), assigns framework and stream ids
-like the master, checks every call's Caller, records every call, and lets a test push any
-event, refuse the next call of a method, drop the stream, mute heartbeats, or restart on the
-same port. It makes no scheduling decisions: the test plays the master.
+like the master, checks every call's Caller, records every call (unary or on the CALLS stream,
+the same way), and lets a test push any event, refuse the next call of a method, drop the
+stream, mute heartbeats, play a master without the CALLS stream (``calls_stream=False``) or
+one that never answers on it (``hold_calls``), or restart on the same port. It makes no
+scheduling decisions: the test plays the master.
 """
 
 from __future__ import annotations
@@ -40,8 +42,16 @@ class _Stream:
 class FakeMaster:
     """``async with FakeMaster() as master: Driver(..., master=master.address)``."""
 
-    def __init__(self, heartbeat_interval: float = 0.0, master_id: str = "fake-master") -> None:
+    def __init__(
+        self,
+        heartbeat_interval: float = 0.0,
+        master_id: str = "fake-master",
+        calls_stream: bool = True,
+    ) -> None:
         self.heartbeat_interval = heartbeat_interval
+        self.calls_stream = calls_stream
+        self.call_batches = 0  # CallBatch messages received on CALLS streams
+        self.hold_calls = False  # record CALLS-stream calls but never answer them
         self.master_id = master_id
         self.mute_heartbeats = False
         self.heartbeats_sent = 0
@@ -253,3 +263,42 @@ class _Servicer(pb_grpc.SchedulerServicer):
 
     async def Teardown(self, request: pb.TeardownRequest, context: grpc.aio.ServicerContext) -> Any:
         return await self._call("Teardown", request, context)
+
+    async def Calls(
+        self, request_iterator: AsyncIterator[pb.CallBatch], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.CallResultBatch]:
+        m = self.master
+        if not m.calls_stream:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
+        async for batch in request_iterator:
+            m.call_batches += 1
+            results = []
+            for call in batch.calls:
+                kind = call.WhichOneof("call")
+                if kind is None:
+                    code, message = grpc.StatusCode.INVALID_ARGUMENT, "call has no known type"
+                else:
+                    method = _METHODS[kind]
+                    request = getattr(call, kind)
+                    m.calls.append(RecordedCall(method, request))
+                    code, message = m._check(method, request) or (grpc.StatusCode.OK, "")
+                results.append(pb.CallResult(id=call.id, code=code.value[0], message=message))
+            await m._notify()
+            if not m.hold_calls:
+                yield pb.CallResultBatch(results=results)
+
+
+# The method of each Call field ("decline": "Decline", ...).
+_METHODS = {
+    name.lower(): name
+    for name in (
+        "Accept",
+        "Decline",
+        "Suppress",
+        "Revive",
+        "Kill",
+        "Acknowledge",
+        "Reconcile",
+        "Teardown",
+    )
+}

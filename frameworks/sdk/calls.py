@@ -1,0 +1,151 @@
+"""The CALLS stream: a driver's calls in batches on one stream, each answered by its result.
+
+A unary call cost the master about four times what a stream message does (gRPC sets up and
+tears down a call, a task and its metadata each time), and a busy framework's calls are mostly
+small and frequent: a decline per offer batch, an acknowledgement per status batch. Calls made
+while a batch is being written go out together in the next one. The master handles a stream's
+calls in order and answers each with the status a unary call would have ended with, so a call
+fails the same way on either path (``CallError`` with the master's code and reason).
+
+When the stream breaks, the calls still waiting fail with the stream's error, as unary calls
+in flight fail when their connection drops (the master may or may not have applied them).
+A master without the CALLS method answers UNIMPLEMENTED; the calls then fall back to unary RPCs
+(``StreamUnimplemented``), which the driver does from then on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from typing import Any
+
+import grpc
+
+from corral.v1.scheduler_pb2 import Call, CallBatch, CallResultBatch
+from corral.v1.scheduler_pb2_grpc import SchedulerStub
+from frameworks.sdk.errors import CallError
+
+# A batch stays well under the gRPC message limit whatever the calls in it.
+BATCH_BYTES = 1 << 20
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+class StreamUnimplemented(Exception):
+    """The master has no CALLS stream: the call was not made, send it as a unary RPC."""
+
+
+class CallStream:
+    def __init__(self, stub: SchedulerStub) -> None:
+        self._rpc: grpc.aio.StreamStreamCall[CallBatch, CallResultBatch] = stub.Calls()
+        self._ids = itertools.count(1)
+        self._queued: list[Call] = []
+        self._queued_bytes = 0
+        self._waiting: dict[int, tuple[str, asyncio.Future[None]]] = {}
+        self._wake = asyncio.Event()
+        self._failure: tuple[grpc.StatusCode, str] | None = None
+        self.unimplemented = False
+        loop = asyncio.get_running_loop()
+        self._tasks = (
+            loop.create_task(self._write(), name="sdk-calls-writer"),
+            loop.create_task(self._read(), name="sdk-calls-reader"),
+        )
+
+    async def call(self, method: str, field: str, request: Any, timeout: float) -> None:
+        """Send ``request`` as the ``field`` call and wait for its result; CallError as a
+        unary call would raise it, StreamUnimplemented when it must go as one."""
+        if self.unimplemented:
+            raise StreamUnimplemented
+        if self._failure is not None:
+            raise CallError(method, *self._failure)
+        call_id = next(self._ids)
+        call = Call(id=call_id)
+        getattr(call, field).CopyFrom(request)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = (method, future)
+        self._queued.append(call)
+        self._queued_bytes += call.ByteSize()
+        self._wake.set()
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise CallError(
+                method, grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {timeout:g} s"
+            ) from None
+        finally:
+            self._waiting.pop(call_id, None)
+
+    async def _write(self) -> None:
+        rpc = self._rpc
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._queued:
+                    batch = self._take_batch()
+                    await rpc.write(CallBatch(calls=batch))
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            rpc.cancel()  # the reader sees why and fails the waiting calls
+
+    def _take_batch(self) -> list[Call]:
+        if self._queued_bytes <= BATCH_BYTES:
+            batch, self._queued, self._queued_bytes = self._queued, [], 0
+            return batch
+        size, n = 0, 0
+        for call in self._queued:
+            size += call.ByteSize()
+            if n and size > BATCH_BYTES:
+                break
+            n += 1
+        batch, self._queued = self._queued[:n], self._queued[n:]
+        self._queued_bytes = sum(c.ByteSize() for c in self._queued)
+        return batch
+
+    async def _read(self) -> None:
+        code, reason = grpc.StatusCode.UNAVAILABLE, "the master closed the call stream"
+        try:
+            while True:
+                msg = await self._rpc.read()
+                if msg is grpc.aio.EOF:
+                    break
+                assert isinstance(msg, CallResultBatch)
+                waiting = self._waiting
+                for result in msg.results:
+                    entry = waiting.pop(result.id, None)
+                    if entry is None or entry[1].done():
+                        continue  # timed out meanwhile
+                    method, future = entry
+                    if result.code == 0:
+                        future.set_result(None)
+                    else:
+                        status = _CODES.get(result.code, grpc.StatusCode.UNKNOWN)
+                        future.set_exception(CallError(method, status, result.message))
+        except grpc.aio.AioRpcError as err:
+            code, reason = err.code(), err.details() or ""
+        except asyncio.CancelledError:
+            code, reason = grpc.StatusCode.CANCELLED, "the connection closed"
+            raise
+        finally:
+            self._fail(code, reason)
+
+    def _fail(self, code: grpc.StatusCode, reason: str) -> None:
+        if code is grpc.StatusCode.UNIMPLEMENTED:
+            self.unimplemented = True
+        self._failure = (code, reason)
+        waiting, self._waiting = self._waiting, {}
+        self._queued.clear()
+        for method, future in waiting.values():
+            if not future.done():
+                future.set_exception(
+                    StreamUnimplemented() if self.unimplemented else CallError(method, code, reason)
+                )
+
+    async def close(self) -> None:
+        """End the stream; calls still waiting fail with CANCELLED."""
+        self._rpc.cancel()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
