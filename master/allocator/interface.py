@@ -181,8 +181,9 @@ class Allocator(Protocol):
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         """Return charged resources to the agent's free pool."""
 
-    def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
-        """``recover`` for each (framework, agent, scalars), in order: a batch of declines."""
+    def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+        """``recover`` for each (framework, agent, scalars), in order: a batch of declines.
+        Scalars may be any sequence of four (an offer keeps the plan's row as a list)."""
 
     def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
         """A refuse filter: no offers of this agent to this framework until ``expires_at``."""

@@ -274,7 +274,7 @@ class DrfAllocator:
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         self.recover_many([(framework_id, agent_id, scalars)])
 
-    def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
+    def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         # Validate the whole batch first (with array operations: batches are thousands of
         # declined offers): a bad entry changes nothing.
         if not returns:

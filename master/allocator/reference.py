@@ -252,11 +252,11 @@ class ReferenceAllocator:
         agent = self._agent(agent_id)
         self._charge(fw, agent_id, agent, _vec(check_scalars("allocate", scalars)))
 
-    def recover_many(self, returns: Sequence[tuple[str, str, Scalars]]) -> None:
+    def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         for _, _, scalars in returns:  # all or nothing: a bad entry changes nothing
             check_scalars("recover", scalars)
-        for framework_id, agent_id, scalars in returns:
-            self.recover(framework_id, agent_id, scalars)
+        for framework_id, agent_id, (cpus, mem, disk, gpus) in returns:
+            self.recover(framework_id, agent_id, (cpus, mem, disk, gpus))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         fw = self._frameworks.get(framework_id)
