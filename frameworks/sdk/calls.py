@@ -22,7 +22,7 @@ from typing import Any
 
 import grpc
 
-from corral.v1.scheduler_pb2 import Call, CallBatch, CallResultBatch
+from corral.v1.scheduler_pb2 import CallBatch, CallResultBatch
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
 from frameworks.sdk.errors import CallError
 
@@ -40,8 +40,10 @@ class CallStream:
     def __init__(self, stub: SchedulerStub) -> None:
         self._rpc: grpc.aio.StreamStreamCall[CallBatch, CallResultBatch] = stub.Calls()
         self._ids = itertools.count(1)
-        self._queued: list[Call] = []
-        self._queued_bytes = 0
+        # Calls are copied straight into the batch that goes out next (one copy, not two).
+        self._open = CallBatch()
+        self._open_bytes = 0
+        self._batches: list[CallBatch] = []  # full ones, waiting for the writer
         self._waiting: dict[int, tuple[str, asyncio.Future[None]]] = {}
         self._wake = asyncio.Event()
         self._failure: tuple[grpc.StatusCode, str] | None = None
@@ -60,12 +62,14 @@ class CallStream:
         if self._failure is not None:
             raise CallError(method, *self._failure)
         call_id = next(self._ids)
-        call = Call(id=call_id)
+        if self._open_bytes > BATCH_BYTES:
+            self._batches.append(self._open)
+            self._open, self._open_bytes = CallBatch(), 0
+        call = self._open.calls.add(id=call_id)
         getattr(call, field).CopyFrom(request)
+        self._open_bytes += call.ByteSize()
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[call_id] = (method, future)
-        self._queued.append(call)
-        self._queued_bytes += call.ByteSize()
         self._wake.set()
         try:
             await asyncio.wait_for(future, timeout)
@@ -82,25 +86,14 @@ class CallStream:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while self._queued:
-                    batch = self._take_batch()
-                    await rpc.write(CallBatch(calls=batch))
+                while self._batches or self._open.calls:
+                    if self._batches:
+                        batch = self._batches.pop(0)
+                    else:
+                        batch, self._open, self._open_bytes = self._open, CallBatch(), 0
+                    await rpc.write(batch)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             rpc.cancel()  # the reader sees why and fails the waiting calls
-
-    def _take_batch(self) -> list[Call]:
-        if self._queued_bytes <= BATCH_BYTES:
-            batch, self._queued, self._queued_bytes = self._queued, [], 0
-            return batch
-        size, n = 0, 0
-        for call in self._queued:
-            size += call.ByteSize()
-            if n and size > BATCH_BYTES:
-                break
-            n += 1
-        batch, self._queued = self._queued[:n], self._queued[n:]
-        self._queued_bytes = sum(c.ByteSize() for c in self._queued)
-        return batch
 
     async def _read(self) -> None:
         code, reason = grpc.StatusCode.UNAVAILABLE, "the master closed the call stream"
@@ -134,7 +127,8 @@ class CallStream:
             self.unimplemented = True
         self._failure = (code, reason)
         waiting, self._waiting = self._waiting, {}
-        self._queued.clear()
+        self._batches.clear()
+        self._open = CallBatch()
         for method, future in waiting.values():
             if not future.done():
                 future.set_exception(

@@ -30,8 +30,6 @@ from corral.v1.scheduler_pb2 import (
     Event,
     Filters,
     KillRequest,
-    LaunchOperation,
-    Operation,
     ReconcileRequest,
     ReconcileTask,
     ReviveRequest,
@@ -455,19 +453,18 @@ class Driver:
             return
         agents = {o.agent_id for o in offers if not isinstance(o, str)}
         agent_id = agents.pop() if len(agents) == 1 else ""
-        copies: list[TaskInfo] = []
-        for t in tasks:
-            c = TaskInfo()
-            c.CopyFrom(t)
-            if not c.agent_id:
-                c.agent_id = agent_id
-            copies.append(c)
         request = AcceptRequest(
             caller=self._caller("Accept"),
             offer_ids=offer_ids,
-            operations=[Operation(launch=LaunchOperation(tasks=copies))],
             filters=self._filters(refuse_seconds),
         )
+        # Each task is copied once, into the request (copies built apart were copied again).
+        launched = request.operations.add().launch.tasks
+        for t in tasks:
+            c = launched.add()
+            c.CopyFrom(t)
+            if not c.agent_id:
+                c.agent_id = agent_id
         await self._unary("Accept", request)
 
     async def decline(

@@ -385,3 +385,14 @@ async def test_a_call_waiting_when_the_master_goes_away_fails_with_a_call_error(
         await driver.stop()
     assert caught.value.method == "Decline"
     assert caught.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
+
+async def test_calls_past_the_batch_size_go_out_in_several_batches(master: FakeMaster) -> None:
+    # 40 declines of ~85 kB: 3.4 MB. A batch holds at most 1 MiB plus one call, so >= 3.
+    ids = [[f"offer-{i:02d}-{n:06d}" for n in range(5000)] for i in range(40)]
+    async with driver_for(master, Recorder()) as driver:
+        await asyncio.gather(*(driver.decline(batch, refuse_seconds=0) for batch in ids))
+        await driver.stop()
+    declines = master.calls_of("Decline")
+    assert sorted(list(d.offer_ids) for d in declines) == sorted(ids)
+    assert master.call_batches >= 3
