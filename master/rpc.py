@@ -36,6 +36,7 @@ _CODES = {
     "NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
     "INTERNAL": grpc.StatusCode.INTERNAL,
+    "DEADLINE_EXCEEDED": grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
 OK = scheduler_pb2.CallResponse()
@@ -205,7 +206,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         request: Any,
     ) -> scheduler_pb2.CallResponse:
         async def work() -> None:
-            await self.rt.call(build(request))
+            await self.rt.call(build(request), context.time_remaining())
 
         return await _answer(context, work)
 
@@ -296,7 +297,8 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                     except WireError as exc:
                         results.add(call.id, _INVALID, str(exc))
                         continue
-                    results.expect(call.id, submit(event))
+                    timeout = call.timeout_seconds if call.timeout_seconds > 0 else None
+                    results.expect(call.id, submit(event, timeout))
         except grpc.aio.AioRpcError:
             pass  # the caller went away: nobody is left to answer
         finally:

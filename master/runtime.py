@@ -78,6 +78,14 @@ class _Query:
     fn: Callable[[MasterCore], Any]
 
 
+@dataclass(frozen=True, slots=True)
+class _Deadlined:
+    """A call its caller waits for only until ``deadline`` (the runtime's clock)."""
+
+    event: ev.Event
+    deadline: float
+
+
 class MasterRuntime:
     def __init__(
         self,
@@ -123,14 +131,20 @@ class MasterRuntime:
     def submit(self, event: ev.Event) -> None:
         self._inbox.put_nowait((event, None))
 
-    async def call(self, event: ev.Event) -> None:
+    async def call(self, event: ev.Event, timeout: float | None = None) -> None:
         """Submit an event and wait for the core's answer; raises CallRejected."""
-        await self.submit_call(event)
+        await self.submit_call(event, timeout)
 
-    def submit_call(self, event: ev.Event) -> asyncio.Future[Any]:
-        """Submit an event; the future is the core's answer (None, or CallRejected)."""
+    def submit_call(self, event: ev.Event, timeout: float | None = None) -> asyncio.Future[Any]:
+        """Submit an event; the future is the core's answer (None, or CallRejected).
+
+        With ``timeout`` (seconds the caller still waits), a call the core cannot reach in
+        time is refused with DEADLINE_EXCEEDED instead of applied: an overloaded master would
+        otherwise go on applying calls whose callers gave up on them (launches a framework
+        believes failed), and fall further behind."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait((event, future))
+        item: Any = event if timeout is None else _Deadlined(event, self.clock() + timeout)
+        self._inbox.put_nowait((item, future))
         return future
 
     async def query(self, fn: Callable[[MasterCore], T]) -> T:
@@ -224,6 +238,18 @@ class MasterRuntime:
             if future is not None and not future.done():
                 future.set_result(result)
             return
+        if isinstance(item, _Deadlined):
+            if self.clock() > item.deadline:
+                self.metrics.calls_rejected.labels("DEADLINE_EXCEEDED").inc()
+                if future is not None and not future.done():
+                    future.set_exception(
+                        CallRejected(
+                            "DEADLINE_EXCEEDED",
+                            "the master could not get to the call before its deadline",
+                        )
+                    )
+                return
+            item = item.event
         counts = self._counts
         counts["events"] += 1
         if isinstance(item, ev.AgentStatusUpdates):

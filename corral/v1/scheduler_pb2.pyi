@@ -26,8 +26,9 @@ class CallResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Call(_message.Message):
-    __slots__ = ("id", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown")
+    __slots__ = ("id", "timeout_seconds", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown")
     ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
     SUPPRESS_FIELD_NUMBER: _ClassVar[int]
@@ -37,6 +38,7 @@ class Call(_message.Message):
     RECONCILE_FIELD_NUMBER: _ClassVar[int]
     TEARDOWN_FIELD_NUMBER: _ClassVar[int]
     id: int
+    timeout_seconds: float
     accept: AcceptRequest
     decline: DeclineRequest
     suppress: SuppressRequest
@@ -45,7 +47,7 @@ class Call(_message.Message):
     acknowledge: AcknowledgeRequest
     reconcile: ReconcileRequest
     teardown: TeardownRequest
-    def __init__(self, id: _Optional[int] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., timeout_seconds: _Optional[float] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ...) -> None: ...
 
 class CallBatch(_message.Message):
     __slots__ = ("calls",)

@@ -7,6 +7,11 @@ while a batch is being written go out together in the next one. The master handl
 calls in order and answers each with the status a unary call would have ended with, so a call
 fails the same way on either path (``CallError`` with the master's code and reason).
 
+Each call tells the master how long its caller still waits (``Call.timeout_seconds``, set as
+the batch is written); the master refuses with DEADLINE_EXCEEDED, without applying it, a call
+it could not get to in time, so an overloaded master does not go on launching tasks for
+accepts that already failed on the framework's side.
+
 When the stream breaks, the calls still waiting fail with the stream's error, as unary calls
 in flight fail when their connection drops (the master may or may not have applied them).
 A master without the CALLS method answers UNIMPLEMENTED; the calls then fall back to unary RPCs
@@ -31,6 +36,9 @@ BATCH_BYTES = 1 << 20
 
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 
+# The timeout sent for a call whose caller gave up before it was written (0 would mean none).
+EXPIRED = 1e-6
+
 
 class StreamUnimplemented(Exception):
     """The master has no CALLS stream: the call was not made, send it as a unary RPC."""
@@ -45,6 +53,7 @@ class CallStream:
         self._open_bytes = 0
         self._batches: list[CallBatch] = []  # full ones, waiting for the writer
         self._waiting: dict[int, tuple[str, asyncio.Future[None]]] = {}
+        self._deadlines: dict[int, float] = {}  # loop time, of the calls still waiting
         self._wake = asyncio.Event()
         self._failure: tuple[grpc.StatusCode, str] | None = None
         self.unimplemented = False
@@ -68,8 +77,10 @@ class CallStream:
         call = self._open.calls.add(id=call_id)
         getattr(call, field).CopyFrom(request)
         self._open_bytes += call.ByteSize()
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
         self._waiting[call_id] = (method, future)
+        self._deadlines[call_id] = loop.time() + timeout
         self._wake.set()
         try:
             await asyncio.wait_for(future, timeout)
@@ -79,6 +90,7 @@ class CallStream:
             ) from None
         finally:
             self._waiting.pop(call_id, None)
+            self._deadlines.pop(call_id, None)
 
     async def _write(self) -> None:
         rpc = self._rpc
@@ -91,9 +103,18 @@ class CallStream:
                         batch = self._batches.pop(0)
                     else:
                         batch, self._open, self._open_bytes = self._open, CallBatch(), 0
+                    self._stamp_timeouts(batch)
                     await rpc.write(batch)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             rpc.cancel()  # the reader sees why and fails the waiting calls
+
+    def _stamp_timeouts(self, batch: CallBatch) -> None:
+        """Tell the master how long each call's caller still waits, so it does not apply a
+        call nobody waits for any more (one that already timed out: a moment)."""
+        now = asyncio.get_running_loop().time()
+        deadlines = self._deadlines
+        for call in batch.calls:
+            call.timeout_seconds = max(deadlines.get(call.id, now) - now, EXPIRED)
 
     async def _read(self) -> None:
         code, reason = grpc.StatusCode.UNAVAILABLE, "the master closed the call stream"
@@ -127,6 +148,7 @@ class CallStream:
             self.unimplemented = True
         self._failure = (code, reason)
         waiting, self._waiting = self._waiting, {}
+        self._deadlines.clear()
         self._batches.clear()
         self._open = CallBatch()
         for method, future in waiting.values():

@@ -237,3 +237,34 @@ async def test_calls_stream_answers_each_call_as_its_unary_rpc_would(
     # The refused accept of the same offer changed nothing; the good one launched.
     state = await cluster.state()
     assert [t.info.task_id for t in state.tasks] == ["good"]
+
+
+async def test_a_call_past_its_deadline_is_refused_and_not_applied(
+    framework: tuple[LocalCluster, RawFramework],
+) -> None:
+    """A call the master cannot get to within the caller's timeout is refused with
+    DEADLINE_EXCEEDED, not applied late: here a timeout shorter than any queueing."""
+    cluster, fw = framework
+    offer = await fw.next_offer()
+    late = s.Call(
+        id=1,
+        timeout_seconds=1e-9,
+        accept=s.AcceptRequest(
+            caller=fw.caller,
+            offer_ids=[offer.id],
+            operations=[s.Operation(launch=s.LaunchOperation(tasks=[task("late")]))],
+        ),
+    )
+    rpc = fw.stub.Calls()
+    await rpc.write(s.CallBatch(calls=[late]))
+    await rpc.done_writing()
+    async with asyncio.timeout(10):
+        results = [r async for b in rpc for r in b.results]
+    assert [(r.id, STATUS_OF_CODE[r.code]) for r in results] == [
+        (1, grpc.StatusCode.DEADLINE_EXCEEDED)
+    ]
+    assert "deadline" in results[0].message
+    # Nothing was launched, and the offer is still good.
+    await fw.accept([offer.id], task("on-time"))
+    state = await cluster.state()
+    assert [t.info.task_id for t in state.tasks] == ["on-time"]

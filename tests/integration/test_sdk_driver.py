@@ -396,3 +396,14 @@ async def test_calls_past_the_batch_size_go_out_in_several_batches(master: FakeM
     declines = master.calls_of("Decline")
     assert sorted(list(d.offer_ids) for d in declines) == sorted(ids)
     assert master.call_batches >= 3
+
+
+async def test_each_call_tells_the_master_how_long_its_caller_still_waits(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, Recorder(), call_timeout=7.0) as driver:
+        await driver.suppress()
+        await driver.revive()
+        await driver.stop()
+    assert len(master.call_timeouts) == 2
+    assert all(6.0 < t <= 7.0 for t in master.call_timeouts), master.call_timeouts

@@ -52,6 +52,7 @@ class FakeMaster:
         self.calls_stream = calls_stream
         self.call_batches = 0  # CallBatch messages received on CALLS streams
         self.hold_calls = False  # record CALLS-stream calls but never answer them
+        self.call_timeouts: list[float] = []  # Call.timeout_seconds, per CALLS-stream call
         self.master_id = master_id
         self.mute_heartbeats = False
         self.heartbeats_sent = 0
@@ -281,6 +282,7 @@ class _Servicer(pb_grpc.SchedulerServicer):
                     method = _METHODS[kind]
                     request = getattr(call, kind)
                     m.calls.append(RecordedCall(method, request))
+                    m.call_timeouts.append(call.timeout_seconds)
                     code, message = m._check(method, request) or (grpc.StatusCode.OK, "")
                 results.append(pb.CallResult(id=call.id, code=code.value[0], message=message))
             await m._notify()
