@@ -37,40 +37,62 @@ log = get_logger("corral.master")
 
 T = TypeVar("T")
 
-STREAM_QUEUE_LIMIT = 10_000  # messages (each a batch) queued per stream before it is cut
+STREAM_QUEUE_LIMIT = 10_000
 BATCH_LIMIT = 1024  # events handled per flush
 
 
 @dataclass
 class OutStream:
-    """A bounded queue of wire messages for one stream; ``None`` in the queue ends it."""
+    """A bounded queue of wire messages for one stream, until ``end()`` or a failure."""
 
-    queue: asyncio.Queue[Any] = field(
-        default_factory=lambda: asyncio.Queue(maxsize=STREAM_QUEUE_LIMIT)
-    )
+    limit: int = STREAM_QUEUE_LIMIT  # messages (each a batch) queued before the stream is cut
     failed: str = ""
+    _items: deque[Any] = field(default_factory=deque)
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _ended: bool = False
 
     def put(self, msg: Any) -> None:
-        if self.failed:
+        if self.failed or self._ended:
             return
-        try:
-            self.queue.put_nowait(msg)
-        except asyncio.QueueFull:
+        if len(self._items) >= self.limit:
             # The peer does not keep up: end the stream rather than grow without bound.
             self.failed = "the stream fell too far behind"
+        else:
+            self._items.append(msg)
+        self._ready.set()
 
     def end(self) -> None:
-        """Make ``messages()`` stop after what is queued (a full queue has failed already)."""
-        if not self.queue.full():
-            self.queue.put_nowait(None)
+        """Make ``messages()`` stop after what is queued."""
+        self._ended = True
+        self._ready.set()
 
     async def messages(self) -> AsyncIterator[Any]:
-        """What to write to the peer, until ``end()`` or a failure (see ``failed``)."""
+        """What to write to the peer, until ``end()`` or a failure (see ``failed``).
+
+        UPDATE events queued back to back go out as one: a busy master queues an UPDATE per
+        framework per flush, faster than one write per loop turn sends them, and a framework
+        then heard of its tasks seconds late (5k agents, unpaced launch)."""
+        items = self._items
         while not self.failed:
-            msg = await self.queue.get()
-            if msg is None:
-                return
+            if not items:
+                if self._ended:
+                    return
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            msg = items.popleft()
+            if _is_update(msg):
+                statuses = msg.update.statuses
+                while items and _is_update(items[0]) and len(statuses) < MAX_MERGED_STATUSES:
+                    statuses.extend(items.popleft().update.statuses)
             yield msg
+
+
+MAX_MERGED_STATUSES = 5000
+
+
+def _is_update(msg: Any) -> bool:
+    return isinstance(msg, scheduler_pb2.Event) and msg.WhichOneof("event") == "update"
 
 
 @dataclass
