@@ -31,7 +31,11 @@ class LoadTestOptions:
     agent_processes: int = 0  # 0: one per AGENTS_PER_PROCESS agents
     framework_processes: int = 0  # 0: one per FRAMEWORKS_PER_PROCESS frameworks
     seed: int = 0
-    drain_timeout: float = 0.0  # 0: task_seconds * 2 + 15
+    # The drain ends when no launched task has ended for this long (0: task_seconds * 2 + 15)
+    # or after DRAIN_LIMIT seconds in all; what has not ended then counts as lost.
+    drain_timeout: float = 0.0
+
+    DRAIN_LIMIT = 600.0
 
     AGENTS_PER_PROCESS = 2500
     FRAMEWORKS_PER_PROCESS = 100

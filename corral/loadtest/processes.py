@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corral.loadtest.options import LoadTestOptions
+
 CORRAL = (sys.executable, "-m", "corral.cli.main")
 WORKER = (sys.executable, "-m", "frameworks.loadtest.worker")
 
@@ -151,6 +153,7 @@ class ProcessGroup:
                         *("--name", f"load{i}"),
                         *("--seed", str(seed * 1000 + i)),
                         *("--drain-timeout", f"{drain:g}"),
+                        *("--drain-limit", f"{LoadTestOptions.DRAIN_LIMIT:g}"),
                     ),
                     pipe_stdout=True,
                 )

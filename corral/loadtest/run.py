@@ -253,7 +253,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             console.log("draining: frameworks stop launching and wait for their tasks")
             group.signal(workers, signal.SIGUSR1)
             try:
-                async with asyncio.timeout(opts.drain_seconds + 30):
+                async with asyncio.timeout(opts.DRAIN_LIMIT + 30):
                     await asyncio.gather(*(w.process.wait() for w in workers))
                     await asyncio.gather(*readers)
             except TimeoutError:

@@ -136,10 +136,13 @@ class LoadScheduler(sdk.Scheduler):
         try:
             await driver.launch([offer], tasks, refuse_seconds=0)
         except sdk.DriverError as err:
-            # Typically the offer was rescinded meanwhile: nothing ran, nothing is lost.
+            # Nothing ran, nothing is lost. The offer was rescinded meanwhile, or the accept
+            # was refused (past its deadline on a busy master) and the offer is still ours:
+            # decline it so its resources go back (the master skips an id it no longer has).
             for t in tasks:
                 self.pending.pop(t.task_id, None)
             self._error(f"launch: {err}")
+            self._spawn(self._decline(driver, [offer.id]))
             self._check_drained()
             return
         c = self.counters()

@@ -4,7 +4,9 @@
 
 Every ``--report-interval`` seconds it prints ``{"kind": "tick", ...}`` with the counters of
 that interval (so the reader sums what falls in its window). SIGUSR1 starts the drain: no more
-launches, wait up to ``--drain-timeout`` for the tasks in flight to end, print
+launches; wait for the tasks in flight to end while they keep ending (until none has ended for
+``--drain-timeout`` seconds, or ``--drain-limit`` in all: an overloaded cluster can have a
+backlog of minutes, and a task that is slow to end is not lost), print
 ``{"kind": "final", "unterminated": N}``, tear the frameworks down and exit. SIGTERM skips the
 wait. Nothing but JSON goes to stdout.
 """
@@ -94,9 +96,7 @@ async def run(args: argparse.Namespace) -> int:
             await asyncio.gather(*(s.drain(d) for s, d in zip(schedulers, drivers, strict=True)))
             await asyncio.gather(*(s.settle() for s in schedulers))
             drained = loop.create_task(_all_drained(schedulers))
-            await asyncio.wait(
-                {drained, stopping}, timeout=args.drain_timeout, return_when=asyncio.FIRST_COMPLETED
-            )
+            await _drain(schedulers, {drained, stopping}, args.drain_timeout, args.drain_limit)
             drained.cancel()
         reporter.cancel()
         failed.cancel()
@@ -114,6 +114,29 @@ async def run(args: argparse.Namespace) -> int:
             async with asyncio.timeout(10):
                 await asyncio.gather(*(d.teardown() for d in drivers), return_exceptions=True)
     return 0
+
+
+async def _drain(
+    schedulers: list[LoadScheduler],
+    ends: set[asyncio.Task[Any]],
+    quiet: float,
+    limit: float,
+) -> None:
+    """Until one of ``ends`` is done, no task has ended for ``quiet`` s, or ``limit`` s."""
+    loop = asyncio.get_running_loop()
+    start = progress_at = loop.time()
+    left = sum(len(s.pending) for s in schedulers)
+    while True:
+        now = loop.time()
+        wait = min(progress_at + quiet, start + limit) - now
+        if wait <= 0:
+            return
+        done, _ = await asyncio.wait(ends, timeout=min(wait, 1.0), return_when="FIRST_COMPLETED")
+        if done:
+            return
+        still = sum(len(s.pending) for s in schedulers)
+        if still < left:
+            left, progress_at = still, loop.time()
 
 
 async def _all_drained(schedulers: list[LoadScheduler]) -> None:
@@ -143,7 +166,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--name", default="load")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--report-interval", type=float, default=0.5)
-    p.add_argument("--drain-timeout", type=float, default=30.0)
+    p.add_argument("--drain-timeout", type=float, default=30.0, help="seconds without progress")
+    p.add_argument("--drain-limit", type=float, default=600.0, help="seconds in all")
     return p.parse_args(argv)
 
 
