@@ -1,0 +1,114 @@
+"""What a gRPC call costs the server, unary against a message on a stream (grpc.aio).
+
+    python scripts/grpc_call_cost.py [--calls 20000] [--size 100]
+
+Starts a bare grpc.aio server in a child process (handlers that do nothing), sends it
+``--calls`` unary calls (100 in flight) and then the same number of messages on one
+client stream, and prints the server's CPU time (user + system, psutil) per call. This is the
+measurement behind the Scheduler's CALLS stream (docs/performance.md, fourth round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import sys
+from collections.abc import AsyncIterator
+
+import grpc
+import psutil
+
+SERVICE = "bench.Calls"
+
+
+def _identity(b: bytes) -> bytes:
+    return b
+
+
+def _serve(port_out: multiprocessing.connection.Connection) -> None:
+    async def unary(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+        return b""
+
+    async def stream(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> bytes:
+        n = 0
+        async for _ in requests:
+            n += 1
+        return str(n).encode()
+
+    async def main() -> None:
+        server = grpc.aio.server()
+        handlers = {
+            "Unary": grpc.unary_unary_rpc_method_handler(unary, _identity, _identity),
+            "Stream": grpc.stream_unary_rpc_method_handler(stream, _identity, _identity),
+        }
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        port_out.send(port)
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+async def _unary_calls(address: str, calls: int, payload: bytes) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.unary_unary(
+            f"/{SERVICE}/Unary", request_serializer=_identity, response_deserializer=_identity
+        )
+        in_flight = asyncio.Semaphore(100)
+
+        async def one() -> None:
+            async with in_flight:
+                await call(payload)
+
+        await asyncio.gather(*(one() for _ in range(calls)))
+
+
+async def _stream_messages(address: str, calls: int, payload: bytes) -> None:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_unary(
+            f"/{SERVICE}/Stream", request_serializer=_identity, response_deserializer=_identity
+        )
+
+        async def messages() -> AsyncIterator[bytes]:
+            for _ in range(calls):
+                yield payload
+
+        await call(messages())
+
+
+def _cpu(proc: psutil.Process) -> float:
+    t = proc.cpu_times()
+    return float(t.user + t.system)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--calls", type=int, default=20_000)
+    p.add_argument("--size", type=int, default=100, help="request bytes")
+    args = p.parse_args(argv)
+    if args.calls < 1 or args.size < 0:
+        p.error("--calls must be >= 1 and --size >= 0")
+    receive, send = multiprocessing.Pipe(duplex=False)
+    child = multiprocessing.Process(target=_serve, args=(send,), daemon=True)
+    child.start()
+    try:
+        address = f"127.0.0.1:{receive.recv()}"
+        server = psutil.Process(child.pid)
+        payload = b"x" * args.size
+        for name, run in (("unary call", _unary_calls), ("stream message", _stream_messages)):
+            before = _cpu(server)
+            asyncio.run(run(address, args.calls, payload))
+            per = (_cpu(server) - before) / args.calls * 1e6
+            print(f"{name:15s} {per:7.1f} µs of server CPU each ({args.calls:,} of {args.size} B)")
+    finally:
+        child.terminate()
+        child.join(5)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
