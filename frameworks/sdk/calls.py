@@ -157,6 +157,17 @@ class CallStream:
                     StreamUnimplemented() if self.unimplemented else CallError(method, code, reason)
                 )
 
+    @property
+    def broken(self) -> bool:
+        """The stream has failed; calls on it fail at once."""
+        return self._failure is not None
+
+    def abandon(self) -> None:
+        """Let a failed stream go without waiting for its tasks (they are ending anyway)."""
+        self._rpc.cancel()
+        for task in self._tasks:
+            task.cancel()
+
     async def close(self) -> None:
         """End the stream; calls still waiting fail with CANCELLED."""
         self._rpc.cancel()

@@ -414,6 +414,11 @@ class Driver:
         if stub is None:
             raise NotSubscribedError(method)
         calls = self._calls
+        if calls is not None and calls.broken and not calls.unimplemented:
+            # The CALLS stream failed under a healthy subscription (the calls waiting on it
+            # got its error): the next call opens a new one rather than fail forever.
+            calls.abandon()
+            calls = self._calls = CallStream(stub)
         if calls is not None:
             try:
                 await calls.call(method, method.lower(), request, self._call_timeout)

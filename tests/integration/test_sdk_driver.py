@@ -407,3 +407,17 @@ async def test_each_call_tells_the_master_how_long_its_caller_still_waits(
         await driver.stop()
     assert len(master.call_timeouts) == 2
     assert all(6.0 < t <= 7.0 for t in master.call_timeouts), master.call_timeouts
+
+
+async def test_a_broken_calls_stream_fails_its_calls_and_the_next_call_opens_a_new_one(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, Recorder()) as driver:
+        master.break_calls_stream = grpc.StatusCode.RESOURCE_EXHAUSTED
+        with pytest.raises(sdk.CallError) as caught:
+            await driver.suppress()
+        await driver.revive()  # on a new stream, same subscription
+        await driver.stop()
+    assert caught.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert [c.method for c in master.calls] == ["Revive"]
+    assert len(master.subscriptions) == 1

@@ -53,6 +53,8 @@ class FakeMaster:
         self.call_batches = 0  # CallBatch messages received on CALLS streams
         self.hold_calls = False  # record CALLS-stream calls but never answer them
         self.call_timeouts: list[float] = []  # Call.timeout_seconds, per CALLS-stream call
+        # Set to a code: the next CALLS-stream batch ends its stream with it instead.
+        self.break_calls_stream: grpc.StatusCode | None = None
         self.master_id = master_id
         self.mute_heartbeats = False
         self.heartbeats_sent = 0
@@ -272,6 +274,9 @@ class _Servicer(pb_grpc.SchedulerServicer):
         if not m.calls_stream:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
         async for batch in request_iterator:
+            if m.break_calls_stream is not None:
+                code, m.break_calls_stream = m.break_calls_stream, None
+                await context.abort(code, "broken by the test")
             m.call_batches += 1
             results = []
             for call in batch.calls:
