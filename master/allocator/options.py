@@ -7,6 +7,7 @@ anything that is not a decision; the decisions themselves are written twice on p
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -97,8 +98,15 @@ def check_scalars(what: str, values: Iterable[float], allow_inf: bool = False) -
 def check_scalar_rows(what: str, rows: Sequence[Iterable[float]]) -> npt.NDArray[np.float64]:
     """``check_scalars`` for many rows at once: an [n, 4] array, or ValueError naming the first
     bad row as ``check_scalars`` would."""
+    n, width = len(rows), len(SCALARS)
     try:
-        out = np.array(rows, dtype=np.float64).reshape(len(rows), len(SCALARS))
+        # fromiter over the flattened rows is twice as fast as np.array's shape discovery on
+        # a list of lists (declines come thousands of rows at a time); the lengths are checked
+        # first, so rows of 3 and 5 cannot pass for two of 4.
+        if set(map(len, rows)) - {width}:  # type: ignore[arg-type]
+            raise ValueError("a row of the wrong length")
+        flat = itertools.chain.from_iterable(rows)
+        out = np.fromiter(flat, dtype=np.float64, count=n * width).reshape(n, width)
     except (ValueError, TypeError):
         out = None
     if out is None or not bool(np.isfinite(out).all() and (out >= 0).all()):
