@@ -660,7 +660,7 @@ class MasterCore:
         # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
         known, fid = self.offers, fw.framework_id
         offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
-        self._return_offers(offers, fw)
+        self._return_offers(offers)
         self._paced_declined += len(offers)
         if refuse > 0:
             for offer in offers:
@@ -1024,36 +1024,19 @@ class MasterCore:
             agent.offers.discard(offer.offer_id)
         return agent
 
-    def _return_offers(
-        self, offers: Iterable[OfferRecord], owner: FrameworkRecord | None = None
-    ) -> None:
+    def _return_offers(self, offers: Iterable[OfferRecord]) -> None:
         """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
-        one ``recover_many``. Declines come thousands at a time, so this is a per-offer path:
-        ``owner`` is the framework of every offer when the caller knows it (a decline)."""
-        known, agents, frameworks = self.offers, self.agents, self.frameworks
-        now = self._now
+        one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
         returns: list[tuple[str, str, Sequence[float]]] = []
-        add = returns.append
-        owned = owner.offers if owner is not None else None
         for offer in offers:
-            oid = offer.offer_id
-            del known[oid]
-            if owned is not None:
-                owned.discard(oid)
-            else:
-                fw = frameworks.get(offer.framework_id)
-                if fw is not None:
-                    fw.offers.discard(oid)
-            agent = agents.get(offer.agent_id)
+            agent = self._drop_offer(offer)
             if agent is None:
                 continue
-            agent.offers.discard(oid)
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
             if agent.in_allocator:
-                if agent.freed_at is None:  # as _freed, inline: once per declined offer
-                    agent.freed_at = now
-                add((offer.framework_id, offer.agent_id, offer.scalars))
+                self._freed(agent)
+                returns.append((offer.framework_id, offer.agent_id, offer.scalars))
         self.allocator.recover_many(returns)
 
     def _take_back_offers(self, fw: FrameworkRecord) -> None:
