@@ -31,7 +31,7 @@ from master.core.states import AgentState, FrameworkState
 from master.core.types import TaskState
 from master.metrics import MasterMetrics
 from master.offer_wire import OfferEncoder
-from master.outbox import Outbox
+from master.outbox import MAX_BATCH, Outbox
 
 log = get_logger("corral.master")
 
@@ -83,12 +83,9 @@ class OutStream:
             msg = items.popleft()
             if _is_update(msg):
                 statuses = msg.update.statuses
-                while items and _is_update(items[0]) and len(statuses) < MAX_MERGED_STATUSES:
+                while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
                     statuses.extend(items.popleft().update.statuses)
             yield msg
-
-
-MAX_MERGED_STATUSES = 5000
 
 
 def _is_update(msg: Any) -> bool:
