@@ -273,15 +273,10 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     async def _read_calls(
         self, request_iterator: AsyncIterator[scheduler_pb2.CallBatch], results: _CallResults
     ) -> None:
+        # One builder per field of Call's oneof, by name: a call kind added to the proto
+        # without its ``_<kind>_event`` fails here, not silently as "no known type".
         builders: dict[str, Callable[[Any], ev.Event]] = {
-            "accept": self._accept_event,
-            "decline": self._decline_event,
-            "suppress": self._suppress_event,
-            "revive": self._revive_event,
-            "kill": self._kill_event,
-            "acknowledge": self._acknowledge_event,
-            "reconcile": self._reconcile_event,
-            "teardown": self._teardown_event,
+            kind: getattr(self, f"_{kind}_event") for kind in CALL_KINDS
         }
         submit = self.rt.submit_call
         try:
@@ -306,6 +301,9 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
 
 
 _INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+# The call kinds of the CALLS stream: the fields of Call's oneof ("accept", "decline", ...).
+CALL_KINDS = tuple(f.name for f in scheduler_pb2.Call.DESCRIPTOR.oneofs_by_name["call"].fields)
 
 
 def _status_code(code: grpc.StatusCode) -> int:

@@ -295,17 +295,6 @@ class _Servicer(pb_grpc.SchedulerServicer):
                 yield pb.CallResultBatch(results=results)
 
 
-# The method of each Call field ("decline": "Decline", ...).
-_METHODS = {
-    name.lower(): name
-    for name in (
-        "Accept",
-        "Decline",
-        "Suppress",
-        "Revive",
-        "Kill",
-        "Acknowledge",
-        "Reconcile",
-        "Teardown",
-    )
-}
+# The method of each Call field ("decline": "Decline", ...), from the proto; the driver names
+# the field the other way round (method.lower()).
+_METHODS = {f.name: f.name.capitalize() for f in pb.Call.DESCRIPTOR.oneofs_by_name["call"].fields}
