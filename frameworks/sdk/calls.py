@@ -52,8 +52,8 @@ class CallStream:
         self._open = CallBatch()
         self._open_bytes = 0
         self._batches: list[CallBatch] = []  # full ones, waiting for the writer
-        self._waiting: dict[int, tuple[str, asyncio.Future[None]]] = {}
-        self._deadlines: dict[int, float] = {}  # loop time, of the calls still waiting
+        # Per call still waiting: its method, its result, and its deadline (loop time).
+        self._waiting: dict[int, tuple[str, asyncio.Future[None], float]] = {}
         self._wake = asyncio.Event()
         self._failure: tuple[grpc.StatusCode, str] | None = None
         self.unimplemented = False
@@ -79,8 +79,7 @@ class CallStream:
         self._open_bytes += call.ByteSize()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
-        self._waiting[call_id] = (method, future)
-        self._deadlines[call_id] = loop.time() + timeout
+        self._waiting[call_id] = (method, future, loop.time() + timeout)
         self._wake.set()
         try:
             await asyncio.wait_for(future, timeout)
@@ -90,7 +89,6 @@ class CallStream:
             ) from None
         finally:
             self._waiting.pop(call_id, None)
-            self._deadlines.pop(call_id, None)
 
     async def _write(self) -> None:
         rpc = self._rpc
@@ -112,9 +110,10 @@ class CallStream:
         """Tell the master how long each call's caller still waits, so it does not apply a
         call nobody waits for any more (one that already timed out: a moment)."""
         now = asyncio.get_running_loop().time()
-        deadlines = self._deadlines
+        waiting = self._waiting
         for call in batch.calls:
-            call.timeout_seconds = max(deadlines.get(call.id, now) - now, EXPIRED)
+            entry = waiting.get(call.id)
+            call.timeout_seconds = max(entry[2] - now, EXPIRED) if entry else EXPIRED
 
     async def _read(self) -> None:
         code, reason = grpc.StatusCode.UNAVAILABLE, "the master closed the call stream"
@@ -129,7 +128,7 @@ class CallStream:
                     entry = waiting.pop(result.id, None)
                     if entry is None or entry[1].done():
                         continue  # timed out meanwhile
-                    method, future = entry
+                    method, future, _ = entry
                     if result.code == 0:
                         future.set_result(None)
                     else:
@@ -148,10 +147,9 @@ class CallStream:
             self.unimplemented = True
         self._failure = (code, reason)
         waiting, self._waiting = self._waiting, {}
-        self._deadlines.clear()
         self._batches.clear()
         self._open = CallBatch()
-        for method, future in waiting.values():
+        for method, future, _ in waiting.values():
             if not future.done():
                 future.set_exception(
                     StreamUnimplemented() if self.unimplemented else CallError(method, code, reason)
@@ -170,9 +168,7 @@ class CallStream:
 
     async def close(self) -> None:
         """End the stream; calls still waiting fail with CANCELLED."""
-        self._rpc.cancel()
-        for task in self._tasks:
-            task.cancel()
+        self.abandon()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
