@@ -16,6 +16,7 @@ the same plan.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
@@ -191,7 +192,11 @@ class Allocator(Protocol):
     def clear_filters(self, framework_id: str) -> None:
         """REVIVE: drop every refuse filter of the framework."""
 
-    def cycle(self, now: float, seed: int) -> Plan:
-        """Run one allocation cycle at time ``now``; charge and return the plan."""
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
+        """Run one allocation cycle at time ``now``; charge and return the plan.
+
+        With ``cpus``, the walk stops after the first agent at which the plan holds that many
+        cpus: a master pacing its launches asks for what it may offer, and the free agents
+        past it are neither walked nor charged (and recovered) for nothing."""
 
     def explain(self, framework_id: str, now: float) -> Explanation: ...

@@ -403,7 +403,7 @@ class DrfAllocator:
     def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
         return np.asarray((offers >= np.asarray(self._min)).any(axis=1))
 
-    def cycle(self, now: float, seed: int) -> Plan:
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
         if self.filters.expire(now):
             self._recount()
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
@@ -417,19 +417,60 @@ class DrfAllocator:
         m = self._frameworks.size
         if not reserved and not soft and fastpath.applies(self, m):
             # No candidate has reservations, so its free resources are the unreserved ones.
-            frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
+            if math.isinf(cpus):
+                frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
+            else:
+                frameworks, agents, offers = self._walk_within(candidates, free, m, cpus)
         else:
             rows: list[tuple[int, int, Vec]] = []
             walk = _Walk(self)
+            planned = 0.0
             for a in candidates.tolist():
+                if planned >= cpus:
+                    break
                 row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
-                rows.extend((f, a, offer) for f, offer in walk.serve(a, np.flatnonzero(row)))
+                for f, offer in walk.serve(a, np.flatnonzero(row)):
+                    rows.append((f, a, offer))
+                    planned += offer[0]
             frameworks, agents, offers = fastpath.Walked.of(rows)
         self._last_plan_frameworks = frameworks
         # Rows in a plan are live, so their ids are set (never None).
         fw_ids = cast(list[str], self._frameworks.table())
         agent_ids = cast(list[str], self._agents.table())
         return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
+
+    def _walk_within(
+        self, candidates: npt.NDArray[np.intp], free: F64, m: int, cpus: float
+    ) -> fastpath.Walked:
+        """The fast walk up to ``cpus`` (see ``cycle``), in runs of agents: each run is the
+        shortest whose free cpus, were they all offered, would reach what is left. An agent
+        offers at most what it has free, so the plan cannot reach the budget before a run's
+        last agent, and a walk carries on where the previous run left it (it charges as it
+        goes): the runs make the plan that one walk stopped at the budget would make. The
+        cpus are added up one by one in walk order, as the reference does, so the two stop
+        at the same agent."""
+        free_cpus = free[:, 0].tolist()
+        parts: list[fastpath.Walked] = []
+        planned, start, n = 0.0, 0, len(free_cpus)
+        while start < n and planned < cpus:
+            reach, end = planned, start
+            while end < n and reach < cpus:
+                reach += free_cpus[end]
+                end += 1
+            part = fastpath.walk(self, candidates[start:end], free[start:end], m)
+            for x in part.offers[:, 0].tolist():
+                planned += x
+            parts.append(part)
+            start = end
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return fastpath.Walked.of([])
+        return fastpath.Walked(
+            np.concatenate([p.frameworks for p in parts]),
+            np.concatenate([p.agents for p in parts]),
+            np.concatenate([p.offers for p in parts]).reshape(-1, 4),
+        )
 
     # ---- offers (shared by the cycle and explain) ---------------------------------------------
 

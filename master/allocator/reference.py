@@ -297,14 +297,17 @@ class ReferenceAllocator:
 
     # ---- the cycle ----------------------------------------------------------------------------
 
-    def cycle(self, now: float, seed: int) -> Plan:
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
         for fw in self._frameworks.values():
             fw.filters = {a: t for a, t in fw.filters.items() if now < t}
         agent_ids = list(self._agents)
         perm = np.random.default_rng(seed).permutation(len(agent_ids))
         plan: list[Allocation] = []
         offered: dict[str, set[str]] = {}
+        planned = 0.0  # cpus in the plan, added up offer by offer in walk order
         for i in perm:
+            if planned >= cpus:
+                break
             agent_id = agent_ids[int(i)]
             agent = self._agents[agent_id]
             if agent.draining:
@@ -317,6 +320,7 @@ class ReferenceAllocator:
                 framework_id, offer = choice
                 self._charge(self._frameworks[framework_id], agent_id, agent, offer)
                 plan.append(Allocation(framework_id, agent_id, _tuple(offer)))
+                planned += offer[0]
                 done.add(framework_id)
                 offered.setdefault(framework_id, set()).add(agent_id)
         self._last_offered = {f: len(a) for f, a in offered.items()}

@@ -858,7 +858,7 @@ class MasterCore:
         if allowance <= 0:
             self._paced_limited = True
             return []  # nothing may be offered: spare the allocator a walk over the free agents
-        plan = self.allocator.cycle(e.now, e.seed)
+        plan = self.allocator.cycle(e.now, e.seed, allowance)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
         agents, frameworks, offers = self.agents, self.frameworks, self.offers
         prefix = f"{self.master_id}-O"
@@ -868,8 +868,9 @@ class MasterCore:
         waits = self.offer_waits
         for fid, aid, s in zip(*plan.columns(), strict=True):
             if allowance <= 0:
-                # Paced: not offered this cycle. The plan is a DRF walk over agents in random
-                # order, so what is held back is a tail of it, not some framework's share.
+                # Paced: not offered this cycle. The allocator stopped its walk at the
+                # allowance, so this is the rest of the last agent walked (split between
+                # frameworks), not some framework's share.
                 held.append((fid, aid, (s[0], s[1], s[2], s[3])))
                 continue
             allowance -= s[0]
@@ -899,7 +900,8 @@ class MasterCore:
             agent.offers.add(offer.offer_id)
             per_fw[fid].append(offer)
         self._offer_seq = seq
-        self._paced_limited = bool(held)
+        # The window was in the way if the plan reached it: the walk stopped there.
+        self._paced_limited = allowance <= 0
         if held:
             self.allocator.recover_many(held)
         return [

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from corral.placement import Taint, TaintEffect, Toleration
 from master.allocator import fastpath
 from master.allocator.numpy_allocator import KERNELS, DrfAllocator, Kernel
-from tests.unit.test_allocator_properties import CONSTRAINTS, Twin
+from tests.unit.test_allocator_properties import CONSTRAINTS, Twin, budgets
 
 HARD_TAINTS = [
     Taint("spot", "true", TaintEffect.NO_SCHEDULE),
@@ -66,7 +66,7 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
     offered = False
     for _ in range(data.draw(st.integers(1, 8))):
         now += 1.0
-        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)))
+        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)), cpus=data.draw(budgets))
         offered = offered or bool(plan)
         twin.compare_explain(now)
         batch = []  # declines travel in one recover_many, as the master sends them

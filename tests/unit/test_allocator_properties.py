@@ -7,6 +7,7 @@ asked for bit for bit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
@@ -84,6 +85,12 @@ def role_settings(draw: st.DrawFn) -> dict[str, tuple]:
     return out
 
 
+# A paced master's cycle budget in cpus (``cycle(cpus=...)``), or none.
+budgets = st.one_of(
+    st.just(math.inf), st.integers(1, 96).map(lambda n: n / 2), st.floats(0.1, 60.0)
+)
+
+
 @dataclass
 class Twin:
     """Both allocators fed the same calls, plus the charges the test itself tracks."""
@@ -99,10 +106,10 @@ class Twin:
         for alloc in (self.ref, self.fast):
             getattr(alloc, method)(*args, **kwargs)
 
-    def cycle(self, now: float, seed: int) -> list[Allocation]:
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> list[Allocation]:
         before = {r: self.role_total(r) for r in self.limits}
-        plan = self.ref.cycle(now, seed)
-        assert self.fast.cycle(now, seed) == plan
+        plan = self.ref.cycle(now, seed, cpus)
+        assert self.fast.cycle(now, seed, cpus) == plan
         pairs = [(a.framework_id, a.agent_id) for a in plan]
         assert len(pairs) == len(set(pairs)), "an agent offered twice to one framework"
         for a in plan:
@@ -171,7 +178,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
     now = 0.0
     for step in range(data.draw(st.integers(1, 6))):
         now += data.draw(st.sampled_from([0.5, 1.0, 5.0]))
-        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)))
+        plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)), cpus=data.draw(budgets))
         twin.compare_explain(now)
         for a in plan:
             action = data.draw(st.sampled_from(["decline", "filter", "keep", "half"]))
