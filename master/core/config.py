@@ -26,7 +26,8 @@ class MasterConfig:
     # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
     # under launch_latency_target. The cpus that may be launching at once form a window that
     # halves when more than 1 % of the launches started since the last cycle took longer than
-    # the target, and grows by a tenth (at least the floor) when they were all on time. False
+    # the target (once per late burst), and grows by a tenth (at least the floor) per target's
+    # worth of time while they are on time. False
     # (the default) offers everything the allocator plans: the most throughput, and on a
     # saturated master the latency of working through the whole backlog (docs/performance.md).
     launch_pacing: bool = False

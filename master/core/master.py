@@ -112,6 +112,10 @@ class MasterCore:
         self._paced_slow = 0  # ... of which later than launch_latency_target
         self._paced_limited = False  # the window held something back at the last cycle
         self._paced_declined = 0  # offers declined since the last cycle
+        # When the window last halved: launches accepted before it were made under the old
+        # window, and their lateness is not news (as TCP cuts its window once per loss event).
+        self._pacing_epoch = -math.inf
+        self._paced_at: float | None = None  # the last cycle's time
         # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
         # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
         self._intervals_dirty = False
@@ -923,6 +927,12 @@ class MasterCore:
         has left. Declines grow the window too, so frameworks that decline are not held to
         the floor. A task launching for longer than ``launch_pacing_window`` (a slow image
         pull, a lost agent) stops counting.
+
+        As TCP grows its window once per round trip and cuts it once per loss event, whatever
+        the rate of acknowledgements: the growth is per ``launch_latency_target`` of time (a
+        cycle shorter than that grows the window by that share of a step, so a 10 ms
+        allocation interval does not grow it five times as fast as a 50 ms one), and after a
+        halving only launches accepted since then count, so one late burst halves it once.
         """
         cfg = self.config
         still = [
@@ -935,12 +945,16 @@ class MasterCore:
         floor = cfg.launch_pacing_floor_cpus
         started, slow, declined = self._paced_started, self._paced_slow, self._paced_declined
         self._paced_started = self._paced_slow = self._paced_declined = 0
+        elapsed = now - self._paced_at if self._paced_at is not None else math.inf
+        self._paced_at = now
         if slow > PACING_SLOW_SHARE * started:
             self._pacing_window = max(floor, self._pacing_window / 2)
+            self._pacing_epoch = now
         elif (started or declined) and self._paced_limited:
             # On time, or declined (not launches at all), while the window held offers back:
             # it is in the way, so it grows. An idle window stays as it is.
-            self._pacing_window += max(floor, PACING_GROWTH * self._pacing_window)
+            step = max(floor, PACING_GROWTH * self._pacing_window)
+            self._pacing_window += step * min(1.0, elapsed / cfg.launch_latency_target)
         return self._pacing_window - launching
 
     # ----------------------------------------------------------------- helpers
@@ -979,7 +993,11 @@ class MasterCore:
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
         ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
-        if status.state is TaskState.RUNNING and task.state in _LAUNCHING:
+        if (
+            status.state is TaskState.RUNNING
+            and task.state in _LAUNCHING
+            and task.launched_at >= self._pacing_epoch
+        ):
             self._paced_started += 1
             if e.now - task.launched_at > self.config.launch_latency_target:
                 self._paced_slow += 1

@@ -162,3 +162,35 @@ def test_launches_that_moved_on_are_forgotten_at_each_cycle() -> None:
         _report(h, fid, launched, TaskState.RUNNING)
         _cycle(h)
         assert h.core._launches == []  # the bookkeeping stays bounded, paced or not
+
+
+def test_a_late_burst_halves_the_window_once() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=24, launch_latency_target=0.05)
+    h.core._pacing_window = 240
+    launched = _launch_all(h, fid, _cycle(h))
+    assert len(launched) == 240
+    _report(h, fid, launched[:120], TaskState.RUNNING, after=0.2)  # late
+    _cycle(h)
+    assert h.core._pacing_window == 120
+    # The rest of the same burst reports late too: it was accepted under the old window,
+    # which has already been cut for it.
+    _report(h, fid, launched[120:], TaskState.RUNNING, after=0.2)
+    _cycle(h)
+    assert h.core._pacing_window == 120
+    # A launch accepted since then that is late halves it again.
+    launched = _launch_all(h, fid, h.allocate())
+    _report(h, fid, launched, TaskState.RUNNING, after=0.2)
+    _cycle(h)
+    assert h.core._pacing_window == 60
+
+
+def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    launched = _launch_all(h, fid, _cycle(h))  # the first cycle: the floor
+    assert len(launched) == 48
+    for _ in range(5):  # five 10 ms cycles, every launch on time: one 50 ms step in all
+        h.now += 0.001
+        _report(h, fid, launched, TaskState.RUNNING)
+        h.now += 0.009
+        launched = _launch_all(h, fid, h.allocate())
+    assert h.core._pacing_window == pytest.approx(96.0)
