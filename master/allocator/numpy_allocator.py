@@ -417,7 +417,7 @@ class DrfAllocator:
         m = self._frameworks.size
         if not reserved and not soft and fastpath.applies(self, m):
             # No candidate has reservations, so its free resources are the unreserved ones.
-            if math.isinf(cpus):
+            if cpus == math.inf:
                 frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
             else:
                 frameworks, agents, offers = self._walk_within(candidates, free, m, cpus)

@@ -110,7 +110,7 @@ class MasterCore:
         self._pacing_window = config.launch_pacing_floor_cpus  # cpus that may be launching
         self._paced_started = 0  # launches that reached RUNNING since the last cycle
         self._paced_slow = 0  # ... of which later than launch_latency_target
-        self._paced_limited = False  # the window held something back at the last cycle
+        self._paced_limited = False  # the last cycle's plan reached the window
         self._paced_declined = 0  # offers declined since the last cycle
         # When the window last halved: launches accepted before it were made under the old
         # window, and their lateness is not news (as TCP cuts its window once per loss event).
