@@ -39,6 +39,12 @@ _CODES = {
     "DEADLINE_EXCEEDED": grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 
+
+def _code_of(exc: CallRejected) -> grpc.StatusCode:
+    """The status a refused call ends with, on the unary RPCs and on the CALLS stream."""
+    return _CODES.get(exc.code, grpc.StatusCode.UNKNOWN)
+
+
 OK = scheduler_pb2.CallResponse()
 
 
@@ -80,7 +86,7 @@ async def _answer(
     except WireError as exc:
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
     except CallRejected as exc:
-        await context.abort(_CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+        await context.abort(_code_of(exc), exc.message)
     return OK
 
 
@@ -127,7 +133,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                     )
                 )
             except CallRejected as exc:
-                await context.abort(_CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+                await context.abort(_code_of(exc), exc.message)
             async for msg in stream.messages():
                 yield msg
             if stream.failed:
@@ -339,7 +345,7 @@ class _CallResults:
             if exc is None:
                 self.add(call_id, grpc.StatusCode.OK)
             elif isinstance(exc, CallRejected):
-                self.add(call_id, _CODES.get(exc.code, grpc.StatusCode.UNKNOWN), exc.message)
+                self.add(call_id, _code_of(exc), exc.message)
             else:
                 self.add(call_id, grpc.StatusCode.INTERNAL, f"internal error: {exc}")
 

@@ -246,6 +246,12 @@ class MasterRuntime:
         for status in item.statuses:
             status.wire = None
 
+    def _reject(self, future: asyncio.Future[Any] | None, exc: CallRejected) -> None:
+        """A call refused, by the core or for its deadline: counted, and its caller told."""
+        self.metrics.calls_rejected.labels(exc.code).inc()
+        if future is not None and not future.done():
+            future.set_exception(exc)
+
     def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
         if isinstance(item, _Query):
             try:
@@ -259,14 +265,13 @@ class MasterRuntime:
             return
         if isinstance(item, _Deadlined):
             if self.clock() > item.deadline:
-                self.metrics.calls_rejected.labels("DEADLINE_EXCEEDED").inc()
-                if future is not None and not future.done():
-                    future.set_exception(
-                        CallRejected(
-                            "DEADLINE_EXCEEDED",
-                            "the master could not get to the call before its deadline",
-                        )
-                    )
+                self._reject(
+                    future,
+                    CallRejected(
+                        "DEADLINE_EXCEEDED",
+                        "the master could not get to the call before its deadline",
+                    ),
+                )
                 return
             item = item.event
         counts = self._counts
@@ -277,9 +282,7 @@ class MasterRuntime:
         try:
             commands = self.core.handle(item)
         except CallRejected as exc:
-            self.metrics.calls_rejected.labels(exc.code).inc()
-            if future is not None and not future.done():
-                future.set_exception(exc)
+            self._reject(future, exc)
             return
         except Exception as exc:
             # A bug in the core: say so loudly, keep serving the other peers.

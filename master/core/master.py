@@ -951,8 +951,8 @@ class MasterCore:
             self._pacing_window = max(floor, self._pacing_window / 2)
             self._pacing_epoch = now
         elif (started or declined) and self._paced_limited:
-            # On time, or declined (not launches at all), while the window held offers back:
-            # it is in the way, so it grows. An idle window stays as it is.
+            # On time, or declined (not launches at all), while the last plan reached the
+            # window: it is in the way, so it grows. An idle window stays as it is.
             step = max(floor, PACING_GROWTH * self._pacing_window)
             self._pacing_window += step * min(1.0, elapsed / cfg.launch_latency_target)
         return self._pacing_window - launching
