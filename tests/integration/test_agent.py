@@ -442,7 +442,12 @@ async def test_fifty_simulated_agents_in_one_process(tmp_path: Path) -> None:
     ]
     runs = [asyncio.get_running_loop().create_task(a.run()) for a in agents]
     try:
-        await wait_until("50 registrations", lambda: len(double.streams) == 50)
+        # The double has answered 50 registrations; each agent learns its id when it reads
+        # the answer, which may be a moment later.
+        await wait_until(
+            "50 registrations, each answered",
+            lambda: len(double.streams) == 50 and all(a.agent_id for a in agents),
+        )
         assert sorted(r.info.hostname for r in double.registrations) == sorted(
             f"sim-{i}" for i in range(50)
         )
