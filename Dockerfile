@@ -17,6 +17,7 @@ RUN python3 -m venv /opt/corral
 COPY pyproject.toml build/wheelhous[e] /wheels/
 RUN if ls /wheels/*.whl >/dev/null 2>&1; then /opt/corral/bin/pip install --no-index /wheels/*.whl; fi
 COPY pyproject.toml README.m[d] /src/
+# corral/master, corral/agent and corral/frameworks link to the folders copied beside them.
 COPY corral /src/corral
 COPY master /src/master
 COPY agent /src/agent
@@ -25,7 +26,7 @@ COPY pyproject.toml build/dis[t] /dist/
 RUN if ls /dist/corral-*.whl >/dev/null 2>&1; then \
         /opt/corral/bin/pip install --no-index --no-deps /dist/corral-*.whl; \
     else \
-        /opt/corral/bin/pip install /src; \
+        /opt/corral/bin/pip install '/src[server]'; \
     fi \
     && /opt/corral/bin/pip check \
     && /opt/corral/bin/python -c "import corral.cli.main" \
@@ -50,7 +51,7 @@ COPY scripts/docker_healthcheck.py /usr/local/bin/corral-healthcheck
 USER corral
 WORKDIR /var/lib/corral
 # Compile the allocator's numba loops into the image, so a master starts in a second, not four.
-RUN python3 -c "from master.allocator import DrfAllocator; DrfAllocator()"
+RUN python3 -c "from corral.master.allocator import DrfAllocator; DrfAllocator()"
 EXPOSE 5050 5080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 \
     CMD ["python3", "/usr/local/bin/corral-healthcheck"]

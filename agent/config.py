@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.connection import ReconnectBackoff
-from agent.core.status_updates import Backoff
+from corral.agent.connection import ReconnectBackoff
+from corral.agent.core.status_updates import Backoff
 from corral.placement import Taint
 from corral.resources import Resources
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from agent.core import events as e
-from agent.core.commands import SendRegister
-from agent.core.types import (
+from corral.agent.core import events as e
+from corral.agent.core.commands import SendRegister
+from corral.agent.core.types import (
     CommandSpec,
     SimulationSpec,
     Status,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from agent.core.events import Event
-from agent.core.types import Signal, TaskSpec
+from corral.agent.core.events import Event
+from corral.agent.core.types import Signal, TaskSpec
 
 EventSink = Callable[[Event], None]
 Clock = Callable[[], float]

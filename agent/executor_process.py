@@ -18,9 +18,9 @@ import signal as signals
 import subprocess
 from pathlib import Path
 
-from agent.core import events as e
-from agent.core.types import Signal, TaskSpec
-from agent.executor import Clock, EventSink
+from corral.agent.core import events as e
+from corral.agent.core.types import Signal, TaskSpec
+from corral.agent.executor import Clock, EventSink
 from corral.logging import get_logger
 
 log = get_logger("corral.agent.executor")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from agent.core import events as e
-from agent.core.types import Signal, SimulationSpec, TaskSpec
-from agent.executor import Clock, EventSink
+from corral.agent.core import events as e
+from corral.agent.core.types import Signal, SimulationSpec, TaskSpec
+from corral.agent.executor import Clock, EventSink
 
 
 class _Exits:

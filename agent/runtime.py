@@ -20,16 +20,16 @@ from dataclasses import replace
 
 import grpc.aio
 
-from agent import convert
-from agent.checkpoint import AgentIdStore, FileAgentIdStore, MemoryAgentIdStore, WorkDirLock
-from agent.config import AgentConfig
-from agent.connection import MasterConnection, open_channel
-from agent.core import AgentCore, AgentCoreConfig
-from agent.core import commands as c
-from agent.core import events as e
-from agent.executor import Executor
-from agent.executor_process import ProcessExecutor
-from agent.executor_simulated import SimulatedExecutor
+from corral.agent import convert
+from corral.agent.checkpoint import AgentIdStore, FileAgentIdStore, MemoryAgentIdStore, WorkDirLock
+from corral.agent.config import AgentConfig
+from corral.agent.connection import MasterConnection, open_channel
+from corral.agent.core import AgentCore, AgentCoreConfig
+from corral.agent.core import commands as c
+from corral.agent.core import events as e
+from corral.agent.executor import Executor
+from corral.agent.executor_process import ProcessExecutor
+from corral.agent.executor_simulated import SimulatedExecutor
 from corral.logging import get_logger
 from corral.v1 import agent_pb2
 

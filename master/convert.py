@@ -5,12 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from corral.pbmaps import as_dict
-from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
-from corral.resources import ResourceError, Resources
-from corral.v1 import common_pb2 as pb
-from master.core.records import OfferRecord
-from master.core.types import (
+from corral.master.core.records import OfferRecord
+from corral.master.core.types import (
     AgentSpec,
     FrameworkSpec,
     ReportedTask,
@@ -20,6 +16,10 @@ from master.core.types import (
     TaskSpec,
     TaskState,
 )
+from corral.pbmaps import as_dict
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.resources import ResourceError, Resources
+from corral.v1 import common_pb2 as pb
 
 
 class WireError(ValueError):

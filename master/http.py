@@ -5,9 +5,9 @@ from __future__ import annotations
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from master import views
-from master.core.master import CallRejected, MasterCore
-from master.runtime import MasterRuntime
+from corral.master import views
+from corral.master.core.master import CallRejected, MasterCore
+from corral.master.runtime import MasterRuntime
 
 
 def build_app(runtime: MasterRuntime) -> web.Application:

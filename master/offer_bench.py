@@ -15,16 +15,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from corral.master.allocator import make_allocator
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.master import MasterCore
+from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.master.offer_wire import OfferEncoder, event_wire
+from corral.master.outbox import Outbox
 from corral.resources import parse_resources
 from corral.v1 import scheduler_pb2
-from master.allocator import make_allocator
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.master import MasterCore
-from master.core.types import AgentSpec, FrameworkSpec
-from master.offer_wire import OfferEncoder, event_wire
-from master.outbox import Outbox
 
 AGENT = "cpus:24;mem:4096;disk:4096"
 STEPS = ("tick", "encode", "wire", "decline")

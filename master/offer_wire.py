@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from corral.master import convert
+from corral.master.core.records import OfferRecord
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2
-from master import convert
-from master.core.records import OfferRecord
 
 # Field keys: (field number << 3) | 2, the length-delimited wire type.
 _EVENT_OFFERS = b"\x12"  # Event.offers = 2

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from corral.master import convert
+from corral.master.core import commands as cmd
+from corral.master.core.records import OfferRecord
+from corral.master.offer_wire import OfferEncoder
 from corral.v1 import agent_pb2, scheduler_pb2
-from master import convert
-from master.core import commands as cmd
-from master.core.records import OfferRecord
-from master.offer_wire import OfferEncoder
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000

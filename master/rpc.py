@@ -14,6 +14,12 @@ from typing import Any
 import grpc
 
 from corral.logging import get_logger
+from corral.master import convert, views
+from corral.master.convert import WireError
+from corral.master.core import events as ev
+from corral.master.core.master import CallRejected
+from corral.master.offer_wire import event_wire
+from corral.master.runtime import MasterRuntime, OutStream
 from corral.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -22,12 +28,6 @@ from corral.v1 import (
     scheduler_pb2,
     scheduler_pb2_grpc,
 )
-from master import convert, views
-from master.convert import WireError
-from master.core import events as ev
-from master.core.master import CallRejected
-from master.offer_wire import event_wire
-from master.runtime import MasterRuntime, OutStream
 
 log = get_logger("corral.master.rpc")
 

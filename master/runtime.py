@@ -21,17 +21,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from corral.logging import get_logger
+from corral.master.allocator.interface import Allocator
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.master import CallRejected, MasterCore
+from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.types import TaskState
+from corral.master.metrics import MasterMetrics
+from corral.master.offer_wire import OfferEncoder
+from corral.master.outbox import MAX_BATCH, Outbox
 from corral.v1 import scheduler_pb2
-from master.allocator.interface import Allocator
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.master import CallRejected, MasterCore
-from master.core.states import AgentState, FrameworkState
-from master.core.types import TaskState
-from master.metrics import MasterMetrics
-from master.offer_wire import OfferEncoder
-from master.outbox import MAX_BATCH, Outbox
 
 log = get_logger("corral.master")
 

@@ -14,12 +14,17 @@ from aiohttp import web
 
 from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
+from corral.master.allocator import make_allocator
+from corral.master.core.config import MasterConfig
+from corral.master.http import build_app
+from corral.master.rpc import (
+    AgentServicer,
+    OperatorServicer,
+    SchedulerServicer,
+    add_scheduler_servicer,
+)
+from corral.master.runtime import MasterRuntime
 from corral.v1 import agent_pb2_grpc, operator_pb2_grpc
-from master.allocator import make_allocator
-from master.core.config import MasterConfig
-from master.http import build_app
-from master.rpc import AgentServicer, OperatorServicer, SchedulerServicer, add_scheduler_servicer
-from master.runtime import MasterRuntime
 
 log = get_logger("corral.master")
 

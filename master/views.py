@@ -8,12 +8,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from corral.master import convert
+from corral.master.core.master import MasterCore
+from corral.master.core.records import TaskRecord
+from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import Resources
 from corral.v1 import operator_pb2
-from master import convert
-from master.core.master import MasterCore
-from master.core.records import TaskRecord
-from master.core.states import AgentState, FrameworkState
 
 
 def _resources_json(r: Resources) -> dict[str, Any]:

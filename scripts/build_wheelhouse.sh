@@ -27,9 +27,9 @@ ver=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 # Start empty so no stale version lingers (pip's own cache keeps this fast).
 rm -rf "$OUT" "$DIST"
 mkdir -p "$OUT" "$DIST"
-log "pip wheel . -> $OUT"
+log "pip wheel .[server] -> $OUT"
 pip_log=$(mktemp /tmp/corral-wheelhouse.XXXXXX.log)
-if ! "$PYTHON" -m pip wheel --disable-pip-version-check --wheel-dir "$OUT" . >"$pip_log" 2>&1; then
+if ! "$PYTHON" -m pip wheel --disable-pip-version-check --wheel-dir "$OUT" ".[server]" >"$pip_log" 2>&1; then
     tail -n 40 "$pip_log" >&2
     log "ERROR: pip wheel failed (full log: $pip_log)"
     exit 1

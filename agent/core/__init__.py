@@ -3,7 +3,7 @@
 See ``machine.py`` for the rules. Nothing here imports asyncio, grpc, time, random or sockets.
 """
 
-from agent.core.machine import AgentCore, AgentCoreConfig
-from agent.core.states import IllegalTransition
+from corral.agent.core.machine import AgentCore, AgentCoreConfig
+from corral.agent.core.states import IllegalTransition
 
 __all__ = ["AgentCore", "AgentCoreConfig", "IllegalTransition"]

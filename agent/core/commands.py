@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.core.types import Signal, Status, TaskSpec
+from corral.agent.core.types import Signal, Status, TaskSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent.core.types import TaskReason, TaskSpec
+from corral.agent.core.types import TaskReason, TaskSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

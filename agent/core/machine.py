@@ -21,12 +21,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from agent.core import commands as c
-from agent.core import events as e
-from agent.core.eviction import EvictionCandidate, EvictionPolicy, NeverEvict
-from agent.core.states import check
-from agent.core.status_updates import Backoff, StatusUpdateManager
-from agent.core.types import Signal, Status, TaskReason, TaskSource, TaskSpec, TaskState
+from corral.agent.core import commands as c
+from corral.agent.core import events as e
+from corral.agent.core.eviction import EvictionCandidate, EvictionPolicy, NeverEvict
+from corral.agent.core.states import check
+from corral.agent.core.status_updates import Backoff, StatusUpdateManager
+from corral.agent.core.types import Signal, Status, TaskReason, TaskSource, TaskSpec, TaskState
 
 
 @dataclass(frozen=True, slots=True)

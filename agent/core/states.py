@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agent.core.types import TaskState
+from corral.agent.core.types import TaskState
 
 _T = TaskState
 

@@ -17,7 +17,7 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
-from agent.core.types import Status
+from corral.agent.core.types import Status
 
 
 @dataclass(slots=True)

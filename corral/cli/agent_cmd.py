@@ -9,19 +9,16 @@ import signal
 import socket
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent.checkpoint import WorkDirBusy
-from agent.config import AgentConfig
-from agent.connection import open_channel
-from agent.core.status_updates import Backoff
-from agent.host import detect_resources
-from agent.runtime import Agent
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
 from corral.gc_tuning import tune_gc
-from corral.logging import configure, get_logger
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
+
+if TYPE_CHECKING:
+    from corral.agent.config import AgentConfig
 
 # Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
 # connections instead of one spread the master's per-connection work.
@@ -70,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, needs_server=True)
 
 
 def _usage(message: str) -> CliError:
@@ -79,6 +76,10 @@ def _usage(message: str) -> CliError:
 
 def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
     """Validate the command line into one config per agent; bad values raise CliError(2)."""
+    from corral.agent.config import AgentConfig
+    from corral.agent.core.status_updates import Backoff
+    from corral.agent.host import detect_resources
+
     try:
         count = int(args.count)
     except ValueError:
@@ -134,6 +135,9 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from corral.agent.checkpoint import WorkDirBusy
+    from corral.logging import configure
+
     configs = build_configs(args)
     configure(args.log_level)
     tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
@@ -144,6 +148,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run_agents(configs: list[AgentConfig]) -> int:
+    from corral.agent.connection import open_channel
+    from corral.agent.runtime import Agent
+    from corral.logging import get_logger
+
     loop = asyncio.get_running_loop()
     channels = []
     if len(configs) > 1:

@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
         default="numba",
         help="the numpy allocator's walk: compiled with numba (the master's default) or numpy",
     )
-    alloc.set_defaults(func=run)
+    alloc.set_defaults(func=run, needs_server=True)
 
     offers = what.add_parser(
         "offers",
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
     offers.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
     offers.add_argument("--allocator", choices=("numba", "numpy"), default="numba")
     offers.add_argument("--json", type=Path, metavar="FILE")
-    offers.set_defaults(func=run_offers)
+    offers.set_defaults(func=run_offers, needs_server=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.progress import Progress
     from rich.table import Table
 
-    from master.allocator import bench
+    from corral.master.allocator import bench
 
     try:
         mem_agents, mem_frameworks = (int(x) for x in args.memory_shape.lower().split("x"))
@@ -165,7 +165,7 @@ def run_offers(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from corral.gc_tuning import tuned_gc
-    from master import offer_bench
+    from corral.master import offer_bench
 
     console = Console()
     with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):

@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="where agents keep sandboxes and logs (default: a temporary folder)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, needs_server=True)
 
 
 class Cluster:

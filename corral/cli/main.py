@@ -1,7 +1,9 @@
 """The ``corral`` command: one sub-command per module in ``COMMANDS``.
 
 Each module exposes ``register(subparsers)``, which adds its parser and sets ``func`` to a
-callable taking the parsed namespace and returning an exit code. Usage errors exit 2 (argparse),
+callable taking the parsed namespace and returning an exit code. A command that runs server code
+also sets ``needs_server=True`` and imports that code only inside ``func``: the base install
+(SDK and client commands) must be able to build this parser. Usage errors exit 2 (argparse),
 user-facing failures raise ``CliError`` and exit 1 with a one-line message; no traceback reaches
 the user.
 """
@@ -13,6 +15,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from corral import extras
 from corral.cli.errors import CliError
 
 # Sub-command modules, in the order `corral --help` lists them.
@@ -41,6 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "needs_server", False):
+        absent = extras.missing()
+        if absent:
+            print(
+                f"corral {args.command}: needs the '{extras.SERVER_EXTRA}' extra "
+                f"({extras.install_hint()}); missing: {', '.join(absent)}",
+                file=sys.stderr,
+            )
+            return 2
     try:
         code = args.func(args)
     except CliError as exc:

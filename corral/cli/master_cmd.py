@@ -8,7 +8,6 @@ from pathlib import Path
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
 from corral.cli.errors import CliError
-from corral.logging import configure
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,12 +86,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--log-json", action="store_true", default=None, help="JSON logs even on a terminal"
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, needs_server=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from master.core.config import MasterConfig
-    from master.server import serve_forever
+    from corral.logging import configure
+    from corral.master.core.config import MasterConfig
+    from corral.master.server import serve_forever
 
     configure(args.log_level, json=args.log_json)
     try:

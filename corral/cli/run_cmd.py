@@ -40,8 +40,8 @@ def register(subparsers: Any) -> None:
 
 def run_hello(args: argparse.Namespace) -> int:
     # Imported here so `corral --help` does not pay for grpc channels it will not open.
-    from frameworks.examples import hello
-    from frameworks.sdk import CallError, ConnectError, FrameworkError
+    from corral.frameworks.examples import hello
+    from corral.frameworks.sdk import CallError, ConnectError, FrameworkError
 
     try:
         return asyncio.run(hello.main(args.master, args.tasks, args.role, args.connect_timeout))

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from corral.frameworks.loadtest.histogram import Histogram
 from corral.loadtest.scrape import Scrape, bucket_delta, quantile
-from frameworks.loadtest.histogram import Histogram
 
 _COUNTS = ("offers", "declined", "accepts", "launched", "running", "finished", "lost")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from corral.loadtest.options import LoadTestOptions
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
-WORKER = (sys.executable, "-m", "frameworks.loadtest.worker")
+WORKER = (sys.executable, "-m", "corral.frameworks.loadtest.worker")
 
 
 class ProcessFailed(RuntimeError):

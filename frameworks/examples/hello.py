@@ -3,7 +3,7 @@
 import asyncio
 import sys
 
-from frameworks import sdk
+from corral.frameworks import sdk
 
 
 class Hello(sdk.Scheduler):

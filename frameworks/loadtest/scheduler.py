@@ -17,8 +17,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from frameworks import sdk
-from frameworks.loadtest.histogram import Histogram
+from corral.frameworks import sdk
+from corral.frameworks.loadtest.histogram import Histogram
 
 # What "lost" means for a load test: a task that ended any other way than by finishing.
 LOST_STATES = frozenset(

@@ -1,6 +1,6 @@
 """A load-test worker process: M load frameworks in one asyncio loop, reporting JSON lines.
 
-    python -m frameworks.loadtest.worker --master HOST:PORT --frameworks M --mode launch
+    python -m corral.frameworks.loadtest.worker --master HOST:PORT --frameworks M --mode launch
 
 Every ``--report-interval`` seconds it prints ``{"kind": "tick", ...}`` with the counters of
 that interval (so the reader sums what falls in its window). SIGUSR1 starts the drain: no more
@@ -22,8 +22,8 @@ import sys
 import time
 from typing import Any
 
-from frameworks import sdk
-from frameworks.loadtest.scheduler import Counters, LoadScheduler, Mode, TaskShape
+from corral.frameworks import sdk
+from corral.frameworks.loadtest.scheduler import Counters, LoadScheduler, Mode, TaskShape
 
 
 def _emit(obj: dict[str, Any]) -> None:
@@ -156,7 +156,7 @@ async def _first_failure(drivers: list[sdk.Driver]) -> None:
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="frameworks.loadtest.worker")
+    p = argparse.ArgumentParser(prog="corral.frameworks.loadtest.worker")
     p.add_argument("--master", required=True)
     p.add_argument("--frameworks", type=int, default=1)
     p.add_argument("--mode", choices=[m.value for m in Mode], default="launch")

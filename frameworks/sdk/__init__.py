@@ -4,20 +4,20 @@ Everything a framework needs is importable from here; the message types are the 
 contract's own (``corral.v1``), re-exported so a framework imports from one place.
 """
 
-from corral.v1.common_pb2 import FrameworkInfo, Offer, Resources, TaskInfo, TaskState, TaskStatus
-from frameworks.sdk.backoff import Backoff
-from frameworks.sdk.driver import DEFAULT_MASTER, Driver
-from frameworks.sdk.errors import (
+from corral.frameworks.sdk.backoff import Backoff
+from corral.frameworks.sdk.driver import DEFAULT_MASTER, Driver
+from corral.frameworks.sdk.errors import (
     CallError,
     ConnectError,
     DriverError,
     FrameworkError,
     NotSubscribedError,
 )
-from frameworks.sdk.offers import OfferPacker, fits, how_many_fit
-from frameworks.sdk.scheduler import Scheduler
-from frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
-from frameworks.sdk.tasks import new_task_id, task
+from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit
+from corral.frameworks.sdk.scheduler import Scheduler
+from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
+from corral.frameworks.sdk.tasks import new_task_id, task
+from corral.v1.common_pb2 import FrameworkInfo, Offer, Resources, TaskInfo, TaskState, TaskStatus
 
 __all__ = [
     "DEFAULT_MASTER",

@@ -27,9 +27,9 @@ from typing import Any
 
 import grpc
 
+from corral.frameworks.sdk.errors import CallError
 from corral.v1.scheduler_pb2 import CallBatch, CallResultBatch
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
-from frameworks.sdk.errors import CallError
 
 # A batch stays well under the gRPC message limit whatever the calls in it.
 BATCH_BYTES = 1 << 20

@@ -20,6 +20,10 @@ from typing import Any, Final
 
 import grpc
 
+from corral.frameworks.sdk.backoff import Backoff
+from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
+from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
+from corral.frameworks.sdk.scheduler import Scheduler
 from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo
 from corral.v1.scheduler_pb2 import (
     AcceptRequest,
@@ -38,12 +42,8 @@ from corral.v1.scheduler_pb2 import (
     TeardownRequest,
 )
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
-from frameworks.sdk.backoff import Backoff
-from frameworks.sdk.calls import CallStream, StreamUnimplemented
-from frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
-from frameworks.sdk.scheduler import Scheduler
 
-log = logging.getLogger("frameworks.sdk")
+log = logging.getLogger("corral.frameworks.sdk")
 
 DEFAULT_MASTER: Final = "127.0.0.1:5050"
 _MiB: Final = 1 << 20

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from corral.v1.common_pb2 import Offer, TaskStatus
 
 if TYPE_CHECKING:
-    from frameworks.sdk.driver import Driver
+    from corral.frameworks.sdk.driver import Driver
 
 
 class Scheduler:

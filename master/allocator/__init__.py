@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from master.allocator.interface import Allocation, Allocator, Explanation, Plan, Scalars
-from master.allocator.numpy_allocator import DrfAllocator
-from master.allocator.options import AllocatorOptions, make_options
-from master.allocator.reference import ReferenceAllocator
+from corral.master.allocator.interface import Allocation, Allocator, Explanation, Plan, Scalars
+from corral.master.allocator.numpy_allocator import DrfAllocator
+from corral.master.allocator.options import AllocatorOptions, make_options
+from corral.master.allocator.reference import ReferenceAllocator
 
 KINDS: tuple[str, ...] = ("numba", "numpy", "reference")
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from master.allocator.interface import Plan
-from master.allocator.numpy_allocator import DrfAllocator, Kernel
-from master.allocator.reference import ReferenceAllocator
+from corral.master.allocator.interface import Plan
+from corral.master.allocator.numpy_allocator import DrfAllocator, Kernel
+from corral.master.allocator.reference import ReferenceAllocator
 
 AGENT = (24.0, 4096.0, 4096.0, 0.0)
 RUNNING = (16.0, 2014.0, 1024.0, 0.0)

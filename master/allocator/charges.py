@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator.jit import AVAILABLE, compiled
+from corral.master.allocator.jit import AVAILABLE, compiled
 
 COMPILED = AVAILABLE
 EMPTY = -1

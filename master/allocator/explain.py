@@ -6,15 +6,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from corral.master.allocator import drf
+from corral.master.allocator.interface import Explanation
+from corral.master.allocator.masks import draining, suppression
+from corral.master.allocator.masks import filters as filter_mask
+from corral.master.allocator.options import (
+    REASON_HEADROOM,
+    REASON_NO_FREE,
+    REASON_ORDER,
+    quota_reason,
+)
 from corral.resources import SCALARS
-from master.allocator import drf
-from master.allocator.interface import Explanation
-from master.allocator.masks import draining, suppression
-from master.allocator.masks import filters as filter_mask
-from master.allocator.options import REASON_HEADROOM, REASON_NO_FREE, REASON_ORDER, quota_reason
 
 if TYPE_CHECKING:
-    from master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.numpy_allocator import DrfAllocator
 
 
 def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Explanation:

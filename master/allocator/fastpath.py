@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator import drf, kernel
+from corral.master.allocator import drf, kernel
 
 if TYPE_CHECKING:
-    from master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.numpy_allocator import DrfAllocator
 
 Vec = list[float]
 F64 = npt.NDArray[np.float64]

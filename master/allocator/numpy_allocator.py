@@ -20,24 +20,24 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.placement import AttributeConstraint, Taint, Toleration
-from master.allocator import drf, fastpath
-from master.allocator import kernel as compiled
-from master.allocator.charges import ChargeBook, give_back
-from master.allocator.charges import warm as warm_charges
-from master.allocator.explain import explain
-from master.allocator.growable import RowIndex, grow_rows
-from master.allocator.interface import Explanation, Plan, Scalars
-from master.allocator.masks import draining, suppression
-from master.allocator.masks.filters import FilterMatrix
-from master.allocator.masks.placement import PlacementMask
-from master.allocator.options import (
+from corral.master.allocator import drf, fastpath
+from corral.master.allocator import kernel as compiled
+from corral.master.allocator.charges import ChargeBook, give_back
+from corral.master.allocator.charges import warm as warm_charges
+from corral.master.allocator.explain import explain
+from corral.master.allocator.growable import RowIndex, grow_rows
+from corral.master.allocator.interface import Explanation, Plan, Scalars
+from corral.master.allocator.masks import draining, suppression
+from corral.master.allocator.masks.filters import FilterMatrix
+from corral.master.allocator.masks.placement import PlacementMask
+from corral.master.allocator.options import (
     AllocatorOptions,
     check_scalar_rows,
     check_scalars,
     check_weight,
 )
-from master.allocator.reservations import ReservationBook
+from corral.master.allocator.reservations import ReservationBook
+from corral.placement import AttributeConstraint, Taint, Toleration
 
 Vec = list[float]
 F64 = npt.NDArray[np.float64]

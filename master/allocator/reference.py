@@ -79,10 +79,8 @@ from typing import Any
 
 import numpy as np
 
-from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
-from corral.resources import SCALARS
-from master.allocator.interface import Allocation, Explanation, Plan, Scalars
-from master.allocator.options import (
+from corral.master.allocator.interface import Allocation, Explanation, Plan, Scalars
+from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
     REASON_HEADROOM,
@@ -96,6 +94,8 @@ from master.allocator.options import (
     quota_reason,
     taint_reason,
 )
+from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
+from corral.resources import SCALARS
 
 Vec = list[float]
 N = len(SCALARS)

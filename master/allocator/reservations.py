@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator.growable import grow_rows
+from corral.master.allocator.growable import grow_rows
 
 Vec = list[float]
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from master.core.records import OfferRecord
-from master.core.types import Status, TaskSpec
+from corral.master.core.records import OfferRecord
+from corral.master.core.types import Status, TaskSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

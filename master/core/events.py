@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from master.core.types import AgentSpec, FrameworkSpec, ReportedTask, Status, TaskSpec
+from corral.master.core.types import AgentSpec, FrameworkSpec, ReportedTask, Status, TaskSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

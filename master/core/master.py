@@ -24,19 +24,18 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from corral.resources import Resources, normalize_ranges
-from master.allocator.interface import Allocator, Scalars
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.records import (
+from corral.master.allocator.interface import Allocator, Scalars
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     OfferRecord,
     PendingStatus,
     TaskRecord,
 )
-from master.core.states import (
+from corral.master.core.states import (
     AGENT_TRANSITIONS,
     FRAMEWORK_TRANSITIONS,
     TASK_TRANSITIONS,
@@ -45,13 +44,14 @@ from master.core.states import (
     IllegalTransition,
     check,
 )
-from master.core.types import (
+from corral.master.core.types import (
     FrameworkSpec,
     Status,
     TaskReason,
     TaskSource,
     TaskState,
 )
+from corral.resources import Resources, normalize_ranges
 
 
 class CallRejected(Exception):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
 from corral.resources import PortRanges, Resources
-from master.core.states import AgentState, FrameworkState
-from master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
 
 
 def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import TypeVar
 
-from master.core.types import TaskState
+from corral.master.core.types import TaskState
 
 S = TypeVar("S")
 

@@ -12,7 +12,7 @@ import asyncio
 import sys
 from collections import Counter
 
-from frameworks import sdk
+from corral.frameworks import sdk
 
 
 class Sleeper(sdk.Scheduler):

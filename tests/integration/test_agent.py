@@ -24,11 +24,11 @@ import grpc.aio
 import psutil
 import pytest
 
-from agent.config import AgentConfig
-from agent.connection import ReconnectBackoff
-from agent.core.status_updates import Backoff
-from agent.core.types import TERMINAL_STATES
-from agent.runtime import Agent
+from corral.agent.config import AgentConfig
+from corral.agent.connection import ReconnectBackoff
+from corral.agent.core.status_updates import Backoff
+from corral.agent.core.types import TERMINAL_STATES
+from corral.agent.runtime import Agent
 from corral.resources import parse_resources
 from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
 
@@ -589,7 +589,7 @@ async def test_statuses_made_while_disconnected_are_sent_after_reregistration(
 
 
 async def test_second_agent_on_the_same_work_dir_is_refused(tmp_path: Path) -> None:
-    from agent.checkpoint import WorkDirBusy
+    from corral.agent.checkpoint import WorkDirBusy
 
     double = MasterDouble()
     server, port = await start_server(double)

@@ -11,10 +11,10 @@ from typing import Any
 import grpc
 import pytest
 
+from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as s
 from corral.v1 import scheduler_pb2_grpc
-from frameworks.sdk.testing import LocalCluster
 
 pytestmark = pytest.mark.e2e
 

@@ -11,8 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from frameworks import sdk
-from frameworks.sdk.testing import LocalCluster
+from corral.frameworks import sdk
+from corral.frameworks.sdk.testing import LocalCluster
 
 pytestmark = pytest.mark.e2e
 

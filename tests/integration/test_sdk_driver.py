@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 import pytest
 
+from corral.frameworks import sdk
+from corral.frameworks.sdk.testing import FakeMaster
 from corral.v1.common_pb2 import Offer, Resources, TaskState, TaskStatus
-from frameworks import sdk
-from frameworks.sdk.testing import FakeMaster
 
 TIMEOUT = 5.0
 

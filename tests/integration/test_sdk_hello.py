@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from frameworks import sdk
-from frameworks.examples import hello
-from frameworks.sdk.testing import LocalCluster, free_port
+from corral.frameworks import sdk
+from corral.frameworks.examples import hello
+from corral.frameworks.sdk.testing import LocalCluster, free_port
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
 TIMEOUT = 60.0

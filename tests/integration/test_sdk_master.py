@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Callable
 import grpc
 import pytest
 
-from frameworks import sdk
-from frameworks.sdk.testing import LocalCluster
+from corral.frameworks import sdk
+from corral.frameworks.sdk.testing import LocalCluster
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
 TIMEOUT = 60.0

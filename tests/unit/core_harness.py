@@ -7,14 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from corral.placement import Taint
-from corral.resources import Resources
-from master.allocator import make_allocator
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.master import MasterCore
-from master.core.types import (
+from corral.master.allocator import make_allocator
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.master import MasterCore
+from corral.master.core.types import (
     AgentSpec,
     FrameworkSpec,
     ReportedTask,
@@ -23,6 +21,8 @@ from master.core.types import (
     TaskSpec,
     TaskState,
 )
+from corral.placement import Taint
+from corral.resources import Resources
 
 C = TypeVar("C", bound=cmd.Command)
 

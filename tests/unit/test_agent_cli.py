@@ -8,8 +8,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agent.checkpoint import FileAgentIdStore, WorkDirBusy, WorkDirLock
-from agent.host import DEFAULT_PORTS, memory_reserve_mib
+from corral.agent.checkpoint import FileAgentIdStore, WorkDirBusy, WorkDirLock
+from corral.agent.host import DEFAULT_PORTS, memory_reserve_mib
 from corral.cli import agent_cmd
 from corral.cli.errors import CliError
 

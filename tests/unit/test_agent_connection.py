@@ -8,7 +8,7 @@ from typing import Any
 
 import grpc.aio
 
-from agent.connection import MasterConnection, ReconnectBackoff
+from corral.agent.connection import MasterConnection, ReconnectBackoff
 from corral.v1 import agent_pb2
 
 

@@ -6,10 +6,17 @@ from enum import IntEnum
 
 import pytest
 
-from agent import convert
-from agent.core import events as e
-from agent.core.commands import SendRegister
-from agent.core.types import CommandSpec, SimulationSpec, Status, TaskReason, TaskSource, TaskState
+from corral.agent import convert
+from corral.agent.core import events as e
+from corral.agent.core.commands import SendRegister
+from corral.agent.core.types import (
+    CommandSpec,
+    SimulationSpec,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskState,
+)
 from corral.placement import parse_taints
 from corral.resources import parse_resources
 from corral.v1 import agent_pb2, common_pb2

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.core import AgentCore, AgentCoreConfig, IllegalTransition
-from agent.core import commands as c
-from agent.core import events as e
-from agent.core.eviction import EvictionCandidate
-from agent.core.status_updates import Backoff
-from agent.core.types import (
+from corral.agent.core import AgentCore, AgentCoreConfig, IllegalTransition
+from corral.agent.core import commands as c
+from corral.agent.core import events as e
+from corral.agent.core.eviction import EvictionCandidate
+from corral.agent.core.status_updates import Backoff
+from corral.agent.core.types import (
     CommandSpec,
     Signal,
     SimulationSpec,
@@ -21,7 +21,7 @@ from agent.core.types import (
     TaskSource,
     TaskSpec,
 )
-from agent.core.types import TaskState as S
+from corral.agent.core.types import TaskState as S
 
 SH = CommandSpec(value="true", shell=True)
 

@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.core import events as e
-from agent.core.types import CommandSpec, Signal, SimulationSpec, TaskSpec
-from agent.executor_process import ProcessExecutor, safe_name
-from agent.executor_simulated import SimulatedExecutor
+from corral.agent.core import events as e
+from corral.agent.core.types import CommandSpec, Signal, SimulationSpec, TaskSpec
+from corral.agent.executor_process import ProcessExecutor, safe_name
+from corral.agent.executor_simulated import SimulatedExecutor
 
 
 async def until(cond: Callable[[], object], timeout: float = 10.0) -> None:

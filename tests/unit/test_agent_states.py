@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.core.states import TASK_TRANSITIONS, IllegalTransition, check, validate_table
-from agent.core.types import TaskState as S
+from corral.agent.core.states import TASK_TRANSITIONS, IllegalTransition, check, validate_table
+from corral.agent.core.types import TaskState as S
 
 
 def test_table_is_complete_and_terminal_states_are_final() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st_
 
-from agent.core.status_updates import Backoff, StatusUpdateManager
-from agent.core.types import Status
-from agent.core.types import TaskState as S
+from corral.agent.core.status_updates import Backoff, StatusUpdateManager
+from corral.agent.core.types import Status
+from corral.agent.core.types import TaskState as S
 
 
 def st(task_id: str, state: S, uuid: int) -> Status:

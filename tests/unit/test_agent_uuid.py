@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from agent.runtime import random_uuid
+from corral.agent.runtime import random_uuid
 
 
 def test_random_uuid_is_a_distinct_version_4_uuid() -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
-from master.allocator import KINDS, Allocation, Allocator, make_allocator
-from master.allocator.interface import Scalars
-from master.allocator.options import (
+from corral.master.allocator import KINDS, Allocation, Allocator, make_allocator
+from corral.master.allocator.interface import Scalars
+from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
     REASON_HEADROOM,
@@ -17,6 +16,7 @@ from master.allocator.options import (
     quota_reason,
     taint_reason,
 )
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
 
 SPOT = Taint("spot", "true", TaintEffect.NO_SCHEDULE)
 SOFT = Taint("old", "yes", TaintEffect.PREFER_NO_SCHEDULE)

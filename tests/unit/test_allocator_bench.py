@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from corral.cli.main import main
-from master.allocator import bench
-from master.allocator.numpy_allocator import KERNELS, Kernel
+from corral.master.allocator import bench
+from corral.master.allocator.numpy_allocator import KERNELS, Kernel
 
 
 @pytest.mark.parametrize("kernel", KERNELS)

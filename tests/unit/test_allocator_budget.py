@@ -9,7 +9,7 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from master.allocator import Allocation
+from corral.master.allocator import Allocation
 from tests.unit.test_allocator_properties import build
 
 

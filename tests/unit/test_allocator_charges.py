@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from master.allocator import charges
-from master.allocator.charges import ChargeBook
+from corral.master.allocator import charges
+from corral.master.allocator.charges import ChargeBook
 
 Model = dict[tuple[int, int], list[float]]
 

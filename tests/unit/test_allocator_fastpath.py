@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corral.master.allocator import fastpath
+from corral.master.allocator.numpy_allocator import KERNELS, DrfAllocator, Kernel
 from corral.placement import Taint, TaintEffect, Toleration
-from master.allocator import fastpath
-from master.allocator.numpy_allocator import KERNELS, DrfAllocator, Kernel
 from tests.unit.test_allocator_properties import CONSTRAINTS, Twin, budgets
 
 HARD_TAINTS = [

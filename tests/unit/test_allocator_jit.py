@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from master.allocator import jit
+from corral.master.allocator import jit
 
 pytestmark = pytest.mark.skipif(not jit.AVAILABLE, reason="numba is not installed")
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corral.master.allocator import Allocation, Allocator, DrfAllocator, ReferenceAllocator
+from corral.master.allocator.numpy_allocator import KERNELS
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
-from master.allocator import Allocation, Allocator, DrfAllocator, ReferenceAllocator
-from master.allocator.numpy_allocator import KERNELS
 
 TAINTS = [
     Taint("spot", "true", TaintEffect.NO_SCHEDULE),

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from master.allocator.options import check_scalar_rows
+from corral.master.allocator.options import check_scalar_rows
 
 
 def test_rows_of_lists_or_tuples_become_one_array() -> None:

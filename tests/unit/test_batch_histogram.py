@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-from master.batch_histogram import BatchHistogram
+from corral.master.batch_histogram import BatchHistogram
 
 BUCKETS = (0.001, 0.01, 0.1, 0.5, 1.0, 5.0)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from corral.master.core.types import TaskReason, TaskSource, TaskState
 from corral.v1 import common_pb2
-from master.core.types import TaskReason, TaskSource, TaskState
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,9 @@
-"""The cores are sans-IO: no module in them imports IO or clocks (docs/architecture.md)."""
+"""The layer table of docs/architecture.md, enforced by parsing every module's imports.
+
+Each installed module belongs to the layer with the longest matching prefix in ``LAYERS``; a
+layer may import only the project layers listed for it. The cores are also sans-IO: they import
+no IO or clock modules.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +13,147 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FORBIDDEN = {"asyncio", "grpc", "aiohttp", "time", "random", "socket", "subprocess", "threading"}
-SANS_IO = ["master/core", "master/allocator", "agent/core"]
+# Where each installed package's files live in the repository (corral/master etc. are links).
+PACKAGE_DIRS = {
+    "corral": ROOT / "corral",
+    "corral.master": ROOT / "master",
+    "corral.agent": ROOT / "agent",
+    "corral.frameworks": ROOT / "frameworks",
+}
+KERNEL = (
+    "corral.resources",
+    "corral.placement",
+    "corral.tasks",
+    "corral.pbmaps",
+    "corral.logging",
+    "corral.gc_tuning",
+    "corral.extras",
+)
+WIRE = ("corral.v1",)
+# layer prefix -> project prefixes it may import (its own prefix is always allowed).
+LAYERS: dict[str, tuple[str, ...]] = {
+    "corral.v1": (),
+    **{k: KERNEL for k in KERNEL},
+    "corral.master.allocator": KERNEL,
+    "corral.master.core": (*KERNEL, "corral.master.allocator"),
+    "corral.master": (*KERNEL, *WIRE),
+    "corral.agent.core": KERNEL,
+    "corral.agent": (*KERNEL, *WIRE),
+    "corral.frameworks.sdk": WIRE,
+    "corral.frameworks": ("corral.frameworks.sdk",),
+    "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
+    # The composition root: the one layer that may wire master and agent together.
+    "corral.cli": ("corral",),
+}
+FORBIDDEN_IN_CORES = {
+    "asyncio",
+    "grpc",
+    "aiohttp",
+    "time",
+    "random",
+    "socket",
+    "subprocess",
+    "threading",
+}
+SANS_IO = ["corral.master.core", "corral.master.allocator", "corral.agent.core"]
+OLD_ROOTS = {"master", "agent", "frameworks"}
 
 
-def _imports(path: Path) -> set[str]:
+def _modules() -> dict[str, Path]:
+    """Every project module by its installed name."""
+    found: dict[str, Path] = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if package == "corral" and parts and parts[0] in {"master", "agent", "frameworks"}:
+                continue  # reached through a link; counted under its own package
+            found[".".join([package, *parts])] = path
+    # The namespace's own __init__ is empty: it belongs to no layer and imports nothing.
+    top = found.pop("corral")
+    assert not _imports(top, "corral"), "corral/__init__.py should stay empty"
+    return found
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Absolute names of everything ``path`` imports, relative imports resolved."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                names.add(".".join([*base, node.module] if node.module else base))
+            elif node.module:
+                names.add(node.module)
     return names
 
 
-@pytest.mark.parametrize("package", SANS_IO)
-def test_core_imports_no_io(package: str) -> None:
-    files = sorted((ROOT / package).rglob("*.py"))
-    assert files, f"{package} has no modules"
+MODULES = _modules()
+
+
+def _layer(module: str) -> str:
+    matches = [p for p in LAYERS if module == p or module.startswith(p + ".")]
+    assert matches, f"{module} belongs to no layer in LAYERS; add it to the table and the docs"
+    return max(matches, key=len)
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_every_module_is_found_and_placed_in_a_layer() -> None:
+    assert "corral.master.core.master" in MODULES
+    assert "corral.frameworks.sdk.driver" in MODULES
+    for module in MODULES:
+        _layer(module)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_imports_only_the_layers_below_it(module: str) -> None:
+    layer = _layer(module)
+    allowed = (layer, *LAYERS[layer])
+    project = {n for n in _imports(MODULES[module], module) if n.split(".")[0] == "corral"}
+    bad = sorted(n for n in project if n != "corral" and not _within(n, allowed))
+    assert bad == [], f"{module} (layer {layer}) may import only {allowed}, imports {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_the_old_top_level_names(module: str) -> None:
+    roots = {n.split(".")[0] for n in _imports(MODULES[module], module)}
+    assert not roots & OLD_ROOTS, f"{module} imports {roots & OLD_ROOTS}; use corral.<name>"
+
+
+@pytest.mark.parametrize("core", SANS_IO)
+def test_core_imports_no_io(core: str) -> None:
+    modules = [m for m in MODULES if _within(m, (core,)) and not m.endswith(".bench")]
+    assert modules, f"{core} has no modules"
     offenders = {
-        str(f.relative_to(ROOT)): sorted(_imports(f) & FORBIDDEN)
-        for f in files
-        if _imports(f) & FORBIDDEN and f.name != "bench.py"
+        m: sorted(bad)
+        for m in modules
+        if (bad := {n.split(".")[0] for n in _imports(MODULES[m], m)} & FORBIDDEN_IN_CORES)
     }
     assert offenders == {}, f"IO imported in a sans-IO core: {offenders}"
 
 
-def test_sdk_uses_only_the_wire_contract() -> None:
-    offenders = {}
-    for f in sorted((ROOT / "frameworks").rglob("*.py")):
-        bad = {m for m in _imports(f) if m in {"master", "agent"}}
-        if bad:
-            offenders[str(f.relative_to(ROOT))] = sorted(bad)
-    assert offenders == {}, f"frameworks must use only the SDK and the wire contract: {offenders}"
+def test_only_the_cli_may_import_both_master_and_agent() -> None:
+    def reaches(layer: str, target: str) -> bool:
+        allowed = (layer, *LAYERS[layer])
+        return any(_within(target, (p,)) or _within(p, (target,)) for p in allowed)
+
+    both = [
+        layer
+        for layer in LAYERS
+        if reaches(layer, "corral.master.runtime") and reaches(layer, "corral.agent.runtime")
+    ]
+    assert both == ["corral.cli"], both
+
+
+def test_the_kernel_imports_no_layer_above_it() -> None:
+    for module in KERNEL:
+        project = {n for n in _imports(MODULES[module], module) if n.startswith("corral.")}
+        assert all(_within(n, KERNEL) for n in project), (module, project)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from frameworks.loadtest.scheduler import LoadScheduler
-from frameworks.loadtest.worker import _drain
+from corral.frameworks.loadtest.scheduler import LoadScheduler
+from corral.frameworks.loadtest.worker import _drain
 
 
 class Pending:

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
+from corral.frameworks.loadtest.histogram import Histogram
 from corral.loadtest.collect import MachineTimes, MasterSample, group_cpu, machine_share
 from corral.loadtest.options import LoadTestOptions, OptionError, split
 from corral.loadtest.run import machine_times
 from corral.loadtest.scrape import bucket_delta, parse, quantile
-from frameworks.loadtest.histogram import Histogram
 
 
 def test_histogram_quantiles_are_within_a_bucket_of_the_samples() -> None:

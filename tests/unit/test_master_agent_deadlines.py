@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.states import AgentState
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.states import AgentState
 from tests.unit.core_harness import Harness
 
 # At most 1 heartbeat/s, so the intervals stretch past 5 agents and shrink as they leave.

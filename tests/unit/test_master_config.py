@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from master.core.config import MasterConfig
+from corral.master.core.config import MasterConfig
 
 
 def test_timeout_shorter_than_two_heartbeats_is_refused() -> None:

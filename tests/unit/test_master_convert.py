@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from corral.master import convert
 from corral.resources import Resources
 from corral.v1 import common_pb2 as pb
-from master import convert
 
 
 def _task(task_id: str, **resources: float) -> pb.TaskInfo:

@@ -7,14 +7,14 @@ from dataclasses import replace
 
 import pytest
 
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.master import CallRejected
+from corral.master.core.states import AgentState, FrameworkState, IllegalTransition, validate_tables
+from corral.master.core.types import ReportedTask, TaskReason, TaskState
 from corral.placement import Taint, TaintEffect, Toleration
 from corral.resources import Resources
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.master import CallRejected
-from master.core.states import AgentState, FrameworkState, IllegalTransition, validate_tables
-from master.core.types import ReportedTask, TaskReason, TaskState
 from tests.unit.core_harness import Harness, of, status, task
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from corral.master.runtime import OutStream
 from corral.v1 import common_pb2, scheduler_pb2
-from master.runtime import OutStream
 
 
 def update(*task_ids: str) -> scheduler_pb2.Event:

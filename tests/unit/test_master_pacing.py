@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from master.core import commands as cmd
-from master.core import events as ev
-from master.core.config import MasterConfig
-from master.core.types import TaskState
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.types import TaskState
 from tests.unit.core_harness import Harness, of, status, task
 
 AGENT = "cpus:24;mem:4096;disk:4096"

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral.master import convert
+from corral.master.core.records import OfferRecord
+from corral.master.offer_wire import OfferEncoder, event_wire, varint
 from corral.v1 import scheduler_pb2
-from master import convert
-from master.core.records import OfferRecord
-from master.offer_wire import OfferEncoder, event_wire, varint
 
 text = st.text(max_size=300)  # past 127 bytes a length takes two varint bytes
 scalars = st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=4, max_size=4)

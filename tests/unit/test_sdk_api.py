@@ -11,9 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-import frameworks.sdk
-import frameworks.sdk.testing
-from frameworks import sdk
+import corral.frameworks.sdk
+import corral.frameworks.sdk.testing
+from corral.frameworks import sdk
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "frameworks" / "examples" / "hello.py"
@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "sdk.md"
 
 
 def test_public_api_is_pinned() -> None:
-    assert frameworks.sdk.__all__ == [
+    assert corral.frameworks.sdk.__all__ == [
         "DEFAULT_MASTER",
         "TERMINAL_STATES",
         "Backoff",
@@ -46,14 +46,14 @@ def test_public_api_is_pinned() -> None:
         "state_name",
         "task",
     ]
-    assert frameworks.sdk.testing.__all__ == [
+    assert corral.frameworks.sdk.testing.__all__ == [
         "FakeMaster",
         "LocalCluster",
         "RecordedCall",
         "free_port",
     ]
-    for name in frameworks.sdk.__all__:
-        assert hasattr(frameworks.sdk, name), name
+    for name in corral.frameworks.sdk.__all__:
+        assert hasattr(corral.frameworks.sdk, name), name
 
 
 def test_driver_calls_are_pinned() -> None:
@@ -110,7 +110,7 @@ def test_example_uses_only_the_public_sdk() -> None:
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    assert imported == {("frameworks", "sdk")}
+    assert imported == {("corral.frameworks", "sdk")}
     used = {
         node.attr
         for node in ast.walk(tree)
@@ -118,11 +118,11 @@ def test_example_uses_only_the_public_sdk() -> None:
         and isinstance(node.value, ast.Name)
         and node.value.id == "sdk"
     }
-    assert used <= set(frameworks.sdk.__all__), used - set(frameworks.sdk.__all__)
+    assert used <= set(corral.frameworks.sdk.__all__), used - set(corral.frameworks.sdk.__all__)
 
 
 def test_sdk_imports_only_the_wire_contract_grpc_and_the_stdlib() -> None:
-    allowed_roots = {"corral", "frameworks", "grpc"}
+    allowed_roots = {"corral", "grpc"}
     for path in (ROOT / "frameworks" / "sdk").rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -133,7 +133,9 @@ def test_sdk_imports_only_the_wire_contract_grpc_and_the_stdlib() -> None:
                 names = [node.module]
             for name in names:
                 root = name.split(".")[0]
-                if name.startswith("corral."):
-                    assert name.startswith("corral.v1"), f"{path}: imports {name}"
+                if root == "corral":
+                    assert name.startswith(("corral.v1", "corral.frameworks.sdk")), (
+                        f"{path}: imports {name}"
+                    )
                 elif root not in allowed_roots:
                     assert root in sys.stdlib_module_names, f"{path}: imports {name}"

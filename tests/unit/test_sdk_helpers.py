@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from corral.frameworks import sdk
 from corral.v1.common_pb2 import Offer, Range, Resources, TaskState
-from frameworks import sdk
 
 
 def offer(

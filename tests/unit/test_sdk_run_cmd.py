@@ -6,8 +6,8 @@ import grpc
 import pytest
 
 from corral.cli.main import main
-from frameworks import sdk
-from frameworks.examples import hello
+from corral.frameworks import sdk
+from corral.frameworks.examples import hello
 
 
 @pytest.mark.parametrize(

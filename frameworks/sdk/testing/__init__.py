@@ -1,6 +1,6 @@
 """Test doubles shipped with the SDK: a fake master in-process, a real cluster as processes."""
 
-from frameworks.sdk.testing.fake_master import FakeMaster, RecordedCall
-from frameworks.sdk.testing.local_cluster import LocalCluster, free_port
+from corral.frameworks.sdk.testing.fake_master import FakeMaster, RecordedCall
+from corral.frameworks.sdk.testing.local_cluster import LocalCluster, free_port
 
 __all__ = ["FakeMaster", "LocalCluster", "RecordedCall", "free_port"]

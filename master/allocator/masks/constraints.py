@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from corral.master.allocator.options import constraint_reason
 from corral.placement import AttributeConstraint
-from master.allocator.options import constraint_reason
 
 
 def unmet(constraints: Sequence[AttributeConstraint], attributes: Mapping[str, str]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator.options import REASON_DRAINING
+from corral.master.allocator.options import REASON_DRAINING
 
 REASON = REASON_DRAINING
 

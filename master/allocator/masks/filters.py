@@ -12,8 +12,8 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from master.allocator.growable import grow_cols, grow_rows
-from master.allocator.options import REASON_FILTER
+from corral.master.allocator.growable import grow_cols, grow_rows
+from corral.master.allocator.options import REASON_FILTER
 
 REASON = REASON_FILTER
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator.growable import grow_cols, grow_rows
+from corral.master.allocator.masks import constraints, taints
 from corral.placement import AttributeConstraint, Taint, Toleration
-from master.allocator.growable import grow_cols, grow_rows
-from master.allocator.masks import constraints, taints
 
 AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...]]
 FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...]]

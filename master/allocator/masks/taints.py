@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corral.master.allocator.options import taint_reason
 from corral.placement import Taint, TaintEffect, Toleration, untolerated
-from master.allocator.options import taint_reason
 
 
 def blocking(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> list[str]:
