@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,6 +24,7 @@ from corral import extras
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
+_CACHES = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def _run(*cmd: str | Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -38,8 +40,15 @@ def _ok(result: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy, links kept as links, so setuptools' build/ folder lands outside the
+    # checkout and the wheel can only contain what these files make.
+    src = tmp_path_factory.mktemp("src")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("corral", "master", "agent", "frameworks"):
+        shutil.copytree(ROOT / name, src / name, symlinks=True, ignore=_CACHES)
     out = tmp_path_factory.mktemp("dist")
-    _ok(_run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, ROOT, cwd=out))
+    _ok(_run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, src, cwd=out))
     (found,) = out.glob("corral-*.whl")
     return found
 

@@ -28,6 +28,7 @@ KERNEL = (
     "corral.logging",
     "corral.gc_tuning",
     "corral.extras",
+    "corral.limits",
 )
 WIRE = ("corral.v1",)
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
