@@ -24,12 +24,11 @@ from typing import Protocol
 import grpc
 import grpc.aio
 
+from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.v1 import agent_pb2, agent_pb2_grpc
 
 log = get_logger("corral.agent.connection")
-
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 # Keepalive pings find a master that vanished without closing the connection (a partition); a
 # closed connection is noticed at once anyway. The master's server must allow pings this often

@@ -13,6 +13,7 @@ import grpc
 from aiohttp import web
 
 from corral.gc_tuning import tune_gc
+from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.master.allocator import make_allocator
 from corral.master.core.config import MasterConfig
@@ -28,10 +29,11 @@ from corral.v1 import agent_pb2_grpc, operator_pb2_grpc
 
 log = get_logger("corral.master")
 
-MAX_MESSAGE = 64 * 1024 * 1024
 GRPC_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE),
-    ("grpc.max_receive_message_length", MAX_MESSAGE),
+    # One limit for every peer: what the master accepts always fits what agents and the SDK
+    # accept in turn; a larger message is refused by gRPC itself with RESOURCE_EXHAUSTED.
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.keepalive_time_ms", 20_000),
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),

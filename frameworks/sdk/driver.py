@@ -47,6 +47,9 @@ log = logging.getLogger("corral.frameworks.sdk")
 
 DEFAULT_MASTER: Final = "127.0.0.1:5050"
 _MiB: Final = 1 << 20
+# The master's limit on one message either way (corral.limits.MAX_MESSAGE_BYTES, which the SDK
+# may not import: it depends on the wire contract only). A test holds the two equal.
+MAX_MESSAGE_BYTES: Final = 16 * _MiB
 
 # Keepalive pings find a dead peer when the master sends nothing at all; heartbeats (below) are
 # the main liveness check. Pings are rare enough not to trip the server's ping-abuse policy.
@@ -54,8 +57,8 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
     ("grpc.keepalive_time_ms", 60_000),
     ("grpc.keepalive_timeout_ms", 20_000),
     ("grpc.http2.max_pings_without_data", 0),
-    ("grpc.max_receive_message_length", 64 * _MiB),
-    ("grpc.max_send_message_length", 64 * _MiB),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
 )
 
 # A subscription refused with one of these will be refused again: stop instead of retrying.
