@@ -87,7 +87,8 @@ def run(
         outbox = Outbox(encoder)
         outbox.add(commands)
         sent_msgs = {
-            fid: [outbox.wire(m) for m in msgs] for fid, msgs in outbox.framework_msgs.items()
+            fid: [w for m in msgs for w, _ in outbox.wire(m)]
+            for fid, msgs in outbox.framework_msgs.items()
         }
         t2 = clock()
         received = {

@@ -60,8 +60,16 @@ class OfferEncoder:
 
     def event(self, offers: Sequence[OfferRecord]) -> bytes:
         """A serialized ``Event{offers}`` holding ``offers`` (all of one framework)."""
+        return self.events(offers, max_bytes=None)[0]
+
+    def events(self, offers: Sequence[OfferRecord], max_bytes: int | None) -> list[bytes]:
+        """``offers`` (all of one framework) as serialized ``Event{offers}``s, as few as hold
+        them with each event's offers at most ``max_bytes`` long (one offer larger than that
+        still goes, alone): a framework refuses a message past its size limit and loses its
+        stream, and a large cluster's descriptions can add up past it in one cycle."""
         if not offers:
-            return _delimited(_EVENT_OFFERS, b"")
+            return [_delimited(_EVENT_OFFERS, b"")]
+        limit = max_bytes if max_bytes is not None else -1
         fid = offers[0].framework_id
         fw = self._frameworks.get(fid)
         if fw is None:
@@ -71,8 +79,10 @@ class OfferEncoder:
         agents = self._agents
         small = _SMALL_VARINTS
         fw_len = len(fw)
+        out: list[bytes] = []
         parts: list[bytes] = []
         extend = parts.extend
+        total = 0  # bytes in parts
         for o in offers:
             if o.framework_id != fid:
                 raise ValueError("one OFFERS event holds offers of one framework")
@@ -100,11 +110,28 @@ class OfferEncoder:
             if 0 <= size < len(small):
                 # Offer: key, length, then its fields: the id (key, length, bytes), the
                 # framework, the agent's part. Pieces are joined once for the whole event.
-                extend((_OFFERS_OFFER, small[size], _OFFER_ID, small[n], oid, fw, tail))
+                piece: tuple[bytes, ...] = (
+                    _OFFERS_OFFER,
+                    small[size],
+                    _OFFER_ID,
+                    small[n],
+                    oid,
+                    fw,
+                    tail,
+                )
+                piece_len = 3 + size  # key, a length of at most 2 bytes, the offer
             else:
                 body = b"".join((_OFFER_ID, varint(n), oid, fw, tail))
-                extend((_OFFERS_OFFER, varint(len(body)), body))
-        return _delimited(_EVENT_OFFERS, b"".join(parts))
+                piece = (_OFFERS_OFFER, varint(len(body)), body)
+                piece_len = 6 + len(body)
+            if 0 <= limit < total + piece_len and parts:
+                out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
+                parts.clear()
+                total = 0
+            extend(piece)
+            total += piece_len
+        out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
+        return out
 
 
 def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:

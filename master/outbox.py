@@ -11,14 +11,51 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from corral.limits import MAX_MESSAGE_BYTES
 from corral.master import convert
 from corral.master.core import commands as cmd
 from corral.master.core.records import OfferRecord
+from corral.master.core.types import Status
 from corral.master.offer_wire import OfferEncoder
 from corral.v1 import agent_pb2, scheduler_pb2
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000
+# Every message the outbox merges stays under this many bytes, as estimated from above by
+# ``*_bytes`` below, with room to spare under MAX_MESSAGE_BYTES: a framework or an agent
+# refuses a larger message and loses its stream. The estimates cost a few len() calls per item;
+# ByteSize() would cost as much as serializing the message a second time.
+MAX_BATCH_BYTES = MAX_MESSAGE_BYTES // 2
+
+
+# Offer ids are the master's own (its id, "-O", a counter): well under 64 bytes each.
+MAX_RESCIND_IDS = MAX_BATCH_BYTES // 64
+
+
+def text_bytes(text: str) -> int:
+    """At least the UTF-8 length of ``text`` (exact for ASCII; isascii() is O(1))."""
+    return len(text) if text.isascii() else 4 * len(text)
+
+
+def status_bytes(s: Status) -> int:
+    """At least a status's serialized length, with its key and length in a repeated field.
+    (Statuses forwarded as received carry no unknown fields: rpc.py drops them.)"""
+    return (
+        64
+        + text_bytes(s.task_id)
+        + text_bytes(s.agent_id)
+        + text_bytes(s.framework_id)
+        + text_bytes(s.message)
+        + len(s.uuid)
+    )
+
+
+@dataclass
+class UpdateBatch:
+    """An UPDATE event still open for more statuses, and its estimated size."""
+
+    event: scheduler_pb2.Event
+    nbytes: int = 0
 
 
 @dataclass
@@ -33,7 +70,9 @@ class Outbox:
     # Offers are kept as OfferBatch and encoded by ``encoder`` (master/offer_wire.py) when
     # ``wire`` hands them to a stream; everything else is a protobuf message.
     encoder: OfferEncoder = field(default_factory=OfferEncoder)
-    framework_msgs: dict[str, list[scheduler_pb2.Event | OfferBatch]] = field(default_factory=dict)
+    framework_msgs: dict[str, list[scheduler_pb2.Event | OfferBatch | UpdateBatch]] = field(
+        default_factory=dict
+    )
     stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)
     subscribed: list[tuple[str, str]] = field(default_factory=list)  # framework, stream
     agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
@@ -43,24 +82,46 @@ class Outbox:
     rescinded: int = 0
     launched: int = 0
     # The UPDATE message still open for more statuses, per framework (the last one queued).
-    _open_update: dict[str, scheduler_pb2.Update] = field(default_factory=dict)
+    _open_update: dict[str, UpdateBatch] = field(default_factory=dict)
+    # The estimated size of the last message queued for each agent, which the next command of
+    # the same kind may be merged into.
+    _agent_bytes: dict[str, int] = field(default_factory=dict)
 
     def add(self, commands: Iterable[cmd.Command]) -> None:
         for c in commands:
             self._add(c)
 
-    def wire(self, msg: scheduler_pb2.Event | OfferBatch) -> scheduler_pb2.Event | bytes:
-        """A framework message as it goes on the stream: OFFERS as wire bytes, the rest as is."""
-        return self.encoder.event(msg.offers) if isinstance(msg, OfferBatch) else msg
+    def wire(
+        self, msg: scheduler_pb2.Event | OfferBatch | UpdateBatch
+    ) -> list[tuple[scheduler_pb2.Event | bytes, int]]:
+        """A framework message as it goes on the stream, with its estimated size (0: small):
+        OFFERS as wire bytes (in as many events as keep each under MAX_BATCH_BYTES), the rest
+        as is."""
+        if isinstance(msg, OfferBatch):
+            return [(b, len(b)) for b in self.encoder.events(msg.offers, MAX_BATCH_BYTES)]
+        if isinstance(msg, UpdateBatch):
+            return [(msg.event, msg.nbytes)]
+        return [(msg, 0)]
+
+    def _fits(self, agent_id: str, size: int) -> bool:
+        """Whether ``size`` more bytes fit the last message queued for the agent."""
+        return self._agent_bytes.get(agent_id, MAX_BATCH_BYTES) + size <= MAX_BATCH_BYTES
 
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
-            update = self._open_update.get(c.framework_id)
-            if update is None or len(update.statuses) >= MAX_BATCH:
-                event = scheduler_pb2.Event(update=scheduler_pb2.Update())
-                self.framework_msgs.setdefault(c.framework_id, []).append(event)
-                update = self._open_update[c.framework_id] = event.update
+            batch = self._open_update.get(c.framework_id)
             for s in c.statuses:
+                size = status_bytes(s)
+                if (
+                    batch is None
+                    or len(batch.event.update.statuses) >= MAX_BATCH
+                    or batch.nbytes + size > MAX_BATCH_BYTES
+                ):
+                    batch = UpdateBatch(scheduler_pb2.Event(update=scheduler_pb2.Update()))
+                    self.framework_msgs.setdefault(c.framework_id, []).append(batch)
+                    self._open_update[c.framework_id] = batch
+                batch.nbytes += size
+                update = batch.event.update
                 wire = s.wire  # the agent's message, while its event is being handled
                 if wire is not None:
                     update.statuses.append(wire)  # type: ignore[arg-type]
@@ -80,7 +141,11 @@ class Outbox:
             self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
             prev = msgs[-1] if msgs else None
-            if isinstance(prev, scheduler_pb2.Event) and prev.HasField("rescind"):
+            if (
+                isinstance(prev, scheduler_pb2.Event)
+                and prev.HasField("rescind")
+                and len(prev.rescind.offer_ids) + len(c.offer_ids) <= MAX_RESCIND_IDS
+            ):
                 prev.rescind.offer_ids.extend(c.offer_ids)
             else:
                 msgs.append(
@@ -110,23 +175,30 @@ class Outbox:
             self.launched += len(c.tasks)
             amsgs = self.agent_msgs.setdefault(c.agent_id, [])
             last = amsgs[-1] if amsgs else None
-            if (
-                last is not None
+            ids = 16 + text_bytes(c.agent_id) + text_bytes(c.framework_id)
+            launch = (
+                last.launch_tasks
+                if last is not None
                 and last.HasField("launch_tasks")
                 and last.launch_tasks.framework_id == c.framework_id
-            ):
-                launch = last.launch_tasks
-            else:
-                amsgs.append(
-                    agent_pb2.MasterMessage(
-                        launch_tasks=agent_pb2.LaunchTasks(framework_id=c.framework_id)
-                    )
-                )
-                launch = amsgs[-1].launch_tasks
+                else None
+            )
             for t in c.tasks:
                 wire = t.wire
                 if wire is None:
                     continue
+                # Tasks come from frameworks, checked against MAX_TASK_BYTES by the core; the
+                # launches of several accepts merged could still add up past the limit.
+                size = wire.ByteSize() + ids  # type: ignore[attr-defined]
+                if launch is None or self._agent_bytes[c.agent_id] + size > MAX_BATCH_BYTES:
+                    amsgs.append(
+                        agent_pb2.MasterMessage(
+                            launch_tasks=agent_pb2.LaunchTasks(framework_id=c.framework_id)
+                        )
+                    )
+                    launch = amsgs[-1].launch_tasks
+                    self._agent_bytes[c.agent_id] = ids
+                self._agent_bytes[c.agent_id] += size
                 task = launch.tasks.add()
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
@@ -139,11 +211,14 @@ class Outbox:
             )
         elif isinstance(c, cmd.SendKill):
             amsgs = self.agent_msgs.setdefault(c.agent_id, [])
-            if amsgs and amsgs[-1].HasField("kill_tasks"):
+            size = 24 + text_bytes(c.framework_id) + text_bytes(c.task_id)
+            if amsgs and amsgs[-1].HasField("kill_tasks") and self._fits(c.agent_id, size):
                 kills = amsgs[-1].kill_tasks
             else:
                 amsgs.append(agent_pb2.MasterMessage(kill_tasks=agent_pb2.KillTasks()))
                 kills = amsgs[-1].kill_tasks
+                self._agent_bytes[c.agent_id] = 0
+            self._agent_bytes[c.agent_id] += size
             kills.kills.add(
                 framework_id=c.framework_id,
                 task_id=c.task_id,
@@ -151,14 +226,20 @@ class Outbox:
             )
         elif isinstance(c, cmd.SendAgentAcks):
             amsgs = self.agent_msgs.setdefault(c.agent_id, [])
-            if amsgs and amsgs[-1].HasField("acknowledgements"):
-                acks = amsgs[-1].acknowledgements
-            else:
-                amsgs.append(
-                    agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
-                )
-                acks = amsgs[-1].acknowledgements
+            acks = (
+                amsgs[-1].acknowledgements
+                if amsgs and amsgs[-1].HasField("acknowledgements")
+                else None
+            )
             for task_id, uuid in c.acknowledgements:
+                size = 16 + text_bytes(task_id) + len(uuid)
+                if acks is None or not self._fits(c.agent_id, size):
+                    amsgs.append(
+                        agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
+                    )
+                    acks = amsgs[-1].acknowledgements
+                    self._agent_bytes[c.agent_id] = 0
+                self._agent_bytes[c.agent_id] += size
                 acks.acknowledgements.add(task_id=task_id, uuid=uuid)
         elif isinstance(c, cmd.ClusterEvent):
             self.cluster_events.append(c)

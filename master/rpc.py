@@ -19,6 +19,7 @@ from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.master import CallRejected
 from corral.master.offer_wire import event_wire
+from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
 from corral.master.runtime import MasterRuntime, OutStream
 from corral.v1 import (
     agent_pb2,
@@ -332,6 +333,11 @@ class _CallResults:
         )
         self._wake.set()
 
+    @staticmethod
+    def _result_bytes(result: scheduler_pb2.CallResult) -> int:
+        """At least the result's serialized size (id, code, message, key and length)."""
+        return 32 + text_bytes(result.message)
+
     def expect(self, call_id: int, answer: asyncio.Future[Any]) -> None:
         """The core's answer to call ``call_id`` comes as ``answer``."""
         self._outstanding += 1
@@ -363,7 +369,16 @@ class _CallResults:
                 return None
             await self._wake.wait()
             self._wake.clear()
-        ready, self._ready = self._ready, []
+        # A CallBatch of many small calls can have more refusals, with their reasons, than one
+        # message may hold: the rest go in the next batch.
+        ready = self._ready
+        total = 0
+        for n, result in enumerate(ready):
+            total += self._result_bytes(result)
+            if total > MAX_BATCH_BYTES and n > 0:
+                self._ready = ready[n:]
+                return scheduler_pb2.CallResultBatch(results=ready[:n])
+        self._ready = []
         return scheduler_pb2.CallResultBatch(results=ready)
 
 
@@ -445,6 +460,9 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                         )
                     )
                 elif kind == "status_updates":
+                    # Statuses are forwarded to frameworks as received: fields this master does
+                    # not know must not ride along (nor escape the outbox's size estimate).
+                    msg.DiscardUnknownFields()
                     statuses = []
                     for s in msg.status_updates.statuses:
                         try:

@@ -30,7 +30,7 @@ from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import TaskState
 from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
-from corral.master.outbox import MAX_BATCH, Outbox
+from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
 from corral.v1 import scheduler_pb2
 
 log = get_logger("corral.master")
@@ -48,10 +48,12 @@ class OutStream:
     limit: int = STREAM_QUEUE_LIMIT  # messages (each a batch) queued before the stream is cut
     failed: str = ""
     _items: deque[Any] = field(default_factory=deque)
+    _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
     _ended: bool = False
 
-    def put(self, msg: Any) -> None:
+    def put(self, msg: Any, size: int = 0) -> None:
+        """Queue ``msg``; ``size`` is its estimated length in bytes (an UPDATE's, to merge)."""
         if self.failed or self._ended:
             return
         if len(self._items) >= self.limit:
@@ -59,6 +61,7 @@ class OutStream:
             self.failed = "the stream fell too far behind"
         else:
             self._items.append(msg)
+            self._sizes.append(size)
         self._ready.set()
 
     def end(self) -> None:
@@ -72,7 +75,7 @@ class OutStream:
         UPDATE events queued back to back go out as one: a busy master queues an UPDATE per
         framework per flush, faster than one write per loop turn sends them, and a framework
         then heard of its tasks seconds late (5k agents, unpaced launch)."""
-        items = self._items
+        items, sizes = self._items, self._sizes
         while not self.failed:
             if not items:
                 if self._ended:
@@ -81,9 +84,16 @@ class OutStream:
                 await self._ready.wait()
                 continue
             msg = items.popleft()
+            nbytes = sizes.popleft()
             if _is_update(msg):
                 statuses = msg.update.statuses
+                nbytes = nbytes or msg.ByteSize()
                 while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
+                    more = sizes[0] or items[0].ByteSize()
+                    if nbytes + more > MAX_BATCH_BYTES:
+                        break  # one message must stay under the peer's size limit
+                    nbytes += more
+                    sizes.popleft()
                     statuses.extend(items.popleft().update.statuses)
             yield msg
 
@@ -369,7 +379,8 @@ class MasterRuntime:
             if stream is None:
                 continue  # disconnected: pending statuses are resent on re-subscription
             for fmsg in msgs:
-                stream.put(outbox.wire(fmsg))
+                for wire, size in outbox.wire(fmsg):
+                    stream.put(wire, size)
         for conn, amsg in outbox.conn_msgs:
             astream = self.agent_streams.get(conn)
             if astream is None:

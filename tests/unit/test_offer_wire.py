@@ -88,3 +88,19 @@ def test_the_stream_serializer_passes_bytes_through_and_serializes_events() -> N
     beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
     assert event_wire(b"\x12\x00") == b"\x12\x00"
     assert event_wire(beat) == beat.SerializeToString()
+
+
+@settings(max_examples=200, deadline=None)
+@given(offer_batches(), st.integers(0, 2000))
+def test_offers_split_by_size_parse_to_the_same_offers_each_event_under_the_bound(
+    batches: list[list[OfferRecord]], max_bytes: int
+) -> None:
+    encoder = OfferEncoder()
+    for batch in batches:
+        events = [scheduler_pb2.Event.FromString(b) for b in encoder.events(batch, max_bytes)]
+        got = [o for e in events for o in e.offers.offers]
+        assert got == list(expected(batch).offers.offers)
+        for event in events:
+            # Only an offer larger than the bound on its own may take an event past it.
+            assert event.offers.ByteSize() <= max_bytes or len(event.offers.offers) == 1
+        assert len(events) == 1 or all(e.offers.offers for e in events)
