@@ -276,6 +276,12 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                 yield batch
         finally:
             reader.cancel()
+        # A reader that failed (a bug) stopped reading calls: the caller must not take the
+        # stream's end for "every call answered".
+        failure = reader.exception() if reader.done() and not reader.cancelled() else None
+        if failure is not None:
+            log.error("calls_stream_failed", error=repr(failure), exc_info=failure)
+            await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {failure}")
 
     async def _read_calls(
         self, request_iterator: AsyncIterator[scheduler_pb2.CallBatch], results: _CallResults

@@ -54,6 +54,9 @@ class OutStream:
 
     def put(self, msg: Any, size: int = 0) -> None:
         """Queue ``msg``; ``size`` is its estimated length in bytes (an UPDATE's, to merge)."""
+        if msg is None:
+            # Never a message: a None written to gRPC ends the stream with UNKNOWN.
+            raise TypeError("OutStream.put(None): use end() to end the stream")
         if self.failed or self._ended:
             return
         if len(self._items) >= self.limit:
@@ -372,7 +375,11 @@ class MasterRuntime:
             )
         for stream_id, msg in outbox.stream_msgs:
             stream = self.framework_streams.get(stream_id)
-            if stream is not None:
+            if stream is None:
+                continue
+            if msg is None:
+                stream.end()
+            else:
                 stream.put(msg)
         for fw_id, msgs in outbox.framework_msgs.items():
             stream = self.framework_streams.get(self._stream_of_framework.get(fw_id, ""))
@@ -389,7 +396,10 @@ class MasterRuntime:
                 self._connection_of_agent[amsg.registered.agent_id] = conn
                 self._agent_of_connection[conn] = amsg.registered.agent_id
                 amsg.registered.master_id = self.master_id
-            astream.put(amsg)
+            if amsg is None:
+                astream.end()
+            else:
+                astream.put(amsg)
         for agent_id, amsgs in outbox.agent_msgs.items():
             astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))
             if astream is None:

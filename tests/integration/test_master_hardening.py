@@ -4,15 +4,25 @@ and raw bytes, so nothing is checked before the master sees it."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import NoReturn
 
 import grpc
 import pytest
 
 from corral.limits import MAX_MESSAGE_BYTES
+from corral.master import rpc
 from corral.master.core.config import MasterConfig
 from corral.master.server import RunningMaster, start_master
-from corral.v1 import operator_pb2, operator_pb2_grpc, scheduler_pb2_grpc
+from corral.v1 import (
+    agent_pb2,
+    agent_pb2_grpc,
+    operator_pb2,
+    operator_pb2_grpc,
+    scheduler_pb2_grpc,
+)
+from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as s
 
 TIMEOUT = 10.0
@@ -55,4 +65,72 @@ async def test_a_message_over_the_size_limit_is_refused_by_grpc_and_the_master_s
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await stub.Acknowledge(ack, timeout=TIMEOUT)
     assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, info.value
+    await assert_serving(channel)
+
+
+# -- (B) a stream the master ends ends with a definite status ---------------------------------
+
+
+async def test_a_framework_stream_replaced_by_a_new_subscription_ends_with_error_then_ok(
+    channel: grpc.aio.Channel,
+) -> None:
+    stub = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
+    info = pb.FrameworkInfo(name="twice", role="*")
+    first = stub.Subscribe(s.SubscribeRequest(framework_info=info), timeout=TIMEOUT)
+    subscribed = await first.read()
+    assert subscribed.HasField("subscribed"), subscribed
+    info.id = subscribed.subscribed.framework_id
+    second = stub.Subscribe(s.SubscribeRequest(framework_info=info), timeout=TIMEOUT)
+    assert (await second.read()).HasField("subscribed")
+    # The first stream gets ERROR, then ends cleanly: not UNKNOWN from a None written to gRPC.
+    rest = []
+    async with asyncio.timeout(TIMEOUT):
+        while (event := await first.read()) is not grpc.aio.EOF:
+            rest.append(event)
+    assert [e.WhichOneof("event") for e in rest if not e.HasField("heartbeat")] == ["error"]
+    assert await first.code() == grpc.StatusCode.OK, await first.details()
+    second.cancel()
+    await assert_serving(channel)
+
+
+def register(agent_id: str = "") -> agent_pb2.AgentMessage:
+    info = pb.AgentInfo(id=agent_id, hostname="h", resources=pb.Resources(cpus=1, mem=64))
+    return agent_pb2.AgentMessage(register=agent_pb2.Register(info=info))
+
+
+async def test_an_agent_stream_replaced_by_a_reregistration_ends_with_ok(
+    channel: grpc.aio.Channel,
+) -> None:
+    stub = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
+    first = stub.Connect(timeout=TIMEOUT)
+    await first.write(register())
+    registered = await first.read()
+    assert registered.HasField("registered"), registered
+    second = stub.Connect(timeout=TIMEOUT)
+    await second.write(register(registered.registered.agent_id))
+    assert (await second.read()).HasField("registered")
+    async with asyncio.timeout(TIMEOUT):
+        assert await first.read() is grpc.aio.EOF
+        assert await first.code() == grpc.StatusCode.OK, await first.details()
+    second.cancel()
+    await assert_serving(channel)
+
+
+async def test_a_calls_stream_whose_reader_fails_ends_internal_not_ok(
+    channel: grpc.aio.Channel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: rpc.SchedulerServicer, request: s.SuppressRequest) -> NoReturn:
+        raise RuntimeError("injected bug")
+
+    monkeypatch.setattr(rpc.SchedulerServicer, "_suppress_event", broken)
+    stub = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
+    call = stub.Calls(timeout=TIMEOUT)
+    await call.write(s.CallBatch(calls=[s.Call(id=1, suppress=s.SuppressRequest())]))
+    await call.done_writing()
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async with asyncio.timeout(TIMEOUT):
+            async for _batch in call:
+                pass
+    assert info.value.code() == grpc.StatusCode.INTERNAL
+    assert "injected bug" in (info.value.details() or "")
     await assert_serving(channel)
