@@ -18,14 +18,8 @@ from corral.logging import get_logger
 from corral.master.allocator import make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import build_app
-from corral.master.rpc import (
-    AgentServicer,
-    OperatorServicer,
-    SchedulerServicer,
-    add_scheduler_servicer,
-)
+from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
-from corral.v1 import agent_pb2_grpc, operator_pb2_grpc
 
 log = get_logger("corral.master")
 
@@ -77,9 +71,7 @@ async def start_master(
 ) -> RunningMaster:
     runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)
     server = grpc.aio.server(options=GRPC_OPTIONS)
-    add_scheduler_servicer(SchedulerServicer(runtime), server)
-    agent_pb2_grpc.add_AgentServiceServicer_to_server(AgentServicer(runtime), server)  # type: ignore[no-untyped-call]
-    operator_pb2_grpc.add_OperatorServicer_to_server(OperatorServicer(runtime), server)  # type: ignore[no-untyped-call]
+    add_servicers(runtime, server)
     try:
         port = server.add_insecure_port(grpc_address)
     except RuntimeError as exc:  # grpc's way of saying the address is taken or invalid

@@ -10,6 +10,7 @@ from typing import NoReturn
 
 import grpc
 import pytest
+from google.protobuf.message import Message
 
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.master import rpc
@@ -133,4 +134,100 @@ async def test_a_calls_stream_whose_reader_fails_ends_internal_not_ok(
                 pass
     assert info.value.code() == grpc.StatusCode.INTERNAL
     assert "injected bug" in (info.value.details() or "")
+    await assert_serving(channel)
+
+
+# -- (C) what does not decode is INVALID_ARGUMENT, on every service ---------------------------
+
+GARBAGE = b"\xff\xff\xff\xff\xff"
+
+
+def bad_utf8(msg: Message) -> bytes:
+    """``msg`` serialized with its "ZZZZ" string replaced by bytes that are not UTF-8."""
+    raw = msg.SerializeToString()
+    assert raw.count(b"ZZZZ") == 1
+    return raw.replace(b"ZZZZ", b"\\xff\\xfe\\xfd\\xfc")
+
+
+UNARY = [
+    (
+        "/corral.v1.Scheduler/Suppress",
+        bad_utf8(s.SuppressRequest(caller=s.Caller(framework_id="ZZZZ"))),
+    ),
+    ("/corral.v1.Scheduler/Accept", GARBAGE),
+    ("/corral.v1.Operator/Explain", bad_utf8(operator_pb2.ExplainRequest(framework_id="ZZZZ"))),
+    ("/corral.v1.Operator/GetState", GARBAGE),
+]
+SERVER_STREAMS = [
+    (
+        "/corral.v1.Scheduler/Subscribe",
+        bad_utf8(s.SubscribeRequest(framework_info=pb.FrameworkInfo(name="ZZZZ", role="*"))),
+    ),
+    ("/corral.v1.Operator/Watch", GARBAGE),
+]
+BIDI_STREAMS = [
+    ("/corral.v1.Scheduler/Calls", [GARBAGE]),
+    (
+        "/corral.v1.Scheduler/Calls",
+        [
+            bad_utf8(
+                s.CallBatch(
+                    calls=[
+                        s.Call(
+                            id=1, suppress=s.SuppressRequest(caller=s.Caller(framework_id="ZZZZ"))
+                        )
+                    ]
+                )
+            )
+        ],
+    ),
+    ("/corral.v1.AgentService/Connect", [GARBAGE]),
+    ("/corral.v1.AgentService/Connect", [register().SerializeToString(), GARBAGE]),
+]
+
+
+def assert_invalid(error: grpc.aio.AioRpcError) -> None:
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error
+    assert "does not decode" in (error.details() or ""), error.details()
+
+
+@pytest.mark.parametrize(("method", "payload"), UNARY, ids=[m for m, _ in UNARY])
+async def test_an_undecodable_unary_request_is_invalid_argument(
+    channel: grpc.aio.Channel, method: str, payload: bytes
+) -> None:
+    rpc_ = channel.unary_unary(method)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await rpc_(payload, timeout=TIMEOUT)
+    assert_invalid(info.value)
+    await assert_serving(channel)
+
+
+@pytest.mark.parametrize(("method", "payload"), SERVER_STREAMS, ids=[m for m, _ in SERVER_STREAMS])
+async def test_an_undecodable_stream_request_is_invalid_argument(
+    channel: grpc.aio.Channel, method: str, payload: bytes
+) -> None:
+    call = channel.unary_stream(method)(payload, timeout=TIMEOUT)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async for _msg in call:
+            pass
+    assert_invalid(info.value)
+    await assert_serving(channel)
+
+
+@pytest.mark.parametrize(
+    ("method", "payloads"),
+    BIDI_STREAMS,
+    ids=["calls-garbage", "calls-utf8", "connect-first", "connect-later"],
+)
+async def test_an_undecodable_message_on_a_stream_is_invalid_argument(
+    channel: grpc.aio.Channel, method: str, payloads: list[bytes]
+) -> None:
+    call = channel.stream_stream(method)(timeout=TIMEOUT)
+    for payload in payloads:
+        await call.write(payload)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async with asyncio.timeout(TIMEOUT):
+            while await call.read() is not grpc.aio.EOF:
+                pass  # REGISTERED, before the bad message
+    assert_invalid(info.value)
     await assert_serving(channel)
