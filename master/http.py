@@ -9,6 +9,11 @@ from corral.master import views
 from corral.master.core.master import CallRejected, MasterCore
 from corral.master.runtime import MasterRuntime
 
+# Seconds a client has to send a whole request head once it connected (or once the previous
+# response on the connection was written), and to send a body the master does not read. Past
+# that the connection is closed: half-sent requests must not hold sockets open (issue 17).
+HTTP_READ_TIMEOUT = 10.0
+
 
 def build_app(runtime: MasterRuntime) -> web.Application:
     app = web.Application()

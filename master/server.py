@@ -17,7 +17,7 @@ from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.master.allocator import make_allocator
 from corral.master.core.config import MasterConfig
-from corral.master.http import build_app
+from corral.master.http import HTTP_READ_TIMEOUT, build_app
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
 
@@ -68,6 +68,7 @@ async def start_master(
     http_address: str,
     allocator: str = "numba",
     seed: int | None = None,
+    http_read_timeout: float = HTTP_READ_TIMEOUT,
 ) -> RunningMaster:
     runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)
     server = grpc.aio.server(options=GRPC_OPTIONS)
@@ -81,7 +82,17 @@ async def start_master(
     grpc_host, _ = _split(grpc_address)
     runtime.start()
     await server.start()
-    runner = web.AppRunner(build_app(runtime), access_log=None)
+    # aiohttp has no header-read timeout of its own; its keep-alive timer does the job. It is
+    # armed when a connection opens (aiohttp >= 3.14.5) and after every response, incoming
+    # bytes do not reset it, and it closes the connection when it fires while no whole request
+    # has arrived; a request being handled is never cut. lingering_time bounds draining a body
+    # no handler read (every route is a GET).
+    runner = web.AppRunner(
+        build_app(runtime),
+        access_log=None,
+        keepalive_timeout=http_read_timeout,
+        lingering_time=http_read_timeout,
+    )
     await runner.setup()
     http_host, http_port = _split(http_address)
     site = web.TCPSite(runner, http_host, http_port)

@@ -231,3 +231,72 @@ async def test_an_undecodable_message_on_a_stream_is_invalid_argument(
                 pass  # REGISTERED, before the bad message
     assert_invalid(info.value)
     await assert_serving(channel)
+
+
+# -- (D) a half-sent HTTP request does not hold its socket open --------------------------------
+
+READ_TIMEOUT = 0.5
+
+
+@pytest.fixture
+async def http_master() -> AsyncIterator[RunningMaster]:
+    running = await start_master(
+        MasterConfig(),
+        "127.0.0.1:0",
+        "127.0.0.1:0",
+        allocator="numpy",
+        http_read_timeout=READ_TIMEOUT,
+    )
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+async def _connect(address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    host, _, port = address.rpartition(":")
+    return await asyncio.open_connection(host, int(port))
+
+
+async def _closed_within(reader: asyncio.StreamReader, seconds: float) -> bytes:
+    """Everything the server sends until it closes the connection, which must be soon."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await reader.read()
+    except TimeoutError:
+        raise AssertionError(f"the master kept the connection open past {seconds:g} s") from None
+
+
+async def test_half_sent_http_requests_are_disconnected_and_whole_ones_answered(
+    http_master: RunningMaster,
+) -> None:
+    address = http_master.http_address
+    partial = [
+        b"",  # connected, nothing sent
+        b"GET /health HTTP/1.1\r\nHost: x\r\n",  # the head never ends
+        b"GET /heal",
+    ]
+    conns = [await _connect(address) for _ in range(20)]
+    for i, (_reader, writer) in enumerate(conns):
+        writer.write(partial[i % len(partial)])
+        await writer.drain()
+    # Well past the bound, far short of aiohttp's own keep-alive default (an hour).
+    for reader, writer in conns:
+        assert await _closed_within(reader, 10 * READ_TIMEOUT) == b""
+        writer.close()
+    # A whole request is answered.
+    reader, writer = await _connect(address)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = await _closed_within(reader, TIMEOUT)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:100]
+
+
+async def test_a_second_request_left_half_sent_after_a_response_is_disconnected(
+    http_master: RunningMaster,
+) -> None:
+    reader, writer = await _connect(http_master.http_address)
+    writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\n")
+    answer = await _closed_within(reader, 10 * READ_TIMEOUT)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1 ") == 1, answer
