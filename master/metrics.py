@@ -73,6 +73,18 @@ class MasterMetrics:
         self.calls_rejected = Counter(
             "corral_calls_rejected", "Framework calls refused", ["code"], registry=r
         )
+        self.event_failures = Counter(
+            "corral_event_failures",
+            "Events whose handling raised (a bug): refused, logged as core_failed",
+            ["event"],
+            registry=r,
+        )
+        self.background_task_failures = Counter(
+            "corral_background_task_failures",
+            "Background tasks that ended unexpectedly (a runtime loop: the master stops)",
+            ["task"],
+            registry=r,
+        )
         self.events_processed = Counter(
             "corral_events_processed", "Events handled by the master core", registry=r
         )

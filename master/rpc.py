@@ -23,6 +23,7 @@ from corral.master.core.master import CallRejected
 from corral.master.offer_wire import event_wire
 from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
 from corral.master.runtime import MasterRuntime, OutStream
+from corral.supervise import spawn
 from corral.v1 import (
     agent_pb2,
     agent_pb2_grpc,
@@ -399,7 +400,12 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         goes out as one CallResultBatch. The stream ends after the caller half-closes and every
         call it sent has its result."""
         results = _CallResults()
-        reader = asyncio.create_task(self._read_calls(request_iterator, results))
+        reader = spawn(
+            self._read_calls(request_iterator, results),
+            "calls-reader",
+            log,
+            on_failure=self.rt.task_failed,
+        )
         try:
             while (batch := await results.next_batch()) is not None:
                 yield batch
@@ -408,8 +414,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         # A reader that failed (a bug) stopped reading calls: the caller must not take the
         # stream's end for "every call answered".
         failure = reader.exception() if reader.done() and not reader.cancelled() else None
-        if failure is not None:
-            log.error("calls_stream_failed", error=repr(failure), exc_info=failure)
+        if failure is not None:  # logged and counted by spawn's watch
             await context.abort(grpc.StatusCode.INTERNAL, f"internal error: {failure}")
 
     async def _read_calls(
@@ -558,7 +563,12 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 tasks=tasks,
             )
         )
-        reader = asyncio.create_task(self._read(request_iterator, agent_id, connection, stream))
+        reader = spawn(
+            self._read(request_iterator, agent_id, connection, stream),
+            "agent-reader",
+            log,
+            on_failure=self.rt.task_failed,
+        )
         try:
             async for msg in stream.messages():
                 yield msg

@@ -9,6 +9,7 @@ coalesced wire messages into bounded per-stream queues that the stream handlers 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import random
 import time
@@ -31,6 +32,7 @@ from corral.master.core.types import TaskState
 from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
+from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
 log = get_logger("corral.master")
@@ -144,7 +146,10 @@ class MasterRuntime:
         self._agent_of_connection: dict[int, str] = {}
         self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[Any]] = []
+        # Set when one of the runtime's loops ended: the master must stop (serve_forever).
+        self.died = asyncio.Event()
+        self.death = ""
         self._counts = {"events": 0, "accepts": 0, "declined": 0}
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
@@ -196,12 +201,29 @@ class MasterRuntime:
     # ----------------------------------------------------------------- tasks
 
     def start(self) -> None:
+        loops = {
+            "master-core": self._core_loop,
+            "master-allocation": self._allocation_loop,
+            "master-tick": self._tick_loop,
+            "master-heartbeat": self._heartbeat_loop,
+        }
         self._tasks = [
-            asyncio.create_task(self._core_loop(), name="master-core"),
-            asyncio.create_task(self._allocation_loop(), name="master-allocation"),
-            asyncio.create_task(self._tick_loop(), name="master-tick"),
-            asyncio.create_task(self._heartbeat_loop(), name="master-heartbeat"),
+            spawn(loop(), name, log, forever=True, on_failure=self._loop_failed)
+            for name, loop in loops.items()
         ]
+
+    def task_failed(self, task: asyncio.Task[Any], exc: BaseException | None) -> None:
+        """A task serving one stream failed (a bug; corral.supervise logged it): counted."""
+        self.metrics.background_task_failures.labels(task.get_name()).inc()
+
+    def _loop_failed(self, task: asyncio.Task[Any], exc: BaseException | None) -> None:
+        """A loop of the runtime ended: a bug. The master stops rather than run half-dead (no
+        timers, or no core), so whatever supervises the process restarts it."""
+        name = task.get_name()
+        self.metrics.background_task_failures.labels(name).inc()
+        if not self.died.is_set():
+            self.death = f"{name}: {exc!r}" if exc is not None else f"{name} returned"
+            self.died.set()
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -215,7 +237,7 @@ class MasterRuntime:
         # pile up in the inbox however long one takes.
         while True:
             await asyncio.sleep(self.config.allocation_interval)
-            await self.call(
+            await self._timer_call(
                 ev.AllocationTick(
                     stimulus_id=self.stimulus("allocate"),
                     now=self.clock(),
@@ -227,7 +249,14 @@ class MasterRuntime:
         interval = min(0.5, self.config.agent_timeout / 4)
         while True:
             await asyncio.sleep(interval)
-            await self.call(ev.Tick(stimulus_id=self.stimulus("tick"), now=self.clock()))
+            await self._timer_call(ev.Tick(stimulus_id=self.stimulus("tick"), now=self.clock()))
+
+    async def _timer_call(self, event: ev.Event) -> None:
+        """A timer's event, handled before the timer goes on. A refusal (a failed handler:
+        logged and counted by the core loop) must not end the timer, or every later tick is
+        lost with it."""
+        with contextlib.suppress(CallRejected):
+            await self.call(event)
 
     async def _heartbeat_loop(self) -> None:
         beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
@@ -266,6 +295,29 @@ class MasterRuntime:
             future.set_exception(exc)
 
     def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
+        try:
+            self._process_one(item, future, outbox)
+        except Exception as exc:
+            self._event_failed(item, future, exc)
+
+    def _event_failed(self, item: Any, future: asyncio.Future[Any] | None, exc: Exception) -> None:
+        """Handling one event raised: a bug, in the core or the shell. Said loudly, counted,
+        the event refused (its caller gets INTERNAL); the loop goes on with the next event, so
+        one bad event costs one answer, not the master."""
+        if isinstance(item, _Deadlined):
+            item = item.event
+        kind = type(item).__name__
+        log.error(
+            "core_failed",
+            event_kind=kind,
+            stimulus_id=getattr(item, "stimulus_id", ""),
+            error=repr(exc),
+            exc_info=exc,
+        )
+        self.metrics.event_failures.labels(kind).inc()
+        self._reject(future, CallRejected("INTERNAL", f"internal error: {exc}"))
+
+    def _process_one(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
         if isinstance(item, _Query):
             try:
                 result = item.fn(self.core)
@@ -296,14 +348,6 @@ class MasterRuntime:
             commands = self.core.handle(item)
         except CallRejected as exc:
             self._reject(future, exc)
-            return
-        except Exception as exc:
-            # A bug in the core: say so loudly, keep serving the other peers.
-            log.exception(
-                "core_failed", stimulus_id=item.stimulus_id, event_kind=type(item).__name__
-            )
-            if future is not None and not future.done():
-                future.set_exception(CallRejected("INTERNAL", f"internal error: {exc}"))
             return
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)

@@ -122,7 +122,8 @@ async def serve_forever(
     http_address: str,
     allocator: str,
     ready_file: Path | None,
-) -> None:
+) -> int:
+    """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
     # the collector's way.
     tune_gc()
@@ -144,6 +145,17 @@ async def serve_forever(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    stopped = asyncio.create_task(stop.wait())
+    died = asyncio.create_task(master.runtime.died.wait())
+    await asyncio.wait((stopped, died), return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    died.cancel()
+    if master.runtime.died.is_set():
+        # A dead loop is a bug (logged as background_task_failed): stop and exit non-zero so
+        # whatever supervises the process starts a whole master again.
+        log.error("master_failed", reason=master.runtime.death)
+        await master.stop()
+        return 1
     log.info("master_stopping")
     await master.stop()
+    return 0

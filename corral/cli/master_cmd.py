@@ -112,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
     try:
-        asyncio.run(serve_forever(config, args.grpc, args.http, args.allocator, args.ready_file))
+        return asyncio.run(
+            serve_forever(config, args.grpc, args.http, args.allocator, args.ready_file)
+        )
     except OSError as exc:
         raise CliError(f"cannot start: {exc}") from None
-    return 0

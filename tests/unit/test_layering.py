@@ -29,6 +29,7 @@ KERNEL = (
     "corral.gc_tuning",
     "corral.extras",
     "corral.limits",
+    "corral.supervise",
 )
 WIRE = ("corral.v1",)
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
