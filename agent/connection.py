@@ -26,6 +26,7 @@ import grpc.aio
 
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
+from corral.supervise import spawn
 from corral.v1 import agent_pb2, agent_pb2_grpc
 
 log = get_logger("corral.agent.connection")
@@ -155,7 +156,11 @@ class MasterConnection:
         self._ended.clear()
         self._outbox.clear()
         self._owner.on_open()
-        writer = asyncio.get_running_loop().create_task(self._write(call))
+        # A writer that fails unexpectedly must not leave the stream up with nothing sent on it
+        # (no heartbeats: the master would mark the agent unreachable): end it and reconnect.
+        writer = spawn(
+            self._write(call), "agent-writer", self._log, on_failure=lambda _t, _e: call.cancel()
+        )
         error = "stream ended by the master"
         try:
             while True:

@@ -22,6 +22,7 @@ from corral.agent.core import events as e
 from corral.agent.core.types import Signal, TaskSpec
 from corral.agent.executor import Clock, EventSink
 from corral.logging import get_logger
+from corral.supervise import spawn
 
 log = get_logger("corral.agent.executor")
 
@@ -43,7 +44,7 @@ class ProcessExecutor:
         self._runs: set[asyncio.Task[None]] = set()
 
     def start(self, task: TaskSpec, agent_id: str) -> None:
-        run = asyncio.get_running_loop().create_task(self._run(task, agent_id))
+        run = spawn(self._run(task, agent_id), f"task-{task.task_id}", log)
         self._runs.add(run)
         run.add_done_callback(self._runs.discard)
 

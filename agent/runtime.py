@@ -17,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import grpc.aio
 
@@ -31,6 +32,7 @@ from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
 from corral.logging import get_logger
+from corral.supervise import spawn
 from corral.v1 import agent_pb2
 
 log = get_logger("corral.agent")
@@ -115,7 +117,16 @@ class Agent:
         self.connection = MasterConnection(
             channel, self, backoff=self.config.reconnect_backoff, name=self.config.hostname
         )
-        stream = asyncio.get_running_loop().create_task(self.connection.run())
+        # The stream loop runs until close() below; ending before that (a bug) fails the agent,
+        # which exits 1 for its supervisor to restart it, instead of running on unconnected.
+        stream = spawn(
+            self.connection.run(),
+            "agent-stream",
+            self._log,
+            forever=True,
+            on_failure=self._stream_failed,
+            stopping=self._done.is_set,
+        )
         self._log.info(
             "agent starting",
             master=self.config.master,
@@ -140,6 +151,10 @@ class Agent:
             return 1
         self._log.info("agent stopped", agent_id=self.agent_id)
         return 0
+
+    def _stream_failed(self, _task: asyncio.Task[Any], exc: BaseException | None) -> None:
+        self._failure = exc or RuntimeError("the stream to the master ended")
+        self._done.set()
 
     def stop(self, reason: str = "stopped") -> None:
         """Kill every task, send their statuses if connected, then let ``run`` return."""
