@@ -1245,7 +1245,18 @@ class MasterCore:
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
         fw = self.frameworks.get(framework_id)
         if fw is None:
-            raise CallRejected("NOT_FOUND", f"unknown framework {framework_id!r}")
+            raise CallRejected("NOT_FOUND", f"unknown framework {echo(framework_id)}")
+        if fw.state is FrameworkState.REMOVED:
+            # Out of the allocator: nothing is offered to it, and that is the whole answer.
+            return {
+                "framework_id": framework_id,
+                "state": fw.state.value,
+                "suppressed": fw.suppressed,
+                "outstanding_offers": 0,
+                "offered_agents_last_cycle": 0,
+                "reasons": {"framework removed": 1},
+                "details": {},
+            }
         explanation = self.allocator.explain(framework_id, now)
         return {
             "framework_id": framework_id,

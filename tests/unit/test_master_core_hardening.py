@@ -238,3 +238,12 @@ def test_a_framework_id_cannot_be_taken_over_with_another_name_or_principal(
     # The same framework failing over (same name and principal) is fine.
     again, out = h.subscribe(framework_id=fid, name="owner", principal="alice")
     assert again == fid and of(cmd.CloseFrameworkStream, out)
+
+
+def test_explain_answers_for_a_removed_framework() -> None:
+    h = Harness()
+    fid, _ = h.subscribe()
+    h.handle(ev.Teardown(**h.call_base(fid)))
+    answer = h.core.explain(fid, h.now)
+    assert answer["state"] == "removed"
+    assert answer["reasons"] == {"framework removed": 1}
