@@ -1,5 +1,8 @@
-"""What an agent keeps across restarts: its id (assigned by the master) and a lock on its work
-directory, so two agents never share one checkpoint and both claim the same identity."""
+"""What an agent keeps across restarts: its id and secret (assigned by the master) and a lock on
+its work directory, so two agents never share one checkpoint and both claim the same identity.
+
+The secret proves the id: the master lets an agent re-register with a known id only if it
+presents the secret handed out with that id."""
 
 from __future__ import annotations
 
@@ -10,38 +13,45 @@ from typing import IO, Protocol
 
 
 class AgentIdStore(Protocol):
-    def load(self) -> str: ...
-    def save(self, agent_id: str) -> None: ...
+    def load(self) -> tuple[str, str]: ...
+    def save(self, agent_id: str, secret: str) -> None: ...
 
 
 class MemoryAgentIdStore:
     """For simulated agents: thousands of them in one process, ids gone with the process."""
 
-    def __init__(self, agent_id: str = "") -> None:
+    def __init__(self, agent_id: str = "", secret: str = "") -> None:
         self.agent_id = agent_id
+        self.secret = secret
 
-    def load(self) -> str:
-        return self.agent_id
+    def load(self) -> tuple[str, str]:
+        return self.agent_id, self.secret
 
-    def save(self, agent_id: str) -> None:
-        self.agent_id = agent_id
+    def save(self, agent_id: str, secret: str) -> None:
+        self.agent_id, self.secret = agent_id, secret
 
 
 class FileAgentIdStore:
-    """``work_dir/agent_id``, replaced atomically so a crash never leaves half an id."""
+    """``work_dir/agent_id`` (the id, then the secret, a line each), replaced atomically so a
+    crash never leaves half an identity. Owner-only: the secret is a credential."""
 
     def __init__(self, work_dir: Path) -> None:
         self.path = work_dir / "agent_id"
 
-    def load(self) -> str:
+    def load(self) -> tuple[str, str]:
         try:
-            return self.path.read_text().strip()
+            lines = self.path.read_text().splitlines()
         except FileNotFoundError:
-            return ""
+            return "", ""
+        agent_id = lines[0].strip() if lines else ""
+        secret = lines[1].strip() if len(lines) > 1 else ""  # files from before secrets: none
+        return agent_id, secret
 
-    def save(self, agent_id: str) -> None:
+    def save(self, agent_id: str, secret: str) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(agent_id + "\n")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{agent_id}\n{secret}\n")
         os.replace(tmp, self.path)
 
 

@@ -124,6 +124,7 @@ def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.A
             info=registered_info,
             tasks=[task_to_pb(spec) for spec, _ in cmd.tasks],
             task_statuses=[status_to_pb(status) for _, status in cmd.tasks],
+            secret=cmd.secret,
         )
     )
 
@@ -139,6 +140,7 @@ def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -
                 stimulus_id=stimulus_id,
                 agent_id=reg.agent_id,
                 heartbeat_interval=reg.heartbeat_interval_seconds,
+                secret=reg.secret,
             )
         ]
     if kind == "heartbeat_interval":

@@ -112,7 +112,7 @@ class Agent:
         if self._lock is not None:
             self.config.work_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()  # raises WorkDirBusy
-        self.core.agent_id = self.id_store.load()
+        self.core.agent_id, self.core.secret = self.id_store.load()
         channel = self._channel or open_channel(self.config.master)
         self.connection = MasterConnection(
             channel, self, backoff=self.config.reconnect_backoff, name=self.config.hostname
@@ -225,8 +225,8 @@ class Agent:
             case c.SendRegister():
                 if conn is not None:
                     conn.send(convert.register_to_pb(cmd, self._info))
-            case c.CheckpointAgentId(agent_id=agent_id):
-                self.id_store.save(agent_id)
+            case c.CheckpointAgentId(agent_id=agent_id, secret=secret):
+                self.id_store.save(agent_id, secret)
                 self._log.info("agent id assigned", agent_id=agent_id)
             case c.LogWarning(message=message, task_id=task_id):
                 self._log.warning(message, task_id=task_id, stimulus_id=cmd.stimulus_id)

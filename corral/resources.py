@@ -2,9 +2,9 @@
 
 Scalars are kept in a fixed order (``SCALARS``) so that the allocator can treat them as a dense
 vector; ports are ranges that travel with the agent's free scalars and are never part of fairness.
-Every constructor validates: quantities are finite and non-negative, ranges are ordered and
-disjoint. Parsing the command-line form raises ``ValueError`` with a message that names the
-offending part.
+Every constructor validates: quantities are finite, non-negative and at most
+``corral.limits.MAX_SCALAR``, ranges are ordered and disjoint. Parsing the command-line form
+raises ``ValueError`` with a message that names the offending part.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from corral.limits import MAX_SCALAR
 
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
 # Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
@@ -35,6 +37,8 @@ def _check_scalar(name: str, value: float) -> float:
         raise ResourceError(f"{name} is infinite")
     if v < 0:
         raise ResourceError(f"{name} is negative ({v:g})")
+    if v > MAX_SCALAR:
+        raise ResourceError(f"{name} is {v:g}, more than the limit of {MAX_SCALAR:g}")
     return v
 
 

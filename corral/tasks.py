@@ -42,6 +42,24 @@ TERMINAL_STATES = frozenset(
 )
 
 
+# The states an agent may report. The rest (LOST, UNREACHABLE, GONE, UNKNOWN) are the master's
+# to make up: they describe what only the master can see (an agent's loss, a task nobody knows).
+# The agent core's transition table uses exactly these (tests/unit/test_agent_states.py).
+AGENT_REPORTED_STATES = frozenset(
+    {
+        TaskState.STAGING,
+        TaskState.STARTING,
+        TaskState.RUNNING,
+        TaskState.KILLING,
+        TaskState.FINISHED,
+        TaskState.FAILED,
+        TaskState.KILLED,
+        TaskState.ERROR,
+        TaskState.DROPPED,
+    }
+)
+
+
 class TaskReason(IntEnum):
     UNSPECIFIED = 0
     COMMAND_EXITED = 1

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 
+from corral import limits
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import (
     AgentSpec,
@@ -24,6 +25,53 @@ from corral.v1 import common_pb2 as pb
 
 class WireError(ValueError):
     """A message that cannot become a core value; the text names the problem."""
+
+
+# --- limits (corral.limits): checked where a message becomes core values ---------------------
+
+
+def text(value: str, what: str, limit: int) -> str:
+    """``value`` if it is at most ``limit`` characters; the error repeats only its start."""
+    if len(value) > limit:
+        raise WireError(f"{what} is {len(value)} characters, more than the limit of {limit}")
+    return value
+
+
+def ident(value: str, what: str) -> str:
+    return text(value, what, limits.MAX_ID_LENGTH)
+
+
+def name(value: str, what: str) -> str:
+    return text(value, what, limits.MAX_NAME_LENGTH)
+
+
+def count(items: Sized, what: str, limit: int) -> None:
+    if len(items) > limit:
+        raise WireError(f"{what}: {len(items)} given, more than the limit of {limit}")
+
+
+def idents(values: Sequence[str], what: str, limit: int) -> tuple[str, ...]:
+    """A list of ids of one call: at most ``limit``, each at most MAX_ID_LENGTH characters."""
+    count(values, what, limit)
+    longest = max(values, key=len, default="")
+    ident(longest, f"an entry of {what}")
+    return tuple(values)
+
+
+def uuid(value: bytes, what: str) -> bytes:
+    if len(value) > limits.MAX_UUID_BYTES:
+        raise WireError(
+            f"{what} is {len(value)} bytes, more than the limit of {limits.MAX_UUID_BYTES}"
+        )
+    return value
+
+
+def _mapping(values: Mapping[str, str], what: str, limit: int) -> dict[str, str]:
+    count(values, what, limit)
+    for key, value in values.items():
+        name(key, f"{what} key {limits.echo(key)}")
+        text(value, f"{what} {limits.echo(key)}", limits.MAX_VALUE_LENGTH)
+    return dict(values)
 
 
 _EFFECT_FROM_PB = {
@@ -88,9 +136,12 @@ def scalars_to_pb(
     return out
 
 
-def taints_from_pb(taints: Iterable[pb.Taint], what: str) -> tuple[Taint, ...]:
+def taints_from_pb(taints: Sequence[pb.Taint], what: str) -> tuple[Taint, ...]:
+    count(taints, f"{what}: taints", limits.MAX_TAINTS)
     out: list[Taint] = []
     for t in taints:
+        name(t.key, f"{what}: a taint's key")
+        text(t.value, f"{what}: taint {limits.echo(t.key)}'s value", limits.MAX_VALUE_LENGTH)
         effect = _EFFECT_FROM_PB.get(t.effect)
         if effect is None:
             raise WireError(f"{what}: taint {t.key!r} has no effect")
@@ -101,16 +152,21 @@ def taints_from_pb(taints: Iterable[pb.Taint], what: str) -> tuple[Taint, ...]:
 def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
     if not info.hostname:
         raise WireError("agent info: hostname is empty")
+    name(info.hostname, "agent info: hostname")
+    ident(info.id, "agent info: id")
     resources = resources_from_pb(info.resources, "agent resources")
+    count(info.reservations, "agent info: reservations", limits.MAX_ROLES)
     reservations = {
-        role: resources_from_pb(r, f"reservation for role {role!r}")
+        name(role, "agent info: a reservation's role"): resources_from_pb(
+            r, f"reservation for role {limits.echo(role)}"
+        )
         for role, r in info.reservations.items()
     }
     return AgentSpec(
         agent_id=info.id,
         hostname=info.hostname,
         resources=resources,
-        attributes=as_dict(info.attributes),
+        attributes=_mapping(as_dict(info.attributes), "agent attributes", limits.MAX_ATTRIBUTES),
         taints=taints_from_pb(info.taints, "agent info"),
         reservations=reservations,
     )
@@ -119,6 +175,19 @@ def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
 def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
     if not info.name:
         raise WireError("framework info: name is empty")
+    ident(info.id, "framework info: id")
+    for field_name in ("name", "role", "principal", "hostname", "user"):
+        name(getattr(info, field_name), f"framework info: {field_name}")
+    count(info.tolerations, "framework info: tolerations", limits.MAX_TOLERATIONS)
+    count(info.offer_constraints, "framework info: offer constraints", limits.MAX_TOLERATIONS)
+    for c in info.offer_constraints:
+        name(c.attribute, "framework info: an offer constraint's attribute")
+        count(c.values, f"offer constraint on {limits.echo(c.attribute)}", limits.MAX_ATTRIBUTES)
+        for v in c.values:
+            text(v, "an offer constraint's value", limits.MAX_VALUE_LENGTH)
+    for t in info.tolerations:
+        name(t.key, "framework info: a toleration's key")
+        text(t.value, "framework info: a toleration's value", limits.MAX_VALUE_LENGTH)
     if not math.isfinite(info.failover_timeout) or info.failover_timeout < 0:
         raise WireError(
             f"framework info: failover_timeout must be finite and >= 0, got {info.failover_timeout}"
@@ -153,9 +222,18 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
 
 
 def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
-    what = f"task {t.task_id!r}"
     if not t.task_id:
         raise WireError("a task has an empty task_id")
+    ident(t.task_id, "a task's task_id")
+    what = f"task {t.task_id!r}"
+    size = t.ByteSize()
+    if size > limits.MAX_TASK_BYTES:
+        raise WireError(
+            f"{what} is {size} bytes on the wire, more than the limit of {limits.MAX_TASK_BYTES}"
+        )
+    name(t.name, f"{what}: name")
+    name(t.priority_class, f"{what}: priority_class")
+    _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
     if not simulated and not (t.command.value or t.command.arguments):
         raise WireError(f"{what}: command is empty")
@@ -184,7 +262,14 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
     # Dict lookups instead of Enum(...) calls: this runs for every status of every agent.
     state = _STATE_OF.get(s.state)
     if state is None:
-        raise WireError(f"status of task {s.task_id!r} has no valid state")
+        raise WireError(f"status of task {limits.echo(s.task_id)} has no valid state")
+    if (
+        len(s.task_id) > limits.MAX_ID_LENGTH
+        or len(s.framework_id) > limits.MAX_ID_LENGTH
+        or len(s.agent_id) > limits.MAX_ID_LENGTH
+    ):
+        raise WireError(f"status of task {limits.echo(s.task_id)}: an id is too long")
+    uuid(s.uuid, f"status of task {limits.echo(s.task_id)}: uuid")
     return Status(
         s.task_id,
         s.framework_id,

@@ -164,7 +164,9 @@ class Outbox:
                     c.connection,
                     agent_pb2.MasterMessage(
                         registered=agent_pb2.Registered(
-                            agent_id=c.agent_id, heartbeat_interval_seconds=c.heartbeat_interval
+                            agent_id=c.agent_id,
+                            heartbeat_interval_seconds=c.heartbeat_interval,
+                            secret=c.secret,
                         )
                     ),
                 )

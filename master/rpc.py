@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from corral import limits
 from corral.logging import get_logger
 from corral.master import convert, views
 from corral.master.convert import WireError
@@ -41,6 +42,8 @@ _CODES = {
     "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
     "INTERNAL": grpc.StatusCode.INTERNAL,
     "DEADLINE_EXCEEDED": grpc.StatusCode.DEADLINE_EXCEEDED,
+    "PERMISSION_DENIED": grpc.StatusCode.PERMISSION_DENIED,
+    "RESOURCE_EXHAUSTED": grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 
 
@@ -235,8 +238,8 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         return {
             "stimulus_id": self.rt.stimulus(kind),
             "now": self.rt.clock(),
-            "framework_id": caller.framework_id,
-            "stream_id": caller.stream_id,
+            "framework_id": convert.ident(caller.framework_id, "caller.framework_id"),
+            "stream_id": convert.ident(caller.stream_id, "caller.stream_id"),
         }
 
     async def Subscribe(
@@ -247,7 +250,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
             spec = convert.framework_spec_from_pb(request.framework_info)
         except WireError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        stream_id = rt.new_id("stream")
+        stream_id = rt.new_secret()  # a credential: calls naming it act for the framework
         framework_id = spec.framework_id or rt.new_id("F")
         stream = OutStream()
         rt.framework_streams[stream_id] = stream
@@ -284,14 +287,21 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     # The unary RPCs and the CALLS stream share them.
 
     def _accept_event(self, request: scheduler_pb2.AcceptRequest) -> ev.Event:
-        tasks: list[Any] = []
+        launches = []
         for op in request.operations:
             if not op.HasField("launch"):
                 raise WireError("operation has no known type (expected launch)")
-            tasks += [convert.task_spec_from_pb(t) for t in op.launch.tasks]
+            launches.append(op.launch.tasks)
+        if sum(map(len, launches)) > limits.MAX_TASKS_PER_ACCEPT:
+            convert.count(
+                [t for ts in launches for t in ts],
+                "tasks in one accept",
+                limits.MAX_TASKS_PER_ACCEPT,
+            )
+        tasks = [convert.task_spec_from_pb(t) for ts in launches for t in ts]
         return ev.Accept(
             **self._call_fields(request.caller, "accept"),
-            offer_ids=tuple(request.offer_ids),
+            offer_ids=convert.idents(request.offer_ids, "offer_ids", limits.MAX_OFFERS_PER_CALL),
             tasks=tuple(tasks),
             refuse_seconds=_refuse(request.filters),
         )
@@ -299,7 +309,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     def _decline_event(self, request: scheduler_pb2.DeclineRequest) -> ev.Event:
         return ev.Decline(
             **self._call_fields(request.caller, "decline"),
-            offer_ids=tuple(request.offer_ids),
+            offer_ids=convert.idents(request.offer_ids, "offer_ids", limits.MAX_OFFERS_PER_CALL),
             refuse_seconds=_refuse(request.filters),
         )
 
@@ -314,23 +324,37 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
             raise WireError("task_id is empty")
         return ev.Kill(
             **self._call_fields(request.caller, "kill"),
-            task_id=request.task_id,
-            agent_id=request.agent_id,
+            task_id=convert.ident(request.task_id, "task_id"),
+            agent_id=convert.ident(request.agent_id, "agent_id"),
             grace_seconds=request.kill_grace_period_seconds,
         )
 
     def _acknowledge_event(self, request: scheduler_pb2.AcknowledgeRequest) -> ev.Event:
+        acks = request.acknowledgements
+        convert.count(acks, "acknowledgements", limits.MAX_IDS_PER_CALL)
         return ev.Acknowledge(
             **self._call_fields(request.caller, "ack"),
             acknowledgements=tuple(
-                (a.agent_id, a.task_id, a.uuid) for a in request.acknowledgements
+                (
+                    convert.ident(a.agent_id, "an acknowledgement's agent_id"),
+                    convert.ident(a.task_id, "an acknowledgement's task_id"),
+                    convert.uuid(a.uuid, "an acknowledgement's uuid"),
+                )
+                for a in acks
             ),
         )
 
     def _reconcile_event(self, request: scheduler_pb2.ReconcileRequest) -> ev.Event:
+        convert.count(request.tasks, "tasks to reconcile", limits.MAX_IDS_PER_CALL)
         return ev.Reconcile(
             **self._call_fields(request.caller, "reconcile"),
-            tasks=tuple((t.task_id, t.agent_id) for t in request.tasks),
+            tasks=tuple(
+                (
+                    convert.ident(t.task_id, "a reconciled task_id"),
+                    convert.ident(t.agent_id, "a reconciled agent_id"),
+                )
+                for t in request.tasks
+            ),
         )
 
     def _teardown_event(self, request: scheduler_pb2.TeardownRequest) -> ev.Event:
@@ -541,6 +565,8 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be REGISTER"
             )
         try:
+            convert.count(first.register.tasks, "reported tasks", limits.MAX_TASKS_PER_AGENT)
+            convert.ident(first.register.secret, "register.secret")
             spec = convert.agent_spec_from_pb(first.register.info)
             latest = {s.task_id: s for s in first.register.task_statuses}
             tasks = tuple(
@@ -553,16 +579,22 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         agent_id = spec.agent_id or rt.new_id("S")
         stream = OutStream()
         rt.agent_streams[connection] = stream
-        rt.submit(
-            ev.AgentRegister(
-                stimulus_id=rt.stimulus("register"),
-                now=rt.clock(),
-                connection=connection,
-                spec=spec,
-                new_agent_id=agent_id,
-                tasks=tasks,
+        try:
+            await rt.call(
+                ev.AgentRegister(
+                    stimulus_id=rt.stimulus("register"),
+                    now=rt.clock(),
+                    connection=connection,
+                    spec=spec,
+                    new_agent_id=agent_id,
+                    tasks=tasks,
+                    secret=first.register.secret,
+                    new_secret=rt.new_secret(),
+                )
             )
-        )
+        except CallRejected as exc:
+            rt.forget_agent_connection(connection)
+            await context.abort(_code_of(exc), exc.message)
         reader = spawn(
             self._read(request_iterator, agent_id, connection, stream),
             "agent-reader",

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import random
+import secrets
 import time
 import uuid
 from collections import deque
@@ -161,6 +162,10 @@ class MasterRuntime:
 
     def new_id(self, kind: str) -> str:
         return f"{self.master_id}-{kind}{next(self._seq)}"
+
+    def new_secret(self) -> str:
+        """An unguessable token (stream ids, agent secrets): randomness stays in the shell."""
+        return secrets.token_urlsafe(24)
 
     def new_connection(self) -> int:
         return next(self._seq)

@@ -17,12 +17,14 @@ class SendRegister(Command):
     """REGISTER (``agent_id`` empty) or re-register, with every task the agent still knows."""
 
     agent_id: str
+    secret: str
     tasks: tuple[tuple[TaskSpec, Status], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointAgentId(Command):
     agent_id: str
+    secret: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

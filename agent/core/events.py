@@ -30,6 +30,7 @@ class StreamOpened(Event):
 class Registered(Event):
     agent_id: str
     heartbeat_interval: float
+    secret: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

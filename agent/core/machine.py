@@ -59,6 +59,7 @@ class AgentCore:
     ) -> None:
         self.config = config or AgentCoreConfig()
         self.agent_id = agent_id
+        self.secret = ""  # proves agent_id to the master (see corral.agent.checkpoint)
         self.registered = False
         self.shutting_down = False
         self.stopped = False
@@ -157,12 +158,12 @@ class AgentCore:
     def _on_stream_opened(self, event: e.StreamOpened) -> None:
         self.registered = False
         tasks = tuple((t.spec, t.latest) for t in self._tasks.values() if t.latest is not None)
-        self._emit(c.SendRegister(agent_id=self.agent_id, tasks=tasks))
+        self._emit(c.SendRegister(agent_id=self.agent_id, secret=self.secret, tasks=tasks))
 
     def _on_registered(self, event: e.Registered) -> None:
-        if event.agent_id and event.agent_id != self.agent_id:
-            self.agent_id = event.agent_id
-            self._emit(c.CheckpointAgentId(agent_id=event.agent_id))
+        if event.agent_id and (event.agent_id, event.secret) != (self.agent_id, self.secret):
+            self.agent_id, self.secret = event.agent_id, event.secret
+            self._emit(c.CheckpointAgentId(agent_id=event.agent_id, secret=event.secret))
         interval = event.heartbeat_interval
         if not (math.isfinite(interval) and interval > 0):
             interval = self.config.default_heartbeat_interval

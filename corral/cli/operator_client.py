@@ -7,12 +7,15 @@ from typing import Any
 import grpc
 
 from corral.cli.errors import CliError
+from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import operator_pb2_grpc
 
 
 def call_operator(master: str, method: str, request: Any, timeout: float) -> Any:
     """``Operator.<method>(request)`` on ``master``; waits up to ``timeout`` for it to answer."""
-    with grpc.insecure_channel(master) as channel:
+    # The master's state can be larger than gRPC's 4 MB default: take what the master may send.
+    options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    with grpc.insecure_channel(master, options=options) as channel:
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         try:
             return getattr(stub, method)(request, timeout=timeout, wait_for_ready=True)

@@ -18,14 +18,16 @@ class AgentMessage(_message.Message):
     def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ...) -> None: ...
 
 class Register(_message.Message):
-    __slots__ = ("info", "tasks", "task_statuses")
+    __slots__ = ("info", "tasks", "task_statuses", "secret")
     INFO_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     TASK_STATUSES_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     tasks: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskInfo]
     task_statuses: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskStatus]
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskInfo, _Mapping]]] = ..., task_statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ...) -> None: ...
+    secret: str
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskInfo, _Mapping]]] = ..., task_statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ..., secret: _Optional[str] = ...) -> None: ...
 
 class AgentHeartbeat(_message.Message):
     __slots__ = ("timestamp",)
@@ -56,14 +58,16 @@ class MasterMessage(_message.Message):
     def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ...) -> None: ...
 
 class Registered(_message.Message):
-    __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds")
+    __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SECRET_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     master_id: str
     heartbeat_interval_seconds: float
-    def __init__(self, agent_id: _Optional[str] = ..., master_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ...) -> None: ...
+    secret: str
+    def __init__(self, agent_id: _Optional[str] = ..., master_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., secret: _Optional[str] = ...) -> None: ...
 
 class HeartbeatInterval(_message.Message):
     __slots__ = ("seconds",)

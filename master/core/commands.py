@@ -62,6 +62,7 @@ class SendRegistered(Command):
     connection: int
     agent_id: str
     heartbeat_interval: float
+    secret: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,8 @@ class AgentRegister(Event):
     spec: AgentSpec
     new_agent_id: str  # used when spec.agent_id is empty
     tasks: tuple[ReportedTask, ...] = ()
+    secret: str = ""  # what the agent presents with spec.agent_id
+    new_secret: str = ""  # unguessable, made by the shell: handed out with a new identity
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

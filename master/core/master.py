@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -51,7 +52,8 @@ from corral.master.core.types import (
     TaskSource,
     TaskState,
 )
-from corral.resources import Resources, normalize_ranges
+from corral.resources import Resources, normalize_ranges, ranges_count
+from corral.tasks import AGENT_REPORTED_STATES
 
 
 class CallRejected(Exception):
@@ -65,6 +67,18 @@ class CallRejected(Exception):
 
 def _invalid(message: str) -> CallRejected:
     return CallRejected("INVALID_ARGUMENT", message)
+
+
+def _no_repeats(ids: Sequence[str], what: str) -> None:
+    """Refuse a call that names an id twice, before anything changes (an id listed twice was
+    dropped twice: a KeyError halfway through a decline left an agent never offered again)."""
+    if len(set(ids)) == len(ids):
+        return
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            raise _invalid(f"{what} {echo(i)} appears twice")
+        seen.add(i)
 
 
 Commands = list[cmd.Command]
@@ -162,9 +176,54 @@ class MasterCore:
 
     # ------------------------------------------------------------------ agents
 
+    def _check_registration(self, e: ev.AgentRegister, agent_id: str) -> None:
+        """Refuse (CallRejected) a registration the master cannot believe, before anything
+        changes: the agent is told why and no record is made."""
+        spec = e.spec
+        known = self.agents.get(agent_id)
+        if known is not None and known.secret and e.secret != known.secret:
+            raise CallRejected(
+                "PERMISSION_DENIED",
+                f"agent id {echo(agent_id)} is registered to another agent "
+                "(the secret does not match); register without an id to join as a new agent",
+            )
+        reserved = Resources()
+        for reservation in spec.reservations.values():
+            reserved = reserved + reservation
+        short = spec.resources.exceeded_by(reserved)
+        if short:
+            raise _invalid(
+                f"reservations ({reserved}) exceed the agent's resources ({spec.resources}) "
+                f"in {', '.join(short)}"
+            )
+        _no_repeats([f"{t.framework_id}/{t.spec.task_id}" for t in e.tasks], "reported task")
+        live = Resources()
+        for t in e.tasks:
+            state = t.status.state
+            if state not in AGENT_REPORTED_STATES:
+                raise _invalid(
+                    f"reported task {echo(t.spec.task_id)} is {state.name}, "
+                    "a state only the master sets"
+                )
+            fw = self.frameworks.get(t.framework_id)
+            other = fw.tasks.get(t.spec.task_id) if fw is not None else None
+            if other is not None and other.agent_id != agent_id:
+                raise _invalid(
+                    f"reported task {echo(t.spec.task_id)} runs on agent {other.agent_id}"
+                )
+            if not state.terminal:
+                live = live + Resources.from_scalars(t.spec.resources.scalars())
+        short = spec.resources.exceeded_by(live)
+        if short:
+            raise _invalid(
+                f"reported live tasks use {live}, more than the agent's {spec.resources}, "
+                f"in {', '.join(short)}"
+            )
+
     def _agent_register(self, e: ev.AgentRegister) -> Commands:
         sid, now = e.stimulus_id, e.now
         agent_id = e.spec.agent_id or e.new_agent_id
+        self._check_registration(e, agent_id)
         spec = replace(e.spec, agent_id=agent_id)
         out: Commands = []
         agent = self.agents.get(agent_id)
@@ -177,6 +236,9 @@ class MasterCore:
                 last_seen=now,
                 free_ports=spec.resources.ports,
                 heartbeat_interval=self.config.agent_heartbeat_interval,
+                # An id the master does not know (a new agent, or any agent after a master
+                # restart) keeps the secret it presents; without one it gets a new one.
+                secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
             )
             self.agents[agent_id] = agent
             kind = "agent_added"
@@ -208,6 +270,7 @@ class MasterCore:
                 connection=e.connection,
                 agent_id=agent_id,
                 heartbeat_interval=agent.heartbeat_interval,
+                secret=agent.secret,
             )
         )
         out += self._reconcile_agent_tasks(agent, e)
@@ -313,7 +376,7 @@ class MasterCore:
         # command and one ``recover`` per status were ~15 % of the master in the load test).
         forwards: dict[str, list[Status]] = {}
         ended: list[tuple[str, str, Scalars]] = []
-        frameworks, tasks = self.frameworks, agent.tasks
+        frameworks, tasks, agent_id = self.frameworks, agent.tasks, agent.agent_id
         for status in e.statuses:
             fw = frameworks.get(status.framework_id)
             if fw is None or fw.state is FrameworkState.REMOVED:
@@ -321,6 +384,17 @@ class MasterCore:
                     orphan_acks.append((status.task_id, status.uuid))
                 continue
             task = tasks.get((status.framework_id, status.task_id))
+            if task is None or status.state not in AGENT_REPORTED_STATES:
+                # Rare paths: a task this agent does not hold, or a state only the master may
+                # set. An agent speaks only for its own tasks, in states it can know.
+                problem = self._foreign_status(fw, agent, status)
+                if problem:
+                    if status.uuid:
+                        orphan_acks.append((status.task_id, status.uuid))
+                    out.append(self._event(e, "status_ignored", status.task_id, problem))
+                    continue
+            if status.agent_id != agent_id:
+                status.agent_id = agent_id  # the stream says which agent speaks
             if task is not None:
                 state = status.state
                 if state is not task.state:
@@ -358,6 +432,30 @@ class MasterCore:
                 )
             )
         return out
+
+    def _foreign_status(self, fw: FrameworkRecord, agent: AgentRecord, status: Status) -> str:
+        """Why ``agent`` may not report ``status`` (empty if it may)."""
+        if status.state not in AGENT_REPORTED_STATES:
+            return (
+                f"agent {agent.agent_id} reported state {status.state.name}, "
+                "which only the master sets"
+            )
+        known = fw.tasks.get(status.task_id) or self.completed.get(
+            (fw.framework_id, status.task_id)
+        )
+        if known is not None and known.agent_id != agent.agent_id:
+            return (
+                f"agent {agent.agent_id} reported task {echo(status.task_id)}, "
+                f"which was launched on agent {known.agent_id}"
+            )
+        if not status.state.terminal:
+            # A live task the master never launched here: the agent learns of its fate when it
+            # re-registers (reported tasks are reconciled there), not by being believed now.
+            return (
+                f"agent {agent.agent_id} reported live task {echo(status.task_id)}, "
+                "which it was never given"
+            )
+        return ""
 
     def _keep_pending(self, fw: FrameworkRecord, status: Status, now: float) -> None:
         """Until the framework acknowledges it, a status is resent (at-least-once)."""
@@ -415,6 +513,17 @@ class MasterCore:
             raise CallRejected(
                 "FAILED_PRECONDITION", f"framework {fw_id} was removed; subscribe without an id"
             )
+        if fw is not None and not fw.placeholder:
+            # Failing over is the same framework coming back; an id alone is not enough to take
+            # over someone else's (authentication proper is for principals from certificates).
+            for field_name in ("name", "principal"):
+                mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
+                if mine != theirs:
+                    raise CallRejected(
+                        "PERMISSION_DENIED",
+                        f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
+                        f"not {echo(theirs)}: a failover must keep the {field_name}",
+                    )
         out: Commands = []
         if fw is None:
             fw = FrameworkRecord(
@@ -447,6 +556,7 @@ class MasterCore:
             fw.stream_id = e.stream_id
             fw.connection = e.connection
             fw.disconnected_at = None
+            fw.placeholder = False
             kind = "framework_resubscribed"
         self.allocator.set_suppressed(fw_id, fw.suppressed)
         out.append(
@@ -481,6 +591,7 @@ class MasterCore:
             connection=None,
             registered_at=now,
             disconnected_at=now,
+            placeholder=True,
         )
         self.frameworks[fw_id] = fw
         self.allocator.add_framework(fw_id, spec.role)
@@ -587,6 +698,7 @@ class MasterCore:
             offered = offered + o.resources
         need = Resources()
         seen: set[str] = set()
+        ports_of: dict[str, int] = {}  # tasks' ports must not overlap: each port is one task's
         for t in e.tasks:
             if not t.task_id:
                 raise _invalid("a task has an empty task_id")
@@ -597,7 +709,14 @@ class MasterCore:
             if t.resources.cpus <= 0 and t.resources.mem <= 0:
                 raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
             seen.add(t.task_id)
+            if t.resources.ports:
+                ports_of[t.task_id] = ranges_count(t.resources.ports)
             need = need + t.resources
+        if ports_of and ranges_count(need.ports) != sum(ports_of.values()):
+            raise _invalid(
+                f"tasks {', '.join(echo(t) for t in ports_of)} ask for the same port; "
+                "each port can go to one task"
+            )
         short = offered.exceeded_by(need)
         if short:
             raise _invalid(
@@ -648,8 +767,7 @@ class MasterCore:
         ids = list(offer_ids)
         if not ids:
             raise _invalid("no offer ids")
-        if len(set(ids)) != len(ids):
-            raise _invalid("an offer id appears twice")
+        _no_repeats(ids, "offer id")
         offers: list[OfferRecord] = []
         for oid in ids:
             offer = self.offers.get(oid)
@@ -661,6 +779,7 @@ class MasterCore:
     def _decline(self, e: ev.Decline) -> Commands:
         fw = self._caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
+        _no_repeats(e.offer_ids, "offer id")
         # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
         known, fid = self.offers, fw.framework_id
         offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
@@ -717,7 +836,11 @@ class MasterCore:
         fw = self._caller(e)
         for _agent_id, task_id, uuid in e.acknowledgements:
             if not uuid:
-                raise _invalid(f"acknowledgement of task {task_id!r} has no uuid")
+                raise _invalid(f"acknowledgement of task {echo(task_id)} has no uuid")
+        _no_repeats(
+            [f"{task_id!r}/{uuid.hex()}" for _, task_id, uuid in e.acknowledgements],
+            "acknowledgement (task/uuid)",
+        )
         per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         for agent_id, task_id, uuid in e.acknowledgements:
             pending = fw.pending.pop((task_id, uuid), None)
@@ -740,7 +863,8 @@ class MasterCore:
         if not e.tasks:
             statuses = [self._reconciled(t.status) for t in fw.tasks.values()]
         else:
-            for task_id, agent_id in e.tasks:
+            # A task named twice is answered once.
+            for task_id, agent_id in dict.fromkeys(e.tasks):
                 task = fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
                 if task is not None:
                     statuses.append(self._reconciled(task.status))
@@ -1121,7 +1245,18 @@ class MasterCore:
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
         fw = self.frameworks.get(framework_id)
         if fw is None:
-            raise CallRejected("NOT_FOUND", f"unknown framework {framework_id!r}")
+            raise CallRejected("NOT_FOUND", f"unknown framework {echo(framework_id)}")
+        if fw.state is FrameworkState.REMOVED:
+            # Out of the allocator: nothing is offered to it, and that is the whole answer.
+            return {
+                "framework_id": framework_id,
+                "state": fw.state.value,
+                "suppressed": fw.suppressed,
+                "outstanding_offers": 0,
+                "offered_agents_last_cycle": 0,
+                "reasons": {"framework removed": 1},
+                "details": {},
+            }
         explanation = self.allocator.explain(framework_id, now)
         return {
             "framework_id": framework_id,

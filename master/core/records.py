@@ -70,6 +70,8 @@ class AgentRecord:
     freed_at: float | None = None
     tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
     offers: set[str] = field(default_factory=set)
+    # Proves the id: a re-registration with this agent's id must present it.
+    secret: str = ""
 
     @property
     def agent_id(self) -> str:
@@ -99,6 +101,8 @@ class FrameworkRecord:
     offers: set[str] = field(default_factory=set)
     # Statuses forwarded and not yet acknowledged, by (task_id, uuid), in arrival order.
     pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
+    # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.
+    placeholder: bool = False
 
     @property
     def framework_id(self) -> str:

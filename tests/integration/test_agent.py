@@ -276,7 +276,8 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         await wait_until(
             "the checkpointed agent id",
             lambda: (
-                (work / "agent_id").exists() and (work / "agent_id").read_text().strip() == agent_id
+                (work / "agent_id").exists()
+                and (work / "agent_id").read_text().split()[0] == agent_id
             ),
         )
         await wait_until("heartbeats", lambda: double.heartbeats.get(agent_id, 0) >= 2)
@@ -540,7 +541,7 @@ async def test_agent_object_shutdown_from_master_kills_real_tasks(tmp_path: Path
             assert final.reason == S.TASK_REASON_AGENT_SHUTDOWN
             assert double.states(task_id).count(S.TASK_STATE_STARTING) == 1
         # A second agent cannot take the same work dir while the first holds it.
-        assert (tmp_path / "w" / "agent_id").read_text().strip() == agent_id
+        assert (tmp_path / "w" / "agent_id").read_text().split()[0] == agent_id
     finally:
         run.cancel()
         await asyncio.gather(run, return_exceptions=True)

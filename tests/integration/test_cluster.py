@@ -158,6 +158,6 @@ async def _agent_process_named(cluster: LocalCluster, agent_id: str) -> str:
         if not name.startswith("agent-"):
             continue
         checkpoint = cluster.work_dir / name / "agent_id"
-        if checkpoint.exists() and checkpoint.read_text().strip() == agent_id:
+        if checkpoint.exists() and checkpoint.read_text().split()[0] == agent_id:
             return name
     raise AssertionError(f"no agent process has id {agent_id}\n{cluster.logs()}")

@@ -94,9 +94,9 @@ async def test_a_framework_stream_replaced_by_a_new_subscription_ends_with_error
     await assert_serving(channel)
 
 
-def register(agent_id: str = "") -> agent_pb2.AgentMessage:
+def register(agent_id: str = "", secret: str = "") -> agent_pb2.AgentMessage:
     info = pb.AgentInfo(id=agent_id, hostname="h", resources=pb.Resources(cpus=1, mem=64))
-    return agent_pb2.AgentMessage(register=agent_pb2.Register(info=info))
+    return agent_pb2.AgentMessage(register=agent_pb2.Register(info=info, secret=secret))
 
 
 async def test_an_agent_stream_replaced_by_a_reregistration_ends_with_ok(
@@ -108,7 +108,7 @@ async def test_an_agent_stream_replaced_by_a_reregistration_ends_with_ok(
     registered = await first.read()
     assert registered.HasField("registered"), registered
     second = stub.Connect(timeout=TIMEOUT)
-    await second.write(register(registered.registered.agent_id))
+    await second.write(register(registered.registered.agent_id, registered.registered.secret))
     assert (await second.read()).HasField("registered")
     async with asyncio.timeout(TIMEOUT):
         assert await first.read() is grpc.aio.EOF

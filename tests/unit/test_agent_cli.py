@@ -83,9 +83,12 @@ def test_memory_reserve() -> None:
 
 def test_agent_id_checkpoint_round_trip_and_lock(tmp_path: Path) -> None:
     store = FileAgentIdStore(tmp_path)
-    assert store.load() == ""
-    store.save("agent-7")
-    assert FileAgentIdStore(tmp_path).load() == "agent-7"
+    assert store.load() == ("", "")
+    store.save("agent-7", "s3cret")
+    assert FileAgentIdStore(tmp_path).load() == ("agent-7", "s3cret")
+    assert (tmp_path / "agent_id").stat().st_mode & 0o077 == 0, "the secret is readable by others"
+    (tmp_path / "agent_id").write_text("agent-6\n")  # a checkpoint from before secrets
+    assert FileAgentIdStore(tmp_path).load() == ("agent-6", "")
     first = WorkDirLock(tmp_path)
     first.acquire()
     with pytest.raises(WorkDirBusy, match="in use"):

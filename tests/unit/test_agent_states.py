@@ -51,3 +51,11 @@ def test_legal(source: S, target: S) -> None:
 def test_illegal_raises(source: S, target: S) -> None:
     with pytest.raises(IllegalTransition, match=f"{source.name} -> {target.name}"):
         check("t", source, target)
+
+
+def test_the_agent_reports_exactly_the_states_the_master_accepts_from_it() -> None:
+    from corral.tasks import AGENT_REPORTED_STATES, TaskState
+
+    # A task enters the agent STAGING; every state it can reach from there is reportable.
+    reachable = {TaskState.STAGING} | {t for ts in TASK_TRANSITIONS.values() for t in ts}
+    assert reachable == set(AGENT_REPORTED_STATES)
