@@ -59,13 +59,10 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     )
 
     frameworks = np.flatnonzero(alloc.fw_alive[: alloc._frameworks.size])
-    tier, rkey, rrank = alloc.role_keys()
     cols = drf.fair_columns(alloc.cluster, alloc._fair)
-    fkey = drf.shares(alloc.alloc[frameworks], alloc.cluster, cols)
-    roles = alloc.fw_role[frameworks]
-    ranked = frameworks[
-        np.lexsort((alloc.fw_seq[frameworks], fkey, rrank[roles], rkey[roles], tier[roles]))
-    ]
+    fkey = np.zeros(alloc.alloc.shape[0])
+    fkey[frameworks] = drf.shares(alloc.alloc[frameworks], alloc.cluster, cols)
+    ranked = alloc.rank(frameworks, fkey, alloc.role_keys())
     position = int(np.flatnonzero(ranked == f)[0])
     count(REASON_ORDER, position)
 

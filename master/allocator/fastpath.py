@@ -3,11 +3,12 @@
 When every active framework is in one role and no role has a guarantee, no role a limit, no
 walked agent reservations or PreferNoSchedule taints, the reference's rules reduce to: each agent
 in walk order offers all its unreserved free resources to the first eligible framework in
-(dominant share, arrival) order, whose share then grows. Exactly the same decisions, made by
+(dominant share, allocations received, id) order (order.py's keys 7-9), whose share and count
+then grow. Exactly the same decisions, made by
 one of two walks (``DrfAllocator.kernel``): ``kernel.py``, compiled with numba (the master's
 default), and ``_walk_numpy`` below, which needs no compiler. The numpy walk, in Python:
 
-- The order is one sorted list of (share, seq, framework), kept sorted by moving only the
+- The order is one sorted list of (share, count, id rank, framework), kept sorted by moving only the
   framework just charged (``bisect``), instead of a ``lexsort`` of the eligible frameworks for
   every agent.
 - An agent's first eligible framework is found by probing the head of that list, and when the
@@ -85,13 +86,15 @@ def _walk_compiled(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64
     active = np.flatnonzero(al.fw_active[:m])
     share = np.zeros(m)
     share[active] = drf.shares(al.alloc[active], al.cluster, cols.tolist())
-    seq = np.ascontiguousarray(al.fw_seq[:m])
-    order = active[np.lexsort((seq[active], share[active]))]
+    count = al.fw_count  # charged in place by the kernel
+    rank = np.ascontiguousarray(al.framework_ranks()[:m])
+    order = active[np.lexsort((rank[active], count[active], share[active]))]
     role = int(al.fw_role[active[0]])
     idx, frameworks = kernel.walk(
-        candidates, free, al.placement.ok, al.filters.active, order, share, seq,
+        candidates, free, al.placement.ok, al.filters.active, order, share, count, rank,
         al.alloc, al.role_alloc[role], al.cluster, cols, al.used,
     )  # fmt: skip
+    al.role_count[role] += len(idx)
     agents = candidates[idx]
     offers = free[idx]
     al.charges.add(frameworks, agents, offers)
@@ -106,9 +109,12 @@ def _walk_numpy(
     total = al.cluster.tolist()
     active = np.flatnonzero(al.fw_active[:m])
     shares = drf.shares(al.alloc[active], al.cluster, cols).tolist()
-    seqs = al.fw_seq[active].tolist()
-    keys: list[tuple[float, int, int]] = sorted(zip(shares, seqs, active.tolist(), strict=True))
-    key_of = {k[2]: k for k in keys}
+    counts = al.fw_count[active].tolist()
+    ranks = al.framework_ranks()[active].tolist()
+    keys: list[tuple[float, int, int, int]] = sorted(
+        zip(shares, counts, ranks, active.tolist(), strict=True)
+    )
+    key_of = {k[3]: k for k in keys}
     ok, filtered = al.placement.ok, al.filters.active
     agents = candidates.tolist()
     free = free_rows.tolist()
@@ -128,7 +134,7 @@ def _walk_numpy(
 
     def lookup(i: int) -> None:
         nonlocal chunk_start, chunk_len, chunk_order, first, has, charged
-        order = np.fromiter((k[2] for k in keys), dtype=np.intp, count=len(keys))
+        order = np.fromiter((k[3] for k in keys), dtype=np.intp, count=len(keys))
         rows = candidates[i : i + size]
         eligible: npt.NDArray[np.bool_] = ok[np.ix_(rows, order)] & ~filtered[np.ix_(rows, order)]
         first = [int(x) for x in eligible.argmax(axis=1)]
@@ -140,8 +146,8 @@ def _walk_numpy(
     for i, a in enumerate(agents):
         f = -1
         for k in keys[:_PROBE]:
-            if ok[a, k[2]] and not filtered[a, k[2]]:
-                f = k[2]
+            if ok[a, k[3]] and not filtered[a, k[3]]:
+                f = k[3]
                 break
         if f < 0:
             j = i - chunk_start
@@ -165,14 +171,16 @@ def _walk_numpy(
         role_row = [x + y for x, y in zip(role_row, offer, strict=True)]
         old = key_of[f]
         del keys[bisect_left(keys, old)]
-        new = (drf.share(row, total, cols), old[1], f)
+        new = (drf.share(row, total, cols), old[1] + 1, old[2], f)
         insort(keys, new)
         key_of[f] = new
         charged.add(f)
         out.append((f, a, offer))
     for f, row in rows_of.items():
         al.alloc[f] = row
+        al.fw_count[f] = key_of[f][1]
     al.role_alloc[role] = role_row
+    al.role_count[role] += len(out)
     walked = Walked.of(out)
     # Every walked agent is charged once at most: one addition, as _charge makes.
     al.used[walked.agents] += walked.offers

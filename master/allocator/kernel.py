@@ -4,8 +4,9 @@ Why compiled: the walk is sequential (every charge moves the DRF order), so nump
 vectorise it, and in Python it costs ~10 µs per offered agent. Compiled, it is a scan of two
 boolean rows and an O(1) move of the charged framework in the common case.
 
-The DRF order lives in a gap buffer ``buf[start:end]`` sorted by (share, seq). A charge only
-raises the charged framework's share, so it moves right: the entries before it shift right by
+The DRF order lives in a gap buffer ``buf[start:end]`` sorted by (share, count, rank): order.py's
+keys 7-9. A charge raises the charged framework's share and count, so its key only grows and it
+moves right: the entries before it shift right by
 one (``start`` advances) and the entries after its new place shift right by one (``end``
 advances). When shares are close, the charged framework is near the head and lands near the
 tail, so both shifts are short. ``buf`` has room for one advance per candidate, so it never
@@ -32,9 +33,10 @@ def _walk(
     ok: Any,
     filtered: Any,
     buf: Any,
-    count: int,
+    size: int,
     share: Any,
-    seq: Any,
+    count: Any,
+    rank: Any,
     alloc: Any,
     role_row: Any,
     total: Any,
@@ -44,7 +46,7 @@ def _walk(
     out_f: Any,
 ) -> int:
     start = 0
-    end = count
+    end = size
     n = 0
     for i in range(candidates.shape[0]):
         a = candidates[i]
@@ -68,7 +70,9 @@ def _walk(
             if c == 0 or v > s:
                 s = v
         share[f] = s
-        q = seq[f]
+        count[f] += 1
+        got = count[f]
+        q = rank[f]
         # Take f out by shifting the entries before it right by one.
         for j in range(pos, start, -1):
             buf[j] = buf[j - 1]
@@ -79,7 +83,9 @@ def _walk(
         while lo < hi:
             mid = (lo + hi) >> 1
             g = buf[mid]
-            if share[g] < s or (share[g] == s and seq[g] < q):
+            if share[g] < s or (
+                share[g] == s and (count[g] < got or (count[g] == got and rank[g] < q))
+            ):
                 lo = mid + 1
             else:
                 hi = mid
@@ -164,7 +170,8 @@ def walk(
     filtered: npt.NDArray[np.bool_],
     order: npt.NDArray[np.intp],
     share: npt.NDArray[np.float64],
-    seq: npt.NDArray[np.int64],
+    count: npt.NDArray[np.int64],
+    rank: npt.NDArray[np.int64],
     alloc: npt.NDArray[np.float64],
     role_row: npt.NDArray[np.float64],
     total: npt.NDArray[np.float64],
@@ -172,8 +179,8 @@ def walk(
     used: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """(candidate index, framework) per offer, in walk order. ``order`` holds the active
-    frameworks sorted by (share, seq); ``share`` and ``seq`` are indexed by framework row.
-    Charges ``alloc``, ``role_row`` and ``used`` in place."""
+    frameworks sorted by (share, count, rank); the three are indexed by framework row.
+    Charges ``alloc``, ``count``, ``role_row`` and ``used`` in place."""
     if _compiled is None:
         raise RuntimeError("numba is not installed: use the numpy allocator kernel")
     n = len(candidates)
@@ -182,8 +189,8 @@ def walk(
     out_i = np.empty(n, dtype=np.intp)
     out_f = np.empty(n, dtype=np.intp)
     got = _compiled(
-        candidates, free, ok, filtered, buf, len(order), share, seq, alloc, role_row, total,
-        cols, used, out_i, out_f,
+        candidates, free, ok, filtered, buf, len(order), share, count, rank, alloc, role_row,
+        total, cols, used, out_i, out_f,
     )  # fmt: skip
     return out_i[:got], out_f[:got]
 
@@ -204,6 +211,7 @@ def warm() -> None:
         ~ok,
         np.zeros(1, dtype=np.intp),
         np.zeros(1),
+        np.zeros(1, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
         np.zeros((1, 4)),
         np.zeros(4),

@@ -20,7 +20,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, fastpath
+from corral.master.allocator import drf, fastpath, order
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
@@ -44,6 +44,7 @@ F64 = npt.NDArray[np.float64]
 INF = math.inf
 _START = 64
 Kernel = Literal["numba", "numpy"]
+RoleKeys = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
 KERNELS: tuple[Kernel, ...] = ("numba", "numpy")
 
 
@@ -73,7 +74,7 @@ class DrfAllocator:
         # frameworks (columns)
         self.alloc = np.zeros((_START, 4))
         self.fw_role = np.zeros(_START, dtype=np.intp)
-        self.fw_seq = np.zeros(_START, dtype=np.int64)
+        self.fw_count = np.zeros(_START, dtype=np.int64)  # allocations received (order.py)
         self.fw_alive = np.zeros(_START, dtype=np.bool_)
         self.suppressed = np.zeros(_START, dtype=np.bool_)
         self.fw_active = np.zeros(_START, dtype=np.bool_)
@@ -85,6 +86,7 @@ class DrfAllocator:
         self.guarantee: list[Vec] = []
         self.limit: list[Vec] = []
         self.role_alloc = np.zeros((0, 4))
+        self.role_count = np.zeros(0, dtype=np.int64)  # allocations received (order.py)
         # masks
         self.filters = FilterMatrix(_START, _START)
         self.placement = PlacementMask(_START, _START)
@@ -92,6 +94,7 @@ class DrfAllocator:
         self.cluster = np.zeros(4)
         self._seq = 0
         self._agent_order: npt.NDArray[np.intp] | None = None
+        self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
 
     # ---- sizing -------------------------------------------------------------------------------
@@ -106,7 +109,7 @@ class DrfAllocator:
         self.count_ok = grow_rows(self.count_ok, a, 0)
         self.alloc = grow_rows(self.alloc, f, 0.0)
         self.fw_role = grow_rows(self.fw_role, f, 0)
-        self.fw_seq = grow_rows(self.fw_seq, f, 0)
+        self.fw_count = grow_rows(self.fw_count, f, 0)
         for name in ("fw_alive", "suppressed", "fw_active"):
             setattr(self, name, grow_rows(getattr(self, name), f, False))
         self.filters.grow(self.total.shape[0], self.alloc.shape[0])
@@ -129,6 +132,7 @@ class DrfAllocator:
             self.guarantee.append([0.0] * 4)
             self.limit.append([INF] * 4)
             self.role_alloc = np.vstack([self.role_alloc, np.zeros((1, 4))])
+            self.role_count = np.append(self.role_count, np.int64(0))
         return idx
 
     def _live_frameworks(self) -> npt.NDArray[np.intp]:
@@ -221,8 +225,8 @@ class DrfAllocator:
         f = self._frameworks.add(framework_id)
         self._ensure()
         self.alloc[f] = 0.0
-        self.fw_role[f], self.fw_seq[f] = r, self._seq
-        self._seq += 1
+        self.fw_role[f], self.fw_count[f] = r, 0
+        self._framework_ranks = None
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
         self.filters.clear_framework(f)
         self.placement.set_framework(f, tolerations, constraints, self._live_agents())
@@ -236,6 +240,7 @@ class DrfAllocator:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
         self._frameworks.remove(framework_id)
+        self._framework_ranks = None
         self.fw_alive[f] = self.fw_active[f] = False
         self._last_plan_frameworks = self._last_plan_frameworks[self._last_plan_frameworks != f]
 
@@ -321,6 +326,8 @@ class DrfAllocator:
         )
         self.alloc[f] += amounts
         self.role_alloc[self.fw_role[f]] += amounts
+        self.fw_count[f] += 1
+        self.role_count[self.fw_role[f]] += 1
         from_res = self.reservations.take(a, int(self.fw_role[f]), amounts)
         used = self.used[a].tolist()
         self.used[a] = [u + x - r for u, x, r in zip(used, amounts, from_res, strict=True)]
@@ -516,16 +523,39 @@ class DrfAllocator:
 
     # ---- DRF keys -----------------------------------------------------------------------------
 
-    def role_keys(self) -> tuple[npt.NDArray[np.int64], F64, npt.NDArray[np.int64]]:
+    def framework_ranks(self) -> npt.NDArray[np.int64]:
+        """Each framework row's rank by id (order.py's last key); dead rows rank last."""
+        if self._framework_ranks is None:
+            self._framework_ranks = order.name_ranks(self._frameworks.table())
+        return self._framework_ranks
+
+    def rank(
+        self, frameworks: npt.NDArray[np.intp], fkey: F64, role_keys: RoleKeys, soft: int = -1
+    ) -> npt.NDArray[np.intp]:
+        """``frameworks`` in DRF order (order.py), on agent row ``soft`` if it has
+        PreferNoSchedule taints."""
+        tier, rkey, rrank = role_keys
+        return order.rank(
+            frameworks,
+            prefers_not=None if soft < 0 else self.placement.prefer_not[soft, frameworks],
+            role_of=self.fw_role,
+            role_tier=tier,
+            role_key=rkey,
+            role_count=self.role_count,
+            role_rank=rrank,
+            share=fkey,
+            count=self.fw_count,
+            framework_rank=self.framework_ranks(),
+        )
+
+    def role_keys(self) -> RoleKeys:
         """(tier, key, name rank) per role: tier 0 = unmet guarantee, served first."""
         cols = drf.fair_columns(self.cluster, self._fair)
         n = len(self.role_names)
         guarantee = np.asarray(self.guarantee).reshape(n, 4)
         tier = np.where((self.role_alloc < guarantee).any(axis=1), 0, 1).astype(np.int64)
         key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
-        rank = np.empty(n, dtype=np.int64)
-        rank[np.argsort(np.asarray(self.role_names, dtype=object), kind="stable")] = np.arange(n)
-        return tier, key, rank
+        return tier, key, order.name_ranks(self.role_names)
 
     # ---- explain ------------------------------------------------------------------------------
 
@@ -562,15 +592,10 @@ class _Walk:
         """Offers of agent a, in order, to the eligible ``frameworks``."""
         out: list[tuple[int, Vec]] = []
         alloc = self.a
-        soft = bool(alloc.placement.has_soft_taints[a])
+        soft = a if alloc.placement.has_soft_taints[a] else -1
         fs = frameworks
         while len(fs):
-            roles = alloc.fw_role[fs]
-            keys = [alloc.fw_seq[fs], self.fkey[fs], self.rrank[roles], self.rkey[roles]]
-            keys.append(self.tier[roles])
-            if soft:
-                keys.append(alloc.placement.prefer_not[a, fs].astype(np.int64))
-            ranked = fs[np.lexsort(keys)]
+            ranked = alloc.rank(fs, self.fkey, (self.tier, self.rkey, self.rrank), soft)
             allowance = None if self.guarded else [INF] * 4
             chosen = -1
             for pos, f in enumerate(ranked.tolist()):

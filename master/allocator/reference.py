@@ -7,7 +7,7 @@ STATE
   Agents, in registration order: ``total`` (cpus, mem, disk, gpus), attributes, taints, static
   reservations ``{role: scalars}`` (part of the total; their sum may not exceed it), draining.
   An agent's *unreserved capacity* is total minus all reservations.
-  Frameworks, in registration order (``seq``): role, tolerations, attribute constraints,
+  Frameworks: role, tolerations, attribute constraints,
   suppressed. Roles exist once named; weight (default 1), quota guarantee (default 0) and
   limit (default unlimited).
   Charges: what each framework holds on each agent. A charge on an agent draws first on the
@@ -30,9 +30,12 @@ SHARES
   A role has an *unmet guarantee* if its allocation is below its guarantee in some resource.
 
 DRF ORDER (for an agent a)
-  Frameworks sorted by the tuple
-    (intolerant of a PreferNoSchedule taint of a ? 1 : 0,
-     role has unmet guarantee ? 0 : 1, role key, role name, framework key, framework seq).
+  Frameworks sorted by ``order.reference_key`` (the key is written once, in order.py):
+    (priority level, intolerant of a PreferNoSchedule taint of a ? 1 : 0,
+     role has unmet guarantee ? 0 : 1, role key, role allocations received, role name,
+     framework key, framework allocations received, framework id).
+  Allocations received: every charge (cycle offer or ``allocate()``) adds one to the
+  framework's count and to its role's; counts never go down.
 
 ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
   f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
@@ -79,6 +82,7 @@ from typing import Any
 
 import numpy as np
 
+from corral.master.allocator import order
 from corral.master.allocator.interface import Allocation, Explanation, Plan, Scalars
 from corral.master.allocator.options import (
     REASON_DRAINING,
@@ -143,12 +147,12 @@ class _Agent:
 @dataclass
 class _Framework:
     role: str
-    seq: int
     tolerations: tuple[Toleration, ...]
     constraints: tuple[AttributeConstraint, ...]
     suppressed: bool = False
     charges: dict[str, Vec] = field(default_factory=dict)
     filters: dict[str, float] = field(default_factory=dict)
+    count: int = 0  # allocations received
 
 
 @dataclass
@@ -156,6 +160,7 @@ class _Role:
     weight: float = 1.0
     guarantee: Vec = field(default_factory=_zeros)
     limit: Vec = field(default_factory=lambda: [INF] * N)
+    count: int = 0  # allocations received by its frameworks
 
 
 class ReferenceAllocator:
@@ -168,7 +173,6 @@ class ReferenceAllocator:
         self._agents: dict[str, _Agent] = {}
         self._frameworks: dict[str, _Framework] = {}
         self._roles: dict[str, _Role] = {}
-        self._seq = 0
         self._last_offered: dict[str, int] = {}
 
     # ---- agents -------------------------------------------------------------------------------
@@ -217,10 +221,7 @@ class ReferenceAllocator:
         if framework_id in self._frameworks:
             raise ValueError(f"framework {framework_id!r} is already known")
         self._roles.setdefault(role, _Role())
-        self._frameworks[framework_id] = _Framework(
-            role, self._seq, tuple(tolerations), tuple(constraints)
-        )
-        self._seq += 1
+        self._frameworks[framework_id] = _Framework(role, tuple(tolerations), tuple(constraints))
 
     def remove_framework(self, framework_id: str) -> None:
         fw = self._framework(framework_id)
@@ -393,12 +394,19 @@ class ReferenceAllocator:
             unmet = any(a < g for a, g in zip(alloc, role.guarantee, strict=True))
             role_keys[name] = (0 if unmet else 1, self._share(alloc, total) / role.weight)
 
-        def key(item: tuple[str, _Framework]) -> tuple[int, int, float, str, float, int]:
+        def key(item: tuple[str, _Framework]) -> order.ReferenceKey:
             fid, fw = item
             tier, rkey = role_keys[fw.role]
-            intolerant = 1 if untolerated(prefer_not, fw.tolerations) else 0
-            fkey = self._share(fw_alloc[fid], total)
-            return (intolerant, tier, rkey, fw.role, fkey, fw.seq)
+            return order.reference_key(
+                prefers_not=bool(untolerated(prefer_not, fw.tolerations)),
+                role_tier=tier,
+                role_key=rkey,
+                role_count=self._roles[fw.role].count,
+                role_name=fw.role,
+                share=self._share(fw_alloc[fid], total),
+                count=fw.count,
+                framework_id=fid,
+            )
 
         return [fid for fid, _ in sorted(self._frameworks.items(), key=key)]
 
@@ -456,6 +464,8 @@ class ReferenceAllocator:
         return any(o >= m for o, m in zip(offer, self._min, strict=True))
 
     def _charge(self, fw: _Framework, agent_id: str, agent: _Agent, amounts: Vec) -> None:
+        fw.count += 1
+        self._roles[fw.role].count += 1
         charge = fw.charges.get(agent_id, _zeros())
         fw.charges[agent_id] = [c + x for c, x in zip(charge, amounts, strict=True)]
         from_res = [min(x, f) for x, f in zip(amounts, agent.reserved_free(fw.role), strict=True)]

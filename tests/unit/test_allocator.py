@@ -324,3 +324,25 @@ def test_unknown_ids_are_key_errors(kind: str) -> None:
 def test_unknown_kind() -> None:
     with pytest.raises(ValueError, match="unknown allocator kind"):
         make_allocator("magic")
+
+
+@pytest.mark.parametrize("role_split", [False, True], ids=["one-role", "two-roles"])
+def test_equal_shares_take_turns_then_break_ties_by_id(kind: str, role_split: bool) -> None:
+    """Mesos' DRF sorter: at equal shares, fewer allocations received first, then the name.
+    Two frameworks declining every offer with no filter are offered the agent in turn, not
+    the older one every time; at equal counts the smaller id goes first."""
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("zed", "r2" if role_split else "*")  # registered first, larger id
+    alloc.add_framework("amy", "r1" if role_split else "*")
+    served = []
+    for step in range(6):
+        (offer,) = alloc.cycle(float(step), seed=step)
+        served.append(offer.framework_id)
+        alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+    assert served == ["amy", "zed"] * 3
+    # A charge found at re-registration counts as an allocation received too.
+    alloc.allocate("amy", "a1", (0.0, 0.0, 0.0, 0.0))
+    alloc.allocate("amy", "a1", (0.0, 0.0, 0.0, 0.0))
+    (offer,) = alloc.cycle(10.0, seed=10)
+    assert offer.framework_id == "zed"
