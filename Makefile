@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit proto e2e clean
+.PHONY: demo test lint typecheck unit proto e2e clean fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ typecheck: $(STAMP)
 
 test: lint typecheck
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The master fuzz suite's large run (a small one is part of `make test`): prints calls per status.
+fuzz: $(STAMP)
+	CORRAL_FUZZ_CALLS=$${CORRAL_FUZZ_CALLS:-10000} $(PY) -m pytest -q -s -p no:cacheprovider tests/fuzz
 
 proto: $(STAMP)
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. proto/corral/v1/*.proto
