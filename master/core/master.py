@@ -680,11 +680,16 @@ class MasterCore:
         return fw
 
     def _refuse_seconds(self, value: float | None) -> float:
+        """How long a refuse filter lasts. A filter shorter than one allocation interval would
+        expire before the next cycle could honour it: it lasts one interval (Mesos MESOS-4302),
+        so a short ``refuse_seconds`` means "not in the next cycle", not "no filter"."""
         if value is None:
-            return self.config.default_refuse_seconds
+            value = self.config.default_refuse_seconds
         if not math.isfinite(value) or value < 0:
             raise _invalid(f"refuse_seconds must be a finite number >= 0, got {value}")
-        return min(value, self.config.max_refuse_seconds)
+        if value == 0:
+            return 0.0
+        return min(max(value, self.config.allocation_interval), self.config.max_refuse_seconds)
 
     def _accept(self, e: ev.Accept) -> Commands:
         fw = self._caller(e)

@@ -79,6 +79,22 @@ def test_decline_filters_agent_until_expiry() -> None:
     assert len(h.offers_for(fid)) == 1
 
 
+def test_a_refuse_filter_lasts_at_least_one_allocation_interval() -> None:
+    """Mesos MESOS-4302: a filter shorter than the interval would be gone before the next
+    cycle; it lasts one interval instead. refuse_seconds 0 is still no filter at all."""
+    h = Harness(config=MasterConfig(allocation_interval=2.0))
+    h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=0.5))
+    h.now += 1.0
+    assert h.offers_for(fid) == [], "a 0.5 s filter did not outlast the 2 s interval"
+    h.now += 1.1
+    [offer] = h.offers_for(fid)
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=0))
+    assert len(h.offers_for(fid)) == 1
+
+
 def _one_offer(h: Harness) -> tuple[str, str, str]:
     aid, _ = h.add_agent()
     fid, _ = h.subscribe()
