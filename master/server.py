@@ -15,7 +15,7 @@ from aiohttp import web
 from corral.gc_tuning import tune_gc
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
-from corral.master.allocator import make_allocator
+from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
 from corral.master.rpc import add_servicers
@@ -69,8 +69,9 @@ async def start_master(
     allocator: str = "numba",
     seed: int | None = None,
     http_read_timeout: float = HTTP_READ_TIMEOUT,
+    allocator_options: AllocatorOptions | None = None,
 ) -> RunningMaster:
-    runtime = MasterRuntime(config, make_allocator(allocator), seed=seed)
+    runtime = MasterRuntime(config, make_allocator(allocator, options=allocator_options), seed=seed)
     server = grpc.aio.server(options=GRPC_OPTIONS)
     add_servicers(runtime, server)
     try:
@@ -122,12 +123,15 @@ async def serve_forever(
     http_address: str,
     allocator: str,
     ready_file: Path | None,
+    allocator_options: AllocatorOptions | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
     # the collector's way.
     tune_gc()
-    master = await start_master(config, grpc_address, http_address, allocator)
+    master = await start_master(
+        config, grpc_address, http_address, allocator, allocator_options=allocator_options
+    )
     gc.freeze()
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")

@@ -77,6 +77,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "decisions without a compiler; reference: the plain-Python specification (slow)",
     )
     p.add_argument(
+        "--min-allocatable-resources",
+        default="cpus:0.01|mem:32",
+        metavar="SPEC",
+        help="an offer is made only if it has all of one alternative, as in Mesos: "
+        "alternatives separated by '|', each a ';'-list (default 'cpus:0.01|mem:32')",
+    )
+    p.add_argument(
+        "--fair-sharing-excluded-resources",
+        default="gpus",
+        metavar="NAMES",
+        help="resources left out of dominant shares, comma-separated (default 'gpus'; '' for none)",
+    )
+    p.add_argument(
         "--ready-file",
         type=Path,
         default=None,
@@ -91,6 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
+    from corral.master.allocator.options import make_options
     from corral.master.core.config import MasterConfig
     from corral.master.server import serve_forever
 
@@ -109,11 +123,20 @@ def run(args: argparse.Namespace) -> int:
             launch_pacing=args.launch_pacing,
             launch_latency_target=args.launch_latency_target,
         )
+        excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
+        allocator_options = make_options(args.min_allocatable_resources, [n for n in excluded if n])
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
     try:
         return asyncio.run(
-            serve_forever(config, args.grpc, args.http, args.allocator, args.ready_file)
+            serve_forever(
+                config,
+                args.grpc,
+                args.http,
+                args.allocator,
+                args.ready_file,
+                allocator_options=allocator_options,
+            )
         )
     except OSError as exc:
         raise CliError(f"cannot start: {exc}") from None

@@ -7,7 +7,7 @@ and ``"reference"`` the plain-Python specification both are tested against.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from corral.master.allocator.interface import Allocation, Allocator, Explanation, Plan, Scalars
 from corral.master.allocator.numpy_allocator import DrfAllocator
@@ -20,12 +20,15 @@ KINDS: tuple[str, ...] = ("numba", "numpy", "reference")
 def make_allocator(
     kind: str = "numba",
     *,
-    min_allocatable: Mapping[str, float] | None = None,
+    min_allocatable: Mapping[str, float] | Sequence[Mapping[str, float]] | str | None = None,
     fairness_exclude: Iterable[str] | None = None,
+    options: AllocatorOptions | None = None,
 ) -> Allocator:
-    """Build an allocator; options: ``min_allocatable`` ({"cpus": 0.01, "mem": 32} by default,
-    an offer needs one of them) and ``fairness_exclude`` (("gpus",) by default)."""
-    options = make_options(min_allocatable, fairness_exclude)
+    """Build an allocator: ``options``, or options made of ``min_allocatable`` (Mesos'
+    "cpus:0.01|mem:32" by default: alternatives, see ``make_options``) and ``fairness_exclude``
+    (("gpus",) by default)."""
+    if options is None:
+        options = make_options(min_allocatable, fairness_exclude)
     if kind == "reference":
         return ReferenceAllocator(options)
     if kind in ("numba", "numpy"):

@@ -107,7 +107,7 @@ def _select(
     used: Any,
     free_sum: Any,
     soft: Any,
-    min_vec: Any,
+    min_rows: Any,
     out_rows: Any,
     out_free: Any,
     flags: Any,
@@ -117,16 +117,24 @@ def _select(
         a = order[i]
         if count_ok[a] <= 0 or draining[a]:
             continue
-        offerable = False
         reserved = False
         for k in range(4):
             x = capacity[a, k] - used[a, k]
             x = max(x, 0.0)
             out_free[n, k] = x
-            if x + free_sum[a, k] >= min_vec[k]:
-                offerable = True
             if free_sum[a, k] != 0:
                 reserved = True
+        # Allocatable: every threshold of some alternative met (options.allocatable).
+        offerable = False
+        for r in range(min_rows.shape[0]):
+            met = True
+            for k in range(4):
+                if out_free[n, k] + free_sum[a, k] < min_rows[r, k]:
+                    met = False
+                    break
+            if met:
+                offerable = True
+                break
         if offerable:
             out_rows[n] = a
             flags[0] |= reserved
@@ -147,7 +155,7 @@ def select(
     used: npt.NDArray[np.float64],
     free_sum: npt.NDArray[np.float64],
     soft: npt.NDArray[np.bool_],
-    min_vec: npt.NDArray[np.float64],
+    min_rows: npt.NDArray[np.float64],
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], bool, bool]:
     """The cycle's candidates in walk order: agents in ``order`` someone may be offered, not
     draining, with something allocatable. Returns (candidates, their unreserved free resources,
@@ -158,7 +166,7 @@ def select(
     free = np.empty((len(order), 4))
     flags = np.zeros(2, dtype=np.bool_)
     n = _compiled_select(
-        order, count_ok, draining, capacity, used, free_sum, soft, min_vec, rows, free, flags
+        order, count_ok, draining, capacity, used, free_sum, soft, min_rows, rows, free, flags
     )
     return rows[:n], free[:n], bool(flags[0]), bool(flags[1])
 
@@ -202,7 +210,7 @@ def warm() -> None:
     ok = np.ones((1, 1), dtype=np.bool_)
     one = np.ones((1, 4))
     select(
-        np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.int64), ~ok[0], one, one, one, ok[0], one[0]
+        np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.int64), ~ok[0], one, one, one, ok[0], one
     )
     walk(
         np.zeros(1, dtype=np.intp),

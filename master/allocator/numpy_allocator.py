@@ -32,6 +32,7 @@ from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
     AllocatorOptions,
+    allocatable,
     check_scalar_rows,
     check_scalars,
     check_weight,
@@ -59,7 +60,8 @@ class DrfAllocator:
             compiled.warm()
         self.kernel = kernel
         self.options = options or AllocatorOptions()
-        self._min = list(self.options.min_vector())
+        self._min = self.options.min_rows()
+        self._min_array = np.asarray(self._min, dtype=np.float64).reshape(-1, 4)
         self._fair = self.options.fair_indices()
         self._agents = RowIndex()
         self._frameworks = RowIndex()
@@ -397,7 +399,7 @@ class DrfAllocator:
             return compiled.select(
                 order, self.count_ok[:n], self.draining[:n], self.capacity[:n], self.used[:n],
                 self.reservations.free_sum[:n], self.placement.has_soft_taints[:n],
-                np.asarray(self._min),
+                self._min_array,
             )  # fmt: skip
         order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
         unreserved = self._unreserved_free(order)
@@ -408,7 +410,10 @@ class DrfAllocator:
         return candidates, unreserved[offerable], reserved, soft
 
     def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
-        return np.asarray((offers >= np.asarray(self._min)).any(axis=1))
+        met = np.zeros(offers.shape[0], dtype=np.bool_)
+        for row in self._min_array:
+            met |= (offers >= row).all(axis=1)
+        return met
 
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
         if self.filters.expire(now):
@@ -519,7 +524,7 @@ class DrfAllocator:
         return [x + y for x, y in zip(from_res, from_unres, strict=True)]
 
     def _allocatable(self, offer: Vec) -> bool:
-        return any(o >= m for o, m in zip(offer, self._min, strict=True))
+        return allocatable(offer, self._min)
 
     # ---- DRF keys -----------------------------------------------------------------------------
 

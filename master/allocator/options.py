@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -39,47 +39,94 @@ def quota_reason(resource: str) -> str:
     return f"quota limit {resource} reached"
 
 
-DEFAULT_MIN_ALLOCATABLE: Mapping[str, float] = {"cpus": 0.01, "mem": 32.0}
+Alternative = Mapping[str, float]
+# Mesos' default --min_allocatable_resources: "cpus:0.01|mem:32".
+DEFAULT_MIN_ALLOCATABLE: tuple[Alternative, ...] = ({"cpus": 0.01}, {"mem": 32.0})
 
 
 @dataclass(frozen=True, slots=True)
 class AllocatorOptions:
-    """``min_allocatable``: an offer is made only if at least one listed resource reaches its
-    threshold (Mesos' --min_allocatable_resources). ``fairness_exclude``: resources that do not
-    count in dominant shares (scarce ones such as gpus, so one GPU does not dominate a share)."""
+    """``min_allocatable``: alternatives, as Mesos' --min_allocatable_resources; an offer is
+    made only if it meets every threshold of at least one alternative. ``fairness_exclude``:
+    resources that do not count in dominant shares (scarce ones such as gpus, so one GPU does
+    not dominate a share; Mesos' --fair_sharing_excluded_resource_names)."""
 
-    min_allocatable: Mapping[str, float] = field(
-        default_factory=lambda: dict(DEFAULT_MIN_ALLOCATABLE)
-    )
+    min_allocatable: tuple[Alternative, ...] = DEFAULT_MIN_ALLOCATABLE
     fairness_exclude: tuple[str, ...] = ("gpus",)
 
     def __post_init__(self) -> None:
-        for name, value in self.min_allocatable.items():
-            if name not in SCALARS:
-                raise ValueError(f"min_allocatable: unknown resource {name!r}")
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"min_allocatable: {name} must be a positive number")
         if not self.min_allocatable:
-            raise ValueError("min_allocatable needs at least one resource")
+            raise ValueError("min allocatable resources: no alternative given")
+        for alternative in self.min_allocatable:
+            if not alternative:
+                raise ValueError("min allocatable resources: an alternative names no resource")
+            for name, value in alternative.items():
+                if name not in SCALARS:
+                    raise ValueError(
+                        f"min allocatable resources: unknown resource {name!r} (known: {', '.join(SCALARS)})"
+                    )
+                if not math.isfinite(value) or value <= 0:
+                    raise ValueError(f"min allocatable resources: {name} must be a positive number")
         for name in self.fairness_exclude:
             if name not in SCALARS:
-                raise ValueError(f"fairness_exclude: unknown resource {name!r}")
+                raise ValueError(
+                    f"fair sharing excluded resources: unknown resource {name!r} (known: {', '.join(SCALARS)})"
+                )
 
-    def min_vector(self) -> tuple[float, float, float, float]:
-        """Thresholds by SCALARS index; inf where a resource does not qualify an offer."""
-        v = [self.min_allocatable.get(name, math.inf) for name in SCALARS]
-        return (v[0], v[1], v[2], v[3])
+    def min_rows(self) -> tuple[tuple[float, float, float, float], ...]:
+        """One row of thresholds (SCALARS order) per alternative; 0 where it names none, which
+        every offer meets."""
+        rows = []
+        for alternative in self.min_allocatable:
+            v = [float(alternative.get(name, 0.0)) for name in SCALARS]
+            rows.append((v[0], v[1], v[2], v[3]))
+        return tuple(rows)
 
     def fair_indices(self) -> tuple[int, ...]:
         return tuple(i for i, name in enumerate(SCALARS) if name not in self.fairness_exclude)
 
 
+def allocatable(offer: Sequence[float], rows: Sequence[Sequence[float]]) -> bool:
+    """Does ``offer`` meet every threshold of some alternative (``AllocatorOptions.min_rows``)?"""
+    return any(all(o >= m for o, m in zip(offer, row, strict=True)) for row in rows)
+
+
+def parse_min_allocatable(text: str) -> tuple[Alternative, ...]:
+    """Mesos' format: alternatives separated by ``|``, each a ``;``-list of ``name:value``
+    that must all be met, e.g. ``cpus:0.01|mem:32`` or ``cpus:1;mem:128|gpus:1``."""
+    alternatives: list[Alternative] = []
+    for part in text.split("|"):
+        alternative: dict[str, float] = {}
+        for item in filter(None, (x.strip() for x in part.split(";"))):
+            name, sep, value = item.partition(":")
+            if not sep:
+                raise ValueError(f"min allocatable resources: {item!r} is not name:value")
+            try:
+                alternative[name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(
+                    f"min allocatable resources: {value.strip()!r} is not a number"
+                ) from None
+        alternatives.append(alternative)
+    return AllocatorOptions(min_allocatable=tuple(alternatives)).min_allocatable
+
+
 def make_options(
-    min_allocatable: Mapping[str, float] | None = None,
+    min_allocatable: Mapping[str, float] | Sequence[Alternative] | str | None = None,
     fairness_exclude: Iterable[str] | None = None,
 ) -> AllocatorOptions:
+    """``min_allocatable``: Mesos' text form, a sequence of alternatives, or a mapping whose
+    entries are each an alternative of their own (any one of them qualifies an offer)."""
+    if min_allocatable is None:
+        alternatives = DEFAULT_MIN_ALLOCATABLE
+    elif isinstance(min_allocatable, str):
+        alternatives = parse_min_allocatable(min_allocatable)
+    elif isinstance(min_allocatable, Mapping):
+        alternatives = tuple({name: value} for name, value in min_allocatable.items())
+    else:
+        alternatives = tuple(dict(a) for a in min_allocatable)
     return AllocatorOptions(
-        min_allocatable=dict(min_allocatable or DEFAULT_MIN_ALLOCATABLE),
+        min_allocatable=alternatives,
         fairness_exclude=("gpus",) if fairness_exclude is None else tuple(fairness_exclude),
     )
 

@@ -49,8 +49,8 @@ OFFER SIZE for f (role r) on a
     headroom_required = sum over roles of unmet_guarantee, and
     headroom_available = sum of unreserved_free over non-draining agents (all per resource);
   from_unreserved = min(unreserved_free, remaining_limit - from_reserved, allowance).
-  offer = from_reserved + from_unreserved. It is *allocatable* if for some resource k with a
-  min_allocatable threshold, offer[k] >= threshold[k] (default cpus 0.01 or mem 32 MiB).
+  offer = from_reserved + from_unreserved. It is *allocatable* if it meets every threshold of
+  some alternative of min_allocatable (Mesos' format; default "cpus:0.01|mem:32").
 
 CYCLE(now, seed)
   1. Drop expired filters.
@@ -92,6 +92,7 @@ from corral.master.allocator.options import (
     REASON_ORDER,
     REASON_SUPPRESSED,
     AllocatorOptions,
+    allocatable,
     check_scalars,
     check_weight,
     constraint_reason,
@@ -168,7 +169,7 @@ class ReferenceAllocator:
 
     def __init__(self, options: AllocatorOptions | None = None) -> None:
         self.options = options or AllocatorOptions()
-        self._min = self.options.min_vector()
+        self._min = self.options.min_rows()
         self._fair = self.options.fair_indices()
         self._agents: dict[str, _Agent] = {}
         self._frameworks: dict[str, _Framework] = {}
@@ -461,7 +462,7 @@ class ReferenceAllocator:
         return [x + y for x, y in zip(from_res, from_unres, strict=True)]
 
     def _allocatable(self, offer: Vec) -> bool:
-        return any(o >= m for o, m in zip(offer, self._min, strict=True))
+        return allocatable(offer, self._min)
 
     def _charge(self, fw: _Framework, agent_id: str, agent: _Agent, amounts: Vec) -> None:
         fw.count += 1

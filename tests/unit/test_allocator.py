@@ -229,6 +229,32 @@ def test_min_allocatable_stops_dust(kind: str) -> None:
     assert _pairs(custom.cycle(0.0, seed=0)) == [("f1", "a1")]
 
 
+def test_min_allocatable_alternatives_need_all_of_one(kind: str) -> None:
+    """Mesos' --min_allocatable_resources: 'cpus:1;mem:128|gpus:1' offers an agent with a cpu
+    and 128 MiB, or with a GPU, but not one with a cpu and too little memory."""
+    alloc = make_allocator(kind, min_allocatable="cpus:1;mem:128|gpus:1")
+    alloc.add_agent("cpu-only", (2.0, 64.0, 0.0, 0.0), {}, [])
+    alloc.add_agent("gpu", (0.0, 0.0, 0.0, 1.0), {}, [])
+    alloc.add_agent("both", (1.0, 128.0, 0.0, 0.0), {}, [])
+    alloc.add_framework("f1", "*")
+    assert sorted(a.agent_id for a in alloc.cycle(0.0, seed=0)) == ["both", "gpu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("cpus:x", "'x' is not a number"),
+        ("cpus", "is not name:value"),
+        ("cpus:1|", "names no resource"),
+        ("bogus:1", "unknown resource 'bogus'"),
+        ("cpus:-1", "must be a positive number"),
+    ],
+)
+def test_bad_min_allocatable_is_refused_with_the_reason(text: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        make_allocator("numpy", min_allocatable=text)
+
+
 def test_guarantee_served_first_and_headroom_kept(kind: str) -> None:
     alloc = _alloc(kind)
     for i in range(4):

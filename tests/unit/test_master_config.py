@@ -41,3 +41,22 @@ def test_cli_refuses_flapping_settings_with_exit_2() -> None:
     )
     assert result.returncode == 2
     assert "at least twice" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [
+        (("--min-allocatable-resources", "cpus:1;bogus:2|mem:3"), "unknown resource 'bogus'"),
+        (("--fair-sharing-excluded-resources", "gpus,foo"), "unknown resource 'foo'"),
+    ],
+)
+def test_cli_refuses_bad_allocator_flags_with_exit_2(flags: tuple[str, str], reason: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", "master", *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert reason in result.stderr and len(result.stderr.strip().splitlines()) == 1
