@@ -46,9 +46,10 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
 
     r = int(alloc.fw_role[f])
     role_alloc = alloc.role_alloc[r].tolist()
+    consumed = alloc._consumption(r)
     if eligible:
         for k, name in enumerate(SCALARS):
-            if role_alloc[k] >= alloc.limit[r][k]:
+            if consumed[k] >= alloc.limit[r][k]:
                 count(quota_reason(name), len(eligible))
     allowance = alloc._allowance(r)
     if allowance[0] <= 0 and allowance[1] <= 0:

@@ -493,9 +493,16 @@ class DrfAllocator:
             required = [q + u for q, u in zip(required, unmet, strict=True)]
         return required
 
+    def _consumption(self, r: int) -> Vec:
+        """Allocation plus unallocated reservations: the role's quota consumption."""
+        alloc: Vec = self.role_alloc[r].tolist()
+        if not self.reservations.by_agent:
+            return alloc
+        return [x + y for x, y in zip(alloc, self.reservations.unallocated(r), strict=True)]
+
     def _unmet(self, r: int) -> Vec:
-        alloc = self.role_alloc[r].tolist()
-        return [max(0.0, g - x) for g, x in zip(self.guarantee[r], alloc, strict=True)]
+        consumed = self._consumption(r)
+        return [max(0.0, g - x) for g, x in zip(self.guarantee[r], consumed, strict=True)]
 
     def _allowance(self, r: int) -> Vec:
         required = self._required()
@@ -511,16 +518,14 @@ class DrfAllocator:
 
     def _offer(self, f: int, a: int, allowance: Vec | None = None) -> Vec:
         r = int(self.fw_role[f])
-        alloc = self.role_alloc[r].tolist()
-        remaining = [max(0.0, lim - x) for lim, x in zip(self.limit[r], alloc, strict=True)]
-        res_free = self.reservations.free(a, r)
-        from_res = [min(x, y) for x, y in zip(res_free, remaining, strict=True)]
-        rest = [x - y for x, y in zip(remaining, from_res, strict=True)]
+        consumed = self._consumption(r)
+        remaining = [max(0.0, lim - x) for lim, x in zip(self.limit[r], consumed, strict=True)]
+        from_res = self.reservations.free(a, r)
         if allowance is None:
             allowance = self._allowance(r)
         cap, used = self.capacity[a].tolist(), self.used[a].tolist()
         unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
-        from_unres = [min(x, y, z) for x, y, z in zip(unres, rest, allowance, strict=True)]
+        from_unres = [min(x, y, z) for x, y, z in zip(unres, remaining, allowance, strict=True)]
         return [x + y for x, y in zip(from_res, from_unres, strict=True)]
 
     def _allocatable(self, offer: Vec) -> bool:
@@ -557,8 +562,9 @@ class DrfAllocator:
         """(tier, key, name rank) per role: tier 0 = unmet guarantee, served first."""
         cols = drf.fair_columns(self.cluster, self._fair)
         n = len(self.role_names)
-        guarantee = np.asarray(self.guarantee).reshape(n, 4)
-        tier = np.where((self.role_alloc < guarantee).any(axis=1), 0, 1).astype(np.int64)
+        tier = np.asarray(
+            [0 if any(u > 0 for u in self._unmet(r)) else 1 for r in range(n)], dtype=np.int64
+        )
         key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
         return tier, key, order.name_ranks(self.role_names)
 
@@ -634,8 +640,7 @@ class _Walk:
         self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
         ralloc = alloc.role_alloc[r].tolist()
         self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
-        unmet = any(x < g for x, g in zip(ralloc, alloc.guarantee[r], strict=True))
-        self.tier[r] = 0 if unmet else 1
+        self.tier[r] = 0 if any(u > 0 for u in alloc._unmet(r)) else 1
 
 
 __all__ = ["DrfAllocator"]

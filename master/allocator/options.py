@@ -63,14 +63,16 @@ class AllocatorOptions:
             for name, value in alternative.items():
                 if name not in SCALARS:
                     raise ValueError(
-                        f"min allocatable resources: unknown resource {name!r} (known: {', '.join(SCALARS)})"
+                        f"min allocatable resources: unknown resource {name!r} "
+                        f"(known: {', '.join(SCALARS)})"
                     )
                 if not math.isfinite(value) or value <= 0:
                     raise ValueError(f"min allocatable resources: {name} must be a positive number")
         for name in self.fairness_exclude:
             if name not in SCALARS:
                 raise ValueError(
-                    f"fair sharing excluded resources: unknown resource {name!r} (known: {', '.join(SCALARS)})"
+                    f"fair sharing excluded resources: unknown resource {name!r} "
+                    f"(known: {', '.join(SCALARS)})"
                 )
 
     def min_rows(self) -> tuple[tuple[float, float, float, float], ...]:

@@ -27,7 +27,10 @@ SHARES
   share(x) = max over resources k not excluded from fairness with C[k] > 0 of x[k] / C[k]
   (0 if none). A framework's allocation is the sum of its charges; a role's is the sum of its
   frameworks'. Role key = share(role allocation) / weight; framework key = share(allocation).
-  A role has an *unmet guarantee* if its allocation is below its guarantee in some resource.
+  A role's quota *consumption* is its allocation plus its unallocated reservations (the
+  reserved_free of the role, summed over agents), as in Mesos: a reservation counts against
+  the role's quota whether or not it is used.
+  A role has an *unmet guarantee* if its consumption is below its guarantee in some resource.
 
 DRF ORDER (for an agent a)
   Frameworks sorted by ``order.reference_key`` (the key is written once, in order.py):
@@ -42,13 +45,13 @@ ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string
   NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes.
 
 OFFER SIZE for f (role r) on a
-  remaining_limit = max(0, limit[r] - allocation[r]) per resource.
-  from_reserved = min(reserved_free[r], remaining_limit).
+  remaining_limit = max(0, limit[r] - consumption[r]) per resource.
+  from_reserved = reserved_free[r] (already counted in the consumption).
   allowance = unmet_guarantee[r] + max(0, headroom_available - headroom_required), where
-    unmet_guarantee[r] = max(0, guarantee[r] - allocation[r]),
+    unmet_guarantee[r] = max(0, guarantee[r] - consumption[r]),
     headroom_required = sum over roles of unmet_guarantee, and
     headroom_available = sum of unreserved_free over non-draining agents (all per resource);
-  from_unreserved = min(unreserved_free, remaining_limit - from_reserved, allowance).
+  from_unreserved = min(unreserved_free, remaining_limit, allowance).
   offer = from_reserved + from_unreserved. It is *allocatable* if it meets every threshold of
   some alternative of min_allocatable (Mesos' format; default "cpus:0.01|mem:32").
 
@@ -68,9 +71,10 @@ EXPLAIN(f, now)
   offered_agents = agents offered to f in the last cycle. reasons, each with its count:
   suppressed (all agents), refuse filter / agent draining / each untolerated taint / each unmet
   constraint (agents it applies to), quota limit <res> reached (eligible agents, if the role's
-  limit of <res> is used up), headroom kept for unmet guarantees (eligible agents where the
-  allowance is zero in cpus and mem), no free resources (eligible agents whose current offer
-  would not be allocatable), lower DRF order (frameworks ahead of f). Zero counts are left out.
+  consumption of <res> reached its limit), headroom kept for unmet guarantees (eligible agents
+  where the allowance is zero in cpus and mem), no free resources (eligible agents whose
+  current offer would not be allocatable), lower DRF order (frameworks ahead of f). Zero counts
+  are left out.
 """
 
 from __future__ import annotations
@@ -376,9 +380,18 @@ class ReferenceAllocator:
             role_alloc[fw.role] = [r + a for r, a in zip(role_alloc[fw.role], alloc, strict=True)]
         return fw_alloc, role_alloc
 
+    def _consumption(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
+        """Allocation plus unallocated reservations of the role (its quota consumption)."""
+        out = list(role_alloc[role])
+        for agent in self._agents.values():
+            if role in agent.reserved:
+                out = [c + r for c, r in zip(out, agent.reserved_free(role), strict=True)]
+        return out
+
     def _unmet(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
         guarantee = self._roles[role].guarantee
-        return [max(0.0, g - a) for g, a in zip(guarantee, role_alloc[role], strict=True)]
+        consumed = self._consumption(role, role_alloc)
+        return [max(0.0, g - c) for g, c in zip(guarantee, consumed, strict=True)]
 
     def _drf_order(
         self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
@@ -392,7 +405,7 @@ class ReferenceAllocator:
         role_keys: dict[str, tuple[int, float]] = {}
         for name, role in self._roles.items():
             alloc = role_alloc[name]
-            unmet = any(a < g for a, g in zip(alloc, role.guarantee, strict=True))
+            unmet = any(u > 0 for u in self._unmet(name, role_alloc))
             role_keys[name] = (0 if unmet else 1, self._share(alloc, total) / role.weight)
 
         def key(item: tuple[str, _Framework]) -> order.ReferenceKey:
@@ -451,13 +464,13 @@ class ReferenceAllocator:
 
     def _offer(self, fw: _Framework, agent: _Agent, role_alloc: dict[str, Vec]) -> Vec:
         role = self._roles[fw.role]
-        alloc = role_alloc[fw.role]
-        remaining = [max(0.0, lim - a) for lim, a in zip(role.limit, alloc, strict=True)]
-        from_res = [min(f, r) for f, r in zip(agent.reserved_free(fw.role), remaining, strict=True)]
-        rest = [r - x for r, x in zip(remaining, from_res, strict=True)]
+        consumed = self._consumption(fw.role, role_alloc)
+        remaining = [max(0.0, lim - c) for lim, c in zip(role.limit, consumed, strict=True)]
+        from_res = agent.reserved_free(fw.role)
         allowance = self._allowance(fw.role, role_alloc)
         from_unres = [
-            min(f, r, a) for f, r, a in zip(agent.unreserved_free(), rest, allowance, strict=True)
+            min(f, r, a)
+            for f, r, a in zip(agent.unreserved_free(), remaining, allowance, strict=True)
         ]
         return [x + y for x, y in zip(from_res, from_unres, strict=True)]
 
@@ -492,8 +505,9 @@ class ReferenceAllocator:
         fw_alloc, role_alloc = self._allocations()
         role = self._roles[fw.role]
         alloc = role_alloc[fw.role]
+        consumed = self._consumption(fw.role, role_alloc)
         for k, name in enumerate(SCALARS):
-            if alloc[k] >= role.limit[k] and eligible:
+            if consumed[k] >= role.limit[k] and eligible:
                 reasons[quota_reason(name)] = len(eligible)
         allowance = self._allowance(fw.role, role_alloc)
         if allowance[0] <= 0 and allowance[1] <= 0 and eligible:

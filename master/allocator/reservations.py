@@ -18,6 +18,7 @@ class ReservationBook:
     def __init__(self, agents: int) -> None:
         self.by_agent: dict[int, dict[int, tuple[Vec, Vec]]] = {}
         self.free_sum = np.zeros((agents, 4), dtype=np.float64)
+        self._unallocated: dict[int, Vec] = {}  # by role, summed in agent order when asked
 
     def grow(self, agents: int) -> None:
         self.free_sum = grow_rows(self.free_sum, agents, 0.0)
@@ -31,6 +32,7 @@ class ReservationBook:
 
     def drop_agent(self, agent: int) -> None:
         self.by_agent.pop(agent, None)
+        self._unallocated.clear()
         self.free_sum[agent] = 0.0
 
     def free(self, agent: int, role: int) -> Vec:
@@ -62,7 +64,19 @@ class ReservationBook:
         self._refresh(agent)
         return back
 
+    def unallocated(self, role: int) -> Vec:
+        """The role's reserved resources that nobody is charged for, over all agents: part of
+        its quota consumption (reference.py, SHARES)."""
+        cached = self._unallocated.get(role)
+        if cached is None:
+            cached = [0.0, 0.0, 0.0, 0.0]
+            for agent in sorted(a for a, pools in self.by_agent.items() if role in pools):
+                cached = [c + f for c, f in zip(cached, self.free(agent, role), strict=True)]
+            self._unallocated[role] = cached
+        return cached
+
     def _refresh(self, agent: int) -> None:
+        self._unallocated.clear()
         total = np.zeros(4)
         for role in self.by_agent.get(agent, {}):
             total += np.asarray(self.free(agent, role))

@@ -218,6 +218,27 @@ def test_quota_limit_clips_offers_and_is_never_exceeded(kind: str) -> None:
     assert alloc.explain("f1", 1.0).reasons[quota_reason("cpus")] == 3
 
 
+def test_a_roles_reservations_count_toward_its_quota(kind: str) -> None:
+    """As in Mesos, a role's quota consumption is its allocation plus its unallocated
+    reservations: a role limited to 4 cpus with 3 reserved is offered its 3 reserved cpus and
+    1 unreserved cpu more, whichever agent the walk reaches first (before, an unreserved agent
+    walked first took all 4 and the reservation was clipped to nothing)."""
+    walked_open_first = False
+    for seed in range(8):
+        alloc = _alloc(kind)
+        alloc.add_agent("reserved", AGENT, {}, [], reservations={"db": (3.0, 1024.0, 0.0, 0.0)})
+        alloc.add_agent("open", AGENT, {}, [])
+        alloc.add_framework("db", "db")
+        alloc.set_quota("db", None, (4.0, 1e9, 1e9, 1e9))
+        plan = alloc.cycle(0.0, seed=seed)
+        walked_open_first |= plan[0].agent_id == "open"
+        offered = {a.agent_id: a.scalars[0] for a in plan}
+        assert offered["reserved"] >= 3.0, f"seed {seed}: the reservation was clipped: {offered}"
+        assert sum(offered.values()) == 4.0, f"seed {seed}: limit not kept: {offered}"
+        assert alloc.explain("db", 0.0).reasons[quota_reason("cpus")] == 2
+    assert walked_open_first, "no seed walked the unreserved agent first; the test proves less"
+
+
 def test_min_allocatable_stops_dust(kind: str) -> None:
     alloc = _alloc(kind)
     alloc.add_agent("a1", (0.005, 16.0, 100.0, 0.0), {}, [])
