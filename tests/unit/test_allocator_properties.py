@@ -101,6 +101,7 @@ class Twin:
     totals: dict[str, tuple[float, ...]] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
     limits: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    reserved: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)  # by agent
 
     def both(self, method: str, *args: object, **kwargs: object) -> None:
         for alloc in (self.ref, self.fast):
@@ -125,10 +126,21 @@ class Twin:
             assert not any(over), "more offered than free"
         for role, limit in self.limits.items():
             after = self.role_total(role)
+            # Quota consumption is the allocation plus the unallocated reservations, and lies
+            # between the allocation and allocation + all the role's reservations: a role whose
+            # consumption was within its limit stays within it (a reservation larger than the
+            # limit is the one way past it: the role is always offered its own reservations).
+            reserved = self.role_reserved(role)
             for k in range(4):
-                if before[role][k] <= limit[k]:
+                if before[role][k] + reserved[k] <= limit[k]:
                     assert after[k] <= limit[k] + 1e-9, f"quota limit of {role} exceeded"
         return plan
+
+    def role_reserved(self, role: str) -> list[float]:
+        out = [0.0] * 4
+        for pools in self.reserved.values():
+            out = [o + x for o, x in zip(out, pools.get(role, (0.0,) * 4), strict=True)]
+        return out
 
     def role_total(self, role: str) -> list[float]:
         out = [0.0] * 4
@@ -163,6 +175,7 @@ def build(data: st.DataObject) -> Twin:
     ):
         twin.both("add_agent", f"a{i}", total, attrs, taints, res)
         twin.totals[f"a{i}"] = total
+        twin.reserved[f"a{i}"] = res
     for i, (role, tolerations, constraints) in enumerate(
         data.draw(st.lists(frameworks(), min_size=1, max_size=5))
     ):
@@ -207,6 +220,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
             aid = data.draw(st.sampled_from(agent_ids))
             twin.both("remove_agent", aid)
             del twin.totals[aid]
+            del twin.reserved[aid]
             twin.charges = {k: v for k, v in twin.charges.items() if k[1] != aid}
         elif event == 5:
             role, tolerations, constraints = data.draw(frameworks())
@@ -218,6 +232,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
             aid = f"a{len(agent_ids) + step + 10}"
             twin.both("add_agent", aid, total, attrs, taints, res)
             twin.totals[aid] = total
+            twin.reserved[aid] = res
         elif event == 7:
             role = data.draw(st.sampled_from(ROLES))
             twin.both("set_weight", role, data.draw(st.sampled_from([0.5, 1.0, 3.0])))
