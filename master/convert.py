@@ -19,8 +19,10 @@ from corral.master.core.types import (
 )
 from corral.pbmaps import as_dict
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
-from corral.resources import ResourceError, Resources
+from corral.resources import SCALARS, ResourceError, Resources
+from corral.roles import Quota
 from corral.v1 import common_pb2 as pb
+from corral.v1 import operator_pb2 as op
 
 
 class WireError(ValueError):
@@ -328,4 +330,24 @@ def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTa
 
 def taint_to_pb(t: Taint, out: pb.Taint) -> pb.Taint:
     out.key, out.value, out.effect = t.key, t.value, _EFFECT_TO_PB[t.effect]
+    return out
+
+
+# --- roles' quotas (checked by the core: corral.roles) ----------------------------------------
+
+
+def quota_from_pb(q: op.Quota) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(guarantee, limit) as the core's SetQuota takes them: an unset limit is ``inf``."""
+    if q.guarantee.ports:
+        raise WireError("quota: ports are not part of a quota (cpus, mem, disk, gpus)")
+    guarantee = tuple(getattr(q.guarantee, n) for n in SCALARS)
+    limit = tuple(getattr(q.limit, n) if q.limit.HasField(n) else math.inf for n in SCALARS)
+    return guarantee, limit
+
+
+def quota_to_pb(quota: Quota, out: op.Quota) -> op.Quota:
+    scalars_to_pb(quota.guarantee, (), out.guarantee)
+    for name, value in zip(SCALARS, quota.limit, strict=True):
+        if value != math.inf:
+            setattr(out.limit, name, value)
     return out

@@ -1,13 +1,23 @@
-"""The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics."""
+"""The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics,
+roles' weights and quotas.
+
+Bad input to a PUT (a body that is not JSON, a wrong type, NaN, a negative or unknown resource,
+a limit below the guarantee) is answered 400 with ``{"error": reason}``; nothing changes.
+"""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral.master import views
+from corral.master.core import events as ev
 from corral.master.core.master import CallRejected, MasterCore
 from corral.master.runtime import MasterRuntime
+from corral.roles import RoleError, quota_from_json
 
 # Seconds a client has to send a whole request head once it connected (or once the previous
 # response on the connection was written), and to send a body the master does not read. Past
@@ -35,6 +45,62 @@ def build_app(runtime: MasterRuntime) -> web.Application:
             return web.json_response(await runtime.query(run))
         except CallRejected as exc:
             return web.json_response({"error": exc.message}, status=404)
+
+    def refused(reason: str, status: int = 400) -> web.Response:
+        return web.json_response({"error": reason}, status=status)
+
+    async def body_of(request: web.Request) -> Any:
+        """The request's JSON body; RoleError (a 400) when it is not JSON."""
+        try:
+            return json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RoleError(f"the body is not JSON: {exc}") from None
+
+    async def apply(event: ev.Event) -> web.Response | None:
+        """Run an operator's event through the core: None, or the refusal as a response."""
+        try:
+            await runtime.call(event)
+        except CallRejected as exc:
+            return refused(exc.message, 400 if exc.code == "INVALID_ARGUMENT" else 500)
+        return None
+
+    async def roles(_request: web.Request) -> web.Response:
+        return web.json_response(await runtime.query(views.roles_json))
+
+    async def set_weight(request: web.Request) -> web.Response:
+        role = request.match_info["role"]
+        try:
+            body = await body_of(request)
+            if not isinstance(body, dict) or set(body) != {"weight"}:
+                raise RoleError('the body must be {"weight": NUMBER}')
+            weight = body["weight"]
+            if isinstance(weight, bool) or not isinstance(weight, int | float):
+                raise RoleError(f"weight must be a number, got {json.dumps(weight)}")
+        except RoleError as exc:
+            return refused(str(exc))
+        event = ev.SetWeight(
+            stimulus_id=runtime.stimulus("set-weight"),
+            now=runtime.clock(),
+            role=role,
+            weight=float(weight),
+        )
+        return await apply(event) or web.json_response({"role": role, "weight": event.weight})
+
+    async def set_quota(request: web.Request) -> web.Response:
+        role = request.match_info["role"]
+        try:
+            body = {} if request.method == "DELETE" else await body_of(request)
+            quota = quota_from_json(role, body)
+        except RoleError as exc:
+            return refused(str(exc))
+        event = ev.SetQuota(
+            stimulus_id=runtime.stimulus("set-quota"),
+            now=runtime.clock(),
+            role=role,
+            guarantee=quota.guarantee,
+            limit=quota.limit,
+        )
+        return await apply(event) or web.json_response({"role": role, "quota": quota.to_json()})
 
     async def events(_request: web.Request) -> web.Response:
         return web.json_response(
@@ -64,5 +130,9 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_get("/api/v1/state", state)
     app.router.add_get("/api/v1/events", events)
     app.router.add_get("/api/v1/frameworks/{framework_id}/explain", explain)
+    app.router.add_get("/api/v1/roles", roles)
+    app.router.add_put("/api/v1/roles/{role}/weight", set_weight)
+    app.router.add_put("/api/v1/roles/{role}/quota", set_quota)
+    app.router.add_delete("/api/v1/roles/{role}/quota", set_quota)
     app.router.add_get("/metrics", metrics)
     return app

@@ -699,6 +699,48 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
             details_json=json.dumps(data["details"], default=str),
         )
 
+    async def _operator_call(
+        self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event
+    ) -> None:
+        try:
+            await self.rt.call(event)
+        except CallRejected as exc:
+            await context.abort(_code_of(exc), exc.message)
+
+    async def SetWeight(
+        self, request: operator_pb2.SetWeightRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.SetWeightResponse:
+        event = ev.SetWeight(
+            stimulus_id=self.rt.stimulus("set-weight"),
+            now=self.rt.clock(),
+            role=request.role,
+            weight=request.weight,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetWeightResponse()
+
+    async def SetQuota(
+        self, request: operator_pb2.SetQuotaRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.SetQuotaResponse:
+        try:
+            guarantee, limit = convert.quota_from_pb(request.quota)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        event = ev.SetQuota(
+            stimulus_id=self.rt.stimulus("set-quota"),
+            now=self.rt.clock(),
+            role=request.role,
+            guarantee=guarantee,
+            limit=limit,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetQuotaResponse()
+
+    async def GetRoles(
+        self, request: operator_pb2.GetRolesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Roles:
+        return await self.rt.query(views.roles_pb)
+
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[operator_pb2.ClusterEvent]:

@@ -87,7 +87,7 @@ async def start_master(
     # armed when a connection opens (aiohttp >= 3.14.5) and after every response, incoming
     # bytes do not reset it, and it closes the connection when it fires while no whole request
     # has arrived; a request being handled is never cut. lingering_time bounds draining a body
-    # no handler read (every route is a GET).
+    # no handler read (only the roles PUTs read theirs).
     runner = web.AppRunner(
         build_app(runtime),
         access_log=None,

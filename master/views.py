@@ -11,6 +11,7 @@ from typing import Any
 from corral.master import convert
 from corral.master.core.master import MasterCore
 from corral.master.core.records import TaskRecord
+from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import Resources
 from corral.v1 import operator_pb2
@@ -50,6 +51,37 @@ def _task_json(t: TaskRecord) -> dict[str, Any]:
 def _all_tasks(core: MasterCore) -> list[TaskRecord]:
     live = [t for fw in core.frameworks.values() for t in fw.tasks.values()]
     return live + list(core.completed.values())
+
+
+def role_json(v: RoleView) -> dict[str, Any]:
+    return {
+        "role": v.role,
+        "weight": v.weight,
+        "quota": v.quota.to_json(),
+        "allocated": _resources_json(v.allocated),
+        "offered": _resources_json(v.offered),
+        "share": v.share,
+        "frameworks": list(v.framework_ids),
+    }
+
+
+def roles_json(core: MasterCore) -> dict[str, Any]:
+    return {"roles": [role_json(v) for v in core.role_views()]}
+
+
+def _role_to_pb(v: RoleView, out: operator_pb2.RoleState) -> None:
+    out.role, out.weight, out.share = v.role, v.weight, v.share
+    convert.quota_to_pb(v.quota, out.quota)
+    convert.resources_to_pb(v.allocated, out.allocated)
+    convert.resources_to_pb(v.offered, out.offered)
+    out.framework_ids.extend(v.framework_ids)
+
+
+def roles_pb(core: MasterCore) -> operator_pb2.Roles:
+    roles = operator_pb2.Roles()
+    for v in core.role_views():
+        _role_to_pb(v, roles.roles.add())
+    return roles
 
 
 def state_json(core: MasterCore) -> dict[str, Any]:
@@ -105,6 +137,7 @@ def state_json(core: MasterCore) -> dict[str, Any]:
         "frameworks": frameworks,
         "tasks": [_task_json(t) for t in _all_tasks(core)],
         "offers": offers,
+        "roles": [role_json(v) for v in core.role_views()],
         "summary": {
             "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
             "frameworks_subscribed": sum(
@@ -155,6 +188,8 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         tentry.status.uuid = b""
     for o in core.offers.values():
         convert.offer_to_pb(o, state.offers.add())
+    for v in core.role_views():
+        _role_to_pb(v, state.roles.add())
     return state
 
 

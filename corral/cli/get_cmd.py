@@ -1,4 +1,5 @@
-"""`corral get agents|frameworks|tasks`: the master's state through the Operator API."""
+"""`corral get agents|frameworks|tasks|offers|roles`: the master's state through the Operator
+API (roles through GetRoles: weight, quota, what each holds, its share and frameworks)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from google.protobuf.json_format import MessageToDict
 
 from corral.cli.common import add_master_arg
 from corral.cli.operator_client import call_operator
+from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
-KINDS = ("agents", "frameworks", "tasks", "offers")
+KINDS = ("agents", "frameworks", "tasks", "offers", "roles")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("get", help="list agents, frameworks, tasks or offers")
+    p = sub.add_parser("get", help="list agents, frameworks, tasks, offers or roles")
     p.add_argument("kind", choices=KINDS)
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
@@ -38,6 +40,49 @@ def _res(r: common_pb2.Resources) -> str:
 
 def _state_name(value: int) -> str:
     return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")
+
+
+def _limit(q: operator_pb2.Quota) -> dict[str, float]:
+    return {n: getattr(q.limit, n) for n in SCALARS if q.limit.HasField(n)}
+
+
+def _guarantee(q: operator_pb2.Quota) -> dict[str, float]:
+    return {n: getattr(q.guarantee, n) for n in SCALARS if getattr(q.guarantee, n)}
+
+
+def _spec(values: dict[str, float]) -> str:
+    return ";".join(f"{n}:{v:g}" for n, v in values.items()) or "-"
+
+
+def role_rows(roles: operator_pb2.Roles) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    """Column names, table rows and JSON records (as the master's /api/v1/roles) of roles."""
+    cols = ["ROLE", "WEIGHT", "GUARANTEE", "LIMIT", "ALLOCATED", "OFFERED", "SHARE", "FRAMEWORKS"]
+    table = [
+        [
+            r.role,
+            f"{r.weight:g}",
+            _spec(_guarantee(r.quota)),
+            _spec(_limit(r.quota)),
+            _res(r.allocated),
+            _res(r.offered),
+            f"{r.share:.3f}",
+            ",".join(r.framework_ids),
+        ]
+        for r in roles.roles
+    ]
+    records = [
+        {
+            "role": r.role,
+            "weight": r.weight,
+            "quota": {"guarantee": _guarantee(r.quota), "limit": _limit(r.quota)},
+            "allocated": {n: getattr(r.allocated, n) for n in SCALARS},
+            "offered": {n: getattr(r.offered, n) for n in SCALARS},
+            "share": r.share,
+            "frameworks": list(r.framework_ids),
+        }
+        for r in roles.roles
+    ]
+    return cols, table, records
 
 
 def rows(
@@ -111,8 +156,11 @@ def rows(
 
 
 def run(args: argparse.Namespace) -> int:
-    state = fetch_state(args.master, args.timeout)
-    cols, table, records = rows(args.kind, state)
+    if args.kind == "roles":
+        roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
+        cols, table, records = role_rows(roles)
+    else:
+        cols, table, records = rows(args.kind, fetch_state(args.master, args.timeout))
     if args.output == "json":
         print(json.dumps(records, indent=2))
         return 0

@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.agent_cmd",
     "corral.cli.run_cmd",
     "corral.cli.get_cmd",
+    "corral.cli.set_cmd",
     "corral.cli.demo_cmd",
     "corral.cli.explain_cmd",
     "corral.cli.bench_cmd",

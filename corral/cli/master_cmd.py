@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from pathlib import Path
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
 from corral.cli.errors import CliError
+from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,6 +92,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="resources left out of dominant shares, comma-separated (default 'gpus'; '' for none)",
     )
     p.add_argument(
+        "--weights",
+        default=None,
+        metavar="ROLE=W,...",
+        help="roles' weights at start, e.g. 'web=3,batch=1' (default 1 each; "
+        "`corral set weight` changes them later)",
+    )
+    p.add_argument(
+        "--quotas",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='roles\' quotas at start, a JSON file: {"web": {"guarantee": "cpus:10;mem:4096", '
+        '"limit": "cpus:40"}} (`corral set quota` changes them later)',
+    )
+    p.add_argument(
         "--ready-file",
         type=Path,
         default=None,
@@ -102,12 +119,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run, needs_server=True)
 
 
+def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]]:
+    """The --weights and --quotas flags, checked: a bad one is a usage error (exit 2)."""
+    weights: dict[str, float] = {}
+    quotas: dict[str, Quota] = {}
+    if args.weights is not None:
+        try:
+            weights = parse_weights(args.weights)
+        except RoleError as exc:
+            raise CliError(f"--weights: {exc}", exit_code=2) from None
+    if args.quotas is not None:
+        try:
+            text = args.quotas.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
+        try:
+            quotas = quotas_from_json(json.loads(text))
+        except ValueError as exc:  # not JSON, or a RoleError
+            raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
+    return weights, quotas
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
     from corral.master.core.config import MasterConfig
     from corral.master.server import serve_forever
 
+    weights, quotas = _roles(args)
     configure(args.log_level, json=args.log_json)
     try:
         config = MasterConfig(
@@ -122,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
             max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
             launch_latency_target=args.launch_latency_target,
+            role_weights=tuple(weights.items()),
+            role_quotas=tuple(quotas.items()),
         )
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
         allocator_options = make_options(args.min_allocatable_resources, [n for n in excluded if n])

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from corral.v1 import common_pb2 as corral_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63orral/v1/operator.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"&\n\x0e\x45xplainRequest\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\"\xf6\x01\n\x0b\x45xplanation\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x12\n\nsuppressed\x18\x03 \x01(\x08\x12\x1a\n\x12outstanding_offers\x18\x04 \x01(\x05\x12\x16\n\x0eoffered_agents\x18\x05 \x01(\x05\x12\x34\n\x07reasons\x18\x06 \x03(\x0b\x32#.corral.v1.Explanation.ReasonsEntry\x12\x14\n\x0c\x64\x65tails_json\x18\x07 \x01(\t\x1a.\n\x0cReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x11\n\x0fGetStateRequest\"\xa2\x01\n\nAgentState\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12\"\n\x04used\x18\x03 \x01(\x0b\x32\x14.corral.v1.Resources\x12%\n\x07offered\x18\x04 \x01(\x0b\x32\x14.corral.v1.Resources\x12\x15\n\rregistered_at\x18\x05 \x01(\x01\"\xaa\x01\n\x0e\x46rameworkState\x12&\n\x04info\x18\x01 \x01(\x0b\x32\x18.corral.v1.FrameworkInfo\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\x12\n\nsuppressed\x18\x03 \x01(\x08\x12\"\n\x04used\x18\x04 \x01(\x0b\x32\x14.corral.v1.Resources\x12%\n\x07offered\x18\x05 \x01(\x0b\x32\x14.corral.v1.Resources\"U\n\tTaskEntry\x12!\n\x04info\x18\x01 \x01(\x0b\x32\x13.corral.v1.TaskInfo\x12%\n\x06status\x18\x02 \x01(\x0b\x32\x15.corral.v1.TaskStatus\"\xb7\x01\n\x05State\x12\x11\n\tmaster_id\x18\x01 \x01(\t\x12%\n\x06\x61gents\x18\x02 \x03(\x0b\x32\x15.corral.v1.AgentState\x12-\n\nframeworks\x18\x03 \x03(\x0b\x32\x19.corral.v1.FrameworkState\x12#\n\x05tasks\x18\x04 \x03(\x0b\x32\x14.corral.v1.TaskEntry\x12 \n\x06offers\x18\x05 \x03(\x0b\x32\x10.corral.v1.Offer\"\x0e\n\x0cWatchRequest\"f\n\x0c\x43lusterEvent\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x13\n\x0bstimulus_id\x18\x05 \x01(\t2\xbf\x01\n\x08Operator\x12\x38\n\x08GetState\x12\x1a.corral.v1.GetStateRequest\x1a\x10.corral.v1.State\x12;\n\x05Watch\x12\x17.corral.v1.WatchRequest\x1a\x17.corral.v1.ClusterEvent0\x01\x12<\n\x07\x45xplain\x12\x19.corral.v1.ExplainRequest\x1a\x16.corral.v1.Explanationb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63orral/v1/operator.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"0\n\x10SetWeightRequest\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0e\n\x06weight\x18\x02 \x01(\x01\"\x13\n\x11SetWeightResponse\"~\n\x0eResourceLimits\x12\x11\n\x04\x63pus\x18\x01 \x01(\x01H\x00\x88\x01\x01\x12\x10\n\x03mem\x18\x02 \x01(\x01H\x01\x88\x01\x01\x12\x11\n\x04\x64isk\x18\x03 \x01(\x01H\x02\x88\x01\x01\x12\x11\n\x04gpus\x18\x04 \x01(\x01H\x03\x88\x01\x01\x42\x07\n\x05_cpusB\x06\n\x04_memB\x07\n\x05_diskB\x07\n\x05_gpus\"Z\n\x05Quota\x12\'\n\tguarantee\x18\x01 \x01(\x0b\x32\x14.corral.v1.Resources\x12(\n\x05limit\x18\x02 \x01(\x0b\x32\x19.corral.v1.ResourceLimits\"@\n\x0fSetQuotaRequest\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x1f\n\x05quota\x18\x02 \x01(\x0b\x32\x10.corral.v1.Quota\"\x12\n\x10SetQuotaResponse\"\x11\n\x0fGetRolesRequest\"\xc0\x01\n\tRoleState\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0e\n\x06weight\x18\x02 \x01(\x01\x12\x1f\n\x05quota\x18\x03 \x01(\x0b\x32\x10.corral.v1.Quota\x12\'\n\tallocated\x18\x04 \x01(\x0b\x32\x14.corral.v1.Resources\x12%\n\x07offered\x18\x05 \x01(\x0b\x32\x14.corral.v1.Resources\x12\r\n\x05share\x18\x06 \x01(\x01\x12\x15\n\rframework_ids\x18\x07 \x03(\t\",\n\x05Roles\x12#\n\x05roles\x18\x01 \x03(\x0b\x32\x14.corral.v1.RoleState\"&\n\x0e\x45xplainRequest\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\"\xf6\x01\n\x0b\x45xplanation\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x12\n\nsuppressed\x18\x03 \x01(\x08\x12\x1a\n\x12outstanding_offers\x18\x04 \x01(\x05\x12\x16\n\x0eoffered_agents\x18\x05 \x01(\x05\x12\x34\n\x07reasons\x18\x06 \x03(\x0b\x32#.corral.v1.Explanation.ReasonsEntry\x12\x14\n\x0c\x64\x65tails_json\x18\x07 \x01(\t\x1a.\n\x0cReasonsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\"\x11\n\x0fGetStateRequest\"\xa2\x01\n\nAgentState\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12\"\n\x04used\x18\x03 \x01(\x0b\x32\x14.corral.v1.Resources\x12%\n\x07offered\x18\x04 \x01(\x0b\x32\x14.corral.v1.Resources\x12\x15\n\rregistered_at\x18\x05 \x01(\x01\"\xaa\x01\n\x0e\x46rameworkState\x12&\n\x04info\x18\x01 \x01(\x0b\x32\x18.corral.v1.FrameworkInfo\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\x12\n\nsuppressed\x18\x03 \x01(\x08\x12\"\n\x04used\x18\x04 \x01(\x0b\x32\x14.corral.v1.Resources\x12%\n\x07offered\x18\x05 \x01(\x0b\x32\x14.corral.v1.Resources\"U\n\tTaskEntry\x12!\n\x04info\x18\x01 \x01(\x0b\x32\x13.corral.v1.TaskInfo\x12%\n\x06status\x18\x02 \x01(\x0b\x32\x15.corral.v1.TaskStatus\"\xdc\x01\n\x05State\x12\x11\n\tmaster_id\x18\x01 \x01(\t\x12%\n\x06\x61gents\x18\x02 \x03(\x0b\x32\x15.corral.v1.AgentState\x12-\n\nframeworks\x18\x03 \x03(\x0b\x32\x19.corral.v1.FrameworkState\x12#\n\x05tasks\x18\x04 \x03(\x0b\x32\x14.corral.v1.TaskEntry\x12 \n\x06offers\x18\x05 \x03(\x0b\x32\x10.corral.v1.Offer\x12#\n\x05roles\x18\x06 \x03(\x0b\x32\x14.corral.v1.RoleState\"\x0e\n\x0cWatchRequest\"f\n\x0c\x43lusterEvent\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x13\n\x0bstimulus_id\x18\x05 \x01(\t2\x86\x03\n\x08Operator\x12\x38\n\x08GetState\x12\x1a.corral.v1.GetStateRequest\x1a\x10.corral.v1.State\x12;\n\x05Watch\x12\x17.corral.v1.WatchRequest\x1a\x17.corral.v1.ClusterEvent0\x01\x12<\n\x07\x45xplain\x12\x19.corral.v1.ExplainRequest\x1a\x16.corral.v1.Explanation\x12\x46\n\tSetWeight\x12\x1b.corral.v1.SetWeightRequest\x1a\x1c.corral.v1.SetWeightResponse\x12\x43\n\x08SetQuota\x12\x1a.corral.v1.SetQuotaRequest\x1a\x1b.corral.v1.SetQuotaResponse\x12\x38\n\x08GetRoles\x12\x1a.corral.v1.GetRolesRequest\x1a\x10.corral.v1.Rolesb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,26 +34,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EXPLANATION_REASONSENTRY']._loaded_options = None
   _globals['_EXPLANATION_REASONSENTRY']._serialized_options = b'8\001'
-  _globals['_EXPLAINREQUEST']._serialized_start=63
-  _globals['_EXPLAINREQUEST']._serialized_end=101
-  _globals['_EXPLANATION']._serialized_start=104
-  _globals['_EXPLANATION']._serialized_end=350
-  _globals['_EXPLANATION_REASONSENTRY']._serialized_start=304
-  _globals['_EXPLANATION_REASONSENTRY']._serialized_end=350
-  _globals['_GETSTATEREQUEST']._serialized_start=352
-  _globals['_GETSTATEREQUEST']._serialized_end=369
-  _globals['_AGENTSTATE']._serialized_start=372
-  _globals['_AGENTSTATE']._serialized_end=534
-  _globals['_FRAMEWORKSTATE']._serialized_start=537
-  _globals['_FRAMEWORKSTATE']._serialized_end=707
-  _globals['_TASKENTRY']._serialized_start=709
-  _globals['_TASKENTRY']._serialized_end=794
-  _globals['_STATE']._serialized_start=797
-  _globals['_STATE']._serialized_end=980
-  _globals['_WATCHREQUEST']._serialized_start=982
-  _globals['_WATCHREQUEST']._serialized_end=996
-  _globals['_CLUSTEREVENT']._serialized_start=998
-  _globals['_CLUSTEREVENT']._serialized_end=1100
-  _globals['_OPERATOR']._serialized_start=1103
-  _globals['_OPERATOR']._serialized_end=1294
+  _globals['_SETWEIGHTREQUEST']._serialized_start=63
+  _globals['_SETWEIGHTREQUEST']._serialized_end=111
+  _globals['_SETWEIGHTRESPONSE']._serialized_start=113
+  _globals['_SETWEIGHTRESPONSE']._serialized_end=132
+  _globals['_RESOURCELIMITS']._serialized_start=134
+  _globals['_RESOURCELIMITS']._serialized_end=260
+  _globals['_QUOTA']._serialized_start=262
+  _globals['_QUOTA']._serialized_end=352
+  _globals['_SETQUOTAREQUEST']._serialized_start=354
+  _globals['_SETQUOTAREQUEST']._serialized_end=418
+  _globals['_SETQUOTARESPONSE']._serialized_start=420
+  _globals['_SETQUOTARESPONSE']._serialized_end=438
+  _globals['_GETROLESREQUEST']._serialized_start=440
+  _globals['_GETROLESREQUEST']._serialized_end=457
+  _globals['_ROLESTATE']._serialized_start=460
+  _globals['_ROLESTATE']._serialized_end=652
+  _globals['_ROLES']._serialized_start=654
+  _globals['_ROLES']._serialized_end=698
+  _globals['_EXPLAINREQUEST']._serialized_start=700
+  _globals['_EXPLAINREQUEST']._serialized_end=738
+  _globals['_EXPLANATION']._serialized_start=741
+  _globals['_EXPLANATION']._serialized_end=987
+  _globals['_EXPLANATION_REASONSENTRY']._serialized_start=941
+  _globals['_EXPLANATION_REASONSENTRY']._serialized_end=987
+  _globals['_GETSTATEREQUEST']._serialized_start=989
+  _globals['_GETSTATEREQUEST']._serialized_end=1006
+  _globals['_AGENTSTATE']._serialized_start=1009
+  _globals['_AGENTSTATE']._serialized_end=1171
+  _globals['_FRAMEWORKSTATE']._serialized_start=1174
+  _globals['_FRAMEWORKSTATE']._serialized_end=1344
+  _globals['_TASKENTRY']._serialized_start=1346
+  _globals['_TASKENTRY']._serialized_end=1431
+  _globals['_STATE']._serialized_start=1434
+  _globals['_STATE']._serialized_end=1654
+  _globals['_WATCHREQUEST']._serialized_start=1656
+  _globals['_WATCHREQUEST']._serialized_end=1670
+  _globals['_CLUSTEREVENT']._serialized_start=1672
+  _globals['_CLUSTEREVENT']._serialized_end=1774
+  _globals['_OPERATOR']._serialized_start=1777
+  _globals['_OPERATOR']._serialized_end=2167
 # @@protoc_insertion_point(module_scope)

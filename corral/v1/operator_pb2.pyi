@@ -7,6 +7,78 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SetWeightRequest(_message.Message):
+    __slots__ = ("role", "weight")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    weight: float
+    def __init__(self, role: _Optional[str] = ..., weight: _Optional[float] = ...) -> None: ...
+
+class SetWeightResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ResourceLimits(_message.Message):
+    __slots__ = ("cpus", "mem", "disk", "gpus")
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    MEM_FIELD_NUMBER: _ClassVar[int]
+    DISK_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    cpus: float
+    mem: float
+    disk: float
+    gpus: float
+    def __init__(self, cpus: _Optional[float] = ..., mem: _Optional[float] = ..., disk: _Optional[float] = ..., gpus: _Optional[float] = ...) -> None: ...
+
+class Quota(_message.Message):
+    __slots__ = ("guarantee", "limit")
+    GUARANTEE_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    guarantee: _common_pb2.Resources
+    limit: ResourceLimits
+    def __init__(self, guarantee: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., limit: _Optional[_Union[ResourceLimits, _Mapping]] = ...) -> None: ...
+
+class SetQuotaRequest(_message.Message):
+    __slots__ = ("role", "quota")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    QUOTA_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    quota: Quota
+    def __init__(self, role: _Optional[str] = ..., quota: _Optional[_Union[Quota, _Mapping]] = ...) -> None: ...
+
+class SetQuotaResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetRolesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RoleState(_message.Message):
+    __slots__ = ("role", "weight", "quota", "allocated", "offered", "share", "framework_ids")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    QUOTA_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATED_FIELD_NUMBER: _ClassVar[int]
+    OFFERED_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_IDS_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    weight: float
+    quota: Quota
+    allocated: _common_pb2.Resources
+    offered: _common_pb2.Resources
+    share: float
+    framework_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, role: _Optional[str] = ..., weight: _Optional[float] = ..., quota: _Optional[_Union[Quota, _Mapping]] = ..., allocated: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., share: _Optional[float] = ..., framework_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class Roles(_message.Message):
+    __slots__ = ("roles",)
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    roles: _containers.RepeatedCompositeFieldContainer[RoleState]
+    def __init__(self, roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ...) -> None: ...
+
 class ExplainRequest(_message.Message):
     __slots__ = ("framework_id",)
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -79,18 +151,20 @@ class TaskEntry(_message.Message):
     def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ...) -> None: ...
 
 class State(_message.Message):
-    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers")
+    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles")
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORKS_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
     master_id: str
     agents: _containers.RepeatedCompositeFieldContainer[AgentState]
     frameworks: _containers.RepeatedCompositeFieldContainer[FrameworkState]
     tasks: _containers.RepeatedCompositeFieldContainer[TaskEntry]
     offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
-    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ...) -> None: ...
+    roles: _containers.RepeatedCompositeFieldContainer[RoleState]
+    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ()

@@ -49,6 +49,21 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.ExplainRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.Explanation.FromString,
                 _registered_method=True)
+        self.SetWeight = channel.unary_unary(
+                '/corral.v1.Operator/SetWeight',
+                request_serializer=corral_dot_v1_dot_operator__pb2.SetWeightRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.SetWeightResponse.FromString,
+                _registered_method=True)
+        self.SetQuota = channel.unary_unary(
+                '/corral.v1.Operator/SetQuota',
+                request_serializer=corral_dot_v1_dot_operator__pb2.SetQuotaRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.SetQuotaResponse.FromString,
+                _registered_method=True)
+        self.GetRoles = channel.unary_unary(
+                '/corral.v1.Operator/GetRoles',
+                request_serializer=corral_dot_v1_dot_operator__pb2.GetRolesRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.Roles.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -73,6 +88,26 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetWeight(self, request, context):
+        """Roles' weights and quotas, set at run time (in memory: a restarted master starts from its
+        --weights and --quotas flags). Bad input is INVALID_ARGUMENT with a reason; nothing changes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetQuota(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRoles(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -90,6 +125,21 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.Explain,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.ExplainRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.Explanation.SerializeToString,
+            ),
+            'SetWeight': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetWeight,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.SetWeightRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.SetWeightResponse.SerializeToString,
+            ),
+            'SetQuota': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetQuota,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.SetQuotaRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.SetQuotaResponse.SerializeToString,
+            ),
+            'GetRoles': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRoles,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.GetRolesRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.Roles.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -173,6 +223,87 @@ class Operator:
             '/corral.v1.Operator/Explain',
             corral_dot_v1_dot_operator__pb2.ExplainRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.Explanation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetWeight(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/SetWeight',
+            corral_dot_v1_dot_operator__pb2.SetWeightRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.SetWeightResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetQuota(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/SetQuota',
+            corral_dot_v1_dot_operator__pb2.SetQuotaRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.SetQuotaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRoles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/GetRoles',
+            corral_dot_v1_dot_operator__pb2.GetRolesRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.Roles.FromString,
             options,
             channel_credentials,
             insecure,

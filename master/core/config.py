@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+
+from corral.roles import Quota, check_quota, check_role, check_weight
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +36,19 @@ class MasterConfig:
     launch_latency_target: float = 0.05
     launch_pacing_floor_cpus: float = 64.0  # the smallest window
     launch_pacing_window: float = 10.0  # a task launching for longer stops counting
+    # Roles' weights and quotas at start (the master's --weights and --quotas): the core applies
+    # them when it is created, as if an operator had set them; operators change them later.
+    role_weights: tuple[tuple[str, float], ...] = field(default=())
+    role_quotas: tuple[tuple[str, Quota], ...] = field(default=())
 
     def __post_init__(self) -> None:
+        for role, weight in self.role_weights:
+            check_weight(check_role(role), weight)
+        for role, quota in self.role_quotas:
+            check_quota(check_role(role), quota.guarantee, quota.limit)
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool):
+            if isinstance(value, bool) or f.name in ("role_weights", "role_quotas"):
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")

@@ -120,6 +120,27 @@ class Teardown(Call):
     pass
 
 
+# --- operators ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetWeight(Event):
+    """An operator sets a role's weight (checked by the core: finite, > 0)."""
+
+    role: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetQuota(Event):
+    """An operator sets a role's quota: four guaranteed quantities (0: none) and four limits
+    (``inf``: unlimited), in SCALARS order. No guarantee and no limit clears the quota."""
+
+    role: str
+    guarantee: tuple[float, ...]
+    limit: tuple[float, ...]
+
+
 # --- clocks -------------------------------------------------------------------------------
 
 

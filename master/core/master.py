@@ -36,6 +36,7 @@ from corral.master.core.records import (
     PendingStatus,
     TaskRecord,
 )
+from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     AGENT_TRANSITIONS,
     FRAMEWORK_TRANSITIONS,
@@ -53,6 +54,7 @@ from corral.master.core.types import (
     TaskState,
 )
 from corral.resources import Resources, normalize_ranges, ranges_count
+from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 from corral.tasks import AGENT_REPORTED_STATES
 
 
@@ -156,9 +158,16 @@ class MasterCore:
             ev.Acknowledge: self._acknowledge,
             ev.Reconcile: self._reconcile,
             ev.Teardown: self._teardown,
+            ev.SetWeight: self._set_weight,
+            ev.SetQuota: self._set_quota,
             ev.Tick: self._tick,
             ev.AllocationTick: self._allocation_tick,
         }
+        self.roles = RolesTable()  # weights and quotas set by operators (and flags)
+        for role, weight in config.role_weights:
+            self._apply_weight(role, weight)
+        for role, quota in config.role_quotas:
+            self._apply_quota(role, quota)
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -1086,6 +1095,37 @@ class MasterCore:
             self._pacing_window += step * min(1.0, elapsed / cfg.launch_latency_target)
         return self._pacing_window - launching
 
+    # ------------------------------------------------------------------- roles
+
+    def _set_weight(self, e: ev.SetWeight) -> Commands:
+        try:
+            weight = check_weight(check_role(e.role), e.weight)
+        except RoleError as exc:
+            raise _invalid(str(exc)) from None
+        self._apply_weight(e.role, weight)
+        return [self._event(e, "role_weight_set", e.role, f"weight {weight:g}")]
+
+    def _set_quota(self, e: ev.SetQuota) -> Commands:
+        try:
+            quota = check_quota(check_role(e.role), e.guarantee, e.limit)
+        except RoleError as exc:
+            raise _invalid(str(exc)) from None
+        self._apply_quota(e.role, quota)
+        return [self._event(e, "role_quota_set", e.role, f"quota {quota}")]
+
+    def _apply_weight(self, role: str, weight: float) -> None:
+        self.allocator.set_weight(role, weight)
+        self.roles.set_weight(role, weight)
+
+    def _apply_quota(self, role: str, quota: Quota) -> None:
+        none = quota.is_none()
+        self.allocator.set_quota(
+            role,
+            None if none else quota.guarantee,
+            None if none else quota.limit,
+        )
+        self.roles.set_quota(role, quota)
+
     # ----------------------------------------------------------------- helpers
 
     def _status(
@@ -1246,6 +1286,10 @@ class MasterCore:
         )
 
     # ------------------------------------------------------------------- views
+
+    def role_views(self) -> list[RoleView]:
+        """Every role with a framework, a weight or a quota: what it was given and holds."""
+        return self.roles.views(self.frameworks.values(), self.offers, self.agents.values())
 
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
         fw = self.frameworks.get(framework_id)

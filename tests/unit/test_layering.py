@@ -30,6 +30,7 @@ KERNEL = (
     "corral.extras",
     "corral.limits",
     "corral.supervise",
+    "corral.roles",
 )
 WIRE = ("corral.v1",)
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
