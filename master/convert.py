@@ -215,6 +215,7 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         role=info.role or "*",
         principal=info.principal,
         partition_aware=pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE in info.capabilities,
+        gpu_resources=pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES in info.capabilities,
         failover_timeout=info.failover_timeout,
         tolerations=tolerations,
         offer_constraints=tuple(constraints),

@@ -86,6 +86,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "alternatives separated by '|', each a ';'-list (default 'cpus:0.01|mem:32')",
     )
     p.add_argument(
+        "--filter-gpu-resources",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="offer agents with GPUs only to frameworks with the GPU_RESOURCES capability, "
+        "as Mesos does (default on)",
+    )
+    p.add_argument(
         "--fair-sharing-excluded-resources",
         default="gpus",
         metavar="NAMES",
@@ -165,7 +172,11 @@ def run(args: argparse.Namespace) -> int:
             role_quotas=tuple(quotas.items()),
         )
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
-        allocator_options = make_options(args.min_allocatable_resources, [n for n in excluded if n])
+        allocator_options = make_options(
+            args.min_allocatable_resources,
+            [n for n in excluded if n],
+            filter_gpu_resources=args.filter_gpu_resources,
+        )
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
     try:

@@ -33,6 +33,7 @@ class FrameworkCapability(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FRAMEWORK_CAPABILITY_PARTITION_AWARE: _ClassVar[FrameworkCapability]
     FRAMEWORK_CAPABILITY_GANG: _ClassVar[FrameworkCapability]
     FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: _ClassVar[FrameworkCapability]
+    FRAMEWORK_CAPABILITY_GPU_RESOURCES: _ClassVar[FrameworkCapability]
 
 class TaskState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -89,6 +90,7 @@ FRAMEWORK_CAPABILITY_UNSPECIFIED: FrameworkCapability
 FRAMEWORK_CAPABILITY_PARTITION_AWARE: FrameworkCapability
 FRAMEWORK_CAPABILITY_GANG: FrameworkCapability
 FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: FrameworkCapability
+FRAMEWORK_CAPABILITY_GPU_RESOURCES: FrameworkCapability
 TASK_STATE_UNSPECIFIED: TaskState
 TASK_STATE_STAGING: TaskState
 TASK_STATE_STARTING: TaskState

@@ -22,13 +22,14 @@ def make_allocator(
     *,
     min_allocatable: Mapping[str, float] | Sequence[Mapping[str, float]] | str | None = None,
     fairness_exclude: Iterable[str] | None = None,
+    filter_gpu_resources: bool = True,
     options: AllocatorOptions | None = None,
 ) -> Allocator:
     """Build an allocator: ``options``, or options made of ``min_allocatable`` (Mesos'
     "cpus:0.01|mem:32" by default: alternatives, see ``make_options``) and ``fairness_exclude``
     (("gpus",) by default)."""
     if options is None:
-        options = make_options(min_allocatable, fairness_exclude)
+        options = make_options(min_allocatable, fairness_exclude, filter_gpu_resources)
     if kind == "reference":
         return ReferenceAllocator(options)
     if kind in ("numba", "numpy"):

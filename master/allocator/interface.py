@@ -166,6 +166,7 @@ class Allocator(Protocol):
         role: str,
         tolerations: Sequence[Toleration] = (),
         constraints: Sequence[AttributeConstraint] = (),
+        gpu_resources: bool = False,
     ) -> None: ...
 
     def remove_framework(self, framework_id: str) -> None: ...

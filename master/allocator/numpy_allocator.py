@@ -91,7 +91,9 @@ class DrfAllocator:
         self.role_count = np.zeros(0, dtype=np.int64)  # allocations received (order.py)
         # masks
         self.filters = FilterMatrix(_START, _START)
-        self.placement = PlacementMask(_START, _START)
+        self.placement = PlacementMask(
+            _START, _START, filter_gpus=self.options.filter_gpu_resources
+        )
         self.reservations = ReservationBook(_START)
         self.cluster = np.zeros(4)
         self._seq = 0
@@ -188,7 +190,9 @@ class DrfAllocator:
         self.cluster += np.asarray(tot)
         self.filters.clear_agent(a)
         self.reservations.set_agent(a, by_role)
-        self.placement.set_agent(a, attributes, taints, self._live_frameworks())
+        self.placement.set_agent(
+            a, attributes, taints, self._live_frameworks(), has_gpus=tot[3] > 0
+        )
         m = self._frameworks.size
         row = self.placement.ok[a, :m] & self.fw_active[:m]
         self.count_ok[a] = int(row.sum())
@@ -220,6 +224,7 @@ class DrfAllocator:
         role: str,
         tolerations: Sequence[Toleration] = (),
         constraints: Sequence[AttributeConstraint] = (),
+        gpu_resources: bool = False,
     ) -> None:
         if framework_id in self._frameworks.rows:
             raise ValueError(f"framework {framework_id!r} is already known")
@@ -231,7 +236,9 @@ class DrfAllocator:
         self._framework_ranks = None
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
         self.filters.clear_framework(f)
-        self.placement.set_framework(f, tolerations, constraints, self._live_agents())
+        self.placement.set_framework(
+            f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources
+        )
         self._column_delta(f, +1)
 
     def remove_framework(self, framework_id: str) -> None:

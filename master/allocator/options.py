@@ -25,6 +25,7 @@ REASON_DRAINING = "agent draining"
 REASON_NO_FREE = "no free resources"
 REASON_HEADROOM = "headroom kept for unmet guarantees"
 REASON_ORDER = "lower DRF order"
+REASON_GPU = "agent has GPUs and the framework lacks the GPU_RESOURCES capability"
 
 
 def taint_reason(taint: Taint) -> str:
@@ -53,6 +54,7 @@ class AllocatorOptions:
 
     min_allocatable: tuple[Alternative, ...] = DEFAULT_MIN_ALLOCATABLE
     fairness_exclude: tuple[str, ...] = ("gpus",)
+    filter_gpu_resources: bool = True  # masks/gpus.py
 
     def __post_init__(self) -> None:
         if not self.min_allocatable:
@@ -116,6 +118,7 @@ def parse_min_allocatable(text: str) -> tuple[Alternative, ...]:
 def make_options(
     min_allocatable: Mapping[str, float] | Sequence[Alternative] | str | None = None,
     fairness_exclude: Iterable[str] | None = None,
+    filter_gpu_resources: bool = True,
 ) -> AllocatorOptions:
     """``min_allocatable``: Mesos' text form, a sequence of alternatives, or a mapping whose
     entries are each an alternative of their own (any one of them qualifies an offer)."""
@@ -130,6 +133,7 @@ def make_options(
     return AllocatorOptions(
         min_allocatable=alternatives,
         fairness_exclude=("gpus",) if fairness_exclude is None else tuple(fairness_exclude),
+        filter_gpu_resources=filter_gpu_resources,
     )
 
 

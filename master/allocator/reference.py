@@ -42,7 +42,8 @@ DRF ORDER (for an agent a)
 
 ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
   f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
-  NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes.
+  NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes;
+  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability.
 
 OFFER SIZE for f (role r) on a
   remaining_limit = max(0, limit[r] - consumption[r]) per resource.
@@ -88,6 +89,7 @@ import numpy as np
 
 from corral.master.allocator import order
 from corral.master.allocator.interface import Allocation, Explanation, Plan, Scalars
+from corral.master.allocator.masks import gpus as gpu_mask
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
@@ -154,6 +156,7 @@ class _Framework:
     role: str
     tolerations: tuple[Toleration, ...]
     constraints: tuple[AttributeConstraint, ...]
+    gpu_resources: bool = False  # the GPU_RESOURCES capability
     suppressed: bool = False
     charges: dict[str, Vec] = field(default_factory=dict)
     filters: dict[str, float] = field(default_factory=dict)
@@ -222,11 +225,14 @@ class ReferenceAllocator:
         role: str,
         tolerations: Sequence[Toleration] = (),
         constraints: Sequence[AttributeConstraint] = (),
+        gpu_resources: bool = False,
     ) -> None:
         if framework_id in self._frameworks:
             raise ValueError(f"framework {framework_id!r} is already known")
         self._roles.setdefault(role, _Role())
-        self._frameworks[framework_id] = _Framework(role, tuple(tolerations), tuple(constraints))
+        self._frameworks[framework_id] = _Framework(
+            role, tuple(tolerations), tuple(constraints), gpu_resources
+        )
 
     def remove_framework(self, framework_id: str) -> None:
         fw = self._framework(framework_id)
@@ -442,6 +448,9 @@ class ReferenceAllocator:
         reasons.extend(taint_reason(t) for t in untolerated(hard, fw.tolerations))
         reasons.extend(
             constraint_reason(c) for c in fw.constraints if not c.matches(agent.attributes)
+        )
+        reasons.extend(
+            gpu_mask.blocking(agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources)
         )
         return reasons
 

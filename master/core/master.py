@@ -543,7 +543,13 @@ class MasterCore:
                 registered_at=e.now,
             )
             self.frameworks[fw_id] = fw
-            self.allocator.add_framework(fw_id, spec.role, spec.tolerations, spec.offer_constraints)
+            self.allocator.add_framework(
+                fw_id,
+                spec.role,
+                spec.tolerations,
+                spec.offer_constraints,
+                gpu_resources=spec.gpu_resources,
+            )
             kind = "framework_added"
         else:
             if fw.connection is not None:
@@ -615,7 +621,13 @@ class MasterCore:
             if agent is not None and agent.in_allocator:
                 self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
         self.allocator.remove_framework(fw_id)
-        self.allocator.add_framework(fw_id, spec.role, spec.tolerations, spec.offer_constraints)
+        self.allocator.add_framework(
+            fw_id,
+            spec.role,
+            spec.tolerations,
+            spec.offer_constraints,
+            gpu_resources=spec.gpu_resources,
+        )
         for task in fw.tasks.values():
             agent = self.agents.get(task.agent_id)
             if agent is not None and agent.in_allocator:

@@ -71,6 +71,7 @@ class FrameworkSpec:
     role: str = "*"
     principal: str = ""
     partition_aware: bool = False
+    gpu_resources: bool = False  # the GPU_RESOURCES capability (masks/gpus.py)
     failover_timeout: float = 0.0  # 0: the master's default
     tolerations: tuple[Toleration, ...] = ()
     offer_constraints: tuple[AttributeConstraint, ...] = ()

@@ -10,6 +10,7 @@ from corral.master.allocator.interface import Scalars
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
+    REASON_GPU,
     REASON_HEADROOM,
     REASON_ORDER,
     REASON_SUPPRESSED,
@@ -253,7 +254,9 @@ def test_min_allocatable_stops_dust(kind: str) -> None:
 def test_min_allocatable_alternatives_need_all_of_one(kind: str) -> None:
     """Mesos' --min_allocatable_resources: 'cpus:1;mem:128|gpus:1' offers an agent with a cpu
     and 128 MiB, or with a GPU, but not one with a cpu and too little memory."""
-    alloc = make_allocator(kind, min_allocatable="cpus:1;mem:128|gpus:1")
+    alloc = make_allocator(
+        kind, min_allocatable="cpus:1;mem:128|gpus:1", filter_gpu_resources=False
+    )
     alloc.add_agent("cpu-only", (2.0, 64.0, 0.0, 0.0), {}, [])
     alloc.add_agent("gpu", (0.0, 0.0, 0.0, 1.0), {}, [])
     alloc.add_agent("both", (1.0, 128.0, 0.0, 0.0), {}, [])
@@ -393,3 +396,20 @@ def test_equal_shares_take_turns_then_break_ties_by_id(kind: str, role_split: bo
     alloc.allocate("amy", "a1", (0.0, 0.0, 0.0, 0.0))
     (offer,) = alloc.cycle(10.0, seed=10)
     assert offer.framework_id == "zed"
+
+
+def test_gpu_agents_go_only_to_gpu_capable_frameworks(kind: str) -> None:
+    """Mesos' --filter_gpu_resources: a CPU-only framework is not offered an agent with GPUs,
+    however low its share; a GPU_RESOURCES framework is. The option turns it off."""
+    alloc = _alloc(kind)
+    alloc.add_agent("gpu", (8.0, 4096.0, 0.0, 2.0), {}, [])
+    alloc.add_agent("cpu", AGENT, {}, [])
+    alloc.add_framework("cpu-only", "*")
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("cpu-only", "cpu")]
+    assert alloc.explain("cpu-only", 0.0).reasons[REASON_GPU] == 1
+    alloc.add_framework("trainer", "*", gpu_resources=True)
+    assert _pairs(alloc.cycle(1.0, seed=0)) == [("trainer", "gpu")]
+    unfiltered = make_allocator(kind, filter_gpu_resources=False)
+    unfiltered.add_agent("gpu", (8.0, 4096.0, 0.0, 2.0), {}, [])
+    unfiltered.add_framework("cpu-only", "*")
+    assert _pairs(unfiltered.cycle(0.0, seed=0)) == [("cpu-only", "gpu")]

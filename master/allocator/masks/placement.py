@@ -14,15 +14,17 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator.growable import grow_cols, grow_rows
-from corral.master.allocator.masks import constraints, taints
+from corral.master.allocator.masks import constraints, gpus, taints
 from corral.placement import AttributeConstraint, Taint, Toleration
 
-AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...]]
-FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...]]
+# (attributes, taints, has GPUs) and (tolerations, constraints, GPU capable).
+AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...], bool]
+FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...], bool]
 
 
 class PlacementMask:
-    def __init__(self, agents: int, frameworks: int) -> None:
+    def __init__(self, agents: int, frameworks: int, filter_gpus: bool = True) -> None:
+        self.filter_gpus = filter_gpus
         self.ok = np.zeros((agents, frameworks), dtype=np.bool_)
         self.prefer_not = np.zeros((agents, frameworks), dtype=np.bool_)
         self.agent_sig = np.zeros(agents, dtype=np.int64)
@@ -46,10 +48,12 @@ class PlacementMask:
         key = (asig, fsig)
         hit = self._pairs.get(key)
         if hit is None:
-            attrs, agent_taints = self.agent_sigs[asig]
-            tolerations, wanted = self.framework_sigs[fsig]
+            attrs, agent_taints, has_gpus = self.agent_sigs[asig]
+            tolerations, wanted, gpu_capable = self.framework_sigs[fsig]
             reasons = tuple(
-                taints.blocking(agent_taints, tolerations) + constraints.unmet(wanted, dict(attrs))
+                taints.blocking(agent_taints, tolerations)
+                + constraints.unmet(wanted, dict(attrs))
+                + gpus.blocking(1.0 if has_gpus else 0.0, gpu_capable, self.filter_gpus)
             )
             hit = (not reasons, taints.prefers_not(agent_taints, tolerations), reasons)
             self._pairs[key] = hit
@@ -61,8 +65,9 @@ class PlacementMask:
         attributes: Mapping[str, str],
         agent_taints: Sequence[Taint],
         framework_rows: npt.NDArray[np.intp],
+        has_gpus: bool = False,
     ) -> None:
-        sig: AgentSig = (tuple(sorted(attributes.items())), tuple(agent_taints))
+        sig: AgentSig = (tuple(sorted(attributes.items())), tuple(agent_taints), has_gpus)
         asig = self._agent_sig_ids.get(sig)
         if asig is None:
             asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
@@ -84,8 +89,9 @@ class PlacementMask:
         tolerations: Sequence[Toleration],
         wanted: Sequence[AttributeConstraint],
         agent_rows: npt.NDArray[np.intp],
+        gpu_capable: bool = False,
     ) -> None:
-        sig: FrameworkSig = (tuple(tolerations), tuple(wanted))
+        sig: FrameworkSig = (tuple(tolerations), tuple(wanted), gpu_capable)
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:
             fsig = self._framework_sig_ids[sig] = len(self.framework_sigs)
