@@ -187,8 +187,16 @@ class Allocator(Protocol):
         """``recover`` for each (framework, agent, scalars), in order: a batch of declines.
         Scalars may be any sequence of four (an offer keeps the plan's row as a list)."""
 
-    def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
-        """A refuse filter: no offers of this agent to this framework until ``expires_at``."""
+    def add_filter(
+        self,
+        framework_id: str,
+        agent_id: str,
+        expires_at: float,
+        refused: Sequence[float] | None = None,
+    ) -> None:
+        """A refuse filter: no offers of this agent to this framework until ``expires_at``, or
+        until the agent has more free than ``refused`` in some resource (None: everything was
+        refused, only the expiry lifts it). See masks/filters.py."""
 
     def clear_filters(self, framework_id: str) -> None:
         """REVIVE: drop every refuse filter of the framework."""

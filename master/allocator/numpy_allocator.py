@@ -28,6 +28,7 @@ from corral.master.allocator.explain import explain
 from corral.master.allocator.growable import RowIndex, grow_rows
 from corral.master.allocator.interface import Explanation, Plan, Scalars
 from corral.master.allocator.masks import draining, suppression
+from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
@@ -316,6 +317,7 @@ class DrfAllocator:
             give_back(
                 frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
             )
+            self._lift_filters(agents)
             return
         # Some agent has reservations: the reservation book takes its share first, in order.
         for f, a, taken in zip(frameworks.tolist(), agents.tolist(), back.tolist(), strict=True):
@@ -328,6 +330,7 @@ class DrfAllocator:
             rest = [b - t for b, t in zip(taken, to_res, strict=True)]
             used = self.used[a].tolist()
             self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
+        self._lift_filters(agents)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
         self.charges.add(
@@ -341,22 +344,40 @@ class DrfAllocator:
         used = self.used[a].tolist()
         self.used[a] = [u + x - r for u, x, r in zip(used, amounts, from_res, strict=True)]
 
-    def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
+    def add_filter(
+        self,
+        framework_id: str,
+        agent_id: str,
+        expires_at: float,
+        refused: Sequence[float] | None = None,
+    ) -> None:
         f = self._frameworks.rows.get(framework_id)
         a = self._agents.rows.get(agent_id)
         if f is None or a is None:
             return
         if math.isnan(expires_at):
             raise ValueError("filter expiry is NaN")
+        amount = None if refused is None else check_scalars("refused", refused)
         if (
-            self.filters.add(a, f, float(expires_at))
+            self.filters.add(a, f, float(expires_at), amount)
             and self.fw_active[f]
             and self.placement.ok[a, f]
         ):
             self.count_ok[a] -= 1
 
-    def add_filters(self, framework_id: str, agent_ids: Sequence[str], expires_at: float) -> None:
-        """``add_filter`` for many agents at once (a framework declining a batch of offers)."""
+    def add_filters(
+        self,
+        framework_id: str,
+        agent_ids: Sequence[str],
+        expires_at: float,
+        refused: Sequence[Sequence[float]] | None = None,
+    ) -> None:
+        """``add_filter`` for many agents at once (a framework declining a batch of offers);
+        ``refused[i]`` is what was refused of ``agent_ids[i]`` (None: everything)."""
+        if refused is not None:
+            for agent_id, amount in zip(agent_ids, refused, strict=True):
+                self.add_filter(framework_id, agent_id, expires_at, amount)
+            return
         f = self._frameworks.rows.get(framework_id)
         if f is None:
             return
@@ -368,6 +389,7 @@ class DrfAllocator:
         if not len(rows):
             return
         t = float(expires_at)
+        self.filters.snap[rows, f] = filter_mask.EVERYTHING_SLOT
         later = rows[self.filters.until[rows, f] < t]
         newly = later[~self.filters.active[later, f]]
         self.filters.until[later, f] = t
@@ -376,6 +398,22 @@ class DrfAllocator:
             self.filters.next_expiry = min(self.filters.next_expiry, t)
         if self.fw_active[f]:
             np.subtract.at(self.count_ok, newly[self.placement.ok[newly, f]], 1)
+
+    def _lift_filters(self, agents: npt.NDArray[np.intp]) -> None:
+        """Resources came back to ``agents``: filters that refused less than an agent now has
+        free lift (masks/filters.py), and the frameworks they held count as eligible again."""
+        rows = np.unique(agents)
+        free = self._unreserved_free(rows) + self.reservations.free_sum[rows]
+        growing = self.filters.growing(rows, free)
+        if not growing:
+            return
+        m = self._frameworks.size
+        where = {int(a): i for i, a in enumerate(rows.tolist())}
+        for a in growing:
+            gone = self.filters.lift(a, free[where[a]], m)
+            if len(gone):
+                back = self.placement.ok[a, gone] & self.fw_active[gone]
+                self.count_ok[a] += int(back.sum())
 
     def clear_filters(self, framework_id: str) -> None:
         f = self._framework(framework_id)

@@ -17,8 +17,13 @@ STATE
   free amounts are clamped at zero.
   Free on agent a: unreserved_free = max(0, capacity - unreserved used) and, per reserved role
   r, reserved_free[r] = reservation[r] - reserved used by r.
-  Refuse filters: ``(framework, agent) -> expires_at``; adding keeps the later expiry; a filter
-  is active while ``now < expires_at``. REVIVE clears a framework's filters.
+  Refuse filters (Mesos' RefusedOfferFilter): ``(framework, agent) -> (expires_at, refused)``,
+  refused being the scalars refused (None: everything). Adding keeps the later expiry and
+  takes the newest refused amount. A filter is active while ``now < expires_at``; it is dropped
+  when the agent's free resources (unreserved free plus every role's reserved free) come to
+  exceed ``refused`` by more than GROWTH_EPSILON in some resource, checked whenever resources
+  return to the agent (recover): more is free than was refused, so it is offered again at once.
+  REVIVE clears a framework's filters.
   Removing a framework drops its charges (given back to the pools) and filters; removing an
   agent drops every charge and filter on it.
 
@@ -90,6 +95,7 @@ import numpy as np
 from corral.master.allocator import order
 from corral.master.allocator.interface import Allocation, Explanation, Plan, Scalars
 from corral.master.allocator.masks import gpus as gpu_mask
+from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
@@ -159,7 +165,8 @@ class _Framework:
     gpu_resources: bool = False  # the GPU_RESOURCES capability
     suppressed: bool = False
     charges: dict[str, Vec] = field(default_factory=dict)
-    filters: dict[str, float] = field(default_factory=dict)
+    filters: dict[str, float] = field(default_factory=dict)  # agent -> expires_at
+    refused: dict[str, Vec | None] = field(default_factory=dict)  # agent -> what was refused
     count: int = 0  # allocations received
 
 
@@ -213,6 +220,7 @@ class ReferenceAllocator:
         for fw in self._frameworks.values():
             fw.charges.pop(agent_id, None)
             fw.filters.pop(agent_id, None)
+            fw.refused.pop(agent_id, None)
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self._agent(agent_id).draining = draining
@@ -273,9 +281,29 @@ class ReferenceAllocator:
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         fw = self._frameworks.get(framework_id)
         agent = self._agents.get(agent_id)
-        if fw is None or agent is None or agent_id not in fw.charges:
+        if fw is None or agent is None:
             return  # already gone with its framework or agent
         amounts = _vec(check_scalars("recover", scalars))
+        if agent_id in fw.charges:
+            self._give_back(fw, agent_id, agent, amounts)
+        self._lift_filters(agent_id, agent)
+
+    def _lift_filters(self, agent_id: str, agent: _Agent) -> None:
+        """Drop the filters on the agent that refused less than it now has free."""
+        free = agent.unreserved_free()
+        for role in agent.reserved:
+            free = [f + r for f, r in zip(free, agent.reserved_free(role), strict=True)]
+        for fw in self._frameworks.values():
+            if agent_id not in fw.filters:
+                continue
+            refused = fw.refused.get(agent_id)
+            if refused is not None and any(
+                f > r + GROWTH_EPSILON for f, r in zip(free, refused, strict=True)
+            ):
+                del fw.filters[agent_id]
+                del fw.refused[agent_id]
+
+    def _give_back(self, fw: _Framework, agent_id: str, agent: _Agent, amounts: Vec) -> None:
         charge = fw.charges[agent_id]
         back = [min(x, c) for x, c in zip(amounts, charge, strict=True)]
         left = [c - b for c, b in zip(charge, back, strict=True)]
@@ -292,26 +320,46 @@ class ReferenceAllocator:
             u - min(b, u) for u, b in zip(agent.used_unreserved, back, strict=True)
         ]
 
-    def add_filter(self, framework_id: str, agent_id: str, expires_at: float) -> None:
+    def add_filter(
+        self,
+        framework_id: str,
+        agent_id: str,
+        expires_at: float,
+        refused: Sequence[float] | None = None,
+    ) -> None:
         fw = self._frameworks.get(framework_id)
         if fw is None or agent_id not in self._agents:
             return
         if math.isnan(expires_at):
             raise ValueError("filter expiry is NaN")
+        amount = None if refused is None else _vec(check_scalars("refused", refused))
         fw.filters[agent_id] = max(fw.filters.get(agent_id, -INF), float(expires_at))
+        fw.refused[agent_id] = amount
 
-    def add_filters(self, framework_id: str, agent_ids: Sequence[str], expires_at: float) -> None:
-        for agent_id in agent_ids:
-            self.add_filter(framework_id, agent_id, expires_at)
+    def add_filters(
+        self,
+        framework_id: str,
+        agent_ids: Sequence[str],
+        expires_at: float,
+        refused: Sequence[Sequence[float]] | None = None,
+    ) -> None:
+        amounts: Sequence[Sequence[float] | None] = (
+            [None] * len(agent_ids) if refused is None else refused
+        )
+        for agent_id, amount in zip(agent_ids, amounts, strict=True):
+            self.add_filter(framework_id, agent_id, expires_at, amount)
 
     def clear_filters(self, framework_id: str) -> None:
-        self._framework(framework_id).filters.clear()
+        fw = self._framework(framework_id)
+        fw.filters.clear()
+        fw.refused.clear()
 
     # ---- the cycle ----------------------------------------------------------------------------
 
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
         for fw in self._frameworks.values():
             fw.filters = {a: t for a, t in fw.filters.items() if now < t}
+            fw.refused = {a: r for a, r in fw.refused.items() if a in fw.filters}
         agent_ids = list(self._agents)
         perm = np.random.default_rng(seed).permutation(len(agent_ids))
         plan: list[Allocation] = []

@@ -758,8 +758,11 @@ class MasterCore:
         if any(v > 0 for v in unused.scalars()):
             self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
             self._freed(agent)
-        if refuse > 0:
-            self.allocator.add_filter(fw.framework_id, agent.agent_id, e.now + refuse)
+            if refuse > 0:
+                # What was left unused is what was refused (nothing left: nothing refused).
+                self.allocator.add_filter(
+                    fw.framework_id, agent.agent_id, e.now + refuse, unused.scalars()
+                )
         if not e.tasks:
             return []
         for t in e.tasks:
@@ -812,8 +815,17 @@ class MasterCore:
         self._return_offers(offers)
         self._paced_declined += len(offers)
         if refuse > 0:
+            refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
             for offer in offers:
-                self.allocator.add_filter(fid, offer.agent_id, e.now + refuse)
+                had = refused.get(offer.agent_id)
+                if had is None:
+                    refused[offer.agent_id] = list(offer.scalars)
+                else:
+                    refused[offer.agent_id] = [
+                        x + y for x, y in zip(had, offer.scalars, strict=True)
+                    ]
+            for agent_id, amount in refused.items():
+                self.allocator.add_filter(fid, agent_id, e.now + refuse, amount)
         return []
 
     def _suppress(self, e: ev.Suppress) -> Commands:

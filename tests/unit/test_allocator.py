@@ -413,3 +413,36 @@ def test_gpu_agents_go_only_to_gpu_capable_frameworks(kind: str) -> None:
     unfiltered.add_agent("gpu", (8.0, 4096.0, 0.0, 2.0), {}, [])
     unfiltered.add_framework("cpu-only", "*")
     assert _pairs(unfiltered.cycle(0.0, seed=0)) == [("cpu-only", "gpu")]
+
+
+def test_a_refuse_filter_blocks_only_what_was_refused(kind: str) -> None:
+    """Mesos' RefusedOfferFilter: a framework that kept 3 of 4 cpus and refused the last one is
+    not offered that one cpu again, but is offered the agent at once when its own task ends
+    and 4 cpus are free, long before the filter would expire."""
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    (offer,) = alloc.cycle(0.0, seed=0)
+    left = (1.0, 1024.0, 250.0, 0.0)
+    alloc.recover("f1", "a1", left)
+    alloc.add_filter("f1", "a1", 1000.0, refused=left)
+    assert alloc.cycle(1.0, seed=1) == [], "the refused cpu was offered again"
+    assert alloc.explain("f1", 1.0).reasons[REASON_FILTER] == 1
+    used = tuple(x - y for x, y in zip(offer.scalars, left, strict=True))
+    alloc.recover("f1", "a1", used)  # the task ended: more is free than was refused
+    (again,) = alloc.cycle(2.0, seed=2)
+    assert (again.framework_id, again.scalars) == ("f1", AGENT)
+    assert REASON_FILTER not in alloc.explain("f1", 2.0).reasons
+
+
+def test_a_filter_without_an_amount_refuses_everything_until_it_expires(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    (offer,) = alloc.cycle(0.0, seed=0)
+    alloc.recover("f1", "a1", offer.scalars)
+    alloc.add_filter("f1", "a1", 10.0)
+    alloc.add_framework("f2", "*")
+    (other,) = alloc.cycle(1.0, seed=1)
+    alloc.recover("f2", "a1", other.scalars)  # resources come back: f1 stays filtered
+    assert _pairs(alloc.cycle(2.0, seed=2)) == [("f2", "a1")]

@@ -194,13 +194,21 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
         plan = twin.cycle(now, seed=data.draw(st.integers(0, 2**32 - 1)), cpus=data.draw(budgets))
         twin.compare_explain(now)
         for a in plan:
-            action = data.draw(st.sampled_from(["decline", "filter", "keep", "half"]))
-            if action in ("decline", "filter"):
+            action = data.draw(
+                st.sampled_from(["decline", "filter", "refuse-all", "keep", "half", "half-filter"])
+            )
+            if action in ("decline", "filter", "refuse-all"):
                 twin.recover(a.framework_id, a.agent_id, a.scalars)
-            if action == "filter":
-                twin.both("add_filter", a.framework_id, a.agent_id, now + 2.0 * (step % 3))
-            if action == "half":
+            if action in ("half", "half-filter"):
                 twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
+            until = now + 2.0 * (step % 3 + 1)
+            if action == "filter":  # refused what was offered (a decline)
+                twin.both("add_filter", a.framework_id, a.agent_id, until, a.scalars)
+            elif action == "half-filter":  # refused the unused half (an accept's leftover)
+                half = tuple(x / 2 for x in a.scalars)
+                twin.both("add_filter", a.framework_id, a.agent_id, until, half)
+            elif action == "refuse-all":
+                twin.both("add_filter", a.framework_id, a.agent_id, until)
         event = data.draw(st.integers(0, 7))
         agent_ids = sorted(twin.totals)
         fids = sorted(twin.roles)

@@ -95,6 +95,23 @@ def test_a_refuse_filter_lasts_at_least_one_allocation_interval() -> None:
     assert len(h.offers_for(fid)) == 1
 
 
+def test_a_framework_sees_what_its_finished_task_freed_before_its_filter_expires() -> None:
+    """The filter of an accept's leftover refuses only the leftover: when the task ends, the
+    agent is offered again in the next cycle, not after the 5 s default filter."""
+    h = Harness()
+    aid, _ = h.add_agent(resources="cpus:4;mem:4096")
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t1", "cpus:3;mem:1024"))
+    h.now += 0.1
+    assert h.offers_for(fid) == [], "the refused leftover was offered again"
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"r"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.FINISHED, uuid=b"f"))
+    h.now += 0.1
+    [again] = h.offers_for(fid)
+    assert (again.agent_id, again.scalars[0]) == (aid, 4.0)
+
+
 def _one_offer(h: Harness) -> tuple[str, str, str]:
     aid, _ = h.add_agent()
     fid, _ = h.subscribe()

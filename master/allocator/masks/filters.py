@@ -1,8 +1,18 @@
-"""Refuse filters from DECLINE: no offer of agent a to framework f while ``now < until[a, f]``.
+"""Refuse filters from DECLINE (and an accept's unused part), as Mesos' RefusedOfferFilter.
 
-``until`` holds the exact expiry (float64, -inf = none); ``active`` is the boolean view the cycle
-reads, valid as long as ``now < next_expiry``. Filters are added far more often than they expire,
-so the full re-evaluation happens only when the earliest expiry has passed.
+A filter on (agent a, framework f) remembers what f refused and until when. It blocks offers of
+a to f until it expires, or until a's free resources grow to more than f refused in some
+resource (a task ended, another framework declined): then f is offered the larger amount at
+once instead of waiting out the filter. The newest refusal of a pair replaces the amount it
+remembers; the expiry is the later of the two.
+
+Storage, dense per pair because a cluster that declines everything filters every pair:
+``until[a, f]`` the exact expiry (float64, -inf = none); ``active`` the boolean view the cycle
+reads, valid while ``now < next_expiry``; ``snap[a, f]`` (1 byte) an index into agent a's few
+distinct refused amounts (``snapshots[a]``: a pair refuses what the agent had free, and many
+frameworks refuse the same amount). ``floor[a]`` is at most every amount a filter on a
+remembers, so a return of resources that leaves a's free within it lifts nothing, and costs one
+comparison instead of a walk over a's filters.
 """
 
 from __future__ import annotations
@@ -17,26 +27,103 @@ from corral.master.allocator.options import REASON_FILTER
 
 REASON = REASON_FILTER
 
+# Free resources count as grown only past this much more than was refused (float noise).
+GROWTH_EPSILON = 1e-9
+_SLOTS = 255  # distinct refused amounts per agent; index _SLOTS: refuses everything
+EVERYTHING_SLOT = _SLOTS
+_EVERYTHING = np.full(4, np.inf)
+
 
 class FilterMatrix:
     def __init__(self, agents: int, frameworks: int) -> None:
         self.until = np.full((agents, frameworks), -np.inf, dtype=np.float64)
         self.active = np.zeros((agents, frameworks), dtype=np.bool_)
+        self.snap = np.zeros((agents, frameworks), dtype=np.uint8)
+        self.floor = np.full((agents, 4), np.inf, dtype=np.float64)
+        self.snapshots: dict[int, list[tuple[float, ...]]] = {}
+        self._slots: dict[int, dict[tuple[float, ...], int]] = {}  # amount -> index, per agent
         self.next_expiry = math.inf
 
     def grow(self, agents: int, frameworks: int) -> None:
         self.until = grow_cols(grow_rows(self.until, agents, -np.inf), frameworks, -np.inf)
         self.active = grow_cols(grow_rows(self.active, agents, False), frameworks, False)
+        self.snap = grow_cols(grow_rows(self.snap, agents, 0), frameworks, 0)
+        self.floor = grow_rows(self.floor, agents, np.inf)
 
-    def add(self, agent: int, framework: int, expires_at: float) -> bool:
-        """Install (or extend) a filter; True if the pair was not filtered before."""
-        if expires_at <= self.until[agent, framework]:
-            return False
-        self.until[agent, framework] = expires_at
+    def _slot(self, agent: int, refused: tuple[float, ...] | None) -> int:
+        """The snapshot index of ``refused`` on the agent (None: refuses everything)."""
+        if refused is None:
+            return _SLOTS
+        index = self._slots.setdefault(agent, {})
+        slot = index.get(refused)
+        if slot is not None:
+            return slot
+        if len(index) >= _SLOTS:
+            self._compact(agent)
+            index = self._slots[agent]
+            if len(index) >= _SLOTS:
+                return _SLOTS  # more distinct refusals than slots: block until it expires
+        known = self.snapshots.setdefault(agent, [])
+        known.append(refused)
+        index[refused] = len(known) - 1
+        return len(known) - 1
+
+    def _compact(self, agent: int) -> None:
+        """Drop the agent's refused amounts no live filter points at; renumber the rest."""
+        known = self.snapshots.get(agent, [])
+        live = self.active[agent] & (self.snap[agent] < _SLOTS)
+        used = np.unique(self.snap[agent][live])
+        mapping = np.full(_SLOTS + 1, _SLOTS, dtype=np.uint8)
+        mapping[used] = np.arange(len(used), dtype=np.uint8)
+        self.snap[agent] = mapping[self.snap[agent]]
+        kept = [known[i] for i in used.tolist()]
+        self.snapshots[agent] = kept
+        self._slots[agent] = {amount: i for i, amount in enumerate(kept)}
+
+    def refused(self, agent: int, framework: int) -> tuple[float, ...]:
+        slot = int(self.snap[agent, framework])
+        known = self.snapshots.get(agent, [])
+        return known[slot] if slot < len(known) else (math.inf,) * 4
+
+    def add(
+        self, agent: int, framework: int, expires_at: float, refused: tuple[float, ...] | None
+    ) -> bool:
+        """Install (or renew) a filter; True if the pair was not filtered before."""
+        slot = self._slot(agent, refused)
+        self.snap[agent, framework] = slot
+        amount = _EVERYTHING if slot == _SLOTS else np.asarray(self.snapshots[agent][slot])
+        np.minimum(self.floor[agent], amount, out=self.floor[agent])
+        self.until[agent, framework] = max(self.until[agent, framework], expires_at)
         self.next_expiry = min(self.next_expiry, expires_at)
         was = bool(self.active[agent, framework])
         self.active[agent, framework] = True
         return not was
+
+    def growing(self, agents: npt.NDArray[np.intp], free: npt.NDArray[np.float64]) -> list[int]:
+        """Of ``agents`` (whose free resources just grew to ``free``), those where some filter
+        may have to lift: free is past the floor of what their filters refused."""
+        past = (free > self.floor[agents] + GROWTH_EPSILON).any(axis=1)
+        return [int(a) for a in agents[past].tolist()]
+
+    def lift(self, agent: int, free: npt.NDArray[np.float64], m: int) -> npt.NDArray[np.intp]:
+        """Drop the agent's filters that refused less than ``free`` in some resource; returns
+        the frameworks no longer filtered. Recomputes the agent's floor."""
+        cols = np.flatnonzero(self.active[agent, :m])
+        if not len(cols):
+            self.floor[agent] = np.inf
+            return cols
+        known = self.snapshots.get(agent, [])
+        table = np.vstack([np.asarray(known, dtype=np.float64).reshape(-1, 4), _EVERYTHING])
+        slots = self.snap[agent, cols].astype(np.intp)
+        slots[slots >= len(known)] = len(known)  # the "everything" row
+        amounts = table[slots]
+        grown = (free > amounts + GROWTH_EPSILON).any(axis=1)
+        gone: npt.NDArray[np.intp] = cols[grown]
+        self.active[agent, gone] = False
+        self.until[agent, gone] = -np.inf
+        kept = amounts[~grown]
+        self.floor[agent] = kept.min(axis=0) if len(kept) else np.inf
+        return gone
 
     def expire(self, now: float) -> bool:
         """Drop the filters expired at ``now``; True if the boolean view was rebuilt."""
@@ -50,6 +137,10 @@ class FilterMatrix:
     def clear_agent(self, agent: int) -> None:
         self.until[agent] = -np.inf
         self.active[agent] = False
+        self.snap[agent] = 0
+        self.floor[agent] = np.inf
+        self.snapshots.pop(agent, None)
+        self._slots.pop(agent, None)
 
     def clear_framework(self, framework: int) -> npt.NDArray[np.bool_]:
         """Drop a framework's filters; returns which agents were filtered."""
