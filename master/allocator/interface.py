@@ -201,6 +201,10 @@ class Allocator(Protocol):
     def clear_filters(self, framework_id: str) -> None:
         """REVIVE: drop every refuse filter of the framework."""
 
+    def charged(self, framework_id: str, agent_id: str) -> Scalars:
+        """What the framework is charged on the agent (zeros if nothing): the core's
+        ``validate()`` holds it to the tasks and offers the core knows of."""
+
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
         """Run one allocation cycle at time ``now``; charge and return the plan.
 

@@ -415,6 +415,13 @@ class DrfAllocator:
                 back = self.placement.ok[a, gone] & self.fw_active[gone]
                 self.count_ok[a] += int(back.sum())
 
+    def charged(self, framework_id: str, agent_id: str) -> Scalars:
+        f, a = self._frameworks.rows.get(framework_id), self._agents.rows.get(agent_id)
+        got = None if f is None or a is None else self.charges.get(f, a)
+        if got is None:
+            return (0.0, 0.0, 0.0, 0.0)
+        return (got[0], got[1], got[2], got[3])
+
     def clear_filters(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         n = self._agents.size

@@ -349,6 +349,11 @@ class ReferenceAllocator:
         for agent_id, amount in zip(agent_ids, amounts, strict=True):
             self.add_filter(framework_id, agent_id, expires_at, amount)
 
+    def charged(self, framework_id: str, agent_id: str) -> Scalars:
+        fw = self._frameworks.get(framework_id)
+        charge = None if fw is None else fw.charges.get(agent_id)
+        return _tuple(charge) if charge is not None else (0.0, 0.0, 0.0, 0.0)
+
     def clear_filters(self, framework_id: str) -> None:
         fw = self._framework(framework_id)
         fw.filters.clear()

@@ -53,6 +53,7 @@ from corral.master.core.types import (
     TaskSource,
     TaskState,
 )
+from corral.master.core.validate import validate
 from corral.resources import Resources, normalize_ranges, ranges_count
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 from corral.tasks import AGENT_REPORTED_STATES
@@ -172,6 +173,11 @@ class MasterCore:
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
         return self._handlers[type(event)](event)
+
+    def validate(self) -> None:
+        """Check the cross-index invariants (validate.py); the core's tests run it after every
+        event. Raises InvariantBroken."""
+        validate(self)
 
     def take_offer_waits(self) -> list[float]:
         """Seconds each agent's freed resources waited to be offered, for the offers made since

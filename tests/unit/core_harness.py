@@ -48,7 +48,11 @@ class Harness:
         return f"s{next(self._seq)}"
 
     def handle(self, event: ev.Event) -> list[cmd.Command]:
-        return self.core.handle(event)
+        try:
+            return self.core.handle(event)
+        finally:
+            # After every event, refused or not (a refusal must leave the state as it was).
+            self.core.validate()
 
     def base(self) -> dict[str, Any]:
         return {"stimulus_id": self.sid(), "now": self.now}

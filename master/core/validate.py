@@ -1,0 +1,127 @@
+"""The master core's cross-index invariants, checked after every event in the core's tests
+(``MasterCore.validate``), as dask's worker state machine does in validate mode.
+
+Each rule says what must agree between two of the core's indexes, or between the core and the
+allocator; a broken rule raises ``InvariantBroken`` naming the record that broke it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from corral.master.core.states import FrameworkState
+from corral.resources import SCALARS
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+# Charges are sums of floats added and taken back in different orders.
+TOLERANCE = 1e-6
+
+
+class InvariantBroken(AssertionError):
+    pass
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise InvariantBroken(message)
+
+
+def _ports(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[int]:
+    return [p for begin, end in ranges for p in range(begin, end + 1)]
+
+
+def validate(core: MasterCore) -> None:
+    _offers(core)
+    _tasks(core)
+    _charges(core)
+    _free_ports(core)
+
+
+def _offers(core: MasterCore) -> None:
+    """An offer is in the book, in its framework's set and in its agent's set, or in none."""
+    for oid, offer in core.offers.items():
+        _check(offer.offer_id == oid, f"offer {oid} is filed under another id")
+        fw = core.frameworks.get(offer.framework_id)
+        agent = core.agents.get(offer.agent_id)
+        _check(fw is not None and oid in fw.offers, f"offer {oid} missing from its framework")
+        _check(agent is not None and oid in agent.offers, f"offer {oid} missing from its agent")
+        assert fw is not None and agent is not None
+        _check(fw.state is FrameworkState.SUBSCRIBED, f"offer {oid} held by a gone framework")
+        _check(agent.in_allocator, f"offer {oid} of agent {agent.agent_id}, which is detached")
+    for fw in core.frameworks.values():
+        stray = fw.offers - core.offers.keys()
+        _check(not stray, f"framework {fw.framework_id} holds unknown offers {sorted(stray)}")
+    for agent in core.agents.values():
+        stray = agent.offers - core.offers.keys()
+        _check(not stray, f"agent {agent.agent_id} holds unknown offers {sorted(stray)}")
+
+
+def _tasks(core: MasterCore) -> None:
+    """A live task is the same record in its framework's and its agent's index, and live."""
+    for fw in core.frameworks.values():
+        for task_id, task in fw.tasks.items():
+            _check(task.task_id == task_id, f"task {task_id} is filed under another id")
+            _check(not task.state.terminal, f"ended task {task_id} still live ({task.state})")
+            agent = core.agents.get(task.agent_id)
+            _check(agent is not None, f"task {task_id} on unknown agent {task.agent_id}")
+            assert agent is not None
+            held = agent.tasks.get((fw.framework_id, task_id))
+            _check(held is task, f"task {task_id} missing from agent {task.agent_id}'s index")
+    for agent in core.agents.values():
+        for (fw_id, task_id), task in agent.tasks.items():
+            owner = core.frameworks.get(fw_id)
+            _check(
+                owner is not None and owner.tasks.get(task_id) is task,
+                f"agent {agent.agent_id} holds task {task_id} its framework does not",
+            )
+
+
+def _charges(core: MasterCore) -> None:
+    """Rule 2: what the allocator charges a framework on an attached agent is its live tasks
+    there plus its outstanding offers of it."""
+    expected: dict[tuple[str, str], list[float]] = {}
+
+    def add(key: tuple[str, str], amounts: tuple[float, ...] | list[float]) -> None:
+        had = expected.setdefault(key, [0.0] * len(SCALARS))
+        expected[key] = [x + y for x, y in zip(had, amounts, strict=True)]
+
+    for agent in core.agents.values():
+        if not agent.in_allocator:
+            continue
+        for (fw_id, _), task in agent.tasks.items():
+            add((fw_id, agent.agent_id), task.spec.resources.scalars())
+        for oid in agent.offers:
+            offer = core.offers[oid]
+            add((offer.framework_id, agent.agent_id), list(offer.scalars))
+    for (fw_id, agent_id), amounts in expected.items():
+        if core.frameworks[fw_id].state is FrameworkState.REMOVED:
+            continue
+        charged = core.allocator.charged(fw_id, agent_id)
+        _check(
+            all(abs(x - y) <= TOLERANCE for x, y in zip(charged, amounts, strict=True)),
+            f"allocator charges {fw_id} on {agent_id} {charged}, tasks and offers make {amounts}",
+        )
+
+
+def _free_ports(core: MasterCore) -> None:
+    """An attached agent's ports are each in exactly one place: free, an offer, or a task."""
+    for agent in core.agents.values():
+        if not agent.in_allocator:
+            continue
+        places = list(agent.free_ports)
+        for oid in agent.offers:
+            places += core.offers[oid].ports
+        for task in agent.tasks.values():
+            places += task.spec.resources.ports
+        ports = _ports(places)
+        _check(
+            len(ports) == len(set(ports)),
+            f"agent {agent.agent_id}: a port is in two places ({sorted(places)})",
+        )
+        _check(
+            set(ports) == set(_ports(agent.spec.resources.ports)),
+            f"agent {agent.agent_id}: free, offered and used ports {sorted(places)} are not "
+            f"its ports {agent.spec.resources.ports}",
+        )
