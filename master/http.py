@@ -15,7 +15,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral.master import views
 from corral.master.core import events as ev
-from corral.master.core.master import CallRejected, MasterCore
+from corral.master.core.master import MasterCore
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.runtime import MasterRuntime
 from corral.roles import RoleError, quota_from_json
 
@@ -23,6 +24,18 @@ from corral.roles import RoleError, quota_from_json
 # response on the connection was written), and to send a body the master does not read. Past
 # that the connection is closed: half-sent requests must not hold sockets open (issue 17).
 HTTP_READ_TIMEOUT = 10.0
+
+
+# Each refusal's HTTP status (gRPC's own mapping, https status codes for its names).
+HTTP_STATUS: dict[Refusal, int] = {
+    Refusal.INVALID_ARGUMENT: 400,
+    Refusal.NOT_FOUND: 404,
+    Refusal.FAILED_PRECONDITION: 409,
+    Refusal.PERMISSION_DENIED: 403,
+    Refusal.RESOURCE_EXHAUSTED: 429,
+    Refusal.DEADLINE_EXCEEDED: 504,
+    Refusal.INTERNAL: 500,
+}
 
 
 def build_app(runtime: MasterRuntime) -> web.Application:
@@ -61,7 +74,7 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         try:
             await runtime.call(event)
         except CallRejected as exc:
-            return refused(exc.message, 400 if exc.code == "INVALID_ARGUMENT" else 500)
+            return refused(exc.message, HTTP_STATUS[exc.code])
         return None
 
     async def roles(_request: web.Request) -> web.Response:

@@ -20,7 +20,7 @@ from corral.logging import get_logger
 from corral.master import convert, views
 from corral.master.convert import WireError
 from corral.master.core import events as ev
-from corral.master.core.master import CallRejected
+from corral.master.core.refusals import CallRejected
 from corral.master.offer_wire import event_wire
 from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
 from corral.master.runtime import MasterRuntime, OutStream
@@ -36,20 +36,11 @@ from corral.v1 import (
 
 log = get_logger("corral.master.rpc")
 
-_CODES = {
-    "INVALID_ARGUMENT": grpc.StatusCode.INVALID_ARGUMENT,
-    "NOT_FOUND": grpc.StatusCode.NOT_FOUND,
-    "FAILED_PRECONDITION": grpc.StatusCode.FAILED_PRECONDITION,
-    "INTERNAL": grpc.StatusCode.INTERNAL,
-    "DEADLINE_EXCEEDED": grpc.StatusCode.DEADLINE_EXCEEDED,
-    "PERMISSION_DENIED": grpc.StatusCode.PERMISSION_DENIED,
-    "RESOURCE_EXHAUSTED": grpc.StatusCode.RESOURCE_EXHAUSTED,
-}
-
 
 def _code_of(exc: CallRejected) -> grpc.StatusCode:
-    """The status a refused call ends with, on the unary RPCs and on the CALLS stream."""
-    return _CODES.get(exc.code, grpc.StatusCode.UNKNOWN)
+    """The status a refused call ends with, on the unary RPCs and on the CALLS stream: each
+    Refusal is named after its gRPC status (tests/unit/test_refusals.py checks every one)."""
+    return grpc.StatusCode[exc.code.value]
 
 
 OK = scheduler_pb2.CallResponse()

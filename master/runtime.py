@@ -27,7 +27,8 @@ from corral.master.allocator.interface import Allocator
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
-from corral.master.core.master import CallRejected, MasterCore
+from corral.master.core.master import MasterCore
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import TaskState
 from corral.master.metrics import MasterMetrics
@@ -320,7 +321,7 @@ class MasterRuntime:
             exc_info=exc,
         )
         self.metrics.event_failures.labels(kind).inc()
-        self._reject(future, CallRejected("INTERNAL", f"internal error: {exc}"))
+        self._reject(future, CallRejected(Refusal.INTERNAL, f"internal error: {exc}"))
 
     def _process_one(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
         if isinstance(item, _Query):
@@ -338,7 +339,7 @@ class MasterRuntime:
                 self._reject(
                     future,
                     CallRejected(
-                        "DEADLINE_EXCEEDED",
+                        Refusal.DEADLINE_EXCEEDED,
                         "the master could not get to the call before its deadline",
                     ),
                 )

@@ -36,6 +36,7 @@ from corral.master.core.records import (
     PendingStatus,
     TaskRecord,
 )
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     AGENT_TRANSITIONS,
@@ -59,17 +60,8 @@ from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 from corral.tasks import AGENT_REPORTED_STATES
 
 
-class CallRejected(Exception):
-    """A framework call refused with a gRPC-style code and a reason naming the problem."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def _invalid(message: str) -> CallRejected:
-    return CallRejected("INVALID_ARGUMENT", message)
+    return CallRejected(Refusal.INVALID_ARGUMENT, message)
 
 
 def _no_repeats(ids: Sequence[str], what: str) -> None:
@@ -198,7 +190,7 @@ class MasterCore:
         known = self.agents.get(agent_id)
         if known is not None and known.secret and e.secret != known.secret:
             raise CallRejected(
-                "PERMISSION_DENIED",
+                Refusal.PERMISSION_DENIED,
                 f"agent id {echo(agent_id)} is registered to another agent "
                 "(the secret does not match); register without an id to join as a new agent",
             )
@@ -526,7 +518,8 @@ class MasterCore:
         fw = self.frameworks.get(fw_id)
         if fw is not None and fw.state is FrameworkState.REMOVED:
             raise CallRejected(
-                "FAILED_PRECONDITION", f"framework {fw_id} was removed; subscribe without an id"
+                Refusal.FAILED_PRECONDITION,
+                f"framework {fw_id} was removed; subscribe without an id",
             )
         if fw is not None and not fw.placeholder:
             # Failing over is the same framework coming back; an id alone is not enough to take
@@ -535,7 +528,7 @@ class MasterCore:
                 mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
                 if mine != theirs:
                     raise CallRejected(
-                        "PERMISSION_DENIED",
+                        Refusal.PERMISSION_DENIED,
                         f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
                         f"not {echo(theirs)}: a failover must keep the {field_name}",
                     )
@@ -698,10 +691,10 @@ class MasterCore:
     def _caller(self, e: ev.Call) -> FrameworkRecord:
         fw = self.frameworks.get(e.framework_id)
         if fw is None or fw.state is FrameworkState.REMOVED:
-            raise CallRejected("NOT_FOUND", f"framework {e.framework_id!r} is not subscribed")
+            raise CallRejected(Refusal.NOT_FOUND, f"framework {e.framework_id!r} is not subscribed")
         if fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
             raise CallRejected(
-                "FAILED_PRECONDITION",
+                Refusal.FAILED_PRECONDITION,
                 f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
             )
         return fw
@@ -855,7 +848,7 @@ class MasterCore:
         if task is None:
             done = self.completed.get((fw.framework_id, e.task_id))
             if done is None:
-                raise CallRejected("NOT_FOUND", f"framework has no task {e.task_id!r}")
+                raise CallRejected(Refusal.NOT_FOUND, f"framework has no task {e.task_id!r}")
             status = replace(done.status, uuid=b"", reason=TaskReason.RECONCILIATION)
             return [
                 cmd.SendUpdates(
@@ -1324,7 +1317,7 @@ class MasterCore:
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
         fw = self.frameworks.get(framework_id)
         if fw is None:
-            raise CallRejected("NOT_FOUND", f"unknown framework {echo(framework_id)}")
+            raise CallRejected(Refusal.NOT_FOUND, f"unknown framework {echo(framework_id)}")
         if fw.state is FrameworkState.REMOVED:
             # Out of the allocator: nothing is offered to it, and that is the whole answer.
             return {

@@ -1,0 +1,31 @@
+"""Why the core refuses a call: a closed set of codes, each named after the gRPC status the
+shell answers with (one mapping, ``master/rpc.py``; HTTP has its own, ``master/http.py``).
+
+A StrEnum so a code reads and compares as its name ("INVALID_ARGUMENT") in logs, metrics labels
+and tests, while an unknown code cannot be written at all.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Refusal(StrEnum):
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"  # the call itself is wrong; nothing changed
+    NOT_FOUND = "NOT_FOUND"  # it names a framework or task the master does not know
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"  # right call, wrong moment (a stale stream)
+    PERMISSION_DENIED = "PERMISSION_DENIED"  # an identity the master cannot believe
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # a bound was reached; try again later
+    DEADLINE_EXCEEDED = (
+        "DEADLINE_EXCEEDED"  # the caller's deadline passed before the core got to it
+    )
+    INTERNAL = "INTERNAL"  # a bug: the handler raised (logged loudly, counted)
+
+
+class CallRejected(Exception):
+    """A call refused with a code and a reason naming the problem."""
+
+    def __init__(self, code: Refusal, message: str) -> None:
+        super().__init__(message)
+        self.code = Refusal(code)  # a plain string that names no code fails here, loudly
+        self.message = message
