@@ -29,6 +29,7 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
+from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
@@ -78,11 +79,6 @@ def _no_repeats(ids: Sequence[str], what: str) -> None:
 
 Commands = list[cmd.Command]
 
-# Launch pacing (see _pace): the window halves when more than this share of the launches that
-# started since the last cycle were slower than the target, and otherwise grows by GROWTH.
-PACING_SLOW_SHARE = 0.01
-PACING_GROWTH = 0.1
-_LAUNCHING = frozenset({TaskState.STAGING, TaskState.STARTING})
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 _ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
@@ -115,16 +111,7 @@ class MasterCore:
         self._offer_seq = 0
         self._now = 0.0  # the event in hand's time
         self.offer_waits: list[float] = []  # see take_offer_waits
-        # Launch pacing, in cpus since the previous allocation tick (see _pace).
-        self._pacing_window = config.launch_pacing_floor_cpus  # cpus that may be launching
-        self._paced_started = 0  # launches that reached RUNNING since the last cycle
-        self._paced_slow = 0  # ... of which later than launch_latency_target
-        self._paced_limited = False  # the last cycle's plan reached the window
-        self._paced_declined = 0  # offers declined since the last cycle
-        # When the window last halved: launches accepted before it were made under the old
-        # window, and their lateness is not news (as TCP cuts its window once per loss event).
-        self._pacing_epoch = -math.inf
-        self._paced_at: float | None = None  # the last cycle's time
+        self.pacer = LaunchPacer(config)  # pacing.py
         # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
         # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
         self._intervals_dirty = False
@@ -133,9 +120,6 @@ class MasterCore:
         # Deadlines only move later as agents are heard from; a registration or a shorter
         # interval brings this forward (_watch_deadline).
         self._earliest_deadline = math.inf
-        # Tasks that were launching when last seen; _pace drops those that moved on, so a tick
-        # costs the launches of one interval, not a walk over every task.
-        self._launches: list[TaskRecord] = []
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: self._agent_register,
             ev.AgentHeartbeat: self._agent_heartbeat,
@@ -334,14 +318,14 @@ class MasterCore:
                 )
                 agent.tasks[key] = task
                 fw.tasks[task_id] = task
-                self._launches.append(task)  # dropped at the next tick unless still launching
+                self.pacer.launching(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
                 try:
                     task.state = check(
                         TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
                     )
                     task.status = rt.status
-                    self._launches.append(task)
+                    self.pacer.launching(task)
                 except IllegalTransition:
                     pass
             if task.kill_requested:
@@ -781,7 +765,7 @@ class MasterCore:
             )
             fw.tasks[t.task_id] = task
             agent.tasks[(fw.framework_id, t.task_id)] = task
-            self._launches.append(task)
+            self.pacer.launching(task)
         return [
             cmd.SendLaunch(
                 stimulus_id=e.stimulus_id,
@@ -812,7 +796,7 @@ class MasterCore:
         known, fid = self.offers, fw.framework_id
         offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
         self._return_offers(offers)
-        self._paced_declined += len(offers)
+        self.pacer.declined(len(offers))
         if refuse > 0:
             refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
             for offer in offers:
@@ -1017,11 +1001,9 @@ class MasterCore:
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
-        allowance = self._pace(e.now)  # also forgets launches that moved on: always called
-        if not self.config.launch_pacing:
-            allowance = math.inf
+        allowance = self.pacer.allowance(e.now)
         if allowance <= 0:
-            self._paced_limited = True
+            self.pacer.limited = True
             return []  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed, allowance)
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
@@ -1066,57 +1048,13 @@ class MasterCore:
             per_fw[fid].append(offer)
         self._offer_seq = seq
         # The window was in the way if the plan reached it: the walk stopped there.
-        self._paced_limited = allowance <= 0
+        self.pacer.limited = allowance <= 0
         if held:
             self.allocator.recover_many(held)
         return [
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
             for fw_id, batch in per_fw.items()
         ]
-
-    def _pace(self, now: float) -> float:
-        """The cpus this allocation cycle may offer.
-
-        Frameworks accept what they are offered at once, so without a bound every free cpu is
-        turned into a launch whether or not the master, the agents and the frameworks can start
-        it promptly: the backlog grows to the whole cluster and accept->RUNNING becomes the time
-        to work through it (seconds in the load test). As TCP does with a congestion window,
-        the cpus launching at once (accepted, not yet RUNNING) are held under a window that
-        halves when launches start later than ``launch_latency_target`` (more than
-        PACING_SLOW_SHARE of those that started since the last cycle) and otherwise grows by
-        PACING_GROWTH, never below ``launch_pacing_floor_cpus``; a cycle offers what the window
-        has left. Declines grow the window too, so frameworks that decline are not held to
-        the floor. A task launching for longer than ``launch_pacing_window`` (a slow image
-        pull, a lost agent) stops counting.
-
-        As TCP grows its window once per round trip and cuts it once per loss event, whatever
-        the rate of acknowledgements: the growth is per ``launch_latency_target`` of time (a
-        cycle shorter than that grows the window by that share of a step, so a 10 ms
-        allocation interval does not grow it five times as fast as a 50 ms one), and after a
-        halving only launches accepted since then count, so one late burst halves it once.
-        """
-        cfg = self.config
-        still = [
-            t
-            for t in self._launches
-            if t.state in _LAUNCHING and now - t.launched_at < cfg.launch_pacing_window
-        ]
-        self._launches = still
-        launching = sum(t.spec.resources.cpus for t in still)
-        floor = cfg.launch_pacing_floor_cpus
-        started, slow, declined = self._paced_started, self._paced_slow, self._paced_declined
-        self._paced_started = self._paced_slow = self._paced_declined = 0
-        elapsed = now - self._paced_at if self._paced_at is not None else math.inf
-        self._paced_at = now
-        if slow > PACING_SLOW_SHARE * started:
-            self._pacing_window = max(floor, self._pacing_window / 2)
-            self._pacing_epoch = now
-        elif (started or declined) and self._paced_limited:
-            # On time, or declined (not launches at all), while the last plan reached the
-            # window: it is in the way, so it grows. An idle window stays as it is.
-            step = max(floor, PACING_GROWTH * self._pacing_window)
-            self._pacing_window += step * min(1.0, elapsed / cfg.launch_latency_target)
-        return self._pacing_window - launching
 
     # ------------------------------------------------------------------- roles
 
@@ -1185,14 +1123,8 @@ class MasterCore:
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
         ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
-        if (
-            status.state is TaskState.RUNNING
-            and task.state in _LAUNCHING
-            and task.launched_at >= self._pacing_epoch
-        ):
-            self._paced_started += 1
-            if e.now - task.launched_at > self.config.launch_latency_target:
-                self._paced_slow += 1
+        if status.state is TaskState.RUNNING:
+            self.pacer.running(task, e.now)
         task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
         task.status = status
         if status.state.terminal:

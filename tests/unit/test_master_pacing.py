@@ -111,7 +111,7 @@ def test_one_slow_launch_in_a_hundred_is_tolerated() -> None:
     _report(h, fid, launched[1:], TaskState.RUNNING, after=0.01)
     _report(h, fid, launched[:1], TaskState.RUNNING, after=0.2)  # 1 of 120 late: < 1 %
     _cycle(h)
-    assert h.core._pacing_window == 200  # grew by the floor
+    assert h.core.pacer.window == 200  # grew by the floor
 
 
 def test_an_idle_window_does_not_grow() -> None:
@@ -119,7 +119,7 @@ def test_an_idle_window_does_not_grow() -> None:
     for _ in range(3):
         launched = _launch_all(h, fid, _cycle(h))
         _report(h, fid, launched, TaskState.FINISHED)
-    assert h.core._pacing_window == 480
+    assert h.core.pacer.window == 480
 
 
 def test_declined_offers_leave_the_window_free_and_grow_it() -> None:
@@ -161,27 +161,27 @@ def test_launches_that_moved_on_are_forgotten_at_each_cycle() -> None:
         launched = _launch_all(h, fid, _cycle(h))
         _report(h, fid, launched, TaskState.RUNNING)
         _cycle(h)
-        assert h.core._launches == []  # the bookkeeping stays bounded, paced or not
+        assert h.core.pacer._launches == []  # the bookkeeping stays bounded, paced or not
 
 
 def test_a_late_burst_halves_the_window_once() -> None:
     h, fid = _cluster(100, launch_pacing_floor_cpus=24, launch_latency_target=0.05)
-    h.core._pacing_window = 240
+    h.core.pacer.window = 240
     launched = _launch_all(h, fid, _cycle(h))
     assert len(launched) == 240
     _report(h, fid, launched[:120], TaskState.RUNNING, after=0.2)  # late
     _cycle(h)
-    assert h.core._pacing_window == 120
+    assert h.core.pacer.window == 120
     # The rest of the same burst reports late too: it was accepted under the old window,
     # which has already been cut for it.
     _report(h, fid, launched[120:], TaskState.RUNNING, after=0.2)
     _cycle(h)
-    assert h.core._pacing_window == 120
+    assert h.core.pacer.window == 120
     # A launch accepted since then that is late halves it again.
     launched = _launch_all(h, fid, h.allocate())
     _report(h, fid, launched, TaskState.RUNNING, after=0.2)
     _cycle(h)
-    assert h.core._pacing_window == 60
+    assert h.core.pacer.window == 60
 
 
 def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None:
@@ -193,4 +193,4 @@ def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None
         _report(h, fid, launched, TaskState.RUNNING)
         h.now += 0.009
         launched = _launch_all(h, fid, h.allocate())
-    assert h.core._pacing_window == pytest.approx(96.0)
+    assert h.core.pacer.window == pytest.approx(96.0)

@@ -1,0 +1,93 @@
+"""Launch pacing: how many cpus an allocation cycle may offer, so accept->RUNNING stays near a
+latency target (``MasterConfig.launch_pacing``, ``launch_latency_target``).
+
+Frameworks accept what they are offered at once, so without a bound every free cpu is turned
+into a launch whether or not the master, the agents and the frameworks can start it promptly:
+the backlog grows to the whole cluster and accept->RUNNING becomes the time to work through it
+(seconds in the load test). As TCP does with a congestion window, the cpus launching at once
+(accepted, not yet RUNNING) are held under a window that halves when launches start later than
+the target (more than SLOW_SHARE of those that started since the last cycle) and otherwise grows
+by GROWTH, never below ``launch_pacing_floor_cpus``; a cycle offers what the window has left.
+Declines grow the window too, so frameworks that decline are not held to the floor. A task
+launching for longer than ``launch_pacing_window`` (a slow image pull, a lost agent) stops
+counting.
+
+As TCP grows its window once per round trip and cuts it once per loss event, whatever the rate
+of acknowledgements: the growth is per ``launch_latency_target`` of time (a cycle shorter than
+that grows the window by that share of a step, so a 10 ms allocation interval does not grow it
+five times as fast as a 50 ms one), and after a halving only launches accepted since then
+count, so one late burst halves it once.
+
+Sans-IO like the rest of the core: time comes in as ``now``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from corral.master.core.config import MasterConfig
+from corral.master.core.records import TaskRecord
+from corral.master.core.types import TaskState
+
+SLOW_SHARE = 0.01  # more late launches than this share halves the window
+GROWTH = 0.1  # an on-time window grows by this share per latency target of time
+LAUNCHING = frozenset({TaskState.STAGING, TaskState.STARTING})
+
+
+class LaunchPacer:
+    def __init__(self, config: MasterConfig) -> None:
+        self.config = config
+        self.window = config.launch_pacing_floor_cpus  # cpus that may be launching
+        self.limited = False  # the last cycle's plan reached the window
+        self._started = 0  # launches that reached RUNNING since the last cycle
+        self._slow = 0  # ... of which later than launch_latency_target
+        self._declined = 0  # offers declined since the last cycle
+        # When the window last halved: launches accepted before it were made under the old
+        # window, and their lateness is not news.
+        self._epoch = -math.inf
+        self._at: float | None = None  # the last cycle's time
+        # Tasks that were launching when last seen; ``allowance`` drops those that moved on,
+        # so a tick costs the launches of one interval, not a walk over every task.
+        self._launches: list[TaskRecord] = []
+
+    def launching(self, task: TaskRecord) -> None:
+        """A task is launching (accepted, or reported launching at re-registration)."""
+        self._launches.append(task)
+
+    def running(self, task: TaskRecord, now: float) -> None:
+        """``task`` is about to move to RUNNING at ``now``."""
+        if task.state in LAUNCHING and task.launched_at >= self._epoch:
+            self._started += 1
+            if now - task.launched_at > self.config.launch_latency_target:
+                self._slow += 1
+
+    def declined(self, offers: int) -> None:
+        self._declined += offers
+
+    def allowance(self, now: float) -> float:
+        """The cpus this allocation cycle may offer (infinite with pacing off). Always called
+        once per cycle: it also forgets the launches that moved on."""
+        cfg = self.config
+        still = [
+            t
+            for t in self._launches
+            if t.state in LAUNCHING and now - t.launched_at < cfg.launch_pacing_window
+        ]
+        self._launches = still
+        launching = sum(t.spec.resources.cpus for t in still)
+        floor = cfg.launch_pacing_floor_cpus
+        started, slow, declined = self._started, self._slow, self._declined
+        self._started = self._slow = self._declined = 0
+        elapsed = now - self._at if self._at is not None else math.inf
+        self._at = now
+        if slow > SLOW_SHARE * started:
+            self.window = max(floor, self.window / 2)
+            self._epoch = now
+        elif (started or declined) and self.limited:
+            # On time, or declined (not launches at all), while the last plan reached the
+            # window: it is in the way, so it grows. An idle window stays as it is.
+            step = max(floor, GROWTH * self.window)
+            self.window += step * min(1.0, elapsed / cfg.launch_latency_target)
+        if not cfg.launch_pacing:
+            return math.inf
+        return self.window - launching
