@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,11 +29,11 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
+from corral.master.core.offer_book import OfferBook
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
-    OfferRecord,
     PendingStatus,
     TaskRecord,
 )
@@ -106,11 +106,10 @@ class MasterCore:
         self.master_id = master_id
         self.agents: dict[str, AgentRecord] = {}
         self.frameworks: dict[str, FrameworkRecord] = {}
-        self.offers: dict[str, OfferRecord] = {}
         self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
-        self._offer_seq = 0
         self._now = 0.0  # the event in hand's time
-        self.offer_waits: list[float] = []  # see take_offer_waits
+        self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self._freed)
+        self.offers = self.book.offers  # the same dict: read by views, explain and validate()
         self.pacer = LaunchPacer(config)  # pacing.py
         # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
         # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
@@ -158,7 +157,7 @@ class MasterCore:
     def take_offer_waits(self) -> list[float]:
         """Seconds each agent's freed resources waited to be offered, for the offers made since
         the last call (the shell turns them into the offer latency histogram)."""
-        waits, self.offer_waits = self.offer_waits, []
+        waits, self.book.waits = self.book.waits, []
         return waits
 
     def _freed(self, agent: AgentRecord) -> None:
@@ -265,7 +264,7 @@ class MasterCore:
             )
         )
         out += self._reconcile_agent_tasks(agent, e)
-        agent.free_ports = self._free_ports(agent)
+        agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
         return out
@@ -544,7 +543,7 @@ class MasterCore:
                         message="framework failed over to a new connection",
                     )
                 )
-            self._take_back_offers(fw)
+            self.book.take_back(fw)
             if fw.spec != spec:
                 self._replace_in_allocator(fw, spec)
             fw.spec = spec
@@ -629,12 +628,12 @@ class MasterCore:
         )
         fw.connection = None
         fw.disconnected_at = e.now
-        self._take_back_offers(fw)
+        self.book.take_back(fw)
         self.allocator.set_suppressed(fw.framework_id, True)
         return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
-        self._take_back_offers(fw)
+        self.book.take_back(fw)
         out: Commands = []
         for task in list(fw.tasks.values()):
             agent = self.agents.get(task.agent_id)
@@ -698,7 +697,8 @@ class MasterCore:
     def _accept(self, e: ev.Accept) -> Commands:
         fw = self._caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
-        offers = self._own_offers(fw, e.offer_ids)
+        _no_repeats(list(e.offer_ids), "offer id")
+        offers = self.book.own(fw, e.offer_ids)
         agent_ids = sorted({o.agent_id for o in offers})
         if len(agent_ids) > 1:
             raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
@@ -735,7 +735,7 @@ class MasterCore:
         # Valid: apply.
         agent = self.agents[agent_ids[0]]
         for o in offers:
-            self._drop_offer(o)
+            self.book.drop(o)
         unused = offered - need
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
         if any(v > 0 for v in unused.scalars()):
@@ -775,27 +775,13 @@ class MasterCore:
             )
         ]
 
-    def _own_offers(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
-        ids = list(offer_ids)
-        if not ids:
-            raise _invalid("no offer ids")
-        _no_repeats(ids, "offer id")
-        offers: list[OfferRecord] = []
-        for oid in ids:
-            offer = self.offers.get(oid)
-            if offer is None or offer.framework_id != fw.framework_id:
-                raise _invalid(f"offer {oid!r} is unknown, rescinded or already used")
-            offers.append(offer)
-        return offers
-
     def _decline(self, e: ev.Decline) -> Commands:
         fw = self._caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
         _no_repeats(e.offer_ids, "offer id")
-        # Unknown ids are skipped, not refused: a decline racing a rescind is normal.
-        known, fid = self.offers, fw.framework_id
-        offers = [o for o in map(known.get, e.offer_ids) if o is not None and o.framework_id == fid]
-        self._return_offers(offers)
+        fid = fw.framework_id
+        offers = self.book.known(fw, e.offer_ids)
+        self.book.give_back(offers)
         self.pacer.declined(len(offers))
         if refuse > 0:
             refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
@@ -1006,51 +992,9 @@ class MasterCore:
             self.pacer.limited = True
             return []  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed, allowance)
-        per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
-        agents, frameworks, offers = self.agents, self.frameworks, self.offers
-        prefix = f"{self.master_id}-O"
-        seq = self._offer_seq
-        now = e.now
-        held: list[tuple[str, str, Scalars]] = []
-        waits = self.offer_waits
-        for fid, aid, s in zip(*plan.columns(), strict=True):
-            if allowance <= 0:
-                # Paced: not offered this cycle. The allocator stopped its walk at the
-                # allowance, so this is the rest of the last agent walked (split between
-                # frameworks), not some framework's share.
-                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
-                continue
-            allowance -= s[0]
-            agent = agents.get(aid)
-            fw = frameworks.get(fid)
-            if agent is None or fw is None or fw.connection is None or agent.connection is None:
-                # Cannot happen while rule 3 holds; give the resources back rather than lose them.
-                self.allocator.recover(fid, aid, (s[0], s[1], s[2], s[3]))
-                continue
-            seq += 1
-            if agent.freed_at is not None:
-                waits.append(now - agent.freed_at)
-                agent.freed_at = None
-            ports, agent.free_ports = agent.free_ports, ()
-            offer = OfferRecord(
-                f"{prefix}{seq}",
-                fid,
-                aid,
-                agent.spec.hostname,
-                s,
-                ports,
-                agent.spec.attributes,
-                now,
-            )
-            offers[offer.offer_id] = offer
-            fw.offers.add(offer.offer_id)
-            agent.offers.add(offer.offer_id)
-            per_fw[fid].append(offer)
-        self._offer_seq = seq
+        per_fw, allowance = self.book.make(plan, allowance, e.now)
         # The window was in the way if the plan reached it: the walk stopped there.
         self.pacer.limited = allowance <= 0
-        if held:
-            self.allocator.recover_many(held)
         return [
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
             for fw_id, batch in per_fw.items()
@@ -1157,50 +1101,9 @@ class MasterCore:
         while len(self.completed) > self.config.completed_tasks_kept:
             self.completed.popitem(last=False)
 
-    def _drop_offer(self, offer: OfferRecord) -> AgentRecord | None:
-        """Forget the offer; returns its agent (None if gone)."""
-        del self.offers[offer.offer_id]
-        fw = self.frameworks.get(offer.framework_id)
-        if fw is not None:
-            fw.offers.discard(offer.offer_id)
-        agent = self.agents.get(offer.agent_id)
-        if agent is not None:
-            agent.offers.discard(offer.offer_id)
-        return agent
-
-    def _return_offers(self, offers: Iterable[OfferRecord]) -> None:
-        """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
-        one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
-        returns: list[tuple[str, str, Sequence[float]]] = []
-        for offer in offers:
-            agent = self._drop_offer(offer)
-            if agent is None:
-                continue
-            if offer.ports:
-                agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
-            if agent.in_allocator:
-                self._freed(agent)
-                returns.append((offer.framework_id, offer.agent_id, offer.scalars))
-        self.allocator.recover_many(returns)
-
-    def _take_back_offers(self, fw: FrameworkRecord) -> None:
-        """The framework's stream is gone or replaced: its offers return without a RESCIND."""
-        self._return_offers([self.offers[oid] for oid in sorted(fw.offers)])
-
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
-        per_fw: dict[str, list[str]] = defaultdict(list)
-        offers = [self.offers[oid] for oid in sorted(agent.offers)]
-        for offer in offers:
-            per_fw[offer.framework_id].append(offer.offer_id)
-        self._return_offers(offers)
-        out: Commands = []
-        for fw_id, ids in per_fw.items():
-            fw = self.frameworks.get(fw_id)
-            if fw is not None and fw.connection is not None:
-                out.append(
-                    cmd.SendRescind(stimulus_id=sid, framework_id=fw_id, offer_ids=tuple(ids))
-                )
+        out = self.book.rescind_agent(agent, sid)
         if agent.in_allocator:
             for task in agent.tasks.values():
                 self.allocator.recover(
@@ -1225,15 +1128,6 @@ class MasterCore:
             self.allocator.allocate(
                 task.framework_id, agent.agent_id, task.spec.resources.scalars()
             )
-
-    def _free_ports(self, agent: AgentRecord) -> tuple[tuple[int, int], ...]:
-        used: list[tuple[int, int]] = []
-        for task in agent.tasks.values():
-            used += task.spec.resources.ports
-        for oid in agent.offers:
-            used += self.offers[oid].ports
-        free = agent.spec.resources - Resources(ports=normalize_ranges(used))
-        return free.ports
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         return cmd.ClusterEvent(

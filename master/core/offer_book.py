@@ -1,0 +1,170 @@
+"""The offer book: outstanding offers, indexed three ways (here by id, in their framework's set,
+in their agent's set), and the agents' free ports that travel with them.
+
+Rules (the core's validate() checks them after every event in its tests):
+- An offer is in all three indexes or in none; its agent is in the allocator and its framework
+  subscribed.
+- Its scalars stay charged in the allocator until it is used (accept), returned (decline, a
+  stream gone: ``give_back``) or rescinded (its agent detached: ``rescind_agent``).
+- An agent's ports are each in one place: free, in one offer, or in one task. An offer carries
+  all of its agent's free ports; they come back with the offer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from corral.limits import echo
+from corral.master.allocator.interface import Allocator, Plan, Scalars
+from corral.master.core import commands as cmd
+from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
+from corral.master.core.refusals import CallRejected, Refusal
+from corral.resources import Resources, normalize_ranges
+
+
+class OfferBook:
+    def __init__(
+        self,
+        master_id: str,
+        agents: dict[str, AgentRecord],
+        frameworks: dict[str, FrameworkRecord],
+        allocator: Allocator,
+        freed: Callable[[AgentRecord], None],
+    ) -> None:
+        self.offers: dict[str, OfferRecord] = {}
+        self._agents = agents
+        self._frameworks = frameworks
+        self._allocator = allocator
+        self._freed = freed  # resources of the agent came back to the pool
+        self._prefix = f"{master_id}-O"
+        self._seq = 0
+        # Seconds each agent's freed resources waited to be offered (take_waits).
+        self.waits: list[float] = []
+
+    def make(
+        self, plan: Plan, allowance: float, now: float
+    ) -> tuple[dict[str, list[OfferRecord]], float]:
+        """Turn a cycle's plan into offers, per framework, up to ``allowance`` cpus; what is
+        past it goes back to the allocator. Returns the offers and the allowance left."""
+        per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
+        agents, frameworks, offers = self._agents, self._frameworks, self.offers
+        prefix, seq = self._prefix, self._seq
+        held: list[tuple[str, str, Scalars]] = []
+        waits = self.waits
+        for fid, aid, s in zip(*plan.columns(), strict=True):
+            if allowance <= 0:
+                # Paced: not offered this cycle. The allocator stopped its walk at the
+                # allowance, so this is the rest of the last agent walked (split between
+                # frameworks), not some framework's share.
+                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
+                continue
+            allowance -= s[0]
+            agent = agents.get(aid)
+            fw = frameworks.get(fid)
+            if agent is None or fw is None or fw.connection is None or agent.connection is None:
+                # Cannot happen while rule 3 holds; give the resources back rather than lose them.
+                self._allocator.recover(fid, aid, (s[0], s[1], s[2], s[3]))
+                continue
+            seq += 1
+            if agent.freed_at is not None:
+                waits.append(now - agent.freed_at)
+                agent.freed_at = None
+            ports, agent.free_ports = agent.free_ports, ()
+            offer = OfferRecord(
+                f"{prefix}{seq}",
+                fid,
+                aid,
+                agent.spec.hostname,
+                s,
+                ports,
+                agent.spec.attributes,
+                now,
+            )
+            offers[offer.offer_id] = offer
+            fw.offers.add(offer.offer_id)
+            agent.offers.add(offer.offer_id)
+            per_fw[fid].append(offer)
+        self._seq = seq
+        if held:
+            self._allocator.recover_many(held)
+        return per_fw, allowance
+
+    def own(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
+        """The framework's outstanding offers by id; CallRejected if any is not one."""
+        ids = list(offer_ids)
+        if not ids:
+            raise CallRejected(Refusal.INVALID_ARGUMENT, "no offer ids")
+        out: list[OfferRecord] = []
+        for oid in ids:
+            offer = self.offers.get(oid)
+            if offer is None or offer.framework_id != fw.framework_id:
+                raise CallRejected(
+                    Refusal.INVALID_ARGUMENT,
+                    f"offer {echo(oid)} is unknown, rescinded or already used",
+                )
+            out.append(offer)
+        return out
+
+    def known(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
+        """The framework's outstanding offers among ``offer_ids``; the rest are skipped (a
+        decline racing a rescind is normal)."""
+        known, fid = self.offers, fw.framework_id
+        return [o for o in map(known.get, offer_ids) if o is not None and o.framework_id == fid]
+
+    def drop(self, offer: OfferRecord) -> AgentRecord | None:
+        """Forget the offer (used, or on its way back); returns its agent (None if gone)."""
+        del self.offers[offer.offer_id]
+        fw = self._frameworks.get(offer.framework_id)
+        if fw is not None:
+            fw.offers.discard(offer.offer_id)
+        agent = self._agents.get(offer.agent_id)
+        if agent is not None:
+            agent.offers.discard(offer.offer_id)
+        return agent
+
+    def give_back(self, offers: Iterable[OfferRecord]) -> None:
+        """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
+        one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
+        returns: list[tuple[str, str, Sequence[float]]] = []
+        for offer in offers:
+            agent = self.drop(offer)
+            if agent is None:
+                continue
+            if offer.ports:
+                agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
+            if agent.in_allocator:
+                self._freed(agent)
+                returns.append((offer.framework_id, offer.agent_id, offer.scalars))
+        self._allocator.recover_many(returns)
+
+    def take_back(self, fw: FrameworkRecord) -> None:
+        """The framework's stream is gone or replaced: its offers return without a RESCIND."""
+        self.give_back([self.offers[oid] for oid in sorted(fw.offers)])
+
+    def rescind_agent(self, agent: AgentRecord, sid: str) -> list[cmd.Command]:
+        """The agent is leaving the allocator: its offers return, and their frameworks are told
+        (RESCIND) if they can hear it."""
+        per_fw: dict[str, list[str]] = defaultdict(list)
+        offers = [self.offers[oid] for oid in sorted(agent.offers)]
+        for offer in offers:
+            per_fw[offer.framework_id].append(offer.offer_id)
+        self.give_back(offers)
+        out: list[cmd.Command] = []
+        for fw_id, ids in per_fw.items():
+            fw = self._frameworks.get(fw_id)
+            if fw is not None and fw.connection is not None:
+                out.append(
+                    cmd.SendRescind(stimulus_id=sid, framework_id=fw_id, offer_ids=tuple(ids))
+                )
+        return out
+
+    def free_ports(self, agent: AgentRecord) -> tuple[tuple[int, int], ...]:
+        """The agent's ports in neither a task nor an offer (recomputed at registration)."""
+        used: list[tuple[int, int]] = []
+        for task in agent.tasks.values():
+            used += task.spec.resources.ports
+        for oid in agent.offers:
+            used += self.offers[oid].ports
+        free = agent.spec.resources - Resources(ports=normalize_ranges(used))
+        return free.ports
