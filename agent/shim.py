@@ -1,11 +1,13 @@
 """The task shim: the parent of one task's process, so its exit status outlives the agent.
 
-``python shim.py HANDSHAKE_FD EXIT_STATUS_PATH ARGV...`` (run by path, stdlib only, so it starts
+``python shim.py SOCKET_FD EXIT_STATUS_PATH ARGV...`` (run by path, stdlib only, so it starts
 fast and needs no import path). The agent starts the shim in a session of its own; the shim:
 
-1. starts ARGV in a new process group (pgid == the task's pid), inheriting stdio, cwd and env;
-2. writes ``started <pid>`` (or ``error <message>`` when ARGV cannot be started) to
-   HANDSHAKE_FD, a pipe from the agent, and closes it;
+1. waits for ``go`` on SOCKET_FD (one end of a socket pair; the agent sends it once it has
+   checkpointed the shim's pid). End of file instead means the agent died before that: the task
+   is not started (a task never runs unless the agent's checkpoint can find it);
+2. starts ARGV in a new process group (pgid == the task's pid), inheriting stdio, cwd and env,
+   and answers ``started <pid>`` (or ``error <message>`` when ARGV cannot be started);
 3. waits for the task without reaping it, SIGKILLs what is left of its group (no orphans
    outlive the task), reaps it, and writes how it ended to EXIT_STATUS_PATH as JSON
    (``{"exit_code": n}`` or ``{"signal": n}``), atomically (temp file + rename);
@@ -13,7 +15,7 @@ fast and needs no import path). The agent starts the shim in a session of its ow
 
 A task is killed by signalling its group (the agent does that); the shim is in another group, so
 it survives to record the signal. The agent may die at any time (kill -9): the shim does not care
-(a failed handshake write is ignored) and the agent, restarted, finds the status file. If the
+(a failed answer is ignored) and the agent, restarted, finds the status file. If the
 shim itself dies, the kernel SIGKILLs the task's main process (PR_SET_PDEATHSIG), so a task never
 runs unwatched.
 """
@@ -25,6 +27,7 @@ import ctypes
 import json
 import os
 import signal
+import socket
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -49,14 +52,38 @@ def _write_status(path: str, status: dict[str, int | str]) -> None:
     os.replace(tmp, path)
 
 
+def _answer(sock: socket.socket, line: str) -> None:
+    with contextlib.suppress(OSError):  # the agent may be gone: its checkpoint has our pid
+        sock.sendall(f"{line}\n".encode())
+
+
+def _wait_for_go(sock: socket.socket) -> bool:
+    data = b""
+    while b"\n" not in data:
+        try:
+            chunk = sock.recv(64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        data += chunk
+    return data.startswith(b"go\n")
+
+
 def main(argv: list[str]) -> int:
-    handshake_fd, status_path, command = int(argv[0]), argv[1], argv[2:]
+    sock_fd, status_path, command = int(argv[0]), argv[1], argv[2:]
+    sock = socket.socket(fileno=sock_fd)
     # Kills are for the task's group, not for the shim: a no-op handler (not SIG_IGN, which the
     # task would inherit through exec; a handler is reset to the default there).
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT):
         signal.signal(sig, _ignore)
     import subprocess
 
+    if not _wait_for_go(sock):
+        _write_status(status_path, {"launch_error": "the agent stopped before the task started"})
+        return 0
     try:
         proc = subprocess.Popen(
             command,
@@ -68,14 +95,11 @@ def main(argv: list[str]) -> int:
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         message = f"cannot start {command[0]!r}: {reason}" if command else "no command"
-        with contextlib.suppress(OSError):
-            os.write(handshake_fd, f"error {message}\n".encode())
         _write_status(status_path, {"launch_error": message})
+        _answer(sock, f"error {message}")
         return 0
-    with contextlib.suppress(OSError):  # the agent may be gone: its checkpoint has our pid
-        os.write(handshake_fd, f"started {proc.pid}\n".encode())
-    with contextlib.suppress(OSError):
-        os.close(handshake_fd)
+    _answer(sock, f"started {proc.pid}")
+    sock.close()
     while True:
         try:
             os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
