@@ -70,8 +70,14 @@ def _as_time(value: object) -> float | None:
 
 
 def _same_process(pid: int, start: float | None) -> bool:
-    now = _start_time(pid)
-    return now is not None and start is not None and abs(now - start) < START_TIME_TOLERANCE
+    """Whether ``pid`` is still the process started at ``start`` and has not exited (an
+    orphaned shim may stay a zombie until its new parent reaps it)."""
+    try:
+        proc = psutil.Process(pid)
+        now, zombie = proc.create_time(), proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+    return start is not None and abs(now - start) < START_TIME_TOLERANCE and not zombie
 
 
 def _ended(status: dict[str, Any] | None) -> Adopted | None:

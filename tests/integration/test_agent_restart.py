@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -169,6 +170,12 @@ async def _scenario(cluster: LocalCluster, tmp_path: Path, pgids: list[int]) -> 
         # The quitter exits while the agent is down; its shim records the code.
         (sandbox["quitter"] / "go").touch()
         await poll("the quitter to exit", lambda: not alive(pid["quitter"]))
+        # ... and its shim too (else the restarted agent re-attaches to the shim and sees the
+        # exit as it happens, which is right too, but not the case this test is about).
+        (meta,) = work.glob("tasks/*/quitter")
+        shim_pid = json.loads((meta / "process.json").read_text())["shim_pid"]
+        await poll("the quitter's shim to exit", lambda: not alive(shim_pid))
+        assert json.loads((meta / "exit_status").read_text()) == {"exit_code": 7}
 
         await cluster.restart_agent("agent-0")
         await cluster.wait_for_agents(1, WAIT)
