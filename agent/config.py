@@ -16,11 +16,15 @@ class AgentConfig:
     hostname: str
     resources: Resources
     work_dir: Path
+    # Measured from the host (no --resources): the checkpointed disk is kept across restarts,
+    # since free disk changes all the time (see corral.agent.checkpoint.AgentConfigCheckpoint).
+    resources_detected: bool = False
     master: str = "127.0.0.1:5050"
     attributes: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     simulate: bool = False
-    # Simulated agents keep their id in memory; real ones checkpoint it in work_dir/agent_id.
+    # Simulated agents keep their id in memory; real ones checkpoint it in work_dir/agent_id,
+    # with their configuration and their tasks (re-attached after a restart).
     checkpoint: bool = True
     default_grace_period: float = 3.0
     status_backoff: Backoff = field(default_factory=Backoff)

@@ -15,7 +15,9 @@ from corral.agent.core.types import (
     SimulationSpec,
     Status,
     TaskReason,
+    TaskSource,
     TaskSpec,
+    TaskState,
 )
 from corral.pbmaps import as_dict
 from corral.placement import Taint, TaintEffect
@@ -113,6 +115,22 @@ def status_into_pb(status: Status, out: common_pb2.TaskStatus) -> common_pb2.Tas
     if status.exit_code is not None:
         out.exit_code = status.exit_code
     return out
+
+
+def status_from_pb(pb: common_pb2.TaskStatus) -> Status:
+    """A status the agent made, read back from its checkpoint."""
+    return Status(
+        task_id=pb.task_id,
+        framework_id=pb.framework_id,
+        agent_id=pb.agent_id,
+        state=TaskState(pb.state),
+        reason=TaskReason(pb.reason),
+        message=pb.message,
+        source=TaskSource(pb.source),
+        timestamp=pb.timestamp,
+        uuid=pb.uuid,
+        exit_code=pb.exit_code if pb.HasField("exit_code") else None,
+    )
 
 
 def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.AgentMessage:

@@ -1,47 +1,111 @@
-"""Real tasks: one asyncio subprocess per task, in its own process group and sandbox folder.
+"""Real tasks: each runs under a shim (``shim.py``) in its own process group and sandbox folder.
 
 - The command runs as ``/bin/sh -c value`` when ``shell`` is true, else as argv ``arguments``.
-- ``start_new_session`` gives the task its own session and process group (pgid == pid), so a
-  kill reaches everything the task started, and a Ctrl-C in the agent's terminal does not.
-- The sandbox ``work_dir/sandboxes/<framework>/<task>`` holds ``stdout`` and ``stderr``.
-- When the task's main process exits, what is left of its group is SIGKILLed: no task leaves
-  orphans behind that outlive the resources the master thinks are free.
+- The agent starts the shim in a session of its own; the shim starts the task in a new process
+  group (pgid == the task's pid), so a kill reaches everything the task started, a Ctrl-C in the
+  agent's terminal does not, and a kill -9 of the agent reaches neither.
+- The shim is the task's parent: it records how the task ended in ``exit_status`` (and kills
+  what is left of the task's group: no task leaves orphans behind that outlive the resources the
+  master thinks are free). The agent learns a task's end from that file once the shim exits,
+  whether the shim is its child or one it re-attached to after a restart.
+- The sandbox ``work_dir/sandboxes/<framework>/<task>`` holds ``stdout`` and ``stderr``; the
+  task's checkpoint folder (``corral.agent.checkpoint.task_dir``) holds ``process.json`` (shim
+  pid and start time, the task's pid, the sandbox), written before the shim is told to start the
+  task, so a task never runs unless a restarted agent can find it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
-import re
 import signal as signals
+import socket
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import psutil
+
+from corral.agent.checkpoint import read_json, safe_name, task_dir, write_atomically
 from corral.agent.core import events as e
-from corral.agent.core.types import Signal, TaskSpec
+from corral.agent.core.types import ProcessFate, Signal, TaskSpec
 from corral.agent.executor import Clock, EventSink
 from corral.logging import get_logger
 from corral.supervise import spawn
 
 log = get_logger("corral.agent.executor")
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+__all__ = ["Adopted", "ProcessExecutor", "safe_name"]
+
+SHIM = Path(__file__).with_name("shim.py")
+# A re-attached shim is not our child: its exit is seen through a pidfd, or by polling.
+POLL_INTERVAL = 0.5
+# psutil's create_time is exact to the clock tick; anything closer is the same process.
+START_TIME_TOLERANCE = 0.05
 
 
-def safe_name(text: str) -> str:
-    """A path component from an id: no separators, no dot-dot, never empty."""
-    name = _UNSAFE.sub("_", text) or "_"
-    return "_" + name if name in {".", ".."} else name
+@dataclass(frozen=True, slots=True)
+class Adopted:
+    """What ``adopt`` found of a checkpointed task's process."""
+
+    process: ProcessFate
+    exit_code: int | None = None
+    signal: int | None = None
+    message: str = ""
+
+
+def _start_time(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None
+
+
+def _as_time(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _same_process(pid: int, start: float | None) -> bool:
+    """Whether ``pid`` is still the process started at ``start`` and has not exited (an
+    orphaned shim may stay a zombie until its new parent reaps it)."""
+    try:
+        proc = psutil.Process(pid)
+        now, zombie = proc.create_time(), proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+    return start is not None and abs(now - start) < START_TIME_TOLERANCE and not zombie
+
+
+def _ended(status: dict[str, Any] | None) -> Adopted | None:
+    """The shim's ``exit_status`` as what became of the task; None when there is none."""
+    if status is None:
+        return None
+    if "launch_error" in status:
+        return Adopted(ProcessFate.LAUNCH_FAILED, message=str(status["launch_error"]))
+    if isinstance(status.get("signal"), int):
+        return Adopted(ProcessFate.EXITED, signal=status["signal"])
+    if isinstance(status.get("exit_code"), int):
+        return Adopted(ProcessFate.EXITED, exit_code=status["exit_code"])
+    return None
 
 
 class ProcessExecutor:
     def __init__(self, work_dir: Path, sink: EventSink, clock: Clock) -> None:
+        self.work_dir = work_dir
         self.sandboxes = work_dir / "sandboxes"
         self._sink = sink
         self._clock = clock
-        self._procs: dict[str, asyncio.subprocess.Process] = {}
+        self._pgids: dict[str, int] = {}  # task id -> its process group, while it runs
+        self._children: dict[str, asyncio.subprocess.Process] = {}  # shims we started
         self._runs: set[asyncio.Task[None]] = set()
+        # A re-attached shim's watch: its pidfd, or the timer that polls it.
+        self._watches: dict[str, int | asyncio.TimerHandle] = {}
+
+    # --- the Executor protocol -------------------------------------------------------------
 
     def start(self, task: TaskSpec, agent_id: str) -> None:
         run = spawn(self._run(task, agent_id), f"task-{task.task_id}", log)
@@ -49,19 +113,23 @@ class ProcessExecutor:
         run.add_done_callback(self._runs.discard)
 
     def signal(self, task_id: str, signal: Signal) -> None:
-        proc = self._procs.get(task_id)
-        if proc is not None:
-            _killpg(proc.pid, signals.Signals(int(signal)))
+        pgid = self._pgids.get(task_id)
+        if pgid is not None:
+            _killpg(pgid, signals.Signals(int(signal)))
 
     async def close(self) -> None:
-        for proc in self._procs.values():
-            _killpg(proc.pid, signals.SIGKILL)
+        for pgid in self._pgids.values():
+            _killpg(pgid, signals.SIGKILL)
+        for task_id in list(self._watches):
+            self._unwatch(task_id)
         for run in list(self._runs):
             run.cancel()
         await asyncio.gather(*self._runs, return_exceptions=True)
 
     def sandbox_for(self, task: TaskSpec) -> Path:
         return self.sandboxes / safe_name(task.framework_id) / safe_name(task.task_id)
+
+    # --- a new task ---------------------------------------------------------------------------
 
     async def _run(self, task: TaskSpec, agent_id: str) -> None:
         task_id = task.task_id
@@ -70,7 +138,11 @@ class ProcessExecutor:
             self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message="no command"))
             return
         argv = ["/bin/sh", "-c", cmd.value] if cmd.shell else list(cmd.arguments)
+        meta = task_dir(self.work_dir, task.framework_id, task_id)
+        ours, theirs = socket.socketpair()
         try:
+            meta.mkdir(parents=True, exist_ok=True)
+            (meta / "exit_status").unlink(missing_ok=True)  # of an earlier task with this id
             sandbox = self._make_sandbox(task)
             env = {
                 **os.environ,
@@ -80,32 +152,95 @@ class ProcessExecutor:
                 "CORRAL_AGENT_ID": agent_id,
                 "CORRAL_SANDBOX": str(sandbox),
             }
+            shim_argv = [sys.executable, "-I", "-S", str(SHIM), str(theirs.fileno())]
+            shim_argv += [str(meta / "exit_status"), *argv]
             with (sandbox / "stdout").open("wb") as out, (sandbox / "stderr").open("wb") as err:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
+                shim = await asyncio.create_subprocess_exec(
+                    *shim_argv,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
                     cwd=sandbox,
                     env=env,
                     start_new_session=True,
+                    pass_fds=(theirs.fileno(),),
                 )
         except OSError as exc:
+            ours.close()
             reason = exc.strerror or str(exc)
             message = f"cannot start {argv[0]!r}: {reason}"
             self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
             return
-        self._procs[task_id] = proc
-        self._sink(e.ProcessStarted(now=self._clock(), task_id=task_id, pid=proc.pid))
-        try:
-            code = await proc.wait()
         finally:
-            self._procs.pop(task_id, None)
-            _killpg(proc.pid, signals.SIGKILL)  # stragglers of the group
-        if code >= 0:
-            self._sink(e.ProcessExited(now=self._clock(), task_id=task_id, exit_code=code))
-        else:
-            self._sink(e.ProcessExited(now=self._clock(), task_id=task_id, signal=-code))
+            theirs.close()
+        self._children[task_id] = shim
+        try:
+            process: dict[str, object] = {
+                "shim_pid": shim.pid,
+                "shim_start": _start_time(shim.pid),
+                "sandbox": str(sandbox),
+            }
+            write_atomically(meta / "process.json", json.dumps(process).encode())
+            answer = await self._handshake(ours)
+        finally:
+            ours.close()
+        if answer.startswith("started "):
+            pid = int(answer.split()[1])
+            self._pgids[task_id] = pid
+            process["pid"] = pid
+            write_atomically(meta / "process.json", json.dumps(process).encode())
+            self._sink(e.ProcessStarted(now=self._clock(), task_id=task_id, pid=pid))
+        try:
+            code = await shim.wait()
+        finally:
+            self._children.pop(task_id, None)
+            self._pgids.pop(task_id, None)
+        ended = _ended(self._read_status(meta))
+        if not answer.startswith("started "):
+            message = answer.removeprefix("error ") if answer else ""
+            if not message and ended is not None and ended.message:
+                message = ended.message
+            message = message or f"the task shim ended before starting the task (status {code})"
+            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
+            return
+        self._report_exit(task_id, ended, code)
+
+    @staticmethod
+    async def _handshake(sock: socket.socket) -> str:
+        """Tell the shim to go; its one-line answer ("" if it died first)."""
+        loop = asyncio.get_running_loop()
+        sock.setblocking(False)
+        data = b""
+        with contextlib.suppress(OSError):
+            await loop.sock_sendall(sock, b"go\n")
+            while b"\n" not in data:
+                chunk = await loop.sock_recv(sock, 4096)
+                if not chunk:
+                    break
+                data += chunk
+        return data.decode(errors="replace").strip()
+
+    def _report_exit(self, task_id: str, ended: Adopted | None, shim_code: int | None) -> None:
+        if ended is None or ended.process is not ProcessFate.EXITED:
+            # The shim died without a word (killed from outside): the kernel killed the
+            # task's main process with it (PR_SET_PDEATHSIG); report the shim's end.
+            log.warning("task shim ended without an exit status", task_id=task_id, code=shim_code)
+            if shim_code is not None and shim_code < 0:
+                ended = Adopted(ProcessFate.EXITED, signal=-shim_code)
+            else:
+                ended = Adopted(ProcessFate.EXITED, signal=int(signals.SIGKILL))
+        self._sink(
+            e.ProcessExited(
+                now=self._clock(), task_id=task_id, exit_code=ended.exit_code, signal=ended.signal
+            )
+        )
+
+    @staticmethod
+    def _read_status(meta: Path) -> dict[str, Any] | None:
+        try:
+            return read_json(meta / "exit_status")
+        except ValueError:
+            return None
 
     def _make_sandbox(self, task: TaskSpec) -> Path:
         base = self.sandbox_for(task)
@@ -118,6 +253,96 @@ class ProcessExecutor:
             except FileExistsError:
                 n += 1
                 path = base.with_name(f"{base.name}.{n}")
+
+    # --- a task of the agent's previous run ---------------------------------------------------
+
+    def adopt(
+        self,
+        task_id: str,
+        meta: Path,
+        process: dict[str, Any] | None,
+        exit_status: dict[str, Any] | None,
+    ) -> Adopted:
+        """What became of a checkpointed task's process; if it still runs, watch it from now on
+        (its exit is reported as ``ProcessExited``, and ``signal`` reaches its group)."""
+        if process is None:
+            # The shim was never told to start the task (see the module's docstring).
+            return _ended(exit_status) or Adopted(ProcessFate.NOT_STARTED)
+        shim_pid = process.get("shim_pid")
+        pid = process.get("pid")
+        if isinstance(shim_pid, int) and self._watch(
+            task_id, shim_pid, process.get("shim_start"), meta
+        ):
+            if not isinstance(pid, int):
+                # The agent died between the shim's answer and its write: ask the OS.
+                with contextlib.suppress(psutil.Error):
+                    children = psutil.Process(shim_pid).children()
+                    pid = children[0].pid if children else None
+            if isinstance(pid, int):
+                self._pgids[task_id] = pid
+            return Adopted(ProcessFate.ALIVE)
+        # The shim is gone; its exit_status (read now: it may have exited since the load).
+        return _ended(self._read_status(meta) or exit_status) or Adopted(ProcessFate.UNKNOWN)
+
+    def _watch(self, task_id: str, pid: int, start: object, meta: Path) -> bool:
+        """Watch shim ``pid`` if it is the process started at ``start`` (not a reused pid)."""
+        start_time = _as_time(start)
+        loop = asyncio.get_running_loop()
+
+        def meta_exit() -> None:
+            self._unwatch(task_id)
+            self._pgids.pop(task_id, None)
+            self._report_exit(task_id, _ended(self._read_status(meta)), None)
+
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (OSError, AttributeError):
+            pidfd = None
+        # Checked after opening the pidfd: the pid cannot be reused under an open pidfd.
+        if not _same_process(pid, start_time):
+            if pidfd is not None:
+                os.close(pidfd)
+            return False
+        if pidfd is not None:
+            self._watches[task_id] = pidfd
+            loop.add_reader(pidfd, meta_exit)
+        else:
+
+            def poll() -> None:
+                if _same_process(pid, start_time):
+                    self._watches[task_id] = loop.call_later(POLL_INTERVAL, poll)
+                else:
+                    meta_exit()
+
+            self._watches[task_id] = loop.call_later(POLL_INTERVAL, poll)
+        return True
+
+    def _unwatch(self, task_id: str) -> None:
+        watch = self._watches.pop(task_id, None)
+        if isinstance(watch, int):
+            asyncio.get_running_loop().remove_reader(watch)
+            os.close(watch)
+        elif watch is not None:
+            watch.cancel()
+
+    def kill_orphan(self, process: dict[str, Any] | None) -> bool:
+        """SIGKILL the task of a checkpoint the agent will not adopt (its id was deleted);
+        True if something was killed."""
+        if process is None:
+            return False
+        shim_pid, pid = process.get("shim_pid"), process.get("pid")
+        start = _as_time(process.get("shim_start"))
+        if not isinstance(shim_pid, int) or not _same_process(shim_pid, start):
+            return False
+        if not isinstance(pid, int):
+            with contextlib.suppress(psutil.Error):
+                children = psutil.Process(shim_pid).children()
+                pid = children[0].pid if children else None
+        if isinstance(pid, int):
+            _killpg(pid, signals.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(shim_pid, signals.SIGKILL)
+        return True
 
 
 def _killpg(pgid: int, sig: signals.Signals) -> None:

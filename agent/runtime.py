@@ -9,6 +9,7 @@ in order. An executor that reports synchronously cannot re-enter the core: ``pos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
@@ -22,16 +23,25 @@ from typing import Any
 import grpc.aio
 
 from corral.agent import convert
-from corral.agent.checkpoint import AgentIdStore, FileAgentIdStore, MemoryAgentIdStore, WorkDirLock
+from corral.agent.checkpoint import (
+    AgentConfigCheckpoint,
+    AgentIdStore,
+    FileAgentIdStore,
+    MemoryAgentIdStore,
+    TaskCheckpoints,
+    WorkDirLock,
+)
 from corral.agent.config import AgentConfig
 from corral.agent.connection import MasterConnection, open_channel
 from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
+from corral.agent.core.types import ProcessFate, RecoveredTask
 from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
 from corral.logging import get_logger
+from corral.resources import Resources, parse_resources
 from corral.supervise import spawn
 from corral.v1 import agent_pb2
 
@@ -78,13 +88,15 @@ class Agent:
                 default_grace_period=config.default_grace_period,
                 status_backoff=config.status_backoff,
                 require_command=not config.simulate,
+                checkpoint=config.checkpoint,
             ),
         )
-        self.executor: Executor = (
-            SimulatedExecutor(self.post, clock, self.post_many)
-            if config.simulate
-            else ProcessExecutor(config.work_dir, self.post, clock)
-        )
+        self._processes: ProcessExecutor | None = None
+        if config.simulate:
+            self.executor: Executor = SimulatedExecutor(self.post, clock, self.post_many)
+        else:
+            self.executor = self._processes = ProcessExecutor(config.work_dir, self.post, clock)
+        self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
             config.hostname, config.resources, config.attributes, config.taints
         )
@@ -113,6 +125,8 @@ class Agent:
             self.config.work_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()  # raises WorkDirBusy
         self.core.agent_id, self.core.secret = self.id_store.load()
+        if self.task_checkpoints is not None:
+            self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
         channel = self._channel or open_channel(self.config.master)
         self.connection = MasterConnection(
             channel, self, backoff=self.config.reconnect_backoff, name=self.config.hostname
@@ -151,6 +165,108 @@ class Agent:
             return 1
         self._log.info("agent stopped", agent_id=self.agent_id)
         return 0
+
+    # --- the checkpoint ----------------------------------------------------------------------
+
+    def _recover(self, store: TaskCheckpoints) -> None:
+        """Check the configuration against the checkpointed one (``ConfigChanged`` if it
+        changed), then hand the tasks of the previous run to the core (``Recovered``), each
+        with what became of its process; re-attached ones are watched from now on."""
+        configs = AgentConfigCheckpoint(self.config.work_dir)
+        saved = configs.load()
+        if self.config.resources_detected and saved is not None and self.agent_id:
+            with contextlib.suppress(ValueError, TypeError):
+                disk = parse_resources(str(saved["resources"])).disk
+                self._set_resources(replace(self.config.resources, disk=disk))
+        current = {
+            "hostname": self.config.hostname,
+            "resources": str(self.config.resources),
+            "attributes": dict(sorted(self.config.attributes.items())),
+            "taints": [str(t) for t in self.config.taints],
+        }
+        if self.agent_id:
+            configs.check(current)  # raises ConfigChanged
+        configs.save(current)
+        records, problems = store.load()
+        for problem in problems:
+            self._log.warning("unreadable task checkpoint skipped", problem=problem)
+        if not self.agent_id:
+            # The id was deleted to join as a new agent: the old agent's tasks go with it.
+            for record in records:
+                killed = self._processes is not None and self._processes.kill_orphan(record.process)
+                store.forget(record.framework_id, record.task.task_id)
+                self._log.warning(
+                    "task of a former agent id forgotten",
+                    task_id=record.task.task_id,
+                    framework_id=record.framework_id,
+                    killed=killed,
+                )
+            return
+        recovered: list[RecoveredTask] = []
+        for record in records:
+            spec = convert.task_from_pb(record.task, record.framework_id)
+            latest = convert.status_from_pb(record.latest)
+            fate = ProcessFate.EXITED  # a terminal task: its process no longer matters
+            extra: dict[str, Any] = {}
+            if not latest.state.terminal and self._processes is not None:
+                adopted = self._processes.adopt(
+                    spec.task_id, record.directory, record.process, record.exit_status
+                )
+                fate = adopted.process
+                extra = {
+                    "exit_code": adopted.exit_code,
+                    "signal": adopted.signal,
+                    "message": adopted.message,
+                }
+            recovered.append(
+                RecoveredTask(
+                    spec=spec,
+                    latest=latest,
+                    pending=tuple(convert.status_from_pb(s) for s in record.pending),
+                    process=fate,
+                    **extra,
+                )
+            )
+            self._log.info(
+                "task recovered",
+                task_id=spec.task_id,
+                framework_id=spec.framework_id,
+                state=latest.state.name,
+                process=fate.value,
+                unacknowledged=len(record.pending),
+            )
+        if recovered:
+            self.post(e.Recovered(now=self._clock(), tasks=tuple(recovered)))
+
+    def _set_resources(self, resources: Resources) -> None:
+        self.config = replace(self.config, resources=resources)
+        self._info = convert.agent_info(
+            self.config.hostname, resources, self.config.attributes, self.config.taints
+        )
+
+    def _checkpoint(self, cmd: c.CheckpointTask | c.ForgetTask) -> None:
+        store = self.task_checkpoints
+        if store is None:
+            return
+        task_id = cmd.task.task_id if isinstance(cmd, c.CheckpointTask) else cmd.task_id
+        try:
+            if isinstance(cmd, c.CheckpointTask):
+                store.save(
+                    convert.task_to_pb(cmd.task),
+                    cmd.task.framework_id,
+                    convert.status_to_pb(cmd.latest),
+                    [convert.status_to_pb(s) for s in cmd.pending],
+                )
+            else:
+                store.forget(cmd.framework_id, cmd.task_id)
+        except OSError as exc:
+            # The task goes on; only a restart of the agent would lose track of it.
+            self._log.error(
+                "task checkpoint not written",
+                task_id=task_id,
+                error=str(exc),
+                stimulus_id=cmd.stimulus_id,
+            )
 
     def _stream_failed(self, _task: asyncio.Task[Any], exc: BaseException | None) -> None:
         self._failure = exc or RuntimeError("the stream to the master ended")
@@ -225,6 +341,8 @@ class Agent:
             case c.SendRegister():
                 if conn is not None:
                     conn.send(convert.register_to_pb(cmd, self._info))
+            case c.CheckpointTask() | c.ForgetTask():
+                self._checkpoint(cmd)
             case c.CheckpointAgentId(agent_id=agent_id, secret=secret):
                 self.id_store.save(agent_id, secret)
                 self._log.info("agent id assigned", agent_id=agent_id)

@@ -28,6 +28,25 @@ class CheckpointAgentId(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointTask(Command):
+    """Write what the agent must remember of a task across a restart (replacing what was
+    written before): the task, its latest status and its unacknowledged statuses. Comes before
+    any command that sends those statuses or starts the task's process."""
+
+    task: TaskSpec
+    latest: Status
+    pending: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgetTask(Command):
+    """The task's terminal status was acknowledged: remove its checkpoint."""
+
+    task_id: str
+    framework_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SendHeartbeat(Command):
     timestamp: float
 

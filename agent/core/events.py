@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corral.agent.core.types import TaskReason, TaskSpec
+from corral.agent.core.types import RecoveredTask, TaskReason, TaskSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     now: float
     stimulus_id: str = ""
+
+
+# --- the checkpoint -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recovered(Event):
+    """What the checkpoint held at start (before the first ``StreamOpened``): the tasks of the
+    agent's previous run, each with what became of its process."""
+
+    tasks: tuple[RecoveredTask, ...]
 
 
 # --- the stream to the master -----------------------------------------------------------

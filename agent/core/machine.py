@@ -11,6 +11,16 @@ The rules:
 - A kill is SIGTERM to the task's process group, then SIGKILL when the grace period expires.
 - A terminal task is forgotten once its terminal status is acknowledged.
 - After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
+- With ``checkpoint`` on, a task whose state or unacknowledged statuses changed in an event is
+  checkpointed (``CheckpointTask``) before anything else the event causes: before its statuses
+  are sent and before its process is started. A forgotten task's checkpoint is removed
+  (``ForgetTask``).
+- ``Recovered`` (at start, before the first stream) brings back the tasks of the previous run
+  with their unacknowledged statuses (original uuids, resent after registration). A task whose
+  process still runs carries on (a kill that was under way is signalled again); one whose
+  process ended meanwhile ends as its exit status says; one whose process is gone without a
+  trace ends FAILED (AGENT_RESTARTED), or KILLED if it was being killed. No task is started
+  again: the master and the framework decide about relaunching.
 - Time-driven work (heartbeats, status retries) runs on ``Tick``; after every event the core
   asks for a ``Tick`` at its next deadline when that deadline changed.
 """
@@ -26,7 +36,16 @@ from corral.agent.core import events as e
 from corral.agent.core.eviction import EvictionCandidate, EvictionPolicy, NeverEvict
 from corral.agent.core.states import check
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager
-from corral.agent.core.types import Signal, Status, TaskReason, TaskSource, TaskSpec, TaskState
+from corral.agent.core.types import (
+    ProcessFate,
+    RecoveredTask,
+    Signal,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskSpec,
+    TaskState,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +55,8 @@ class AgentCoreConfig:
     status_backoff: Backoff = field(default_factory=Backoff)
     # Simulated agents run tasks without a command; real ones refuse such a task.
     require_command: bool = True
+    # Emit CheckpointTask / ForgetTask (real agents); simulated ones keep nothing on disk.
+    checkpoint: bool = False
 
 
 @dataclass(slots=True)
@@ -76,6 +97,8 @@ class AgentCore:
         # Per-event scratch: statuses made and commands to emit, assembled by ``handle``.
         self._statuses: list[Status] = []
         self._out: list[c.Command] = []
+        self._checkpoint = self.config.checkpoint
+        self._dirty: dict[str, str] = {}  # task id -> framework id, to checkpoint or forget
         self._event: e.Event = e.Tick(now=0.0)
 
     # --- queries (for the shell and tests) ----------------------------------------------
@@ -104,7 +127,7 @@ class AgentCore:
             self._event = event
             self._dispatch(event)
         event = self._event
-        out: list[c.Command] = []
+        out: list[c.Command] = self._checkpoints(event.stimulus_id) if self._dirty else []
         if self._statuses and self.registered:
             self._last_sent = event.now
             out.append(
@@ -122,6 +145,8 @@ class AgentCore:
 
     def _dispatch(self, event: e.Event) -> None:
         match event:
+            case e.Recovered():
+                self._on_recovered(event)
             case e.StreamOpened():
                 self._on_stream_opened(event)
             case e.Registered():
@@ -209,8 +234,13 @@ class AgentCore:
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
         for task_id, uuid in event.acknowledgements:
             status = self.updates.acknowledge(task_id, uuid)
-            if status is not None and status.state.terminal:
+            if status is None:
+                continue
+            task = self._tasks.get(task_id)
+            if status.state.terminal:
                 self._tasks.pop(task_id, None)
+            if self._checkpoint and task is not None:
+                self._dirty[task_id] = task.spec.framework_id
 
     # --- tasks from the master -----------------------------------------------------------
 
@@ -343,19 +373,22 @@ class AgentCore:
         task = self._executor_task(event.task_id, "exit")
         if task is None:
             return
-        if event.signal is not None:
-            how = f"terminated by signal {event.signal}"
+        self._exited(task, event.exit_code, event.signal)
+
+    def _exited(
+        self, task: _Task, exit_code: int | None, signal: int | None, when: str = ""
+    ) -> None:
+        if signal is not None:
+            how = f"terminated by signal {signal}{when}"
         else:
-            how = f"exited with code {event.exit_code}"
+            how = f"exited with code {exit_code}{when}"
         if task.state is TaskState.KILLING:
             message = f"{task.kill_message}; {how}" if task.kill_message else how
-            self._move(task, TaskState.KILLED, task.kill_reason, message, exit_code=event.exit_code)
-        elif event.exit_code == 0:
+            self._move(task, TaskState.KILLED, task.kill_reason, message, exit_code=exit_code)
+        elif exit_code == 0:
             self._move(task, TaskState.FINISHED, TaskReason.COMMAND_EXITED, how, exit_code=0)
         else:
-            self._move(
-                task, TaskState.FAILED, TaskReason.COMMAND_EXITED, how, exit_code=event.exit_code
-            )
+            self._move(task, TaskState.FAILED, TaskReason.COMMAND_EXITED, how, exit_code=exit_code)
 
     def _on_grace_expired(self, event: e.GraceExpired) -> None:
         task = self._tasks.get(event.task_id)
@@ -368,6 +401,80 @@ class AgentCore:
             self._warn(f"{what} reported for a task that is not running", task_id)
             return None
         return task
+
+    # --- the checkpoint ---------------------------------------------------------------------
+
+    def _on_recovered(self, event: e.Recovered) -> None:
+        for rt in event.tasks:
+            task_id = rt.spec.task_id
+            if task_id in self._tasks:
+                self._warn("a recovered task is already known: the checkpoint ignored", task_id)
+                continue
+            self._recover(rt)
+
+    def _recover(self, rt: RecoveredTask) -> None:
+        state = rt.latest.state
+        task = _Task(spec=rt.spec, state=state, latest=rt.latest, started=True)
+        if state is TaskState.KILLING:
+            task.kill_reason, task.kill_message = rt.latest.reason, rt.latest.message
+            task.grace_period = rt.spec.kill_grace_period or self.config.default_grace_period
+        self._tasks[rt.spec.task_id] = task
+        for status in rt.pending:
+            self.updates.add(status, self._event.now)
+        if state.terminal:
+            if not rt.pending:  # acknowledged; only its checkpoint was left to remove
+                self._tasks.pop(rt.spec.task_id)
+                if self._checkpoint:
+                    self._dirty[rt.spec.task_id] = rt.spec.framework_id
+            return
+        while_down = " while the agent was down"
+        match rt.process:
+            case ProcessFate.ALIVE:
+                if state is TaskState.STARTING:
+                    self._move(task, TaskState.RUNNING)
+                elif state is TaskState.KILLING:
+                    self._signal_term(task)  # the kill was under way: it starts over
+            case ProcessFate.EXITED:
+                if state is TaskState.STARTING:
+                    self._move(task, TaskState.RUNNING)
+                self._exited(task, rt.exit_code, rt.signal, while_down)
+            case ProcessFate.LAUNCH_FAILED | ProcessFate.NOT_STARTED if state is TaskState.STARTING:
+                message = rt.message or "the agent stopped before the task's process started"
+                self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, message)
+            case _ if state is TaskState.KILLING:
+                how = f"it ended{while_down}"
+                message = f"{task.kill_message}; {how}" if task.kill_message else how
+                self._move(task, TaskState.KILLED, task.kill_reason, message)
+            case _:
+                self._move(
+                    task,
+                    TaskState.FAILED,
+                    TaskReason.AGENT_RESTARTED,
+                    f"the task ended{while_down}; exit status unknown",
+                    source=TaskSource.AGENT,
+                )
+
+    def _checkpoints(self, stimulus_id: str) -> list[c.Command]:
+        out: list[c.Command] = []
+        for task_id, framework_id in self._dirty.items():
+            task = self._tasks.get(task_id)
+            if task is None or task.latest is None:
+                out.append(
+                    c.ForgetTask(
+                        stimulus_id=stimulus_id, task_id=task_id, framework_id=framework_id
+                    )
+                )
+            else:
+                out.append(
+                    c.CheckpointTask(
+                        stimulus_id=stimulus_id,
+                        task=task.spec,
+                        latest=task.latest,
+                        pending=self.updates.pending(task_id),
+                    )
+                )
+        self._dirty.clear()
+        return out
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -397,6 +504,8 @@ class AgentCore:
         task.latest = status
         self.updates.add(status, self._event.now)
         self._statuses.append(status)
+        if self._checkpoint:
+            self._dirty[task.spec.task_id] = task.spec.framework_id
 
     def _emit(self, command: c.Command) -> None:
         sid = self._event.stimulus_id

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
 from corral.tasks import TERMINAL_STATES as TERMINAL_STATES
@@ -71,3 +71,29 @@ class Status:
     timestamp: float = 0.0
     uuid: bytes = b""
     exit_code: int | None = None
+
+
+class ProcessFate(Enum):
+    """What the shell found of a checkpointed task's process when the agent started again."""
+
+    ALIVE = "alive"  # still running: re-attached, watched until it exits
+    EXITED = "exited"  # ended while the agent was down; its exit status was recorded
+    UNKNOWN = "unknown"  # gone, and how it ended is not known
+    NOT_STARTED = "not_started"  # the agent stopped before the process was started
+    LAUNCH_FAILED = "launch_failed"  # the command could not be started (``message`` says why)
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveredTask:
+    """A task found in the checkpoint at start: as the core last saw it, and its process now.
+
+    ``latest`` is the task's last status (its state is the task's state); ``pending`` are the
+    statuses the master had not acknowledged, oldest first, with their original uuids."""
+
+    spec: TaskSpec
+    latest: Status
+    pending: tuple[Status, ...] = ()
+    process: ProcessFate = ProcessFate.UNKNOWN
+    exit_code: int | None = None
+    signal: int | None = None
+    message: str = ""

@@ -121,6 +121,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
         AgentConfig(
             hostname=name,
             resources=resources,
+            resources_detected=args.resources is None,
             work_dir=work_dir if count == 1 else work_dir / name,
             master=args.master,
             attributes=attributes,
@@ -135,7 +136,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from corral.agent.checkpoint import WorkDirBusy
+    from corral.agent.checkpoint import ConfigChanged, WorkDirBusy
     from corral.logging import configure
 
     configs = build_configs(args)
@@ -145,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(_run_agents(configs))
     except WorkDirBusy as exc:
         raise CliError(str(exc)) from None
+    except ConfigChanged as exc:
+        raise CliError(str(exc), exit_code=2) from None
 
 
 async def _run_agents(configs: list[AgentConfig]) -> int:

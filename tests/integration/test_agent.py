@@ -528,6 +528,8 @@ async def test_agent_object_shutdown_from_master_kills_real_tasks(tmp_path: Path
             "two RUNNING tasks",
             lambda: all(S.TASK_STATE_RUNNING in double.states(t) for t in ("a", "b")),
         )
+        # A command that cannot start is reported by the task shim, so it may come later.
+        await wait_until("the launch failure of c", lambda: double.final("c"))
         failed = double.final("c")
         assert failed is not None and failed.reason == S.TASK_REASON_COMMAND_LAUNCH_FAILED
         assert "/nonexistent/binary" in failed.message

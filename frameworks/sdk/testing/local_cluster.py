@@ -98,16 +98,26 @@ class LocalCluster:
         )
         await self._wait_ready_file(ready)
         for i in range(self.agents):
-            work = self.work_dir / f"agent-{i}"
-            work.mkdir(parents=True, exist_ok=True)
-            await self._spawn(
-                f"agent-{i}",
-                "agent",
-                *("--master", self.master, "--resources", self.agent_resources),
-                *("--work-dir", str(work)),
-                *self.agent_args,
-            )
+            await self._spawn_agent(f"agent-{i}")
         await self.wait_for_agents(self.agents, self.ready_timeout)
+
+    async def _spawn_agent(self, name: str, resources: str | None = None) -> None:
+        work = self.work_dir / name
+        work.mkdir(parents=True, exist_ok=True)
+        await self._spawn(
+            name,
+            "agent",
+            *("--master", self.master, "--resources", resources or self.agent_resources),
+            *("--work-dir", str(work)),
+            *self.agent_args,
+        )
+
+    async def restart_agent(self, name: str, resources: str | None = None) -> None:
+        """SIGKILL agent ``name`` (e.g. ``agent-0``; not its tasks, which run in sessions of
+        their own) and start it again on the same work dir, optionally with other resources.
+        Returns once it is started, not registered: see ``wait_for_agents``."""
+        await self.kill(name)
+        await self._spawn_agent(name, resources)
 
     async def _wait_ready_file(self, path: Path) -> None:
         loop = asyncio.get_running_loop()
