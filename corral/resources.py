@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from corral.limits import MAX_SCALAR
+from corral.limits import MAX_SCALAR, echo
 
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
 # Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
@@ -27,9 +27,11 @@ class ResourceError(ValueError):
     """A quantity or range that is not a valid resource."""
 
 
-def _check_scalar(name: str, value: float) -> float:
+def check_quantity(name: str, value: object) -> float:
+    """``value`` as a resource quantity: a finite number, >= 0 and <= MAX_SCALAR; a
+    ResourceError names ``name`` and the problem otherwise."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ResourceError(f"{name} must be a number, got {value!r}")
+        raise ResourceError(f"{name} must be a number, got {echo(value)}")
     v = float(value)
     if math.isnan(v):
         raise ResourceError(f"{name} is NaN")
@@ -95,7 +97,7 @@ class Resources:
 
     def __post_init__(self) -> None:
         for name in SCALARS:
-            object.__setattr__(self, name, _check_scalar(name, getattr(self, name)))
+            object.__setattr__(self, name, check_quantity(name, getattr(self, name)))
         object.__setattr__(self, "ports", normalize_ranges(self.ports))
 
     @classmethod
@@ -223,5 +225,5 @@ def parse_resources(text: str) -> Resources:
             number = float(value)
         except ValueError:
             raise ResourceError(f"{name} must be a number, got {value.strip()!r}") from None
-        values[name] = _check_scalar(name, number)
+        values[name] = check_quantity(name, number)
     return Resources(ports=tuple(ports), **values)

@@ -22,8 +22,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from corral.limits import MAX_NAME_LENGTH, MAX_SCALAR, echo
-from corral.resources import SCALARS
+from corral.limits import MAX_NAME_LENGTH, echo
+from corral.resources import SCALARS, ResourceError, check_quantity
 
 Scalars = tuple[float, float, float, float]
 
@@ -54,19 +54,11 @@ def check_role(role: object) -> str:
 
 
 def _number(value: object, what: str) -> float:
-    """A finite number in [0, MAX_SCALAR]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RoleError(f"{what} must be a number, got {echo(value)}")
-    v = float(value)
-    if math.isnan(v):
-        raise RoleError(f"{what} is NaN")
-    if math.isinf(v):
-        raise RoleError(f"{what} is infinite")
-    if v < 0:
-        raise RoleError(f"{what} is negative ({v:g})")
-    if v > MAX_SCALAR:
-        raise RoleError(f"{what} is {v:g}, more than the limit of {MAX_SCALAR:g}")
-    return v
+    """A finite number in [0, MAX_SCALAR] (the rule of a resource quantity)."""
+    try:
+        return check_quantity(what, value)
+    except ResourceError as exc:
+        raise RoleError(str(exc)) from None
 
 
 def check_weight(role: str, weight: object) -> float:

@@ -24,21 +24,20 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.recording import WAIT, RecordingScheduler
 
 pytestmark = pytest.mark.e2e
 
-WAIT = 30.0  # seconds for any one condition; generous for a loaded 2-core machine
 RESOURCES = "cpus:4;mem:2048;disk:1000;ports:[31000-31100]"
 
 
-class Recorder(sdk.Scheduler):
+class Recorder(RecordingScheduler):
     """Launches what is queued on the offers it gets; records every status."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.queue: list[sdk.TaskInfo] = []
-        self.statuses: dict[str, list[sdk.TaskStatus]] = {}
         self.launched: list[str] = []
-        self.changed = asyncio.Event()
 
     async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
         for offer in offers:
@@ -47,27 +46,8 @@ class Recorder(sdk.Scheduler):
             self.launched += [t.task_id for t in packer.tasks]
             await driver.launch([offer], packer.tasks, refuse_seconds=0)
 
-    async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
-        self.statuses.setdefault(status.task_id, []).append(status)
-        self.changed.set()
-
     def states(self, task_id: str) -> list[str]:
         return [sdk.state_name(s.state) for s in self.statuses.get(task_id, [])]
-
-    def last(self, task_id: str) -> sdk.TaskStatus | None:
-        seen = self.statuses.get(task_id)
-        return seen[-1] if seen else None
-
-    async def until(self, what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
-        async def loop() -> None:
-            while not check():
-                self.changed.clear()
-                await self.changed.wait()
-
-        try:
-            await asyncio.wait_for(loop(), timeout)
-        except TimeoutError:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
 
 
 async def poll(what: str, check: Callable[[], object], timeout: float = WAIT) -> None:

@@ -3,29 +3,25 @@ over 127.0.0.1 launching real `sh -c` tasks; kills; an agent SIGKILLed mid-run."
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.recording import RecordingScheduler
 
 pytestmark = pytest.mark.e2e
 
-WAIT = 30.0  # seconds for any one condition; generous for a loaded 2-core CI machine
 
-
-class Recorder(sdk.Scheduler):
+class Recorder(RecordingScheduler):
     """Launches what is queued on the offers it gets; records every status and rescind."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.queue: list[sdk.TaskInfo] = []
-        self.statuses: dict[str, list[sdk.TaskStatus]] = {}
         self.rescinded_ids: list[str] = []
         self.offers_seen: dict[str, str] = {}  # offer id -> agent id
-        self.changed = asyncio.Event()
         self.only_agent: str | None = None
         self.hold_agent: str | None = None  # offers of this agent are kept, not answered
         self.held: list[str] = []
@@ -47,25 +43,6 @@ class Recorder(sdk.Scheduler):
     async def rescinded(self, driver: sdk.Driver, offer_ids: Any) -> None:
         self.rescinded_ids += list(offer_ids)
         self.changed.set()
-
-    async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
-        self.statuses.setdefault(status.task_id, []).append(status)
-        self.changed.set()
-
-    def last(self, task_id: str) -> sdk.TaskStatus | None:
-        seen = self.statuses.get(task_id)
-        return seen[-1] if seen else None
-
-    async def until(self, what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
-        async def loop() -> None:
-            while not check():
-                self.changed.clear()
-                await self.changed.wait()
-
-        try:
-            await asyncio.wait_for(loop(), timeout)
-        except TimeoutError:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
 
 
 def _state(status: sdk.TaskStatus | None) -> str:
