@@ -525,13 +525,7 @@ class MasterCore:
                 registered_at=e.now,
             )
             self.frameworks[fw_id] = fw
-            self.allocator.add_framework(
-                fw_id,
-                spec.role,
-                spec.tolerations,
-                spec.offer_constraints,
-                gpu_resources=spec.gpu_resources,
-            )
+            self._add_to_allocator(fw_id, spec)
             kind = "framework_added"
         else:
             if fw.connection is not None:
@@ -595,6 +589,15 @@ class MasterCore:
         self.allocator.set_suppressed(fw_id, True)
         return fw
 
+    def _add_to_allocator(self, fw_id: str, spec: FrameworkSpec) -> None:
+        self.allocator.add_framework(
+            fw_id,
+            spec.role,
+            spec.tolerations,
+            spec.offer_constraints,
+            gpu_resources=spec.gpu_resources,
+        )
+
     def _replace_in_allocator(self, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
         """Role, tolerations or constraints changed: re-add the framework with its charges."""
         fw_id = fw.framework_id
@@ -603,13 +606,7 @@ class MasterCore:
             if agent is not None and agent.in_allocator:
                 self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
         self.allocator.remove_framework(fw_id)
-        self.allocator.add_framework(
-            fw_id,
-            spec.role,
-            spec.tolerations,
-            spec.offer_constraints,
-            gpu_resources=spec.gpu_resources,
-        )
+        self._add_to_allocator(fw_id, spec)
         for task in fw.tasks.values():
             agent = self.agents.get(task.agent_id)
             if agent is not None and agent.in_allocator:
