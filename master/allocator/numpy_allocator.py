@@ -20,7 +20,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, fastpath, order
+from corral.master.allocator import drf, fastpath, general_walk, order
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
@@ -58,6 +58,7 @@ class DrfAllocator:
         warm_charges()
         if kernel == "numba":
             compiled.warm()
+            general_walk.warm()
         self.kernel = kernel
         self.options = options or AllocatorOptions()
         self._min = self.options.min_rows()
@@ -98,6 +99,7 @@ class DrfAllocator:
         self._agent_order: npt.NDArray[np.intp] | None = None
         self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
+        self.general_walks = 0  # cycles walked by the compiled general walk (tests read it)
 
     # ---- sizing -------------------------------------------------------------------------------
 
@@ -433,6 +435,9 @@ class DrfAllocator:
                 frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
             else:
                 frameworks, agents, offers = self._walk_within(candidates, free, m, cpus)
+        elif self.kernel == "numba":
+            frameworks, agents, offers = general_walk.walk(self, candidates, free, m, cpus)
+            self.general_walks += 1
         else:
             rows: list[tuple[int, int, Vec]] = []
             walk = _Walk(self)
