@@ -103,7 +103,7 @@ def walk(
     i, n = 0, 0
     while True:
         i = general_kernel.compiled_walk(
-            candidates, free, i, cpus, al.placement.ok, refused(al), al.placement.prefer_not,
+            candidates, free, i, float(cpus), al.placement.ok, refused(al), al.placement.prefer_not,
             al.placement.has_soft_taints, al.capacity, al.used, counted,
             al.alloc, fkey, al.fw_count, rank, al.fw_role,
             al.role_alloc, rkey, tier, al.role_count, rrank, np.asarray(al.weight),

@@ -7,8 +7,9 @@ Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by plac
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
 drops, with a few vector operations over the agents, every agent that has nothing offerable or
 nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
-sequential: each charge moves the DRF order); for each, the eligible frameworks come from one
-row of the masks and the DRF order among them from one ``lexsort``.
+sequential: each charge moves the DRF order): by ``fastpath`` in the one-role case, otherwise
+with the numba kernel by ``general_walk`` (the DRF order kept sorted across agents), and with the
+numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent).
 """
 
 from __future__ import annotations
