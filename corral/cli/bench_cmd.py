@@ -31,6 +31,17 @@ def register(subparsers: Any) -> None:
     )
     alloc.add_argument("--agents", type=_sizes, default=[1000, 10000], help="e.g. 1000,10000")
     alloc.add_argument("--frameworks", type=_sizes, default=[1, 100, 1000], help="e.g. 1,100")
+    alloc.add_argument(
+        "--roles",
+        type=_sizes,
+        default=[1],
+        help="frameworks spread over N weighted roles r0..r{N-1} (1: all in '*'); e.g. 1,10",
+    )
+    alloc.add_argument(
+        "--quota",
+        action="store_true",
+        help="the first role is guaranteed 10%% of the cluster's cpus and limited to 20%%",
+    )
     alloc.add_argument("--cycles", type=positive_int, default=5, help="cycles per phase (5)")
     alloc.add_argument("--reference-max-agents", type=int, default=10000, metavar="N")
     alloc.add_argument("--reference-cycles", type=positive_int, default=2, metavar="N")
@@ -77,13 +88,15 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError:
         raise CliError(f"--memory-shape {args.memory_shape!r} must look like 50000x1000") from None
     console = Console()
-    shapes = [(a, f) for a in args.agents for f in args.frameworks]
+    shapes = [(a, f, r) for a in args.agents for f in args.frameworks for r in args.roles]
     results: list[bench.ShapeResult] = []
     with Progress(console=console, transient=True) as progress:
         total = len(shapes) * 2 * args.cycles + 1
         task = progress.add_task("allocator benchmark", total=total)
-        for agents, frameworks in shapes:
-            progress.update(task, description=f"{agents} agents x {frameworks} frameworks")
+        for agents, frameworks, roles in shapes:
+            progress.update(
+                task, description=f"{agents} agents x {frameworks} frameworks, {roles} roles"
+            )
             results.append(
                 bench.run_shape(
                     agents,
@@ -95,13 +108,15 @@ def _run(args: argparse.Namespace) -> int:
                     time.perf_counter,
                     lambda: progress.advance(task),
                     kernel=args.kernel,
+                    roles=roles,
+                    quota=args.quota,
                 )
             )
         memory = next(
             (
                 r.state_bytes
                 for r in results
-                if (r.agents, r.frameworks) == (mem_agents, mem_frameworks)
+                if (r.agents, r.frameworks, r.roles) == (mem_agents, mem_frameworks, 1)
             ),
             None,
         )
@@ -116,6 +131,8 @@ def _run(args: argparse.Namespace) -> int:
     for col in (
         "agents",
         "frameworks",
+        "roles",
+        "quota",
         "median",
         "p99",
         "offer cycle",
@@ -129,6 +146,8 @@ def _run(args: argparse.Namespace) -> int:
         table.add_row(
             str(r.agents),
             str(r.frameworks),
+            str(r.roles),
+            "yes" if r.quota else "no",
             f"{r.median_ms:.2f}",
             f"{r.p99_ms:.2f}",
             f"{r.offer_median_ms:.1f}",
@@ -148,6 +167,8 @@ def _run(args: argparse.Namespace) -> int:
             "cpus:16;mem:2014;disk:1024 in use, every offer declined with a long filter",
             "median_ms": "per-cycle time once every framework has filtered every agent",
             "offer_median_ms": "per-cycle time of the first cycles, every agent offered",
+            "roles": "frameworks spread round-robin over N roles r0.. with weights 1 + i % 3",
+            "quota": "the first role guaranteed 10% of the cluster's cpus, limited to 20%",
             "cycles": args.cycles,
             "kernel": args.kernel,
             "seed": args.seed,

@@ -10,6 +10,11 @@ declines every offer with a long refuse filter. Two phases per shape:
   agent (what Mesos reaches after F rounds), installed directly; then ``cycles`` rounds in which
   the allocator must find that nothing is offerable. ``median_ms``/``p99_ms`` are these.
 
+``roles``: the frameworks spread round-robin over roles ``r0..r{N-1}`` with weights
+``1 + i % 3`` (one role: Mesos' ``*``). ``quota``: the first role is guaranteed 10 % of the
+cluster's cpus and limited to 20 % (its frameworks run ~1/N of the tasks, so with 10 roles the
+guarantee is unmet and the headroom rules apply).
+
 The timer wraps ``cycle()`` only. The clock is passed in (``time.perf_counter`` from the CLI):
 nothing under master/allocator reads time itself.
 """
@@ -36,6 +41,8 @@ class ShapeResult:
     agents: int
     frameworks: int
     cycles: int
+    roles: int
+    quota: bool
     median_ms: float
     p99_ms: float
     offer_median_ms: float
@@ -63,14 +70,28 @@ class PhaseTimes:
 Alloc = DrfAllocator | ReferenceAllocator
 
 
-def build(alloc: Alloc, agents: int, frameworks: int) -> tuple[list[str], list[str]]:
+def role_names(roles: int) -> list[str]:
+    return ["*"] if roles == 1 else [f"r{i}" for i in range(roles)]
+
+
+def build(
+    alloc: Alloc, agents: int, frameworks: int, roles: int = 1, quota: bool = False
+) -> tuple[list[str], list[str]]:
     agent_ids = [f"agent-{i}" for i in range(agents)]
     fw_ids = [f"framework-{i}" for i in range(frameworks)]
-    for fid in fw_ids:
-        alloc.add_framework(fid, "*")
+    names = role_names(roles)
+    for i, fid in enumerate(fw_ids):
+        alloc.add_framework(fid, names[i % roles])
+    if roles > 1:
+        for i, name in enumerate(names):
+            alloc.set_weight(name, 1.0 + i % 3)
     for i, aid in enumerate(agent_ids):
         alloc.add_agent(aid, AGENT, {}, [])
         alloc.allocate(fw_ids[i % frameworks], aid, RUNNING)
+    if quota:
+        cpus = AGENT[0] * agents
+        inf = float("inf")
+        alloc.set_quota(names[0], (0.1 * cpus, 0.0, 0.0, 0.0), (0.2 * cpus, inf, inf, inf))
     return agent_ids, fw_ids
 
 
@@ -101,8 +122,10 @@ def run_phases(
     seed: int,
     clock: Clock,
     tick: Callable[[], None] = lambda: None,
+    roles: int = 1,
+    quota: bool = False,
 ) -> PhaseTimes:
-    agent_ids, fw_ids = build(alloc, agents, frameworks)
+    agent_ids, fw_ids = build(alloc, agents, frameworks, roles, quota)
     out = PhaseTimes()
     now = 0.0
     for i in range(offer_cycles):
@@ -140,13 +163,17 @@ def run_shape(
     clock: Clock,
     tick: Callable[[], None] = lambda: None,
     kernel: Kernel = "numba",
+    roles: int = 1,
+    quota: bool = False,
 ) -> ShapeResult:
     fast = DrfAllocator(kernel=kernel)
-    times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick)
+    times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick, roles, quota)
     result = ShapeResult(
         agents=agents,
         frameworks=frameworks,
         cycles=cycles,
+        roles=roles,
+        quota=quota,
         median_ms=statistics.median(times.piled_ms),
         p99_ms=p99(times.piled_ms),
         offer_median_ms=statistics.median(times.offer_ms),
@@ -157,7 +184,9 @@ def run_shape(
         result.reference_skipped = f"agents > --reference-max-agents ({reference_max_agents})"
         return result
     n = min(cycles, reference_cycles)
-    ref = run_phases(ReferenceAllocator(), agents, frameworks, n, n, seed, clock)
+    ref = run_phases(
+        ReferenceAllocator(), agents, frameworks, n, n, seed, clock, roles=roles, quota=quota
+    )
     result.reference_cycles = n
     result.reference_median_ms = statistics.median(ref.piled_ms)
     result.reference_offer_median_ms = statistics.median(ref.offer_ms)

@@ -7,8 +7,9 @@ Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by plac
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
 drops, with a few vector operations over the agents, every agent that has nothing offerable or
 nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
-sequential: each charge moves the DRF order); for each, the eligible frameworks come from one
-row of the masks and the DRF order among them from one ``lexsort``.
+sequential: each charge moves the DRF order): by ``fastpath`` in the one-role case, otherwise
+with the numba kernel by ``general_walk`` (the DRF order kept sorted across agents), and with the
+numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, fastpath, order
+from corral.master.allocator import drf, fastpath, general_walk, order
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
@@ -59,6 +60,7 @@ class DrfAllocator:
         warm_charges()
         if kernel == "numba":
             compiled.warm()
+            general_walk.warm()
         self.kernel = kernel
         self.options = options or AllocatorOptions()
         self._min = self.options.min_rows()
@@ -101,6 +103,7 @@ class DrfAllocator:
         self._agent_order: npt.NDArray[np.intp] | None = None
         self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
+        self.general_walks = 0  # cycles walked by the compiled general walk (tests read it)
 
     # ---- sizing -------------------------------------------------------------------------------
 
@@ -485,6 +488,9 @@ class DrfAllocator:
                 frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
             else:
                 frameworks, agents, offers = self._walk_within(candidates, free, m, cpus)
+        elif self.kernel == "numba":
+            frameworks, agents, offers = general_walk.walk(self, candidates, free, m, cpus)
+            self.general_walks += 1
         else:
             rows: list[tuple[int, int, Vec]] = []
             walk = _Walk(self)

@@ -6,6 +6,8 @@ cycle uses to skip agents with nothing to offer.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
@@ -82,5 +84,68 @@ class ReservationBook:
             total += np.asarray(self.free(agent, role))
         self.free_sum[agent] = total
 
+    def set_used(self, arrays: ReservationArrays) -> None:
+        """Write back what a walk charged to the reservations (its ``free_sum`` rows are
+        already current: the walk keeps them)."""
+        touched = np.flatnonzero(arrays.touched)
+        for e in touched.tolist():
+            a, r = int(arrays.agent[e]), int(arrays.role[e])
+            amount, _ = self.by_agent[a][r]
+            self.by_agent[a][r] = (amount, arrays.used[e].tolist())
+        if len(touched):
+            self._unallocated.clear()
+
     def agents_of(self, role: int) -> npt.NDArray[np.intp]:
         return np.asarray([a for a, p in self.by_agent.items() if role in p], dtype=np.intp)
+
+
+@dataclass
+class ReservationArrays:
+    """The book as arrays, for a compiled walk: one entry per (agent, role) reservation, the
+    entries of an agent contiguous (rows ascending, each agent's roles in the book's order, as
+    ``free_sum`` adds them up), and per role its entries by agent row (as ``unallocated`` adds
+    them up). ``used`` is written back with ``ReservationBook.set_used``."""
+
+    agent: npt.NDArray[np.intp]
+    role: npt.NDArray[np.intp]
+    amount: npt.NDArray[np.float64]
+    used: npt.NDArray[np.float64]
+    first: npt.NDArray[np.intp]  # by agent row: its first entry, or -1
+    count: npt.NDArray[np.intp]  # by agent row: how many entries
+    role_ptr: npt.NDArray[np.intp]  # entries of role r: role_entries[role_ptr[r]:role_ptr[r+1]]
+    role_entries: npt.NDArray[np.intp]
+    touched: npt.NDArray[np.bool_]  # set by the walk on entries it charged
+
+
+def to_arrays(book: ReservationBook, roles: int) -> ReservationArrays:
+    agent: list[int] = []
+    role: list[int] = []
+    amount: list[Vec] = []
+    used: list[Vec] = []
+    for a in sorted(book.by_agent):
+        for r, (amt, u) in book.by_agent[a].items():
+            agent.append(a)
+            role.append(r)
+            amount.append(amt)
+            used.append(u)
+    n = len(agent)
+    agents = np.asarray(agent, dtype=np.intp)
+    role_of = np.asarray(role, dtype=np.intp)
+    first = np.full(book.free_sum.shape[0], -1, dtype=np.intp)
+    count = np.zeros(book.free_sum.shape[0], dtype=np.intp)
+    if n:
+        rows, starts, counts = np.unique(agents, return_index=True, return_counts=True)
+        first[rows], count[rows] = starts, counts
+    by_role = np.argsort(role_of, kind="stable").astype(np.intp)  # stable: agent rows ascending
+    role_ptr = np.searchsorted(role_of[by_role], np.arange(roles + 1)).astype(np.intp)
+    return ReservationArrays(
+        agents,
+        role_of,
+        np.asarray(amount, dtype=np.float64).reshape(n, 4),
+        np.asarray(used, dtype=np.float64).reshape(n, 4),
+        first,
+        count,
+        role_ptr,
+        by_role,
+        np.zeros(n, dtype=np.bool_),
+    )

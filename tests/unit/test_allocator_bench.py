@@ -33,6 +33,25 @@ def test_run_shape_numpy_and_reference_agree(kernel: Kernel) -> None:
     assert result.state_bytes > 0
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_roles_and_quota_shape_agrees_with_the_reference(kernel: Kernel) -> None:
+    result = bench.run_shape(
+        agents=24,
+        frameworks=6,
+        cycles=2,
+        seed=3,
+        reference_max_agents=100,
+        reference_cycles=2,
+        clock=time.perf_counter,
+        kernel=kernel,
+        roles=3,
+        quota=True,
+    )
+    assert (result.roles, result.quota) == (3, True)
+    assert result.agree is True
+    assert result.offers_per_offer_cycle > 0
+
+
 def test_reference_skipped_above_the_limit() -> None:
     result = bench.run_shape(20, 2, 2, 1, 10, 2, time.perf_counter)
     assert result.reference_median_ms is None
@@ -45,13 +64,14 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     code = main(
         [
             "bench", "allocator", "--agents", "20", "--frameworks", "1,3", "--cycles", "2",
-            "--memory-shape", "20x3", "--json", str(out),
+            "--roles", "1,2", "--quota", "--memory-shape", "20x3", "--json", str(out),
         ]
     )  # fmt: skip
     assert code == 0
     assert gc.get_threshold() == before  # the master's GC settings only while it ran
     doc = json.loads(out.read_text())
-    assert [(r["agents"], r["frameworks"]) for r in doc["results"]] == [(20, 1), (20, 3)]
+    shapes = [(r["agents"], r["frameworks"], r["roles"], r["quota"]) for r in doc["results"]]
+    assert shapes == [(20, 1, 1, True), (20, 1, 2, True), (20, 3, 1, True), (20, 3, 2, True)]
     for r in doc["results"]:
         assert {"median_ms", "p99_ms", "reference_median_ms", "agree"} <= set(r)
         assert r["agree"] is True

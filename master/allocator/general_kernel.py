@@ -1,0 +1,357 @@
+"""The general walk compiled with numba: the decisions of ``numpy_allocator._Walk`` (several
+roles, weights, quota guarantees and limits, headroom, reservations, PreferNoSchedule taints).
+
+Why it is fast: the DRF order is kept as Mesos' hierarchical sorter keeps it, not re-sorted per
+agent. Roles (few) are one array sorted by (quota tier, share / weight, count, name rank);
+within a role its frameworks are a gap buffer sorted by (share, count, id rank), as in
+``kernel.py``. A charge raises only the charged framework's key and its role's key, so each
+moves right, and nothing else moves. An offer depends on the framework only through its role,
+so it is computed once per role visited, and a role whose offer is not allocatable is passed
+over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that agent:
+the agent is walked in two passes over the same orders.
+
+Skipped frameworks stay skipped, as in ``_Walk.serve`` (the reference's docstring says why):
+after a charge of framework f in role r, roles passed over in this pass are flagged, role r
+resumes after f's old place, and later roles are walked from their head.
+
+Arithmetic mirrors ``DrfAllocator._offer``, ``_charge``, ``_consumption``, ``_allowance``,
+``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
+results are bit-identical. The one sum kept incrementally is the headroom's available
+unreserved free resources (summed over every agent by the numpy path): the walk carries a
+running sum with a rounding-error bound, and sums afresh, in the numpy path's row order,
+whenever the bound cannot decide whether the allowance is the smallest term of an offer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from corral.master.allocator.jit import compiled
+
+_EPS = 2.0**-52
+INF = math.inf
+
+
+@compiled
+def _max0(v: float) -> float:
+    # Python's max(0.0, v): 0.0 unless v is greater.
+    return v if v > 0.0 else 0.0
+
+
+@compiled
+def _share(mat: Any, row: int, total: Any, cols: Any) -> float:
+    # drf.share of mat[row]: max over the fair columns of mat[row, k] / total[k], the first
+    # maximum kept. (A row index, not a row view: a view costs a reference count per call.)
+    s = 0.0
+    for c in range(cols.shape[0]):
+        v = mat[row, cols[c]] / total[cols[c]]
+        if c == 0 or v > s:
+            s = v
+    return s
+
+
+@compiled
+def _allocatable(x: Any, min_rows: Any) -> bool:
+    for r in range(min_rows.shape[0]):
+        met = True
+        for k in range(4):
+            if x[k] < min_rows[r, k]:
+                met = False
+                break
+        if met:
+            return True
+    return False
+
+
+@compiled
+def _entry(e_first: Any, e_count: Any, e_role: Any, a: int, r: int) -> int:
+    """The reservation entry of role r on agent a, or -1."""
+    first = e_first[a]
+    if first < 0:
+        return -1
+    for e in range(first, first + e_count[a]):
+        if e_role[e] == r:
+            return e
+    return -1
+
+
+@compiled
+def _unallocated(r: int, role_ptr: Any, role_entries: Any, e_amount: Any, e_used: Any,
+                 out: Any) -> None:  # fmt: skip
+    # ReservationBook.unallocated: free of the role's entries summed in agent row order.
+    for k in range(4):
+        out[r, k] = 0.0
+    for j in range(role_ptr[r], role_ptr[r + 1]):
+        e = role_entries[j]
+        for k in range(4):
+            out[r, k] = out[r, k] + _max0(e_amount[e, k] - e_used[e, k])
+
+
+@compiled
+def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> float:
+    # DrfAllocator._consumption: allocation (+ unallocated reservations if any exist).
+    x: float = role_alloc[r, k]
+    if has_res:
+        x = x + unalloc[r, k]
+    return x
+
+
+@compiled
+def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any, unmet: Any,
+                   req: Any) -> None:  # fmt: skip
+    # DrfAllocator._unmet for every role and _required (summed in role order).
+    for k in range(4):
+        req[k] = 0.0
+    for r in range(guarantee.shape[0]):
+        for k in range(4):
+            unmet[r, k] = _max0(guarantee[r, k] - _consumed(r, k, role_alloc, unalloc, has_res))
+            req[k] = req[k] + unmet[r, k]
+
+
+@compiled
+def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: Any) -> None:
+    # DrfAllocator._allowance's available: unreserved free of the counted rows, in row order.
+    for k in range(4):
+        avail[k] = 0.0
+        err[k] = 0.0
+    for a in range(counted.shape[0]):
+        if counted[a]:
+            for k in range(4):
+                x = capacity[a, k] - used[a, k]
+                avail[k] = avail[k] + (x if x > 0.0 else 0.0)
+
+
+@compiled
+def _role_before(r1: int, r2: int, tier: Any, rkey: Any, rcount: Any, rrank: Any) -> bool:
+    if tier[r1] != tier[r2]:
+        return bool(tier[r1] < tier[r2])
+    if rkey[r1] != rkey[r2]:
+        return bool(rkey[r1] < rkey[r2])
+    if rcount[r1] != rcount[r2]:
+        return bool(rcount[r1] < rcount[r2])
+    return bool(rrank[r1] < rrank[r2])
+
+
+@compiled
+def _fw_before(g: int, s: float, got: int, q: int, fkey: Any, count: Any, rank: Any) -> bool:
+    """Does framework g sort before a framework keyed (s, got, q)?"""
+    return bool(
+        fkey[g] < s or (fkey[g] == s and (count[g] < got or (count[g] == got and rank[g] < q)))
+    )
+
+
+def _walk(
+    candidates: Any, free0: Any, i0: int, cpus: float,
+    ok: Any, filtered: Any, prefer_not: Any, soft: Any,
+    capacity: Any, used: Any, counted: Any,
+    alloc: Any, fkey: Any, fw_count: Any, frank: Any, fw_role: Any,
+    role_alloc: Any, rkey: Any, tier: Any, role_count: Any, rrank: Any, weight: Any,
+    guarantee: Any, limit: Any, has_guarantee: Any, quota_role: Any,
+    buf: Any, base: Any, cap: Any, start: Any, end: Any, rorder: Any,
+    e_first: Any, e_count: Any, e_role: Any, e_amount: Any, e_used: Any, e_touched: Any,
+    free_sum: Any, role_ptr: Any, role_entries: Any, has_res: bool,
+    total: Any, cols: Any, min_rows: Any, guarded: bool,
+    unalloc: Any, unmet: Any, req: Any, avail: Any, err: Any, planned: Any,
+    done: Any, skipped: Any, resume: Any,
+    out_f: Any, out_a: Any, out_x: Any, n0: int, room: int, count: Any,
+) -> int:  # fmt: skip
+    """Walks candidates[i0:] until the output has less than ``room`` slots left; returns the
+    next candidate index (len(candidates) when done, -1 - i when the budget stopped it at i).
+    ``free0[i]``: candidate i's unreserved free resources as ``kernel.select`` found them
+    (nothing charges an agent before its turn). ``n0`` offers are already in the output; the
+    count after is ``count[0]``, the cpus planned so far ``planned[0]``."""
+    n = n0
+    nroles = rorder.shape[0]
+    offer = np.empty(4)
+    most = np.empty(4)
+    i = i0
+    while i < candidates.shape[0]:
+        if planned[0] >= cpus:
+            count[0] = n
+            return -1 - i
+        if out_f.shape[0] - n < room:
+            count[0] = n
+            return i
+        a = candidates[i]
+        stamp = i + 1
+        passes = 2 if soft[a] else 1
+        more = True
+        fresh = True  # a not charged yet: free0[i] is its unreserved free
+        for p in range(passes):
+            if not more:
+                break
+            for j in range(nroles):
+                skipped[rorder[j]] = False
+                resume[rorder[j]] = 0
+            charged = False  # the candidates were selected with something allocatable
+            while True:
+                if charged:
+                    # Has the agent anything allocatable left? (_Walk._has_more)
+                    for k in range(4):
+                        most[k] = _max0(capacity[a, k] - used[a, k])
+                        if has_res:
+                            most[k] = most[k] + free_sum[a, k]
+                    if not _allocatable(most, min_rows):
+                        more = False
+                        break
+                picked = -1
+                role = -1
+                opos = -1
+                for oi in range(nroles):
+                    r = rorder[oi]
+                    if skipped[r]:
+                        continue
+                    # The offer of role r on a (DrfAllocator._offer), the same for all its
+                    # frameworks.
+                    e = _entry(e_first, e_count, e_role, a, r) if has_res else -1
+                    req_pending = False
+                    if guarded:
+                        for k in range(4):
+                            if req[k] > 0:
+                                req_pending = True
+                    for k in range(4):
+                        remaining = INF  # max(0, inf - consumption) without a limit
+                        if quota_role[r]:
+                            remaining = _max0(
+                                limit[r, k] - _consumed(r, k, role_alloc, unalloc, has_res)
+                            )
+                        from_res = 0.0
+                        if e >= 0:
+                            from_res = _max0(e_amount[e, k] - e_used[e, k])
+                        unres = free0[i, k] if fresh else _max0(capacity[a, k] - used[a, k])
+                        smallest = unres
+                        if remaining < smallest:
+                            smallest = remaining
+                        if req_pending:
+                            exact = err[k] == 0.0
+                            if not exact:
+                                # The allowance can only matter if it may be the smallest.
+                                low = unmet[r, k] + _max0((avail[k] - 2.0 * err[k]) - req[k])
+                                if not low >= smallest:
+                                    _exact_available(capacity, used, counted, avail, err)
+                                    exact = True
+                            if exact:
+                                allowance = unmet[r, k] + _max0(avail[k] - req[k])
+                                if allowance < smallest:
+                                    smallest = allowance
+                        offer[k] = from_res + smallest
+                    if not _allocatable(offer, min_rows):
+                        skipped[r] = True
+                        continue
+                    s0 = start[r]
+                    for j in range(s0 + resume[r], end[r]):
+                        g = buf[j]
+                        if done[g] == stamp:
+                            continue
+                        if passes == 2 and prefer_not[a, g] != (p == 1):
+                            continue
+                        if ok[a, g] and not filtered[a, g]:
+                            picked = g
+                            opos = j
+                            break
+                    if picked < 0:
+                        skipped[r] = True
+                        continue
+                    role = r
+                    break
+                if picked < 0:
+                    break
+                f = picked
+                r = role
+                # ---- charge (DrfAllocator._charge) ----
+                for k in range(4):
+                    x = offer[k]
+                    alloc[f, k] += x
+                    role_alloc[r, k] += x
+                fw_count[f] += 1
+                role_count[r] += 1
+                e = _entry(e_first, e_count, e_role, a, r) if has_res else -1
+                for k in range(4):
+                    took = 0.0
+                    if e >= 0:
+                        free = _max0(e_amount[e, k] - e_used[e, k])
+                        took = free if free < offer[k] else offer[k]
+                        e_used[e, k] = e_used[e, k] + took
+                    before = _max0(capacity[a, k] - used[a, k]) if guarded else 0.0
+                    used[a, k] = used[a, k] + offer[k] - took
+                    if guarded:
+                        # The running available sum and its rounding-error bound.
+                        d = _max0(capacity[a, k] - used[a, k]) - before
+                        avail[k] = avail[k] + d
+                        err[k] = err[k] + 4.0 * _EPS * (abs(avail[k]) + abs(d)) + 1e-300
+                if e >= 0:
+                    e_touched[e] = True
+                    # ReservationBook._refresh: free_sum of the agent, entries in their order.
+                    for k in range(4):
+                        free_sum[a, k] = 0.0
+                    for e2 in range(e_first[a], e_first[a] + e_count[a]):
+                        for k in range(4):
+                            free_sum[a, k] = free_sum[a, k] + _max0(e_amount[e2, k] - e_used[e2, k])
+                    if quota_role[r]:  # only a role with a quota reads its consumption
+                        _unallocated(r, role_ptr, role_entries, e_amount, e_used, unalloc)
+                charged = True
+                fresh = False
+                out_f[n] = f
+                out_a[n] = a
+                for k in range(4):
+                    out_x[n, k] = offer[k]
+                n += 1
+                planned[0] = planned[0] + offer[0]
+                done[f] = stamp
+                # ---- keys (_Walk._update) ----
+                fkey[f] = _share(alloc, f, total, cols)
+                rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
+                if has_guarantee[r]:
+                    _refresh_unmet(role_alloc, unalloc, has_res, guarantee, unmet, req)
+                    t = 1
+                    for k in range(4):
+                        if unmet[r, k] > 0:
+                            t = 0
+                    tier[r] = t
+                # ---- f moves right in its role's buffer ----
+                if end[r] == base[r] + cap[r]:
+                    shift = start[r] - base[r]
+                    for j in range(end[r] - start[r]):
+                        buf[base[r] + j] = buf[start[r] + j]
+                    start[r] -= shift
+                    end[r] -= shift
+                    opos -= shift
+                resume[r] = opos - start[r]  # skip what was before f (it stays skipped)
+                for j in range(opos, start[r], -1):
+                    buf[j] = buf[j - 1]
+                start[r] += 1
+                s = fkey[f]
+                got = fw_count[f]
+                q = frank[f]
+                lo = opos + 1
+                hi = end[r]
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if _fw_before(buf[mid], s, got, q, fkey, fw_count, frank):
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                for j in range(end[r], lo, -1):
+                    buf[j] = buf[j - 1]
+                buf[lo] = f
+                end[r] += 1
+                # ---- role r moves right in the role order ----
+                oi = 0
+                while rorder[oi] != r:
+                    oi += 1
+                while oi + 1 < nroles and _role_before(
+                    rorder[oi + 1], r, tier, rkey, role_count, rrank
+                ):
+                    rorder[oi] = rorder[oi + 1]
+                    oi += 1
+                rorder[oi] = r
+        i += 1
+    count[0] = n
+    return i
+
+
+compiled_walk = compiled(_walk)
+refresh_unmet = _refresh_unmet
