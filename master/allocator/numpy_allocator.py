@@ -21,7 +21,7 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, fastpath, general_walk, order
+from corral.master.allocator import drf, eligibility, fastpath, general_walk, order
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
@@ -152,12 +152,12 @@ class DrfAllocator:
     def _column_delta(self, f: int, sign: int) -> None:
         """Add (or remove) framework f's contribution to ``count_ok``."""
         n = self._agents.size
-        col = self.placement.ok[:n, f] & ~self.filters.active[:n, f]
+        col = eligibility.column(self, f, n)
         self.count_ok[:n] += sign * col.astype(np.int64)
 
     def _recount(self) -> None:
         n, m = self._agents.size, self._frameworks.size
-        ok = self.placement.ok[:n, :m] & ~self.filters.active[:n, :m] & self.fw_active[:m]
+        ok = eligibility.matrix(self, n, m)
         self.count_ok[:n] = ok.sum(axis=1)
 
     # ---- agents -------------------------------------------------------------------------------
@@ -198,7 +198,7 @@ class DrfAllocator:
             a, attributes, taints, self._live_frameworks(), has_gpus=tot[3] > 0
         )
         m = self._frameworks.size
-        row = self.placement.ok[a, :m] & self.fw_active[:m]
+        row = eligibility.row(self, a, m)  # a new agent: no filter holds yet
         self.count_ok[a] = int(row.sum())
         self._agent_order = None
 
@@ -498,7 +498,7 @@ class DrfAllocator:
             for a in candidates.tolist():
                 if planned >= cpus:
                     break
-                row = self.placement.ok[a, :m] & ~self.filters.active[a, :m] & self.fw_active[:m]
+                row = eligibility.row(self, a, m)
                 for f, offer in walk.serve(a, np.flatnonzero(row)):
                     rows.append((f, a, offer))
                     planned += offer[0]
