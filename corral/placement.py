@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from corral.pairs import items
+
 
 class TaintEffect(Enum):
     NO_SCHEDULE = "NoSchedule"
@@ -84,13 +86,8 @@ _KEY = re.compile(r"^[A-Za-z0-9_.\-/]+$")
 def parse_attributes(text: str) -> dict[str, str]:
     """Parse ``'zone:a;rack:r1'``."""
     out: dict[str, str] = {}
-    for raw in text.split(";"):
-        part = raw.strip()
-        if not part:
-            continue
-        key, sep, value = part.partition(":")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not _KEY.match(key):
+    for key, value, part in items(text, ";", ":"):
+        if value is None or not key or not _KEY.match(key):
             raise ValueError(f"attribute {part!r} must look like name:value")
         out[key] = value
     return out

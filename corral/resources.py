@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from corral.limits import MAX_SCALAR, echo
+from corral.pairs import items
 
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
 # Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
@@ -199,16 +200,10 @@ def parse_resources(text: str) -> Resources:
     """Parse ``'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000,33000-33100]'``."""
     values: dict[str, float] = {}
     ports: list[tuple[int, int]] = []
-    for raw in text.split(";"):
-        part = raw.strip()
-        if not part:
-            continue
-        name, sep, value = part.partition(":")
-        name = name.strip()
-        if not sep:
+    for name, value, part in items(text, ";", ":"):
+        if value is None:
             raise ResourceError(f"resource {part!r} has no ':' (expected name:value)")
         if name == "ports":
-            value = value.strip()
             if not (value.startswith("[") and value.endswith("]")):
                 raise ResourceError(f"ports must look like [31000-32000], got {value!r}")
             for chunk in value[1:-1].split(","):
@@ -224,6 +219,6 @@ def parse_resources(text: str) -> Resources:
         try:
             number = float(value)
         except ValueError:
-            raise ResourceError(f"{name} must be a number, got {value.strip()!r}") from None
+            raise ResourceError(f"{name} must be a number, got {value!r}") from None
         values[name] = check_quantity(name, number)
     return Resources(ports=tuple(ports), **values)

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from corral.limits import MAX_NAME_LENGTH, echo
+from corral.pairs import items
 from corral.resources import SCALARS, ResourceError, check_quantity
 
 Scalars = tuple[float, float, float, float]
@@ -121,13 +122,8 @@ def check_quota(role: str, guarantee: Sequence[float], limit: Sequence[float]) -
 def parse_scalars(text: str, what: str) -> dict[str, float]:
     """``'cpus:10;mem:4096'`` as {name: quantity}; unknown or repeated names are refused."""
     values: dict[str, float] = {}
-    for raw in text.split(";"):
-        part = raw.strip()
-        if not part:
-            continue
-        name, sep, value = part.partition(":")
-        name = name.strip()
-        if not sep:
+    for name, value, part in items(text, ";", ":"):
+        if value is None:
             raise RoleError(f"{what}: {echo(part)} has no ':' (expected name:value)")
         if name not in SCALARS:
             raise RoleError(
@@ -138,7 +134,7 @@ def parse_scalars(text: str, what: str) -> dict[str, float]:
         try:
             number = float(value)
         except ValueError:
-            raise RoleError(f"{what}: {name} must be a number, got {echo(value.strip())}") from None
+            raise RoleError(f"{what}: {name} must be a number, got {echo(value)}") from None
         values[name] = _number(number, f"{what}: {name}")
     return values
 
@@ -208,13 +204,8 @@ def quotas_from_json(body: object) -> dict[str, Quota]:
 def parse_weights(text: str) -> dict[str, float]:
     """Mesos' ``--weights`` form: ``'web=3,batch=1'``."""
     weights: dict[str, float] = {}
-    for raw in text.split(","):
-        part = raw.strip()
-        if not part:
-            continue
-        role, sep, value = part.partition("=")
-        role = role.strip()
-        if not sep:
+    for role, value, part in items(text, ",", "="):
+        if value is None:
             raise RoleError(f"{echo(part)} is not role=weight")
         check_role(role)
         if role in weights:
@@ -223,7 +214,7 @@ def parse_weights(text: str) -> dict[str, float]:
             number = float(value)
         except ValueError:
             raise RoleError(
-                f"the weight of role {echo(role)} must be a number, got {echo(value.strip())}"
+                f"the weight of role {echo(role)} must be a number, got {echo(value)}"
             ) from None
         weights[role] = check_weight(role, number)
     if not weights:

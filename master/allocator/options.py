@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from corral.pairs import items
 from corral.placement import AttributeConstraint, Taint
 from corral.resources import SCALARS
 
@@ -101,16 +102,13 @@ def parse_min_allocatable(text: str) -> tuple[Alternative, ...]:
     alternatives: list[Alternative] = []
     for part in text.split("|"):
         alternative: dict[str, float] = {}
-        for item in filter(None, (x.strip() for x in part.split(";"))):
-            name, sep, value = item.partition(":")
-            if not sep:
+        for name, value, item in items(part, ";", ":"):
+            if value is None:
                 raise ValueError(f"min allocatable resources: {item!r} is not name:value")
             try:
-                alternative[name.strip()] = float(value)
+                alternative[name] = float(value)
             except ValueError:
-                raise ValueError(
-                    f"min allocatable resources: {value.strip()!r} is not a number"
-                ) from None
+                raise ValueError(f"min allocatable resources: {value!r} is not a number") from None
         alternatives.append(alternative)
     return AllocatorOptions(min_allocatable=tuple(alternatives)).min_allocatable
 

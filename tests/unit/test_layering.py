@@ -29,6 +29,7 @@ KERNEL = (
     "corral.gc_tuning",
     "corral.extras",
     "corral.limits",
+    "corral.pairs",
     "corral.supervise",
     "corral.roles",
 )
