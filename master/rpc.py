@@ -7,10 +7,8 @@ with the reason; nothing reaches the core from a call that does not decode.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -23,6 +21,7 @@ from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.offer_wire import event_wire
 from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
+from corral.master.rpc_checked import add_servicer
 from corral.master.runtime import MasterRuntime, OutStream
 from corral.supervise import spawn
 from corral.v1 import (
@@ -46,136 +45,6 @@ def _code_of(exc: CallRejected) -> grpc.StatusCode:
 OK = scheduler_pb2.CallResponse()
 
 
-@dataclass(frozen=True, slots=True)
-class Undecodable:
-    """What a request that does not decode (corrupt bytes, invalid UTF-8 in a string) turns
-    into: the handler answers it with INVALID_ARGUMENT. A deserializer that raised would make
-    gRPC answer UNKNOWN "Unexpected DecodeError", with no reason a caller can act on."""
-
-    reason: str
-
-
-def _never_raises(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def decode(data: bytes) -> Any:
-        try:
-            return deserializer(data)
-        except Exception as exc:  # DecodeError, or whatever else a parser raises on junk
-            return Undecodable(f"the message does not decode: {exc}")
-
-    return decode
-
-
-async def _refuse_undecodable(context: grpc.aio.ServicerContext[Any, Any], request: Any) -> None:
-    if isinstance(request, Undecodable):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
-
-
-def _checked(handler: Any) -> Any:
-    """``handler`` (a grpc RpcMethodHandler) with a deserializer that never raises, and a
-    behaviour that ends the call with INVALID_ARGUMENT when a request does not decode."""
-    deserializer = _never_raises(handler.request_deserializer)
-    if handler.unary_unary is not None:
-        unary = handler.unary_unary
-
-        async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            await _refuse_undecodable(context, request)
-            return await unary(request, context)
-
-        return handler._replace(request_deserializer=deserializer, unary_unary=unary_unary)
-    if handler.unary_stream is not None:
-        producer = handler.unary_stream
-
-        async def unary_stream(
-            request: Any, context: grpc.aio.ServicerContext[Any, Any]
-        ) -> AsyncIterator[Any]:
-            await _refuse_undecodable(context, request)
-            # aclosing: when gRPC closes this generator, the servicer's runs its cleanup now,
-            # not whenever the garbage collector gets to it.
-            async with contextlib.aclosing(producer(request, context)) as responses:
-                async for response in responses:
-                    yield response
-
-        return handler._replace(request_deserializer=deserializer, unary_stream=unary_stream)
-
-    # A request stream is read by the servicer, often from a task of its own, where aborting
-    # the call does not end it cleanly. So an undecodable message ends the requests as a
-    # half-close would (the servicer winds down as usual), and the handler's own task then
-    # ends the call with INVALID_ARGUMENT.
-    def requests(iterator: AsyncIterator[Any], refused: list[str]) -> AsyncIterator[Any]:
-        async def checked() -> AsyncIterator[Any]:
-            async for request in iterator:
-                if isinstance(request, Undecodable):
-                    refused.append(request.reason)
-                    return
-                yield request
-
-        return checked()
-
-    if handler.stream_unary is not None:
-        consumer = handler.stream_unary
-
-        async def stream_unary(
-            iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
-        ) -> Any:
-            refused: list[str] = []
-            response = await consumer(requests(iterator, refused), context)
-            if refused:
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, refused[0])
-            return response
-
-        return handler._replace(request_deserializer=deserializer, stream_unary=stream_unary)
-    both = handler.stream_stream
-
-    async def stream_stream(
-        iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[Any]:
-        refused: list[str] = []
-        async with contextlib.aclosing(both(requests(iterator, refused), context)) as responses:
-            async for response in responses:
-                yield response
-        if refused:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, refused[0])
-
-    return handler._replace(request_deserializer=deserializer, stream_stream=stream_stream)
-
-
-class _HandlerCapture:
-    """Stands in for the server while generated code lists a service's handlers."""
-
-    def __init__(self) -> None:
-        self.service = ""
-        self.handlers: dict[str, grpc.RpcMethodHandler] = {}
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
-        self.service = service
-        self.handlers = dict(handlers)
-
-
-def _add_servicer(
-    register: Callable[[Any, Any], None],
-    servicer: Any,
-    server: grpc.aio.Server,
-    overrides: dict[str, grpc.RpcMethodHandler] | None = None,
-) -> None:
-    """The generated registration ``register`` (add_XServicer_to_server), every method's
-    handler made to answer undecodable requests with INVALID_ARGUMENT."""
-    capture = _HandlerCapture()
-    register(servicer, capture)
-    handlers = capture.handlers
-    for name, handler in (overrides or {}).items():
-        if name not in handlers:
-            raise RuntimeError(f"the generated {capture.service} registration changed shape")
-        handlers[name] = handler
-    handlers = {name: _checked(handler) for name, handler in handlers.items()}
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(capture.service, handlers),)
-    )
-    server.add_registered_method_handlers(capture.service, handlers)
-
-
 def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
     """The master's three services on ``server``."""
     scheduler = SchedulerServicer(runtime)
@@ -185,18 +54,18 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
         request_deserializer=scheduler_pb2.SubscribeRequest.FromString,
         response_serializer=event_wire,
     )
-    _add_servicer(
+    add_servicer(
         scheduler_pb2_grpc.add_SchedulerServicer_to_server,
         scheduler,
         server,
         {"Subscribe": subscribe},
     )
-    _add_servicer(
+    add_servicer(
         agent_pb2_grpc.add_AgentServiceServicer_to_server,
         AgentServicer(runtime),
         server,
     )
-    _add_servicer(
+    add_servicer(
         operator_pb2_grpc.add_OperatorServicer_to_server,
         OperatorServicer(runtime),
         server,
