@@ -3,7 +3,7 @@
 Hypothesis drives one real master (and one simulated agent) with raw gRPC framework and agent
 calls, valid, malformed and hostile mixed (``fuzz_master.CALLS``), and after every call checks
 that no call ended UNKNOWN or INTERNAL and that the master's invariants hold on its Operator
-state (``fuzz_master.check_state``); every ``CLI_EVERY`` calls ``corral get agents`` must still
+state (``invariants.check_state``); every ``CLI_EVERY`` calls ``corral get agents`` must still
 answer; at the end the master's timers must still fire (``fuzz_master.check_timers``).
 
 ``make test`` runs a small, reproducible run (``CORRAL_FUZZ_CALLS``, default 300, seed 0);
@@ -33,10 +33,10 @@ from tests.fuzz.fuzz_master import (
     MASTER_ARGS,
     Fuzzer,
     LoopThread,
-    check_state,
     check_timers,
     format_counts,
 )
+from tests.fuzz.invariants import check_state
 
 pytestmark = pytest.mark.e2e
 
