@@ -181,7 +181,7 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
     for field_name in ("name", "role", "principal", "hostname", "user"):
         name(getattr(info, field_name), f"framework info: {field_name}")
     count(info.tolerations, "framework info: tolerations", limits.MAX_TOLERATIONS)
-    count(info.offer_constraints, "framework info: offer constraints", limits.MAX_TOLERATIONS)
+    count(info.offer_constraints, "framework info: offer constraints", limits.MAX_CONSTRAINTS)
     for c in info.offer_constraints:
         name(c.attribute, "framework info: an offer constraint's attribute")
         count(c.values, f"offer constraint on {limits.echo(c.attribute)}", limits.MAX_ATTRIBUTES)

@@ -80,11 +80,6 @@ class FilterMatrix:
         self.snapshots[agent] = kept
         self._slots[agent] = {amount: i for i, amount in enumerate(kept)}
 
-    def refused(self, agent: int, framework: int) -> tuple[float, ...]:
-        slot = int(self.snap[agent, framework])
-        known = self.snapshots.get(agent, [])
-        return known[slot] if slot < len(known) else (math.inf,) * 4
-
     def add(
         self, agent: int, framework: int, expires_at: float, refused: tuple[float, ...] | None
     ) -> bool:
