@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corral.master.core.durable import Change
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import Status, TaskSpec
 
@@ -111,3 +112,14 @@ class ClusterEvent(Command):
     subject: str
     message: str
     timestamp: float
+
+
+# --- to the registry ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Persist(Command):
+    """Make these changes durable before anything else this event caused is visible
+    (durable.py, rule 4). At most one per event, last in its commands."""
+
+    changes: tuple[Change, ...]

@@ -19,6 +19,13 @@ class MasterConfig:
     # heartbeat TTL does). 500/s keeps the 5 s / 15 s defaults up to 2,500 agents; at 10,000
     # agents they become 20 s / 60 s.
     max_agent_heartbeats_per_second: float = 500.0
+    # After a master restart, agents in the registry that have not re-registered this long are
+    # marked UNREACHABLE (Mesos' agent_reregister_timeout, the same 10-minute default).
+    agent_reregister_timeout: float = 600.0
+    # At most this many agents per second are marked UNREACHABLE (by missed heartbeats or the
+    # re-registration timeout), so a mass partition or a cluster-wide restart does not declare
+    # every task lost at once (Mesos' agent_removal_rate_limit). inf: no limit (the default).
+    agent_removal_rate: float = math.inf
     framework_heartbeat_interval: float = 15.0
     framework_failover_timeout: float = 60.0  # used when a framework asks for 0
     default_refuse_seconds: float = 5.0
@@ -49,6 +56,8 @@ class MasterConfig:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or f.name in ("role_weights", "role_quotas"):
+                continue
+            if f.name == "agent_removal_rate" and value == math.inf:
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")

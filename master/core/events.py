@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corral.master.core.durable import RegistryState
 from corral.master.core.types import AgentSpec, FrameworkSpec, ReportedTask, Status, TaskSpec
 
 
@@ -139,6 +140,19 @@ class SetQuota(Event):
     role: str
     guarantee: tuple[float, ...]
     limit: tuple[float, ...]
+
+
+# --- the master's own life ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recover(Event):
+    """What the registry held when this master started: the first event, before any other.
+    Agents in it are RECOVERING until they re-register or ``agent_reregister_timeout`` runs out;
+    frameworks in it are DISCONNECTED until they re-subscribe or their failover timeout runs
+    out."""
+
+    state: RegistryState
 
 
 # --- clocks -------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ Rules of the core (the rest of this file applies them):
    a removed framework's tasks: KILLED).
 5. Statuses with a uuid are kept per framework until acknowledged and resent; the master's own
    statuses have no uuid (frameworks reconcile to learn them again).
+6. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
+   ``durable_frameworks``; a record that no longer matches its mirror is emitted as a change
+   (``Persist``, last in the event's commands). validate() holds every record to its mirror.
+7. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
+   the master cannot know yet. It is answered when the agent re-registers or is declared
+   UNREACHABLE.
 """
 
 from __future__ import annotations
@@ -29,6 +35,15 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
+from corral.master.core.durable import (
+    AgentEntry,
+    Change,
+    FrameworkEntry,
+    PutAgent,
+    PutFramework,
+    PutQuota,
+    PutWeight,
+)
 from corral.master.core.offer_book import OfferBook
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
@@ -80,6 +95,16 @@ def _no_repeats(ids: Sequence[str], what: str) -> None:
 Commands = list[cmd.Command]
 
 
+def framework_entry(fw: FrameworkRecord) -> FrameworkEntry:
+    """What the registry holds of a framework (durable.py, rule 2)."""
+    return FrameworkEntry(
+        spec=fw.spec,
+        registered_at=fw.registered_at,
+        disconnected_at=(fw.disconnected_at if fw.state is FrameworkState.DISCONNECTED else None),
+        removed_at=fw.removed_at,
+    )
+
+
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 _ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
 
@@ -119,6 +144,19 @@ class MasterCore:
         # Deadlines only move later as agents are heard from; a registration or a shorter
         # interval brings this forward (_watch_deadline).
         self._earliest_deadline = math.inf
+        # Rule 6: what the registry holds, and the changes of the event in hand.
+        self.durable_agents: dict[str, AgentEntry] = {}
+        self.durable_frameworks: dict[str, FrameworkEntry] = {}
+        self._changes: list[Change] = []
+        # Rule 7: reconciliation questions held until an agent's recovery ends, by agent id
+        # ("" for questions naming no agent: answered once no agent is RECOVERING).
+        self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
+        self.recovering = 0  # agents RECOVERING
+        self._recovery_deadline = math.inf
+        # Marking agents UNREACHABLE is rate-limited (config.agent_removal_rate): a token
+        # bucket of one, refilled at the rate.
+        self._removal_tokens = 1.0
+        self._removal_refilled_at = 0.0
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: self._agent_register,
             ev.AgentHeartbeat: self._agent_heartbeat,
@@ -137,6 +175,7 @@ class MasterCore:
             ev.SetWeight: self._set_weight,
             ev.SetQuota: self._set_quota,
             ev.Tick: self._tick,
+            ev.Recover: self._recover,
             ev.AllocationTick: self._allocation_tick,
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
@@ -147,7 +186,16 @@ class MasterCore:
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
-        return self._handlers[type(event)](event)
+        try:
+            out = self._handlers[type(event)](event)
+        except BaseException:
+            # A refused call changed nothing (rule 1), so it has nothing to persist either.
+            self._changes.clear()
+            raise
+        if self._changes:
+            out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self._changes)))
+            self._changes = []
+        return out
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -232,6 +280,7 @@ class MasterCore:
             )
             self.agents[agent_id] = agent
             kind = "agent_added"
+            was = AgentState.ACTIVE
         else:
             if agent.connection is not None and agent.connection != e.connection:
                 out.append(
@@ -240,10 +289,14 @@ class MasterCore:
                     )
                 )
             out += self._detach_agent(agent, sid)
-            if agent.state is AgentState.UNREACHABLE:
+            was = agent.state
+            if agent.state is not AgentState.ACTIVE:
                 agent.state = check(
                     AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
                 )
+                agent.unreachable_at = None
+            if was is AgentState.RECOVERING:
+                self.recovering -= 1
             agent.spec = spec
             agent.connection = e.connection
             agent.last_seen = now
@@ -263,14 +316,24 @@ class MasterCore:
                 secret=agent.secret,
             )
         )
-        out += self._reconcile_agent_tasks(agent, e)
+        out += self._reconcile_agent_tasks(agent, e, healed=was is AgentState.UNREACHABLE)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
+        self._mark_agent(agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
+        if was is AgentState.RECOVERING:
+            out += self._answer_held(agent_id, e)
         return out
 
-    def _reconcile_agent_tasks(self, agent: AgentRecord, e: ev.AgentRegister) -> Commands:
-        """Merge the tasks an agent reports with what the master believed ran there."""
+    def _reconcile_agent_tasks(
+        self, agent: AgentRecord, e: ev.AgentRegister, *, healed: bool = False
+    ) -> Commands:
+        """Merge the tasks an agent reports with what the master believed ran there.
+
+        ``healed``: the agent was UNREACHABLE. As in Mesos, the tasks it brings back are kept
+        for partition-aware frameworks and killed for the others, which were told LOST (or, for
+        an agent that never came back after a master restart, would be told LOST if they
+        asked): the master does not know every such task by name any more."""
         sid = e.stimulus_id
         out: Commands = []
         reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
@@ -294,7 +357,10 @@ class MasterCore:
             task = agent.tasks.get(key)
             if rt.status.state.terminal and task is None:
                 continue  # its terminal status is resent by the agent and handled as an update
-            if fw.state is FrameworkState.REMOVED or (task is None and key in self.completed):
+            told_lost = task is None and (
+                key in self.completed or (healed and not fw.spec.partition_aware)
+            )
+            if fw.state is FrameworkState.REMOVED or told_lost:
                 # The master already declared this task ended (its framework is gone, or it was
                 # reported LOST while the agent was away): it must not keep running.
                 out.append(
@@ -462,10 +528,13 @@ class MasterCore:
             )
         ]
 
-    def _agent_unreachable(self, agent: AgentRecord, e: ev.Event) -> Commands:
+    def _agent_unreachable(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+        was = agent.state
         agent.state = check(
             AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
         )
+        agent.unreachable_at = e.now
+        self._mark_agent(agent)
         out = self._detach_agent(agent, e.stimulus_id)
         for task in list(agent.tasks.values()):
             if task.state is TaskState.UNREACHABLE:
@@ -476,15 +545,24 @@ class MasterCore:
             out += self._master_status(
                 task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
             )
-        out.append(
-            self._event(
-                e,
-                "agent_unreachable",
-                agent.agent_id,
-                f"no heartbeat for {self._agent_timeout(agent):g}s",
-            )
-        )
+        out.append(self._event(e, "agent_unreachable", agent.agent_id, why))
+        if was is AgentState.RECOVERING:
+            self.recovering -= 1
+            out += self._answer_held(agent.agent_id, e)
         return out
+
+    def _may_mark_unreachable(self, now: float) -> bool:
+        """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
+        rate = self.config.agent_removal_rate
+        if rate == math.inf:
+            return True
+        elapsed = max(0.0, now - self._removal_refilled_at)
+        self._removal_tokens = min(1.0, self._removal_tokens + elapsed * rate)
+        self._removal_refilled_at = now
+        if self._removal_tokens < 1.0:
+            return False
+        self._removal_tokens -= 1.0
+        return True
 
     # -------------------------------------------------------------- frameworks
 
@@ -568,6 +646,7 @@ class MasterCore:
                     statuses=tuple(p.status for p in fw.pending.values()),
                 )
             )
+        self._mark_framework(fw)
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
 
@@ -627,6 +706,7 @@ class MasterCore:
         fw.disconnected_at = e.now
         self.book.take_back(fw)
         self.allocator.set_suppressed(fw.framework_id, True)
+        self._mark_framework(fw)
         return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
@@ -652,6 +732,8 @@ class MasterCore:
             FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
         )
         fw.pending.clear()
+        fw.removed_at = e.now
+        self._mark_framework(fw)
         self.allocator.remove_framework(fw.framework_id)
         if fw.connection is not None:
             out.append(
@@ -869,23 +951,10 @@ class MasterCore:
         else:
             # A task named twice is answered once.
             for task_id, agent_id in dict.fromkeys(e.tasks):
-                task = fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
-                if task is not None:
-                    statuses.append(self._reconciled(task.status))
+                if self.recovering and self._unknown_yet(fw, task_id, agent_id):
+                    self.held.setdefault(agent_id, {})[(fw.framework_id, task_id, agent_id)] = None
                     continue
-                state = TaskState.UNKNOWN if fw.spec.partition_aware else TaskState.LOST
-                statuses.append(
-                    Status(
-                        task_id=task_id,
-                        framework_id=fw.framework_id,
-                        agent_id=agent_id,
-                        state=state,
-                        reason=TaskReason.RECONCILIATION,
-                        message="the master does not know this task",
-                        source=TaskSource.MASTER,
-                        timestamp=e.now,
-                    )
-                )
+                statuses.append(self._reconcile_answer(fw, task_id, agent_id, e.now))
         if not statuses:
             return []
         return [
@@ -897,6 +966,62 @@ class MasterCore:
     @staticmethod
     def _reconciled(status: Status) -> Status:
         return replace(status, uuid=b"", reason=TaskReason.RECONCILIATION)
+
+    def _known_task(self, fw: FrameworkRecord, task_id: str) -> TaskRecord | None:
+        return fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
+
+    def _unknown_yet(self, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
+        """Rule 7: a task the master does not know, on an agent (or, naming none, on any agent)
+        that may still re-register with it."""
+        if self._known_task(fw, task_id) is not None:
+            return False
+        if not agent_id:
+            return True
+        agent = self.agents.get(agent_id)
+        return agent is not None and agent.state is AgentState.RECOVERING
+
+    def _reconcile_answer(
+        self, fw: FrameworkRecord, task_id: str, agent_id: str, now: float
+    ) -> Status:
+        """What the master says of one task a framework asks about."""
+        task = self._known_task(fw, task_id)
+        if task is not None:
+            return self._reconciled(task.status)
+        agent = self.agents.get(agent_id) if agent_id else None
+        aware = fw.spec.partition_aware
+        if agent is not None and agent.state is AgentState.UNREACHABLE:
+            state = TaskState.UNREACHABLE if aware else TaskState.LOST
+            message = "the agent is unreachable"
+        else:
+            state = TaskState.UNKNOWN if aware else TaskState.LOST
+            message = "the master does not know this task"
+        return Status(
+            task_id=task_id,
+            framework_id=fw.framework_id,
+            agent_id=agent_id,
+            state=state,
+            reason=TaskReason.RECONCILIATION,
+            message=message,
+            source=TaskSource.MASTER,
+            timestamp=now,
+        )
+
+    def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
+        """Rule 7: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
+        questions held for it, and those naming no agent once no agent is RECOVERING."""
+        questions = list(self.held.pop(agent_id, {}))
+        if not self.recovering:
+            questions += self.held.pop("", {})
+        per_fw: dict[str, list[Status]] = defaultdict(list)
+        for fw_id, task_id, asked_agent in questions:
+            fw = self.frameworks.get(fw_id)
+            if fw is None or fw.state is not FrameworkState.SUBSCRIBED:
+                continue  # it reconciles again when it re-subscribes
+            per_fw[fw_id].append(self._reconcile_answer(fw, task_id, asked_agent, e.now))
+        return [
+            cmd.SendUpdates(stimulus_id=e.stimulus_id, framework_id=fw_id, statuses=tuple(sts))
+            for fw_id, sts in per_fw.items()
+        ]
 
     def _teardown(self, e: ev.Teardown) -> Commands:
         fw = self._caller(e)
@@ -952,11 +1077,22 @@ class MasterCore:
                 if agent.state is not AgentState.ACTIVE:
                     continue
                 deadline = self._deadline(agent)
-                if now > deadline:
-                    out += self._agent_unreachable(agent, e)
-                else:
+                if now <= deadline:
                     earliest = min(earliest, deadline)
+                elif self._may_mark_unreachable(now):
+                    timeout = self._agent_timeout(agent)
+                    out += self._agent_unreachable(agent, e, f"no heartbeat for {timeout:g}s")
+                else:
+                    earliest = now  # held back by the rate limit: again at the next tick
             self._earliest_deadline = earliest
+        if self.recovering and now > self._recovery_deadline:
+            why = (
+                f"did not re-register within {self.config.agent_reregister_timeout:g}s of the "
+                "master's restart"
+            )
+            for agent in list(self.agents.values()):
+                if agent.state is AgentState.RECOVERING and self._may_mark_unreachable(now):
+                    out += self._agent_unreachable(agent, e, why)
         if self._intervals_dirty:
             self._intervals_dirty = False
             out += self._retell_heartbeat_intervals(e)
@@ -1005,6 +1141,7 @@ class MasterCore:
         except RoleError as exc:
             raise _invalid(str(exc)) from None
         self._apply_weight(e.role, weight)
+        self._changes.append(PutWeight(e.role, weight))
         return [self._event(e, "role_weight_set", e.role, f"weight {weight:g}")]
 
     def _set_quota(self, e: ev.SetQuota) -> Commands:
@@ -1013,6 +1150,7 @@ class MasterCore:
         except RoleError as exc:
             raise _invalid(str(exc)) from None
         self._apply_quota(e.role, quota)
+        self._changes.append(PutQuota(e.role, quota))
         return [self._event(e, "role_quota_set", e.role, f"quota {quota}")]
 
     def _apply_weight(self, role: str, weight: float) -> None:
@@ -1027,6 +1165,90 @@ class MasterCore:
             None if none else quota.limit,
         )
         self.roles.set_quota(role, quota)
+
+    # -------------------------------------------------------------- durability
+
+    def _recover(self, e: ev.Recover) -> Commands:
+        """Rebuild from the registry (durable.py): the first event of a restarted master."""
+        if self.agents or self.frameworks:
+            raise CallRejected(
+                Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
+            )
+        state = e.state
+        # The registry holds what operators set; it wins over the flags' values at start.
+        for role, weight in state.weights:
+            self._apply_weight(role, weight)
+        for role, quota in state.quotas:
+            self._apply_quota(role, quota)
+        for fentry in state.frameworks:
+            fw_id = fentry.framework_id
+            removed = fentry.removed_at is not None
+            # A framework connected when the master stopped starts its failover timeout now:
+            # the master's restart is not its failure.
+            since = fentry.disconnected_at if fentry.disconnected_at is not None else e.now
+            fw = FrameworkRecord(
+                spec=fentry.spec,
+                state=FrameworkState.REMOVED if removed else FrameworkState.DISCONNECTED,
+                stream_id="",
+                connection=None,
+                registered_at=fentry.registered_at,
+                disconnected_at=None if removed else since,
+                removed_at=fentry.removed_at,
+            )
+            self.frameworks[fw_id] = fw
+            self.durable_frameworks[fw_id] = fentry
+            if not removed:
+                self._add_to_allocator(fw_id, fentry.spec)
+                self.allocator.set_suppressed(fw_id, True)
+            self._mark_framework(fw)
+        for aentry in state.agents:
+            unreachable = aentry.unreachable_at is not None
+            self.agents[aentry.agent_id] = AgentRecord(
+                spec=aentry.spec,
+                state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
+                connection=None,
+                registered_at=aentry.registered_at,
+                last_seen=e.now,
+                free_ports=aentry.spec.resources.ports,
+                heartbeat_interval=self.config.agent_heartbeat_interval,
+                secret=aentry.secret,
+                unreachable_at=aentry.unreachable_at,
+            )
+            self.durable_agents[aentry.agent_id] = aentry
+            if not unreachable:
+                self.recovering += 1
+        if self.recovering:
+            self._recovery_deadline = e.now + self.config.agent_reregister_timeout
+        return [
+            self._event(
+                e,
+                "master_recovered",
+                self.master_id,
+                f"{len(state.agents)} agents ({self.recovering} to re-register within "
+                f"{self.config.agent_reregister_timeout:g}s), {len(state.frameworks)} frameworks",
+            )
+        ]
+
+    def _mark_agent(self, agent: AgentRecord) -> None:
+        """Rule 6: persist the agent's record if it changed since last persisted."""
+        entry = AgentEntry(
+            spec=agent.spec,
+            secret=agent.secret,
+            registered_at=agent.registered_at,
+            unreachable_at=agent.unreachable_at,
+        )
+        if self.durable_agents.get(agent.agent_id) != entry:
+            self.durable_agents[agent.agent_id] = entry
+            self._changes.append(PutAgent(entry))
+
+    def _mark_framework(self, fw: FrameworkRecord) -> None:
+        """Rule 6, for a framework (placeholders are not durable)."""
+        if fw.placeholder:
+            return
+        entry = framework_entry(fw)
+        if self.durable_frameworks.get(fw.framework_id) != entry:
+            self.durable_frameworks[fw.framework_id] = entry
+            self._changes.append(PutFramework(entry))
 
     # ----------------------------------------------------------------- helpers
 

@@ -72,6 +72,7 @@ class AgentRecord:
     offers: set[str] = field(default_factory=set)
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""
+    unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
 
     @property
     def agent_id(self) -> str:
@@ -103,6 +104,7 @@ class FrameworkRecord:
     pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
     # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.
     placeholder: bool = False
+    removed_at: float | None = None
 
     @property
     def framework_id(self) -> str:

@@ -19,6 +19,7 @@ class Refusal(StrEnum):
     DEADLINE_EXCEEDED = (
         "DEADLINE_EXCEEDED"  # the caller's deadline passed before the core got to it
     )
+    UNAVAILABLE = "UNAVAILABLE"  # the master cannot serve it now (its registry failed)
     INTERNAL = "INTERNAL"  # a bug: the handler raised (logged loudly, counted)
 
 

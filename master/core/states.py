@@ -5,7 +5,9 @@ The rules:
   LOST, DROPPED, GONE) have no way out. UNREACHABLE is *not* terminal: an agent that comes back
   brings its tasks back, so UNREACHABLE may go to any state the agent reports.
 - An agent is ACTIVE while its stream is up or its heartbeat timeout has not run out,
-  UNREACHABLE after that, and comes back to ACTIVE by re-registering with its id.
+  UNREACHABLE after that, and comes back to ACTIVE by re-registering with its id. An agent the
+  master knows only from its registry (after a master restart) is RECOVERING until it
+  re-registers (ACTIVE) or the re-registration timeout runs out (UNREACHABLE).
 - A framework is SUBSCRIBED while its event stream is up, DISCONNECTED until its failover
   timeout runs out, then REMOVED (as after TEARDOWN), which is final.
 Anything else raises ``IllegalTransition``: a bug in the core, or a peer to refuse.
@@ -49,9 +51,11 @@ TASK_TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
 class AgentState(Enum):
     ACTIVE = "active"
     UNREACHABLE = "unreachable"
+    RECOVERING = "recovering"
 
 
 AGENT_TRANSITIONS: Mapping[AgentState, frozenset[AgentState]] = {
+    AgentState.RECOVERING: frozenset({AgentState.ACTIVE, AgentState.UNREACHABLE}),
     AgentState.ACTIVE: frozenset({AgentState.UNREACHABLE}),
     AgentState.UNREACHABLE: frozenset({AgentState.ACTIVE}),
 }

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corral.master.core.states import FrameworkState
+from corral.master.core.durable import AgentEntry
+from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def validate(core: MasterCore) -> None:
     _tasks(core)
     _charges(core)
     _free_ports(core)
+    _durable(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -125,3 +127,33 @@ def _free_ports(core: MasterCore) -> None:
             f"agent {agent.agent_id}: free, offered and used ports {sorted(places)} are not "
             f"its ports {agent.spec.resources.ports}",
         )
+
+
+def _durable(core: MasterCore) -> None:
+    """Rule 6: every agent and every framework but placeholders is in the registry as it is now;
+    the RECOVERING count is the agents in that state."""
+    from corral.master.core.master import framework_entry  # the one definition of the entry
+
+    for agent in core.agents.values():
+        entry = AgentEntry(
+            spec=agent.spec,
+            secret=agent.secret,
+            registered_at=agent.registered_at,
+            unreachable_at=agent.unreachable_at,
+        )
+        _check(
+            core.durable_agents.get(agent.agent_id) == entry,
+            f"agent {agent.agent_id} changed without its registry record",
+        )
+    for fw in core.frameworks.values():
+        if fw.placeholder:
+            continue
+        _check(
+            core.durable_frameworks.get(fw.framework_id) == framework_entry(fw),
+            f"framework {fw.framework_id} changed without its registry record",
+        )
+    recovering = sum(1 for a in core.agents.values() if a.state is AgentState.RECOVERING)
+    _check(
+        core.recovering == recovering,
+        f"{core.recovering} agents counted RECOVERING, {recovering} are",
+    )

@@ -1,0 +1,83 @@
+"""What the master keeps across its own restarts: the registry's records and the changes to them.
+
+The core decides what is durable; the shell (``corral.master.registry``) stores it. Rules:
+1. An agent is in the registry from its first registration (admission) on, with the secret that
+   proves its id and when it became unreachable, if it did. Tasks are not: agents report them
+   when they re-register, as in Mesos.
+2. A framework is in the registry from its first SUBSCRIBED on, with its info (failover timeout
+   included) and when it disconnected or was removed. Frameworks known only from agents'
+   reports (placeholders) are not.
+3. Roles' weights and quotas set by operators (or flags) are.
+4. The shell makes an effect visible (a SUBSCRIBED, a REGISTERED, a call's answer) only after
+   the changes of the same event are durable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.roles import Quota
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEntry:
+    spec: AgentSpec  # spec.agent_id is set
+    secret: str
+    registered_at: float
+    unreachable_at: float | None = None
+
+    @property
+    def agent_id(self) -> str:
+        return self.spec.agent_id
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkEntry:
+    spec: FrameworkSpec  # spec.framework_id is set
+    registered_at: float
+    disconnected_at: float | None = None
+    removed_at: float | None = None
+
+    @property
+    def framework_id(self) -> str:
+        return self.spec.framework_id
+
+
+# --- changes (the core emits them in ``commands.Persist``) --------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PutAgent:
+    entry: AgentEntry
+
+
+@dataclass(frozen=True, slots=True)
+class PutFramework:
+    entry: FrameworkEntry
+
+
+@dataclass(frozen=True, slots=True)
+class PutWeight:
+    role: str
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class PutQuota:
+    role: str
+    quota: Quota  # Quota.is_none(): the role has no quota any more
+
+
+Change = PutAgent | PutFramework | PutWeight | PutQuota
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryState:
+    """Everything the registry holds, as the master reads it at start."""
+
+    agents: tuple[AgentEntry, ...] = ()
+    frameworks: tuple[FrameworkEntry, ...] = ()
+    weights: tuple[tuple[str, float], ...] = ()
+    quotas: tuple[tuple[str, Quota], ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)  # the registry's own facts, for views
