@@ -352,3 +352,45 @@ def quota_to_pb(quota: Quota, out: op.Quota) -> op.Quota:
         if value != math.inf:
             setattr(out.limit, name, value)
     return out
+
+
+# --- core values -> wire messages, for the registry (read back with the *_from_pb above) ------
+
+_OP_TO_PB = {v: k for k, v in _OP_FROM_PB.items()}
+
+
+def agent_spec_to_pb(spec: AgentSpec, out: pb.AgentInfo) -> pb.AgentInfo:
+    out.id, out.hostname = spec.agent_id, spec.hostname
+    resources_to_pb(spec.resources, out.resources)
+    for key, value in spec.attributes.items():
+        out.attributes[key] = value
+    for t in spec.taints:
+        taint_to_pb(t, out.taints.add())
+    for role, reserved in spec.reservations.items():
+        resources_to_pb(reserved, out.reservations[role])
+    return out
+
+
+def framework_spec_to_pb(spec: FrameworkSpec, out: pb.FrameworkInfo) -> pb.FrameworkInfo:
+    out.id, out.name, out.role, out.principal = (
+        spec.framework_id,
+        spec.name,
+        spec.role,
+        spec.principal,
+    )
+    if spec.partition_aware:
+        out.capabilities.append(pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE)
+    if spec.gpu_resources:
+        out.capabilities.append(pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES)
+    out.failover_timeout = spec.failover_timeout
+    for t in spec.tolerations:
+        out.tolerations.add(
+            key=t.key,
+            value=t.value,
+            operator=(pb.TOLERATION_OPERATOR_EXISTS if t.exists else pb.TOLERATION_OPERATOR_EQUAL),
+            effect=_EFFECT_TO_PB[t.effect] if t.effect is not None else 0,
+        )
+    for c in spec.offer_constraints:
+        out.offer_constraints.add(attribute=c.attribute, operator=_OP_TO_PB[c.op], values=c.values)
+    out.hostname, out.user = spec.hostname, spec.user
+    return out

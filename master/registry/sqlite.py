@@ -1,0 +1,211 @@
+"""The registry in a SQLite file (WAL, fsync on every commit): the default with --work-dir.
+
+Agents' and frameworks' infos are stored as their wire messages (AgentInfo, FrameworkInfo), so
+a field added to the contract is kept without a schema change. The file holds agents' secrets:
+it is created readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+
+from corral.master.convert import (
+    WireError,
+    agent_spec_from_pb,
+    agent_spec_to_pb,
+    framework_spec_from_pb,
+    framework_spec_to_pb,
+)
+from corral.master.core.durable import (
+    AgentEntry,
+    Change,
+    FrameworkEntry,
+    PutAgent,
+    PutFramework,
+    PutQuota,
+    PutWeight,
+    RegistryState,
+)
+from corral.master.registry.interface import RegistryError
+from corral.master.registry.memory import MemoryRegistry
+from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
+from corral.roles import Quota
+from corral.v1 import common_pb2 as pb
+
+FILENAME = "registry.db"
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agents (
+    agent_id TEXT PRIMARY KEY,
+    info BLOB NOT NULL,
+    secret TEXT NOT NULL,
+    registered_at REAL NOT NULL,
+    unreachable_at REAL
+);
+CREATE TABLE IF NOT EXISTS frameworks (
+    framework_id TEXT PRIMARY KEY,
+    info BLOB NOT NULL,
+    registered_at REAL NOT NULL,
+    disconnected_at REAL,
+    removed_at REAL
+);
+CREATE TABLE IF NOT EXISTS weights (role TEXT PRIMARY KEY, weight REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS quotas (
+    role TEXT PRIMARY KEY,
+    guarantee TEXT NOT NULL,  -- JSON [cpus, mem, disk, gpus]
+    quota_limit TEXT NOT NULL  -- JSON, null for unlimited
+);
+"""
+
+
+class SqliteRegistry:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Created 0600 before SQLite opens it (SQLite gives its -wal file the same mode).
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            # check_same_thread=False: the master writes from a worker thread (never two at
+            # once: the core's task waits for each write).
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise RegistryError(
+                    f"registry {path} has schema version {version}, newer than this corral's "
+                    f"{SCHEMA_VERSION}: run the newer corral, or restore an older backup"
+                )
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except (OSError, sqlite3.Error) as exc:
+            raise RegistryError(f"cannot open the registry {path}: {exc}") from None
+
+    def describe(self) -> str:
+        return f"sqlite:{self.path}"
+
+    def load(self) -> RegistryState:
+        try:
+            db = self._db
+            agents = tuple(
+                AgentEntry(
+                    spec=agent_spec_from_pb(pb.AgentInfo.FromString(info)),
+                    secret=secret,
+                    registered_at=registered_at,
+                    unreachable_at=unreachable_at,
+                )
+                for info, secret, registered_at, unreachable_at in db.execute(
+                    "SELECT info, secret, registered_at, unreachable_at FROM agents "
+                    "ORDER BY registered_at, agent_id"
+                )
+            )
+            frameworks = tuple(
+                FrameworkEntry(
+                    spec=framework_spec_from_pb(pb.FrameworkInfo.FromString(info)),
+                    registered_at=registered_at,
+                    disconnected_at=disconnected_at,
+                    removed_at=removed_at,
+                )
+                for info, registered_at, disconnected_at, removed_at in db.execute(
+                    "SELECT info, registered_at, disconnected_at, removed_at FROM frameworks "
+                    "ORDER BY registered_at, framework_id"
+                )
+            )
+            weights = tuple(db.execute("SELECT role, weight FROM weights ORDER BY role"))
+            quotas = tuple(
+                (role, _quota(guarantee, limit))
+                for role, guarantee, limit in db.execute(
+                    "SELECT role, guarantee, quota_limit FROM quotas ORDER BY role"
+                )
+            )
+        except (sqlite3.Error, DecodeError, WireError, ValueError, TypeError) as exc:
+            raise RegistryError(f"cannot read the registry {self.path}: {exc}") from None
+        return RegistryState(agents=agents, frameworks=frameworks, weights=weights, quotas=quotas)
+
+    def apply(self, changes: Sequence[Change]) -> None:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                pruned = False
+                for change in changes:
+                    pruned |= _write(db, change)
+                if pruned:
+                    db.execute(
+                        "DELETE FROM frameworks WHERE removed_at IS NOT NULL AND framework_id "
+                        "NOT IN (SELECT framework_id FROM frameworks WHERE removed_at IS NOT "
+                        "NULL ORDER BY removed_at DESC LIMIT ?)",
+                        (MAX_REMOVED_FRAMEWORKS,),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise RegistryError(f"cannot write the registry {self.path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _write(db: sqlite3.Connection, change: Change) -> bool:
+    """Apply one change; True if it removed a framework (the removed ones need pruning)."""
+    if isinstance(change, PutAgent):
+        a = change.entry
+        db.execute(
+            "INSERT OR REPLACE INTO agents VALUES (?, ?, ?, ?, ?)",
+            (
+                a.agent_id,
+                agent_spec_to_pb(a.spec, pb.AgentInfo()).SerializeToString(),
+                a.secret,
+                a.registered_at,
+                a.unreachable_at,
+            ),
+        )
+    elif isinstance(change, PutFramework):
+        f = change.entry
+        db.execute(
+            "INSERT OR REPLACE INTO frameworks VALUES (?, ?, ?, ?, ?)",
+            (
+                f.framework_id,
+                framework_spec_to_pb(f.spec, pb.FrameworkInfo()).SerializeToString(),
+                f.registered_at,
+                f.disconnected_at,
+                f.removed_at,
+            ),
+        )
+        return f.removed_at is not None
+    elif isinstance(change, PutWeight):
+        db.execute("INSERT OR REPLACE INTO weights VALUES (?, ?)", (change.role, change.weight))
+    elif isinstance(change, PutQuota):
+        if change.quota.is_none():
+            db.execute("DELETE FROM quotas WHERE role = ?", (change.role,))
+        else:
+            limit = [None if v == math.inf else v for v in change.quota.limit]
+            db.execute(
+                "INSERT OR REPLACE INTO quotas VALUES (?, ?, ?)",
+                (change.role, json.dumps(list(change.quota.guarantee)), json.dumps(limit)),
+            )
+    return False
+
+
+def _quota(guarantee: str, limit: str) -> Quota:
+    g = [float(v) for v in json.loads(guarantee)]
+    lim = [math.inf if v is None else float(v) for v in json.loads(limit)]
+    if len(g) != 4 or len(lim) != 4:
+        raise ValueError(f"a quota has {len(g)} and {len(lim)} amounts, not 4 and 4")
+    return Quota(guarantee=(g[0], g[1], g[2], g[3]), limit=(lim[0], lim[1], lim[2], lim[3]))
+
+
+def open_registry(work_dir: Path | None) -> SqliteRegistry | MemoryRegistry:
+    """The master's registry: a SQLite file in ``work_dir``, or memory without one."""
+    if work_dir is None:
+        return MemoryRegistry()
+    return SqliteRegistry(work_dir / FILENAME)
