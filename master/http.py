@@ -34,6 +34,7 @@ HTTP_STATUS: dict[Refusal, int] = {
     Refusal.PERMISSION_DENIED: 403,
     Refusal.RESOURCE_EXHAUSTED: 429,
     Refusal.DEADLINE_EXCEEDED: 504,
+    Refusal.UNAVAILABLE: 503,
     Refusal.INTERNAL: 500,
 }
 

@@ -39,6 +39,12 @@ class MasterMetrics:
             buckets=_CYCLE_BUCKETS,
             registry=r,
         )
+        self.registry_writes = Histogram(
+            "corral_registry_write_seconds",
+            "Time to make one loop turn's registry changes durable",
+            buckets=_CYCLE_BUCKETS,
+            registry=r,
+        )
         self.offers_sent = Counter("corral_offers_sent", "Offers sent to frameworks", registry=r)
         self.offers_declined = Counter(
             "corral_offers_declined", "Offer ids declined by frameworks", registry=r

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.master import convert
 from corral.master.core import commands as cmd
+from corral.master.core.durable import Change
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import Status
 from corral.master.offer_wire import OfferEncoder
@@ -78,6 +79,8 @@ class Outbox:
     agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
     conn_msgs: list[tuple[int, agent_pb2.MasterMessage | None]] = field(default_factory=list)
     cluster_events: list[cmd.ClusterEvent] = field(default_factory=list)
+    # Registry changes: written (and durable) before anything else of the flush is sent.
+    changes: list[Change] = field(default_factory=list)
     offers_sent: int = 0
     rescinded: int = 0
     launched: int = 0
@@ -243,6 +246,8 @@ class Outbox:
                     self._agent_bytes[c.agent_id] = 0
                 self._agent_bytes[c.agent_id] += size
                 acks.acknowledgements.add(task_id=task_id, uuid=uuid)
+        elif isinstance(c, cmd.Persist):
+            self.changes.extend(c.changes)
         elif isinstance(c, cmd.ClusterEvent):
             self.cluster_events.append(c)
         else:  # pragma: no cover - a new command kind without a wire form is a bug

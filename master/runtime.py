@@ -27,6 +27,7 @@ from corral.master.allocator.interface import Allocator
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
+from corral.master.core.durable import Change
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -34,6 +35,7 @@ from corral.master.core.types import TaskState
 from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
+from corral.master.registry import MemoryRegistry, Registry, RegistryError
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
@@ -131,10 +133,14 @@ class MasterRuntime:
         master_id: str | None = None,
         clock: Callable[[], float] = time.time,
         seed: int | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.master_id = master_id or uuid.uuid4().hex[:12]
         self.config = config
         self.core = MasterCore(config, allocator, self.master_id)
+        self.registry: Registry = registry if registry is not None else MemoryRegistry()
+        # Calls handled in this loop turn, answered once its registry changes are durable.
+        self._answers: list[asyncio.Future[Any]] = []
         self.clock = clock
         self.metrics = MasterMetrics()
         self._rng = random.Random(seed)
@@ -207,6 +213,10 @@ class MasterRuntime:
     # ----------------------------------------------------------------- tasks
 
     def start(self) -> None:
+        """Start the loops; the core's first event is the registry's content (raises
+        RegistryError if it cannot be read)."""
+        state = self.registry.load()
+        self.submit(ev.Recover(stimulus_id=self.stimulus("recover"), now=self.clock(), state=state))
         loops = {
             "master-core": self._core_loop,
             "master-allocation": self._allocation_loop,
@@ -282,9 +292,31 @@ class MasterRuntime:
                 self._process(item, future, outbox)
                 if isinstance(item, ev.AgentStatusUpdates):
                     self._forget_wire(item)
+            if outbox.changes:
+                await self._persist(outbox.changes)
             self._flush(outbox)
+            answers, self._answers = self._answers, []
+            for future in answers:
+                if not future.done():
+                    future.set_result(None)
             # A busy inbox never suspends ``get``: yield so stream writers get to run.
             await asyncio.sleep(0)
+
+    async def _persist(self, changes: list[Change]) -> None:
+        """Write the loop turn's registry changes before anything they cause is sent or
+        answered (durable.py, rule 4). The registry failing is fatal: a master that cannot
+        persist must not admit agents or frameworks it would forget; the calls waiting are
+        refused and the loop ends (the master stops, and its supervisor restarts it)."""
+        started = time.perf_counter()
+        try:
+            await asyncio.to_thread(self.registry.apply, changes)
+        except RegistryError as exc:
+            log.error("registry_write_failed", registry=self.registry.describe(), error=str(exc))
+            answers, self._answers = self._answers, []
+            for future in answers:
+                self._reject(future, CallRejected(Refusal.UNAVAILABLE, f"registry: {exc}"))
+            raise
+        self.metrics.registry_writes.observe(time.perf_counter() - started)
 
     @staticmethod
     def _forget_wire(item: ev.AgentStatusUpdates) -> None:
@@ -367,8 +399,8 @@ class MasterRuntime:
         elif isinstance(item, ev.AgentStatusUpdates):
             self._observe_statuses(item)
         outbox.add(commands)
-        if future is not None and not future.done():
-            future.set_result(None)
+        if future is not None:
+            self._answers.append(future)
 
     # ------------------------------------------------------- latency measurement
     # Offer latency comes from the core (take_offer_waits: it sees resources come back as it

@@ -18,6 +18,7 @@ from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
+from corral.master.registry import Registry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
 
@@ -70,8 +71,16 @@ async def start_master(
     seed: int | None = None,
     http_read_timeout: float = HTTP_READ_TIMEOUT,
     allocator_options: AllocatorOptions | None = None,
+    registry: Registry | None = None,
 ) -> RunningMaster:
-    runtime = MasterRuntime(config, make_allocator(allocator, options=allocator_options), seed=seed)
+    """Start a master; raises OSError if an address cannot be had, RegistryError if the
+    registry cannot be read."""
+    runtime = MasterRuntime(
+        config,
+        make_allocator(allocator, options=allocator_options),
+        seed=seed,
+        registry=registry,
+    )
     server = grpc.aio.server(options=GRPC_OPTIONS)
     add_servicers(runtime, server)
     try:
@@ -81,7 +90,7 @@ async def start_master(
     if port == 0:
         raise OSError(f"cannot listen for gRPC on {grpc_address}")
     grpc_host, _ = _split(grpc_address)
-    runtime.start()
+    runtime.start()  # reads the registry first: a registry that cannot be read stops here
     await server.start()
     # aiohttp has no header-read timeout of its own; its keep-alive timer does the job. It is
     # armed when a connection opens (aiohttp >= 3.14.5) and after every response, incoming
@@ -113,6 +122,7 @@ async def start_master(
         grpc=running.grpc_address,
         http=running.http_address,
         allocator=allocator,
+        registry=runtime.registry.describe(),
     )
     return running
 
@@ -124,14 +134,25 @@ async def serve_forever(
     allocator: str,
     ready_file: Path | None,
     allocator_options: AllocatorOptions | None = None,
+    work_dir: Path | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
     # the collector's way.
     tune_gc()
-    master = await start_master(
-        config, grpc_address, http_address, allocator, allocator_options=allocator_options
-    )
+    registry = open_registry(work_dir)
+    try:
+        master = await start_master(
+            config,
+            grpc_address,
+            http_address,
+            allocator,
+            allocator_options=allocator_options,
+            registry=registry,
+        )
+    except BaseException:
+        registry.close()
+        raise
     gc.freeze()
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")
@@ -159,7 +180,9 @@ async def serve_forever(
         # whatever supervises the process starts a whole master again.
         log.error("master_failed", reason=master.runtime.death)
         await master.stop()
+        registry.close()
         return 1
     log.info("master_stopping")
     await master.stop()
+    registry.close()
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 from pathlib import Path
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
@@ -50,6 +51,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="PER_SECOND",
         help="cap on all agents' heartbeats together: a larger cluster is asked to heartbeat "
         "less often, with timeouts stretched to match (default 500)",
+    )
+    p.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep the registry (admitted agents, frameworks, operators' weights and quotas) in "
+        "DIR/registry.db, so a restarted master remembers them (default: none; a master "
+        "without one forgets everything when it stops)",
+    )
+    p.add_argument(
+        "--agent-reregister-timeout",
+        type=positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="after a restart, agents in the registry that have not re-registered this long "
+        "are marked unreachable and their tasks reported lost (default 600)",
+    )
+    p.add_argument(
+        "--agent-removal-rate",
+        type=positive_float,
+        default=None,
+        metavar="PER_SECOND",
+        help="mark at most this many agents unreachable per second, so a mass partition does "
+        "not declare every task lost at once (default: no limit)",
     )
     p.add_argument(
         "--failover-timeout",
@@ -151,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
     from corral.master.core.config import MasterConfig
+    from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
     weights, quotas = _roles(args)
@@ -165,6 +192,10 @@ def run(args: argparse.Namespace) -> int:
                 else min(5.0, args.agent_timeout / 3)
             ),
             framework_failover_timeout=args.failover_timeout,
+            agent_reregister_timeout=args.agent_reregister_timeout,
+            agent_removal_rate=(
+                args.agent_removal_rate if args.agent_removal_rate is not None else math.inf
+            ),
             max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
             launch_latency_target=args.launch_latency_target,
@@ -188,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
                 args.allocator,
                 args.ready_file,
                 allocator_options=allocator_options,
+                work_dir=args.work_dir,
             )
         )
-    except OSError as exc:
+    except (OSError, RegistryError) as exc:
         raise CliError(f"cannot start: {exc}") from None
