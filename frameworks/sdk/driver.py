@@ -24,7 +24,8 @@ from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from corral.frameworks.sdk.scheduler import Scheduler
-from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo
+from corral.frameworks.sdk.states import TERMINAL_STATES
+from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo, TaskState
 from corral.v1.scheduler_pb2 import (
     AcceptRequest,
     Acknowledgement,
@@ -141,6 +142,10 @@ class Driver:
         # behind it: the next event is dispatched without waiting for a round trip.
         self._acks: list[Acknowledgement] = []
         self._acker: asyncio.Task[None] | None = None
+        # Tasks launched and not known to have ended, task id -> agent id: what the driver asks
+        # the master about after every (re)subscription (Mesos' explicit reconciliation).
+        self._live: dict[str, str] = {}
+        self._subscriptions = 0
 
     # -- state ------------------------------------------------------------------------------
 
@@ -357,7 +362,9 @@ class Driver:
             return
         kind = item.WhichOneof("event")
         if kind == "subscribed":
+            self._subscriptions += 1
             await scheduler.subscribed(self, item.subscribed.framework_id)
+            await self._reconcile_after_subscribing()
         elif kind == "offers":
             await scheduler.offers(self, list(item.offers.offers))
         elif kind == "rescind":
@@ -369,10 +376,29 @@ class Driver:
             await scheduler.error(self, message)
             self._finish(None if self._tearing_down else FrameworkError(message))
 
+    async def _reconcile_after_subscribing(self) -> None:
+        """After a master restart or a lost connection, statuses may have been missed (the
+        master's own, such as LOST, are not resent): ask about every task launched and not
+        known to have ended; a framework failing over into a new process (it knows no task)
+        asks about all of its tasks instead. A new framework has nothing to ask."""
+        if not self._live and self._subscriptions == 1 and not self._info.id:
+            return
+        try:
+            await self.reconcile(sorted(self._live.items()))
+        except (CallError, NotSubscribedError) as err:
+            # The connection went again: the next subscription asks again.
+            log.info("reconciliation after subscribing not sent: %s", err)
+
     async def _dispatch_statuses(self, event: Event) -> None:
         acks: list[Acknowledgement] = []
+        live = self._live
         try:
             for status in event.update.statuses:
+                # UNKNOWN: the master knows nothing of it; asking again would not change that.
+                if status.state in TERMINAL_STATES or status.state == TaskState.TASK_STATE_UNKNOWN:
+                    live.pop(status.task_id, None)
+                else:
+                    live[status.task_id] = status.agent_id
                 await self.scheduler.status(self, status)
                 if status.uuid:
                     acks.append(
@@ -474,6 +500,8 @@ class Driver:
             if not c.agent_id:
                 c.agent_id = agent_id
         await self._unary("Accept", request)
+        for c in launched:
+            self._live.setdefault(c.task_id, c.agent_id)
 
     async def decline(
         self, offers: Sequence[Offer | str], refuse_seconds: float | None = None

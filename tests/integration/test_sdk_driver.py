@@ -421,3 +421,38 @@ async def test_a_broken_calls_stream_fails_its_calls_and_the_next_call_opens_a_n
     assert caught.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert [c.method for c in master.calls] == ["Revive"]
     assert len(master.subscriptions) == 1
+
+
+async def test_after_resubscribing_it_asks_about_every_task_not_known_to_have_ended(
+    master: FakeMaster,
+) -> None:
+    rec = Recorder()
+    async with driver_for(master, rec) as driver:
+        assert master.calls_of("Reconcile") == []  # a new framework has nothing to ask
+        await driver.launch(
+            [offer("o1")], [sdk.task("a", "true", 0.1, 32), sdk.task("b", "true", 0.1, 32)]
+        )
+        await driver.launch([offer("o2", agent_id="agent-2")], [sdk.task("c", "true", 0.1, 32)])
+        launched = [t for acc in master.calls_of("Accept") for t in acc.operations[0].launch.tasks]
+        a, b, c = (t.task_id for t in launched)
+        await master.send_update(
+            [
+                TaskStatus(task_id=a, agent_id="agent-1", state=TaskState.TASK_STATE_FINISHED),
+                TaskStatus(task_id=b, agent_id="agent-1", state=TaskState.TASK_STATE_RUNNING),
+            ]
+        )
+        await until(lambda: rec.names().count("status") == 2, "both statuses handled")
+        await master.restart()
+        (reconcile,) = await master.wait_for_calls("Reconcile")
+        await driver.stop()
+    asked = sorted((t.task_id, t.agent_id) for t in reconcile.tasks)
+    assert asked == sorted([(b, "agent-1"), (c, "agent-2")])
+
+
+async def test_a_new_process_failing_over_asks_about_all_its_tasks(master: FakeMaster) -> None:
+    info = sdk.FrameworkInfo(id="framework-1", name="t", role="*")
+    backoff = sdk.Backoff(initial=0.02, maximum=0.1)
+    async with sdk.Driver(Recorder(), info, master.address, backoff=backoff) as driver:
+        (reconcile,) = await master.wait_for_calls("Reconcile")
+        await driver.stop()
+    assert list(reconcile.tasks) == []  # implicit: every task the master knows

@@ -61,6 +61,7 @@ class LocalCluster:
         self.http = ""
         self.processes: dict[str, asyncio.subprocess.Process] = {}
         self._logs: dict[str, Path] = {}
+        self._killed: set[str] = set()  # stopped by kill(), not by a failure
 
     @property
     def work_dir(self) -> Path:
@@ -94,6 +95,7 @@ class LocalCluster:
             "master",
             "master",
             *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--ready-file", str(ready)),
+            *("--work-dir", str(self.work_dir / "master")),
             *self.master_args,
         )
         await self._wait_ready_file(ready)
@@ -135,8 +137,9 @@ class LocalCluster:
             await asyncio.sleep(0.05)  # another process's file: there is no event to await
 
     def _check_alive(self) -> None:
+        """Fail (with the logs) if a process ended that was not killed on purpose."""
         for name, proc in self.processes.items():
-            if proc.returncode is not None:
+            if proc.returncode is not None and name not in self._killed:
                 raise RuntimeError(f"{name} exited with code {proc.returncode}\n{self.logs()}")
 
     async def _spawn(self, name: str, *args: str) -> None:
@@ -151,6 +154,7 @@ class LocalCluster:
                 start_new_session=True,
             )
         self.processes[name] = proc
+        self._killed.discard(name)
         self._logs[name] = log_path
 
     async def state(self) -> op.State:
@@ -166,9 +170,7 @@ class LocalCluster:
         deadline = loop.time() + timeout
         last = "no answer yet"
         while loop.time() < deadline:
-            for name, proc in self.processes.items():
-                if proc.returncode is not None:
-                    raise RuntimeError(f"{name} exited with code {proc.returncode}\n{self.logs()}")
+            self._check_alive()
             try:
                 state = await self.state()
             except grpc.aio.AioRpcError as err:
@@ -191,20 +193,24 @@ class LocalCluster:
     async def kill(self, name: str, sig: signal.Signals = signal.SIGKILL) -> None:
         """Send ``sig`` to one process's group (e.g. SIGKILL an agent) and reap it."""
         proc = self.processes[name]
+        self._killed.add(name)
         if proc.returncode is None:
             os.killpg(proc.pid, sig)
             await proc.wait()
 
-    async def restart_master(self) -> None:
-        """SIGKILL the master and start a new one on the same addresses (a crash and a
-        restart, as far as agents and frameworks can tell)."""
-        await self.kill("master")
+    async def restart_master(self, *, kill: bool = True) -> None:
+        """SIGKILL the master and start a new one on the same addresses and work dir (so the
+        same registry): a crash and a restart, as far as agents and frameworks can tell.
+        ``kill=False`` starts a master that was killed (``kill("master")``) earlier."""
+        if kill:
+            await self.kill("master")
         ready = self.work_dir / "master-ready.json"
         ready.unlink(missing_ok=True)
         await self._spawn(
             "master",
             "master",
             *("--grpc", self.master, "--http", self.http, "--ready-file", str(ready)),
+            *("--work-dir", str(self.work_dir / "master")),
             *self.master_args,
         )
         await self._wait_ready_file(ready)
