@@ -356,7 +356,20 @@ class MasterCore:
                 fw = self._placeholder_framework(fw_id, e.now)
             task = agent.tasks.get(key)
             if rt.status.state.terminal and task is None:
-                continue  # its terminal status is resent by the agent and handled as an update
+                # Its terminal status is resent by the agent and handled as an update; until
+                # then the master knows how it ended (a reconciliation may ask right now).
+                if key not in self.completed:
+                    self._finish_task(
+                        TaskRecord(
+                            spec=rt.spec,
+                            framework_id=fw_id,
+                            agent_id=agent.agent_id,
+                            state=rt.status.state,
+                            status=rt.status,
+                            launched_at=e.now,
+                        )
+                    )
+                continue
             told_lost = task is None and (
                 key in self.completed or (healed and not fw.spec.partition_aware)
             )
@@ -503,6 +516,13 @@ class MasterCore:
             return (
                 f"agent {agent.agent_id} reported task {echo(status.task_id)}, "
                 f"which was launched on agent {known.agent_id}"
+            )
+        if known is not None and known.state.terminal and status.state is not known.state:
+            # The framework was told how it ended (LOST, while the agent was away): a task
+            # ends once, so what the agent says now is not passed on.
+            return (
+                f"task {echo(status.task_id)} already ended {known.state.name}; "
+                f"agent {agent.agent_id}'s {status.state.name} came too late"
             )
         if not status.state.terminal:
             # A live task the master never launched here: the agent learns of its fate when it

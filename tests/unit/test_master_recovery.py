@@ -242,3 +242,38 @@ def test_a_framework_disconnected_before_the_restart_keeps_counting() -> None:
     persist(registry, h2.tick(2.0))  # 601 s after its disconnect
     assert h2.core.frameworks[fid].state is FrameworkState.REMOVED
     assert registry.frameworks[fid].removed_at == h2.now
+
+
+def test_a_task_that_ended_while_the_master_was_down_is_answered_with_its_end() -> None:
+    config = MasterConfig(agent_reregister_timeout=60.0)
+    h, registry, aid, fid, secret = running_cluster(config)
+    spec = h.core.frameworks[fid].tasks["t1"].spec
+    h2 = restarted(registry, config, now=h.now + 1)
+    h2.subscribe(name="web", framework_id=fid, failover_timeout=600.0)
+    h2.handle(ev.Reconcile(**h2.call_base(fid), tasks=(("t1", aid),)))
+    finished = status("t1", fid, aid, TaskState.FINISHED, b"u9")
+    _, out = register(
+        h2, registry, agent_id=aid, secret=secret, tasks=[ReportedTask(fid, spec, finished)]
+    )
+    [answer] = of(cmd.SendUpdates, out)
+    # Not LOST: the agent said how it ended (its FINISHED update follows, resent).
+    assert [(s.task_id, s.state) for s in answer.statuses] == [("t1", TaskState.FINISHED)]
+
+
+def test_a_task_the_framework_was_told_is_lost_does_not_end_again() -> None:
+    h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe()
+    [offer] = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t1"))
+    h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
+    h.close_agent(aid)
+    [lost] = of(cmd.SendUpdates, h.tick(11))
+    assert lost.statuses[0].state is TaskState.LOST
+    h.add_agent(agent_id=aid)  # back, without the task (it finished meanwhile)
+    out = h.agent_updates(aid, status("t1", fid, aid, TaskState.FINISHED, uuid=b"u2"))
+    assert of(cmd.SendUpdates, out) == []  # a task ends once
+    [ack] = of(cmd.SendAgentAcks, out)
+    assert ack.acknowledgements == (("t1", b"u2"),)  # the agent may forget it
+    [ignored] = [c for c in of(cmd.ClusterEvent, out) if c.kind == "status_ignored"]
+    assert "already ended LOST" in ignored.message
