@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit proto e2e clean fuzz
+.PHONY: demo test lint typecheck unit proto e2e clean fuzz chaos
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ test: lint typecheck
 # The master fuzz suite's large run (a small one is part of `make test`): prints calls per status.
 fuzz: $(STAMP)
 	CORRAL_FUZZ_CALLS=$${CORRAL_FUZZ_CALLS:-10000} $(PY) -m pytest -q -s -p no:cacheprovider tests/fuzz
+
+# Faults under load on real clusters (tests/chaos): kill -9 the master and agents, pause an
+# agent past its timeout, lose an agent while the master is down; a checker asserts that no
+# task is lost, run twice or ended twice, and that no resource is allocated twice.
+chaos: $(STAMP)
+	CORRAL_CHAOS=1 $(PY) -m pytest -q tests/chaos $(PYTEST_ARGS)
 
 proto: $(STAMP)
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=. --pyi_out=. --grpc_python_out=. proto/corral/v1/*.proto

@@ -73,6 +73,7 @@ class LocalCluster:
         if self._work_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="corral-cluster-")
             self._work_dir = Path(self._tmp.name)
+        self._work_dir.mkdir(parents=True, exist_ok=True)
         try:
             await self.start()
         except BaseException:
@@ -197,6 +198,15 @@ class LocalCluster:
         if proc.returncode is None:
             os.killpg(proc.pid, sig)
             await proc.wait()
+
+    def pause(self, name: str) -> None:
+        """SIGSTOP one process (not its tasks, which run in sessions of their own): to its
+        peers it is partitioned away, its connections open but silent."""
+        os.killpg(self.processes[name].pid, signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        """SIGCONT a paused process: the partition heals."""
+        os.killpg(self.processes[name].pid, signal.SIGCONT)
 
     async def restart_master(self, *, kill: bool = True) -> None:
         """SIGKILL the master and start a new one on the same addresses and work dir (so the
