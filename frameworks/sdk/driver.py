@@ -67,6 +67,9 @@ _FATAL_CODES: Final = frozenset(
     {
         grpc.StatusCode.INVALID_ARGUMENT,
         grpc.StatusCode.NOT_FOUND,
+        # The framework id was removed (teardown, or its failover timeout ran out while it was
+        # away): it will never be subscribed again.
+        grpc.StatusCode.FAILED_PRECONDITION,
         grpc.StatusCode.PERMISSION_DENIED,
         grpc.StatusCode.UNAUTHENTICATED,
         grpc.StatusCode.UNIMPLEMENTED,

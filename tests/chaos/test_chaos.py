@@ -4,6 +4,7 @@ each checked over the whole run by checker.py. Run with ``make chaos``."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -147,3 +148,76 @@ async def test_agent_kill9_and_restart_reattaches_and_runs_nothing_twice(
     await under_load(cluster, workload, fault)
     finals = check_run(workload)
     assert set(finals) == {"FINISHED"}
+
+
+async def test_a_framework_failing_over_within_its_timeout_keeps_its_tasks(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """The framework's process stops (no teardown) and a new one takes over with its id: it is
+    told how every task ended, including those that ended while no one was subscribed."""
+    workload = Workload(tmp_path / "markers", seconds=2.0)
+    info = sdk.FrameworkInfo(name="chaos", failover_timeout=300)
+    snapshots = Snapshots(cluster)
+    snapshots.start()
+    try:
+        async with sdk.Driver(workload, info, cluster.master, backoff=BACKOFF) as first:
+            await workload.until("tasks running", lambda: workload.running() >= 4, WAIT)
+            framework_id = first.framework_id
+            await first.stop()
+        workload.launching = False
+        gap = sdk.FrameworkInfo(id=framework_id, name="chaos", failover_timeout=300)
+        await asyncio.sleep(3.0)  # tasks end while no one is subscribed: the point of the test
+        async with sdk.Driver(workload, gap, cluster.master, backoff=BACKOFF) as second:
+            await workload.settle(second)
+            await workload.until(
+                "every task's end told to the new process",
+                lambda: len(workload.ended()) == len(workload.tasks),
+                WAIT,
+            )
+            await second.teardown()
+    finally:
+        await snapshots.stop()
+    assert not snapshots.violations, snapshots.violations[:10]
+    finals = check_run(workload)
+    assert finals["FINISHED"] >= 4
+
+
+async def test_a_framework_gone_past_its_failover_timeout_has_its_tasks_killed(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    workload = Workload(tmp_path / "markers", seconds=600.0)
+    info = sdk.FrameworkInfo(name="chaos", failover_timeout=2)
+    async with sdk.Driver(workload, info, cluster.master, backoff=BACKOFF) as driver:
+        await workload.until("tasks running", lambda: workload.running() >= 4, WAIT)
+        workload.launching = False
+        framework_id = driver.framework_id
+        await driver.stop()
+    pids = [int(p) for m in workload.markers.iterdir() for p in m.read_text().split()]
+    assert len(pids) >= 4
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while any(_alive(p) for p in pids):
+        assert loop.time() < deadline, f"task processes outlived the failover timeout: {pids}"
+        await asyncio.sleep(0.2)  # other processes' lives: there is no event to await
+    state = await cluster.state()
+    assert not [t for t in state.tasks if t.info.framework_id == framework_id and _live(t)]
+    again = sdk.FrameworkInfo(id=framework_id, name="chaos")
+    with pytest.raises(sdk.CallError) as refused:
+        async with sdk.Driver(sdk.Scheduler(), again, cluster.master, connect_timeout=10) as late:
+            await late.wait()
+    assert "was removed" in refused.value.message
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead but not yet reaped by its parent (the agent's shim).
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "zombie" in status.read_text())
+
+
+def _live(task: object) -> bool:
+    state = sdk.state_name(task.status.state)  # type: ignore[attr-defined]
+    return state not in {"FINISHED", "FAILED", "KILLED", "ERROR", "LOST", "DROPPED", "GONE"}
