@@ -431,6 +431,8 @@ class Driver:
             request = AcknowledgeRequest(caller=self._caller("Acknowledge"), acknowledgements=acks)
             await self._unary("Acknowledge", request)
         except CallError as err:
+            if self._tearing_down:
+                return  # the master forgot the framework and its statuses: nothing to ack
             # Harmless: the master resends unacknowledged statuses, and we ack them then.
             log.warning("%d acknowledgements not sent: %s", len(acks), err)
 

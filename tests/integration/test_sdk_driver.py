@@ -456,3 +456,18 @@ async def test_a_new_process_failing_over_asks_about_all_its_tasks(master: FakeM
         (reconcile,) = await master.wait_for_calls("Reconcile")
         await driver.stop()
     assert list(reconcile.tasks) == []  # implicit: every task the master knows
+
+
+async def test_a_teardown_from_a_status_callback_is_quiet(
+    master: FakeMaster, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Finish(sdk.Scheduler):
+        async def status(self, driver: sdk.Driver, status: TaskStatus) -> None:
+            await driver.teardown()  # the job is done
+
+    master.refuse("Acknowledge", grpc.StatusCode.NOT_FOUND, "framework is not subscribed")
+    async with driver_for(master, Finish()) as driver:
+        await master.send_update([status("t1", uuid=b"u1")])
+        await asyncio.wait_for(driver.wait(), TIMEOUT)
+    assert master.calls_of("Teardown")
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
