@@ -68,6 +68,7 @@ from corral.master.core.types import (
     Status,
     TaskReason,
     TaskSource,
+    TaskSpec,
     TaskState,
 )
 from corral.master.core.validate import validate
@@ -1015,7 +1016,7 @@ class MasterCore:
         else:
             state = TaskState.UNKNOWN if aware else TaskState.LOST
             message = "the master does not know this task"
-        return Status(
+        answer = Status(
             task_id=task_id,
             framework_id=fw.framework_id,
             agent_id=agent_id,
@@ -1025,6 +1026,20 @@ class MasterCore:
             source=TaskSource.MASTER,
             timestamp=now,
         )
+        if state is TaskState.LOST and agent is not None and agent.state is AgentState.UNREACHABLE:
+            # The framework is told the task ended: it must stay ended (a task ends once), so
+            # the master remembers it, and what its agent says of it later is not passed on.
+            self._finish_task(
+                TaskRecord(
+                    spec=TaskSpec(task_id=task_id, name="", resources=Resources()),
+                    framework_id=fw.framework_id,
+                    agent_id=agent_id,
+                    state=state,
+                    status=answer,
+                    launched_at=now,
+                )
+            )
+        return answer
 
     def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
         """Rule 7: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the

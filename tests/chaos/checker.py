@@ -34,6 +34,7 @@ class Snapshots:
     interval: float = 0.25
     limits: dict[str, dict[str, float]] = field(default_factory=dict)  # role -> resource -> max
     taken: int = 0
+    peak: dict[str, float] = field(default_factory=dict)  # role -> most cpus allocated seen
     violations: list[str] = field(default_factory=list)
     _task: asyncio.Task[None] | None = None
 
@@ -68,6 +69,7 @@ class Snapshots:
                         f"{self.taken})"
                     )
         for role in state.roles:
+            self.peak[role.role] = max(self.peak.get(role.role, 0.0), role.allocated.cpus)
             for name, bound in self.limits.get(role.role, {}).items():
                 used = getattr(role.allocated, name)
                 if used > bound + 1e-9:

@@ -20,7 +20,7 @@ CORRAL = (sys.executable, "-m", "corral.cli.main")
 AGENTS = 3
 AGENT_RESOURCES = "cpus:2;mem:1024;disk:1000;gpus:0;ports:[31000-31100]"
 AGENT_TIMEOUT = 3.0
-REREGISTER_TIMEOUT = 5.0
+REREGISTER_TIMEOUT = 15.0  # agents back off to a few seconds while the master is down
 MASTER_ARGS = (
     *("--allocation-interval", "0.2"),
     *("--agent-timeout", str(AGENT_TIMEOUT), "--agent-heartbeat", "1"),
@@ -48,10 +48,11 @@ async def under_load(
     fault: Callable[[sdk.Driver], Awaitable[None]],
     *,
     info: sdk.FrameworkInfo | None = None,
+    limits: dict[str, dict[str, float]] | None = None,
 ) -> Snapshots:
     """Run ``workload``; once tasks have finished, inject ``fault``; keep launching until more
     tasks have finished after it; then stop launching and wait for every task to end."""
-    snapshots = Snapshots(cluster)
+    snapshots = Snapshots(cluster, limits=limits or {})
     snapshots.start()
     info = info or sdk.FrameworkInfo(name="chaos", failover_timeout=300)
     try:
@@ -95,9 +96,25 @@ async def agent_of(cluster: LocalCluster, agent_id: str) -> str:
     raise AssertionError(f"no agent process has id {agent_id}")
 
 
-async def test_master_kill9_and_restart_loses_no_task(
+async def test_master_kill9_and_restart_loses_no_task_and_keeps_the_quota(
     cluster: LocalCluster, tmp_path: Path
 ) -> None:
+    # The role may use 4 of the cluster's 6 cpus: the limit must hold before and after the
+    # restart (the registry brings it back).
+    proc = await asyncio.create_subprocess_exec(
+        *CORRAL,
+        "set",
+        "quota",
+        "chaos",
+        "--limit",
+        "cpus:4",
+        "--master",
+        cluster.master,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0, out
     workload = Workload(tmp_path / "markers")
 
     async def fault(_driver: sdk.Driver) -> None:
@@ -105,9 +122,13 @@ async def test_master_kill9_and_restart_loses_no_task(
         await asyncio.sleep(1.0)  # down for a while: agents and the framework retry meanwhile
         await cluster.restart_master(kill=False)
 
-    await under_load(cluster, workload, fault)
+    info = sdk.FrameworkInfo(name="chaos", role="chaos", failover_timeout=300)
+    snapshots = await under_load(
+        cluster, workload, fault, info=info, limits={"chaos": {"cpus": 4.0}}
+    )
     finals = check_run(workload)
     assert finals["FINISHED"] >= 20
+    assert snapshots.peak.get("chaos", 0.0) > 2.0  # the limit was reached for, not idle
 
 
 async def test_an_agent_lost_while_the_master_is_down_is_reported_within_the_timeout(

@@ -182,6 +182,9 @@ def test_questions_about_a_recovering_agents_tasks_wait_for_its_fate(aware: bool
         assert kills == [] and h2.core.frameworks[fid].tasks["t1"].state is TaskState.RUNNING
     else:
         assert kills == ["t1"] and "t1" not in h2.core.frameworks[fid].tasks
+        # Its end, when the agent reports it, is not news: the framework was told LOST.
+        killed = h2.agent_updates(aid, status("t1", fid, aid, TaskState.KILLED, b"k1"))
+        assert of(cmd.SendUpdates, killed) == []
 
 
 def test_a_question_is_answered_when_its_agent_re_registers() -> None:
