@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
 
@@ -40,15 +41,23 @@ class MasterConfig:
     # them when it is created, as if an operator had set them; operators change them later.
     role_weights: tuple[tuple[str, float], ...] = field(default=())
     role_quotas: tuple[tuple[str, Quota], ...] = field(default=())
+    # Priority classes at start (the master's --priority-classes), set over the defaults
+    # (corral.priority.DEFAULTS) by name, as if an operator had set them in this order.
+    priority_classes: tuple[PriorityClass, ...] = field(default=())
 
     def __post_init__(self) -> None:
         for role, weight in self.role_weights:
             check_weight(check_role(role), weight)
         for role, quota in self.role_quotas:
             check_quota(check_role(role), quota.guarantee, quota.limit)
+        check_unique(self.priority_classes)
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or f.name in ("role_weights", "role_quotas"):
+            if isinstance(value, bool) or f.name in (
+                "role_weights",
+                "role_quotas",
+                "priority_classes",
+            ):
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")

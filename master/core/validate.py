@@ -37,6 +37,7 @@ def validate(core: MasterCore) -> None:
     _tasks(core)
     _charges(core)
     _free_ports(core)
+    _demand_tasks(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -124,4 +125,18 @@ def _free_ports(core: MasterCore) -> None:
             set(ports) == set(_ports(agent.spec.resources.ports)),
             f"agent {agent.agent_id}: free, offered and used ports {sorted(places)} are not "
             f"its ports {agent.spec.resources.ports}",
+        )
+
+
+def _demand_tasks(core: MasterCore) -> None:
+    """A framework's count of live tasks per demand is the tasks naming it (demands.py)."""
+    for fw in core.frameworks.values():
+        counted: dict[str, int] = {}
+        for task in fw.tasks.values():
+            if task.spec.demand:
+                counted[task.spec.demand] = counted.get(task.spec.demand, 0) + 1
+        _check(
+            counted == fw.demand_tasks,
+            f"framework {fw.framework_id} counts {fw.demand_tasks} tasks per demand, "
+            f"its live tasks name {counted}",
         )
