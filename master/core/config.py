@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from corral.master.core.demands import PriorityTable
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
@@ -51,6 +52,10 @@ class MasterConfig:
         for role, quota in self.role_quotas:
             check_quota(check_role(role), quota.guarantee, quota.limit)
         check_unique(self.priority_classes)
+        # Set over the defaults here, so a file the core could not apply fails at start.
+        table = PriorityTable()
+        for c in self.priority_classes:
+            table.set(c)
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or f.name in (
