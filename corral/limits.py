@@ -28,6 +28,9 @@ MAX_OFFERS_PER_CALL = 10_000  # offer ids in one accept or decline
 MAX_IDS_PER_CALL = 10_000  # task ids in one reconcile, acknowledgements in one call
 MAX_UUID_BYTES = 64  # a status update's uuid (16 bytes as the agent makes them)
 MAX_TASKS_PER_AGENT = 100_000  # tasks an agent may report when it registers
+MAX_PRIORITY_CLASSES = 256  # priority classes in the cluster
+MAX_DEMANDS = 1000  # demands one framework may hold (one SetDemands call)
+MAX_DEMAND_COUNT = 100_000  # tasks one demand may ask for
 # Resource quantities: finite, >= 0 and at most this, so sums over a cluster stay exact enough.
 MAX_SCALAR = 1e12
 

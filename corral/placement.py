@@ -44,6 +44,10 @@ class Toleration:
             return False
         return self.exists or self.value == taint.value
 
+    def __str__(self) -> str:
+        text = f"{self.key} exists" if self.exists else f"{self.key}={self.value}"
+        return text if self.effect is None else f"{text}:{self.effect.value}"
+
 
 def untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> list[Taint]:
     tols = list(tolerations)

@@ -9,6 +9,7 @@ from corral import limits
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import (
     AgentSpec,
+    Demand,
     FrameworkSpec,
     ReportedTask,
     Status,
@@ -19,6 +20,7 @@ from corral.master.core.types import (
 )
 from corral.pbmaps import as_dict
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.priority import PriorityClass, PriorityClassError, check_class
 from corral.resources import SCALARS, ResourceError, Resources
 from corral.roles import Quota
 from corral.v1 import common_pb2 as pb
@@ -87,6 +89,7 @@ _OP_FROM_PB = {
     pb.CONSTRAINT_OPERATOR_IN: ConstraintOp.IN,
     pb.CONSTRAINT_OPERATOR_EXISTS: ConstraintOp.EXISTS,
 }
+_OP_TO_PB = {v: k for k, v in _OP_FROM_PB.items()}
 
 
 def resources_from_pb(r: pb.Resources, what: str) -> Resources:
@@ -180,35 +183,12 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
     ident(info.id, "framework info: id")
     for field_name in ("name", "role", "principal", "hostname", "user"):
         name(getattr(info, field_name), f"framework info: {field_name}")
-    count(info.tolerations, "framework info: tolerations", limits.MAX_TOLERATIONS)
-    count(info.offer_constraints, "framework info: offer constraints", limits.MAX_CONSTRAINTS)
-    for c in info.offer_constraints:
-        name(c.attribute, "framework info: an offer constraint's attribute")
-        count(c.values, f"offer constraint on {limits.echo(c.attribute)}", limits.MAX_ATTRIBUTES)
-        for v in c.values:
-            text(v, "an offer constraint's value", limits.MAX_VALUE_LENGTH)
-    for t in info.tolerations:
-        name(t.key, "framework info: a toleration's key")
-        text(t.value, "framework info: a toleration's value", limits.MAX_VALUE_LENGTH)
+    tolerations = tolerations_from_pb(info.tolerations, "framework info")
+    constraints = constraints_from_pb(info.offer_constraints, "framework info", "offer constraint")
     if not math.isfinite(info.failover_timeout) or info.failover_timeout < 0:
         raise WireError(
             f"framework info: failover_timeout must be finite and >= 0, got {info.failover_timeout}"
         )
-    tolerations = tuple(
-        Toleration(
-            key=t.key,
-            value=t.value,
-            exists=t.operator == pb.TOLERATION_OPERATOR_EXISTS,
-            effect=_EFFECT_FROM_PB.get(t.effect),
-        )
-        for t in info.tolerations
-    )
-    constraints: list[AttributeConstraint] = []
-    for c in info.offer_constraints:
-        op = _OP_FROM_PB.get(c.operator)
-        if op is None or not c.attribute:
-            raise WireError(f"framework info: offer constraint on {c.attribute!r} has no operator")
-        constraints.append(AttributeConstraint(c.attribute, op, tuple(c.values)))
     return FrameworkSpec(
         framework_id=info.id,
         name=info.name,
@@ -224,6 +204,91 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
     )
 
 
+def tolerations_from_pb(tolerations: Sequence[pb.Toleration], where: str) -> tuple[Toleration, ...]:
+    count(tolerations, f"{where}: tolerations", limits.MAX_TOLERATIONS)
+    for t in tolerations:
+        name(t.key, f"{where}: a toleration's key")
+        text(t.value, f"{where}: a toleration's value", limits.MAX_VALUE_LENGTH)
+    return tuple(
+        Toleration(
+            key=t.key,
+            value=t.value,
+            exists=t.operator == pb.TOLERATION_OPERATOR_EXISTS,
+            effect=_EFFECT_FROM_PB.get(t.effect),
+        )
+        for t in tolerations
+    )
+
+
+def constraints_from_pb(
+    constraints: Sequence[pb.AttributeConstraint], where: str, kind: str
+) -> tuple[AttributeConstraint, ...]:
+    count(constraints, f"{where}: {kind}s", limits.MAX_CONSTRAINTS)
+    out: list[AttributeConstraint] = []
+    for c in constraints:
+        name(c.attribute, f"{where}: an {kind}'s attribute")
+        count(c.values, f"{kind} on {limits.echo(c.attribute)}", limits.MAX_ATTRIBUTES)
+        for v in c.values:
+            text(v, f"an {kind}'s value", limits.MAX_VALUE_LENGTH)
+        op = _OP_FROM_PB.get(c.operator)
+        if op is None or not c.attribute:
+            raise WireError(f"{where}: {kind} on {c.attribute!r} has no operator")
+        out.append(AttributeConstraint(c.attribute, op, tuple(c.values)))
+    return tuple(out)
+
+
+def demand_from_pb(d: pb.Demand) -> Demand:
+    """The wire's checks (sizes, quantities); the core checks the rest (counts, classes)."""
+    name(d.name, "a demand's name")
+    what = f"demand {limits.echo(d.name)}"
+    name(d.priority_class, f"{what}: priority_class")
+    resources = resources_from_pb(d.resources, what)
+    return Demand(
+        name=d.name,
+        resources=resources,
+        count=d.count,
+        priority_class=d.priority_class,
+        min_member=d.min_member,
+        constraints=constraints_from_pb(d.constraints, what, "attribute constraint"),
+        tolerations=tolerations_from_pb(d.tolerations, what),
+    )
+
+
+def demand_to_pb(d: Demand, out: pb.Demand) -> pb.Demand:
+    out.name, out.count, out.priority_class, out.min_member = (
+        d.name,
+        d.count,
+        d.priority_class,
+        d.min_member,
+    )
+    resources_to_pb(d.resources, out.resources)
+    for c in d.constraints:
+        out.constraints.add(attribute=c.attribute, operator=_OP_TO_PB[c.op], values=list(c.values))
+    for t in d.tolerations:
+        out.tolerations.add(
+            key=t.key,
+            value=t.value,
+            operator=pb.TOLERATION_OPERATOR_EXISTS if t.exists else pb.TOLERATION_OPERATOR_EQUAL,
+            effect=pb.TAINT_EFFECT_UNSPECIFIED if t.effect is None else _EFFECT_TO_PB[t.effect],
+        )
+    return out
+
+
+def priority_class_from_pb(c: pb.PriorityClass) -> PriorityClass:
+    try:
+        return check_class(
+            c.name, c.value, c.preemption_policy or None, c.description, c.global_default
+        )
+    except PriorityClassError as exc:
+        raise WireError(str(exc)) from None
+
+
+def priority_class_to_pb(c: PriorityClass, out: pb.PriorityClass) -> pb.PriorityClass:
+    out.name, out.value, out.preemption_policy = c.name, c.value, c.preemption_policy.value
+    out.description, out.global_default = c.description, c.global_default
+    return out
+
+
 def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     if not t.task_id:
         raise WireError("a task has an empty task_id")
@@ -236,6 +301,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         )
     name(t.name, f"{what}: name")
     name(t.priority_class, f"{what}: priority_class")
+    name(t.demand, f"{what}: demand")
     _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
     if not simulated and not (t.command.value or t.command.arguments):
@@ -252,6 +318,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         name=t.name or t.task_id,
         resources=resources,
         priority_class=t.priority_class,
+        demand=t.demand,
         wire=t,
     )
 

@@ -1,5 +1,5 @@
 """The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics,
-roles' weights and quotas.
+roles' weights and quotas, priority classes.
 
 Bad input to a PUT (a body that is not JSON, a wrong type, NaN, a negative or unknown resource,
 a limit below the guarantee) is answered 400 with ``{"error": reason}``; nothing changes.
@@ -18,6 +18,7 @@ from corral.master.core import events as ev
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.runtime import MasterRuntime
+from corral.priority import PriorityClassError, class_from_json
 from corral.roles import RoleError, quota_from_json
 
 # Seconds a client has to send a whole request head once it connected (or once the previous
@@ -116,6 +117,38 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         )
         return await apply(event) or web.json_response({"role": role, "quota": quota.to_json()})
 
+    async def priority_classes(_request: web.Request) -> web.Response:
+        return web.json_response(await runtime.query(views.priority_classes_json))
+
+    async def set_priority_class(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        try:
+            body = await body_of(request)
+            if isinstance(body, dict) and "name" not in body:
+                body = {**body, "name": name}
+            c = class_from_json(body)
+            if c.name != name:
+                raise PriorityClassError(
+                    f"the body names priority class {c.name!r}, the path {name!r}"
+                )
+        except (RoleError, PriorityClassError) as exc:
+            return refused(str(exc))
+        event = ev.SetPriorityClass(
+            stimulus_id=runtime.stimulus("set-priority-class"),
+            now=runtime.clock(),
+            priority_class=c,
+        )
+        return await apply(event) or web.json_response(c.to_json())
+
+    async def delete_priority_class(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        event = ev.DeletePriorityClass(
+            stimulus_id=runtime.stimulus("delete-priority-class"),
+            now=runtime.clock(),
+            name=name,
+        )
+        return await apply(event) or web.json_response({"deleted": name})
+
     async def events(_request: web.Request) -> web.Response:
         return web.json_response(
             [
@@ -148,5 +181,8 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_put("/api/v1/roles/{role}/weight", set_weight)
     app.router.add_put("/api/v1/roles/{role}/quota", set_quota)
     app.router.add_delete("/api/v1/roles/{role}/quota", set_quota)
+    app.router.add_get("/api/v1/priorityclasses", priority_classes)
+    app.router.add_put("/api/v1/priorityclasses/{name}", set_priority_class)
+    app.router.add_delete("/api/v1/priorityclasses/{name}", delete_priority_class)
     app.router.add_get("/metrics", metrics)
     return app

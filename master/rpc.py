@@ -220,6 +220,13 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     def _teardown_event(self, request: scheduler_pb2.TeardownRequest) -> ev.Event:
         return ev.Teardown(**self._call_fields(request.caller, "teardown"))
 
+    def _set_demands_event(self, request: scheduler_pb2.SetDemandsRequest) -> ev.Event:
+        convert.count(request.demands, "demands", limits.MAX_DEMANDS)
+        return ev.SetDemands(
+            **self._call_fields(request.caller, "set-demands"),
+            demands=tuple(convert.demand_from_pb(d) for d in request.demands),
+        )
+
     async def _unary(
         self,
         context: grpc.aio.ServicerContext[Any, Any],
@@ -272,6 +279,11 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         self, request: scheduler_pb2.TeardownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
         return await self._unary(context, self._teardown_event, request)
+
+    async def SetDemands(
+        self, request: scheduler_pb2.SetDemandsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scheduler_pb2.CallResponse:
+        return await self._unary(context, self._set_demands_event, request)
 
     # -- the CALLS stream ------------------------------------------------------------------
 
@@ -557,6 +569,9 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
             offered_agents=data["offered_agents_last_cycle"],
             reasons={k: int(v) for k, v in data["reasons"].items()},
             details_json=json.dumps(data["details"], default=str),
+            priority=data["priority"],
+            wants_nothing=data["wants_nothing"],
+            pending_demands_json=json.dumps(data["pending_demands"]),
         )
 
     async def _operator_call(
@@ -600,6 +615,43 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         self, request: operator_pb2.GetRolesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.Roles:
         return await self.rt.query(views.roles_pb)
+
+    async def SetPriorityClass(
+        self,
+        request: operator_pb2.SetPriorityClassRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.SetPriorityClassResponse:
+        try:
+            c = convert.priority_class_from_pb(request.priority_class)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        event = ev.SetPriorityClass(
+            stimulus_id=self.rt.stimulus("set-priority-class"),
+            now=self.rt.clock(),
+            priority_class=c,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetPriorityClassResponse()
+
+    async def DeletePriorityClass(
+        self,
+        request: operator_pb2.DeletePriorityClassRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.DeletePriorityClassResponse:
+        event = ev.DeletePriorityClass(
+            stimulus_id=self.rt.stimulus("delete-priority-class"),
+            now=self.rt.clock(),
+            name=request.name,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.DeletePriorityClassResponse()
+
+    async def GetPriorityClasses(
+        self,
+        request: operator_pb2.GetPriorityClassesRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.PriorityClasses:
+        return await self.rt.query(views.priority_classes_pb)
 
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -9,6 +9,7 @@ import html
 from typing import Any
 
 from corral.master import convert
+from corral.master.core import demands
 from corral.master.core.master import MasterCore
 from corral.master.core.records import TaskRecord
 from corral.master.core.roles import RoleView
@@ -43,6 +44,8 @@ def _task_json(t: TaskRecord) -> dict[str, Any]:
         "message": s.message,
         "exit_code": s.exit_code,
         "resources": _resources_json(t.spec.resources),
+        "priority_class": t.spec.priority_class,
+        "demand": t.spec.demand,
         "launched_at": t.launched_at,
         "updated_at": s.timestamp,
     }
@@ -84,6 +87,18 @@ def roles_pb(core: MasterCore) -> operator_pb2.Roles:
     return roles
 
 
+def priority_classes_json(core: MasterCore) -> list[dict[str, Any]]:
+    """Highest value first (the order offers follow)."""
+    return [c.to_json() for c in core.priority.sorted()]
+
+
+def priority_classes_pb(core: MasterCore) -> operator_pb2.PriorityClasses:
+    out = operator_pb2.PriorityClasses()
+    for c in core.priority.sorted():
+        convert.priority_class_to_pb(c, out.priority_classes.add())
+    return out
+
+
 def state_json(core: MasterCore) -> dict[str, Any]:
     agents = []
     for a in core.agents.values():
@@ -119,6 +134,9 @@ def state_json(core: MasterCore) -> dict[str, Any]:
                 "pending_updates": len(f.pending),
                 "used": _resources_json(f.used),
                 "registered_at": f.registered_at,
+                "priority": demands.priority(f, core.priority),
+                "wants_nothing": demands.wants_nothing(f),
+                "demands": [demands.demand_json(f, d, core.priority) for d in f.demands.values()],
             }
         )
     offers = [
@@ -138,6 +156,7 @@ def state_json(core: MasterCore) -> dict[str, Any]:
         "tasks": [_task_json(t) for t in _all_tasks(core)],
         "offers": offers,
         "roles": [role_json(v) for v in core.role_views()],
+        "priority_classes": priority_classes_json(core),
         "summary": {
             "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
             "frameworks_subscribed": sum(
@@ -173,6 +192,12 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         fi.failover_timeout = f.spec.failover_timeout
         convert.resources_to_pb(f.used, fentry.used)
         convert.resources_to_pb(_offered(core, f.offers), fentry.offered)
+        fentry.priority = demands.priority(f, core.priority)
+        for d in f.demands.values():
+            dentry = fentry.demands.add(
+                tasks=f.demand_tasks.get(d.name, 0), unmet=demands.unmet(f, d)
+            )
+            convert.demand_to_pb(d, dentry.demand)
     for t in _all_tasks(core):
         tentry = state.tasks.add()
         ti = tentry.info
@@ -183,6 +208,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
             t.framework_id,
         )
         ti.priority_class = t.spec.priority_class
+        ti.demand = t.spec.demand
         convert.resources_to_pb(t.spec.resources, ti.resources)
         convert.status_to_pb(t.status, tentry.status)
         tentry.status.uuid = b""
@@ -190,6 +216,8 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():
         _role_to_pb(v, state.roles.add())
+    for c in core.priority.sorted():
+        convert.priority_class_to_pb(c, state.priority_classes.add())
     return state
 
 

@@ -27,7 +27,9 @@ def run(args: argparse.Namespace) -> int:
         args.timeout,
     )
     details = json.loads(e.details_json or "{}")
+    pending = json.loads(e.pending_demands_json or "[]")
     if args.output == "json":
+        # Field names as the HTTP explain's (/api/v1/frameworks/{id}/explain).
         record = {
             "framework_id": e.framework_id,
             "state": e.state,
@@ -36,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
             "offered_agents": e.offered_agents,
             "reasons": dict(e.reasons),
             "details": details,
+            "priority": e.priority,
+            "wants_nothing": e.wants_nothing,
+            "pending_demands": pending,
         }
         print(json.dumps(record, indent=2))
         return 0
@@ -44,8 +49,22 @@ def run(args: argparse.Namespace) -> int:
         f"  offered {e.offered_agents} agents in the last cycle; "
         f"{e.outstanding_offers} offers outstanding"
     )
+    print(
+        f"  priority {e.priority}"
+        + ("; wants nothing (its demands are met)" if e.wants_nothing else "")
+    )
     if e.reasons:
         print("  held back by:")
         for reason, count in sorted(e.reasons.items(), key=lambda kv: -kv[1]):
             print(f"    {reason}: {count}")
+    for d in pending:
+        print(
+            f"  demand {d['name']} ({d['priority_class']}, {d['priority']}): "
+            f"{d['unmet']} of {d['count']} unmet"
+            + (f", gang of at least {d['min_member']}" if d["min_member"] else "")
+        )
+        print(f"    {d['summary']}")
+        for r in d["reasons"]:
+            if r["sample_agents"]:
+                print(f"    {r['reason']}: e.g. {', '.join(r['sample_agents'])}")
     return 0

@@ -1,5 +1,6 @@
-"""`corral get agents|frameworks|tasks|offers|roles`: the master's state through the Operator
-API (roles through GetRoles: weight, quota, what each holds, its share and frameworks)."""
+"""`corral get agents|frameworks|tasks|offers|roles|priorityclasses`: the master's state through
+the Operator API (roles through GetRoles: weight, quota, what each holds, its share and
+frameworks; priority classes through GetPriorityClasses, highest value first)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from corral.cli.operator_client import call_operator
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
-KINDS = ("agents", "frameworks", "tasks", "offers", "roles")
+KINDS = ("agents", "frameworks", "tasks", "offers", "roles", "priorityclasses")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("get", help="list agents, frameworks, tasks, offers or roles")
+    p = sub.add_parser(
+        "get", help="list agents, frameworks, tasks, offers, roles or priority classes"
+    )
     p.add_argument("kind", choices=KINDS)
     p.add_argument("-o", "--output", choices=("table", "json"), default="table")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
@@ -85,6 +88,34 @@ def role_rows(roles: operator_pb2.Roles) -> tuple[list[str], list[list[str]], li
     return cols, table, records
 
 
+def priority_class_rows(
+    classes: operator_pb2.PriorityClasses,
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    """Column names, table rows and JSON records (as the master's /api/v1/priorityclasses)."""
+    cols = ["NAME", "VALUE", "PREEMPTION", "DEFAULT", "DESCRIPTION"]
+    table = [
+        [
+            c.name,
+            str(c.value),
+            c.preemption_policy,
+            "yes" if c.global_default else "",
+            c.description,
+        ]
+        for c in classes.priority_classes
+    ]
+    records = [
+        {
+            "name": c.name,
+            "value": c.value,
+            "preemption_policy": c.preemption_policy,
+            "description": c.description,
+            "global_default": c.global_default,
+        }
+        for c in classes.priority_classes
+    ]
+    return cols, table, records
+
+
 def rows(
     kind: str, state: operator_pb2.State
 ) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
@@ -105,7 +136,7 @@ def rows(
         ]
         records = [MessageToDict(a, preserving_proto_field_name=True) for a in state.agents]
     elif kind == "frameworks":
-        cols = ["ID", "NAME", "ROLE", "CONNECTED", "SUPPRESSED", "USED", "OFFERED"]
+        cols = ["ID", "NAME", "ROLE", "CONNECTED", "SUPPRESSED", "PRIORITY", "UNMET", "USED"]
         table = [
             [
                 f.info.id,
@@ -113,8 +144,9 @@ def rows(
                 f.info.role,
                 "yes" if f.connected else "no",
                 "yes" if f.suppressed else "no",
+                str(f.priority),
+                str(sum(d.unmet for d in f.demands)) if f.demands else "-",
                 _res(f.used),
-                _res(f.offered),
             ]
             for f in state.frameworks
         ]
@@ -159,6 +191,14 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "roles":
         roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
         cols, table, records = role_rows(roles)
+    elif args.kind == "priorityclasses":
+        classes = call_operator(
+            args.master,
+            "GetPriorityClasses",
+            operator_pb2.GetPriorityClassesRequest(),
+            args.timeout,
+        )
+        cols, table, records = priority_class_rows(classes)
     else:
         cols, table, records = rows(args.kind, fetch_state(args.master, args.timeout))
     if args.output == "json":

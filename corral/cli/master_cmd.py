@@ -10,6 +10,7 @@ from pathlib import Path
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
 from corral.cli.errors import CliError
+from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
 
 
@@ -140,6 +141,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"limit": "cpus:40"}} (`corral set quota` changes them later)',
     )
     p.add_argument(
+        "--priority-classes",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="priority classes at start, a JSON list set over the defaults (system, serving, "
+        'default, batch) by name: [{"name": "gold", "value": 5000, "preemption_policy": '
+        '"Never", "description": "...", "global_default": false}] (`corral set priorityclass` '
+        "changes them later)",
+    )
+    p.add_argument(
         "--ready-file",
         type=Path,
         default=None,
@@ -173,6 +184,22 @@ def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]
     return weights, quotas
 
 
+def _priority_classes(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
+    """The --priority-classes file, checked: a bad one is a usage error (exit 2)."""
+    if args.priority_classes is None:
+        return ()
+    try:
+        text = args.priority_classes.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(
+            f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
+        ) from None
+    try:
+        return classes_from_json(text)
+    except PriorityClassError as exc:
+        raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
@@ -181,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
     from corral.master.server import serve_forever
 
     weights, quotas = _roles(args)
+    classes = _priority_classes(args)
     configure(args.log_level, json=args.log_json)
     try:
         config = MasterConfig(
@@ -201,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             launch_latency_target=args.launch_latency_target,
             role_weights=tuple(weights.items()),
             role_quotas=tuple(quotas.items()),
+            priority_classes=classes,
         )
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
         allocator_options = make_options(

@@ -285,7 +285,7 @@ class SimulationInfo(_message.Message):
     def __init__(self, duration_seconds: _Optional[float] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id")
+    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -303,6 +303,7 @@ class TaskInfo(_message.Message):
     KILL_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SIMULATION_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    DEMAND_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     agent_id: str
@@ -313,7 +314,40 @@ class TaskInfo(_message.Message):
     kill_grace_period_seconds: float
     simulation: SimulationInfo
     framework_id: str
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ...) -> None: ...
+    demand: str
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ...) -> None: ...
+
+class Demand(_message.Message):
+    __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
+    MIN_MEMBER_FIELD_NUMBER: _ClassVar[int]
+    CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
+    TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    resources: Resources
+    count: int
+    priority_class: str
+    min_member: int
+    constraints: _containers.RepeatedCompositeFieldContainer[AttributeConstraint]
+    tolerations: _containers.RepeatedCompositeFieldContainer[Toleration]
+    def __init__(self, name: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., count: _Optional[int] = ..., priority_class: _Optional[str] = ..., min_member: _Optional[int] = ..., constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ...) -> None: ...
+
+class PriorityClass(_message.Message):
+    __slots__ = ("name", "value", "preemption_policy", "description", "global_default")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTION_POLICY_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: int
+    preemption_policy: str
+    description: str
+    global_default: bool
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ..., preemption_policy: _Optional[str] = ..., description: _Optional[str] = ..., global_default: _Optional[bool] = ...) -> None: ...
 
 class TaskStatus(_message.Message):
     __slots__ = ("task_id", "state", "reason", "message", "source", "agent_id", "framework_id", "timestamp", "uuid", "exit_code")

@@ -7,6 +7,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SetPriorityClassRequest(_message.Message):
+    __slots__ = ("priority_class",)
+    PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
+    priority_class: _common_pb2.PriorityClass
+    def __init__(self, priority_class: _Optional[_Union[_common_pb2.PriorityClass, _Mapping]] = ...) -> None: ...
+
+class SetPriorityClassResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeletePriorityClassRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class DeletePriorityClassResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetPriorityClassesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PriorityClasses(_message.Message):
+    __slots__ = ("priority_classes",)
+    PRIORITY_CLASSES_FIELD_NUMBER: _ClassVar[int]
+    priority_classes: _containers.RepeatedCompositeFieldContainer[_common_pb2.PriorityClass]
+    def __init__(self, priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ...) -> None: ...
+
 class SetWeightRequest(_message.Message):
     __slots__ = ("role", "weight")
     ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -86,7 +116,7 @@ class ExplainRequest(_message.Message):
     def __init__(self, framework_id: _Optional[str] = ...) -> None: ...
 
 class Explanation(_message.Message):
-    __slots__ = ("framework_id", "state", "suppressed", "outstanding_offers", "offered_agents", "reasons", "details_json")
+    __slots__ = ("framework_id", "state", "suppressed", "outstanding_offers", "offered_agents", "reasons", "details_json", "priority", "wants_nothing", "pending_demands_json")
     class ReasonsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +131,9 @@ class Explanation(_message.Message):
     OFFERED_AGENTS_FIELD_NUMBER: _ClassVar[int]
     REASONS_FIELD_NUMBER: _ClassVar[int]
     DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    WANTS_NOTHING_FIELD_NUMBER: _ClassVar[int]
+    PENDING_DEMANDS_JSON_FIELD_NUMBER: _ClassVar[int]
     framework_id: str
     state: str
     suppressed: bool
@@ -108,7 +141,10 @@ class Explanation(_message.Message):
     offered_agents: int
     reasons: _containers.ScalarMap[str, int]
     details_json: str
-    def __init__(self, framework_id: _Optional[str] = ..., state: _Optional[str] = ..., suppressed: _Optional[bool] = ..., outstanding_offers: _Optional[int] = ..., offered_agents: _Optional[int] = ..., reasons: _Optional[_Mapping[str, int]] = ..., details_json: _Optional[str] = ...) -> None: ...
+    priority: int
+    wants_nothing: bool
+    pending_demands_json: str
+    def __init__(self, framework_id: _Optional[str] = ..., state: _Optional[str] = ..., suppressed: _Optional[bool] = ..., outstanding_offers: _Optional[int] = ..., offered_agents: _Optional[int] = ..., reasons: _Optional[_Mapping[str, int]] = ..., details_json: _Optional[str] = ..., priority: _Optional[int] = ..., wants_nothing: _Optional[bool] = ..., pending_demands_json: _Optional[str] = ...) -> None: ...
 
 class GetStateRequest(_message.Message):
     __slots__ = ()
@@ -128,19 +164,33 @@ class AgentState(_message.Message):
     registered_at: float
     def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ...) -> None: ...
 
+class DemandState(_message.Message):
+    __slots__ = ("demand", "tasks", "unmet")
+    DEMAND_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    UNMET_FIELD_NUMBER: _ClassVar[int]
+    demand: _common_pb2.Demand
+    tasks: int
+    unmet: int
+    def __init__(self, demand: _Optional[_Union[_common_pb2.Demand, _Mapping]] = ..., tasks: _Optional[int] = ..., unmet: _Optional[int] = ...) -> None: ...
+
 class FrameworkState(_message.Message):
-    __slots__ = ("info", "connected", "suppressed", "used", "offered")
+    __slots__ = ("info", "connected", "suppressed", "used", "offered", "demands", "priority")
     INFO_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
     USED_FIELD_NUMBER: _ClassVar[int]
     OFFERED_FIELD_NUMBER: _ClassVar[int]
+    DEMANDS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.FrameworkInfo
     connected: bool
     suppressed: bool
     used: _common_pb2.Resources
     offered: _common_pb2.Resources
-    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ...) -> None: ...
+    demands: _containers.RepeatedCompositeFieldContainer[DemandState]
+    priority: int
+    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class TaskEntry(_message.Message):
     __slots__ = ("info", "status")
@@ -151,20 +201,22 @@ class TaskEntry(_message.Message):
     def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ...) -> None: ...
 
 class State(_message.Message):
-    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles")
+    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes")
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORKS_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     ROLES_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASSES_FIELD_NUMBER: _ClassVar[int]
     master_id: str
     agents: _containers.RepeatedCompositeFieldContainer[AgentState]
     frameworks: _containers.RepeatedCompositeFieldContainer[FrameworkState]
     tasks: _containers.RepeatedCompositeFieldContainer[TaskEntry]
     offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
     roles: _containers.RepeatedCompositeFieldContainer[RoleState]
-    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ...) -> None: ...
+    priority_classes: _containers.RepeatedCompositeFieldContainer[_common_pb2.PriorityClass]
+    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ()

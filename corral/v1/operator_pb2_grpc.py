@@ -64,6 +64,21 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.GetRolesRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.Roles.FromString,
                 _registered_method=True)
+        self.SetPriorityClass = channel.unary_unary(
+                '/corral.v1.Operator/SetPriorityClass',
+                request_serializer=corral_dot_v1_dot_operator__pb2.SetPriorityClassRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.SetPriorityClassResponse.FromString,
+                _registered_method=True)
+        self.DeletePriorityClass = channel.unary_unary(
+                '/corral.v1.Operator/DeletePriorityClass',
+                request_serializer=corral_dot_v1_dot_operator__pb2.DeletePriorityClassRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.DeletePriorityClassResponse.FromString,
+                _registered_method=True)
+        self.GetPriorityClasses = channel.unary_unary(
+                '/corral.v1.Operator/GetPriorityClasses',
+                request_serializer=corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.PriorityClasses.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -108,6 +123,27 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPriorityClass(self, request, context):
+        """Priority classes (in memory, like weights: a restarted master starts from its defaults and
+        --priority-classes). Set adds or replaces by name; a class named by a demand or a live task,
+        or the global default, cannot be deleted (FAILED_PRECONDITION with who uses it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeletePriorityClass(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPriorityClasses(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -140,6 +176,21 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.GetRoles,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.GetRolesRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.Roles.SerializeToString,
+            ),
+            'SetPriorityClass': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPriorityClass,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.SetPriorityClassRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.SetPriorityClassResponse.SerializeToString,
+            ),
+            'DeletePriorityClass': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeletePriorityClass,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.DeletePriorityClassRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.DeletePriorityClassResponse.SerializeToString,
+            ),
+            'GetPriorityClasses': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPriorityClasses,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.PriorityClasses.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -304,6 +355,87 @@ class Operator:
             '/corral.v1.Operator/GetRoles',
             corral_dot_v1_dot_operator__pb2.GetRolesRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.Roles.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPriorityClass(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/SetPriorityClass',
+            corral_dot_v1_dot_operator__pb2.SetPriorityClassRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.SetPriorityClassResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeletePriorityClass(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/DeletePriorityClass',
+            corral_dot_v1_dot_operator__pb2.DeletePriorityClassRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.DeletePriorityClassResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPriorityClasses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/GetPriorityClasses',
+            corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.PriorityClasses.FromString,
             options,
             channel_credentials,
             insecure,

@@ -26,7 +26,7 @@ class CallResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Call(_message.Message):
-    __slots__ = ("id", "timeout_seconds", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown")
+    __slots__ = ("id", "timeout_seconds", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown", "set_demands")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_FIELD_NUMBER: _ClassVar[int]
@@ -37,6 +37,7 @@ class Call(_message.Message):
     ACKNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
     RECONCILE_FIELD_NUMBER: _ClassVar[int]
     TEARDOWN_FIELD_NUMBER: _ClassVar[int]
+    SET_DEMANDS_FIELD_NUMBER: _ClassVar[int]
     id: int
     timeout_seconds: float
     accept: AcceptRequest
@@ -47,7 +48,8 @@ class Call(_message.Message):
     acknowledge: AcknowledgeRequest
     reconcile: ReconcileRequest
     teardown: TeardownRequest
-    def __init__(self, id: _Optional[int] = ..., timeout_seconds: _Optional[float] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ...) -> None: ...
+    set_demands: SetDemandsRequest
+    def __init__(self, id: _Optional[int] = ..., timeout_seconds: _Optional[float] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ..., set_demands: _Optional[_Union[SetDemandsRequest, _Mapping]] = ...) -> None: ...
 
 class CallBatch(_message.Message):
     __slots__ = ("calls",)
@@ -174,6 +176,14 @@ class TeardownRequest(_message.Message):
     CALLER_FIELD_NUMBER: _ClassVar[int]
     caller: Caller
     def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
+
+class SetDemandsRequest(_message.Message):
+    __slots__ = ("caller", "demands")
+    CALLER_FIELD_NUMBER: _ClassVar[int]
+    DEMANDS_FIELD_NUMBER: _ClassVar[int]
+    caller: Caller
+    demands: _containers.RepeatedCompositeFieldContainer[_common_pb2.Demand]
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[_common_pb2.Demand, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error")

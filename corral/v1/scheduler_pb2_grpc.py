@@ -79,6 +79,11 @@ class SchedulerStub:
                 request_serializer=corral_dot_v1_dot_scheduler__pb2.TeardownRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
                 _registered_method=True)
+        self.SetDemands = channel.unary_unary(
+                '/corral.v1.Scheduler/SetDemands',
+                request_serializer=corral_dot_v1_dot_scheduler__pb2.SetDemandsRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
+                _registered_method=True)
         self.Calls = channel.stream_stream(
                 '/corral.v1.Scheduler/Calls',
                 request_serializer=corral_dot_v1_dot_scheduler__pb2.CallBatch.SerializeToString,
@@ -143,6 +148,12 @@ class SchedulerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetDemands(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Calls(self, request_iterator, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -195,6 +206,11 @@ def add_SchedulerServicer_to_server(servicer, server):
             'Teardown': grpc.unary_unary_rpc_method_handler(
                     servicer.Teardown,
                     request_deserializer=corral_dot_v1_dot_scheduler__pb2.TeardownRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.SerializeToString,
+            ),
+            'SetDemands': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetDemands,
+                    request_deserializer=corral_dot_v1_dot_scheduler__pb2.SetDemandsRequest.FromString,
                     response_serializer=corral_dot_v1_dot_scheduler__pb2.CallResponse.SerializeToString,
             ),
             'Calls': grpc.stream_stream_rpc_method_handler(
@@ -445,6 +461,33 @@ class Scheduler:
             target,
             '/corral.v1.Scheduler/Teardown',
             corral_dot_v1_dot_scheduler__pb2.TeardownRequest.SerializeToString,
+            corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetDemands(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Scheduler/SetDemands',
+            corral_dot_v1_dot_scheduler__pb2.SetDemandsRequest.SerializeToString,
             corral_dot_v1_dot_scheduler__pb2.CallResponse.FromString,
             options,
             channel_credentials,

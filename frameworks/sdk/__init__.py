@@ -5,6 +5,7 @@ contract's own (``corral.v1``), re-exported so a framework imports from one plac
 """
 
 from corral.frameworks.sdk.backoff import Backoff
+from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.driver import DEFAULT_MASTER, Driver
 from corral.frameworks.sdk.errors import (
     CallError,
@@ -25,6 +26,7 @@ __all__ = [
     "Backoff",
     "CallError",
     "ConnectError",
+    "Demand",
     "Driver",
     "DriverError",
     "FrameworkError",

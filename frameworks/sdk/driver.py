@@ -22,6 +22,7 @@ import grpc
 
 from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
+from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
@@ -38,6 +39,7 @@ from corral.v1.scheduler_pb2 import (
     ReconcileRequest,
     ReconcileTask,
     ReviveRequest,
+    SetDemandsRequest,
     SubscribeRequest,
     SuppressRequest,
     TeardownRequest,
@@ -455,7 +457,7 @@ class Driver:
             calls = self._calls = CallStream(stub)
         if calls is not None:
             try:
-                await calls.call(method, method.lower(), request, self._call_timeout)
+                await calls.call(method, _call_field(method), request, self._call_timeout)
                 return
             except StreamUnimplemented:
                 self._unary_only = True  # an older master: unary calls from now on
@@ -531,6 +533,17 @@ class Driver:
         """Ask for offers again and clear every refuse filter."""
         await self._unary("Revive", ReviveRequest(caller=self._caller("Revive")))
 
+    async def set_demands(self, demands: Iterable[Demand]) -> None:
+        """Tell the master what this framework still needs, replacing what it said before; an
+        empty list withdraws every demand. From the first call on, the master offers this
+        framework resources only while a demand is unmet (tasks launched with
+        ``task(..., demand=NAME)`` count toward NAME while they live), highest priority class
+        first. A bad list raises CallError (INVALID_ARGUMENT, naming the demand)."""
+        request = SetDemandsRequest(
+            caller=self._caller("SetDemands"), demands=[d.to_pb() for d in demands]
+        )
+        await self._unary("SetDemands", request)
+
     async def kill(self, task_id: str, agent_id: str = "", grace: float | None = None) -> None:
         """Kill a task: SIGTERM, ``grace`` seconds (None: the task's or agent's default), then
         SIGKILL. The outcome arrives as a status (KILLED, or a terminal state it reached)."""
@@ -562,3 +575,8 @@ class Driver:
             self._tearing_down = False
             raise
         await self.stop()
+
+
+def _call_field(method: str) -> str:
+    """The CALLS stream's oneof field of a call: "SetDemands" -> "set_demands"."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in method).lstrip("_")

@@ -37,6 +37,7 @@ def task(
     task_id: str | None = None,
     ports: Sequence[tuple[int, int]] = (),
     priority_class: str = "",
+    demand: str = "",
     kill_grace_period: float | None = None,
     simulate_seconds: float | None = None,
     simulate_exit_code: int = 0,
@@ -45,6 +46,8 @@ def task(
 
     ``mem`` and ``disk`` are in MiB. The agent id is filled in by ``Driver.launch`` from the
     offer. ``simulate_seconds`` only matters on agents started with ``--simulate``.
+    ``priority_class`` ("" : the cluster's default) must be a class the master knows;
+    ``demand`` names the framework's demand this task serves (``Driver.set_demands``).
     """
     if not name:
         raise ValueError("a task needs a name")
@@ -73,6 +76,7 @@ def task(
         ),
         labels=dict(labels or {}),
         priority_class=priority_class,
+        demand=demand,
     )
     if kill_grace_period is not None:
         info.kill_grace_period_seconds = _quantity("kill_grace_period", kill_grace_period)

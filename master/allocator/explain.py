@@ -75,5 +75,6 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
         "role_share": drf.share(role_alloc, total, cols),
         "drf_position": position,
         "eligible_agents": len(eligible),
+        "priority": int(alloc.fw_priority[f]),
     }
     return Explanation(framework_id, alloc.last_offered(f), reasons, details)

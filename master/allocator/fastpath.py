@@ -1,10 +1,10 @@
 """The walk of a cycle for the common case, without a sort per agent.
 
-When every active framework is in one role and no role has a guarantee, no role a limit, no
-walked agent reservations or PreferNoSchedule taints, the reference's rules reduce to: each agent
-in walk order offers all its unreserved free resources to the first eligible framework in
-(dominant share, allocations received, id) order (order.py's keys 7-9), whose share and count
-then grow. Exactly the same decisions, made by
+When every framework of the pass (one priority level, order.py) is in one role and no role has
+a guarantee, no role a limit, no walked agent reservations or PreferNoSchedule taints, the
+reference's rules reduce to: each agent in walk order offers all its unreserved free resources
+to the first eligible framework in (dominant share, allocations received, id) order (order.py's
+keys 7-9), whose share and count then grow. Exactly the same decisions, made by
 one of two walks (``DrfAllocator.kernel``): ``kernel.py``, compiled with numba (the master's
 default), and ``_walk_numpy`` below, which needs no compiler. The numpy walk, in Python:
 
@@ -59,10 +59,9 @@ _PROBE = 4  # head entries checked one by one before a vector lookup
 _CHUNK_MAX = 512
 
 
-def applies(al: DrfAllocator, m: int) -> bool:
-    """The rules on frameworks and roles; the caller checks the candidates' reservations and
-    soft taints (it has them from its selection)."""
-    active = np.flatnonzero(al.fw_active[:m])
+def applies(al: DrfAllocator, active: npt.NDArray[np.intp]) -> bool:
+    """The rules on frameworks and roles for the pass's framework rows ``active``; the caller
+    checks the candidates' reservations and soft taints (it has them from its selection)."""
     if not len(active):
         return False
     roles = np.unique(al.fw_role[active])
@@ -73,17 +72,29 @@ def applies(al: DrfAllocator, m: int) -> bool:
     return all(math.isinf(x) for x in al.limit[int(roles[0])])
 
 
-def walk(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64, m: int) -> Walked:
-    """(frameworks, agents, offers) in walk order; charges the allocator as it goes.
-    ``free[i]``: what candidate i has free (all of it is offered)."""
+def walk(
+    al: DrfAllocator,
+    candidates: npt.NDArray[np.intp],
+    free: F64,
+    active: npt.NDArray[np.intp],
+    m: int,
+) -> Walked:
+    """(frameworks, agents, offers) in walk order for the framework rows ``active`` (the
+    cycle's pass); charges the allocator as it goes. ``free[i]``: what candidate i has free
+    (all of it is offered)."""
     if al.kernel == "numba":
-        return _walk_compiled(al, candidates, free, m)
-    return _walk_numpy(al, candidates, free, m)
+        return _walk_compiled(al, candidates, free, active, m)
+    return _walk_numpy(al, candidates, free, active)
 
 
-def _walk_compiled(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64, m: int) -> Walked:
+def _walk_compiled(
+    al: DrfAllocator,
+    candidates: npt.NDArray[np.intp],
+    free: F64,
+    active: npt.NDArray[np.intp],
+    m: int,
+) -> Walked:
     cols = np.asarray(drf.fair_columns(al.cluster, al._fair), dtype=np.intp)
-    active = np.flatnonzero(al.fw_active[:m])
     share = np.zeros(m)
     share[active] = drf.shares(al.alloc[active], al.cluster, cols.tolist())
     count = al.fw_count  # charged in place by the kernel
@@ -102,12 +113,11 @@ def _walk_compiled(al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64
 
 
 def _walk_numpy(
-    al: DrfAllocator, candidates: npt.NDArray[np.intp], free_rows: F64, m: int
+    al: DrfAllocator, candidates: npt.NDArray[np.intp], free_rows: F64, active: npt.NDArray[np.intp]
 ) -> Walked:
     """The same walk in Python over the numpy masks (no compiler needed)."""
     cols = drf.fair_columns(al.cluster, al._fair)
     total = al.cluster.tolist()
-    active = np.flatnonzero(al.fw_active[:m])
     shares = drf.shares(al.alloc[active], al.cluster, cols).tolist()
     counts = al.fw_count[active].tolist()
     ranks = al.framework_ranks()[active].tolist()

@@ -56,12 +56,18 @@ def _role_buffers(
 
 
 def walk(
-    al: DrfAllocator, candidates: npt.NDArray[np.intp], free: F64, m: int, cpus: float
+    al: DrfAllocator,
+    candidates: npt.NDArray[np.intp],
+    free: F64,
+    active: npt.NDArray[np.intp],
+    m: int,
+    cpus: float,
+    planned_before: float = 0.0,
 ) -> Walked:
-    """(frameworks, agents, offers) of the candidates in walk order, stopping at the ``cpus``
-    budget as ``DrfAllocator.cycle`` does; charges the allocator as it goes. ``free[i]``:
-    candidate i's unreserved free resources (``DrfAllocator._select``)."""
-    active = np.flatnonzero(al.fw_active[:m])
+    """(frameworks, agents, offers) of the candidates in walk order for the framework rows
+    ``active`` (the cycle's pass), stopping at the ``cpus`` budget as ``DrfAllocator.cycle``
+    does, ``planned_before`` cpus being planned already; charges the allocator as it goes.
+    ``free[i]``: candidate i's unreserved free resources (``DrfAllocator._select``)."""
     roles = len(al.role_names)
     cols_list = drf.fair_columns(al.cluster, al._fair)
     cols = np.asarray(cols_list, dtype=np.intp)
@@ -93,7 +99,7 @@ def walk(
     done = np.zeros(m, dtype=np.int64)
     skipped = np.zeros(roles, dtype=np.bool_)
     resume = np.zeros(roles, dtype=np.intp)
-    planned = np.zeros(1)
+    planned = np.array([planned_before])
     count = np.zeros(1, dtype=np.int64)
     room = len(active)  # offers one agent can make at most
     size = len(candidates) + room + 16
@@ -138,4 +144,5 @@ def warm() -> None:
     al.add_agent("a", (1.0, 1.0, 1.0, 0.0), {}, [], {"r": (0.5, 0.0, 0.0, 0.0)})
     al.add_framework("f", "r")
     al.set_quota("r", (1.0, 0.0, 0.0, 0.0), None)
-    walk(al, np.zeros(1, dtype=np.intp), np.ones((1, 4)), al._frameworks.size, math.inf)
+    rows = np.flatnonzero(al.fw_active[: al._frameworks.size])
+    walk(al, np.zeros(1, dtype=np.intp), np.ones((1, 4)), rows, al._frameworks.size, math.inf)

@@ -173,6 +173,9 @@ class Allocator(Protocol):
 
     def set_suppressed(self, framework_id: str, suppressed: bool) -> None: ...
 
+    def set_priority(self, framework_id: str, priority: int) -> None:
+        """The framework's priority level (order.py's key 1; higher goes first; 0 at first)."""
+
     def set_weight(self, role: str, weight: float) -> None: ...
 
     def set_quota(self, role: str, guarantee: Scalars | None, limit: Scalars | None) -> None: ...

@@ -80,6 +80,7 @@ class DrfAllocator:
         self.alloc = np.zeros((_START, 4))
         self.fw_role = np.zeros(_START, dtype=np.intp)
         self.fw_count = np.zeros(_START, dtype=np.int64)  # allocations received (order.py)
+        self.fw_priority = np.zeros(_START, dtype=np.int64)  # order.py's key 1
         self.fw_alive = np.zeros(_START, dtype=np.bool_)
         self.suppressed = np.zeros(_START, dtype=np.bool_)
         self.fw_active = np.zeros(_START, dtype=np.bool_)
@@ -118,6 +119,7 @@ class DrfAllocator:
         self.alloc = grow_rows(self.alloc, f, 0.0)
         self.fw_role = grow_rows(self.fw_role, f, 0)
         self.fw_count = grow_rows(self.fw_count, f, 0)
+        self.fw_priority = grow_rows(self.fw_priority, f, 0)
         for name in ("fw_alive", "suppressed", "fw_active"):
             setattr(self, name, grow_rows(getattr(self, name), f, False))
         self.filters.grow(self.total.shape[0], self.alloc.shape[0])
@@ -236,7 +238,7 @@ class DrfAllocator:
         f = self._frameworks.add(framework_id)
         self._ensure()
         self.alloc[f] = 0.0
-        self.fw_role[f], self.fw_count[f] = r, 0
+        self.fw_role[f], self.fw_count[f], self.fw_priority[f] = r, 0, 0
         self._framework_ranks = None
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
         self.filters.clear_framework(f)
@@ -266,6 +268,10 @@ class DrfAllocator:
             self.fw_alive[f : f + 1], self.suppressed[f : f + 1]
         )[0]
         self._column_delta(f, -1 if suppressed else +1)
+
+    def set_priority(self, framework_id: str, priority: int) -> None:
+        f = self._framework(framework_id)
+        self.fw_priority[f] = order.check_priority(framework_id, priority)
 
     def set_weight(self, role: str, weight: float) -> None:
         w = check_weight(role, weight)
@@ -477,40 +483,77 @@ class DrfAllocator:
         if not self.count_ok[: self._agents.size].any():
             return Plan([], [])  # every agent filtered (or blocked) for every active framework
         agents = self._ordered_agents()
-        order = agents[np.random.default_rng(seed).permutation(len(agents))]
-        candidates, free, reserved, soft = self._select(order)
-        if not len(candidates):
-            return Plan([], [])
+        order_ = agents[np.random.default_rng(seed).permutation(len(agents))]
         m = self._frameworks.size
-        if not reserved and not soft and fastpath.applies(self, m):
-            # No candidate has reservations, so its free resources are the unreserved ones.
-            if cpus == math.inf:
-                frameworks, agents, offers = fastpath.walk(self, candidates, free, m)
-            else:
-                frameworks, agents, offers = self._walk_within(candidates, free, m, cpus)
-        elif self.kernel == "numba":
-            frameworks, agents, offers = general_walk.walk(self, candidates, free, m, cpus)
-            self.general_walks += 1
+        passes = order.levels(self.fw_priority, np.flatnonzero(self.fw_active[:m]))
+        walked: list[fastpath.Walked] = []
+        planned = 0.0  # cpus planned by the passes before, added up as the reference does
+        for active in passes:
+            if planned >= cpus:
+                break
+            part = self._pass(order_, active, m, cpus, planned)
+            if part is None:
+                continue
+            walked.append(part)
+            if cpus != math.inf and len(passes) > 1:
+                for x in part.offers[:, 0].tolist():
+                    planned += x
+        if not walked:
+            return Plan([], [])
+        if len(walked) == 1:
+            frameworks, agents, offers = walked[0]
         else:
-            rows: list[tuple[int, int, Vec]] = []
-            walk = _Walk(self)
-            planned = 0.0
-            for a in candidates.tolist():
-                if planned >= cpus:
-                    break
-                row = eligibility.row(self, a, m)
-                for f, offer in walk.serve(a, np.flatnonzero(row)):
-                    rows.append((f, a, offer))
-                    planned += offer[0]
-            frameworks, agents, offers = fastpath.Walked.of(rows)
+            frameworks = np.concatenate([w.frameworks for w in walked])
+            agents = np.concatenate([w.agents for w in walked])
+            offers = np.concatenate([w.offers for w in walked]).reshape(-1, 4)
         self._last_plan_frameworks = frameworks
         # Rows in a plan are live, so their ids are set (never None).
         fw_ids = cast(list[str], self._frameworks.table())
         agent_ids = cast(list[str], self._agents.table())
         return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
 
+    def _pass(
+        self,
+        order_: npt.NDArray[np.intp],
+        active: npt.NDArray[np.intp],
+        m: int,
+        cpus: float,
+        planned: float,
+    ) -> fastpath.Walked | None:
+        """One pass of the cycle (order.py): the agents in ``order_`` walked for the framework
+        rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
+        candidates, free, reserved, soft = self._select(order_)
+        if not len(candidates):
+            return None
+        if not reserved and not soft and fastpath.applies(self, active):
+            # No candidate has reservations, so its free resources are the unreserved ones.
+            if cpus == math.inf:
+                return fastpath.walk(self, candidates, free, active, m)
+            return self._walk_within(candidates, free, active, m, cpus, planned)
+        if self.kernel == "numba":
+            self.general_walks += 1
+            return general_walk.walk(self, candidates, free, active, m, cpus, planned)
+        rows: list[tuple[int, int, Vec]] = []
+        walk = _Walk(self)
+        in_pass = np.zeros(m, dtype=np.bool_)
+        in_pass[active] = True
+        for a in candidates.tolist():
+            if planned >= cpus:
+                break
+            row = eligibility.row(self, a, m) & in_pass
+            for f, offer in walk.serve(a, np.flatnonzero(row)):
+                rows.append((f, a, offer))
+                planned += offer[0]
+        return fastpath.Walked.of(rows)
+
     def _walk_within(
-        self, candidates: npt.NDArray[np.intp], free: F64, m: int, cpus: float
+        self,
+        candidates: npt.NDArray[np.intp],
+        free: F64,
+        active: npt.NDArray[np.intp],
+        m: int,
+        cpus: float,
+        planned: float = 0.0,
     ) -> fastpath.Walked:
         """The fast walk up to ``cpus`` (see ``cycle``), in runs of agents: each run is the
         shortest whose free cpus, were they all offered, would reach what is left. An agent
@@ -521,13 +564,13 @@ class DrfAllocator:
         at the same agent."""
         free_cpus = free[:, 0].tolist()
         parts: list[fastpath.Walked] = []
-        planned, start, n = 0.0, 0, len(free_cpus)
+        start, n = 0, len(free_cpus)
         while start < n and planned < cpus:
             reach, end = planned, start
             while end < n and reach < cpus:
                 reach += free_cpus[end]
                 end += 1
-            part = fastpath.walk(self, candidates[start:end], free[start:end], m)
+            part = fastpath.walk(self, candidates[start:end], free[start:end], active, m)
             for x in part.offers[:, 0].tolist():
                 planned += x
             parts.append(part)
@@ -614,6 +657,7 @@ class DrfAllocator:
             share=fkey,
             count=self.fw_count,
             framework_rank=self.framework_ranks(),
+            priority=self.fw_priority,
         )
 
     def role_keys(self) -> RoleKeys:

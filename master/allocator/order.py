@@ -3,7 +3,8 @@ the numpy walk, the compiled walks and explain all rank frameworks with these ke
 
 A framework f is ranked on agent a by this key, smallest first:
 
-  1. priority level (a slot: 0 for every framework until priority classes fill it)
+  1. priority level: minus f's priority (``set_priority``; the master sets it to the highest
+     priority class value among f's unmet demands), so the higher priority goes first
   2. 1 if f does not tolerate a PreferNoSchedule taint of a, else 0
   3. quota tier of f's role: 0 while the role's allocation is below its guarantee in some
      resource, else 1
@@ -18,6 +19,15 @@ A framework f is ranked on agent a by this key, smallest first:
 re-registration) and never goes down, as Mesos' sorter counts them: of two frameworks at the
 same share, the one offered less often goes first, so two frameworks that decline everything
 are served in turn instead of the older one always first. Keys 5-9 make the order total.
+
+Key 1 is applied as passes, not per agent: a cycle walks every agent for the highest priority
+level present among the active frameworks, then walks them again for the next level with what
+is left, and so on; within a pass keys 2-9 order the frameworks of that level. Why passes: a
+higher level gets first pick of every agent in the cycle, and each pass is the walk that
+already existed (the fast path and the compiled general walk keep their sorted orders of keys
+2-9 unchanged); with one level, the common case, a cycle is one pass as before. The only
+difference from sorting by key 1 per agent: a lower level's charges in a pass do not move the
+role shares (keys 3-5) that order a higher level on later agents, since that pass came first.
 """
 
 from __future__ import annotations
@@ -27,8 +37,6 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-PRIORITY_LEVEL = 0  # the slot priority classes will fill (key 1)
-
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
@@ -37,6 +45,7 @@ ReferenceKey = tuple[int, int, int, float, int, str, float, int, str]
 
 def reference_key(
     *,
+    priority: int,
     prefers_not: bool,
     role_tier: int,
     role_key: float,
@@ -48,7 +57,7 @@ def reference_key(
 ) -> ReferenceKey:
     """The key of one framework, as the reference sorts by it."""
     return (
-        PRIORITY_LEVEL,
+        -priority,
         1 if prefers_not else 0,
         role_tier,
         role_key,
@@ -58,6 +67,29 @@ def reference_key(
         count,
         framework_id,
     )
+
+
+PRIORITY_BOUND = 2**62  # priorities are int64 in the numpy allocator; -p must not overflow
+
+
+def check_priority(framework_id: str, priority: int) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise ValueError(f"priority of {framework_id!r} must be an int, got {priority!r}")
+    if not -PRIORITY_BOUND < priority < PRIORITY_BOUND:
+        raise ValueError(f"priority of {framework_id!r} is out of range: {priority}")
+    return priority
+
+
+def levels(priorities: I64, rows: npt.NDArray[np.intp]) -> list[npt.NDArray[np.intp]]:
+    """``rows`` grouped into passes by priority (``priorities`` indexed by row), highest
+    first; one level (the common case) is ``[rows]`` itself, found with two reductions."""
+    if not len(rows):
+        return []
+    mine = priorities[rows]
+    top, bottom = int(mine.max()), int(mine.min())
+    if top == bottom:
+        return [rows]
+    return [rows[mine == p] for p in sorted(set(mine.tolist()), reverse=True)]
 
 
 def name_ranks(names: Sequence[str | None]) -> I64:
@@ -81,10 +113,12 @@ def rank(
     share: F64,
     count: I64,
     framework_rank: I64,
+    priority: I64 | None = None,
 ) -> npt.NDArray[np.intp]:
     """``frameworks`` (rows) sorted by the key above. Role arrays are indexed by role row,
     framework arrays by framework row; ``prefers_not`` by position in ``frameworks`` (None:
-    the agent has no PreferNoSchedule taint)."""
+    the agent has no PreferNoSchedule taint); ``priority`` by framework row (None: one level,
+    the walks' case: a pass ranks frameworks of one level)."""
     roles = role_of[frameworks]
     keys: list[npt.NDArray[np.generic]] = [
         framework_rank[frameworks],
@@ -97,4 +131,6 @@ def rank(
     ]
     if prefers_not is not None:
         keys.append(prefers_not.astype(np.int64))
+    if priority is not None:
+        keys.append(-priority[frameworks])
     return frameworks[np.lexsort(keys)]

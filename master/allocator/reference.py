@@ -7,9 +7,9 @@ STATE
   Agents, in registration order: ``total`` (cpus, mem, disk, gpus), attributes, taints, static
   reservations ``{role: scalars}`` (part of the total; their sum may not exceed it), draining.
   An agent's *unreserved capacity* is total minus all reservations.
-  Frameworks: role, tolerations, attribute constraints,
-  suppressed. Roles exist once named; weight (default 1), quota guarantee (default 0) and
-  limit (default unlimited).
+  Frameworks: role, tolerations, attribute constraints, suppressed, priority (an int, default
+  0). Roles exist once named; weight (default 1), quota guarantee (default 0) and limit
+  (default unlimited).
   Charges: what each framework holds on each agent. A charge on an agent draws first on the
   reservation of the framework's role there, then on the unreserved capacity; a recovery gives
   back to the role's reservation first, then to the unreserved pool (never more than was
@@ -39,7 +39,7 @@ SHARES
 
 DRF ORDER (for an agent a)
   Frameworks sorted by ``order.reference_key`` (the key is written once, in order.py):
-    (priority level, intolerant of a PreferNoSchedule taint of a ? 1 : 0,
+    (-priority, intolerant of a PreferNoSchedule taint of a ? 1 : 0,
      role has unmet guarantee ? 0 : 1, role key, role allocations received, role name,
      framework key, framework allocations received, framework id).
   Allocations received: every charge (cycle offer or ``allocate()``) adds one to the
@@ -61,14 +61,17 @@ OFFER SIZE for f (role r) on a
   offer = from_reserved + from_unreserved. It is *allocatable* if it meets every threshold of
   some alternative of min_allocatable (Mesos' format; default "cpus:0.01|mem:32").
 
-CYCLE(now, seed)
+CYCLE(now, seed, cpus)
   1. Drop expired filters.
   2. order = agents in registration order permuted by numpy.random.default_rng(seed)
      .permutation(number of agents).
-  3. For each agent a in order (skipping draining ones): repeat
-       take the first framework f in the DRF order for a (recomputed now, since shares move
-       with every charge) that is eligible on a, was not yet offered a in this cycle, and whose
-       offer on a is allocatable; charge the offer to f and append Allocation(f, a, offer);
+  3. For each priority level p of the frameworks, highest first (a pass; order.py says why):
+     for each agent a in order (skipping draining ones; stopping the whole cycle once the
+     plan holds ``cpus`` cpus, added up offer by offer in plan order): repeat
+       take the first framework f of level p in the DRF order for a (recomputed now, since
+       shares move with every charge) that is eligible on a, was not yet offered a in this
+       cycle, and whose offer on a is allocatable; charge the offer to f and append
+       Allocation(f, a, offer);
      until no framework qualifies.
   (Skipped frameworks stay skipped: a charge only lowers other frameworks' offers, so
   restarting the scan after each offer is the same as continuing it.)
@@ -164,6 +167,7 @@ class _Framework:
     constraints: tuple[AttributeConstraint, ...]
     gpu_resources: bool = False  # the GPU_RESOURCES capability
     suppressed: bool = False
+    priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
     filters: dict[str, float] = field(default_factory=dict)  # agent -> expires_at
     refused: dict[str, Vec | None] = field(default_factory=dict)  # agent -> what was refused
@@ -251,6 +255,9 @@ class ReferenceAllocator:
 
     def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
         self._framework(framework_id).suppressed = suppressed
+
+    def set_priority(self, framework_id: str, priority: int) -> None:
+        self._framework(framework_id).priority = order.check_priority(framework_id, priority)
 
     def set_weight(self, role: str, weight: float) -> None:
         self._roles.setdefault(role, _Role()).weight = check_weight(role, weight)
@@ -370,29 +377,30 @@ class ReferenceAllocator:
         plan: list[Allocation] = []
         offered: dict[str, set[str]] = {}
         planned = 0.0  # cpus in the plan, added up offer by offer in walk order
-        for i in perm:
-            if planned >= cpus:
-                break
-            agent_id = agent_ids[int(i)]
-            agent = self._agents[agent_id]
-            if agent.draining:
-                continue
-            done: set[str] = set()
-            while True:
-                choice = self._pick(agent_id, agent, now, done)
-                if choice is None:
+        done: dict[str, set[str]] = {a: set() for a in agent_ids}  # offered in this cycle
+        for level in sorted({fw.priority for fw in self._frameworks.values()}, reverse=True):
+            for i in perm:
+                if planned >= cpus:
                     break
-                framework_id, offer = choice
-                self._charge(self._frameworks[framework_id], agent_id, agent, offer)
-                plan.append(Allocation(framework_id, agent_id, _tuple(offer)))
-                planned += offer[0]
-                done.add(framework_id)
-                offered.setdefault(framework_id, set()).add(agent_id)
+                agent_id = agent_ids[int(i)]
+                agent = self._agents[agent_id]
+                if agent.draining:
+                    continue
+                while True:
+                    choice = self._pick(agent_id, agent, now, done[agent_id], level)
+                    if choice is None:
+                        break
+                    framework_id, offer = choice
+                    self._charge(self._frameworks[framework_id], agent_id, agent, offer)
+                    plan.append(Allocation(framework_id, agent_id, _tuple(offer)))
+                    planned += offer[0]
+                    done[agent_id].add(framework_id)
+                    offered.setdefault(framework_id, set()).add(agent_id)
         self._last_offered = {f: len(a) for f, a in offered.items()}
         return Plan.of(plan)
 
     def _pick(
-        self, agent_id: str, agent: _Agent, now: float, done: set[str]
+        self, agent_id: str, agent: _Agent, now: float, done: set[str], level: int
     ) -> tuple[str, Vec] | None:
         most = agent.unreserved_free()
         for role in agent.reserved:
@@ -402,7 +410,7 @@ class ReferenceAllocator:
         candidates = {
             fid
             for fid, fw in self._frameworks.items()
-            if fid not in done and self._eligible(fw, agent_id, agent, now)
+            if fw.priority == level and fid not in done and self._eligible(fw, agent_id, agent, now)
         }
         if not candidates:
             return None
@@ -471,6 +479,7 @@ class ReferenceAllocator:
             fid, fw = item
             tier, rkey = role_keys[fw.role]
             return order.reference_key(
+                priority=fw.priority,
                 prefers_not=bool(untolerated(prefer_not, fw.tolerations)),
                 role_tier=tier,
                 role_key=rkey,
@@ -588,6 +597,7 @@ class ReferenceAllocator:
             "role_share": self._share(alloc, total),
             "drf_position": position,
             "eligible_agents": len(eligible),
+            "priority": fw.priority,
         }
         return Explanation(framework_id, self._last_offered.get(framework_id, 0), reasons, details)
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from corral.master.core.demands import PriorityTable
+from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
 
@@ -47,15 +49,27 @@ class MasterConfig:
     # them when it is created, as if an operator had set them; operators change them later.
     role_weights: tuple[tuple[str, float], ...] = field(default=())
     role_quotas: tuple[tuple[str, Quota], ...] = field(default=())
+    # Priority classes at start (the master's --priority-classes), set over the defaults
+    # (corral.priority.DEFAULTS) by name, as if an operator had set them in this order.
+    priority_classes: tuple[PriorityClass, ...] = field(default=())
 
     def __post_init__(self) -> None:
         for role, weight in self.role_weights:
             check_weight(check_role(role), weight)
         for role, quota in self.role_quotas:
             check_quota(check_role(role), quota.guarantee, quota.limit)
+        check_unique(self.priority_classes)
+        # Set over the defaults here, so a file the core could not apply fails at start.
+        table = PriorityTable()
+        for c in self.priority_classes:
+            table.set(c)
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or f.name in ("role_weights", "role_quotas"):
+            if isinstance(value, bool) or f.name in (
+                "role_weights",
+                "role_quotas",
+                "priority_classes",
+            ):
                 continue
             if f.name == "agent_removal_rate" and value == math.inf:
                 continue

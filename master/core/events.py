@@ -10,7 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from corral.master.core.durable import RegistryState
-from corral.master.core.types import AgentSpec, FrameworkSpec, ReportedTask, Status, TaskSpec
+from corral.master.core.types import (
+    AgentSpec,
+    Demand,
+    FrameworkSpec,
+    ReportedTask,
+    Status,
+    TaskSpec,
+)
+from corral.priority import PriorityClass
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +129,13 @@ class Teardown(Call):
     pass
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetDemands(Call):
+    """Replace all of the framework's demands; an empty tuple withdraws them."""
+
+    demands: tuple[Demand, ...]
+
+
 # --- operators ----------------------------------------------------------------------------
 
 
@@ -140,6 +155,19 @@ class SetQuota(Event):
     role: str
     guarantee: tuple[float, ...]
     limit: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetPriorityClass(Event):
+    """An operator sets (adds or replaces, by name) a priority class, checked by
+    ``corral.priority`` before it reaches the core."""
+
+    priority_class: PriorityClass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeletePriorityClass(Event):
+    name: str
 
 
 # --- the master's own life ----------------------------------------------------------------

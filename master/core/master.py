@@ -14,10 +14,13 @@ Rules of the core (the rest of this file applies them):
    a removed framework's tasks: KILLED).
 5. Statuses with a uuid are kept per framework until acknowledged and resent; the master's own
    statuses have no uuid (frameworks reconcile to learn them again).
-6. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
+6. What a framework is offered follows its demands (demands.py): whatever changes a demand's
+   unmet count (SetDemands, a task starting or ending, a class set) marks the framework, and
+   after the event its priority and auto-suppression are handed to the allocator once.
+7. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
    ``durable_frameworks``; a record that no longer matches its mirror is emitted as a change
    (``Persist``, last in the event's commands). validate() holds every record to its mirror.
-7. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
+8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
    UNREACHABLE.
 """
@@ -33,6 +36,7 @@ from typing import Any
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
+from corral.master.core import demands
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.durable import (
@@ -72,6 +76,7 @@ from corral.master.core.types import (
     TaskState,
 )
 from corral.master.core.validate import validate
+from corral.priority import DEFAULTS, PriorityClassError
 from corral.resources import Resources, normalize_ranges, ranges_count
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 from corral.tasks import AGENT_REPORTED_STATES
@@ -145,11 +150,11 @@ class MasterCore:
         # Deadlines only move later as agents are heard from; a registration or a shorter
         # interval brings this forward (_watch_deadline).
         self._earliest_deadline = math.inf
-        # Rule 6: what the registry holds, and the changes of the event in hand.
+        # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
         self._changes: list[Change] = []
-        # Rule 7: reconciliation questions held until an agent's recovery ends, by agent id
+        # Rule 8: reconciliation questions held until an agent's recovery ends, by agent id
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
         self.recovering = 0  # agents RECOVERING
@@ -173,6 +178,9 @@ class MasterCore:
             ev.Acknowledge: self._acknowledge,
             ev.Reconcile: self._reconcile,
             ev.Teardown: self._teardown,
+            ev.SetDemands: self._set_demands,
+            ev.SetPriorityClass: self._set_priority_class,
+            ev.DeletePriorityClass: self._delete_priority_class,
             ev.SetWeight: self._set_weight,
             ev.SetQuota: self._set_quota,
             ev.Tick: self._tick,
@@ -184,6 +192,11 @@ class MasterCore:
             self._apply_weight(role, weight)
         for role, quota in config.role_quotas:
             self._apply_quota(role, quota)
+        self.priority = demands.PriorityTable(DEFAULTS)
+        for c in config.priority_classes:
+            self.priority.set(c)
+        # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
+        self._demands_moved: set[str] = set()
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -193,10 +206,41 @@ class MasterCore:
             # A refused call changed nothing (rule 1), so it has nothing to persist either.
             self._changes.clear()
             raise
+        if self._demands_moved:
+            for fw_id in self._demands_moved:
+                fw = self.frameworks.get(fw_id)
+                if fw is not None:
+                    self._sync_allocator(fw)
+            self._demands_moved.clear()
         if self._changes:
             out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self._changes)))
             self._changes = []
         return out
+
+    def _sync_allocator(self, fw: FrameworkRecord) -> None:
+        """Hand the framework's priority and whether it is offered anything to the allocator:
+        suppressed when it asked (SUPPRESS), is not connected, or wants nothing by its
+        demands (demands.py, rule 3)."""
+        if fw.state is FrameworkState.REMOVED:
+            return
+        fw_id = fw.framework_id
+        self.allocator.set_priority(fw_id, demands.priority(fw, self.priority))
+        off = (
+            fw.suppressed or fw.state is not FrameworkState.SUBSCRIBED or demands.wants_nothing(fw)
+        )
+        self.allocator.set_suppressed(fw_id, off)
+
+    def _count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
+        name = task.spec.demand
+        if not name or fw is None:
+            return
+        left = fw.demand_tasks.get(name, 0) + delta
+        if left > 0:
+            fw.demand_tasks[name] = left
+        else:
+            fw.demand_tasks.pop(name, None)
+        if fw.wants_by_demand:
+            self._demands_moved.add(fw.framework_id)
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -397,6 +441,7 @@ class MasterCore:
                 )
                 agent.tasks[key] = task
                 fw.tasks[task_id] = task
+                self._count_demand_task(fw, task, +1)
                 self.pacer.launching(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
                 try:
@@ -648,7 +693,7 @@ class MasterCore:
             fw.disconnected_at = None
             fw.placeholder = False
             kind = "framework_resubscribed"
-        self.allocator.set_suppressed(fw_id, fw.suppressed)
+        self._sync_allocator(fw)
         out.append(
             cmd.SendSubscribed(
                 stimulus_id=e.stimulus_id,
@@ -817,6 +862,15 @@ class MasterCore:
                 raise _invalid(f"task id {t.task_id!r} is already in use")
             if t.resources.cpus <= 0 and t.resources.mem <= 0:
                 raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
+            if t.priority_class and t.priority_class not in self.priority.classes:
+                raise _invalid(
+                    f"task {t.task_id!r} names unknown priority class {echo(t.priority_class)}"
+                )
+            if t.demand and t.demand not in fw.demands:
+                raise _invalid(
+                    f"task {t.task_id!r} names demand {echo(t.demand)}, "
+                    "which the framework has not set"
+                )
             seen.add(t.task_id)
             if t.resources.ports:
                 ports_of[t.task_id] = ranges_count(t.resources.ports)
@@ -865,6 +919,7 @@ class MasterCore:
             )
             fw.tasks[t.task_id] = task
             agent.tasks[(fw.framework_id, t.task_id)] = task
+            self._count_demand_task(fw, task, +1)
             self.pacer.launching(task)
         return [
             cmd.SendLaunch(
@@ -900,15 +955,69 @@ class MasterCore:
     def _suppress(self, e: ev.Suppress) -> Commands:
         fw = self._caller(e)
         fw.suppressed = True
-        self.allocator.set_suppressed(fw.framework_id, True)
+        self._sync_allocator(fw)
         return []
 
     def _revive(self, e: ev.Revive) -> Commands:
         fw = self._caller(e)
         fw.suppressed = False
-        self.allocator.set_suppressed(fw.framework_id, False)
+        self._sync_allocator(fw)  # a framework that wants nothing by its demands stays so
         self.allocator.clear_filters(fw.framework_id)
         return []
+
+    def _set_demands(self, e: ev.SetDemands) -> Commands:
+        fw = self._caller(e)
+        try:
+            demands.check_demands(e.demands, self.priority)
+        except demands.DemandError as exc:
+            raise _invalid(str(exc)) from None
+        fw.demands = {d.name: d for d in e.demands}
+        fw.wants_by_demand = True
+        self._demands_moved.add(fw.framework_id)
+        pending = sum(demands.unmet(fw, d) for d in e.demands)
+        return [
+            self._event(
+                e,
+                "demands_set",
+                fw.framework_id,
+                f"{len(e.demands)} demands, {pending} tasks unmet",
+            )
+        ]
+
+    # ------------------------------------------------------------ priority classes
+
+    def _set_priority_class(self, e: ev.SetPriorityClass) -> Commands:
+        c = e.priority_class
+        try:
+            self.priority.set(c)
+        except PriorityClassError as exc:
+            raise _invalid(str(exc)) from None
+        # A value or the default moved: every framework's priority may have.
+        self._demands_moved.update(self.frameworks)
+        return [
+            self._event(
+                e,
+                "priority_class_set",
+                c.name,
+                f"value {c.value} {c.preemption_policy.value}"
+                + (" (global default)" if c.global_default else ""),
+            )
+        ]
+
+    def _delete_priority_class(self, e: ev.DeletePriorityClass) -> Commands:
+        if e.name not in self.priority.classes:
+            raise CallRejected(Refusal.NOT_FOUND, f"unknown priority class {echo(e.name)}")
+        user = demands.classes_in_use(self, e.name)
+        if user:
+            raise CallRejected(
+                Refusal.FAILED_PRECONDITION,
+                f"priority class {echo(e.name)} is in use by {user}",
+            )
+        try:
+            self.priority.delete(e.name)
+        except PriorityClassError as exc:
+            raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
+        return [self._event(e, "priority_class_deleted", e.name, "")]
 
     def _kill(self, e: ev.Kill) -> Commands:
         fw = self._caller(e)
@@ -992,7 +1101,7 @@ class MasterCore:
         return fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
 
     def _unknown_yet(self, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
-        """Rule 7: a task the master does not know, on an agent (or, naming none, on any agent)
+        """Rule 8: a task the master does not know, on an agent (or, naming none, on any agent)
         that may still re-register with it."""
         if self._known_task(fw, task_id) is not None:
             return False
@@ -1042,7 +1151,7 @@ class MasterCore:
         return answer
 
     def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
-        """Rule 7: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
+        """Rule 8: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
         questions held for it, and those naming no agent once no agent is RECOVERING."""
         questions = list(self.held.pop(agent_id, {}))
         if not self.recovering:
@@ -1265,7 +1374,7 @@ class MasterCore:
         ]
 
     def _mark_agent(self, agent: AgentRecord) -> None:
-        """Rule 6: persist the agent's record if it changed since last persisted."""
+        """Rule 7: persist the agent's record if it changed since last persisted."""
         entry = AgentEntry(
             spec=agent.spec,
             secret=agent.secret,
@@ -1277,7 +1386,7 @@ class MasterCore:
             self._changes.append(PutAgent(entry))
 
     def _mark_framework(self, fw: FrameworkRecord) -> None:
-        """Rule 6, for a framework (placeholders are not durable)."""
+        """Rule 7, for a framework (placeholders are not durable)."""
         if fw.placeholder:
             return
         entry = framework_entry(fw)
@@ -1348,8 +1457,8 @@ class MasterCore:
                     list(agent.free_ports) + list(task.spec.resources.ports)
                 )
         fw = self.frameworks.get(task.framework_id)
-        if fw is not None:
-            fw.tasks.pop(task.task_id, None)
+        if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
+            self._count_demand_task(fw, task, -1)
         self.completed[key] = task
         self.completed.move_to_end(key)
         while len(self.completed) > self.config.completed_tasks_kept:
@@ -1408,6 +1517,9 @@ class MasterCore:
                 "offered_agents_last_cycle": 0,
                 "reasons": {"framework removed": 1},
                 "details": {},
+                "priority": 0,
+                "wants_nothing": True,
+                "pending_demands": [],
             }
         explanation = self.allocator.explain(framework_id, now)
         return {
@@ -1418,4 +1530,7 @@ class MasterCore:
             "offered_agents_last_cycle": explanation.offered_agents,
             "reasons": dict(explanation.reasons),
             "details": dict(explanation.details),
+            "priority": demands.priority(fw, self.priority),
+            "wants_nothing": demands.wants_nothing(fw),
+            "pending_demands": demands.explain(self, fw),
         }

@@ -6,7 +6,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from corral.master.core.states import AgentState, FrameworkState
-from corral.master.core.types import AgentSpec, FrameworkSpec, Status, TaskSpec, TaskState
+from corral.master.core.types import (
+    AgentSpec,
+    Demand,
+    FrameworkSpec,
+    Status,
+    TaskSpec,
+    TaskState,
+)
 from corral.resources import PortRanges, Resources
 
 
@@ -105,6 +112,13 @@ class FrameworkRecord:
     # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.
     placeholder: bool = False
     removed_at: float | None = None
+    # What it still needs (SetDemands), by name in the order given. ``wants_by_demand`` is
+    # True once it has called SetDemands: from then on it is offered only while a demand is
+    # unmet (auto-suppress); one that never called it is offered as in Mesos.
+    demands: dict[str, Demand] = field(default_factory=dict)
+    wants_by_demand: bool = False
+    # Live tasks naming each demand (TaskSpec.demand), kept as tasks start and end.
+    demand_tasks: dict[str, int] = field(default_factory=dict)
 
     @property
     def framework_id(self) -> str:

@@ -50,8 +50,26 @@ class TaskSpec:
     task_id: str
     name: str
     resources: Resources
-    priority_class: str = ""
+    priority_class: str = ""  # empty: the global default class
+    demand: str = ""  # the framework's demand this task serves (counts toward it); may be empty
     wire: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """What a framework still needs (docs/scheduling.md): ``count`` tasks of one shape.
+
+    ``unmet`` = count - the framework's live tasks naming this demand (TaskSpec.demand).
+    ``min_member`` > 0 makes it a gang (stored and checked now; gang offers come later).
+    ``constraints`` and ``tolerations`` are its tasks': explain uses them per agent."""
+
+    name: str
+    resources: Resources  # one task's shape: scalars only
+    count: int
+    priority_class: str = ""  # empty: the global default class
+    min_member: int = 0
+    constraints: tuple[AttributeConstraint, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ def validate(core: MasterCore) -> None:
     _charges(core)
     _free_ports(core)
     _durable(core)
+    _demand_tasks(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -130,8 +131,8 @@ def _free_ports(core: MasterCore) -> None:
 
 
 def _durable(core: MasterCore) -> None:
-    """Rule 6: every agent and every framework but placeholders is in the registry as it is now;
-    the RECOVERING count is the agents in that state."""
+    """Rule 7 of master.py: every agent and every framework but placeholders is in the registry
+    as it is now; the RECOVERING count is the agents in that state."""
     from corral.master.core.master import framework_entry  # the one definition of the entry
 
     for agent in core.agents.values():
@@ -157,3 +158,17 @@ def _durable(core: MasterCore) -> None:
         core.recovering == recovering,
         f"{core.recovering} agents counted RECOVERING, {recovering} are",
     )
+
+
+def _demand_tasks(core: MasterCore) -> None:
+    """A framework's count of live tasks per demand is the tasks naming it (demands.py)."""
+    for fw in core.frameworks.values():
+        counted: dict[str, int] = {}
+        for task in fw.tasks.values():
+            if task.spec.demand:
+                counted[task.spec.demand] = counted.get(task.spec.demand, 0) + 1
+        _check(
+            counted == fw.demand_tasks,
+            f"framework {fw.framework_id} counts {fw.demand_tasks} tasks per demand, "
+            f"its live tasks name {counted}",
+        )

@@ -230,6 +230,30 @@ async def test_default_scheduler_declines_every_offer(master: FakeMaster) -> Non
     assert list(decline.offer_ids) == ["o1", "o2"]
 
 
+async def test_set_demands_sends_the_demands_and_demand_bad_input_fails_at_once(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, sdk.Scheduler()) as driver:
+        await driver.set_demands(
+            [sdk.Demand("web", 3, cpus=1, mem=256, priority_class="serving", min_member=2)]
+        )
+        await driver.set_demands([])
+        await driver.stop()
+    first, withdrawn = master.calls_of("SetDemands")
+    (web,) = first.demands
+    assert (web.name, web.count, web.priority_class, web.min_member) == ("web", 3, "serving", 2)
+    assert (web.resources.cpus, web.resources.mem) == (1, 256)
+    assert list(withdrawn.demands) == []
+    for bad in (
+        lambda: sdk.Demand("x", 0, cpus=1, mem=1),
+        lambda: sdk.Demand("x", 2, cpus=1, mem=1, min_member=3),
+        lambda: sdk.Demand("x", 1, cpus=float("nan"), mem=1),
+        lambda: sdk.Demand("", 1, cpus=1, mem=1),
+    ):
+        with pytest.raises(ValueError):
+            bad()
+
+
 async def test_reconnects_and_resubscribes_with_the_same_framework_id(master: FakeMaster) -> None:
     rec = Recorder()
     async with driver_for(master, rec) as driver:

@@ -14,6 +14,7 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
 from corral.master.core.types import (
     AgentSpec,
+    Demand,
     FrameworkSpec,
     ReportedTask,
     Status,
@@ -145,15 +146,32 @@ class Harness:
             )
         )
 
+    def set_demands(self, fid: str, *demands: Demand) -> list[cmd.Command]:
+        return self.handle(ev.SetDemands(**self.call_base(fid), demands=demands))
+
     def tick(self, advance: float = 0.0) -> list[cmd.Command]:
         self.now += advance
         return self.handle(ev.Tick(**self.base()))
 
 
-def task(task_id: str, resources: str = "cpus:1;mem:128") -> TaskSpec:
+def task(
+    task_id: str, resources: str = "cpus:1;mem:128", demand: str = "", priority_class: str = ""
+) -> TaskSpec:
     from corral.resources import parse_resources
 
-    return TaskSpec(task_id=task_id, name=task_id, resources=parse_resources(resources))
+    return TaskSpec(
+        task_id=task_id,
+        name=task_id,
+        resources=parse_resources(resources),
+        demand=demand,
+        priority_class=priority_class,
+    )
+
+
+def demand(name: str, resources: str = "cpus:1;mem:128", count: int = 1, **fields: Any) -> Demand:
+    from corral.resources import parse_resources
+
+    return Demand(name=name, resources=parse_resources(resources), count=count, **fields)
 
 
 def status(

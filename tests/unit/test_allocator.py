@@ -322,6 +322,46 @@ def test_explain_counts_frameworks_ahead(kind: str) -> None:
     assert explanation.details["drf_position"] == 2
 
 
+def test_higher_priority_is_offered_first_across_roles_and_shares(kind: str) -> None:
+    alloc = _alloc(kind)
+    for i in range(3):
+        alloc.add_agent(f"a{i}", AGENT, {}, [])
+    alloc.add_framework("batch", "batch")
+    alloc.add_framework("serving", "serving")
+    # Serving already holds more than batch: by share alone batch would go first everywhere.
+    alloc.allocate("serving", "a0", (1.0, 0.0, 0.0, 0.0))
+    alloc.set_priority("serving", 1000)
+    alloc.set_priority("batch", -100)
+    plan = alloc.cycle(0.0, seed=0)
+    # Serving's pass comes first and is offered every agent whole: batch's pass finds nothing.
+    assert {a.framework_id for a in plan} == {"serving"}
+    assert len(plan) == 3
+    explanation = alloc.explain("batch", 0.0)
+    assert explanation.reasons[REASON_ORDER] == 1  # serving is ahead, though its share is larger
+    assert explanation.details["priority"] == -100
+
+
+def test_a_lower_level_gets_what_the_higher_cannot_take(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a0", AGENT, {}, [SPOT])
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("high", "*")
+    alloc.add_framework("alow", "*", (Toleration("spot", "true"),))  # first by id
+    alloc.set_priority("high", 10)
+    plan = alloc.cycle(0.0, seed=0)
+    assert sorted(_pairs(plan)) == [("alow", "a0"), ("high", "a1")]
+    alloc.set_priority("high", 0)
+    assert alloc.explain("high", 0.0).details["priority"] == 0
+
+
+@pytest.mark.parametrize("bad", [True, 1.5, "1", 2**63])
+def test_bad_priority_is_a_value_error(kind: str, bad: object) -> None:
+    alloc = _alloc(kind)
+    alloc.add_framework("f1", "*")
+    with pytest.raises(ValueError):
+        alloc.set_priority("f1", bad)  # type: ignore[arg-type]
+
+
 def test_remove_framework_returns_its_charges(kind: str) -> None:
     alloc = _alloc(kind)
     alloc.add_agent("a1", AGENT, {}, [])

@@ -62,6 +62,8 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
         constraints = data.draw(st.lists(st.sampled_from(CONSTRAINTS), max_size=1))
         twin.both("add_framework", f"f{i}", "*", tolerations, constraints)
         twin.roles[f"f{i}"] = "*"
+        # Priority levels walk as passes, each a fast walk of its own (order.py).
+        twin.both("set_priority", f"f{i}", data.draw(st.sampled_from([0, 0, 0, 10, -5])))
     now = 0.0
     offered = False
     for _ in range(data.draw(st.integers(1, 8))):

@@ -67,6 +67,7 @@ def build(data: st.DataObject) -> Twin:
         constraints = data.draw(st.lists(st.sampled_from(CONSTRAINTS), max_size=1))
         twin.both("add_framework", f"f{i}", role, tuple(set(tolerations)), constraints)
         twin.roles[f"f{i}"] = role
+        twin.both("set_priority", f"f{i}", data.draw(st.sampled_from([0, 0, 0, 10, -5])))
     return twin
 
 
@@ -97,7 +98,7 @@ def test_compiled_general_walk_matches_reference(data: st.DataObject) -> None:
                     twin.charges[(fid, aid)] = [
                         x - min(x, y) for x, y in zip(c, amounts, strict=True)
                     ]
-        event = data.draw(st.integers(0, 4))
+        event = data.draw(st.integers(0, 5))
         fids = sorted(twin.roles)
         if event == 0:
             twin.both("set_suppressed", data.draw(st.sampled_from(fids)), data.draw(st.booleans()))
@@ -106,6 +107,9 @@ def test_compiled_general_walk_matches_reference(data: st.DataObject) -> None:
         elif event == 2:
             aid = data.draw(st.sampled_from(sorted(twin.totals)))
             twin.both("set_agent_draining", aid, data.draw(st.booleans()))
+        elif event == 5:
+            fid = data.draw(st.sampled_from(fids))
+            twin.both("set_priority", fid, data.draw(st.sampled_from([0, 10, -5])))
 
 
 def _two_roles(alloc: DrfAllocator | ReferenceAllocator) -> None:

@@ -85,6 +85,10 @@ def role_settings(draw: st.DrawFn) -> dict[str, tuple]:
     return out
 
 
+# Priority levels (order.py's key 1): mostly one level, as clusters without demands are, and
+# sometimes two or three, so passes (and several roles within a pass) are exercised.
+priorities = st.sampled_from([0, 1000, 0, -100, 2_000_000_000])
+
 # A paced master's cycle budget in cpus (``cycle(cpus=...)``), or none.
 budgets = st.one_of(
     st.just(math.inf), st.integers(1, 96).map(lambda n: n / 2), st.floats(0.1, 60.0)
@@ -181,6 +185,7 @@ def build(data: st.DataObject) -> Twin:
     ):
         twin.both("add_framework", f"f{i}", role, tolerations, constraints)
         twin.roles[f"f{i}"] = role
+        twin.both("set_priority", f"f{i}", data.draw(priorities))
     return twin
 
 
@@ -209,7 +214,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
                 twin.both("add_filter", a.framework_id, a.agent_id, until, half)
             elif action == "refuse-all":
                 twin.both("add_filter", a.framework_id, a.agent_id, until)
-        event = data.draw(st.integers(0, 7))
+        event = data.draw(st.integers(0, 8))
         agent_ids = sorted(twin.totals)
         fids = sorted(twin.roles)
         if event == 0 and fids:
@@ -244,6 +249,9 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
         elif event == 7:
             role = data.draw(st.sampled_from(ROLES))
             twin.both("set_weight", role, data.draw(st.sampled_from([0.5, 1.0, 3.0])))
+        elif event == 8 and fids:
+            # A demand met or added moves a framework between levels at any time.
+            twin.both("set_priority", data.draw(st.sampled_from(fids)), data.draw(priorities))
 
 
 @settings(max_examples=60, deadline=None)

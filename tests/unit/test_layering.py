@@ -32,6 +32,7 @@ KERNEL = (
     "corral.pairs",
     "corral.supervise",
     "corral.roles",
+    "corral.priority",
 )
 WIRE = ("corral.v1",)
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).

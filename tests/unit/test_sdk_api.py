@@ -27,6 +27,7 @@ def test_public_api_is_pinned() -> None:
         "Backoff",
         "CallError",
         "ConnectError",
+        "Demand",
         "Driver",
         "DriverError",
         "FrameworkError",

@@ -267,6 +267,11 @@ class _Servicer(pb_grpc.SchedulerServicer):
     async def Teardown(self, request: pb.TeardownRequest, context: grpc.aio.ServicerContext) -> Any:
         return await self._call("Teardown", request, context)
 
+    async def SetDemands(
+        self, request: pb.SetDemandsRequest, context: grpc.aio.ServicerContext
+    ) -> Any:
+        return await self._call("SetDemands", request, context)
+
     async def Calls(
         self, request_iterator: AsyncIterator[pb.CallBatch], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.CallResultBatch]:
@@ -295,6 +300,9 @@ class _Servicer(pb_grpc.SchedulerServicer):
                 yield pb.CallResultBatch(results=results)
 
 
-# The method of each Call field ("decline": "Decline", ...), from the proto; the driver names
-# the field the other way round (method.lower()).
-_METHODS = {f.name: f.name.capitalize() for f in pb.Call.DESCRIPTOR.oneofs_by_name["call"].fields}
+# The method of each Call field ("decline": "Decline", "set_demands": "SetDemands", ...), from
+# the proto; the driver names the field the other way round.
+_METHODS = {
+    f.name: "".join(part.capitalize() for part in f.name.split("_"))
+    for f in pb.Call.DESCRIPTOR.oneofs_by_name["call"].fields
+}

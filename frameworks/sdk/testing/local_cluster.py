@@ -115,6 +115,11 @@ class LocalCluster:
             *self.agent_args,
         )
 
+    async def add_agent(self, name: str, resources: str | None = None) -> None:
+        """Start one more agent (a test arranges what the master knows before the agent
+        joins). Returns once it is started, not registered: see ``wait_for_agents``."""
+        await self._spawn_agent(name, resources)
+
     async def restart_agent(self, name: str, resources: str | None = None) -> None:
         """SIGKILL agent ``name`` (e.g. ``agent-0``; not its tasks, which run in sessions of
         their own) and start it again on the same work dir, optionally with other resources.

@@ -1,0 +1,251 @@
+"""Demands and priority classes in the core: the class table, the checks of a SetDemands call,
+what a framework still needs, and why it is pending (docs/scheduling.md).
+
+Rules:
+1. A demand's unmet count is its ``count`` minus the framework's live tasks naming it
+   (``TaskSpec.demand``; a task in a non-terminal state, UNREACHABLE included, counts).
+   Outstanding offers do not count: an offer is not yet a task.
+2. A framework's priority (the allocator's order key 1) is the highest class value among its
+   demands with an unmet count; with none, the global default class's value.
+3. A framework that has called SetDemands is offered only while some demand is unmet
+   (auto-suppress); one that never did is offered as in Mesos. Its own SUPPRESS still holds.
+4. A class named by a demand or by a live task cannot be deleted, and the global default
+   cannot be deleted (another class must become the default first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from corral.limits import (
+    MAX_CONSTRAINTS,
+    MAX_DEMAND_COUNT,
+    MAX_DEMANDS,
+    MAX_NAME_LENGTH,
+    MAX_PRIORITY_CLASSES,
+    MAX_TOLERATIONS,
+    echo,
+)
+from corral.master.allocator.options import constraint_reason, taint_reason
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import Demand
+from corral.placement import TaintEffect, untolerated
+from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
+from corral.resources import SCALARS
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+# Agents named per reason in an explanation ("naming up to a few agents per reason").
+SAMPLE_AGENTS = 3
+REASON_FITS = "fits"  # an agent with room for a task of the shape now
+
+
+def insufficient(resource: str) -> str:
+    return f"insufficient {resource}"
+
+
+class DemandError(ValueError):
+    """A demand the master refuses; the message names the demand and the problem."""
+
+
+class PriorityTable:
+    """The cluster's priority classes by name, one of them the global default."""
+
+    def __init__(self, classes: Iterable[PriorityClass] = DEFAULTS) -> None:
+        self.classes: dict[str, PriorityClass] = {}
+        self.default = ""
+        for c in classes:
+            self.set(c)
+
+    def set(self, c: PriorityClass) -> None:
+        old = self.classes.get(c.name)
+        if old is not None and old.global_default and not c.global_default:
+            raise PriorityClassError(
+                f"priority class {echo(c.name)} is the global default; make another class "
+                "the global default first"
+            )
+        if c.name not in self.classes and len(self.classes) >= MAX_PRIORITY_CLASSES:
+            raise PriorityClassError(
+                f"the cluster has {len(self.classes)} priority classes, the limit"
+            )
+        if c.global_default and self.default and self.default != c.name:
+            previous = self.classes[self.default]
+            self.classes[self.default] = _replace_default(previous, False)
+        self.classes[c.name] = c
+        if c.global_default:
+            self.default = c.name
+
+    def delete(self, name: str) -> None:
+        if name not in self.classes:
+            raise KeyError(name)
+        if name == self.default:
+            raise PriorityClassError(
+                f"priority class {echo(name)} is the global default; make another class "
+                "the global default first"
+            )
+        del self.classes[name]
+
+    def resolve(self, name: str) -> PriorityClass:
+        """The class ``name`` names ("" : the global default); KeyError if unknown."""
+        return self.classes[name or self.default]
+
+    def value(self, name: str) -> int:
+        return self.resolve(name).value
+
+    def sorted(self) -> list[PriorityClass]:
+        """Highest value first, then by name."""
+        return sorted(self.classes.values(), key=lambda c: (-c.value, c.name))
+
+
+def _replace_default(c: PriorityClass, flag: bool) -> PriorityClass:
+    return PriorityClass(c.name, c.value, c.preemption_policy, c.description, flag)
+
+
+def check_demands(demands: Sequence[Demand], table: PriorityTable) -> None:
+    """Raise DemandError naming the first demand that breaks a rule (nothing is applied)."""
+    if len(demands) > MAX_DEMANDS:
+        raise DemandError(f"{len(demands)} demands, more than the limit of {MAX_DEMANDS}")
+    seen: set[str] = set()
+    for d in demands:
+        what = f"demand {echo(d.name)}"
+        if not d.name:
+            raise DemandError("a demand has an empty name")
+        if len(d.name) > MAX_NAME_LENGTH:
+            raise DemandError(f"{what}: the name is longer than {MAX_NAME_LENGTH} characters")
+        if any(c.isspace() or not c.isprintable() for c in d.name):
+            raise DemandError(f"{what}: the name has whitespace or unprintable characters")
+        if d.name in seen:
+            raise DemandError(f"{what} appears twice")
+        seen.add(d.name)
+        if isinstance(d.count, bool) or not isinstance(d.count, int) or d.count <= 0:
+            raise DemandError(f"{what}: count must be more than 0, got {echo(d.count)}")
+        if d.count > MAX_DEMAND_COUNT:
+            raise DemandError(
+                f"{what}: count {d.count} is more than the limit of {MAX_DEMAND_COUNT}"
+            )
+        if d.resources.cpus <= 0 and d.resources.mem <= 0:
+            raise DemandError(f"{what}: the task shape asks for no cpus and no mem")
+        if d.resources.ports:
+            raise DemandError(f"{what}: ports are not part of a demand's shape")
+        if not 0 <= d.min_member <= d.count:
+            raise DemandError(
+                f"{what}: min_member must be between 0 and count ({d.count}), got {d.min_member}"
+            )
+        if len(d.constraints) > MAX_CONSTRAINTS:
+            raise DemandError(f"{what}: more than {MAX_CONSTRAINTS} constraints")
+        if len(d.tolerations) > MAX_TOLERATIONS:
+            raise DemandError(f"{what}: more than {MAX_TOLERATIONS} tolerations")
+        if d.priority_class and d.priority_class not in table.classes:
+            raise DemandError(f"{what}: unknown priority class {echo(d.priority_class)}")
+
+
+def unmet(fw: FrameworkRecord, d: Demand) -> int:
+    return max(0, d.count - fw.demand_tasks.get(d.name, 0))
+
+
+def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
+    """Rule 2."""
+    values = [table.value(d.priority_class) for d in fw.demands.values() if unmet(fw, d) > 0]
+    return max(values) if values else table.value("")
+
+
+def wants_nothing(fw: FrameworkRecord) -> bool:
+    """Rule 3: auto-suppressed."""
+    return fw.wants_by_demand and not any(unmet(fw, d) > 0 for d in fw.demands.values())
+
+
+def classes_in_use(core: MasterCore, name: str) -> str:
+    """Who names class ``name`` (rule 4), as a reason; empty when nobody does."""
+    for fw in core.frameworks.values():
+        if fw.state is FrameworkState.REMOVED:
+            continue
+        for d in fw.demands.values():
+            if (d.priority_class or core.priority.default) == name:
+                return f"demand {echo(d.name)} of framework {fw.framework_id}"
+        for t in fw.tasks.values():
+            if t.spec.priority_class == name:
+                return f"task {echo(t.task_id)} of framework {fw.framework_id}"
+    return ""
+
+
+def demand_json(fw: FrameworkRecord, d: Demand, table: PriorityTable) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "resources": {n: getattr(d.resources, n) for n in SCALARS},
+        "count": d.count,
+        "priority_class": d.priority_class or table.default,
+        "priority": table.value(d.priority_class),
+        "min_member": d.min_member,
+        "constraints": [str(c) for c in d.constraints],
+        "tolerations": [str(t) for t in d.tolerations],
+        "tasks": fw.demand_tasks.get(d.name, 0),
+        "unmet": unmet(fw, d),
+    }
+
+
+def _free_for(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord) -> list[float]:
+    """What the framework could get of the agent now: its total less the tasks on it and the
+    offers outstanding to other frameworks (its own offers are its to use)."""
+    free = list(agent.spec.resources.scalars())
+    for task in agent.tasks.values():
+        for k, x in enumerate(task.spec.resources.scalars()):
+            free[k] -= x
+    for offer_id in agent.offers:
+        offer = core.offers.get(offer_id)
+        if offer is not None and offer.framework_id != fw.framework_id:
+            for k, x in enumerate(offer.scalars):
+                free[k] -= x
+    return free
+
+
+def _agent_reasons(
+    core: MasterCore, fw: FrameworkRecord, d: Demand, agent: AgentRecord
+) -> list[str]:
+    """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits)."""
+    spec = agent.spec
+    reasons: list[str] = []
+    hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
+    tolerations = (*fw.spec.tolerations, *d.tolerations)
+    reasons.extend(taint_reason(t) for t in untolerated(hard, tolerations))
+    constraints = (*fw.spec.offer_constraints, *d.constraints)
+    reasons.extend(constraint_reason(c) for c in constraints if not c.matches(spec.attributes))
+    free = _free_for(core, fw, agent)
+    shape = d.resources.scalars()
+    reasons.extend(
+        insufficient(name)
+        for name, need, have in zip(SCALARS, shape, free, strict=True)
+        if need > have + 1e-9
+    )
+    return reasons
+
+
+def explain(core: MasterCore, fw: FrameworkRecord) -> list[dict[str, Any]]:
+    """Each pending demand (unmet > 0) with why: per reason, how many of the connected agents
+    it applies to and a few of them by id, and a one-line summary ("3 of 5 agents:
+    insufficient gpus")."""
+    agents = sorted((a for a in core.agents.values() if a.in_allocator), key=lambda a: a.agent_id)
+    out: list[dict[str, Any]] = []
+    for d in fw.demands.values():
+        left = unmet(fw, d)
+        if left <= 0:
+            continue
+        counts: dict[str, list[str]] = {}
+        for agent in agents:
+            reasons = _agent_reasons(core, fw, d, agent) or [REASON_FITS]
+            for reason in reasons:
+                counts.setdefault(reason, []).append(agent.agent_id)
+        reasons_out = [
+            {"reason": r, "agents": len(ids), "sample_agents": ids[:SAMPLE_AGENTS]}
+            for r, ids in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        ]
+        n = len(agents)
+        parts = [f"{r['agents']} of {n} agents: {r['reason']}" for r in reasons_out]
+        record = demand_json(fw, d, core.priority)
+        record["agents"] = n
+        record["reasons"] = reasons_out
+        record["summary"] = "; ".join(parts) if parts else "no agents connected"
+        out.append(record)
+    return out
