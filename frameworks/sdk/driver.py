@@ -151,6 +151,7 @@ class Driver:
         # the master about after every (re)subscription (Mesos' explicit reconciliation).
         self._live: dict[str, str] = {}
         self._subscriptions = 0
+        self._demands: list[Demand] | None = None  # the last set_demands, once it succeeded
 
     # -- state ------------------------------------------------------------------------------
 
@@ -369,7 +370,7 @@ class Driver:
         if kind == "subscribed":
             self._subscriptions += 1
             await scheduler.subscribed(self, item.subscribed.framework_id)
-            await self._reconcile_after_subscribing()
+            await self._after_subscribing()
         elif kind == "offers":
             await scheduler.offers(self, list(item.offers.offers))
         elif kind == "rescind":
@@ -381,18 +382,21 @@ class Driver:
             await scheduler.error(self, message)
             self._finish(None if self._tearing_down else FrameworkError(message))
 
-    async def _reconcile_after_subscribing(self) -> None:
-        """After a master restart or a lost connection, statuses may have been missed (the
-        master's own, such as LOST, are not resent): ask about every task launched and not
-        known to have ended; a framework failing over into a new process (it knows no task)
-        asks about all of its tasks instead. A new framework has nothing to ask."""
-        if not self._live and self._subscriptions == 1 and not self._info.id:
-            return
+    async def _after_subscribing(self) -> None:
+        """After a master restart or a lost connection: tell the demands again (a restarted
+        master does not keep them), and ask about every task launched and not known to have
+        ended, since statuses may have been missed (the master's own, such as LOST, are not
+        resent). A framework failing over into a new process (it knows no task) asks about all
+        of its tasks instead. A new framework has nothing to say or ask."""
         try:
+            if self._demands is not None and self._subscriptions > 1:
+                await self.set_demands(self._demands)
+            if not self._live and self._subscriptions == 1 and not self._info.id:
+                return
             await self.reconcile(sorted(self._live.items()))
         except (CallError, NotSubscribedError) as err:
-            # The connection went again: the next subscription asks again.
-            log.info("reconciliation after subscribing not sent: %s", err)
+            # The connection went again: the next subscription does this again.
+            log.info("demands or reconciliation after subscribing not sent: %s", err)
 
     async def _dispatch_statuses(self, event: Event) -> None:
         acks: list[Acknowledgement] = []
@@ -539,10 +543,12 @@ class Driver:
         framework resources only while a demand is unmet (tasks launched with
         ``task(..., demand=NAME)`` count toward NAME while they live), highest priority class
         first. A bad list raises CallError (INVALID_ARGUMENT, naming the demand)."""
+        wanted = list(demands)
         request = SetDemandsRequest(
-            caller=self._caller("SetDemands"), demands=[d.to_pb() for d in demands]
+            caller=self._caller("SetDemands"), demands=[d.to_pb() for d in wanted]
         )
         await self._unary("SetDemands", request)
+        self._demands = wanted  # told again after a re-subscription (a restarted master)
 
     async def kill(self, task_id: str, agent_id: str = "", grace: float | None = None) -> None:
         """Kill a task: SIGTERM, ``grace`` seconds (None: the task's or agent's default), then

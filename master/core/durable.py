@@ -7,7 +7,8 @@ The core decides what is durable; the shell (``corral.master.registry``) stores 
 2. A framework is in the registry from its first SUBSCRIBED on, with its info (failover timeout
    included) and when it disconnected or was removed. Frameworks known only from agents'
    reports (placeholders) are not.
-3. Roles' weights and quotas set by operators (or flags) are.
+3. Roles' weights and quotas, and priority classes, set or deleted by operators are (flags are
+   applied at every start, under what the registry holds).
 4. The shell makes an effect visible (a SUBSCRIBED, a REGISTERED, a call's answer) only after
    the changes of the same event are durable.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.priority import PriorityClass
 from corral.roles import Quota
 
 
@@ -69,7 +71,20 @@ class PutQuota:
     quota: Quota  # Quota.is_none(): the role has no quota any more
 
 
-Change = PutAgent | PutFramework | PutWeight | PutQuota
+@dataclass(frozen=True, slots=True)
+class PutPriorityClass:
+    priority_class: PriorityClass
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePriorityClass:
+    """Kept as a tombstone: a class deleted by an operator stays deleted even if the defaults
+    or the flags define it."""
+
+    name: str
+
+
+Change = PutAgent | PutFramework | PutWeight | PutQuota | PutPriorityClass | DeletePriorityClass
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,4 +95,6 @@ class RegistryState:
     frameworks: tuple[FrameworkEntry, ...] = ()
     weights: tuple[tuple[str, float], ...] = ()
     quotas: tuple[tuple[str, Quota], ...] = ()
+    # In the order operators last changed them; None: deleted.
+    priority_classes: tuple[tuple[str, PriorityClass | None], ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # the registry's own facts, for views

@@ -42,9 +42,11 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.durable import (
     AgentEntry,
     Change,
+    DeletePriorityClass,
     FrameworkEntry,
     PutAgent,
     PutFramework,
+    PutPriorityClass,
     PutQuota,
     PutWeight,
 )
@@ -994,6 +996,7 @@ class MasterCore:
             raise _invalid(str(exc)) from None
         # A value or the default moved: every framework's priority may have.
         self._demands_moved.update(self.frameworks)
+        self._changes.append(PutPriorityClass(c))
         return [
             self._event(
                 e,
@@ -1017,6 +1020,7 @@ class MasterCore:
             self.priority.delete(e.name)
         except PriorityClassError as exc:
             raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
+        self._changes.append(DeletePriorityClass(e.name))
         return [self._event(e, "priority_class_deleted", e.name, "")]
 
     def _kill(self, e: ev.Kill) -> Commands:
@@ -1324,6 +1328,12 @@ class MasterCore:
             self._apply_weight(role, weight)
         for role, quota in state.quotas:
             self._apply_quota(role, quota)
+        for name, pc in state.priority_classes:
+            if pc is not None:
+                self.priority.set(pc)
+            elif name in self.priority.classes and name != self.priority.default:
+                # (A class the flags have since made the global default stays.)
+                self.priority.delete(name)
         for fentry in state.frameworks:
             fw_id = fentry.framework_id
             removed = fentry.removed_at is not None

@@ -7,14 +7,17 @@ from collections.abc import Sequence
 from corral.master.core.durable import (
     AgentEntry,
     Change,
+    DeletePriorityClass,
     FrameworkEntry,
     PutAgent,
     PutFramework,
+    PutPriorityClass,
     PutQuota,
     PutWeight,
     RegistryState,
 )
 from corral.master.registry.prune import removed_to_forget
+from corral.priority import PriorityClass
 from corral.roles import Quota
 
 
@@ -24,6 +27,7 @@ class MemoryRegistry:
         self.frameworks: dict[str, FrameworkEntry] = {}
         self.weights: dict[str, float] = {}
         self.quotas: dict[str, Quota] = {}
+        self.priority_classes: dict[str, PriorityClass | None] = {}  # in order of last change
         self.batches = 0  # apply() calls: tests check the shell batches its writes
 
     def load(self) -> RegistryState:
@@ -32,6 +36,7 @@ class MemoryRegistry:
             frameworks=tuple(self.frameworks.values()),
             weights=tuple(self.weights.items()),
             quotas=tuple(self.quotas.items()),
+            priority_classes=tuple(self.priority_classes.items()),
         )
 
     def apply(self, changes: Sequence[Change]) -> None:
@@ -45,6 +50,16 @@ class MemoryRegistry:
                 pruned |= change.entry.removed_at is not None
             elif isinstance(change, PutWeight):
                 self.weights[change.role] = change.weight
+            elif isinstance(change, PutPriorityClass | DeletePriorityClass):
+                name = (
+                    change.priority_class.name
+                    if isinstance(change, PutPriorityClass)
+                    else change.name
+                )
+                self.priority_classes.pop(name, None)  # to the end: the order of changes
+                self.priority_classes[name] = (
+                    change.priority_class if isinstance(change, PutPriorityClass) else None
+                )
             elif isinstance(change, PutQuota):
                 if change.quota.is_none():
                     self.quotas.pop(change.role, None)

@@ -26,9 +26,11 @@ from corral.master.convert import (
 from corral.master.core.durable import (
     AgentEntry,
     Change,
+    DeletePriorityClass,
     FrameworkEntry,
     PutAgent,
     PutFramework,
+    PutPriorityClass,
     PutQuota,
     PutWeight,
     RegistryState,
@@ -36,6 +38,7 @@ from corral.master.core.durable import (
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.memory import MemoryRegistry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
+from corral.priority import PriorityClass, class_from_json
 from corral.roles import Quota
 from corral.v1 import common_pb2 as pb
 
@@ -61,6 +64,11 @@ CREATE TABLE IF NOT EXISTS quotas (
     role TEXT PRIMARY KEY,
     guarantee TEXT NOT NULL,  -- JSON [cpus, mem, disk, gpus]
     quota_limit TEXT NOT NULL  -- JSON, null for unlimited
+);
+CREATE TABLE IF NOT EXISTS priority_classes (
+    name TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,  -- the order of operators' changes (a new global default last)
+    body TEXT  -- the class as JSON; NULL: deleted
 );
 """
 
@@ -125,9 +133,19 @@ class SqliteRegistry:
                     "SELECT role, guarantee, quota_limit FROM quotas ORDER BY role"
                 )
             )
+            classes = tuple(
+                (name, None if body is None else class_from_json(json.loads(body)))
+                for name, body in db.execute("SELECT name, body FROM priority_classes ORDER BY seq")
+            )
         except (sqlite3.Error, DecodeError, WireError, ValueError, TypeError) as exc:
             raise RegistryError(f"cannot read the registry {self.path}: {exc}") from None
-        return RegistryState(agents=agents, frameworks=frameworks, weights=weights, quotas=quotas)
+        return RegistryState(
+            agents=agents,
+            frameworks=frameworks,
+            weights=weights,
+            quotas=quotas,
+            priority_classes=classes,
+        )
 
     def apply(self, changes: Sequence[Change]) -> None:
         db = self._db
@@ -184,6 +202,16 @@ def _write(db: sqlite3.Connection, change: Change) -> bool:
         return f.removed_at is not None
     elif isinstance(change, PutWeight):
         db.execute("INSERT OR REPLACE INTO weights VALUES (?, ?)", (change.role, change.weight))
+    elif isinstance(change, PutPriorityClass | DeletePriorityClass):
+        pc: PriorityClass | None = (
+            change.priority_class if isinstance(change, PutPriorityClass) else None
+        )
+        name = pc.name if pc is not None else change.name  # type: ignore[union-attr]
+        db.execute(
+            "INSERT OR REPLACE INTO priority_classes VALUES "
+            "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM priority_classes), ?)",
+            (name, None if pc is None else json.dumps(pc.to_json())),
+        )
     elif isinstance(change, PutQuota):
         if change.quota.is_none():
             db.execute("DELETE FROM quotas WHERE role = ?", (change.role,))

@@ -495,3 +495,14 @@ async def test_a_teardown_from_a_status_callback_is_quiet(
         await asyncio.wait_for(driver.wait(), TIMEOUT)
     assert master.calls_of("Teardown")
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+
+
+async def test_demands_are_told_again_after_resubscribing(master: FakeMaster) -> None:
+    async with driver_for(master, Recorder()) as driver:
+        await driver.set_demands([sdk.Demand("web", 3, cpus=1, mem=256)])
+        await master.restart()  # a restarted master does not keep demands
+        calls = await master.wait_for_calls("SetDemands", count=2)
+        await driver.stop()
+    first, again = (list(c.demands) for c in calls)
+    assert first == again
+    assert calls[1].demands[0].name == "web" and calls[1].demands[0].count == 3

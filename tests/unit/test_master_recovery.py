@@ -19,6 +19,7 @@ from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import AgentSpec, ReportedTask, TaskState
 from corral.master.registry import MemoryRegistry
+from corral.priority import PriorityClass
 from corral.resources import parse_resources
 from corral.roles import Quota
 from tests.unit.core_harness import Harness, of, status, task
@@ -280,3 +281,15 @@ def test_a_task_the_framework_was_told_is_lost_does_not_end_again() -> None:
     assert ack.acknowledgements == (("t1", b"u2"),)  # the agent may forget it
     [ignored] = [c for c in of(cmd.ClusterEvent, out) if c.kind == "status_ignored"]
     assert "already ended LOST" in ignored.message
+
+
+def test_priority_classes_set_and_deleted_by_operators_survive_a_restart() -> None:
+    registry = MemoryRegistry()
+    h = Harness()
+    gold = PriorityClass("gold", 500, global_default=True)
+    persist(registry, h.handle(ev.SetPriorityClass(**h.base(), priority_class=gold)))
+    persist(registry, h.handle(ev.DeletePriorityClass(**h.base(), name="batch")))
+    h2 = restarted(registry, MasterConfig(), now=h.now + 1)
+    assert h2.core.priority.classes["gold"] == gold and h2.core.priority.default == "gold"
+    assert "batch" not in h2.core.priority.classes  # a default class, deleted, stays deleted
+    assert "serving" in h2.core.priority.classes

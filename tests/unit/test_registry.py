@@ -14,9 +14,11 @@ import pytest
 from corral.master.core.durable import (
     AgentEntry,
     Change,
+    DeletePriorityClass,
     FrameworkEntry,
     PutAgent,
     PutFramework,
+    PutPriorityClass,
     PutQuota,
     PutWeight,
 )
@@ -24,6 +26,7 @@ from corral.master.core.types import AgentSpec, FrameworkSpec
 from corral.master.registry import MemoryRegistry, RegistryError, SqliteRegistry, open_registry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.priority import PreemptionPolicy, PriorityClass
 from corral.resources import parse_resources
 from corral.roles import Quota
 
@@ -71,6 +74,10 @@ CHANGES: list[Change] = [
     PutAgent(AgentEntry(spec=AGENT.spec, secret="s3cret", registered_at=100.0, unreachable_at=5.0)),
     PutFramework(FrameworkEntry(spec=FRAMEWORK.spec, registered_at=101.0, disconnected_at=7.5)),
     PutQuota("batch", Quota()),  # cleared
+    PutPriorityClass(PriorityClass("gold", 500, PreemptionPolicy.NEVER, "paid", True)),
+    DeletePriorityClass("batch"),
+    PutPriorityClass(PriorityClass("silver", 100)),
+    PutPriorityClass(PriorityClass("gold", 600, global_default=True)),  # moves to the end
 ]
 
 
@@ -89,6 +96,11 @@ def test_sqlite_holds_what_memory_holds_after_a_reopen(tmp_path: Path) -> None:
     assert state.frameworks[0].disconnected_at == 7.5
     assert state.weights == (("web", 3.0),)
     assert state.quotas == (("web", QUOTA),)
+    assert state.priority_classes == (
+        ("batch", None),
+        ("silver", PriorityClass("silver", 100)),
+        ("gold", PriorityClass("gold", 600, global_default=True)),
+    )
     reopened.close()
 
 
