@@ -217,6 +217,7 @@ class MasterCore:
         spec = replace(e.spec, agent_id=agent_id)
         out: Commands = []
         agent = self.agents.get(agent_id)
+        was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
         if agent is None:
             agent = AgentRecord(
                 spec=spec,
@@ -263,14 +264,21 @@ class MasterCore:
                 secret=agent.secret,
             )
         )
-        out += self._reconcile_agent_tasks(agent, e)
+        out += self._reconcile_agent_tasks(agent, e, was_unreachable)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
         return out
 
-    def _reconcile_agent_tasks(self, agent: AgentRecord, e: ev.AgentRegister) -> Commands:
-        """Merge the tasks an agent reports with what the master believed ran there."""
+    def _reconcile_agent_tasks(
+        self, agent: AgentRecord, e: ev.AgentRegister, was_unreachable: bool = False
+    ) -> Commands:
+        """Merge the tasks an agent reports with what the master believed ran there.
+
+        An agent back from UNREACHABLE (as in Mesos): tasks of partition-aware frameworks were
+        reported UNREACHABLE and go back to what the agent reports, and the framework is told;
+        tasks of the others were reported LOST, so any it still runs are killed, whether or not
+        the ended task is still among the ``completed`` the master keeps."""
         sid = e.stimulus_id
         out: Commands = []
         reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
@@ -294,7 +302,10 @@ class MasterCore:
             task = agent.tasks.get(key)
             if rt.status.state.terminal and task is None:
                 continue  # its terminal status is resent by the agent and handled as an update
-            if fw.state is FrameworkState.REMOVED or (task is None and key in self.completed):
+            declared_lost = task is None and (
+                key in self.completed or (was_unreachable and not fw.spec.partition_aware)
+            )
+            if fw.state is FrameworkState.REMOVED or declared_lost:
                 # The master already declared this task ended (its framework is gone, or it was
                 # reported LOST while the agent was away): it must not keep running.
                 out.append(
@@ -319,6 +330,7 @@ class MasterCore:
                 fw.tasks[task_id] = task
                 self.pacer.launching(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
+                was = task.state
                 try:
                     task.state = check(
                         TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
@@ -327,6 +339,18 @@ class MasterCore:
                     self.pacer.launching(task)
                 except IllegalTransition:
                     pass
+                else:
+                    if was is TaskState.UNREACHABLE:
+                        # The framework was told UNREACHABLE by the master; the agent's own
+                        # status for the state it is back in was likely acknowledged long ago.
+                        back = replace(
+                            rt.status,
+                            uuid=b"",
+                            reason=TaskReason.RECONCILIATION,
+                            message="its agent re-registered",
+                            timestamp=e.now,
+                        )
+                        out += self._forward(fw, back, e)
             if task.kill_requested:
                 out.append(
                     cmd.SendKill(
@@ -340,9 +364,33 @@ class MasterCore:
 
     def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
         agent = self.agents.get(e.agent_id)
-        if agent is not None and agent.connection == e.connection:
-            agent.last_seen = e.now
+        if agent is None or agent.connection != e.connection:
+            return []
+        if agent.state is AgentState.UNREACHABLE:
+            return self._ask_to_reregister(agent, e)
+        agent.last_seen = e.now
         return []
+
+    def _ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
+        """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
+        partition healed without the connection breaking). Its tasks were already reported
+        UNREACHABLE or LOST and it is out of the allocator; only a registration reconciles
+        that, so its stream is closed and it re-registers (agent/connection.py reconnects at
+        once). What it sent is dropped: it resends unacknowledged statuses after registering."""
+        connection = agent.connection
+        assert connection is not None  # the caller matched the event's connection
+        agent.connection = None
+        self._intervals_dirty = True
+        return [
+            cmd.CloseAgentStream(
+                stimulus_id=e.stimulus_id,
+                connection=connection,
+                reason="the agent was marked unreachable: re-register",
+            ),
+            self._event(
+                e, "agent_reregister_asked", agent.agent_id, "heard from while unreachable"
+            ),
+        ]
 
     def _agent_stream_closed(self, e: ev.AgentStreamClosed) -> Commands:
         agent = self.agents.get(e.agent_id)
@@ -358,6 +406,8 @@ class MasterCore:
         agent = self.agents.get(e.agent_id)
         if agent is None or agent.connection != e.connection:
             return []
+        if agent.state is AgentState.UNREACHABLE:
+            return self._ask_to_reregister(agent, e)
         agent.last_seen = e.now
         out: Commands = []
         orphan_acks: list[tuple[str, bytes]] = []
