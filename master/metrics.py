@@ -44,6 +44,11 @@ class MasterMetrics:
             "corral_offers_declined", "Offer ids declined by frameworks", registry=r
         )
         self.offers_rescinded = Counter("corral_offers_rescinded", "Offers rescinded", registry=r)
+        self.offers_expired = Counter(
+            "corral_offers_expired",
+            "Offers rescinded because they were outstanding past --offer-timeout",
+            registry=r,
+        )
         self.accepts = Counter("corral_accepts", "ACCEPT calls that succeeded", registry=r)
         self.tasks_launched = Counter(
             "corral_tasks_launched", "Tasks sent to agents for launch", registry=r

@@ -360,6 +360,10 @@ class MasterRuntime:
             waits = self.core.take_offer_waits()
             if waits:
                 self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))
+        elif isinstance(item, ev.Tick):
+            expired, self.core.book.expired = self.core.book.expired, 0
+            if expired:
+                self.metrics.offers_expired.inc(expired)
         elif isinstance(item, ev.Decline):
             counts["declined"] += len(item.offer_ids)
         elif isinstance(item, ev.Accept):

@@ -5,6 +5,11 @@ from dataclasses import dataclass, field, fields
 
 from corral.roles import Quota, check_quota, check_role, check_weight
 
+# Knobs for which 0 means "off" or "keep none" rather than a mistake.
+_ZERO_ALLOWED = frozenset(
+    {"offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class MasterConfig:
@@ -24,7 +29,17 @@ class MasterConfig:
     default_refuse_seconds: float = 5.0
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
-    completed_tasks_kept: int = 1000
+    # An offer outstanding this long is rescinded and its resources go back as after a decline
+    # without a filter (Mesos' --offer_timeout, which has no default there): a framework that
+    # holds offers without answering would otherwise keep them from everyone else forever.
+    # 0: offers never expire.
+    offer_timeout: float = 60.0
+    # Ended state kept for operators and for the master's own answers (reconciliation, a kill
+    # of an ended task, an agent that reports a task the master declared ended): the last
+    # max_completed_frameworks removed frameworks, and each framework's last
+    # max_completed_tasks_per_framework ended tasks (Mesos' flags and defaults).
+    max_completed_frameworks: int = 50
+    max_completed_tasks_per_framework: int = 1000
     # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
     # under launch_latency_target. The cpus that may be launching at once form a window that
     # halves when more than 1 % of the launches started since the last cycle took longer than
@@ -49,6 +64,8 @@ class MasterConfig:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or f.name in ("role_weights", "role_quotas"):
+                continue
+            if f.name in _ZERO_ALLOWED and value == 0:
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")

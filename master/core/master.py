@@ -1010,6 +1010,8 @@ class MasterCore:
         if self._intervals_dirty:
             self._intervals_dirty = False
             out += self._retell_heartbeat_intervals(e)
+        if self.config.offer_timeout > 0:
+            out += self._expire_offers(e)
         for fw in list(self.frameworks.values()):
             if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
                 timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout
@@ -1031,6 +1033,22 @@ class MasterCore:
                             statuses=tuple(p.status for p in due),
                         )
                     )
+        return out
+
+    def _expire_offers(self, e: ev.Tick) -> Commands:
+        """Offers outstanding past the offer timeout go back, as a decline without a filter."""
+        rescinds, per_fw = self.book.expire(e.now - self.config.offer_timeout, e.stimulus_id)
+        out: Commands = list(rescinds)
+        for fw_id, count in per_fw.items():
+            self.pacer.declined(count)
+            out.append(
+                self._event(
+                    e,
+                    "offers_expired",
+                    fw_id,
+                    f"{count} offers unanswered for {self.config.offer_timeout:g}s rescinded",
+                )
+            )
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
@@ -1145,7 +1163,7 @@ class MasterCore:
             fw.tasks.pop(task.task_id, None)
         self.completed[key] = task
         self.completed.move_to_end(key)
-        while len(self.completed) > self.config.completed_tasks_kept:
+        while len(self.completed) > self.config.max_completed_tasks_per_framework:
             self.completed.popitem(last=False)
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
