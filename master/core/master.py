@@ -19,7 +19,7 @@ Rules of the core (the rest of this file applies them):
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -28,6 +28,7 @@ from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
+from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
 from corral.master.core.offer_book import OfferBook
 from corral.master.core.pacing import LaunchPacer
@@ -106,7 +107,9 @@ class MasterCore:
         self.master_id = master_id
         self.agents: dict[str, AgentRecord] = {}
         self.frameworks: dict[str, FrameworkRecord] = {}
-        self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
+        self.completed = Completed(  # completed.py: ended tasks and removed frameworks, bounded
+            config.max_completed_tasks_per_framework, config.max_completed_frameworks
+        )
         self._now = 0.0  # the event in hand's time
         self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self._freed)
         self.offers = self.book.offers  # the same dict: read by views, explain and validate()
@@ -714,6 +717,10 @@ class MasterCore:
             )
             fw.connection = None
         out.append(self._event(e, "framework_removed", fw.framework_id, why))
+        for old_id in self.completed.framework_removed(fw.framework_id):
+            old = self.frameworks.get(old_id)
+            if old is not None and old.state is FrameworkState.REMOVED:
+                del self.frameworks[old_id]
         return out
 
     # ------------------------------------------------------------------- calls
@@ -1161,10 +1168,7 @@ class MasterCore:
         fw = self.frameworks.get(task.framework_id)
         if fw is not None:
             fw.tasks.pop(task.task_id, None)
-        self.completed[key] = task
-        self.completed.move_to_end(key)
-        while len(self.completed) > self.config.max_completed_tasks_per_framework:
-            self.completed.popitem(last=False)
+        self.completed.add(task)
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
