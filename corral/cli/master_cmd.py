@@ -90,6 +90,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "report a task the master declared ended (default 1000, as Mesos)",
     )
     p.add_argument(
+        "--stream-queue-mib",
+        type=positive_float,
+        default=64.0,
+        metavar="MIB",
+        help="a framework's or agent's stream with more than this queued unsent (it stopped "
+        "reading or reads too slowly) is cut; a framework keeps its tasks for its failover "
+        "timeout and gets its pending statuses when it subscribes again (default 64, at "
+        "least 8: the largest message the master writes)",
+    )
+    p.add_argument(
         "--launch-pacing",
         action="store_true",
         help="hold offers back so that accept->RUNNING stays under --launch-latency-target "
@@ -202,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
             offer_timeout=args.offer_timeout,
             max_completed_frameworks=args.max_completed_frameworks,
             max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
+            stream_queue_bytes=max(1, int(args.stream_queue_mib * 1024 * 1024)),
             role_weights=tuple(weights.items()),
             role_quotas=tuple(quotas.items()),
         )

@@ -5,6 +5,10 @@ from dataclasses import dataclass, field, fields
 
 from corral.roles import Quota, check_quota, check_role, check_weight
 
+# The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
+# stream must be able to queue one of those. (The core does not import the shell's limits.)
+MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
+
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
 _ZERO_ALLOWED = frozenset(
     {"offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"}
@@ -40,6 +44,10 @@ class MasterConfig:
     # max_completed_tasks_per_framework ended tasks (Mesos' flags and defaults).
     max_completed_frameworks: int = 50
     max_completed_tasks_per_framework: int = 1000
+    # The shell's: estimated bytes queued unsent on one stream (framework or agent) before the
+    # stream is cut, as well as 10,000 messages. 64 MiB holds 8 of the largest messages the
+    # master writes (half the 16 MiB message limit) and a 10,000-agent offer cycle many times.
+    stream_queue_bytes: int = 64 * 1024 * 1024
     # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
     # under launch_latency_target. The cpus that may be launching at once form a window that
     # halves when more than 1 % of the launches started since the last cycle took longer than
@@ -69,6 +77,11 @@ class MasterConfig:
                 continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")
+        if self.stream_queue_bytes < MIN_STREAM_QUEUE_BYTES:
+            raise ValueError(
+                f"stream_queue_bytes ({self.stream_queue_bytes}) must hold at least one of the "
+                f"largest messages the master writes ({MIN_STREAM_QUEUE_BYTES} bytes, 8 MiB)"
+            )
         if self.agent_timeout < 2 * self.agent_heartbeat_interval:
             raise ValueError(
                 f"agent timeout ({self.agent_timeout:g}s) must be at least twice the agent "

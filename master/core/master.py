@@ -22,6 +22,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from corral.limits import echo
@@ -79,6 +80,9 @@ def _no_repeats(ids: Sequence[str], what: str) -> None:
 
 
 Commands = list[cmd.Command]
+
+# Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
+RESEND_BATCH = 5000
 
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
@@ -612,15 +616,10 @@ class MasterCore:
             )
         )
         if fw.pending:
-            for p in fw.pending.values():
-                p.last_sent = e.now
-            out.append(
-                cmd.SendUpdates(
-                    stimulus_id=e.stimulus_id,
-                    framework_id=fw_id,
-                    statuses=tuple(p.status for p in fw.pending.values()),
-                )
-            )
+            pending = list(fw.pending.values())
+            for p in pending[RESEND_BATCH:]:
+                p.last_sent = -math.inf  # due at the next tick
+            out += self._resend(fw, pending, e)
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
 
@@ -1024,23 +1023,33 @@ class MasterCore:
                 timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout
                 if now - fw.disconnected_at > timeout:
                     out += self._remove_framework(fw, e, f"failover timeout ({timeout:g}s) ran out")
-            elif fw.state is FrameworkState.SUBSCRIBED and fw.pending:
-                due = [
-                    p
-                    for p in fw.pending.values()
-                    if now - p.last_sent >= self.config.status_retry_interval
-                ]
-                for p in due:
-                    p.last_sent = now
-                if due:
-                    out.append(
-                        cmd.SendUpdates(
-                            stimulus_id=e.stimulus_id,
-                            framework_id=fw.framework_id,
-                            statuses=tuple(p.status for p in due),
-                        )
-                    )
+            elif (
+                fw.state is FrameworkState.SUBSCRIBED
+                and fw.pending
+                and fw.framework_id not in e.backlogged
+            ):
+                retry = self.config.status_retry_interval
+                due = (p for p in fw.pending.values() if now - p.last_sent >= retry)
+                out += self._resend(fw, list(islice(due, RESEND_BATCH)), e)
         return out
+
+    def _resend(self, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> Commands:
+        """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
+        rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
+        with many unacknowledged statuses is never handed them all at once, past its stream's
+        bound."""
+        batch = pending[:RESEND_BATCH]
+        if not batch:
+            return []
+        for p in batch:
+            p.last_sent = e.now
+        return [
+            cmd.SendUpdates(
+                stimulus_id=e.stimulus_id,
+                framework_id=fw.framework_id,
+                statuses=tuple(p.status for p in batch),
+            )
+        ]
 
     def _expire_offers(self, e: ev.Tick) -> Commands:
         """Offers outstanding past the offer timeout go back, as a decline without a filter."""
