@@ -8,11 +8,13 @@ a limit below the guarantee) is answered 400 with ``{"error": reason}``; nothing
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from corral.limits import echo
 from corral.master import views
 from corral.master.core import events as ev
 from corral.master.core.master import MasterCore
@@ -40,14 +42,57 @@ HTTP_STATUS: dict[Refusal, int] = {
 }
 
 
+STATE_FILTERS = ("framework_id", "completed")
+
+
+def state_filters(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, bool]:
+    """``/api/v1/state``'s query (its name/value pairs, repeats included): ``framework_id=ID``
+    (that framework only) and ``completed=true|false`` (ended tasks and removed frameworks;
+    true by default). Anything else is a ValueError naming it, for a 400: a misspelt filter
+    must not quietly return everything."""
+    given: dict[str, str] = {}
+    for name, value in pairs:
+        if name not in STATE_FILTERS:
+            raise ValueError(
+                f"unknown query parameter {echo(name)}; the filters are " + ", ".join(STATE_FILTERS)
+            )
+        if name in given:
+            raise ValueError(f"{name} is given twice")
+        given[name] = value
+    framework_id = given.get("framework_id")
+    if framework_id is not None and not framework_id:
+        raise ValueError("framework_id is empty")
+    completed_text = given.get("completed", "true").lower()
+    if completed_text not in ("true", "false"):
+        raise ValueError(f"completed must be true or false, got {echo(completed_text)}")
+    return framework_id, completed_text == "true"
+
+
 def build_app(runtime: MasterRuntime) -> web.Application:
     app = web.Application()
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "master_id": runtime.master_id})
 
-    async def state(_request: web.Request) -> web.Response:
-        return web.json_response(await runtime.query(views.state_json))
+    async def state(request: web.Request) -> web.Response:
+        try:
+            framework_id, completed = state_filters(request.query.items())
+        except ValueError as exc:
+            return refused(str(exc))
+
+        def run(core: MasterCore) -> dict[str, Any] | None:
+            if framework_id is not None and framework_id not in core.frameworks:
+                return None
+            return views.state_json(core, framework_id, completed)
+
+        answer = await runtime.query(run)
+        if answer is None:
+            return refused(
+                f"unknown framework {echo(framework_id or '')} (removed frameworks are kept "
+                "only up to --max-completed-frameworks)",
+                404,
+            )
+        return web.json_response(answer)
 
     async def explain(request: web.Request) -> web.Response:
         framework_id = request.match_info["framework_id"]
@@ -169,7 +214,7 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def index(_request: web.Request) -> web.Response:
-        data = await runtime.query(views.state_json)
+        data = await runtime.query(lambda core: views.state_json(core, tasks=False))
         return web.Response(text=views.index_html(data), content_type="text/html")
 
     app.router.add_get("/", index)

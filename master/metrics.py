@@ -50,6 +50,30 @@ class MasterMetrics:
             "corral_offers_declined", "Offer ids declined by frameworks", registry=r
         )
         self.offers_rescinded = Counter("corral_offers_rescinded", "Offers rescinded", registry=r)
+        self.stream_queue_bytes = Gauge(
+            "corral_stream_queue_bytes",
+            "The largest estimated bytes queued unsent on one stream, by kind",
+            ["kind"],
+            registry=r,
+        )
+        self.stream_queue_peak_bytes = Gauge(
+            "corral_stream_queue_peak_bytes",
+            "The most estimated bytes one stream's queue ever held, by kind "
+            "(at most --stream-queue-mib)",
+            ["kind"],
+            registry=r,
+        )
+        self.streams_cut = Counter(
+            "corral_streams_cut",
+            "Streams ended because their peer fell too far behind, by kind",
+            ["kind"],
+            registry=r,
+        )
+        self.offers_expired = Counter(
+            "corral_offers_expired",
+            "Offers rescinded because they were outstanding past --offer-timeout",
+            registry=r,
+        )
         self.accepts = Counter("corral_accepts", "ACCEPT calls that succeeded", registry=r)
         self.tasks_launched = Counter(
             "corral_tasks_launched", "Tasks sent to agents for launch", registry=r

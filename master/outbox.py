@@ -77,6 +77,9 @@ class Outbox:
     stream_msgs: list[tuple[str, scheduler_pb2.Event | None]] = field(default_factory=list)
     subscribed: list[tuple[str, str]] = field(default_factory=list)  # framework, stream
     agent_msgs: dict[str, list[agent_pb2.MasterMessage]] = field(default_factory=dict)
+    # Each of agent_msgs' messages' estimated size, in the same order: the next command of the
+    # same kind may be merged into the last one, and the agent's stream is bounded by them.
+    agent_sizes: dict[str, list[int]] = field(default_factory=dict)
     conn_msgs: list[tuple[int, agent_pb2.MasterMessage | None]] = field(default_factory=list)
     cluster_events: list[cmd.ClusterEvent] = field(default_factory=list)
     # Registry changes: written (and durable) before anything else of the flush is sent.
@@ -86,9 +89,6 @@ class Outbox:
     launched: int = 0
     # The UPDATE message still open for more statuses, per framework (the last one queued).
     _open_update: dict[str, UpdateBatch] = field(default_factory=dict)
-    # The estimated size of the last message queued for each agent, which the next command of
-    # the same kind may be merged into.
-    _agent_bytes: dict[str, int] = field(default_factory=dict)
 
     def add(self, commands: Iterable[cmd.Command]) -> None:
         for c in commands:
@@ -104,11 +104,13 @@ class Outbox:
             return [(b, len(b)) for b in self.encoder.events(msg.offers, MAX_BATCH_BYTES)]
         if isinstance(msg, UpdateBatch):
             return [(msg.event, msg.nbytes)]
-        return [(msg, 0)]
+        # RESCIND, ERROR: rarer than offers and updates, and a RESCIND may be large.
+        return [(msg, msg.ByteSize())]
 
     def _fits(self, agent_id: str, size: int) -> bool:
         """Whether ``size`` more bytes fit the last message queued for the agent."""
-        return self._agent_bytes.get(agent_id, MAX_BATCH_BYTES) + size <= MAX_BATCH_BYTES
+        sizes = self.agent_sizes.get(agent_id)
+        return (sizes[-1] if sizes else MAX_BATCH_BYTES) + size <= MAX_BATCH_BYTES
 
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
@@ -195,15 +197,15 @@ class Outbox:
                 # Tasks come from frameworks, checked against MAX_TASK_BYTES by the core; the
                 # launches of several accepts merged could still add up past the limit.
                 size = wire.ByteSize() + ids  # type: ignore[attr-defined]
-                if launch is None or self._agent_bytes[c.agent_id] + size > MAX_BATCH_BYTES:
+                if launch is None or self.agent_sizes[c.agent_id][-1] + size > MAX_BATCH_BYTES:
                     amsgs.append(
                         agent_pb2.MasterMessage(
                             launch_tasks=agent_pb2.LaunchTasks(framework_id=c.framework_id)
                         )
                     )
                     launch = amsgs[-1].launch_tasks
-                    self._agent_bytes[c.agent_id] = ids
-                self._agent_bytes[c.agent_id] += size
+                    self.agent_sizes.setdefault(c.agent_id, []).append(ids)
+                self.agent_sizes[c.agent_id][-1] += size
                 task = launch.tasks.add()
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
@@ -214,6 +216,7 @@ class Outbox:
                     heartbeat_interval=agent_pb2.HeartbeatInterval(seconds=c.heartbeat_interval)
                 )
             )
+            self.agent_sizes.setdefault(c.agent_id, []).append(16)
         elif isinstance(c, cmd.SendKill):
             amsgs = self.agent_msgs.setdefault(c.agent_id, [])
             size = 24 + text_bytes(c.framework_id) + text_bytes(c.task_id)
@@ -222,8 +225,8 @@ class Outbox:
             else:
                 amsgs.append(agent_pb2.MasterMessage(kill_tasks=agent_pb2.KillTasks()))
                 kills = amsgs[-1].kill_tasks
-                self._agent_bytes[c.agent_id] = 0
-            self._agent_bytes[c.agent_id] += size
+                self.agent_sizes.setdefault(c.agent_id, []).append(0)
+            self.agent_sizes[c.agent_id][-1] += size
             kills.kills.add(
                 framework_id=c.framework_id,
                 task_id=c.task_id,
@@ -243,8 +246,8 @@ class Outbox:
                         agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
                     )
                     acks = amsgs[-1].acknowledgements
-                    self._agent_bytes[c.agent_id] = 0
-                self._agent_bytes[c.agent_id] += size
+                    self.agent_sizes.setdefault(c.agent_id, []).append(0)
+                self.agent_sizes[c.agent_id][-1] += size
                 acks.acknowledgements.add(task_id=task_id, uuid=uuid)
         elif isinstance(c, cmd.Persist):
             self.changes.extend(c.changes)

@@ -7,6 +7,7 @@ with the reason; nothing reaches the core from a call that does not decode.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -43,6 +44,40 @@ def _code_of(exc: CallRejected) -> grpc.StatusCode:
 
 
 OK = scheduler_pb2.CallResponse()
+
+
+# Aborts under way (a task must be referenced until it is done).
+_aborting: set[asyncio.Task[None]] = set()
+
+
+def _cut_when_behind(
+    rt: MasterRuntime, stream: OutStream, context: grpc.aio.ServicerContext[Any, Any], kind: str
+) -> None:
+    """When ``stream`` fails (its peer fell too far behind), end the call from here, with
+    RESOURCE_EXHAUSTED and the reason. The handler cannot: it is usually stuck writing to a
+    peer that stopped reading, and gRPC's flow control holds that write until the peer reads.
+    The status is set first (``abort``), then the handler is cancelled; its ``finally`` tells
+    the core the stream closed (a framework is then DISCONNECTED: it keeps its tasks for its
+    failover timeout and gets its pending statuses when it subscribes again)."""
+    handler = asyncio.current_task()
+
+    def cut(reason: str) -> None:
+        rt.metrics.streams_cut.labels(kind).inc()
+        log.warning("stream_cut", kind=kind, reason=reason)
+        task = asyncio.ensure_future(_abort(context, reason))
+        _aborting.add(task)
+        task.add_done_callback(_aborting.discard)
+        if handler is not None:
+            handler.cancel()
+
+    stream.on_fail = cut
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], reason: str) -> None:
+    # abort() ends by raising AbortError, and refuses a call that already ended: either way
+    # there is nothing left to do.
+    with contextlib.suppress(Exception):
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
 
 
 def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
@@ -112,7 +147,8 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         stream_id = rt.new_secret()  # a credential: calls naming it act for the framework
         framework_id = spec.framework_id or rt.new_id("F")
-        stream = OutStream()
+        stream = rt.new_stream("framework")
+        _cut_when_behind(rt, stream, context, "framework")
         rt.framework_streams[stream_id] = stream
         try:
             try:
@@ -130,9 +166,8 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                 await context.abort(_code_of(exc), exc.message)
             async for msg in stream.messages():
                 yield msg
-            if stream.failed:
-                yield scheduler_pb2.Event(error=scheduler_pb2.Error(message=stream.failed))
         finally:
+            rt.stream_ended("framework", stream)
             rt.forget_framework_stream(stream_id)
             rt.submit(
                 ev.FrameworkStreamClosed(
@@ -449,7 +484,8 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         connection = rt.new_connection()
         agent_id = spec.agent_id or rt.new_id("S")
-        stream = OutStream()
+        stream = rt.new_stream("agent")
+        _cut_when_behind(rt, stream, context, "agent")
         rt.agent_streams[connection] = stream
         try:
             await rt.call(
@@ -478,6 +514,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 yield msg
         finally:
             reader.cancel()
+            rt.stream_ended("agent", stream)
             rt.forget_agent_connection(connection)
             rt.submit(
                 ev.AgentStreamClosed(

@@ -44,19 +44,38 @@ log = get_logger("corral.master")
 T = TypeVar("T")
 
 STREAM_QUEUE_LIMIT = 10_000
+STREAM_QUEUE_BYTES = 64 * 1024 * 1024  # MasterConfig.stream_queue_bytes, --stream-queue-mib
 BATCH_LIMIT = 1024  # events handled per flush
 
 
-@dataclass
+@dataclass(eq=False)  # kept in sets by identity (MasterRuntime.new_stream)
 class OutStream:
-    """A bounded queue of wire messages for one stream, until ``end()`` or a failure."""
+    """A bounded queue of wire messages for one stream, until ``end()`` or a failure.
+
+    Bounded twice: by messages (each a batch) and by their estimated bytes (the outbox's
+    estimates; a message put with size 0 is small, and only the count bounds those). A peer
+    that does not keep up fails the stream instead of growing the master: ``on_fail`` is told
+    once, so the stream's handler can end the call even while it is stuck writing to a peer
+    that stopped reading (then it never gets back to this queue to see ``failed``)."""
 
     limit: int = STREAM_QUEUE_LIMIT  # messages (each a batch) queued before the stream is cut
+    max_bytes: int = STREAM_QUEUE_BYTES  # estimated bytes queued before the stream is cut
     failed: str = ""
+    on_fail: Callable[[str], None] | None = None
+    peak_bytes: int = 0  # the most bytes ever queued at once (a gauge: the bound holds)
+    _bytes: int = 0
     _items: deque[Any] = field(default_factory=deque)
     _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
     _ended: bool = False
+
+    @property
+    def queued_bytes(self) -> int:
+        return self._bytes
+
+    def backlogged(self) -> bool:
+        """Whether messages wait unsent: what was queued earlier has not all been written."""
+        return bool(self._items)
 
     def put(self, msg: Any, size: int = 0) -> None:
         """Queue ``msg``; ``size`` is its estimated length in bytes (an UPDATE's, to merge)."""
@@ -67,11 +86,27 @@ class OutStream:
             return
         if len(self._items) >= self.limit:
             # The peer does not keep up: end the stream rather than grow without bound.
-            self.failed = "the stream fell too far behind"
+            self._fail("the stream fell too far behind")
+        elif self._bytes + size > self.max_bytes:
+            self._fail(
+                f"the stream fell too far behind: {self._bytes + size} bytes queued, "
+                f"more than {self.max_bytes}"
+            )
         else:
             self._items.append(msg)
             self._sizes.append(size)
+            self._bytes += size
+            if self._bytes > self.peak_bytes:
+                self.peak_bytes = self._bytes
         self._ready.set()
+
+    def _fail(self, reason: str) -> None:
+        self.failed = reason
+        self._items.clear()
+        self._sizes.clear()
+        self._bytes = 0
+        if self.on_fail is not None:
+            self.on_fail(reason)
 
     def end(self) -> None:
         """Make ``messages()`` stop after what is queued."""
@@ -94,6 +129,7 @@ class OutStream:
                 continue
             msg = items.popleft()
             nbytes = sizes.popleft()
+            self._bytes -= nbytes
             if _is_update(msg):
                 statuses = msg.update.statuses
                 nbytes = nbytes or msg.ByteSize()
@@ -102,7 +138,7 @@ class OutStream:
                     if nbytes + more > MAX_BATCH_BYTES:
                         break  # one message must stay under the peer's size limit
                     nbytes += more
-                    sizes.popleft()
+                    self._bytes -= sizes.popleft()
                     statuses.extend(items.popleft().update.statuses)
             yield msg
 
@@ -161,6 +197,9 @@ class MasterRuntime:
         self._counts = {"events": 0, "accepts": 0, "declined": 0}
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
+        # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
+        self._open_streams: dict[str, set[OutStream]] = {}
+        self._peak_bytes: dict[str, int] = {}
 
     # -------------------------------------------------------------- plumbing
 
@@ -265,7 +304,35 @@ class MasterRuntime:
         interval = min(0.5, self.config.agent_timeout / 4)
         while True:
             await asyncio.sleep(interval)
-            await self._timer_call(ev.Tick(stimulus_id=self.stimulus("tick"), now=self.clock()))
+            await self._timer_call(
+                ev.Tick(
+                    stimulus_id=self.stimulus("tick"),
+                    now=self.clock(),
+                    backlogged=self.backlogged_frameworks(),
+                )
+            )
+
+    def backlogged_frameworks(self) -> frozenset[str]:
+        """Frameworks whose event streams still hold messages not yet written: the core
+        resends none of their pending statuses until what it sent before has gone out (a
+        framework that stopped reading otherwise had every pending status queued again each
+        retry interval, and the master grew until its stream was cut)."""
+        streams = self.framework_streams
+        return frozenset(
+            fw_id
+            for fw_id, stream_id in self._stream_of_framework.items()
+            if (stream := streams.get(stream_id)) is not None and stream.backlogged()
+        )
+
+    def new_stream(self, kind: str) -> OutStream:
+        """A stream's bounded queue; ``kind`` ("framework" or "agent") labels its metrics."""
+        stream = OutStream(max_bytes=self.config.stream_queue_bytes)
+        self._open_streams.setdefault(kind, set()).add(stream)
+        return stream
+
+    def stream_ended(self, kind: str, stream: OutStream) -> None:
+        self._open_streams.get(kind, set()).discard(stream)
+        self._peak_bytes[kind] = max(self._peak_bytes.get(kind, 0), stream.peak_bytes)
 
     async def _timer_call(self, event: ev.Event) -> None:
         """A timer's event, handled before the timer goes on. A refusal (a failed handler:
@@ -392,6 +459,10 @@ class MasterRuntime:
             waits = self.core.take_offer_waits()
             if waits:
                 self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))
+        elif isinstance(item, ev.Tick):
+            expired, self.core.book.expired = self.core.book.expired, 0
+            if expired:
+                self.metrics.offers_expired.inc(expired)
         elif isinstance(item, ev.Decline):
             counts["declined"] += len(item.offer_ids)
         elif isinstance(item, ev.Accept):
@@ -486,8 +557,8 @@ class MasterRuntime:
             astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))
             if astream is None:
                 continue
-            for one in amsgs:
-                astream.put(one)
+            for one, size in zip(amsgs, outbox.agent_sizes[agent_id], strict=True):
+                astream.put(one, size)
         for event in outbox.cluster_events:
             self.recent_events.append(event)
             for q in list(self._watchers):
@@ -540,3 +611,9 @@ class MasterRuntime:
             )
         m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
         m.offers_outstanding.set(len(core.offers))
+        for kind in ("framework", "agent"):
+            streams = self._open_streams.get(kind, set())
+            m.stream_queue_bytes.labels(kind).set(max((s.queued_bytes for s in streams), default=0))
+            m.stream_queue_peak_bytes.labels(kind).set(
+                max([self._peak_bytes.get(kind, 0), *(s.peak_bytes for s in streams)])
+            )

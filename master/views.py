@@ -51,9 +51,16 @@ def _task_json(t: TaskRecord) -> dict[str, Any]:
     }
 
 
-def _all_tasks(core: MasterCore) -> list[TaskRecord]:
+def _all_tasks(
+    core: MasterCore, framework_id: str | None = None, completed: bool = True
+) -> list[TaskRecord]:
+    """Live tasks, then ended ones (``completed``); of one framework with ``framework_id``."""
+    if framework_id is not None:
+        fw = core.frameworks.get(framework_id)
+        live = list(fw.tasks.values()) if fw is not None else []
+        return live + list(core.completed.of_framework(framework_id)) if completed else live
     live = [t for fw in core.frameworks.values() for t in fw.tasks.values()]
-    return live + list(core.completed.values())
+    return live + list(core.completed.values()) if completed else live
 
 
 def role_json(v: RoleView) -> dict[str, Any]:
@@ -99,7 +106,15 @@ def priority_classes_pb(core: MasterCore) -> operator_pb2.PriorityClasses:
     return out
 
 
-def state_json(core: MasterCore) -> dict[str, Any]:
+def state_json(
+    core: MasterCore,
+    framework_id: str | None = None,
+    completed: bool = True,
+    tasks: bool = True,
+) -> dict[str, Any]:
+    """The whole state, or less: with ``framework_id`` only that framework, its tasks and its
+    offers; without ``completed`` no ended tasks and no removed frameworks; without ``tasks``
+    no task list at all (the page shows none). The summary always counts everything."""
     agents = []
     for a in core.agents.values():
         agents.append(
@@ -121,6 +136,10 @@ def state_json(core: MasterCore) -> dict[str, Any]:
         )
     frameworks = []
     for f in core.frameworks.values():
+        if framework_id is not None and f.framework_id != framework_id:
+            continue
+        if not completed and f.state is FrameworkState.REMOVED:
+            continue
         frameworks.append(
             {
                 "id": f.framework_id,
@@ -148,12 +167,14 @@ def state_json(core: MasterCore) -> dict[str, Any]:
             "resources": _resources_json(o.resources),
         }
         for o in core.offers.values()
+        if framework_id is None or o.framework_id == framework_id
     ]
+    task_list = _all_tasks(core, framework_id, completed) if tasks else []
     return {
         "master_id": core.master_id,
         "agents": agents,
         "frameworks": frameworks,
-        "tasks": [_task_json(t) for t in _all_tasks(core)],
+        "tasks": [_task_json(t) for t in task_list],
         "offers": offers,
         "roles": [role_json(v) for v in core.role_views()],
         "priority_classes": priority_classes_json(core),

@@ -8,7 +8,14 @@ import json
 import math
 from pathlib import Path
 
-from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_float
+from corral.cli.common import (
+    DEFAULT_HTTP,
+    DEFAULT_MASTER,
+    host_port,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+)
 from corral.cli.errors import CliError
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
@@ -84,6 +91,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=60.0,
         metavar="SECONDS",
         help="default for frameworks that ask for 0 (default 60)",
+    )
+    p.add_argument(
+        "--offer-timeout",
+        type=non_negative_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="rescind an offer outstanding this long; its resources go back as after a "
+        "decline without a filter, so a framework that holds offers cannot keep them from "
+        "others forever (default 60; 0: never)",
+    )
+    p.add_argument(
+        "--max-completed-frameworks",
+        type=non_negative_int,
+        default=50,
+        metavar="N",
+        help="removed frameworks kept in memory and in the state (default 50, as Mesos)",
+    )
+    p.add_argument(
+        "--max-completed-tasks-per-framework",
+        type=non_negative_int,
+        default=1000,
+        metavar="N",
+        help="ended tasks kept per framework, for the state, reconciliation and agents that "
+        "report a task the master declared ended (default 1000, as Mesos)",
+    )
+    p.add_argument(
+        "--stream-queue-mib",
+        type=positive_float,
+        default=64.0,
+        metavar="MIB",
+        help="a framework's or agent's stream with more than this queued unsent (it stopped "
+        "reading or reads too slowly) is cut; a framework keeps its tasks for its failover "
+        "timeout and gets its pending statuses when it subscribes again (default 64, at "
+        "least 8: the largest message the master writes)",
     )
     p.add_argument(
         "--launch-pacing",
@@ -227,6 +268,10 @@ def run(args: argparse.Namespace) -> int:
             max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
             launch_latency_target=args.launch_latency_target,
+            offer_timeout=args.offer_timeout,
+            max_completed_frameworks=args.max_completed_frameworks,
+            max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
+            stream_queue_bytes=max(1, int(args.stream_queue_mib * 1024 * 1024)),
             role_weights=tuple(weights.items()),
             role_quotas=tuple(quotas.items()),
             priority_classes=classes,

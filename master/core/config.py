@@ -7,6 +7,15 @@ from corral.master.core.demands import PriorityTable
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
+# The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
+# stream must be able to queue one of those. (The core does not import the shell's limits.)
+MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
+
+# Knobs for which 0 means "off" or "keep none" rather than a mistake.
+_ZERO_ALLOWED = frozenset(
+    {"offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class MasterConfig:
@@ -33,7 +42,21 @@ class MasterConfig:
     default_refuse_seconds: float = 5.0
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
-    completed_tasks_kept: int = 1000
+    # An offer outstanding this long is rescinded and its resources go back as after a decline
+    # without a filter (Mesos' --offer_timeout, which has no default there): a framework that
+    # holds offers without answering would otherwise keep them from everyone else forever.
+    # 0: offers never expire.
+    offer_timeout: float = 60.0
+    # Ended state kept for operators and for the master's own answers (reconciliation, a kill
+    # of an ended task, an agent that reports a task the master declared ended): the last
+    # max_completed_frameworks removed frameworks, and each framework's last
+    # max_completed_tasks_per_framework ended tasks (Mesos' flags and defaults).
+    max_completed_frameworks: int = 50
+    max_completed_tasks_per_framework: int = 1000
+    # The shell's: estimated bytes queued unsent on one stream (framework or agent) before the
+    # stream is cut, as well as 10,000 messages. 64 MiB holds 8 of the largest messages the
+    # master writes (half the 16 MiB message limit) and a 10,000-agent offer cycle many times.
+    stream_queue_bytes: int = 64 * 1024 * 1024
     # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
     # under launch_latency_target. The cpus that may be launching at once form a window that
     # halves when more than 1 % of the launches started since the last cycle took longer than
@@ -73,8 +96,15 @@ class MasterConfig:
                 continue
             if f.name == "agent_removal_rate" and value == math.inf:
                 continue
+            if f.name in _ZERO_ALLOWED and value == 0:
+                continue
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{f.name} must be a positive number, got {value!r}")
+        if self.stream_queue_bytes < MIN_STREAM_QUEUE_BYTES:
+            raise ValueError(
+                f"stream_queue_bytes ({self.stream_queue_bytes}) must hold at least one of the "
+                f"largest messages the master writes ({MIN_STREAM_QUEUE_BYTES} bytes, 8 MiB)"
+            )
         if self.agent_timeout < 2 * self.agent_heartbeat_interval:
             raise ValueError(
                 f"agent timeout ({self.agent_timeout:g}s) must be at least twice the agent "

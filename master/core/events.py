@@ -188,7 +188,12 @@ class Recover(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tick(Event):
-    """Housekeeping: heartbeat and failover timeouts, status update retries."""
+    """Housekeeping: heartbeat and failover timeouts, status update retries, offer expiry.
+
+    ``backlogged``: frameworks whose streams still hold unsent messages (the shell knows);
+    their pending statuses are not resent until those have gone out."""
+
+    backlogged: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

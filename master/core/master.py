@@ -28,9 +28,10 @@ Rules of the core (the rest of this file applies them):
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import islice
 from typing import Any
 
 from corral.limits import echo
@@ -38,6 +39,7 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demands
 from corral.master.core import events as ev
+from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
 from corral.master.core.durable import (
     AgentEntry,
@@ -102,6 +104,9 @@ def _no_repeats(ids: Sequence[str], what: str) -> None:
 
 Commands = list[cmd.Command]
 
+# Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
+RESEND_BATCH = 5000
+
 
 def framework_entry(fw: FrameworkRecord) -> FrameworkEntry:
     """What the registry holds of a framework (durable.py, rule 2)."""
@@ -139,7 +144,9 @@ class MasterCore:
         self.master_id = master_id
         self.agents: dict[str, AgentRecord] = {}
         self.frameworks: dict[str, FrameworkRecord] = {}
-        self.completed: OrderedDict[tuple[str, str], TaskRecord] = OrderedDict()
+        self.completed = Completed(  # completed.py: ended tasks and removed frameworks, bounded
+            config.max_completed_tasks_per_framework, config.max_completed_frameworks
+        )
         self._now = 0.0  # the event in hand's time
         self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self._freed)
         self.offers = self.book.offers  # the same dict: read by views, explain and validate()
@@ -312,6 +319,7 @@ class MasterCore:
         spec = replace(e.spec, agent_id=agent_id)
         out: Commands = []
         agent = self.agents.get(agent_id)
+        was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
         if agent is None:
             agent = AgentRecord(
                 spec=spec,
@@ -363,7 +371,7 @@ class MasterCore:
                 secret=agent.secret,
             )
         )
-        out += self._reconcile_agent_tasks(agent, e, healed=was is AgentState.UNREACHABLE)
+        out += self._reconcile_agent_tasks(agent, e, was_unreachable)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
         self._mark_agent(agent)
@@ -373,14 +381,14 @@ class MasterCore:
         return out
 
     def _reconcile_agent_tasks(
-        self, agent: AgentRecord, e: ev.AgentRegister, *, healed: bool = False
+        self, agent: AgentRecord, e: ev.AgentRegister, was_unreachable: bool = False
     ) -> Commands:
         """Merge the tasks an agent reports with what the master believed ran there.
 
-        ``healed``: the agent was UNREACHABLE. As in Mesos, the tasks it brings back are kept
-        for partition-aware frameworks and killed for the others, which were told LOST (or, for
-        an agent that never came back after a master restart, would be told LOST if they
-        asked): the master does not know every such task by name any more."""
+        An agent back from UNREACHABLE (as in Mesos): tasks of partition-aware frameworks were
+        reported UNREACHABLE and go back to what the agent reports, and the framework is told;
+        tasks of the others were reported LOST, so any it still runs are killed, whether or not
+        the ended task is still among the ``completed`` the master keeps."""
         sid = e.stimulus_id
         out: Commands = []
         reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
@@ -417,10 +425,10 @@ class MasterCore:
                         )
                     )
                 continue
-            told_lost = task is None and (
-                key in self.completed or (healed and not fw.spec.partition_aware)
+            declared_lost = task is None and (
+                key in self.completed or (was_unreachable and not fw.spec.partition_aware)
             )
-            if fw.state is FrameworkState.REMOVED or told_lost:
+            if fw.state is FrameworkState.REMOVED or declared_lost:
                 # The master already declared this task ended (its framework is gone, or it was
                 # reported LOST while the agent was away): it must not keep running.
                 out.append(
@@ -446,6 +454,7 @@ class MasterCore:
                 self._count_demand_task(fw, task, +1)
                 self.pacer.launching(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
+                was = task.state
                 try:
                     task.state = check(
                         TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
@@ -454,6 +463,18 @@ class MasterCore:
                     self.pacer.launching(task)
                 except IllegalTransition:
                     pass
+                else:
+                    if was is TaskState.UNREACHABLE:
+                        # The framework was told UNREACHABLE by the master; the agent's own
+                        # status for the state it is back in was likely acknowledged long ago.
+                        back = replace(
+                            rt.status,
+                            uuid=b"",
+                            reason=TaskReason.RECONCILIATION,
+                            message="its agent re-registered",
+                            timestamp=e.now,
+                        )
+                        out += self._forward(fw, back, e)
             if task.kill_requested:
                 out.append(
                     cmd.SendKill(
@@ -467,9 +488,33 @@ class MasterCore:
 
     def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
         agent = self.agents.get(e.agent_id)
-        if agent is not None and agent.connection == e.connection:
-            agent.last_seen = e.now
+        if agent is None or agent.connection != e.connection:
+            return []
+        if agent.state is AgentState.UNREACHABLE:
+            return self._ask_to_reregister(agent, e)
+        agent.last_seen = e.now
         return []
+
+    def _ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
+        """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
+        partition healed without the connection breaking). Its tasks were already reported
+        UNREACHABLE or LOST and it is out of the allocator; only a registration reconciles
+        that, so its stream is closed and it re-registers (agent/connection.py reconnects at
+        once). What it sent is dropped: it resends unacknowledged statuses after registering."""
+        connection = agent.connection
+        assert connection is not None  # the caller matched the event's connection
+        agent.connection = None
+        self._intervals_dirty = True
+        return [
+            cmd.CloseAgentStream(
+                stimulus_id=e.stimulus_id,
+                connection=connection,
+                reason="the agent was marked unreachable: re-register",
+            ),
+            self._event(
+                e, "agent_reregister_asked", agent.agent_id, "heard from while unreachable"
+            ),
+        ]
 
     def _agent_stream_closed(self, e: ev.AgentStreamClosed) -> Commands:
         agent = self.agents.get(e.agent_id)
@@ -485,6 +530,8 @@ class MasterCore:
         agent = self.agents.get(e.agent_id)
         if agent is None or agent.connection != e.connection:
             return []
+        if agent.state is AgentState.UNREACHABLE:
+            return self._ask_to_reregister(agent, e)
         agent.last_seen = e.now
         out: Commands = []
         orphan_acks: list[tuple[str, bytes]] = []
@@ -705,15 +752,10 @@ class MasterCore:
             )
         )
         if fw.pending:
-            for p in fw.pending.values():
-                p.last_sent = e.now
-            out.append(
-                cmd.SendUpdates(
-                    stimulus_id=e.stimulus_id,
-                    framework_id=fw_id,
-                    statuses=tuple(p.status for p in fw.pending.values()),
-                )
-            )
+            pending = list(fw.pending.values())
+            for p in pending[RESEND_BATCH:]:
+                p.last_sent = -math.inf  # due at the next tick
+            out += self._resend(fw, pending, e)
         self._mark_framework(fw)
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
@@ -814,7 +856,17 @@ class MasterCore:
             )
             fw.connection = None
         out.append(self._event(e, "framework_removed", fw.framework_id, why))
+        self._keep_removed(fw.framework_id)
         return out
+
+    def _keep_removed(self, fw_id: str) -> None:
+        """The removed framework joins those kept; the oldest past the bound are forgotten
+        (the registry keeps more of them, on disk: registry/prune.py)."""
+        for old_id in self.completed.framework_removed(fw_id):
+            old = self.frameworks.get(old_id)
+            if old is not None and old.state is FrameworkState.REMOVED:
+                del self.frameworks[old_id]
+                self.durable_frameworks.pop(old_id, None)
 
     # ------------------------------------------------------------------- calls
 
@@ -1244,27 +1296,55 @@ class MasterCore:
         if self._intervals_dirty:
             self._intervals_dirty = False
             out += self._retell_heartbeat_intervals(e)
+        if self.config.offer_timeout > 0:
+            out += self._expire_offers(e)
         for fw in list(self.frameworks.values()):
             if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
                 timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout
                 if now - fw.disconnected_at > timeout:
                     out += self._remove_framework(fw, e, f"failover timeout ({timeout:g}s) ran out")
-            elif fw.state is FrameworkState.SUBSCRIBED and fw.pending:
-                due = [
-                    p
-                    for p in fw.pending.values()
-                    if now - p.last_sent >= self.config.status_retry_interval
-                ]
-                for p in due:
-                    p.last_sent = now
-                if due:
-                    out.append(
-                        cmd.SendUpdates(
-                            stimulus_id=e.stimulus_id,
-                            framework_id=fw.framework_id,
-                            statuses=tuple(p.status for p in due),
-                        )
-                    )
+            elif (
+                fw.state is FrameworkState.SUBSCRIBED
+                and fw.pending
+                and fw.framework_id not in e.backlogged
+            ):
+                retry = self.config.status_retry_interval
+                due = (p for p in fw.pending.values() if now - p.last_sent >= retry)
+                out += self._resend(fw, list(islice(due, RESEND_BATCH)), e)
+        return out
+
+    def _resend(self, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> Commands:
+        """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
+        rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
+        with many unacknowledged statuses is never handed them all at once, past its stream's
+        bound."""
+        batch = pending[:RESEND_BATCH]
+        if not batch:
+            return []
+        for p in batch:
+            p.last_sent = e.now
+        return [
+            cmd.SendUpdates(
+                stimulus_id=e.stimulus_id,
+                framework_id=fw.framework_id,
+                statuses=tuple(p.status for p in batch),
+            )
+        ]
+
+    def _expire_offers(self, e: ev.Tick) -> Commands:
+        """Offers outstanding past the offer timeout go back, as a decline without a filter."""
+        rescinds, per_fw = self.book.expire(e.now - self.config.offer_timeout, e.stimulus_id)
+        out: Commands = list(rescinds)
+        for fw_id, count in per_fw.items():
+            self.pacer.declined(count)
+            out.append(
+                self._event(
+                    e,
+                    "offers_expired",
+                    fw_id,
+                    f"{count} offers unanswered for {self.config.offer_timeout:g}s rescinded",
+                )
+            )
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
@@ -1334,7 +1414,12 @@ class MasterCore:
             elif name in self.priority.classes and name != self.priority.default:
                 # (A class the flags have since made the global default stays.)
                 self.priority.delete(name)
-        for fentry in state.frameworks:
+        # Removed ones oldest first, so the bound on those kept forgets the oldest.
+        ordered = sorted(
+            state.frameworks,
+            key=lambda f: (f.removed_at is None, f.removed_at or 0.0, f.registered_at),
+        )
+        for fentry in ordered:
             fw_id = fentry.framework_id
             removed = fentry.removed_at is not None
             # A framework connected when the master stopped starts its failover timeout now:
@@ -1351,9 +1436,11 @@ class MasterCore:
             )
             self.frameworks[fw_id] = fw
             self.durable_frameworks[fw_id] = fentry
-            if not removed:
-                self._add_to_allocator(fw_id, fentry.spec)
-                self.allocator.set_suppressed(fw_id, True)
+            if removed:
+                self._keep_removed(fw_id)
+                continue
+            self._add_to_allocator(fw_id, fentry.spec)
+            self.allocator.set_suppressed(fw_id, True)
             self._mark_framework(fw)
         for aentry in state.agents:
             unreachable = aentry.unreachable_at is not None
@@ -1469,10 +1556,7 @@ class MasterCore:
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
             self._count_demand_task(fw, task, -1)
-        self.completed[key] = task
-        self.completed.move_to_end(key)
-        while len(self.completed) > self.config.completed_tasks_kept:
-            self.completed.popitem(last=False)
+        self.completed.add(task)
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""

@@ -8,6 +8,9 @@ Rules (the core's validate() checks them after every event in its tests):
   stream gone: ``give_back``) or rescinded (its agent detached: ``rescind_agent``).
 - An agent's ports are each in one place: free, in one offer, or in one task. An offer carries
   all of its agent's free ports; they come back with the offer.
+- ``offers`` is in the order offers were made (only ``make`` adds to it, with the cycle's time),
+  so the oldest outstanding offer is its first entry: expiring offers (``expire``) looks at
+  the front and stops at the first one still in time, with no index of its own.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class OfferBook:
         self._seq = 0
         # Seconds each agent's freed resources waited to be offered (take_waits).
         self.waits: list[float] = []
+        self.expired = 0  # offers rescinded for their age since the shell last took the count
 
     def make(
         self, plan: Plan, allowance: float, now: float
@@ -145,8 +149,31 @@ class OfferBook:
     def rescind_agent(self, agent: AgentRecord, sid: str) -> list[cmd.Command]:
         """The agent is leaving the allocator: its offers return, and their frameworks are told
         (RESCIND) if they can hear it."""
+        return self._rescind([self.offers[oid] for oid in sorted(agent.offers)], sid)
+
+    def expire(self, made_before: float, sid: str) -> tuple[list[cmd.Command], dict[str, int]]:
+        """Rescind the offers made before ``made_before`` (the offer timeout ran out): they go
+        back as a decline without a filter does. Returns the RESCIND commands and how many
+        offers each framework lost.
+
+        Cost: the offers that expire, plus one look at the front of ``offers`` (oldest first,
+        see the module's rules), however many are outstanding."""
+        old: list[OfferRecord] = []
+        for offer in self.offers.values():
+            if offer.created_at >= made_before:
+                break
+            old.append(offer)
+        if not old:
+            return [], {}
+        self.expired += len(old)
+        per_fw: dict[str, int] = defaultdict(int)
+        for offer in old:
+            per_fw[offer.framework_id] += 1
+        return self._rescind(old, sid), per_fw
+
+    def _rescind(self, offers: list[OfferRecord], sid: str) -> list[cmd.Command]:
+        """The offers return to the pool; their frameworks are told (RESCIND) if they can hear."""
         per_fw: dict[str, list[str]] = defaultdict(list)
-        offers = [self.offers[oid] for oid in sorted(agent.offers)]
         for offer in offers:
             per_fw[offer.framework_id].append(offer.offer_id)
         self.give_back(offers)

@@ -242,3 +242,42 @@ def _alive(pid: int) -> bool:
 def _live(task: object) -> bool:
     state = sdk.state_name(task.status.state)  # type: ignore[attr-defined]
     return state not in {"FINISHED", "FAILED", "KILLED", "ERROR", "LOST", "DROPPED", "GONE"}
+
+
+async def test_a_paused_agent_is_unreachable_then_heals(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    workload = Workload(tmp_path / "markers", seconds=2.0)
+    paused: dict[str, str] = {}
+
+    async def fault(_driver: sdk.Driver) -> None:
+        victim = next(s.agent_id for s in workload.tasks.values() if s.states[-1:] == ["RUNNING"])
+        paused["agent"] = victim
+        name = await agent_of(cluster, victim)
+        cluster.pause(name)
+        await workload.until(
+            "the paused agent's tasks reported LOST",
+            lambda: any(
+                s.agent_id == victim and "LOST" in s.states for s in workload.tasks.values()
+            ),
+            WAIT,
+        )
+        cluster.resume(name)
+        await cluster.wait_for_agents(AGENTS, WAIT)  # it re-registers: active again
+        before = len(workload.tasks)
+        # Healed: its resources are offered again.
+        await workload.until(
+            "a task launched on the healed agent",
+            lambda: any(s.agent_id == victim for s in list(workload.tasks.values())[before:]),
+            WAIT,
+        )
+
+    await under_load(cluster, workload, fault)
+    victim = paused["agent"]
+
+    def allowed(task_id: str, state: str) -> bool:
+        on_victim = workload.tasks[task_id].agent_id == victim
+        return state == "FINISHED" or (on_victim and state == "LOST")
+
+    finals = check_run(workload, allowed=allowed)
+    assert finals["LOST"] >= 1, finals

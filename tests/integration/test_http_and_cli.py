@@ -59,6 +59,16 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
                 assert state["agents"][0]["resources"]["cpus"] == 2
                 assert state["agents"][0]["heartbeat_interval"] == 10.0
                 assert [f["name"] for f in state["frameworks"]] == ["decliner"]
+                fid = driver.framework_id
+                query = {"framework_id": fid, "completed": "false"}
+                async with http.get(f"{base}/api/v1/state", params=query) as r:
+                    mine = await r.json()
+                assert [f["id"] for f in mine["frameworks"]] == [fid]
+                assert all(o["framework_id"] == fid for o in mine["offers"])
+                async with http.get(f"{base}/api/v1/state?framework_id=nope") as r:
+                    assert r.status == 404 and "unknown framework" in (await r.json())["error"]
+                async with http.get(f"{base}/api/v1/state?complete=false") as r:
+                    assert r.status == 400 and "complete" in (await r.json())["error"]
                 async with http.get(f"{base}/metrics") as r:
                     metrics = await r.text()
                 assert "corral_allocation_cycle_seconds_count" in metrics

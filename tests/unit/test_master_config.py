@@ -60,3 +60,45 @@ def test_cli_refuses_bad_allocator_flags_with_exit_2(flags: tuple[str, str], rea
     )
     assert result.returncode == 2, result.stderr
     assert reason in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "field", ["offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"]
+)
+def test_bounds_may_be_zero_but_not_negative(field: str) -> None:
+    assert getattr(MasterConfig(**{field: 0}), field) == 0  # off / keep none
+    with pytest.raises(ValueError, match=field):
+        MasterConfig(**{field: -1})
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [
+        (("--offer-timeout", "-1"), "--offer-timeout"),
+        (("--offer-timeout", "soon"), "--offer-timeout"),
+        (("--max-completed-frameworks", "-1"), "--max-completed-frameworks"),
+        (("--max-completed-tasks-per-framework", "1.5"), "--max-completed-tasks-per-framework"),
+    ],
+)
+def test_cli_refuses_bad_bounds_with_exit_2(flags: tuple[str, str], reason: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", "master", *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert reason in result.stderr and "Traceback" not in result.stderr
+
+
+def test_master_help_documents_the_bounds() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", "master", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    for flag in ("--offer-timeout", "--max-completed-frameworks", "--max-completed-tasks"):
+        assert flag in result.stdout

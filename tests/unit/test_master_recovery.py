@@ -14,10 +14,10 @@ import pytest
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
-from corral.master.core.durable import PutAgent, PutFramework, PutQuota, PutWeight
+from corral.master.core.durable import FrameworkEntry, PutAgent, PutFramework, PutQuota, PutWeight
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
-from corral.master.core.types import AgentSpec, ReportedTask, TaskState
+from corral.master.core.types import AgentSpec, FrameworkSpec, ReportedTask, TaskState
 from corral.master.registry import MemoryRegistry
 from corral.priority import PriorityClass
 from corral.resources import parse_resources
@@ -293,3 +293,22 @@ def test_priority_classes_set_and_deleted_by_operators_survive_a_restart() -> No
     assert h2.core.priority.classes["gold"] == gold and h2.core.priority.default == "gold"
     assert "batch" not in h2.core.priority.classes  # a default class, deleted, stays deleted
     assert "serving" in h2.core.priority.classes
+
+
+def test_a_restarted_master_keeps_only_the_newest_removed_frameworks() -> None:
+    registry = MemoryRegistry()
+    registry.apply(
+        [
+            PutFramework(
+                FrameworkEntry(
+                    spec=FrameworkSpec(framework_id=f"f{i}", name="x"),
+                    registered_at=0.0,
+                    removed_at=float(i),
+                )
+            )
+            for i in range(8)
+        ]
+    )
+    h = restarted(registry, MasterConfig(max_completed_frameworks=3), now=100.0)
+    assert sorted(h.core.frameworks) == ["f5", "f6", "f7"]
+    assert sorted(h.core.durable_frameworks) == ["f5", "f6", "f7"]
