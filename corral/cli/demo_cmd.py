@@ -85,6 +85,9 @@ class Cluster:
         return [n for n, p in self.procs if not n.startswith("hello") and p.poll() is not None]
 
 
+MASTER_START_TIMEOUT = 120.0
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -94,6 +97,10 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict
         if proc.poll() is not None:
             break
         time.sleep(0.05)
+    if proc.poll() is None:
+        raise CliError(
+            f"the master did not start within {timeout:g} s (see {path.parent / 'master.log'})"
+        )
     raise CliError(f"the master did not start (see {path.parent / 'master.log'})")
 
 
@@ -126,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
             str(ready),
             "--log-json",
         )
-        addr = _wait_for(ready, master, 15)
+        # A first start compiles the allocator (numba, cached afterwards): ~15 s on 2 busy
+        # cores. The wait ends at once if the master exits, so a long bound costs nothing.
+        addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
         grpc_addr, http_addr = addr["grpc"], addr["http"]
         for zone in ZONES:
             cluster.spawn(
