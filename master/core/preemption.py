@@ -92,7 +92,8 @@ def victims_on_agent(
     spare: Mapping[str, int],
 ) -> tuple[Candidate, ...] | None:
     """Rule 3 (with rules 1 and 2): the victims on one agent that make room for ``shape``, or
-    None if no allowed set does. ``spare``: per protection group, how many it can lose."""
+    None if no allowed set does. ``spare``: per protection group, how many it can lose (a
+    group not in it may lose any number)."""
     barred: set[tuple[str, str]] = set()
     while True:
         potential = sorted(
@@ -124,7 +125,7 @@ def _over_budget(victims: Sequence[Candidate], spare: Mapping[str, int]) -> list
     that would lose too many)."""
     by_group: dict[str, list[Candidate]] = {}
     for v in victims:
-        if v.group:
+        if v.group in spare:
             by_group.setdefault(v.group, []).append(v)
     over: list[tuple[str, str]] = []
     for group, members in by_group.items():
@@ -187,8 +188,8 @@ def place(
         gone = {v.key for v in victims}
         for v in victims:
             room = _plus(room, v.scalars)
-            if v.group:
-                budget[v.group] = budget.get(v.group, 0) - 1
+            if v.group in budget:
+                budget[v.group] -= 1
         free[aid] = _minus(room, shape)
         left[aid] = [t for t in left[aid] if t.key not in gone]
         placed.append(Placement(aid, victims))
