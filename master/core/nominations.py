@@ -53,26 +53,30 @@ def _placeable(fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
     return not (spec.resources.gpus > 0 and not fw.spec.gpu_resources)
 
 
-def _used(core: MasterCore) -> dict[str, list[float]]:
-    """Per attached agent: its tasks, its offers and the holds on it, summed."""
-    used: dict[str, list[float]] = {}
-    for agent in core.agents.values():
-        if not agent.in_allocator:
-            continue
-        u = [0.0, 0.0, 0.0, 0.0]
-        for task in agent.tasks.values():
-            for k, x in enumerate(task.spec.resources.scalars()):
-                u[k] += x
-        for oid in agent.offers:
-            for k, x in enumerate(core.offers[oid].scalars):
-                u[k] += x
-        used[agent.agent_id] = u
-    for n in core.nominations.values():
-        u2 = used.get(n.agent_id)
-        if u2 is not None:
-            for k, x in enumerate(n.held):
-                u2[k] += x
-    return used
+class _Used:
+    """Per attached agent: its tasks, its offers and the holds on it, summed; computed for an
+    agent when first asked (a demand that finds room early walks few agents), once a cycle."""
+
+    def __init__(self, core: MasterCore) -> None:
+        self._core = core
+        self._cache: dict[str, list[float]] = {}
+        self._held: dict[str, list[float]] = {}
+        for n in core.nominations.values():
+            had = self._held.setdefault(n.agent_id, [0.0, 0.0, 0.0, 0.0])
+            self._held[n.agent_id] = [h + x for h, x in zip(had, n.held, strict=True)]
+
+    def get(self, agent: AgentRecord) -> list[float]:
+        u = self._cache.get(agent.agent_id)
+        if u is None:
+            u = list(self._held.get(agent.agent_id, (0.0, 0.0, 0.0, 0.0)))
+            for task in agent.tasks.values():
+                for k, x in enumerate(task.spec.resources.scalars()):
+                    u[k] += x
+            for oid in agent.offers:
+                for k, x in enumerate(self._core.offers[oid].scalars):
+                    u[k] += x
+            self._cache[agent.agent_id] = u
+        return u
 
 
 def _lowest_live_priority(core: MasterCore) -> float:
@@ -101,7 +105,7 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     if not wanting:
         return []
     wanting.sort(key=lambda w: (-w[0], w[1], w[3].name))
-    used = _used(core)
+    used = _Used(core)
     budget = core.config.preemption_max_victims_per_cycle
     out: list[cmd.Command] = []
     for value, _, fw, d in wanting:
@@ -121,7 +125,7 @@ def _preempt_for(
     fw: FrameworkRecord,
     d: Demand,
     value: int,
-    used: dict[str, list[float]],
+    used: _Used,
     budget: int,
     e: ev.Event,
 ) -> list[cmd.Command]:
@@ -129,11 +133,14 @@ def _preempt_for(
     need = d.count - fw.demand_tasks.get(d.name, 0)
     views: list[preemption.AgentView] = []
     for agent in sorted(core.agents.values(), key=lambda a: a.agent_id):
-        u = used.get(agent.agent_id)
-        if u is None or agent.state is not AgentState.ACTIVE or agent.connection is None:
+        if (
+            not agent.in_allocator
+            or agent.state is not AgentState.ACTIVE
+            or agent.connection is None
+            or not _placeable(fw, d, agent)
+        ):
             continue
-        if not _placeable(fw, d, agent):
-            continue
+        u = used.get(agent)
         free = [t - x for t, x in zip(agent.spec.resources.scalars(), u, strict=True)]
         for oid in agent.offers:  # its own offers are room it can use
             offer = core.offers[oid]
