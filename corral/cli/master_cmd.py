@@ -140,6 +140,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --launch-pacing: the accept->RUNNING time to stay under (default 0.05)",
     )
     p.add_argument(
+        "--no-preemption",
+        action="store_true",
+        help="never kill lower-priority tasks to make room for a demand (docs/scheduling.md, "
+        "Preemption); priority still orders offers",
+    )
+    p.add_argument(
+        "--preemption-nomination",
+        type=positive_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long the room preemption freed is offered to the preempting framework "
+        "alone before it goes back to everyone (default 5)",
+    )
+    p.add_argument(
         "--allocator",
         choices=("numba", "numpy", "reference"),
         default="numba",
@@ -275,6 +289,8 @@ def run(args: argparse.Namespace) -> int:
             role_weights=tuple(weights.items()),
             role_quotas=tuple(quotas.items()),
             priority_classes=classes,
+            preemption=not args.no_preemption,
+            preemption_nomination_seconds=args.preemption_nomination,
         )
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
         allocator_options = make_options(

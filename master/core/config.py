@@ -75,6 +75,18 @@ class MasterConfig:
     # Priority classes at start (the master's --priority-classes), set over the defaults
     # (corral.priority.DEFAULTS) by name, as if an operator had set them in this order.
     priority_classes: tuple[PriorityClass, ...] = field(default=())
+    # Preemption (master/core/preemption.py, docs/scheduling.md): after a cycle, a demand whose
+    # tasks have no room anywhere takes room from tasks of lower priority. False: never
+    # (the master's --no-preemption).
+    preemption: bool = True
+    # What the victims free is held for the preemptor and offered to it alone; the offer is
+    # rescinded (the resources go back to everyone) if not used within this long.
+    preemption_nomination_seconds: float = 5.0
+    # Victims not all gone this long after they were told to die (an agent that does not kill
+    # them) end the hold, so the demand may preempt elsewhere.
+    preemption_kill_timeout: float = 60.0
+    # At most this many victims per allocation cycle, over all demands (no preemption storms).
+    preemption_max_victims_per_cycle: int = 64
 
     def __post_init__(self) -> None:
         for role, weight in self.role_weights:

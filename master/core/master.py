@@ -23,12 +23,15 @@ Rules of the core (the rest of this file applies them):
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
    UNREACHABLE.
+9. Preemption (nominations.py, preemption.py) runs after each allocation cycle; what a victim
+   frees is charged to its preemptor in the same event it ends in (``settle`` after the
+   handler), so no cycle sees it free, and it is offered to the preemptor alone.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import islice
@@ -37,7 +40,7 @@ from typing import Any
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demands
+from corral.master.core import demands, nominations
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -57,6 +60,7 @@ from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
+    Nomination,
     PendingStatus,
     TaskRecord,
 )
@@ -206,6 +210,13 @@ class MasterCore:
             self.priority.set(c)
         # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
         self._demands_moved: set[str] = set()
+        # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
+        # nominations; what victims freed in the event in hand; live tasks per class name
+        # (a cycle with nobody below a demand's priority looks no further).
+        self.nominations: dict[nominations.NominationKey, Nomination] = {}
+        self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
+        self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
+        self.live_classes: Counter[str] = Counter()
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -215,6 +226,8 @@ class MasterCore:
             # A refused call changed nothing (rule 1), so it has nothing to persist either.
             self._changes.clear()
             raise
+        if self.victims_freed:
+            out += nominations.settle(self, event)
         if self._demands_moved:
             for fw_id in self._demands_moved:
                 fw = self.frameworks.get(fw_id)
@@ -240,8 +253,11 @@ class MasterCore:
         self.allocator.set_suppressed(fw_id, off)
 
     def _count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
+        if fw is None:
+            return
+        self.live_classes[task.spec.priority_class] += delta
         name = task.spec.demand
-        if not name or fw is None:
+        if not name:
             return
         left = fw.demand_tasks.get(name, 0) + delta
         if left > 0:
@@ -265,6 +281,11 @@ class MasterCore:
     def _freed(self, agent: AgentRecord) -> None:
         if agent.freed_at is None:
             agent.freed_at = self._now
+
+    freed = _freed  # for nominations.py
+
+    def cluster_event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
+        return self._event(e, kind, subject, message)
 
     # ------------------------------------------------------------------ agents
 
@@ -568,6 +589,12 @@ class MasterCore:
                             orphan_acks.append((status.task_id, status.uuid))
                         out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
                         continue
+                    if task.preempted_by and state is TaskState.KILLED:
+                        # Rule 9: the framework learns why (the agent only knows it was
+                        # killed); re-encoded, not the agent's message forwarded as is.
+                        status.reason = TaskReason.PREEMPTED
+                        status.message = task.preempted_by
+                        status.wire = None
                     self._set_task_state(task, status, e, ended)
                     if state.terminal:
                         out.append(self._event(e, _ENDED_KIND[state], task.task_id, ""))
@@ -815,12 +842,14 @@ class MasterCore:
         fw.connection = None
         fw.disconnected_at = e.now
         self.book.take_back(fw)
+        nominations.release_framework(self, fw.framework_id)
         self.allocator.set_suppressed(fw.framework_id, True)
         self._mark_framework(fw)
         return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
         self.book.take_back(fw)
+        nominations.release_framework(self, fw.framework_id)
         out: Commands = []
         for task in list(fw.tasks.values()):
             agent = self.agents.get(task.agent_id)
@@ -1348,18 +1377,22 @@ class MasterCore:
         return out
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
+        out: Commands = nominations.sweep(self, e) if self.nominations else []
         allowance = self.pacer.allowance(e.now)
         if allowance <= 0:
             self.pacer.limited = True
-            return []  # nothing may be offered: spare the allocator a walk over the free agents
+            return out  # nothing may be offered: spare the allocator a walk over the free agents
         plan = self.allocator.cycle(e.now, e.seed, allowance)
         per_fw, allowance = self.book.make(plan, allowance, e.now)
         # The window was in the way if the plan reached it: the walk stopped there.
         self.pacer.limited = allowance <= 0
-        return [
+        out += [
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
             for fw_id, batch in per_fw.items()
         ]
+        if self.config.preemption:
+            out += nominations.preempt(self, e)
+        return out
 
     # ------------------------------------------------------------------- roles
 
@@ -1556,12 +1589,15 @@ class MasterCore:
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
             self._count_demand_task(fw, task, -1)
+        if task.preempted_by:
+            nominations.victim_ended(self, task)
         self.completed.add(task)
 
     def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
         out = self.book.rescind_agent(agent, sid)
         if agent.in_allocator:
+            nominations.release_agent(self, agent.agent_id)
             for task in agent.tasks.values():
                 self.allocator.recover(
                     task.framework_id, agent.agent_id, task.spec.resources.scalars()

@@ -94,6 +94,28 @@ class OfferBook:
             self._allocator.recover_many(held)
         return per_fw, allowance
 
+    def make_one(
+        self, fw: FrameworkRecord, agent: AgentRecord, scalars: Scalars, now: float
+    ) -> OfferRecord:
+        """One offer of resources already charged to the framework outside a cycle (a
+        preemption's nominated room); it carries the agent's free ports as any offer does."""
+        self._seq += 1
+        ports, agent.free_ports = agent.free_ports, ()
+        offer = OfferRecord(
+            f"{self._prefix}{self._seq}",
+            fw.framework_id,
+            agent.agent_id,
+            agent.spec.hostname,
+            list(scalars),
+            ports,
+            agent.spec.attributes,
+            now,
+        )
+        self.offers[offer.offer_id] = offer
+        fw.offers.add(offer.offer_id)
+        agent.offers.add(offer.offer_id)
+        return offer
+
     def own(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
         """The framework's outstanding offers by id; CallRejected if any is not one."""
         ids = list(offer_ids)

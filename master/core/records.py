@@ -53,10 +53,31 @@ class TaskRecord:
     status: Status  # the latest status the master knows
     launched_at: float
     kill_requested: bool = False
+    # Who preempted it ("framework F, demand D"): its KILLED status says so (reason PREEMPTED).
+    preempted_by: str = ""
 
     @property
     def task_id(self) -> str:
         return self.spec.task_id
+
+
+@dataclass(slots=True)
+class Nomination:
+    """Room made by preemption on one agent for one demand (master.py, "preemption").
+
+    While ``victims`` (keys (framework id, task id) of tasks being killed) live, what each
+    frees on its end is charged to the preemptor and kept in ``held``; once none is left,
+    ``held`` becomes one offer to the preemptor alone (``offer_id``), rescinded at
+    ``expires_at`` if unused."""
+
+    framework_id: str
+    demand: str
+    agent_id: str
+    victims: set[tuple[str, str]]
+    started_at: float
+    expires_at: float  # the kill timeout while victims live; then the offer's deadline
+    held: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
+    offer_id: str = ""
 
 
 @dataclass(slots=True)

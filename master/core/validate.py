@@ -40,6 +40,7 @@ def validate(core: MasterCore) -> None:
     _free_ports(core)
     _durable(core)
     _demand_tasks(core)
+    _nominations(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -83,7 +84,8 @@ def _tasks(core: MasterCore) -> None:
 
 def _charges(core: MasterCore) -> None:
     """Rule 2: what the allocator charges a framework on an attached agent is its live tasks
-    there plus its outstanding offers of it."""
+    there plus its outstanding offers of it, plus what preemption holds for it there
+    (nominations.py, rule 3)."""
     expected: dict[tuple[str, str], list[float]] = {}
 
     def add(key: tuple[str, str], amounts: tuple[float, ...] | list[float]) -> None:
@@ -98,6 +100,10 @@ def _charges(core: MasterCore) -> None:
         for oid in agent.offers:
             offer = core.offers[oid]
             add((offer.framework_id, agent.agent_id), list(offer.scalars))
+    for n in core.nominations.values():
+        held_on = core.agents.get(n.agent_id)
+        if held_on is not None and held_on.in_allocator:
+            add((n.framework_id, n.agent_id), n.held)
     for (fw_id, agent_id), amounts in expected.items():
         if core.frameworks[fw_id].state is FrameworkState.REMOVED:
             continue
@@ -172,3 +178,37 @@ def _demand_tasks(core: MasterCore) -> None:
             f"framework {fw.framework_id} counts {fw.demand_tasks} tasks per demand, "
             f"its live tasks name {counted}",
         )
+
+
+def _nominations(core: MasterCore) -> None:
+    """nominations.py: a nomination's victims are live tasks on its agent, marked preempted and
+    being killed, each filed under it; a hold is on an attached agent for a subscribed
+    framework; an offered nomination holds nothing more."""
+    for key, n in core.nominations.items():
+        _check(key == (n.framework_id, n.demand, n.agent_id), f"nomination {key} misfiled")
+        agent = core.agents.get(n.agent_id)
+        fw = core.frameworks.get(n.framework_id)
+        _check(agent is not None and agent.in_allocator, f"nomination {key} on a detached agent")
+        _check(
+            fw is not None and fw.state is FrameworkState.SUBSCRIBED,
+            f"nomination {key} for a framework not subscribed",
+        )
+        assert agent is not None
+        for v in n.victims:
+            task = agent.tasks.get(v)
+            _check(task is not None, f"nomination {key}: victim {v} is not live on its agent")
+            assert task is not None
+            _check(
+                task.kill_requested and bool(task.preempted_by),
+                f"nomination {key}: victim {v} is not being killed as preempted",
+            )
+            _check(core.victim_of.get(v) == key, f"victim {v} not filed under nomination {key}")
+        if n.offer_id:
+            _check(not n.victims, f"nomination {key} offered with victims left")
+            _check(all(x == 0 for x in n.held), f"nomination {key} offered and still holds")
+    for v, key in core.victim_of.items():
+        filed = core.nominations.get(key)
+        _check(
+            filed is not None and v in filed.victims, f"victim {v} filed under unknown nomination"
+        )
+    _check(not core.victims_freed, "victims' freed resources left unsettled after an event")

@@ -1,0 +1,352 @@
+"""The core's side of preemption: which demands preempt, killing the victims, and holding what
+they free for the preemptor (nomination). The choice of victims is preemption.py's.
+
+Rules (the core's validate() checks 3 and 4):
+1. After each allocation cycle, a demand with unmet tasks, a class that may preempt
+   (not ``Never``), a subscribed framework that is not suppressed, and no nomination in
+   progress, counts its tasks that fit in the room free for it now (its own offers count as
+   room); for the rest it asks preemption.py for victims, within the cycle's bound.
+2. A victim is told to die through its agent (SendKill) and remembers who preempted it; its
+   KILLED status reaches its framework with reason PREEMPTED and that message.
+3. What a victim frees when it ends is charged to the preemptor at once, in the same event
+   (``held``): no cycle ever sees it free. The allocator charges the preemptor its tasks, its
+   offers and its holds.
+4. Once the last victim on the agent is gone, the hold becomes one offer to the preemptor,
+   rescinded after ``preemption_nomination_seconds`` if unused. Until the offer is used,
+   declined or rescinded (or the victims outlive ``preemption_kill_timeout``), the demand does
+   not preempt again. A hold on an agent that leaves the allocator, or of a framework that
+   leaves, goes back to the pool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from corral.master.core import commands as cmd
+from corral.master.core import preemption
+from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
+from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.types import Demand
+from corral.placement import TaintEffect, untolerated
+from corral.priority import PreemptionPolicy
+
+if TYPE_CHECKING:
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
+
+NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
+
+
+def _key(n: Nomination) -> NominationKey:
+    return (n.framework_id, n.demand, n.agent_id)
+
+
+def _placeable(fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
+    """The demand's tasks may go on the agent at all: hard taints tolerated, constraints met,
+    and GPUs only for a framework that can use them (masks/gpus.py)."""
+    spec = agent.spec
+    hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
+    if untolerated(hard, (*fw.spec.tolerations, *d.tolerations)):
+        return False
+    if not all(c.matches(spec.attributes) for c in (*fw.spec.offer_constraints, *d.constraints)):
+        return False
+    return not (spec.resources.gpus > 0 and not fw.spec.gpu_resources)
+
+
+class _Used:
+    """Per attached agent: its tasks, its offers and the holds on it, summed; computed for an
+    agent when first asked (a demand that finds room early walks few agents), once a cycle."""
+
+    def __init__(self, core: MasterCore) -> None:
+        self._core = core
+        self._cache: dict[str, list[float]] = {}
+        self._held: dict[str, list[float]] = {}
+        for n in core.nominations.values():
+            had = self._held.setdefault(n.agent_id, [0.0, 0.0, 0.0, 0.0])
+            self._held[n.agent_id] = [h + x for h, x in zip(had, n.held, strict=True)]
+
+    def get(self, agent: AgentRecord) -> list[float]:
+        u = self._cache.get(agent.agent_id)
+        if u is None:
+            u = list(self._held.get(agent.agent_id, (0.0, 0.0, 0.0, 0.0)))
+            for task in agent.tasks.values():
+                for k, x in enumerate(task.spec.resources.scalars()):
+                    u[k] += x
+            for oid in agent.offers:
+                for k, x in enumerate(self._core.offers[oid].scalars):
+                    u[k] += x
+            self._cache[agent.agent_id] = u
+        return u
+
+
+def _lowest_live_priority(core: MasterCore) -> float:
+    values = [core.priority.value(name) for name, n in core.live_classes.items() if n > 0]
+    return min(values) if values else float("inf")
+
+
+def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+    """Rule 1 and 2, once per allocation cycle."""
+    lowest = _lowest_live_priority(core)
+    wanting: list[tuple[int, str, FrameworkRecord, Demand]] = []
+    busy = {(n.framework_id, n.demand) for n in core.nominations.values()}
+    for fw in core.frameworks.values():
+        if fw.state is not FrameworkState.SUBSCRIBED or fw.suppressed or not fw.demands:
+            continue
+        for d in fw.demands.values():
+            pc = core.priority.resolve(d.priority_class)
+            if (
+                pc.preemption_policy is PreemptionPolicy.NEVER
+                or pc.value <= lowest  # nobody to preempt: the common case ends here
+                or (fw.framework_id, d.name) in busy
+            ):
+                continue
+            if fw.demand_tasks.get(d.name, 0) < d.count:
+                wanting.append((pc.value, fw.framework_id, fw, d))
+    if not wanting:
+        return []
+    wanting.sort(key=lambda w: (-w[0], w[1], w[3].name))
+    used = _Used(core)
+    budget = core.config.preemption_max_victims_per_cycle
+    out: list[cmd.Command] = []
+    for value, _, fw, d in wanting:
+        if budget <= 0:
+            break
+        out += _preempt_for(core, fw, d, value, used, budget, e)
+        budget = core.config.preemption_max_victims_per_cycle - _victims_this_cycle(out)
+    return out
+
+
+def _victims_this_cycle(out: list[cmd.Command]) -> int:
+    return sum(1 for c in out if isinstance(c, cmd.SendKill))
+
+
+def _preempt_for(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    value: int,
+    used: _Used,
+    budget: int,
+    e: ev.Event,
+) -> list[cmd.Command]:
+    shape = d.resources.scalars()
+    need = d.count - fw.demand_tasks.get(d.name, 0)
+    views: list[preemption.AgentView] = []
+    for agent in sorted(core.agents.values(), key=lambda a: a.agent_id):
+        if (
+            not agent.in_allocator
+            or agent.state is not AgentState.ACTIVE
+            or agent.connection is None
+            or not _placeable(fw, d, agent)
+        ):
+            continue
+        u = used.get(agent)
+        free = [t - x for t, x in zip(agent.spec.resources.scalars(), u, strict=True)]
+        for oid in agent.offers:  # its own offers are room it can use
+            offer = core.offers[oid]
+            if offer.framework_id == fw.framework_id:
+                free = [f + x for f, x in zip(free, offer.scalars, strict=True)]
+        while need > 0 and preemption.fits(shape, free):
+            need -= 1
+            free = [f - x for f, x in zip(free, shape, strict=True)]
+        if need <= 0:
+            return []  # room for every unmet task: nothing to preempt
+        candidates = tuple(
+            _candidate(core, t) for t in agent.tasks.values() if _may_die(core, t, value)
+        )
+        if candidates:
+            views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
+    if not views:
+        return []
+    placements = preemption.place(shape, need, value, views, _spare(core), budget)
+    return _nominate(core, fw, d, placements, e)
+
+
+def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
+    return (
+        not task.kill_requested
+        and not task.state.terminal
+        and core.priority.value(task.spec.priority_class) < value
+    )
+
+
+def _group(task: TaskRecord) -> str:
+    return f"{task.framework_id}/{task.spec.demand}" if task.spec.demand else ""
+
+
+def _candidate(core: MasterCore, task: TaskRecord) -> preemption.Candidate:
+    return preemption.Candidate(
+        (task.framework_id, task.task_id),
+        core.priority.value(task.spec.priority_class),
+        task.launched_at,
+        task.spec.resources.scalars(),
+        _group(task),
+    )
+
+
+def _spare(core: MasterCore) -> dict[str, int]:
+    """Per gang (a demand with min_member), how many of its live tasks it can lose."""
+    spare: dict[str, int] = {}
+    for fw in core.frameworks.values():
+        for d in fw.demands.values():
+            if d.min_member > 0:
+                live = fw.demand_tasks.get(d.name, 0)
+                spare[f"{fw.framework_id}/{d.name}"] = max(0, live - d.min_member)
+    return spare
+
+
+def _nominate(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    placements: list[preemption.Placement],
+    e: ev.Event,
+) -> list[cmd.Command]:
+    out: list[cmd.Command] = []
+    by = f"preempted by framework {fw.framework_id} ({fw.spec.name}) for demand {d.name}"
+    for p in placements:
+        if not p.victims:
+            continue  # room the earlier victims on that agent make: their hold covers it
+        key = (fw.framework_id, d.name, p.agent_id)
+        n = core.nominations.get(key)
+        if n is None:
+            n = Nomination(
+                fw.framework_id,
+                d.name,
+                p.agent_id,
+                set(),
+                e.now,
+                e.now + core.config.preemption_kill_timeout,
+            )
+            core.nominations[key] = n
+        agent = core.agents[p.agent_id]
+        for v in p.victims:
+            task = agent.tasks[v.key]
+            task.kill_requested = True
+            task.preempted_by = by
+            n.victims.add(v.key)
+            core.victim_of[v.key] = key
+            out.append(
+                cmd.SendKill(
+                    stimulus_id=e.stimulus_id,
+                    agent_id=p.agent_id,
+                    framework_id=task.framework_id,
+                    task_id=task.task_id,
+                )
+            )
+            out.append(
+                core.cluster_event(
+                    e,
+                    "task_preempted",
+                    task.task_id,
+                    f"task of framework {task.framework_id} on agent {p.agent_id} {by} "
+                    f"(priority {v.priority} < {core.priority.value(d.priority_class)})",
+                )
+            )
+    return out
+
+
+def victim_ended(core: MasterCore, task: TaskRecord) -> None:
+    """A task ended; if it was a victim, what it held goes to its nomination (rule 3) when the
+    event's other returns are done (``settle``)."""
+    key = (task.framework_id, task.task_id)
+    nkey = core.victim_of.pop(key, None)
+    if nkey is None:
+        return
+    n = core.nominations.get(nkey)
+    if n is None:
+        return
+    n.victims.discard(key)
+    agent = core.agents.get(n.agent_id)
+    if agent is not None and agent.in_allocator:
+        core.victims_freed.append((nkey, task.spec.resources.scalars()))
+
+
+def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+    """After an event: charge what victims freed to their preemptors (rule 3) and offer each
+    hold whose victims are all gone (rule 4)."""
+    freed, core.victims_freed = core.victims_freed, []
+    touched: list[NominationKey] = []
+    for nkey, scalars in freed:
+        n = core.nominations.get(nkey)
+        if n is None:
+            continue
+        core.allocator.allocate(n.framework_id, n.agent_id, scalars)
+        n.held = [h + x for h, x in zip(n.held, scalars, strict=True)]
+        touched.append(nkey)
+    out: list[cmd.Command] = []
+    for nkey in dict.fromkeys(touched):
+        n = core.nominations[nkey]
+        if n.victims or n.offer_id:
+            continue
+        fw = core.frameworks[n.framework_id]
+        agent = core.agents[n.agent_id]
+        held = (n.held[0], n.held[1], n.held[2], n.held[3])
+        n.held = [0.0, 0.0, 0.0, 0.0]
+        offer = core.book.make_one(fw, agent, held, e.now)
+        n.offer_id = offer.offer_id
+        n.expires_at = e.now + core.config.preemption_nomination_seconds
+        if agent.freed_at is not None:
+            agent.freed_at = None  # offered at once: no wait to measure
+        out.append(
+            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offers=(offer,))
+        )
+    return out
+
+
+def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+    """End nominations whose offer was used or returned, expired, or whose victims outlived
+    the kill timeout (rule 4)."""
+    out: list[cmd.Command] = []
+    for nkey, n in list(core.nominations.items()):
+        if n.offer_id:
+            offer = core.offers.get(n.offer_id)
+            if offer is None:
+                del core.nominations[nkey]  # used, declined or rescinded
+            elif e.now >= n.expires_at:
+                core.book.give_back([offer])
+                del core.nominations[nkey]
+                out.append(
+                    cmd.SendRescind(
+                        stimulus_id=e.stimulus_id,
+                        framework_id=n.framework_id,
+                        offer_ids=(n.offer_id,),
+                    )
+                )
+                out.append(
+                    core.cluster_event(
+                        e,
+                        "nomination_expired",
+                        n.framework_id,
+                        f"the room preempted on agent {n.agent_id} for demand {n.demand} was "
+                        f"not used in {core.config.preemption_nomination_seconds:g}s",
+                    )
+                )
+        elif e.now >= n.expires_at:
+            release(core, n)
+    return out
+
+
+def release(core: MasterCore, n: Nomination) -> None:
+    """Give a hold back to the pool and forget the nomination (victims still dying end as
+    PREEMPTED, but free their resources to everyone)."""
+    core.nominations.pop(_key(n), None)
+    for v in n.victims:
+        core.victim_of.pop(v, None)
+    agent = core.agents.get(n.agent_id)
+    if any(x > 0 for x in n.held) and agent is not None and agent.in_allocator:
+        core.allocator.recover(
+            n.framework_id, n.agent_id, (n.held[0], n.held[1], n.held[2], n.held[3])
+        )
+        core.freed(agent)
+    n.held = [0.0, 0.0, 0.0, 0.0]
+
+
+def release_agent(core: MasterCore, agent_id: str) -> None:
+    for n in [n for n in core.nominations.values() if n.agent_id == agent_id and not n.offer_id]:
+        release(core, n)
+
+
+def release_framework(core: MasterCore, framework_id: str) -> None:
+    for n in [n for n in core.nominations.values() if n.framework_id == framework_id]:
+        release(core, n)
