@@ -146,6 +146,23 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Room:
+    """What one framework could be offered now, agent by agent (``Allocator.room``): the
+    master's gang bundles are cut from it (master/core/gangs.py).
+
+    ``agent_ids`` are the agents the eligibility rule lets it be offered (placement, refuse
+    filters, not draining; its own suppression is not asked), sorted by id so every allocator
+    gives the same answer; ``unreserved`` and ``reserved`` their free resources, rows in that
+    order (``reserved``: its role's reservations); ``headroom`` what its role may still take of
+    unreserved resources (quota limit, other roles' guarantees; inf: no bound)."""
+
+    agent_ids: Sequence[str]
+    unreserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
+    reserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
+    headroom: Scalars
+
+
 class Allocator(Protocol):
     def add_agent(
         self,
@@ -214,5 +231,9 @@ class Allocator(Protocol):
         With ``cpus``, the walk stops after the first agent at which the plan holds that many
         cpus: a master pacing its launches asks for what it may offer, and the free agents
         past it are neither walked nor charged (and recovered) for nothing."""
+
+    def room(self, framework_id: str, now: float) -> Room:
+        """See ``Room``. Charges nothing: a caller that takes some of it charges what it takes
+        with ``allocate`` (and gives it back with ``recover``)."""
 
     def explain(self, framework_id: str, now: float) -> Explanation: ...

@@ -27,7 +27,7 @@ from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.growable import RowIndex, grow_rows
-from corral.master.allocator.interface import Explanation, Plan, Scalars
+from corral.master.allocator.interface import Explanation, Plan, Room, Scalars
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
@@ -102,6 +102,7 @@ class DrfAllocator:
         self.cluster = np.zeros(4)
         self._seq = 0
         self._agent_order: npt.NDArray[np.intp] | None = None
+        self._agents_by_id: npt.NDArray[np.intp] | None = None  # live rows in id order (room)
         self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
         self.general_walks = 0  # cycles walked by the compiled general walk (tests read it)
@@ -203,6 +204,7 @@ class DrfAllocator:
         row = eligibility.row(self, a, m)  # a new agent: no filter holds yet
         self.count_ok[a] = int(row.sum())
         self._agent_order = None
+        self._agents_by_id = None
 
     def remove_agent(self, agent_id: str) -> None:
         a = self._agent(agent_id)
@@ -218,6 +220,7 @@ class DrfAllocator:
         self.filters.clear_agent(a)
         self.reservations.drop_agent(a)
         self._agent_order = None
+        self._agents_by_id = None
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self.draining[self._agent(agent_id)] = draining
@@ -671,6 +674,34 @@ class DrfAllocator:
         return tier, key, order.name_ranks(self.role_names)
 
     # ---- explain ------------------------------------------------------------------------------
+
+    def room(self, framework_id: str, now: float) -> Room:
+        f = self._framework(framework_id)
+        if self._agents_by_id is None:
+            live = self._live_agents()
+            table = self._agents.table()
+            self._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
+        rows = self._agents_by_id
+        filtered = self.filters.until[rows, f] > now
+        rows = rows[self.placement.ok[rows, f] & ~filtered & ~self.draining[rows]]
+        r = int(self.fw_role[f])
+        reserved = np.zeros((len(rows), 4))
+        if self.reservations.by_agent:
+            for i, a in enumerate(rows.tolist()):
+                reserved[i] = self.reservations.free(a, r)
+        consumed = self._consumption(r)
+        allowance = self._allowance(r)
+        headroom = [
+            min(max(0.0, lim - x), w)
+            for lim, x, w in zip(self.limit[r], consumed, allowance, strict=True)
+        ]
+        table = self._agents.table()
+        return Room(
+            agent_ids=[cast(str, table[a]) for a in rows.tolist()],
+            unreserved=self._unreserved_free(rows),
+            reserved=reserved,
+            headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
+        )
 
     def explain(self, framework_id: str, now: float) -> Explanation:
         return explain(self, self._framework(framework_id), framework_id, now)

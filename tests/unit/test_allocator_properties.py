@@ -163,6 +163,12 @@ class Twin:
     def compare_explain(self, now: float) -> None:
         for fid in list(self.roles):
             assert self.fast.explain(fid, now) == self.ref.explain(fid, now)
+            # The view gang bundles are cut from (Allocator.room): the same in both.
+            fast, ref = self.fast.room(fid, now), self.ref.room(fid, now)
+            assert list(fast.agent_ids) == list(ref.agent_ids)
+            assert fast.unreserved.tolist() == ref.unreserved.tolist()
+            assert fast.reserved.tolist() == ref.reserved.tolist()
+            assert fast.headroom == ref.headroom
 
 
 def build(data: st.DataObject) -> Twin:
