@@ -319,6 +319,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         resources=resources,
         priority_class=t.priority_class,
         demand=t.demand,
+        agent_id=ident(t.agent_id, f"{what}: agent_id") if t.agent_id else "",
         wire=t,
     )
 
