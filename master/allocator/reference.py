@@ -96,7 +96,14 @@ from typing import Any
 import numpy as np
 
 from corral.master.allocator import order
-from corral.master.allocator.interface import Allocation, Explanation, Plan, Room, Scalars
+from corral.master.allocator.interface import (
+    ROOM_EPSILON,
+    Allocation,
+    Explanation,
+    Plan,
+    Room,
+    Scalars,
+)
 from corral.master.allocator.masks import gpus as gpu_mask
 from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
@@ -563,8 +570,9 @@ class ReferenceAllocator:
 
     # ---- room (gang bundles) ------------------------------------------------------------------
 
-    def room(self, framework_id: str, now: float) -> Room:
+    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
         fw = self._framework(framework_id)
+        need = _vec(shape)
         ids: list[str] = []
         unreserved: list[Vec] = []
         reserved: list[Vec] = []
@@ -573,9 +581,14 @@ class ReferenceAllocator:
             blockers = self._blockers(fw, agent_id, agent, now)
             if [b for b in blockers if b != REASON_SUPPRESSED]:
                 continue
+            free, held = agent.unreserved_free(), agent.reserved_free(fw.role)
+            if any(
+                x > 0 and f + h < x - ROOM_EPSILON for x, f, h in zip(need, free, held, strict=True)
+            ):
+                continue  # not one task of the shape fits
             ids.append(agent_id)
-            unreserved.append(agent.unreserved_free())
-            reserved.append(agent.reserved_free(fw.role))
+            unreserved.append(free)
+            reserved.append(held)
         _, role_alloc = self._allocations()
         consumed = self._consumption(fw.role, role_alloc)
         allowance = self._allowance(fw.role, role_alloc)

@@ -1426,8 +1426,8 @@ class MasterCore:
         for fw, d, members in gangs.candidates(self):
             if allowance <= 0:
                 break
-            room = self.allocator.room(fw.framework_id, now)
             shape = d.resources.scalars()
+            room = self.allocator.room(fw.framework_id, now, shape)
             got = gangs.fit(room, shape, members, gangs.demand_filter(self, d))
             if not got.found:
                 continue  # nothing held (gang rule 2); explain says why
