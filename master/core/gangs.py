@@ -174,9 +174,10 @@ def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dic
                 "placeable": g.members,
                 "offered": g.gang_id,
                 "agents": len(g.offer_ids),
+                "over_headroom": False,
             }
     if members <= 0:
-        return {"members": 0, "placeable": 0, "offered": "", "agents": 0}
+        return {"members": 0, "placeable": 0, "offered": "", "agents": 0, "over_headroom": False}
     shape = d.resources.scalars()
     room = core.allocator.room(fw.framework_id, now, shape)
     got = fit(room, shape, members, demand_filter(core, d))
