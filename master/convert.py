@@ -319,6 +319,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         resources=resources,
         priority_class=t.priority_class,
         demand=t.demand,
+        agent_id=ident(t.agent_id, f"{what}: agent_id") if t.agent_id else "",
         wire=t,
     )
 
@@ -377,6 +378,8 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     scalars_to_pb(o.scalars, o.ports, out.resources)
     if o.attributes:  # update() walks even an empty mapping in Python
         out.attributes.update(o.attributes)
+    if o.gang_id:
+        out.gang_id = o.gang_id
     return out
 
 

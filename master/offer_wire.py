@@ -24,6 +24,7 @@ _EVENT_OFFERS = b"\x12"  # Event.offers = 2
 _OFFERS_OFFER = b"\x0a"  # Offers.offers = 1
 _OFFER_ID = b"\x0a"  # Offer.id = 1
 _OFFER_FRAMEWORK = b"\x12"  # Offer.framework_id = 2
+_OFFER_GANG = b"\x42"  # Offer.gang_id = 8
 
 # Lengths below this (2-byte varints and less) come from a table instead of being computed.
 _SMALL_VARINTS: list[bytes] = []
@@ -106,6 +107,8 @@ class OfferEncoder:
             tail = cached[4]
             oid = o.offer_id.encode()
             n = len(oid)
+            if o.gang_id:  # per offer, not the agent's: after the cached part
+                tail = tail + _delimited(_OFFER_GANG, o.gang_id.encode())
             size = 2 + n + fw_len + len(tail) if n < 0x80 else -1
             if 0 <= size < len(small):
                 # Offer: key, length, then its fields: the id (key, length, bytes), the
@@ -145,4 +148,5 @@ def _agent_fields(o: OfferRecord) -> bytes:
     msg = convert.offer_to_pb(o, pb.Offer())
     msg.ClearField("id")
     msg.ClearField("framework_id")
+    msg.ClearField("gang_id")
     return msg.SerializeToString(deterministic=True)

@@ -67,6 +67,18 @@ def register(subparsers: Any) -> None:
     offers.add_argument("--json", type=Path, metavar="FILE")
     offers.set_defaults(func=run_offers, needs_server=True)
 
+    dem = what.add_parser(
+        "demands",
+        help="the master's allocation tick with pending demands, gangs among them (no network)",
+    )
+    dem.add_argument("--agents", type=positive_int, default=10000)
+    dem.add_argument("--demands", type=positive_int, default=1000, help="pending demands (1000)")
+    dem.add_argument("--gangs", type=int, default=100, help="of them gangs of 8 (100)")
+    dem.add_argument("--ticks", type=positive_int, default=20, help="measured ticks per phase")
+    dem.add_argument("--allocator", choices=("numba", "numpy"), default="numba")
+    dem.add_argument("--json", type=Path, metavar="FILE")
+    dem.set_defaults(func=run_demands, needs_server=True)
+
 
 def run(args: argparse.Namespace) -> int:
     from corral.gc_tuning import tuned_gc
@@ -202,6 +214,38 @@ def run_offers(args: argparse.Namespace) -> int:
     costs = result.us_per_offer
     table.add_row(*(f"{costs[s]:.2f}" for s in offer_bench.STEPS), f"{sum(costs.values()):.2f}")
     console.print(table)
+    if args.json:
+        args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    return 0
+
+
+def run_demands(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from corral.gc_tuning import tuned_gc
+    from corral.master import demand_bench
+
+    if not 0 <= args.gangs <= args.demands:
+        raise CliError(f"--gangs must be between 0 and --demands ({args.demands})")
+    console = Console()
+    with (
+        tuned_gc(),
+        console.status(f"{args.agents} agents, {args.demands} demands ({args.gangs} gangs)"),
+    ):
+        result = demand_bench.run(
+            args.agents, args.demands, args.gangs, args.ticks, time.process_time, args.allocator
+        )
+    table = Table(
+        title=f"allocation tick, ms ({args.agents} agents, {args.demands} pending demands, "
+        f"{args.gangs} gangs of 8; process time, median of {result.ticks} ticks per phase)"
+    )
+    for col in ("phase", "median", "p99"):
+        table.add_column(col, justify="right")
+    for phase in demand_bench.PHASES:
+        table.add_row(phase, f"{result.median_ms[phase]:.2f}", f"{result.p99_ms[phase]:.2f}")
+    console.print(table)
+    console.print(f"bundles cut per cutting tick: {result.bundles_per_cutting_tick:.0f}")
     if args.json:
         args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
     return 0

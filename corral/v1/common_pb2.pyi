@@ -233,7 +233,7 @@ class FrameworkInfo(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[str] = ..., principal: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[FrameworkCapability, str]]] = ..., failover_timeout: _Optional[float] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., offer_constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., hostname: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
 
 class Offer(_message.Message):
-    __slots__ = ("id", "framework_id", "agent_id", "hostname", "resources", "attributes", "taints")
+    __slots__ = ("id", "framework_id", "agent_id", "hostname", "resources", "attributes", "taints", "gang_id")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -248,6 +248,7 @@ class Offer(_message.Message):
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TAINTS_FIELD_NUMBER: _ClassVar[int]
+    GANG_ID_FIELD_NUMBER: _ClassVar[int]
     id: str
     framework_id: str
     agent_id: str
@@ -255,7 +256,8 @@ class Offer(_message.Message):
     resources: Resources
     attributes: _containers.ScalarMap[str, str]
     taints: _containers.RepeatedCompositeFieldContainer[Taint]
-    def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ...) -> None: ...
+    gang_id: str
+    def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., gang_id: _Optional[str] = ...) -> None: ...
 
 class CommandInfo(_message.Message):
     __slots__ = ("value", "arguments", "shell", "environment")

@@ -14,7 +14,7 @@ from corral.frameworks.sdk.errors import (
     FrameworkError,
     NotSubscribedError,
 )
-from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit
+from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
@@ -43,6 +43,7 @@ __all__ = [
     "how_many_fit",
     "is_terminal",
     "new_task_id",
+    "place_gang",
     "state_name",
     "task",
 ]

@@ -486,11 +486,14 @@ class Driver:
         tasks: Sequence[TaskInfo],
         refuse_seconds: float | None = None,
     ) -> None:
-        """Accept ``offers`` (all of one agent) and launch ``tasks`` on their combined
-        resources; what the tasks leave unused returns to the pool under the refuse filter.
+        """Accept ``offers`` (all of one agent, or all the offers of one gang) and launch
+        ``tasks`` on their combined resources; what the tasks leave unused returns to the pool
+        under the refuse filter.
 
-        Tasks without an agent id get the offers' agent. The caller's messages are not
-        modified. With no tasks this is a decline.
+        Tasks without an agent id get the offers' agent. A gang's offers may span agents: then
+        every task names its agent (``sdk.place_gang`` does it), or this raises ``ValueError``
+        before calling the master. The caller's messages are not modified. With no tasks this
+        is a decline (of a whole gang, if the offers are one).
         """
         offer_ids = [o if isinstance(o, str) else o.id for o in offers]
         if not tasks:
@@ -498,6 +501,13 @@ class Driver:
             return
         agents = {o.agent_id for o in offers if not isinstance(o, str)}
         agent_id = agents.pop() if len(agents) == 1 else ""
+        if len(agents) > 1:  # a gang's offers: the master needs each task's agent
+            unnamed = [t.task_id for t in tasks if not t.agent_id]
+            if unnamed:
+                raise ValueError(
+                    f"the offers span agents (a gang's), so each task names its agent: "
+                    f"{', '.join(unnamed[:3])} do not (sdk.place_gang assigns them)"
+                )
         request = AcceptRequest(
             caller=self._caller("Accept"),
             offer_ids=offer_ids,

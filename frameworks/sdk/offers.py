@@ -155,3 +155,32 @@ class OfferPacker:
     def add_all(self, tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
         """Add what fits, in order; return the tasks that did not fit."""
         return [t for t in tasks if not self.add(t)]
+
+
+def place_gang(offers: Sequence[Offer], tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
+    """Copies of ``tasks``, each with the agent id of a gang offer that has room for it (first
+    fit, offers and tasks in the order given): what ``Driver.launch`` needs to accept a gang's
+    offers across agents. ``ValueError`` if they do not all fit (the master would refuse).
+
+    ::
+
+        bundle = [o for o in offers if o.gang_id == gang]
+        await driver.launch(bundle, sdk.place_gang(bundle, members))
+    """
+    left = [Resources() for _ in offers]
+    for room, offer in zip(left, offers, strict=True):
+        room.CopyFrom(offer.resources)
+    placed: list[TaskInfo] = []
+    for t in tasks:
+        for room, offer in zip(left, offers, strict=True):
+            if fits(room, t):
+                for name in _SCALARS:
+                    setattr(room, name, max(0.0, getattr(room, name) - getattr(t.resources, name)))
+                copy = TaskInfo()
+                copy.CopyFrom(t)
+                copy.agent_id = offer.agent_id
+                placed.append(copy)
+                break
+        else:
+            raise ValueError(f"task {t.task_id!r} fits none of the offers' remaining resources")
+    return placed

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from corral.master.allocator.interface import Allocation, Allocator, Explanation, Plan, Scalars
+from corral.master.allocator.interface import (
+    Allocation,
+    Allocator,
+    Explanation,
+    Plan,
+    Room,
+    Scalars,
+)
 from corral.master.allocator.numpy_allocator import DrfAllocator
 from corral.master.allocator.options import AllocatorOptions, make_options
 from corral.master.allocator.reference import ReferenceAllocator
@@ -46,6 +53,7 @@ __all__ = [
     "Explanation",
     "Plan",
     "ReferenceAllocator",
+    "Room",
     "Scalars",
     "make_allocator",
 ]

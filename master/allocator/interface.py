@@ -146,6 +146,30 @@ class Explanation:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Room:
+    """Where one task of a shape could go for one framework now (``Allocator.room``): the
+    master's gang bundles are cut from it (master/core/gangs.py).
+
+    ``agent_ids`` are the agents the eligibility rule lets it be offered (placement, refuse
+    filters, not draining; its own suppression is not asked) on which one task of the shape
+    fits (``unreserved + reserved >= shape - ROOM_EPSILON`` in every resource the shape asks
+    for), sorted by id so every allocator gives the same answer; ``unreserved`` and
+    ``reserved`` their free resources, rows in that order (``reserved``: its role's
+    reservations); ``headroom`` what its role may still take of unreserved resources (quota
+    limit, other roles' guarantees; inf: no bound). Asking with the shape first keeps a room
+    of a 10k-agent cluster small when few agents fit (a GPU gang), so waiting gangs cost little
+    per cycle."""
+
+    agent_ids: Sequence[str]
+    unreserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
+    reserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
+    headroom: Scalars
+
+
+ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
+
+
 class Allocator(Protocol):
     def add_agent(
         self,
@@ -214,5 +238,9 @@ class Allocator(Protocol):
         With ``cpus``, the walk stops after the first agent at which the plan holds that many
         cpus: a master pacing its launches asks for what it may offer, and the free agents
         past it are neither walked nor charged (and recovered) for nothing."""
+
+    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+        """See ``Room``. Charges nothing: a caller that takes some of it charges what it takes
+        with ``allocate`` (and gives it back with ``recover``)."""
 
     def explain(self, framework_id: str, now: float) -> Explanation: ...

@@ -27,7 +27,7 @@ from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.growable import RowIndex, grow_rows
-from corral.master.allocator.interface import Explanation, Plan, Scalars
+from corral.master.allocator.interface import ROOM_EPSILON, Explanation, Plan, Room, Scalars
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
@@ -102,6 +102,13 @@ class DrfAllocator:
         self.cluster = np.zeros(4)
         self._seq = 0
         self._agent_order: npt.NDArray[np.intp] | None = None
+        self._agents_by_id: npt.NDArray[np.intp] | None = None  # live rows in id order (room)
+        self._ids_by_id: npt.NDArray[np.object_] = np.zeros(0, dtype=object)  # and their ids
+        # Agents where one task of a shape fits, per (shape, role), kept while no free amount
+        # changes: the waiting gangs of one tick (nothing charged between them) share one test.
+        self._fit_cache: dict[
+            tuple[Scalars, int], tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]
+        ] = {}
         self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
         self.general_walks = 0  # cycles walked by the compiled general walk (tests read it)
@@ -203,6 +210,8 @@ class DrfAllocator:
         row = eligibility.row(self, a, m)  # a new agent: no filter holds yet
         self.count_ok[a] = int(row.sum())
         self._agent_order = None
+        self._agents_by_id = None
+        self._fit_cache.clear()
 
     def remove_agent(self, agent_id: str) -> None:
         a = self._agent(agent_id)
@@ -218,6 +227,8 @@ class DrfAllocator:
         self.filters.clear_agent(a)
         self.reservations.drop_agent(a)
         self._agent_order = None
+        self._agents_by_id = None
+        self._fit_cache.clear()
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self.draining[self._agent(agent_id)] = draining
@@ -320,6 +331,7 @@ class DrfAllocator:
         """Give back charges in order: what each pair is charged caps what comes back."""
         if not len(frameworks):
             return
+        self._fit_cache.clear()
         back = self.charges.take(frameworks, agents, amounts)
         book = self.reservations
         if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):
@@ -342,6 +354,7 @@ class DrfAllocator:
         self._lift_filters(agents)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
+        self._fit_cache.clear()
         self.charges.add(
             np.array([f], dtype=np.intp), np.array([a], dtype=np.intp), np.array([amounts])
         )
@@ -477,6 +490,7 @@ class DrfAllocator:
         return met
 
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
+        self._fit_cache.clear()  # the walk charges in place
         if self.filters.expire(now):
             self._recount()
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
@@ -671,6 +685,55 @@ class DrfAllocator:
         return tier, key, order.name_ranks(self.role_names)
 
     # ---- explain ------------------------------------------------------------------------------
+
+    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+        f = self._framework(framework_id)
+        n = self._agents.size
+        if self._agents_by_id is None:
+            live = self._live_agents()
+            table = self._agents.table()
+            self._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
+            # Ids as an array: a room picks its ids with one mask, not a loop.
+            self._ids_by_id = np.array([table[a] for a in self._agents_by_id], dtype=object)
+        r = int(self.fw_role[f])
+        reserved_all: F64 | None = None
+        if self.reservations.by_agent:
+            reserved_all = np.zeros((n, 4))
+            for a, pools in self.reservations.by_agent.items():
+                if r in pools and a < n:
+                    reserved_all[a] = self.reservations.free(a, r)
+        # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus), each
+        # on the agents the previous left: a GPU gang on a CPU cluster gathers one column.
+        key = ((shape[0], shape[1], shape[2], shape[3]), r)
+        cached = self._fit_cache.get(key)
+        if cached is None:
+            rows, ids = self._agents_by_id, self._ids_by_id
+            for k in (3, 2, 1, 0):
+                need = shape[k]
+                if need > 0 and len(rows):
+                    col = np.maximum(self.capacity[rows, k] - self.used[rows, k], 0.0)
+                    if reserved_all is not None:
+                        col += reserved_all[rows, k]
+                    fits = col >= need - ROOM_EPSILON
+                    rows, ids = rows[fits], ids[fits]
+            self._fit_cache[key] = (rows, ids)
+        else:
+            rows, ids = cached
+        filtered = self.filters.until[rows, f] > now
+        keep = self.placement.ok[rows, f] & ~filtered & ~self.draining[rows]
+        rows = rows[keep]
+        consumed = self._consumption(r)
+        allowance = self._allowance(r)
+        headroom = [
+            min(max(0.0, lim - x), w)
+            for lim, x, w in zip(self.limit[r], consumed, allowance, strict=True)
+        ]
+        return Room(
+            agent_ids=ids[keep],
+            unreserved=self._unreserved_free(rows),
+            reserved=np.zeros((len(rows), 4)) if reserved_all is None else reserved_all[rows],
+            headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
+        )
 
     def explain(self, framework_id: str, now: float) -> Explanation:
         return explain(self, self._framework(framework_id), framework_id, now)

@@ -96,7 +96,14 @@ from typing import Any
 import numpy as np
 
 from corral.master.allocator import order
-from corral.master.allocator.interface import Allocation, Explanation, Plan, Scalars
+from corral.master.allocator.interface import (
+    ROOM_EPSILON,
+    Allocation,
+    Explanation,
+    Plan,
+    Room,
+    Scalars,
+)
 from corral.master.allocator.masks import gpus as gpu_mask
 from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
@@ -560,6 +567,41 @@ class ReferenceAllocator:
         agent.used_unreserved = [
             u + x - r for u, x, r in zip(agent.used_unreserved, amounts, from_res, strict=True)
         ]
+
+    # ---- room (gang bundles) ------------------------------------------------------------------
+
+    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+        fw = self._framework(framework_id)
+        need = _vec(shape)
+        ids: list[str] = []
+        unreserved: list[Vec] = []
+        reserved: list[Vec] = []
+        for agent_id in sorted(self._agents):
+            agent = self._agents[agent_id]
+            blockers = self._blockers(fw, agent_id, agent, now)
+            if [b for b in blockers if b != REASON_SUPPRESSED]:
+                continue
+            free, held = agent.unreserved_free(), agent.reserved_free(fw.role)
+            if any(
+                x > 0 and f + h < x - ROOM_EPSILON for x, f, h in zip(need, free, held, strict=True)
+            ):
+                continue  # not one task of the shape fits
+            ids.append(agent_id)
+            unreserved.append(free)
+            reserved.append(held)
+        _, role_alloc = self._allocations()
+        consumed = self._consumption(fw.role, role_alloc)
+        allowance = self._allowance(fw.role, role_alloc)
+        limit = self._roles[fw.role].limit
+        headroom = [
+            min(max(0.0, lim - c), a) for lim, c, a in zip(limit, consumed, allowance, strict=True)
+        ]
+        return Room(
+            ids,
+            np.array(unreserved, dtype=np.float64).reshape(-1, N),
+            np.array(reserved, dtype=np.float64).reshape(-1, N),
+            _tuple(headroom),
+        )
 
     # ---- explain ------------------------------------------------------------------------------
 

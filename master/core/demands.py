@@ -28,6 +28,7 @@ from corral.limits import (
     echo,
 )
 from corral.master.allocator.options import constraint_reason, taint_reason
+from corral.master.core import gangs
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -157,6 +158,14 @@ def wants_nothing(fw: FrameworkRecord) -> bool:
     return fw.wants_by_demand and not any(unmet(fw, d) > 0 for d in fw.demands.values())
 
 
+def offered_regularly(fw: FrameworkRecord) -> bool:
+    """Rule 3 for the regular cycle: some demand is unmet other than a gang waiting for its
+    bundle (gangs.py rule 1: a waiting gang is offered only as a bundle)."""
+    if not fw.wants_by_demand:
+        return True
+    return any(unmet(fw, d) > 0 and not gangs.waiting(fw, d) for d in fw.demands.values())
+
+
 def classes_in_use(core: MasterCore, name: str) -> str:
     """Who names class ``name`` (rule 4), as a reason; empty when nobody does."""
     for fw in core.frameworks.values():
@@ -222,10 +231,12 @@ def _agent_reasons(
     return reasons
 
 
-def explain(core: MasterCore, fw: FrameworkRecord) -> list[dict[str, Any]]:
+def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str, Any]]:
     """Each pending demand (unmet > 0) with why: per reason, how many of the connected agents
     it applies to and a few of them by id, and a one-line summary ("3 of 5 agents:
-    insufficient gpus")."""
+    insufficient gpus"). A waiting gang (gangs.py) also gets ``gang``: its missing members,
+    how many fit now, its bundle if one is outstanding; its summary counts tasks ("3/8 tasks
+    unplaceable: insufficient gpus on 5 agents")."""
     agents = sorted((a for a in core.agents.values() if a.in_allocator), key=lambda a: a.agent_id)
     out: list[dict[str, Any]] = []
     for d in fw.demands.values():
@@ -247,5 +258,25 @@ def explain(core: MasterCore, fw: FrameworkRecord) -> list[dict[str, Any]]:
         record["agents"] = n
         record["reasons"] = reasons_out
         record["summary"] = "; ".join(parts) if parts else "no agents connected"
+        if gangs.waiting(fw, d):
+            gang = gangs.explain(core, fw, d, now)
+            record["gang"] = gang
+            record["summary"] = _gang_summary(gang, reasons_out) + "; " + record["summary"]
         out.append(record)
     return out
+
+
+def _gang_summary(gang: dict[str, Any], reasons: list[dict[str, Any]]) -> str:
+    members, placeable = gang["members"], gang["placeable"]
+    if gang["offered"]:
+        return f"{members} tasks offered as gang {gang['offered']} on {gang['agents']} agents"
+    if placeable >= members:
+        why = "role quota or guarantee headroom" if gang.get("over_headroom") else "next cycle"
+        return f"{members}/{members} tasks fit; not offered yet ({why})"
+    blocked = [r for r in reasons if r["reason"] != REASON_FITS]
+    counted = "; ".join(
+        f"{r['reason']} on {r['agents']} agent{'s' if r['agents'] != 1 else ''}" for r in blocked
+    )
+    return f"{members - placeable}/{members} tasks unplaceable: " + (
+        counted or "the agents that fit hold fewer tasks"
+    )

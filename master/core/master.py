@@ -40,7 +40,7 @@ from typing import Any
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demands, nominations
+from corral.master.core import demands, gangs, nominations
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -55,12 +55,14 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
 )
+from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     Nomination,
+    OfferRecord,
     PendingStatus,
     TaskRecord,
 )
@@ -76,6 +78,7 @@ from corral.master.core.states import (
     check,
 )
 from corral.master.core.types import (
+    Demand,
     FrameworkSpec,
     Status,
     TaskReason,
@@ -208,6 +211,9 @@ class MasterCore:
         self.priority = demands.PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
+        # Frameworks with a gang demand (min_member > 0): the allocation tick cuts bundles
+        # for them first (gangs.py); empty, gangs cost nothing.
+        self.gang_frameworks: set[str] = set()
         # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
         self._demands_moved: set[str] = set()
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
@@ -248,7 +254,9 @@ class MasterCore:
         fw_id = fw.framework_id
         self.allocator.set_priority(fw_id, demands.priority(fw, self.priority))
         off = (
-            fw.suppressed or fw.state is not FrameworkState.SUBSCRIBED or demands.wants_nothing(fw)
+            fw.suppressed
+            or fw.state is not FrameworkState.SUBSCRIBED
+            or not demands.offered_regularly(fw)
         )
         self.allocator.set_suppressed(fw_id, off)
 
@@ -872,6 +880,7 @@ class MasterCore:
         )
         fw.pending.clear()
         fw.removed_at = e.now
+        self.gang_frameworks.discard(fw.framework_id)
         self._mark_framework(fw)
         self.allocator.remove_framework(fw.framework_id)
         if fw.connection is not None:
@@ -928,11 +937,9 @@ class MasterCore:
         _no_repeats(list(e.offer_ids), "offer id")
         offers = self.book.own(fw, e.offer_ids)
         agent_ids = sorted({o.agent_id for o in offers})
-        if len(agent_ids) > 1:
+        gang = self._gang_of(offers)
+        if gang is None and len(agent_ids) > 1:
             raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
-        offered = Resources()
-        for o in offers:
-            offered = offered + o.resources
         need = Resources()
         seen: set[str] = set()
         ports_of: dict[str, int] = {}  # tasks' ports must not overlap: each port is one task's
@@ -963,14 +970,107 @@ class MasterCore:
                 f"tasks {', '.join(echo(t) for t in ports_of)} ask for the same port; "
                 "each port can go to one task"
             )
-        short = offered.exceeded_by(need)
-        if short:
-            raise _invalid(
-                f"tasks exceed the offered {', '.join(short)}: they need {need}, "
-                f"the offers hold {offered}"
-            )
+        if gang is None:
+            groups = {agent_ids[0]: (offers, list(e.tasks), need)}
+        else:
+            groups = self._gang_groups(gang, offers, agent_ids, e.tasks)
+        offered_on: dict[str, Resources] = {}
+        for aid, (agent_offers, _, agent_need) in groups.items():
+            offered = Resources()
+            for o in agent_offers:
+                offered = offered + o.resources
+            offered_on[aid] = offered
+            short = offered.exceeded_by(agent_need)
+            if short:
+                on = f" on agent {aid}" if gang is not None else ""
+                raise _invalid(
+                    f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
+                    f"the offers hold {offered}"
+                )
         # Valid: apply.
-        agent = self.agents[agent_ids[0]]
+        out: Commands = []
+        for aid, (agent_offers, tasks, agent_need) in groups.items():
+            agent = self.agents[aid]
+            out += self._launch(
+                fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e
+            )
+        return out
+
+    def _gang_of(self, offers: Sequence[OfferRecord]) -> Gang | None:
+        """The gang the accepted offers are, None for ordinary offers; a mixture is refused."""
+        if not self.book.gangs:
+            return None
+        ids = {o.gang_id for o in offers}
+        if ids == {""}:
+            return None
+        if len(ids) > 1:
+            named = ", ".join(sorted(i or "(not a gang's)" for i in ids))
+            raise _invalid(
+                f"offers of gang and other offers ({named}) in one accept: a gang is accepted "
+                "on its own"
+            )
+        return self.book.gangs[ids.pop()]
+
+    def _gang_groups(
+        self,
+        gang: Gang,
+        offers: Sequence[OfferRecord],
+        agent_ids: list[str],
+        tasks: Sequence[TaskSpec],
+    ) -> dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]]:
+        """Gang rule 3: all the bundle's offers and at least its members, each task on the agent
+        it names (one agent: that one). Returns per agent its offers, tasks and their need."""
+        what = f"gang {gang.gang_id} (demand {echo(gang.demand)}, {gang.members} members)"
+        if len(offers) != len(gang.offer_ids):
+            raise _invalid(
+                f"{what} is {len(gang.offer_ids)} offers; an accept uses all of them or none "
+                f"(this one names {len(offers)}); decline to return them"
+            )
+        for t in tasks:
+            if t.demand != gang.demand:
+                raise _invalid(
+                    f"task {echo(t.task_id)} does not name demand {echo(gang.demand)}: {what} "
+                    "launches its members only"
+                )
+        if len(tasks) < gang.members:
+            raise _invalid(
+                f"{what} launches all its members or none: this accept has {len(tasks)} tasks"
+            )
+        groups: dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]] = {
+            aid: ([], [], Resources()) for aid in agent_ids
+        }
+        for o in offers:
+            groups[o.agent_id][0].append(o)
+        for t in tasks:
+            aid = t.agent_id or (agent_ids[0] if len(agent_ids) == 1 else "")
+            if not aid:
+                raise _invalid(
+                    f"task {echo(t.task_id)} names no agent_id: {what} spans agents "
+                    f"({', '.join(agent_ids)}), so each task names the agent it goes on"
+                )
+            if aid not in groups:
+                raise _invalid(
+                    f"task {echo(t.task_id)} names agent {echo(aid)}, which holds none of "
+                    f"{what}'s offers"
+                )
+            offered, placed, agent_need = groups[aid]
+            placed.append(t)
+            groups[aid] = (offered, placed, agent_need + t.resources)
+        return groups
+
+    def _launch(
+        self,
+        fw: FrameworkRecord,
+        agent: AgentRecord,
+        offers: Sequence[OfferRecord],
+        tasks: Sequence[TaskSpec],
+        offered: Resources,
+        need: Resources,
+        refuse: float,
+        e: ev.Accept,
+    ) -> Commands:
+        """Use ``offers`` (all of ``agent``, holding ``offered``, checked to hold ``need``) for
+        ``tasks``: what they leave unused goes back under the refuse filter."""
         for o in offers:
             self.book.drop(o)
         unused = offered - need
@@ -983,9 +1083,9 @@ class MasterCore:
                 self.allocator.add_filter(
                     fw.framework_id, agent.agent_id, e.now + refuse, unused.scalars()
                 )
-        if not e.tasks:
+        if not tasks:
             return []
-        for t in e.tasks:
+        for t in tasks:
             task = TaskRecord(
                 spec=t,
                 framework_id=fw.framework_id,
@@ -1009,7 +1109,7 @@ class MasterCore:
                 stimulus_id=e.stimulus_id,
                 agent_id=agent.agent_id,
                 framework_id=fw.framework_id,
-                tasks=e.tasks,
+                tasks=tuple(tasks),
             )
         ]
 
@@ -1018,7 +1118,7 @@ class MasterCore:
         refuse = self._refuse_seconds(e.refuse_seconds)
         _no_repeats(e.offer_ids, "offer id")
         fid = fw.framework_id
-        offers = self.book.known(fw, e.offer_ids)
+        offers = self.book.siblings(self.book.known(fw, e.offer_ids))  # a gang goes back whole
         self.book.give_back(offers)
         self.pacer.declined(len(offers))
         if refuse > 0:
@@ -1054,17 +1154,44 @@ class MasterCore:
             demands.check_demands(e.demands, self.priority)
         except demands.DemandError as exc:
             raise _invalid(str(exc)) from None
+        previous = fw.demands
         fw.demands = {d.name: d for d in e.demands}
         fw.wants_by_demand = True
+        if any(d.min_member > 0 for d in e.demands):
+            self.gang_frameworks.add(fw.framework_id)
+        else:
+            self.gang_frameworks.discard(fw.framework_id)
+        out = self._rescind_stale_gangs(fw, previous, e)
         self._demands_moved.add(fw.framework_id)
         pending = sum(demands.unmet(fw, d) for d in e.demands)
-        return [
+        out.append(
             self._event(
                 e,
                 "demands_set",
                 fw.framework_id,
                 f"{len(e.demands)} demands, {pending} tasks unmet",
             )
+        )
+        return out
+
+    def _rescind_stale_gangs(
+        self, fw: FrameworkRecord, previous: dict[str, Demand], e: ev.Event
+    ) -> Commands:
+        """A bundle was cut for a demand as it was: withdrawn or changed, its offers go back
+        (RESCIND), and a gang still waiting gets a new bundle of the new shape."""
+        stale = [
+            g
+            for g in self.book.gangs.values()
+            if g.framework_id == fw.framework_id
+            and fw.demands.get(g.demand) != previous.get(g.demand)
+        ]
+        if not stale:
+            return []
+        offers = [self.book.offers[oid] for g in stale for oid in g.offer_ids]
+        self.book.give_back(offers)
+        ids = tuple(o.offer_id for o in offers)
+        return [
+            cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offer_ids=ids)
         ]
 
     # ------------------------------------------------------------ priority classes
@@ -1382,8 +1509,18 @@ class MasterCore:
         if allowance <= 0:
             self.pacer.limited = True
             return out  # nothing may be offered: spare the allocator a walk over the free agents
-        plan = self.allocator.cycle(e.now, e.seed, allowance)
-        per_fw, allowance = self.book.make(plan, allowance, e.now)
+        per_fw: dict[str, list[OfferRecord]] = {}
+        if self.gang_frameworks:
+            allowance = self._offer_gangs(e.now, allowance, per_fw)
+        if allowance > 0:
+            plan = self.allocator.cycle(e.now, e.seed, allowance)
+            regular, allowance = self.book.make(plan, allowance, e.now)
+            for fw_id, batch in regular.items():
+                had = per_fw.get(fw_id)
+                if had is None:
+                    per_fw[fw_id] = batch
+                else:
+                    had.extend(batch)
         # The window was in the way if the plan reached it: the walk stopped there.
         self.pacer.limited = allowance <= 0
         out += [
@@ -1393,6 +1530,28 @@ class MasterCore:
         if self.config.preemption:
             out += nominations.preempt(self, e)
         return out
+
+    def _offer_gangs(
+        self, now: float, allowance: float, per_fw: dict[str, list[OfferRecord]]
+    ) -> float:
+        """Gang rule 2 (gangs.py): cut a bundle for each waiting gang that fits, before the
+        regular cycle sees the resources. Returns the allowance left."""
+        for fw, d, members in gangs.candidates(self):
+            if allowance <= 0:
+                break
+            shape = d.resources.scalars()
+            room = self.allocator.room(fw.framework_id, now, shape)
+            got = gangs.fit(room, shape, members, gangs.demand_filter(self, d))
+            if not got.found:
+                continue  # nothing held (gang rule 2); explain says why
+            slots = [
+                (aid, (k * shape[0], k * shape[1], k * shape[2], k * shape[3]))
+                for aid, k in got.slots
+            ]
+            made = self.book.make_gang(fw, d.name, members, slots, now)
+            allowance -= members * shape[0]
+            per_fw.setdefault(fw.framework_id, []).extend(made)
+        return allowance
 
     # ------------------------------------------------------------------- roles
 
@@ -1662,5 +1821,5 @@ class MasterCore:
             "details": dict(explanation.details),
             "priority": demands.priority(fw, self.priority),
             "wants_nothing": demands.wants_nothing(fw),
-            "pending_demands": demands.explain(self, fw),
+            "pending_demands": demands.explain(self, fw, now),
         }

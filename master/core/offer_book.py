@@ -7,10 +7,14 @@ Rules (the core's validate() checks them after every event in its tests):
 - Its scalars stay charged in the allocator until it is used (accept), returned (decline, a
   stream gone: ``give_back``) or rescinded (its agent detached: ``rescind_agent``).
 - An agent's ports are each in one place: free, in one offer, or in one task. An offer carries
-  all of its agent's free ports; they come back with the offer.
-- ``offers`` is in the order offers were made (only ``make`` adds to it, with the cycle's time),
-  so the oldest outstanding offer is its first entry: expiring offers (``expire``) looks at
-  the front and stops at the first one still in time, with no index of its own.
+  all of its agent's free ports; they come back with the offer (a gang's offers carry none:
+  a demand's shape has no ports).
+- ``offers`` is in the order offers were made (``make``, ``make_one`` and ``make_gang`` add to
+  it, each with the time of the event in hand), so the oldest outstanding offer is its first
+  entry: expiring offers (``expire``) looks at the front and stops at the first one still in
+  time, with no index of its own.
+- A gang's offers (``gangs``, gangs.py) are all outstanding or none: whoever returns or uses
+  one returns or uses them all (``siblings``), and dropping one forgets the gang.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Plan, Scalars
 from corral.master.core import commands as cmd
+from corral.master.core.gangs import Gang
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.resources import Resources, normalize_ranges
@@ -42,6 +47,9 @@ class OfferBook:
         self._freed = freed  # resources of the agent came back to the pool
         self._prefix = f"{master_id}-O"
         self._seq = 0
+        self.gangs: dict[str, Gang] = {}  # outstanding bundles by gang id
+        self._gang_seq = 0
+        self._gang_prefix = f"{master_id}-G"
         # Seconds each agent's freed resources waited to be offered (take_waits).
         self.waits: list[float] = []
         self.expired = 0  # offers rescinded for their age since the shell last took the count
@@ -116,6 +124,57 @@ class OfferBook:
         agent.offers.add(offer.offer_id)
         return offer
 
+    def make_gang(
+        self,
+        fw: FrameworkRecord,
+        demand: str,
+        members: int,
+        slots: Sequence[tuple[str, Scalars]],
+        now: float,
+    ) -> list[OfferRecord]:
+        """Charge and offer one bundle: ``slots`` are (agent id, scalars), one per agent."""
+        self._gang_seq += 1
+        gang_id = f"{self._gang_prefix}{self._gang_seq}"
+        fid = fw.framework_id
+        made: list[OfferRecord] = []
+        for aid, scalars in slots:
+            agent = self._agents[aid]
+            self._allocator.allocate(fid, aid, scalars)
+            self._seq += 1
+            if agent.freed_at is not None:
+                self.waits.append(now - agent.freed_at)
+                agent.freed_at = None
+            offer = OfferRecord(
+                f"{self._prefix}{self._seq}",
+                fid,
+                aid,
+                agent.spec.hostname,
+                list(scalars),
+                (),
+                agent.spec.attributes,
+                now,
+                gang_id,
+            )
+            self.offers[offer.offer_id] = offer
+            fw.offers.add(offer.offer_id)
+            agent.offers.add(offer.offer_id)
+            made.append(offer)
+        self.gangs[gang_id] = Gang(gang_id, fid, demand, members, tuple(o.offer_id for o in made))
+        return made
+
+    def siblings(self, offers: Sequence[OfferRecord]) -> list[OfferRecord]:
+        """``offers`` and the other offers of their gangs (rule: all or none), each once."""
+        if not self.gangs or not any(o.gang_id for o in offers):
+            return list(offers)
+        out: dict[str, OfferRecord] = {}
+        for o in offers:
+            out[o.offer_id] = o
+            gang = self.gangs.get(o.gang_id) if o.gang_id else None
+            if gang is not None:
+                for oid in gang.offer_ids:
+                    out.setdefault(oid, self.offers[oid])
+        return list(out.values())
+
     def own(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
         """The framework's outstanding offers by id; CallRejected if any is not one."""
         ids = list(offer_ids)
@@ -141,6 +200,8 @@ class OfferBook:
     def drop(self, offer: OfferRecord) -> AgentRecord | None:
         """Forget the offer (used, or on its way back); returns its agent (None if gone)."""
         del self.offers[offer.offer_id]
+        if offer.gang_id:
+            self.gangs.pop(offer.gang_id, None)
         fw = self._frameworks.get(offer.framework_id)
         if fw is not None:
             fw.offers.discard(offer.offer_id)
@@ -196,6 +257,7 @@ class OfferBook:
     def _rescind(self, offers: list[OfferRecord], sid: str) -> list[cmd.Command]:
         """The offers return to the pool; their frameworks are told (RESCIND) if they can hear."""
         per_fw: dict[str, list[str]] = defaultdict(list)
+        offers = self.siblings(offers)
         for offer in offers:
             per_fw[offer.framework_id].append(offer.offer_id)
         self.give_back(offers)

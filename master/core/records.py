@@ -38,6 +38,7 @@ class OfferRecord:
     ports: PortRanges  # normalized
     attributes: dict[str, str]
     created_at: float
+    gang_id: str = ""  # one of a gang's bundle (gangs.py): used, returned and rescinded together
 
     @property
     def resources(self) -> Resources:

@@ -52,6 +52,9 @@ class TaskSpec:
     resources: Resources
     priority_class: str = ""  # empty: the global default class
     demand: str = ""  # the framework's demand this task serves (counts toward it); may be empty
+    # The agent it is for, as the framework named it: needed only by an accept that spans
+    # agents (a gang's offers); otherwise the offers' agent is the task's (empty or not).
+    agent_id: str = ""
     wire: object = None
 
 
@@ -60,7 +63,8 @@ class Demand:
     """What a framework still needs (docs/scheduling.md): ``count`` tasks of one shape.
 
     ``unmet`` = count - the framework's live tasks naming this demand (TaskSpec.demand).
-    ``min_member`` > 0 makes it a gang (stored and checked now; gang offers come later).
+    ``min_member`` > 0 makes it a gang: its missing members are offered as one bundle
+    (master/core/gangs.py).
     ``constraints`` and ``tolerations`` are its tasks': explain uses them per agent."""
 
     name: str

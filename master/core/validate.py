@@ -41,6 +41,7 @@ def validate(core: MasterCore) -> None:
     _durable(core)
     _demand_tasks(core)
     _nominations(core)
+    _gangs(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -212,3 +213,42 @@ def _nominations(core: MasterCore) -> None:
             filed is not None and v in filed.victims, f"victim {v} filed under unknown nomination"
         )
     _check(not core.victims_freed, "victims' freed resources left unsettled after an event")
+
+
+def _gangs(core: MasterCore) -> None:
+    """Gang rule 3 (gangs.py): a gang's offers are all outstanding or none, one per agent, of
+    its framework; an offer marked with a gang is one of its gang's; a demand has at most one
+    bundle outstanding; only the gang's frameworks are walked for bundles."""
+    demands_seen: set[tuple[str, str]] = set()
+    for gid, gang in core.book.gangs.items():
+        _check(gang.gang_id == gid, f"gang {gid} is filed under another id")
+        _check(gang.offer_ids != (), f"gang {gid} has no offers")
+        agents: set[str] = set()
+        for oid in gang.offer_ids:
+            offer = core.offers.get(oid)
+            _check(offer is not None, f"gang {gid}: offer {oid} is gone, the rest outstanding")
+            assert offer is not None
+            _check(offer.gang_id == gid, f"gang {gid}: offer {oid} is marked {offer.gang_id!r}")
+            _check(offer.framework_id == gang.framework_id, f"gang {gid}: offer {oid} elsewhere")
+            _check(offer.agent_id not in agents, f"gang {gid}: two offers of {offer.agent_id}")
+            agents.add(offer.agent_id)
+        key = (gang.framework_id, gang.demand)
+        _check(key not in demands_seen, f"demand {key} has two bundles outstanding")
+        demands_seen.add(key)
+        _check(
+            gang.framework_id in core.gang_frameworks,
+            f"gang {gid} of framework {gang.framework_id}, which has no gang demand",
+        )
+    for oid, offer in core.offers.items():
+        if offer.gang_id:
+            holder = core.book.gangs.get(offer.gang_id)
+            _check(
+                holder is not None and oid in holder.offer_ids,
+                f"offer {oid} is marked with gang {offer.gang_id}, which does not hold it",
+            )
+    for fw_id in core.gang_frameworks:
+        fw = core.frameworks.get(fw_id)
+        _check(
+            fw is not None and any(d.min_member > 0 for d in fw.demands.values()),
+            f"framework {fw_id} walked for gangs without a gang demand",
+        )

@@ -33,6 +33,8 @@ CONSTRAINTS = [
     AttributeConstraint("rack", ConstraintOp.EXISTS),
 ]
 ROLES = ["web", "batch", "ml"]
+# Task shapes the rooms are compared for: small, cpus-heavy, GPU (agents hold 0-2 GPUs).
+ROOM_SHAPES = [(0.25, 0.0, 0.0, 0.0), (2.0, 512.0, 100.0, 0.0), (0.5, 256.0, 0.0, 1.0)]
 
 quarter = st.integers(0, 32).map(lambda n: n / 4)
 scalars = st.tuples(
@@ -163,6 +165,13 @@ class Twin:
     def compare_explain(self, now: float) -> None:
         for fid in list(self.roles):
             assert self.fast.explain(fid, now) == self.ref.explain(fid, now)
+            # The view gang bundles are cut from (Allocator.room): the same in both.
+            for shape in ROOM_SHAPES:
+                fast, ref = self.fast.room(fid, now, shape), self.ref.room(fid, now, shape)
+                assert list(fast.agent_ids) == list(ref.agent_ids)
+                assert fast.unreserved.tolist() == ref.unreserved.tolist()
+                assert fast.reserved.tolist() == ref.reserved.tolist()
+                assert fast.headroom == ref.headroom
 
 
 def build(data: st.DataObject) -> Twin:

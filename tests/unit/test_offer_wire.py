@@ -36,8 +36,11 @@ def offer_batches(draw: st.DrawFn) -> list[list[OfferRecord]]:
             if draw(st.booleans()):  # the agent re-registered with new attributes
                 specs[aid] = (host, draw(attributes))
                 attrs = specs[aid][1]
+            gang = draw(st.sampled_from(["", "", "m1-G7", draw(text)]))  # gang offers: some
             batch.append(
-                OfferRecord(draw(text), fid, aid, host, draw(scalars), draw(ports), attrs, 0.0)
+                OfferRecord(
+                    draw(text), fid, aid, host, draw(scalars), draw(ports), attrs, 0.0, gang
+                )
             )
         batches.append(batch)
     return batches

@@ -44,6 +44,7 @@ def test_public_api_is_pinned() -> None:
         "how_many_fit",
         "is_terminal",
         "new_task_id",
+        "place_gang",
         "state_name",
         "task",
     ]

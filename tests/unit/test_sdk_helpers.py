@@ -242,3 +242,16 @@ def test_backoff_rejects_nonsense() -> None:
         sdk.Backoff(initial=0)
     with pytest.raises(ValueError):
         sdk.Backoff(initial=2, maximum=1)
+
+
+def test_place_gang_gives_each_task_an_agent_with_room_and_copies_them() -> None:
+    bundle = [
+        Offer(id="o1", agent_id="a1", gang_id="g", resources=Resources(cpus=2, mem=128, gpus=2)),
+        Offer(id="o2", agent_id="a2", gang_id="g", resources=Resources(cpus=1, mem=64, gpus=1)),
+    ]
+    members = [sdk.task(f"m{i}", "x", cpus=1, mem=64, gpus=1) for i in range(3)]
+    placed = sdk.place_gang(bundle, members)
+    assert [t.agent_id for t in placed] == ["a1", "a1", "a2"]
+    assert all(not t.agent_id for t in members)  # the caller's messages are not modified
+    with pytest.raises(ValueError, match="fits none of the offers"):
+        sdk.place_gang(bundle, [*members, sdk.task("m3", "x", cpus=1, mem=64, gpus=1)])

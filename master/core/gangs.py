@@ -1,0 +1,190 @@
+"""Gang offers (docs/scheduling.md, "Gang offers"): a demand with ``min_member`` = N is offered
+as one bundle of N tasks' resources across agents, or not at all.
+
+Rules:
+1. A gang demand is *waiting* while its live tasks are fewer than its ``min_member``: its
+   missing members (``min_member`` - live tasks) are offered only as a bundle, never agent by
+   agent, so nothing is held for a gang that cannot start (the auto-suppress of demands.py
+   counts a waiting gang as wanting nothing from the regular cycle). A gang at its minimum is
+   ordinary demand for its further tasks (up to ``count``).
+2. Bundles are cut before the regular cycle, in each allocation tick that has a waiting gang
+   (no cost otherwise): higher class value first, then framework id, then demand name. Each is
+   cut from the allocator's ``room`` for its framework (the eligibility rule: placement, refuse
+   filters, draining) less the demand's own constraints: a slot is one task's shape on one
+   agent, agents with the most slots first (fewest agents; ties by id), within the role's
+   quota headroom. Found: the slots are charged (``allocate``) and offered, one offer per
+   agent, marked with one gang id, in the tick's OFFERS. Not found: nothing is charged.
+3. A demand has at most one bundle outstanding; a bundle's offers are all outstanding or none
+   (offer_book.py, checked by validate()). An accept must use all of them and launch at least
+   its members; declining any, a rescind of any, or the framework's stream going returns all.
+4. A running gang whose member fails is the framework's to handle: the failure is reported as
+   usual and the demand is waiting again (rule 1) once its live tasks fall below the minimum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from corral.master.allocator.interface import Room, Scalars
+from corral.master.core.records import FrameworkRecord
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import Demand
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+EPSILON = 1e-9  # scalars compare with the tolerance the rest of the master uses
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """One outstanding bundle: its offers (one per agent) and how many tasks it holds."""
+
+    gang_id: str
+    framework_id: str
+    demand: str
+    members: int
+    offer_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Where a bundle goes: ``slots`` (agent id, tasks) when all ``members`` fit, else empty;
+    ``placeable`` how many of them fit now (for explain); ``headroom`` True when they fit the
+    agents but not the role's quota headroom."""
+
+    members: int
+    placeable: int
+    slots: tuple[tuple[str, int], ...]
+    over_headroom: bool = False
+
+    @property
+    def found(self) -> bool:
+        return bool(self.slots)
+
+
+def missing(fw: FrameworkRecord, d: Demand) -> int:
+    """Members the gang lacks to reach its minimum (0 for a demand that is not a gang)."""
+    return max(0, d.min_member - fw.demand_tasks.get(d.name, 0))
+
+
+def waiting(fw: FrameworkRecord, d: Demand) -> bool:
+    """Rule 1."""
+    return d.min_member > 0 and missing(fw, d) > 0
+
+
+def fit(
+    room: Room, shape: Scalars, members: int, allowed: Callable[[str], bool] | None = None
+) -> Fit:
+    """Rule 2's cut of ``members`` slots of ``shape`` from ``room`` (pure)."""
+    need = np.asarray(shape, dtype=np.float64)
+    asked = need > 0
+    m = len(room.agent_ids)
+    if not m:
+        return Fit(members, 0, ())
+    free = room.unreserved + room.reserved
+    per = np.floor(free[:, asked] / need[asked] + EPSILON).min(axis=1).astype(np.int64)
+    per = np.maximum(per, 0)
+    if allowed is not None:
+        ids = room.agent_ids
+        for i in np.flatnonzero(per).tolist():
+            if not allowed(ids[i]):
+                per[i] = 0
+    placeable = int(min(int(per.sum()), members))
+    if placeable < members:
+        return Fit(members, placeable, ())
+    # Most slots first, ties in id order (the room's order). Each agent taken holds at least
+    # one member, so only the best ``members`` agents can be needed: a partition finds them
+    # without sorting a 10k-agent room.
+    key = per * (m + 1) - np.arange(m, dtype=np.int64)  # larger is better
+    if m > members:
+        best = np.argpartition(-key, members - 1)[:members]
+        best = best[np.argsort(-key[best])]
+    else:
+        best = np.argsort(-key)
+    slots = per[best]
+    before = np.cumsum(slots) - slots
+    taken = np.minimum(slots, np.maximum(members - before, 0))
+    chosen = best[taken > 0]
+    counts = taken[taken > 0]
+    # What comes out of unreserved resources counts against the role's headroom.
+    take = counts[:, None] * need[None, :]
+    unreserved = np.maximum(take - room.reserved[chosen], 0.0).sum(axis=0)
+    if (unreserved > np.asarray(room.headroom) + EPSILON).any():
+        return Fit(members, placeable, (), over_headroom=True)
+    ids = room.agent_ids
+    return Fit(
+        members,
+        placeable,
+        tuple((str(ids[a]), k) for a, k in zip(chosen.tolist(), counts.tolist(), strict=True)),
+    )
+
+
+def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
+    """The demand's own constraints per agent (the framework's are the allocator's, in room);
+    None when it has none. Its tolerations cannot open an agent its framework's do not: an
+    offer is the framework's, and the allocator's eligibility is per framework."""
+    if not d.constraints:
+        return None
+    agents = core.agents
+
+    def allowed(agent_id: str) -> bool:
+        attributes = agents[agent_id].spec.attributes
+        return all(c.matches(attributes) for c in d.constraints)
+
+    return allowed
+
+
+def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int]]:
+    """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in
+    rule 2's order, with the members each lacks."""
+    out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
+    outstanding = {(g.framework_id, g.demand) for g in core.book.gangs.values()}
+    for fw_id in core.gang_frameworks:
+        fw = core.frameworks.get(fw_id)
+        if (
+            fw is None
+            or fw.state is not FrameworkState.SUBSCRIBED
+            or fw.connection is None
+            or fw.suppressed
+        ):
+            continue
+        for d in fw.demands.values():
+            n = missing(fw, d) if d.min_member > 0 else 0
+            if n <= 0 or (fw_id, d.name) in outstanding:
+                continue
+            value = core.priority.value(d.priority_class)
+            out.append((-value, fw_id, d.name, fw, d, n))
+    out.sort(key=lambda x: (x[0], x[1], x[2]))
+    return [(fw, d, n) for _, _, _, fw, d, n in out]
+
+
+def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dict[str, Any]:
+    """What explain says of a gang demand: its bundle if one is outstanding, else how many of
+    its missing members fit now (rule 2's cut, charging nothing)."""
+    members = missing(fw, d)
+    for g in core.book.gangs.values():
+        if g.framework_id == fw.framework_id and g.demand == d.name:
+            return {
+                "members": g.members,
+                "placeable": g.members,
+                "offered": g.gang_id,
+                "agents": len(g.offer_ids),
+                "over_headroom": False,
+            }
+    if members <= 0:
+        return {"members": 0, "placeable": 0, "offered": "", "agents": 0, "over_headroom": False}
+    shape = d.resources.scalars()
+    room = core.allocator.room(fw.framework_id, now, shape)
+    got = fit(room, shape, members, demand_filter(core, d))
+    return {
+        "members": members,
+        "placeable": got.placeable,
+        "offered": "",
+        "agents": len(got.slots),
+        "over_headroom": got.over_headroom,
+    }
