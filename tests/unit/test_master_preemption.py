@@ -20,13 +20,28 @@ def full_cluster(
     aids = [h.add_agent()[0] for _ in range(agents)]
     h.set_demands(batch, demand("work", count=4 * agents, priority_class="batch", **batch_demand))
     n = 0
-    for offer in h.offers_for(batch):
-        tasks = [
-            task(f"b{n + i}", "cpus:1;mem:128", demand="work", priority_class="batch")
-            for i in range(4)
-        ]
-        n += 4
-        h.accept(batch, [offer.offer_id], *tasks)
+    gang_offers, bundle = [], []
+    while n < 4 * agents:
+        offers = h.offers_for(batch)
+        assert offers, f"only {n} batch tasks placed"
+        for offer in offers:
+            count = int(offer.scalars[0])  # 1-cpu tasks
+            tasks = [
+                task(f"b{n + i}", "cpus:1;mem:128", demand="work", priority_class="batch")
+                for i in range(count)
+            ]
+            n += count
+            if offer.gang_id:
+                # A gang's offers come as one bundle, accepted at once, each task on its agent.
+                for t in tasks:
+                    t.agent_id = offer.agent_id
+                gang_offers.append(offer.offer_id)
+                bundle += tasks
+            else:
+                h.accept(batch, [offer.offer_id], *tasks)
+        if bundle:
+            h.accept(batch, gang_offers, *bundle)
+            gang_offers, bundle = [], []
     for aid in aids:
         running = [
             status(t.task_id, batch, aid, TaskState.RUNNING)
