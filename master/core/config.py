@@ -79,6 +79,11 @@ class MasterConfig:
     # tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
     preemption: bool = True
+    # Why-pending events (master/core/pending.py): after a cycle, at most once per interval,
+    # demands no agent has room for get a FailedScheduling (or GangUnschedulable) event; the
+    # same message again for a demand only after pending_event_repeat. 0: no such events.
+    pending_event_interval: float = 5.0
+    pending_event_repeat: float = 60.0
     # What the victims free is held for the preemptor and offered to it alone; the offer is
     # rescinded (the resources go back to everyone) if not used within this long.
     preemption_nomination_seconds: float = 5.0
