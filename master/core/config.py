@@ -13,7 +13,12 @@ MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
 
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
 _ZERO_ALLOWED = frozenset(
-    {"offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"}
+    {
+        "offer_timeout",
+        "pending_event_interval",
+        "max_completed_frameworks",
+        "max_completed_tasks_per_framework",
+    }
 )
 
 
