@@ -14,9 +14,11 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from corral import events as cluster_events
 from corral.limits import echo
 from corral.master import views
 from corral.master.core import events as ev
+from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.runtime import MasterRuntime
@@ -66,6 +68,40 @@ def state_filters(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, bool]:
     if completed_text not in ("true", "false"):
         raise ValueError(f"completed must be true or false, got {echo(completed_text)}")
     return framework_id, completed_text == "true"
+
+
+EVENTS_FILTERS = ("reason",)
+
+
+def events_filter(pairs: Iterable[tuple[str, str]]) -> str:
+    """``/api/v1/events``' query: ``reason=R`` (one of corral/events.py's REASONS) or nothing.
+    Anything else is a ValueError naming it, for a 400."""
+    given: dict[str, str] = {}
+    for name, value in pairs:
+        if name not in EVENTS_FILTERS:
+            raise ValueError(
+                f"unknown query parameter {echo(name)}; the filters are "
+                + ", ".join(EVENTS_FILTERS)
+            )
+        if name in given:
+            raise ValueError(f"{name} is given twice")
+        given[name] = value
+    reason = given.get("reason", "")
+    if "reason" in given:
+        cluster_events.check_reason(reason)
+    return reason
+
+
+def event_json(e: ClusterEvent) -> dict[str, Any]:
+    return {
+        "timestamp": e.timestamp,
+        "kind": e.kind,
+        "reason": e.reason,
+        "object_kind": e.object_kind,
+        "subject": e.subject,
+        "message": e.message,
+        "stimulus_id": e.stimulus_id,
+    }
 
 
 def build_app(runtime: MasterRuntime) -> web.Application:
@@ -194,19 +230,12 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         )
         return await apply(event) or web.json_response({"deleted": name})
 
-    async def events(_request: web.Request) -> web.Response:
-        return web.json_response(
-            [
-                {
-                    "timestamp": e.timestamp,
-                    "kind": e.kind,
-                    "subject": e.subject,
-                    "message": e.message,
-                    "stimulus_id": e.stimulus_id,
-                }
-                for e in runtime.recent_events
-            ]
-        )
+    async def events(request: web.Request) -> web.Response:
+        try:
+            reason = events_filter(request.query.items())
+        except ValueError as exc:
+            return refused(str(exc))
+        return web.json_response([event_json(e) for e in runtime.recent_events.select(reason)])
 
     async def metrics(_request: web.Request) -> web.Response:
         await runtime.query(lambda _core: runtime.refresh_gauges())

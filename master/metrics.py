@@ -118,6 +118,11 @@ class MasterMetrics:
         self.events_processed = Counter(
             "corral_events_processed", "Events handled by the master core", registry=r
         )
+        self.events_dropped = Counter(
+            "corral_events_dropped",
+            "Cluster events pushed out of the bounded event log (the oldest go first)",
+            registry=r,
+        )
         self.inbox_depth = Gauge("corral_inbox_depth", "Events waiting for the core", registry=r)
         self.agents = Gauge("corral_agents", "Agents by state", ["state"], registry=r)
         self.frameworks = Gauge("corral_frameworks", "Frameworks by state", ["state"], registry=r)

@@ -14,10 +14,12 @@ from typing import Any
 
 import grpc
 
+from corral import events as cluster_events
 from corral import limits
 from corral.logging import get_logger
 from corral.master import convert, views
 from corral.master.convert import WireError
+from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.offer_wire import event_wire
@@ -603,7 +605,7 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
             state=data["state"],
             suppressed=data["suppressed"],
             outstanding_offers=data["outstanding_offers"],
-            offered_agents=data["offered_agents_last_cycle"],
+            offered_agents=data["offered_agents"],
             reasons={k: int(v) for k, v in data["reasons"].items()},
             details_json=json.dumps(data["details"], default=str),
             priority=data["priority"],
@@ -693,16 +695,43 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[operator_pb2.ClusterEvent]:
+        reason = await _reason_of(request.reason, context)
         q = self.rt.watch()
         try:
             while True:
                 e = await q.get()
-                yield operator_pb2.ClusterEvent(
-                    timestamp=e.timestamp,
-                    kind=e.kind,
-                    subject=e.subject,
-                    message=e.message,
-                    stimulus_id=e.stimulus_id,
-                )
+                if not reason or e.reason == reason:
+                    yield event_pb(e)
         finally:
             self.rt.unwatch(q)
+
+    async def GetEvents(
+        self, request: operator_pb2.GetEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.ClusterEvents:
+        reason = await _reason_of(request.reason, context)
+        log = self.rt.recent_events
+        return operator_pb2.ClusterEvents(
+            events=[event_pb(e) for e in log.select(reason)], dropped=log.dropped
+        )
+
+
+async def _reason_of(text: str, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """A request's reason filter ("" : all); INVALID_ARGUMENT if it is not a reason."""
+    if text:
+        try:
+            cluster_events.check_reason(text)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    return text
+
+
+def event_pb(e: cmd.ClusterEvent) -> operator_pb2.ClusterEvent:
+    return operator_pb2.ClusterEvent(
+        timestamp=e.timestamp,
+        kind=e.kind,
+        subject=e.subject,
+        message=e.message,
+        stimulus_id=e.stimulus_id,
+        reason=e.reason,
+        object_kind=e.object_kind,
+    )

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from corral import events as cluster_events
 from corral.logging import get_logger
 from corral.master.allocator.interface import Allocator
 from corral.master.core import commands as cmd
@@ -32,6 +33,7 @@ from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import TaskState
+from corral.master.event_log import EventLog
 from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
@@ -188,7 +190,7 @@ class MasterRuntime:
         self.agent_streams: dict[int, OutStream] = {}  # by connection
         self._connection_of_agent: dict[str, int] = {}
         self._agent_of_connection: dict[int, str] = {}
-        self.recent_events: deque[cmd.ClusterEvent] = deque(maxlen=1000)
+        self.recent_events = EventLog()  # bounded: the oldest dropped, and counted
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[Any]] = []
         # Set when one of the runtime's loops ended: the master must stop (serve_forever).
@@ -560,15 +562,17 @@ class MasterRuntime:
             for one, size in zip(amsgs, outbox.agent_sizes[agent_id], strict=True):
                 astream.put(one, size)
         for event in outbox.cluster_events:
-            self.recent_events.append(event)
+            if self.recent_events.append(event):
+                self.metrics.events_dropped.inc()
             for q in list(self._watchers):
                 if q.full():
                     self._watchers.discard(q)  # a watcher that stopped reading loses its watch
                 else:
                     q.put_nowait(event)
-            if not event.kind.startswith("task_"):
+            if event.reason not in cluster_events.QUIET:
                 log.info(
                     event.kind,
+                    reason=event.reason,
                     subject=event.subject,
                     detail=event.message,
                     stimulus_id=event.stimulus_id,

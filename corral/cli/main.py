@@ -27,6 +27,7 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.set_cmd",
     "corral.cli.demo_cmd",
     "corral.cli.explain_cmd",
+    "corral.cli.events_cmd",
     "corral.cli.bench_cmd",
     "corral.cli.loadtest_cmd",
 )

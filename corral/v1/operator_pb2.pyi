@@ -219,19 +219,39 @@ class State(_message.Message):
     def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class GetEventsRequest(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class ClusterEvents(_message.Message):
+    __slots__ = ("events", "dropped")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[ClusterEvent]
+    dropped: int
+    def __init__(self, events: _Optional[_Iterable[_Union[ClusterEvent, _Mapping]]] = ..., dropped: _Optional[int] = ...) -> None: ...
 
 class ClusterEvent(_message.Message):
-    __slots__ = ("timestamp", "kind", "subject", "message", "stimulus_id")
+    __slots__ = ("timestamp", "kind", "subject", "message", "stimulus_id", "reason", "object_kind")
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     STIMULUS_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    OBJECT_KIND_FIELD_NUMBER: _ClassVar[int]
     timestamp: float
     kind: str
     subject: str
     message: str
     stimulus_id: str
-    def __init__(self, timestamp: _Optional[float] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., message: _Optional[str] = ..., stimulus_id: _Optional[str] = ...) -> None: ...
+    reason: str
+    object_kind: str
+    def __init__(self, timestamp: _Optional[float] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., message: _Optional[str] = ..., stimulus_id: _Optional[str] = ..., reason: _Optional[str] = ..., object_kind: _Optional[str] = ...) -> None: ...

@@ -44,6 +44,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.ClusterEvent.FromString,
                 _registered_method=True)
+        self.GetEvents = channel.unary_unary(
+                '/corral.v1.Operator/GetEvents',
+                request_serializer=corral_dot_v1_dot_operator__pb2.GetEventsRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.ClusterEvents.FromString,
+                _registered_method=True)
         self.Explain = channel.unary_unary(
                 '/corral.v1.Operator/Explain',
                 request_serializer=corral_dot_v1_dot_operator__pb2.ExplainRequest.SerializeToString,
@@ -91,6 +96,14 @@ class OperatorServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
+        """Cluster events as they happen (none from before the call); GetEvents: the recent ones.
+        A reason outside corral/events.py's REASONS is INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetEvents(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -156,6 +169,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.WatchRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.ClusterEvent.SerializeToString,
+            ),
+            'GetEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEvents,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.GetEventsRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.ClusterEvents.SerializeToString,
             ),
             'Explain': grpc.unary_unary_rpc_method_handler(
                     servicer.Explain,
@@ -247,6 +265,33 @@ class Operator:
             '/corral.v1.Operator/Watch',
             corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.ClusterEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/GetEvents',
+            corral_dot_v1_dot_operator__pb2.GetEventsRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.ClusterEvents.FromString,
             options,
             channel_credentials,
             insecure,

@@ -243,4 +243,10 @@ class Allocator(Protocol):
         """See ``Room``. Charges nothing: a caller that takes some of it charges what it takes
         with ``allocate`` (and gives it back with ``recover``)."""
 
+    def held_back(self, framework_id: str, now: float) -> dict[str, str]:
+        """Agents the framework is not offered now for a reason of its own or the agent's
+        state, by id: "refuse filter" (its active refuse filters) or "agent draining" (the
+        filter when both). Placement (taints, constraints) is not asked: the master's explain
+        counts it against a demand's own tolerations and constraints."""
+
     def explain(self, framework_id: str, now: float) -> Explanation: ...

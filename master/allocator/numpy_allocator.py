@@ -735,6 +735,19 @@ class DrfAllocator:
             headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
         )
 
+    def held_back(self, framework_id: str, now: float) -> dict[str, str]:
+        f = self._framework(framework_id)
+        live = self._live_agents()
+        filtered = self.filters.at(f, now)[live]
+        drained = self.draining[live]
+        table = self._agents.table()
+        out: dict[str, str] = {}
+        for a, is_filtered in zip(
+            live[filtered | drained].tolist(), filtered[filtered | drained].tolist(), strict=True
+        ):
+            out[table[a]] = filter_mask.REASON if is_filtered else draining.REASON
+        return dict(sorted(out.items()))
+
     def explain(self, framework_id: str, now: float) -> Explanation:
         return explain(self, self._framework(framework_id), framework_id, now)
 

@@ -605,6 +605,16 @@ class ReferenceAllocator:
 
     # ---- explain ------------------------------------------------------------------------------
 
+    def held_back(self, framework_id: str, now: float) -> dict[str, str]:
+        fw = self._framework(framework_id)
+        out: dict[str, str] = {}
+        for agent_id in sorted(self._agents):
+            if now < fw.filters.get(agent_id, -INF):
+                out[agent_id] = REASON_FILTER
+            elif self._agents[agent_id].draining:
+                out[agent_id] = REASON_DRAINING
+        return out
+
     def explain(self, framework_id: str, now: float) -> Explanation:
         fw = self._framework(framework_id)
         reasons: dict[str, int] = {}

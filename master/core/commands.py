@@ -108,10 +108,15 @@ class CloseAgentStream(Command):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterEvent(Command):
+    """One entry of the cluster events log. ``kind`` decides ``reason`` and ``object_kind``
+    (corral/events.py's table); ``subject`` is the object's id."""
+
     kind: str
     subject: str
     message: str
     timestamp: float
+    reason: str
+    object_kind: str
 
 
 # --- to the registry ----------------------------------------------------------------------

@@ -13,7 +13,12 @@ MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
 
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
 _ZERO_ALLOWED = frozenset(
-    {"offer_timeout", "max_completed_frameworks", "max_completed_tasks_per_framework"}
+    {
+        "offer_timeout",
+        "pending_event_interval",
+        "max_completed_frameworks",
+        "max_completed_tasks_per_framework",
+    }
 )
 
 
@@ -79,6 +84,11 @@ class MasterConfig:
     # tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
     preemption: bool = True
+    # Why-pending events (master/core/pending.py): after a cycle, at most once per interval,
+    # demands no agent has room for get a FailedScheduling (or GangUnschedulable) event; the
+    # same message again for a demand only after pending_event_repeat. 0: no such events.
+    pending_event_interval: float = 5.0
+    pending_event_repeat: float = 60.0
     # What the victims free is held for the preemptor and offered to it alone; the offer is
     # rescinded (the resources go back to everyone) if not used within this long.
     preemption_nomination_seconds: float = 5.0

@@ -211,9 +211,14 @@ def _free_for(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord) -> list
 
 
 def _agent_reasons(
-    core: MasterCore, fw: FrameworkRecord, d: Demand, agent: AgentRecord
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    agent: AgentRecord,
+    held: dict[str, str],
 ) -> list[str]:
-    """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits)."""
+    """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits). ``held``: the
+    allocator's refuse filters and draining agents for the framework (Allocator.held_back)."""
     spec = agent.spec
     reasons: list[str] = []
     hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
@@ -228,7 +233,42 @@ def _agent_reasons(
         for name, need, have in zip(SCALARS, shape, free, strict=True)
         if need > have + 1e-9
     )
+    why = held.get(agent.agent_id)
+    if why is not None:
+        reasons.append(why)
     return reasons
+
+
+def connected_agents(core: MasterCore) -> list[AgentRecord]:
+    """The agents explain counts (those in the allocator), by id."""
+    return sorted((a for a in core.agents.values() if a.in_allocator), key=lambda a: a.agent_id)
+
+
+def held_back(core: MasterCore, fw: FrameworkRecord, now: float) -> dict[str, str]:
+    try:
+        return core.allocator.held_back(fw.framework_id, now)
+    except KeyError:  # not in the allocator (removed): nothing of it is held back
+        return {}
+
+
+def demand_reasons(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    agents: Sequence[AgentRecord],
+    held: dict[str, str],
+) -> list[dict[str, Any]]:
+    """Per reason a task of ``d`` cannot go on an agent (``fits`` for those it can): how many
+    of ``agents`` it applies to and up to SAMPLE_AGENTS of them; most agents first."""
+    counts: dict[str, list[str]] = {}
+    for agent in agents:
+        reasons = _agent_reasons(core, fw, d, agent, held) or [REASON_FITS]
+        for reason in reasons:
+            counts.setdefault(reason, []).append(agent.agent_id)
+    return [
+        {"reason": r, "agents": len(ids), "sample_agents": ids[:SAMPLE_AGENTS]}
+        for r, ids in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
 
 
 def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str, Any]]:
@@ -237,21 +277,14 @@ def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str,
     insufficient gpus"). A waiting gang (gangs.py) also gets ``gang``: its missing members,
     how many fit now, its bundle if one is outstanding; its summary counts tasks ("3/8 tasks
     unplaceable: insufficient gpus on 5 agents")."""
-    agents = sorted((a for a in core.agents.values() if a.in_allocator), key=lambda a: a.agent_id)
+    agents = connected_agents(core)
+    held = held_back(core, fw, now)
     out: list[dict[str, Any]] = []
     for d in fw.demands.values():
         left = unmet(fw, d)
         if left <= 0:
             continue
-        counts: dict[str, list[str]] = {}
-        for agent in agents:
-            reasons = _agent_reasons(core, fw, d, agent) or [REASON_FITS]
-            for reason in reasons:
-                counts.setdefault(reason, []).append(agent.agent_id)
-        reasons_out = [
-            {"reason": r, "agents": len(ids), "sample_agents": ids[:SAMPLE_AGENTS]}
-            for r, ids in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        ]
+        reasons_out = demand_reasons(core, fw, d, agents, held)
         n = len(agents)
         parts = [f"{r['agents']} of {n} agents: {r['reason']}" for r in reasons_out]
         record = demand_json(fw, d, core.priority)
@@ -261,12 +294,12 @@ def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str,
         if gangs.waiting(fw, d):
             gang = gangs.explain(core, fw, d, now)
             record["gang"] = gang
-            record["summary"] = _gang_summary(gang, reasons_out) + "; " + record["summary"]
+            record["summary"] = gang_summary(gang, reasons_out) + "; " + record["summary"]
         out.append(record)
     return out
 
 
-def _gang_summary(gang: dict[str, Any], reasons: list[dict[str, Any]]) -> str:
+def gang_summary(gang: dict[str, Any], reasons: list[dict[str, Any]]) -> str:
     members, placeable = gang["members"], gang["placeable"]
     if gang["offered"]:
         return f"{members} tasks offered as gang {gang['offered']} on {gang['agents']} agents"

@@ -37,10 +37,11 @@ from dataclasses import replace
 from itertools import islice
 from typing import Any
 
+from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demands, gangs, nominations
+from corral.master.core import demands, gangs, nominations, pending
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -223,6 +224,7 @@ class MasterCore:
         self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
         self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
         self.live_classes: Counter[str] = Counter()
+        self.pending = pending.PendingEvents()  # why-pending events' rate limit (pending.py)
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -372,7 +374,7 @@ class MasterCore:
                         stimulus_id=sid, connection=agent.connection, reason="re-registered"
                     )
                 )
-            out += self._detach_agent(agent, sid)
+            out += self._detach_agent(agent, e, "the agent re-registered")
             was = agent.state
             if agent.state is not AgentState.ACTIVE:
                 agent.state = check(
@@ -551,7 +553,7 @@ class MasterCore:
             return []
         agent.connection = None
         self._intervals_dirty = True
-        out = self._detach_agent(agent, e.stimulus_id)
+        out = self._detach_agent(agent, e, "the agent disconnected")
         out.append(self._event(e, "agent_disconnected", agent.agent_id, "stream closed"))
         return out
 
@@ -685,7 +687,7 @@ class MasterCore:
         )
         agent.unreachable_at = e.now
         self._mark_agent(agent)
-        out = self._detach_agent(agent, e.stimulus_id)
+        out = self._detach_agent(agent, e, "the agent is unreachable")
         for task in list(agent.tasks.values()):
             if task.state is TaskState.UNREACHABLE:
                 continue
@@ -989,11 +991,17 @@ class MasterCore:
                 )
         # Valid: apply.
         out: Commands = []
+        launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
         for aid, (agent_offers, tasks, agent_need) in groups.items():
             agent = self.agents[aid]
             out += self._launch(
                 fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e
             )
+            for t in tasks:
+                if t.demand:
+                    launched.setdefault(t.demand, []).append(aid)
+        if launched:
+            out += pending.scheduled(self, fw, launched, e)
         return out
 
     def _gang_of(self, offers: Sequence[OfferRecord]) -> Gang | None:
@@ -1190,9 +1198,23 @@ class MasterCore:
         offers = [self.book.offers[oid] for g in stale for oid in g.offer_ids]
         self.book.give_back(offers)
         ids = tuple(o.offer_id for o in offers)
-        return [
+        out: Commands = [
             cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offer_ids=ids)
         ]
+        names = ", ".join(sorted({echo(g.demand) for g in stale}))
+        return out + self._rescinded_events(
+            out, e, f"rescinded: the gang's demand {names} changed or was withdrawn"
+        )
+
+    def _rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
+        """An OfferRescinded event for each RESCIND in ``commands`` ("2 offers " + what)."""
+        out: Commands = []
+        for c in commands:
+            if isinstance(c, cmd.SendRescind):
+                n = len(c.offer_ids)
+                message = f"{n} offer{'s' if n != 1 else ''} {what}"
+                out.append(self._event(e, "offers_rescinded", c.framework_id, message))
+        return out
 
     # ------------------------------------------------------------ priority classes
 
@@ -1529,6 +1551,7 @@ class MasterCore:
         ]
         if self.config.preemption:
             out += nominations.preempt(self, e)
+        out += pending.scan(self, e)  # why-pending events, rate-limited (pending.py)
         return out
 
     def _offer_gangs(
@@ -1752,9 +1775,10 @@ class MasterCore:
             nominations.victim_ended(self, task)
         self.completed.add(task)
 
-    def _detach_agent(self, agent: AgentRecord, sid: str) -> Commands:
+    def _detach_agent(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
-        out = self.book.rescind_agent(agent, sid)
+        out = self.book.rescind_agent(agent, e.stimulus_id)
+        out += self._rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
         if agent.in_allocator:
             nominations.release_agent(self, agent.agent_id)
             for task in agent.tasks.values():
@@ -1782,8 +1806,15 @@ class MasterCore:
             )
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
+        reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug
         return cmd.ClusterEvent(
-            stimulus_id=e.stimulus_id, kind=kind, subject=subject, message=message, timestamp=e.now
+            stimulus_id=e.stimulus_id,
+            kind=kind,
+            subject=subject,
+            message=message,
+            timestamp=e.now,
+            reason=reason,
+            object_kind=object_kind,
         )
 
     # ------------------------------------------------------------------- views
@@ -1803,7 +1834,7 @@ class MasterCore:
                 "state": fw.state.value,
                 "suppressed": fw.suppressed,
                 "outstanding_offers": 0,
-                "offered_agents_last_cycle": 0,
+                "offered_agents": 0,
                 "reasons": {"framework removed": 1},
                 "details": {},
                 "priority": 0,
@@ -1816,7 +1847,7 @@ class MasterCore:
             "state": fw.state.value,
             "suppressed": fw.suppressed,
             "outstanding_offers": len(fw.offers),
-            "offered_agents_last_cycle": explanation.offered_agents,
+            "offered_agents": explanation.offered_agents,
             "reasons": dict(explanation.reasons),
             "details": dict(explanation.details),
             "priority": demands.priority(fw, self.priority),

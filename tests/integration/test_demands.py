@@ -105,8 +105,10 @@ async def test_the_higher_priority_demand_is_offered_first_and_bad_demands_are_r
                     http_view = await r.json()
             pending = cli_view["pending_demands"][0]
             assert pending["name"] == "crunch" and pending["unmet"] == 4
-            assert pending["summary"] == "1 of 1 agents: fits"
+            # It declined the agent for an hour: its refuse filter is what holds it back now.
+            assert pending["summary"] == "1 of 1 agents: refuse filter"
             assert cli_view["pending_demands"] == http_view["pending_demands"]
+            assert set(cli_view) == set(http_view)
             assert cli_view["priority"] == http_view["priority"] == -100
 
 

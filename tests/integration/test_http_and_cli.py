@@ -111,3 +111,87 @@ def test_cli_errors_are_one_line() -> None:
     assert "is not HOST:PORT" in bad.stderr
     bad_res = corral("agent", "--resources", "cpus:-1")
     assert bad_res.returncode == 2 and "Traceback" not in bad_res.stderr
+
+
+class Holder(sdk.Scheduler):
+    """Keeps its offers unanswered: no refuse filter, so the reasons are the agents' own."""
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        pass
+
+
+async def test_a_demand_that_cannot_fit_shows_in_events(tmp_path: Any) -> None:
+    async with LocalCluster(
+        agents=1,
+        agent_resources="cpus:2;mem:1024;disk:100",
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+    ) as cluster:
+        info = sdk.FrameworkInfo(name="hungry", role="*")
+        async with sdk.Driver(Holder(), info, cluster.master) as driver:
+            await driver.set_demands([sdk.Demand("big", 2, cpus=8, mem=256)])
+            fid = driver.framework_id
+            base = f"http://{cluster.http}"
+            expected = "0/1 agents: 1 insufficient cpus"
+            async with aiohttp.ClientSession() as http:
+                for _ in range(100):
+                    query = {"reason": "FailedScheduling"}
+                    async with http.get(f"{base}/api/v1/events", params=query) as r:
+                        assert r.status == 200
+                        failed = await r.json()
+                    if failed:
+                        break
+                    await asyncio.sleep(0.1)
+                assert [(e["subject"], e["message"], e["kind"]) for e in failed] == [
+                    (f"{fid}/big", expected, "demand_unschedulable")
+                ]
+                assert failed[0]["object_kind"] == "demand"
+                async with http.get(f"{base}/api/v1/events?reason=Nope") as r:
+                    assert r.status == 400 and "unknown reason" in (await r.json())["error"]
+                async with http.get(f"{base}/api/v1/events?kind=x") as r:
+                    assert (
+                        r.status == 400 and "unknown query parameter" in (await r.json())["error"]
+                    )
+                async with http.get(f"{base}/api/v1/frameworks/{fid}/explain") as r:
+                    http_explained = await r.json()
+                async with http.get(f"{base}/metrics") as r:
+                    assert "corral_events_dropped_total 0.0" in await r.text()
+
+            got = await asyncio.to_thread(
+                corral,
+                "events",
+                "--reason",
+                "FailedScheduling",
+                "-o",
+                "json",
+                "--master",
+                cluster.master,
+            )
+            assert got.returncode == 0, got.stderr
+            events = json.loads(got.stdout)
+            assert [(e["reason"], e["subject"], e["message"]) for e in events] == [
+                ("FailedScheduling", f"{fid}/big", expected)
+            ]
+            text = await asyncio.to_thread(corral, "events", "--master", cluster.master)
+            assert text.returncode == 0 and f"demand/{fid}/big  {expected}" in text.stdout
+            why = await asyncio.to_thread(
+                corral, "explain", fid, "-o", "json", "--master", cluster.master
+            )
+            cli_explained = json.loads(why.stdout)
+            # One set of field names for the CLI's JSON and the HTTP JSON.
+            assert set(cli_explained) == set(http_explained)
+            assert (
+                cli_explained["pending_demands"][0]["reasons"][0]["reason"] == "insufficient cpus"
+            )
+
+
+def test_events_cli_bad_input() -> None:
+    bad = corral("events", "--reason", "Nope")
+    assert bad.returncode == 2 and "unknown reason 'Nope'" in bad.stderr
+    assert "FailedScheduling" in bad.stderr  # it lists the reasons
+    bad_flag = corral("events", "--since", "1h")
+    assert bad_flag.returncode == 2 and "unrecognized arguments" in bad_flag.stderr
+    for follow in ((), ("--follow",)):
+        down = corral("events", *follow, "--master", "127.0.0.1:1", "--timeout", "1")
+        assert down.returncode == 1
+        assert "Traceback" not in down.stderr and down.stderr.count("\n") == 1

@@ -33,6 +33,7 @@ KERNEL = (
     "corral.supervise",
     "corral.roles",
     "corral.priority",
+    "corral.events",
 )
 WIRE = ("corral.v1",)
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).

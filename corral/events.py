@@ -1,0 +1,114 @@
+"""The cluster events' fixed vocabulary (docs/scheduling.md, "Why pending").
+
+Every cluster event the master records has a ``kind`` (what happened, snake_case, as the master
+has always named it: ``agent_unreachable``, ``task_preempted``, ...), a ``reason`` (one of
+``REASONS``, CamelCase as Kubernetes names them: ``AgentLost``, ``Preempted``, ...), the kind of
+object it is about (``object_kind``: agent, framework, task, demand, ...) and that object's id
+(``subject``). The kind decides the other two: ``KINDS`` is the table, and a kind not in it is a
+bug the core's tests catch. Operators filter by reason (``corral events --reason``,
+``/api/v1/events?reason=``), so the reasons are few and fixed.
+
+Kept out of the master's package: the CLI (base install) checks ``--reason`` against it.
+"""
+
+from __future__ import annotations
+
+# --- the reasons --------------------------------------------------------------------------
+# Why work is pending or moved.
+SCHEDULED = "Scheduled"  # tasks of a demand launched
+FAILED_SCHEDULING = "FailedScheduling"  # a demand pending after a cycle: no agent has room
+GANG_UNSCHEDULABLE = "GangUnschedulable"  # a waiting gang whose members do not all fit
+PREEMPTED = "Preempted"  # a task killed to make room for a higher priority
+NOMINATION_EXPIRED = "NominationExpired"  # room preempted for a demand was not used in time
+OFFER_RESCINDED = "OfferRescinded"  # offers taken back (agent gone, timeout, demand changed)
+# Agents.
+AGENT_ADDED = "AgentAdded"
+AGENT_REREGISTERED = "AgentReregistered"
+AGENT_REREGISTER_ASKED = "AgentReregisterAsked"
+AGENT_DISCONNECTED = "AgentDisconnected"
+AGENT_LOST = "AgentLost"  # unreachable: missed heartbeats or did not re-register in time
+# Frameworks.
+FRAMEWORK_ADDED = "FrameworkAdded"
+FRAMEWORK_RESUBSCRIBED = "FrameworkResubscribed"
+FRAMEWORK_DISCONNECTED = "FrameworkDisconnected"
+FRAMEWORK_REMOVED = "FrameworkRemoved"
+DEMANDS_SET = "DemandsSet"
+# Tasks that ended (one reason per terminal state) and statuses the master dropped.
+TASK_FINISHED = "TaskFinished"
+TASK_FAILED = "TaskFailed"
+TASK_KILLED = "TaskKilled"
+TASK_ERROR = "TaskError"
+TASK_LOST = "TaskLost"
+TASK_DROPPED = "TaskDropped"
+TASK_GONE = "TaskGone"
+STATUS_IGNORED = "StatusIgnored"
+# Operators' changes and the master itself.
+PRIORITY_CLASS_SET = "PriorityClassSet"
+PRIORITY_CLASS_DELETED = "PriorityClassDeleted"
+ROLE_WEIGHT_SET = "RoleWeightSet"
+ROLE_QUOTA_SET = "RoleQuotaSet"
+MASTER_RECOVERED = "MasterRecovered"
+
+# kind -> (reason, object kind)
+KINDS: dict[str, tuple[str, str]] = {
+    "demand_scheduled": (SCHEDULED, "demand"),
+    "demand_unschedulable": (FAILED_SCHEDULING, "demand"),
+    "gang_unschedulable": (GANG_UNSCHEDULABLE, "demand"),
+    "task_preempted": (PREEMPTED, "task"),
+    "nomination_expired": (NOMINATION_EXPIRED, "framework"),
+    "offers_expired": (OFFER_RESCINDED, "framework"),
+    "offers_rescinded": (OFFER_RESCINDED, "framework"),
+    "agent_added": (AGENT_ADDED, "agent"),
+    "agent_reregistered": (AGENT_REREGISTERED, "agent"),
+    "agent_reregister_asked": (AGENT_REREGISTER_ASKED, "agent"),
+    "agent_disconnected": (AGENT_DISCONNECTED, "agent"),
+    "agent_unreachable": (AGENT_LOST, "agent"),
+    "framework_added": (FRAMEWORK_ADDED, "framework"),
+    "framework_resubscribed": (FRAMEWORK_RESUBSCRIBED, "framework"),
+    "framework_disconnected": (FRAMEWORK_DISCONNECTED, "framework"),
+    "framework_removed": (FRAMEWORK_REMOVED, "framework"),
+    "demands_set": (DEMANDS_SET, "framework"),
+    "task_finished": (TASK_FINISHED, "task"),
+    "task_failed": (TASK_FAILED, "task"),
+    "task_killed": (TASK_KILLED, "task"),
+    "task_error": (TASK_ERROR, "task"),
+    "task_lost": (TASK_LOST, "task"),
+    "task_dropped": (TASK_DROPPED, "task"),
+    "task_gone": (TASK_GONE, "task"),
+    "status_ignored": (STATUS_IGNORED, "task"),
+    "priority_class_set": (PRIORITY_CLASS_SET, "priority_class"),
+    "priority_class_deleted": (PRIORITY_CLASS_DELETED, "priority_class"),
+    "role_weight_set": (ROLE_WEIGHT_SET, "role"),
+    "role_quota_set": (ROLE_QUOTA_SET, "role"),
+    "master_recovered": (MASTER_RECOVERED, "master"),
+}
+
+REASONS: tuple[str, ...] = tuple(dict.fromkeys(reason for reason, _ in KINDS.values()))
+
+# Reasons frequent enough under load (one per launch or per ended task) that the master does
+# not write them to its log; they are in the event log, the Operator watch and HTTP as all are.
+QUIET = frozenset(
+    {
+        SCHEDULED,
+        TASK_FINISHED,
+        TASK_FAILED,
+        TASK_KILLED,
+        TASK_ERROR,
+        TASK_LOST,
+        TASK_DROPPED,
+        TASK_GONE,
+        PREEMPTED,
+    }
+)
+
+
+def demand_subject(framework_id: str, demand: str) -> str:
+    """A demand's id in an event: its framework's id and its name."""
+    return f"{framework_id}/{demand}"
+
+
+def check_reason(text: str) -> str:
+    """``text`` if it is a reason; ValueError naming the reasons otherwise."""
+    if text not in REASONS:
+        raise ValueError(f"unknown reason {text!r}; the reasons are " + ", ".join(REASONS))
+    return text

@@ -1,0 +1,177 @@
+"""Why pending, as cluster events (docs/scheduling.md, "Why pending").
+
+Rules:
+1. After an allocation cycle, at most once per ``config.pending_event_interval`` seconds (a
+   *scan*), the core looks at every demand with unmet tasks of a framework that is subscribed,
+   connected and not suppressed (a suppressed framework's demands wait by its own choice).
+2. A demand that is not a waiting gang is *unschedulable* when no connected agent has room for
+   one of its tasks now (demands.py's per-agent reasons, the framework's refuse filters and
+   draining agents included; its own outstanding offers count as room). It gets a
+   ``FailedScheduling`` event (kind ``demand_unschedulable``) whose message counts the agents
+   per reason, as kube-scheduler does: ``0/12 agents: 5 insufficient gpus, 4 taint
+   spot=true:NoSchedule, 3 refuse filter`` (an agent may have several reasons).
+3. A waiting gang (gangs.py) without a bundle outstanding is *unschedulable* when the cut finds
+   fewer than its missing members (or they fit the agents but not the role's headroom). It gets
+   a ``GangUnschedulable`` event (kind ``gang_unschedulable``) with explain's gang summary:
+   ``3/8 tasks unplaceable: insufficient gpus on 5 agents``.
+4. Rate limit, per demand: an event is recorded when its message differs from the last one
+   recorded for the demand, or ``config.pending_event_repeat`` seconds after it (so a pending
+   demand stays in the bounded log without flooding it). A demand that is schedulable at a scan
+   (or met, withdrawn, or its framework gone) forgets its last message: failing again is news.
+5. Cost: the fast test first (the allocator's room for the shape, as a gang cut uses: any
+   agent there means schedulable); the per-agent reasons are counted only for demands that fail
+   it, at most ``MAX_REASONED_PER_SCAN`` per scan (the least recently reasoned first; the rest
+   wait for the next scan). A cluster with no demands pays one pass over its frameworks per scan.
+6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
+   records one event per demand, and the demand forgets its last message (rule 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from corral import events as cluster_events
+from corral.master.core import commands as cmd
+from corral.master.core import demands, gangs
+from corral.master.core import events as ev
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import Demand
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+MAX_REASONED_PER_SCAN = 32
+Key = tuple[str, str]  # (framework id, demand name)
+
+
+@dataclass(slots=True)
+class Note:
+    """The last pending event recorded for a demand (rule 4)."""
+
+    message: str
+    recorded_at: float
+    reasoned_at: float
+
+
+class PendingEvents:
+    def __init__(self) -> None:
+        self.notes: dict[Key, Note] = {}
+        self.scanned_at = -float("inf")
+
+    def forget(self, framework_id: str, demand: str) -> None:
+        self.notes.pop((framework_id, demand), None)
+
+
+def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+    """Rules 1-5, after a cycle."""
+    config = core.config
+    state = core.pending
+    if config.pending_event_interval <= 0 or e.now < state.scanned_at + (
+        config.pending_event_interval
+    ):
+        return []
+    state.scanned_at = e.now
+    before = state.notes
+    # (last reasoned, framework, demand, kind) of the demands that failed the fast test
+    failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
+    for fw in core.frameworks.values():
+        if (
+            not fw.wants_by_demand
+            or fw.state is not FrameworkState.SUBSCRIBED
+            or fw.connection is None
+            or fw.suppressed
+        ):
+            continue
+        for d in fw.demands.values():
+            if demands.unmet(fw, d) <= 0:
+                continue
+            gang: dict[str, Any] | None = None
+            if gangs.waiting(fw, d):
+                gang = gangs.explain(core, fw, d, e.now)
+                if gang["offered"] or (
+                    gang["placeable"] >= gang["members"] and not gang["over_headroom"]
+                ):
+                    continue
+                kind = "gang_unschedulable"
+            else:
+                if _room_somewhere(core, fw, d, e.now):
+                    continue
+                kind = "demand_unschedulable"
+            note = before.get((fw.framework_id, d.name))
+            last = note.reasoned_at if note is not None else -float("inf")
+            failing.append((last, fw.framework_id, d.name, fw, d, kind, gang))
+    failing.sort(key=lambda x: (x[0], x[1], x[2]))
+    notes: dict[Key, Note] = {}
+    out: list[cmd.Command] = []
+    agents: list[AgentRecord] | None = None
+    for i, (_, fw_id, name, fw, d, kind, gang) in enumerate(failing):
+        key = (fw_id, name)
+        note = before.get(key)
+        if i >= MAX_REASONED_PER_SCAN:
+            if note is not None:
+                notes[key] = note  # not looked at this scan: nothing to forget
+            continue
+        if agents is None:
+            agents = demands.connected_agents(core)
+        reasons = demands.demand_reasons(core, fw, d, agents, demands.held_back(core, fw, e.now))
+        if gang is None:
+            if any(r["reason"] == demands.REASON_FITS for r in reasons):
+                continue  # room only in its own offers: the framework's to use (rule 2)
+            message = failed_scheduling_message(len(agents), reasons)
+        else:
+            message = demands.gang_summary(gang, reasons)
+        if (
+            note is not None
+            and note.message == message
+            and e.now < note.recorded_at + config.pending_event_repeat
+        ):
+            note.reasoned_at = e.now
+            notes[key] = note
+            continue
+        notes[key] = Note(message, e.now, e.now)
+        subject = cluster_events.demand_subject(fw_id, name)
+        out.append(core.cluster_event(e, kind, subject, message))
+    state.notes = notes
+    return out
+
+
+def _room_somewhere(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> bool:
+    """Rule 5's fast test: some agent the framework may be offered has room for one task."""
+    room = core.allocator.room(fw.framework_id, now, d.resources.scalars())
+    if not len(room.agent_ids):
+        return False
+    allowed = gangs.demand_filter(core, d)
+    return allowed is None or any(allowed(str(a)) for a in room.agent_ids)
+
+
+def failed_scheduling_message(agents: int, reasons: list[dict[str, Any]]) -> str:
+    """``0/12 agents: 5 insufficient gpus, 4 taint spot=true:NoSchedule, 3 refuse filter``."""
+    if not agents:
+        return "0/0 agents: no agents connected"
+    counted = ", ".join(
+        f"{r['agents']} {r['reason']}" for r in reasons if r["reason"] != demands.REASON_FITS
+    )
+    return f"0/{agents} agents: {counted}"
+
+
+def scheduled(
+    core: MasterCore, fw: FrameworkRecord, launched: dict[str, list[str]], e: ev.Event
+) -> list[cmd.Command]:
+    """Rule 6: ``launched`` is, per demand, the agents its tasks of this accept went to (one
+    entry per task)."""
+    out: list[cmd.Command] = []
+    for name, on in launched.items():
+        core.pending.forget(fw.framework_id, name)
+        d = fw.demands[name]
+        where = sorted(set(on))
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        tasks = f"{len(on)} task{'s' if len(on) != 1 else ''}"
+        message = (
+            f"{tasks} launched on agent{'s' if len(where) != 1 else ''} {shown}; "
+            f"{demands.unmet(fw, d)} of {d.count} unmet"
+        )
+        subject = cluster_events.demand_subject(fw.framework_id, name)
+        out.append(core.cluster_event(e, "demand_scheduled", subject, message))
+    return out
