@@ -35,6 +35,7 @@ from corral import events as cluster_events
 from corral.master.core import commands as cmd
 from corral.master.core import demands, gangs
 from corral.master.core import events as ev
+from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -106,6 +107,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     notes: dict[Key, Note] = {}
     out: list[cmd.Command] = []
     agents: list[AgentRecord] | None = None
+    view: AgentView | None = None
     for i, (_, fw_id, name, fw, d, kind, gang) in enumerate(failing):
         key = (fw_id, name)
         note = before.get(key)
@@ -113,9 +115,11 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             if note is not None:
                 notes[key] = note  # not looked at this scan: nothing to forget
             continue
-        if agents is None:
+        if agents is None or view is None:
             agents = demands.connected_agents(core)
-        reasons = demands.demand_reasons(core, fw, d, agents, demands.held_back(core, fw, e.now))
+            view = AgentView(core, agents)  # once per scan: arrays over all agents
+        held = demands.held_back(core, fw, e.now)
+        reasons = demands.demand_reasons(core, fw, d, agents, held, view)
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):
                 continue  # room only in its own offers: the framework's to use (rule 2)

@@ -1,0 +1,135 @@
+"""Why a demand's task fits no agent, counted over every connected agent at once.
+
+``demands._agent_reasons`` is the specification: the reasons one task of a demand cannot go on
+one agent. Asked agent by agent in Python it cost ~36 µs per agent, so a why-pending scan at
+10,000 agents spent 3.7 s of the core's loop on 32 demands. ``AgentView`` is built once per
+scan (or explain) and answers the same question for all agents with array operations:
+
+- free resources as an agents-by-resources array (total less live tasks less outstanding
+  offers; the framework's own offers are added back, as the specification counts them as room);
+- taints and attributes by *signature*: agents share few distinct hard-taint sets and
+  attribute maps, so a demand's tolerations and constraints are checked once per signature and
+  the verdict is spread to the agents that carry it.
+
+``tests/unit/test_agent_view.py`` holds the two equal on generated clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.master.allocator.options import constraint_reason, taint_reason
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.types import Demand
+from corral.placement import Taint, TaintEffect, untolerated
+from corral.resources import SCALARS
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+EPSILON = 1e-9
+Mask = npt.NDArray[np.bool_]
+
+
+class AgentView:
+    def __init__(self, core: MasterCore, agents: Sequence[AgentRecord]) -> None:
+        self.agents = list(agents)
+        self.ids = [a.agent_id for a in self.agents]
+        self.index = {aid: i for i, aid in enumerate(self.ids)}
+        n = len(self.agents)
+        free = np.zeros((n, len(SCALARS)))
+        taint_sigs: dict[tuple[Taint, ...], int] = {}
+        attr_sigs: dict[tuple[tuple[str, str], ...], int] = {}
+        self.taint_of = np.zeros(n, dtype=np.int64)
+        self.attrs_of = np.zeros(n, dtype=np.int64)
+        self.taint_sets: list[tuple[Taint, ...]] = []
+        self.attr_sets: list[dict[str, str]] = []
+        offers = core.offers
+        for i, agent in enumerate(self.agents):
+            row = list(agent.spec.resources.scalars())
+            for task in agent.tasks.values():
+                for k, x in enumerate(task.spec.resources.scalars()):
+                    row[k] -= x
+            for offer_id in agent.offers:
+                offer = offers.get(offer_id)
+                if offer is not None:
+                    for k, x in enumerate(offer.scalars):
+                        row[k] -= x
+            free[i] = row
+            soft = TaintEffect.PREFER_NO_SCHEDULE
+            hard = tuple(t for t in agent.spec.taints if t.effect is not soft)
+            s = taint_sigs.setdefault(hard, len(taint_sigs))
+            if s == len(self.taint_sets):
+                self.taint_sets.append(hard)
+            self.taint_of[i] = s
+            attrs = tuple(sorted(agent.spec.attributes.items()))
+            a = attr_sigs.setdefault(attrs, len(attr_sigs))
+            if a == len(self.attr_sets):
+                self.attr_sets.append(agent.spec.attributes)
+            self.attrs_of[i] = a
+        self.free = free
+        self._offers = offers
+
+    def reasons(
+        self, fw: FrameworkRecord, d: Demand, held: dict[str, str], fits: str
+    ) -> list[dict[str, Any]]:
+        """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
+        up to three of them, most agents first (``fits`` names the agents with none)."""
+        from corral.master.core.demands import SAMPLE_AGENTS, insufficient
+
+        n = len(self.agents)
+        masks: dict[str, Mask] = {}
+
+        def mark(reason: str, where: Mask) -> None:
+            had = masks.get(reason)
+            masks[reason] = where.copy() if had is None else had | where
+
+        free = self.free
+        own = [self._offers[o] for o in fw.offers if o in self._offers]
+        if own:
+            free = free.copy()
+            for offer in own:
+                i = self.index.get(offer.agent_id)
+                if i is not None:
+                    free[i] += np.asarray(offer.scalars, dtype=np.float64)
+        for k, (name, need) in enumerate(zip(SCALARS, d.resources.scalars(), strict=True)):
+            short = need > free[:, k] + EPSILON
+            if short.any():
+                mark(insufficient(name), short)
+        tolerations = (*fw.spec.tolerations, *d.tolerations)
+        for s, taints in enumerate(self.taint_sets):
+            for t in untolerated(taints, tolerations):
+                mark(taint_reason(t), self.taint_of == s)
+        constraints = (*fw.spec.offer_constraints, *d.constraints)
+        if constraints:
+            for s, attrs in enumerate(self.attr_sets):
+                for c in constraints:
+                    if not c.matches(attrs):
+                        mark(constraint_reason(c), self.attrs_of == s)
+        by_reason: dict[str, list[int]] = {}
+        for agent_id, why in held.items():
+            i = self.index.get(agent_id)
+            if i is not None:
+                by_reason.setdefault(why, []).append(i)
+        for why, held_rows in by_reason.items():
+            where = np.zeros(n, dtype=np.bool_)
+            where[held_rows] = True
+            mark(why, where)
+        if n:
+            some = np.zeros(n, dtype=np.bool_)
+            for m in masks.values():
+                some |= m
+            if not some.all():
+                mark(fits, ~some)
+        tallied: list[tuple[int, str, list[str]]] = []
+        for reason, m in masks.items():
+            rows = np.flatnonzero(m)
+            if len(rows):
+                sample = [self.ids[i] for i in rows[:SAMPLE_AGENTS].tolist()]
+                tallied.append((len(rows), reason, sample))
+        tallied.sort(key=lambda r: (-r[0], r[1]))
+        return [{"reason": r, "agents": k, "sample_agents": ids} for k, r, ids in tallied]

@@ -1,0 +1,96 @@
+"""The array form of "why does no agent fit this demand" (agent_view.py) gives exactly what the
+agent-by-agent specification (demands.demand_reasons_reference) gives, on generated clusters:
+agents with taints, attributes, tasks and outstanding offers (the framework's own and others'),
+frameworks and demands with tolerations and constraints, refuse filters."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corral.master.core import demands
+from corral.master.core import events as ev
+from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from tests.unit.core_harness import Harness, demand, task
+
+EFFECTS = [TaintEffect.NO_SCHEDULE, TaintEffect.PREFER_NO_SCHEDULE, TaintEffect.NO_EXECUTE]
+taints = st.lists(
+    st.builds(
+        Taint,
+        st.sampled_from(["spot", "gpu"]),
+        st.sampled_from(["true", "x"]),
+        st.sampled_from(EFFECTS),
+    ),
+    max_size=2,
+    unique_by=lambda t: t.key,
+)
+zones = st.sampled_from([{}, {"zone": "a"}, {"zone": "b"}, {"zone": "a", "rack": "r1"}])
+constraints = st.lists(
+    st.sampled_from(
+        [
+            AttributeConstraint("zone", ConstraintOp.EQUALS, ("a",)),
+            AttributeConstraint("zone", ConstraintOp.IN, ("a", "b")),
+            AttributeConstraint("rack", ConstraintOp.EXISTS),
+        ]
+    ),
+    max_size=2,
+    unique=True,
+)
+tolerations = st.lists(
+    st.sampled_from([Toleration("spot", "true"), Toleration("gpu", exists=True)]),
+    max_size=2,
+    unique=True,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject) -> None:
+    h = Harness()
+    for _ in range(data.draw(st.integers(1, 8))):
+        cpus = data.draw(st.sampled_from([1, 2, 4]))
+        gpus = data.draw(st.sampled_from([0, 1]))
+        h.add_agent(
+            resources=f"cpus:{cpus};mem:1024;disk:100;gpus:{gpus}",
+            taints=tuple(data.draw(taints)),
+            attributes=data.draw(zones),
+        )
+    other, _ = h.subscribe("other", tolerations=tuple(data.draw(tolerations)))
+    fw, _ = h.subscribe(
+        "fw",
+        tolerations=tuple(data.draw(tolerations)),
+        offer_constraints=tuple(data.draw(constraints)),
+        gpu_resources=True,
+    )
+    # Some offers taken as tasks, some left outstanding, some declined (refuse filters).
+    n = 0
+    for batch in h.allocate():
+        for offer in batch.offers:
+            choice = data.draw(st.sampled_from(["task", "keep", "decline"]))
+            if choice == "task" and offer.scalars[0] >= 1:
+                n += 1
+                h.accept(batch.framework_id, [offer.offer_id], task(f"t{n}"), refuse=0)
+            elif choice == "decline":
+                h.handle(
+                    ev.Decline(
+                        **h.call_base(batch.framework_id),
+                        offer_ids=(offer.offer_id,),
+                        refuse_seconds=3600,
+                    )
+                )
+    shape = data.draw(st.sampled_from(["cpus:1;mem:128", "cpus:3;mem:128", "cpus:1;mem:64;gpus:1"]))
+    d = demand(
+        "d",
+        shape,
+        count=2,
+        constraints=tuple(data.draw(constraints)),
+        tolerations=tuple(data.draw(tolerations)),
+    )
+    core = h.core
+    record = core.frameworks[fw]
+    agents = demands.connected_agents(core)
+    held = demands.held_back(core, record, h.now)
+    fast = demands.demand_reasons(core, record, d, agents, held)
+    slow = demands.demand_reasons_reference(core, record, d, agents, held)
+    assert fast == slow
+    assert other  # the second framework's offers are in the view as others' offers
