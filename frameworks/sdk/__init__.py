@@ -18,7 +18,15 @@ from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
-from corral.v1.common_pb2 import FrameworkInfo, Offer, Resources, TaskInfo, TaskState, TaskStatus
+from corral.v1.common_pb2 import (
+    FrameworkInfo,
+    Offer,
+    Resources,
+    TaskInfo,
+    TaskReason,
+    TaskState,
+    TaskStatus,
+)
 
 __all__ = [
     "DEFAULT_MASTER",
@@ -37,6 +45,7 @@ __all__ = [
     "Resources",
     "Scheduler",
     "TaskInfo",
+    "TaskReason",
     "TaskState",
     "TaskStatus",
     "fits",

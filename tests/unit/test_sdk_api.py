@@ -38,6 +38,7 @@ def test_public_api_is_pinned() -> None:
         "Resources",
         "Scheduler",
         "TaskInfo",
+        "TaskReason",
         "TaskState",
         "TaskStatus",
         "fits",

@@ -1,0 +1,110 @@
+"""What the user sees while a job runs: a rich progress bar on a terminal, log lines otherwise,
+and a summary at the end."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from corral.frameworks.batch.job import Job
+from corral.frameworks.batch.scheduler import Event
+
+
+class LineProgress:
+    """One line per tenth of the job ended (and at most one per ``every`` seconds otherwise),
+    one per task given up. For logs and pipes."""
+
+    def __init__(
+        self,
+        job: Job,
+        out: TextIO = sys.stdout,
+        every: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.job, self.out, self.every, self.clock = job, out, every, clock
+        self.start = clock()
+        self.last_line = self.start
+        self.last_tenth = 0
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "gave up":
+            self._print(f"task {event.task_id} gave up after retries: {event.detail}")
+        elif event.kind == "stage":
+            self._print(f"stage {event.detail} started")
+        total = self.job.spec.total_tasks
+        tenth = self.job.ended_tasks() * 10 // total
+        now = self.clock()
+        if tenth > self.last_tenth or now - self.last_line >= self.every:
+            self.last_tenth = max(tenth, self.last_tenth)
+            self._print(status_line(self.job))
+
+    def _print(self, text: str) -> None:
+        self.last_line = self.clock()
+        print(f"[{self.last_line - self.start:7.1f}s] {text}", file=self.out, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class BarProgress:
+    """A rich progress bar on a terminal: tasks ended of all, with the live counts."""
+
+    def __init__(self, job: Job) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.job = job
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}"),
+        )
+        self.task = self.progress.add_task(
+            job.spec.name, total=job.spec.total_tasks, detail=_detail(job)
+        )
+        self.progress.start()
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "gave up":
+            self.progress.console.print(f"task {event.task_id} gave up: {event.detail}")
+        self.progress.update(self.task, completed=self.job.ended_tasks(), detail=_detail(self.job))
+
+    def close(self) -> None:
+        self.progress.update(self.task, completed=self.job.ended_tasks(), detail=_detail(self.job))
+        self.progress.stop()
+
+
+def _detail(job: Job) -> str:
+    c = job.counts()
+    stage = "" if job.done else f"{job.current.name}: "
+    return (
+        f"{stage}{len(job.live)} running, {c['retries']} retries "
+        f"({c['preemptions']} preempted), {c['failed']} failed"
+    )
+
+
+def status_line(job: Job) -> str:
+    c = job.counts()
+    return (
+        f"{job.ended_tasks()}/{c['tasks']} tasks ended ({c['succeeded']} succeeded, "
+        f"{c['failed']} failed), {len(job.live)} running, {job.pending} waiting, "
+        f"{c['retries']} retries ({c['preemptions']} preempted)"
+    )
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    s = summary
+    return (
+        f"job {s['job']}: {s['tasks']} tasks, {s['succeeded']} succeeded, {s['failed']} failed, "
+        f"{s['skipped']} skipped; {s['retries']} retries ({s['preemptions']} preemptions, "
+        f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s"
+    )

@@ -1,0 +1,223 @@
+"""The batch scheduler: runs a ``Job`` on the offers it gets, binpacked, at low priority.
+
+- It tells the master what it needs as one demand for the current stage (``count`` = live
+  tasks plus those waiting, within ``max_cpus``), so it is offered resources only while some
+  are missing and auto-suppressed otherwise; at the end it withdraws the demand.
+- Offers of one batch are filled fullest first (``job.binpack_order``), many tasks per offer;
+  what it cannot use it declines with a long refuse filter. When it needs more after having
+  declined (a retry, the next stage), it revives, which clears those filters.
+- Its tasks are in the ``batch`` priority class (value -100, ``Never``): offered what serving
+  leaves, preempted when serving needs the room. A preempted task (KILLED, reason PREEMPTED) is
+  retried like a failed one, up to ``max_retries``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from corral.frameworks import sdk
+from corral.frameworks.batch.job import (
+    Attempt,
+    Job,
+    JobSpec,
+    Outcome,
+    Room,
+    binpack_order,
+    fit_count,
+)
+
+LONG_REFUSE_SECONDS = 3600.0
+_FINISHED = sdk.TaskState.TASK_STATE_FINISHED
+_PREEMPTED = sdk.TaskReason.TASK_REASON_PREEMPTED
+
+
+@dataclass
+class Event:
+    """One thing worth telling the user (progress lines, the summary's numbers)."""
+
+    kind: str  # "launched", "succeeded", "retry", "gave up", "stage"
+    task_id: str = ""
+    detail: str = ""
+
+
+class BatchScheduler(sdk.Scheduler):
+    def __init__(
+        self,
+        spec: JobSpec,
+        on_event: Callable[[Event], None] = lambda e: None,
+        clock: Callable[[], float] = time.monotonic,
+        simulate: bool = True,
+    ) -> None:
+        self.job = Job(spec)
+        self.on_event = on_event
+        self.clock = clock
+        self.simulate = simulate
+        self.started_at = clock()
+        self.first_launch_at: float | None = None
+        self.finished_at: float | None = None
+        self.finished = asyncio.Event()
+        self.refused_launches = 0
+        self._declined_since_revive = False
+        self._demand_sent: tuple[str, int] | None = None
+        self._demand_task: asyncio.Task[None] | None = None
+        self._stage_seen = 0
+
+    # -- demands ----------------------------------------------------------------------------
+
+    def demands(self) -> list[sdk.Demand]:
+        """What the job needs now, as the master counts it."""
+        want = self.job.wanted
+        if want <= 0:
+            return []
+        s = self.job.current
+        return [
+            sdk.Demand(
+                s.name,
+                want,
+                cpus=s.cpus,
+                mem=s.mem,
+                disk=s.disk,
+                gpus=s.gpus,
+                priority_class=self.job.spec.priority_class,
+            )
+        ]
+
+    def _demand_key(self) -> tuple[str, int]:
+        return ("" if self.job.done else self.job.current.name, self.job.wanted)
+
+    async def sync_demands(self, driver: sdk.Driver) -> None:
+        """Send the demand if it changed; one call in flight at a time, the latest wins (500
+        tasks ending in a burst make a few calls, not 500)."""
+        if self._demand_task is not None and not self._demand_task.done():
+            return  # the running sync sends the newest state when its call returns
+        if self._demand_key() == self._demand_sent:
+            return
+        self._demand_task = asyncio.get_running_loop().create_task(self._sync_loop(driver))
+
+    async def _sync_loop(self, driver: sdk.Driver) -> None:
+        while (key := self._demand_key()) != self._demand_sent:
+            try:
+                await driver.set_demands(self.demands())
+            except sdk.DriverError:
+                return  # disconnected: the driver sends the last demands on resubscribing
+            self._demand_sent = key
+
+    async def settle(self) -> None:
+        """Wait for a demand update in flight."""
+        if self._demand_task is not None:
+            await asyncio.gather(self._demand_task, return_exceptions=True)
+
+    # -- callbacks --------------------------------------------------------------------------
+
+    async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
+        self._demand_sent = None  # a new master, perhaps: say it again
+        await self.sync_demands(driver)
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        unused: list[str] = []
+        if self.job.done:
+            unused = [o.id for o in offers]
+        else:
+            stage = self.job.current
+            rooms = [
+                Room(o.resources.cpus, o.resources.mem, o.resources.disk, o.resources.gpus)
+                for o in offers
+            ]
+            used: set[int] = set()
+            for i in binpack_order(rooms, stage):
+                attempts = self.job.take(fit_count(rooms[i], stage))
+                if not attempts:
+                    break  # nothing left to launch (or max_cpus reached): decline the rest
+                used.add(i)
+                await self._launch(driver, offers[i], attempts)
+            unused = [o.id for i, o in enumerate(offers) if i not in used]
+        if unused:
+            try:
+                await driver.decline(unused, refuse_seconds=LONG_REFUSE_SECONDS)
+                self._declined_since_revive = True
+            except sdk.DriverError:
+                pass  # rescinded or disconnected: those offers are void anyway
+        await self.sync_demands(driver)
+
+    def _task(self, a: Attempt) -> sdk.TaskInfo:
+        s = self.job.spec.stages[a.stage]
+        return sdk.task(
+            s.name,
+            s.shell_command,
+            cpus=s.cpus,
+            mem=s.mem,
+            disk=s.disk,
+            gpus=s.gpus,
+            task_id=a.task_id,
+            env={
+                "CORRAL_JOB": self.job.spec.name,
+                "CORRAL_STAGE": s.name,
+                "CORRAL_TASK_INDEX": str(a.index),
+                "CORRAL_ATTEMPT": str(a.attempt),
+            },
+            priority_class=self.job.spec.priority_class,
+            demand=s.name,
+            simulate_seconds=s.duration if self.simulate else None,
+        )
+
+    async def _launch(self, driver: sdk.Driver, offer: sdk.Offer, attempts: list[Attempt]) -> None:
+        try:
+            await driver.launch([offer], [self._task(a) for a in attempts])
+        except sdk.DriverError as err:
+            # Rescinded meanwhile, or refused: nothing ran; they wait for the next offer.
+            self.job.unlaunch(attempts)
+            self.refused_launches += 1
+            self.on_event(Event("refused", detail=str(err)))
+            return
+        if self.first_launch_at is None:
+            self.first_launch_at = self.clock()
+        for a in attempts:
+            self.on_event(Event("launched", a.task_id))
+
+    async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
+        if not sdk.is_terminal(status.state):
+            return
+        succeeded = status.state == _FINISHED
+        preempted = status.reason == _PREEMPTED
+        before = self.job.pending
+        outcome = self.job.ended(
+            status.task_id,
+            succeeded=succeeded,
+            preempted=preempted,
+            error=f"{sdk.state_name(status.state)} {status.message}".strip(),
+        )
+        if outcome is Outcome.IGNORED:
+            return
+        detail = "preempted" if preempted else sdk.state_name(status.state)
+        self.on_event(Event(outcome.value, status.task_id, detail))
+        if self.job.stage != self._stage_seen and not self.job.done:
+            self._stage_seen = self.job.stage
+            self.on_event(Event("stage", detail=self.job.current.name))
+        if self.job.done:
+            self.finished_at = self.clock()
+            self.finished.set()
+            return
+        if self.job.pending > before and self._declined_since_revive:
+            # New work after declining with long filters: clear them, or agents we turned
+            # down would stay hidden for an hour.
+            self._declined_since_revive = False
+            # (Reconnecting: a new subscription has no filters either.)
+            with contextlib.suppress(sdk.DriverError):
+                await driver.revive()
+        await self.sync_demands(driver)
+
+    # -- the summary ------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, object]:
+        counts = self.job.counts()
+        end = self.finished_at if self.finished_at is not None else self.clock()
+        return {
+            "job": self.job.spec.name,
+            **counts,
+            "refused_launches": self.refused_launches,
+            "makespan_seconds": round(end - self.started_at, 3),
+        }
