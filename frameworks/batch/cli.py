@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from corral.frameworks.registry import (
-    FrameworkCommand,
+from corral.frameworks.registry import FrameworkCommand
+from corral.frameworks.sdk.argtypes import (
     non_negative_float,
     non_negative_int,
     positive_float,

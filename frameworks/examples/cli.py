@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from corral.frameworks.registry import FrameworkCommand, positive_int
+from corral.frameworks.registry import FrameworkCommand
+from corral.frameworks.sdk.argtypes import positive_int
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from corral.frameworks import sdk
 from corral.v1.common_pb2 import TaskReason
+from tests.integration.recording import until_set
 
 
 @dataclass
@@ -110,15 +111,7 @@ class Workload(sdk.Scheduler):
         return sum(1 for s in self.tasks.values() if s.states and s.states[-1] == "RUNNING")
 
     async def until(self, what: str, check: Callable[[], bool], timeout: float) -> None:
-        async def loop() -> None:
-            while not check():
-                self.changed.clear()
-                await self.changed.wait()
-
-        try:
-            await asyncio.wait_for(loop(), timeout)
-        except TimeoutError:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
+        await until_set(self.changed, what, check, timeout)
 
 
 TERMINAL = {"FINISHED", "FAILED", "KILLED", "ERROR", "LOST", "DROPPED", "GONE"}

@@ -25,13 +25,21 @@ class RecordingScheduler(sdk.Scheduler):
 
     async def until(self, what: str, check: Callable[[], bool], timeout: float = WAIT) -> None:
         """Wait until ``check()`` holds, re-checking on every status; fail naming ``what``."""
+        await until_set(self.changed, what, check, timeout)
 
-        async def loop() -> None:
-            while not check():
-                self.changed.clear()
-                await self.changed.wait()
 
-        try:
-            await asyncio.wait_for(loop(), timeout)
-        except TimeoutError:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
+async def until_set(
+    changed: asyncio.Event, what: str, check: Callable[[], bool], timeout: float
+) -> None:
+    """Wait until ``check()`` holds, re-checking each time ``changed`` is set (by whoever
+    changes what ``check`` reads); fail naming ``what`` after ``timeout`` seconds."""
+
+    async def loop() -> None:
+        while not check():
+            changed.clear()
+            await changed.wait()
+
+    try:
+        await asyncio.wait_for(loop(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout:g}s waiting for {what}") from None
