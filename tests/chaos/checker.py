@@ -2,7 +2,8 @@
 
 - Every task the framework launched reaches a terminal state, told to the framework at least
   once, and never two different terminal states.
-- No task runs twice: its start marker has at most one line (exactly one if it FINISHED).
+- No task runs twice: its start marker has at most one line (exactly one if it FINISHED, none
+  if it was DROPPED: the master says so of a task its agent never started).
 - No resource is allocated twice: in every snapshot of the master's state, no agent's tasks use
   more than it has, and no role more than its quota's limit.
 - Only the terminal states the fault explains (LOST on the agent that was lost, ...) appear.
@@ -102,6 +103,8 @@ def check_run(
             problems.append(f"{task_id} ran {starts} times")
         if final == "FINISHED" and starts != 1:
             problems.append(f"{task_id} FINISHED but started {starts} times")
+        if final == "DROPPED" and starts != 0:
+            problems.append(f"{task_id} DROPPED (never started) but started {starts} times")
     for task_id in workload.never_launched | set(workload.uncertain):
         marker = workload.markers / task_id
         starts = len(marker.read_text().split()) if marker.exists() else 0

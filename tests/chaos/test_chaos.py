@@ -162,13 +162,23 @@ async def test_agent_kill9_and_restart_reattaches_and_runs_nothing_twice(
 ) -> None:
     workload = Workload(tmp_path / "markers", seconds=2.0)
 
+    killed: dict[str, str] = {}
+
     async def fault(_driver: sdk.Driver) -> None:
         victim = next(s.agent_id for s in workload.tasks.values() if s.states[-1:] == ["RUNNING"])
+        killed["agent"] = victim
         await cluster.restart_agent(await agent_of(cluster, victim))
 
     await under_load(cluster, workload, fault)
-    finals = check_run(workload)
-    assert set(finals) == {"FINISHED"}
+
+    def allowed(task_id: str, state: str) -> bool:
+        # A launch the killed agent had not started (not yet checkpointed) is DROPPED, and the
+        # checker holds that it never ran; every task it had started was re-attached.
+        on_victim = workload.tasks[task_id].agent_id == killed["agent"]
+        return state == "FINISHED" or (on_victim and state == "DROPPED")
+
+    finals = check_run(workload, allowed=allowed)
+    assert finals["FINISHED"] >= 20, finals
 
 
 async def test_a_framework_failing_over_within_its_timeout_keeps_its_tasks(
