@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.states import FrameworkState
 from corral.master.core.types import AgentSpec, FrameworkSpec
 from corral.priority import PriorityClass
 from corral.roles import Quota
@@ -44,6 +46,26 @@ class FrameworkEntry:
     @property
     def framework_id(self) -> str:
         return self.spec.framework_id
+
+
+def agent_entry(agent: AgentRecord) -> AgentEntry:
+    """What the registry holds of an agent (rule 1)."""
+    return AgentEntry(
+        spec=agent.spec,
+        secret=agent.secret,
+        registered_at=agent.registered_at,
+        unreachable_at=agent.unreachable_at,
+    )
+
+
+def framework_entry(fw: FrameworkRecord) -> FrameworkEntry:
+    """What the registry holds of a framework (rule 2)."""
+    return FrameworkEntry(
+        spec=fw.spec,
+        registered_at=fw.registered_at,
+        disconnected_at=(fw.disconnected_at if fw.state is FrameworkState.DISCONNECTED else None),
+        removed_at=fw.removed_at,
+    )
 
 
 # --- changes (the core emits them in ``commands.Persist``) --------------------------------
@@ -74,6 +96,10 @@ class PutQuota:
 @dataclass(frozen=True, slots=True)
 class PutPriorityClass:
     priority_class: PriorityClass
+
+    @property
+    def name(self) -> str:
+        return self.priority_class.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,8 @@ from corral.master.core.durable import (
     PutPriorityClass,
     PutQuota,
     PutWeight,
+    agent_entry,
+    framework_entry,
 )
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
@@ -114,16 +116,6 @@ Commands = list[cmd.Command]
 
 # Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
 RESEND_BATCH = 5000
-
-
-def framework_entry(fw: FrameworkRecord) -> FrameworkEntry:
-    """What the registry holds of a framework (durable.py, rule 2)."""
-    return FrameworkEntry(
-        spec=fw.spec,
-        registered_at=fw.registered_at,
-        disconnected_at=(fw.disconnected_at if fw.state is FrameworkState.DISCONNECTED else None),
-        removed_at=fw.removed_at,
-    )
 
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
@@ -445,16 +437,7 @@ class MasterCore:
                 # Its terminal status is resent by the agent and handled as an update; until
                 # then the master knows how it ended (a reconciliation may ask right now).
                 if key not in self.completed:
-                    self._finish_task(
-                        TaskRecord(
-                            spec=rt.spec,
-                            framework_id=fw_id,
-                            agent_id=agent.agent_id,
-                            state=rt.status.state,
-                            status=rt.status,
-                            launched_at=e.now,
-                        )
-                    )
+                    self._remember_ended(rt.spec, fw_id, agent.agent_id, rt.status)
                 continue
             declared_lost = task is None and (
                 key in self.completed or (was_unreachable and not fw.spec.partition_aware)
@@ -1372,17 +1355,24 @@ class MasterCore:
         if state is TaskState.LOST and agent is not None and agent.state is AgentState.UNREACHABLE:
             # The framework is told the task ended: it must stay ended (a task ends once), so
             # the master remembers it, and what its agent says of it later is not passed on.
-            self._finish_task(
-                TaskRecord(
-                    spec=TaskSpec(task_id=task_id, name="", resources=Resources()),
-                    framework_id=fw.framework_id,
-                    agent_id=agent_id,
-                    state=state,
-                    status=answer,
-                    launched_at=now,
-                )
-            )
+            spec = TaskSpec(task_id=task_id, name="", resources=Resources())
+            self._remember_ended(spec, fw.framework_id, agent_id, answer)
         return answer
+
+    def _remember_ended(
+        self, spec: TaskSpec, framework_id: str, agent_id: str, status: Status
+    ) -> None:
+        """Record an ended task the master held no live record of (a task ends once)."""
+        self._finish_task(
+            TaskRecord(
+                spec=spec,
+                framework_id=framework_id,
+                agent_id=agent_id,
+                state=status.state,
+                status=status,
+                launched_at=self._now,
+            )
+        )
 
     def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
         """Rule 8: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
@@ -1687,12 +1677,7 @@ class MasterCore:
 
     def _mark_agent(self, agent: AgentRecord) -> None:
         """Rule 7: persist the agent's record if it changed since last persisted."""
-        entry = AgentEntry(
-            spec=agent.spec,
-            secret=agent.secret,
-            registered_at=agent.registered_at,
-            unreachable_at=agent.unreachable_at,
-        )
+        entry = agent_entry(agent)
         if self.durable_agents.get(agent.agent_id) != entry:
             self.durable_agents[agent.agent_id] = entry
             self._changes.append(PutAgent(entry))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corral.master.core.durable import AgentEntry
+from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
 
@@ -140,17 +140,9 @@ def _free_ports(core: MasterCore) -> None:
 def _durable(core: MasterCore) -> None:
     """Rule 7 of master.py: every agent and every framework but placeholders is in the registry
     as it is now; the RECOVERING count is the agents in that state."""
-    from corral.master.core.master import framework_entry  # the one definition of the entry
-
     for agent in core.agents.values():
-        entry = AgentEntry(
-            spec=agent.spec,
-            secret=agent.secret,
-            registered_at=agent.registered_at,
-            unreachable_at=agent.unreachable_at,
-        )
         _check(
-            core.durable_agents.get(agent.agent_id) == entry,
+            core.durable_agents.get(agent.agent_id) == agent_entry(agent),
             f"agent {agent.agent_id} changed without its registry record",
         )
     for fw in core.frameworks.values():

@@ -51,13 +51,8 @@ class MemoryRegistry:
             elif isinstance(change, PutWeight):
                 self.weights[change.role] = change.weight
             elif isinstance(change, PutPriorityClass | DeletePriorityClass):
-                name = (
-                    change.priority_class.name
-                    if isinstance(change, PutPriorityClass)
-                    else change.name
-                )
-                self.priority_classes.pop(name, None)  # to the end: the order of changes
-                self.priority_classes[name] = (
+                self.priority_classes.pop(change.name, None)  # to the end: order of changes
+                self.priority_classes[change.name] = (
                     change.priority_class if isinstance(change, PutPriorityClass) else None
                 )
             elif isinstance(change, PutQuota):

@@ -206,11 +206,10 @@ def _write(db: sqlite3.Connection, change: Change) -> bool:
         pc: PriorityClass | None = (
             change.priority_class if isinstance(change, PutPriorityClass) else None
         )
-        name = pc.name if pc is not None else change.name  # type: ignore[union-attr]
         db.execute(
             "INSERT OR REPLACE INTO priority_classes VALUES "
             "(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM priority_classes), ?)",
-            (name, None if pc is None else json.dumps(pc.to_json())),
+            (change.name, None if pc is None else json.dumps(pc.to_json())),
         )
     elif isinstance(change, PutQuota):
         if change.quota.is_none():
