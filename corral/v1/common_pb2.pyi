@@ -35,6 +35,11 @@ class FrameworkCapability(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: _ClassVar[FrameworkCapability]
     FRAMEWORK_CAPABILITY_GPU_RESOURCES: _ClassVar[FrameworkCapability]
 
+class WhenUnsatisfiable(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: _ClassVar[WhenUnsatisfiable]
+    WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: _ClassVar[WhenUnsatisfiable]
+
 class TaskState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     TASK_STATE_UNSPECIFIED: _ClassVar[TaskState]
@@ -91,6 +96,8 @@ FRAMEWORK_CAPABILITY_PARTITION_AWARE: FrameworkCapability
 FRAMEWORK_CAPABILITY_GANG: FrameworkCapability
 FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: FrameworkCapability
 FRAMEWORK_CAPABILITY_GPU_RESOURCES: FrameworkCapability
+WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: WhenUnsatisfiable
+WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: WhenUnsatisfiable
 TASK_STATE_UNSPECIFIED: TaskState
 TASK_STATE_STAGING: TaskState
 TASK_STATE_STARTING: TaskState
@@ -320,7 +327,7 @@ class TaskInfo(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ...) -> None: ...
 
 class Demand(_message.Message):
-    __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations")
+    __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations", "spread")
     NAME_FIELD_NUMBER: _ClassVar[int]
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -328,6 +335,7 @@ class Demand(_message.Message):
     MIN_MEMBER_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
     TOLERATIONS_FIELD_NUMBER: _ClassVar[int]
+    SPREAD_FIELD_NUMBER: _ClassVar[int]
     name: str
     resources: Resources
     count: int
@@ -335,7 +343,18 @@ class Demand(_message.Message):
     min_member: int
     constraints: _containers.RepeatedCompositeFieldContainer[AttributeConstraint]
     tolerations: _containers.RepeatedCompositeFieldContainer[Toleration]
-    def __init__(self, name: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., count: _Optional[int] = ..., priority_class: _Optional[str] = ..., min_member: _Optional[int] = ..., constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ...) -> None: ...
+    spread: TopologySpread
+    def __init__(self, name: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., count: _Optional[int] = ..., priority_class: _Optional[str] = ..., min_member: _Optional[int] = ..., constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., spread: _Optional[_Union[TopologySpread, _Mapping]] = ...) -> None: ...
+
+class TopologySpread(_message.Message):
+    __slots__ = ("topology_key", "max_skew", "when_unsatisfiable")
+    TOPOLOGY_KEY_FIELD_NUMBER: _ClassVar[int]
+    MAX_SKEW_FIELD_NUMBER: _ClassVar[int]
+    WHEN_UNSATISFIABLE_FIELD_NUMBER: _ClassVar[int]
+    topology_key: str
+    max_skew: int
+    when_unsatisfiable: WhenUnsatisfiable
+    def __init__(self, topology_key: _Optional[str] = ..., max_skew: _Optional[int] = ..., when_unsatisfiable: _Optional[_Union[WhenUnsatisfiable, str]] = ...) -> None: ...
 
 class PriorityClass(_message.Message):
     __slots__ = ("name", "value", "preemption_policy", "description", "global_default")
