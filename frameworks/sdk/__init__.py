@@ -15,6 +15,17 @@ from corral.frameworks.sdk.errors import (
     NotSubscribedError,
 )
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
+from corral.frameworks.sdk.placement import (
+    Constraint,
+    Placer,
+    Rule,
+    Spread,
+    Toleration,
+    binpack_order,
+    spread_candidates,
+    spread_order,
+    where,
+)
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
@@ -34,6 +45,7 @@ __all__ = [
     "Backoff",
     "CallError",
     "ConnectError",
+    "Constraint",
     "Demand",
     "Driver",
     "DriverError",
@@ -42,17 +54,25 @@ __all__ = [
     "NotSubscribedError",
     "Offer",
     "OfferPacker",
+    "Placer",
     "Resources",
+    "Rule",
     "Scheduler",
+    "Spread",
     "TaskInfo",
     "TaskReason",
     "TaskState",
     "TaskStatus",
+    "Toleration",
+    "binpack_order",
     "fits",
     "how_many_fit",
     "is_terminal",
     "new_task_id",
     "place_gang",
+    "spread_candidates",
+    "spread_order",
     "state_name",
     "task",
+    "where",
 ]
