@@ -6,6 +6,7 @@ when its app file changes."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -184,6 +185,35 @@ async def test_instances_on_a_killed_agent_are_replaced_elsewhere(tmp_path: Path
             )
             assert r.serving.app.failures == 2
             assert sum("LOST" in e for e in r.events) == 2, r.events
+
+
+async def test_a_new_command_rolls_the_instances_keeping_all_healthy(tmp_path: Path) -> None:
+    async with LocalCluster(
+        agents=2, work_dir=tmp_path, master_args=FAST, agent_args=("--simulate",)
+    ) as cluster:
+        spec = app(instances=3)
+        healthy_seen: list[int] = []
+        async with Running(
+            spec, cluster.master, on_status=lambda c: healthy_seen.append(c.healthy)
+        ) as r:
+            await until(lambda: r.serving.counts().healthy == 3, 30, "3 instances", cluster.logs())
+            first = r.live()
+            healthy_seen.clear()
+            r.serving.update(dataclasses.replace(spec, command="sleep 601"))
+            new = AppSpec.from_json({"id": "web", "command": "sleep 601", "cpus": 1, "mem": 64})
+            await until(
+                lambda: (
+                    len(r.live()) == 3
+                    and not r.live() & first
+                    and all(i.version == new.version for i in r.serving.app.live.values())
+                ),
+                30,
+                "3 instances of the new version and none of the old",
+                cluster.logs(),
+            )
+            # minimum_health_capacity 1 (the default): never fewer than 3 healthy meanwhile.
+            assert healthy_seen and min(healthy_seen) >= 3, healthy_seen
+            assert sum("upgrade" in e for e in r.events if e.startswith("killing")) == 3
 
 
 # -- health checks --------------------------------------------------------------------------
