@@ -87,16 +87,13 @@ def app(**fields: Any) -> AppSpec:
 
 async def test_max_skew_spreads_six_instances_two_per_zone(tmp_path: Path) -> None:
     async with LocalCluster(
-        agents=0, work_dir=tmp_path, master_args=FAST, agent_args=("--simulate",)
+        agents=3,
+        agent_resources="cpus:4;mem:4096;disk:100",
+        agent_attributes=["zone:a", {"zone": "b"}, "zone:c"],
+        work_dir=tmp_path,
+        master_args=FAST,
+        agent_args=("--simulate",),
     ) as cluster:
-        for zone in "abc":
-            await cluster.add_agent(
-                f"agent-{zone}",
-                "cpus:4;mem:4096;disk:100",
-                attributes={"zone": zone},
-                hostname=f"host-{zone}",
-            )
-        await cluster.wait_for_agents(3, 30)
         spec = app(instances=6, spread={"topology_key": "zone", "max_skew": 1})
         async with Running(spec, cluster.master) as r:
             await until(lambda: r.running() == 6, 30, "6 instances running", cluster.logs())

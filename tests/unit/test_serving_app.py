@@ -99,6 +99,15 @@ def test_app_files(tmp_path: Path) -> None:
     assert AppSpec.load(good).instances == 2
 
 
+def test_the_app_file_in_the_docs_parses() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "frameworks.md").read_text()
+    section = doc.split("## Serving", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    s = AppSpec.from_json(json.loads(block))
+    assert (s.id, s.instances, s.ports) == ("web", 6, 1)
+    assert s.health_check is not None and s.spread is not None
+
+
 def test_the_version_changes_with_what_needs_a_restart_only() -> None:
     s = spec(instances=2)
     assert dataclasses.replace(s, instances=5).version == s.version
