@@ -208,12 +208,15 @@ class ServingScheduler(sdk.Scheduler):
         self._sync_demands(driver)
 
     async def _kill(self, driver: sdk.Driver, inst: Instance, reason: KillReason) -> None:
-        inst.kill_reason = reason
-        self.on_event(f"killing {inst.task_id} on {inst.host}: {reason}")
         try:
             await driver.kill(inst.task_id, inst.agent_id)
+        except sdk.NotSubscribedError:
+            return  # reconnecting: the next step tries again
         except sdk.DriverError as err:
             self.on_event(f"kill of {inst.task_id} refused: {err}")
+            return
+        inst.kill_reason = reason
+        self.on_event(f"killing {inst.task_id} on {inst.host}: {reason}")
 
     def demands(self) -> list[sdk.Demand]:
         count = self.app.demand_count(self.clock())
@@ -263,7 +266,8 @@ class ServingScheduler(sdk.Scheduler):
                     async with self._lock:
                         await self._kill(driver, inst, "unhealthy")
                         await self._step(driver)
-                    return
+                    if inst.killing:
+                        return  # otherwise the kill did not go out: keep checking, kill again
             await asyncio.sleep(hc.interval)  # the check's period, not a wait for a condition
 
     async def close(self) -> None:
