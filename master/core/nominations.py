@@ -12,10 +12,11 @@ Rules (the core's validate() checks 3 and 4):
    (``held``): no cycle ever sees it free. The allocator charges the preemptor its tasks, its
    offers and its holds.
 4. Once the last victim on the agent is gone, the hold becomes one offer to the preemptor,
-   rescinded after ``preemption_nomination_seconds`` if unused. Until the offer is used,
-   declined or rescinded (or the victims outlive ``preemption_kill_timeout``), the demand does
-   not preempt again. A hold on an agent that leaves the allocator, or of a framework that
-   leaves, goes back to the pool.
+   rescinded after ``preemption_nomination_seconds`` if unused; the offer adds the agent's
+   free room the demand's tasks need beside the hold (``_top_up``), so it holds whole tasks.
+   Until the offer is used, declined or rescinded (or the victims outlive
+   ``preemption_kill_timeout``), the demand does not preempt again. A hold on an agent that
+   leaves the allocator, or of a framework that leaves, goes back to the pool.
 """
 
 from __future__ import annotations
@@ -283,6 +284,10 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         agent = core.agents[n.agent_id]
         held = (n.held[0], n.held[1], n.held[2], n.held[3])
         n.held = [0.0, 0.0, 0.0, 0.0]
+        extra = _top_up(core, fw, n, agent, held)
+        if any(x > 0 for x in extra):
+            core.allocator.allocate(fw.framework_id, agent.agent_id, extra)
+            held = (held[0] + extra[0], held[1] + extra[1], held[2] + extra[2], held[3] + extra[3])
         offer = core.book.make_one(fw, agent, held, e.now)
         n.offer_id = offer.offer_id
         n.expires_at = e.now + core.config.preemption_nomination_seconds
@@ -292,6 +297,35 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offers=(offer,))
         )
     return out
+
+
+def _top_up(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    n: Nomination,
+    agent: AgentRecord,
+    held: tuple[float, float, float, float],
+) -> tuple[float, float, float, float]:
+    """What the hold's offer needs from the agent's free room to hold whole tasks (rule 4).
+
+    Victims were chosen to cover only what the free room lacked (say cpus), so the hold alone
+    may not fit one task (its mem was free, and free room goes to whoever the next cycle
+    picks). Without this the preemptor declines the hold, the victims' framework takes the
+    room back, and the demand preempts again: a preemption loop."""
+    d = fw.demands.get(n.demand)
+    if d is None:
+        return (0.0, 0.0, 0.0, 0.0)
+    used = _Used(core).get(agent)  # tasks, offers and other holds: this one is zeroed
+    free = [
+        max(0.0, t - u - h)
+        for t, u, h in zip(agent.spec.resources.scalars(), used, held, strict=True)
+    ]
+    shape = d.resources.scalars()
+    room = [h + f for h, f in zip(held, free, strict=True)]
+    whole = min((int(r / x + 1e-9) for r, x in zip(room, shape, strict=True) if x > 0), default=0)
+    k = min(whole, max(0, d.count - fw.demand_tasks.get(d.name, 0)))
+    a, b, c, g = (min(f, max(0.0, k * x - h)) for f, x, h in zip(free, shape, held, strict=True))
+    return (a, b, c, g)
 
 
 def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
