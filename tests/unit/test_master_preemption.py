@@ -141,6 +141,24 @@ def test_the_hold_is_offered_with_the_free_room_its_tasks_need_beside_it() -> No
     assert kills(preempt_cycle(h)) == []
 
 
+def test_the_free_room_the_planned_tasks_need_is_held_from_the_start() -> None:
+    # Nobody declines here: the rest of the agent's free mem is offered around and kept, and
+    # the preemptor's offer still holds a whole task.
+    h, batch, _ = full_cluster(task_mem=64)
+    serving, _ = h.subscribe("serving")
+    other, _ = h.subscribe("other")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    out = preempt_cycle(h)
+    killed = kills(out)
+    aid = killed[0].agent_id
+    assert h.core.nominations[(serving, "web", aid)].held[1] == 256 - 2 * 64
+    offered = [o for b in of(cmd.SendOffers, out) for o in b.offers if o.agent_id == aid]
+    assert sum(o.scalars[1] for o in offered) == 4096 - 4 * 64 - (256 - 2 * 64)
+    out = h.agent_updates(aid, *(status(k.task_id, batch, aid, TaskState.KILLED) for k in killed))
+    (offer,) = of(cmd.SendOffers, out)[0].offers
+    assert (offer.scalars[0], offer.scalars[1]) == (2, 256)
+
+
 def test_a_demand_does_not_preempt_again_while_its_victims_are_dying() -> None:
     h, _, _ = full_cluster()
     serving, _ = h.subscribe("serving")
