@@ -85,6 +85,7 @@ def test_driver_calls_are_pinned() -> None:
             "teardown",
             "stop",
             "wait",
+            "events",
         )
     }
     assert calls == {
@@ -100,6 +101,7 @@ def test_driver_calls_are_pinned() -> None:
         "teardown": "(self) -> 'None'",
         "stop": "(self) -> 'None'",
         "wait": "(self) -> 'None'",
+        "events": "(self) -> 'AsyncIterator[DriverEvent]'",
     }
 
 
