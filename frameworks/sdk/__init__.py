@@ -14,10 +14,21 @@ from corral.frameworks.sdk.errors import (
     FrameworkError,
     NotSubscribedError,
 )
+from corral.frameworks.sdk.events import (
+    DisconnectedEvent,
+    DriverEvent,
+    ErrorEvent,
+    OffersEvent,
+    RescindEvent,
+    SubscribedEvent,
+    UpdateEvent,
+)
+from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
+from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
     FrameworkInfo,
     Offer,
@@ -35,19 +46,31 @@ __all__ = [
     "CallError",
     "ConnectError",
     "Demand",
+    "DisconnectedEvent",
     "Driver",
     "DriverError",
+    "DriverEvent",
+    "ErrorEvent",
     "FrameworkError",
     "FrameworkInfo",
     "NotSubscribedError",
     "Offer",
     "OfferPacker",
+    "OfferView",
+    "OffersEvent",
+    "ReasonName",
+    "RescindEvent",
     "Resources",
     "Scheduler",
+    "StateName",
+    "StatusView",
+    "SubscribedEvent",
     "TaskInfo",
     "TaskReason",
     "TaskState",
     "TaskStatus",
+    "UpdateEvent",
+    "configure_logging",
     "fits",
     "how_many_fit",
     "is_terminal",
@@ -55,4 +78,5 @@ __all__ = [
     "place_gang",
     "state_name",
     "task",
+    "view",
 ]

@@ -28,19 +28,31 @@ def test_public_api_is_pinned() -> None:
         "CallError",
         "ConnectError",
         "Demand",
+        "DisconnectedEvent",
         "Driver",
         "DriverError",
+        "DriverEvent",
+        "ErrorEvent",
         "FrameworkError",
         "FrameworkInfo",
         "NotSubscribedError",
         "Offer",
         "OfferPacker",
+        "OfferView",
+        "OffersEvent",
+        "ReasonName",
+        "RescindEvent",
         "Resources",
         "Scheduler",
+        "StateName",
+        "StatusView",
+        "SubscribedEvent",
         "TaskInfo",
         "TaskReason",
         "TaskState",
         "TaskStatus",
+        "UpdateEvent",
+        "configure_logging",
         "fits",
         "how_many_fit",
         "is_terminal",
@@ -48,6 +60,7 @@ def test_public_api_is_pinned() -> None:
         "place_gang",
         "state_name",
         "task",
+        "view",
     ]
     assert corral.frameworks.sdk.testing.__all__ == [
         "FakeMaster",
@@ -72,6 +85,7 @@ def test_driver_calls_are_pinned() -> None:
             "teardown",
             "stop",
             "wait",
+            "events",
         )
     }
     assert calls == {
@@ -87,6 +101,7 @@ def test_driver_calls_are_pinned() -> None:
         "teardown": "(self) -> 'None'",
         "stop": "(self) -> 'None'",
         "wait": "(self) -> 'None'",
+        "events": "(self) -> 'AsyncIterator[DriverEvent]'",
     }
 
 
@@ -124,8 +139,8 @@ def test_example_uses_only_the_public_sdk() -> None:
     assert used <= set(corral.frameworks.sdk.__all__), used - set(corral.frameworks.sdk.__all__)
 
 
-def test_sdk_imports_only_the_wire_contract_grpc_and_the_stdlib() -> None:
-    allowed_roots = {"corral", "grpc"}
+def test_sdk_imports_only_the_wire_contract_grpc_structlog_and_the_stdlib() -> None:
+    allowed_roots = {"corral", "grpc", "structlog"}
     for path in (ROOT / "frameworks" / "sdk").rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
