@@ -76,7 +76,11 @@ class Group:
         if rank == 0:
             return cls(rank, world, _accept_peers(world, port, deadline, timeout), timeout)
         sock = _connect_to_rank0(addr, port, deadline, timeout)
-        send_array(sock, np.array([rank], dtype=np.float64), "rank 0")
+        try:
+            send_array(sock, np.array([rank], dtype=np.float64), "rank 0")
+        except BaseException:
+            sock.close()
+            raise
         return cls(rank, world, {0: sock}, timeout)
 
     def broadcast(self, a: Array | None) -> Array:

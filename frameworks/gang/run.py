@@ -15,7 +15,6 @@ from corral.frameworks import sdk
 from corral.frameworks.gang import checkpoint
 from corral.frameworks.gang.scheduler import Event, GangScheduler
 from corral.frameworks.gang.spec import TrainSpec
-from corral.v1.common_pb2 import FRAMEWORK_CAPABILITY_GPU_RESOURCES
 
 
 async def run_training(
@@ -34,7 +33,9 @@ async def run_training(
     directory = Path(spec.checkpoint_dir)
     # A result left by an earlier run in this directory must not pass for this run's.
     (directory / checkpoint.RESULT).unlink(missing_ok=True)
-    capabilities = [FRAMEWORK_CAPABILITY_GPU_RESOURCES] if spec.gpus > 0 else []
+    # Agents with GPUs are offered only to frameworks that say they use GPUs. (By the enum's
+    # name: a framework imports the SDK, not the wire modules.)
+    capabilities = ["FRAMEWORK_CAPABILITY_GPU_RESOURCES"] if spec.gpus > 0 else []
     info = sdk.FrameworkInfo(name=f"gang:{spec.name}", role=role, capabilities=capabilities)
     async with sdk.Driver(gang, info, master, connect_timeout=connect_timeout) as driver:
         waiting = asyncio.ensure_future(driver.wait())
