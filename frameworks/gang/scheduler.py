@@ -59,8 +59,12 @@ class GangScheduler(sdk.Scheduler):
         return []
 
     async def sync_demands(self, driver: sdk.Driver) -> None:
-        with contextlib.suppress(sdk.DriverError):  # disconnected: resubscribing sends them
+        try:
             await driver.set_demands(self.demands())
+        except sdk.CallError as err:
+            if err.code.name == "INVALID_ARGUMENT":
+                raise  # e.g. an unknown priority class: it never works, so end loudly
+            # Disconnected: the driver resubscribes and ``subscribed`` sends them again.
 
     # -- callbacks --------------------------------------------------------------------------
 

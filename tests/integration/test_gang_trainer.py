@@ -151,3 +151,42 @@ async def test_a_killed_worker_restarts_the_gang_from_its_checkpoint(tmp_path: P
         assert all(e["message"].startswith("4 tasks launched") for e in events), events
         state = await cluster.state()
         assert [t.info.task_id for t in state.tasks if not sdk.is_terminal(t.status.state)] == []
+
+
+async def corral_run_gang(cluster: LocalCluster, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        *CORRAL,
+        *("run", "gang", "--master", cluster.master, *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_gang_that_keeps_failing_gives_up_after_max_restarts(tmp_path: Path) -> None:
+    async with gang_cluster(tmp_path) as cluster:
+        summary_file = tmp_path / "summary.json"
+        code, out, err = await corral_run_gang(
+            cluster,
+            *("--workers", "3", "--gpus-per-worker", "1", "--steps", "10", "--max-restarts", "1"),
+            *("--command", 'test "$RANK" != 2', "--checkpoint-dir", str(tmp_path / "c")),
+            *("--json", str(summary_file)),
+        )
+        assert code == 1, f"{out}\n{err}"
+        assert err == ""
+        summary = json.loads(summary_file.read_text())
+        assert (summary["succeeded"], summary["restarts"], summary["attempts"]) == (False, 1, 2)
+        assert [f.split()[:2] for f in summary["failures"]] == [
+            ["train-a0-rank2", "FAILED"], ["train-a1-rank2", "FAILED"]
+        ]  # fmt: skip
+        assert summary["final_loss"] is None  # a custom command writes no result
+        assert "gave up: 1 restarts used" in out
+        assert out.strip().splitlines()[-1].startswith("gang train: FAILED; 3 workers")
+
+        # A demand the master refuses (an unknown class) ends the run with one line.
+        code, out, err = await corral_run_gang(
+            cluster, "--workers", "2", "--steps", "1", "--priority-class", "nope"
+        )
+        assert code == 1 and "nope" in err and len(err.strip().splitlines()) == 1, err
