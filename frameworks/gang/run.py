@@ -60,6 +60,8 @@ async def run_training(
 def summary_text(s: dict[str, Any]) -> str:
     restarts = f"{s['restarts']} restart{'s' if s['restarts'] != 1 else ''}"
     loss = "no result file" if s["final_loss"] is None else f"final loss {s['final_loss']:.6g}"
+    if s["resumed_from_step"]:
+        loss += f" (resumed from step {s['resumed_from_step']})"
     outcome = "trained" if s["succeeded"] else "FAILED"
     return (
         f"gang {s['job']}: {outcome}; {s['workers']} workers, {s['steps']} steps, {restarts}, "
