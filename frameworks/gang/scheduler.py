@@ -49,6 +49,7 @@ class GangScheduler(sdk.Scheduler):
         self.finished = asyncio.Event()
         self.bundles: list[list[str]] = []  # per accepted bundle, the agents of its offers
         self.refused_launches = 0
+        self._last_refusal = ""
 
     # -- demands ----------------------------------------------------------------------------
 
@@ -92,7 +93,9 @@ class GangScheduler(sdk.Scheduler):
             tasks = plan.members(self.spec, bundle, self.run.attempt)
         except ValueError as err:
             self.refused_launches += 1
-            self.on_event(Event("refused", str(err)))
+            if str(err) != self._last_refusal:  # the same bundle comes back every cycle
+                self._last_refusal = str(err)
+                self.on_event(Event("refused", str(err)))
             return False
         try:
             await driver.launch(bundle, tasks)
