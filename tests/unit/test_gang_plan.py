@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -142,7 +144,10 @@ def test_a_bad_spec_is_refused_naming_the_field(change: dict[str, object], messa
         TrainSpec(**fields)  # type: ignore[arg-type]
 
 
-def test_the_command_line_builds_the_spec_with_a_temporary_checkpoint_dir() -> None:
+def test_the_command_line_builds_the_spec_with_a_temporary_checkpoint_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the default dir is made here
     parser = argparse.ArgumentParser()
     cli._configure(parser)
     args = parser.parse_args(
@@ -150,6 +155,7 @@ def test_the_command_line_builds_the_spec_with_a_temporary_checkpoint_dir() -> N
     )
     spec = cli.spec_from_args(args)
     assert (spec.workers, spec.gpus, spec.steps, spec.max_restarts) == (8, 1, 500, 5)
-    assert "corral-gang-" in spec.checkpoint_dir
+    assert Path(spec.checkpoint_dir).parent == tmp_path
+    assert Path(spec.checkpoint_dir).name.startswith("corral-gang-")
     with pytest.raises(SystemExit):
         parser.parse_args(["--workers", "0", "--steps", "1"])
