@@ -187,6 +187,8 @@ async def test_a_gang_that_keeps_failing_gives_up_after_max_restarts(tmp_path: P
 
         # A demand the master refuses (an unknown class) ends the run with one line.
         code, out, err = await corral_run_gang(
-            cluster, "--workers", "2", "--steps", "1", "--priority-class", "nope"
+            cluster,
+            *("--workers", "2", "--steps", "1", "--priority-class", "nope"),
+            *("--checkpoint-dir", str(tmp_path / "c2")),
         )
         assert code == 1 and "nope" in err and len(err.strip().splitlines()) == 1, err
