@@ -42,7 +42,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="X",
         help="simulated task length",
     )
-    p.add_argument("--allocation-interval", type=non_negative_float, default=1.0, metavar="SECONDS")
+    p.add_argument(
+        "--allocation-interval",
+        type=non_negative_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="the master's seconds between allocation cycles (corral master "
+        "--allocation-interval; default 1)",
+    )
     p.add_argument(
         "--launch-pacing",
         action="store_true",

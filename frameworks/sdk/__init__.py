@@ -14,6 +14,16 @@ from corral.frameworks.sdk.errors import (
     FrameworkError,
     NotSubscribedError,
 )
+from corral.frameworks.sdk.events import (
+    DisconnectedEvent,
+    DriverEvent,
+    ErrorEvent,
+    OffersEvent,
+    RescindEvent,
+    SubscribedEvent,
+    UpdateEvent,
+)
+from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.placement import (
     Constraint,
@@ -29,6 +39,7 @@ from corral.frameworks.sdk.placement import (
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
+from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
     FrameworkInfo,
     Offer,
@@ -47,24 +58,36 @@ __all__ = [
     "ConnectError",
     "Constraint",
     "Demand",
+    "DisconnectedEvent",
     "Driver",
     "DriverError",
+    "DriverEvent",
+    "ErrorEvent",
     "FrameworkError",
     "FrameworkInfo",
     "NotSubscribedError",
     "Offer",
     "OfferPacker",
+    "OfferView",
+    "OffersEvent",
     "Placer",
+    "ReasonName",
+    "RescindEvent",
     "Resources",
     "Rule",
     "Scheduler",
     "Spread",
+    "StateName",
+    "StatusView",
+    "SubscribedEvent",
     "TaskInfo",
     "TaskReason",
     "TaskState",
     "TaskStatus",
     "Toleration",
+    "UpdateEvent",
     "binpack_order",
+    "configure_logging",
     "fits",
     "how_many_fit",
     "is_terminal",
@@ -74,5 +97,6 @@ __all__ = [
     "spread_order",
     "state_name",
     "task",
+    "view",
     "where",
 ]

@@ -83,7 +83,7 @@ def test_no_name_and_no_list_exits_2_naming_the_known_ones(
     with pytest.raises(SystemExit) as exited:
         main(["run"])
     assert exited.value.code == 2
-    assert "known: batch, hello" in capsys.readouterr().err
+    assert "known: batch, gang, hello" in capsys.readouterr().err
 
 
 def test_an_entry_point_adds_a_framework(
