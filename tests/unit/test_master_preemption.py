@@ -146,7 +146,7 @@ def test_the_free_room_the_planned_tasks_need_is_held_from_the_start() -> None:
     # the preemptor's offer still holds a whole task.
     h, batch, _ = full_cluster(task_mem=64)
     serving, _ = h.subscribe("serving")
-    other, _ = h.subscribe("other")
+    h.subscribe("other")
     h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
     out = preempt_cycle(h)
     killed = kills(out)
