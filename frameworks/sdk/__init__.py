@@ -25,6 +25,17 @@ from corral.frameworks.sdk.events import (
 )
 from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
+from corral.frameworks.sdk.placement import (
+    Constraint,
+    Placer,
+    Rule,
+    Spread,
+    Toleration,
+    binpack_order,
+    spread_candidates,
+    spread_order,
+    where,
+)
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
@@ -45,6 +56,7 @@ __all__ = [
     "Backoff",
     "CallError",
     "ConnectError",
+    "Constraint",
     "Demand",
     "DisconnectedEvent",
     "Driver",
@@ -58,10 +70,13 @@ __all__ = [
     "OfferPacker",
     "OfferView",
     "OffersEvent",
+    "Placer",
     "ReasonName",
     "RescindEvent",
     "Resources",
+    "Rule",
     "Scheduler",
+    "Spread",
     "StateName",
     "StatusView",
     "SubscribedEvent",
@@ -69,14 +84,19 @@ __all__ = [
     "TaskReason",
     "TaskState",
     "TaskStatus",
+    "Toleration",
     "UpdateEvent",
+    "binpack_order",
     "configure_logging",
     "fits",
     "how_many_fit",
     "is_terminal",
     "new_task_id",
     "place_gang",
+    "spread_candidates",
+    "spread_order",
     "state_name",
     "task",
     "view",
+    "where",
 ]

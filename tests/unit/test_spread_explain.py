@@ -87,9 +87,7 @@ def test_domains_are_the_agents_the_demand_may_use() -> None:
     # Constrained to zones a and b, zone c's empty domain does not hold a and b back.
     h, fw, agents = _cluster()
     only_ab = AttributeConstraint("zone", ConstraintOp.IN, ("a", "b"))
-    h.set_demands(
-        fw, demand("web", "cpus:1;mem:64", count=6, spread=ZONE, constraints=(only_ab,))
-    )
+    h.set_demands(fw, demand("web", "cpus:1;mem:64", count=6, spread=ZONE, constraints=(only_ab,)))
     _place(h, fw, agents, "ab")
     (pending,) = demands.explain(h.core, h.core.frameworks[fw], h.now)
     reasons = {r["reason"]: r["agents"] for r in pending["reasons"]}
