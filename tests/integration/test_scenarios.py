@@ -20,8 +20,10 @@ pytestmark = pytest.mark.e2e
 def scenario(name: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
     out_file = tmp_path / "figures.json"
     got = subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", "scenario", name, "--size", "small"]
-        + ["--json", str(out_file), "--work-dir", str(tmp_path / "work")],
+        [
+            *(sys.executable, "-m", "corral.cli.main", "scenario", name, "--size", "small"),
+            *("--json", str(out_file), "--work-dir", str(tmp_path / "work")),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
