@@ -11,9 +11,8 @@ from corral.frameworks import sdk
 from corral.frameworks.serving.app import AppSpec
 from corral.frameworks.serving.instances import Counts
 from corral.frameworks.serving.run import run_app
-from corral.v1 import common_pb2
 
-GPU = common_pb2.FRAMEWORK_CAPABILITY_GPU_RESOURCES
+GPU = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_GPU_RESOURCES
 LONG = 3600.0  # a simulated task that outlives any scenario
 
 

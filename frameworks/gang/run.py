@@ -35,7 +35,8 @@ async def run_training(
     (directory / checkpoint.RESULT).unlink(missing_ok=True)
     # Agents with GPUs are offered only to frameworks that say they use GPUs. (By the enum's
     # name: a framework imports the SDK, not the wire modules.)
-    capabilities = ["FRAMEWORK_CAPABILITY_GPU_RESOURCES"] if spec.gpus > 0 else []
+    gpus = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_GPU_RESOURCES
+    capabilities = [gpus] if spec.gpus > 0 else []
     info = sdk.FrameworkInfo(name=f"gang:{spec.name}", role=role, capabilities=capabilities)
     async with sdk.Driver(gang, info, master, connect_timeout=connect_timeout) as driver:
         waiting = asyncio.ensure_future(driver.wait())

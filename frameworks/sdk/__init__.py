@@ -41,6 +41,7 @@ from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_nam
 from corral.frameworks.sdk.tasks import new_task_id, task
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
+    FrameworkCapability,
     FrameworkInfo,
     Offer,
     Resources,
@@ -63,6 +64,7 @@ __all__ = [
     "DriverError",
     "DriverEvent",
     "ErrorEvent",
+    "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",
     "NotSubscribedError",

@@ -34,6 +34,7 @@ def test_public_api_is_pinned() -> None:
         "DriverError",
         "DriverEvent",
         "ErrorEvent",
+        "FrameworkCapability",
         "FrameworkError",
         "FrameworkInfo",
         "NotSubscribedError",
