@@ -218,7 +218,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="write {grpc, http, master_id} as JSON here once serving",
     )
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="the least severe log lines written (default info)",
+    )
     p.add_argument(
         "--log-json", action="store_true", default=None, help="JSON logs even on a terminal"
     )
