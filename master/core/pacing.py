@@ -61,6 +61,15 @@ class LaunchPacer:
             if now - task.launched_at > self.config.launch_latency_target:
                 self._slow += 1
 
+    def launching_per_agent(self) -> dict[str, int]:
+        """Tasks launching per agent, of those launched within ``launch_pacing_window`` (for
+        the metrics: costs the launches in flight, not a walk over every task)."""
+        counts: dict[str, int] = {}
+        for t in self._launches:
+            if t.state in LAUNCHING:
+                counts[t.agent_id] = counts.get(t.agent_id, 0) + 1
+        return counts
+
     def declined(self, offers: int) -> None:
         self._declined += offers
 

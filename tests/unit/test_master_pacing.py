@@ -15,7 +15,6 @@ AGENT = "cpus:24;mem:4096;disk:4096"
 
 
 def _cluster(agents: int, **config: object) -> tuple[Harness, str]:
-    config.setdefault("launch_pacing", True)  # opt-in: off by default
     h = Harness(MasterConfig(**config))  # type: ignore[arg-type]
     for _ in range(agents):
         h.add_agent(resources=AGENT)
@@ -62,8 +61,30 @@ def test_without_pacing_every_agent_is_offered() -> None:
     assert _cpus(_cycle(h)) == 2400
 
 
-def test_pacing_is_off_by_default() -> None:
-    assert MasterConfig().launch_pacing is False
+def test_pacing_is_on_by_default() -> None:
+    # Admission control is what users run unless they turn it off (issue #18).
+    assert MasterConfig().launch_pacing is True
+
+
+def test_a_held_back_cycle_is_followed_soon() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=240, allocation_interval=1.0)
+    assert h.core.cycle_interval() == 1.0  # nothing held back yet
+    _launch_all(h, fid, _cycle(h))  # the window stopped the walk: the rest waits
+    assert h.core.pacer.limited
+    assert h.core.cycle_interval() == h.core.config.paced_allocation_interval == 0.1
+
+
+def test_a_cycle_that_offered_everything_keeps_the_interval() -> None:
+    h, _fid = _cluster(2, launch_pacing_floor_cpus=240, allocation_interval=1.0)
+    assert _cpus(_cycle(h)) == 48  # the whole cluster fits in the window
+    assert not h.core.pacer.limited
+    assert h.core.cycle_interval() == 1.0
+
+
+def test_without_pacing_the_interval_is_the_allocation_interval() -> None:
+    h, fid = _cluster(100, launch_pacing=False, allocation_interval=1.0)
+    _launch_all(h, fid, _cycle(h))
+    assert h.core.cycle_interval() == 1.0
 
 
 def test_nothing_more_is_offered_while_launches_have_not_started(
