@@ -51,6 +51,9 @@ def check_accept(
     """Refuse (Overloaded: RESOURCE_EXHAUSTED) an accept of ``tasks_on`` (agent id, number of
     tasks) that would pass a bound; nothing has changed yet."""
     cfg = core.config
+    tasks_on = [(agent_id, n) for agent_id, n in tasks_on if n > 0]
+    if not tasks_on:
+        return  # an accept that launches nothing only gives resources back
     if statuses_held(fw, cfg.max_framework_pending_statuses):
         raise Overloaded(
             FRAMEWORK_STATUSES,
@@ -59,8 +62,6 @@ def check_accept(
             "launching more",
         )
     for agent_id, n in tasks_on:
-        if n == 0:
-            continue
         now = launching(core.agents[agent_id])
         if now + n > cfg.max_agent_launches:
             raise Overloaded(

@@ -116,6 +116,9 @@ def test_an_accept_at_the_status_bound_is_refused() -> None:
     assert isinstance(exc, Overloaded) and exc.bound == admission.FRAMEWORK_STATUSES
     assert f"framework {fid} has 1 status updates not acknowledged (the bound is 1)" in str(exc)
     assert offer.offer_id in h.core.offers and "t1" not in h.core.frameworks[fid].tasks
+    # An accept that launches nothing only gives the offer back: never refused for a bound.
+    h.accept(fid, [offer.offer_id])
+    assert offer.offer_id not in h.core.offers
 
 
 def test_a_held_cycle_offers_nothing() -> None:
