@@ -1813,6 +1813,9 @@ class MasterCore:
             self.allocator.allocate(
                 task.framework_id, agent.agent_id, task.spec.resources.scalars()
             )
+        # Back with launches still in flight (a reconnect, a re-registration): held as after an
+        # accept if they are at the bound (admission.py).
+        self.holds.launched(self, agent)
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug

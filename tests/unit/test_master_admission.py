@@ -12,7 +12,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.refusals import CallRejected, Overloaded, Refusal
-from corral.master.core.types import TaskState
+from corral.master.core.types import ReportedTask, TaskState
 from tests.unit.core_harness import Harness, of, status, task
 
 
@@ -38,6 +38,28 @@ def test_an_agent_at_its_launch_bound_is_offered_to_nobody(allocator: str) -> No
     (again,) = h.offers_for(fid)
     assert again.resources.cpus == 12
     assert h.core.holds.held == set()
+
+
+def test_an_agent_that_comes_back_with_its_launches_at_the_bound_is_held() -> None:
+    h = _harness(max_agent_launches=2)
+    aid, _ = h.add_agent(resources="cpus:16;mem:4096;disk:1000")
+    fid, _ = h.subscribe()
+    (offer,) = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("t0"), refuse=0)  # one in flight: not held
+    assert h.core.holds.held == set()
+    h.close_agent(aid)
+    # It re-registers reporting t0 and another task still launching (one the master adopts,
+    # as after a master restart): two in flight, at the bound, without an accept.
+    known = h.core.frameworks[fid].tasks["t0"].spec
+    reported = (
+        ReportedTask(fid, known, status("t0", fid, aid, TaskState.STAGING)),
+        ReportedTask(fid, task("t9"), status("t9", fid, aid, TaskState.STAGING)),
+    )
+    h.add_agent(agent_id=aid, resources="cpus:16;mem:4096;disk:1000", tasks=reported)
+    assert admission.launching(h.core.agents[aid]) == 2
+    assert h.core.holds.held == {aid}
+    h.now += 1
+    assert h.offers_for(fid) == []
 
 
 def test_an_accept_past_the_agent_bound_is_refused_and_changes_nothing() -> None:
