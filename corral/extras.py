@@ -16,7 +16,6 @@ SERVER_MODULES: tuple[str, ...] = (
     "aiohttp",
     "numpy",
     "numba",
-    "structlog",
     "psutil",
     "prometheus_client",
 )

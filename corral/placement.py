@@ -115,3 +115,42 @@ def parse_taint(text: str) -> Taint:
 
 def parse_taints(text: str) -> list[Taint]:
     return [parse_taint(p) for p in re.split(r"[;,]", text) if p.strip()]
+
+
+HOSTNAME_KEY = "hostname"  # a topology key every agent has: its hostname
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpread:
+    """Kubernetes' topology spread constraint for one demand's live tasks: over the values of
+    agent attribute ``topology_key``, placing one more task in value ``v`` is allowed while
+    ``count(v) + 1 - min(count over the domains) <= max_skew``. The domains are the values of
+    the agents that pass the demand's constraints (Kubernetes' nodeAffinityPolicy Honor,
+    nodeTaintsPolicy Ignore), a domain with no task counting 0. An agent without the key is
+    not a domain. ``schedule_anyway``: a preference, never a reason to stay pending."""
+
+    topology_key: str
+    max_skew: int = 1
+    schedule_anyway: bool = False
+
+    def value_of(self, hostname: str, attributes: Mapping[str, str]) -> str | None:
+        """The agent's domain; None if it has none (no such attribute)."""
+        found = attributes.get(self.topology_key)
+        if found is None and self.topology_key == HOSTNAME_KEY:
+            return hostname
+        return found
+
+    def blocked(self, value: str | None, counts: Mapping[str, int], fewest: int) -> str:
+        """Why one more task may not go to domain ``value`` (empty: it may). ``fewest``: the
+        smallest count over the domains."""
+        if self.schedule_anyway:
+            return ""
+        if value is None:
+            return f"spread: no attribute {self.topology_key}"
+        if counts.get(value, 0) + 1 - fewest > self.max_skew:
+            return f"spread: {self.topology_key}={value} would exceed max_skew {self.max_skew}"
+        return ""
+
+    def __str__(self) -> str:
+        how = "ScheduleAnyway" if self.schedule_anyway else "DoNotSchedule"
+        return f"max_skew {self.max_skew} over {self.topology_key} ({how})"

@@ -19,7 +19,14 @@ from corral.master.core.types import (
     TaskState,
 )
 from corral.pbmaps import as_dict
-from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.placement import (
+    AttributeConstraint,
+    ConstraintOp,
+    Taint,
+    TaintEffect,
+    Toleration,
+    TopologySpread,
+)
 from corral.priority import PriorityClass, PriorityClassError, check_class
 from corral.resources import SCALARS, ResourceError, Resources
 from corral.roles import Quota
@@ -237,6 +244,27 @@ def constraints_from_pb(
     return tuple(out)
 
 
+def spread_from_pb(s: pb.TopologySpread, where: str) -> TopologySpread | None:
+    """None when unset (no topology key); a key without a max_skew of at least 1 is an error."""
+    if not s.topology_key:
+        if s.max_skew or s.when_unsatisfiable:
+            raise WireError(
+                f"{where}: spread has a max_skew or when_unsatisfiable but no topology_key"
+            )
+        return None
+    name(s.topology_key, f"{where}: spread's topology_key")
+    if s.max_skew < 1:
+        raise WireError(f"{where}: spread over {limits.echo(s.topology_key)} needs max_skew >= 1")
+    if s.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
+        raise WireError(f"{where}: spread has an unknown when_unsatisfiable {s.when_unsatisfiable}")
+    return TopologySpread(
+        s.topology_key, s.max_skew, s.when_unsatisfiable == pb.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY
+    )
+
+
+_WHEN_UNSATISFIABLE = frozenset(pb.WhenUnsatisfiable.values())
+
+
 def demand_from_pb(d: pb.Demand) -> Demand:
     """The wire's checks (sizes, quantities); the core checks the rest (counts, classes)."""
     name(d.name, "a demand's name")
@@ -251,6 +279,7 @@ def demand_from_pb(d: pb.Demand) -> Demand:
         min_member=d.min_member,
         constraints=constraints_from_pb(d.constraints, what, "attribute constraint"),
         tolerations=tolerations_from_pb(d.tolerations, what),
+        spread=spread_from_pb(d.spread, what),
     )
 
 
@@ -270,6 +299,13 @@ def demand_to_pb(d: Demand, out: pb.Demand) -> pb.Demand:
             value=t.value,
             operator=pb.TOLERATION_OPERATOR_EXISTS if t.exists else pb.TOLERATION_OPERATOR_EQUAL,
             effect=pb.TAINT_EFFECT_UNSPECIFIED if t.effect is None else _EFFECT_TO_PB[t.effect],
+        )
+    if d.spread is not None:
+        out.spread.topology_key, out.spread.max_skew = d.spread.topology_key, d.spread.max_skew
+        out.spread.when_unsatisfiable = (
+            pb.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY
+            if d.spread.schedule_anyway
+            else pb.WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE
         )
     return out
 

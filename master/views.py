@@ -147,6 +147,10 @@ def state_json(
                 "role": f.spec.role,
                 "principal": f.spec.principal,
                 "state": f.state.value,
+                # Where it wants offers from, and which taints it tolerates (its demands may
+                # add their own, in "demands").
+                "offer_constraints": [str(c) for c in f.spec.offer_constraints],
+                "tolerations": [str(t) for t in f.spec.tolerations],
                 "suppressed": f.suppressed,
                 "tasks": len(f.tasks),
                 "offers": len(f.offers),
@@ -192,7 +196,9 @@ def state_json(
 def state_pb(core: MasterCore) -> operator_pb2.State:
     state = operator_pb2.State(master_id=core.master_id)
     for a in core.agents.values():
-        entry = state.agents.add(active=a.state is AgentState.ACTIVE, registered_at=a.registered_at)
+        entry = state.agents.add(
+            active=a.state is AgentState.ACTIVE, registered_at=a.registered_at, state=a.state.value
+        )
         info = entry.info
         info.id, info.hostname = a.agent_id, a.spec.hostname
         convert.resources_to_pb(a.spec.resources, info.resources)
@@ -202,15 +208,11 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         convert.resources_to_pb(a.used, entry.used)
         convert.resources_to_pb(_offered(core, a.offers), entry.offered)
     for f in core.frameworks.values():
-        fentry = state.frameworks.add(connected=f.connection is not None, suppressed=f.suppressed)
-        fi = fentry.info
-        fi.id, fi.name, fi.role, fi.principal = (
-            f.framework_id,
-            f.spec.name,
-            f.spec.role,
-            f.spec.principal,
+        fentry = state.frameworks.add(
+            connected=f.connection is not None, suppressed=f.suppressed, state=f.state.value
         )
-        fi.failover_timeout = f.spec.failover_timeout
+        # Its whole FrameworkInfo, offer constraints and tolerations included.
+        convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
         convert.resources_to_pb(f.used, fentry.used)
         convert.resources_to_pb(_offered(core, f.offers), fentry.offered)
         fentry.priority = demands.priority(f, core.priority)
@@ -242,13 +244,18 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
     return state
 
 
+def attributes_text(attributes: dict[str, str]) -> str:
+    """``zone=a, rack=r1``, sorted by name, as an operator writes them."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(attributes.items()))
+
+
 def index_html(state: dict[str, Any]) -> str:
     """A plain page for people: the summary, agents and frameworks, links to the JSON."""
     esc = html.escape
     summary = state["summary"]
     agents = "".join(
         f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(a['state'])}</td>"
-        f"<td>{a['tasks']}</td><td>{esc(str(a['attributes']))}</td></tr>"
+        f"<td>{a['tasks']}</td><td>{esc(attributes_text(a['attributes']))}</td></tr>"
         for a in state["agents"]
     )
     frameworks = "".join(

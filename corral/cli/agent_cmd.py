@@ -66,7 +66,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
     )
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="the least severe log lines written (default info)",
+    )
     p.set_defaults(func=run, needs_server=True)
 
 

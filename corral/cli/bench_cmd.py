@@ -23,6 +23,9 @@ def _sizes(text: str) -> list[int]:
     return values
 
 
+_ALLOCATOR_HELP = "the allocator's walk: compiled with numba (the default) or numpy"
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("bench", help="run a benchmark")
     what = parser.add_subparsers(dest="what", metavar="WHAT", required=True)
@@ -43,11 +46,28 @@ def register(subparsers: Any) -> None:
         help="the first role is guaranteed 10%% of the cluster's cpus and limited to 20%%",
     )
     alloc.add_argument("--cycles", type=positive_int, default=5, help="cycles per phase (5)")
-    alloc.add_argument("--reference-max-agents", type=int, default=10000, metavar="N")
-    alloc.add_argument("--reference-cycles", type=positive_int, default=2, metavar="N")
-    alloc.add_argument("--memory-shape", default="50000x1000", metavar="AxF")
-    alloc.add_argument("--json", type=Path, metavar="FILE")
-    alloc.add_argument("--seed", type=int, default=1)
+    alloc.add_argument(
+        "--reference-max-agents",
+        type=int,
+        default=10000,
+        metavar="N",
+        help="time the pure-Python reference only up to N agents (slow; default 10000)",
+    )
+    alloc.add_argument(
+        "--reference-cycles",
+        type=positive_int,
+        default=2,
+        metavar="N",
+        help="cycles of the reference per shape (default 2)",
+    )
+    alloc.add_argument(
+        "--memory-shape",
+        default="50000x1000",
+        metavar="AxF",
+        help="agents x frameworks whose allocator memory is measured (default 50000x1000)",
+    )
+    alloc.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    alloc.add_argument("--seed", type=int, default=1, help="the cycles' seed (default 1)")
     alloc.add_argument(
         "--kernel",
         choices=("numba", "numpy"),
@@ -60,23 +80,27 @@ def register(subparsers: Any) -> None:
         "offers",
         help="the master's CPU per offer in the decline loop (tick, encode, decline), no network",
     )
-    offers.add_argument("--agents", type=positive_int, default=10000)
-    offers.add_argument("--frameworks", type=positive_int, default=100)
+    offers.add_argument("--agents", type=positive_int, default=10000, help="agents (10000)")
+    offers.add_argument("--frameworks", type=positive_int, default=100, help="frameworks (100)")
     offers.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
-    offers.add_argument("--allocator", choices=("numba", "numpy"), default="numba")
-    offers.add_argument("--json", type=Path, metavar="FILE")
+    offers.add_argument(
+        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
+    )
+    offers.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     offers.set_defaults(func=run_offers, needs_server=True)
 
     dem = what.add_parser(
         "demands",
         help="the master's allocation tick with pending demands, gangs among them (no network)",
     )
-    dem.add_argument("--agents", type=positive_int, default=10000)
+    dem.add_argument("--agents", type=positive_int, default=10000, help="agents (10000)")
     dem.add_argument("--demands", type=positive_int, default=1000, help="pending demands (1000)")
     dem.add_argument("--gangs", type=int, default=100, help="of them gangs of 8 (100)")
     dem.add_argument("--ticks", type=positive_int, default=20, help="measured ticks per phase")
-    dem.add_argument("--allocator", choices=("numba", "numpy"), default="numba")
-    dem.add_argument("--json", type=Path, metavar="FILE")
+    dem.add_argument(
+        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
+    )
+    dem.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     dem.set_defaults(func=run_demands, needs_server=True)
 
 

@@ -1,13 +1,12 @@
-"""`corral demo`: a master, three agents (zones a, b, c) and the example framework, as real
-processes on this machine; runs until Ctrl-C or ``--duration``, then prints a summary."""
+"""`corral demo`: a master, four agents and the three frameworks (serving, batch waves, a gang
+trainer) as real processes on this machine (demo_fleet.py), with a live view on a terminal
+(demo_view.py); runs until Ctrl-C or ``--duration``, then prints a summary."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,14 +14,25 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port
-from corral.cli.errors import CliError
+from rich.live import Live
 
-ZONES = ("a", "b", "c")
+from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_int
+from corral.cli.demo_fleet import Fleet, Processes, start_agents
+from corral.cli.demo_view import Snapshot, render, status_line
+from corral.cli.errors import CliError
+from corral.cli.get_cmd import fetch_state
+from corral.cli.operator_client import call_operator
+from corral.v1 import common_pb2, operator_pb2
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("demo", help="run a local cluster with the example framework")
+    p = sub.add_parser(
+        "demo",
+        help="run a local cluster with the serving, batch and gang frameworks",
+        description="Start a master, four agents and the three shipped frameworks on this "
+        "machine and show them sharing the cluster: a live view on a terminal, a status line "
+        "every 5 s otherwise, and a summary at the end.",
+    )
     p.add_argument(
         "--duration",
         type=float,
@@ -30,14 +40,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="stop after this long and print a summary (default: until Ctrl-C)",
     )
-    p.add_argument("--grpc", type=host_port, default=DEFAULT_MASTER, metavar="HOST:PORT")
-    p.add_argument("--http", type=host_port, default=DEFAULT_HTTP, metavar="HOST:PORT")
+    p.add_argument(
+        "--grpc",
+        type=host_port,
+        default=DEFAULT_MASTER,
+        metavar="HOST:PORT",
+        help=f"the master's gRPC address (default {DEFAULT_MASTER}; port 0: any free port)",
+    )
+    p.add_argument(
+        "--http",
+        type=host_port,
+        default=DEFAULT_HTTP,
+        metavar="HOST:PORT",
+        help=f"the master's HTTP address (default {DEFAULT_HTTP}; port 0: any free port)",
+    )
     p.add_argument(
         "--tasks",
-        type=int,
-        default=6,
+        type=positive_int,
+        default=24,
         metavar="N",
-        help="tasks per run of the example framework (default 6)",
+        help="tasks per batch wave (default 24)",
     )
     p.add_argument(
         "--work-dir",
@@ -46,43 +68,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="where agents keep sandboxes and logs (default: a temporary folder)",
     )
     p.set_defaults(func=run, needs_server=True)
-
-
-class Cluster:
-    """The demo's processes; every one is stopped on exit, whatever happens."""
-
-    def __init__(self, work: Path) -> None:
-        self.work = work
-        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
-
-    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        log = open(self.work / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "corral.cli.main", *args],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self.procs.append((name, proc))
-        return proc
-
-    def stop(self) -> None:
-        for _name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for _name, proc in self.procs:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-
-    def dead(self) -> list[str]:
-        return [n for n, p in self.procs if not n.startswith("hello") and p.poll() is not None]
 
 
 MASTER_START_TIMEOUT = 120.0
@@ -105,10 +90,6 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict
 
 
 def run(args: argparse.Namespace) -> int:
-    from corral.cli.get_cmd import fetch_state
-
-    if args.tasks < 1:
-        raise CliError("--tasks must be at least 1", exit_code=2)
     temp = None
     if args.work_dir is None:
         temp = tempfile.TemporaryDirectory(prefix="corral-demo-")
@@ -116,95 +97,115 @@ def run(args: argparse.Namespace) -> int:
     else:
         work = args.work_dir
         work.mkdir(parents=True, exist_ok=True)
-    cluster = Cluster(work)
-    interrupted = False
-    runs: list[int] = []
+    procs = Processes(work)
     try:
-        ready = work / "master.json"
-        ready.unlink(missing_ok=True)
-        master = cluster.spawn(
-            "master",
-            "master",
-            "--grpc",
-            args.grpc,
-            "--http",
-            args.http,
-            "--ready-file",
-            str(ready),
-            "--log-json",
-        )
-        # A first start compiles the allocator (numba, cached afterwards): ~15 s on 2 busy
-        # cores. The wait ends at once if the master exits, so a long bound costs nothing.
-        addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
-        grpc_addr, http_addr = addr["grpc"], addr["http"]
-        for zone in ZONES:
-            cluster.spawn(
-                f"agent-{zone}",
-                "agent",
-                "--master",
-                grpc_addr,
-                "--resources",
-                "cpus:2;mem:2048;disk:4096;ports:[31000-32000]",
-                "--attributes",
-                f"zone:{zone}",
-                "--hostname",
-                f"demo-agent-{zone}",
-                "--work-dir",
-                str(work / f"agent-{zone}"),
-            )
-        print("Corral demo is running:")
-        print(f"  master gRPC   {grpc_addr}")
-        print(f"  master HTTP   http://{http_addr}/api/v1/state   (metrics: /metrics)")
-        print(f"  try           corral get agents --master {grpc_addr}")
-        print(f"                corral get tasks --master {grpc_addr}")
-        print(f"  logs          {work}")
-        print(
-            "Press Ctrl-C to stop."
-            if args.duration is None
-            else f"Stopping in {args.duration:g} s."
-        )
-        sys.stdout.flush()
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        wave = 0
-        hello: subprocess.Popen[bytes] | None = None
-        while deadline is None or time.monotonic() < deadline:
-            if cluster.dead():
-                raise CliError(f"{', '.join(cluster.dead())} exited early (logs in {work})")
-            if hello is None or hello.poll() is not None:
-                if hello is not None:
-                    runs.append(hello.returncode)
-                    print(f"  example framework run {wave} exited {hello.returncode}")
-                    sys.stdout.flush()
-                wave += 1
-                hello = cluster.spawn(
-                    f"hello-{wave}",
-                    "run",
-                    "hello",
-                    "--master",
-                    grpc_addr,
-                    "--tasks",
-                    str(args.tasks),
-                )
-            time.sleep(0.2)
-        state = fetch_state(grpc_addr, 5)
+        return _run(args, procs)
     except KeyboardInterrupt:
-        interrupted = True
-        state = None
-    finally:
-        cluster.stop()
-        if temp is not None:
-            temp.cleanup()
-    if interrupted or state is None:
         print("stopped")
         return 0
-    from corral.cli.get_cmd import rows
+    finally:
+        procs.stop()
+        if temp is not None:
+            temp.cleanup()
 
-    _, tasks, _ = rows("tasks", state)
-    by_state = Counter(r[3] for r in tasks)
-    print(
-        f"Summary: {len(state.agents)} agents, {len(state.frameworks)} framework runs, "
-        f"{len(tasks)} tasks: " + ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
+
+def _run(args: argparse.Namespace, procs: Processes) -> int:
+    work = procs.work
+    ready = work / "master.json"
+    ready.unlink(missing_ok=True)
+    master = procs.spawn(
+        "master",
+        "master",
+        *("--grpc", args.grpc, "--http", args.http, "--ready-file", str(ready), "--log-json"),
     )
-    print(f"  example framework runs completed: {len(runs)}, succeeded: {runs.count(0)}")
-    ok = bool(runs) and all(code == 0 for code in runs) and by_state.get("FINISHED", 0) > 0
+    # A first start compiles the allocator (numba, cached afterwards): ~15 s on 2 busy
+    # cores. The wait ends at once if the master exits, so a long bound costs nothing.
+    addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
+    grpc_addr, http_addr = addr["grpc"], addr["http"]
+    agents = start_agents(procs, grpc_addr)
+    header = [
+        "Corral demo: serving, batch and a gang trainer share 4 agents (docs/frameworks.md)",
+        f"  master gRPC   {grpc_addr}    try: corral get tasks --master {grpc_addr}",
+        f"  master HTTP   http://{http_addr}/   (state: /api/v1/state, metrics: /metrics)",
+        f"  logs          {work}",
+        "Press Ctrl-C to stop." if args.duration is None else f"Stopping in {args.duration:g} s.",
+    ]
+    scale_at = 20.0 if args.duration is None else args.duration / 2
+    fleet = Fleet(procs, grpc_addr, scale_at, batch_tasks=args.tasks)
+    live = sys.stdout.isatty()
+    if not live:
+        print("\n".join(header), flush=True)
+    began = time.monotonic()
+    deadline = None if args.duration is None else began + args.duration
+    snap: Snapshot | None = None
+    served = 0
+    with contextlib.ExitStack() as stack:
+        view = stack.enter_context(Live(refresh_per_second=2, transient=False)) if live else None
+        next_line = began
+        while deadline is None or time.monotonic() < deadline:
+            dead = procs.dead("agent") + procs.dead("master")
+            if dead or fleet.serving_failed():
+                what = ", ".join(dead) or "the serving framework"
+                raise CliError(f"{what} exited early (logs in {work})")
+            fleet.tick()
+            snap = _snapshot(grpc_addr) or snap
+            if snap is not None:
+                served = max(served, _serving_running(snap))
+                if view is not None:
+                    view.update(render(snap, header))
+                elif time.monotonic() >= next_line:
+                    print(status_line(snap, time.monotonic() - began), flush=True)
+                    next_line += 5
+            time.sleep(1.0)
+    procs.stop(("serving", "batch", "gang"))
+    final = _snapshot(grpc_addr) or snap
+    return _summary(final, agents, fleet, served)
+
+
+def _snapshot(master: str) -> Snapshot | None:
+    """The master's state and recent events; None if it did not answer in time."""
+    try:
+        state = fetch_state(master, 2)
+        events = call_operator(master, "GetEvents", operator_pb2.GetEventsRequest(), 2)
+    except CliError:
+        return None
+    return Snapshot(state, list(events.events))
+
+
+def _serving_running(snap: Snapshot) -> int:
+    ids = {f.info.id for f in snap.state.frameworks if f.info.name == "serving:web"}
+    return sum(
+        1
+        for t in snap.state.tasks
+        if t.info.framework_id in ids and t.status.state == common_pb2.TASK_STATE_RUNNING
+    )
+
+
+def _summary(snap: Snapshot | None, agents: int, fleet: Fleet, served: int) -> int:
+    if snap is None:
+        raise CliError("the master did not answer at the end of the demo")
+    by_state = Counter(
+        common_pb2.TaskState.Name(t.status.state).removeprefix("TASK_STATE_")
+        for t in snap.state.tasks
+    )
+    print(
+        f"Summary: {agents} agents, {len(snap.state.frameworks)} framework runs, "
+        f"{len(snap.state.tasks)} tasks: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(by_state.items()))
+    )
+    print(f"  serving: {served} of {fleet.serving_wanted} instances running at most")
+    waves = fleet.batch.summaries()
+    print(
+        f"  batch: {len(fleet.batch.codes)} waves ended, {fleet.batch.codes.count(0)} succeeded; "
+        f"{sum(w.get('preemptions', 0) for w in waves)} tasks preempted and retried"
+    )
+    trainings = [g for g in fleet.gang.summaries() if g.get("final_loss") is not None]
+    loss = f", last final loss {trainings[-1]['final_loss']:.4g}" if trainings else ""
+    print(
+        f"  gang: {len(fleet.gang.codes)} trainings ended, "
+        f"{fleet.gang.codes.count(0)} completed{loss}"
+    )
+    print(f"  preemptions: {snap.preemptions()} (cluster events)")
+    runs = fleet.batch.codes + fleet.gang.codes
+    ok = all(code == 0 for code in runs) and by_state.get("FINISHED", 0) > 0
     return 0 if ok else 1

@@ -42,7 +42,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "-f", "--follow", action="store_true", help="then print new events as they happen"
     )
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
+    )
     p.add_argument(
         "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
     )

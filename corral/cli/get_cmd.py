@@ -1,6 +1,10 @@
 """`corral get agents|frameworks|tasks|offers|roles|priorityclasses`: the master's state through
 the Operator API (roles through GetRoles: weight, quota, what each holds, its share and
-frameworks; priority classes through GetPriorityClasses, highest value first)."""
+frameworks; priority classes through GetPriorityClasses, highest value first).
+
+Tables print every cell whole (ids can be pasted into the next command); ``-o wide`` adds the
+columns that make a row long: a framework's offer constraints, tolerations and demands, a
+task's name, reason and demand, an offer's attributes and gang."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
-from corral.cli.common import add_master_arg
+from corral.cli.common import add_master_arg, positive_float
 from corral.cli.operator_client import call_operator
+from corral.cli.table import print_table
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
@@ -22,9 +27,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "get", help="list agents, frameworks, tasks, offers, roles or priority classes"
     )
-    p.add_argument("kind", choices=KINDS)
-    p.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
+    p.add_argument("kind", choices=KINDS, help="what to list")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "wide", "json"),
+        default="table",
+        help="a table (default), a table with more columns, or JSON",
+    )
+    p.add_argument(
+        "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
+    )
     add_master_arg(p)
     p.set_defaults(func=run)
 
@@ -43,6 +56,75 @@ def _res(r: common_pb2.Resources) -> str:
 
 def _state_name(value: int) -> str:
     return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")
+
+
+def _reason_name(value: int) -> str:
+    return "" if not value else common_pb2.TaskReason.Name(value).removeprefix("TASK_REASON_")
+
+
+# As written on the command line (corral agent --taints, corral.placement).
+_EFFECTS = {
+    common_pb2.TAINT_EFFECT_NO_SCHEDULE: "NoSchedule",
+    common_pb2.TAINT_EFFECT_PREFER_NO_SCHEDULE: "PreferNoSchedule",
+    common_pb2.TAINT_EFFECT_NO_EXECUTE: "NoExecute",
+}
+
+
+def _taint(t: common_pb2.Taint) -> str:
+    effect = _EFFECTS.get(t.effect)
+    return f"{t.key}={t.value}:{effect}" if effect else f"{t.key}={t.value}"
+
+
+def _toleration(t: common_pb2.Toleration) -> str:
+    text = (
+        f"{t.key} exists"
+        if t.operator == common_pb2.TOLERATION_OPERATOR_EXISTS
+        else f"{t.key}={t.value}"
+    )
+    effect = _EFFECTS.get(t.effect)
+    return f"{text}:{effect}" if effect else text
+
+
+def _constraint(c: common_pb2.AttributeConstraint) -> str:
+    if c.operator == common_pb2.CONSTRAINT_OPERATOR_EXISTS:
+        return f"{c.attribute} exists"
+    if c.operator == common_pb2.CONSTRAINT_OPERATOR_IN:
+        return f"{c.attribute} in ({','.join(c.values)})"
+    return f"{c.attribute}={c.values[0] if c.values else ''}"
+
+
+def _spread(s: common_pb2.TopologySpread) -> str:
+    when = (
+        "ScheduleAnyway"
+        if s.when_unsatisfiable == common_pb2.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY
+        else "DoNotSchedule"
+    )
+    return f"spread {s.topology_key} max_skew={s.max_skew} {when}"
+
+
+def _demand(d: operator_pb2.DemandState) -> str:
+    """``web 2/3 (zone=a; spread zone max_skew=1 DoNotSchedule)``: name, live tasks of count,
+    then its placement rules, if it has any."""
+    rules = [_constraint(c) for c in d.demand.constraints]
+    rules += [f"tolerates {_toleration(t)}" for t in d.demand.tolerations]
+    if d.demand.spread.topology_key:
+        rules.append(_spread(d.demand.spread))
+    text = f"{d.demand.name} {d.tasks}/{d.demand.count}"
+    return f"{text} ({'; '.join(rules)})" if rules else text
+
+
+def _joined(items: list[str]) -> str:
+    return ", ".join(items) or "-"
+
+
+def agent_state(a: operator_pb2.AgentState) -> str:
+    """active, unreachable or recovering (a master too old to say: active or inactive)."""
+    return a.state or ("active" if a.active else "inactive")
+
+
+def framework_state(f: operator_pb2.FrameworkState) -> str:
+    """subscribed, disconnected or removed (a master too old to say: from ``connected``)."""
+    return f.state or ("subscribed" if f.connected else "disconnected")
 
 
 def _limit(q: operator_pb2.Quota) -> dict[str, float]:
@@ -117,32 +199,38 @@ def priority_class_rows(
 
 
 def rows(
-    kind: str, state: operator_pb2.State
+    kind: str, state: operator_pb2.State, *, wide: bool = False
 ) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
-    """Column names, table rows and JSON records for one kind."""
+    """Column names, table rows (``wide``: with the long columns) and JSON records for one
+    kind. The first columns are the same either way."""
     if kind == "agents":
-        cols = ["ID", "HOSTNAME", "ACTIVE", "RESOURCES", "USED", "ATTRIBUTES", "TAINTS"]
+        cols = ["ID", "HOSTNAME", "STATE", "RESOURCES", "USED", "ATTRIBUTES", "TAINTS"]
         table = [
             [
                 a.info.id,
                 a.info.hostname,
-                "yes" if a.active else "no",
+                agent_state(a),
                 _res(a.info.resources),
                 _res(a.used),
                 ",".join(f"{k}={v}" for k, v in sorted(a.info.attributes.items())),
-                ",".join(f"{t.key}={t.value}" for t in a.info.taints),
+                ",".join(_taint(t) for t in a.info.taints),
             ]
             for a in state.agents
         ]
+        if wide:
+            cols += ["OFFERED", "RESERVED"]
+            for row, a in zip(table, state.agents, strict=True):
+                reserved = [f"{role}:{_res(r)}" for role, r in sorted(a.info.reservations.items())]
+                row += [_res(a.offered), _joined(reserved)]
         records = [MessageToDict(a, preserving_proto_field_name=True) for a in state.agents]
     elif kind == "frameworks":
-        cols = ["ID", "NAME", "ROLE", "CONNECTED", "SUPPRESSED", "PRIORITY", "UNMET", "USED"]
+        cols = ["ID", "NAME", "ROLE", "STATE", "SUPPRESSED", "PRIORITY", "UNMET", "USED"]
         table = [
             [
                 f.info.id,
                 f.info.name,
                 f.info.role,
-                "yes" if f.connected else "no",
+                framework_state(f),
                 "yes" if f.suppressed else "no",
                 str(f.priority),
                 str(sum(d.unmet for d in f.demands)) if f.demands else "-",
@@ -150,6 +238,15 @@ def rows(
             ]
             for f in state.frameworks
         ]
+        if wide:
+            cols += ["OFFERED", "CONSTRAINTS", "TOLERATIONS", "DEMANDS"]
+            for row, f in zip(table, state.frameworks, strict=True):
+                row += [
+                    _res(f.offered),
+                    _joined([_constraint(c) for c in f.info.offer_constraints]),
+                    _joined([_toleration(t) for t in f.info.tolerations]),
+                    _joined([_demand(d) for d in f.demands]),
+                ]
         records = [MessageToDict(f, preserving_proto_field_name=True) for f in state.frameworks]
     elif kind == "tasks":
         cols = ["ID", "FRAMEWORK", "AGENT", "STATE", "EXIT", "RESOURCES", "MESSAGE"]
@@ -161,10 +258,20 @@ def rows(
                 _state_name(t.status.state),
                 str(t.status.exit_code) if t.status.HasField("exit_code") else "",
                 _res(t.info.resources),
-                t.status.message[:60],
+                # The whole message only with -o wide: it is free text, often long.
+                t.status.message if wide else t.status.message[:60],
             ]
             for t in state.tasks
         ]
+        if wide:
+            cols += ["NAME", "REASON", "PRIORITY CLASS", "DEMAND"]
+            for row, t in zip(table, state.tasks, strict=True):
+                row += [
+                    t.info.name,
+                    _reason_name(t.status.reason),
+                    t.info.priority_class,
+                    t.info.demand,
+                ]
         records = [
             {
                 "id": t.info.task_id,
@@ -183,6 +290,13 @@ def rows(
         table = [
             [o.id, o.framework_id, o.agent_id, o.hostname, _res(o.resources)] for o in state.offers
         ]
+        if wide:
+            cols += ["ATTRIBUTES", "GANG"]
+            for row, o in zip(table, state.offers, strict=True):
+                row += [
+                    ",".join(f"{k}={v}" for k, v in sorted(o.attributes.items())),
+                    o.gang_id,
+                ]
         records = [MessageToDict(o, preserving_proto_field_name=True) for o in state.offers]
     return cols, table, records
 
@@ -200,20 +314,10 @@ def run(args: argparse.Namespace) -> int:
         )
         cols, table, records = priority_class_rows(classes)
     else:
-        cols, table, records = rows(args.kind, fetch_state(args.master, args.timeout))
+        state = fetch_state(args.master, args.timeout)
+        cols, table, records = rows(args.kind, state, wide=args.output == "wide")
     if args.output == "json":
         print(json.dumps(records, indent=2))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(box=None, header_style="bold")
-    for c in cols:
-        t.add_column(c)
-    for r in table:
-        t.add_row(*r)
-    console = Console()
-    console.print(t)
-    if not table:
-        console.print(f"(no {args.kind})")
+    print_table(cols, table, empty=f"(no {args.kind})")
     return 0

@@ -25,10 +25,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "load frameworks; measure offers/s, launches/s, latencies and the master's CPU and "
         "memory over --duration seconds after --warmup.",
     )
-    p.add_argument("--agents", type=positive_int, default=1000, metavar="N")
-    p.add_argument("--frameworks", type=positive_int, default=50, metavar="M")
-    p.add_argument("--duration", type=non_negative_float, default=30.0, metavar="SECONDS")
-    p.add_argument("--warmup", type=non_negative_float, default=5.0, metavar="SECONDS")
+    p.add_argument(
+        "--agents", type=positive_int, default=1000, metavar="N", help="simulated agents (1000)"
+    )
+    p.add_argument(
+        "--frameworks", type=positive_int, default=50, metavar="M", help="load frameworks (50)"
+    )
+    p.add_argument(
+        "--duration",
+        type=non_negative_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long the figures are measured (default 30)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=non_negative_float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long the load runs before measuring starts (default 5)",
+    )
     p.add_argument(
         "--mode",
         choices=("launch", "decline"),
@@ -42,7 +58,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="X",
         help="simulated task length",
     )
-    p.add_argument("--allocation-interval", type=non_negative_float, default=1.0, metavar="SECONDS")
+    p.add_argument(
+        "--allocation-interval",
+        type=non_negative_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="the master's seconds between allocation cycles (corral master "
+        "--allocation-interval; default 1)",
+    )
     p.add_argument(
         "--launch-pacing",
         action=argparse.BooleanOptionalAction,
@@ -87,7 +110,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the figures")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE", help="write a PNG chart")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the load's seed (default 0)")
     p.set_defaults(func=run, needs_server=True)
 
 

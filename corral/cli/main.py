@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.demo_cmd",
     "corral.cli.explain_cmd",
     "corral.cli.events_cmd",
+    "corral.cli.scenario_cmd",
     "corral.cli.bench_cmd",
     "corral.cli.loadtest_cmd",
 )

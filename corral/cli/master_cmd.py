@@ -38,7 +38,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="HOST:PORT",
         help=f"HTTP listen address (default {DEFAULT_HTTP})",
     )
-    p.add_argument("--allocation-interval", type=positive_float, default=1.0, metavar="SECONDS")
+    p.add_argument(
+        "--allocation-interval",
+        type=positive_float,
+        default=1.0,
+        metavar="SECONDS",
+        help="seconds between allocation cycles, each of which sends offers of what is free; "
+        "shorter places tasks sooner at more CPU on the master (default 1)",
+    )
     p.add_argument(
         "--agent-timeout",
         type=positive_float,
@@ -247,7 +254,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="write {grpc, http, master_id} as JSON here once serving",
     )
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="the least severe log lines written (default info)",
+    )
     p.add_argument(
         "--log-json", action="store_true", default=None, help="JSON logs even on a terminal"
     )

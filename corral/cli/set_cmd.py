@@ -41,8 +41,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kinds = p.add_subparsers(dest="what", metavar="weight|quota", required=True)
 
     w = kinds.add_parser("weight", help="a role's DRF weight (default 1)")
-    w.add_argument("role", metavar="ROLE", type=_role)
-    w.add_argument("weight", metavar="WEIGHT", type=positive_float)
+    w.add_argument("role", metavar="ROLE", type=_role, help="the role, e.g. web")
+    w.add_argument(
+        "weight", metavar="WEIGHT", type=positive_float, help="its DRF weight, a number > 0"
+    )
     w.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
     add_master_arg(w)
     w.set_defaults(func=run_weight)
@@ -53,7 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Replaces the role's quota. Resources left out of --limit are unlimited; "
         "--clear removes the quota.",
     )
-    q.add_argument("role", metavar="ROLE", type=_role)
+    q.add_argument("role", metavar="ROLE", type=_role, help="the role, e.g. web")
     q.add_argument(
         "--guarantee", type=_spec("guarantee"), metavar="SPEC", help="e.g. 'cpus:10;mem:4096'"
     )

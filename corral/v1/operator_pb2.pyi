@@ -151,18 +151,20 @@ class GetStateRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AgentState(_message.Message):
-    __slots__ = ("info", "active", "used", "offered", "registered_at")
+    __slots__ = ("info", "active", "used", "offered", "registered_at", "state")
     INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     USED_FIELD_NUMBER: _ClassVar[int]
     OFFERED_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     active: bool
     used: _common_pb2.Resources
     offered: _common_pb2.Resources
     registered_at: float
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ...) -> None: ...
+    state: str
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ...) -> None: ...
 
 class DemandState(_message.Message):
     __slots__ = ("demand", "tasks", "unmet")
@@ -175,7 +177,7 @@ class DemandState(_message.Message):
     def __init__(self, demand: _Optional[_Union[_common_pb2.Demand, _Mapping]] = ..., tasks: _Optional[int] = ..., unmet: _Optional[int] = ...) -> None: ...
 
 class FrameworkState(_message.Message):
-    __slots__ = ("info", "connected", "suppressed", "used", "offered", "demands", "priority")
+    __slots__ = ("info", "connected", "suppressed", "used", "offered", "demands", "priority", "state")
     INFO_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +185,7 @@ class FrameworkState(_message.Message):
     OFFERED_FIELD_NUMBER: _ClassVar[int]
     DEMANDS_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.FrameworkInfo
     connected: bool
     suppressed: bool
@@ -190,7 +193,8 @@ class FrameworkState(_message.Message):
     offered: _common_pb2.Resources
     demands: _containers.RepeatedCompositeFieldContainer[DemandState]
     priority: int
-    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ...) -> None: ...
+    state: str
+    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class TaskEntry(_message.Message):
     __slots__ = ("info", "status")

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import logging
 import random
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final
 
@@ -24,6 +23,8 @@ from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
 from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
+from corral.frameworks.sdk.events import DriverEvent, EventChannel
+from corral.frameworks.sdk.logs import ensure_configured, get_logger
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
 from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo, TaskState
@@ -46,7 +47,7 @@ from corral.v1.scheduler_pb2 import (
 )
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
 
-log = logging.getLogger("corral.frameworks.sdk")
+log = get_logger("corral.frameworks.sdk")
 
 DEFAULT_MASTER: Final = "127.0.0.1:5050"
 _MiB: Final = 1 << 20
@@ -92,6 +93,8 @@ class Driver:
         async with Driver(MyScheduler(), FrameworkInfo(name="x", role="*")) as driver:
             await driver.wait()
 
+    or, without a scheduler (``None``), hands the framework its events: see ``events()``.
+
     Entering subscribes and returns once the master has answered SUBSCRIBED, or raises
     ``ConnectError`` after ``connect_timeout`` seconds (None: keep trying forever). ``wait()``
     returns after ``stop()`` or ``teardown()`` and raises what ended the driver otherwise: an
@@ -100,7 +103,7 @@ class Driver:
 
     def __init__(
         self,
-        scheduler: Scheduler,
+        scheduler: Scheduler | None,
         framework_info: FrameworkInfo,
         master: str = DEFAULT_MASTER,
         *,
@@ -114,7 +117,7 @@ class Driver:
     ) -> None:
         if event_queue_size < 1:
             raise ValueError("event_queue_size must be >= 1")
-        self.scheduler = scheduler
+        ensure_configured()
         self.master = master
         self._info = FrameworkInfo()
         self._info.CopyFrom(framework_info)
@@ -138,6 +141,8 @@ class Driver:
         self._last_error = "no attempt yet"
         self._first_subscribed = asyncio.Event()
         self._done = asyncio.Event()
+        # No scheduler: the framework reads driver.events() instead of overriding callbacks.
+        self.scheduler: Scheduler = scheduler if scheduler is not None else EventChannel(self._done)
         self._failure: BaseException | None = None
         self._tearing_down = False
         self._handling = False  # the consumer is inside a callback
@@ -208,6 +213,23 @@ class Driver:
         tb: TracebackType | None,
     ) -> None:
         await self._shutdown()
+
+    def events(self) -> AsyncIterator[DriverEvent]:
+        """The framework's events, for a driver built without a scheduler::
+
+            async with Driver(None, info, master) as driver:
+                async for event in driver.events():
+                    match event:
+                        case sdk.OffersEvent(offers=offers): ...
+                        case sdk.UpdateEvent(status=status): ...
+
+        One event at a time, in order; a status is acknowledged when the loop asks for the next
+        event. The loop ends when the driver does (``stop()``, ``teardown()``), raising what
+        ``wait()`` would raise."""
+        channel = self.scheduler
+        if not isinstance(channel, EventChannel):
+            raise RuntimeError("events() needs a Driver built without a scheduler (None)")
+        return channel.stream(self)
 
     async def wait(self) -> None:
         """Run until ``stop()``/``teardown()``; re-raise whatever else ended the driver."""
@@ -282,7 +304,9 @@ class Driver:
             if was_subscribed:
                 delays = self._backoff.delays(self._rng)  # a healthy connection resets backoff
             delay = next(delays)
-            log.info("reconnecting to %s in %.2f s: %s", self.master, delay, self._last_error)
+            log.info(
+                "reconnecting", master=self.master, delay=round(delay, 2), error=self._last_error
+            )
             await asyncio.sleep(delay)
 
     async def _read_stream(self) -> tuple[bool, bool]:
@@ -330,7 +354,7 @@ class Driver:
                     timeout = interval * self._missed_heartbeats if interval > 0 else None
                     subscribed = True
                     self._first_subscribed.set()
-                    log.info("subscribed to %s as %s", self.master, sub.framework_id)
+                    log.info("subscribed", master=self.master, framework_id=sub.framework_id)
                 elif kind == "heartbeat":
                     continue
                 await self._queue.put(event)
@@ -396,7 +420,7 @@ class Driver:
             await self.reconcile(sorted(self._live.items()))
         except (CallError, NotSubscribedError) as err:
             # The connection went again: the next subscription does this again.
-            log.info("demands or reconciliation after subscribing not sent: %s", err)
+            log.info("demands or reconciliation after subscribing not sent", error=str(err))
 
     async def _dispatch_statuses(self, event: Event) -> None:
         acks: list[Acknowledgement] = []
@@ -440,7 +464,7 @@ class Driver:
             if self._tearing_down:
                 return  # the master forgot the framework and its statuses: nothing to ack
             # Harmless: the master resends unacknowledged statuses, and we ack them then.
-            log.warning("%d acknowledgements not sent: %s", len(acks), err)
+            log.warning("acknowledgements not sent", count=len(acks), error=str(err))
 
     # -- calls --------------------------------------------------------------------------------
 

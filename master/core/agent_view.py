@@ -16,7 +16,7 @@ scan (or explain) and answers the same question for all agents with array operat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,8 +24,9 @@ import numpy.typing as npt
 
 from corral.master.allocator.options import constraint_reason, taint_reason
 from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
-from corral.placement import Taint, TaintEffect, untolerated
+from corral.placement import HOSTNAME_KEY, Taint, TaintEffect, untolerated
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -73,6 +74,31 @@ class AgentView:
             self.attrs_of[i] = a
         self.free = free
         self._offers = offers
+        self._core = core
+
+    def _mark_spread(
+        self, fw: FrameworkRecord, d: Demand, mark: Callable[[str, Mask], None]
+    ) -> None:
+        spread = spread_counts(self._core, fw, d, self.agents)
+        if spread is None:
+            return
+        if spread.rule.topology_key == HOSTNAME_KEY:
+            # Every agent its own domain, almost always: agent by agent.
+            by_reason: dict[str, list[int]] = {}
+            for i, agent in enumerate(self.agents):
+                why = spread.reason(agent)
+                if why:
+                    by_reason.setdefault(why, []).append(i)
+            for why, rows in by_reason.items():
+                where = np.zeros(len(self.agents), dtype=np.bool_)
+                where[rows] = True
+                mark(why, where)
+            return
+        for s, attrs in enumerate(self.attr_sets):
+            value = attrs.get(spread.rule.topology_key)
+            why = spread.rule.blocked(value, spread.counts, spread.fewest)
+            if why:
+                mark(why, self.attrs_of == s)
 
     def reasons(
         self, fw: FrameworkRecord, d: Demand, held: dict[str, str], fits: str
@@ -119,6 +145,7 @@ class AgentView:
             where = np.zeros(n, dtype=np.bool_)
             where[held_rows] = True
             mark(why, where)
+        self._mark_spread(fw, d, mark)
         if n:
             some = np.zeros(n, dtype=np.bool_)
             for m in masks.values():

@@ -98,8 +98,8 @@ class MasterConfig:
     # Priority classes at start (the master's --priority-classes), set over the defaults
     # (corral.priority.DEFAULTS) by name, as if an operator had set them in this order.
     priority_classes: tuple[PriorityClass, ...] = field(default=())
-    # Preemption (master/core/preemption.py, docs/scheduling.md): after a cycle, a demand whose
-    # tasks have no room anywhere takes room from tasks of lower priority. False: never
+    # Preemption (master/core/preemption.py, docs/scheduling.md): at each tick, before the cycle, a
+    # demand whose tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
     preemption: bool = True
     # Why-pending events (master/core/pending.py): after a cycle, at most once per interval,

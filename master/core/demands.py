@@ -31,6 +31,7 @@ from corral.master.allocator.options import constraint_reason, taint_reason
 from corral.master.core import gangs
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 from corral.placement import TaintEffect, untolerated
@@ -191,6 +192,7 @@ def demand_json(fw: FrameworkRecord, d: Demand, table: PriorityTable) -> dict[st
         "min_member": d.min_member,
         "constraints": [str(c) for c in d.constraints],
         "tolerations": [str(t) for t in d.tolerations],
+        "spread": None if d.spread is None else str(d.spread),
         "tasks": fw.demand_tasks.get(d.name, 0),
         "unmet": unmet(fw, d),
     }
@@ -217,9 +219,11 @@ def _agent_reasons(
     d: Demand,
     agent: AgentRecord,
     held: dict[str, str],
+    spread: SpreadCounts | None = None,
 ) -> list[str]:
     """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits). ``held``: the
-    allocator's refuse filters and draining agents for the framework (Allocator.held_back)."""
+    allocator's refuse filters and draining agents for the framework (Allocator.held_back);
+    ``spread``: where the demand's tasks are, if it has a spread rule (spread.py)."""
     spec = agent.spec
     reasons: list[str] = []
     hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
@@ -237,6 +241,8 @@ def _agent_reasons(
     why = held.get(agent.agent_id)
     if why is not None:
         reasons.append(why)
+    if spread is not None and (skewed := spread.reason(agent)):
+        reasons.append(skewed)
     # Once each: a constraint the framework and the demand both set counted the agent twice.
     return list(dict.fromkeys(reasons))
 
@@ -279,8 +285,9 @@ def demand_reasons_reference(
     """``demand_reasons`` agent by agent (``_agent_reasons``): the specification the fast one
     is tested against."""
     counts: dict[str, list[str]] = {}
+    spread = spread_counts(core, fw, d, agents)
     for agent in agents:
-        reasons = _agent_reasons(core, fw, d, agent, held) or [REASON_FITS]
+        reasons = _agent_reasons(core, fw, d, agent, held, spread) or [REASON_FITS]
         for reason in reasons:
             counts.setdefault(reason, []).append(agent.agent_id)
     return [

@@ -23,9 +23,10 @@ Rules of the core (the rest of this file applies them):
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
    UNREACHABLE.
-9. Preemption (nominations.py, preemption.py) runs after each allocation cycle; what a victim
-   frees is charged to its preemptor in the same event it ends in (``settle`` after the
-   handler), so no cycle sees it free, and it is offered to the preemptor alone.
+9. Preemption (nominations.py, preemption.py) runs at each allocation tick, before the cycle;
+   the free room its planned tasks need beside their victims is held for the preemptor then,
+   and what a victim frees is charged to it in the same event it ends in (``settle`` after
+   the handler), so no cycle sees either free, and they are offered to the preemptor alone.
 """
 
 from __future__ import annotations
@@ -1545,6 +1546,10 @@ class MasterCore:
         if allowance <= 0:
             self.pacer.limited = True
             return out  # nothing may be offered: spare the allocator a walk over the free agents
+        if self.config.preemption:
+            # Before the cycle: the free room a preemptor's planned tasks need beside their
+            # victims' is held for it now, not offered to others first (nominations.py rule 3).
+            out += nominations.preempt(self, e)
         per_fw: dict[str, list[OfferRecord]] = {}
         if self.gang_frameworks:
             allowance = self._offer_gangs(e.now, allowance, per_fw)
@@ -1563,8 +1568,6 @@ class MasterCore:
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
             for fw_id, batch in per_fw.items()
         ]
-        if self.config.preemption:
-            out += nominations.preempt(self, e)
         out += pending.scan(self, e)  # why-pending events, rate-limited (pending.py)
         return out
 

@@ -2,20 +2,22 @@
 they free for the preemptor (nomination). The choice of victims is preemption.py's.
 
 Rules (the core's validate() checks 3 and 4):
-1. After each allocation cycle, a demand with unmet tasks, a class that may preempt
-   (not ``Never``), a subscribed framework that is not suppressed, and no nomination in
-   progress, counts its tasks that fit in the room free for it now (its own offers count as
-   room); for the rest it asks preemption.py for victims, within the cycle's bound.
+1. At each allocation tick, before the cycle offers anything, a demand with unmet tasks, a class
+   that may preempt (not ``Never``), a subscribed framework that is not suppressed, and no
+   nomination in progress, counts its tasks that fit in the room free for it now (its own offers
+   count as room); for the rest it asks preemption.py for victims, within the cycle's bound.
 2. A victim is told to die through its agent (SendKill) and remembers who preempted it; its
    KILLED status reaches its framework with reason PREEMPTED and that message.
 3. What a victim frees when it ends is charged to the preemptor at once, in the same event
-   (``held``): no cycle ever sees it free. The allocator charges the preemptor its tasks, its
-   offers and its holds.
+   (``held``): no cycle ever sees it free. So is, when the victims are chosen, the free room the
+   planned tasks need beside them (``_hold_free_room``). The allocator charges the preemptor its
+   tasks, its offers and its holds.
 4. Once the last victim on the agent is gone, the hold becomes one offer to the preemptor,
-   rescinded after ``preemption_nomination_seconds`` if unused. Until the offer is used,
-   declined or rescinded (or the victims outlive ``preemption_kill_timeout``), the demand does
-   not preempt again. A hold on an agent that leaves the allocator, or of a framework that
-   leaves, goes back to the pool.
+   rescinded after ``preemption_nomination_seconds`` if unused; the offer adds the agent's
+   free room the demand's tasks need beside the hold (``_top_up``), so it holds whole tasks.
+   Until the offer is used, declined or rescinded (or the victims outlive
+   ``preemption_kill_timeout``), the demand does not preempt again. A hold on an agent that
+   leaves the allocator, or of a framework that leaves, goes back to the pool.
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ class _Used:
                     u[k] += x
             self._cache[agent.agent_id] = u
         return u
+
+    def charge(self, agent_id: str, scalars: list[float]) -> None:
+        """Room taken this cycle (a hold made): later demands see it used."""
+        u = self._cache.get(agent_id)
+        if u is not None:
+            self._cache[agent_id] = [a + b for a, b in zip(u, scalars, strict=True)]
+        held = self._held.setdefault(agent_id, [0.0, 0.0, 0.0, 0.0])
+        self._held[agent_id] = [a + b for a, b in zip(held, scalars, strict=True)]
 
 
 def _lowest_live_priority(core: MasterCore) -> float:
@@ -159,7 +169,7 @@ def _preempt_for(
     if not views:
         return []
     placements = preemption.place(shape, need, value, views, _spare(core), budget)
-    return _nominate(core, fw, d, placements, e)
+    return _nominate(core, fw, d, placements, used, e)
 
 
 def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
@@ -200,6 +210,7 @@ def _nominate(
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
+    used: _Used,
     e: ev.Event,
 ) -> list[cmd.Command]:
     out: list[cmd.Command] = []
@@ -243,7 +254,47 @@ def _nominate(
                     f"(priority {v.priority} < {core.priority.value(d.priority_class)})",
                 )
             )
+    _hold_free_room(core, fw, d, placements, used)
     return out
+
+
+def _hold_free_room(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    placements: list[preemption.Placement],
+    used: _Used,
+) -> None:
+    """Rule 3 for the part of the planned tasks that free room covers (their mem, say, when
+    only cpus were short): held for the preemptor from now, as the victims' share will be.
+    Left free, the next cycle would offer it to someone else, the preemptor's offer would not
+    hold whole tasks, and the demand would preempt again."""
+    tasks: dict[str, int] = {}
+    freed: dict[str, list[float]] = {}
+    for p in placements:
+        tasks[p.agent_id] = tasks.get(p.agent_id, 0) + 1
+        f = freed.setdefault(p.agent_id, [0.0, 0.0, 0.0, 0.0])
+        for v in p.victims:
+            for k, x in enumerate(v.scalars):
+                f[k] += x
+    shape = d.resources.scalars()
+    for agent_id, count in tasks.items():
+        if (fw.framework_id, d.name, agent_id) not in core.nominations:
+            continue  # no victims there: its free room is offered in the usual way
+        agent = core.agents[agent_id]
+        u = used.get(agent)
+        part = [
+            min(max(0.0, t - x), max(0.0, count * need - f))
+            for t, x, need, f in zip(
+                agent.spec.resources.scalars(), u, shape, freed[agent_id], strict=True
+            )
+        ]
+        if not any(x > 0 for x in part):
+            continue
+        n = core.nominations[(fw.framework_id, d.name, agent_id)]
+        core.allocator.allocate(fw.framework_id, agent_id, (part[0], part[1], part[2], part[3]))
+        n.held = [h + x for h, x in zip(n.held, part, strict=True)]
+        used.charge(agent_id, part)
 
 
 def victim_ended(core: MasterCore, task: TaskRecord) -> None:
@@ -283,6 +334,10 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         agent = core.agents[n.agent_id]
         held = (n.held[0], n.held[1], n.held[2], n.held[3])
         n.held = [0.0, 0.0, 0.0, 0.0]
+        extra = _top_up(core, fw, n, agent, held)
+        if any(x > 0 for x in extra):
+            core.allocator.allocate(fw.framework_id, agent.agent_id, extra)
+            held = (held[0] + extra[0], held[1] + extra[1], held[2] + extra[2], held[3] + extra[3])
         offer = core.book.make_one(fw, agent, held, e.now)
         n.offer_id = offer.offer_id
         n.expires_at = e.now + core.config.preemption_nomination_seconds
@@ -292,6 +347,35 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offers=(offer,))
         )
     return out
+
+
+def _top_up(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    n: Nomination,
+    agent: AgentRecord,
+    held: tuple[float, float, float, float],
+) -> tuple[float, float, float, float]:
+    """What the hold's offer needs from the agent's free room to hold whole tasks (rule 4).
+
+    Victims were chosen to cover only what the free room lacked (say cpus), so the hold alone
+    may not fit one task (its mem was free, and free room goes to whoever the next cycle
+    picks). Without this the preemptor declines the hold, the victims' framework takes the
+    room back, and the demand preempts again: a preemption loop."""
+    d = fw.demands.get(n.demand)
+    if d is None:
+        return (0.0, 0.0, 0.0, 0.0)
+    used = _Used(core).get(agent)  # tasks, offers and other holds: this one is zeroed
+    free = [
+        max(0.0, t - u - h)
+        for t, u, h in zip(agent.spec.resources.scalars(), used, held, strict=True)
+    ]
+    shape = d.resources.scalars()
+    room = [h + f for h, f in zip(held, free, strict=True)]
+    whole = min((int(r / x + 1e-9) for r, x in zip(room, shape, strict=True) if x > 0), default=0)
+    k = min(whole, max(0, d.count - fw.demand_tasks.get(d.name, 0)))
+    a, b, c, g = (min(f, max(0.0, k * x - h)) for f, x, h in zip(free, shape, held, strict=True))
+    return (a, b, c, g)
 
 
 def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:

@@ -7,8 +7,9 @@ Rules (the core's validate() checks them after every event in its tests):
 - Its scalars stay charged in the allocator until it is used (accept), returned (decline, a
   stream gone: ``give_back``) or rescinded (its agent detached: ``rescind_agent``).
 - An agent's ports are each in one place: free, in one offer, or in one task. An offer carries
-  all of its agent's free ports; they come back with the offer (a gang's offers carry none:
-  a demand's shape has no ports).
+  all of its agent's free ports; they come back with the offer. A gang's offers carry them
+  too (a demand's shape has no ports, but a gang's members do: a trainer's rank 0 listens on
+  one); what the accepted tasks leave comes back at the accept.
 - ``offers`` is in the order offers were made (``make``, ``make_one`` and ``make_gang`` add to
   it, each with the time of the event in hand), so the oldest outstanding offer is its first
   entry: expiring offers (``expire``) looks at the front and stops at the first one still in
@@ -144,13 +145,14 @@ class OfferBook:
             if agent.freed_at is not None:
                 self.waits.append(now - agent.freed_at)
                 agent.freed_at = None
+            ports, agent.free_ports = agent.free_ports, ()
             offer = OfferRecord(
                 f"{self._prefix}{self._seq}",
                 fid,
                 aid,
                 agent.spec.hostname,
                 list(scalars),
-                (),
+                ports,
                 agent.spec.attributes,
                 now,
                 gang_id,

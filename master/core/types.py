@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from corral.placement import AttributeConstraint, Taint, Toleration
+from corral.placement import AttributeConstraint, Taint, Toleration, TopologySpread
 from corral.resources import Resources
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
@@ -65,7 +65,8 @@ class Demand:
     ``unmet`` = count - the framework's live tasks naming this demand (TaskSpec.demand).
     ``min_member`` > 0 makes it a gang: its missing members are offered as one bundle
     (master/core/gangs.py).
-    ``constraints`` and ``tolerations`` are its tasks': explain uses them per agent."""
+    ``constraints`` and ``tolerations`` are its tasks': explain uses them per agent, and
+    ``spread`` (master/core/spread.py) over where its live tasks are."""
 
     name: str
     resources: Resources  # one task's shape: scalars only
@@ -74,6 +75,7 @@ class Demand:
     min_member: int = 0
     constraints: tuple[AttributeConstraint, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
+    spread: TopologySpread | None = None
 
 
 @dataclass(frozen=True, slots=True)

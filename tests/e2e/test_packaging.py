@@ -133,7 +133,7 @@ def test_server_install_runs_the_demo_from_any_folder(
         py.parent / "corral",
         "demo",
         "--duration",
-        "8",
+        "12",
         "--grpc",
         "127.0.0.1:0",
         "--http",
@@ -144,4 +144,4 @@ def test_server_install_runs_the_demo_from_any_folder(
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert re.search(r"Summary: 3 agents, \d+ framework runs, \d+ tasks: .*FINISHED", result.stdout)
+    assert re.search(r"Summary: 4 agents, \d+ framework runs, \d+ tasks: .*FINISHED", result.stdout)

@@ -1,4 +1,5 @@
-"""`corral demo --duration N` runs a real local cluster, exits 0 and reports the tasks it ran."""
+"""`corral demo --duration N` runs a real local cluster with the three frameworks, exits 0,
+reports what each did, and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_demo_runs_and_summarises(tmp_path: Path) -> None:
             "corral.cli.main",
             "demo",
             "--duration",
-            "12",
+            "30",
             "--grpc",
             "127.0.0.1:0",
             "--http",
@@ -31,14 +32,22 @@ def test_demo_runs_and_summarises(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    summary = re.search(r"Summary: 3 agents, \d+ framework runs, (\d+) tasks: (.*)", result.stdout)
-    assert summary, result.stdout
-    assert int(summary.group(1)) >= 6
-    assert "FINISHED" in summary.group(2) and "FAILED" not in summary.group(2)
+    out = result.stdout
+    summary = re.search(r"Summary: 4 agents, \d+ framework runs, (\d+) tasks: (.*)", out)
+    assert summary, out
+    assert "FINISHED" in summary.group(2) and "FAILED" not in summary.group(2), out
+    # Serving doubled halfway (3 -> 6) and got all six, preempting batch if it had to.
+    assert "serving: 6 of 6 instances running at most" in out, out
+    waves = re.search(r"batch: (\d+) waves ended, (\d+) succeeded", out)
+    assert waves and int(waves.group(1)) >= 1 and waves.group(1) == waves.group(2), out
+    trainings = re.search(r"gang: (\d+) trainings ended, (\d+) completed, last final loss", out)
+    assert trainings and int(trainings.group(1)) >= 1, out
+    assert trainings.group(1) == trainings.group(2), out
+    assert re.search(r"^\s+\d+ s  cpus [\d.]+/16  live tasks: ", out, re.MULTILINE), out
     leftover = [
         p.info["cmdline"]
         for p in psutil.process_iter(["cmdline"])

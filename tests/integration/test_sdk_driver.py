@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 
 import grpc
 import pytest
+import structlog.testing
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import FakeMaster
@@ -482,19 +483,36 @@ async def test_a_new_process_failing_over_asks_about_all_its_tasks(master: FakeM
     assert list(reconcile.tasks) == []  # implicit: every task the master knows
 
 
-async def test_a_teardown_from_a_status_callback_is_quiet(
-    master: FakeMaster, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_a_teardown_from_a_status_callback_is_quiet(master: FakeMaster) -> None:
     class Finish(sdk.Scheduler):
         async def status(self, driver: sdk.Driver, status: TaskStatus) -> None:
             await driver.teardown()  # the job is done
 
     master.refuse("Acknowledge", grpc.StatusCode.NOT_FOUND, "framework is not subscribed")
-    async with driver_for(master, Finish()) as driver:
-        await master.send_update([status("t1", uuid=b"u1")])
-        await asyncio.wait_for(driver.wait(), TIMEOUT)
+    with structlog.testing.capture_logs() as logs:
+        async with driver_for(master, Finish()) as driver:
+            await master.send_update([status("t1", uuid=b"u1")])
+            await asyncio.wait_for(driver.wait(), TIMEOUT)
     assert master.calls_of("Teardown")
-    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []
+    assert [e for e in logs if e["log_level"] == "warning"] == []
+
+
+async def test_a_refused_acknowledgement_is_a_structured_warning(master: FakeMaster) -> None:
+    master.refuse("Acknowledge", grpc.StatusCode.UNAVAILABLE, "busy")
+    with structlog.testing.capture_logs() as logs:
+        async with driver_for(master, Recorder()) as driver:
+            await master.send_update([status("t1", uuid=b"u1")])
+            await master.wait_for_calls("Acknowledge")
+            await driver.stop()
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert warnings == [
+        {
+            "event": "acknowledgements not sent",
+            "count": 1,
+            "error": "Acknowledge failed: UNAVAILABLE: busy",
+            "log_level": "warning",
+        }
+    ]
 
 
 async def test_demands_are_told_again_after_resubscribing(master: FakeMaster) -> None:

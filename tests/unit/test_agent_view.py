@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from corral.master.core import demands
 from corral.master.core import events as ev
-from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
+from corral.placement import (
+    AttributeConstraint,
+    ConstraintOp,
+    Taint,
+    TaintEffect,
+    Toleration,
+    TopologySpread,
+)
 from tests.unit.core_harness import Harness, demand, task
 
 EFFECTS = [TaintEffect.NO_SCHEDULE, TaintEffect.PREFER_NO_SCHEDULE, TaintEffect.NO_EXECUTE]
@@ -42,6 +49,16 @@ tolerations = st.lists(
     unique=True,
 )
 
+spreads = st.sampled_from(
+    [
+        None,
+        TopologySpread("zone", 1),
+        TopologySpread("zone", 2),
+        TopologySpread("zone", 1, schedule_anyway=True),
+        TopologySpread("hostname", 1),
+    ]
+)
+
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
@@ -62,6 +79,8 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
         offer_constraints=tuple(data.draw(constraints)),
         gpu_resources=True,
     )
+    # Tasks name demand "d", so a spread rule has tasks to count.
+    h.set_demands(fw, demand("d", "cpus:1;mem:64", count=50))
     # Some offers taken as tasks, some left outstanding, some declined (refuse filters).
     n = 0
     for batch in h.allocate():
@@ -69,7 +88,12 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
             choice = data.draw(st.sampled_from(["task", "keep", "decline"]))
             if choice == "task" and offer.scalars[0] >= 1:
                 n += 1
-                h.accept(batch.framework_id, [offer.offer_id], task(f"t{n}"), refuse=0)
+                h.accept(
+                    batch.framework_id,
+                    [offer.offer_id],
+                    task(f"t{n}", demand="d" if batch.framework_id == fw else ""),
+                    refuse=0,
+                )
             elif choice == "decline":
                 h.handle(
                     ev.Decline(
@@ -85,6 +109,7 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
         count=2,
         constraints=tuple(data.draw(constraints)),
         tolerations=tuple(data.draw(tolerations)),
+        spread=data.draw(spreads),
     )
     core = h.core
     record = core.frameworks[fw]

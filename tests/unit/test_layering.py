@@ -48,6 +48,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.frameworks.sdk": WIRE,
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
+    "corral.scenarios": (*WIRE, "corral.frameworks"),
     # The composition root: the one layer that may wire master and agent together.
     "corral.cli": ("corral",),
 }

@@ -242,3 +242,19 @@ def test_ordinary_offers_of_different_agents_are_still_refused_in_one_accept() -
     assert len(offers) == 2 and not any(o.gang_id for o in offers)
     with pytest.raises(CallRejected, match="offers of different agents"):
         h.accept(fid, [o.offer_id for o in offers], task("t1", demand="x"))
+
+
+def test_a_gangs_offers_carry_their_agents_ports_and_the_unused_come_back() -> None:
+    # A trainer's rank 0 listens on a port of its offer, so a bundle carries the ports as any
+    # offer does; each port stays in one place (validate() checks it after every event).
+    h = Harness()
+    fid, _ = h.subscribe("trainer", gpu_resources=True)
+    for i in range(2):
+        h.add_agent(f"g{i}", resources=f"{GPU_AGENT};ports:[31000-31009]")
+    h.set_demands(fid, demand("train", SHAPE, count=2, min_member=2))
+    bundle = h.offers_for(fid)
+    assert [o.ports for o in bundle] == [((31000, 31009),)] * 2
+    rank0 = member("m0", bundle[0].agent_id, f"{SHAPE};ports:[31000-31000]")
+    h.accept(fid, [o.offer_id for o in bundle], rank0, member("m1", bundle[1].agent_id))
+    assert h.core.agents[bundle[0].agent_id].free_ports == ((31001, 31009),)
+    assert h.core.agents[bundle[1].agent_id].free_ports == ((31000, 31009),)

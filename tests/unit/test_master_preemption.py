@@ -5,6 +5,7 @@ class and a gang at its minimum are left alone, and a demand does not preempt tw
 from __future__ import annotations
 
 from corral.master.core import commands as cmd
+from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.types import TaskReason, TaskState
 from corral.priority import PreemptionPolicy, PriorityClass
@@ -12,7 +13,7 @@ from tests.unit.core_harness import Harness, demand, of, status, task
 
 
 def full_cluster(
-    config: MasterConfig | None = None, agents: int = 2, **batch_demand: int
+    config: MasterConfig | None = None, agents: int = 2, task_mem: int = 128, **batch_demand: int
 ) -> tuple[Harness, str, list[str]]:
     """``agents`` agents of 4 cpus, each full of four 1-cpu tasks of a batch framework."""
     h = Harness(config=config or MasterConfig())
@@ -27,7 +28,7 @@ def full_cluster(
         for offer in offers:
             count = int(offer.scalars[0])  # 1-cpu tasks
             tasks = [
-                task(f"b{n + i}", "cpus:1;mem:128", demand="work", priority_class="batch")
+                task(f"b{n + i}", f"cpus:1;mem:{task_mem}", demand="work", priority_class="batch")
                 for i in range(count)
             ]
             n += count
@@ -114,6 +115,48 @@ def test_exactly_enough_victims_and_the_preemptor_alone_is_offered_what_they_fre
         ),
     )
     assert h.core.frameworks[serving].demand_tasks["web"] == len(victims) // 2
+
+
+def test_the_hold_is_offered_with_the_free_room_its_tasks_need_beside_it() -> None:
+    # Victims of 1 cpu and 64 MiB free 2 cpus and 128 MiB, the preemptor's task wants 256 MiB:
+    # the rest was free all along. The offer must hold a whole task, or the preemptor declines
+    # it, batch takes the room back and the demand preempts again (a loop seen in
+    # `corral scenario batch-wave`).
+    h, batch, _ = full_cluster(task_mem=64)
+    serving, _ = h.subscribe("serving")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    out = preempt_cycle(h)
+    killed = kills(out)
+    for b in of(cmd.SendOffers, out):  # the free mem, offered around, is declined
+        ids = tuple(o.offer_id for o in b.offers)
+        h.handle(ev.Decline(**h.call_base(b.framework_id), offer_ids=ids))
+    assert len(killed) == 2
+    aid = killed[0].agent_id
+    out = h.agent_updates(aid, *(status(k.task_id, batch, aid, TaskState.KILLED) for k in killed))
+    (offer,) = of(cmd.SendOffers, out)[0].offers
+    assert (offer.scalars[0], offer.scalars[1]) == (2, 256)
+    h.core.validate()
+    h.accept(serving, [offer.offer_id], task("w", "cpus:2;mem:256", demand="web"))
+    assert h.core.frameworks[serving].demand_tasks["web"] == 1
+    assert kills(preempt_cycle(h)) == []
+
+
+def test_the_free_room_the_planned_tasks_need_is_held_from_the_start() -> None:
+    # Nobody declines here: the rest of the agent's free mem is offered around and kept, and
+    # the preemptor's offer still holds a whole task.
+    h, batch, _ = full_cluster(task_mem=64)
+    serving, _ = h.subscribe("serving")
+    h.subscribe("other")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    out = preempt_cycle(h)
+    killed = kills(out)
+    aid = killed[0].agent_id
+    assert h.core.nominations[(serving, "web", aid)].held[1] == 256 - 2 * 64
+    offered = [o for b in of(cmd.SendOffers, out) for o in b.offers if o.agent_id == aid]
+    assert sum(o.scalars[1] for o in offered) == 4096 - 4 * 64 - (256 - 2 * 64)
+    out = h.agent_updates(aid, *(status(k.task_id, batch, aid, TaskState.KILLED) for k in killed))
+    (offer,) = of(cmd.SendOffers, out)[0].offers
+    assert (offer.scalars[0], offer.scalars[1]) == (2, 256)
 
 
 def test_a_demand_does_not_preempt_again_while_its_victims_are_dying() -> None:

@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -47,6 +48,7 @@ class LocalCluster:
         work_dir: str | os.PathLike[str] | None = None,
         master_args: tuple[str, ...] = (),
         agent_args: tuple[str, ...] = (),
+        agent_attributes: Sequence[str | Mapping[str, str]] = (),
         corral: tuple[str, ...] = (sys.executable, "-m", "corral.cli.main"),
         ready_timeout: float = 60.0,
     ) -> None:
@@ -54,6 +56,9 @@ class LocalCluster:
         self.agent_resources = agent_resources
         self.master_args = master_args
         self.agent_args = agent_args
+        self.agent_attributes = list(agent_attributes)
+        if len(self.agent_attributes) > agents:
+            raise ValueError(f"{len(self.agent_attributes)} agent_attributes for {agents} agents")
         self.corral = corral
         self.ready_timeout = ready_timeout
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -63,6 +68,8 @@ class LocalCluster:
         self.processes: dict[str, asyncio.subprocess.Process] = {}
         self._logs: dict[str, Path] = {}
         self._killed: set[str] = set()  # stopped by kill(), not by a failure
+        # How each agent was started, so restart_agent starts it the same way.
+        self._agent_looks: dict[str, tuple[str, str | None]] = {}
 
     @property
     def work_dir(self) -> Path:
@@ -102,28 +109,53 @@ class LocalCluster:
         )
         await self._wait_ready_file(ready)
         for i in range(self.agents):
-            await self._spawn_agent(f"agent-{i}")
+            attrs = self.agent_attributes[i] if i < len(self.agent_attributes) else ""
+            await self._spawn_agent(f"agent-{i}", attributes=attrs)
         await self.wait_for_agents(self.agents, self.ready_timeout)
 
-    async def _spawn_agent(self, name: str, resources: str | None = None) -> None:
+    async def _spawn_agent(
+        self,
+        name: str,
+        resources: str | None = None,
+        *,
+        attributes: str | Mapping[str, str] | None = None,
+        hostname: str | None = None,
+    ) -> None:
         work = self.work_dir / name
         work.mkdir(parents=True, exist_ok=True)
+        if attributes is None and hostname is None:
+            attrs, hostname = self._agent_looks.get(name, ("", None))
+        else:
+            attrs = _attributes_flag(attributes or "")
+        self._agent_looks[name] = (attrs, hostname)
         await self._spawn(
             name,
             "agent",
             *("--master", self.master, "--resources", resources or self.agent_resources),
             *("--work-dir", str(work)),
+            *(("--attributes", attrs) if attrs else ()),
+            *(("--hostname", hostname) if hostname else ()),
             *self.agent_args,
         )
 
-    async def add_agent(self, name: str, resources: str | None = None) -> None:
+    async def add_agent(
+        self,
+        name: str,
+        resources: str | None = None,
+        *,
+        attributes: str | Mapping[str, str] | None = None,
+        hostname: str | None = None,
+    ) -> None:
         """Start one more agent (a test arranges what the master knows before the agent
-        joins). Returns once it is started, not registered: see ``wait_for_agents``."""
-        await self._spawn_agent(name, resources)
+        joins), with ``attributes`` (``{"zone": "a"}`` or ``"zone:a;rack:r1"``) and a
+        ``hostname`` (default: this host's name) if given. Returns once it is started, not
+        registered: see ``wait_for_agents``."""
+        await self._spawn_agent(name, resources, attributes=attributes or "", hostname=hostname)
 
     async def restart_agent(self, name: str, resources: str | None = None) -> None:
         """SIGKILL agent ``name`` (e.g. ``agent-0``; not its tasks, which run in sessions of
-        their own) and start it again on the same work dir, optionally with other resources.
+        their own) and start it again on the same work dir (with its attributes and hostname),
+        optionally with other resources.
         Returns once it is started, not registered: see ``wait_for_agents``."""
         await self.kill(name)
         await self._spawn_agent(name, resources)
@@ -256,3 +288,10 @@ class LocalCluster:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
+
+
+def _attributes_flag(attributes: str | Mapping[str, str]) -> str:
+    """The agent's ``--attributes`` value."""
+    if isinstance(attributes, str):
+        return attributes
+    return ";".join(f"{k}:{v}" for k, v in attributes.items())

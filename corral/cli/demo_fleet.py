@@ -1,0 +1,186 @@
+"""What `corral demo` runs: a master, four agents (zones a, b, c and a GPU agent in c) and the
+three frameworks, as real processes on this machine; each framework run is a `corral run`.
+
+- **serving** keeps a small web app up (one `http.server` per instance, spread over zones with
+  max_skew 1, class serving) and doubles it halfway through: with batch holding the cpus by
+  then, the master preempts batch tasks to make room.
+- **batch** runs waves of short tasks (class batch) back to back, each a new `corral run batch`.
+- **gang** trains a 2-worker model on the GPU agent (a gang demand: both or neither), again
+  and again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ZONES = ("a", "b", "c")
+# Each agent its own port range: they share this machine's 127.0.0.1, so two instances given
+# the same port on two agents would collide (on real hosts the ranges may all be the same).
+AGENT_RESOURCES = "cpus:4;mem:4096;disk:4096;ports:[{low}-{high}]"
+GPU_RESOURCES = "cpus:4;mem:4096;disk:4096;gpus:2;ports:[{low}-{high}]"
+SERVING_INSTANCES = 3
+
+
+class Processes:
+    """The demo's processes; every one is stopped on exit, whatever happens."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        log = open(self.work / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "corral.cli.main", *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.procs.append((name, proc))
+        return proc
+
+    def stop(self, names: tuple[str, ...] = ()) -> None:
+        """SIGTERM the named processes' groups (all, if none named), newest first; SIGKILL
+        what is still there 10 s later."""
+        chosen = [(n, p) for n, p in self.procs if not names or n.startswith(names)]
+        for _name, proc in reversed(chosen):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for _name, proc in chosen:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+    def dead(self, prefix: str) -> list[str]:
+        return [n for n, p in self.procs if n.startswith(prefix) and p.poll() is not None]
+
+
+def start_agents(procs: Processes, master: str) -> int:
+    """The four agents; returns how many. Their hostname is 127.0.0.1, which every worker can
+    reach (the gang's MASTER_ADDR is rank 0's agent hostname)."""
+    agents = [(f"agent-{z}", AGENT_RESOURCES, f"zone:{z}") for z in ZONES]
+    agents.append(("agent-gpu", GPU_RESOURCES, "zone:c;gpu:true"))
+    for i, (name, shape, attributes) in enumerate(agents):
+        low = 31000 + 1000 * i
+        resources = shape.format(low=low, high=low + 999)
+        procs.spawn(
+            name,
+            "agent",
+            *("--master", master, "--resources", resources, "--attributes", attributes),
+            *("--hostname", "127.0.0.1", "--work-dir", str(procs.work / name)),
+        )
+    return len(agents)
+
+
+def serving_app(instances: int) -> dict[str, Any]:
+    return {
+        "id": "web",
+        "command": f"exec {shlex.quote(sys.executable)} -m http.server $PORT0 --bind 127.0.0.1",
+        "instances": instances,
+        "cpus": 0.5,
+        "mem": 64,
+        "ports": 1,
+        "spread": {"topology_key": "zone", "max_skew": 1},
+        "health_check": {"protocol": "TCP", "port_index": 0, "grace_period": 10, "interval": 2},
+    }
+
+
+@dataclass
+class Runs:
+    """One framework run again and again: each a `corral run`, its exit code kept."""
+
+    name: str
+    args: tuple[str, ...]
+    procs: Processes
+    codes: list[int] = field(default_factory=list)
+    current: subprocess.Popen[bytes] | None = None
+    started: int = 0
+
+    def json_file(self, n: int) -> Path:
+        return self.procs.work / f"{self.name}-{n}.json"
+
+    def keep_going(self) -> None:
+        if self.current is not None and self.current.poll() is None:
+            return
+        if self.current is not None:
+            self.codes.append(self.current.returncode)
+        self.started += 1
+        self.current = self.procs.spawn(
+            f"{self.name}-{self.started}",
+            "run",
+            *self.args,
+            *("--json", str(self.json_file(self.started))),
+        )
+
+    def summaries(self) -> list[dict[str, Any]]:
+        out = []
+        for n in range(1, self.started + 1):
+            path = self.json_file(n)
+            with contextlib.suppress(OSError, ValueError):
+                out.append(json.loads(path.read_text()))
+        return out
+
+
+class Fleet:
+    """The three frameworks against ``master``: serving from the start, batch waves and gang
+    trainings back to back, serving doubled at ``scale_at`` seconds."""
+
+    def __init__(
+        self, procs: Processes, master: str, scale_at: float, batch_tasks: int = 24
+    ) -> None:
+        self.procs, self.master, self.scale_at = procs, master, scale_at
+        self.app = procs.work / "web.json"
+        self.app.write_text(json.dumps(serving_app(SERVING_INSTANCES), indent=2))
+        self.serving_wanted = SERVING_INSTANCES
+        self.serving = procs.spawn(
+            "serving", "run", "serving", "--master", master, "--config", str(self.app)
+        )
+        self.batch = Runs(
+            "batch",
+            (
+                *("batch", "--master", master, "--tasks", str(batch_tasks)),
+                *("--cpus", "0.5", "--mem", "32", "--duration", "4", "--name", "wave"),
+            ),
+            procs,
+        )
+        self.gang = Runs(
+            "gang",
+            (
+                *("gang", "--master", master, "--workers", "2", "--gpus-per-worker", "1"),
+                *("--cpus-per-worker", "0.5", "--steps", "300", "--step-seconds", "0.01"),
+                *("--checkpoint-dir", str(procs.work / "checkpoints"), "--peer-timeout", "20"),
+            ),
+            procs,
+        )
+        self.began = time.monotonic()
+        self.scaled = False
+
+    def tick(self) -> None:
+        self.batch.keep_going()
+        self.gang.keep_going()
+        if not self.scaled and time.monotonic() - self.began >= self.scale_at:
+            self.scaled = True
+            self.serving_wanted = 2 * SERVING_INSTANCES
+            app = serving_app(self.serving_wanted)
+            tmp = self.app.with_suffix(".tmp")
+            tmp.write_text(json.dumps(app, indent=2))
+            tmp.replace(self.app)  # the framework re-reads a changed file (docs/frameworks.md)
+
+    def serving_failed(self) -> bool:
+        return self.serving.poll() is not None

@@ -1,0 +1,177 @@
+"""The gang trainer's decisions, pure (no SDK calls, no clock): each member's environment,
+where rank 0 goes and which port it listens on, and what a member's end means for the gang.
+
+Rules of a run (``Run``):
+1. An *attempt* is one gang: a gang demand ``DEMAND-<attempt>`` with ``min_member`` = workers,
+   accepted as one bundle, launched together. No member is ever launched alone.
+2. Every member FINISHED: the run succeeded.
+3. A member ending any other way (FAILED, KILLED, LOST, ERROR, ...) fails the attempt: the
+   survivors are killed and, once every member has ended, the next attempt is launched (it
+   resumes from the last checkpoint), unless ``max_restarts`` attempts were relaunched already:
+   then the run failed.
+4. Ends of members of an earlier attempt, or seen twice, change nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from corral.frameworks import sdk
+from corral.frameworks.gang.spec import TrainSpec
+
+WORKER_MODULE = "corral.frameworks.gang.worker"
+
+
+def worker_command(spec: TrainSpec) -> str | list[str]:
+    """What each member runs: the user's command (sh -c), or the default numpy worker with
+    this interpreter (agents on this machine run the same Python the framework runs)."""
+    return spec.command or [sys.executable, "-m", WORKER_MODULE]
+
+
+def member_env(
+    spec: TrainSpec, rank: int, master_addr: str, master_port: int, attempt: int
+) -> dict[str, str]:
+    """The environment contract of a member (docs/frameworks.md, "Gang trainer")."""
+    return {
+        "RANK": str(rank),
+        "WORLD_SIZE": str(spec.workers),
+        "MASTER_ADDR": master_addr,
+        "MASTER_PORT": str(master_port),
+        "GANG_CHECKPOINT_DIR": spec.checkpoint_dir,
+        "GANG_STEPS": str(spec.steps),
+        "GANG_CHECKPOINT_EVERY": str(spec.checkpoint_every),
+        "GANG_SEED": str(spec.seed),
+        "GANG_STEP_SECONDS": repr(float(spec.step_seconds)),
+        "GANG_PEER_TIMEOUT": repr(float(spec.peer_timeout)),
+        "GANG_ATTEMPT": str(attempt),
+    }
+
+
+def rank0_offer(bundle: Sequence[sdk.Offer]) -> tuple[int, int] | None:
+    """(index of the offer rank 0 goes on, the port it listens on): the first offer with a
+    port, and its lowest port. None when no offer of the bundle has one."""
+    for i, offer in enumerate(bundle):
+        ranges = sorted((r.begin, r.end) for r in offer.resources.ports if r.begin <= r.end)
+        if ranges:
+            return i, ranges[0][0]
+    return None
+
+
+def members(spec: TrainSpec, bundle: Sequence[sdk.Offer], attempt: int) -> list[sdk.TaskInfo]:
+    """One task per rank for this bundle, each naming its agent (``sdk.place_gang``), rank 0
+    on an offer with a port it holds as MASTER_PORT. ``ValueError`` if the bundle has no port
+    or the members do not fit it."""
+    found = rank0_offer(bundle)
+    if found is None:
+        raise ValueError(
+            "no offer of the gang carries a port for rank 0's MASTER_PORT "
+            "(give the agents a ports resource)"
+        )
+    first, port = found
+    ordered = [bundle[first], *(o for i, o in enumerate(bundle) if i != first)]
+    command = worker_command(spec)
+    demand = demand_name(spec, attempt)
+    tasks = [
+        sdk.task(
+            f"{spec.name}-rank{rank}",
+            command,
+            cpus=spec.cpus,
+            mem=spec.mem,
+            gpus=spec.gpus,
+            task_id=f"{spec.name}-a{attempt}-rank{rank}",
+            env=member_env(spec, rank, ordered[0].hostname, port, attempt),
+            ports=[(port, port)] if rank == 0 else (),
+            priority_class=spec.priority_class,
+            demand=demand,
+        )
+        for rank in range(spec.workers)
+    ]
+    return sdk.place_gang(ordered, tasks)
+
+
+def demand_name(spec: TrainSpec, attempt: int) -> str:
+    return f"{spec.name}-{attempt}"
+
+
+def demand(spec: TrainSpec, attempt: int) -> sdk.Demand:
+    """Rule 1: the whole gang or nothing."""
+    return sdk.Demand(
+        demand_name(spec, attempt),
+        spec.workers,
+        cpus=spec.cpus,
+        mem=spec.mem,
+        gpus=spec.gpus,
+        priority_class=spec.priority_class,
+        min_member=spec.workers,
+    )
+
+
+class Phase(enum.Enum):
+    WAITING = "waiting"  # the attempt's demand is set; no bundle accepted yet
+    RUNNING = "running"  # its members are launched
+    STOPPING = "stopping"  # a member failed: the survivors are being killed
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class Action(enum.Enum):
+    NOTHING = "nothing"
+    KILL_SURVIVORS = "kill survivors"  # then wait for their ends
+    RELAUNCH = "relaunch"  # every member has ended: set the next attempt's demand
+    SUCCEEDED = "succeeded"
+    GIVE_UP = "give up"
+
+
+@dataclass
+class Run:
+    """Rules 1-4 as a state machine: ``launched`` and ``ended`` in, an ``Action`` out."""
+
+    workers: int
+    max_restarts: int
+    attempt: int = 0
+    restarts: int = 0
+    phase: Phase = Phase.WAITING
+    live: dict[str, str] = field(default_factory=dict)  # task id -> agent id, this attempt
+    failures: list[str] = field(default_factory=list)  # why each failed attempt failed
+
+    @property
+    def done(self) -> bool:
+        return self.phase in (Phase.SUCCEEDED, Phase.FAILED)
+
+    def launched(self, placed: dict[str, str]) -> None:
+        if self.phase is not Phase.WAITING:
+            raise RuntimeError(f"launching a gang while {self.phase.value}")
+        if len(placed) != self.workers:
+            raise ValueError(f"a gang is {self.workers} members, not {len(placed)}")
+        self.live = dict(placed)
+        self.phase = Phase.RUNNING
+
+    def ended(self, task_id: str, succeeded: bool, why: str = "") -> Action:
+        if task_id not in self.live:
+            return Action.NOTHING  # rule 4
+        del self.live[task_id]
+        if self.phase is Phase.RUNNING:
+            if succeeded:
+                if self.live:
+                    return Action.NOTHING
+                self.phase = Phase.SUCCEEDED
+                return Action.SUCCEEDED
+            self.failures.append(f"{task_id} {why}".strip())
+            self.phase = Phase.STOPPING
+            if self.live:
+                return Action.KILL_SURVIVORS
+        if self.phase is Phase.STOPPING and not self.live:
+            return self._next_attempt()
+        return Action.NOTHING
+
+    def _next_attempt(self) -> Action:
+        if self.restarts >= self.max_restarts:
+            self.phase = Phase.FAILED
+            return Action.GIVE_UP
+        self.restarts += 1
+        self.attempt += 1
+        self.phase = Phase.WAITING
+        return Action.RELAUNCH

@@ -1,0 +1,348 @@
+"""The app a serving framework keeps running, as given in ``app.json`` (docs/frameworks.md):
+parsed and checked here, so a mistake is one message naming the field (``AppError``, exit 2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from corral.frameworks import sdk
+
+Protocol = Literal["HTTP", "TCP", "COMMAND"]
+
+
+class AppError(ValueError):
+    """An app file or object that cannot run; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class HealthCheck:
+    """Marathon's health check, run by the framework: HTTP GET ``path`` (2xx/3xx is healthy)
+    or a TCP connect on the instance's port ``port_index`` on its agent's hostname, or a shell
+    ``command`` (exit 0 is healthy; see docs/frameworks.md for where it runs). Failures in the
+    first ``grace_period`` seconds before the first success do not count; after
+    ``max_consecutive_failures`` in a row (0: never) the instance is killed and replaced."""
+
+    protocol: Protocol = "HTTP"
+    path: str = "/"
+    port_index: int = 0
+    command: str = ""
+    grace_period: float = 15.0
+    interval: float = 5.0
+    timeout: float = 2.0
+    max_consecutive_failures: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class BackoffSpec:
+    """Delay before launching again after an instance failed: ``initial`` seconds, times
+    ``factor`` per failure in a row, at most ``max``; reset once an instance has stayed up
+    (healthy, if checked) for ``reset_after`` seconds."""
+
+    initial: float = 1.0
+    factor: float = 2.0
+    max: float = 60.0
+    reset_after: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Upgrade:
+    """Marathon's upgradeStrategy for a rolling restart: keep at least
+    ``minimum_health_capacity`` x instances healthy, run at most ``maximum_over_capacity`` x
+    instances extra meanwhile."""
+
+    minimum_health_capacity: float = 1.0
+    maximum_over_capacity: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class AppSpec:
+    id: str
+    command: str
+    instances: int = 1
+    cpus: float = 0.1
+    mem: float = 64.0
+    disk: float = 0.0
+    gpus: float = 0.0
+    ports: int = 0
+    priority_class: str = "serving"
+    role: str = "*"
+    env: Mapping[str, str] = field(default_factory=dict)
+    constraints: tuple[sdk.Rule, ...] = ()
+    spread: sdk.Spread | None = None
+    tolerations: tuple[sdk.Toleration, ...] = ()
+    health_check: HealthCheck | None = None
+    backoff: BackoffSpec = BackoffSpec()
+    upgrade: Upgrade = Upgrade()
+    kill_grace_period: float | None = None
+    # How long an instance "runs" on agents started with --simulate (ignored by real agents).
+    simulate_seconds: float = 86400.0
+
+    @property
+    def version(self) -> str:
+        """What makes an instance out of date: a change here means a rolling restart."""
+        shape = [self.cpus, self.mem, self.disk, self.gpus, self.ports]
+        what = json.dumps([self.command, sorted(self.env.items()), shape])
+        return hashlib.sha256(what.encode()).hexdigest()[:8]
+
+    def demand(self, count: int) -> sdk.Demand:
+        cluster = [
+            sdk.Constraint.equals(r.field, r.value)
+            for r in self.constraints
+            if r.operator == "CLUSTER" and r.value
+        ]
+        return sdk.Demand(
+            self.id,
+            count,
+            cpus=self.cpus,
+            mem=self.mem,
+            disk=self.disk,
+            gpus=self.gpus,
+            priority_class=self.priority_class,
+            constraints=cluster,
+            tolerations=self.tolerations,
+            spread=self.spread,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> AppSpec:
+        try:
+            text = Path(path).read_text()
+        except OSError as err:
+            raise AppError(f"cannot read {path}: {err.strerror or err}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise AppError(f"{path}: not JSON: {err}") from None
+        return cls.from_json(data)
+
+    @classmethod
+    def from_json(cls, data: object) -> AppSpec:
+        d = _object(data, "the app")
+        _known(d, "the app", _APP_KEYS)
+        spec = cls(
+            id=_name(d.get("id"), "id"),
+            command=_text(d.get("command"), "command"),
+            instances=_int(d.get("instances", 1), "instances", 0),
+            cpus=_num(d.get("cpus", 0.1), "cpus"),
+            mem=_num(d.get("mem", 64), "mem"),
+            disk=_num(d.get("disk", 0), "disk"),
+            gpus=_num(d.get("gpus", 0), "gpus"),
+            ports=_int(d.get("ports", 0), "ports", 0),
+            priority_class=_name(d.get("priority_class", "serving"), "priority_class"),
+            role=_name(d.get("role", "*"), "role"),
+            env=_env(d.get("env", {})),
+            constraints=_rules(d.get("constraints", [])),
+            spread=_spread(d["spread"]) if d.get("spread") is not None else None,
+            tolerations=_tolerations(d.get("tolerations", [])),
+            health_check=_health(d["health_check"]) if d.get("health_check") else None,
+            backoff=_backoff(d.get("backoff", {})),
+            upgrade=_upgrade(d.get("upgrade", {})),
+            kill_grace_period=(
+                None
+                if d.get("kill_grace_period") is None
+                else _num(d["kill_grace_period"], "kill_grace_period")
+            ),
+            simulate_seconds=_num(d.get("simulate_seconds", 86400), "simulate_seconds"),
+        )
+        if spec.cpus <= 0 and spec.mem <= 0:
+            raise AppError("cpus, mem: an instance must ask for some cpus or mem")
+        hc = spec.health_check
+        if hc is not None and hc.protocol != "COMMAND" and hc.port_index >= spec.ports:
+            raise AppError(
+                f"health_check.port_index: {hc.port_index} needs ports >= {hc.port_index + 1} "
+                f"(the app asks for {spec.ports})"
+            )
+        return spec
+
+
+_APP_KEYS = {
+    "id",
+    "command",
+    "instances",
+    "cpus",
+    "mem",
+    "disk",
+    "gpus",
+    "ports",
+    "priority_class",
+    "role",
+    "env",
+    "constraints",
+    "spread",
+    "tolerations",
+    "health_check",
+    "backoff",
+    "upgrade",
+    "kill_grace_period",
+    "simulate_seconds",
+}
+
+
+def _object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise AppError(f"{where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _known(d: Mapping[str, Any], where: str, keys: set[str]) -> None:
+    unknown = sorted(set(d) - keys)
+    if unknown:
+        raise AppError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(keys))})")
+
+
+def _text(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise AppError(f"{name}: must be a non-empty string, got {value!r}")
+    return value
+
+
+def _name(value: object, name: str) -> str:
+    text = _text(value, name)
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise AppError(f"{name}: {text!r} has whitespace or unprintable characters")
+    return text
+
+
+def _num(value: object, name: str, low: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AppError(f"{name}: must be a number, got {value!r}")
+    if not math.isfinite(value) or value < low:
+        raise AppError(f"{name}: must be a finite number >= {low:g}, got {value!r}")
+    return float(value)
+
+
+def _positive(value: object, name: str) -> float:
+    v = _num(value, name)
+    if v <= 0:
+        raise AppError(f"{name}: must be more than 0, got {value!r}")
+    return v
+
+
+def _int(value: object, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise AppError(f"{name}: must be a whole number >= {low}, got {value!r}")
+    return value
+
+
+def _env(value: object) -> dict[str, str]:
+    d = _object(value, "env")
+    bad = [k for k, v in d.items() if not isinstance(v, str)]
+    if bad:
+        raise AppError(f"env.{bad[0]}: must be a string, got {d[bad[0]]!r}")
+    return dict(d)
+
+
+def _rules(value: object) -> tuple[sdk.Rule, ...]:
+    if not isinstance(value, list):
+        raise AppError(f"constraints: must be a list of [field, operator, value], got {value!r}")
+    rules = []
+    for i, item in enumerate(value):
+        if not isinstance(item, list):
+            raise AppError(f"constraints[{i}]: must be [field, operator, value], got {item!r}")
+        try:
+            rules.append(sdk.Rule.parse(item))
+        except ValueError as err:
+            raise AppError(f"constraints[{i}]: {err}") from None
+    return tuple(rules)
+
+
+def _spread(value: object) -> sdk.Spread:
+    d = _object(value, "spread")
+    _known(d, "spread", {"topology_key", "max_skew", "when_unsatisfiable"})
+    key = _name(d.get("topology_key"), "spread.topology_key")
+    skew = _int(d.get("max_skew", 1), "spread.max_skew", 1)
+    try:
+        return sdk.Spread(key, skew, d.get("when_unsatisfiable", "DoNotSchedule"))
+    except ValueError as err:
+        raise AppError(f"spread.when_unsatisfiable: {err}") from None
+
+
+def _tolerations(value: object) -> tuple[sdk.Toleration, ...]:
+    if not isinstance(value, list):
+        raise AppError(f"tolerations: must be a list of objects, got {value!r}")
+    out = []
+    for i, item in enumerate(value):
+        where = f"tolerations[{i}]"
+        d = _object(item, where)
+        _known(d, where, {"key", "operator", "value", "effect"})
+        op = d.get("operator", "Equal")
+        if op not in ("Equal", "Exists"):
+            raise AppError(f"{where}.operator: must be Equal or Exists, got {op!r}")
+        try:
+            out.append(
+                sdk.Toleration(
+                    _name(d.get("key"), f"{where}.key"),
+                    str(d.get("value", "")),
+                    op == "Exists",
+                    d.get("effect"),
+                )
+            )
+        except ValueError as err:
+            raise AppError(f"{where}: {err}") from None
+    return tuple(out)
+
+
+def _health(value: object) -> HealthCheck:
+    d = _object(value, "health_check")
+    _known(d, "health_check", set(HealthCheck.__dataclass_fields__))
+    protocol = d.get("protocol", "HTTP")
+    if protocol not in ("HTTP", "TCP", "COMMAND"):
+        raise AppError(f"health_check.protocol: must be HTTP, TCP or COMMAND, got {protocol!r}")
+    if protocol == "COMMAND":
+        _text(d.get("command"), "health_check.command")
+    path = d.get("path", "/")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise AppError(f"health_check.path: must start with '/', got {path!r}")
+    return HealthCheck(
+        protocol=protocol,
+        path=path,
+        port_index=_int(d.get("port_index", 0), "health_check.port_index", 0),
+        command=str(d.get("command", "")),
+        grace_period=_num(d.get("grace_period", 15), "health_check.grace_period"),
+        interval=_positive(d.get("interval", 5), "health_check.interval"),
+        timeout=_positive(d.get("timeout", 2), "health_check.timeout"),
+        max_consecutive_failures=_int(
+            d.get("max_consecutive_failures", 3), "health_check.max_consecutive_failures", 0
+        ),
+    )
+
+
+def _backoff(value: object) -> BackoffSpec:
+    d = _object(value, "backoff")
+    _known(d, "backoff", set(BackoffSpec.__dataclass_fields__))
+    b = BackoffSpec(
+        initial=_positive(d.get("initial", 1), "backoff.initial"),
+        factor=_num(d.get("factor", 2), "backoff.factor", 1),
+        max=_positive(d.get("max", 60), "backoff.max"),
+        reset_after=_num(d.get("reset_after", 10), "backoff.reset_after"),
+    )
+    if b.max < b.initial:
+        raise AppError(f"backoff.max: must be >= backoff.initial ({b.initial:g}), got {b.max:g}")
+    return b
+
+
+def _upgrade(value: object) -> Upgrade:
+    d = _object(value, "upgrade")
+    _known(d, "upgrade", set(Upgrade.__dataclass_fields__))
+    u = Upgrade(
+        minimum_health_capacity=_num(
+            d.get("minimum_health_capacity", 1), "upgrade.minimum_health_capacity"
+        ),
+        maximum_over_capacity=_num(
+            d.get("maximum_over_capacity", 1), "upgrade.maximum_over_capacity"
+        ),
+    )
+    if u.minimum_health_capacity > 1 or u.maximum_over_capacity > 1:
+        raise AppError("upgrade: minimum_health_capacity and maximum_over_capacity are within 0..1")
+    if u.minimum_health_capacity == 1 and u.maximum_over_capacity == 0:
+        # Marathon refuses this too: no old instance may go and no new one may start.
+        raise AppError(
+            "upgrade: minimum_health_capacity 1 with maximum_over_capacity 0 can never restart"
+        )
+    return u

@@ -1,0 +1,190 @@
+"""The app's instances and what to do about them, without a master: how many to launch now
+(scaling, rolling restarts within the upgrade strategy, the restart backoff), which to kill,
+and the counts the status line shows. The scheduler feeds it events and does what it says."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from corral.frameworks import sdk
+from corral.frameworks.serving.app import AppSpec
+
+State = Literal["staging", "running", "unreachable"]
+# Why the framework killed an instance; an instance that ends for any other reason failed.
+KillReason = Literal["", "scale-down", "upgrade", "unhealthy", "stop"]
+EXPECTED_KILLS = ("scale-down", "upgrade", "stop")
+
+
+@dataclass
+class Instance:
+    task_id: str
+    version: str
+    agent_id: str
+    where: dict[str, str]  # the agent's attributes and hostname (sdk.where)
+    ports: list[int]
+    launched_at: float
+    state: State = "staging"
+    running_since: float | None = None
+    healthy: bool | None = None  # None: not checked yet (or no check)
+    healthy_since: float | None = None
+    kill_reason: KillReason = ""
+
+    @property
+    def host(self) -> str:
+        return self.where.get("hostname", "")
+
+    @property
+    def killing(self) -> bool:
+        return bool(self.kill_reason)
+
+
+@dataclass
+class Counts:
+    wanted: int
+    running: int
+    healthy: int
+    pending: int
+    staging: int
+    old: int  # live instances of an earlier version (a rolling restart is under way)
+
+
+@dataclass
+class Instances:
+    spec: AppSpec
+    rng: random.Random = field(default_factory=random.Random)
+    live: dict[str, Instance] = field(default_factory=dict)
+    next_launch_at: float = 0.0  # the backoff: no launch before this
+    failures: int = 0  # instances that ended on their own or unhealthy
+    launched: int = 0
+    unhealthy_kills: int = 0
+    _delays: Iterator[float] | None = None
+
+    # -- what the app is --------------------------------------------------------------------
+
+    def is_healthy(self, i: Instance) -> bool:
+        if i.state != "running" or i.killing:
+            return False
+        return self.spec.health_check is None or i.healthy is True
+
+    def _current(self) -> list[Instance]:
+        v = self.spec.version
+        return [i for i in self.live.values() if i.version == v and not i.killing]
+
+    def _old(self) -> list[Instance]:
+        v = self.spec.version
+        return [i for i in self.live.values() if i.version != v and not i.killing]
+
+    def counts(self, now: float) -> Counts:
+        current = self._current()
+        return Counts(
+            wanted=self.spec.instances,
+            running=sum(i.state == "running" for i in self.live.values() if not i.killing),
+            healthy=sum(self.is_healthy(i) for i in self.live.values()),
+            pending=self.missing(),
+            staging=sum(i.state == "staging" for i in current),
+            old=len(self._old()),
+        )
+
+    def missing(self) -> int:
+        """Instances of the current version still to launch, within the upgrade's surge
+        (backoff aside)."""
+        target = self.spec.instances
+        current, old = self._current(), self._old()
+        need = target - len(current)
+        if old:
+            cap = target + math.floor(self.spec.upgrade.maximum_over_capacity * target)
+            need = min(need, cap - len(current) - len(old))
+        return max(0, need)
+
+    def to_launch(self, now: float) -> int:
+        """How many to launch now: what is missing, unless the restart backoff holds it."""
+        return 0 if now < self.next_launch_at else self.missing()
+
+    def demand_count(self, now: float) -> int:
+        """The demand's count as the master counts it: every live task names the demand, so
+        this is the live ones plus those to launch now (unmet = to launch)."""
+        return len(self.live) + self.to_launch(now)
+
+    def to_kill(self, now: float) -> list[tuple[Instance, KillReason]]:
+        """Instances to kill now: extras after a scale-down, and old versions as far as the
+        upgrade strategy allows (the unhealthy first; a healthy one only while enough healthy
+        instances stay)."""
+        kills: list[tuple[Instance, KillReason]] = []
+        target = self.spec.instances
+        current = self._current()
+        if len(current) > target:
+            # The ones doing least first: not yet healthy, then the newest.
+            order = sorted(current, key=lambda i: (self.is_healthy(i), -i.launched_at))
+            kills += [(i, "scale-down") for i in order[: len(current) - target]]
+        old = self._old()
+        if old:
+            floor = math.ceil(self.spec.upgrade.minimum_health_capacity * target - 1e-9)
+            healthy = sum(self.is_healthy(i) for i in self.live.values() if not i.killing)
+            healthy -= sum(self.is_healthy(i) for i, _ in kills)
+            for i in sorted(old, key=lambda i: (self.is_healthy(i), i.launched_at)):
+                if not self.is_healthy(i):
+                    kills.append((i, "upgrade"))
+                elif healthy - 1 >= floor:
+                    kills.append((i, "upgrade"))
+                    healthy -= 1
+        return kills
+
+    # -- events -----------------------------------------------------------------------------
+
+    def add(self, inst: Instance) -> None:
+        self.live[inst.task_id] = inst
+        self.launched += 1
+
+    def running(self, task_id: str, now: float) -> Instance | None:
+        i = self.live.get(task_id)
+        if i is not None and i.state != "running":
+            i.state = "running"
+            i.running_since = now
+        return i
+
+    def unreachable(self, task_id: str) -> None:
+        i = self.live.get(task_id)
+        if i is not None:
+            i.state = "unreachable"
+            i.healthy = None
+
+    def health(self, task_id: str, ok: bool, now: float) -> None:
+        i = self.live.get(task_id)
+        if i is None:
+            return
+        if ok and i.healthy is not True:
+            i.healthy_since = now
+        i.healthy = ok
+
+    def ended(self, task_id: str, now: float) -> tuple[Instance, bool] | None:
+        """The instance ended; returns it and whether it failed (then the next launch waits
+        out the backoff). None for a task that is not one of ours (a duplicate status)."""
+        i = self.live.pop(task_id, None)
+        if i is None:
+            return None
+        failed = i.kill_reason not in EXPECTED_KILLS
+        if failed:
+            self.failures += 1
+            if i.kill_reason == "unhealthy":
+                self.unhealthy_kills += 1
+            if self._delays is None:
+                b = self.spec.backoff
+                self._delays = sdk.Backoff(b.initial, b.max, b.factor).delays(self.rng)
+            self.next_launch_at = max(self.next_launch_at, now + next(self._delays))
+        return i, failed
+
+    def settle_backoff(self, now: float) -> None:
+        """Forget the failures in a row once an instance of this version has stayed up (healthy,
+        if checked) for ``backoff.reset_after`` seconds."""
+        if self._delays is None:
+            return
+        after = self.spec.backoff.reset_after
+        for i in self._current():
+            since = i.healthy_since if self.spec.health_check is not None else i.running_since
+            if self.is_healthy(i) and since is not None and now - since >= after:
+                self._delays = None
+                return

@@ -1,0 +1,310 @@
+"""The serving scheduler: keeps an app's instances running on the offers it gets.
+
+- It tells the master one demand for the app (``count`` = live instances plus those it would
+  launch now, with the app's spread and CLUSTER constraints), so it is offered resources only
+  while an instance is missing, in the app's priority class (``serving`` by default).
+- Offers are placed with the SDK's ``Placer``: the app's Marathon constraints, its topology
+  spread (``max_skew``), emptiest agent first. What it does not use it declines with a long
+  refuse filter; it revives when something changed that may need those agents (an instance
+  ended, a scale-up, a new version, a backoff ran out).
+- Ports come from the offer's ranges, passed to the task as ``PORT0..`` and ``PORT``.
+- Health checks run here (``health.py``); an instance failing too many in a row is killed and
+  replaced. Instances that fail are replaced after an exponential backoff.
+- A new spec (``update``) scales, or rolls the instances to a new version within the
+  upgrade strategy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from corral.frameworks import sdk
+from corral.frameworks.serving import health
+from corral.frameworks.serving.app import AppError, AppSpec
+from corral.frameworks.serving.instances import Counts, Instance, Instances, KillReason
+
+LONG_REFUSE_SECONDS = 3600.0
+_RUNNING = sdk.TaskState.TASK_STATE_RUNNING
+_UNREACHABLE = sdk.TaskState.TASK_STATE_UNREACHABLE
+
+
+class ServingScheduler(sdk.Scheduler):
+    def __init__(
+        self,
+        spec: AppSpec,
+        on_event: Callable[[str], None] = lambda text: None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.app = Instances(spec, rng or random.Random())
+        self.on_event = on_event
+        self.clock = clock
+        self.known: dict[str, set[str]] = defaultdict(set)  # topology values seen in offers
+        self.refused_launches = 0
+        self._lock = asyncio.Lock()
+        self._declined = False  # declined with a long filter since the last revive
+        self._need_revive = False
+        self._demands_sent: list[sdk.Demand] | None = None
+        self._demand_task: asyncio.Task[None] | None = None
+        self._checks: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def spec(self) -> AppSpec:
+        return self.app.spec
+
+    def counts(self) -> Counts:
+        return self.app.counts(self.clock())
+
+    # -- changes from outside ---------------------------------------------------------------
+
+    def update(self, spec: AppSpec) -> str:
+        """Run ``spec`` from now on (a changed app file); what changed, for the log."""
+        old = self.app.spec
+        if spec.id != old.id:
+            raise AppError(f"id: an app cannot change its id ({old.id!r} -> {spec.id!r})")
+        self.app.spec = spec
+        self._need_revive = True
+        changes = []
+        if spec.instances != old.instances:
+            changes.append(f"instances {old.instances} -> {spec.instances}")
+        if spec.version != old.version:
+            changes.append(f"rolling restart to version {spec.version}")
+        if spec != old and not changes:
+            changes.append("settings changed (new placements and checks use them)")
+        return "; ".join(changes) or "no change"
+
+    # -- callbacks --------------------------------------------------------------------------
+
+    async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
+        self._demands_sent = None  # a new master, perhaps: say it again
+        self._declined = False  # a new subscription has no refuse filters
+        await self.tick(driver)
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        async with self._lock:
+            for o in offers:
+                for key, value in sdk.where(o).items():
+                    self.known[key].add(value)
+            unused = await self._place(driver, offers)
+            if unused:
+                try:
+                    await driver.decline(unused, refuse_seconds=LONG_REFUSE_SECONDS)
+                    self._declined = True
+                except sdk.DriverError:
+                    pass  # rescinded or disconnected: those offers are void anyway
+            await self._step(driver)
+
+    async def _place(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> list[sdk.Offer]:
+        """Launch what is missing on ``offers``; the offers left unused."""
+        n = self.app.to_launch(self.clock())
+        if n == 0:
+            return offers
+        spec = self.app.spec
+        placer = sdk.Placer(
+            offers,
+            placed=[i.where for i in self.app.live.values() if not i.killing],
+            rules=spec.constraints,
+            spread=spec.spread,
+            known=self.known,
+        )
+        for _ in range(n):
+            if placer.place(self._task(), ports=spec.ports) is None:
+                break  # nothing here may take one more: it stays pending
+        for offer, tasks in placer.launches():
+            for t in tasks:
+                ports = [p for r in t.resources.ports for p in range(r.begin, r.end + 1)]
+                t.command.environment.update(health._port_env(ports))
+            try:
+                await driver.launch([offer], tasks)
+            except sdk.DriverError as err:
+                self.refused_launches += 1
+                self.on_event(f"launch on {offer.hostname} refused: {err}")
+                continue
+            now = self.clock()
+            for t in tasks:
+                ports = [p for r in t.resources.ports for p in range(r.begin, r.end + 1)]
+                where = sdk.where(offer)
+                self.app.add(Instance(t.task_id, spec.version, offer.agent_id, where, ports, now))
+                self.on_event(f"launched {t.task_id} on {offer.hostname} {_ports_text(ports)}")
+        return placer.unused()
+
+    def _task(self) -> sdk.TaskInfo:
+        spec = self.app.spec
+        return sdk.task(
+            spec.id,
+            spec.command,
+            cpus=spec.cpus,
+            mem=spec.mem,
+            disk=spec.disk,
+            gpus=spec.gpus,
+            env={**spec.env, "CORRAL_APP": spec.id, "CORRAL_APP_VERSION": spec.version},
+            labels={"app": spec.id, "version": spec.version},
+            priority_class=spec.priority_class,
+            demand=spec.id,
+            kill_grace_period=spec.kill_grace_period,
+            simulate_seconds=spec.simulate_seconds,
+        )
+
+    async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
+        async with self._lock:
+            now = self.clock()
+            if status.state == _RUNNING:
+                inst = self.app.running(status.task_id, now)
+                hc = self.app.spec.health_check
+                if inst is not None and hc is not None and status.task_id not in self._checks:
+                    self._checks[status.task_id] = asyncio.get_running_loop().create_task(
+                        self._watch(driver, inst)
+                    )
+            elif status.state == _UNREACHABLE:
+                self.app.unreachable(status.task_id)
+            elif sdk.is_terminal(status.state):
+                ended = self.app.ended(status.task_id, now)
+                check = self._checks.pop(status.task_id, None)
+                if check is not None:
+                    check.cancel()
+                if ended is not None:
+                    inst, failed = ended
+                    self._need_revive = True
+                    what = sdk.state_name(status.state)
+                    if status.reason == sdk.TaskReason.TASK_REASON_PREEMPTED:
+                        what += " (preempted)"
+                    elif status.message:
+                        what += f" ({status.message})"
+                    if failed:
+                        wait = max(0.0, self.app.next_launch_at - now)
+                        self.on_event(
+                            f"instance {inst.task_id} on {inst.host} {what}: "
+                            f"replaced in {wait:.1f} s"
+                        )
+                    else:
+                        self.on_event(f"instance {inst.task_id} {what} ({inst.kill_reason})")
+            await self._step(driver)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def tick(self, driver: sdk.Driver) -> None:
+        """Act on time passing (a backoff ran out, an upgrade step is due); run.py calls this
+        about twice a second and after every change."""
+        async with self._lock:
+            await self._step(driver)
+
+    async def _step(self, driver: sdk.Driver) -> None:
+        now = self.clock()
+        for inst, reason in self.app.to_kill(now):
+            await self._kill(driver, inst, reason)
+        self.app.settle_backoff(now)
+        if self._need_revive and self._declined and self.app.to_launch(now) > 0:
+            # Something changed that may need the agents we turned down for an hour.
+            try:
+                await driver.revive()
+                self._declined = self._need_revive = False
+            except sdk.DriverError:
+                pass  # disconnected: the next subscription has no filters
+        self._sync_demands(driver)
+
+    async def _kill(self, driver: sdk.Driver, inst: Instance, reason: KillReason) -> None:
+        try:
+            await driver.kill(inst.task_id, inst.agent_id)
+        except sdk.NotSubscribedError:
+            return  # reconnecting: the next step tries again
+        except sdk.DriverError as err:
+            self.on_event(f"kill of {inst.task_id} refused: {err}")
+            return
+        inst.kill_reason = reason
+        self.on_event(f"killing {inst.task_id} on {inst.host}: {reason}")
+
+    def demands(self) -> list[sdk.Demand]:
+        count = self.app.demand_count(self.clock())
+        return [self.app.spec.demand(count)] if count > 0 else []
+
+    def _sync_demands(self, driver: sdk.Driver) -> None:
+        """Send the demand if it changed; one call in flight, the latest wins."""
+        if self._demand_task is not None and not self._demand_task.done():
+            return  # the running sync sends the newest demand when its call returns
+        if self.demands() == self._demands_sent:
+            return
+        self._demand_task = asyncio.get_running_loop().create_task(self._sync_loop(driver))
+
+    async def _sync_loop(self, driver: sdk.Driver) -> None:
+        while (want := self.demands()) != self._demands_sent:
+            try:
+                await driver.set_demands(want)
+            except sdk.DriverError:
+                return  # disconnected: subscribed() sends it again
+            self._demands_sent = want
+
+    async def settle(self) -> None:
+        """Wait for a demand update in flight."""
+        if self._demand_task is not None:
+            await asyncio.gather(self._demand_task, return_exceptions=True)
+
+    # -- health checks ----------------------------------------------------------------------
+
+    async def _watch(self, driver: sdk.Driver, inst: Instance) -> None:
+        """Check ``inst`` every interval until it ends; kill it after too many failures."""
+        hc = self.app.spec.health_check
+        assert hc is not None
+        started = self.clock()
+        ever_healthy = False
+        failures = 0
+        while inst.task_id in self.app.live and not inst.killing:
+            ok, why = await health.check(hc, inst.host, inst.ports)
+            now = self.clock()
+            self.app.health(inst.task_id, ok, now)
+            if ok:
+                ever_healthy, failures = True, 0
+            elif ever_healthy or now - started >= hc.grace_period:
+                failures += 1
+                self.on_event(f"health check of {inst.task_id} failed ({failures}x): {why}")
+                limit = hc.max_consecutive_failures
+                if limit and failures >= limit and not inst.killing:
+                    async with self._lock:
+                        await self._kill(driver, inst, "unhealthy")
+                        await self._step(driver)
+                    if inst.killing:
+                        return  # otherwise the kill did not go out: keep checking, kill again
+            await asyncio.sleep(hc.interval)  # the check's period, not a wait for a condition
+
+    async def close(self) -> None:
+        """Stop the health checks (the driver is going away)."""
+        checks = list(self._checks.values())
+        self._checks.clear()
+        for c in checks:
+            c.cancel()
+        await asyncio.gather(*checks, return_exceptions=True)
+        await self.settle()
+
+    # -- the summary ------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, object]:
+        c = self.counts()
+        return {
+            "app": self.app.spec.id,
+            "wanted": c.wanted,
+            "running": c.running,
+            "healthy": c.healthy,
+            "pending": c.pending,
+            "launched": self.app.launched,
+            "failures": self.app.failures,
+            "unhealthy_kills": self.app.unhealthy_kills,
+            "refused_launches": self.refused_launches,
+        }
+
+
+def status_line(spec: AppSpec, c: Counts) -> str:
+    text = (
+        f"app {spec.id}: {c.wanted} wanted, {c.running} running, {c.healthy} healthy, "
+        f"{c.pending} pending"
+    )
+    if c.old:
+        text += f"; rolling restart: {c.old} old"
+    return text
+
+
+def _ports_text(ports: list[int]) -> str:
+    return f"(ports {','.join(map(str, ports))})" if ports else ""

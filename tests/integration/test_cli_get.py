@@ -1,0 +1,92 @@
+"""`corral get` and the master's HTTP state on a real master, as a new user meets them: ids
+whole when piped (so they paste into `corral explain`), framework states, placement rules."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from corral.frameworks import sdk
+from corral.frameworks.sdk.testing import LocalCluster
+from corral.v1 import common_pb2 as pb
+
+pytestmark = pytest.mark.e2e
+
+
+def corral(*args: str) -> subprocess.CompletedProcess[str]:
+    # Piped, as `corral get ... | grep` is: rich would assume an 80-column console.
+    return subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def get(master: str, *args: str) -> list[list[str]]:
+    """The table's rows (header included), split on whitespace."""
+    done = await asyncio.to_thread(corral, "get", *args, "--master", master)
+    assert done.returncode == 0, done.stderr
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+class Holder(sdk.Scheduler):
+    """Declines for an hour: the framework stays, holding nothing."""
+
+    def __init__(self) -> None:
+        self.offered = asyncio.Event()
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        await driver.decline(offers, refuse_seconds=3600)
+        self.offered.set()
+
+
+async def test_get_prints_whole_ids_states_and_constraints(tmp_path: Path) -> None:
+    async with LocalCluster(
+        agents=1,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--attributes", "zone:a;rack:r1"),
+    ) as cluster:
+        zones = pb.AttributeConstraint(
+            attribute="zone", operator=pb.CONSTRAINT_OPERATOR_IN, values=["a", "b"]
+        )
+        info = sdk.FrameworkInfo(
+            name="constrained-framework-with-a-long-name", role="*", offer_constraints=[zones]
+        )
+        holder = Holder()
+        async with sdk.Driver(holder, info, cluster.master) as driver:
+            await asyncio.wait_for(holder.offered.wait(), 20)
+            fid = driver.framework_id
+
+            header, row = await get(cluster.master, "frameworks")
+            assert header[:4] == ["ID", "NAME", "ROLE", "STATE"]
+            assert row[:4] == [fid, info.name, "*", "subscribed"]
+            header, row = await get(cluster.master, "frameworks", "-o", "wide")
+            assert header[-4:] == ["OFFERED", "CONSTRAINTS", "TOLERATIONS", "DEMANDS"]
+            assert "zone in (a,b)" in " ".join(row)
+            (_, agent) = await get(cluster.master, "agents")
+            assert agent[2] == "active" and "rack=r1,zone=a" in agent
+
+            # The id as printed is the id: it pastes into the next command.
+            why = await asyncio.to_thread(corral, "explain", row[0], "--master", cluster.master)
+            assert why.returncode == 0, why.stderr
+
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://{cluster.http}/api/v1/state") as r:
+                    state = await r.json()
+                async with http.get(f"http://{cluster.http}/") as r:
+                    page = await r.text()
+            (framework,) = state["frameworks"]
+            assert framework["offer_constraints"] == ["zone in (a,b)"]
+            assert "<td>rack=r1, zone=a</td>" in page
+            await driver.teardown()
+
+        _, row = await get(cluster.master, "frameworks")
+        assert row[:4] == [fid, info.name, "*", "removed"]

@@ -1,0 +1,84 @@
+"""`corral scenario NAME --size small --json F` on real processes (a master and simulated agents
+per run): each scenario's symptom without its fix and its cure with it, from the figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral import scenarios
+from corral.cli import scenario_cmd
+
+pytestmark = pytest.mark.e2e
+
+
+def scenario(name: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
+    out_file = tmp_path / "figures.json"
+    got = subprocess.run(
+        [
+            *(sys.executable, "-m", "corral.cli.main", "scenario", name, "--size", "small"),
+            *("--json", str(out_file), "--work-dir", str(tmp_path / "work")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stderr == ""
+    result = json.loads(out_file.read_text())
+    assert result["scenario"] == name
+    return result["without_fix"], result["with_fix"], got.stdout
+
+
+def test_the_cli_lists_every_scenario() -> None:
+    assert scenario_cmd.NAMES == scenarios.NAMES
+    got = subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", "scenario", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert [line.split()[0] for line in got.stdout.splitlines()] == list(scenarios.NAMES)
+
+
+def test_batch_wave(tmp_path: Path) -> None:
+    without, fixed, out = scenario("batch-wave", tmp_path)
+    wanted = without["serving_wanted"]
+    # One class for everyone: serving waits behind the wave (its tasks outlive the window).
+    assert (without["serving_running"], without["serving_pending"]) == (0, wanted)
+    assert without["seconds_to_full"] is None and without["batch_preempted"] == 0
+    # Serving above batch: whole, by preempting exactly the 1-cpu tasks its 2-cpu ones need.
+    assert (fixed["serving_running"], fixed["serving_pending"]) == (wanted, 0)
+    assert fixed["seconds_to_full"] is not None
+    assert fixed["batch_preempted"] == 2 * wanted
+    assert "Symptom:" in out and "Fix:" in out
+
+
+def test_partial_gang(tmp_path: Path) -> None:
+    without, fixed, _ = scenario("partial-gang", tmp_path)
+    workers = without["workers_wanted"]
+    # Taking GPUs as offered: all but the busy one are held, idle, for the whole hold (2 s).
+    assert without["workers_started"] == workers - 1
+    assert without["idle_gpu_seconds"] >= (workers - 1) * 1.0
+    # A gang demand: nothing held while one GPU is busy, then all start together.
+    assert fixed["workers_started"] == 0
+    assert fixed["idle_gpu_seconds"] < without["idle_gpu_seconds"] / 5
+
+
+def test_spread_pending(tmp_path: Path) -> None:
+    without, fixed, out = scenario("spread-pending", tmp_path)
+    # Zone c has room for one: a and b may hold two each, the sixth instance waits forever.
+    assert (without["running"], without["pending"]) == (5, 1)
+    assert "spread: zone=a would exceed max_skew 1" in without["explain"]
+    assert "spread: zone=b would exceed max_skew 1" in without["explain"]
+    assert "insufficient cpus" in without["explain"]
+    assert "corral explain:" in out
+    # ScheduleAnyway: spread is a preference, every instance runs.
+    assert (fixed["running"], fixed["pending"], fixed["explain"]) == (6, 0, "")

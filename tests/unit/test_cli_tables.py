@@ -1,0 +1,148 @@
+"""`corral get` tables: whole ids however narrow the terminal or the pipe, cells printed as data,
+``-o wide`` columns, and states read from a master too old to send them."""
+
+from __future__ import annotations
+
+import io
+
+from corral.cli.get_cmd import rows
+from corral.cli.table import natural_width, print_table
+from corral.v1 import common_pb2 as pb
+from corral.v1 import operator_pb2 as op
+
+LONG_ID = "739e0553a8c94f2e9d1b6a7c5e3f1d2b-0001-framework-with-a-long-name"
+
+
+def _printed(cols: list[str], table: list[list[str]], **kw: str) -> str:
+    out = io.StringIO()  # not a terminal: as when piped
+    print_table(cols, table, file=out, **kw)
+    return out.getvalue()
+
+
+def test_long_ids_are_printed_whole_and_on_one_line() -> None:
+    state = op.State(
+        tasks=[
+            op.TaskEntry(
+                info=pb.TaskInfo(
+                    task_id=f"task-{LONG_ID}",
+                    framework_id=LONG_ID,
+                    agent_id=f"agent-{LONG_ID}",
+                    resources=pb.Resources(cpus=1, mem=64),
+                ),
+                status=pb.TaskStatus(state=pb.TASK_STATE_RUNNING, message="x" * 200),
+            )
+        ]
+    )
+    cols, table, _ = rows("tasks", state)
+    text = _printed(cols, table)
+    _, row = text.splitlines()
+    assert "…" not in text
+    assert row.split() == [
+        f"task-{LONG_ID}",
+        LONG_ID,
+        f"agent-{LONG_ID}",
+        "RUNNING",
+        "cpus:1",
+        "mem:64",
+        "x" * 60,  # the message is cut to 60 characters, except with -o wide
+    ]
+    assert len(row) > 80  # wider than the console rich assumes for a pipe
+
+
+def test_cells_are_data_not_markup_and_an_empty_table_says_so() -> None:
+    text = _printed(["ID", "RESOURCES"], [["a1", "ports:[31000-32000] [bold]x[/bold]"]])
+    assert "ports:[31000-32000] [bold]x[/bold]" in text
+    assert _printed(["ID"], [], empty="(no agents)").splitlines() == [" ID ", "(no agents)"]
+    assert natural_width(["ID", "N"], [["abc", "two\nlines"]]) == 3 + 5 + 4
+
+
+def test_wide_adds_columns_after_the_default_ones() -> None:
+    state = op.State(
+        tasks=[
+            op.TaskEntry(
+                info=pb.TaskInfo(task_id="t1", name="web", priority_class="serving", demand="web"),
+                status=pb.TaskStatus(
+                    state=pb.TASK_STATE_KILLED, reason=pb.TASK_REASON_PREEMPTED, message="m" * 70
+                ),
+            )
+        ],
+        offers=[
+            pb.Offer(id="o1", attributes={"zone": "a", "rack": "r1"}, gang_id="g1"),
+        ],
+    )
+    cols, _, _ = rows("tasks", state)
+    wcols, wtable, _ = rows("tasks", state, wide=True)
+    assert wcols[: len(cols)] == cols
+    assert wcols[len(cols) :] == ["NAME", "REASON", "PRIORITY CLASS", "DEMAND"]
+    assert wtable[0][len(cols) :] == ["web", "PREEMPTED", "serving", "web"]
+    assert wtable[0][cols.index("MESSAGE")] == "m" * 70
+    ocols, otable, _ = rows("offers", state, wide=True)
+    assert dict(zip(ocols, otable[0], strict=True))["ATTRIBUTES"] == "rack=r1,zone=a"
+    assert dict(zip(ocols, otable[0], strict=True))["GANG"] == "g1"
+
+
+def test_states_come_from_the_master_or_from_the_older_flags() -> None:
+    state = op.State(
+        agents=[
+            op.AgentState(info=pb.AgentInfo(id="a1"), active=False, state="recovering"),
+            op.AgentState(info=pb.AgentInfo(id="a2"), active=True),  # an older master
+            op.AgentState(info=pb.AgentInfo(id="a3"), active=False),
+        ],
+        frameworks=[
+            op.FrameworkState(info=pb.FrameworkInfo(id="f1"), state="removed"),
+            op.FrameworkState(info=pb.FrameworkInfo(id="f2"), connected=True),
+        ],
+    )
+    cols, table, _ = rows("agents", state)
+    assert [r[cols.index("STATE")] for r in table] == ["recovering", "active", "inactive"]
+    cols, table, _ = rows("frameworks", state)
+    assert [r[cols.index("STATE")] for r in table] == ["removed", "subscribed"]
+
+
+def test_demands_show_their_spread_and_taints_their_effect() -> None:
+    spread = pb.TopologySpread(
+        topology_key="zone",
+        max_skew=1,
+        when_unsatisfiable=pb.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY,
+    )
+    state = op.State(
+        frameworks=[
+            op.FrameworkState(
+                info=pb.FrameworkInfo(id="f1"),
+                demands=[
+                    op.DemandState(
+                        demand=pb.Demand(name="web", count=3, spread=spread), tasks=2, unmet=1
+                    )
+                ],
+            )
+        ],
+        agents=[
+            op.AgentState(
+                info=pb.AgentInfo(
+                    id="a1",
+                    taints=[pb.Taint(key="spot", value="true", effect=pb.TAINT_EFFECT_NO_SCHEDULE)],
+                )
+            )
+        ],
+    )
+    cols, table, _ = rows("frameworks", state, wide=True)
+    assert table[0][cols.index("DEMANDS")] == "web 2/3 (spread zone max_skew=1 ScheduleAnyway)"
+    assert table[0][cols.index("UNMET")] == "1"
+    cols, table, _ = rows("agents", state)
+    assert table[0][cols.index("TAINTS")] == "spot=true:NoSchedule"
+
+
+def test_the_allocation_interval_options_say_what_they_do() -> None:
+    import argparse
+
+    from corral.cli.main import build_parser
+
+    def option(parser: argparse.ArgumentParser, *path: str) -> argparse.Action:
+        for name in path:
+            (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            parser = sub.choices[name]
+        (action,) = [a for a in parser._actions if "--allocation-interval" in a.option_strings]
+        return action
+
+    for path in (("master",), ("loadtest",)):
+        assert "allocation cycles" in (option(build_parser(), *path).help or ""), path

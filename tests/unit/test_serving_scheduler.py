@@ -1,0 +1,129 @@
+"""The serving scheduler with a driver double and a fake clock: the demand it sends (live plus
+missing, with the spread), ports as PORT0, long declines, a revive only when something changed,
+the restart backoff, and a scale-down's kills."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from corral.frameworks import sdk
+from corral.frameworks.serving.app import AppSpec
+from corral.frameworks.serving.scheduler import LONG_REFUSE_SECONDS, ServingScheduler
+
+RUNNING = sdk.TaskState.TASK_STATE_RUNNING
+FAILED = sdk.TaskState.TASK_STATE_FAILED
+KILLED = sdk.TaskState.TASK_STATE_KILLED
+
+
+class FakeDriver:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    async def launch(self, offers: list[sdk.Offer], tasks: list[sdk.TaskInfo]) -> None:
+        self.calls.append(("launch", (offers[0].hostname, tasks)))
+
+    async def decline(self, offers: list[sdk.Offer], refuse_seconds: float | None = None) -> None:
+        self.calls.append(("decline", ([o.hostname for o in offers], refuse_seconds)))
+
+    async def set_demands(self, demands: list[sdk.Demand]) -> None:
+        self.calls.append(("demands", [d.to_pb() for d in demands]))
+
+    async def revive(self) -> None:
+        self.calls.append(("revive", None))
+
+    async def kill(self, task_id: str, agent_id: str = "") -> None:
+        self.calls.append(("kill", task_id))
+
+    def of(self, kind: str) -> list[Any]:
+        return [value for k, value in self.calls if k == kind]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def offer(host: str, zone: str, cpus: float = 4) -> sdk.Offer:
+    res = sdk.Resources(cpus=cpus, mem=4096)
+    res.ports.add(begin=31000, end=31009)
+    return sdk.Offer(
+        id=f"o-{host}",
+        agent_id=f"a-{host}",
+        hostname=host,
+        resources=res,
+        attributes={"zone": zone},
+    )
+
+
+def status(task_id: str, state: int) -> sdk.TaskStatus:
+    return sdk.TaskStatus(task_id=task_id, state=state, uuid=b"u")
+
+
+def serving(**fields: Any) -> tuple[ServingScheduler, FakeDriver, Clock]:
+    spec = AppSpec.from_json({"id": "web", "command": "./serve", "cpus": 1, "mem": 64, **fields})
+    clock = Clock()
+    return ServingScheduler(spec, clock=clock, rng=random.Random(0)), FakeDriver(), clock
+
+
+async def test_launches_what_is_missing_spread_with_ports_and_declines_the_rest_long() -> None:
+    s, d, _ = serving(instances=2, ports=1, spread={"topology_key": "zone"})
+    await s.subscribed(d, "fw")  # type: ignore[arg-type]
+    await s.settle()
+    (first,) = d.of("demands")
+    assert [(x.name, x.count, x.priority_class, x.spread.topology_key) for x in first] == [
+        ("web", 2, "serving", "zone")
+    ]
+    await s.offers(d, [offer("h1", "a"), offer("h2", "a"), offer("h3", "b")])  # type: ignore[arg-type]
+    await s.settle()
+    launches = d.of("launch")
+    assert sorted(host for host, _ in launches) in (["h1", "h3"], ["h2", "h3"])  # one per zone
+    task = launches[0][1][0]
+    assert task.command.environment["PORT0"] == task.command.environment["PORT"] == "31000"
+    assert (task.demand, task.priority_class, task.labels["app"]) == ("web", "serving", "web")
+    ((declined, seconds),) = d.of("decline")
+    assert len(declined) == 1 and seconds == LONG_REFUSE_SECONDS
+    # Nothing missing: the demand is the 2 live ones (unmet 0), and offers are declined.
+    await s.offers(d, [offer("h4", "c")])  # type: ignore[arg-type]
+    assert d.of("decline")[-1] == (["h4"], LONG_REFUSE_SECONDS)
+    assert d.of("revive") == []
+
+
+async def test_a_failure_backs_off_then_revives_and_demands_again() -> None:
+    s, d, clock = serving(instances=1, backoff={"initial": 2, "max": 8})
+    await s.offers(d, [offer("h1", "a"), offer("h2", "b")])  # type: ignore[arg-type]
+    (task,) = d.of("launch")[0][1]
+    await s.status(d, status(task.task_id, RUNNING))  # type: ignore[arg-type]
+    await s.status(d, status(task.task_id, FAILED))  # type: ignore[arg-type]
+    await s.settle()
+    assert d.of("revive") == []  # still backing off: no offers wanted yet
+    assert d.of("demands")[-1] == []  # nothing live, nothing to launch now
+    clock.now += 2.0  # the first delay is at most `initial`
+    await s.tick(d)  # type: ignore[arg-type]
+    await s.settle()
+    assert d.of("revive") == [None]  # the agents declined for an hour are wanted again
+    assert [x.count for x in d.of("demands")[-1]] == [1]
+    await s.tick(d)  # type: ignore[arg-type]
+    assert d.of("revive") == [None]  # once
+
+
+async def test_scaling_down_kills_the_extra_instances_without_a_backoff() -> None:
+    s, d, _ = serving(instances=3)
+    await s.offers(d, [offer("h1", "a", 8)])  # type: ignore[arg-type]
+    tasks = d.of("launch")[0][1]
+    for t in tasks:
+        await s.status(d, status(t.task_id, RUNNING))  # type: ignore[arg-type]
+    assert "instances 3 -> 1" in s.update(
+        AppSpec.from_json({"id": "web", "command": "./serve", "cpus": 1, "mem": 64, "instances": 1})
+    )
+    await s.tick(d)  # type: ignore[arg-type]
+    killed = d.of("kill")
+    assert len(killed) == 2
+    for task_id in killed:
+        await s.status(d, status(task_id, KILLED))  # type: ignore[arg-type]
+    c = s.counts()
+    assert (c.wanted, c.running, c.pending) == (1, 1, 0)
+    assert s.app.failures == 0 and s.app.next_launch_at == 0
