@@ -103,6 +103,55 @@ class MasterMetrics:
         self.calls_rejected = Counter(
             "corral_calls_rejected", "Framework calls refused", ["code"], registry=r
         )
+        # Admission control (issue #18, master/core/admission.py): the bounds at work.
+        self.accepts_refused = Counter(
+            "corral_accepts_refused",
+            "ACCEPT calls refused at once (RESOURCE_EXHAUSTED) because a backlog bound was "
+            "reached, by bound (waiting_accepts, agent_launches, framework_statuses)",
+            ["bound"],
+            registry=r,
+        )
+        self.accepts_waiting = Gauge(
+            "corral_accepts_waiting",
+            "ACCEPT calls waiting for the core (at most --max-waiting-accepts)",
+            registry=r,
+        )
+        self.accepts_waiting_peak = Gauge(
+            "corral_accepts_waiting_peak",
+            "The most ACCEPT calls ever waiting for the core at once",
+            registry=r,
+        )
+        self.cycles_held = Counter(
+            "corral_allocation_cycles_held",
+            "Allocation cycles that offered nothing because accepts were waiting",
+            registry=r,
+        )
+        self.launches_in_flight = Gauge(
+            "corral_launches_in_flight",
+            "Tasks accepted and not yet RUNNING (STAGING or STARTING), all agents",
+            registry=r,
+        )
+        self.agent_launches_max = Gauge(
+            "corral_agent_launches_in_flight_max",
+            "The most tasks launching on one agent (at most --max-agent-launches)",
+            registry=r,
+        )
+        self.agents_held = Gauge(
+            "corral_agents_held",
+            "Agents offered to nobody because their launches in flight reached the bound",
+            registry=r,
+        )
+        self.launch_window = Gauge(
+            "corral_launch_window_cpus",
+            "Launch pacing's window: the cpus that may be launching at once",
+            registry=r,
+        )
+        self.pending_statuses_max = Gauge(
+            "corral_framework_pending_statuses_max",
+            "The most status updates one framework has not acknowledged "
+            "(at most --max-framework-pending-statuses, plus those of tasks already admitted)",
+            registry=r,
+        )
         self.event_failures = Counter(
             "corral_event_failures",
             "Events whose handling raised (a bug): refused, logged as core_failed",

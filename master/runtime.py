@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -25,12 +25,13 @@ import numpy as np
 from corral import events as cluster_events
 from corral.logging import get_logger
 from corral.master.allocator.interface import Allocator
+from corral.master.core import admission
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.durable import Change
 from corral.master.core.master import MasterCore
-from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.refusals import CallRejected, Overloaded, Refusal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import TaskState
 from corral.master.event_log import EventLog
@@ -202,6 +203,9 @@ class MasterRuntime:
         # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
         self._open_streams: dict[str, set[OutStream]] = {}
         self._peak_bytes: dict[str, int] = {}
+        # ACCEPT calls in the inbox, not yet handled (bounded: config.max_waiting_accepts).
+        self.accepts_waiting = 0
+        self.accepts_waiting_peak = 0
 
     # -------------------------------------------------------------- plumbing
 
@@ -233,9 +237,31 @@ class MasterRuntime:
         otherwise go on applying calls whose callers gave up on them (launches a framework
         believes failed), and fall further behind."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if isinstance(event, ev.Accept) and not self._admit_accept(future):
+            return future
         item: Any = event if timeout is None else _Deadlined(event, self.clock() + timeout)
         self._inbox.put_nowait((item, future))
         return future
+
+    def _admit_accept(self, future: asyncio.Future[Any]) -> bool:
+        """Count an ACCEPT into the inbox, or refuse it at once when ``max_waiting_accepts``
+        already wait: a caller is answered now rather than left waiting behind work the
+        master cannot get through before its deadline."""
+        bound = self.config.max_waiting_accepts
+        if self.accepts_waiting >= bound:
+            self._reject(
+                future,
+                Overloaded(
+                    admission.WAITING_ACCEPTS,
+                    f"{self.accepts_waiting} accepts already wait for the master (the bound "
+                    f"is {bound}): it is behind; decline the offers or try again later",
+                ),
+            )
+            return False
+        self.accepts_waiting += 1
+        if self.accepts_waiting > self.accepts_waiting_peak:
+            self.accepts_waiting_peak = self.accepts_waiting
+        return True
 
     async def query(self, fn: Callable[[MasterCore], T]) -> T:
         """Run ``fn`` on the core between two events and return its result."""
@@ -293,7 +319,8 @@ class MasterRuntime:
         # The next cycle is queued only after the previous one was handled, so cycles never
         # pile up in the inbox however long one takes.
         while True:
-            await asyncio.sleep(self.config.allocation_interval)
+            # Shorter while pacing holds offers back (MasterCore.cycle_interval).
+            await asyncio.sleep(self.core.cycle_interval())
             await self._timer_call(
                 ev.AllocationTick(
                     stimulus_id=self.stimulus("allocate"),
@@ -398,10 +425,14 @@ class MasterRuntime:
     def _reject(self, future: asyncio.Future[Any] | None, exc: CallRejected) -> None:
         """A call refused, by the core or for its deadline: counted, and its caller told."""
         self.metrics.calls_rejected.labels(exc.code).inc()
+        if isinstance(exc, Overloaded):
+            self.metrics.accepts_refused.labels(exc.bound).inc()
         if future is not None and not future.done():
             future.set_exception(exc)
 
     def _process(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
+        if isinstance(item.event if isinstance(item, _Deadlined) else item, ev.Accept):
+            self.accepts_waiting -= 1  # taken from the inbox (_admit_accept counted it in)
         try:
             self._process_one(item, future, outbox)
         except Exception as exc:
@@ -448,6 +479,8 @@ class MasterRuntime:
             item = item.event
         counts = self._counts
         counts["events"] += 1
+        if isinstance(item, ev.AllocationTick):
+            item = self._held(item)
         if isinstance(item, ev.AgentStatusUpdates):
             self._observe_launches(item)  # before the core moves the tasks to RUNNING
         started = time.perf_counter()
@@ -474,6 +507,19 @@ class MasterRuntime:
         outbox.add(commands)
         if future is not None:
             self._answers.append(future)
+
+    def _held(self, tick: ev.AllocationTick) -> ev.AllocationTick:
+        """The cycle with ``hold`` set while half the waiting-accepts bound is reached: the
+        accepts queued behind it are answered before more offers make more of them. Decided
+        as the core reaches the tick, not when its timer queued it, so it counts the accepts
+        still waiting then."""
+        half = self.config.max_waiting_accepts / 2
+        if self.accepts_waiting < half:
+            return tick
+        self.metrics.cycles_held.inc()
+        return replace(
+            tick, hold=f"{self.accepts_waiting} accepts wait for the master (holding at {half:g})"
+        )
 
     # ------------------------------------------------------- latency measurement
     # Offer latency comes from the core (take_offer_waits: it sees resources come back as it
@@ -615,6 +661,16 @@ class MasterRuntime:
             )
         m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
         m.offers_outstanding.set(len(core.offers))
+        per_agent = core.pacer.launching_per_agent()  # admission control (admission.py)
+        m.launches_in_flight.set(sum(per_agent.values()))
+        m.agent_launches_max.set(max(per_agent.values(), default=0))
+        m.agents_held.set(len(core.holds.held))
+        m.launch_window.set(core.pacer.window)
+        m.pending_statuses_max.set(
+            max((len(f.pending) for f in core.frameworks.values()), default=0)
+        )
+        m.accepts_waiting.set(self.accepts_waiting)
+        m.accepts_waiting_peak.set(self.accepts_waiting_peak)
         for kind in ("framework", "agent"):
             streams = self._open_streams.get(kind, set())
             m.stream_queue_bytes.labels(kind).set(max((s.queued_bytes for s in streams), default=0))

@@ -68,15 +68,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--launch-pacing",
-        action="store_true",
-        help="start the master with --launch-pacing (not with --master)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the started master's launch pacing (on by default, as on any master; "
+        "--no-launch-pacing turns it off; not with --master)",
     )
     p.add_argument(
         "--launch-latency-target",
         type=positive_float,
         default=0.05,
         metavar="SECONDS",
-        help="with --launch-pacing: the master's accept->RUNNING target (default 0.05)",
+        help="with launch pacing: the master's accept->RUNNING target (default 0.05)",
     )
     p.add_argument(
         "--master",
@@ -121,8 +123,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.master_http is not None and args.master is None:
         raise CliError("--master-http needs --master", exit_code=2)
-    if args.launch_pacing and args.master is not None:
-        raise CliError("--launch-pacing applies to a master the load test starts", exit_code=2)
+    if args.launch_pacing is not None and args.master is not None:
+        raise CliError(
+            "--launch-pacing and --no-launch-pacing apply to a master the load test starts",
+            exit_code=2,
+        )
     try:
         opts = LoadTestOptions(
             agents=args.agents,
@@ -132,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             mode=args.mode,
             task_seconds=args.task_seconds,
             allocation_interval=args.allocation_interval,
-            launch_pacing=args.launch_pacing,
+            launch_pacing=args.launch_pacing is not False,
             launch_latency_target=args.launch_latency_target,
             master=args.master,
             master_http=args.master_http,

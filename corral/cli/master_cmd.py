@@ -15,6 +15,7 @@ from corral.cli.common import (
     non_negative_float,
     non_negative_int,
     positive_float,
+    positive_int,
 )
 from corral.cli.errors import CliError
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
@@ -135,16 +136,51 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--launch-pacing",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="hold offers back so that accept->RUNNING stays under --launch-latency-target "
-        "(off by default: all throughput; see docs/performance.md, launch pacing)",
+        "(admission control, on by default; --no-launch-pacing offers everything the "
+        "allocator plans, for experiments: see docs/operations.md, admission control)",
     )
     p.add_argument(
         "--launch-latency-target",
         type=positive_float,
         default=0.05,
         metavar="SECONDS",
-        help="with --launch-pacing: the accept->RUNNING time to stay under (default 0.05)",
+        help="with launch pacing: the accept->RUNNING time to stay under (default 0.05)",
+    )
+    p.add_argument(
+        "--paced-allocation-interval",
+        type=positive_float,
+        default=0.1,
+        metavar="SECONDS",
+        help="with launch pacing: seconds between cycles while it holds offers back "
+        "(--allocation-interval if that is shorter; default 0.1)",
+    )
+    p.add_argument(
+        "--max-agent-launches",
+        type=positive_int,
+        default=256,
+        metavar="N",
+        help="tasks launching (accepted, not yet RUNNING) on one agent; at it the agent is "
+        "offered to nobody until they move on, and an accept past it is refused with "
+        "RESOURCE_EXHAUSTED (default 256)",
+    )
+    p.add_argument(
+        "--max-framework-pending-statuses",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="status updates one framework has not acknowledged; at it the framework is "
+        "offered nothing and its accepts are refused with RESOURCE_EXHAUSTED (default 10000)",
+    )
+    p.add_argument(
+        "--max-waiting-accepts",
+        type=positive_int,
+        default=512,
+        metavar="N",
+        help="accept calls waiting for the master; past it an accept is refused at once with "
+        "RESOURCE_EXHAUSTED, and while half of it wait no offers are made (default 512)",
     )
     p.add_argument(
         "--no-preemption",
@@ -294,6 +330,10 @@ def run(args: argparse.Namespace) -> int:
             max_agent_heartbeats_per_second=args.max_agent_heartbeats,
             launch_pacing=args.launch_pacing,
             launch_latency_target=args.launch_latency_target,
+            paced_allocation_interval=args.paced_allocation_interval,
+            max_agent_launches=args.max_agent_launches,
+            max_framework_pending_statuses=args.max_framework_pending_statuses,
+            max_waiting_accepts=args.max_waiting_accepts,
             offer_timeout=args.offer_timeout,
             max_completed_frameworks=args.max_completed_frameworks,
             max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<16}  {load(name).summary}")
         return 0
     if args.name is None:
-        raise CliError("name a scenario (corral scenario --list)")
+        raise CliError("name a scenario (corral scenario --list)", exit_code=2)
     scenario = load(args.name)
     with tempfile.TemporaryDirectory(prefix="corral-scenario-") as tmp:
         work = args.work_dir or Path(tmp)

@@ -204,6 +204,14 @@ def figures(
             "events_per_s": per_s(delta("corral_events_processed_total")),
             "launch_latency_ms": hist_ms("corral_task_launch_latency_seconds"),
             "status_update_lag_ms": hist_ms("corral_status_update_lag_seconds"),
+            # Admission control at work (docs/operations.md): refusals in the window by bound,
+            # and the most accepts that ever waited for the core.
+            "accepts_refused": {
+                bound: delta("corral_accepts_refused_total", bound=bound)
+                for bound in ("waiting_accepts", "agent_launches", "framework_statuses")
+            },
+            "accepts_waiting_peak": after.value("corral_accepts_waiting_peak"),
+            "cycles_held": delta("corral_allocation_cycles_held_total"),
         }
     return {
         "launches_per_s": rate(counts["running"]),

@@ -24,7 +24,7 @@ class LoadTestOptions:
     mode: str = "launch"
     task_seconds: float = 1.0
     allocation_interval: float = 1.0
-    launch_pacing: bool = False  # True starts the master with --launch-pacing
+    launch_pacing: bool = True  # False starts the master with --no-launch-pacing
     launch_latency_target: float = 0.05  # its --launch-latency-target
     master: str | None = None  # an existing master's gRPC address; None starts one
     master_http: str | None = None  # its HTTP address, for /metrics

@@ -73,7 +73,7 @@ class ProcessGroup:
     async def start_master(
         self,
         allocation_interval: float,
-        launch_pacing: bool = False,
+        launch_pacing: bool = True,
         timeout: float = 60.0,
         launch_latency_target: float = 0.05,
     ) -> tuple[Child, str, str]:
@@ -90,11 +90,8 @@ class ProcessGroup:
                 # load test measures throughput, not failure detection.
                 *("--agent-timeout", "120"),
                 *("--log-level", "warning"),
-                *(
-                    ("--launch-pacing", "--launch-latency-target", f"{launch_latency_target:g}")
-                    if launch_pacing
-                    else ()
-                ),
+                *("--launch-latency-target", f"{launch_latency_target:g}"),
+                *(() if launch_pacing else ("--no-launch-pacing",)),
             ),
         )
         loop = asyncio.get_running_loop()

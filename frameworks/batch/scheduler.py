@@ -172,6 +172,11 @@ class BatchScheduler(sdk.Scheduler):
             self.job.unlaunch(attempts)
             self.refused_launches += 1
             self.on_event(Event("refused", detail=str(err)))
+            # A refusal for one of the master's bounds (RESOURCE_EXHAUSTED) leaves the offer
+            # ours: give it back rather than hold it until it times out. (A rescinded one is
+            # already gone; declining it is a no-op.)
+            with contextlib.suppress(sdk.DriverError):
+                await driver.decline([offer.id], refuse_seconds=0)
             return
         if self.first_launch_at is None:
             self.first_launch_at = self.clock()

@@ -62,17 +62,35 @@ class MasterConfig:
     # stream is cut, as well as 10,000 messages. 64 MiB holds 8 of the largest messages the
     # master writes (half the 16 MiB message limit) and a 10,000-agent offer cycle many times.
     stream_queue_bytes: int = 64 * 1024 * 1024
-    # Launch pacing (MasterCore._pace): offers are held back so that accept->RUNNING stays
-    # under launch_latency_target. The cpus that may be launching at once form a window that
-    # halves when more than 1 % of the launches started since the last cycle took longer than
-    # the target (once per late burst), and grows by a tenth (at least the floor) per target's
-    # worth of time while they are on time. False
-    # (the default) offers everything the allocator plans: the most throughput, and on a
-    # saturated master the latency of working through the whole backlog (docs/performance.md).
-    launch_pacing: bool = False
+    # Launch pacing (pacing.py, admission control): offers are held back so that
+    # accept->RUNNING stays under launch_latency_target. The cpus that may be launching at once
+    # form a window that halves when more than 1 % of the launches started since the last cycle
+    # took longer than the target (once per late burst), and grows by a tenth (at least the
+    # floor) per target's worth of time while they are on time. On by default: without it a
+    # cluster whose frameworks accept everything queues the whole cluster's worth of launches
+    # and accept->RUNNING becomes seconds (issue #18, docs/operations.md). False offers
+    # everything the allocator plans (the master's --no-launch-pacing, for experiments).
+    launch_pacing: bool = True
     launch_latency_target: float = 0.05
     launch_pacing_floor_cpus: float = 64.0  # the smallest window
     launch_pacing_window: float = 10.0  # a task launching for longer stops counting
+    # While the window holds offers back, cycles come this often (allocation_interval if that
+    # is shorter): a paced cycle offers one window's worth, so a 1 s interval would cap a
+    # cluster at one window a second. No tuning needed: an idle or declining cluster keeps
+    # allocation_interval.
+    paced_allocation_interval: float = 0.1
+    # Bounded backlogs (issue #18; each refused call says which bound and is RESOURCE_EXHAUSTED):
+    # tasks launching (accepted, not yet RUNNING) on one agent; past it the agent is offered to
+    # nobody until its launches move on, and an accept that would pass it is refused.
+    max_agent_launches: int = 256
+    # Statuses forwarded to one framework and not yet acknowledged; at it the framework is
+    # offered nothing and its accepts are refused until it acknowledges (its tasks already
+    # running still report: the bound stops new work, not statuses of work admitted).
+    max_framework_pending_statuses: int = 10_000
+    # The shell's: accept calls waiting for the core. Past it an accept is refused at once,
+    # so an accept is answered well inside its caller's deadline or refused, never left to
+    # time out; while half of it is reached, a cycle offers nothing.
+    max_waiting_accepts: int = 512
     # Roles' weights and quotas at start (the master's --weights and --quotas): the core applies
     # them when it is created, as if an operator had set them; operators change them later.
     role_weights: tuple[tuple[str, float], ...] = field(default=())

@@ -198,4 +198,9 @@ class Tick(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AllocationTick(Event):
+    """An allocation cycle. ``hold``: why the shell's own backlog is at a bound (accepts
+    waiting for the core), "" if it is not; a held cycle offers nothing, so the backlog drains
+    instead of growing (issue #18)."""
+
     seed: int
+    hold: str = ""

@@ -41,8 +41,8 @@ from typing import Any
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
+from corral.master.core import admission, demands, gangs, nominations, pending
 from corral.master.core import commands as cmd
-from corral.master.core import demands, gangs, nominations, pending
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -152,6 +152,7 @@ class MasterCore:
         self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self._freed)
         self.offers = self.book.offers  # the same dict: read by views, explain and validate()
         self.pacer = LaunchPacer(config)  # pacing.py
+        self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
         # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
         # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
         self._intervals_dirty = False
@@ -242,8 +243,8 @@ class MasterCore:
 
     def _sync_allocator(self, fw: FrameworkRecord) -> None:
         """Hand the framework's priority and whether it is offered anything to the allocator:
-        suppressed when it asked (SUPPRESS), is not connected, or wants nothing by its
-        demands (demands.py, rule 3)."""
+        suppressed when it asked (SUPPRESS), is not connected, wants nothing by its demands
+        (demands.py, rule 3), or has as many statuses unacknowledged as admission.py allows."""
         if fw.state is FrameworkState.REMOVED:
             return
         fw_id = fw.framework_id
@@ -252,6 +253,7 @@ class MasterCore:
             fw.suppressed
             or fw.state is not FrameworkState.SUBSCRIBED
             or not demands.offered_regularly(fw)
+            or admission.statuses_held(fw, self.config.max_framework_pending_statuses)
         )
         self.allocator.set_suppressed(fw_id, off)
 
@@ -280,6 +282,16 @@ class MasterCore:
         the last call (the shell turns them into the offer latency histogram)."""
         waits, self.book.waits = self.book.waits, []
         return waits
+
+    def cycle_interval(self) -> float:
+        """Seconds until the next allocation cycle: ``paced_allocation_interval`` while launch
+        pacing or a hold kept the last cycle from offering all it could (what is held back is
+        offered a window at a time, so the windows must come often), else
+        ``allocation_interval``."""
+        cfg = self.config
+        if cfg.launch_pacing and self.pacer.limited:
+            return min(cfg.allocation_interval, cfg.paced_allocation_interval)
+        return cfg.allocation_interval
 
     def _freed(self, agent: AgentRecord) -> None:
         if agent.freed_at is None:
@@ -653,6 +665,8 @@ class MasterCore:
         """Until the framework acknowledges it, a status is resent (at-least-once)."""
         if status.uuid:
             fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
+            if len(fw.pending) == self.config.max_framework_pending_statuses:
+                self._demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
 
     def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
         self._keep_pending(fw, status, e.now)
@@ -973,7 +987,8 @@ class MasterCore:
                     f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
                     f"the offers hold {offered}"
                 )
-        # Valid: apply.
+        admission.check_accept(self, fw, ((aid, len(g[1])) for aid, g in groups.items()))
+        # Valid and admitted: apply.
         out: Commands = []
         launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
         for aid, (agent_offers, tasks, agent_need) in groups.items():
@@ -981,6 +996,8 @@ class MasterCore:
             out += self._launch(
                 fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e
             )
+            if tasks:
+                self.holds.launched(self, agent)
             for t in tasks:
                 if t.demand:
                     launched.setdefault(t.demand, []).append(aid)
@@ -1276,6 +1293,9 @@ class MasterCore:
             "acknowledgement (task/uuid)",
         )
         per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+        bound = self.config.max_framework_pending_statuses
+        if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
+            self._demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
         for agent_id, task_id, uuid in e.acknowledgements:
             pending = fw.pending.pop((task_id, uuid), None)
             target = pending.status.agent_id if pending is not None else agent_id
@@ -1518,7 +1538,11 @@ class MasterCore:
 
     def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
         out: Commands = nominations.sweep(self, e) if self.nominations else []
+        if self.holds.held:
+            self.holds.release(self)
         allowance = self.pacer.allowance(e.now)
+        if e.hold:
+            allowance = 0.0  # the shell's backlog is at its bound: let it drain first
         if allowance <= 0:
             self.pacer.limited = True
             return out  # nothing may be offered: spare the allocator a walk over the free agents
@@ -1792,6 +1816,9 @@ class MasterCore:
             self.allocator.allocate(
                 task.framework_id, agent.agent_id, task.spec.resources.scalars()
             )
+        # Back with launches still in flight (a reconnect, a re-registration): held as after an
+        # accept if they are at the bound (admission.py).
+        self.holds.launched(self, agent)
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug

@@ -12,6 +12,11 @@ Declines grow the window too, so frameworks that decline are not held to the flo
 launching for longer than ``launch_pacing_window`` (a slow image pull, a lost agent) stops
 counting.
 
+As TCP does, the window starts in slow start: it doubles per ``launch_latency_target`` of time
+until the first halving, and only then grows by GROWTH. From the 64-cpu floor a tenth per step
+took ~60 cycles to reach a 10,000-agent cluster (240,000 cpus) that declines everything: most of
+a decline load test's measured window spent ramping up; doubling takes ~12 (issue #18).
+
 As TCP grows its window once per round trip and cuts it once per loss event, whatever the rate
 of acknowledgements: the growth is per ``launch_latency_target`` of time (a cycle shorter than
 that grows the window by that share of a step, so a 10 ms allocation interval does not grow it
@@ -39,6 +44,7 @@ class LaunchPacer:
         self.config = config
         self.window = config.launch_pacing_floor_cpus  # cpus that may be launching
         self.limited = False  # the last cycle's plan reached the window
+        self.slow_start = True  # doubling until the first halving (see the module's doc)
         self._started = 0  # launches that reached RUNNING since the last cycle
         self._slow = 0  # ... of which later than launch_latency_target
         self._declined = 0  # offers declined since the last cycle
@@ -60,6 +66,15 @@ class LaunchPacer:
             self._started += 1
             if now - task.launched_at > self.config.launch_latency_target:
                 self._slow += 1
+
+    def launching_per_agent(self) -> dict[str, int]:
+        """Tasks launching per agent, of those launched within ``launch_pacing_window`` (for
+        the metrics: costs the launches in flight, not a walk over every task)."""
+        counts: dict[str, int] = {}
+        for t in self._launches:
+            if t.state in LAUNCHING:
+                counts[t.agent_id] = counts.get(t.agent_id, 0) + 1
+        return counts
 
     def declined(self, offers: int) -> None:
         self._declined += offers
@@ -83,10 +98,11 @@ class LaunchPacer:
         if slow > SLOW_SHARE * started:
             self.window = max(floor, self.window / 2)
             self._epoch = now
+            self.slow_start = False
         elif (started or declined) and self.limited:
             # On time, or declined (not launches at all), while the last plan reached the
             # window: it is in the way, so it grows. An idle window stays as it is.
-            step = max(floor, GROWTH * self.window)
+            step = self.window if self.slow_start else max(floor, GROWTH * self.window)
             self.window += step * min(1.0, elapsed / cfg.launch_latency_target)
         if not cfg.launch_pacing:
             return math.inf

@@ -30,3 +30,12 @@ class CallRejected(Exception):
         super().__init__(message)
         self.code = Refusal(code)  # a plain string that names no code fails here, loudly
         self.message = message
+
+
+class Overloaded(CallRejected):
+    """RESOURCE_EXHAUSTED because a backlog bound was reached (admission.py, the runtime's
+    waiting accepts); ``bound`` names which, for the metrics (``accepts_refused{bound}``)."""
+
+    def __init__(self, bound: str, message: str) -> None:
+        super().__init__(Refusal.RESOURCE_EXHAUSTED, message)
+        self.bound = bound

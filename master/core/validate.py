@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from corral.master.core.admission import launching
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
@@ -42,6 +43,7 @@ def validate(core: MasterCore) -> None:
     _demand_tasks(core)
     _nominations(core)
     _gangs(core)
+    _admission(core)
 
 
 def _offers(core: MasterCore) -> None:
@@ -244,3 +246,14 @@ def _gangs(core: MasterCore) -> None:
             fw is not None and any(d.min_member > 0 for d in fw.demands.values()),
             f"framework {fw_id} walked for gangs without a gang demand",
         )
+
+
+def _admission(core: MasterCore) -> None:
+    """No agent has more launches in flight than the bound (admission.py), and an agent held
+    out of offers for it is one the core knows."""
+    bound = core.config.max_agent_launches
+    for agent in core.agents.values():
+        n = launching(agent)
+        _check(n <= bound, f"agent {agent.agent_id} has {n} launches in flight, bound {bound}")
+    stray = core.holds.held - core.agents.keys()
+    _check(not stray, f"agents held for their launches are unknown: {sorted(stray)}")

@@ -14,6 +14,12 @@ import grpc.aio
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import common_pb2, scheduler_pb2, scheduler_pb2_grpc
 
+# The framework floods one agent with 10,000-task accepts: admission control would refuse those
+# (launches in flight per agent) and pace the rest. What these runs exercise is the bound on a
+# stream's queue, the last line of defence once tasks are admitted, so the admission bounds are
+# moved out of the way.
+FLOOD_MASTER_ARGS = ("--no-launch-pacing", "--max-agent-launches", "20000")
+
 OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -105,7 +111,7 @@ async def measure(tasks: int, seconds: float, master_args: tuple[str, ...]) -> N
         agents=1,
         agent_resources="cpus:1000;mem:100000;disk:1000",
         agent_args=("--simulate",),
-        master_args=master_args,
+        master_args=(*FLOOD_MASTER_ARGS, *master_args),
     ) as cluster:
         master = psutil.Process(cluster.processes["master"].pid)
         stalled = StalledFramework(cluster.master)

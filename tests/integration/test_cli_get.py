@@ -4,8 +4,6 @@ whole when piped (so they paste into `corral explain`), framework states, placem
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import aiohttp
@@ -14,19 +12,9 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2 as pb
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
-
-
-def corral(*args: str) -> subprocess.CompletedProcess[str]:
-    # Piped, as `corral get ... | grep` is: rich would assume an 80-column console.
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 async def get(master: str, *args: str) -> list[list[str]]:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import aiohttp
@@ -19,19 +17,13 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
 
 
-def corral(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},  # one table row per line
-    )
+def corral_wide(*args: str) -> subprocess.CompletedProcess[str]:
+    return corral(*args, columns=200)  # one table row per line
 
 
 class Journal(sdk.Scheduler):
@@ -95,7 +87,7 @@ async def test_the_higher_priority_demand_is_offered_first_and_bad_demands_are_r
 
             # explain over the CLI and HTTP: the same records for the pending demand.
             got = await asyncio.to_thread(
-                corral, "explain", dlow.framework_id, "-o", "json", "--master", cluster.master
+                corral_wide, "explain", dlow.framework_id, "-o", "json", "--master", cluster.master
             )
             assert got.returncode == 0, got.stderr
             cli_view = json.loads(got.stdout)
@@ -164,7 +156,7 @@ async def test_a_satisfied_framework_receives_no_offers(tmp_path: Path) -> None:
 async def test_priority_classes_over_grpc_http_and_cli(tmp_path: Path) -> None:
     async with LocalCluster(agents=0, work_dir=tmp_path) as cluster:
         master, base = cluster.master, f"http://{cluster.http}"
-        got = await asyncio.to_thread(corral, "get", "priorityclasses", "--master", master)
+        got = await asyncio.to_thread(corral_wide, "get", "priorityclasses", "--master", master)
         assert got.returncode == 0, got.stderr
         lines = got.stdout.splitlines()
         assert lines[0].split() == ["NAME", "VALUE", "PREEMPTION", "DEFAULT", "DESCRIPTION"]
@@ -198,6 +190,6 @@ async def test_priority_classes_over_grpc_http_and_cli(tmp_path: Path) -> None:
             ("system", False), ("gold", True), ("serving", False), ("default", False), ("x", False)
         ]  # fmt: skip
         got = await asyncio.to_thread(
-            corral, "get", "priorityclasses", "-o", "json", "--master", master
+            corral_wide, "get", "priorityclasses", "-o", "json", "--master", master
         )
         assert [c["name"] for c in json.loads(got.stdout)] == [n for n, _ in names]

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import aiohttp
@@ -19,21 +17,15 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
 
 GPU = common_pb2.FRAMEWORK_CAPABILITY_GPU_RESOURCES
 
 
-def corral(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+def corral_wide(*args: str) -> subprocess.CompletedProcess[str]:
+    return corral(*args, columns=200)  # one table row per line
 
 
 class Blocker(sdk.Scheduler):
@@ -108,7 +100,7 @@ async def test_an_eight_gpu_gang_waits_for_the_eighth_gpu_then_launches_whole(
                 fw = next(f for f in state.frameworks if f.info.id == d.framework_id)
                 assert fw.offered.gpus == 0 and fw.offered.cpus == 0
                 got = await asyncio.to_thread(
-                    corral, "explain", d.framework_id, "-o", "json", "--master", cluster.master
+                    corral_wide, "explain", d.framework_id, "-o", "json", "--master", cluster.master
                 )
                 assert got.returncode == 0, got.stderr
                 pending = json.loads(got.stdout)["pending_demands"][0]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from typing import Any
 
 import aiohttp
@@ -13,18 +11,9 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
-
-
-def corral(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 class Decliner(sdk.Scheduler):

@@ -76,6 +76,15 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
     params = f["parameters"]
     assert isinstance(params, dict)
     assert (params["agents"], params["frameworks"], params["mode"]) == (200, 5, "launch")
+    assert params["launch_pacing"] is True  # admission control is the default (issue #18)
+    # A healthy cluster this size stays inside every admission bound: nothing refused.
+    master = f["master"]
+    assert isinstance(master, dict)
+    assert master["accepts_refused"] == {
+        "waiting_accepts": 0,
+        "agent_launches": 0,
+        "framework_statuses": 0,
+    }, master
 
 
 def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +16,9 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
-
-
-def corral(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 async def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -46,6 +46,17 @@ def test_the_cli_lists_every_scenario() -> None:
         check=True,
     )
     assert [line.split()[0] for line in got.stdout.splitlines()] == list(scenarios.NAMES)
+    for bad in ([], ["no-such-scenario"]):
+        got = subprocess.run(
+            [sys.executable, "-m", "corral.cli.main", "scenario", *bad],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert got.returncode == 2, got.stderr
+        assert len(got.stderr.strip().splitlines()) == 1 or "usage:" in got.stderr
+        assert "Traceback" not in got.stderr
 
 
 def test_batch_wave(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.recording import WAIT
-from tests.integration.slow_framework import StalledFramework
+from tests.integration.slow_framework import FLOOD_MASTER_ARGS, StalledFramework
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,10 @@ async def test_a_framework_that_stops_reading_is_cut_at_the_bound_and_can_come_b
         agents=1,
         agent_resources="cpus:1000;mem:100000;disk:1000",
         agent_args=("--simulate",),
-        master_args=("--allocation-interval", "0.2", "--stream-queue-mib", "8"),
+        master_args=(
+            *FLOOD_MASTER_ARGS,  # the flood is the point here (see slow_framework.py)
+            *("--allocation-interval", "0.2", "--stream-queue-mib", "8"),
+        ),
     ) as cluster:
         base = f"http://{cluster.http}"
         stalled = StalledFramework(cluster.master)

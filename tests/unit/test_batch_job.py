@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from corral.frameworks import sdk
@@ -216,8 +217,11 @@ def test_the_command_line_makes_a_one_stage_job() -> None:
 class FakeDriver:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.refuse: sdk.CallError | None = None  # set: every launch is refused with it
 
     async def launch(self, offers: list[sdk.Offer], tasks: list[sdk.TaskInfo]) -> None:
+        if self.refuse is not None:
+            raise self.refuse
         self.calls.append(("launch", (offers[0].agent_id, [t.task_id for t in tasks], tasks)))
 
     async def decline(self, offer_ids: list[str], refuse_seconds: float | None = None) -> None:
@@ -275,3 +279,17 @@ async def test_a_preempted_task_is_retried_after_a_revive() -> None:
     assert batch.finished.is_set()
     summary = batch.summary()
     assert (summary["succeeded"], summary["retries"], summary["preemptions"]) == (2, 1, 1)
+
+
+async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:
+    # RESOURCE_EXHAUSTED (a master's admission bound) leaves the offer the framework's: held,
+    # it would keep its resources from everyone until the offer timeout.
+    batch = BatchScheduler(spec(Stage("s", 2, duration=1)))
+    driver = FakeDriver()
+    driver.refuse = sdk.CallError(
+        "Accept", grpc.StatusCode.RESOURCE_EXHAUSTED, "agent a has 256 tasks launching"
+    )
+    await batch.offers(driver, [offer("a", 2)])  # type: ignore[arg-type]
+    assert driver.of("launch") == []
+    assert driver.of("decline") == [(["o-a"], 0)]
+    assert batch.job.pending == 2  # nothing ran: both wait for the next offer

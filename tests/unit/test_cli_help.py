@@ -24,7 +24,6 @@ def test_every_argument_has_help() -> None:
         f"{path}: {'/'.join(a.option_strings) or a.dest}"
         for path, parser in _parsers(build_parser(), "corral")
         for a in parser._actions
-        if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
-        and not a.help
+        if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)) and not a.help
     ]
     assert missing == []

@@ -45,7 +45,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master": (*KERNEL, *WIRE),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE),
-    "corral.frameworks.sdk": WIRE,
+    # The SDK: the wire contract, and Corral's log format (so a framework logs like the rest).
+    "corral.frameworks.sdk": (*WIRE, "corral.logging"),
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),

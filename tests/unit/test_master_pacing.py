@@ -15,7 +15,6 @@ AGENT = "cpus:24;mem:4096;disk:4096"
 
 
 def _cluster(agents: int, **config: object) -> tuple[Harness, str]:
-    config.setdefault("launch_pacing", True)  # opt-in: off by default
     h = Harness(MasterConfig(**config))  # type: ignore[arg-type]
     for _ in range(agents):
         h.add_agent(resources=AGENT)
@@ -62,8 +61,30 @@ def test_without_pacing_every_agent_is_offered() -> None:
     assert _cpus(_cycle(h)) == 2400
 
 
-def test_pacing_is_off_by_default() -> None:
-    assert MasterConfig().launch_pacing is False
+def test_pacing_is_on_by_default() -> None:
+    # Admission control is what users run unless they turn it off (issue #18).
+    assert MasterConfig().launch_pacing is True
+
+
+def test_a_held_back_cycle_is_followed_soon() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=240, allocation_interval=1.0)
+    assert h.core.cycle_interval() == 1.0  # nothing held back yet
+    _launch_all(h, fid, _cycle(h))  # the window stopped the walk: the rest waits
+    assert h.core.pacer.limited
+    assert h.core.cycle_interval() == h.core.config.paced_allocation_interval == 0.1
+
+
+def test_a_cycle_that_offered_everything_keeps_the_interval() -> None:
+    h, _fid = _cluster(2, launch_pacing_floor_cpus=240, allocation_interval=1.0)
+    assert _cpus(_cycle(h)) == 48  # the whole cluster fits in the window
+    assert not h.core.pacer.limited
+    assert h.core.cycle_interval() == 1.0
+
+
+def test_without_pacing_the_interval_is_the_allocation_interval() -> None:
+    h, fid = _cluster(100, launch_pacing=False, allocation_interval=1.0)
+    _launch_all(h, fid, _cycle(h))
+    assert h.core.cycle_interval() == 1.0
 
 
 def test_nothing_more_is_offered_while_launches_have_not_started(
@@ -85,6 +106,7 @@ def test_nothing_more_is_offered_while_launches_have_not_started(
 
 def test_launches_on_time_grow_the_window_and_late_ones_halve_it() -> None:
     h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    h.core.pacer.slow_start = False  # past slow start (its own test below)
     windows = []
     for _ in range(4):  # on time: +max(floor, 10 %) per cycle
         launched = _launch_all(h, fid, _cycle(h))
@@ -102,6 +124,36 @@ def test_launches_on_time_grow_the_window_and_late_ones_halve_it() -> None:
     launched = _launch_all(h, fid, h.allocate())
     _report(h, fid, launched, TaskState.RUNNING, after=0.2)
     assert _cpus(_cycle(h)) == 48  # never below the floor
+
+
+def test_slow_start_doubles_the_window_until_the_first_halving() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    windows = []
+    for _ in range(3):  # on time: doubled per cycle
+        launched = _launch_all(h, fid, _cycle(h))
+        windows.append(len(launched))
+        _report(h, fid, launched, TaskState.RUNNING, after=0.01)
+    assert windows == [48, 96, 192]
+    launched = _launch_all(h, fid, _cycle(h))
+    assert len(launched) == 384
+    _report(h, fid, launched, TaskState.RUNNING, after=0.2)  # too slow
+    assert _cpus(_cycle(h)) == 192  # 384 / 2, and slow start is over ...
+    assert not h.core.pacer.slow_start
+    launched = _launch_all(h, fid, h.allocate())
+    _report(h, fid, launched, TaskState.RUNNING, after=0.01)
+    assert _cpus(_cycle(h)) == 240  # ... so on time it grows by max(floor, a tenth): 192 + 48
+
+
+def test_declines_take_the_window_out_of_its_floor_in_a_few_cycles() -> None:
+    # Frameworks that decline everything are not held to the floor for long: a 10,000-agent
+    # decline load test spent most of its measured window ramping up by tenths (issue #18).
+    h, fid = _cluster(100, launch_pacing_floor_cpus=24)
+    cycles = 0
+    while (batches := _cycle(h)) and _cpus(batches) < 2400:
+        offers = tuple(o.offer_id for b in batches for o in b.offers)
+        h.handle(ev.Decline(**h.call_base(fid), offer_ids=offers, refuse_seconds=0))
+        cycles += 1
+    assert cycles <= 8  # 24 -> 2,400 cpus doubling; by tenths it took ~30
 
 
 def test_one_slow_launch_in_a_hundred_is_tolerated() -> None:
@@ -186,6 +238,7 @@ def test_a_late_burst_halves_the_window_once() -> None:
 
 def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None:
     h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    h.core.pacer.slow_start = False  # the rule is the same in slow start, with a larger step
     launched = _launch_all(h, fid, _cycle(h))  # the first cycle: the floor
     assert len(launched) == 48
     for _ in range(5):  # five 10 ms cycles, every launch on time: one 50 ms step in all

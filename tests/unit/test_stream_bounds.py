@@ -105,11 +105,13 @@ def test_pending_statuses_are_not_resent_while_the_stream_is_backlogged() -> Non
 
 
 def test_a_resubscribed_framework_gets_its_pending_statuses_one_update_at_a_time() -> None:
-    h = Harness(MasterConfig(status_retry_interval=5, agent_timeout=10**6))
+    n = RESEND_BATCH + 1000
+    # More pending statuses than one UPDATE holds, from one agent: past the admission bound on
+    # launches per agent (what is under test is how pending statuses are resent).
+    h = Harness(MasterConfig(status_retry_interval=5, agent_timeout=10**6, max_agent_launches=n))
     aid, _ = h.add_agent(resources="cpus:100;mem:100000")
     fid, _ = h.subscribe()
     [offer] = h.offers_for(fid)
-    n = RESEND_BATCH + 1000
     tasks = [task(f"t{i}", "cpus:0.01;mem:1") for i in range(n)]
     h.accept(fid, [offer.offer_id], *tasks)
     h.agent_updates(

@@ -1,0 +1,101 @@
+"""Admission control's hard bounds (issue #18): the core admits no more work than these, and
+says why when it refuses.
+
+Launch pacing (pacing.py) keeps the cluster's launches near a latency target; these bounds hold
+whatever pacing does (or with it off), so that no backlog grows with the load:
+
+1. Tasks launching (accepted, not yet RUNNING) on one agent stay at most
+   ``max_agent_launches``. An agent at the bound is held: offered to nobody (the allocator's
+   draining mask, so explain says "agent draining") until its launches move on, which each
+   allocation cycle checks. An accept that would pass the bound is refused.
+2. Statuses forwarded to one framework and not yet acknowledged: at
+   ``max_framework_pending_statuses`` the framework is offered nothing (MasterCore's
+   ``_sync_allocator``) and its accepts are refused until it acknowledges.
+
+A refusal is ``RESOURCE_EXHAUSTED`` with the bound and the numbers, raised before anything
+changes (the core's rule 1): the offers stay the framework's to accept later or decline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from corral.master.core.pacing import LAUNCHING
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.refusals import Overloaded
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+# The bounds' names (Overloaded.bound, the accepts_refused metric's label).
+AGENT_LAUNCHES = "agent_launches"
+FRAMEWORK_STATUSES = "framework_statuses"
+WAITING_ACCEPTS = "waiting_accepts"  # the shell's (master/runtime.py)
+
+
+def launching(agent: AgentRecord) -> int:
+    """Tasks on ``agent`` accepted and not yet RUNNING (an agent holds tens of tasks: a count
+    is cheaper than a counter kept right through every transition)."""
+    return sum(1 for t in agent.tasks.values() if t.state in LAUNCHING)
+
+
+def statuses_held(fw: FrameworkRecord, bound: int) -> bool:
+    """Whether ``fw`` has as many unacknowledged statuses as the bound allows."""
+    return len(fw.pending) >= bound
+
+
+def check_accept(
+    core: MasterCore, fw: FrameworkRecord, tasks_on: Iterable[tuple[str, int]]
+) -> None:
+    """Refuse (Overloaded: RESOURCE_EXHAUSTED) an accept of ``tasks_on`` (agent id, number of
+    tasks) that would pass a bound; nothing has changed yet."""
+    cfg = core.config
+    tasks_on = [(agent_id, n) for agent_id, n in tasks_on if n > 0]
+    if not tasks_on:
+        return  # an accept that launches nothing only gives resources back
+    if statuses_held(fw, cfg.max_framework_pending_statuses):
+        raise Overloaded(
+            FRAMEWORK_STATUSES,
+            f"framework {fw.framework_id} has {len(fw.pending)} status updates not acknowledged "
+            f"(the bound is {cfg.max_framework_pending_statuses}): acknowledge them before "
+            "launching more",
+        )
+    for agent_id, n in tasks_on:
+        now = launching(core.agents[agent_id])
+        if now + n > cfg.max_agent_launches:
+            raise Overloaded(
+                AGENT_LAUNCHES,
+                f"agent {agent_id} has {now} tasks launching; {n} more would pass the bound of "
+                f"{cfg.max_agent_launches} launches in flight per agent: decline the offer or "
+                "try again later",
+            )
+
+
+class AgentHolds:
+    """Agents held out of offers because their launches in flight reached the bound."""
+
+    def __init__(self) -> None:
+        self.held: set[str] = set()
+
+    def launched(self, core: MasterCore, agent: AgentRecord) -> None:
+        """Tasks were just launched on ``agent``: hold it if that reached the bound."""
+        if agent.in_allocator and launching(agent) >= core.config.max_agent_launches:
+            core.allocator.set_agent_draining(agent.agent_id, True)
+            self.held.add(agent.agent_id)
+
+    def release(self, core: MasterCore) -> None:
+        """Before a cycle: agents whose launches moved on are offered again. One still at the
+        bound is held again (an agent that left the allocator and came back is unheld there)."""
+        bound = core.config.max_agent_launches
+        for agent_id in list(self.held):
+            agent = core.agents.get(agent_id)
+            if agent is None:
+                self.held.discard(agent_id)
+            elif not agent.in_allocator:
+                continue
+            elif launching(agent) < bound:
+                core.allocator.set_agent_draining(agent_id, False)
+                self.held.discard(agent_id)
+            else:
+                core.allocator.set_agent_draining(agent_id, True)

@@ -1,0 +1,25 @@
+"""Running the real `corral` command from a test, as a user's shell would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def corral(
+    *args: str, timeout: float = 60, columns: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`corral ARGS`, piped (as `corral get ... | grep` is), its output captured as text.
+    ``columns``: the terminal width rich is told (COLUMNS); None leaves what a pipe gets."""
+    env = dict(os.environ)
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    return subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+    )
