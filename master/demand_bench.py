@@ -89,7 +89,8 @@ def run(
     gpu_agents: int = 7,
     demands_each: int = 9,
 ) -> DemandTickResult:
-    core = MasterCore(MasterConfig(), make_allocator(allocator), "bench")
+    # Pacing off: the tick is timed cutting every bundle, not a launch window's share of them.
+    core = MasterCore(MasterConfig(launch_pacing=False), make_allocator(allocator), "bench")
     plain, gpu = parse_resources(AGENT), parse_resources(GPU_AGENT)
     for i in range(agents):
         spec = AgentSpec(

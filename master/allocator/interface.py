@@ -165,6 +165,10 @@ class Room:
     unreserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
     reserved: npt.NDArray[np.float64]  # [len(agent_ids), 4]
     headroom: Scalars
+    # Asked with ``want``: only the agents with the most slots that hold ``want`` tasks (a cut
+    # of ``want`` members takes the same agents from it as from the whole room). False: the
+    # whole room (an allocator may always answer with it).
+    partial: bool = False
 
 
 ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
@@ -239,9 +243,10 @@ class Allocator(Protocol):
         cpus: a master pacing its launches asks for what it may offer, and the free agents
         past it are neither walked nor charged (and recovered) for nothing."""
 
-    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+    def room(self, framework_id: str, now: float, shape: Scalars, want: int | None = None) -> Room:
         """See ``Room``. Charges nothing: a caller that takes some of it charges what it takes
-        with ``allocate`` (and gives it back with ``recover``)."""
+        with ``allocate`` (and gives it back with ``recover``). ``want``: the caller needs
+        only the agents with the most slots that hold this many tasks (``Room.partial``)."""
 
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         """Agents the framework is not offered now for a reason of its own or the agent's

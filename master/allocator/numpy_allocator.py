@@ -26,6 +26,7 @@ from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
+from corral.master.allocator.fit_cache import Entry, FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
 from corral.master.allocator.interface import ROOM_EPSILON, Explanation, Plan, Room, Scalars
 from corral.master.allocator.masks import draining, suppression
@@ -106,9 +107,7 @@ class DrfAllocator:
         self._ids_by_id: npt.NDArray[np.object_] = np.zeros(0, dtype=object)  # and their ids
         # Agents where one task of a shape fits, per (shape, role), kept while no free amount
         # changes: the waiting gangs of one tick (nothing charged between them) share one test.
-        self._fit_cache: dict[
-            tuple[Scalars, int], tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]
-        ] = {}
+        self._fit_cache = FitCache()
         self._framework_ranks: npt.NDArray[np.int64] | None = None  # by id, see order.py
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)  # rows offered last cycle
         self.general_walks = 0  # cycles walked by the compiled general walk (tests read it)
@@ -354,7 +353,6 @@ class DrfAllocator:
         self._lift_filters(agents)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
-        self._fit_cache.clear()
         self.charges.add(
             np.array([f], dtype=np.intp), np.array([a], dtype=np.intp), np.array([amounts])
         )
@@ -365,6 +363,14 @@ class DrfAllocator:
         from_res = self.reservations.take(a, int(self.fw_role[f]), amounts)
         used = self.used[a].tolist()
         self.used[a] = [u + x - r for u, x, r in zip(used, amounts, from_res, strict=True)]
+        self._fit_cache.charged(a, self._free_for)
+
+    def _free_for(self, a: int, role: int) -> F64:
+        """Agent row a's free resources for ``role``: unreserved plus its reservation's."""
+        free: F64 = np.maximum(self.capacity[a] - self.used[a], 0.0)
+        if a in self.reservations.by_agent:
+            free = free + np.asarray(self.reservations.free(a, role))
+        return free
 
     def add_filter(
         self,
@@ -686,7 +692,7 @@ class DrfAllocator:
 
     # ---- explain ------------------------------------------------------------------------------
 
-    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+    def room(self, framework_id: str, now: float, shape: Scalars, want: int | None = None) -> Room:
         f = self._framework(framework_id)
         n = self._agents.size
         if self._agents_by_id is None:
@@ -702,11 +708,12 @@ class DrfAllocator:
             for a, pools in self.reservations.by_agent.items():
                 if r in pools and a < n:
                     reserved_all[a] = self.reservations.free(a, r)
-        # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus), each
-        # on the agents the previous left: a GPU gang on a CPU cluster gathers one column.
         key = ((shape[0], shape[1], shape[2], shape[3]), r)
-        cached = self._fit_cache.get(key)
-        if cached is None:
+        entry = self._fit_cache.get(key)
+        if entry is None:
+            # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus),
+            # each on the agents the previous left: a GPU gang on a CPU cluster gathers one
+            # column.
             rows, ids = self._agents_by_id, self._ids_by_id
             for k in (3, 2, 1, 0):
                 need = shape[k]
@@ -716,12 +723,20 @@ class DrfAllocator:
                         col += reserved_all[rows, k]
                     fits = col >= need - ROOM_EPSILON
                     rows, ids = rows[fits], ids[fits]
-            self._fit_cache[key] = (rows, ids)
+            free = self._unreserved_free(rows)
+            if reserved_all is not None:
+                free = free + reserved_all[rows]
+            entry = self._fit_cache.put(key, rows, ids, free, n)
+        positions = None if want is None else self._head(entry, f, now, want)
+        if positions is None:  # the whole room
+            rows = entry.rows
+            filtered = self.filters.until[rows, f] > now
+            keep = entry.fits & self.placement.ok[rows, f] & ~filtered & ~self.draining[rows]
+            positions = np.flatnonzero(keep)
+            partial = False
         else:
-            rows, ids = cached
-        filtered = self.filters.until[rows, f] > now
-        keep = self.placement.ok[rows, f] & ~filtered & ~self.draining[rows]
-        rows = rows[keep]
+            partial = True
+        rows, ids = entry.rows[positions], entry.ids[positions]
         consumed = self._consumption(r)
         allowance = self._allowance(r)
         headroom = [
@@ -729,11 +744,41 @@ class DrfAllocator:
             for lim, x, w in zip(self.limit[r], consumed, allowance, strict=True)
         ]
         return Room(
-            agent_ids=ids[keep],
+            agent_ids=cast(Sequence[str], ids),
             unreserved=self._unreserved_free(rows),
             reserved=np.zeros((len(rows), 4)) if reserved_all is None else reserved_all[rows],
             headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
+            partial=partial,
         )
+
+    def _head(self, entry: Entry, f: int, now: float, want: int) -> npt.NDArray[np.intp] | None:
+        """Positions (in id order) of the fewest agents at the head of the entry's order (most
+        slots first) that framework row f may be offered and that hold ``want`` slots; None
+        when the eligible agents hold fewer (the caller takes the whole room)."""
+        taken: list[npt.NDArray[np.intp]] = []
+        have, lo, size = 0, 0, 64
+        m = len(entry.order)
+        while lo < m and have < want:
+            pos = entry.order[lo : lo + size]
+            lo, size = lo + size, size * 4
+            pos = pos[entry.fits[pos] & (entry.per[pos] > 0)]
+            if not len(pos):
+                break  # the order reached the agents with no slot: none after them has one
+            rows = entry.rows[pos]
+            ok = (
+                self.placement.ok[rows, f]
+                & (self.filters.until[rows, f] <= now)
+                & ~self.draining[rows]
+            )
+            pos = pos[ok]
+            counts = np.cumsum(entry.per[pos])
+            need = want - have
+            cut = int(np.searchsorted(counts, need)) + 1  # agents until need is reached
+            taken.append(pos[:cut])
+            have += int(counts[min(cut, len(counts)) - 1]) if len(counts) else 0
+        if have < want:
+            return None
+        return np.sort(np.concatenate(taken))
 
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         f = self._framework(framework_id)

@@ -570,7 +570,8 @@ class ReferenceAllocator:
 
     # ---- room (gang bundles) ------------------------------------------------------------------
 
-    def room(self, framework_id: str, now: float, shape: Scalars) -> Room:
+    def room(self, framework_id: str, now: float, shape: Scalars, want: int | None = None) -> Room:
+        del want  # the whole room, always (the specification)
         fw = self._framework(framework_id)
         need = _vec(shape)
         ids: list[str] = []

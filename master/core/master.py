@@ -1580,8 +1580,14 @@ class MasterCore:
             if allowance <= 0:
                 break
             shape = d.resources.scalars()
-            room = self.allocator.room(fw.framework_id, now, shape)
-            got = gangs.fit(room, shape, members, gangs.demand_filter(self, d))
+            allowed = gangs.demand_filter(self, d)
+            room = self.allocator.room(fw.framework_id, now, shape, want=members)
+            got = gangs.fit(room, shape, members, allowed)
+            if not got.found and room.partial:
+                # The head of the room did not do (the demand's own constraints or the role's
+                # headroom): the whole room decides.
+                room = self.allocator.room(fw.framework_id, now, shape)
+                got = gangs.fit(room, shape, members, allowed)
             if not got.found:
                 continue  # nothing held (gang rule 2); explain says why
             slots = [

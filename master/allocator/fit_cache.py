@@ -1,0 +1,107 @@
+"""Where one task of a shape fits, per (shape, role), kept across charges: the agents it fits
+on, how many tasks each holds (its *slots*), and those agents by most slots first.
+
+``Allocator.room`` tests a shape against every live agent; a tick that cuts a hundred gang
+bundles asks for the same shape a hundred times with a charge or two between. A charge only
+shrinks one agent's free room, so the cache recomputes that agent's slots and moves it in the
+order, and a room asked with ``want`` (gangs.py: members to place) gathers the framework's
+eligibility only for the agents at the head of the order, until ``want`` slots are found.
+Anything that can grow free room (a recovery, a new agent, the walk's charges) clears it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.master.allocator.interface import ROOM_EPSILON, Scalars
+
+Key = tuple[Scalars, int]  # (one task's shape, role row)
+Rows = npt.NDArray[np.intp]
+Ids = npt.NDArray[np.object_]
+EPSILON = 1e-9  # the slot count's tolerance, as gangs.fit counts slots
+
+
+def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64]:
+    """Tasks of ``shape`` that fit each row of ``free`` ([n, 4]), as gangs.fit counts them."""
+    need = np.asarray(shape, dtype=np.float64)
+    asked = need > 0
+    if not asked.any():
+        return np.zeros(len(free), dtype=np.int64)
+    per = np.floor(free[:, asked] / need[asked] + EPSILON).min(axis=1)
+    out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
+    return out
+
+
+@dataclass(slots=True)
+class Entry:
+    rows: Rows  # agent rows the shape fit on when tested, in id order
+    ids: Ids
+    fits: npt.NDArray[np.bool_]  # room's fit test per position, redone after a charge
+    per: npt.NDArray[np.int64]  # slots per position (a charge lowers them)
+    order: npt.NDArray[np.intp]  # positions by most slots first, then id order
+    keys: npt.NDArray[np.int64]  # the order's sort keys, ascending
+    position: npt.NDArray[np.intp]  # agent row -> position in rows, -1 if absent
+
+    def key(self, i: int) -> int:
+        return -int(self.per[i]) * (len(self.rows) + 1) + i
+
+    def move(self, i: int, per: int) -> None:
+        """Position ``i`` now holds ``per`` slots: re-place it in the order, shifting the
+        agents between in place (no new arrays: a tick charges thousands of times)."""
+        if per == self.per[i]:
+            return
+        at = int(np.searchsorted(self.keys, self.key(i)))
+        self.per[i] = per
+        k = self.key(i)
+        to = int(np.searchsorted(self.keys, k))
+        order, keys = self.order, self.keys
+        if to > at:  # fewer slots: later in the order
+            order[at : to - 1] = order[at + 1 : to]
+            keys[at : to - 1] = keys[at + 1 : to]
+            order[to - 1], keys[to - 1] = i, k
+        else:
+            order[to + 1 : at + 1] = order[to:at]
+            keys[to + 1 : at + 1] = keys[to:at]
+            order[to], keys[to] = i, k
+
+
+class FitCache:
+    def __init__(self) -> None:
+        self._entries: dict[Key, Entry] = {}
+
+    def get(self, key: Key) -> Entry | None:
+        return self._entries.get(key)
+
+    def put(
+        self, key: Key, rows: Rows, ids: Ids, free: npt.NDArray[np.float64], agents: int
+    ) -> Entry:
+        """``free``: the rows' free resources for the role (unreserved plus its reserved)."""
+        per = slots(free, key[0])
+        m = len(rows)
+        keys = -per * (m + 1) + np.arange(m, dtype=np.int64)
+        order = np.argsort(keys, kind="stable").astype(np.intp)
+        position = np.full(agents, -1, dtype=np.intp)
+        position[rows] = np.arange(m, dtype=np.intp)
+        e = Entry(rows, ids, np.ones(m, dtype=np.bool_), per, order, keys[order], position)
+        self._entries[key] = e
+        return e
+
+    def charged(self, agent: int, free: Callable[[int, int], npt.NDArray[np.float64]]) -> None:
+        """Agent row ``agent`` was charged: redo its fit test and recount its slots where it
+        is cached. ``free(agent, role)``: its free resources for the role now."""
+        for (shape, role), e in self._entries.items():
+            if agent < len(e.position):
+                i = int(e.position[agent])
+                if i >= 0 and e.fits[i]:
+                    now = free(agent, role)
+                    e.fits[i] = all(
+                        need <= 0 or now[k] >= need - ROOM_EPSILON for k, need in enumerate(shape)
+                    )
+                    e.move(i, int(slots(now[None, :], shape)[0]))
+
+    def clear(self) -> None:
+        self._entries.clear()

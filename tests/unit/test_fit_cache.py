@@ -1,0 +1,50 @@
+"""Gang cuts from the head of a room (Allocator.room with ``want``, fit_cache.py) are the cuts
+from the whole room, through charges that reorder the agents by slots: generated clusters of
+agents of mixed sizes, charged piece by piece as a tick of gang cuts charges them."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corral.master.allocator.numpy_allocator import DrfAllocator
+from corral.master.allocator.reference import ReferenceAllocator
+from corral.master.core import gangs
+
+SHAPE = (1.0, 128.0, 0.0, 0.0)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_head_of_the_room_cuts_what_the_whole_room_cuts(data: st.DataObject) -> None:
+    fast, ref = DrfAllocator(), ReferenceAllocator()
+    sizes = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=200))
+    for i, cpus in enumerate(sizes):
+        for alloc in (fast, ref):
+            alloc.add_agent(f"a{i:03d}", (float(cpus), 4096.0, 0.0, 0.0), {}, [])
+    for alloc in (fast, ref):
+        alloc.add_framework("f", "*")
+        alloc.add_framework("g", "*")
+    for _ in range(data.draw(st.integers(1, 12))):
+        want = data.draw(st.integers(1, 40))
+        whole = gangs.fit(ref.room("f", 0.0, SHAPE), SHAPE, want)
+        head = fast.room("f", 0.0, SHAPE, want=want)
+        cut = gangs.fit(head, SHAPE, want)
+        if head.partial:
+            assert cut.found and cut.slots == whole.slots
+        else:
+            assert cut == whole
+        # Another framework takes part of a few agents (its bundle), as the next cut would.
+        room = ref.room("g", 0.0, SHAPE)
+        if not len(room.agent_ids):
+            break
+        for _ in range(data.draw(st.integers(1, 4))):
+            i = data.draw(st.integers(0, len(room.agent_ids) - 1))
+            k = data.draw(st.integers(1, 3))
+            free = room.unreserved[i]
+            take = (min(float(free[0]), k * SHAPE[0]), min(float(free[1]), k * SHAPE[1]), 0.0, 0.0)
+            for alloc in (fast, ref):
+                alloc.allocate("g", str(room.agent_ids[i]), take)
+            room = ref.room("g", 0.0, SHAPE)
+            if not len(room.agent_ids):
+                break
