@@ -11,7 +11,8 @@ Anything that can grow free room (a recovery, a new agent, the walk's charges) c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,15 @@ Key = tuple[Scalars, int]  # (one task's shape, role row)
 Rows = npt.NDArray[np.intp]
 Ids = npt.NDArray[np.object_]
 EPSILON = 1e-9  # the slot count's tolerance, as gangs.fit counts slots
+
+
+def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
+    """``slots`` for one agent, in plain Python (a charge recounts one agent; numpy's call
+    overhead would cost more than the arithmetic)."""
+    counts = [
+        math.floor(f / need + EPSILON) for f, need in zip(free, shape, strict=True) if need > 0
+    ]
+    return max(0, min(counts)) if counts else 0
 
 
 def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64]:
@@ -97,11 +107,11 @@ class FitCache:
             if agent < len(e.position):
                 i = int(e.position[agent])
                 if i >= 0 and e.fits[i]:
-                    now = free(agent, role)
+                    now = free(agent, role).tolist()
                     e.fits[i] = all(
                         need <= 0 or now[k] >= need - ROOM_EPSILON for k, need in enumerate(shape)
                     )
-                    e.move(i, int(slots(now[None, :], shape)[0]))
+                    e.move(i, slots_of_one(now, shape))
 
     def clear(self) -> None:
         self._entries.clear()
