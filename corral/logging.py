@@ -8,10 +8,7 @@ import sys
 import structlog
 
 
-def configure(level: str = "info", json: bool | None = None, *, cache: bool = True) -> None:
-    """``level`` and up on stderr; JSON lines unless stderr is a terminal (or ``json`` says).
-    ``cache=False`` keeps loggers made before this call following it (the SDK's case: a
-    framework may configure structlog after importing the SDK)."""
+def configure(level: str = "info", json: bool | None = None) -> None:
     if json is None:
         json = not sys.stderr.isatty()
     renderer: structlog.typing.Processor = (
@@ -31,7 +28,7 @@ def configure(level: str = "info", json: bool | None = None, *, cache: bool = Tr
             logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
         ),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=cache,
+        cache_logger_on_first_use=True,
     )
 
 

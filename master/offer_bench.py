@@ -43,7 +43,8 @@ class OfferCosts:
 
 
 def build(agents: int, frameworks: int, allocator: str) -> MasterCore:
-    core = MasterCore(MasterConfig(), make_allocator(allocator), "bench")
+    # Pacing off: every agent is offered each round, so the cost is per offer of a whole cycle.
+    core = MasterCore(MasterConfig(launch_pacing=False), make_allocator(allocator), "bench")
     resources = parse_resources(AGENT)
     for i in range(agents):
         spec = AgentSpec(agent_id="", hostname=f"host-{i}", resources=resources)

@@ -9,17 +9,39 @@ reconnection notes into a framework's output.
 
 from __future__ import annotations
 
-import structlog
+import logging
+import sys
 
-from corral.logging import configure
+import structlog
 
 
 def configure_logging(level: str = "warning", json: bool | None = None) -> None:
     """Configure structlog for a framework program: ``level`` and up, on stderr, as JSON lines
-    (``json=True``, the default when stderr is not a terminal) or readable lines. Corral's own
-    format (corral/logging.py), not cached: a program that configures structlog later still
-    gets the SDK's lines."""
-    configure(level, json, cache=False)
+    (``json=True``, the default when stderr is not a terminal) or readable lines. The same
+    format as corral/logging.py's, written again here: the SDK imports only the wire contract
+    (tests/unit/test_sdk_api.py)."""
+    if json is None:
+        json = not sys.stderr.isatty()
+    renderer: structlog.typing.Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info
+            if json
+            else structlog.processors.StackInfoRenderer(),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping().get(level.upper(), logging.WARNING)
+        ),
+        # Not cached: a program that configures structlog later still gets the SDK's lines.
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
 
 
 def ensure_configured() -> None:

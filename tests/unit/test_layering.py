@@ -45,8 +45,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master": (*KERNEL, *WIRE),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE),
-    # The SDK: the wire contract, and Corral's log format (so a framework logs like the rest).
-    "corral.frameworks.sdk": (*WIRE, "corral.logging"),
+    "corral.frameworks.sdk": WIRE,
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),
