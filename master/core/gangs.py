@@ -23,6 +23,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,14 @@ def fit(
     room: Room, shape: Scalars, members: int, allowed: Callable[[str], bool] | None = None
 ) -> Fit:
     """Rule 2's cut of ``members`` slots of ``shape`` from ``room`` (pure)."""
+    if len(room.agent_ids) <= SMALL_ROOM:
+        return _fit_small(room, shape, members, allowed)
+    return _fit_arrays(room, shape, members, allowed)
+
+
+def _fit_arrays(
+    room: Room, shape: Scalars, members: int, allowed: Callable[[str], bool] | None
+) -> Fit:
     need = np.asarray(shape, dtype=np.float64)
     asked = need > 0
     m = len(room.agent_ids)
@@ -122,6 +131,47 @@ def fit(
         placeable,
         tuple((str(ids[a]), k) for a, k in zip(chosen.tolist(), counts.tolist(), strict=True)),
     )
+
+
+SMALL_ROOM = 32  # agents: below this, plain Python beats numpy's per-call overhead
+
+
+def _fit_small(
+    room: Room, shape: Scalars, members: int, allowed: Callable[[str], bool] | None
+) -> Fit:
+    """``fit`` for a small room (the head of one, usually: Allocator.room with ``want``), with
+    the same arithmetic in plain Python; tests/unit/test_gangs_fit.py holds the two equal."""
+    m = len(room.agent_ids)
+    if not m:
+        return Fit(members, 0, ())
+    ids = room.agent_ids
+    unreserved, reserved = room.unreserved.tolist(), room.reserved.tolist()
+    asked = [k for k in range(4) if shape[k] > 0]
+    per: list[int] = []
+    for i in range(m):
+        u, r = unreserved[i], reserved[i]
+        p = min(math.floor((u[k] + r[k]) / shape[k] + EPSILON) for k in asked) if asked else 0
+        if p > 0 and allowed is not None and not allowed(ids[i]):
+            p = 0
+        per.append(max(p, 0))
+    placeable = min(sum(per), members)
+    if placeable < members:
+        return Fit(members, placeable, ())
+    chosen: list[tuple[int, int]] = []
+    left = members
+    for i in sorted(range(m), key=lambda i: (-per[i], i)):
+        if left <= 0:
+            break
+        k = min(per[i], left)
+        chosen.append((i, k))
+        left -= k
+    over = [0.0, 0.0, 0.0, 0.0]
+    for i, k in chosen:
+        for j in range(4):
+            over[j] += max(k * shape[j] - reserved[i][j], 0.0)
+    if any(o > h + EPSILON for o, h in zip(over, room.headroom, strict=True)):
+        return Fit(members, placeable, (), over_headroom=True)
+    return Fit(members, placeable, tuple((str(ids[i]), k) for i, k in chosen))
 
 
 def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
