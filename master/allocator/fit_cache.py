@@ -11,39 +11,17 @@ Anything that can grow free room (a recovery, a new agent, the walk's charges) c
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.interface import ROOM_EPSILON, Scalars
+from corral.master.allocator.interface import Scalars, fits_of_one, slots, slots_of_one
 
 Key = tuple[Scalars, int]  # (one task's shape, role row)
 Rows = npt.NDArray[np.intp]
 Ids = npt.NDArray[np.object_]
-EPSILON = 1e-9  # the slot count's tolerance, as gangs.fit counts slots
-
-
-def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
-    """``slots`` for one agent, in plain Python (a charge recounts one agent; numpy's call
-    overhead would cost more than the arithmetic)."""
-    counts = [
-        math.floor(f / need + EPSILON) for f, need in zip(free, shape, strict=True) if need > 0
-    ]
-    return max(0, min(counts)) if counts else 0
-
-
-def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64]:
-    """Tasks of ``shape`` that fit each row of ``free`` ([n, 4]), as gangs.fit counts them."""
-    need = np.asarray(shape, dtype=np.float64)
-    asked = need > 0
-    if not asked.any():
-        return np.zeros(len(free), dtype=np.int64)
-    per = np.floor(free[:, asked] / need[asked] + EPSILON).min(axis=1)
-    out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
-    return out
 
 
 @dataclass(slots=True)
@@ -108,9 +86,7 @@ class FitCache:
                 i = int(e.position[agent])
                 if i >= 0 and e.fits[i]:
                     now = free(agent, role).tolist()
-                    e.fits[i] = all(
-                        need <= 0 or now[k] >= need - ROOM_EPSILON for k, need in enumerate(shape)
-                    )
+                    e.fits[i] = fits_of_one(now, shape)
                     e.move(i, slots_of_one(now, shape))
 
     def clear(self) -> None:

@@ -172,6 +172,34 @@ class Room:
 
 
 ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
+SLOT_EPSILON = 1e-9  # a slot count's tolerance: floor(free / need + SLOT_EPSILON)
+
+
+def fits_of_one(free: Sequence[float], shape: Scalars) -> bool:
+    """Room's fit test for one agent: one task of ``shape`` fits ``free`` (its array form is
+    ``Allocator.room``'s, a resource at a time)."""
+    return all(need <= 0 or f >= need - ROOM_EPSILON for f, need in zip(free, shape, strict=True))
+
+
+def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
+    """``slots`` for one agent, in plain Python (numpy's call overhead would cost more than
+    the arithmetic: a charge recounts one agent, a gang cut a small room)."""
+    counts = [
+        math.floor(f / need + SLOT_EPSILON) for f, need in zip(free, shape, strict=True) if need > 0
+    ]
+    return max(0, min(counts)) if counts else 0
+
+
+def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64]:
+    """A room's slots: tasks of ``shape`` that fit each row of ``free`` ([n, 4]; unreserved plus
+    reserved), the count gang cuts take agents by (master/core/gangs.py)."""
+    need = np.asarray(shape, dtype=np.float64)
+    asked = need > 0
+    if not asked.any():
+        return np.zeros(len(free), dtype=np.int64)
+    per = np.floor(free[:, asked] / need[asked] + SLOT_EPSILON).min(axis=1)
+    out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
+    return out
 
 
 class Allocator(Protocol):

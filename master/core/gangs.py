@@ -23,14 +23,14 @@ Rules:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from corral.master.allocator.interface import Room, Scalars
+from corral.master.allocator.interface import Room, Scalars, slots_of_one
+from corral.master.allocator.interface import slots as room_slots
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -91,13 +91,10 @@ def _fit_arrays(
     room: Room, shape: Scalars, members: int, allowed: Callable[[str], bool] | None
 ) -> Fit:
     need = np.asarray(shape, dtype=np.float64)
-    asked = need > 0
     m = len(room.agent_ids)
     if not m:
         return Fit(members, 0, ())
-    free = room.unreserved + room.reserved
-    per = np.floor(free[:, asked] / need[asked] + EPSILON).min(axis=1).astype(np.int64)
-    per = np.maximum(per, 0)
+    per = room_slots(room.unreserved + room.reserved, shape)
     if allowed is not None:
         ids = room.agent_ids
         for i in np.flatnonzero(per).tolist():
@@ -115,9 +112,9 @@ def _fit_arrays(
         best = best[np.argsort(-key[best])]
     else:
         best = np.argsort(-key)
-    slots = per[best]
-    before = np.cumsum(slots) - slots
-    taken = np.minimum(slots, np.maximum(members - before, 0))
+    held = per[best]
+    before = np.cumsum(held) - held
+    taken = np.minimum(held, np.maximum(members - before, 0))
     chosen = best[taken > 0]
     counts = taken[taken > 0]
     # What comes out of unreserved resources counts against the role's headroom.
@@ -146,14 +143,12 @@ def _fit_small(
         return Fit(members, 0, ())
     ids = room.agent_ids
     unreserved, reserved = room.unreserved.tolist(), room.reserved.tolist()
-    asked = [k for k in range(4) if shape[k] > 0]
     per: list[int] = []
     for i in range(m):
-        u, r = unreserved[i], reserved[i]
-        p = min(math.floor((u[k] + r[k]) / shape[k] + EPSILON) for k in asked) if asked else 0
+        p = slots_of_one([u + r for u, r in zip(unreserved[i], reserved[i], strict=True)], shape)
         if p > 0 and allowed is not None and not allowed(ids[i]):
             p = 0
-        per.append(max(p, 0))
+        per.append(p)
     placeable = min(sum(per), members)
     if placeable < members:
         return Fit(members, placeable, ())
