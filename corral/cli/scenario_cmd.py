@@ -11,9 +11,7 @@ import tempfile
 from pathlib import Path
 
 from corral.cli.errors import CliError
-
-# Names only: the scenarios' modules (and the SDK they import) load when one runs.
-NAMES = ("batch-wave", "partial-gang", "spread-pending")
+from corral.scenarios import NAMES  # names only: a scenario's module loads when it runs
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,8 +5,10 @@ docs/scenarios.md explains each."""
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from corral.scenarios.base import Scenario
+if TYPE_CHECKING:  # not at run time: `corral --help` lists NAMES without the SDK loaded
+    from corral.scenarios.base import Scenario
 
 # One module per scenario, each defining SCENARIO; imported when asked for (they import the SDK).
 _MODULES = {
@@ -14,7 +16,7 @@ _MODULES = {
     "partial-gang": "corral.scenarios.partial_gang",
     "spread-pending": "corral.scenarios.spread_pending",
 }
-NAMES = tuple(_MODULES)  # corral/cli/scenario_cmd.py lists the same (held equal by a test)
+NAMES = tuple(_MODULES)
 
 
 def load(name: str) -> Scenario:
