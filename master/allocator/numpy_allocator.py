@@ -729,10 +729,7 @@ class DrfAllocator:
             entry = self._fit_cache.put(key, rows, ids, free, n)
         positions = None if want is None else self._head(entry, f, now, want)
         if positions is None:  # the whole room
-            rows = entry.rows
-            filtered = self.filters.until[rows, f] > now
-            keep = entry.fits & self.placement.ok[rows, f] & ~filtered & ~self.draining[rows]
-            positions = np.flatnonzero(keep)
+            positions = np.flatnonzero(entry.fits & eligibility.at(self, entry.rows, f, now))
             partial = False
         else:
             partial = True
@@ -764,13 +761,7 @@ class DrfAllocator:
             pos = pos[entry.fits[pos] & (entry.per[pos] > 0)]
             if not len(pos):
                 break  # the order reached the agents with no slot: none after them has one
-            rows = entry.rows[pos]
-            ok = (
-                self.placement.ok[rows, f]
-                & (self.filters.until[rows, f] <= now)
-                & ~self.draining[rows]
-            )
-            pos = pos[ok]
+            pos = pos[eligibility.at(self, entry.rows[pos], f, now)]
             counts = np.cumsum(entry.per[pos])
             need = want - have
             cut = int(np.searchsorted(counts, need)) + 1  # agents until need is reached
