@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
 from corral.master.core import preemption
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
@@ -371,8 +372,7 @@ def _top_up(
         for t, u, h in zip(agent.spec.resources.scalars(), used, held, strict=True)
     ]
     shape = d.resources.scalars()
-    room = [h + f for h, f in zip(held, free, strict=True)]
-    whole = min((int(r / x + 1e-9) for r, x in zip(room, shape, strict=True) if x > 0), default=0)
+    whole = slots_of_one([h + f for h, f in zip(held, free, strict=True)], shape)
     k = min(whole, max(0, d.count - fw.demand_tasks.get(d.name, 0)))
     a, b, c, g = (min(f, max(0.0, k * x - h)) for f, x, h in zip(free, shape, held, strict=True))
     return (a, b, c, g)
