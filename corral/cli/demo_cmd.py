@@ -20,7 +20,7 @@ from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_
 from corral.cli.demo_fleet import Fleet, Processes, start_agents
 from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
-from corral.cli.get_cmd import fetch_state
+from corral.cli.get_cmd import fetch_state, task_state_name
 from corral.cli.operator_client import call_operator
 from corral.v1 import common_pb2, operator_pb2
 
@@ -184,10 +184,7 @@ def _serving_running(snap: Snapshot) -> int:
 def _summary(snap: Snapshot | None, agents: int, fleet: Fleet, served: int) -> int:
     if snap is None:
         raise CliError("the master did not answer at the end of the demo")
-    by_state = Counter(
-        common_pb2.TaskState.Name(t.status.state).removeprefix("TASK_STATE_")
-        for t in snap.state.tasks
-    )
+    by_state = Counter(task_state_name(t.status.state) for t in snap.state.tasks)
     print(
         f"Summary: {agents} agents, {len(snap.state.frameworks)} framework runs, "
         f"{len(snap.state.tasks)} tasks: "

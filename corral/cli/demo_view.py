@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from corral.cli.events_cmd import line as event_line
-from corral.v1 import common_pb2, operator_pb2
+from corral.cli.get_cmd import task_state_name
+from corral.v1 import operator_pb2
 
 # Events worth a line in the view: what the fleet's frameworks make happen.
 SHOWN = {
@@ -31,10 +32,6 @@ LAST_EVENTS = 8
 LIVE = {"STAGING", "STARTING", "RUNNING", "KILLING"}
 
 
-def _state(value: int) -> str:
-    return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")
-
-
 @dataclass
 class Snapshot:
     state: operator_pb2.State
@@ -43,7 +40,7 @@ class Snapshot:
     def tasks_by_framework(self) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = {}
         for t in self.state.tasks:
-            out.setdefault(t.info.framework_id, Counter())[_state(t.status.state)] += 1
+            out.setdefault(t.info.framework_id, Counter())[task_state_name(t.status.state)] += 1
         return out
 
     def preemptions(self) -> int:
@@ -58,7 +55,9 @@ def agents_table(snap: Snapshot) -> Table:
     table = Table(title="agents", title_justify="left", expand=False)
     for col in ("agent", "zone", "state", "cpus", "mem", "gpus", "tasks"):
         table.add_column(col)
-    tasks = Counter(t.info.agent_id for t in snap.state.tasks if _state(t.status.state) in LIVE)
+    tasks = Counter(
+        t.info.agent_id for t in snap.state.tasks if task_state_name(t.status.state) in LIVE
+    )
     for a in sorted(snap.state.agents, key=lambda a: a.info.id):
         r, u = a.info.resources, a.used
         table.add_row(

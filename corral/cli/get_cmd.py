@@ -54,7 +54,8 @@ def _res(r: common_pb2.Resources) -> str:
     return " ".join(parts) or "-"
 
 
-def _state_name(value: int) -> str:
+def task_state_name(value: int) -> str:
+    """RUNNING for TASK_STATE_RUNNING: how every table shows a task's state."""
     return common_pb2.TaskState.Name(value).removeprefix("TASK_STATE_")
 
 
@@ -255,7 +256,7 @@ def rows(
                 t.info.task_id,
                 t.info.framework_id,
                 t.info.agent_id,
-                _state_name(t.status.state),
+                task_state_name(t.status.state),
                 str(t.status.exit_code) if t.status.HasField("exit_code") else "",
                 _res(t.info.resources),
                 # The whole message only with -o wide: it is free text, often long.
@@ -278,7 +279,7 @@ def rows(
                 "name": t.info.name,
                 "framework_id": t.info.framework_id,
                 "agent_id": t.info.agent_id,
-                "state": _state_name(t.status.state),
+                "state": task_state_name(t.status.state),
                 "exit_code": t.status.exit_code if t.status.HasField("exit_code") else None,
                 "message": t.status.message,
                 "resources": MessageToDict(t.info.resources),
