@@ -21,14 +21,14 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, eligibility, fastpath, general_walk, order
+from corral.master.allocator import drf, eligibility, fastpath, general_walk, order, rooms
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
-from corral.master.allocator.fit_cache import Entry, FitCache
+from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
-from corral.master.allocator.interface import ROOM_EPSILON, Explanation, Plan, Room, Scalars
+from corral.master.allocator.interface import Explanation, Plan, Room, Scalars
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
@@ -693,83 +693,7 @@ class DrfAllocator:
     # ---- explain ------------------------------------------------------------------------------
 
     def room(self, framework_id: str, now: float, shape: Scalars, want: int | None = None) -> Room:
-        f = self._framework(framework_id)
-        n = self._agents.size
-        if self._agents_by_id is None:
-            live = self._live_agents()
-            table = self._agents.table()
-            self._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
-            # Ids as an array: a room picks its ids with one mask, not a loop.
-            self._ids_by_id = np.array([table[a] for a in self._agents_by_id], dtype=object)
-        r = int(self.fw_role[f])
-        reserved_all: F64 | None = None
-        if self.reservations.by_agent:
-            reserved_all = np.zeros((n, 4))
-            for a, pools in self.reservations.by_agent.items():
-                if r in pools and a < n:
-                    reserved_all[a] = self.reservations.free(a, r)
-        key = ((shape[0], shape[1], shape[2], shape[3]), r)
-        entry = self._fit_cache.get(key)
-        if entry is None:
-            # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus),
-            # each on the agents the previous left: a GPU gang on a CPU cluster gathers one
-            # column.
-            rows, ids = self._agents_by_id, self._ids_by_id
-            for k in (3, 2, 1, 0):
-                need = shape[k]
-                if need > 0 and len(rows):
-                    col = np.maximum(self.capacity[rows, k] - self.used[rows, k], 0.0)
-                    if reserved_all is not None:
-                        col += reserved_all[rows, k]
-                    fits = col >= need - ROOM_EPSILON
-                    rows, ids = rows[fits], ids[fits]
-            free = self._unreserved_free(rows)
-            if reserved_all is not None:
-                free = free + reserved_all[rows]
-            entry = self._fit_cache.put(key, rows, ids, free, n)
-        positions = None if want is None else self._head(entry, f, now, want)
-        if positions is None:  # the whole room
-            positions = np.flatnonzero(entry.fits & eligibility.at(self, entry.rows, f, now))
-            partial = False
-        else:
-            partial = True
-        rows, ids = entry.rows[positions], entry.ids[positions]
-        consumed = self._consumption(r)
-        allowance = self._allowance(r)
-        headroom = [
-            min(max(0.0, lim - x), w)
-            for lim, x, w in zip(self.limit[r], consumed, allowance, strict=True)
-        ]
-        return Room(
-            agent_ids=cast(Sequence[str], ids),
-            unreserved=self._unreserved_free(rows),
-            reserved=np.zeros((len(rows), 4)) if reserved_all is None else reserved_all[rows],
-            headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
-            partial=partial,
-        )
-
-    def _head(self, entry: Entry, f: int, now: float, want: int) -> npt.NDArray[np.intp] | None:
-        """Positions (in id order) of the fewest agents at the head of the entry's order (most
-        slots first) that framework row f may be offered and that hold ``want`` slots; None
-        when the eligible agents hold fewer (the caller takes the whole room)."""
-        taken: list[npt.NDArray[np.intp]] = []
-        have, lo, size = 0, 0, 64
-        m = len(entry.order)
-        while lo < m and have < want:
-            pos = entry.order[lo : lo + size]
-            lo, size = lo + size, size * 4
-            pos = pos[entry.fits[pos] & (entry.per[pos] > 0)]
-            if not len(pos):
-                break  # the order reached the agents with no slot: none after them has one
-            pos = pos[eligibility.at(self, entry.rows[pos], f, now)]
-            counts = np.cumsum(entry.per[pos])
-            need = want - have
-            cut = int(np.searchsorted(counts, need)) + 1  # agents until need is reached
-            taken.append(pos[:cut])
-            have += int(counts[min(cut, len(counts)) - 1]) if len(counts) else 0
-        if have < want:
-            return None
-        return np.sort(np.concatenate(taken))
+        return rooms.room(self, self._framework(framework_id), now, shape, want)
 
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         f = self._framework(framework_id)

@@ -1,0 +1,106 @@
+"""Where one task of a shape could go for one framework now (``Allocator.room``): the agents it
+fits on (cached per shape and role across charges, fit_cache.py) that the eligibility rule
+lets the framework be offered, with their free resources and the role's headroom. Asked with
+``want``, only the head of the room: the agents with the most slots, until ``want`` tasks fit
+(a gang cut of that many takes the same agents from it as from the whole room)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.master.allocator import eligibility, order
+from corral.master.allocator.fit_cache import Entry
+from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
+
+if TYPE_CHECKING:
+    from corral.master.allocator.numpy_allocator import DrfAllocator
+
+F64 = npt.NDArray[np.float64]
+
+
+def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None) -> Room:
+    """``Allocator.room`` for framework row f (see ``Room``); with ``want``, the head of the
+    room when it holds that many tasks (``Room.partial``)."""
+    n = al._agents.size
+    if al._agents_by_id is None:
+        live = al._live_agents()
+        table = al._agents.table()
+        al._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
+        # Ids as an array: a room picks its ids with one mask, not a loop.
+        al._ids_by_id = np.array([table[a] for a in al._agents_by_id], dtype=object)
+    r = int(al.fw_role[f])
+    reserved_all: F64 | None = None
+    if al.reservations.by_agent:
+        reserved_all = np.zeros((n, 4))
+        for a, pools in al.reservations.by_agent.items():
+            if r in pools and a < n:
+                reserved_all[a] = al.reservations.free(a, r)
+    key = ((shape[0], shape[1], shape[2], shape[3]), r)
+    entry = al._fit_cache.get(key)
+    if entry is None:
+        # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus),
+        # each on the agents the previous left: a GPU gang on a CPU cluster gathers one
+        # column.
+        rows, ids = al._agents_by_id, al._ids_by_id
+        for k in (3, 2, 1, 0):
+            need = shape[k]
+            if need > 0 and len(rows):
+                col = np.maximum(al.capacity[rows, k] - al.used[rows, k], 0.0)
+                if reserved_all is not None:
+                    col += reserved_all[rows, k]
+                fits = col >= need - ROOM_EPSILON
+                rows, ids = rows[fits], ids[fits]
+        free = al._unreserved_free(rows)
+        if reserved_all is not None:
+            free = free + reserved_all[rows]
+        entry = al._fit_cache.put(key, rows, ids, free, n)
+    positions = None if want is None else _head(al, entry, f, now, want)
+    if positions is None:  # the whole room
+        positions = np.flatnonzero(entry.fits & eligibility.at(al, entry.rows, f, now))
+        partial = False
+    else:
+        partial = True
+    rows, ids = entry.rows[positions], entry.ids[positions]
+    consumed = al._consumption(r)
+    allowance = al._allowance(r)
+    headroom = [
+        min(max(0.0, lim - x), w)
+        for lim, x, w in zip(al.limit[r], consumed, allowance, strict=True)
+    ]
+    return Room(
+        agent_ids=cast(Sequence[str], ids),
+        unreserved=al._unreserved_free(rows),
+        reserved=np.zeros((len(rows), 4)) if reserved_all is None else reserved_all[rows],
+        headroom=(headroom[0], headroom[1], headroom[2], headroom[3]),
+        partial=partial,
+    )
+
+
+def _head(
+    al: DrfAllocator, entry: Entry, f: int, now: float, want: int
+) -> npt.NDArray[np.intp] | None:
+    """Positions (in id order) of the fewest agents at the head of the entry's order (most
+    slots first) that framework row f may be offered and that hold ``want`` slots; None
+    when the eligible agents hold fewer (the caller takes the whole room)."""
+    taken: list[npt.NDArray[np.intp]] = []
+    have, lo, size = 0, 0, 64
+    m = len(entry.order)
+    while lo < m and have < want:
+        pos = entry.order[lo : lo + size]
+        lo, size = lo + size, size * 4
+        pos = pos[entry.fits[pos] & (entry.per[pos] > 0)]
+        if not len(pos):
+            break  # the order reached the agents with no slot: none after them has one
+        pos = pos[eligibility.at(al, entry.rows[pos], f, now)]
+        counts = np.cumsum(entry.per[pos])
+        need = want - have
+        cut = int(np.searchsorted(counts, need)) + 1  # agents until need is reached
+        taken.append(pos[:cut])
+        have += int(counts[min(cut, len(counts)) - 1]) if len(counts) else 0
+    if have < want:
+        return None
+    return np.sort(np.concatenate(taken))
