@@ -29,3 +29,53 @@ def compiled(fn: F) -> F:
         return cast(F, numba.njit(cache=True, nogil=True)(fn))
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return cast(F, numba.njit(nogil=True)(fn))
+
+
+def prefetch(arr: Any, i: int, j: int) -> None:
+    """``prefetch(arr, i, j)``: ask the CPU to start loading the cache line of ``arr[i, j]`` (a
+    2-d array) now. The walks visit agents in a random order, so each agent's rows are cache
+    misses the CPU cannot foresee; a walk knows which agent comes a few steps ahead and asks
+    for its rows early. Only a hint (LLVM's ``llvm.prefetch``: read, high locality): it changes
+    no result, and called from plain Python (without numba, or a loop's ``py_func``) it does
+    nothing. Callers keep ``i, j`` in range: the address is computed as for ``arr[i, j]``,
+    without a bounds check."""
+
+
+if numba is not None:
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic, overload
+
+    @intrinsic
+    def _prefetch(typingctx: Any, arr: Any, i: Any, j: Any) -> Any:
+        sig = types.void(arr, i, j)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            index = [
+                context.cast(builder, args[1], signature.args[1], types.intp),
+                context.cast(builder, args[2], signature.args[2], types.intp),
+            ]
+            ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
+                context, builder, aryty, ary, index, wraparound=False
+            )
+            byte_ptr = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]
+                builder.module, fnty, "llvm.prefetch.p0"
+            )
+            # rw 0 (read), locality 3 (keep in every level), cache type 1 (data).
+            builder.call(fn, [builder.bitcast(ptr, byte_ptr), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    @overload(prefetch)
+    def _prefetch_compiled(arr: Any, i: Any, j: Any) -> Any:
+        # Annotated as the typing function is: numba holds the two signatures equal.
+        def impl(arr: Any, i: Any, j: Any) -> None:
+            _prefetch(arr, i, j)  # type: ignore[call-arg]  # typingctx is numba's to pass
+
+        return impl

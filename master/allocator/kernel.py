@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.jit import AVAILABLE, compiled
+from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
+
+AHEAD = 8  # agents
 
 
 def _walk(
@@ -50,6 +52,15 @@ def _walk(
     n = 0
     for i in range(candidates.shape[0]):
         a = candidates[i]
+        if i + AHEAD < candidates.shape[0]:
+            # Agents come in a random order, so each one's rows are cache misses: ask for those
+            # of the agent AHEAD places on now (``jit.prefetch``). Charged frameworks move to
+            # the back, so that agent will likely go to about the AHEAD-th framework in order.
+            b = candidates[i + AHEAD]
+            prefetch(used, b, 0)
+            for j in range(start + AHEAD - 1, min(end, start + AHEAD + 2)):
+                prefetch(ok, b, buf[j])
+                prefetch(filtered, b, buf[j])
         pos = -1
         for j in range(start, end):
             g = buf[j]
@@ -115,6 +126,11 @@ def _select(
     n = 0
     for i in range(order.shape[0]):
         a = order[i]
+        if i + AHEAD < order.shape[0]:  # random order: ask for the rows ahead (as in _walk)
+            b = order[i + AHEAD]
+            prefetch(capacity, b, 0)
+            prefetch(used, b, 0)
+            prefetch(free_sum, b, 0)
         if count_ok[a] <= 0 or draining[a]:
             continue
         reserved = False

@@ -35,3 +35,23 @@ def test_compiles_without_a_cache_when_caching_is_refused(
     assert fast(2, 3) == 5
     assert fast is not add and hasattr(fast, "py_func")  # a numba dispatcher, not the function
     assert [o.get("cache", False) for o in asked] == [True, False]
+
+
+def test_prefetch_is_only_a_hint() -> None:
+    """A compiled loop that asks for rows ahead computes what the same loop in plain Python
+    computes (where the hint does nothing)."""
+    import numpy as np
+
+    def rows_sum(rows: Any, order: Any) -> float:
+        total = 0.0
+        for i in range(order.shape[0]):
+            if i + 2 < order.shape[0]:
+                jit.prefetch(rows, order[i + 2], 1)
+            total += rows[order[i], 0] * (i + 1) + rows[order[i], 1]
+        return total
+
+    rng = np.random.default_rng(7)
+    rows = rng.random((500, 2))
+    order = rng.permutation(500)
+    compiled = jit.compiled(rows_sum)
+    assert compiled(rows, order) == rows_sum(rows, order)
