@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.jit import AVAILABLE, compiled
+from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
 
 COMPILED = AVAILABLE
 EMPTY = -1
 _FW_BITS = 24  # framework rows below 2**24; agent rows below 2**31 keep keys below 2**55
 _FW_MASK = (1 << _FW_BITS) - 1
 _MAX_LOAD = 0.5
+_AHEAD = 8  # pairs (see _add)
 
 
 @compiled
@@ -76,7 +77,13 @@ def _delete(keys: Any, vals: Any, slot: int) -> None:
 def _add(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any) -> int:
     """Add ``amounts[n]`` to pair (fs[n], agents[n]); returns how many pairs are new."""
     new = 0
+    mask = keys.shape[0] - 1
     for n in range(fs.shape[0]):
+        if n + _AHEAD < fs.shape[0]:
+            # Pairs hash to random slots: ask for the slot of the pair _AHEAD on now.
+            ahead = _home((agents[n + _AHEAD] << _FW_BITS) | fs[n + _AHEAD], mask)
+            prefetch(keys, ahead, 0)
+            prefetch(vals, ahead, 0)
         key = (agents[n] << _FW_BITS) | fs[n]
         slot = _find(keys, key)
         if slot < 0:

@@ -33,12 +33,12 @@ def compiled(fn: F) -> F:
 
 def prefetch(arr: Any, i: int, j: int) -> None:
     """``prefetch(arr, i, j)``: ask the CPU to start loading the cache line of ``arr[i, j]`` (a
-    2-d array) now. The walks visit agents in a random order, so each agent's rows are cache
-    misses the CPU cannot foresee; a walk knows which agent comes a few steps ahead and asks
-    for its rows early. Only a hint (LLVM's ``llvm.prefetch``: read, high locality): it changes
-    no result, and called from plain Python (without numba, or a loop's ``py_func``) it does
-    nothing. Callers keep ``i, j`` in range: the address is computed as for ``arr[i, j]``,
-    without a bounds check."""
+    2-d array; of ``arr[i]`` for a 1-d one, ``j`` ignored) now. The walks visit agents in a
+    random order, so each agent's rows are cache misses the CPU cannot foresee; a walk knows
+    which agent comes a few steps ahead and asks for its rows early. Only a hint (LLVM's
+    ``llvm.prefetch``: read, high locality): it changes no result, and called from plain Python
+    (without numba, or a loop's ``py_func``) it does nothing. Callers keep ``i, j`` in range:
+    the address is computed as for ``arr[i, j]``, without a bounds check."""
 
 
 if numba is not None:
@@ -56,7 +56,7 @@ if numba is not None:
             index = [
                 context.cast(builder, args[1], signature.args[1], types.intp),
                 context.cast(builder, args[2], signature.args[2], types.intp),
-            ]
+            ][: aryty.ndim]
             ptr = cgutils.get_item_pointer(  # type: ignore[no-untyped-call]
                 context, builder, aryty, ary, index, wraparound=False
             )

@@ -27,6 +27,7 @@ import numpy.typing as npt
 from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
 
 AHEAD = 8  # agents
+SELECT_AHEAD = 16  # agents: a select step is shorter than a walk step
 
 
 def _walk(
@@ -126,8 +127,11 @@ def _select(
     n = 0
     for i in range(order.shape[0]):
         a = order[i]
-        if i + AHEAD < order.shape[0]:  # random order: ask for the rows ahead (as in _walk)
-            b = order[i + AHEAD]
+        if i + SELECT_AHEAD < order.shape[0]:  # random order: ask for the rows ahead (_walk)
+            b = order[i + SELECT_AHEAD]
+            prefetch(count_ok, b, 0)
+            prefetch(draining, b, 0)
+            prefetch(soft, b, 0)
             prefetch(capacity, b, 0)
             prefetch(used, b, 0)
             prefetch(free_sum, b, 0)
