@@ -21,7 +21,15 @@ from typing import Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, eligibility, fastpath, general_walk, order, rooms
+from corral.master.allocator import (
+    drf,
+    eligibility,
+    fastpath,
+    general_walk,
+    order,
+    room_loops,
+    rooms,
+)
 from corral.master.allocator import kernel as compiled
 from corral.master.allocator.charges import ChargeBook, give_back
 from corral.master.allocator.charges import warm as warm_charges
@@ -59,6 +67,7 @@ class DrfAllocator:
         if kernel not in KERNELS:
             raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
         warm_charges()
+        room_loops.warm()
         if kernel == "numba":
             compiled.warm()
             general_walk.warm()

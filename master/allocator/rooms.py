@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import eligibility, order
+from corral.master.allocator import eligibility, order, room_loops
 from corral.master.allocator.fit_cache import Entry
 from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
 
@@ -85,22 +85,15 @@ def _head(
 ) -> npt.NDArray[np.intp] | None:
     """Positions (in id order) of the fewest agents at the head of the entry's order (most
     slots first) that framework row f may be offered and that hold ``want`` slots; None
-    when the eligible agents hold fewer (the caller takes the whole room)."""
-    taken: list[npt.NDArray[np.intp]] = []
-    have, lo, size = 0, 0, 64
-    m = len(entry.order)
-    while lo < m and have < want:
-        pos = entry.order[lo : lo + size]
-        lo, size = lo + size, size * 4
-        pos = pos[entry.fits[pos] & (entry.per[pos] > 0)]
-        if not len(pos):
-            break  # the order reached the agents with no slot: none after them has one
-        pos = pos[eligibility.at(al, entry.rows[pos], f, now)]
-        counts = np.cumsum(entry.per[pos])
-        need = want - have
-        cut = int(np.searchsorted(counts, need)) + 1  # agents until need is reached
-        taken.append(pos[:cut])
-        have += int(counts[min(cut, len(counts)) - 1]) if len(counts) else 0
-    if have < want:
+    when the eligible agents hold fewer (the caller takes the whole room). One compiled
+    walk (room_loops.head) that stops at the agent completing the count."""
+    out = np.empty(min(max(want, 0), len(entry.order)), dtype=np.intp)
+    if not len(out):
+        return None if want > 0 else out
+    k = room_loops.head(
+        entry.order, entry.fits, entry.per, entry.rows,
+        al.placement.ok, al.filters.until, al.draining, f, now, want, out,
+    )  # fmt: skip
+    if k < 0:
         return None
-    return np.sort(np.concatenate(taken))
+    return np.sort(out[:k])
