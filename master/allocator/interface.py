@@ -171,6 +171,27 @@ class Room:
     partial: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """``Allocator.held_back`` as arrays, for counting reasons over every agent at once (the
+    why-pending scan): ``agent_ids`` every agent the allocator knows, by id; in that order,
+    ``filtered`` (an active refuse filter holds it) and ``draining`` (draining and not
+    filtered: a filter is the reason given when both)."""
+
+    agent_ids: Sequence[str]
+    filtered: npt.NDArray[np.bool_]
+    draining: npt.NDArray[np.bool_]
+
+    def as_dict(self) -> dict[str, str]:
+        """The ``held_back`` form: reason by agent id, for the held agents."""
+        from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER
+
+        ids = self.agent_ids
+        out = {ids[i]: REASON_FILTER for i in np.flatnonzero(self.filtered).tolist()}
+        out.update({ids[i]: REASON_DRAINING for i in np.flatnonzero(self.draining).tolist()})
+        return dict(sorted(out.items()))
+
+
 ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
 SLOT_EPSILON = 1e-9  # a slot count's tolerance: floor(free / need + SLOT_EPSILON)
 
@@ -281,5 +302,12 @@ class Allocator(Protocol):
         state, by id: "refuse filter" (its active refuse filters) or "agent draining" (the
         filter when both). Placement (taints, constraints) is not asked: the master's explain
         counts it against a demand's own tolerations and constraints."""
+
+    def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
+        """``held_back`` over every agent as arrays (see ``HeldBack``)."""
+
+    def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
+        """Whether ``room(framework_id, now, shape)`` holds any agent, without gathering it
+        (the why-pending scan's fast test)."""
 
     def explain(self, framework_id: str, now: float) -> Explanation: ...

@@ -36,7 +36,7 @@ from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
-from corral.master.allocator.interface import Explanation, Plan, Room, Scalars
+from corral.master.allocator.interface import Explanation, HeldBack, Plan, Room, Scalars
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
@@ -705,17 +705,18 @@ class DrfAllocator:
         return rooms.room(self, self._framework(framework_id), now, shape, want)
 
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
+        return self.held_back_masks(framework_id, now).as_dict()
+
+    def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
         f = self._framework(framework_id)
-        live = self._live_agents()
-        filtered = self.filters.at(f, now)[live]
-        drained = self.draining[live]
-        table = self._agents.table()
-        out: dict[str, str] = {}
-        for a, is_filtered in zip(
-            live[filtered | drained].tolist(), filtered[filtered | drained].tolist(), strict=True
-        ):
-            out[table[a]] = filter_mask.REASON if is_filtered else draining.REASON
-        return dict(sorted(out.items()))
+        rows, ids = rooms.by_id(self)
+        filtered = np.asarray(self.filters.until[rows, f] > now)
+        return HeldBack(
+            cast(Sequence[str], ids), filtered, np.asarray(self.draining[rows] & ~filtered)
+        )
+
+    def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
+        return rooms.has_room(self, self._framework(framework_id), now, shape)
 
     def explain(self, framework_id: str, now: float) -> Explanation:
         return explain(self, self._framework(framework_id), framework_id, now)

@@ -100,6 +100,7 @@ from corral.master.allocator.interface import (
     ROOM_EPSILON,
     Allocation,
     Explanation,
+    HeldBack,
     Plan,
     Room,
     Scalars,
@@ -615,6 +616,19 @@ class ReferenceAllocator:
             elif self._agents[agent_id].draining:
                 out[agent_id] = REASON_DRAINING
         return out
+
+    def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
+        held = self.held_back(framework_id, now)
+        ids = sorted(self._agents)
+        why = [held.get(a) for a in ids]
+        return HeldBack(
+            ids,
+            np.array([w == REASON_FILTER for w in why], dtype=np.bool_),
+            np.array([w == REASON_DRAINING for w in why], dtype=np.bool_),
+        )
+
+    def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
+        return bool(len(self.room(framework_id, now, shape).agent_ids))
 
     def explain(self, framework_id: str, now: float) -> Explanation:
         fw = self._framework(framework_id)

@@ -55,7 +55,7 @@ def head(
         if not fits[i]:
             continue
         a = rows[i]
-        if not ok[a, f] or until[a, f] > now or draining[a]:
+        if draining[a] or until[a, f] > now or not ok[a, f]:
             continue
         out[k] = i
         k += 1
@@ -75,7 +75,9 @@ def any_eligible(
         if not fits[i]:
             continue
         a = rows[i]
-        if ok[a, f] and until[a, f] <= now and not draining[a]:
+        # The filter first: a framework that declined everything is filtered on every
+        # agent, and each test is a read far from the last (one column of a wide matrix).
+        if not draining[a] and until[a, f] <= now and ok[a, f]:
             return True
     return False
 

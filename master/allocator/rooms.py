@@ -22,17 +22,21 @@ if TYPE_CHECKING:
 F64 = npt.NDArray[np.float64]
 
 
-def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None) -> Room:
-    """``Allocator.room`` for framework row f (see ``Room``); with ``want``, the head of the
-    room when it holds that many tasks (``Room.partial``)."""
-    n = al._agents.size
+def by_id(al: DrfAllocator) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
+    """The live agent rows in id order, and their ids (kept until the agents change)."""
     if al._agents_by_id is None:
         live = al._live_agents()
         table = al._agents.table()
         al._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
         # Ids as an array: a room picks its ids with one mask, not a loop.
         al._ids_by_id = np.array([table[a] for a in al._agents_by_id], dtype=object)
-    r = int(al.fw_role[f])
+    return al._agents_by_id, al._ids_by_id
+
+
+def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]:
+    """The fit cache's entry for (shape, role row r), tested now if not cached, and the
+    role's free reservations per agent row (None: no agent has reservations)."""
+    n = al._agents.size
     reserved_all: F64 | None = None
     if al.reservations.by_agent:
         reserved_all = np.zeros((n, 4))
@@ -45,7 +49,7 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
         # The fit test a resource at a time, the scarcest first (gpus, disk, mem, cpus),
         # each on the agents the previous left: a GPU gang on a CPU cluster gathers one
         # column.
-        rows, ids = al._agents_by_id, al._ids_by_id
+        rows, ids = by_id(al)
         for k in (3, 2, 1, 0):
             need = shape[k]
             if need > 0 and len(rows):
@@ -58,6 +62,24 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
         if reserved_all is not None:
             free = free + reserved_all[rows]
         entry = al._fit_cache.put(key, rows, ids, free, n)
+    return entry, reserved_all
+
+
+def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
+    """``Allocator.has_room``: the room's test, stopping at its first agent."""
+    entry, _ = _entry(al, int(al.fw_role[f]), shape)
+    return bool(
+        room_loops.any_eligible(
+            entry.fits, entry.rows, al.placement.ok, al.filters.until, al.draining, f, now
+        )
+    )
+
+
+def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None) -> Room:
+    """``Allocator.room`` for framework row f (see ``Room``); with ``want``, the head of the
+    room when it holds that many tasks (``Room.partial``)."""
+    r = int(al.fw_role[f])
+    entry, reserved_all = _entry(al, r, shape)
     positions = None if want is None else _head(al, entry, f, now, want)
     if positions is None:  # the whole room
         positions = np.flatnonzero(entry.fits & eligibility.at(al, entry.rows, f, now))

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.options import constraint_reason, taint_reason
+from corral.master.allocator.interface import HeldBack
+from corral.master.allocator.options import (
+    REASON_DRAINING,
+    REASON_FILTER,
+    constraint_reason,
+    taint_reason,
+)
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
@@ -42,37 +48,50 @@ class AgentView:
         self.ids = [a.agent_id for a in self.agents]
         self.index = {aid: i for i, aid in enumerate(self.ids)}
         n = len(self.agents)
-        free = np.zeros((n, len(SCALARS)))
+        # Most agents carry no task, no offer, no taint and no attribute (and their totals
+        # are a tuple already): those cost one row of one array, not a loop each.
+        free = np.array(
+            [a.spec.resources.scalars() for a in self.agents], dtype=np.float64
+        ).reshape(n, len(SCALARS))
         taint_sigs: dict[tuple[Taint, ...], int] = {}
         attr_sigs: dict[tuple[tuple[str, str], ...], int] = {}
-        self.taint_of = np.zeros(n, dtype=np.int64)
-        self.attrs_of = np.zeros(n, dtype=np.int64)
+        taint_of: list[int] = []
+        attrs_of: list[int] = []
         self.taint_sets: list[tuple[Taint, ...]] = []
         self.attr_sets: list[dict[str, str]] = []
         offers = core.offers
+        soft = TaintEffect.PREFER_NO_SCHEDULE
         for i, agent in enumerate(self.agents):
-            row = list(agent.spec.resources.scalars())
-            for task in agent.tasks.values():
-                for k, x in enumerate(task.spec.resources.scalars()):
-                    row[k] -= x
-            for offer_id in agent.offers:
-                offer = offers.get(offer_id)
-                if offer is not None:
-                    for k, x in enumerate(offer.scalars):
+            spec = agent.spec
+            if agent.tasks or agent.offers:
+                row = list(spec.resources.scalars())
+                for task in agent.tasks.values():
+                    for k, x in enumerate(task.spec.resources.scalars()):
                         row[k] -= x
-            free[i] = row
-            soft = TaintEffect.PREFER_NO_SCHEDULE
-            hard = tuple(t for t in agent.spec.taints if t.effect is not soft)
-            s = taint_sigs.setdefault(hard, len(taint_sigs))
-            if s == len(self.taint_sets):
+                for offer_id in agent.offers:
+                    offer = offers.get(offer_id)
+                    if offer is not None:
+                        for k, x in enumerate(offer.scalars):
+                            row[k] -= x
+                free[i] = row
+            hard = tuple(t for t in spec.taints if t.effect is not soft) if spec.taints else ()
+            s = taint_sigs.get(hard)
+            if s is None:
+                s = taint_sigs[hard] = len(self.taint_sets)
                 self.taint_sets.append(hard)
-            self.taint_of[i] = s
-            attrs = tuple(sorted(agent.spec.attributes.items()))
-            a = attr_sigs.setdefault(attrs, len(attr_sigs))
-            if a == len(self.attr_sets):
-                self.attr_sets.append(agent.spec.attributes)
-            self.attrs_of[i] = a
+            taint_of.append(s)
+            attributes = spec.attributes
+            attrs = tuple(sorted(attributes.items())) if attributes else ()
+            a = attr_sigs.get(attrs)
+            if a is None:
+                a = attr_sigs[attrs] = len(self.attr_sets)
+                self.attr_sets.append(attributes)
+            attrs_of.append(a)
+        self.taint_of = np.array(taint_of, dtype=np.int64)
+        self.attrs_of = np.array(attrs_of, dtype=np.int64)
         self.free = free
+        self._held_ids: Sequence[str] | None = None  # the HeldBack order last placed (_held)
+        self._held_at: npt.NDArray[np.intp] | None = None
         self._offers = offers
         self._core = core
 
@@ -100,8 +119,35 @@ class AgentView:
             if why:
                 mark(why, self.attrs_of == s)
 
+    def _held(self, held: HeldBack) -> tuple[Mask, Mask]:
+        """``held``'s masks in this view's agent order. The allocator's agents by id are
+        this view's (the connected agents, by id) unless an agent is between the two: then
+        each is placed by id, once per view."""
+        if self._held_ids is not held.agent_ids:
+            same = len(held.agent_ids) == len(self.ids) and all(
+                a == b for a, b in zip(held.agent_ids, self.ids, strict=True)
+            )
+            self._held_ids = held.agent_ids
+            self._held_at = (
+                None
+                if same
+                else (
+                    np.fromiter((self.index.get(str(a), -1) for a in held.agent_ids), dtype=np.intp)
+                )
+            )
+        at = self._held_at
+        if at is None:
+            return held.filtered, held.draining
+        n = len(self.ids)
+        out = []
+        for mask in (held.filtered, held.draining):
+            where = np.zeros(n, dtype=np.bool_)
+            where[at[mask & (at >= 0)]] = True
+            out.append(where)
+        return out[0], out[1]
+
     def reasons(
-        self, fw: FrameworkRecord, d: Demand, held: dict[str, str], fits: str
+        self, fw: FrameworkRecord, d: Demand, held: HeldBack | dict[str, str], fits: str
     ) -> list[dict[str, Any]]:
         """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
         up to three of them, most agents first (``fits`` names the agents with none)."""
@@ -136,15 +182,22 @@ class AgentView:
                 for c in constraints:
                     if not c.matches(attrs):
                         mark(constraint_reason(c), self.attrs_of == s)
-        by_reason: dict[str, list[int]] = {}
-        for agent_id, why in held.items():
-            i = self.index.get(agent_id)
-            if i is not None:
-                by_reason.setdefault(why, []).append(i)
-        for why, held_rows in by_reason.items():
-            where = np.zeros(n, dtype=np.bool_)
-            where[held_rows] = True
-            mark(why, where)
+        if isinstance(held, HeldBack):
+            filtered, drained = self._held(held)
+            if filtered.any():
+                mark(REASON_FILTER, filtered)
+            if drained.any():
+                mark(REASON_DRAINING, drained)
+        else:
+            by_reason: dict[str, list[int]] = {}
+            for agent_id, why in held.items():
+                i = self.index.get(agent_id)
+                if i is not None:
+                    by_reason.setdefault(why, []).append(i)
+            for why, held_rows in by_reason.items():
+                where = np.zeros(n, dtype=np.bool_)
+                where[held_rows] = True
+                mark(why, where)
         self._mark_spread(fw, d, mark)
         if n:
             some = np.zeros(n, dtype=np.bool_)

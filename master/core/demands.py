@@ -27,6 +27,7 @@ from corral.limits import (
     MAX_TOLERATIONS,
     echo,
 )
+from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.options import constraint_reason, taint_reason
 from corral.master.core import gangs
 from corral.master.core.agent_view import AgentView
@@ -259,12 +260,21 @@ def held_back(core: MasterCore, fw: FrameworkRecord, now: float) -> dict[str, st
         return {}
 
 
+def held_back_masks(core: MasterCore, fw: FrameworkRecord, now: float) -> HeldBack | dict[str, str]:
+    """``held_back`` as the allocator's arrays (one gather, not a dict of every filtered
+    agent: a framework that declined everything has one filter per agent)."""
+    try:
+        return core.allocator.held_back_masks(fw.framework_id, now)
+    except KeyError:  # not in the allocator (removed): nothing of it is held back
+        return {}
+
+
 def demand_reasons(
     core: MasterCore,
     fw: FrameworkRecord,
     d: Demand,
     agents: Sequence[AgentRecord],
-    held: dict[str, str],
+    held: HeldBack | dict[str, str],
     view: AgentView | None = None,
 ) -> list[dict[str, Any]]:
     """Per reason a task of ``d`` cannot go on an agent (``fits`` for those it can): how many
@@ -303,7 +313,7 @@ def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str,
     how many fit now, its bundle if one is outstanding; its summary counts tasks ("3/8 tasks
     unplaceable: insufficient gpus on 5 agents")."""
     agents = connected_agents(core)
-    held = held_back(core, fw, now)
+    held = held_back_masks(core, fw, now)
     out: list[dict[str, Any]] = []
     view: AgentView | None = None
     for d in fw.demands.values():

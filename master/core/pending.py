@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
+from corral.master.allocator.interface import Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demands, gangs
 from corral.master.core import events as ev
@@ -77,6 +78,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     before = state.notes
     # (last reasoned, framework, demand, kind) of the demands that failed the fast test
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
+    roomy: dict[tuple[str, Scalars], bool] = {}  # the fast test per (framework, shape)
     for fw in core.frameworks.values():
         if (
             not fw.wants_by_demand
@@ -97,7 +99,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                     continue
                 kind = "gang_unschedulable"
             else:
-                if _room_somewhere(core, fw, d, e.now):
+                if _room_somewhere(core, fw, d, e.now, roomy):
                     continue
                 kind = "demand_unschedulable"
             note = before.get((fw.framework_id, d.name))
@@ -118,7 +120,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         if agents is None or view is None:
             agents = demands.connected_agents(core)
             view = AgentView(core, agents)  # once per scan: arrays over all agents
-        held = demands.held_back(core, fw, e.now)
+        held = demands.held_back_masks(core, fw, e.now)
         reasons = demands.demand_reasons(core, fw, d, agents, held, view)
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):
@@ -141,9 +143,24 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     return out
 
 
-def _room_somewhere(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> bool:
-    """Rule 5's fast test: some agent the framework may be offered has room for one task."""
-    room = core.allocator.room(fw.framework_id, now, d.resources.scalars())
+def _room_somewhere(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    now: float,
+    known: dict[tuple[str, Scalars], bool],
+) -> bool:
+    """Rule 5's fast test: some agent the framework may be offered has room for one task.
+    Without constraints of its own a demand's answer is its framework's for the shape:
+    ``known`` keeps those for the scan (a framework's demands mostly share a shape)."""
+    shape = d.resources.scalars()
+    if not d.constraints:
+        key = (fw.framework_id, shape)
+        got = known.get(key)
+        if got is None:
+            got = known[key] = core.allocator.has_room(fw.framework_id, now, shape)
+        return got
+    room = core.allocator.room(fw.framework_id, now, shape)
     if not len(room.agent_ids):
         return False
     allowed = gangs.demand_filter(core, d)
