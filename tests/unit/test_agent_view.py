@@ -118,4 +118,11 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
     fast = demands.demand_reasons(core, record, d, agents, held)
     slow = demands.demand_reasons_reference(core, record, d, agents, held)
     assert fast == slow
+    # The scan's form: refuse filters as the allocator's arrays, over the same agents and
+    # over a view that lacks one of them (placed by id, not by position).
+    masks = demands.held_back_masks(core, record, h.now)
+    assert demands.demand_reasons(core, record, d, agents, masks) == slow
+    some = agents[1:]
+    part = demands.demand_reasons(core, record, d, some, masks)
+    assert part == demands.demand_reasons_reference(core, record, d, some, held)
     assert other  # the second framework's offers are in the view as others' offers

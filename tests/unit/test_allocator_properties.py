@@ -173,6 +173,17 @@ class Twin:
                 assert fast.unreserved.tolist() == ref.unreserved.tolist()
                 assert fast.reserved.tolist() == ref.reserved.tolist()
                 assert fast.headroom == ref.headroom
+                # The scan's fast test is whether that room holds anyone, in both.
+                has = self.fast.has_room(fid, now, shape)
+                assert has == bool(len(ref.agent_ids)) == self.ref.has_room(fid, now, shape)
+            # held_back as arrays says what the dict says, in both.
+            held = self.ref.held_back(fid, now)
+            assert self.fast.held_back(fid, now) == held
+            for al in (self.fast, self.ref):
+                masks = al.held_back_masks(fid, now)
+                assert list(masks.agent_ids) == sorted(list(masks.agent_ids))
+                assert not (masks.filtered & masks.draining).any()
+                assert masks.as_dict() == held
 
     def compare_cuts(self, now: float) -> None:
         """A gang cut from the head of the numpy room (``want``) is the cut from the whole
