@@ -13,6 +13,7 @@ below 2**63, so it is the same compiled or not.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -143,6 +144,54 @@ def _give_back(
             used[a, c] = u - min(b, u)
 
 
+@compiled
+def _charge_one(
+    keys: Any,
+    vals: Any,
+    alloc: Any,
+    role_alloc: Any,
+    used: Any,
+    fw_count: Any,
+    role_count: Any,
+    f: int,
+    a: int,
+    r: int,
+    x0: float,
+    x1: float,
+    x2: float,
+    x3: float,
+    res0: float,
+    res1: float,
+    res2: float,
+    res3: float,
+) -> int:
+    """One charge of (x0..x3) to framework row f (role row r) on agent row a, of which
+    (res0..res3) came out of the role's reservation: the pair's charge, the framework's and
+    role's allocation and counts, and the agent's unreserved use, as ``_add`` and the
+    allocator's per-charge arithmetic do (same operations, same order). Returns 1 if the
+    pair is new."""
+    key = (a << _FW_BITS) | f
+    slot = _find(keys, key)
+    new = 0
+    if slot < 0:
+        slot = -1 - slot
+        keys[slot] = key
+        for c in range(4):
+            vals[slot, c] = 0.0
+        new = 1
+    xs = (x0, x1, x2, x3)
+    rs = (res0, res1, res2, res3)
+    for c in range(4):
+        x = xs[c]
+        vals[slot, c] = vals[slot, c] + x
+        alloc[f, c] = alloc[f, c] + x
+        role_alloc[r, c] = role_alloc[r, c] + x
+        used[a, c] = used[a, c] + x - rs[c]
+    fw_count[f] += 1
+    role_count[r] += 1
+    return new
+
+
 class ChargeBook:
     """Charges by (framework row, agent row): four floats each, positive somewhere."""
 
@@ -178,6 +227,29 @@ class ChargeBook:
         """Charge ``amounts[n]`` to pair n (added to what the pair already has)."""
         self._reserve(len(frameworks))
         self.size += int(_add(self.keys, self.vals, frameworks, agents, amounts))
+
+    def charge_one(
+        self,
+        f: int,
+        a: int,
+        r: int,
+        amounts: Sequence[float],
+        from_reserved: Sequence[float],
+        arrays: tuple[Any, Any, Any, Any, Any],
+    ) -> None:
+        """One charge, with what follows from it in the allocator's ``arrays`` (alloc,
+        role_alloc, used, fw_count, role_count): one compiled call instead of three arrays
+        built for ``add`` and four row updates (a gang bundle charges one agent at a time)."""
+        self._reserve(1)
+        alloc, role_alloc, used, fw_count, role_count = arrays
+        x0, x1, x2, x3 = amounts
+        r0, r1, r2, r3 = from_reserved
+        self.size += int(
+            _charge_one(
+                self.keys, self.vals, alloc, role_alloc, used, fw_count, role_count,
+                f, a, r, x0, x1, x2, x3, r0, r1, r2, r3,
+            )
+        )  # fmt: skip
 
     def take(
         self,
@@ -231,3 +303,8 @@ def warm() -> None:
     book.add(one, one, np.ones((1, 4)))
     back = book.take(one, one, np.ones((1, 4)))
     give_back(one, one, back, np.ones((1, 4)), one, np.ones((1, 4)), np.ones((1, 4)))
+    counts = np.zeros(1, dtype=np.int64)
+    book.charge_one(
+        0, 0, 0, (1.0, 1.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0),
+        (np.zeros((1, 4)), np.zeros((1, 4)), np.zeros((1, 4)), counts, counts.copy()),
+    )  # fmt: skip

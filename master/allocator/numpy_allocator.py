@@ -362,16 +362,12 @@ class DrfAllocator:
         self._lift_filters(agents)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
-        self.charges.add(
-            np.array([f], dtype=np.intp), np.array([a], dtype=np.intp), np.array([amounts])
-        )
-        self.alloc[f] += amounts
-        self.role_alloc[self.fw_role[f]] += amounts
-        self.fw_count[f] += 1
-        self.role_count[self.fw_role[f]] += 1
-        from_res = self.reservations.take(a, int(self.fw_role[f]), amounts)
-        used = self.used[a].tolist()
-        self.used[a] = [u + x - r for u, x, r in zip(used, amounts, from_res, strict=True)]
+        r = int(self.fw_role[f])
+        from_res = self.reservations.take(a, r, amounts)
+        self.charges.charge_one(
+            f, a, r, amounts, from_res,
+            (self.alloc, self.role_alloc, self.used, self.fw_count, self.role_count),
+        )  # fmt: skip
         self._fit_cache.charged(a, self._free_for)
 
     def _free_for(self, a: int, role: int) -> F64:
