@@ -42,16 +42,20 @@ EPSILON = 1e-9
 Mask = npt.NDArray[np.bool_]
 
 
-class AgentView:
-    def __init__(self, core: MasterCore, agents: Sequence[AgentRecord]) -> None:
+class Statics:
+    """What a view needs of its agents that only their specs decide: ids, totals, taint and
+    attribute signatures. Kept across scans (``AgentView(..., statics=...)``) while the
+    agents and their specs are the same objects: a scan at 10k agents then builds only the
+    free array, not a signature per agent."""
+
+    def __init__(self, agents: Sequence[AgentRecord]) -> None:
         self.agents = list(agents)
-        self.ids = [a.agent_id for a in self.agents]
+        self.specs = [a.spec for a in self.agents]
+        self.ids = [s.agent_id for s in self.specs]
         self.index = {aid: i for i, aid in enumerate(self.ids)}
         n = len(self.agents)
-        # Most agents carry no task, no offer, no taint and no attribute (and their totals
-        # are a tuple already): those cost one row of one array, not a loop each.
-        free = np.array(
-            [a.spec.resources.scalars() for a in self.agents], dtype=np.float64
+        self.totals = np.array(
+            [s.resources.scalars() for s in self.specs], dtype=np.float64
         ).reshape(n, len(SCALARS))
         taint_sigs: dict[tuple[Taint, ...], int] = {}
         attr_sigs: dict[tuple[tuple[str, str], ...], int] = {}
@@ -59,21 +63,9 @@ class AgentView:
         attrs_of: list[int] = []
         self.taint_sets: list[tuple[Taint, ...]] = []
         self.attr_sets: list[dict[str, str]] = []
-        offers = core.offers
         soft = TaintEffect.PREFER_NO_SCHEDULE
-        for i, agent in enumerate(self.agents):
-            spec = agent.spec
-            if agent.tasks or agent.offers:
-                row = list(spec.resources.scalars())
-                for task in agent.tasks.values():
-                    for k, x in enumerate(task.spec.resources.scalars()):
-                        row[k] -= x
-                for offer_id in agent.offers:
-                    offer = offers.get(offer_id)
-                    if offer is not None:
-                        for k, x in enumerate(offer.scalars):
-                            row[k] -= x
-                free[i] = row
+        for spec in self.specs:
+            # Most agents carry no taint and no attribute: no tuple built for them.
             hard = tuple(t for t in spec.taints if t.effect is not soft) if spec.taints else ()
             s = taint_sigs.get(hard)
             if s is None:
@@ -89,9 +81,44 @@ class AgentView:
             attrs_of.append(a)
         self.taint_of = np.array(taint_of, dtype=np.int64)
         self.attrs_of = np.array(attrs_of, dtype=np.int64)
+        self.held_ids: Sequence[str] | None = None  # the HeldBack order last placed
+        self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
+
+    def fits(self, agents: Sequence[AgentRecord]) -> bool:
+        """These are the agents (and specs) it was built from, in the same order."""
+        return len(agents) == len(self.agents) and all(
+            a is b and a.spec is s for a, b, s in zip(agents, self.agents, self.specs, strict=True)
+        )
+
+
+class AgentView:
+    def __init__(
+        self, core: MasterCore, agents: Sequence[AgentRecord], statics: Statics | None = None
+    ) -> None:
+        if statics is None or not statics.fits(agents):
+            statics = Statics(agents)
+        self.statics = statics
+        self.agents = statics.agents
+        self.ids = statics.ids
+        self.index = statics.index
+        self.taint_sets, self.attr_sets = statics.taint_sets, statics.attr_sets
+        self.taint_of, self.attrs_of = statics.taint_of, statics.attrs_of
+        # Free: the totals less tasks and outstanding offers, for the agents that have any.
+        free = statics.totals.copy()
+        offers = core.offers
+        for i, agent in enumerate(self.agents):
+            if agent.tasks or agent.offers:
+                row = list(agent.spec.resources.scalars())
+                for task in agent.tasks.values():
+                    for k, x in enumerate(task.spec.resources.scalars()):
+                        row[k] -= x
+                for offer_id in agent.offers:
+                    offer = offers.get(offer_id)
+                    if offer is not None:
+                        for k, x in enumerate(offer.scalars):
+                            row[k] -= x
+                free[i] = row
         self.free = free
-        self._held_ids: Sequence[str] | None = None  # the HeldBack order last placed (_held)
-        self._held_at: npt.NDArray[np.intp] | None = None
         self._offers = offers
         self._core = core
 
@@ -122,20 +149,21 @@ class AgentView:
     def _held(self, held: HeldBack) -> tuple[Mask, Mask]:
         """``held``'s masks in this view's agent order. The allocator's agents by id are
         this view's (the connected agents, by id) unless an agent is between the two: then
-        each is placed by id, once per view."""
-        if self._held_ids is not held.agent_ids:
+        each is placed by id, once per order (kept with the statics)."""
+        st = self.statics
+        if st.held_ids is not held.agent_ids:
             same = len(held.agent_ids) == len(self.ids) and all(
                 a == b for a, b in zip(held.agent_ids, self.ids, strict=True)
             )
-            self._held_ids = held.agent_ids
-            self._held_at = (
+            st.held_ids = held.agent_ids
+            st.held_at = (
                 None
                 if same
-                else (
-                    np.fromiter((self.index.get(str(a), -1) for a in held.agent_ids), dtype=np.intp)
+                else np.fromiter(
+                    (self.index.get(str(a), -1) for a in held.agent_ids), dtype=np.intp
                 )
             )
-        at = self._held_at
+        at = st.held_at
         if at is None:
             return held.filtered, held.draining
         n = len(self.ids)

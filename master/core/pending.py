@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
-from corral.master.allocator.interface import Scalars
+from corral.master.allocator.interface import HeldBack, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demands, gangs
 from corral.master.core import events as ev
-from corral.master.core.agent_view import AgentView
+from corral.master.core.agent_view import AgentView, Statics
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -61,6 +61,7 @@ class PendingEvents:
     def __init__(self) -> None:
         self.notes: dict[Key, Note] = {}
         self.scanned_at = -float("inf")
+        self.statics: Statics | None = None  # the agents' signatures, kept across scans
 
     def forget(self, framework_id: str, demand: str) -> None:
         self.notes.pop((framework_id, demand), None)
@@ -110,6 +111,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     out: list[cmd.Command] = []
     agents: list[AgentRecord] | None = None
     view: AgentView | None = None
+    helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
     for i, (_, fw_id, name, fw, d, kind, gang) in enumerate(failing):
         key = (fw_id, name)
         note = before.get(key)
@@ -119,8 +121,11 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             continue
         if agents is None or view is None:
             agents = demands.connected_agents(core)
-            view = AgentView(core, agents)  # once per scan: arrays over all agents
-        held = demands.held_back_masks(core, fw, e.now)
+            view = AgentView(core, agents, state.statics)  # once per scan: arrays over all agents
+            state.statics = view.statics
+        held = helds.get(fw_id)
+        if held is None:
+            held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
         reasons = demands.demand_reasons(core, fw, d, agents, held, view)
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from corral.master.core import demands
 from corral.master.core import events as ev
+from corral.master.core.agent_view import AgentView
 from corral.placement import (
     AttributeConstraint,
     ConstraintOp,
@@ -125,4 +126,11 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
     some = agents[1:]
     part = demands.demand_reasons(core, record, d, some, masks)
     assert part == demands.demand_reasons_reference(core, record, d, some, held)
+    # A scan keeps the agents' statics for the next: reused for the same agents, rebuilt for
+    # others (here: statics of a view without the first agent).
+    for kept in (AgentView(core, agents).statics, AgentView(core, some).statics):
+        view = AgentView(core, agents, kept)
+        assert view.statics.fits(agents)
+        assert (view.statics is kept) == kept.fits(agents)
+        assert demands.demand_reasons(core, record, d, agents, masks, view) == slow
     assert other  # the second framework's offers are in the view as others' offers
