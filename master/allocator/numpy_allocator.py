@@ -100,6 +100,7 @@ class DrfAllocator:
         self._role_index: dict[str, int] = {}
         self.weight: list[float] = []
         self.guarantee: list[Vec] = []
+        self._guaranteed = False  # some role has a guarantee (set_quota)
         self.limit: list[Vec] = []
         self.role_alloc = np.zeros((0, 4))
         self.role_count = np.zeros(0, dtype=np.int64)  # allocations received (order.py)
@@ -307,6 +308,7 @@ class DrfAllocator:
             raise ValueError(f"quota of role {role!r}: guarantee exceeds limit")
         r = self._role(role)
         self.guarantee[r], self.limit[r] = g, lim
+        self._guaranteed = any(x > 0 for vec in self.guarantee for x in vec)
 
     # ---- charges and filters ------------------------------------------------------------------
 
@@ -631,6 +633,15 @@ class DrfAllocator:
         return [max(0.0, g - x) for g, x in zip(self.guarantee[r], consumed, strict=True)]
 
     def _allowance(self, r: int) -> Vec:
+        # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
+        # its allocation x, nothing while no allocation has gone below zero (float noise
+        # could), so nothing is required (asked once per gang room: skip the loop).
+        if (
+            not self._guaranteed
+            and not self.reservations.by_agent
+            and (not len(self.role_alloc) or float(self.role_alloc.min()) >= 0.0)
+        ):
+            return [INF] * 4
         required = self._required()
         if all(q <= 0 for q in required):
             return [INF] * 4

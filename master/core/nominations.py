@@ -98,6 +98,8 @@ def _lowest_live_priority(core: MasterCore) -> float:
 def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     """Rule 1 and 2, once per allocation cycle."""
     lowest = _lowest_live_priority(core)
+    if all(c.value <= lowest for c in core.priority.classes.values()):
+        return []  # no class is above every live task's (none live: inf): nobody to preempt
     wanting: list[tuple[int, str, FrameworkRecord, Demand]] = []
     busy = {(n.framework_id, n.demand) for n in core.nominations.values()}
     for fw in core.frameworks.values():
