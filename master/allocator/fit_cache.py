@@ -25,21 +25,52 @@ Rows = npt.NDArray[np.intp]
 Ids = npt.NDArray[np.object_]
 
 
+MOVED = 1024  # agents re-placed since the order was sorted; one more re-sorts it
+
+
 @dataclass(slots=True)
 class Entry:
+    """The order is two sorted lists merged when read (room_loops.head): ``order`` as sorted
+    when the entry was made or last re-sorted, with the positions ``gone`` from it skipped,
+    and ``moved``, the agents a charge re-placed since, by their new keys. A charge then
+    shifts a few moved agents, not up to every agent of a 10k-agent order."""
+
     rows: Rows  # agent rows the shape fit on when tested, in id order
     ids: Ids
     fits: npt.NDArray[np.bool_]  # room's fit test per position, redone after a charge
     per: npt.NDArray[np.int64]  # slots per position (a charge lowers them)
-    order: npt.NDArray[np.intp]  # positions by most slots first, then id order
+    order: npt.NDArray[np.intp]  # positions by most slots first, then id order (when sorted)
     keys: npt.NDArray[np.int64]  # the order's sort keys, ascending
     position: npt.NDArray[np.intp]  # agent row -> position in rows, -1 if absent
+    gone: npt.NDArray[np.bool_]  # per position: moved out of ``order``
+    moved: npt.NDArray[np.intp]  # [MOVED] positions re-placed since, by key; the first...
+    moved_keys: npt.NDArray[np.int64]
+    n_moved: npt.NDArray[np.int64]  # [1]: ...this many
 
     def move(self, i: int, per: int) -> None:
-        """Position ``i`` now holds ``per`` slots: re-place it in the order, shifting the
-        agents between in place (one compiled call, no new arrays: a tick charges thousands
-        of times)."""
-        room_loops.move(self.order, self.keys, self.per, i, per)
+        """Position ``i`` now holds ``per`` slots: re-place it (one compiled call, no new
+        arrays: a tick charges thousands of times); re-sort when ``moved`` is full."""
+        if not room_loops.move(
+            self.keys, self.per, self.gone, self.moved, self.moved_keys, self.n_moved, i, per
+        ):
+            self.per[i] = per
+            self.sort()
+
+    def sort(self) -> None:
+        """One sorted order again, nothing moved."""
+        m = len(self.per)
+        keys = -self.per * (m + 1) + np.arange(m, dtype=np.int64)
+        order = np.argsort(keys, kind="stable").astype(np.intp)
+        self.order, self.keys = order, keys[order]
+        self.gone[:] = False
+        self.n_moved[0] = 0
+
+    def ordered(self) -> npt.NDArray[np.intp]:
+        """The positions in order, merged (tests read it; rooms walk it compiled)."""
+        n = int(self.n_moved[0])
+        keys = np.concatenate([self.keys[~self.gone[self.order]], self.moved_keys[:n]])
+        both = np.concatenate([self.order[~self.gone[self.order]], self.moved[:n]])
+        return both[np.argsort(keys, kind="stable")]
 
 
 class FitCache:
@@ -59,7 +90,11 @@ class FitCache:
         order = np.argsort(keys, kind="stable").astype(np.intp)
         position = np.full(agents, -1, dtype=np.intp)
         position[rows] = np.arange(m, dtype=np.intp)
-        e = Entry(rows, ids, np.ones(m, dtype=np.bool_), per, order, keys[order], position)
+        e = Entry(
+            rows, ids, np.ones(m, dtype=np.bool_), per, order, keys[order], position,
+            np.zeros(m, dtype=np.bool_), np.zeros(MOVED, dtype=np.intp),
+            np.zeros(MOVED, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        )  # fmt: skip
         self._entries[key] = e
         return e
 

@@ -113,7 +113,8 @@ def _head(
     if not len(out):
         return None if want > 0 else out
     k = room_loops.head(
-        entry.order, entry.fits, entry.per, entry.rows,
+        entry.order, entry.keys, entry.gone, entry.moved, entry.moved_keys,
+        int(entry.n_moved[0]), entry.fits, entry.per, entry.rows,
         al.placement.ok, al.filters.until, al.draining, f, now, want, out,
     )  # fmt: skip
     if k < 0:

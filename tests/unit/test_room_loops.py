@@ -1,7 +1,7 @@
 """The compiled loops of a gang tick (room_loops.py, ChargeBook.charge_one) against the numpy
-code they replaced, kept here as the reference: the same order after each re-placing, the
-same head of a room as the whole room gives, the same arrays after each charge. Compiled and
-as plain Python."""
+code they replaced, kept here as the reference: the same order after each re-placing (the
+sorted order and the moved agents merged), the same head of a room as the whole room gives,
+the same arrays after each charge. Compiled and as plain Python."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from corral.master.allocator import charges, room_loops
 from corral.master.allocator.charges import ChargeBook
+from corral.master.allocator.fit_cache import Entry, FitCache
 
 Loops = dict[str, Callable[..., Any]]
 
@@ -63,24 +64,44 @@ def ordered(per: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], npt.NDArr
 settings_ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def entry_of(per: npt.NDArray[np.int64], room: int) -> Entry:
+    """A fit cache entry whose slots are ``per`` (shape cpus:1), with ``room`` places for
+    moved agents (small, so re-sorting when full is exercised too)."""
+    m = len(per)
+    free = np.zeros((m, 4))
+    free[:, 0] = per
+    e = FitCache().put(
+        ((1.0, 0.0, 0.0, 0.0), 0), np.arange(m, dtype=np.intp), np.arange(m).astype(object),
+        free, m,
+    )  # fmt: skip
+    e.moved, e.moved_keys = np.zeros(room, dtype=np.intp), np.zeros(room, dtype=np.int64)
+    return e
+
+
+def move_with(loops: Loops, e: Entry, i: int, new: int) -> None:
+    """Entry.move with the loop under test."""
+    if not loops["move"](e.keys, e.per, e.gone, e.moved, e.moved_keys, e.n_moved, i, new):
+        e.per[i] = new
+        e.sort()
+
+
 @modes
 @settings_
 @given(st.data())
 def test_move_keeps_the_order_the_numpy_shifts_kept(mode: str, data: st.DataObject) -> None:
     loops = loops_for(mode)
     per0 = np.array(data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=40)), dtype=np.int64)
+    e = entry_of(per0.copy(), data.draw(st.integers(1, 8)))
     order, keys = ordered(per0)
-    mine = (order.copy(), keys.copy(), per0.copy())
     theirs = (order.copy(), keys.copy(), per0.copy())
     for _ in range(data.draw(st.integers(1, 30))):
         i = data.draw(st.integers(0, len(per0) - 1))
         new = data.draw(st.integers(0, 6))
-        loops["move"](*mine, i, new)
+        move_with(loops, e, i, new)
         old_move(*theirs, i, new)
-        for a, b in zip(mine, theirs, strict=True):
-            assert a.tolist() == b.tolist()
-        # Still the order a fresh sort gives.
-        assert mine[0].tolist() == ordered(mine[2])[0].tolist()
+        assert e.per.tolist() == theirs[2].tolist()
+        # The merged order is the one the shifts kept, and the one a fresh sort gives.
+        assert e.ordered().tolist() == theirs[0].tolist() == ordered(e.per)[0].tolist()
 
 
 def whole_head(
@@ -101,13 +122,19 @@ def whole_head(
 @modes
 @settings_
 @given(st.data())
-def test_head_takes_the_agents_the_chunked_gathers_took(mode: str, data: st.DataObject) -> None:
+def test_head_takes_the_agents_the_whole_room_gives(mode: str, data: st.DataObject) -> None:
     loops = loops_for(mode)
     m = data.draw(st.integers(1, 60))
     per = np.array(data.draw(st.lists(st.integers(0, 5), min_size=m, max_size=m)), dtype=np.int64)
     fits = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)), dtype=np.bool_)
     fits &= per > 0  # the cache's fit test and slots agree but at the edges
-    order, _ = ordered(per)
+    # An order with some agents moved since it was sorted (as charges leave it).
+    e = entry_of(per.copy(), data.draw(st.integers(1, 8)))
+    for _ in range(data.draw(st.integers(0, 10))):
+        move_with(loops, e, data.draw(st.integers(0, m - 1)), data.draw(st.integers(0, 5)))
+    per = e.per
+    fits &= per > 0
+    order = e.ordered()
     # Agent rows 0..m-1 in a shuffled placement; framework column 1 of 2.
     rows = np.array(data.draw(st.permutations(range(m))), dtype=np.intp)
     ok = np.array(data.draw(st.lists(st.booleans(), min_size=2 * m, max_size=2 * m))).reshape(m, 2)
@@ -118,7 +145,10 @@ def test_head_takes_the_agents_the_chunked_gathers_took(mode: str, data: st.Data
     eligible = ok[rows, 1] & (until[rows, 1] <= now) & ~draining[rows]
     for want in (1, 2, 5, 17, 400):
         out = np.empty(min(want, m), dtype=np.intp)
-        k = loops["head"](order, fits, per, rows, ok, until, draining, 1, now, want, out)
+        k = loops["head"](
+            e.order, e.keys, e.gone, e.moved, e.moved_keys, int(e.n_moved[0]),
+            fits, per, rows, ok, until, draining, 1, now, want, out,
+        )  # fmt: skip
         expected = whole_head(order, fits, per, eligible, want)
         if expected is None:
             assert k == -1
