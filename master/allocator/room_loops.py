@@ -105,6 +105,20 @@ def any_eligible(
 
 
 @compiled
+def any_unfiltered(fits: Any, rows: Any, ok: Any, active: Any, draining: Any, f: int) -> bool:
+    """``any_eligible`` reading the filters' boolean view (valid at the time asked:
+    FilterMatrix.current): one byte per agent instead of an eight-byte expiry, so the column
+    of a framework that declined everything is read ~3x faster."""
+    for i in range(rows.shape[0]):
+        if not fits[i]:
+            continue
+        a = rows[i]
+        if not draining[a] and not active[a, f] and ok[a, f]:
+            return True
+    return False
+
+
+@compiled
 def move(
     keys: Any, per: Any, gone: Any, moved: Any, moved_keys: Any, n_moved: Any, i: int, new: int
 ) -> bool:
@@ -171,3 +185,4 @@ def warm() -> None:
         out,
     )
     any_eligible(fits, order, ok, until, draining, 0, 0.0)
+    any_unfiltered(fits, order, ok, ok, draining, 0)

@@ -68,10 +68,13 @@ def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]
 def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
     """``Allocator.has_room``: the room's test, stopping at its first agent."""
     entry, _ = _entry(al, int(al.fw_role[f]), shape)
-    return bool(
-        room_loops.any_eligible(
-            entry.fits, entry.rows, al.placement.ok, al.filters.until, al.draining, f, now
+    ok, filters = al.placement.ok, al.filters
+    if filters.current(now):
+        return bool(
+            room_loops.any_unfiltered(entry.fits, entry.rows, ok, filters.active, al.draining, f)
         )
+    return bool(
+        room_loops.any_eligible(entry.fits, entry.rows, ok, filters.until, al.draining, f, now)
     )
 
 

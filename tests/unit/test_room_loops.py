@@ -22,7 +22,7 @@ Loops = dict[str, Callable[..., Any]]
 
 
 def loops_for(mode: str) -> Loops:
-    names = ("move", "head", "any_eligible")
+    names = ("move", "head", "any_eligible", "any_unfiltered")
     if mode == "python":
         if not charges.COMPILED:
             pytest.skip("numba is not installed: the loops already run as Python")
@@ -156,6 +156,8 @@ def test_head_takes_the_agents_the_whole_room_gives(mode: str, data: st.DataObje
             assert np.sort(out[:k]).tolist() == expected.tolist()
     found = loops["any_eligible"](fits, rows, ok, until, draining, 1, now)
     assert found == bool((fits & eligible).any())
+    active = until > now  # the filters' boolean view, current at now
+    assert loops["any_unfiltered"](fits, rows, ok, active, draining, 1) == found
 
 
 class OldBook:

@@ -43,6 +43,15 @@ class FilterMatrix:
         self.snapshots: dict[int, list[tuple[float, ...]]] = {}
         self._slots: dict[int, dict[tuple[float, ...], int]] = {}  # amount -> index, per agent
         self.next_expiry = math.inf
+        self.swept_at = -math.inf  # when ``active`` was last rebuilt from the expiries
+
+    def current(self, now: float) -> bool:
+        """``active`` is exactly ``until > now``: no filter has expired since the last sweep
+        (now < next_expiry) and ``now`` is not before it (a filter that expired at the sweep
+        is inactive, though its expiry may be later than an earlier ``now``). Every write
+        keeps the two together otherwise: an add sets both and lowers next_expiry, a lift or
+        clear drops both."""
+        return self.swept_at <= now < self.next_expiry
 
     def grow(self, agents: int, frameworks: int) -> None:
         self.until = grow_cols(grow_rows(self.until, agents, -np.inf), frameworks, -np.inf)
@@ -125,6 +134,7 @@ class FilterMatrix:
         if now < self.next_expiry:
             return False
         np.greater(self.until, now, out=self.active)
+        self.swept_at = now
         pending = self.until[self.active]
         self.next_expiry = float(pending.min()) if pending.size else math.inf
         return True
