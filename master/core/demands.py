@@ -250,7 +250,8 @@ def _agent_reasons(
 
 def connected_agents(core: MasterCore) -> list[AgentRecord]:
     """The agents explain counts (those in the allocator), by id."""
-    return sorted((a for a in core.agents.values() if a.in_allocator), key=lambda a: a.agent_id)
+    agents = core.agents  # by id: sorting the ids is a plain string sort, no key per agent
+    return [agents[aid] for aid in sorted(aid for aid, a in agents.items() if a.in_allocator)]
 
 
 def held_back(core: MasterCore, fw: FrameworkRecord, now: float) -> dict[str, str]:
