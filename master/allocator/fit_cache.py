@@ -6,7 +6,10 @@ bundles asks for the same shape a hundred times with a charge or two between. A 
 shrinks one agent's free room, so the cache recomputes that agent's slots and moves it in the
 order, and a room asked with ``want`` (gangs.py: members to place) gathers the framework's
 eligibility only for the agents at the head of the order, until ``want`` slots are found.
-Anything that can grow free room (a recovery, a new agent, the walk's charges) clears it.
+A cycle's walk recounts the agents it charged, and resources coming back (declines, task
+ends) recount the agents they come back to, so the cache outlives a tick; a batch of more than
+RECOUNT agents, a new or removed agent, or an agent that starts to fit a shape it did not when
+the entry was made, clears it (or the entry).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ Ids = npt.NDArray[np.object_]
 
 
 MOVED = 1024  # agents re-placed since the order was sorted; one more re-sorts it
+RECOUNT = 64  # agents charged or returned at once, recounted one by one; more: forget all
+Free = Callable[[int, int], npt.NDArray[np.float64]]  # (agent row, role row) -> free now
 
 
 @dataclass(slots=True)
@@ -98,7 +103,7 @@ class FitCache:
         self._entries[key] = e
         return e
 
-    def charged(self, agent: int, free: Callable[[int, int], npt.NDArray[np.float64]]) -> None:
+    def charged(self, agent: int, free: Free) -> None:
         """Agent row ``agent`` was charged: redo its fit test and recount its slots where it
         is cached. ``free(agent, role)``: its free resources for the role now."""
         for (shape, role), e in self._entries.items():
@@ -108,6 +113,43 @@ class FitCache:
                     now = free(agent, role).tolist()
                     e.fits[i] = fits_of_one(now, shape)
                     e.move(i, slots_of_one(now, shape))
+
+    def charged_many(self, agents: Rows, free: Free) -> None:
+        """``charged`` for each of ``agents`` (a cycle's plan: the walk charged in place);
+        past RECOUNT distinct agents, forget everything instead (a recount each costs more)."""
+        if not self._entries or not len(agents):
+            return
+        rows = np.unique(agents).tolist()
+        if len(rows) > RECOUNT:
+            self.clear()
+            return
+        for a in rows:
+            self.charged(a, free)
+
+    def returned(self, agents: Rows, free: Free) -> None:
+        """Resources came back to ``agents``: their slots grow. Recount each where it is
+        cached; an agent that failed an entry's fit test when it was made and fits now is
+        missing from it, so that entry is dropped (made afresh when next asked). Past
+        RECOUNT distinct agents (a batch of declines), forget everything."""
+        if not self._entries or not len(agents):
+            return
+        rows = np.unique(agents).tolist()
+        if len(rows) > RECOUNT:
+            self.clear()
+            return
+        for key, e in list(self._entries.items()):
+            shape, role = key
+            for a in rows:
+                i = int(e.position[a]) if a < len(e.position) else -1
+                now = free(a, role).tolist()
+                fits = fits_of_one(now, shape)
+                if i < 0:
+                    if fits:
+                        del self._entries[key]
+                        break
+                    continue
+                e.fits[i] = fits
+                e.move(i, slots_of_one(now, shape))
 
     def clear(self) -> None:
         self._entries.clear()

@@ -341,7 +341,6 @@ class DrfAllocator:
         """Give back charges in order: what each pair is charged caps what comes back."""
         if not len(frameworks):
             return
-        self._fit_cache.clear()
         back = self.charges.take(frameworks, agents, amounts)
         book = self.reservations
         if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):
@@ -349,6 +348,7 @@ class DrfAllocator:
                 frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
             )
             self._lift_filters(agents)
+            self._fit_cache.returned(agents, self._free_for)
             return
         # Some agent has reservations: the reservation book takes its share first, in order.
         for f, a, taken in zip(frameworks.tolist(), agents.tolist(), back.tolist(), strict=True):
@@ -362,6 +362,7 @@ class DrfAllocator:
             used = self.used[a].tolist()
             self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
         self._lift_filters(agents)
+        self._fit_cache.returned(agents, self._free_for)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
         r = int(self.fw_role[f])
@@ -503,7 +504,6 @@ class DrfAllocator:
         return met
 
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
-        self._fit_cache.clear()  # the walk charges in place
         if self.filters.expire(now):
             self._recount()
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
@@ -534,6 +534,7 @@ class DrfAllocator:
             agents = np.concatenate([w.agents for w in walked])
             offers = np.concatenate([w.offers for w in walked]).reshape(-1, 4)
         self._last_plan_frameworks = frameworks
+        self._fit_cache.charged_many(agents, self._free_for)  # the walk charged in place
         # Rows in a plan are live, so their ids are set (never None).
         fw_ids = cast(list[str], self._frameworks.table())
         agent_ids = cast(list[str], self._agents.table())

@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from corral.master.allocator.interface import Scalars
 from corral.master.allocator.numpy_allocator import DrfAllocator
 from corral.master.allocator.reference import ReferenceAllocator
 from corral.master.core import gangs
@@ -48,3 +49,53 @@ def test_the_head_of_the_room_cuts_what_the_whole_room_cuts(data: st.DataObject)
             room = ref.room("g", 0.0, SHAPE)
             if not len(room.agent_ids):
                 break
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_cache_kept_through_cycles_and_returns_is_a_fresh_test(data: st.DataObject) -> None:
+    """The cache outlives cycles (the walk's charges recounted) and returned resources
+    (recounted, or the entry dropped when an agent starts to fit): rooms asked between
+    them are the reference's, whole and cut from the head."""
+    fast, ref = DrfAllocator(), ReferenceAllocator()
+    sizes = data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=30))
+    for i, cpus in enumerate(sizes):
+        for alloc in (fast, ref):
+            alloc.add_agent(f"a{i:03d}", (float(cpus), 4096.0, 0.0, 0.0), {}, [])
+    for alloc in (fast, ref):
+        alloc.add_framework("f", "*")
+        alloc.add_framework("g", "*")
+    held: list[tuple[str, str, Scalars]] = []
+    for t in range(data.draw(st.integers(1, 10))):
+        for alloc in (fast, ref):
+            assert list(alloc.room("f", float(t), SHAPE).agent_ids) == list(
+                ref.room("f", float(t), SHAPE).agent_ids
+            )
+        want = data.draw(st.integers(1, 12))
+        whole = gangs.fit(ref.room("f", float(t), SHAPE), SHAPE, want)
+        head = gangs.fit(fast.room("f", float(t), SHAPE, want=want), SHAPE, want)
+        assert head.slots == whole.slots
+        action = data.draw(st.sampled_from(["cycle", "take", "give back"]))
+        if action == "cycle":
+            for alloc in (fast, ref):
+                alloc.set_suppressed("f", True)  # g alone: its plan is the same in both
+            plans = [alloc.cycle(float(t), t) for alloc in (fast, ref)]
+            for alloc in (fast, ref):
+                alloc.set_suppressed("f", False)
+            mine = sorted((a.agent_id, a.scalars) for a in plans[0])
+            theirs = sorted((a.agent_id, a.scalars) for a in plans[1])
+            assert mine == theirs
+            held += [("g", aid, s) for aid, s in mine]
+        elif action == "take":
+            i = data.draw(st.integers(0, len(sizes) - 1))
+            cpus = float(min(sizes[i], data.draw(st.integers(1, 3))))
+            room = ref.room("g", float(t), (cpus, 1.0, 0.0, 0.0)) if cpus else None
+            if room is not None and f"a{i:03d}" in list(room.agent_ids):
+                for alloc in (fast, ref):
+                    alloc.allocate("g", f"a{i:03d}", (cpus, 1.0, 0.0, 0.0))
+                held.append(("g", f"a{i:03d}", (cpus, 1.0, 0.0, 0.0)))
+        elif held:
+            k = data.draw(st.integers(1, len(held)))
+            back, held = held[:k], held[k:]
+            for alloc in (fast, ref):
+                alloc.recover_many(back)
