@@ -51,6 +51,7 @@ class Entry:
     moved: npt.NDArray[np.intp]  # [MOVED] positions re-placed since, by key; the first...
     moved_keys: npt.NDArray[np.int64]
     n_moved: npt.NDArray[np.int64]  # [1]: ...this many
+    asked: bool = True  # asked for since the last sweep
 
     def move(self, i: int, per: int) -> None:
         """Position ``i`` now holds ``per`` slots: re-place it (one compiled call, no new
@@ -83,7 +84,20 @@ class FitCache:
         self._entries: dict[Key, Entry] = {}
 
     def get(self, key: Key) -> Entry | None:
-        return self._entries.get(key)
+        e = self._entries.get(key)
+        if e is not None:
+            e.asked = True
+        return e
+
+    def sweep(self) -> None:
+        """Forget the entries nobody asked for since the last sweep (once per cycle): every
+        charge recounts the agent in each entry that holds it, so a shape asked once (a
+        gang that has since started, an explain) should not cost every later charge."""
+        for key, e in list(self._entries.items()):
+            if e.asked:
+                e.asked = False
+            else:
+                del self._entries[key]
 
     def put(
         self, key: Key, rows: Rows, ids: Ids, free: npt.NDArray[np.float64], agents: int
@@ -106,11 +120,14 @@ class FitCache:
     def charged(self, agent: int, free: Free) -> None:
         """Agent row ``agent`` was charged: redo its fit test and recount its slots where it
         is cached. ``free(agent, role)``: its free resources for the role now."""
+        by_role: dict[int, list[float]] = {}  # entries of one role share the agent's free
         for (shape, role), e in self._entries.items():
             if agent < len(e.position):
                 i = int(e.position[agent])
                 if i >= 0 and e.fits[i]:
-                    now = free(agent, role).tolist()
+                    now = by_role.get(role)
+                    if now is None:
+                        now = by_role[role] = free(agent, role).tolist()
                     e.fits[i] = fits_of_one(now, shape)
                     e.move(i, slots_of_one(now, shape))
 

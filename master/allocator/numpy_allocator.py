@@ -504,6 +504,7 @@ class DrfAllocator:
         return met
 
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
+        self._fit_cache.sweep()
         if self.filters.expire(now):
             self._recount()
         self._last_plan_frameworks = np.zeros(0, dtype=np.intp)

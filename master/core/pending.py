@@ -18,10 +18,14 @@ Rules:
    recorded for the demand, or ``config.pending_event_repeat`` seconds after it (so a pending
    demand stays in the bounded log without flooding it). A demand that is schedulable at a scan
    (or met, withdrawn, or its framework gone) forgets its last message: failing again is news.
-5. Cost: the fast test first (the allocator's room for the shape, as a gang cut uses: any
-   agent there means schedulable); the per-agent reasons are counted only for demands that fail
-   it, at most ``MAX_REASONED_PER_SCAN`` per scan (the least recently reasoned first; the rest
-   wait for the next scan). A cluster with no demands pays one pass over its frameworks per scan.
+5. Cost: the fast test first (``Allocator.has_room`` for the shape, the room a gang cut uses,
+   stopping at its first agent: any agent there means schedulable; asked once per framework
+   and shape per scan for demands without constraints of their own); the per-agent reasons
+   are counted only for demands that fail it, at most ``MAX_REASONED_PER_SCAN`` per scan (the
+   least recently reasoned first; the rest wait for the next scan), over one ``AgentView``
+   whose per-agent signatures are kept across scans, with each framework's refuse filters
+   fetched once as arrays (``Allocator.held_back_masks``). A cluster with no demands pays one
+   pass over its frameworks per scan.
 6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
    records one event per demand, and the demand forgets its last message (rule 4).
 """

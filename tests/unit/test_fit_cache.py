@@ -99,3 +99,19 @@ def test_the_cache_kept_through_cycles_and_returns_is_a_fresh_test(data: st.Data
             back, held = held[:k], held[k:]
             for alloc in (fast, ref):
                 alloc.recover_many(back)
+
+
+def test_a_shape_nobody_asks_for_is_forgotten_at_the_second_cycle() -> None:
+    """Every charge recounts the agent in each cached shape: one asked once (an explain, a
+    gang since started) is dropped once a whole cycle passes without it being asked."""
+    al = DrfAllocator()
+    al.add_agent("a", (4.0, 1024.0, 0.0, 0.0), {}, [])
+    al.add_framework("f", "*")
+    al.set_suppressed("f", True)  # the cycles offer nothing: only the sweep acts
+    key = (SHAPE, 0)
+    al.room("f", 0.0, SHAPE)
+    al.cycle(1.0, 0)
+    assert al._fit_cache.get(key) is not None  # asked since the last sweep: kept (and asked)
+    al.cycle(2.0, 0)
+    al.cycle(3.0, 0)
+    assert al._fit_cache.get(key) is None
