@@ -24,6 +24,7 @@ from typing import Any, Protocol, overload
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Scalars = tuple[float, float, float, float]
@@ -184,8 +185,6 @@ class HeldBack:
 
     def as_dict(self) -> dict[str, str]:
         """The ``held_back`` form: reason by agent id, for the held agents."""
-        from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER
-
         ids = self.agent_ids
         out = {ids[i]: REASON_FILTER for i in np.flatnonzero(self.filtered).tolist()}
         out.update({ids[i]: REASON_DRAINING for i in np.flatnonzero(self.draining).tolist()})
