@@ -78,6 +78,10 @@ def uuid(value: bytes, what: str) -> bytes:
 
 
 def _mapping(values: Mapping[str, str], what: str, limit: int) -> dict[str, str]:
+    if not values:
+        # Most tasks carry no labels, and a protobuf map's items() walks through the abstract
+        # ItemsView even when empty: 2 % of the master's time in the 1k x 50 load test.
+        return {}
     count(values, what, limit)
     for key, value in values.items():
         name(key, f"{what} key {limits.echo(key)}")
