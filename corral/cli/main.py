@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -63,7 +64,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     return int(code or 0)
+
+
+def _reader_gone() -> int:
+    """The reader of our output stopped early (`corral get tasks | head`): not our error, and
+    no traceback. Standard output is pointed at /dev/null so the interpreter's flush at exit
+    does not fail again; the exit status is a shell's for a process ended by SIGPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + 13  # SIGPIPE
 
 
 if __name__ == "__main__":
