@@ -84,10 +84,13 @@ async def under_load(
     return snapshots
 
 
-def newest_running(workload: Workload) -> str:
-    """The agent of the task that was last seen RUNNING (tasks are in launch order)."""
+async def newest_running(workload: Workload) -> str:
+    """The agent of the task last seen RUNNING (tasks are in launch order). Tasks start and end
+    in waves, so there can be a moment with none running: it waits for the next one."""
+    await workload.until(
+        "a task running when the fault is due", lambda: workload.running() > 0, WAIT
+    )
     running = [s.agent_id for s in workload.tasks.values() if s.states[-1:] == ["RUNNING"]]
-    assert running, "no task running when the fault was due"
     return running[-1]
 
 
@@ -148,7 +151,7 @@ async def test_an_agent_lost_while_the_master_is_down_is_reported_within_the_tim
         # The newest running task's agent: its task has the most of its 2 s left, so it cannot
         # finish (and be reported FINISHED) in the moment before the master dies. The oldest
         # one could, and then the victim may have had nothing left to lose (seen in CI).
-        victim = newest_running(workload)
+        victim = await newest_running(workload)
         lost["agent"] = victim
         await cluster.kill("master")
         await cluster.kill(await agent_of(cluster, victim))
@@ -175,7 +178,7 @@ async def test_agent_kill9_and_restart_reattaches_and_runs_nothing_twice(
     killed: dict[str, str] = {}
 
     async def fault(_driver: sdk.Driver) -> None:
-        victim = newest_running(workload)
+        victim = await newest_running(workload)
         killed["agent"] = victim
         await cluster.restart_agent(await agent_of(cluster, victim))
 
@@ -279,7 +282,7 @@ async def test_a_paused_agent_is_unreachable_then_heals(
     paused: dict[str, str] = {}
 
     async def fault(_driver: sdk.Driver) -> None:
-        victim = newest_running(workload)
+        victim = await newest_running(workload)
         paused["agent"] = victim
         name = await agent_of(cluster, victim)
         cluster.pause(name)
