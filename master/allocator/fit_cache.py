@@ -134,13 +134,7 @@ class FitCache:
     def charged_many(self, agents: Rows, free: Free) -> None:
         """``charged`` for each of ``agents`` (a cycle's plan: the walk charged in place);
         past RECOUNT distinct agents, forget everything instead (a recount each costs more)."""
-        if not self._entries or not len(agents):
-            return
-        rows = np.unique(agents).tolist()
-        if len(rows) > RECOUNT:
-            self.clear()
-            return
-        for a in rows:
+        for a in self._to_recount(agents):
             self.charged(a, free)
 
     def returned(self, agents: Rows, free: Free) -> None:
@@ -148,12 +142,7 @@ class FitCache:
         cached; an agent that failed an entry's fit test when it was made and fits now is
         missing from it, so that entry is dropped (made afresh when next asked). Past
         RECOUNT distinct agents (a batch of declines), forget everything."""
-        if not self._entries or not len(agents):
-            return
-        rows = np.unique(agents).tolist()
-        if len(rows) > RECOUNT:
-            self.clear()
-            return
+        rows = self._to_recount(agents)
         for key, e in list(self._entries.items()):
             shape, role = key
             for a in rows:
@@ -167,6 +156,17 @@ class FitCache:
                     continue
                 e.fits[i] = fits
                 e.move(i, slots_of_one(now, shape))
+
+    def _to_recount(self, agents: Rows) -> list[int]:
+        """The distinct ``agents`` to recount one by one: none when nothing is cached; none
+        either past RECOUNT of them, having forgotten everything (a recount each costs more)."""
+        if not self._entries or not len(agents):
+            return []
+        rows: list[int] = np.unique(agents).tolist()
+        if len(rows) > RECOUNT:
+            self.clear()
+            return []
+        return rows
 
     def clear(self) -> None:
         self._entries.clear()
