@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from corral.master.allocator.jit import compiled, prefetch
+from corral.master.allocator.kernel import fw_before
 
 _EPS = 2.0**-52
 INF = math.inf
@@ -128,9 +129,10 @@ def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: An
                 avail[k] = avail[k] + (x if x > 0.0 else 0.0)
 
 
-# The two comparisons take keys, not the key arrays: an array passed to a compiled helper costs
-# two atomic reference-count updates per call, and these run ~20 times per charge (a third of
-# the walk's time when they took arrays).
+# The role comparison takes keys, not the key arrays (as ``kernel.fw_before`` does for
+# frameworks): an array passed to a compiled helper costs two atomic reference-count updates
+# per call, and these run ~20 times per charge (a third of the walk's time when they took
+# arrays).
 @compiled
 def _role_before(
     t1: int, k1: float, c1: int, q1: int, t2: int, k2: float, c2: int, q2: int
@@ -144,13 +146,6 @@ def _role_before(
     if c1 != c2:
         return c1 < c2
     return q1 < q2
-
-
-@compiled
-def _fw_before(s1: float, c1: int, q1: int, s2: float, c2: int, q2: int) -> bool:
-    """Does a framework keyed (share, count, id rank) s1, c1, q1 sort before one keyed
-    s2, c2, q2?"""
-    return s1 < s2 or (s1 == s2 and (c1 < c2 or (c1 == c2 and q1 < q2)))
 
 
 def _walk(
@@ -354,7 +349,7 @@ def _walk(
                 while lo < hi:
                     mid = (lo + hi) >> 1
                     g = buf[mid]
-                    if _fw_before(fkey[g], fw_count[g], frank[g], s, got, q):
+                    if fw_before(fkey[g], fw_count[g], frank[g], s, got, q):
                         lo = mid + 1
                     else:
                         hi = mid

@@ -30,6 +30,14 @@ AHEAD = 8  # agents
 SELECT_AHEAD = 16  # agents: a select step is shorter than a walk step
 
 
+@compiled
+def fw_before(s1: float, c1: int, q1: int, s2: float, c2: int, q2: int) -> bool:
+    """Does a framework keyed (share, count, id rank) s1, c1, q1 sort before one keyed
+    s2, c2, q2? (order.py's keys 7-9, for both compiled walks; keys, not the key arrays: an
+    array passed to a compiled helper costs two atomic reference counts per call.)"""
+    return s1 < s2 or (s1 == s2 and (c1 < c2 or (c1 == c2 and q1 < q2)))
+
+
 def _walk(
     candidates: Any,
     free: Any,
@@ -95,9 +103,7 @@ def _walk(
         while lo < hi:
             mid = (lo + hi) >> 1
             g = buf[mid]
-            if share[g] < s or (
-                share[g] == s and (count[g] < got or (count[g] == got and rank[g] < q))
-            ):
+            if fw_before(share[g], count[g], rank[g], s, got, q):
                 lo = mid + 1
             else:
                 hi = mid
