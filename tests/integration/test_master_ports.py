@@ -10,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.corral_cli import corral
+
 pytestmark = pytest.mark.e2e
-
-
-def corral(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_busy_ports_are_errors(tmp_path: Path) -> None:

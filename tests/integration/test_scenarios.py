@@ -4,29 +4,23 @@ per run): each scenario's symptom without its fix and its cure with it, from the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from corral import scenarios
+from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
 
 
 def scenario(name: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], str]:
     out_file = tmp_path / "figures.json"
-    got = subprocess.run(
-        [
-            *(sys.executable, "-m", "corral.cli.main", "scenario", name, "--size", "small"),
-            *("--json", str(out_file), "--work-dir", str(tmp_path / "work")),
-        ],
-        capture_output=True,
-        text=True,
+    got = corral(
+        *("scenario", name, "--size", "small"),
+        *("--json", str(out_file), "--work-dir", str(tmp_path / "work")),
         timeout=300,
-        check=False,
     )
     assert got.returncode == 0, got.stdout + got.stderr
     assert got.stderr == ""
@@ -36,22 +30,11 @@ def scenario(name: str, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any],
 
 
 def test_the_cli_lists_every_scenario() -> None:
-    got = subprocess.run(
-        [sys.executable, "-m", "corral.cli.main", "scenario", "--list"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    got = corral("scenario", "--list")
+    assert got.returncode == 0, got.stderr
     assert [line.split()[0] for line in got.stdout.splitlines()] == list(scenarios.NAMES)
     for bad in ([], ["no-such-scenario"]):
-        got = subprocess.run(
-            [sys.executable, "-m", "corral.cli.main", "scenario", *bad],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        got = corral("scenario", *bad)
         assert got.returncode == 2, got.stderr
         assert len(got.stderr.strip().splitlines()) == 1 or "usage:" in got.stderr
         assert "Traceback" not in got.stderr

@@ -15,17 +15,22 @@ from corral.master.core import gangs
 SHAPE = (1.0, 128.0, 0.0, 0.0)
 
 
+def twins(cpus: list[int]) -> tuple[DrfAllocator, ReferenceAllocator]:
+    """The numpy allocator and the reference, each with agents of these cpus (and 4 GiB) and
+    frameworks f and g in role ``*``."""
+    fast, ref = DrfAllocator(), ReferenceAllocator()
+    for alloc in (fast, ref):
+        for i, n in enumerate(cpus):
+            alloc.add_agent(f"a{i:03d}", (float(n), 4096.0, 0.0, 0.0), {}, [])
+        alloc.add_framework("f", "*")
+        alloc.add_framework("g", "*")
+    return fast, ref
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_the_head_of_the_room_cuts_what_the_whole_room_cuts(data: st.DataObject) -> None:
-    fast, ref = DrfAllocator(), ReferenceAllocator()
-    sizes = data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=200))
-    for i, cpus in enumerate(sizes):
-        for alloc in (fast, ref):
-            alloc.add_agent(f"a{i:03d}", (float(cpus), 4096.0, 0.0, 0.0), {}, [])
-    for alloc in (fast, ref):
-        alloc.add_framework("f", "*")
-        alloc.add_framework("g", "*")
+    fast, ref = twins(data.draw(st.lists(st.integers(1, 12), min_size=1, max_size=200)))
     for _ in range(data.draw(st.integers(1, 12))):
         want = data.draw(st.integers(1, 40))
         whole = gangs.fit(ref.room("f", 0.0, SHAPE), SHAPE, want)
@@ -57,14 +62,8 @@ def test_the_cache_kept_through_cycles_and_returns_is_a_fresh_test(data: st.Data
     """The cache outlives cycles (the walk's charges recounted) and returned resources
     (recounted, or the entry dropped when an agent starts to fit): rooms asked between
     them are the reference's, whole and cut from the head."""
-    fast, ref = DrfAllocator(), ReferenceAllocator()
     sizes = data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=30))
-    for i, cpus in enumerate(sizes):
-        for alloc in (fast, ref):
-            alloc.add_agent(f"a{i:03d}", (float(cpus), 4096.0, 0.0, 0.0), {}, [])
-    for alloc in (fast, ref):
-        alloc.add_framework("f", "*")
-        alloc.add_framework("g", "*")
+    fast, ref = twins(sizes)
     held: list[tuple[str, str, Scalars]] = []
     for t in range(data.draw(st.integers(1, 10))):
         for alloc in (fast, ref):
