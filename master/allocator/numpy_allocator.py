@@ -67,6 +67,7 @@ class DrfAllocator:
         if kernel not in KERNELS:
             raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
         warm_charges()
+        filter_mask.warm()
         room_loops.warm()
         if kernel == "numba":
             compiled.warm()
@@ -438,15 +439,15 @@ class DrfAllocator:
     def _lift_filters(self, agents: npt.NDArray[np.intp]) -> None:
         """Resources came back to ``agents``: filters that refused less than an agent now has
         free lift (masks/filters.py), and the frameworks they held count as eligible again."""
-        rows = np.unique(agents)
-        free = self._unreserved_free(rows) + self.reservations.free_sum[rows]
-        growing = self.filters.growing(rows, free)
-        if not growing:
+        growing = self.filters.grown_past_floor(
+            agents, self.capacity, self.used, self.reservations.free_sum
+        )
+        if not len(growing):
             return
+        free = self._unreserved_free(growing) + self.reservations.free_sum[growing]
         m = self._frameworks.size
-        where = {int(a): i for i, a in enumerate(rows.tolist())}
-        for a in growing:
-            gone = self.filters.lift(a, free[where[a]], m)
+        for i, a in enumerate(growing.tolist()):
+            gone = self.filters.lift(a, free[i], m)
             if len(gone):
                 back = self.placement.ok[a, gone] & self.fw_active[gone]
                 self.count_ok[a] += int(back.sum())

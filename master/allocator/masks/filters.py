@@ -17,12 +17,15 @@ comparison instead of a walk over a's filters.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator.growable import grow_cols, grow_rows
+from corral.master.allocator.jit import compiled
 from corral.master.allocator.options import REASON_FILTER
 
 REASON = REASON_FILTER
@@ -103,11 +106,21 @@ class FilterMatrix:
         self.active[agent, framework] = True
         return not was
 
-    def growing(self, agents: npt.NDArray[np.intp], free: npt.NDArray[np.float64]) -> list[int]:
-        """Of ``agents`` (whose free resources just grew to ``free``), those where some filter
-        may have to lift: free is past the floor of what their filters refused."""
-        past = (free > self.floor[agents] + GROWTH_EPSILON).any(axis=1)
-        return [int(a) for a in agents[past].tolist()]
+    def grown_past_floor(
+        self,
+        agents: npt.NDArray[np.intp],
+        capacity: npt.NDArray[np.float64],
+        used: npt.NDArray[np.float64],
+        reserved_free: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.intp]:
+        """Of ``agents`` (resources just returned to them; repeats allowed), those where some
+        filter may have to lift: their free, unreserved (capacity - used, at least 0) plus
+        ``reserved_free``, is past the floor of what their filters refused. Sorted, each agent
+        once. One compiled pass: a batch of declines returns hundreds of agents, and gathering,
+        comparing and de-duplicating them with numpy calls was ~70 µs per batch that usually
+        lifts nothing."""
+        hits = _past_floor(agents, capacity, used, reserved_free, self.floor, GROWTH_EPSILON)
+        return np.unique(hits) if len(hits) > 1 else hits
 
     def lift(self, agent: int, free: npt.NDArray[np.float64], m: int) -> npt.NDArray[np.intp]:
         """Drop the agent's filters that refused less than ``free`` in some resource; returns
@@ -157,3 +170,26 @@ class FilterMatrix:
     def at(self, framework: int, now: float) -> npt.NDArray[np.bool_]:
         """Agents filtered for the framework at an arbitrary ``now`` (explain)."""
         return np.asarray(self.until[:, framework] > now)
+
+
+@compiled
+def _past_floor(agents: Any, capacity: Any, used: Any, reserved: Any, floor: Any, eps: float) -> Any:
+    """The entries of ``agents`` whose free resources exceed their floor + eps somewhere."""
+    out = np.empty(agents.shape[0], dtype=np.intp)
+    n = 0
+    for i in range(agents.shape[0]):
+        a = agents[i]
+        for c in range(4):
+            free = max(capacity[a, c] - used[a, c], 0.0) + reserved[a, c]
+            if free > floor[a, c] + eps:
+                out[n] = a
+                n += 1
+                break
+    return out[:n]
+
+
+@functools.cache  # once per process
+def warm() -> None:
+    """Compile (or load from numba's cache) the growth test before the first return needs it."""
+    one = np.zeros(1, dtype=np.intp)
+    _past_floor(one, np.ones((1, 4)), np.zeros((1, 4)), np.zeros((1, 4)), np.ones((1, 4)), 0.0)
