@@ -39,15 +39,30 @@ class Allocation:
     scalars: Scalars
 
 
+@dataclass(frozen=True, slots=True)
+class PlanRows:
+    """Where a plan made by ``from_rows`` came from: the allocator's id tables as they were
+    (never changed in place, so ``table is`` the allocator's current one means no framework or
+    agent came or went since) and each entry's rows in them."""
+
+    framework_table: Sequence[str]
+    framework_rows: npt.NDArray[np.intp]
+    agent_table: Sequence[str]
+    agent_rows: npt.NDArray[np.intp]
+
+
 class Plan(Sequence[Allocation]):
     """A cycle's plan as columns: framework ids, agent ids and a [n, 4] array of scalars.
 
     A sequence of ``Allocation`` for whoever wants objects; ``columns()`` gives the three columns
     without making one object per offer (a 10k-offer cycle would spend ~10 ms on them). The
     numpy allocator hands over row numbers and its id tables (``from_rows``): ids are looked up
-    when first asked for, by the consumer, not inside the cycle."""
+    when first asked for, by the consumer, not inside the cycle.
 
-    __slots__ = ("_agents", "_frameworks", "_pending", "_scalars")
+    Entries go back whole by index (``Allocator.recover_plan``): an offer that keeps its plan and
+    index is returned without naming its framework and agent again (``rows``)."""
+
+    __slots__ = ("_agents", "_frameworks", "_pending", "_scalars", "rows")
 
     def __init__(
         self,
@@ -63,6 +78,9 @@ class Plan(Sequence[Allocation]):
         self._agents = agent_ids
         self._scalars = scalars
         self._pending: tuple[Sequence[str], list[int], Sequence[str], list[int]] | None = None
+        # (framework table, framework rows, agent table, agent rows) of ``from_rows``: the
+        # allocator that made the plan reads them back in ``recover_plan``.
+        self.rows: PlanRows | None = None
 
     @classmethod
     def from_rows(
@@ -80,6 +98,7 @@ class Plan(Sequence[Allocation]):
         plan = cls([], [], None)
         plan._scalars = scalars
         plan._pending = (framework_table, framework_rows.tolist(), agent_table, agent_rows.tolist())
+        plan.rows = PlanRows(framework_table, framework_rows, agent_table, agent_rows)
         return plan
 
     def _resolve(self) -> None:
@@ -100,6 +119,16 @@ class Plan(Sequence[Allocation]):
         """(framework ids, agent ids, scalars as lists of 4 floats), one entry per offer."""
         self._resolve()
         return self._frameworks, self._agents, self._scalars.tolist()
+
+    def entries(self, indices: Sequence[int]) -> list[tuple[str, str, list[float]]]:
+        """(framework id, agent id, scalars) of the entries at ``indices``, as ``recover_many``
+        takes them."""
+        self._resolve()
+        fws, agents, scalars = self._frameworks, self._agents, self._scalars
+        return [(fws[i], agents[i], scalars[i].tolist()) for i in indices]
+
+    def scalars_at(self, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        return self._scalars[indices]
 
     def __len__(self) -> int:
         return int(self._scalars.shape[0])
@@ -265,6 +294,12 @@ class Allocator(Protocol):
     def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
         """``recover`` for each (framework, agent, scalars), in order: a batch of declines.
         Scalars may be any sequence of four (an offer keeps the plan's row as a list)."""
+
+    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
+        """``recover_many`` of the entries at ``indices`` of a plan this allocator's ``cycle``
+        made, each whole, in order. The same as ``recover_many(plan.entries(indices))``; an
+        allocator may take them back by the plan's rows without looking ids up again (a batch
+        of declines is thousands of entries)."""
 
     def add_filter(
         self,

@@ -336,6 +336,21 @@ class DrfAllocator:
             fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
         self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
 
+    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
+        rows = plan.rows
+        if (
+            rows is None
+            or rows.framework_table is not self._frameworks.ids
+            or rows.agent_table is not self._agents.ids
+        ):
+            # Not this allocator's plan, or a framework or agent came or went since (its row
+            # may name another now): by ids, which skips the gone.
+            self.recover_many(plan.entries(indices))
+            return
+        at = np.fromiter(indices, dtype=np.intp, count=len(indices))
+        # The plan's own rows and amounts, charged by this allocator: nothing to check.
+        self._recover_rows(rows.framework_rows[at], rows.agent_rows[at], plan.scalars_at(at))
+
     def _recover_rows(
         self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
     ) -> None:

@@ -293,6 +293,9 @@ class ReferenceAllocator:
         for framework_id, agent_id, (cpus, mem, disk, gpus) in returns:
             self.recover(framework_id, agent_id, (cpus, mem, disk, gpus))
 
+    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
+        self.recover_many(plan.entries(indices))
+
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         fw = self._frameworks.get(framework_id)
         agent = self._agents.get(agent_id)

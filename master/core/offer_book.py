@@ -63,21 +63,21 @@ class OfferBook:
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
         agents, frameworks, offers = self._agents, self._frameworks, self.offers
         prefix, seq = self._prefix, self._seq
-        held: list[tuple[str, str, Scalars]] = []
+        held: list[int] = []
         waits = self.waits
-        for fid, aid, s in zip(*plan.columns(), strict=True):
+        for i, (fid, aid, s) in enumerate(zip(*plan.columns(), strict=True)):
             if allowance <= 0:
                 # Paced: not offered this cycle. The allocator stopped its walk at the
                 # allowance, so this is the rest of the last agent walked (split between
                 # frameworks), not some framework's share.
-                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
+                held.append(i)
                 continue
             allowance -= s[0]
             agent = agents.get(aid)
             fw = frameworks.get(fid)
             if agent is None or fw is None or fw.connection is None or agent.connection is None:
                 # Cannot happen while rule 3 holds; give the resources back rather than lose them.
-                self._allocator.recover(fid, aid, (s[0], s[1], s[2], s[3]))
+                held.append(i)
                 continue
             seq += 1
             if agent.freed_at is not None:
@@ -93,6 +93,9 @@ class OfferBook:
                 ports,
                 agent.spec.attributes,
                 now,
+                "",
+                plan,
+                i,
             )
             offers[offer.offer_id] = offer
             fw.offers.add(offer.offer_id)
@@ -100,7 +103,7 @@ class OfferBook:
             per_fw[fid].append(offer)
         self._seq = seq
         if held:
-            self._allocator.recover_many(held)
+            self._allocator.recover_plan(plan, held)
         return per_fw, allowance
 
     def make_one(
@@ -213,19 +216,34 @@ class OfferBook:
         return agent
 
     def give_back(self, offers: Iterable[OfferRecord]) -> None:
-        """Decline, rescind or a stream gone: whole offers go back to the pool, their scalars in
-        one ``recover_many`` (declines come thousands at a time: this is a per-offer path)."""
+        """Decline, rescind or a stream gone: whole offers go back to the pool (declines come
+        thousands at a time: this is a per-offer path). An offer of a cycle goes back by its
+        index in the plan, the rest by ids and scalars, each kind in one allocator call."""
         returns: list[tuple[str, str, Sequence[float]]] = []
+        by_plan: dict[int, tuple[Plan, list[int]]] = {}
+        last: tuple[Plan, list[int]] | None = None
+        freed = self._freed
         for offer in offers:
             agent = self.drop(offer)
             if agent is None:
                 continue
             if offer.ports:
                 agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
-            if agent.in_allocator:
-                self._freed(agent)
+            if not agent.in_allocator:
+                continue
+            freed(agent)
+            plan = offer.plan
+            if plan is None:
                 returns.append((offer.framework_id, offer.agent_id, offer.scalars))
-        self._allocator.recover_many(returns)
+            elif last is not None and last[0] is plan:
+                last[1].append(offer.index)
+            else:
+                last = by_plan.setdefault(id(plan), (plan, []))
+                last[1].append(offer.index)
+        for plan, indices in by_plan.values():
+            self._allocator.recover_plan(plan, indices)
+        if returns:
+            self._allocator.recover_many(returns)
 
     def take_back(self, fw: FrameworkRecord) -> None:
         """The framework's stream is gone or replaced: its offers return without a RESCIND."""

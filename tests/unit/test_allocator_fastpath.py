@@ -72,10 +72,12 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
         offered = offered or bool(plan)
         twin.compare_explain(now)
         batch = []  # declines travel in one recover_many, as the master sends them
-        for a in plan:
+        indices = []  # or by index in the plan (recover_plan), as the offer book sends them
+        for i, a in enumerate(plan):
             action = data.draw(st.sampled_from(["decline", "filter", "keep", "part"]))
             if action == "decline":
                 batch.append((a.framework_id, a.agent_id, a.scalars))
+                indices.append(i)
             if action == "filter":
                 twin.recover(a.framework_id, a.agent_id, a.scalars)
             if action == "filter":
@@ -87,7 +89,15 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
                 )
             if action == "part":
                 twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
-        twin.both("recover_many", batch)
+        how = data.draw(st.sampled_from(["ids", "index", "index after an agent came"]))
+        if how == "ids":
+            twin.both("recover_many", batch)
+        else:
+            if how == "index after an agent came":  # the plan's rows may be stale: by ids
+                n_agents += 1
+                twin.both("add_agent", f"a{n_agents}", (1.0, 128.0, 0.0, 0.0), {}, [], None)
+                twin.totals[f"a{n_agents}"] = (1.0, 128.0, 0.0, 0.0)
+            twin.recover_plan(indices)
         for fid, aid, amounts in batch:
             c = twin.charges[(fid, aid)]
             twin.charges[(fid, aid)] = [x - min(x, y) for x, y in zip(c, amounts, strict=True)]
@@ -117,3 +127,23 @@ def test_recover_many_with_a_bad_entry_changes_nothing() -> None:
             alloc.recover_many([("f0", "a0", offer.scalars), ("f0", "a0", (-1.0, 0.0, 0.0, 0.0))])
     # Nothing was returned: the agent is still fully charged, so nothing is offered.
     assert twin.cycle(2.0, seed=2) == []
+
+
+def test_recover_plan_after_an_agent_left_and_its_row_was_reused_returns_by_ids() -> None:
+    twin = Twin()
+    for aid in ("a0", "a1"):
+        twin.both("add_agent", aid, (4.0, 1024.0, 0.0, 0.0), {}, [], None)
+    twin.both("add_framework", "f0", "*")
+    plan = twin.cycle(1.0, seed=1)
+    old = twin.plans
+    assert sorted(a.agent_id for a in plan) == ["a0", "a1"]
+    twin.both("remove_agent", "a0")
+    twin.both("add_agent", "a2", (2.0, 512.0, 0.0, 0.0), {}, [], None)  # takes a0's row
+    assert [a.agent_id for a in twin.cycle(2.0, seed=2)] == ["a2"]  # now charged to f0
+    twin.plans = old
+    twin.recover_plan(list(range(len(plan))))
+    for alloc in (twin.ref, twin.fast):
+        # a0's entry went nowhere (not to a2, whose row it had), a1's came back.
+        assert alloc.charged("f0", "a2") == (2.0, 512.0, 0.0, 0.0)
+        assert alloc.charged("f0", "a1") == (0.0, 0.0, 0.0, 0.0)
+    assert [a.agent_id for a in twin.cycle(3.0, seed=3)] == ["a1"]

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corral.master.allocator import Allocation, Allocator, DrfAllocator, ReferenceAllocator
+from corral.master.allocator.interface import Plan
 from corral.master.allocator.numpy_allocator import KERNELS
 from corral.master.core import gangs
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
@@ -109,6 +110,13 @@ class Twin:
     roles: dict[str, str] = field(default_factory=dict)
     limits: dict[str, tuple[float, ...]] = field(default_factory=dict)
     reserved: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)  # by agent
+    plans: tuple[Plan, Plan] | None = None  # the last cycle's (reference, fast) plans
+
+    def recover_plan(self, indices: list[int]) -> None:
+        """Return the last cycle's entries at ``indices`` by index, each allocator its own plan."""
+        assert self.plans is not None
+        self.ref.recover_plan(self.plans[0], indices)
+        self.fast.recover_plan(self.plans[1], indices)
 
     def both(self, method: str, *args: object, **kwargs: object) -> None:
         for alloc in (self.ref, self.fast):
@@ -117,7 +125,9 @@ class Twin:
     def cycle(self, now: float, seed: int, cpus: float = math.inf) -> list[Allocation]:
         before = {r: self.role_total(r) for r in self.limits}
         plan = self.ref.cycle(now, seed, cpus)
-        assert self.fast.cycle(now, seed, cpus) == plan
+        fast_plan = self.fast.cycle(now, seed, cpus)
+        assert fast_plan == plan
+        self.plans = (plan, fast_plan)
         pairs = [(a.framework_id, a.agent_id) for a in plan]
         assert len(pairs) == len(set(pairs)), "an agent offered twice to one framework"
         for a in plan:
