@@ -39,16 +39,27 @@ class Allocation:
     scalars: Scalars
 
 
+HANDLE_FW_BITS = 24  # a handle is (agent row << 24) | framework row (charges.py's pair key)
+
+
 @dataclass(frozen=True, slots=True)
-class PlanRows:
-    """Where a plan made by ``from_rows`` came from: the allocator's id tables as they were
-    (never changed in place, so ``table is`` the allocator's current one means no framework or
-    agent came or went since) and each entry's rows in them."""
+class PlanSource:
+    """The id tables a plan made by ``from_rows`` named its rows in, as they were then. The
+    allocator never changes a table it handed out in place (it copies first), so ``table is``
+    its current one means no framework or agent came or went since."""
 
     framework_table: Sequence[str]
-    framework_rows: npt.NDArray[np.intp]
     agent_table: Sequence[str]
-    agent_rows: npt.NDArray[np.intp]
+
+    def entries(
+        self, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+    ) -> list[tuple[str, str, Sequence[float]]]:
+        """(framework id, agent id, scalars) of each handle, as ``recover_many`` takes them."""
+        fws, agents, mask = self.framework_table, self.agent_table, (1 << HANDLE_FW_BITS) - 1
+        return [
+            (fws[h & mask], agents[h >> HANDLE_FW_BITS], s)
+            for h, s in zip(handles, scalars, strict=True)
+        ]
 
 
 class Plan(Sequence[Allocation]):
@@ -59,10 +70,11 @@ class Plan(Sequence[Allocation]):
     numpy allocator hands over row numbers and its id tables (``from_rows``): ids are looked up
     when first asked for, by the consumer, not inside the cycle.
 
-    Entries go back whole by index (``Allocator.recover_plan``): an offer that keeps its plan and
-    index is returned without naming its framework and agent again (``rows``)."""
+    Such a plan also gives each entry a handle (``source``, ``handles()``): an offer that keeps
+    its handle goes back (``Allocator.recover_handles``) without its ids being looked up again.
+    The handle is an int, so an offer does not keep the plan's arrays alive."""
 
-    __slots__ = ("_agents", "_frameworks", "_pending", "_scalars", "rows")
+    __slots__ = ("_agents", "_frameworks", "_pending", "_rows", "_scalars", "source")
 
     def __init__(
         self,
@@ -78,9 +90,8 @@ class Plan(Sequence[Allocation]):
         self._agents = agent_ids
         self._scalars = scalars
         self._pending: tuple[Sequence[str], list[int], Sequence[str], list[int]] | None = None
-        # (framework table, framework rows, agent table, agent rows) of ``from_rows``: the
-        # allocator that made the plan reads them back in ``recover_plan``.
-        self.rows: PlanRows | None = None
+        self.source: PlanSource | None = None  # set by from_rows
+        self._rows: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None = None
 
     @classmethod
     def from_rows(
@@ -98,7 +109,8 @@ class Plan(Sequence[Allocation]):
         plan = cls([], [], None)
         plan._scalars = scalars
         plan._pending = (framework_table, framework_rows.tolist(), agent_table, agent_rows.tolist())
-        plan.rows = PlanRows(framework_table, framework_rows, agent_table, agent_rows)
+        plan.source = PlanSource(framework_table, agent_table)
+        plan._rows = (framework_rows, agent_rows)
         return plan
 
     def _resolve(self) -> None:
@@ -120,15 +132,12 @@ class Plan(Sequence[Allocation]):
         self._resolve()
         return self._frameworks, self._agents, self._scalars.tolist()
 
-    def entries(self, indices: Sequence[int]) -> list[tuple[str, str, list[float]]]:
-        """(framework id, agent id, scalars) of the entries at ``indices``, as ``recover_many``
-        takes them."""
-        self._resolve()
-        fws, agents, scalars = self._frameworks, self._agents, self._scalars
-        return [(fws[i], agents[i], scalars[i].tolist()) for i in indices]
-
-    def scalars_at(self, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
-        return self._scalars[indices]
+    def handles(self) -> list[int]:
+        """Each entry's handle in ``source`` (empty without a source)."""
+        if self._rows is None:
+            return []
+        frameworks, agents = self._rows
+        return ((agents.astype(np.int64) << HANDLE_FW_BITS) | frameworks).tolist()  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         return int(self._scalars.shape[0])
@@ -295,11 +304,13 @@ class Allocator(Protocol):
         """``recover`` for each (framework, agent, scalars), in order: a batch of declines.
         Scalars may be any sequence of four (an offer keeps the plan's row as a list)."""
 
-    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
-        """``recover_many`` of the entries at ``indices`` of a plan this allocator's ``cycle``
-        made, each whole, in order. The same as ``recover_many(plan.entries(indices))``; an
-        allocator may take them back by the plan's rows without looking ids up again (a batch
-        of declines is thousands of entries)."""
+    def recover_handles(
+        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+    ) -> None:
+        """``recover_many(source.entries(handles, scalars))`` for entries of plans this
+        allocator's ``cycle`` made (each whole, scalars as planned), in order. An allocator may
+        take them back by their rows without looking ids up again (a batch of declines is
+        thousands of entries)."""
 
     def add_filter(
         self,

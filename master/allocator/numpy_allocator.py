@@ -14,6 +14,7 @@ numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent)
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal, cast
@@ -36,7 +37,15 @@ from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
-from corral.master.allocator.interface import Explanation, HeldBack, Plan, Room, Scalars
+from corral.master.allocator.interface import (
+    HANDLE_FW_BITS,
+    Explanation,
+    HeldBack,
+    Plan,
+    PlanSource,
+    Room,
+    Scalars,
+)
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.masks.filters import FilterMatrix
@@ -58,6 +67,8 @@ _START = 64
 Kernel = Literal["numba", "numpy"]
 RoleKeys = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
 KERNELS: tuple[Kernel, ...] = ("numba", "numpy")
+
+_HANDLE_MASK = (1 << HANDLE_FW_BITS) - 1
 
 
 class DrfAllocator:
@@ -336,20 +347,27 @@ class DrfAllocator:
             fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
         self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
 
-    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
-        rows = plan.rows
-        if (
-            rows is None
-            or rows.framework_table is not self._frameworks.ids
-            or rows.agent_table is not self._agents.ids
-        ):
-            # Not this allocator's plan, or a framework or agent came or went since (its row
-            # may name another now): by ids, which skips the gone.
-            self.recover_many(plan.entries(indices))
+    def recover_handles(
+        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+    ) -> None:
+        if not handles:
             return
-        at = np.fromiter(indices, dtype=np.intp, count=len(indices))
-        # The plan's own rows and amounts, charged by this allocator: nothing to check.
-        self._recover_rows(rows.framework_rows[at], rows.agent_rows[at], plan.scalars_at(at))
+        if source.framework_table is not self._frameworks.ids or (
+            source.agent_table is not self._agents.ids
+        ):
+            # A framework or agent came or went since the plan (a row may name another now):
+            # by ids, which skips the gone.
+            self.recover_many(source.entries(handles, scalars))
+            return
+        n = len(handles)
+        keys = np.fromiter(handles, dtype=np.int64, count=n)
+        # The plan's own amounts, charged by this allocator: nothing to check.
+        amounts = np.fromiter(itertools.chain.from_iterable(scalars), np.float64, 4 * n)
+        self._recover_rows(
+            (keys & _HANDLE_MASK).astype(np.intp),
+            (keys >> HANDLE_FW_BITS).astype(np.intp),
+            amounts.reshape(n, 4),
+        )
 
     def _recover_rows(
         self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64

@@ -102,6 +102,7 @@ from corral.master.allocator.interface import (
     Explanation,
     HeldBack,
     Plan,
+    PlanSource,
     Room,
     Scalars,
 )
@@ -293,8 +294,10 @@ class ReferenceAllocator:
         for framework_id, agent_id, (cpus, mem, disk, gpus) in returns:
             self.recover(framework_id, agent_id, (cpus, mem, disk, gpus))
 
-    def recover_plan(self, plan: Plan, indices: Sequence[int]) -> None:
-        self.recover_many(plan.entries(indices))
+    def recover_handles(
+        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+    ) -> None:
+        self.recover_many(source.entries(handles, scalars))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         fw = self._frameworks.get(framework_id)

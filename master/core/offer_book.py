@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from corral.limits import echo
-from corral.master.allocator.interface import Allocator, Plan, Scalars
+from corral.master.allocator.interface import Allocator, Plan, PlanSource, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core.gangs import Gang
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
@@ -63,21 +63,22 @@ class OfferBook:
         per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
         agents, frameworks, offers = self._agents, self._frameworks, self.offers
         prefix, seq = self._prefix, self._seq
-        held: list[int] = []
+        held: list[tuple[str, str, Scalars]] = []
         waits = self.waits
+        source, handles = plan.source, plan.handles()
         for i, (fid, aid, s) in enumerate(zip(*plan.columns(), strict=True)):
             if allowance <= 0:
                 # Paced: not offered this cycle. The allocator stopped its walk at the
                 # allowance, so this is the rest of the last agent walked (split between
                 # frameworks), not some framework's share.
-                held.append(i)
+                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
                 continue
             allowance -= s[0]
             agent = agents.get(aid)
             fw = frameworks.get(fid)
             if agent is None or fw is None or fw.connection is None or agent.connection is None:
                 # Cannot happen while rule 3 holds; give the resources back rather than lose them.
-                held.append(i)
+                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
                 continue
             seq += 1
             if agent.freed_at is not None:
@@ -94,8 +95,8 @@ class OfferBook:
                 agent.spec.attributes,
                 now,
                 "",
-                plan,
-                i,
+                source,
+                handles[i] if source is not None else -1,
             )
             offers[offer.offer_id] = offer
             fw.offers.add(offer.offer_id)
@@ -103,7 +104,7 @@ class OfferBook:
             per_fw[fid].append(offer)
         self._seq = seq
         if held:
-            self._allocator.recover_plan(plan, held)
+            self._allocator.recover_many(held)
         return per_fw, allowance
 
     def make_one(
@@ -218,10 +219,10 @@ class OfferBook:
     def give_back(self, offers: Iterable[OfferRecord]) -> None:
         """Decline, rescind or a stream gone: whole offers go back to the pool (declines come
         thousands at a time: this is a per-offer path). An offer of a cycle goes back by its
-        index in the plan, the rest by ids and scalars, each kind in one allocator call."""
+        handle in the plan, the rest by ids and scalars, each kind in one allocator call."""
         returns: list[tuple[str, str, Sequence[float]]] = []
-        by_plan: dict[int, tuple[Plan, list[int]]] = {}
-        last: tuple[Plan, list[int]] | None = None
+        by_source: dict[int, tuple[PlanSource, list[int], list[Sequence[float]]]] = {}
+        last: tuple[PlanSource, list[int], list[Sequence[float]]] | None = None
         freed = self._freed
         for offer in offers:
             agent = self.drop(offer)
@@ -232,16 +233,16 @@ class OfferBook:
             if not agent.in_allocator:
                 continue
             freed(agent)
-            plan = offer.plan
-            if plan is None:
+            source = offer.source
+            if source is None:
                 returns.append((offer.framework_id, offer.agent_id, offer.scalars))
-            elif last is not None and last[0] is plan:
-                last[1].append(offer.index)
-            else:
-                last = by_plan.setdefault(id(plan), (plan, []))
-                last[1].append(offer.index)
-        for plan, indices in by_plan.values():
-            self._allocator.recover_plan(plan, indices)
+                continue
+            if last is None or last[0] is not source:
+                last = by_source.setdefault(id(source), (source, [], []))
+            last[1].append(offer.handle)
+            last[2].append(offer.scalars)
+        for source, handles, scalars in by_source.values():
+            self._allocator.recover_handles(source, handles, scalars)
         if returns:
             self._allocator.recover_many(returns)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from corral.master.allocator.interface import Plan
+from corral.master.allocator.interface import PlanSource
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import (
     AgentSpec,
@@ -40,10 +40,10 @@ class OfferRecord:
     attributes: dict[str, str]
     created_at: float
     gang_id: str = ""  # one of a gang's bundle (gangs.py): used, returned and rescinded together
-    # The cycle's plan and this offer's entry in it (None: made outside a cycle): returned
-    # whole, it goes back by index (Allocator.recover_plan), not by ids and scalars.
-    plan: Plan | None = None
-    index: int = -1
+    # Where a cycle's plan named its entry (None: made outside a cycle): returned whole, the
+    # offer goes back by its handle (Allocator.recover_handles), not by its ids.
+    source: PlanSource | None = None
+    handle: int = -1
 
     @property
     def resources(self) -> Resources:

@@ -72,7 +72,7 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
         offered = offered or bool(plan)
         twin.compare_explain(now)
         batch = []  # declines travel in one recover_many, as the master sends them
-        indices = []  # or by index in the plan (recover_plan), as the offer book sends them
+        indices = []  # or by handle (recover_handles), as the offer book sends them
         for i, a in enumerate(plan):
             action = data.draw(st.sampled_from(["decline", "filter", "keep", "part"]))
             if action == "decline":
@@ -89,15 +89,15 @@ def test_fast_path_matches_reference(walks: list[int], kernel: Kernel, data: st.
                 )
             if action == "part":
                 twin.recover(a.framework_id, a.agent_id, tuple(x / 2 for x in a.scalars))
-        how = data.draw(st.sampled_from(["ids", "index", "index after an agent came"]))
+        how = data.draw(st.sampled_from(["ids", "handles", "handles after an agent came"]))
         if how == "ids":
             twin.both("recover_many", batch)
         else:
-            if how == "index after an agent came":  # the plan's rows may be stale: by ids
+            if how == "handles after an agent came":  # the plan's rows may be stale: by ids
                 n_agents += 1
                 twin.both("add_agent", f"a{n_agents}", (1.0, 128.0, 0.0, 0.0), {}, [], None)
                 twin.totals[f"a{n_agents}"] = (1.0, 128.0, 0.0, 0.0)
-            twin.recover_plan(indices)
+            twin.recover_handles(indices)
         for fid, aid, amounts in batch:
             c = twin.charges[(fid, aid)]
             twin.charges[(fid, aid)] = [x - min(x, y) for x, y in zip(c, amounts, strict=True)]
@@ -129,7 +129,7 @@ def test_recover_many_with_a_bad_entry_changes_nothing() -> None:
     assert twin.cycle(2.0, seed=2) == []
 
 
-def test_recover_plan_after_an_agent_left_and_its_row_was_reused_returns_by_ids() -> None:
+def test_recover_handles_after_an_agent_left_and_its_row_was_reused_go_by_ids() -> None:
     twin = Twin()
     for aid in ("a0", "a1"):
         twin.both("add_agent", aid, (4.0, 1024.0, 0.0, 0.0), {}, [], None)
@@ -141,7 +141,7 @@ def test_recover_plan_after_an_agent_left_and_its_row_was_reused_returns_by_ids(
     twin.both("add_agent", "a2", (2.0, 512.0, 0.0, 0.0), {}, [], None)  # takes a0's row
     assert [a.agent_id for a in twin.cycle(2.0, seed=2)] == ["a2"]  # now charged to f0
     twin.plans = old
-    twin.recover_plan(list(range(len(plan))))
+    twin.recover_handles(list(range(len(plan))))
     for alloc in (twin.ref, twin.fast):
         # a0's entry went nowhere (not to a2, whose row it had), a1's came back.
         assert alloc.charged("f0", "a2") == (2.0, 512.0, 0.0, 0.0)

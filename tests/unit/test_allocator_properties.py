@@ -112,11 +112,20 @@ class Twin:
     reserved: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=dict)  # by agent
     plans: tuple[Plan, Plan] | None = None  # the last cycle's (reference, fast) plans
 
-    def recover_plan(self, indices: list[int]) -> None:
-        """Return the last cycle's entries at ``indices`` by index, each allocator its own plan."""
+    def recover_handles(self, indices: list[int]) -> None:
+        """Return the last cycle's entries at ``indices`` by handle, as the offer book does."""
         assert self.plans is not None
-        self.ref.recover_plan(self.plans[0], indices)
-        self.fast.recover_plan(self.plans[1], indices)
+        for alloc, plan in zip((self.ref, self.fast), self.plans, strict=True):
+            _, _, scalars = plan.columns()
+            if plan.source is None:  # the reference's plans name ids only
+                alloc.recover_many(
+                    [(plan[i].framework_id, plan[i].agent_id, scalars[i]) for i in indices]
+                )
+            else:
+                handles = plan.handles()
+                alloc.recover_handles(
+                    plan.source, [handles[i] for i in indices], [scalars[i] for i in indices]
+                )
 
     def both(self, method: str, *args: object, **kwargs: object) -> None:
         for alloc in (self.ref, self.fast):

@@ -173,7 +173,9 @@ class FilterMatrix:
 
 
 @compiled
-def _past_floor(agents: Any, capacity: Any, used: Any, reserved: Any, floor: Any, eps: float) -> Any:
+def _past_floor(
+    agents: Any, capacity: Any, used: Any, reserved: Any, floor: Any, eps: float
+) -> Any:
     """The entries of ``agents`` whose free resources exceed their floor + eps somewhere."""
     out = np.empty(agents.shape[0], dtype=np.intp)
     n = 0
