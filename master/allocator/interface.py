@@ -24,7 +24,7 @@ from typing import Any, Protocol, overload
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER
+from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Scalars = tuple[float, float, float, float]
@@ -214,18 +214,22 @@ class Room:
 class HeldBack:
     """``Allocator.held_back`` as arrays, for counting reasons over every agent at once (the
     why-pending scan): ``agent_ids`` every agent the allocator knows, by id; in that order,
-    ``filtered`` (an active refuse filter holds it) and ``draining`` (draining and not
-    filtered: a filter is the reason given when both)."""
+    ``filtered`` (an active refuse filter holds it), ``draining`` (draining and not filtered)
+    and ``kept_for_gpus`` (an agent with GPUs, kept from a framework without the GPU_RESOURCES
+    capability, masks/gpus.py; neither filtered nor draining). One reason per agent, in that
+    order of precedence."""
 
     agent_ids: Sequence[str]
     filtered: npt.NDArray[np.bool_]
     draining: npt.NDArray[np.bool_]
+    kept_for_gpus: npt.NDArray[np.bool_]
 
     def as_dict(self) -> dict[str, str]:
         """The ``held_back`` form: reason by agent id, for the held agents."""
         ids = self.agent_ids
         out = {ids[i]: REASON_FILTER for i in np.flatnonzero(self.filtered).tolist()}
         out.update({ids[i]: REASON_DRAINING for i in np.flatnonzero(self.draining).tolist()})
+        out.update({ids[i]: REASON_GPU for i in np.flatnonzero(self.kept_for_gpus).tolist()})
         return dict(sorted(out.items()))
 
 
@@ -344,9 +348,10 @@ class Allocator(Protocol):
 
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         """Agents the framework is not offered now for a reason of its own or the agent's
-        state, by id: "refuse filter" (its active refuse filters) or "agent draining" (the
-        filter when both). Placement (taints, constraints) is not asked: the master's explain
-        counts it against a demand's own tolerations and constraints."""
+        state, by id: "refuse filter" (its active refuse filters), "agent draining" (the
+        filter when both) or, with neither, an agent kept for GPU work from a framework without
+        the GPU_RESOURCES capability (masks/gpus.py). Taints and constraints are not asked: the
+        master's explain counts them against a demand's own tolerations and constraints."""
 
     def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
         """``held_back`` over every agent as arrays (see ``HeldBack``)."""

@@ -754,9 +754,15 @@ class DrfAllocator:
         f = self._framework(framework_id)
         rows, ids = rooms.by_id(self)
         filtered = np.asarray(self.filters.until[rows, f] > now)
-        return HeldBack(
-            cast(Sequence[str], ids), filtered, np.asarray(self.draining[rows] & ~filtered)
-        )
+        draining = np.asarray(self.draining[rows] & ~filtered)
+        placement = self.placement
+        gpu_capable = placement.framework_sigs[int(placement.framework_sig[f])][2]
+        if self.options.filter_gpu_resources and not gpu_capable:
+            # GPUs in the agent's total, reserved ones included (as masks/placement.py counts).
+            kept = np.asarray((self.total[rows, 3] > 0) & ~filtered & ~draining)
+        else:
+            kept = np.zeros(len(filtered), dtype=np.bool_)
+        return HeldBack(cast(Sequence[str], ids), filtered, draining, kept)
 
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
         return rooms.has_room(self, self._framework(framework_id), now, shape)

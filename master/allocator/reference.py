@@ -111,6 +111,7 @@ from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
+    REASON_GPU,
     REASON_HEADROOM,
     REASON_NO_FREE,
     REASON_ORDER,
@@ -617,10 +618,15 @@ class ReferenceAllocator:
         fw = self._framework(framework_id)
         out: dict[str, str] = {}
         for agent_id in sorted(self._agents):
+            agent = self._agents[agent_id]
             if now < fw.filters.get(agent_id, -INF):
                 out[agent_id] = REASON_FILTER
-            elif self._agents[agent_id].draining:
+            elif agent.draining:
                 out[agent_id] = REASON_DRAINING
+            elif gpu_mask.blocking(
+                agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources
+            ):
+                out[agent_id] = REASON_GPU
         return out
 
     def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
@@ -631,6 +637,7 @@ class ReferenceAllocator:
             ids,
             np.array([w == REASON_FILTER for w in why], dtype=np.bool_),
             np.array([w == REASON_DRAINING for w in why], dtype=np.bool_),
+            np.array([w == REASON_GPU for w in why], dtype=np.bool_),
         )
 
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:

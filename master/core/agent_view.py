@@ -26,6 +26,7 @@ from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
+    REASON_GPU,
     constraint_reason,
     taint_reason,
 )
@@ -146,7 +147,7 @@ class AgentView:
             if why:
                 mark(why, self.attrs_of == s)
 
-    def _held(self, held: HeldBack) -> tuple[Mask, Mask]:
+    def _held(self, held: HeldBack) -> tuple[Mask, Mask, Mask]:
         """``held``'s masks in this view's agent order. The allocator's agents by id are
         this view's (the connected agents, by id) unless an agent is between the two: then
         each is placed by id, once per order (kept with the statics)."""
@@ -165,14 +166,14 @@ class AgentView:
             )
         at = st.held_at
         if at is None:
-            return held.filtered, held.draining
+            return held.filtered, held.draining, held.kept_for_gpus
         n = len(self.ids)
         out = []
-        for mask in (held.filtered, held.draining):
+        for mask in (held.filtered, held.draining, held.kept_for_gpus):
             where = np.zeros(n, dtype=np.bool_)
             where[at[mask & (at >= 0)]] = True
             out.append(where)
-        return out[0], out[1]
+        return out[0], out[1], out[2]
 
     def reasons(
         self, fw: FrameworkRecord, d: Demand, held: HeldBack | dict[str, str], fits: str
@@ -211,11 +212,13 @@ class AgentView:
                     if not c.matches(attrs):
                         mark(constraint_reason(c), self.attrs_of == s)
         if isinstance(held, HeldBack):
-            filtered, drained = self._held(held)
+            filtered, drained, kept = self._held(held)
             if filtered.any():
                 mark(REASON_FILTER, filtered)
             if drained.any():
                 mark(REASON_DRAINING, drained)
+            if kept.any():
+                mark(REASON_GPU, kept)
         else:
             by_reason: dict[str, list[int]] = {}
             for agent_id, why in held.items():

@@ -202,6 +202,7 @@ class Twin:
                 masks = al.held_back_masks(fid, now)
                 assert list(masks.agent_ids) == sorted(list(masks.agent_ids))
                 assert not (masks.filtered & masks.draining).any()
+                assert not ((masks.filtered | masks.draining) & masks.kept_for_gpus).any()
                 assert masks.as_dict() == held
 
     def compare_cuts(self, now: float) -> None:
