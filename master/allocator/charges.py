@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator.interface import PAIR_FW_BITS, PAIR_FW_MASK
 from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
 
 COMPILED = AVAILABLE
 EMPTY = -1
-_FW_BITS = 24  # framework rows below 2**24; agent rows below 2**31 keep keys below 2**55
-_FW_MASK = (1 << _FW_BITS) - 1
+_FW_BITS = PAIR_FW_BITS  # the pair key (interface.py): (agent row << _FW_BITS) | framework row
+_FW_MASK = PAIR_FW_MASK
 _MAX_LOAD = 0.5
 _AHEAD = 8  # pairs (see _add)
 
@@ -37,6 +38,11 @@ def _home(key: int, mask: int) -> int:
     h = (h * 0x45D9F3B) & 0xFFFFFFFF
     h = h ^ (h >> 16)
     return h & mask
+
+
+@compiled
+def _key(agent: int, framework: int) -> int:
+    return (agent << _FW_BITS) | framework
 
 
 @compiled
@@ -82,10 +88,10 @@ def _add(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any) -> int:
     for n in range(fs.shape[0]):
         if n + _AHEAD < fs.shape[0]:
             # Pairs hash to random slots: ask for the slot of the pair _AHEAD on now.
-            ahead = _home((agents[n + _AHEAD] << _FW_BITS) | fs[n + _AHEAD], mask)
+            ahead = _home(_key(agents[n + _AHEAD], fs[n + _AHEAD]), mask)
             prefetch(keys, ahead, 0)
             prefetch(vals, ahead, 0)
-        key = (agents[n] << _FW_BITS) | fs[n]
+        key = _key(agents[n], fs[n])
         slot = _find(keys, key)
         if slot < 0:
             slot = -1 - slot
@@ -105,7 +111,7 @@ def _take(keys: Any, vals: Any, fs: Any, agents: Any, amounts: Any, back: Any) -
     dropped. Returns how many pairs were dropped."""
     dropped = 0
     for n in range(fs.shape[0]):
-        key = (agents[n] << _FW_BITS) | fs[n]
+        key = _key(agents[n], fs[n])
         slot = _find(keys, key)
         if slot < 0:
             back[n, 0] = np.nan
@@ -170,7 +176,7 @@ def _charge_one(
     role's allocation and counts, and the agent's unreserved use, as ``_add`` and the
     allocator's per-charge arithmetic do (same operations, same order). Returns 1 if the
     pair is new."""
-    key = (a << _FW_BITS) | f
+    key = _key(a, f)
     slot = _find(keys, key)
     new = 0
     if slot < 0:
@@ -264,7 +270,7 @@ class ChargeBook:
         return back
 
     def get(self, framework: int, agent: int) -> list[float] | None:
-        slot = int(_find(self.keys, (agent << _FW_BITS) | framework))
+        slot = int(_find(self.keys, _key(agent, framework)))
         return None if slot < 0 else [float(x) for x in self.vals[slot]]
 
     def of_framework(self, framework: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:

@@ -39,7 +39,11 @@ class Allocation:
     scalars: Scalars
 
 
-HANDLE_FW_BITS = 24  # a handle is (agent row << 24) | framework row (charges.py's pair key)
+# A (framework row, agent row) pair as one int: (agent row << PAIR_FW_BITS) | framework row.
+# The charge book's key (charges.py) and a plan entry's handle. Framework rows stay below 2**24;
+# agent rows below 2**31 keep keys below 2**55.
+PAIR_FW_BITS = 24
+PAIR_FW_MASK = (1 << PAIR_FW_BITS) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +59,9 @@ class PlanSource:
         self, handles: Sequence[int], scalars: Sequence[Sequence[float]]
     ) -> list[tuple[str, str, Sequence[float]]]:
         """(framework id, agent id, scalars) of each handle, as ``recover_many`` takes them."""
-        fws, agents, mask = self.framework_table, self.agent_table, (1 << HANDLE_FW_BITS) - 1
+        fws, agents = self.framework_table, self.agent_table
         return [
-            (fws[h & mask], agents[h >> HANDLE_FW_BITS], s)
+            (fws[h & PAIR_FW_MASK], agents[h >> PAIR_FW_BITS], s)
             for h, s in zip(handles, scalars, strict=True)
         ]
 
@@ -137,7 +141,7 @@ class Plan(Sequence[Allocation]):
         if self._rows is None:
             return []
         frameworks, agents = self._rows
-        return ((agents.astype(np.int64) << HANDLE_FW_BITS) | frameworks).tolist()  # type: ignore[no-any-return]
+        return ((agents.astype(np.int64) << PAIR_FW_BITS) | frameworks).tolist()  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
         return int(self._scalars.shape[0])

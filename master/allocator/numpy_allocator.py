@@ -38,7 +38,8 @@ from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
 from corral.master.allocator.interface import (
-    HANDLE_FW_BITS,
+    PAIR_FW_BITS,
+    PAIR_FW_MASK,
     Explanation,
     HeldBack,
     Plan,
@@ -67,8 +68,6 @@ _START = 64
 Kernel = Literal["numba", "numpy"]
 RoleKeys = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
 KERNELS: tuple[Kernel, ...] = ("numba", "numpy")
-
-_HANDLE_MASK = (1 << HANDLE_FW_BITS) - 1
 
 
 class DrfAllocator:
@@ -364,8 +363,8 @@ class DrfAllocator:
         # The plan's own amounts, charged by this allocator: nothing to check.
         amounts = np.fromiter(itertools.chain.from_iterable(scalars), np.float64, 4 * n)
         self._recover_rows(
-            (keys & _HANDLE_MASK).astype(np.intp),
-            (keys >> HANDLE_FW_BITS).astype(np.intp),
+            (keys & PAIR_FW_MASK).astype(np.intp),
+            (keys >> PAIR_FW_BITS).astype(np.intp),
             amounts.reshape(n, 4),
         )
 
