@@ -10,13 +10,17 @@ import asyncio
 import sys
 from typing import Any
 
+from corral.agent.connection import ReconnectBackoff
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1.common_pb2 import TaskReason
 from tests.integration.recording import WAIT, RecordingScheduler
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
-REREGISTER_TIMEOUT = 4.0
+# Long enough for the surviving agent to come back: its stream waits up to the reconnect
+# backoff's maximum between tries, and gRPC's channel up to as long again (connection.py), so
+# a shorter timeout declares a live agent lost (t0 LOST: 1 run in 7 on a loaded machine).
+REREGISTER_TIMEOUT = 2 * ReconnectBackoff().maximum + 1.0
 
 
 class OnePerAgent(RecordingScheduler):
