@@ -164,7 +164,7 @@ class MasterCore:
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
-        self._changes: list[Change] = []
+        self.changes: list[Change] = []
         # Rule 8: reconciliation questions held until an agent's recovery ends, by agent id
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
@@ -200,9 +200,9 @@ class MasterCore:
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
-            self._apply_weight(role, weight)
+            self.apply_weight(role, weight)
         for role, quota in config.role_quotas:
-            self._apply_quota(role, quota)
+            self.apply_quota(role, quota)
         self.priority = demands.PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
@@ -226,7 +226,7 @@ class MasterCore:
             out = self._handlers[type(event)](event)
         except BaseException:
             # A refused call changed nothing (rule 1), so it has nothing to persist either.
-            self._changes.clear()
+            self.changes.clear()
             raise
         if self.victims_freed:
             out += nominations.settle(self, event)
@@ -236,9 +236,9 @@ class MasterCore:
                 if fw is not None:
                     self._sync_allocator(fw)
             self._demands_moved.clear()
-        if self._changes:
-            out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self._changes)))
-            self._changes = []
+        if self.changes:
+            out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self.changes)))
+            self.changes = []
         return out
 
     def _sync_allocator(self, fw: FrameworkRecord) -> None:
@@ -257,7 +257,7 @@ class MasterCore:
         )
         self.allocator.set_suppressed(fw_id, off)
 
-    def _count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
+    def count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
         if fw is None:
             return
         self.live_classes[task.spec.priority_class] += delta
@@ -437,14 +437,14 @@ class MasterCore:
                 state = TaskState.DROPPED
             else:
                 state = TaskState.GONE if aware else TaskState.LOST
-            out += self._master_status(
+            out += self.master_status(
                 known, state, TaskReason.AGENT_RESTARTED, "the agent re-registered without it", e
             )
         for key, rt in reported.items():
             fw_id, task_id = key
             fw = self.frameworks.get(fw_id)
             if fw is None:
-                fw = self._placeholder_framework(fw_id, e.now)
+                fw = self.placeholder_framework(fw_id, e.now)
             task = agent.tasks.get(key)
             if rt.status.state.terminal and task is None:
                 # Its terminal status is resent by the agent and handled as an update; until
@@ -478,7 +478,7 @@ class MasterCore:
                 )
                 agent.tasks[key] = task
                 fw.tasks[task_id] = task
-                self._count_demand_task(fw, task, +1)
+                self.count_demand_task(fw, task, +1)
                 self.pacer.launching(task)  # dropped at the next tick unless still launching
             elif rt.status.state is not task.state and not rt.status.state.terminal:
                 was = task.state
@@ -501,7 +501,7 @@ class MasterCore:
                             message="its agent re-registered",
                             timestamp=e.now,
                         )
-                        out += self._forward(fw, back, e)
+                        out += self.forward(fw, back, e)
             if task.kill_requested:
                 out.append(
                     cmd.SendKill(
@@ -668,7 +668,7 @@ class MasterCore:
             if len(fw.pending) == self.config.max_framework_pending_statuses:
                 self._demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
 
-    def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
+    def forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
         self._keep_pending(fw, status, e.now)
         if fw.connection is None:
             return []
@@ -692,7 +692,7 @@ class MasterCore:
             fw = self.frameworks.get(task.framework_id)
             aware = fw is not None and fw.spec.partition_aware
             state = TaskState.UNREACHABLE if aware else TaskState.LOST
-            out += self._master_status(
+            out += self.master_status(
                 task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
             )
         out.append(self._event(e, "agent_unreachable", agent.agent_id, why))
@@ -753,7 +753,7 @@ class MasterCore:
                 registered_at=e.now,
             )
             self.frameworks[fw_id] = fw
-            self._add_to_allocator(fw_id, spec)
+            self.add_to_allocator(fw_id, spec)
             kind = "framework_added"
         else:
             if fw.connection is not None:
@@ -795,7 +795,7 @@ class MasterCore:
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
 
-    def _placeholder_framework(self, fw_id: str, now: float) -> FrameworkRecord:
+    def placeholder_framework(self, fw_id: str, now: float) -> FrameworkRecord:
         """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
         its tasks until it re-subscribes or its failover timeout runs out."""
         spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
@@ -813,7 +813,7 @@ class MasterCore:
         self.allocator.set_suppressed(fw_id, True)
         return fw
 
-    def _add_to_allocator(self, fw_id: str, spec: FrameworkSpec) -> None:
+    def add_to_allocator(self, fw_id: str, spec: FrameworkSpec) -> None:
         self.allocator.add_framework(
             fw_id,
             spec.role,
@@ -830,7 +830,7 @@ class MasterCore:
             if agent is not None and agent.in_allocator:
                 self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
         self.allocator.remove_framework(fw_id)
-        self._add_to_allocator(fw_id, spec)
+        self.add_to_allocator(fw_id, spec)
         for task in fw.tasks.values():
             agent = self.agents.get(task.agent_id)
             if agent is not None and agent.in_allocator:
@@ -894,10 +894,10 @@ class MasterCore:
             )
             fw.connection = None
         out.append(self._event(e, "framework_removed", fw.framework_id, why))
-        self._keep_removed(fw.framework_id)
+        self.keep_removed(fw.framework_id)
         return out
 
-    def _keep_removed(self, fw_id: str) -> None:
+    def keep_removed(self, fw_id: str) -> None:
         """The removed framework joins those kept; the oldest past the bound are forgotten
         (the registry keeps more of them, on disk: registry/prune.py)."""
         for old_id in self.completed.framework_removed(fw_id):
@@ -918,6 +918,8 @@ class MasterCore:
                 f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
             )
         return fw
+
+    caller = _caller  # for reconcile.py
 
     def _refuse_seconds(self, value: float | None) -> float:
         """How long a refuse filter lasts. A filter shorter than one allocation interval would
@@ -1111,7 +1113,7 @@ class MasterCore:
             )
             fw.tasks[t.task_id] = task
             agent.tasks[(fw.framework_id, t.task_id)] = task
-            self._count_demand_task(fw, task, +1)
+            self.count_demand_task(fw, task, +1)
             self.pacer.launching(task)
         return [
             cmd.SendLaunch(
@@ -1227,7 +1229,7 @@ class MasterCore:
             raise _invalid(str(exc)) from None
         # A value or the default moved: every framework's priority may have.
         self._demands_moved.update(self.frameworks)
-        self._changes.append(PutPriorityClass(c))
+        self.changes.append(PutPriorityClass(c))
         return [
             self._event(
                 e,
@@ -1251,7 +1253,7 @@ class MasterCore:
             self.priority.delete(e.name)
         except PriorityClassError as exc:
             raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
-        self._changes.append(DeletePriorityClass(e.name))
+        self.changes.append(DeletePriorityClass(e.name))
         return [self._event(e, "priority_class_deleted", e.name, "")]
 
     def _kill(self, e: ev.Kill) -> Commands:
@@ -1384,7 +1386,7 @@ class MasterCore:
         self, spec: TaskSpec, framework_id: str, agent_id: str, status: Status
     ) -> None:
         """Record an ended task the master held no live record of (a task ends once)."""
-        self._finish_task(
+        self.finish_task(
             TaskRecord(
                 spec=spec,
                 framework_id=framework_id,
@@ -1606,8 +1608,8 @@ class MasterCore:
             weight = check_weight(check_role(e.role), e.weight)
         except RoleError as exc:
             raise _invalid(str(exc)) from None
-        self._apply_weight(e.role, weight)
-        self._changes.append(PutWeight(e.role, weight))
+        self.apply_weight(e.role, weight)
+        self.changes.append(PutWeight(e.role, weight))
         return [self._event(e, "role_weight_set", e.role, f"weight {weight:g}")]
 
     def _set_quota(self, e: ev.SetQuota) -> Commands:
@@ -1615,15 +1617,15 @@ class MasterCore:
             quota = check_quota(check_role(e.role), e.guarantee, e.limit)
         except RoleError as exc:
             raise _invalid(str(exc)) from None
-        self._apply_quota(e.role, quota)
-        self._changes.append(PutQuota(e.role, quota))
+        self.apply_quota(e.role, quota)
+        self.changes.append(PutQuota(e.role, quota))
         return [self._event(e, "role_quota_set", e.role, f"quota {quota}")]
 
-    def _apply_weight(self, role: str, weight: float) -> None:
+    def apply_weight(self, role: str, weight: float) -> None:
         self.allocator.set_weight(role, weight)
         self.roles.set_weight(role, weight)
 
-    def _apply_quota(self, role: str, quota: Quota) -> None:
+    def apply_quota(self, role: str, quota: Quota) -> None:
         none = quota.is_none()
         self.allocator.set_quota(
             role,
@@ -1643,9 +1645,9 @@ class MasterCore:
         state = e.state
         # The registry holds what operators set; it wins over the flags' values at start.
         for role, weight in state.weights:
-            self._apply_weight(role, weight)
+            self.apply_weight(role, weight)
         for role, quota in state.quotas:
-            self._apply_quota(role, quota)
+            self.apply_quota(role, quota)
         for name, pc in state.priority_classes:
             if pc is not None:
                 self.priority.set(pc)
@@ -1675,9 +1677,9 @@ class MasterCore:
             self.frameworks[fw_id] = fw
             self.durable_frameworks[fw_id] = fentry
             if removed:
-                self._keep_removed(fw_id)
+                self.keep_removed(fw_id)
                 continue
-            self._add_to_allocator(fw_id, fentry.spec)
+            self.add_to_allocator(fw_id, fentry.spec)
             self.allocator.set_suppressed(fw_id, True)
             self._mark_framework(fw)
         for aentry in state.agents:
@@ -1713,7 +1715,7 @@ class MasterCore:
         entry = agent_entry(agent)
         if self.durable_agents.get(agent.agent_id) != entry:
             self.durable_agents[agent.agent_id] = entry
-            self._changes.append(PutAgent(entry))
+            self.changes.append(PutAgent(entry))
 
     def _mark_framework(self, fw: FrameworkRecord) -> None:
         """Rule 7, for a framework (placeholders are not durable)."""
@@ -1722,7 +1724,7 @@ class MasterCore:
         entry = framework_entry(fw)
         if self.durable_frameworks.get(fw.framework_id) != entry:
             self.durable_frameworks[fw.framework_id] = entry
-            self._changes.append(PutFramework(entry))
+            self.changes.append(PutFramework(entry))
 
     # ----------------------------------------------------------------- helpers
 
@@ -1740,7 +1742,7 @@ class MasterCore:
             timestamp=now,
         )
 
-    def _master_status(
+    def master_status(
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, e: ev.Event
     ) -> Commands:
         """A status the master makes up (rule 4): apply it and tell the framework once."""
@@ -1749,7 +1751,7 @@ class MasterCore:
         fw = self.frameworks.get(task.framework_id)
         if fw is None:
             return []
-        return self._forward(fw, status, e)
+        return self.forward(fw, status, e)
 
     def _set_task_state(
         self,
@@ -1759,15 +1761,15 @@ class MasterCore:
         batch: list[tuple[str, str, Scalars]] | None = None,
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
-        ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
+        ``batch`` when the caller ends many tasks, see ``finish_task``)."""
         if status.state is TaskState.RUNNING:
             self.pacer.running(task, e.now)
         task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
         task.status = status
         if status.state.terminal:
-            self._finish_task(task, batch)
+            self.finish_task(task, batch)
 
-    def _finish_task(
+    def finish_task(
         self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
     ) -> None:
         """The task ended: its resources go back (into ``batch`` for one ``recover_many`` when
@@ -1788,7 +1790,7 @@ class MasterCore:
                 )
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
-            self._count_demand_task(fw, task, -1)
+            self.count_demand_task(fw, task, -1)
         if task.preempted_by:
             nominations.victim_ended(self, task)
         self.completed.add(task)
