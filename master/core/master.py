@@ -22,7 +22,7 @@ Rules of the core (the rest of this file applies them):
    (``Persist``, last in the event's commands). validate() holds every record to its mirror.
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
-   UNREACHABLE.
+   UNREACHABLE (reconcile.py).
 9. Preemption (nominations.py, preemption.py) runs at each allocation tick, before the cycle;
    the free room its planned tasks need beside their victims is held for the preemptor then,
    and what a victim frees is charged to it in the same event it ends in (``settle`` after
@@ -35,13 +35,14 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import islice
 from typing import Any
 
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
-from corral.master.core import admission, demands, gangs, nominations, pending
+from corral.master.core import admission, demands, gangs, nominations, pending, reconcile
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
@@ -187,7 +188,7 @@ class MasterCore:
             ev.Revive: self._revive,
             ev.Kill: self._kill,
             ev.Acknowledge: self._acknowledge,
-            ev.Reconcile: self._reconcile,
+            ev.Reconcile: partial(reconcile.answer_call, self),
             ev.Teardown: self._teardown,
             ev.SetDemands: self._set_demands,
             ev.SetPriorityClass: self._set_priority_class,
@@ -407,110 +408,13 @@ class MasterCore:
                 secret=agent.secret,
             )
         )
-        out += self._reconcile_agent_tasks(agent, e, was_unreachable)
+        out += reconcile.agent_tasks(self, agent, e, was_unreachable)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
         self._mark_agent(agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
         if was is AgentState.RECOVERING:
-            out += self._answer_held(agent_id, e)
-        return out
-
-    def _reconcile_agent_tasks(
-        self, agent: AgentRecord, e: ev.AgentRegister, was_unreachable: bool = False
-    ) -> Commands:
-        """Merge the tasks an agent reports with what the master believed ran there.
-
-        An agent back from UNREACHABLE (as in Mesos): tasks of partition-aware frameworks were
-        reported UNREACHABLE and go back to what the agent reports, and the framework is told;
-        tasks of the others were reported LOST, so any it still runs are killed, whether or not
-        the ended task is still among the ``completed`` the master keeps."""
-        sid = e.stimulus_id
-        out: Commands = []
-        reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
-        for key, known in list(agent.tasks.items()):
-            if key in reported:
-                continue
-            fw = self.frameworks.get(known.framework_id)
-            aware = fw is not None and fw.spec.partition_aware
-            if known.state is TaskState.STAGING:
-                state = TaskState.DROPPED
-            else:
-                state = TaskState.GONE if aware else TaskState.LOST
-            out += self.master_status(
-                known, state, TaskReason.AGENT_RESTARTED, "the agent re-registered without it", e
-            )
-        for key, rt in reported.items():
-            fw_id, task_id = key
-            fw = self.frameworks.get(fw_id)
-            if fw is None:
-                fw = self.placeholder_framework(fw_id, e.now)
-            task = agent.tasks.get(key)
-            if rt.status.state.terminal and task is None:
-                # Its terminal status is resent by the agent and handled as an update; until
-                # then the master knows how it ended (a reconciliation may ask right now).
-                if key not in self.completed:
-                    self._remember_ended(rt.spec, fw_id, agent.agent_id, rt.status)
-                continue
-            declared_lost = task is None and (
-                key in self.completed or (was_unreachable and not fw.spec.partition_aware)
-            )
-            if fw.state is FrameworkState.REMOVED or declared_lost:
-                # The master already declared this task ended (its framework is gone, or it was
-                # reported LOST while the agent was away): it must not keep running.
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=sid,
-                        agent_id=agent.agent_id,
-                        framework_id=fw_id,
-                        task_id=task_id,
-                    )
-                )
-                continue
-            if task is None:
-                task = TaskRecord(
-                    spec=rt.spec,
-                    framework_id=fw_id,
-                    agent_id=agent.agent_id,
-                    state=rt.status.state,
-                    status=rt.status,
-                    launched_at=e.now,
-                )
-                agent.tasks[key] = task
-                fw.tasks[task_id] = task
-                self.count_demand_task(fw, task, +1)
-                self.pacer.launching(task)  # dropped at the next tick unless still launching
-            elif rt.status.state is not task.state and not rt.status.state.terminal:
-                was = task.state
-                try:
-                    task.state = check(
-                        TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
-                    )
-                    task.status = rt.status
-                    self.pacer.launching(task)
-                except IllegalTransition:
-                    pass
-                else:
-                    if was is TaskState.UNREACHABLE:
-                        # The framework was told UNREACHABLE by the master; the agent's own
-                        # status for the state it is back in was likely acknowledged long ago.
-                        back = replace(
-                            rt.status,
-                            uuid=b"",
-                            reason=TaskReason.RECONCILIATION,
-                            message="its agent re-registered",
-                            timestamp=e.now,
-                        )
-                        out += self.forward(fw, back, e)
-            if task.kill_requested:
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=sid,
-                        agent_id=agent.agent_id,
-                        framework_id=fw_id,
-                        task_id=task_id,
-                    )
-                )
+            out += reconcile.answer_held(self, agent_id, e)
         return out
 
     def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
@@ -698,7 +602,7 @@ class MasterCore:
         out.append(self._event(e, "agent_unreachable", agent.agent_id, why))
         if was is AgentState.RECOVERING:
             self.recovering -= 1
-            out += self._answer_held(agent.agent_id, e)
+            out += reconcile.answer_held(self, agent.agent_id, e)
         return out
 
     def _may_mark_unreachable(self, now: float) -> bool:
@@ -1312,107 +1216,6 @@ class MasterCore:
                     )
                 )
         return out
-
-    def _reconcile(self, e: ev.Reconcile) -> Commands:
-        fw = self._caller(e)
-        statuses: list[Status] = []
-        if not e.tasks:
-            statuses = [self._reconciled(t.status) for t in fw.tasks.values()]
-        else:
-            # A task named twice is answered once.
-            for task_id, agent_id in dict.fromkeys(e.tasks):
-                if self.recovering and self._unknown_yet(fw, task_id, agent_id):
-                    self.held.setdefault(agent_id, {})[(fw.framework_id, task_id, agent_id)] = None
-                    continue
-                statuses.append(self._reconcile_answer(fw, task_id, agent_id, e.now))
-        if not statuses:
-            return []
-        return [
-            cmd.SendUpdates(
-                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=tuple(statuses)
-            )
-        ]
-
-    @staticmethod
-    def _reconciled(status: Status) -> Status:
-        return replace(status, uuid=b"", reason=TaskReason.RECONCILIATION)
-
-    def _known_task(self, fw: FrameworkRecord, task_id: str) -> TaskRecord | None:
-        return fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
-
-    def _unknown_yet(self, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
-        """Rule 8: a task the master does not know, on an agent (or, naming none, on any agent)
-        that may still re-register with it."""
-        if self._known_task(fw, task_id) is not None:
-            return False
-        if not agent_id:
-            return True
-        agent = self.agents.get(agent_id)
-        return agent is not None and agent.state is AgentState.RECOVERING
-
-    def _reconcile_answer(
-        self, fw: FrameworkRecord, task_id: str, agent_id: str, now: float
-    ) -> Status:
-        """What the master says of one task a framework asks about."""
-        task = self._known_task(fw, task_id)
-        if task is not None:
-            return self._reconciled(task.status)
-        agent = self.agents.get(agent_id) if agent_id else None
-        aware = fw.spec.partition_aware
-        if agent is not None and agent.state is AgentState.UNREACHABLE:
-            state = TaskState.UNREACHABLE if aware else TaskState.LOST
-            message = "the agent is unreachable"
-        else:
-            state = TaskState.UNKNOWN if aware else TaskState.LOST
-            message = "the master does not know this task"
-        answer = Status(
-            task_id=task_id,
-            framework_id=fw.framework_id,
-            agent_id=agent_id,
-            state=state,
-            reason=TaskReason.RECONCILIATION,
-            message=message,
-            source=TaskSource.MASTER,
-            timestamp=now,
-        )
-        if state is TaskState.LOST and agent is not None and agent.state is AgentState.UNREACHABLE:
-            # The framework is told the task ended: it must stay ended (a task ends once), so
-            # the master remembers it, and what its agent says of it later is not passed on.
-            spec = TaskSpec(task_id=task_id, name="", resources=Resources())
-            self._remember_ended(spec, fw.framework_id, agent_id, answer)
-        return answer
-
-    def _remember_ended(
-        self, spec: TaskSpec, framework_id: str, agent_id: str, status: Status
-    ) -> None:
-        """Record an ended task the master held no live record of (a task ends once)."""
-        self.finish_task(
-            TaskRecord(
-                spec=spec,
-                framework_id=framework_id,
-                agent_id=agent_id,
-                state=status.state,
-                status=status,
-                launched_at=self._now,
-            )
-        )
-
-    def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
-        """Rule 8: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
-        questions held for it, and those naming no agent once no agent is RECOVERING."""
-        questions = list(self.held.pop(agent_id, {}))
-        if not self.recovering:
-            questions += self.held.pop("", {})
-        per_fw: dict[str, list[Status]] = defaultdict(list)
-        for fw_id, task_id, asked_agent in questions:
-            fw = self.frameworks.get(fw_id)
-            if fw is None or fw.state is not FrameworkState.SUBSCRIBED:
-                continue  # it reconciles again when it re-subscribes
-            per_fw[fw_id].append(self._reconcile_answer(fw, task_id, asked_agent, e.now))
-        return [
-            cmd.SendUpdates(stimulus_id=e.stimulus_id, framework_id=fw_id, statuses=tuple(sts))
-            for fw_id, sts in per_fw.items()
-        ]
 
     def _teardown(self, e: ev.Teardown) -> Commands:
         fw = self._caller(e)
