@@ -18,8 +18,9 @@ Rules of the core (the rest of this file applies them):
    unmet count (SetDemands, a task starting or ending, a class set) marks the framework, and
    after the event its priority and auto-suppression are handed to the allocator once.
 7. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
-   ``durable_frameworks``; a record that no longer matches its mirror is emitted as a change
-   (``Persist``, last in the event's commands). validate() holds every record to its mirror.
+   ``durable_frameworks`` (recovery.py); a record that no longer matches its mirror is emitted
+   as a change (``Persist``, last in the event's commands). validate() holds every record to
+   its mirror.
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
    UNREACHABLE (reconcile.py).
@@ -42,7 +43,15 @@ from typing import Any
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
-from corral.master.core import admission, demands, gangs, nominations, pending, reconcile
+from corral.master.core import (
+    admission,
+    demands,
+    gangs,
+    nominations,
+    pending,
+    reconcile,
+    recovery,
+)
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
@@ -52,13 +61,9 @@ from corral.master.core.durable import (
     Change,
     DeletePriorityClass,
     FrameworkEntry,
-    PutAgent,
-    PutFramework,
     PutPriorityClass,
     PutQuota,
     PutWeight,
-    agent_entry,
-    framework_entry,
 )
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
@@ -411,7 +416,7 @@ class MasterCore:
         out += reconcile.agent_tasks(self, agent, e, was_unreachable)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
-        self._mark_agent(agent)
+        recovery.mark_agent(self, agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
         if was is AgentState.RECOVERING:
             out += reconcile.answer_held(self, agent_id, e)
@@ -588,7 +593,7 @@ class MasterCore:
             AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
         )
         agent.unreachable_at = e.now
-        self._mark_agent(agent)
+        recovery.mark_agent(self, agent)
         out = self._detach_agent(agent, e, "the agent is unreachable")
         for task in list(agent.tasks.values()):
             if task.state is TaskState.UNREACHABLE:
@@ -695,7 +700,7 @@ class MasterCore:
             for p in pending[RESEND_BATCH:]:
                 p.last_sent = -math.inf  # due at the next tick
             out += self._resend(fw, pending, e)
-        self._mark_framework(fw)
+        recovery.mark_framework(self, fw)
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
 
@@ -756,7 +761,7 @@ class MasterCore:
         self.book.take_back(fw)
         nominations.release_framework(self, fw.framework_id)
         self.allocator.set_suppressed(fw.framework_id, True)
-        self._mark_framework(fw)
+        recovery.mark_framework(self, fw)
         return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
@@ -785,7 +790,7 @@ class MasterCore:
         fw.pending.clear()
         fw.removed_at = e.now
         self.gang_frameworks.discard(fw.framework_id)
-        self._mark_framework(fw)
+        recovery.mark_framework(self, fw)
         self.allocator.remove_framework(fw.framework_id)
         if fw.connection is not None:
             out.append(
@@ -1440,94 +1445,12 @@ class MasterCore:
     # -------------------------------------------------------------- durability
 
     def _recover(self, e: ev.Recover) -> Commands:
-        """Rebuild from the registry (durable.py): the first event of a restarted master."""
-        if self.agents or self.frameworks:
-            raise CallRejected(
-                Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
-            )
-        state = e.state
-        # The registry holds what operators set; it wins over the flags' values at start.
-        for role, weight in state.weights:
-            self.apply_weight(role, weight)
-        for role, quota in state.quotas:
-            self.apply_quota(role, quota)
-        for name, pc in state.priority_classes:
-            if pc is not None:
-                self.priority.set(pc)
-            elif name in self.priority.classes and name != self.priority.default:
-                # (A class the flags have since made the global default stays.)
-                self.priority.delete(name)
-        # Removed ones oldest first, so the bound on those kept forgets the oldest.
-        ordered = sorted(
-            state.frameworks,
-            key=lambda f: (f.removed_at is None, f.removed_at or 0.0, f.registered_at),
-        )
-        for fentry in ordered:
-            fw_id = fentry.framework_id
-            removed = fentry.removed_at is not None
-            # A framework connected when the master stopped starts its failover timeout now:
-            # the master's restart is not its failure.
-            since = fentry.disconnected_at if fentry.disconnected_at is not None else e.now
-            fw = FrameworkRecord(
-                spec=fentry.spec,
-                state=FrameworkState.REMOVED if removed else FrameworkState.DISCONNECTED,
-                stream_id="",
-                connection=None,
-                registered_at=fentry.registered_at,
-                disconnected_at=None if removed else since,
-                removed_at=fentry.removed_at,
-            )
-            self.frameworks[fw_id] = fw
-            self.durable_frameworks[fw_id] = fentry
-            if removed:
-                self.keep_removed(fw_id)
-                continue
-            self.add_to_allocator(fw_id, fentry.spec)
-            self.allocator.set_suppressed(fw_id, True)
-            self._mark_framework(fw)
-        for aentry in state.agents:
-            unreachable = aentry.unreachable_at is not None
-            self.agents[aentry.agent_id] = AgentRecord(
-                spec=aentry.spec,
-                state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
-                connection=None,
-                registered_at=aentry.registered_at,
-                last_seen=e.now,
-                free_ports=aentry.spec.resources.ports,
-                heartbeat_interval=self.config.agent_heartbeat_interval,
-                secret=aentry.secret,
-                unreachable_at=aentry.unreachable_at,
-            )
-            self.durable_agents[aentry.agent_id] = aentry
-            if not unreachable:
-                self.recovering += 1
+        """A restarted master's first event (recovery.py); agents RECOVERING have
+        ``agent_reregister_timeout`` from now to re-register."""
+        out = recovery.recover(self, e)
         if self.recovering:
             self._recovery_deadline = e.now + self.config.agent_reregister_timeout
-        return [
-            self._event(
-                e,
-                "master_recovered",
-                self.master_id,
-                f"{len(state.agents)} agents ({self.recovering} to re-register within "
-                f"{self.config.agent_reregister_timeout:g}s), {len(state.frameworks)} frameworks",
-            )
-        ]
-
-    def _mark_agent(self, agent: AgentRecord) -> None:
-        """Rule 7: persist the agent's record if it changed since last persisted."""
-        entry = agent_entry(agent)
-        if self.durable_agents.get(agent.agent_id) != entry:
-            self.durable_agents[agent.agent_id] = entry
-            self.changes.append(PutAgent(entry))
-
-    def _mark_framework(self, fw: FrameworkRecord) -> None:
-        """Rule 7, for a framework (placeholders are not durable)."""
-        if fw.placeholder:
-            return
-        entry = framework_entry(fw)
-        if self.durable_frameworks.get(fw.framework_id) != entry:
-            self.durable_frameworks[fw.framework_id] = entry
-            self.changes.append(PutFramework(entry))
+        return out
 
     # ----------------------------------------------------------------- helpers
 
