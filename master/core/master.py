@@ -216,7 +216,7 @@ class MasterCore:
         # for them first (gangs.py); empty, gangs cost nothing.
         self.gang_frameworks: set[str] = set()
         # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
-        self._demands_moved: set[str] = set()
+        self.demands_moved: set[str] = set()
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
         # nominations; what victims freed in the event in hand; live tasks per class name
         # (a cycle with nobody below a demand's priority looks no further).
@@ -236,12 +236,12 @@ class MasterCore:
             raise
         if self.victims_freed:
             out += nominations.settle(self, event)
-        if self._demands_moved:
-            for fw_id in self._demands_moved:
+        if self.demands_moved:
+            for fw_id in self.demands_moved:
                 fw = self.frameworks.get(fw_id)
                 if fw is not None:
                     self._sync_allocator(fw)
-            self._demands_moved.clear()
+            self.demands_moved.clear()
         if self.changes:
             out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self.changes)))
             self.changes = []
@@ -276,7 +276,7 @@ class MasterCore:
         else:
             fw.demand_tasks.pop(name, None)
         if fw.wants_by_demand:
-            self._demands_moved.add(fw.framework_id)
+            self.demands_moved.add(fw.framework_id)
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -304,9 +304,6 @@ class MasterCore:
             agent.freed_at = self._now
 
     freed = _freed  # for nominations.py
-
-    def cluster_event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
-        return self._event(e, kind, subject, message)
 
     # ------------------------------------------------------------------ agents
 
@@ -427,11 +424,11 @@ class MasterCore:
         if agent is None or agent.connection != e.connection:
             return []
         if agent.state is AgentState.UNREACHABLE:
-            return self._ask_to_reregister(agent, e)
+            return self.ask_to_reregister(agent, e)
         agent.last_seen = e.now
         return []
 
-    def _ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
+    def ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
         """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
         partition healed without the connection breaking). Its tasks were already reported
         UNREACHABLE or LOST and it is out of the allocator; only a registration reconciles
@@ -467,7 +464,7 @@ class MasterCore:
         if agent is None or agent.connection != e.connection:
             return []
         if agent.state is AgentState.UNREACHABLE:
-            return self._ask_to_reregister(agent, e)
+            return self.ask_to_reregister(agent, e)
         agent.last_seen = e.now
         out: Commands = []
         orphan_acks: list[tuple[str, bytes]] = []
@@ -575,7 +572,7 @@ class MasterCore:
         if status.uuid:
             fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
             if len(fw.pending) == self.config.max_framework_pending_statuses:
-                self._demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
+                self.demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
 
     def forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
         self._keep_pending(fw, status, e.now)
@@ -1082,7 +1079,7 @@ class MasterCore:
         else:
             self.gang_frameworks.discard(fw.framework_id)
         out = self._rescind_stale_gangs(fw, previous, e)
-        self._demands_moved.add(fw.framework_id)
+        self.demands_moved.add(fw.framework_id)
         pending = sum(demands.unmet(fw, d) for d in e.demands)
         out.append(
             self._event(
@@ -1137,7 +1134,7 @@ class MasterCore:
         except PriorityClassError as exc:
             raise _invalid(str(exc)) from None
         # A value or the default moved: every framework's priority may have.
-        self._demands_moved.update(self.frameworks)
+        self.demands_moved.update(self.frameworks)
         self.changes.append(PutPriorityClass(c))
         return [
             self._event(
@@ -1206,7 +1203,7 @@ class MasterCore:
         per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         bound = self.config.max_framework_pending_statuses
         if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
-            self._demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
+            self.demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
         for agent_id, task_id, uuid in e.acknowledgements:
             pending = fw.pending.pop((task_id, uuid), None)
             target = pending.status.agent_id if pending is not None else agent_id
@@ -1495,6 +1492,8 @@ class MasterCore:
         if status.state.terminal:
             self.finish_task(task, batch)
 
+    set_task_state = _set_task_state  # for statuses.py
+
     def finish_task(
         self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
     ) -> None:
@@ -1565,6 +1564,8 @@ class MasterCore:
             reason=reason,
             object_kind=object_kind,
         )
+
+    cluster_event = _event  # for the core's modules
 
     # ------------------------------------------------------------------- views
 
