@@ -12,8 +12,8 @@ Rules of the core (the rest of this file applies them):
 4. Agents report task states; the master makes up a state only for what the agent cannot tell
    (its own loss: UNREACHABLE/LOST; tasks missing after re-registration: DROPPED/LOST/GONE;
    a removed framework's tasks: KILLED).
-5. Statuses with a uuid are kept per framework until acknowledged and resent; the master's own
-   statuses have no uuid (frameworks reconcile to learn them again).
+5. Statuses with a uuid are kept per framework until acknowledged and resent (statuses.py); the
+   master's own statuses have no uuid (frameworks reconcile to learn them again).
 6. What a framework is offered follows its demands (demands.py): whatever changes a demand's
    unmet count (SetDemands, a task starting or ending, a class set) marks the framework, and
    after the event its priority and auto-suppression are handed to the allocator once.
@@ -51,6 +51,7 @@ from corral.master.core import (
     pending,
     reconcile,
     recovery,
+    statuses,
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -84,7 +85,6 @@ from corral.master.core.states import (
     TASK_TRANSITIONS,
     AgentState,
     FrameworkState,
-    IllegalTransition,
     check,
 )
 from corral.master.core.types import (
@@ -124,24 +124,7 @@ Commands = list[cmd.Command]
 # Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
 RESEND_BATCH = 5000
 
-
-# The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
-_ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
-
-
-def _summed(returns: list[tuple[str, str, Scalars]]) -> list[tuple[str, str, Scalars]]:
-    """One entry per (framework, agent), in first-seen order. The tasks a status batch ends
-    mostly share both (one offer's tasks), and the allocator's cost is per entry: recover_many
-    was the largest item of a status batch with an entry per task (load-test core profile)."""
-    sums: dict[tuple[str, str], Scalars] = {}
-    for fw_id, agent_id, (cpus, mem, disk, gpus) in returns:
-        key = (fw_id, agent_id)
-        had = sums.get(key)
-        if had is None:
-            sums[key] = (cpus, mem, disk, gpus)
-        else:
-            sums[key] = (had[0] + cpus, had[1] + mem, had[2] + disk, had[3] + gpus)
-    return [(fw_id, agent_id, scalars) for (fw_id, agent_id), scalars in sums.items()]
+_ENDED_KIND = statuses.ENDED_KIND  # where tests/unit/test_master_events.py looks for it
 
 
 class MasterCore:
@@ -183,7 +166,7 @@ class MasterCore:
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: self._agent_register,
             ev.AgentHeartbeat: self._agent_heartbeat,
-            ev.AgentStatusUpdates: self._agent_status_updates,
+            ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
             ev.AgentStreamClosed: self._agent_stream_closed,
             ev.FrameworkSubscribe: self._framework_subscribe,
             ev.FrameworkStreamClosed: self._framework_stream_closed,
@@ -458,131 +441,6 @@ class MasterCore:
         out = self._detach_agent(agent, e, "the agent disconnected")
         out.append(self._event(e, "agent_disconnected", agent.agent_id, "stream closed"))
         return out
-
-    def _agent_status_updates(self, e: ev.AgentStatusUpdates) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        if agent.state is AgentState.UNREACHABLE:
-            return self.ask_to_reregister(agent, e)
-        agent.last_seen = e.now
-        out: Commands = []
-        orphan_acks: list[tuple[str, bytes]] = []
-        # This runs for every status of every agent, so the work is batched per event: one
-        # UPDATE command per framework and one allocator call for the tasks that ended (one
-        # command and one ``recover`` per status were ~15 % of the master in the load test).
-        forwards: dict[str, list[Status]] = {}
-        ended: list[tuple[str, str, Scalars]] = []
-        frameworks, tasks, agent_id = self.frameworks, agent.tasks, agent.agent_id
-        for status in e.statuses:
-            fw = frameworks.get(status.framework_id)
-            if fw is None or fw.state is FrameworkState.REMOVED:
-                if status.uuid:
-                    orphan_acks.append((status.task_id, status.uuid))
-                continue
-            task = tasks.get((status.framework_id, status.task_id))
-            if task is None or status.state not in AGENT_REPORTED_STATES:
-                # Rare paths: a task this agent does not hold, or a state only the master may
-                # set. An agent speaks only for its own tasks, in states it can know.
-                problem = self._foreign_status(fw, agent, status)
-                if problem:
-                    if status.uuid:
-                        orphan_acks.append((status.task_id, status.uuid))
-                    out.append(self._event(e, "status_ignored", status.task_id, problem))
-                    continue
-            if status.agent_id != agent_id:
-                status.agent_id = agent_id  # the stream says which agent speaks
-            if task is not None:
-                state = status.state
-                if state is not task.state:
-                    if state not in TASK_TRANSITIONS[task.state]:
-                        exc = IllegalTransition("task", task.task_id, task.state, state)
-                        if status.uuid:
-                            orphan_acks.append((status.task_id, status.uuid))
-                        out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
-                        continue
-                    if task.preempted_by and state is TaskState.KILLED:
-                        # Rule 9: the framework learns why (the agent only knows it was
-                        # killed); re-encoded, not the agent's message forwarded as is.
-                        status.reason = TaskReason.PREEMPTED
-                        status.message = task.preempted_by
-                        status.wire = None
-                    self._set_task_state(task, status, e, ended)
-                    if state.terminal:
-                        out.append(self._event(e, _ENDED_KIND[state], task.task_id, ""))
-                else:
-                    task.status = status
-            self._keep_pending(fw, status, e.now)
-            if fw.connection is not None:
-                batch = forwards.get(fw.framework_id)
-                if batch is None:
-                    forwards[fw.framework_id] = [status]
-                else:
-                    batch.append(status)
-        if ended:
-            self.allocator.recover_many(_summed(ended))
-        sid = e.stimulus_id
-        for fw_id, statuses in forwards.items():
-            out.append(
-                cmd.SendUpdates(stimulus_id=sid, framework_id=fw_id, statuses=tuple(statuses))
-            )
-        if orphan_acks:
-            out.append(
-                cmd.SendAgentAcks(
-                    stimulus_id=e.stimulus_id,
-                    agent_id=agent.agent_id,
-                    acknowledgements=tuple(orphan_acks),
-                )
-            )
-        return out
-
-    def _foreign_status(self, fw: FrameworkRecord, agent: AgentRecord, status: Status) -> str:
-        """Why ``agent`` may not report ``status`` (empty if it may)."""
-        if status.state not in AGENT_REPORTED_STATES:
-            return (
-                f"agent {agent.agent_id} reported state {status.state.name}, "
-                "which only the master sets"
-            )
-        known = fw.tasks.get(status.task_id) or self.completed.get(
-            (fw.framework_id, status.task_id)
-        )
-        if known is not None and known.agent_id != agent.agent_id:
-            return (
-                f"agent {agent.agent_id} reported task {echo(status.task_id)}, "
-                f"which was launched on agent {known.agent_id}"
-            )
-        if known is not None and known.state.terminal and status.state is not known.state:
-            # The framework was told how it ended (LOST, while the agent was away): a task
-            # ends once, so what the agent says now is not passed on.
-            return (
-                f"task {echo(status.task_id)} already ended {known.state.name}; "
-                f"agent {agent.agent_id}'s {status.state.name} came too late"
-            )
-        if not status.state.terminal:
-            # A live task the master never launched here: the agent learns of its fate when it
-            # re-registers (reported tasks are reconciled there), not by being believed now.
-            return (
-                f"agent {agent.agent_id} reported live task {echo(status.task_id)}, "
-                "which it was never given"
-            )
-        return ""
-
-    def _keep_pending(self, fw: FrameworkRecord, status: Status, now: float) -> None:
-        """Until the framework acknowledges it, a status is resent (at-least-once)."""
-        if status.uuid:
-            fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
-            if len(fw.pending) == self.config.max_framework_pending_statuses:
-                self.demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
-
-    def forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
-        self._keep_pending(fw, status, e.now)
-        if fw.connection is None:
-            return []
-        return [
-            cmd.SendUpdates(
-                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,)
-            )
-        ]
 
     def _agent_unreachable(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
         was = agent.state
@@ -1474,7 +1332,7 @@ class MasterCore:
         fw = self.frameworks.get(task.framework_id)
         if fw is None:
             return []
-        return self.forward(fw, status, e)
+        return statuses.forward(self, fw, status, e)
 
     def _set_task_state(
         self,

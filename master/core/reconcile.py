@@ -39,6 +39,7 @@ from corral.master.core.states import (
     IllegalTransition,
     check,
 )
+from corral.master.core.statuses import forward
 from corral.master.core.types import Status, TaskReason, TaskSource, TaskSpec, TaskState
 from corral.resources import Resources
 
@@ -132,7 +133,7 @@ def agent_tasks(
                         message="its agent re-registered",
                         timestamp=e.now,
                     )
-                    out += core.forward(fw, back, e)
+                    out += forward(core, fw, back, e)
         if task.kill_requested:
             out.append(
                 cmd.SendKill(
