@@ -87,6 +87,7 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
+from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import (
     Demand,
     FrameworkSpec,
@@ -120,9 +121,6 @@ def _no_repeats(ids: Sequence[str], what: str) -> None:
 
 
 Commands = list[cmd.Command]
-
-# Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
-RESEND_BATCH = 5000
 
 _ENDED_KIND = statuses.ENDED_KIND  # where tests/unit/test_master_events.py looks for it
 
@@ -223,14 +221,14 @@ class MasterCore:
             for fw_id in self.demands_moved:
                 fw = self.frameworks.get(fw_id)
                 if fw is not None:
-                    self._sync_allocator(fw)
+                    self.sync_allocator(fw)
             self.demands_moved.clear()
         if self.changes:
             out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self.changes)))
             self.changes = []
         return out
 
-    def _sync_allocator(self, fw: FrameworkRecord) -> None:
+    def sync_allocator(self, fw: FrameworkRecord) -> None:
         """Hand the framework's priority and whether it is offered anything to the allocator:
         suppressed when it asked (SUPPRESS), is not connected, wants nothing by its demands
         (demands.py, rule 3), or has as many statuses unacknowledged as admission.py allows."""
@@ -541,7 +539,7 @@ class MasterCore:
             fw.disconnected_at = None
             fw.placeholder = False
             kind = "framework_resubscribed"
-        self._sync_allocator(fw)
+        self.sync_allocator(fw)
         out.append(
             cmd.SendSubscribed(
                 stimulus_id=e.stimulus_id,
@@ -636,7 +634,7 @@ class MasterCore:
                 )
             self._set_task_state(
                 task,
-                self._status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
+                self.new_status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
                 e,
             )
         fw.state = check(
@@ -913,13 +911,13 @@ class MasterCore:
     def _suppress(self, e: ev.Suppress) -> Commands:
         fw = self._caller(e)
         fw.suppressed = True
-        self._sync_allocator(fw)
+        self.sync_allocator(fw)
         return []
 
     def _revive(self, e: ev.Revive) -> Commands:
         fw = self._caller(e)
         fw.suppressed = False
-        self._sync_allocator(fw)  # a framework that wants nothing by its demands stays so
+        self.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
         self.allocator.clear_filters(fw.framework_id)
         return []
 
@@ -1185,6 +1183,8 @@ class MasterCore:
             )
         ]
 
+    resend = _resend  # for subscriptions.py
+
     def _expire_offers(self, e: ev.Tick) -> Commands:
         """Offers outstanding past the offer timeout go back, as a decline without a filter."""
         rescinds, per_fw = self.book.expire(e.now - self.config.offer_timeout, e.stimulus_id)
@@ -1309,7 +1309,7 @@ class MasterCore:
 
     # ----------------------------------------------------------------- helpers
 
-    def _status(
+    def new_status(
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, now: float
     ) -> Status:
         return Status(
@@ -1327,7 +1327,7 @@ class MasterCore:
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, e: ev.Event
     ) -> Commands:
         """A status the master makes up (rule 4): apply it and tell the framework once."""
-        status = self._status(task, state, reason, message, e.now)
+        status = self.new_status(task, state, reason, message, e.now)
         self._set_task_state(task, status, e)
         fw = self.frameworks.get(task.framework_id)
         if fw is None:

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 Commands = list[cmd.Command]
 
+# Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
+RESEND_BATCH = 5000
+
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
