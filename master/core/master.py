@@ -18,7 +18,7 @@ Rules of the core (the rest of this file applies them):
    unmet count (SetDemands, a task starting or ending, a class set) marks the framework, and
    after the event its priority and auto-suppression are handed to the allocator once.
 7. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
-   ``durable_frameworks`` (recovery.py); a record that no longer matches its mirror is emitted
+   ``durable_frameworks`` (mirror.py); a record that no longer matches its mirror is emitted
    as a change (``Persist``, last in the event's commands). validate() holds every record to
    its mirror.
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
@@ -47,6 +47,7 @@ from corral.master.core import (
     admission,
     demands,
     gangs,
+    mirror,
     nominations,
     pending,
     reconcile,
@@ -394,7 +395,7 @@ class MasterCore:
         out += reconcile.agent_tasks(self, agent, e, was_unreachable)
         agent.free_ports = self.book.free_ports(agent)
         self._attach_agent(agent)
-        recovery.mark_agent(self, agent)
+        mirror.mark_agent(self, agent)
         out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
         if was is AgentState.RECOVERING:
             out += reconcile.answer_held(self, agent_id, e)
@@ -446,7 +447,7 @@ class MasterCore:
             AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
         )
         agent.unreachable_at = e.now
-        recovery.mark_agent(self, agent)
+        mirror.mark_agent(self, agent)
         out = self._detach_agent(agent, e, "the agent is unreachable")
         for task in list(agent.tasks.values()):
             if task.state is TaskState.UNREACHABLE:
@@ -553,7 +554,7 @@ class MasterCore:
             for p in pending[RESEND_BATCH:]:
                 p.last_sent = -math.inf  # due at the next tick
             out += self._resend(fw, pending, e)
-        recovery.mark_framework(self, fw)
+        mirror.mark_framework(self, fw)
         out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
         return out
 
@@ -614,7 +615,7 @@ class MasterCore:
         self.book.take_back(fw)
         nominations.release_framework(self, fw.framework_id)
         self.allocator.set_suppressed(fw.framework_id, True)
-        recovery.mark_framework(self, fw)
+        mirror.mark_framework(self, fw)
         return [self._event(e, "framework_disconnected", fw.framework_id, "")]
 
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
@@ -643,7 +644,7 @@ class MasterCore:
         fw.pending.clear()
         fw.removed_at = e.now
         self.gang_frameworks.discard(fw.framework_id)
-        recovery.mark_framework(self, fw)
+        mirror.mark_framework(self, fw)
         self.allocator.remove_framework(fw.framework_id)
         if fw.connection is not None:
             out.append(

@@ -1,21 +1,17 @@
-"""The core's side of durability (durable.py says what is durable): its mirror of the registry,
-kept up as records change, and the core rebuilt from the registry when a restarted master starts.
+"""The core rebuilt from the registry (durable.py) when a restarted master starts: the
+``Recover`` event, its first.
 
 Rules:
-1. (The core's rule 7.) ``core.durable_agents`` and ``core.durable_frameworks`` hold what the
-   registry holds. Whatever changes a durable field of a record calls ``mark_agent`` or
-   ``mark_framework``, which add a change to ``core.changes`` (persisted last in the event's
-   commands) when the record no longer matches its mirror. Placeholder frameworks are not
-   durable.
-2. ``recover`` is a restarted master's first event, refused (FAILED_PRECONDITION) once the core
-   knows any agent or framework. Operators' weights, quotas and priority classes read from the
-   registry win over the flags' (a class the flags have since made the global default stays).
-3. Frameworks come back DISCONNECTED and suppressed; one connected when the master stopped
+1. ``recover`` is refused (FAILED_PRECONDITION) once the core knows any agent or framework.
+   Operators' weights, quotas and priority classes read from the registry win over the flags'
+   (a class the flags have since made the global default stays).
+2. Frameworks come back DISCONNECTED and suppressed; one connected when the master stopped
    counts its failover timeout from the restart (the restart is not its failure). Removed ones
    come back REMOVED, oldest first, so the bound on those kept forgets the oldest.
-4. Agents come back RECOVERING (UNREACHABLE if they were), out of the allocator until they
+3. Agents come back RECOVERING (UNREACHABLE if they were), out of the allocator until they
    re-register: their tasks are learned from their registrations (reconcile.py). The core
    marks UNREACHABLE those that do not re-register within ``agent_reregister_timeout``.
+4. The registry's mirror (mirror.py) starts as what was read.
 """
 
 from __future__ import annotations
@@ -23,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
-from corral.master.core.durable import PutAgent, PutFramework, agent_entry, framework_entry
+from corral.master.core import mirror
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -36,8 +32,8 @@ Commands = list[cmd.Command]
 
 
 def recover(core: MasterCore, e: ev.Recover) -> Commands:
-    """Rebuild from the registry (rules 2-4): the first event of a restarted master. The core
-    starts the re-registration timeout of the agents RECOVERING (rule 4)."""
+    """Rebuild from the registry (rules 1-4). The core starts the re-registration timeout of
+    the agents RECOVERING (rule 3)."""
     if core.agents or core.frameworks:
         raise CallRejected(
             Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
@@ -81,7 +77,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             continue
         core.add_to_allocator(fw_id, fentry.spec)
         core.allocator.set_suppressed(fw_id, True)
-        mark_framework(core, fw)
+        mirror.mark_framework(core, fw)
     for aentry in state.agents:
         unreachable = aentry.unreachable_at is not None
         core.agents[aentry.agent_id] = AgentRecord(
@@ -107,21 +103,3 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             f"{core.config.agent_reregister_timeout:g}s), {len(state.frameworks)} frameworks",
         )
     ]
-
-
-def mark_agent(core: MasterCore, agent: AgentRecord) -> None:
-    """Rule 1: persist the agent's record if it changed since last persisted."""
-    entry = agent_entry(agent)
-    if core.durable_agents.get(agent.agent_id) != entry:
-        core.durable_agents[agent.agent_id] = entry
-        core.changes.append(PutAgent(entry))
-
-
-def mark_framework(core: MasterCore, fw: FrameworkRecord) -> None:
-    """Rule 1, for a framework (placeholders are not durable)."""
-    if fw.placeholder:
-        return
-    entry = framework_entry(fw)
-    if core.durable_frameworks.get(fw.framework_id) != entry:
-        core.durable_frameworks[fw.framework_id] = entry
-        core.changes.append(PutFramework(entry))
