@@ -53,6 +53,7 @@ from corral.master.core import (
     reconcile,
     recovery,
     statuses,
+    subscriptions,
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -82,7 +83,6 @@ from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     AGENT_TRANSITIONS,
-    FRAMEWORK_TRANSITIONS,
     TASK_TRANSITIONS,
     AgentState,
     FrameworkState,
@@ -91,7 +91,6 @@ from corral.master.core.states import (
 from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import (
     Demand,
-    FrameworkSpec,
     Status,
     TaskReason,
     TaskSource,
@@ -167,8 +166,8 @@ class MasterCore:
             ev.AgentHeartbeat: self._agent_heartbeat,
             ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
             ev.AgentStreamClosed: self._agent_stream_closed,
-            ev.FrameworkSubscribe: self._framework_subscribe,
-            ev.FrameworkStreamClosed: self._framework_stream_closed,
+            ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
+            ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: self._accept,
             ev.Decline: self._decline,
             ev.Suppress: self._suppress,
@@ -176,7 +175,7 @@ class MasterCore:
             ev.Kill: self._kill,
             ev.Acknowledge: self._acknowledge,
             ev.Reconcile: partial(reconcile.answer_call, self),
-            ev.Teardown: self._teardown,
+            ev.Teardown: partial(subscriptions.teardown, self),
             ev.SetDemands: self._set_demands,
             ev.SetPriorityClass: self._set_priority_class,
             ev.DeletePriorityClass: self._delete_priority_class,
@@ -479,195 +478,8 @@ class MasterCore:
 
     # -------------------------------------------------------------- frameworks
 
-    def _framework_subscribe(self, e: ev.FrameworkSubscribe) -> Commands:
-        spec = e.spec
-        if not math.isfinite(spec.failover_timeout) or spec.failover_timeout < 0:
-            raise _invalid(
-                f"failover_timeout must be a finite number >= 0, got {spec.failover_timeout}"
-            )
-        if not spec.role:
-            spec = replace(spec, role="*")
-        fw_id = spec.framework_id or e.new_framework_id
-        spec = replace(spec, framework_id=fw_id)
-        fw = self.frameworks.get(fw_id)
-        if fw is not None and fw.state is FrameworkState.REMOVED:
-            raise CallRejected(
-                Refusal.FAILED_PRECONDITION,
-                f"framework {fw_id} was removed; subscribe without an id",
-            )
-        if fw is not None and not fw.placeholder:
-            # Failing over is the same framework coming back; an id alone is not enough to take
-            # over someone else's (authentication proper is for principals from certificates).
-            for field_name in ("name", "principal"):
-                mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
-                if mine != theirs:
-                    raise CallRejected(
-                        Refusal.PERMISSION_DENIED,
-                        f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
-                        f"not {echo(theirs)}: a failover must keep the {field_name}",
-                    )
-        out: Commands = []
-        if fw is None:
-            fw = FrameworkRecord(
-                spec=spec,
-                state=FrameworkState.SUBSCRIBED,
-                stream_id=e.stream_id,
-                connection=e.connection,
-                registered_at=e.now,
-            )
-            self.frameworks[fw_id] = fw
-            self.add_to_allocator(fw_id, spec)
-            kind = "framework_added"
-        else:
-            if fw.connection is not None:
-                out.append(
-                    cmd.CloseFrameworkStream(
-                        stimulus_id=e.stimulus_id,
-                        framework_id=fw_id,
-                        stream_id=fw.stream_id,
-                        message="framework failed over to a new connection",
-                    )
-                )
-            self.book.take_back(fw)
-            if fw.spec != spec:
-                self._replace_in_allocator(fw, spec)
-            fw.spec = spec
-            fw.state = check(
-                FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
-            )
-            fw.stream_id = e.stream_id
-            fw.connection = e.connection
-            fw.disconnected_at = None
-            fw.placeholder = False
-            kind = "framework_resubscribed"
-        self.sync_allocator(fw)
-        out.append(
-            cmd.SendSubscribed(
-                stimulus_id=e.stimulus_id,
-                connection=e.connection,
-                framework_id=fw_id,
-                stream_id=e.stream_id,
-            )
-        )
-        if fw.pending:
-            pending = list(fw.pending.values())
-            for p in pending[RESEND_BATCH:]:
-                p.last_sent = -math.inf  # due at the next tick
-            out += self._resend(fw, pending, e)
-        mirror.mark_framework(self, fw)
-        out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
-        return out
-
-    def placeholder_framework(self, fw_id: str, now: float) -> FrameworkRecord:
-        """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
-        its tasks until it re-subscribes or its failover timeout runs out."""
-        spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
-        fw = FrameworkRecord(
-            spec=spec,
-            state=FrameworkState.DISCONNECTED,
-            stream_id="",
-            connection=None,
-            registered_at=now,
-            disconnected_at=now,
-            placeholder=True,
-        )
-        self.frameworks[fw_id] = fw
-        self.allocator.add_framework(fw_id, spec.role)
-        self.allocator.set_suppressed(fw_id, True)
-        return fw
-
-    def add_to_allocator(self, fw_id: str, spec: FrameworkSpec) -> None:
-        self.allocator.add_framework(
-            fw_id,
-            spec.role,
-            spec.tolerations,
-            spec.offer_constraints,
-            gpu_resources=spec.gpu_resources,
-        )
-
-    def _replace_in_allocator(self, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
-        """Role, tolerations or constraints changed: re-add the framework with its charges."""
-        fw_id = fw.framework_id
-        for task in fw.tasks.values():
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.in_allocator:
-                self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
-        self.allocator.remove_framework(fw_id)
-        self.add_to_allocator(fw_id, spec)
-        for task in fw.tasks.values():
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.in_allocator:
-                self.allocator.allocate(fw_id, task.agent_id, task.spec.resources.scalars())
-
-    def _framework_stream_closed(self, e: ev.FrameworkStreamClosed) -> Commands:
-        fw = self.frameworks.get(e.framework_id)
-        if fw is None or fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
-            return []
-        fw.state = check(
-            FRAMEWORK_TRANSITIONS,
-            "framework",
-            fw.framework_id,
-            fw.state,
-            FrameworkState.DISCONNECTED,
-        )
-        fw.connection = None
-        fw.disconnected_at = e.now
-        self.book.take_back(fw)
-        nominations.release_framework(self, fw.framework_id)
-        self.allocator.set_suppressed(fw.framework_id, True)
-        mirror.mark_framework(self, fw)
-        return [self._event(e, "framework_disconnected", fw.framework_id, "")]
-
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
-        self.book.take_back(fw)
-        nominations.release_framework(self, fw.framework_id)
-        out: Commands = []
-        for task in list(fw.tasks.values()):
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.connection is not None:
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=e.stimulus_id,
-                        agent_id=task.agent_id,
-                        framework_id=fw.framework_id,
-                        task_id=task.task_id,
-                    )
-                )
-            self._set_task_state(
-                task,
-                self.new_status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
-                e,
-            )
-        fw.state = check(
-            FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
-        )
-        fw.pending.clear()
-        fw.removed_at = e.now
-        self.gang_frameworks.discard(fw.framework_id)
-        mirror.mark_framework(self, fw)
-        self.allocator.remove_framework(fw.framework_id)
-        if fw.connection is not None:
-            out.append(
-                cmd.CloseFrameworkStream(
-                    stimulus_id=e.stimulus_id,
-                    framework_id=fw.framework_id,
-                    stream_id=fw.stream_id,
-                    message=why,
-                )
-            )
-            fw.connection = None
-        out.append(self._event(e, "framework_removed", fw.framework_id, why))
-        self.keep_removed(fw.framework_id)
-        return out
-
-    def keep_removed(self, fw_id: str) -> None:
-        """The removed framework joins those kept; the oldest past the bound are forgotten
-        (the registry keeps more of them, on disk: registry/prune.py)."""
-        for old_id in self.completed.framework_removed(fw_id):
-            old = self.frameworks.get(old_id)
-            if old is not None and old.state is FrameworkState.REMOVED:
-                del self.frameworks[old_id]
-                self.durable_frameworks.pop(old_id, None)
+        return subscriptions.remove(self, fw, e, why)  # subscriptions.py; _tick calls it here
 
     # ------------------------------------------------------------------- calls
 
@@ -1075,10 +887,6 @@ class MasterCore:
                     )
                 )
         return out
-
-    def _teardown(self, e: ev.Teardown) -> Commands:
-        fw = self._caller(e)
-        return self._remove_framework(fw, e, "teardown")
 
     # ------------------------------------------------------------------ clocks
 

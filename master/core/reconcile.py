@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
+from corral.master.core import subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord, TaskRecord
 from corral.master.core.states import (
     TASK_TRANSITIONS,
@@ -78,7 +79,7 @@ def agent_tasks(
         fw_id, task_id = key
         fw = core.frameworks.get(fw_id)
         if fw is None:
-            fw = core.placeholder_framework(fw_id, e.now)
+            fw = subscriptions.placeholder(core, fw_id, e.now)
         task = agent.tasks.get(key)
         if rt.status.state.terminal and task is None:
             # Its terminal status is resent by the agent and handled as an update; until

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
-from corral.master.core import mirror
+from corral.master.core import mirror, subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -73,9 +73,9 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
         core.frameworks[fw_id] = fw
         core.durable_frameworks[fw_id] = fentry
         if removed:
-            core.keep_removed(fw_id)
+            subscriptions.keep_removed(core, fw_id)
             continue
-        core.add_to_allocator(fw_id, fentry.spec)
+        subscriptions.add_to_allocator(core, fw_id, fentry.spec)
         core.allocator.set_suppressed(fw_id, True)
         mirror.mark_framework(core, fw)
     for aentry in state.agents:
