@@ -80,6 +80,8 @@ from corral.master.core.records import (
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.refusals import invalid as _invalid
+from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     AGENT_TRANSITIONS,
@@ -102,23 +104,6 @@ from corral.priority import DEFAULTS, PriorityClassError
 from corral.resources import Resources, normalize_ranges, ranges_count
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 from corral.tasks import AGENT_REPORTED_STATES
-
-
-def _invalid(message: str) -> CallRejected:
-    return CallRejected(Refusal.INVALID_ARGUMENT, message)
-
-
-def _no_repeats(ids: Sequence[str], what: str) -> None:
-    """Refuse a call that names an id twice, before anything changes (an id listed twice was
-    dropped twice: a KeyError halfway through a decline left an agent never offered again)."""
-    if len(set(ids)) == len(ids):
-        return
-    seen: set[str] = set()
-    for i in ids:
-        if i in seen:
-            raise _invalid(f"{what} {echo(i)} appears twice")
-        seen.add(i)
-
 
 Commands = list[cmd.Command]
 
@@ -146,7 +131,7 @@ class MasterCore:
         # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
         # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
         # Deadlines only move later as agents are heard from; a registration or a shorter
-        # interval brings this forward (_watch_deadline).
+        # interval brings this forward (watch_deadline).
         self._earliest_deadline = math.inf
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
@@ -286,6 +271,10 @@ class MasterCore:
 
     freed = _freed  # for nominations.py
 
+    def retell_intervals(self) -> None:
+        """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
+        self._intervals_dirty = True
+
     # ------------------------------------------------------------------ agents
 
     def _check_registration(self, e: ev.AgentRegister, agent_id: str) -> None:
@@ -378,9 +367,9 @@ class MasterCore:
             kind = "agent_reregistered"
         # Counting every record, not only the connected ones, keeps this O(1) per registration;
         # the tick corrects the interval with the exact count.
-        agent.heartbeat_interval = self._heartbeat_interval(len(self.agents))
+        agent.heartbeat_interval = self.heartbeat_interval_for(len(self.agents))
         agent.interval_set_at = now
-        self._watch_deadline(agent)
+        self.watch_deadline(agent)
         self._intervals_dirty = True
         out.append(
             cmd.SendRegistered(
@@ -780,11 +769,11 @@ class MasterCore:
             cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offer_ids=ids)
         ]
         names = ", ".join(sorted({echo(g.demand) for g in stale}))
-        return out + self._rescinded_events(
+        return out + self.rescinded_events(
             out, e, f"rescinded: the gang's demand {names} changed or was withdrawn"
         )
 
-    def _rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
+    def rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
         """An OfferRescinded event for each RESCIND in ``commands`` ("2 offers " + what)."""
         out: Commands = []
         for c in commands:
@@ -890,7 +879,7 @@ class MasterCore:
 
     # ------------------------------------------------------------------ clocks
 
-    def _heartbeat_interval(self, agents: int) -> float:
+    def heartbeat_interval_for(self, agents: int) -> float:
         cfg = self.config
         return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
 
@@ -901,7 +890,7 @@ class MasterCore:
 
     def _retell_heartbeat_intervals(self, e: ev.Tick) -> Commands:
         connected = [a for a in self.agents.values() if a.connection is not None]
-        target = self._heartbeat_interval(len(connected))
+        target = self.heartbeat_interval_for(len(connected))
         out: Commands = []
         for agent in connected:
             # A band of 25 % either way, so a cluster that grows by a few agents does not send
@@ -912,7 +901,7 @@ class MasterCore:
             ):
                 agent.heartbeat_interval = target
                 agent.interval_set_at = e.now
-                self._watch_deadline(agent)
+                self.watch_deadline(agent)
                 out.append(
                     cmd.SendHeartbeatInterval(
                         stimulus_id=e.stimulus_id,
@@ -926,7 +915,7 @@ class MasterCore:
         """When an ACTIVE agent not heard from becomes UNREACHABLE."""
         return max(agent.last_seen, agent.interval_set_at) + self._agent_timeout(agent)
 
-    def _watch_deadline(self, agent: AgentRecord) -> None:
+    def watch_deadline(self, agent: AgentRecord) -> None:
         self._earliest_deadline = min(self._earliest_deadline, self._deadline(agent))
 
     def _tick(self, e: ev.Tick) -> Commands:
@@ -1190,7 +1179,7 @@ class MasterCore:
     def _detach_agent(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
         """Rule 3: rescind the agent's offers and take it out of the allocator."""
         out = self.book.rescind_agent(agent, e.stimulus_id)
-        out += self._rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
+        out += self.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
         if agent.in_allocator:
             nominations.release_agent(self, agent.agent_id)
             for task in agent.tasks.values():
