@@ -47,7 +47,7 @@ from corral.master.core import (
     admission,
     demands,
     gangs,
-    mirror,
+    membership,
     nominations,
     pending,
     reconcile,
@@ -84,7 +84,6 @@ from corral.master.core.refusals import invalid as _invalid
 from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
-    AGENT_TRANSITIONS,
     TASK_TRANSITIONS,
     AgentState,
     FrameworkState,
@@ -103,7 +102,6 @@ from corral.master.core.validate import validate
 from corral.priority import DEFAULTS, PriorityClassError
 from corral.resources import Resources, normalize_ranges, ranges_count
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
-from corral.tasks import AGENT_REPORTED_STATES
 
 Commands = list[cmd.Command]
 
@@ -147,10 +145,10 @@ class MasterCore:
         self._removal_tokens = 1.0
         self._removal_refilled_at = 0.0
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
-            ev.AgentRegister: self._agent_register,
-            ev.AgentHeartbeat: self._agent_heartbeat,
+            ev.AgentRegister: partial(membership.register, self),
+            ev.AgentHeartbeat: partial(membership.heartbeat, self),
             ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
-            ev.AgentStreamClosed: self._agent_stream_closed,
+            ev.AgentStreamClosed: partial(membership.stream_closed, self),
             ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
             ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: self._accept,
@@ -277,127 +275,6 @@ class MasterCore:
 
     # ------------------------------------------------------------------ agents
 
-    def _check_registration(self, e: ev.AgentRegister, agent_id: str) -> None:
-        """Refuse (CallRejected) a registration the master cannot believe, before anything
-        changes: the agent is told why and no record is made."""
-        spec = e.spec
-        known = self.agents.get(agent_id)
-        if known is not None and known.secret and e.secret != known.secret:
-            raise CallRejected(
-                Refusal.PERMISSION_DENIED,
-                f"agent id {echo(agent_id)} is registered to another agent "
-                "(the secret does not match); register without an id to join as a new agent",
-            )
-        reserved = Resources()
-        for reservation in spec.reservations.values():
-            reserved = reserved + reservation
-        short = spec.resources.exceeded_by(reserved)
-        if short:
-            raise _invalid(
-                f"reservations ({reserved}) exceed the agent's resources ({spec.resources}) "
-                f"in {', '.join(short)}"
-            )
-        _no_repeats([f"{t.framework_id}/{t.spec.task_id}" for t in e.tasks], "reported task")
-        live = Resources()
-        for t in e.tasks:
-            state = t.status.state
-            if state not in AGENT_REPORTED_STATES:
-                raise _invalid(
-                    f"reported task {echo(t.spec.task_id)} is {state.name}, "
-                    "a state only the master sets"
-                )
-            fw = self.frameworks.get(t.framework_id)
-            other = fw.tasks.get(t.spec.task_id) if fw is not None else None
-            if other is not None and other.agent_id != agent_id:
-                raise _invalid(
-                    f"reported task {echo(t.spec.task_id)} runs on agent {other.agent_id}"
-                )
-            if not state.terminal:
-                live = live + Resources.from_scalars(t.spec.resources.scalars())
-        short = spec.resources.exceeded_by(live)
-        if short:
-            raise _invalid(
-                f"reported live tasks use {live}, more than the agent's {spec.resources}, "
-                f"in {', '.join(short)}"
-            )
-
-    def _agent_register(self, e: ev.AgentRegister) -> Commands:
-        sid, now = e.stimulus_id, e.now
-        agent_id = e.spec.agent_id or e.new_agent_id
-        self._check_registration(e, agent_id)
-        spec = replace(e.spec, agent_id=agent_id)
-        out: Commands = []
-        agent = self.agents.get(agent_id)
-        was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
-        if agent is None:
-            agent = AgentRecord(
-                spec=spec,
-                state=AgentState.ACTIVE,
-                connection=e.connection,
-                registered_at=now,
-                last_seen=now,
-                free_ports=spec.resources.ports,
-                heartbeat_interval=self.config.agent_heartbeat_interval,
-                # An id the master does not know (a new agent, or any agent after a master
-                # restart) keeps the secret it presents; without one it gets a new one.
-                secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
-            )
-            self.agents[agent_id] = agent
-            kind = "agent_added"
-            was = AgentState.ACTIVE
-        else:
-            if agent.connection is not None and agent.connection != e.connection:
-                out.append(
-                    cmd.CloseAgentStream(
-                        stimulus_id=sid, connection=agent.connection, reason="re-registered"
-                    )
-                )
-            out += self._detach_agent(agent, e, "the agent re-registered")
-            was = agent.state
-            if agent.state is not AgentState.ACTIVE:
-                agent.state = check(
-                    AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
-                )
-                agent.unreachable_at = None
-            if was is AgentState.RECOVERING:
-                self.recovering -= 1
-            agent.spec = spec
-            agent.connection = e.connection
-            agent.last_seen = now
-            kind = "agent_reregistered"
-        # Counting every record, not only the connected ones, keeps this O(1) per registration;
-        # the tick corrects the interval with the exact count.
-        agent.heartbeat_interval = self.heartbeat_interval_for(len(self.agents))
-        agent.interval_set_at = now
-        self.watch_deadline(agent)
-        self._intervals_dirty = True
-        out.append(
-            cmd.SendRegistered(
-                stimulus_id=sid,
-                connection=e.connection,
-                agent_id=agent_id,
-                heartbeat_interval=agent.heartbeat_interval,
-                secret=agent.secret,
-            )
-        )
-        out += reconcile.agent_tasks(self, agent, e, was_unreachable)
-        agent.free_ports = self.book.free_ports(agent)
-        self._attach_agent(agent)
-        mirror.mark_agent(self, agent)
-        out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
-        if was is AgentState.RECOVERING:
-            out += reconcile.answer_held(self, agent_id, e)
-        return out
-
-    def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        if agent.state is AgentState.UNREACHABLE:
-            return self.ask_to_reregister(agent, e)
-        agent.last_seen = e.now
-        return []
-
     def ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
         """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
         partition healed without the connection breaking). Its tasks were already reported
@@ -419,38 +296,8 @@ class MasterCore:
             ),
         ]
 
-    def _agent_stream_closed(self, e: ev.AgentStreamClosed) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        agent.connection = None
-        self._intervals_dirty = True
-        out = self._detach_agent(agent, e, "the agent disconnected")
-        out.append(self._event(e, "agent_disconnected", agent.agent_id, "stream closed"))
-        return out
-
     def _agent_unreachable(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
-        was = agent.state
-        agent.state = check(
-            AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
-        )
-        agent.unreachable_at = e.now
-        mirror.mark_agent(self, agent)
-        out = self._detach_agent(agent, e, "the agent is unreachable")
-        for task in list(agent.tasks.values()):
-            if task.state is TaskState.UNREACHABLE:
-                continue
-            fw = self.frameworks.get(task.framework_id)
-            aware = fw is not None and fw.spec.partition_aware
-            state = TaskState.UNREACHABLE if aware else TaskState.LOST
-            out += self.master_status(
-                task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
-            )
-        out.append(self._event(e, "agent_unreachable", agent.agent_id, why))
-        if was is AgentState.RECOVERING:
-            self.recovering -= 1
-            out += reconcile.answer_held(self, agent.agent_id, e)
-        return out
+        return membership.unreachable(self, agent, e, why)  # membership.py; _tick calls it here
 
     def _may_mark_unreachable(self, now: float) -> bool:
         """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
@@ -1175,39 +1022,6 @@ class MasterCore:
         if task.preempted_by:
             nominations.victim_ended(self, task)
         self.completed.add(task)
-
-    def _detach_agent(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
-        """Rule 3: rescind the agent's offers and take it out of the allocator."""
-        out = self.book.rescind_agent(agent, e.stimulus_id)
-        out += self.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
-        if agent.in_allocator:
-            nominations.release_agent(self, agent.agent_id)
-            for task in agent.tasks.values():
-                self.allocator.recover(
-                    task.framework_id, agent.agent_id, task.spec.resources.scalars()
-                )
-            self.allocator.remove_agent(agent.agent_id)
-            agent.in_allocator = False
-        return out
-
-    def _attach_agent(self, agent: AgentRecord) -> None:
-        spec = agent.spec
-        self.allocator.add_agent(
-            agent.agent_id,
-            spec.resources.scalars(),
-            spec.attributes,
-            spec.taints,
-            {role: r.scalars() for role, r in spec.reservations.items()} or None,
-        )
-        agent.in_allocator = True
-        self._freed(agent)
-        for task in agent.tasks.values():
-            self.allocator.allocate(
-                task.framework_id, agent.agent_id, task.spec.resources.scalars()
-            )
-        # Back with launches still in flight (a reconnect, a re-registration): held as after an
-        # accept if they are at the bound (admission.py).
-        self.holds.launched(self, agent)
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug
