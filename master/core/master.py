@@ -1,6 +1,11 @@
 """The master core: events in, commands out, no IO.
 
-Rules of the core (the rest of this file applies them):
+This file keeps the state and dispatches each event to its handler; agents (membership.py),
+frameworks' subscriptions (subscriptions.py), task statuses (statuses.py), reconciliation
+(reconcile.py), the registry's mirror (mirror.py) and recovery (recovery.py) have their own
+modules, each with its rules.
+
+Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
    ``CallRejected`` and leaves the state exactly as it was.
 2. Resources are charged in the allocator from offer to decline/rescind/accept-leftover/task end;

@@ -2,7 +2,8 @@
 shell answers with (one mapping, ``master/rpc.py``; HTTP has its own, ``master/http.py``).
 
 A StrEnum so a code reads and compares as its name ("INVALID_ARGUMENT") in logs, metrics labels
-and tests, while an unknown code cannot be written at all.
+and tests, while an unknown code cannot be written at all. ``invalid`` and ``no_repeats`` are the
+refusals every handler shares.
 """
 
 from __future__ import annotations
