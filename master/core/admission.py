@@ -10,7 +10,7 @@ whatever pacing does (or with it off), so that no backlog grows with the load:
    allocation cycle checks. An accept that would pass the bound is refused.
 2. Statuses forwarded to one framework and not yet acknowledged: at
    ``max_framework_pending_statuses`` the framework is offered nothing (MasterCore's
-   ``_sync_allocator``) and its accepts are refused until it acknowledges.
+   ``sync_allocator``) and its accepts are refused until it acknowledges.
 
 A refusal is ``RESOURCE_EXHAUSTED`` with the bound and the numbers, raised before anything
 changes (the core's rule 1): the offers stay the framework's to accept later or decline.

@@ -1,6 +1,11 @@
 """The master core: events in, commands out, no IO.
 
-Rules of the core (the rest of this file applies them):
+This file keeps the state and dispatches each event to its handler; agents (membership.py),
+frameworks' subscriptions (subscriptions.py), task statuses (statuses.py), reconciliation
+(reconcile.py), the registry's mirror (mirror.py) and recovery (recovery.py) have their own
+modules, each with its rules.
+
+Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
    ``CallRejected`` and leaves the state exactly as it was.
 2. Resources are charged in the allocator from offer to decline/rescind/accept-leftover/task end;
@@ -12,17 +17,18 @@ Rules of the core (the rest of this file applies them):
 4. Agents report task states; the master makes up a state only for what the agent cannot tell
    (its own loss: UNREACHABLE/LOST; tasks missing after re-registration: DROPPED/LOST/GONE;
    a removed framework's tasks: KILLED).
-5. Statuses with a uuid are kept per framework until acknowledged and resent; the master's own
-   statuses have no uuid (frameworks reconcile to learn them again).
+5. Statuses with a uuid are kept per framework until acknowledged and resent (statuses.py); the
+   master's own statuses have no uuid (frameworks reconcile to learn them again).
 6. What a framework is offered follows its demands (demands.py): whatever changes a demand's
    unmet count (SetDemands, a task starting or ending, a class set) marks the framework, and
    after the event its priority and auto-suppression are handed to the allocator once.
 7. What must survive the master (durable.py) is mirrored in ``durable_agents`` and
-   ``durable_frameworks``; a record that no longer matches its mirror is emitted as a change
-   (``Persist``, last in the event's commands). validate() holds every record to its mirror.
+   ``durable_frameworks`` (mirror.py); a record that no longer matches its mirror is emitted
+   as a change (``Persist``, last in the event's commands). validate() holds every record to
+   its mirror.
 8. After a restart, a question about a task on an agent still RECOVERING is held, not answered:
    the master cannot know yet. It is answered when the agent re-registers or is declared
-   UNREACHABLE.
+   UNREACHABLE (reconcile.py).
 9. Preemption (nominations.py, preemption.py) runs at each allocation tick, before the cycle;
    the free room its planned tasks need beside their victims is held for the preemptor then,
    and what a victim frees is charged to it in the same event it ends in (``settle`` after
@@ -35,13 +41,25 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from itertools import islice
 from typing import Any
 
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
-from corral.master.core import admission, demands, gangs, nominations, pending
+from corral.master.core import (
+    admission,
+    demands,
+    gangs,
+    membership,
+    nominations,
+    pending,
+    reconcile,
+    recovery,
+    statuses,
+    subscriptions,
+)
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
@@ -51,13 +69,9 @@ from corral.master.core.durable import (
     Change,
     DeletePriorityClass,
     FrameworkEntry,
-    PutAgent,
-    PutFramework,
     PutPriorityClass,
     PutQuota,
     PutWeight,
-    agent_entry,
-    framework_entry,
 )
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
@@ -71,19 +85,18 @@ from corral.master.core.records import (
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.refusals import invalid as _invalid
+from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
-    AGENT_TRANSITIONS,
-    FRAMEWORK_TRANSITIONS,
     TASK_TRANSITIONS,
     AgentState,
     FrameworkState,
-    IllegalTransition,
     check,
 )
+from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import (
     Demand,
-    FrameworkSpec,
     Status,
     TaskReason,
     TaskSource,
@@ -94,48 +107,10 @@ from corral.master.core.validate import validate
 from corral.priority import DEFAULTS, PriorityClassError
 from corral.resources import Resources, normalize_ranges, ranges_count
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
-from corral.tasks import AGENT_REPORTED_STATES
-
-
-def _invalid(message: str) -> CallRejected:
-    return CallRejected(Refusal.INVALID_ARGUMENT, message)
-
-
-def _no_repeats(ids: Sequence[str], what: str) -> None:
-    """Refuse a call that names an id twice, before anything changes (an id listed twice was
-    dropped twice: a KeyError halfway through a decline left an agent never offered again)."""
-    if len(set(ids)) == len(ids):
-        return
-    seen: set[str] = set()
-    for i in ids:
-        if i in seen:
-            raise _invalid(f"{what} {echo(i)} appears twice")
-        seen.add(i)
-
 
 Commands = list[cmd.Command]
 
-# Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
-RESEND_BATCH = 5000
-
-
-# The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
-_ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
-
-
-def _summed(returns: list[tuple[str, str, Scalars]]) -> list[tuple[str, str, Scalars]]:
-    """One entry per (framework, agent), in first-seen order. The tasks a status batch ends
-    mostly share both (one offer's tasks), and the allocator's cost is per entry: recover_many
-    was the largest item of a status batch with an entry per task (load-test core profile)."""
-    sums: dict[tuple[str, str], Scalars] = {}
-    for fw_id, agent_id, (cpus, mem, disk, gpus) in returns:
-        key = (fw_id, agent_id)
-        had = sums.get(key)
-        if had is None:
-            sums[key] = (cpus, mem, disk, gpus)
-        else:
-            sums[key] = (had[0] + cpus, had[1] + mem, had[2] + disk, had[3] + gpus)
-    return [(fw_id, agent_id, scalars) for (fw_id, agent_id), scalars in sums.items()]
+_ENDED_KIND = statuses.ENDED_KIND  # where tests/unit/test_master_events.py looks for it
 
 
 class MasterCore:
@@ -159,12 +134,12 @@ class MasterCore:
         # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
         # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
         # Deadlines only move later as agents are heard from; a registration or a shorter
-        # interval brings this forward (_watch_deadline).
+        # interval brings this forward (watch_deadline).
         self._earliest_deadline = math.inf
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
-        self._changes: list[Change] = []
+        self.changes: list[Change] = []
         # Rule 8: reconciliation questions held until an agent's recovery ends, by agent id
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
@@ -175,20 +150,20 @@ class MasterCore:
         self._removal_tokens = 1.0
         self._removal_refilled_at = 0.0
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
-            ev.AgentRegister: self._agent_register,
-            ev.AgentHeartbeat: self._agent_heartbeat,
-            ev.AgentStatusUpdates: self._agent_status_updates,
-            ev.AgentStreamClosed: self._agent_stream_closed,
-            ev.FrameworkSubscribe: self._framework_subscribe,
-            ev.FrameworkStreamClosed: self._framework_stream_closed,
+            ev.AgentRegister: partial(membership.register, self),
+            ev.AgentHeartbeat: partial(membership.heartbeat, self),
+            ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
+            ev.AgentStreamClosed: partial(membership.stream_closed, self),
+            ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
+            ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: self._accept,
             ev.Decline: self._decline,
             ev.Suppress: self._suppress,
             ev.Revive: self._revive,
             ev.Kill: self._kill,
             ev.Acknowledge: self._acknowledge,
-            ev.Reconcile: self._reconcile,
-            ev.Teardown: self._teardown,
+            ev.Reconcile: partial(reconcile.answer_call, self),
+            ev.Teardown: partial(subscriptions.teardown, self),
             ev.SetDemands: self._set_demands,
             ev.SetPriorityClass: self._set_priority_class,
             ev.DeletePriorityClass: self._delete_priority_class,
@@ -200,9 +175,9 @@ class MasterCore:
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
-            self._apply_weight(role, weight)
+            self.apply_weight(role, weight)
         for role, quota in config.role_quotas:
-            self._apply_quota(role, quota)
+            self.apply_quota(role, quota)
         self.priority = demands.PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
@@ -210,7 +185,7 @@ class MasterCore:
         # for them first (gangs.py); empty, gangs cost nothing.
         self.gang_frameworks: set[str] = set()
         # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
-        self._demands_moved: set[str] = set()
+        self.demands_moved: set[str] = set()
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
         # nominations; what victims freed in the event in hand; live tasks per class name
         # (a cycle with nobody below a demand's priority looks no further).
@@ -226,22 +201,22 @@ class MasterCore:
             out = self._handlers[type(event)](event)
         except BaseException:
             # A refused call changed nothing (rule 1), so it has nothing to persist either.
-            self._changes.clear()
+            self.changes.clear()
             raise
         if self.victims_freed:
             out += nominations.settle(self, event)
-        if self._demands_moved:
-            for fw_id in self._demands_moved:
+        if self.demands_moved:
+            for fw_id in self.demands_moved:
                 fw = self.frameworks.get(fw_id)
                 if fw is not None:
-                    self._sync_allocator(fw)
-            self._demands_moved.clear()
-        if self._changes:
-            out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self._changes)))
-            self._changes = []
+                    self.sync_allocator(fw)
+            self.demands_moved.clear()
+        if self.changes:
+            out.append(cmd.Persist(stimulus_id=event.stimulus_id, changes=tuple(self.changes)))
+            self.changes = []
         return out
 
-    def _sync_allocator(self, fw: FrameworkRecord) -> None:
+    def sync_allocator(self, fw: FrameworkRecord) -> None:
         """Hand the framework's priority and whether it is offered anything to the allocator:
         suppressed when it asked (SUPPRESS), is not connected, wants nothing by its demands
         (demands.py, rule 3), or has as many statuses unacknowledged as admission.py allows."""
@@ -257,7 +232,7 @@ class MasterCore:
         )
         self.allocator.set_suppressed(fw_id, off)
 
-    def _count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
+    def count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
         if fw is None:
             return
         self.live_classes[task.spec.priority_class] += delta
@@ -270,7 +245,7 @@ class MasterCore:
         else:
             fw.demand_tasks.pop(name, None)
         if fw.wants_by_demand:
-            self._demands_moved.add(fw.framework_id)
+            self.demands_moved.add(fw.framework_id)
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -299,230 +274,13 @@ class MasterCore:
 
     freed = _freed  # for nominations.py
 
-    def cluster_event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
-        return self._event(e, kind, subject, message)
+    def retell_intervals(self) -> None:
+        """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
+        self._intervals_dirty = True
 
     # ------------------------------------------------------------------ agents
 
-    def _check_registration(self, e: ev.AgentRegister, agent_id: str) -> None:
-        """Refuse (CallRejected) a registration the master cannot believe, before anything
-        changes: the agent is told why and no record is made."""
-        spec = e.spec
-        known = self.agents.get(agent_id)
-        if known is not None and known.secret and e.secret != known.secret:
-            raise CallRejected(
-                Refusal.PERMISSION_DENIED,
-                f"agent id {echo(agent_id)} is registered to another agent "
-                "(the secret does not match); register without an id to join as a new agent",
-            )
-        reserved = Resources()
-        for reservation in spec.reservations.values():
-            reserved = reserved + reservation
-        short = spec.resources.exceeded_by(reserved)
-        if short:
-            raise _invalid(
-                f"reservations ({reserved}) exceed the agent's resources ({spec.resources}) "
-                f"in {', '.join(short)}"
-            )
-        _no_repeats([f"{t.framework_id}/{t.spec.task_id}" for t in e.tasks], "reported task")
-        live = Resources()
-        for t in e.tasks:
-            state = t.status.state
-            if state not in AGENT_REPORTED_STATES:
-                raise _invalid(
-                    f"reported task {echo(t.spec.task_id)} is {state.name}, "
-                    "a state only the master sets"
-                )
-            fw = self.frameworks.get(t.framework_id)
-            other = fw.tasks.get(t.spec.task_id) if fw is not None else None
-            if other is not None and other.agent_id != agent_id:
-                raise _invalid(
-                    f"reported task {echo(t.spec.task_id)} runs on agent {other.agent_id}"
-                )
-            if not state.terminal:
-                live = live + Resources.from_scalars(t.spec.resources.scalars())
-        short = spec.resources.exceeded_by(live)
-        if short:
-            raise _invalid(
-                f"reported live tasks use {live}, more than the agent's {spec.resources}, "
-                f"in {', '.join(short)}"
-            )
-
-    def _agent_register(self, e: ev.AgentRegister) -> Commands:
-        sid, now = e.stimulus_id, e.now
-        agent_id = e.spec.agent_id or e.new_agent_id
-        self._check_registration(e, agent_id)
-        spec = replace(e.spec, agent_id=agent_id)
-        out: Commands = []
-        agent = self.agents.get(agent_id)
-        was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
-        if agent is None:
-            agent = AgentRecord(
-                spec=spec,
-                state=AgentState.ACTIVE,
-                connection=e.connection,
-                registered_at=now,
-                last_seen=now,
-                free_ports=spec.resources.ports,
-                heartbeat_interval=self.config.agent_heartbeat_interval,
-                # An id the master does not know (a new agent, or any agent after a master
-                # restart) keeps the secret it presents; without one it gets a new one.
-                secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
-            )
-            self.agents[agent_id] = agent
-            kind = "agent_added"
-            was = AgentState.ACTIVE
-        else:
-            if agent.connection is not None and agent.connection != e.connection:
-                out.append(
-                    cmd.CloseAgentStream(
-                        stimulus_id=sid, connection=agent.connection, reason="re-registered"
-                    )
-                )
-            out += self._detach_agent(agent, e, "the agent re-registered")
-            was = agent.state
-            if agent.state is not AgentState.ACTIVE:
-                agent.state = check(
-                    AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
-                )
-                agent.unreachable_at = None
-            if was is AgentState.RECOVERING:
-                self.recovering -= 1
-            agent.spec = spec
-            agent.connection = e.connection
-            agent.last_seen = now
-            kind = "agent_reregistered"
-        # Counting every record, not only the connected ones, keeps this O(1) per registration;
-        # the tick corrects the interval with the exact count.
-        agent.heartbeat_interval = self._heartbeat_interval(len(self.agents))
-        agent.interval_set_at = now
-        self._watch_deadline(agent)
-        self._intervals_dirty = True
-        out.append(
-            cmd.SendRegistered(
-                stimulus_id=sid,
-                connection=e.connection,
-                agent_id=agent_id,
-                heartbeat_interval=agent.heartbeat_interval,
-                secret=agent.secret,
-            )
-        )
-        out += self._reconcile_agent_tasks(agent, e, was_unreachable)
-        agent.free_ports = self.book.free_ports(agent)
-        self._attach_agent(agent)
-        self._mark_agent(agent)
-        out.append(self._event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
-        if was is AgentState.RECOVERING:
-            out += self._answer_held(agent_id, e)
-        return out
-
-    def _reconcile_agent_tasks(
-        self, agent: AgentRecord, e: ev.AgentRegister, was_unreachable: bool = False
-    ) -> Commands:
-        """Merge the tasks an agent reports with what the master believed ran there.
-
-        An agent back from UNREACHABLE (as in Mesos): tasks of partition-aware frameworks were
-        reported UNREACHABLE and go back to what the agent reports, and the framework is told;
-        tasks of the others were reported LOST, so any it still runs are killed, whether or not
-        the ended task is still among the ``completed`` the master keeps."""
-        sid = e.stimulus_id
-        out: Commands = []
-        reported = {(t.framework_id, t.spec.task_id): t for t in e.tasks}
-        for key, known in list(agent.tasks.items()):
-            if key in reported:
-                continue
-            fw = self.frameworks.get(known.framework_id)
-            aware = fw is not None and fw.spec.partition_aware
-            if known.state is TaskState.STAGING:
-                state = TaskState.DROPPED
-            else:
-                state = TaskState.GONE if aware else TaskState.LOST
-            out += self._master_status(
-                known, state, TaskReason.AGENT_RESTARTED, "the agent re-registered without it", e
-            )
-        for key, rt in reported.items():
-            fw_id, task_id = key
-            fw = self.frameworks.get(fw_id)
-            if fw is None:
-                fw = self._placeholder_framework(fw_id, e.now)
-            task = agent.tasks.get(key)
-            if rt.status.state.terminal and task is None:
-                # Its terminal status is resent by the agent and handled as an update; until
-                # then the master knows how it ended (a reconciliation may ask right now).
-                if key not in self.completed:
-                    self._remember_ended(rt.spec, fw_id, agent.agent_id, rt.status)
-                continue
-            declared_lost = task is None and (
-                key in self.completed or (was_unreachable and not fw.spec.partition_aware)
-            )
-            if fw.state is FrameworkState.REMOVED or declared_lost:
-                # The master already declared this task ended (its framework is gone, or it was
-                # reported LOST while the agent was away): it must not keep running.
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=sid,
-                        agent_id=agent.agent_id,
-                        framework_id=fw_id,
-                        task_id=task_id,
-                    )
-                )
-                continue
-            if task is None:
-                task = TaskRecord(
-                    spec=rt.spec,
-                    framework_id=fw_id,
-                    agent_id=agent.agent_id,
-                    state=rt.status.state,
-                    status=rt.status,
-                    launched_at=e.now,
-                )
-                agent.tasks[key] = task
-                fw.tasks[task_id] = task
-                self._count_demand_task(fw, task, +1)
-                self.pacer.launching(task)  # dropped at the next tick unless still launching
-            elif rt.status.state is not task.state and not rt.status.state.terminal:
-                was = task.state
-                try:
-                    task.state = check(
-                        TASK_TRANSITIONS, "task", task_id, task.state, rt.status.state
-                    )
-                    task.status = rt.status
-                    self.pacer.launching(task)
-                except IllegalTransition:
-                    pass
-                else:
-                    if was is TaskState.UNREACHABLE:
-                        # The framework was told UNREACHABLE by the master; the agent's own
-                        # status for the state it is back in was likely acknowledged long ago.
-                        back = replace(
-                            rt.status,
-                            uuid=b"",
-                            reason=TaskReason.RECONCILIATION,
-                            message="its agent re-registered",
-                            timestamp=e.now,
-                        )
-                        out += self._forward(fw, back, e)
-            if task.kill_requested:
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=sid,
-                        agent_id=agent.agent_id,
-                        framework_id=fw_id,
-                        task_id=task_id,
-                    )
-                )
-        return out
-
-    def _agent_heartbeat(self, e: ev.AgentHeartbeat) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        if agent.state is AgentState.UNREACHABLE:
-            return self._ask_to_reregister(agent, e)
-        agent.last_seen = e.now
-        return []
-
-    def _ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
+    def ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
         """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
         partition healed without the connection breaking). Its tasks were already reported
         UNREACHABLE or LOST and it is out of the allocator; only a registration reconciles
@@ -543,163 +301,8 @@ class MasterCore:
             ),
         ]
 
-    def _agent_stream_closed(self, e: ev.AgentStreamClosed) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        agent.connection = None
-        self._intervals_dirty = True
-        out = self._detach_agent(agent, e, "the agent disconnected")
-        out.append(self._event(e, "agent_disconnected", agent.agent_id, "stream closed"))
-        return out
-
-    def _agent_status_updates(self, e: ev.AgentStatusUpdates) -> Commands:
-        agent = self.agents.get(e.agent_id)
-        if agent is None or agent.connection != e.connection:
-            return []
-        if agent.state is AgentState.UNREACHABLE:
-            return self._ask_to_reregister(agent, e)
-        agent.last_seen = e.now
-        out: Commands = []
-        orphan_acks: list[tuple[str, bytes]] = []
-        # This runs for every status of every agent, so the work is batched per event: one
-        # UPDATE command per framework and one allocator call for the tasks that ended (one
-        # command and one ``recover`` per status were ~15 % of the master in the load test).
-        forwards: dict[str, list[Status]] = {}
-        ended: list[tuple[str, str, Scalars]] = []
-        frameworks, tasks, agent_id = self.frameworks, agent.tasks, agent.agent_id
-        for status in e.statuses:
-            fw = frameworks.get(status.framework_id)
-            if fw is None or fw.state is FrameworkState.REMOVED:
-                if status.uuid:
-                    orphan_acks.append((status.task_id, status.uuid))
-                continue
-            task = tasks.get((status.framework_id, status.task_id))
-            if task is None or status.state not in AGENT_REPORTED_STATES:
-                # Rare paths: a task this agent does not hold, or a state only the master may
-                # set. An agent speaks only for its own tasks, in states it can know.
-                problem = self._foreign_status(fw, agent, status)
-                if problem:
-                    if status.uuid:
-                        orphan_acks.append((status.task_id, status.uuid))
-                    out.append(self._event(e, "status_ignored", status.task_id, problem))
-                    continue
-            if status.agent_id != agent_id:
-                status.agent_id = agent_id  # the stream says which agent speaks
-            if task is not None:
-                state = status.state
-                if state is not task.state:
-                    if state not in TASK_TRANSITIONS[task.state]:
-                        exc = IllegalTransition("task", task.task_id, task.state, state)
-                        if status.uuid:
-                            orphan_acks.append((status.task_id, status.uuid))
-                        out.append(self._event(e, "status_ignored", task.task_id, str(exc)))
-                        continue
-                    if task.preempted_by and state is TaskState.KILLED:
-                        # Rule 9: the framework learns why (the agent only knows it was
-                        # killed); re-encoded, not the agent's message forwarded as is.
-                        status.reason = TaskReason.PREEMPTED
-                        status.message = task.preempted_by
-                        status.wire = None
-                    self._set_task_state(task, status, e, ended)
-                    if state.terminal:
-                        out.append(self._event(e, _ENDED_KIND[state], task.task_id, ""))
-                else:
-                    task.status = status
-            self._keep_pending(fw, status, e.now)
-            if fw.connection is not None:
-                batch = forwards.get(fw.framework_id)
-                if batch is None:
-                    forwards[fw.framework_id] = [status]
-                else:
-                    batch.append(status)
-        if ended:
-            self.allocator.recover_many(_summed(ended))
-        sid = e.stimulus_id
-        for fw_id, statuses in forwards.items():
-            out.append(
-                cmd.SendUpdates(stimulus_id=sid, framework_id=fw_id, statuses=tuple(statuses))
-            )
-        if orphan_acks:
-            out.append(
-                cmd.SendAgentAcks(
-                    stimulus_id=e.stimulus_id,
-                    agent_id=agent.agent_id,
-                    acknowledgements=tuple(orphan_acks),
-                )
-            )
-        return out
-
-    def _foreign_status(self, fw: FrameworkRecord, agent: AgentRecord, status: Status) -> str:
-        """Why ``agent`` may not report ``status`` (empty if it may)."""
-        if status.state not in AGENT_REPORTED_STATES:
-            return (
-                f"agent {agent.agent_id} reported state {status.state.name}, "
-                "which only the master sets"
-            )
-        known = fw.tasks.get(status.task_id) or self.completed.get(
-            (fw.framework_id, status.task_id)
-        )
-        if known is not None and known.agent_id != agent.agent_id:
-            return (
-                f"agent {agent.agent_id} reported task {echo(status.task_id)}, "
-                f"which was launched on agent {known.agent_id}"
-            )
-        if known is not None and known.state.terminal and status.state is not known.state:
-            # The framework was told how it ended (LOST, while the agent was away): a task
-            # ends once, so what the agent says now is not passed on.
-            return (
-                f"task {echo(status.task_id)} already ended {known.state.name}; "
-                f"agent {agent.agent_id}'s {status.state.name} came too late"
-            )
-        if not status.state.terminal:
-            # A live task the master never launched here: the agent learns of its fate when it
-            # re-registers (reported tasks are reconciled there), not by being believed now.
-            return (
-                f"agent {agent.agent_id} reported live task {echo(status.task_id)}, "
-                "which it was never given"
-            )
-        return ""
-
-    def _keep_pending(self, fw: FrameworkRecord, status: Status, now: float) -> None:
-        """Until the framework acknowledges it, a status is resent (at-least-once)."""
-        if status.uuid:
-            fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
-            if len(fw.pending) == self.config.max_framework_pending_statuses:
-                self._demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
-
-    def _forward(self, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
-        self._keep_pending(fw, status, e.now)
-        if fw.connection is None:
-            return []
-        return [
-            cmd.SendUpdates(
-                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,)
-            )
-        ]
-
     def _agent_unreachable(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
-        was = agent.state
-        agent.state = check(
-            AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
-        )
-        agent.unreachable_at = e.now
-        self._mark_agent(agent)
-        out = self._detach_agent(agent, e, "the agent is unreachable")
-        for task in list(agent.tasks.values()):
-            if task.state is TaskState.UNREACHABLE:
-                continue
-            fw = self.frameworks.get(task.framework_id)
-            aware = fw is not None and fw.spec.partition_aware
-            state = TaskState.UNREACHABLE if aware else TaskState.LOST
-            out += self._master_status(
-                task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
-            )
-        out.append(self._event(e, "agent_unreachable", agent.agent_id, why))
-        if was is AgentState.RECOVERING:
-            self.recovering -= 1
-            out += self._answer_held(agent.agent_id, e)
-        return out
+        return membership.unreachable(self, agent, e, why)  # membership.py; _tick calls it here
 
     def _may_mark_unreachable(self, now: float) -> bool:
         """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
@@ -716,195 +319,8 @@ class MasterCore:
 
     # -------------------------------------------------------------- frameworks
 
-    def _framework_subscribe(self, e: ev.FrameworkSubscribe) -> Commands:
-        spec = e.spec
-        if not math.isfinite(spec.failover_timeout) or spec.failover_timeout < 0:
-            raise _invalid(
-                f"failover_timeout must be a finite number >= 0, got {spec.failover_timeout}"
-            )
-        if not spec.role:
-            spec = replace(spec, role="*")
-        fw_id = spec.framework_id or e.new_framework_id
-        spec = replace(spec, framework_id=fw_id)
-        fw = self.frameworks.get(fw_id)
-        if fw is not None and fw.state is FrameworkState.REMOVED:
-            raise CallRejected(
-                Refusal.FAILED_PRECONDITION,
-                f"framework {fw_id} was removed; subscribe without an id",
-            )
-        if fw is not None and not fw.placeholder:
-            # Failing over is the same framework coming back; an id alone is not enough to take
-            # over someone else's (authentication proper is for principals from certificates).
-            for field_name in ("name", "principal"):
-                mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
-                if mine != theirs:
-                    raise CallRejected(
-                        Refusal.PERMISSION_DENIED,
-                        f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
-                        f"not {echo(theirs)}: a failover must keep the {field_name}",
-                    )
-        out: Commands = []
-        if fw is None:
-            fw = FrameworkRecord(
-                spec=spec,
-                state=FrameworkState.SUBSCRIBED,
-                stream_id=e.stream_id,
-                connection=e.connection,
-                registered_at=e.now,
-            )
-            self.frameworks[fw_id] = fw
-            self._add_to_allocator(fw_id, spec)
-            kind = "framework_added"
-        else:
-            if fw.connection is not None:
-                out.append(
-                    cmd.CloseFrameworkStream(
-                        stimulus_id=e.stimulus_id,
-                        framework_id=fw_id,
-                        stream_id=fw.stream_id,
-                        message="framework failed over to a new connection",
-                    )
-                )
-            self.book.take_back(fw)
-            if fw.spec != spec:
-                self._replace_in_allocator(fw, spec)
-            fw.spec = spec
-            fw.state = check(
-                FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
-            )
-            fw.stream_id = e.stream_id
-            fw.connection = e.connection
-            fw.disconnected_at = None
-            fw.placeholder = False
-            kind = "framework_resubscribed"
-        self._sync_allocator(fw)
-        out.append(
-            cmd.SendSubscribed(
-                stimulus_id=e.stimulus_id,
-                connection=e.connection,
-                framework_id=fw_id,
-                stream_id=e.stream_id,
-            )
-        )
-        if fw.pending:
-            pending = list(fw.pending.values())
-            for p in pending[RESEND_BATCH:]:
-                p.last_sent = -math.inf  # due at the next tick
-            out += self._resend(fw, pending, e)
-        self._mark_framework(fw)
-        out.append(self._event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
-        return out
-
-    def _placeholder_framework(self, fw_id: str, now: float) -> FrameworkRecord:
-        """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
-        its tasks until it re-subscribes or its failover timeout runs out."""
-        spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
-        fw = FrameworkRecord(
-            spec=spec,
-            state=FrameworkState.DISCONNECTED,
-            stream_id="",
-            connection=None,
-            registered_at=now,
-            disconnected_at=now,
-            placeholder=True,
-        )
-        self.frameworks[fw_id] = fw
-        self.allocator.add_framework(fw_id, spec.role)
-        self.allocator.set_suppressed(fw_id, True)
-        return fw
-
-    def _add_to_allocator(self, fw_id: str, spec: FrameworkSpec) -> None:
-        self.allocator.add_framework(
-            fw_id,
-            spec.role,
-            spec.tolerations,
-            spec.offer_constraints,
-            gpu_resources=spec.gpu_resources,
-        )
-
-    def _replace_in_allocator(self, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
-        """Role, tolerations or constraints changed: re-add the framework with its charges."""
-        fw_id = fw.framework_id
-        for task in fw.tasks.values():
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.in_allocator:
-                self.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
-        self.allocator.remove_framework(fw_id)
-        self._add_to_allocator(fw_id, spec)
-        for task in fw.tasks.values():
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.in_allocator:
-                self.allocator.allocate(fw_id, task.agent_id, task.spec.resources.scalars())
-
-    def _framework_stream_closed(self, e: ev.FrameworkStreamClosed) -> Commands:
-        fw = self.frameworks.get(e.framework_id)
-        if fw is None or fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
-            return []
-        fw.state = check(
-            FRAMEWORK_TRANSITIONS,
-            "framework",
-            fw.framework_id,
-            fw.state,
-            FrameworkState.DISCONNECTED,
-        )
-        fw.connection = None
-        fw.disconnected_at = e.now
-        self.book.take_back(fw)
-        nominations.release_framework(self, fw.framework_id)
-        self.allocator.set_suppressed(fw.framework_id, True)
-        self._mark_framework(fw)
-        return [self._event(e, "framework_disconnected", fw.framework_id, "")]
-
     def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
-        self.book.take_back(fw)
-        nominations.release_framework(self, fw.framework_id)
-        out: Commands = []
-        for task in list(fw.tasks.values()):
-            agent = self.agents.get(task.agent_id)
-            if agent is not None and agent.connection is not None:
-                out.append(
-                    cmd.SendKill(
-                        stimulus_id=e.stimulus_id,
-                        agent_id=task.agent_id,
-                        framework_id=fw.framework_id,
-                        task_id=task.task_id,
-                    )
-                )
-            self._set_task_state(
-                task,
-                self._status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
-                e,
-            )
-        fw.state = check(
-            FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
-        )
-        fw.pending.clear()
-        fw.removed_at = e.now
-        self.gang_frameworks.discard(fw.framework_id)
-        self._mark_framework(fw)
-        self.allocator.remove_framework(fw.framework_id)
-        if fw.connection is not None:
-            out.append(
-                cmd.CloseFrameworkStream(
-                    stimulus_id=e.stimulus_id,
-                    framework_id=fw.framework_id,
-                    stream_id=fw.stream_id,
-                    message=why,
-                )
-            )
-            fw.connection = None
-        out.append(self._event(e, "framework_removed", fw.framework_id, why))
-        self._keep_removed(fw.framework_id)
-        return out
-
-    def _keep_removed(self, fw_id: str) -> None:
-        """The removed framework joins those kept; the oldest past the bound are forgotten
-        (the registry keeps more of them, on disk: registry/prune.py)."""
-        for old_id in self.completed.framework_removed(fw_id):
-            old = self.frameworks.get(old_id)
-            if old is not None and old.state is FrameworkState.REMOVED:
-                del self.frameworks[old_id]
-                self.durable_frameworks.pop(old_id, None)
+        return subscriptions.remove(self, fw, e, why)  # subscriptions.py; _tick calls it here
 
     # ------------------------------------------------------------------- calls
 
@@ -918,6 +334,8 @@ class MasterCore:
                 f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
             )
         return fw
+
+    caller = _caller  # for reconcile.py
 
     def _refuse_seconds(self, value: float | None) -> float:
         """How long a refuse filter lasts. A filter shorter than one allocation interval would
@@ -1111,7 +529,7 @@ class MasterCore:
             )
             fw.tasks[t.task_id] = task
             agent.tasks[(fw.framework_id, t.task_id)] = task
-            self._count_demand_task(fw, task, +1)
+            self.count_demand_task(fw, task, +1)
             self.pacer.launching(task)
         return [
             cmd.SendLaunch(
@@ -1147,13 +565,13 @@ class MasterCore:
     def _suppress(self, e: ev.Suppress) -> Commands:
         fw = self._caller(e)
         fw.suppressed = True
-        self._sync_allocator(fw)
+        self.sync_allocator(fw)
         return []
 
     def _revive(self, e: ev.Revive) -> Commands:
         fw = self._caller(e)
         fw.suppressed = False
-        self._sync_allocator(fw)  # a framework that wants nothing by its demands stays so
+        self.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
         self.allocator.clear_filters(fw.framework_id)
         return []
 
@@ -1171,7 +589,7 @@ class MasterCore:
         else:
             self.gang_frameworks.discard(fw.framework_id)
         out = self._rescind_stale_gangs(fw, previous, e)
-        self._demands_moved.add(fw.framework_id)
+        self.demands_moved.add(fw.framework_id)
         pending = sum(demands.unmet(fw, d) for d in e.demands)
         out.append(
             self._event(
@@ -1203,11 +621,11 @@ class MasterCore:
             cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offer_ids=ids)
         ]
         names = ", ".join(sorted({echo(g.demand) for g in stale}))
-        return out + self._rescinded_events(
+        return out + self.rescinded_events(
             out, e, f"rescinded: the gang's demand {names} changed or was withdrawn"
         )
 
-    def _rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
+    def rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
         """An OfferRescinded event for each RESCIND in ``commands`` ("2 offers " + what)."""
         out: Commands = []
         for c in commands:
@@ -1226,8 +644,8 @@ class MasterCore:
         except PriorityClassError as exc:
             raise _invalid(str(exc)) from None
         # A value or the default moved: every framework's priority may have.
-        self._demands_moved.update(self.frameworks)
-        self._changes.append(PutPriorityClass(c))
+        self.demands_moved.update(self.frameworks)
+        self.changes.append(PutPriorityClass(c))
         return [
             self._event(
                 e,
@@ -1251,7 +669,7 @@ class MasterCore:
             self.priority.delete(e.name)
         except PriorityClassError as exc:
             raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
-        self._changes.append(DeletePriorityClass(e.name))
+        self.changes.append(DeletePriorityClass(e.name))
         return [self._event(e, "priority_class_deleted", e.name, "")]
 
     def _kill(self, e: ev.Kill) -> Commands:
@@ -1295,7 +713,7 @@ class MasterCore:
         per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
         bound = self.config.max_framework_pending_statuses
         if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
-            self._demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
+            self.demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
         for agent_id, task_id, uuid in e.acknowledgements:
             pending = fw.pending.pop((task_id, uuid), None)
             target = pending.status.agent_id if pending is not None else agent_id
@@ -1311,114 +729,9 @@ class MasterCore:
                 )
         return out
 
-    def _reconcile(self, e: ev.Reconcile) -> Commands:
-        fw = self._caller(e)
-        statuses: list[Status] = []
-        if not e.tasks:
-            statuses = [self._reconciled(t.status) for t in fw.tasks.values()]
-        else:
-            # A task named twice is answered once.
-            for task_id, agent_id in dict.fromkeys(e.tasks):
-                if self.recovering and self._unknown_yet(fw, task_id, agent_id):
-                    self.held.setdefault(agent_id, {})[(fw.framework_id, task_id, agent_id)] = None
-                    continue
-                statuses.append(self._reconcile_answer(fw, task_id, agent_id, e.now))
-        if not statuses:
-            return []
-        return [
-            cmd.SendUpdates(
-                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=tuple(statuses)
-            )
-        ]
-
-    @staticmethod
-    def _reconciled(status: Status) -> Status:
-        return replace(status, uuid=b"", reason=TaskReason.RECONCILIATION)
-
-    def _known_task(self, fw: FrameworkRecord, task_id: str) -> TaskRecord | None:
-        return fw.tasks.get(task_id) or self.completed.get((fw.framework_id, task_id))
-
-    def _unknown_yet(self, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
-        """Rule 8: a task the master does not know, on an agent (or, naming none, on any agent)
-        that may still re-register with it."""
-        if self._known_task(fw, task_id) is not None:
-            return False
-        if not agent_id:
-            return True
-        agent = self.agents.get(agent_id)
-        return agent is not None and agent.state is AgentState.RECOVERING
-
-    def _reconcile_answer(
-        self, fw: FrameworkRecord, task_id: str, agent_id: str, now: float
-    ) -> Status:
-        """What the master says of one task a framework asks about."""
-        task = self._known_task(fw, task_id)
-        if task is not None:
-            return self._reconciled(task.status)
-        agent = self.agents.get(agent_id) if agent_id else None
-        aware = fw.spec.partition_aware
-        if agent is not None and agent.state is AgentState.UNREACHABLE:
-            state = TaskState.UNREACHABLE if aware else TaskState.LOST
-            message = "the agent is unreachable"
-        else:
-            state = TaskState.UNKNOWN if aware else TaskState.LOST
-            message = "the master does not know this task"
-        answer = Status(
-            task_id=task_id,
-            framework_id=fw.framework_id,
-            agent_id=agent_id,
-            state=state,
-            reason=TaskReason.RECONCILIATION,
-            message=message,
-            source=TaskSource.MASTER,
-            timestamp=now,
-        )
-        if state is TaskState.LOST and agent is not None and agent.state is AgentState.UNREACHABLE:
-            # The framework is told the task ended: it must stay ended (a task ends once), so
-            # the master remembers it, and what its agent says of it later is not passed on.
-            spec = TaskSpec(task_id=task_id, name="", resources=Resources())
-            self._remember_ended(spec, fw.framework_id, agent_id, answer)
-        return answer
-
-    def _remember_ended(
-        self, spec: TaskSpec, framework_id: str, agent_id: str, status: Status
-    ) -> None:
-        """Record an ended task the master held no live record of (a task ends once)."""
-        self._finish_task(
-            TaskRecord(
-                spec=spec,
-                framework_id=framework_id,
-                agent_id=agent_id,
-                state=status.state,
-                status=status,
-                launched_at=self._now,
-            )
-        )
-
-    def _answer_held(self, agent_id: str, e: ev.Event) -> Commands:
-        """Rule 8: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
-        questions held for it, and those naming no agent once no agent is RECOVERING."""
-        questions = list(self.held.pop(agent_id, {}))
-        if not self.recovering:
-            questions += self.held.pop("", {})
-        per_fw: dict[str, list[Status]] = defaultdict(list)
-        for fw_id, task_id, asked_agent in questions:
-            fw = self.frameworks.get(fw_id)
-            if fw is None or fw.state is not FrameworkState.SUBSCRIBED:
-                continue  # it reconciles again when it re-subscribes
-            per_fw[fw_id].append(self._reconcile_answer(fw, task_id, asked_agent, e.now))
-        return [
-            cmd.SendUpdates(stimulus_id=e.stimulus_id, framework_id=fw_id, statuses=tuple(sts))
-            for fw_id, sts in per_fw.items()
-        ]
-
-    def _teardown(self, e: ev.Teardown) -> Commands:
-        fw = self._caller(e)
-        return self._remove_framework(fw, e, "teardown")
-
     # ------------------------------------------------------------------ clocks
 
-    def _heartbeat_interval(self, agents: int) -> float:
+    def heartbeat_interval_for(self, agents: int) -> float:
         cfg = self.config
         return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
 
@@ -1429,7 +742,7 @@ class MasterCore:
 
     def _retell_heartbeat_intervals(self, e: ev.Tick) -> Commands:
         connected = [a for a in self.agents.values() if a.connection is not None]
-        target = self._heartbeat_interval(len(connected))
+        target = self.heartbeat_interval_for(len(connected))
         out: Commands = []
         for agent in connected:
             # A band of 25 % either way, so a cluster that grows by a few agents does not send
@@ -1440,7 +753,7 @@ class MasterCore:
             ):
                 agent.heartbeat_interval = target
                 agent.interval_set_at = e.now
-                self._watch_deadline(agent)
+                self.watch_deadline(agent)
                 out.append(
                     cmd.SendHeartbeatInterval(
                         stimulus_id=e.stimulus_id,
@@ -1454,7 +767,7 @@ class MasterCore:
         """When an ACTIVE agent not heard from becomes UNREACHABLE."""
         return max(agent.last_seen, agent.interval_set_at) + self._agent_timeout(agent)
 
-    def _watch_deadline(self, agent: AgentRecord) -> None:
+    def watch_deadline(self, agent: AgentRecord) -> None:
         self._earliest_deadline = min(self._earliest_deadline, self._deadline(agent))
 
     def _tick(self, e: ev.Tick) -> Commands:
@@ -1519,6 +832,8 @@ class MasterCore:
                 statuses=tuple(p.status for p in batch),
             )
         ]
+
+    resend = _resend  # for subscriptions.py
 
     def _expire_offers(self, e: ev.Tick) -> Commands:
         """Offers outstanding past the offer timeout go back, as a decline without a filter."""
@@ -1606,8 +921,8 @@ class MasterCore:
             weight = check_weight(check_role(e.role), e.weight)
         except RoleError as exc:
             raise _invalid(str(exc)) from None
-        self._apply_weight(e.role, weight)
-        self._changes.append(PutWeight(e.role, weight))
+        self.apply_weight(e.role, weight)
+        self.changes.append(PutWeight(e.role, weight))
         return [self._event(e, "role_weight_set", e.role, f"weight {weight:g}")]
 
     def _set_quota(self, e: ev.SetQuota) -> Commands:
@@ -1615,15 +930,15 @@ class MasterCore:
             quota = check_quota(check_role(e.role), e.guarantee, e.limit)
         except RoleError as exc:
             raise _invalid(str(exc)) from None
-        self._apply_quota(e.role, quota)
-        self._changes.append(PutQuota(e.role, quota))
+        self.apply_quota(e.role, quota)
+        self.changes.append(PutQuota(e.role, quota))
         return [self._event(e, "role_quota_set", e.role, f"quota {quota}")]
 
-    def _apply_weight(self, role: str, weight: float) -> None:
+    def apply_weight(self, role: str, weight: float) -> None:
         self.allocator.set_weight(role, weight)
         self.roles.set_weight(role, weight)
 
-    def _apply_quota(self, role: str, quota: Quota) -> None:
+    def apply_quota(self, role: str, quota: Quota) -> None:
         none = quota.is_none()
         self.allocator.set_quota(
             role,
@@ -1635,98 +950,16 @@ class MasterCore:
     # -------------------------------------------------------------- durability
 
     def _recover(self, e: ev.Recover) -> Commands:
-        """Rebuild from the registry (durable.py): the first event of a restarted master."""
-        if self.agents or self.frameworks:
-            raise CallRejected(
-                Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
-            )
-        state = e.state
-        # The registry holds what operators set; it wins over the flags' values at start.
-        for role, weight in state.weights:
-            self._apply_weight(role, weight)
-        for role, quota in state.quotas:
-            self._apply_quota(role, quota)
-        for name, pc in state.priority_classes:
-            if pc is not None:
-                self.priority.set(pc)
-            elif name in self.priority.classes and name != self.priority.default:
-                # (A class the flags have since made the global default stays.)
-                self.priority.delete(name)
-        # Removed ones oldest first, so the bound on those kept forgets the oldest.
-        ordered = sorted(
-            state.frameworks,
-            key=lambda f: (f.removed_at is None, f.removed_at or 0.0, f.registered_at),
-        )
-        for fentry in ordered:
-            fw_id = fentry.framework_id
-            removed = fentry.removed_at is not None
-            # A framework connected when the master stopped starts its failover timeout now:
-            # the master's restart is not its failure.
-            since = fentry.disconnected_at if fentry.disconnected_at is not None else e.now
-            fw = FrameworkRecord(
-                spec=fentry.spec,
-                state=FrameworkState.REMOVED if removed else FrameworkState.DISCONNECTED,
-                stream_id="",
-                connection=None,
-                registered_at=fentry.registered_at,
-                disconnected_at=None if removed else since,
-                removed_at=fentry.removed_at,
-            )
-            self.frameworks[fw_id] = fw
-            self.durable_frameworks[fw_id] = fentry
-            if removed:
-                self._keep_removed(fw_id)
-                continue
-            self._add_to_allocator(fw_id, fentry.spec)
-            self.allocator.set_suppressed(fw_id, True)
-            self._mark_framework(fw)
-        for aentry in state.agents:
-            unreachable = aentry.unreachable_at is not None
-            self.agents[aentry.agent_id] = AgentRecord(
-                spec=aentry.spec,
-                state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
-                connection=None,
-                registered_at=aentry.registered_at,
-                last_seen=e.now,
-                free_ports=aentry.spec.resources.ports,
-                heartbeat_interval=self.config.agent_heartbeat_interval,
-                secret=aentry.secret,
-                unreachable_at=aentry.unreachable_at,
-            )
-            self.durable_agents[aentry.agent_id] = aentry
-            if not unreachable:
-                self.recovering += 1
+        """A restarted master's first event (recovery.py); agents RECOVERING have
+        ``agent_reregister_timeout`` from now to re-register."""
+        out = recovery.recover(self, e)
         if self.recovering:
             self._recovery_deadline = e.now + self.config.agent_reregister_timeout
-        return [
-            self._event(
-                e,
-                "master_recovered",
-                self.master_id,
-                f"{len(state.agents)} agents ({self.recovering} to re-register within "
-                f"{self.config.agent_reregister_timeout:g}s), {len(state.frameworks)} frameworks",
-            )
-        ]
-
-    def _mark_agent(self, agent: AgentRecord) -> None:
-        """Rule 7: persist the agent's record if it changed since last persisted."""
-        entry = agent_entry(agent)
-        if self.durable_agents.get(agent.agent_id) != entry:
-            self.durable_agents[agent.agent_id] = entry
-            self._changes.append(PutAgent(entry))
-
-    def _mark_framework(self, fw: FrameworkRecord) -> None:
-        """Rule 7, for a framework (placeholders are not durable)."""
-        if fw.placeholder:
-            return
-        entry = framework_entry(fw)
-        if self.durable_frameworks.get(fw.framework_id) != entry:
-            self.durable_frameworks[fw.framework_id] = entry
-            self._changes.append(PutFramework(entry))
+        return out
 
     # ----------------------------------------------------------------- helpers
 
-    def _status(
+    def new_status(
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, now: float
     ) -> Status:
         return Status(
@@ -1740,16 +973,16 @@ class MasterCore:
             timestamp=now,
         )
 
-    def _master_status(
+    def master_status(
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, e: ev.Event
     ) -> Commands:
         """A status the master makes up (rule 4): apply it and tell the framework once."""
-        status = self._status(task, state, reason, message, e.now)
+        status = self.new_status(task, state, reason, message, e.now)
         self._set_task_state(task, status, e)
         fw = self.frameworks.get(task.framework_id)
         if fw is None:
             return []
-        return self._forward(fw, status, e)
+        return statuses.forward(self, fw, status, e)
 
     def _set_task_state(
         self,
@@ -1759,15 +992,17 @@ class MasterCore:
         batch: list[tuple[str, str, Scalars]] | None = None,
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
-        ``batch`` when the caller ends many tasks, see ``_finish_task``)."""
+        ``batch`` when the caller ends many tasks, see ``finish_task``)."""
         if status.state is TaskState.RUNNING:
             self.pacer.running(task, e.now)
         task.state = check(TASK_TRANSITIONS, "task", task.task_id, task.state, status.state)
         task.status = status
         if status.state.terminal:
-            self._finish_task(task, batch)
+            self.finish_task(task, batch)
 
-    def _finish_task(
+    set_task_state = _set_task_state  # for statuses.py
+
+    def finish_task(
         self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
     ) -> None:
         """The task ended: its resources go back (into ``batch`` for one ``recover_many`` when
@@ -1788,43 +1023,10 @@ class MasterCore:
                 )
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
-            self._count_demand_task(fw, task, -1)
+            self.count_demand_task(fw, task, -1)
         if task.preempted_by:
             nominations.victim_ended(self, task)
         self.completed.add(task)
-
-    def _detach_agent(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
-        """Rule 3: rescind the agent's offers and take it out of the allocator."""
-        out = self.book.rescind_agent(agent, e.stimulus_id)
-        out += self._rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
-        if agent.in_allocator:
-            nominations.release_agent(self, agent.agent_id)
-            for task in agent.tasks.values():
-                self.allocator.recover(
-                    task.framework_id, agent.agent_id, task.spec.resources.scalars()
-                )
-            self.allocator.remove_agent(agent.agent_id)
-            agent.in_allocator = False
-        return out
-
-    def _attach_agent(self, agent: AgentRecord) -> None:
-        spec = agent.spec
-        self.allocator.add_agent(
-            agent.agent_id,
-            spec.resources.scalars(),
-            spec.attributes,
-            spec.taints,
-            {role: r.scalars() for role, r in spec.reservations.items()} or None,
-        )
-        agent.in_allocator = True
-        self._freed(agent)
-        for task in agent.tasks.values():
-            self.allocator.allocate(
-                task.framework_id, agent.agent_id, task.spec.resources.scalars()
-            )
-        # Back with launches still in flight (a reconnect, a re-registration): held as after an
-        # accept if they are at the bound (admission.py).
-        self.holds.launched(self, agent)
 
     def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug
@@ -1837,6 +1039,8 @@ class MasterCore:
             reason=reason,
             object_kind=object_kind,
         )
+
+    cluster_event = _event  # for the core's modules
 
     # ------------------------------------------------------------------- views
 

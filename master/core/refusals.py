@@ -2,12 +2,16 @@
 shell answers with (one mapping, ``master/rpc.py``; HTTP has its own, ``master/http.py``).
 
 A StrEnum so a code reads and compares as its name ("INVALID_ARGUMENT") in logs, metrics labels
-and tests, while an unknown code cannot be written at all.
+and tests, while an unknown code cannot be written at all. ``invalid`` and ``no_repeats`` are the
+refusals every handler shares.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+
+from corral.limits import echo
 
 
 class Refusal(StrEnum):
@@ -39,3 +43,19 @@ class Overloaded(CallRejected):
     def __init__(self, bound: str, message: str) -> None:
         super().__init__(Refusal.RESOURCE_EXHAUSTED, message)
         self.bound = bound
+
+
+def invalid(message: str) -> CallRejected:
+    return CallRejected(Refusal.INVALID_ARGUMENT, message)
+
+
+def no_repeats(ids: Sequence[str], what: str) -> None:
+    """Refuse a call that names an id twice, before anything changes (an id listed twice was
+    dropped twice: a KeyError halfway through a decline left an agent never offered again)."""
+    if len(set(ids)) == len(ids):
+        return
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            raise invalid(f"{what} {echo(i)} appears twice")
+        seen.add(i)

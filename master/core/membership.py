@@ -1,0 +1,240 @@
+"""Agents' membership: an agent registers (checked, then admitted or taken back), is heard from,
+loses its stream, is marked UNREACHABLE, and is attached to or detached from the allocator.
+Transitions: ``ACTIVE ⇄ UNREACHABLE``, ``RECOVERING → ACTIVE | UNREACHABLE`` (states.py).
+
+Rules:
+1. A registration is checked before anything changes: an id the master knows must come with
+   its secret (PERMISSION_DENIED); reservations fit in the agent's resources, and the tasks it
+   reports are each named once, in states an agent can know, not running on another agent, and
+   live ones within its resources (INVALID_ARGUMENT).
+2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
+   gets a new one. A known agent re-registering is detached first (its old stream closed) and
+   becomes ACTIVE again.
+3. A registration is told its heartbeat interval (counted over every agent record; the tick
+   corrects it with the exact count) and starts its deadline. Then its tasks are reconciled
+   (reconcile.py), it is attached, its record is persisted if it changed (mirror.py), and the
+   questions held while it was RECOVERING are answered.
+4. Any message counts as a heartbeat; an UNREACHABLE agent heard from on the stream it kept is
+   asked to re-register (the core's ``ask_to_reregister``).
+5. Detached (its stream closed, a re-registration, UNREACHABLE): its offers are rescinded, the
+   nominations on it released, and it leaves the allocator with its tasks' charges (the core's
+   rule 3). Attached: its resources and its tasks' charges go back in, and it is held if its
+   launches are at the bound (admission.py).
+6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
+   UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
+   while it was RECOVERING answered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from corral.limits import echo
+from corral.master.core import commands as cmd
+from corral.master.core import mirror, nominations, reconcile
+from corral.master.core.records import AgentRecord
+from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
+from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
+from corral.master.core.types import TaskReason, TaskState
+from corral.resources import Resources
+from corral.tasks import AGENT_REPORTED_STATES
+
+if TYPE_CHECKING:
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
+
+Commands = list[cmd.Command]
+
+
+def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
+    """Refuse (CallRejected) a registration the master cannot believe, before anything
+    changes: the agent is told why and no record is made."""
+    spec = e.spec
+    known = core.agents.get(agent_id)
+    if known is not None and known.secret and e.secret != known.secret:
+        raise CallRejected(
+            Refusal.PERMISSION_DENIED,
+            f"agent id {echo(agent_id)} is registered to another agent "
+            "(the secret does not match); register without an id to join as a new agent",
+        )
+    reserved = Resources()
+    for reservation in spec.reservations.values():
+        reserved = reserved + reservation
+    short = spec.resources.exceeded_by(reserved)
+    if short:
+        raise invalid(
+            f"reservations ({reserved}) exceed the agent's resources ({spec.resources}) "
+            f"in {', '.join(short)}"
+        )
+    no_repeats([f"{t.framework_id}/{t.spec.task_id}" for t in e.tasks], "reported task")
+    live = Resources()
+    for t in e.tasks:
+        state = t.status.state
+        if state not in AGENT_REPORTED_STATES:
+            raise invalid(
+                f"reported task {echo(t.spec.task_id)} is {state.name}, "
+                "a state only the master sets"
+            )
+        fw = core.frameworks.get(t.framework_id)
+        other = fw.tasks.get(t.spec.task_id) if fw is not None else None
+        if other is not None and other.agent_id != agent_id:
+            raise invalid(f"reported task {echo(t.spec.task_id)} runs on agent {other.agent_id}")
+        if not state.terminal:
+            live = live + Resources.from_scalars(t.spec.resources.scalars())
+    short = spec.resources.exceeded_by(live)
+    if short:
+        raise invalid(
+            f"reported live tasks use {live}, more than the agent's {spec.resources}, "
+            f"in {', '.join(short)}"
+        )
+
+
+def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
+    """An agent's REGISTER (rules 1-3)."""
+    sid, now = e.stimulus_id, e.now
+    agent_id = e.spec.agent_id or e.new_agent_id
+    _check(core, e, agent_id)
+    spec = replace(e.spec, agent_id=agent_id)
+    out: Commands = []
+    agent = core.agents.get(agent_id)
+    was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
+    if agent is None:
+        agent = AgentRecord(
+            spec=spec,
+            state=AgentState.ACTIVE,
+            connection=e.connection,
+            registered_at=now,
+            last_seen=now,
+            free_ports=spec.resources.ports,
+            heartbeat_interval=core.config.agent_heartbeat_interval,
+            # An id the master does not know (a new agent, or any agent after a master
+            # restart) keeps the secret it presents; without one it gets a new one.
+            secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
+        )
+        core.agents[agent_id] = agent
+        kind = "agent_added"
+        was = AgentState.ACTIVE
+    else:
+        if agent.connection is not None and agent.connection != e.connection:
+            out.append(
+                cmd.CloseAgentStream(
+                    stimulus_id=sid, connection=agent.connection, reason="re-registered"
+                )
+            )
+        out += detach(core, agent, e, "the agent re-registered")
+        was = agent.state
+        if agent.state is not AgentState.ACTIVE:
+            agent.state = check(
+                AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
+            )
+            agent.unreachable_at = None
+        if was is AgentState.RECOVERING:
+            core.recovering -= 1
+        agent.spec = spec
+        agent.connection = e.connection
+        agent.last_seen = now
+        kind = "agent_reregistered"
+    # Counting every record, not only the connected ones, keeps this O(1) per registration;
+    # the tick corrects the interval with the exact count.
+    agent.heartbeat_interval = core.heartbeat_interval_for(len(core.agents))
+    agent.interval_set_at = now
+    core.watch_deadline(agent)
+    core.retell_intervals()
+    out.append(
+        cmd.SendRegistered(
+            stimulus_id=sid,
+            connection=e.connection,
+            agent_id=agent_id,
+            heartbeat_interval=agent.heartbeat_interval,
+            secret=agent.secret,
+        )
+    )
+    out += reconcile.agent_tasks(core, agent, e, was_unreachable)
+    agent.free_ports = core.book.free_ports(agent)
+    _attach(core, agent)
+    mirror.mark_agent(core, agent)
+    out.append(core.cluster_event(e, kind, agent_id, f"{spec.hostname} {spec.resources}"))
+    if was is AgentState.RECOVERING:
+        out += reconcile.answer_held(core, agent_id, e)
+    return out
+
+
+def heartbeat(core: MasterCore, e: ev.AgentHeartbeat) -> Commands:
+    """Rule 4."""
+    agent = core.agents.get(e.agent_id)
+    if agent is None or agent.connection != e.connection:
+        return []
+    if agent.state is AgentState.UNREACHABLE:
+        return core.ask_to_reregister(agent, e)
+    agent.last_seen = e.now
+    return []
+
+
+def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
+    """The agent's stream closed: detached until it registers again (rule 5)."""
+    agent = core.agents.get(e.agent_id)
+    if agent is None or agent.connection != e.connection:
+        return []
+    agent.connection = None
+    core.retell_intervals()
+    out = detach(core, agent, e, "the agent disconnected")
+    out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
+    return out
+
+
+def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+    """Mark the agent UNREACHABLE (rule 6)."""
+    was = agent.state
+    agent.state = check(
+        AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
+    )
+    agent.unreachable_at = e.now
+    mirror.mark_agent(core, agent)
+    out = detach(core, agent, e, "the agent is unreachable")
+    for task in list(agent.tasks.values()):
+        if task.state is TaskState.UNREACHABLE:
+            continue
+        fw = core.frameworks.get(task.framework_id)
+        aware = fw is not None and fw.spec.partition_aware
+        state = TaskState.UNREACHABLE if aware else TaskState.LOST
+        out += core.master_status(
+            task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
+        )
+    out.append(core.cluster_event(e, "agent_unreachable", agent.agent_id, why))
+    if was is AgentState.RECOVERING:
+        core.recovering -= 1
+        out += reconcile.answer_held(core, agent.agent_id, e)
+    return out
+
+
+def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+    """Rule 5: rescind the agent's offers and take it out of the allocator."""
+    out = core.book.rescind_agent(agent, e.stimulus_id)
+    out += core.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
+    if agent.in_allocator:
+        nominations.release_agent(core, agent.agent_id)
+        for task in agent.tasks.values():
+            core.allocator.recover(task.framework_id, agent.agent_id, task.spec.resources.scalars())
+        core.allocator.remove_agent(agent.agent_id)
+        agent.in_allocator = False
+    return out
+
+
+def _attach(core: MasterCore, agent: AgentRecord) -> None:
+    """Rule 5: the agent and its tasks' charges go (back) into the allocator."""
+    spec = agent.spec
+    core.allocator.add_agent(
+        agent.agent_id,
+        spec.resources.scalars(),
+        spec.attributes,
+        spec.taints,
+        {role: r.scalars() for role, r in spec.reservations.items()} or None,
+    )
+    agent.in_allocator = True
+    core.freed(agent)
+    for task in agent.tasks.values():
+        core.allocator.allocate(task.framework_id, agent.agent_id, task.spec.resources.scalars())
+    # Back with launches still in flight (a reconnect, a re-registration): held as after an
+    # accept if they are at the bound (admission.py).
+    core.holds.launched(core, agent)

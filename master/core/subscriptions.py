@@ -1,0 +1,253 @@
+"""Frameworks' subscriptions: a framework subscribes or fails over, disconnects, and is removed
+(TEARDOWN, or its failover timeout run out); and a framework known only from agents' tasks
+waits as a placeholder. Transitions: ``SUBSCRIBED ⇄ DISCONNECTED → REMOVED`` (states.py).
+
+Rules:
+1. A SUBSCRIBE is checked before anything changes: a finite ``failover_timeout`` >= 0
+   (INVALID_ARGUMENT), not the id of a removed framework (FAILED_PRECONDITION), and a failover
+   keeps the name and principal the framework subscribed with (PERMISSION_DENIED): an id alone
+   does not take over someone else's framework. No role means ``*``; no id, the shell's new one.
+2. A failover closes the old stream and takes back the framework's outstanding offers; a
+   changed role, tolerations or constraints re-add it to the allocator with its tasks' charges.
+   Its unacknowledged statuses are resent at once, at most ``RESEND_BATCH`` (one UPDATE); the
+   rest are due at the next tick.
+3. A placeholder (a framework known only from an agent's tasks, e.g. after a master restart) is
+   DISCONNECTED and suppressed, keeps its tasks until the framework subscribes or its failover
+   timeout runs out, and is not durable (recovery.py).
+4. A framework whose stream closes is DISCONNECTED: its offers come back, its nominations are
+   released (nominations.py) and it is suppressed; the core's tick removes it once its failover
+   timeout (its own, else the master's) has run out.
+5. A removed framework's offers and nominations go back, its tasks are killed (on their agents
+   if connected; KILLED with reason FRAMEWORK_REMOVED either way), its unacknowledged statuses
+   are dropped, it leaves the allocator and its stream is closed. It is kept REMOVED among a
+   bounded number of removed frameworks (completed.py); the oldest past the bound are forgotten,
+   here and in the registry's mirror.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from corral.limits import echo
+from corral.master.core import commands as cmd
+from corral.master.core import mirror, nominations
+from corral.master.core.records import FrameworkRecord
+from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
+from corral.master.core.statuses import RESEND_BATCH
+from corral.master.core.types import FrameworkSpec, TaskReason, TaskState
+
+if TYPE_CHECKING:
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
+
+Commands = list[cmd.Command]
+
+
+def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
+    """A SUBSCRIBE: a new framework, or one failing over (rules 1 and 2)."""
+    spec = e.spec
+    if not math.isfinite(spec.failover_timeout) or spec.failover_timeout < 0:
+        raise CallRejected(
+            Refusal.INVALID_ARGUMENT,
+            f"failover_timeout must be a finite number >= 0, got {spec.failover_timeout}",
+        )
+    if not spec.role:
+        spec = replace(spec, role="*")
+    fw_id = spec.framework_id or e.new_framework_id
+    spec = replace(spec, framework_id=fw_id)
+    fw = core.frameworks.get(fw_id)
+    if fw is not None and fw.state is FrameworkState.REMOVED:
+        raise CallRejected(
+            Refusal.FAILED_PRECONDITION,
+            f"framework {fw_id} was removed; subscribe without an id",
+        )
+    if fw is not None and not fw.placeholder:
+        # Failing over is the same framework coming back; an id alone is not enough to take
+        # over someone else's (authentication proper is for principals from certificates).
+        for field_name in ("name", "principal"):
+            mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
+            if mine != theirs:
+                raise CallRejected(
+                    Refusal.PERMISSION_DENIED,
+                    f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
+                    f"not {echo(theirs)}: a failover must keep the {field_name}",
+                )
+    out: Commands = []
+    if fw is None:
+        fw = FrameworkRecord(
+            spec=spec,
+            state=FrameworkState.SUBSCRIBED,
+            stream_id=e.stream_id,
+            connection=e.connection,
+            registered_at=e.now,
+        )
+        core.frameworks[fw_id] = fw
+        add_to_allocator(core, fw_id, spec)
+        kind = "framework_added"
+    else:
+        if fw.connection is not None:
+            out.append(
+                cmd.CloseFrameworkStream(
+                    stimulus_id=e.stimulus_id,
+                    framework_id=fw_id,
+                    stream_id=fw.stream_id,
+                    message="framework failed over to a new connection",
+                )
+            )
+        core.book.take_back(fw)
+        if fw.spec != spec:
+            _replace_in_allocator(core, fw, spec)
+        fw.spec = spec
+        fw.state = check(
+            FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
+        )
+        fw.stream_id = e.stream_id
+        fw.connection = e.connection
+        fw.disconnected_at = None
+        fw.placeholder = False
+        kind = "framework_resubscribed"
+    core.sync_allocator(fw)
+    out.append(
+        cmd.SendSubscribed(
+            stimulus_id=e.stimulus_id,
+            connection=e.connection,
+            framework_id=fw_id,
+            stream_id=e.stream_id,
+        )
+    )
+    if fw.pending:
+        pending = list(fw.pending.values())
+        for p in pending[RESEND_BATCH:]:
+            p.last_sent = -math.inf  # due at the next tick
+        out += core.resend(fw, pending, e)
+    mirror.mark_framework(core, fw)
+    out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
+    return out
+
+
+def placeholder(core: MasterCore, fw_id: str, now: float) -> FrameworkRecord:
+    """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
+    its tasks until it re-subscribes or its failover timeout runs out."""
+    spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
+    fw = FrameworkRecord(
+        spec=spec,
+        state=FrameworkState.DISCONNECTED,
+        stream_id="",
+        connection=None,
+        registered_at=now,
+        disconnected_at=now,
+        placeholder=True,
+    )
+    core.frameworks[fw_id] = fw
+    core.allocator.add_framework(fw_id, spec.role)
+    core.allocator.set_suppressed(fw_id, True)
+    return fw
+
+
+def add_to_allocator(core: MasterCore, fw_id: str, spec: FrameworkSpec) -> None:
+    core.allocator.add_framework(
+        fw_id,
+        spec.role,
+        spec.tolerations,
+        spec.offer_constraints,
+        gpu_resources=spec.gpu_resources,
+    )
+
+
+def _replace_in_allocator(core: MasterCore, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
+    """Role, tolerations or constraints changed: re-add the framework with its charges."""
+    fw_id = fw.framework_id
+    for task in fw.tasks.values():
+        agent = core.agents.get(task.agent_id)
+        if agent is not None and agent.in_allocator:
+            core.allocator.recover(fw_id, task.agent_id, task.spec.resources.scalars())
+    core.allocator.remove_framework(fw_id)
+    add_to_allocator(core, fw_id, spec)
+    for task in fw.tasks.values():
+        agent = core.agents.get(task.agent_id)
+        if agent is not None and agent.in_allocator:
+            core.allocator.allocate(fw_id, task.agent_id, task.spec.resources.scalars())
+
+
+def stream_closed(core: MasterCore, e: ev.FrameworkStreamClosed) -> Commands:
+    """The framework's stream closed (rule 4)."""
+    fw = core.frameworks.get(e.framework_id)
+    if fw is None or fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
+        return []
+    fw.state = check(
+        FRAMEWORK_TRANSITIONS,
+        "framework",
+        fw.framework_id,
+        fw.state,
+        FrameworkState.DISCONNECTED,
+    )
+    fw.connection = None
+    fw.disconnected_at = e.now
+    core.book.take_back(fw)
+    nominations.release_framework(core, fw.framework_id)
+    core.allocator.set_suppressed(fw.framework_id, True)
+    mirror.mark_framework(core, fw)
+    return [core.cluster_event(e, "framework_disconnected", fw.framework_id, "")]
+
+
+def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
+    """Remove the framework (rule 5)."""
+    core.book.take_back(fw)
+    nominations.release_framework(core, fw.framework_id)
+    out: Commands = []
+    for task in list(fw.tasks.values()):
+        agent = core.agents.get(task.agent_id)
+        if agent is not None and agent.connection is not None:
+            out.append(
+                cmd.SendKill(
+                    stimulus_id=e.stimulus_id,
+                    agent_id=task.agent_id,
+                    framework_id=fw.framework_id,
+                    task_id=task.task_id,
+                )
+            )
+        core.set_task_state(
+            task,
+            core.new_status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
+            e,
+        )
+    fw.state = check(
+        FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
+    )
+    fw.pending.clear()
+    fw.removed_at = e.now
+    core.gang_frameworks.discard(fw.framework_id)
+    mirror.mark_framework(core, fw)
+    core.allocator.remove_framework(fw.framework_id)
+    if fw.connection is not None:
+        out.append(
+            cmd.CloseFrameworkStream(
+                stimulus_id=e.stimulus_id,
+                framework_id=fw.framework_id,
+                stream_id=fw.stream_id,
+                message=why,
+            )
+        )
+        fw.connection = None
+    out.append(core.cluster_event(e, "framework_removed", fw.framework_id, why))
+    keep_removed(core, fw.framework_id)
+    return out
+
+
+def keep_removed(core: MasterCore, fw_id: str) -> None:
+    """The removed framework joins those kept; the oldest past the bound are forgotten
+    (the registry keeps more of them, on disk: registry/prune.py)."""
+    for old_id in core.completed.framework_removed(fw_id):
+        old = core.frameworks.get(old_id)
+        if old is not None and old.state is FrameworkState.REMOVED:
+            del core.frameworks[old_id]
+            core.durable_frameworks.pop(old_id, None)
+
+
+def teardown(core: MasterCore, e: ev.Teardown) -> Commands:
+    """A framework's TEARDOWN: removed at its own request (rule 5)."""
+    fw = core.caller(e)
+    return remove(core, fw, e, "teardown")
