@@ -124,7 +124,7 @@ class MasterCore:
             config.max_completed_tasks_per_framework, config.max_completed_frameworks
         )
         self._now = 0.0  # the event in hand's time
-        self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self._freed)
+        self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self.freed)
         self.offers = self.book.offers  # the same dict: read by views, explain and validate()
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
@@ -268,11 +268,9 @@ class MasterCore:
             return min(cfg.allocation_interval, cfg.paced_allocation_interval)
         return cfg.allocation_interval
 
-    def _freed(self, agent: AgentRecord) -> None:
+    def freed(self, agent: AgentRecord) -> None:
         if agent.freed_at is None:
             agent.freed_at = self._now
-
-    freed = _freed  # for nominations.py
 
     def retell_intervals(self) -> None:
         """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
@@ -296,7 +294,7 @@ class MasterCore:
                 connection=connection,
                 reason="the agent was marked unreachable: re-register",
             ),
-            self._event(
+            self.cluster_event(
                 e, "agent_reregister_asked", agent.agent_id, "heard from while unreachable"
             ),
         ]
@@ -324,7 +322,7 @@ class MasterCore:
 
     # ------------------------------------------------------------------- calls
 
-    def _caller(self, e: ev.Call) -> FrameworkRecord:
+    def caller(self, e: ev.Call) -> FrameworkRecord:
         fw = self.frameworks.get(e.framework_id)
         if fw is None or fw.state is FrameworkState.REMOVED:
             raise CallRejected(Refusal.NOT_FOUND, f"framework {e.framework_id!r} is not subscribed")
@@ -334,8 +332,6 @@ class MasterCore:
                 f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
             )
         return fw
-
-    caller = _caller  # for reconcile.py
 
     def _refuse_seconds(self, value: float | None) -> float:
         """How long a refuse filter lasts. A filter shorter than one allocation interval would
@@ -350,7 +346,7 @@ class MasterCore:
         return min(max(value, self.config.allocation_interval), self.config.max_refuse_seconds)
 
     def _accept(self, e: ev.Accept) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
         _no_repeats(list(e.offer_ids), "offer id")
         offers = self.book.own(fw, e.offer_ids)
@@ -504,7 +500,7 @@ class MasterCore:
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
         if any(v > 0 for v in unused.scalars()):
             self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
-            self._freed(agent)
+            self.freed(agent)
             if refuse > 0:
                 # What was left unused is what was refused (nothing left: nothing refused).
                 self.allocator.add_filter(
@@ -541,7 +537,7 @@ class MasterCore:
         ]
 
     def _decline(self, e: ev.Decline) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         refuse = self._refuse_seconds(e.refuse_seconds)
         _no_repeats(e.offer_ids, "offer id")
         fid = fw.framework_id
@@ -563,20 +559,20 @@ class MasterCore:
         return []
 
     def _suppress(self, e: ev.Suppress) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         fw.suppressed = True
         self.sync_allocator(fw)
         return []
 
     def _revive(self, e: ev.Revive) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         fw.suppressed = False
         self.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
         self.allocator.clear_filters(fw.framework_id)
         return []
 
     def _set_demands(self, e: ev.SetDemands) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         try:
             demands.check_demands(e.demands, self.priority)
         except demands.DemandError as exc:
@@ -592,7 +588,7 @@ class MasterCore:
         self.demands_moved.add(fw.framework_id)
         pending = sum(demands.unmet(fw, d) for d in e.demands)
         out.append(
-            self._event(
+            self.cluster_event(
                 e,
                 "demands_set",
                 fw.framework_id,
@@ -632,7 +628,7 @@ class MasterCore:
             if isinstance(c, cmd.SendRescind):
                 n = len(c.offer_ids)
                 message = f"{n} offer{'s' if n != 1 else ''} {what}"
-                out.append(self._event(e, "offers_rescinded", c.framework_id, message))
+                out.append(self.cluster_event(e, "offers_rescinded", c.framework_id, message))
         return out
 
     # ------------------------------------------------------------ priority classes
@@ -647,7 +643,7 @@ class MasterCore:
         self.demands_moved.update(self.frameworks)
         self.changes.append(PutPriorityClass(c))
         return [
-            self._event(
+            self.cluster_event(
                 e,
                 "priority_class_set",
                 c.name,
@@ -670,10 +666,10 @@ class MasterCore:
         except PriorityClassError as exc:
             raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
         self.changes.append(DeletePriorityClass(e.name))
-        return [self._event(e, "priority_class_deleted", e.name, "")]
+        return [self.cluster_event(e, "priority_class_deleted", e.name, "")]
 
     def _kill(self, e: ev.Kill) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
             raise _invalid(f"kill grace period must be a finite number >= 0, got {e.grace_seconds}")
         task = fw.tasks.get(e.task_id)
@@ -702,7 +698,7 @@ class MasterCore:
         ]
 
     def _acknowledge(self, e: ev.Acknowledge) -> Commands:
-        fw = self._caller(e)
+        fw = self.caller(e)
         for _agent_id, task_id, uuid in e.acknowledgements:
             if not uuid:
                 raise _invalid(f"acknowledgement of task {echo(task_id)} has no uuid")
@@ -812,10 +808,10 @@ class MasterCore:
             ):
                 retry = self.config.status_retry_interval
                 due = (p for p in fw.pending.values() if now - p.last_sent >= retry)
-                out += self._resend(fw, list(islice(due, RESEND_BATCH)), e)
+                out += self.resend(fw, list(islice(due, RESEND_BATCH)), e)
         return out
 
-    def _resend(self, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> Commands:
+    def resend(self, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> Commands:
         """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
         rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
         with many unacknowledged statuses is never handed them all at once, past its stream's
@@ -833,8 +829,6 @@ class MasterCore:
             )
         ]
 
-    resend = _resend  # for subscriptions.py
-
     def _expire_offers(self, e: ev.Tick) -> Commands:
         """Offers outstanding past the offer timeout go back, as a decline without a filter."""
         rescinds, per_fw = self.book.expire(e.now - self.config.offer_timeout, e.stimulus_id)
@@ -842,7 +836,7 @@ class MasterCore:
         for fw_id, count in per_fw.items():
             self.pacer.declined(count)
             out.append(
-                self._event(
+                self.cluster_event(
                     e,
                     "offers_expired",
                     fw_id,
@@ -923,7 +917,7 @@ class MasterCore:
             raise _invalid(str(exc)) from None
         self.apply_weight(e.role, weight)
         self.changes.append(PutWeight(e.role, weight))
-        return [self._event(e, "role_weight_set", e.role, f"weight {weight:g}")]
+        return [self.cluster_event(e, "role_weight_set", e.role, f"weight {weight:g}")]
 
     def _set_quota(self, e: ev.SetQuota) -> Commands:
         try:
@@ -932,7 +926,7 @@ class MasterCore:
             raise _invalid(str(exc)) from None
         self.apply_quota(e.role, quota)
         self.changes.append(PutQuota(e.role, quota))
-        return [self._event(e, "role_quota_set", e.role, f"quota {quota}")]
+        return [self.cluster_event(e, "role_quota_set", e.role, f"quota {quota}")]
 
     def apply_weight(self, role: str, weight: float) -> None:
         self.allocator.set_weight(role, weight)
@@ -978,13 +972,13 @@ class MasterCore:
     ) -> Commands:
         """A status the master makes up (rule 4): apply it and tell the framework once."""
         status = self.new_status(task, state, reason, message, e.now)
-        self._set_task_state(task, status, e)
+        self.set_task_state(task, status, e)
         fw = self.frameworks.get(task.framework_id)
         if fw is None:
             return []
         return statuses.forward(self, fw, status, e)
 
-    def _set_task_state(
+    def set_task_state(
         self,
         task: TaskRecord,
         status: Status,
@@ -1000,8 +994,6 @@ class MasterCore:
         if status.state.terminal:
             self.finish_task(task, batch)
 
-    set_task_state = _set_task_state  # for statuses.py
-
     def finish_task(
         self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
     ) -> None:
@@ -1011,7 +1003,7 @@ class MasterCore:
         agent = self.agents.get(task.agent_id)
         if agent is not None and agent.tasks.pop(key, None) is not None:
             if agent.in_allocator:
-                self._freed(agent)
+                self.freed(agent)
                 entry = (task.framework_id, task.agent_id, task.spec.resources.scalars())
                 if batch is None:
                     self.allocator.recover(*entry)
@@ -1028,7 +1020,7 @@ class MasterCore:
             nominations.victim_ended(self, task)
         self.completed.add(task)
 
-    def _event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
+    def cluster_event(self, e: ev.Event, kind: str, subject: str, message: str) -> cmd.ClusterEvent:
         reason, object_kind = cluster_events.KINDS[kind]  # a kind not in the table is a bug
         return cmd.ClusterEvent(
             stimulus_id=e.stimulus_id,
@@ -1039,8 +1031,6 @@ class MasterCore:
             reason=reason,
             object_kind=object_kind,
         )
-
-    cluster_event = _event  # for the core's modules
 
     # ------------------------------------------------------------------- views
 

@@ -30,7 +30,7 @@ def test_illegal_transition_raises_loudly() -> None:
     h.accept(fid, [offer.offer_id], task("t1"))
     rec = h.core.frameworks[fid].tasks["t1"]
     with pytest.raises(IllegalTransition, match="STAGING -> STAGING"):
-        h.core._set_task_state(
+        h.core.set_task_state(
             rec, status("t1", fid, aid, TaskState.STAGING), ev.Tick(stimulus_id="x", now=0)
         )
 

@@ -35,7 +35,7 @@ def why_pending(events: list[cmd.ClusterEvent]) -> list[tuple[str, str, str]]:
 
 def test_every_kind_the_core_records_has_a_reason_and_an_object_kind() -> None:
     """A kind outside the table would raise in the core: find every literal kind the core's
-    modules pass to _event / cluster_event or assign to ``kind``."""
+    modules pass to cluster_event or assign to ``kind``."""
     kinds: set[str] = set()
     for path in CORE.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -43,7 +43,7 @@ def test_every_kind_the_core_records_has_a_reason_and_an_object_kind() -> None:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("_event", "cluster_event")
+                and node.func.attr == "cluster_event"
                 and len(node.args) >= 2
             ):
                 value = node.args[1]
