@@ -14,7 +14,7 @@ Skipped frameworks stay skipped, as in ``_Walk.serve`` (the reference's docstrin
 after a charge of framework f in role r, roles passed over in this pass are flagged, role r
 resumes after f's old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``DrfAllocator._offer``, ``_charge``, ``_consumption``, ``_allowance``,
+Arithmetic mirrors ``quota.py``, ``DrfAllocator._charge``,
 ``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
 results are bit-identical. The one sum kept incrementally is the headroom's available
 unreserved free resources (summed over every agent by the numpy path): the walk carries a
@@ -97,7 +97,7 @@ def _unallocated(r: int, role_ptr: Any, role_entries: Any, e_amount: Any, e_used
 
 @compiled
 def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> float:
-    # DrfAllocator._consumption: allocation (+ unallocated reservations if any exist).
+    # quota.consumption: allocation (+ unallocated reservations if any exist).
     x: float = role_alloc[r, k]
     if has_res:
         x = x + unalloc[r, k]
@@ -107,7 +107,7 @@ def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> f
 @compiled
 def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any, unmet: Any,
                    req: Any) -> None:  # fmt: skip
-    # DrfAllocator._unmet for every role and _required (summed in role order).
+    # quota.unmet for every role and quota.required (summed in role order).
     for k in range(4):
         req[k] = 0.0
     for r in range(guarantee.shape[0]):
@@ -118,7 +118,7 @@ def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any,
 
 @compiled
 def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: Any) -> None:
-    # DrfAllocator._allowance's available: unreserved free of the counted rows, in row order.
+    # quota.allowance's available: unreserved free of the counted rows, in row order.
     for k in range(4):
         avail[k] = 0.0
         err[k] = 0.0
@@ -222,7 +222,7 @@ def _walk(
                     r = rorder[oi]
                     if skipped[r]:
                         continue
-                    # The offer of role r on a (DrfAllocator._offer), the same for all its
+                    # The offer of role r on a (quota.offer), the same for all its
                     # frameworks.
                     e = _entry(e_first, e_count, e_role, a, r) if has_res else -1
                     req_pending = False

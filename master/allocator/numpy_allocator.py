@@ -28,6 +28,7 @@ from corral.master.allocator import (
     fastpath,
     general_walk,
     order,
+    quota,
     room_loops,
     rooms,
 )
@@ -47,8 +48,8 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
+from corral.master.allocator.masks import suppression
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
@@ -647,62 +648,6 @@ class DrfAllocator:
             np.concatenate([p.offers for p in parts]).reshape(-1, 4),
         )
 
-    # ---- offers (shared by the cycle and explain) ---------------------------------------------
-
-    def _required(self) -> Vec:
-        required = [0.0] * 4
-        for r in range(len(self.role_names)):
-            unmet = self._unmet(r)
-            required = [q + u for q, u in zip(required, unmet, strict=True)]
-        return required
-
-    def _consumption(self, r: int) -> Vec:
-        """Allocation plus unallocated reservations: the role's quota consumption."""
-        alloc: Vec = self.role_alloc[r].tolist()
-        if not self.reservations.by_agent:
-            return alloc
-        return [x + y for x, y in zip(alloc, self.reservations.unallocated(r), strict=True)]
-
-    def _unmet(self, r: int) -> Vec:
-        consumed = self._consumption(r)
-        return [max(0.0, g - x) for g, x in zip(self.guarantee[r], consumed, strict=True)]
-
-    def _allowance(self, r: int) -> Vec:
-        # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
-        # its allocation x, nothing while no allocation has gone below zero (float noise
-        # could), so nothing is required (asked once per gang room: skip the loop).
-        if (
-            not self._guaranteed
-            and not self.reservations.by_agent
-            and (not len(self.role_alloc) or float(self.role_alloc.min()) >= 0.0)
-        ):
-            return [INF] * 4
-        required = self._required()
-        if all(q <= 0 for q in required):
-            return [INF] * 4
-        rows = np.flatnonzero(draining.offerable(self.agent_alive, self.draining))
-        available = [0.0] * 4
-        for free in self._unreserved_free(rows).tolist():
-            available = [x + y for x, y in zip(available, free, strict=True)]
-        return [
-            u + max(0.0, x - q) for u, x, q in zip(self._unmet(r), available, required, strict=True)
-        ]
-
-    def _offer(self, f: int, a: int, allowance: Vec | None = None) -> Vec:
-        r = int(self.fw_role[f])
-        consumed = self._consumption(r)
-        remaining = [max(0.0, lim - x) for lim, x in zip(self.limit[r], consumed, strict=True)]
-        from_res = self.reservations.free(a, r)
-        if allowance is None:
-            allowance = self._allowance(r)
-        cap, used = self.capacity[a].tolist(), self.used[a].tolist()
-        unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
-        from_unres = [min(x, y, z) for x, y, z in zip(unres, remaining, allowance, strict=True)]
-        return [x + y for x, y in zip(from_res, from_unres, strict=True)]
-
-    def _allocatable(self, offer: Vec) -> bool:
-        return allocatable(offer, self._min)
-
     # ---- DRF keys -----------------------------------------------------------------------------
 
     def framework_ranks(self) -> npt.NDArray[np.int64]:
@@ -736,7 +681,7 @@ class DrfAllocator:
         cols = drf.fair_columns(self.cluster, self._fair)
         n = len(self.role_names)
         tier = np.asarray(
-            [0 if any(u > 0 for u in self._unmet(r)) else 1 for r in range(n)], dtype=np.int64
+            [0 if any(u > 0 for u in quota.unmet(self, r)) else 1 for r in range(n)], dtype=np.int64
         )
         key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
         return tier, key, order.name_ranks(self.role_names)
@@ -806,8 +751,8 @@ class _Walk:
             allowance = None if self.guarded else [INF] * 4
             chosen = -1
             for pos, f in enumerate(ranked.tolist()):
-                offer = alloc._offer(f, a, allowance)
-                if alloc._allocatable(offer):
+                offer = quota.offer(alloc, f, a, allowance)
+                if allocatable(offer, alloc._min):
                     chosen = pos
                     break
             if chosen < 0:
@@ -828,7 +773,7 @@ class _Walk:
         cap, used = alloc.capacity[a].tolist(), alloc.used[a].tolist()
         reserved = alloc.reservations.free_sum[a].tolist()
         most = [max(0.0, c - u) + r for c, u, r in zip(cap, used, reserved, strict=True)]
-        return alloc._allocatable(most)
+        return allocatable(most, alloc._min)
 
     def _update(self, f: int) -> None:
         alloc = self.a
@@ -836,7 +781,7 @@ class _Walk:
         self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
         ralloc = alloc.role_alloc[r].tolist()
         self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
-        self.tier[r] = 0 if any(u > 0 for u in alloc._unmet(r)) else 1
+        self.tier[r] = 0 if any(u > 0 for u in quota.unmet(alloc, r)) else 1
 
 
 __all__ = ["DrfAllocator"]
