@@ -29,6 +29,7 @@ from corral.master.allocator import (
     general_walk,
     order,
     quota,
+    refuse_filters,
     room_loops,
     rooms,
 )
@@ -381,7 +382,7 @@ class DrfAllocator:
             give_back(
                 frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
             )
-            self._lift_filters(agents)
+            refuse_filters.lift(self, agents)
             self._fit_cache.returned(agents, self._free_for)
             return
         # Some agent has reservations: the reservation book takes its share first, in order.
@@ -395,7 +396,7 @@ class DrfAllocator:
             rest = [b - t for b, t in zip(taken, to_res, strict=True)]
             used = self.used[a].tolist()
             self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
-        self._lift_filters(agents)
+        refuse_filters.lift(self, agents)
         self._fit_cache.returned(agents, self._free_for)
 
     def _charge(self, f: int, a: int, amounts: Vec) -> None:
@@ -421,19 +422,7 @@ class DrfAllocator:
         expires_at: float,
         refused: Sequence[float] | None = None,
     ) -> None:
-        f = self._frameworks.rows.get(framework_id)
-        a = self._agents.rows.get(agent_id)
-        if f is None or a is None:
-            return
-        if math.isnan(expires_at):
-            raise ValueError("filter expiry is NaN")
-        amount = None if refused is None else check_scalars("refused", refused)
-        if (
-            self.filters.add(a, f, float(expires_at), amount)
-            and self.fw_active[f]
-            and self.placement.ok[a, f]
-        ):
-            self.count_ok[a] -= 1
+        refuse_filters.add(self, framework_id, agent_id, expires_at, refused)
 
     def add_filters(
         self,
@@ -444,46 +433,10 @@ class DrfAllocator:
     ) -> None:
         """``add_filter`` for many agents at once (a framework declining a batch of offers);
         ``refused[i]`` is what was refused of ``agent_ids[i]`` (None: everything)."""
-        if refused is not None:
-            for agent_id, amount in zip(agent_ids, refused, strict=True):
-                self.add_filter(framework_id, agent_id, expires_at, amount)
-            return
-        f = self._frameworks.rows.get(framework_id)
-        if f is None:
-            return
-        if math.isnan(expires_at):
-            raise ValueError("filter expiry is NaN")
-        rows = np.fromiter(
-            (r for r in map(self._agents.rows.get, agent_ids) if r is not None), dtype=np.intp
-        )
-        if not len(rows):
-            return
-        t = float(expires_at)
-        self.filters.snap[rows, f] = filter_mask.EVERYTHING_SLOT
-        later = rows[self.filters.until[rows, f] < t]
-        newly = later[~self.filters.active[later, f]]
-        self.filters.until[later, f] = t
-        self.filters.active[later, f] = True
-        if len(later):
-            self.filters.next_expiry = min(self.filters.next_expiry, t)
-        if self.fw_active[f]:
-            np.subtract.at(self.count_ok, newly[self.placement.ok[newly, f]], 1)
+        refuse_filters.add_many(self, framework_id, agent_ids, expires_at, refused)
 
-    def _lift_filters(self, agents: npt.NDArray[np.intp]) -> None:
-        """Resources came back to ``agents``: filters that refused less than an agent now has
-        free lift (masks/filters.py), and the frameworks they held count as eligible again."""
-        growing = self.filters.grown_past_floor(
-            agents, self.capacity, self.used, self.reservations.free_sum
-        )
-        if not len(growing):
-            return
-        free = self._unreserved_free(growing) + self.reservations.free_sum[growing]
-        m = self._frameworks.size
-        for i, a in enumerate(growing.tolist()):
-            gone = self.filters.lift(a, free[i], m)
-            if len(gone):
-                back = self.placement.ok[a, gone] & self.fw_active[gone]
-                self.count_ok[a] += int(back.sum())
+    def clear_filters(self, framework_id: str) -> None:
+        refuse_filters.clear(self, self._framework(framework_id))
 
     def charged(self, framework_id: str, agent_id: str) -> Scalars:
         f, a = self._frameworks.rows.get(framework_id), self._agents.rows.get(agent_id)
@@ -491,13 +444,6 @@ class DrfAllocator:
         if got is None:
             return (0.0, 0.0, 0.0, 0.0)
         return (got[0], got[1], got[2], got[3])
-
-    def clear_filters(self, framework_id: str) -> None:
-        f = self._framework(framework_id)
-        n = self._agents.size
-        was = self.filters.clear_framework(f)[:n]
-        if self.fw_active[f]:
-            self.count_ok[:n] += (was & self.placement.ok[:n, f]).astype(np.int64)
 
     # ---- the cycle ----------------------------------------------------------------------------
 
