@@ -14,7 +14,7 @@ Skipped frameworks stay skipped, as in ``_Walk.serve`` (the reference's docstrin
 after a charge of framework f in role r, roles passed over in this pass are flagged, role r
 resumes after f's old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``quota.py``, ``DrfAllocator._charge``,
+Arithmetic mirrors ``quota.py``, ``charging.charge``,
 ``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
 results are bit-identical. The one sum kept incrementally is the headroom's available
 unreserved free resources (summed over every agent by the numpy path): the walk carries a
@@ -279,7 +279,7 @@ def _walk(
                     break
                 f = picked
                 r = role
-                # ---- charge (DrfAllocator._charge) ----
+                # ---- charge (charging.charge) ----
                 for k in range(4):
                     x = offer[k]
                     alloc[f, k] += x

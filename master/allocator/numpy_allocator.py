@@ -14,7 +14,6 @@ numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent)
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal, cast
@@ -23,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import (
+    charging,
     drf,
     eligibility,
     fastpath,
@@ -34,14 +34,12 @@ from corral.master.allocator import (
     rooms,
 )
 from corral.master.allocator import kernel as compiled
-from corral.master.allocator.charges import ChargeBook, give_back
+from corral.master.allocator.charges import ChargeBook
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
 from corral.master.allocator.interface import (
-    PAIR_FW_BITS,
-    PAIR_FW_MASK,
     Explanation,
     HeldBack,
     Plan,
@@ -56,7 +54,6 @@ from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
     AllocatorOptions,
     allocatable,
-    check_scalar_rows,
     check_scalars,
     check_weight,
 )
@@ -283,7 +280,7 @@ class DrfAllocator:
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         agents, charged = self.charges.of_framework(f)
-        self._recover_rows(np.full(len(agents), f, dtype=np.intp), agents, charged)
+        charging.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -327,86 +324,18 @@ class DrfAllocator:
 
     def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         f, a = self._framework(framework_id), self._agent(agent_id)
-        self._charge(f, a, list(check_scalars("allocate", scalars)))
+        charging.charge(self, f, a, list(check_scalars("allocate", scalars)))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        # Validate the whole batch first (with array operations: batches are thousands of
-        # declined offers): a bad entry changes nothing.
-        if not returns:
-            return
-        framework_ids, agent_ids, scalars = zip(*returns, strict=True)
-        amounts = check_scalar_rows("recover", scalars)
-        fs = list(map(self._frameworks.rows.get, framework_ids))
-        agents = list(map(self._agents.rows.get, agent_ids))
-        if None in fs or None in agents:  # some already gone with their framework or agent
-            keep = [
-                i for i, (f, a) in enumerate(zip(fs, agents, strict=True)) if None not in (f, a)
-            ]
-            fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
-        self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
+        charging.recover_many(self, returns)
 
     def recover_handles(
         self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
     ) -> None:
-        if not handles:
-            return
-        if source.framework_table is not self._frameworks.ids or (
-            source.agent_table is not self._agents.ids
-        ):
-            # A framework or agent came or went since the plan (a row may name another now):
-            # by ids, which skips the gone.
-            self.recover_many(source.entries(handles, scalars))
-            return
-        n = len(handles)
-        keys = np.fromiter(handles, dtype=np.int64, count=n)
-        # The plan's own amounts, charged by this allocator: nothing to check.
-        amounts = np.fromiter(itertools.chain.from_iterable(scalars), np.float64, 4 * n)
-        self._recover_rows(
-            (keys & PAIR_FW_MASK).astype(np.intp),
-            (keys >> PAIR_FW_BITS).astype(np.intp),
-            amounts.reshape(n, 4),
-        )
-
-    def _recover_rows(
-        self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
-    ) -> None:
-        """Give back charges in order: what each pair is charged caps what comes back."""
-        if not len(frameworks):
-            return
-        back = self.charges.take(frameworks, agents, amounts)
-        book = self.reservations
-        if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):
-            give_back(
-                frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
-            )
-            refuse_filters.lift(self, agents)
-            self._fit_cache.returned(agents, self._free_for)
-            return
-        # Some agent has reservations: the reservation book takes its share first, in order.
-        for f, a, taken in zip(frameworks.tolist(), agents.tolist(), back.tolist(), strict=True):
-            if math.isnan(taken[0]):
-                continue
-            self.alloc[f] -= taken
-            r = int(self.fw_role[f])
-            self.role_alloc[r] -= taken
-            to_res = book.give_back(a, r, taken)
-            rest = [b - t for b, t in zip(taken, to_res, strict=True)]
-            used = self.used[a].tolist()
-            self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
-        refuse_filters.lift(self, agents)
-        self._fit_cache.returned(agents, self._free_for)
-
-    def _charge(self, f: int, a: int, amounts: Vec) -> None:
-        r = int(self.fw_role[f])
-        from_res = self.reservations.take(a, r, amounts)
-        self.charges.charge_one(
-            f, a, r, amounts, from_res,
-            (self.alloc, self.role_alloc, self.used, self.fw_count, self.role_count),
-        )  # fmt: skip
-        self._fit_cache.charged(a, self._free_for)
+        charging.recover_handles(self, source, handles, scalars)
 
     def _free_for(self, a: int, role: int) -> F64:
         """Agent row a's free resources for ``role``: unreserved plus its reservation's."""
@@ -439,11 +368,7 @@ class DrfAllocator:
         refuse_filters.clear(self, self._framework(framework_id))
 
     def charged(self, framework_id: str, agent_id: str) -> Scalars:
-        f, a = self._frameworks.rows.get(framework_id), self._agents.rows.get(agent_id)
-        got = None if f is None or a is None else self.charges.get(f, a)
-        if got is None:
-            return (0.0, 0.0, 0.0, 0.0)
-        return (got[0], got[1], got[2], got[3])
+        return charging.charged(self, framework_id, agent_id)
 
     # ---- the cycle ----------------------------------------------------------------------------
 
@@ -704,7 +629,7 @@ class _Walk:
             if chosen < 0:
                 break
             f = int(ranked[chosen])
-            alloc._charge(f, a, offer)
+            charging.charge(alloc, f, a, offer)
             out.append((f, offer))
             self._update(f)
             # Frameworks passed over stay passed over (a charge only shrinks their offers).
