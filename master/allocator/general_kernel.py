@@ -1,4 +1,4 @@
-"""The general walk compiled with numba: the decisions of ``numpy_allocator._Walk`` (several
+"""The general walk compiled with numba: the decisions of ``numpy_walk.Walk`` (several
 roles, weights, quota guarantees and limits, headroom, reservations, PreferNoSchedule taints).
 
 Why it is fast: the DRF order is kept as Mesos' hierarchical sorter keeps it, not re-sorted per
@@ -10,9 +10,9 @@ so it is computed once per role visited, and a role whose offer is not allocatab
 over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that agent:
 the agent is walked in two passes over the same orders.
 
-Skipped frameworks stay skipped, as in ``_Walk.serve`` (the reference's docstring says why):
-after a charge of framework f in role r, roles passed over in this pass are flagged, role r
-resumes after f's old place, and later roles are walked from their head.
+Skipped frameworks stay skipped, as in ``numpy_walk.Walk.serve`` (the reference's docstring
+says why): after a charge of framework f in role r, roles passed over in this pass are flagged,
+role r resumes after f's old place, and later roles are walked from their head.
 
 Arithmetic mirrors ``quota.py``, ``charging.charge``,
 ``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
@@ -207,7 +207,7 @@ def _walk(
             charged = False  # the candidates were selected with something allocatable
             while True:
                 if charged:
-                    # Has the agent anything allocatable left? (_Walk._has_more)
+                    # Has the agent anything allocatable left? (numpy_walk.Walk._has_more)
                     for k in range(4):
                         most[k] = _max0(capacity[a, k] - used[a, k])
                         if has_res:
@@ -319,7 +319,7 @@ def _walk(
                 n += 1
                 planned[0] = planned[0] + offer[0]
                 done[f] = stamp
-                # ---- keys (_Walk._update) ----
+                # ---- keys (numpy_walk.Walk._update) ----
                 fkey[f] = _share(alloc, f, total, cols)
                 rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
                 if has_guarantee[r]:

@@ -3,7 +3,7 @@ from the allocator's arrays, and its results written back.
 
 ``DrfAllocator.cycle`` takes this when the fast path does not apply (several roles, a quota,
 reservations or PreferNoSchedule taints on the candidates) and the kernel is ``"numba"``; the
-``"numpy"`` kernel keeps the Python ``_Walk``. Both make the reference's decisions.
+``"numpy"`` kernel keeps the Python ``numpy_walk``. Both make the reference's decisions.
 """
 
 from __future__ import annotations

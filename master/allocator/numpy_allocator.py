@@ -9,7 +9,7 @@ drops, with a few vector operations over the agents, every agent that has nothin
 nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
 sequential: each charge moves the DRF order): by ``fastpath`` in the one-role case, otherwise
 with the numba kernel by ``general_walk`` (the DRF order kept sorted across agents), and with the
-numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent).
+numpy kernel by ``numpy_walk`` (one ``lexsort`` of the eligible frameworks per agent).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from corral.master.allocator import (
     eligibility,
     fastpath,
     general_walk,
+    numpy_walk,
     order,
     quota,
     refuse_filters,
@@ -53,7 +54,6 @@ from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
     AllocatorOptions,
-    allocatable,
     check_scalars,
     check_weight,
 )
@@ -467,18 +467,7 @@ class DrfAllocator:
         if self.kernel == "numba":
             self.general_walks += 1
             return general_walk.walk(self, candidates, free, active, m, cpus, planned)
-        rows: list[tuple[int, int, Vec]] = []
-        walk = _Walk(self)
-        in_pass = np.zeros(m, dtype=np.bool_)
-        in_pass[active] = True
-        for a in candidates.tolist():
-            if planned >= cpus:
-                break
-            row = eligibility.row(self, a, m) & in_pass
-            for f, offer in walk.serve(a, np.flatnonzero(row)):
-                rows.append((f, a, offer))
-                planned += offer[0]
-        return fastpath.Walked.of(rows)
+        return numpy_walk.walk(self, candidates, active, m, cpus, planned)
 
     def _walk_within(
         self,
@@ -598,61 +587,6 @@ class DrfAllocator:
             return self._frameworks.rows[framework_id]
         except KeyError:
             raise KeyError(f"unknown framework {framework_id!r}") from None
-
-
-class _Walk:
-    """One cycle's DRF keys, updated after every charge as the reference recomputes them."""
-
-    def __init__(self, alloc: DrfAllocator) -> None:
-        self.a = alloc
-        self.cols = drf.fair_columns(alloc.cluster, alloc._fair)
-        self.total = alloc.cluster.tolist()
-        self.tier, self.rkey, self.rrank = alloc.role_keys()
-        self.fkey = drf.shares(alloc.alloc, alloc.cluster, self.cols)
-        self.guarded = any(any(g > 0 for g in gs) for gs in alloc.guarantee)
-
-    def serve(self, a: int, frameworks: npt.NDArray[np.intp]) -> list[tuple[int, Vec]]:
-        """Offers of agent a, in order, to the eligible ``frameworks``."""
-        out: list[tuple[int, Vec]] = []
-        alloc = self.a
-        soft = a if alloc.placement.has_soft_taints[a] else -1
-        fs = frameworks
-        while len(fs):
-            ranked = alloc.rank(fs, self.fkey, (self.tier, self.rkey, self.rrank), soft)
-            allowance = None if self.guarded else [INF] * 4
-            chosen = -1
-            for pos, f in enumerate(ranked.tolist()):
-                offer = quota.offer(alloc, f, a, allowance)
-                if allocatable(offer, alloc._min):
-                    chosen = pos
-                    break
-            if chosen < 0:
-                break
-            f = int(ranked[chosen])
-            charging.charge(alloc, f, a, offer)
-            out.append((f, offer))
-            self._update(f)
-            # Frameworks passed over stay passed over (a charge only shrinks their offers).
-            fs = ranked[chosen + 1 :]
-            if not self._has_more(a):
-                break
-        return out
-
-    def _has_more(self, a: int) -> bool:
-        """Could any framework still get an allocatable offer of agent a? (upper bound)"""
-        alloc = self.a
-        cap, used = alloc.capacity[a].tolist(), alloc.used[a].tolist()
-        reserved = alloc.reservations.free_sum[a].tolist()
-        most = [max(0.0, c - u) + r for c, u, r in zip(cap, used, reserved, strict=True)]
-        return allocatable(most, alloc._min)
-
-    def _update(self, f: int) -> None:
-        alloc = self.a
-        r = int(alloc.fw_role[f])
-        self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
-        ralloc = alloc.role_alloc[r].tolist()
-        self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
-        self.tier[r] = 0 if any(u > 0 for u in quota.unmet(alloc, r)) else 1
 
 
 __all__ = ["DrfAllocator"]
