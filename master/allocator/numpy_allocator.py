@@ -3,13 +3,17 @@
 Ids become row numbers at the boundary (``RowIndex``). Agents are rows and frameworks columns of
 the [A, F] masks, so one agent's eligibility over all frameworks is one contiguous row.
 
+``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
+roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
+roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``, ``numpy_walk``),
+``quota`` (a role's quota arithmetic and an agent's offer), ``charging`` (charges and returns),
+``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
+
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
 drops, with a few vector operations over the agents, every agent that has nothing offerable or
-nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
-sequential: each charge moves the DRF order): by ``fastpath`` in the one-role case, otherwise
-with the numba kernel by ``general_walk`` (the DRF order kept sorted across agents), and with the
-numpy kernel by ``numpy_walk`` (one ``lexsort`` of the eligible frameworks per agent).
+nobody to offer it to (``cycle.py``).
 """
 
 from __future__ import annotations
@@ -23,11 +27,10 @@ import numpy.typing as npt
 
 from corral.master.allocator import (
     charging,
+    cycle,
     drf,
     eligibility,
-    fastpath,
     general_walk,
-    numpy_walk,
     order,
     quota,
     refuse_filters,
@@ -344,6 +347,9 @@ class DrfAllocator:
             free = free + np.asarray(self.reservations.free(a, role))
         return free
 
+    def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
+        return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
+
     def add_filter(
         self,
         framework_id: str,
@@ -372,141 +378,12 @@ class DrfAllocator:
 
     # ---- the cycle ----------------------------------------------------------------------------
 
-    def _ordered_agents(self) -> npt.NDArray[np.intp]:
-        if self._agent_order is None:
-            live = self._live_agents()
-            self._agent_order = live[np.argsort(self.agent_seq[live], kind="stable")]
-        return self._agent_order
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
+        return cycle.run(self, now, seed, cpus)
 
     def last_offered(self, f: int) -> int:
         """Agents offered to framework row f in the last cycle (explain)."""
         return int(np.count_nonzero(self._last_plan_frameworks == f))
-
-    def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
-        return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
-
-    def _select(self, order: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
-        """See ``kernel.select``; the numpy kernel makes the same selection with array ops."""
-        n = self._agents.size
-        if self.kernel == "numba":
-            return compiled.select(
-                order, self.count_ok[:n], self.draining[:n], self.capacity[:n], self.used[:n],
-                self.reservations.free_sum[:n], self.placement.has_soft_taints[:n],
-                self._min_array,
-            )  # fmt: skip
-        order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
-        unreserved = self._unreserved_free(order)
-        offerable = self._allocatable_rows(unreserved + self.reservations.free_sum[order])
-        candidates = order[offerable]
-        reserved = bool(self.reservations.free_sum[candidates].any())
-        soft = bool(self.placement.has_soft_taints[candidates].any())
-        return candidates, unreserved[offerable], reserved, soft
-
-    def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
-        met = np.zeros(offers.shape[0], dtype=np.bool_)
-        for row in self._min_array:
-            met |= (offers >= row).all(axis=1)
-        return met
-
-    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
-        self._fit_cache.sweep()
-        if self.filters.expire(now):
-            self._recount()
-        self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
-        if not self.count_ok[: self._agents.size].any():
-            return Plan([], [])  # every agent filtered (or blocked) for every active framework
-        agents = self._ordered_agents()
-        order_ = agents[np.random.default_rng(seed).permutation(len(agents))]
-        m = self._frameworks.size
-        passes = order.levels(self.fw_priority, np.flatnonzero(self.fw_active[:m]))
-        walked: list[fastpath.Walked] = []
-        planned = 0.0  # cpus planned by the passes before, added up as the reference does
-        for active in passes:
-            if planned >= cpus:
-                break
-            part = self._pass(order_, active, m, cpus, planned)
-            if part is None:
-                continue
-            walked.append(part)
-            if cpus != math.inf and len(passes) > 1:
-                for x in part.offers[:, 0].tolist():
-                    planned += x
-        if not walked:
-            return Plan([], [])
-        if len(walked) == 1:
-            frameworks, agents, offers = walked[0]
-        else:
-            frameworks = np.concatenate([w.frameworks for w in walked])
-            agents = np.concatenate([w.agents for w in walked])
-            offers = np.concatenate([w.offers for w in walked]).reshape(-1, 4)
-        self._last_plan_frameworks = frameworks
-        self._fit_cache.charged_many(agents, self._free_for)  # the walk charged in place
-        # Rows in a plan are live, so their ids are set (never None).
-        fw_ids = cast(list[str], self._frameworks.table())
-        agent_ids = cast(list[str], self._agents.table())
-        return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
-
-    def _pass(
-        self,
-        order_: npt.NDArray[np.intp],
-        active: npt.NDArray[np.intp],
-        m: int,
-        cpus: float,
-        planned: float,
-    ) -> fastpath.Walked | None:
-        """One pass of the cycle (order.py): the agents in ``order_`` walked for the framework
-        rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
-        candidates, free, reserved, soft = self._select(order_)
-        if not len(candidates):
-            return None
-        if not reserved and not soft and fastpath.applies(self, active):
-            # No candidate has reservations, so its free resources are the unreserved ones.
-            if cpus == math.inf:
-                return fastpath.walk(self, candidates, free, active, m)
-            return self._walk_within(candidates, free, active, m, cpus, planned)
-        if self.kernel == "numba":
-            self.general_walks += 1
-            return general_walk.walk(self, candidates, free, active, m, cpus, planned)
-        return numpy_walk.walk(self, candidates, active, m, cpus, planned)
-
-    def _walk_within(
-        self,
-        candidates: npt.NDArray[np.intp],
-        free: F64,
-        active: npt.NDArray[np.intp],
-        m: int,
-        cpus: float,
-        planned: float = 0.0,
-    ) -> fastpath.Walked:
-        """The fast walk up to ``cpus`` (see ``cycle``), in runs of agents: each run is the
-        shortest whose free cpus, were they all offered, would reach what is left. An agent
-        offers at most what it has free, so the plan cannot reach the budget before a run's
-        last agent, and a walk carries on where the previous run left it (it charges as it
-        goes): the runs make the plan that one walk stopped at the budget would make. The
-        cpus are added up one by one in walk order, as the reference does, so the two stop
-        at the same agent."""
-        free_cpus = free[:, 0].tolist()
-        parts: list[fastpath.Walked] = []
-        start, n = 0, len(free_cpus)
-        while start < n and planned < cpus:
-            reach, end = planned, start
-            while end < n and reach < cpus:
-                reach += free_cpus[end]
-                end += 1
-            part = fastpath.walk(self, candidates[start:end], free[start:end], active, m)
-            for x in part.offers[:, 0].tolist():
-                planned += x
-            parts.append(part)
-            start = end
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            return fastpath.Walked.of([])
-        return fastpath.Walked(
-            np.concatenate([p.frameworks for p in parts]),
-            np.concatenate([p.agents for p in parts]),
-            np.concatenate([p.offers for p in parts]).reshape(-1, 4),
-        )
 
     # ---- DRF keys -----------------------------------------------------------------------------
 
