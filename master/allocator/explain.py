@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from corral.master.allocator import drf
+from corral.master.allocator import drf, quota
 from corral.master.allocator.interface import Explanation
 from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
@@ -14,6 +14,7 @@ from corral.master.allocator.options import (
     REASON_HEADROOM,
     REASON_NO_FREE,
     REASON_ORDER,
+    allocatable,
     quota_reason,
 )
 from corral.resources import SCALARS
@@ -46,17 +47,19 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
 
     r = int(alloc.fw_role[f])
     role_alloc = alloc.role_alloc[r].tolist()
-    consumed = alloc._consumption(r)
+    consumed = quota.consumption(alloc, r)
     if eligible:
         for k, name in enumerate(SCALARS):
             if consumed[k] >= alloc.limit[r][k]:
                 count(quota_reason(name), len(eligible))
-    allowance = alloc._allowance(r)
+    allowance = quota.allowance(alloc, r)
     if allowance[0] <= 0 and allowance[1] <= 0:
         count(REASON_HEADROOM, len(eligible))
     count(
         REASON_NO_FREE,
-        sum(1 for a in eligible if not alloc._allocatable(alloc._offer(f, a, allowance))),
+        sum(
+            1 for a in eligible if not allocatable(quota.offer(alloc, f, a, allowance), alloc._min)
+        ),
     )
 
     frameworks = np.flatnonzero(alloc.fw_alive[: alloc._frameworks.size])

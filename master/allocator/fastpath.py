@@ -129,7 +129,7 @@ def _walk_numpy(
     agents = candidates.tolist()
     free = free_rows.tolist()
 
-    # Charges are added up in Python floats in the same order as ``DrfAllocator._charge`` adds
+    # Charges are added up in Python floats in the same order as ``charging.charge`` adds
     # them in numpy (IEEE doubles either way, so bit-identical) and written back at the end.
     role = int(al.fw_role[active[0]])
     role_row = al.role_alloc[role].tolist()

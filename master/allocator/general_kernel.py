@@ -1,4 +1,4 @@
-"""The general walk compiled with numba: the decisions of ``numpy_allocator._Walk`` (several
+"""The general walk compiled with numba: the decisions of ``numpy_walk.Walk`` (several
 roles, weights, quota guarantees and limits, headroom, reservations, PreferNoSchedule taints).
 
 Why it is fast: the DRF order is kept as Mesos' hierarchical sorter keeps it, not re-sorted per
@@ -10,11 +10,11 @@ so it is computed once per role visited, and a role whose offer is not allocatab
 over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that agent:
 the agent is walked in two passes over the same orders.
 
-Skipped frameworks stay skipped, as in ``_Walk.serve`` (the reference's docstring says why):
-after a charge of framework f in role r, roles passed over in this pass are flagged, role r
-resumes after f's old place, and later roles are walked from their head.
+Skipped frameworks stay skipped, as in ``numpy_walk.Walk.serve`` (the reference's docstring
+says why): after a charge of framework f in role r, roles passed over in this pass are flagged,
+role r resumes after f's old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``DrfAllocator._offer``, ``_charge``, ``_consumption``, ``_allowance``,
+Arithmetic mirrors ``quota.py``, ``charging.charge``,
 ``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
 results are bit-identical. The one sum kept incrementally is the headroom's available
 unreserved free resources (summed over every agent by the numpy path): the walk carries a
@@ -97,7 +97,7 @@ def _unallocated(r: int, role_ptr: Any, role_entries: Any, e_amount: Any, e_used
 
 @compiled
 def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> float:
-    # DrfAllocator._consumption: allocation (+ unallocated reservations if any exist).
+    # quota.consumption: allocation (+ unallocated reservations if any exist).
     x: float = role_alloc[r, k]
     if has_res:
         x = x + unalloc[r, k]
@@ -107,7 +107,7 @@ def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> f
 @compiled
 def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any, unmet: Any,
                    req: Any) -> None:  # fmt: skip
-    # DrfAllocator._unmet for every role and _required (summed in role order).
+    # quota.unmet for every role and quota.required (summed in role order).
     for k in range(4):
         req[k] = 0.0
     for r in range(guarantee.shape[0]):
@@ -118,7 +118,7 @@ def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any,
 
 @compiled
 def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: Any) -> None:
-    # DrfAllocator._allowance's available: unreserved free of the counted rows, in row order.
+    # quota.allowance's available: unreserved free of the counted rows, in row order.
     for k in range(4):
         avail[k] = 0.0
         err[k] = 0.0
@@ -207,7 +207,7 @@ def _walk(
             charged = False  # the candidates were selected with something allocatable
             while True:
                 if charged:
-                    # Has the agent anything allocatable left? (_Walk._has_more)
+                    # Has the agent anything allocatable left? (numpy_walk.Walk._has_more)
                     for k in range(4):
                         most[k] = _max0(capacity[a, k] - used[a, k])
                         if has_res:
@@ -222,7 +222,7 @@ def _walk(
                     r = rorder[oi]
                     if skipped[r]:
                         continue
-                    # The offer of role r on a (DrfAllocator._offer), the same for all its
+                    # The offer of role r on a (quota.offer), the same for all its
                     # frameworks.
                     e = _entry(e_first, e_count, e_role, a, r) if has_res else -1
                     req_pending = False
@@ -279,7 +279,7 @@ def _walk(
                     break
                 f = picked
                 r = role
-                # ---- charge (DrfAllocator._charge) ----
+                # ---- charge (charging.charge) ----
                 for k in range(4):
                     x = offer[k]
                     alloc[f, k] += x
@@ -319,7 +319,7 @@ def _walk(
                 n += 1
                 planned[0] = planned[0] + offer[0]
                 done[f] = stamp
-                # ---- keys (_Walk._update) ----
+                # ---- keys (numpy_walk.Walk._update) ----
                 fkey[f] = _share(alloc, f, total, cols)
                 rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
                 if has_guarantee[r]:

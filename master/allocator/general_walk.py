@@ -3,7 +3,7 @@ from the allocator's arrays, and its results written back.
 
 ``DrfAllocator.cycle`` takes this when the fast path does not apply (several roles, a quota,
 reservations or PreferNoSchedule taints on the candidates) and the kernel is ``"numba"``; the
-``"numpy"`` kernel keeps the Python ``_Walk``. Both make the reference's decisions.
+``"numpy"`` kernel keeps the Python ``numpy_walk``. Both make the reference's decisions.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def walk(
     """(frameworks, agents, offers) of the candidates in walk order for the framework rows
     ``active`` (the cycle's pass), stopping at the ``cpus`` budget as ``DrfAllocator.cycle``
     does, ``planned_before`` cpus being planned already; charges the allocator as it goes.
-    ``free[i]``: candidate i's unreserved free resources (``DrfAllocator._select``)."""
+    ``free[i]``: candidate i's unreserved free resources (``cycle.select``)."""
     roles = len(al.role_names)
     cols_list = drf.fair_columns(al.cluster, al._fair)
     cols = np.asarray(cols_list, dtype=np.intp)

@@ -3,18 +3,21 @@
 Ids become row numbers at the boundary (``RowIndex``). Agents are rows and frameworks columns of
 the [A, F] masks, so one agent's eligibility over all frameworks is one contiguous row.
 
+``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
+roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
+roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``, ``numpy_walk``),
+``quota`` (a role's quota arithmetic and an agent's offer), ``charging`` (charges and returns),
+``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
+
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
 drops, with a few vector operations over the agents, every agent that has nothing offerable or
-nobody to offer it to. Only the remaining agents are walked one by one (the walk is inherently
-sequential: each charge moves the DRF order): by ``fastpath`` in the one-role case, otherwise
-with the numba kernel by ``general_walk`` (the DRF order kept sorted across agents), and with the
-numpy kernel by ``_Walk`` (one ``lexsort`` of the eligible frameworks per agent).
+nobody to offer it to (``cycle.py``).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Literal, cast
@@ -23,23 +26,24 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import (
+    charging,
+    cycle,
     drf,
     eligibility,
-    fastpath,
     general_walk,
     order,
+    quota,
+    refuse_filters,
     room_loops,
     rooms,
 )
 from corral.master.allocator import kernel as compiled
-from corral.master.allocator.charges import ChargeBook, give_back
+from corral.master.allocator.charges import ChargeBook
 from corral.master.allocator.charges import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
 from corral.master.allocator.interface import (
-    PAIR_FW_BITS,
-    PAIR_FW_MASK,
     Explanation,
     HeldBack,
     Plan,
@@ -47,14 +51,12 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import draining, suppression
 from corral.master.allocator.masks import filters as filter_mask
+from corral.master.allocator.masks import suppression
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
     AllocatorOptions,
-    allocatable,
-    check_scalar_rows,
     check_scalars,
     check_weight,
 )
@@ -281,7 +283,7 @@ class DrfAllocator:
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         agents, charged = self.charges.of_framework(f)
-        self._recover_rows(np.full(len(agents), f, dtype=np.intp), agents, charged)
+        charging.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -325,86 +327,18 @@ class DrfAllocator:
 
     def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         f, a = self._framework(framework_id), self._agent(agent_id)
-        self._charge(f, a, list(check_scalars("allocate", scalars)))
+        charging.charge(self, f, a, list(check_scalars("allocate", scalars)))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        # Validate the whole batch first (with array operations: batches are thousands of
-        # declined offers): a bad entry changes nothing.
-        if not returns:
-            return
-        framework_ids, agent_ids, scalars = zip(*returns, strict=True)
-        amounts = check_scalar_rows("recover", scalars)
-        fs = list(map(self._frameworks.rows.get, framework_ids))
-        agents = list(map(self._agents.rows.get, agent_ids))
-        if None in fs or None in agents:  # some already gone with their framework or agent
-            keep = [
-                i for i, (f, a) in enumerate(zip(fs, agents, strict=True)) if None not in (f, a)
-            ]
-            fs, agents, amounts = [fs[i] for i in keep], [agents[i] for i in keep], amounts[keep]
-        self._recover_rows(np.array(fs, dtype=np.intp), np.array(agents, dtype=np.intp), amounts)
+        charging.recover_many(self, returns)
 
     def recover_handles(
         self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
     ) -> None:
-        if not handles:
-            return
-        if source.framework_table is not self._frameworks.ids or (
-            source.agent_table is not self._agents.ids
-        ):
-            # A framework or agent came or went since the plan (a row may name another now):
-            # by ids, which skips the gone.
-            self.recover_many(source.entries(handles, scalars))
-            return
-        n = len(handles)
-        keys = np.fromiter(handles, dtype=np.int64, count=n)
-        # The plan's own amounts, charged by this allocator: nothing to check.
-        amounts = np.fromiter(itertools.chain.from_iterable(scalars), np.float64, 4 * n)
-        self._recover_rows(
-            (keys & PAIR_FW_MASK).astype(np.intp),
-            (keys >> PAIR_FW_BITS).astype(np.intp),
-            amounts.reshape(n, 4),
-        )
-
-    def _recover_rows(
-        self, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
-    ) -> None:
-        """Give back charges in order: what each pair is charged caps what comes back."""
-        if not len(frameworks):
-            return
-        back = self.charges.take(frameworks, agents, amounts)
-        book = self.reservations
-        if not book.by_agent or not any(a in book.by_agent for a in agents.tolist()):
-            give_back(
-                frameworks, agents, back, self.alloc, self.fw_role, self.role_alloc, self.used
-            )
-            self._lift_filters(agents)
-            self._fit_cache.returned(agents, self._free_for)
-            return
-        # Some agent has reservations: the reservation book takes its share first, in order.
-        for f, a, taken in zip(frameworks.tolist(), agents.tolist(), back.tolist(), strict=True):
-            if math.isnan(taken[0]):
-                continue
-            self.alloc[f] -= taken
-            r = int(self.fw_role[f])
-            self.role_alloc[r] -= taken
-            to_res = book.give_back(a, r, taken)
-            rest = [b - t for b, t in zip(taken, to_res, strict=True)]
-            used = self.used[a].tolist()
-            self.used[a] = [u - min(b, u) for u, b in zip(used, rest, strict=True)]
-        self._lift_filters(agents)
-        self._fit_cache.returned(agents, self._free_for)
-
-    def _charge(self, f: int, a: int, amounts: Vec) -> None:
-        r = int(self.fw_role[f])
-        from_res = self.reservations.take(a, r, amounts)
-        self.charges.charge_one(
-            f, a, r, amounts, from_res,
-            (self.alloc, self.role_alloc, self.used, self.fw_count, self.role_count),
-        )  # fmt: skip
-        self._fit_cache.charged(a, self._free_for)
+        charging.recover_handles(self, source, handles, scalars)
 
     def _free_for(self, a: int, role: int) -> F64:
         """Agent row a's free resources for ``role``: unreserved plus its reservation's."""
@@ -413,6 +347,9 @@ class DrfAllocator:
             free = free + np.asarray(self.reservations.free(a, role))
         return free
 
+    def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
+        return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
+
     def add_filter(
         self,
         framework_id: str,
@@ -420,19 +357,7 @@ class DrfAllocator:
         expires_at: float,
         refused: Sequence[float] | None = None,
     ) -> None:
-        f = self._frameworks.rows.get(framework_id)
-        a = self._agents.rows.get(agent_id)
-        if f is None or a is None:
-            return
-        if math.isnan(expires_at):
-            raise ValueError("filter expiry is NaN")
-        amount = None if refused is None else check_scalars("refused", refused)
-        if (
-            self.filters.add(a, f, float(expires_at), amount)
-            and self.fw_active[f]
-            and self.placement.ok[a, f]
-        ):
-            self.count_ok[a] -= 1
+        refuse_filters.add(self, framework_id, agent_id, expires_at, refused)
 
     def add_filters(
         self,
@@ -443,265 +368,22 @@ class DrfAllocator:
     ) -> None:
         """``add_filter`` for many agents at once (a framework declining a batch of offers);
         ``refused[i]`` is what was refused of ``agent_ids[i]`` (None: everything)."""
-        if refused is not None:
-            for agent_id, amount in zip(agent_ids, refused, strict=True):
-                self.add_filter(framework_id, agent_id, expires_at, amount)
-            return
-        f = self._frameworks.rows.get(framework_id)
-        if f is None:
-            return
-        if math.isnan(expires_at):
-            raise ValueError("filter expiry is NaN")
-        rows = np.fromiter(
-            (r for r in map(self._agents.rows.get, agent_ids) if r is not None), dtype=np.intp
-        )
-        if not len(rows):
-            return
-        t = float(expires_at)
-        self.filters.snap[rows, f] = filter_mask.EVERYTHING_SLOT
-        later = rows[self.filters.until[rows, f] < t]
-        newly = later[~self.filters.active[later, f]]
-        self.filters.until[later, f] = t
-        self.filters.active[later, f] = True
-        if len(later):
-            self.filters.next_expiry = min(self.filters.next_expiry, t)
-        if self.fw_active[f]:
-            np.subtract.at(self.count_ok, newly[self.placement.ok[newly, f]], 1)
-
-    def _lift_filters(self, agents: npt.NDArray[np.intp]) -> None:
-        """Resources came back to ``agents``: filters that refused less than an agent now has
-        free lift (masks/filters.py), and the frameworks they held count as eligible again."""
-        growing = self.filters.grown_past_floor(
-            agents, self.capacity, self.used, self.reservations.free_sum
-        )
-        if not len(growing):
-            return
-        free = self._unreserved_free(growing) + self.reservations.free_sum[growing]
-        m = self._frameworks.size
-        for i, a in enumerate(growing.tolist()):
-            gone = self.filters.lift(a, free[i], m)
-            if len(gone):
-                back = self.placement.ok[a, gone] & self.fw_active[gone]
-                self.count_ok[a] += int(back.sum())
-
-    def charged(self, framework_id: str, agent_id: str) -> Scalars:
-        f, a = self._frameworks.rows.get(framework_id), self._agents.rows.get(agent_id)
-        got = None if f is None or a is None else self.charges.get(f, a)
-        if got is None:
-            return (0.0, 0.0, 0.0, 0.0)
-        return (got[0], got[1], got[2], got[3])
+        refuse_filters.add_many(self, framework_id, agent_ids, expires_at, refused)
 
     def clear_filters(self, framework_id: str) -> None:
-        f = self._framework(framework_id)
-        n = self._agents.size
-        was = self.filters.clear_framework(f)[:n]
-        if self.fw_active[f]:
-            self.count_ok[:n] += (was & self.placement.ok[:n, f]).astype(np.int64)
+        refuse_filters.clear(self, self._framework(framework_id))
+
+    def charged(self, framework_id: str, agent_id: str) -> Scalars:
+        return charging.charged(self, framework_id, agent_id)
 
     # ---- the cycle ----------------------------------------------------------------------------
 
-    def _ordered_agents(self) -> npt.NDArray[np.intp]:
-        if self._agent_order is None:
-            live = self._live_agents()
-            self._agent_order = live[np.argsort(self.agent_seq[live], kind="stable")]
-        return self._agent_order
+    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
+        return cycle.run(self, now, seed, cpus)
 
     def last_offered(self, f: int) -> int:
         """Agents offered to framework row f in the last cycle (explain)."""
         return int(np.count_nonzero(self._last_plan_frameworks == f))
-
-    def _unreserved_free(self, rows: npt.NDArray[np.intp] | slice) -> F64:
-        return np.maximum(self.capacity[rows] - self.used[rows], 0.0)
-
-    def _select(self, order: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
-        """See ``kernel.select``; the numpy kernel makes the same selection with array ops."""
-        n = self._agents.size
-        if self.kernel == "numba":
-            return compiled.select(
-                order, self.count_ok[:n], self.draining[:n], self.capacity[:n], self.used[:n],
-                self.reservations.free_sum[:n], self.placement.has_soft_taints[:n],
-                self._min_array,
-            )  # fmt: skip
-        order = order[(self.count_ok[order] > 0) & ~self.draining[order]]
-        unreserved = self._unreserved_free(order)
-        offerable = self._allocatable_rows(unreserved + self.reservations.free_sum[order])
-        candidates = order[offerable]
-        reserved = bool(self.reservations.free_sum[candidates].any())
-        soft = bool(self.placement.has_soft_taints[candidates].any())
-        return candidates, unreserved[offerable], reserved, soft
-
-    def _allocatable_rows(self, offers: F64) -> npt.NDArray[np.bool_]:
-        met = np.zeros(offers.shape[0], dtype=np.bool_)
-        for row in self._min_array:
-            met |= (offers >= row).all(axis=1)
-        return met
-
-    def cycle(self, now: float, seed: int, cpus: float = math.inf) -> Plan:
-        self._fit_cache.sweep()
-        if self.filters.expire(now):
-            self._recount()
-        self._last_plan_frameworks = np.zeros(0, dtype=np.intp)
-        if not self.count_ok[: self._agents.size].any():
-            return Plan([], [])  # every agent filtered (or blocked) for every active framework
-        agents = self._ordered_agents()
-        order_ = agents[np.random.default_rng(seed).permutation(len(agents))]
-        m = self._frameworks.size
-        passes = order.levels(self.fw_priority, np.flatnonzero(self.fw_active[:m]))
-        walked: list[fastpath.Walked] = []
-        planned = 0.0  # cpus planned by the passes before, added up as the reference does
-        for active in passes:
-            if planned >= cpus:
-                break
-            part = self._pass(order_, active, m, cpus, planned)
-            if part is None:
-                continue
-            walked.append(part)
-            if cpus != math.inf and len(passes) > 1:
-                for x in part.offers[:, 0].tolist():
-                    planned += x
-        if not walked:
-            return Plan([], [])
-        if len(walked) == 1:
-            frameworks, agents, offers = walked[0]
-        else:
-            frameworks = np.concatenate([w.frameworks for w in walked])
-            agents = np.concatenate([w.agents for w in walked])
-            offers = np.concatenate([w.offers for w in walked]).reshape(-1, 4)
-        self._last_plan_frameworks = frameworks
-        self._fit_cache.charged_many(agents, self._free_for)  # the walk charged in place
-        # Rows in a plan are live, so their ids are set (never None).
-        fw_ids = cast(list[str], self._frameworks.table())
-        agent_ids = cast(list[str], self._agents.table())
-        return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
-
-    def _pass(
-        self,
-        order_: npt.NDArray[np.intp],
-        active: npt.NDArray[np.intp],
-        m: int,
-        cpus: float,
-        planned: float,
-    ) -> fastpath.Walked | None:
-        """One pass of the cycle (order.py): the agents in ``order_`` walked for the framework
-        rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
-        candidates, free, reserved, soft = self._select(order_)
-        if not len(candidates):
-            return None
-        if not reserved and not soft and fastpath.applies(self, active):
-            # No candidate has reservations, so its free resources are the unreserved ones.
-            if cpus == math.inf:
-                return fastpath.walk(self, candidates, free, active, m)
-            return self._walk_within(candidates, free, active, m, cpus, planned)
-        if self.kernel == "numba":
-            self.general_walks += 1
-            return general_walk.walk(self, candidates, free, active, m, cpus, planned)
-        rows: list[tuple[int, int, Vec]] = []
-        walk = _Walk(self)
-        in_pass = np.zeros(m, dtype=np.bool_)
-        in_pass[active] = True
-        for a in candidates.tolist():
-            if planned >= cpus:
-                break
-            row = eligibility.row(self, a, m) & in_pass
-            for f, offer in walk.serve(a, np.flatnonzero(row)):
-                rows.append((f, a, offer))
-                planned += offer[0]
-        return fastpath.Walked.of(rows)
-
-    def _walk_within(
-        self,
-        candidates: npt.NDArray[np.intp],
-        free: F64,
-        active: npt.NDArray[np.intp],
-        m: int,
-        cpus: float,
-        planned: float = 0.0,
-    ) -> fastpath.Walked:
-        """The fast walk up to ``cpus`` (see ``cycle``), in runs of agents: each run is the
-        shortest whose free cpus, were they all offered, would reach what is left. An agent
-        offers at most what it has free, so the plan cannot reach the budget before a run's
-        last agent, and a walk carries on where the previous run left it (it charges as it
-        goes): the runs make the plan that one walk stopped at the budget would make. The
-        cpus are added up one by one in walk order, as the reference does, so the two stop
-        at the same agent."""
-        free_cpus = free[:, 0].tolist()
-        parts: list[fastpath.Walked] = []
-        start, n = 0, len(free_cpus)
-        while start < n and planned < cpus:
-            reach, end = planned, start
-            while end < n and reach < cpus:
-                reach += free_cpus[end]
-                end += 1
-            part = fastpath.walk(self, candidates[start:end], free[start:end], active, m)
-            for x in part.offers[:, 0].tolist():
-                planned += x
-            parts.append(part)
-            start = end
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            return fastpath.Walked.of([])
-        return fastpath.Walked(
-            np.concatenate([p.frameworks for p in parts]),
-            np.concatenate([p.agents for p in parts]),
-            np.concatenate([p.offers for p in parts]).reshape(-1, 4),
-        )
-
-    # ---- offers (shared by the cycle and explain) ---------------------------------------------
-
-    def _required(self) -> Vec:
-        required = [0.0] * 4
-        for r in range(len(self.role_names)):
-            unmet = self._unmet(r)
-            required = [q + u for q, u in zip(required, unmet, strict=True)]
-        return required
-
-    def _consumption(self, r: int) -> Vec:
-        """Allocation plus unallocated reservations: the role's quota consumption."""
-        alloc: Vec = self.role_alloc[r].tolist()
-        if not self.reservations.by_agent:
-            return alloc
-        return [x + y for x, y in zip(alloc, self.reservations.unallocated(r), strict=True)]
-
-    def _unmet(self, r: int) -> Vec:
-        consumed = self._consumption(r)
-        return [max(0.0, g - x) for g, x in zip(self.guarantee[r], consumed, strict=True)]
-
-    def _allowance(self, r: int) -> Vec:
-        # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
-        # its allocation x, nothing while no allocation has gone below zero (float noise
-        # could), so nothing is required (asked once per gang room: skip the loop).
-        if (
-            not self._guaranteed
-            and not self.reservations.by_agent
-            and (not len(self.role_alloc) or float(self.role_alloc.min()) >= 0.0)
-        ):
-            return [INF] * 4
-        required = self._required()
-        if all(q <= 0 for q in required):
-            return [INF] * 4
-        rows = np.flatnonzero(draining.offerable(self.agent_alive, self.draining))
-        available = [0.0] * 4
-        for free in self._unreserved_free(rows).tolist():
-            available = [x + y for x, y in zip(available, free, strict=True)]
-        return [
-            u + max(0.0, x - q) for u, x, q in zip(self._unmet(r), available, required, strict=True)
-        ]
-
-    def _offer(self, f: int, a: int, allowance: Vec | None = None) -> Vec:
-        r = int(self.fw_role[f])
-        consumed = self._consumption(r)
-        remaining = [max(0.0, lim - x) for lim, x in zip(self.limit[r], consumed, strict=True)]
-        from_res = self.reservations.free(a, r)
-        if allowance is None:
-            allowance = self._allowance(r)
-        cap, used = self.capacity[a].tolist(), self.used[a].tolist()
-        unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
-        from_unres = [min(x, y, z) for x, y, z in zip(unres, remaining, allowance, strict=True)]
-        return [x + y for x, y in zip(from_res, from_unres, strict=True)]
-
-    def _allocatable(self, offer: Vec) -> bool:
-        return allocatable(offer, self._min)
 
     # ---- DRF keys -----------------------------------------------------------------------------
 
@@ -736,7 +418,7 @@ class DrfAllocator:
         cols = drf.fair_columns(self.cluster, self._fair)
         n = len(self.role_names)
         tier = np.asarray(
-            [0 if any(u > 0 for u in self._unmet(r)) else 1 for r in range(n)], dtype=np.int64
+            [0 if any(u > 0 for u in quota.unmet(self, r)) else 1 for r in range(n)], dtype=np.int64
         )
         key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
         return tier, key, order.name_ranks(self.role_names)
@@ -782,61 +464,6 @@ class DrfAllocator:
             return self._frameworks.rows[framework_id]
         except KeyError:
             raise KeyError(f"unknown framework {framework_id!r}") from None
-
-
-class _Walk:
-    """One cycle's DRF keys, updated after every charge as the reference recomputes them."""
-
-    def __init__(self, alloc: DrfAllocator) -> None:
-        self.a = alloc
-        self.cols = drf.fair_columns(alloc.cluster, alloc._fair)
-        self.total = alloc.cluster.tolist()
-        self.tier, self.rkey, self.rrank = alloc.role_keys()
-        self.fkey = drf.shares(alloc.alloc, alloc.cluster, self.cols)
-        self.guarded = any(any(g > 0 for g in gs) for gs in alloc.guarantee)
-
-    def serve(self, a: int, frameworks: npt.NDArray[np.intp]) -> list[tuple[int, Vec]]:
-        """Offers of agent a, in order, to the eligible ``frameworks``."""
-        out: list[tuple[int, Vec]] = []
-        alloc = self.a
-        soft = a if alloc.placement.has_soft_taints[a] else -1
-        fs = frameworks
-        while len(fs):
-            ranked = alloc.rank(fs, self.fkey, (self.tier, self.rkey, self.rrank), soft)
-            allowance = None if self.guarded else [INF] * 4
-            chosen = -1
-            for pos, f in enumerate(ranked.tolist()):
-                offer = alloc._offer(f, a, allowance)
-                if alloc._allocatable(offer):
-                    chosen = pos
-                    break
-            if chosen < 0:
-                break
-            f = int(ranked[chosen])
-            alloc._charge(f, a, offer)
-            out.append((f, offer))
-            self._update(f)
-            # Frameworks passed over stay passed over (a charge only shrinks their offers).
-            fs = ranked[chosen + 1 :]
-            if not self._has_more(a):
-                break
-        return out
-
-    def _has_more(self, a: int) -> bool:
-        """Could any framework still get an allocatable offer of agent a? (upper bound)"""
-        alloc = self.a
-        cap, used = alloc.capacity[a].tolist(), alloc.used[a].tolist()
-        reserved = alloc.reservations.free_sum[a].tolist()
-        most = [max(0.0, c - u) + r for c, u, r in zip(cap, used, reserved, strict=True)]
-        return alloc._allocatable(most)
-
-    def _update(self, f: int) -> None:
-        alloc = self.a
-        r = int(alloc.fw_role[f])
-        self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
-        ralloc = alloc.role_alloc[r].tolist()
-        self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
-        self.tier[r] = 0 if any(u > 0 for u in alloc._unmet(r)) else 1
 
 
 __all__ = ["DrfAllocator"]

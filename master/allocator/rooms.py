@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import eligibility, order, room_loops
+from corral.master.allocator import eligibility, order, quota, room_loops
 from corral.master.allocator.fit_cache import Entry
 from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
 
@@ -90,8 +90,8 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
     else:
         partial = True
     rows, ids = entry.rows[positions], entry.ids[positions]
-    consumed = al._consumption(r)
-    allowance = al._allowance(r)
+    consumed = quota.consumption(al, r)
+    allowance = quota.allowance(al, r)
     headroom = [
         min(max(0.0, lim - x), w)
         for lim, x, w in zip(al.limit[r], consumed, allowance, strict=True)

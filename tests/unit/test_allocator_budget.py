@@ -1,6 +1,6 @@
 """A cycle with a cpus budget (a paced master's allowance) is the full cycle cut short: the
 same offers in the same order, up to and including the first agent at which the plan holds the
-budget. Checked on both allocators (the numpy one walks in runs, see ``_walk_within``).
+budget. Checked on both allocators (the numpy one walks in runs, see ``cycle.walk_within``).
 
 With priority levels a cycle is one pass per level (order.py), and an agent is visited once per
 pass: the visit at which the budget is reached ends the cycle, and the same agent's offers in a

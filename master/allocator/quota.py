@@ -1,0 +1,91 @@
+"""What a role may still be given under its quota, and so what an agent offers a framework:
+the numpy allocator's form of reference.py's OFFER SIZE, shared by the numpy walk, explain
+and ``room``.
+
+The rules kept (Mesos' quota, per role r, per resource):
+
+- consumption[r] = allocation + the role's unallocated reservations;
+- unmet[r] = max(0, guarantee - consumption); required = the sum of unmet over roles;
+- allowance[r] = unmet[r] + max(0, available - required), available being the unreserved free
+  of the agents that are not draining (the headroom kept for other roles' unmet guarantees);
+  unbounded while no guarantee is pending;
+- offer = the role's free reservation on the agent + min(unreserved free, limit - consumption,
+  allowance).
+
+``general_kernel.py`` does the same arithmetic compiled, operation for operation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from corral.master.allocator.masks import draining
+
+if TYPE_CHECKING:
+    from corral.master.allocator.numpy_allocator import DrfAllocator
+
+Vec = list[float]
+INF = math.inf
+
+
+def required(al: DrfAllocator) -> Vec:
+    """The headroom required: every role's unmet guarantee, summed in role order."""
+    out = [0.0] * 4
+    for r in range(len(al.role_names)):
+        missing = unmet(al, r)
+        out = [q + u for q, u in zip(out, missing, strict=True)]
+    return out
+
+
+def consumption(al: DrfAllocator, r: int) -> Vec:
+    """Allocation plus unallocated reservations: role row r's quota consumption."""
+    alloc: Vec = al.role_alloc[r].tolist()
+    if not al.reservations.by_agent:
+        return alloc
+    return [x + y for x, y in zip(alloc, al.reservations.unallocated(r), strict=True)]
+
+
+def unmet(al: DrfAllocator, r: int) -> Vec:
+    """What role row r's guarantee still asks for."""
+    consumed = consumption(al, r)
+    return [max(0.0, g - x) for g, x in zip(al.guarantee[r], consumed, strict=True)]
+
+
+def allowance(al: DrfAllocator, r: int) -> Vec:
+    """What role row r may take of unreserved resources without eating the headroom kept for
+    the other roles' unmet guarantees."""
+    # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
+    # its allocation x, nothing while no allocation has gone below zero (float noise
+    # could), so nothing is required (asked once per gang room: skip the loop).
+    if (
+        not al._guaranteed
+        and not al.reservations.by_agent
+        and (not len(al.role_alloc) or float(al.role_alloc.min()) >= 0.0)
+    ):
+        return [INF] * 4
+    needed = required(al)
+    if all(q <= 0 for q in needed):
+        return [INF] * 4
+    rows = np.flatnonzero(draining.offerable(al.agent_alive, al.draining))
+    available = [0.0] * 4
+    for free in al._unreserved_free(rows).tolist():
+        available = [x + y for x, y in zip(available, free, strict=True)]
+    return [u + max(0.0, x - q) for u, x, q in zip(unmet(al, r), available, needed, strict=True)]
+
+
+def offer(al: DrfAllocator, f: int, a: int, allowed: Vec | None = None) -> Vec:
+    """What agent row a offers framework row f now; ``allowed``: its role's ``allowance``
+    if the caller has it already."""
+    r = int(al.fw_role[f])
+    consumed = consumption(al, r)
+    remaining = [max(0.0, lim - x) for lim, x in zip(al.limit[r], consumed, strict=True)]
+    from_res = al.reservations.free(a, r)
+    if allowed is None:
+        allowed = allowance(al, r)
+    cap, used = al.capacity[a].tolist(), al.used[a].tolist()
+    unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
+    from_unres = [min(x, y, z) for x, y, z in zip(unres, remaining, allowed, strict=True)]
+    return [x + y for x, y in zip(from_res, from_unres, strict=True)]
