@@ -4,11 +4,13 @@ each checked over the whole run by checker.py. Run with ``make chaos``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
 from corral.frameworks import sdk
@@ -94,6 +96,33 @@ async def newest_running(workload: Workload) -> str:
     return running[-1]
 
 
+NOT_ENDED = ("STAGING", "STARTING", "RUNNING")
+
+
+async def live_task_agent(workload: Workload) -> str:
+    """The agent of the newest task the framework has not seen end whose process is alive now
+    (its pid from the task's start marker; a zombie, ended but not yet reaped, is not alive).
+    Waits for one, bounded: a task launched just before may not have started its process yet."""
+
+    def pick() -> str | None:
+        for task_id, seen in reversed(workload.tasks.items()):
+            marker = workload.markers / task_id
+            if (seen.states[-1:] and seen.states[-1] not in NOT_ENDED) or not marker.exists():
+                continue
+            for pid in map(int, marker.read_text().split()):
+                with contextlib.suppress(psutil.Error):
+                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                        return seen.agent_id
+        return None
+
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while (agent := pick()) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no task process alive within {WAIT} s of the master's death")
+        await asyncio.sleep(0.05)
+    return agent
+
+
 def _done(workload: Workload) -> int:
     return sum(1 for s in workload.tasks.values() if "FINISHED" in s.states)
 
@@ -148,12 +177,15 @@ async def test_an_agent_lost_while_the_master_is_down_is_reported_within_the_tim
     lost: dict[str, str] = {}
 
     async def fault(_driver: sdk.Driver) -> None:
-        # The newest running task's agent: its task has the most of its 2 s left, so it cannot
-        # finish (and be reported FINISHED) in the moment before the master dies. The oldest
-        # one could, and then the victim may have had nothing left to lose (seen in CI).
-        victim = await newest_running(workload)
-        lost["agent"] = victim
+        # The victim is chosen once the master is dead, among agents with a task the framework
+        # has not seen end and whose process is alive: nobody can have reported it ended, and
+        # with its agent killed next nobody will. Chosen before the kill, the newest RUNNING
+        # task could still end first (tasks start and end in waves), leaving the victim nothing
+        # to lose (seen in CI twice).
+        await newest_running(workload)
         await cluster.kill("master")
+        victim = await live_task_agent(workload)
+        lost["agent"] = victim
         await cluster.kill(await agent_of(cluster, victim))
         await cluster.restart_master(kill=False)
 
