@@ -314,7 +314,10 @@ async def test_a_paused_agent_is_unreachable_then_heals(
     paused: dict[str, str] = {}
 
     async def fault(_driver: sdk.Driver) -> None:
-        victim = await newest_running(workload)
+        # The agent of the newest task whose process is alive: it has the most of its 2 s left
+        # when the agent stops, so something is left to report LOST (a RUNNING task in the
+        # framework's view may already have ended: the lost-agent test above).
+        victim = await live_task_agent(workload)
         paused["agent"] = victim
         name = await agent_of(cluster, victim)
         cluster.pause(name)
