@@ -22,7 +22,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# Corral's sources are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (it is on the
+# machines CI runs on) nothing else writes the .pyc files, and every master, agent and CLI
+# process the tests start would compile them again.
 test: lint typecheck
+	$(PY) -m compileall -q -j 0 corral tests
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The master fuzz suite's large run (a small one is part of `make test`): prints calls per status.
@@ -33,6 +37,7 @@ fuzz: $(STAMP)
 # agent past its timeout, lose an agent while the master is down; a checker asserts that no
 # task is lost, run twice or ended twice, and that no resource is allocated twice.
 chaos: $(STAMP)
+	$(PY) -m compileall -q -j 0 corral tests
 	CORRAL_CHAOS=1 $(PY) -m pytest -q tests/chaos $(PYTEST_ARGS)
 
 proto: $(STAMP)
