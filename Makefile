@@ -31,9 +31,11 @@ PYTEST_WORKERS ?= 2
 
 # Corral's sources are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (it is on the
 # machines CI runs on) nothing else writes the .pyc files, and every master, agent and CLI
-# process the tests start would compile them again.
+# process the tests start would compile them again. Then the allocator's numba loops are
+# compiled into their on-disk cache once, before two workers would each compile them.
 test: lint typecheck
 	$(PY) -m compileall -q -j 0 corral tests
+	$(PY) -c "from corral.master.allocator import DrfAllocator; DrfAllocator()"
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	$(PY) -m pytest -q --ignore=tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
