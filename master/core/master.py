@@ -278,6 +278,20 @@ class MasterCore:
 
     # ------------------------------------------------------------------ agents
 
+    def heard_from(
+        self, e: ev.AgentHeartbeat | ev.AgentStatusUpdates
+    ) -> tuple[AgentRecord | None, Commands]:
+        """Membership's rule 4 for any message of an agent: on its current stream it counts as
+        a heartbeat and the agent is returned; otherwise None, with what to answer (nothing
+        for a stale stream; an UNREACHABLE agent is asked to re-register)."""
+        agent = self.agents.get(e.agent_id)
+        if agent is None or agent.connection != e.connection:
+            return None, []
+        if agent.state is AgentState.UNREACHABLE:
+            return None, self.ask_to_reregister(agent, e)
+        agent.last_seen = e.now
+        return agent, []
+
     def ask_to_reregister(self, agent: AgentRecord, e: ev.Event) -> Commands:
         """An UNREACHABLE agent is heard from on the stream it had (it was paused, or a
         partition healed without the connection breaking). Its tasks were already reported

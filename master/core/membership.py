@@ -15,7 +15,7 @@ Rules:
    (reconcile.py), it is attached, its record is persisted if it changed (mirror.py), and the
    questions held while it was RECOVERING are answered.
 4. Any message counts as a heartbeat; an UNREACHABLE agent heard from on the stream it kept is
-   asked to re-register (the core's ``ask_to_reregister``).
+   asked to re-register (the core's ``heard_from``, for heartbeats and statuses alike).
 5. Detached (its stream closed, a re-registration, UNREACHABLE): its offers are rescinded, the
    nominations on it released, and it leaves the allocator with its tasks' charges (the core's
    rule 3). Attached: its resources and its tasks' charges go back in, and it is held if its
@@ -162,13 +162,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
 
 def heartbeat(core: MasterCore, e: ev.AgentHeartbeat) -> Commands:
     """Rule 4."""
-    agent = core.agents.get(e.agent_id)
-    if agent is None or agent.connection != e.connection:
-        return []
-    if agent.state is AgentState.UNREACHABLE:
-        return core.ask_to_reregister(agent, e)
-    agent.last_seen = e.now
-    return []
+    return core.heard_from(e)[1]
 
 
 def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:

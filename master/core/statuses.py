@@ -30,7 +30,6 @@ from corral.master.core import commands as cmd
 from corral.master.core.records import AgentRecord, FrameworkRecord, PendingStatus
 from corral.master.core.states import (
     TASK_TRANSITIONS,
-    AgentState,
     FrameworkState,
     IllegalTransition,
 )
@@ -67,14 +66,10 @@ def _summed(returns: list[tuple[str, str, Scalars]]) -> list[tuple[str, str, Sca
 
 
 def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
-    """An agent's statuses (rules 1-5)."""
-    agent = core.agents.get(e.agent_id)
-    if agent is None or agent.connection != e.connection:
-        return []
-    if agent.state is AgentState.UNREACHABLE:
-        return core.ask_to_reregister(agent, e)
-    agent.last_seen = e.now
-    out: Commands = []
+    """An agent's statuses (rules 1-5); first, they are a heartbeat (membership.py, rule 4)."""
+    agent, out = core.heard_from(e)
+    if agent is None:
+        return out
     orphan_acks: list[tuple[str, bytes]] = []
     # This runs for every status of every agent, so the work is batched per event: one
     # UPDATE command per framework and one allocator call for the tasks that ended (one
