@@ -56,6 +56,7 @@ from corral.master.allocator.masks import suppression
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
+    REASON_GPU,
     AllocatorOptions,
     check_scalars,
     check_weight,
@@ -436,13 +437,8 @@ class DrfAllocator:
         rows, ids = rooms.by_id(self)
         filtered = np.asarray(self.filters.until[rows, f] > now)
         draining = np.asarray(self.draining[rows] & ~filtered)
-        placement = self.placement
-        gpu_capable = placement.framework_sigs[int(placement.framework_sig[f])][2]
-        if self.options.filter_gpu_resources and not gpu_capable:
-            # GPUs in the agent's total, reserved ones included (as masks/placement.py counts).
-            kept = np.asarray((self.total[rows, 3] > 0) & ~filtered & ~draining)
-        else:
-            kept = np.zeros(len(filtered), dtype=np.bool_)
+        # The GPU rule as the placement mask applies it (masks/gpus.py, per signature pair).
+        kept = self.placement.blocked_by(REASON_GPU, rows, f) & ~filtered & ~draining
         return HeldBack(cast(Sequence[str], ids), filtered, draining, kept)
 
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:

@@ -59,6 +59,19 @@ class PlacementMask:
             self._pairs[key] = hit
         return hit
 
+    def blocked_by(
+        self, reason: str, rows: npt.NDArray[np.intp], col: int
+    ) -> npt.NDArray[np.bool_]:
+        """Of agent ``rows``, those where ``reason`` (one of ``pair``'s) keeps framework column
+        ``col`` off: asked once per agent signature, as the mask itself is built."""
+        fsig = int(self.framework_sig[col])
+        by_sig = np.array(
+            [reason in self.pair(s, fsig)[2] for s in range(len(self.agent_sigs))], dtype=np.bool_
+        )
+        if not len(by_sig):  # no agent yet
+            return np.zeros(len(rows), dtype=np.bool_)
+        return np.asarray(by_sig[self.agent_sig[rows]])
+
     def set_agent(
         self,
         row: int,
