@@ -78,7 +78,7 @@ class Plan(Sequence[Allocation]):
     its handle goes back (``Allocator.recover_handles``) without its ids being looked up again.
     The handle is an int, so an offer does not keep the plan's arrays alive."""
 
-    __slots__ = ("_agents", "_frameworks", "_pending", "_rows", "_scalars", "source")
+    __slots__ = ("_agents", "_frameworks", "_rows", "_scalars", "_unresolved", "source")
 
     def __init__(
         self,
@@ -93,9 +93,10 @@ class Plan(Sequence[Allocation]):
         self._frameworks = framework_ids
         self._agents = agent_ids
         self._scalars = scalars
-        self._pending: tuple[Sequence[str], list[int], Sequence[str], list[int]] | None = None
         self.source: PlanSource | None = None  # set by from_rows
+        # (framework rows, agent rows) in ``source``'s tables (from_rows)
         self._rows: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None = None
+        self._unresolved = False  # ids not looked up in the tables yet (_resolve)
 
     @classmethod
     def from_rows(
@@ -112,17 +113,18 @@ class Plan(Sequence[Allocation]):
             raise ValueError("plan columns differ in length")
         plan = cls([], [], None)
         plan._scalars = scalars
-        plan._pending = (framework_table, framework_rows.tolist(), agent_table, agent_rows.tolist())
         plan.source = PlanSource(framework_table, agent_table)
         plan._rows = (framework_rows, agent_rows)
+        plan._unresolved = True
         return plan
 
     def _resolve(self) -> None:
-        if self._pending is not None:
-            fw_table, fw_rows, agent_table, agent_rows = self._pending
-            self._frameworks = list(map(fw_table.__getitem__, fw_rows))
-            self._agents = list(map(agent_table.__getitem__, agent_rows))
-            self._pending = None
+        if self._unresolved and self.source is not None and self._rows is not None:
+            fw_rows, agent_rows = self._rows
+            fw_table, agent_table = self.source.framework_table, self.source.agent_table
+            self._frameworks = list(map(fw_table.__getitem__, fw_rows.tolist()))
+            self._agents = list(map(agent_table.__getitem__, agent_rows.tolist()))
+            self._unresolved = False
 
     @classmethod
     def of(cls, allocations: Sequence[Allocation]) -> Plan:
