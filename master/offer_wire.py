@@ -12,10 +12,13 @@ the bytes to what protobuf itself makes of the same offers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from corral.master import convert
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
+from corral.master.core.types import AgentSpec
+from corral.resources import PortRanges
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2
 
@@ -55,23 +58,26 @@ class OfferEncoder:
     """Encodes OFFERS events; one per master, so the agent cache lasts across cycles."""
 
     def __init__(self) -> None:
-        # agent id -> (scalars, ports, attributes, hostname, serialized fields 3-6)
-        self._agents: dict[str, tuple[Sequence[float], object, Mapping[str, str], str, bytes]] = {}
+        # agent id -> (scalars, ports, spec, serialized fields 3-6); the spec as the agent
+        # registered it (a re-registration makes a new one): its hostname and attributes.
+        self._agents: dict[str, tuple[Sequence[float], object, AgentSpec, bytes]] = {}
         self._frameworks: dict[str, bytes] = {}
 
-    def event(self, offers: Sequence[OfferRecord]) -> bytes:
-        """A serialized ``Event{offers}`` holding ``offers`` (all of one framework)."""
-        return self.events(offers, max_bytes=None)[0]
+    def event(self, batches: Sequence[OfferColumns]) -> bytes:
+        """A serialized ``Event{offers}`` holding the offers of ``batches`` (all of one
+        framework)."""
+        return self.events(batches, max_bytes=None)[0]
 
-    def events(self, offers: Sequence[OfferRecord], max_bytes: int | None) -> list[bytes]:
-        """``offers`` (all of one framework) as serialized ``Event{offers}``s, as few as hold
-        them with each event's offers at most ``max_bytes`` long (one offer larger than that
-        still goes, alone): a framework refuses a message past its size limit and loses its
-        stream, and a large cluster's descriptions can add up past it in one cycle."""
-        if not offers:
+    def events(self, batches: Sequence[OfferColumns], max_bytes: int | None) -> list[bytes]:
+        """The offers of ``batches`` (all of one framework; every entry, as made) as
+        serialized ``Event{offers}``s, as few as hold them with each event's offers at most
+        ``max_bytes`` long (one offer larger than that still goes, alone): a framework refuses
+        a message past its size limit and loses its stream, and a large cluster's descriptions
+        can add up past it in one cycle."""
+        if not batches:
             return [_delimited(_EVENT_OFFERS, b"")]
         limit = max_bytes if max_bytes is not None else -1
-        fid = offers[0].framework_id
+        fid = batches[0].framework_id
         fw = self._frameworks.get(fid)
         if fw is None:
             if len(self._frameworks) >= CACHE_LIMIT:
@@ -84,55 +90,51 @@ class OfferEncoder:
         parts: list[bytes] = []
         extend = parts.extend
         total = 0  # bytes in parts
-        for o in offers:
-            if o.framework_id != fid:
+        for batch in batches:
+            if batch.framework_id != fid:
                 raise ValueError("one OFFERS event holds offers of one framework")
-            cached = agents.get(o.agent_id)
-            if (
-                cached is None
-                or cached[0] != o.scalars
-                or cached[1] != o.ports
-                or cached[2] is not o.attributes
-                or cached[3] != o.hostname
+            gang = _delimited(_OFFER_GANG, batch.gang_id.encode()) if batch.gang_id else b""
+            prefix = batch.prefix.encode()
+            ports = batch.ports
+            seq = batch.base
+            for i, (aid, spec, s) in enumerate(
+                zip(batch.agent_ids, batch.specs, batch.scalars, strict=True)
             ):
-                if cached is None and len(agents) >= CACHE_LIMIT:
-                    agents.clear()
-                cached = agents[o.agent_id] = (
-                    o.scalars,
-                    o.ports,
-                    o.attributes,
-                    o.hostname,
-                    _agent_fields(o),
-                )
-            tail = cached[4]
-            oid = o.offer_id.encode()
-            n = len(oid)
-            if o.gang_id:  # per offer, not the agent's: after the cached part
-                tail = tail + _delimited(_OFFER_GANG, o.gang_id.encode())
-            size = 2 + n + fw_len + len(tail) if n < 0x80 else -1
-            if 0 <= size < len(small):
-                # Offer: key, length, then its fields: the id (key, length, bytes), the
-                # framework, the agent's part. Pieces are joined once for the whole event.
-                piece: tuple[bytes, ...] = (
-                    _OFFERS_OFFER,
-                    small[size],
-                    _OFFER_ID,
-                    small[n],
-                    oid,
-                    fw,
-                    tail,
-                )
-                piece_len = 3 + size  # key, a length of at most 2 bytes, the offer
-            else:
-                body = b"".join((_OFFER_ID, varint(n), oid, fw, tail))
-                piece = (_OFFERS_OFFER, varint(len(body)), body)
-                piece_len = 6 + len(body)
-            if 0 <= limit < total + piece_len and parts:
-                out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
-                parts.clear()
-                total = 0
-            extend(piece)
-            total += piece_len
+                p = ports.get(i, ()) if ports else ()
+                cached = agents.get(aid)
+                if cached is None or cached[0] != s or cached[1] != p or cached[2] is not spec:
+                    if cached is None and len(agents) >= CACHE_LIMIT:
+                        agents.clear()
+                    cached = agents[aid] = (s, p, spec, _agent_fields(aid, spec, s, p))
+                tail = cached[3]
+                if gang:  # per offer, not the agent's: after the cached part
+                    tail = tail + gang
+                oid = b"%b%d" % (prefix, seq + i)
+                n = len(oid)
+                size = 2 + n + fw_len + len(tail) if n < 0x80 else -1
+                if 0 <= size < len(small):
+                    # Offer: key, length, then its fields: the id (key, length, bytes), the
+                    # framework, the agent's part. Pieces are joined once for the whole event.
+                    piece: tuple[bytes, ...] = (
+                        _OFFERS_OFFER,
+                        small[size],
+                        _OFFER_ID,
+                        small[n],
+                        oid,
+                        fw,
+                        tail,
+                    )
+                    piece_len = 3 + size  # key, a length of at most 2 bytes, the offer
+                else:
+                    body = b"".join((_OFFER_ID, varint(n), oid, fw, tail))
+                    piece = (_OFFERS_OFFER, varint(len(body)), body)
+                    piece_len = 6 + len(body)
+                if 0 <= limit < total + piece_len and parts:
+                    out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
+                    parts.clear()
+                    total = 0
+                extend(piece)
+                total += piece_len
         out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
         return out
 
@@ -142,10 +144,13 @@ def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:
     return msg if isinstance(msg, bytes) else msg.SerializeToString()
 
 
-def _agent_fields(o: OfferRecord) -> bytes:
+def _agent_fields(
+    agent_id: str, spec: AgentSpec, scalars: Sequence[float], ports: PortRanges
+) -> bytes:
     """Fields 3-6 of the offer (agent_id, hostname, resources, attributes), by protobuf: the
     offer as ``convert.offer_to_pb`` makes it, without the id and framework written per offer."""
-    msg = convert.offer_to_pb(o, pb.Offer())
+    record = OfferRecord("", "", agent_id, spec.hostname, scalars, ports, spec.attributes, 0.0)
+    msg = convert.offer_to_pb(record, pb.Offer())
     msg.ClearField("id")
     msg.ClearField("framework_id")
     msg.ClearField("gang_id")

@@ -15,7 +15,7 @@ from corral.limits import MAX_MESSAGE_BYTES
 from corral.master import convert
 from corral.master.core import commands as cmd
 from corral.master.core.durable import Change
-from corral.master.core.records import OfferRecord
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.types import Status
 from corral.master.offer_wire import OfferEncoder
 from corral.v1 import agent_pb2, scheduler_pb2
@@ -63,7 +63,7 @@ class UpdateBatch:
 class OfferBatch:
     """Offers for one framework, written to the wire when the outbox is flushed."""
 
-    offers: list[OfferRecord]
+    batches: list[OfferColumns]
 
 
 @dataclass
@@ -101,7 +101,7 @@ class Outbox:
         OFFERS as wire bytes (in as many events as keep each under MAX_BATCH_BYTES), the rest
         as is."""
         if isinstance(msg, OfferBatch):
-            return [(b, len(b)) for b in self.encoder.events(msg.offers, MAX_BATCH_BYTES)]
+            return [(b, len(b)) for b in self.encoder.events(msg.batches, MAX_BATCH_BYTES)]
         if isinstance(msg, UpdateBatch):
             return [(msg.event, msg.nbytes)]
         # RESCIND, ERROR: rarer than offers and updates, and a RESCIND may be large.
@@ -133,14 +133,14 @@ class Outbox:
                 else:
                     convert.status_to_pb(s, update.statuses.add())
         elif isinstance(c, cmd.SendOffers):
-            self.offers_sent += len(c.offers)
+            self.offers_sent += sum(map(len, c.batches))
             self._open_update.pop(c.framework_id, None)
             msgs = self.framework_msgs.setdefault(c.framework_id, [])
             prev = msgs[-1] if msgs else None
             if isinstance(prev, OfferBatch):
-                prev.offers.extend(c.offers)
+                prev.batches.extend(c.batches)
             else:
-                msgs.append(OfferBatch(list(c.offers)))
+                msgs.append(OfferBatch(list(c.batches)))
         elif isinstance(c, cmd.SendRescind):
             self.rescinded += len(c.offer_ids)
             self._open_update.pop(c.framework_id, None)

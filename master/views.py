@@ -6,12 +6,13 @@ Run only through ``MasterRuntime.query`` so they see the core between two events
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import Any
 
 from corral.master import convert
 from corral.master.core import demands
 from corral.master.core.master import MasterCore
-from corral.master.core.records import TaskRecord
+from corral.master.core.records import OfferRecord, TaskRecord
 from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import Resources
@@ -25,10 +26,10 @@ def _resources_json(r: Resources) -> dict[str, Any]:
     return out
 
 
-def _offered(core: MasterCore, offer_ids: set[str]) -> Resources:
+def _offered(offers: Iterable[OfferRecord]) -> Resources:
     total = Resources()
-    for oid in offer_ids:
-        total = total + core.offers[oid].resources
+    for offer in offers:
+        total = total + offer.resources
     return total
 
 
@@ -125,7 +126,7 @@ def state_json(
                 "connected": a.connection is not None,
                 "resources": _resources_json(a.spec.resources),
                 "used": _resources_json(a.used),
-                "offered": _resources_json(_offered(core, a.offers)),
+                "offered": _resources_json(_offered(core.book.of_agent(a.agent_id))),
                 "attributes": dict(a.spec.attributes),
                 "taints": [str(t) for t in a.spec.taints],
                 "tasks": len(a.tasks),
@@ -153,7 +154,7 @@ def state_json(
                 "tolerations": [str(t) for t in f.spec.tolerations],
                 "suppressed": f.suppressed,
                 "tasks": len(f.tasks),
-                "offers": len(f.offers),
+                "offers": core.book.count_of(f.framework_id),
                 "pending_updates": len(f.pending),
                 "used": _resources_json(f.used),
                 "registered_at": f.registered_at,
@@ -206,7 +207,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         for taint in a.spec.taints:
             convert.taint_to_pb(taint, info.taints.add())
         convert.resources_to_pb(a.used, entry.used)
-        convert.resources_to_pb(_offered(core, a.offers), entry.offered)
+        convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
     for f in core.frameworks.values():
         fentry = state.frameworks.add(
             connected=f.connection is not None, suppressed=f.suppressed, state=f.state.value
@@ -214,7 +215,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         # Its whole FrameworkInfo, offer constraints and tolerations included.
         convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
         convert.resources_to_pb(f.used, fentry.used)
-        convert.resources_to_pb(_offered(core, f.offers), fentry.offered)
+        convert.resources_to_pb(_offered(core.book.of_framework(f.framework_id)), fentry.offered)
         fentry.priority = demands.priority(f, core.priority)
         for d in f.demands.values():
             dentry = fentry.demands.add(

@@ -106,21 +106,18 @@ class AgentView:
         self.taint_of, self.attrs_of = statics.taint_of, statics.attrs_of
         # Free: the totals less tasks and outstanding offers, for the agents that have any.
         free = statics.totals.copy()
-        offers = core.offers
         for i, agent in enumerate(self.agents):
-            if agent.tasks or agent.offers:
+            offered = core.book.of_agent(agent.agent_id)
+            if agent.tasks or offered:
                 row = list(agent.spec.resources.scalars())
                 for task in agent.tasks.values():
                     for k, x in enumerate(task.spec.resources.scalars()):
                         row[k] -= x
-                for offer_id in agent.offers:
-                    offer = offers.get(offer_id)
-                    if offer is not None:
-                        for k, x in enumerate(offer.scalars):
-                            row[k] -= x
+                for offer in offered:
+                    for k, x in enumerate(offer.scalars):
+                        row[k] -= x
                 free[i] = row
         self.free = free
-        self._offers = offers
         self._core = core
 
     def _mark_spread(
@@ -190,7 +187,7 @@ class AgentView:
             masks[reason] = where.copy() if had is None else had | where
 
         free = self.free
-        own = [self._offers[o] for o in fw.offers if o in self._offers]
+        own = self._core.book.of_framework(fw.framework_id)
         if own:
             free = free.copy()
             for offer in own:

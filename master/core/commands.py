@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from corral.master.core.durable import Change
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import Status, TaskSpec
 
@@ -31,7 +32,12 @@ class SendSubscribed(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendOffers(Command):
     framework_id: str
-    offers: tuple[OfferRecord, ...]
+    batches: tuple[OfferColumns, ...]  # the book's columns, all entries as made
+
+    @property
+    def offers(self) -> tuple[OfferRecord, ...]:
+        """The offers as records (tests, tools): the hot path reads ``batches``."""
+        return tuple(r for b in self.batches for r in b.records())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

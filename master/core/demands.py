@@ -206,9 +206,8 @@ def _free_for(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord) -> list
     for task in agent.tasks.values():
         for k, x in enumerate(task.spec.resources.scalars()):
             free[k] -= x
-    for offer_id in agent.offers:
-        offer = core.offers.get(offer_id)
-        if offer is not None and offer.framework_id != fw.framework_id:
+    for offer in core.book.of_agent(agent.agent_id):
+        if offer.framework_id != fw.framework_id:
             for k, x in enumerate(offer.scalars):
                 free[k] -= x
     return free

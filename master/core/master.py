@@ -75,6 +75,7 @@ from corral.master.core.durable import (
 )
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
@@ -125,7 +126,9 @@ class MasterCore:
         )
         self._now = 0.0  # the event in hand's time
         self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self.freed)
-        self.offers = self.book.offers  # the same dict: read by views, explain and validate()
+        self.offers = (
+            self.book.offers
+        )  # by id, as records made on demand: views, explain, validate()
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
         # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
@@ -555,19 +558,19 @@ class MasterCore:
         refuse = self._refuse_seconds(e.refuse_seconds)
         _no_repeats(e.offer_ids, "offer id")
         fid = fw.framework_id
-        offers = self.book.siblings(self.book.known(fw, e.offer_ids))  # a gang goes back whole
-        self.book.give_back(offers)
-        self.pacer.declined(len(offers))
+        entries = self.book.known(fw, e.offer_ids)  # a gang goes back whole
+        self.book.give_back_entries(entries)
+        self.pacer.declined(sum(map(len, entries.values())))
         if refuse > 0:
             refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
-            for offer in offers:
-                had = refused.get(offer.agent_id)
-                if had is None:
-                    refused[offer.agent_id] = list(offer.scalars)
-                else:
-                    refused[offer.agent_id] = [
-                        x + y for x, y in zip(had, offer.scalars, strict=True)
-                    ]
+            for cols, idx in entries.items():
+                for i in idx:
+                    aid, scalars = cols.agent_ids[i], cols.scalars[i]
+                    had = refused.get(aid)
+                    if had is None:
+                        refused[aid] = list(scalars)
+                    else:
+                        refused[aid] = [x + y for x, y in zip(had, scalars, strict=True)]
             for agent_id, amount in refused.items():
                 self.allocator.add_filter(fid, agent_id, e.now + refuse, amount)
         return []
@@ -873,7 +876,7 @@ class MasterCore:
             # Before the cycle: the free room a preemptor's planned tasks need beside their
             # victims' is held for it now, not offered to others first (nominations.py rule 3).
             out += nominations.preempt(self, e)
-        per_fw: dict[str, list[OfferRecord]] = {}
+        per_fw: dict[str, list[OfferColumns]] = {}
         if self.gang_frameworks:
             allowance = self._offer_gangs(e.now, allowance, per_fw)
         if allowance > 0:
@@ -888,14 +891,14 @@ class MasterCore:
         # The window was in the way if the plan reached it: the walk stopped there.
         self.pacer.limited = allowance <= 0
         out += [
-            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, offers=tuple(batch))
+            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, batches=tuple(batch))
             for fw_id, batch in per_fw.items()
         ]
         out += pending.scan(self, e)  # why-pending events, rate-limited (pending.py)
         return out
 
     def _offer_gangs(
-        self, now: float, allowance: float, per_fw: dict[str, list[OfferRecord]]
+        self, now: float, allowance: float, per_fw: dict[str, list[OfferColumns]]
     ) -> float:
         """Gang rule 2 (gangs.py): cut a bundle for each waiting gang that fits, before the
         regular cycle sees the resources. Returns the allowance left."""
@@ -919,7 +922,7 @@ class MasterCore:
             ]
             made = self.book.make_gang(fw, d.name, members, slots, now)
             allowance -= members * shape[0]
-            per_fw.setdefault(fw.framework_id, []).extend(made)
+            per_fw.setdefault(fw.framework_id, []).append(made)
         return allowance
 
     # ------------------------------------------------------------------- roles
@@ -1050,7 +1053,9 @@ class MasterCore:
 
     def role_views(self) -> list[RoleView]:
         """Every role with a framework, a weight or a quota: what it was given and holds."""
-        return self.roles.views(self.frameworks.values(), self.offers, self.agents.values())
+        return self.roles.views(
+            self.frameworks.values(), self.book.of_framework, self.agents.values()
+        )
 
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
         fw = self.frameworks.get(framework_id)
@@ -1075,7 +1080,7 @@ class MasterCore:
             "framework_id": framework_id,
             "state": fw.state.value,
             "suppressed": fw.suppressed,
-            "outstanding_offers": len(fw.offers),
+            "outstanding_offers": self.book.count_of(fw.framework_id),
             "offered_agents": explanation.offered_agents,
             "reasons": dict(explanation.reasons),
             "details": dict(explanation.details),

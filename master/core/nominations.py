@@ -75,8 +75,8 @@ class _Used:
             for task in agent.tasks.values():
                 for k, x in enumerate(task.spec.resources.scalars()):
                     u[k] += x
-            for oid in agent.offers:
-                for k, x in enumerate(self._core.offers[oid].scalars):
+            for offer in self._core.book.of_agent(agent.agent_id):
+                for k, x in enumerate(offer.scalars):
                     u[k] += x
             self._cache[agent.agent_id] = u
         return u
@@ -155,8 +155,7 @@ def _preempt_for(
             continue
         u = used.get(agent)
         free = [t - x for t, x in zip(agent.spec.resources.scalars(), u, strict=True)]
-        for oid in agent.offers:  # its own offers are room it can use
-            offer = core.offers[oid]
+        for offer in core.book.of_agent(agent.agent_id):  # its own offers are room it can use
             if offer.framework_id == fw.framework_id:
                 free = [f + x for f, x in zip(free, offer.scalars, strict=True)]
         while need > 0 and preemption.fits(shape, free):
@@ -342,12 +341,14 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             core.allocator.allocate(fw.framework_id, agent.agent_id, extra)
             held = (held[0] + extra[0], held[1] + extra[1], held[2] + extra[2], held[3] + extra[3])
         offer = core.book.make_one(fw, agent, held, e.now)
-        n.offer_id = offer.offer_id
+        n.offer_id = offer.offer_id(0)
         n.expires_at = e.now + core.config.preemption_nomination_seconds
         if agent.freed_at is not None:
             agent.freed_at = None  # offered at once: no wait to measure
         out.append(
-            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offers=(offer,))
+            cmd.SendOffers(
+                stimulus_id=e.stimulus_id, framework_id=fw.framework_id, batches=(offer,)
+            )
         )
     return out
 

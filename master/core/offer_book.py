@@ -1,35 +1,48 @@
-"""The offer book: outstanding offers, indexed three ways (here by id, in their framework's set,
-in their agent's set), and the agents' free ports that travel with them.
+"""The offer book: outstanding offers, kept as columns (offer_columns.py) in batches made
+together, and the agents' free ports that travel with them.
+
+Offers come and go by the ten thousand a second in a large cluster, mostly declined unseen: a
+per-offer record with a dict entry and an entry in its framework's and its agent's sets was
+most of the master's cost per offer. Here an offer is an entry of a batch: its id is the
+batch's base plus its index (found by arithmetic and one bisection), its framework is the
+batch's, and an agent's offers are found through an index made only when asked for (a rescind,
+a registration, the views), dropped whenever offers are made.
 
 Rules (the core's validate() checks them after every event in its tests):
-- An offer is in all three indexes or in none; its agent is in the allocator and its framework
-  subscribed.
+- An offer is outstanding while its entry is alive; a batch with no entry alive is gone from
+  the book (``_batches``, its framework's ``_of_fw``); ``count`` is the number alive. Its agent
+  is in the allocator and its framework subscribed.
 - Its scalars stay charged in the allocator until it is used (accept), returned (decline, a
   stream gone: ``give_back``) or rescinded (its agent detached: ``rescind_agent``).
 - An agent's ports are each in one place: free, in one offer, or in one task. An offer carries
   all of its agent's free ports; they come back with the offer. A gang's offers carry them
   too (a demand's shape has no ports, but a gang's members do: a trainer's rank 0 listens on
   one); what the accepted tasks leave comes back at the accept.
-- ``offers`` is in the order offers were made (``make``, ``make_one`` and ``make_gang`` add to
-  it, each with the time of the event in hand), so the oldest outstanding offer is its first
-  entry: expiring offers (``expire``) looks at the front and stops at the first one still in
-  time, with no index of its own.
-- A gang's offers (``gangs``, gangs.py) are all outstanding or none: whoever returns or uses
-  one returns or uses them all (``siblings``), and dropping one forgets the gang.
+- Batches are in the order they were made (``make``, ``make_one`` and ``make_gang``, each with
+  the time of the event in hand, take ids from one sequence), so the oldest outstanding offers
+  are in the first batch: expiring offers (``expire``) looks at the front and stops at the
+  first batch still in time, with no index of its own.
+- A gang's offers (``gangs``, gangs.py) are one batch, all outstanding or none: whoever
+  returns or uses one returns or uses them all (``siblings``), and dropping one forgets the
+  gang.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Plan, PlanSource, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core.gangs import Gang
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.resources import Resources, normalize_ranges
+from corral.resources import PortRanges, Resources, normalize_ranges
+
+# Entries of batches, each batch with the indices of some of its entries.
+Entries = dict[OfferColumns, list[int]]
 
 
 class OfferBook:
@@ -41,13 +54,23 @@ class OfferBook:
         allocator: Allocator,
         freed: Callable[[AgentRecord], None],
     ) -> None:
-        self.offers: dict[str, OfferRecord] = {}
         self._agents = agents
         self._frameworks = frameworks
         self._allocator = allocator
         self._freed = freed  # resources of the agent came back to the pool
         self._prefix = f"{master_id}-O"
         self._seq = 0
+        self._batches: dict[int, OfferColumns] = {}  # by base, oldest first
+        # Bases in increasing order, for the bisection from an id; may hold bases of batches
+        # gone (a lookup finds them missing from _batches), compacted as they pile up.
+        self._bases: list[int] = []
+        self.bases_slack = 64  # bases of batches gone kept before compacting (tests set 0)
+        self._of_fw: dict[str, dict[int, OfferColumns]] = {}  # a framework's batches by base
+        # Agent id -> its entries, made when first asked for since offers were last made;
+        # entries that died since are skipped when read.
+        self._of_agent: dict[str, list[tuple[OfferColumns, int]]] | None = None
+        self.count = 0  # offers outstanding
+        self.offers: Mapping[str, OfferRecord] = OfferView(self)
         self.gangs: dict[str, Gang] = {}  # outstanding bundles by gang id
         self._gang_seq = 0
         self._gang_prefix = f"{master_id}-G"
@@ -55,79 +78,96 @@ class OfferBook:
         self.waits: list[float] = []
         self.expired = 0  # offers rescinded for their age since the shell last took the count
 
+    # ------------------------------------------------------------------ making offers
+
     def make(
         self, plan: Plan, allowance: float, now: float
-    ) -> tuple[dict[str, list[OfferRecord]], float]:
+    ) -> tuple[dict[str, list[OfferColumns]], float]:
         """Turn a cycle's plan into offers, per framework, up to ``allowance`` cpus; what is
         past it goes back to the allocator. Returns the offers and the allowance left."""
-        per_fw: dict[str, list[OfferRecord]] = defaultdict(list)
-        agents, frameworks, offers = self._agents, self._frameworks, self.offers
-        prefix, seq = self._prefix, self._seq
-        held: list[tuple[str, str, Scalars]] = []
-        waits = self.waits
-        source, handles = plan.source, plan.handles()
-        for i, (fid, aid, s) in enumerate(zip(*plan.columns(), strict=True)):
+        fids, aids, scalars = plan.columns()
+        source = plan.source
+        handles = plan.handles() if source is not None else None
+        cut = 0
+        for s in scalars:
             if allowance <= 0:
                 # Paced: not offered this cycle. The allocator stopped its walk at the
                 # allowance, so this is the rest of the last agent walked (split between
                 # frameworks), not some framework's share.
-                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
-                continue
+                break
             allowance -= s[0]
-            agent = agents.get(aid)
+            cut += 1
+        held = list(range(cut, len(fids)))
+        groups: dict[str, list[int]] = {}
+        for i in range(cut):
+            g = groups.get(fids[i])
+            if g is None:
+                groups[fids[i]] = [i]
+            else:
+                g.append(i)
+        agents, frameworks, waits = self._agents, self._frameworks, self.waits
+        per_fw: dict[str, list[OfferColumns]] = {}
+        for fid, idx in groups.items():
             fw = frameworks.get(fid)
-            if agent is None or fw is None or fw.connection is None or agent.connection is None:
-                # Cannot happen while rule 3 holds; give the resources back rather than lose them.
-                held.append((fid, aid, (s[0], s[1], s[2], s[3])))
+            if fw is None or fw.connection is None:
+                held += idx  # cannot happen while rule 3 holds: give back rather than lose
                 continue
-            seq += 1
-            if agent.freed_at is not None:
-                waits.append(now - agent.freed_at)
-                agent.freed_at = None
-            ports, agent.free_ports = agent.free_ports, ()
-            offer = OfferRecord(
-                f"{prefix}{seq}",
+            kept: list[int] = []
+            specs = []
+            ports: dict[int, PortRanges] = {}
+            for i in idx:
+                agent = agents.get(aids[i])
+                if agent is None or agent.connection is None:
+                    held.append(i)  # as above
+                    continue
+                if agent.freed_at is not None:
+                    waits.append(now - agent.freed_at)
+                    agent.freed_at = None
+                if agent.free_ports:
+                    ports[len(kept)] = agent.free_ports
+                    agent.free_ports = ()
+                kept.append(i)
+                specs.append(agent.spec)
+            if not kept:
+                continue
+            cols = OfferColumns(
+                self._prefix,
+                self._seq + 1,
                 fid,
-                aid,
-                agent.spec.hostname,
-                s,
+                [aids[i] for i in kept],
+                specs,
+                [scalars[i] for i in kept],
                 ports,
-                agent.spec.attributes,
                 now,
-                "",
-                source,
-                handles[i] if source is not None else -1,
+                source=source,
+                handles=[handles[i] for i in kept] if handles is not None else None,
             )
-            offers[offer.offer_id] = offer
-            fw.offers.add(offer.offer_id)
-            agent.offers.add(offer.offer_id)
-            per_fw[fid].append(offer)
-        self._seq = seq
+            self._add(cols)
+            per_fw[fid] = [cols]
         if held:
-            self._allocator.recover_many(held)
+            self._allocator.recover_many(
+                [(fids[i], aids[i], (s[0], s[1], s[2], s[3])) for i in held for s in (scalars[i],)]
+            )
         return per_fw, allowance
 
     def make_one(
         self, fw: FrameworkRecord, agent: AgentRecord, scalars: Scalars, now: float
-    ) -> OfferRecord:
+    ) -> OfferColumns:
         """One offer of resources already charged to the framework outside a cycle (a
         preemption's nominated room); it carries the agent's free ports as any offer does."""
-        self._seq += 1
         ports, agent.free_ports = agent.free_ports, ()
-        offer = OfferRecord(
-            f"{self._prefix}{self._seq}",
+        cols = OfferColumns(
+            self._prefix,
+            self._seq + 1,
             fw.framework_id,
-            agent.agent_id,
-            agent.spec.hostname,
-            list(scalars),
-            ports,
-            agent.spec.attributes,
+            [agent.agent_id],
+            [agent.spec],
+            [list(scalars)],
+            {0: ports} if ports else {},
             now,
         )
-        self.offers[offer.offer_id] = offer
-        fw.offers.add(offer.offer_id)
-        agent.offers.add(offer.offer_id)
-        return offer
+        self._add(cols)
+        return cols
 
     def make_gang(
         self,
@@ -136,50 +176,93 @@ class OfferBook:
         members: int,
         slots: Sequence[tuple[str, Scalars]],
         now: float,
-    ) -> list[OfferRecord]:
+    ) -> OfferColumns:
         """Charge and offer one bundle: ``slots`` are (agent id, scalars), one per agent."""
         self._gang_seq += 1
         gang_id = f"{self._gang_prefix}{self._gang_seq}"
         fid = fw.framework_id
-        made: list[OfferRecord] = []
-        for aid, scalars in slots:
+        specs = []
+        ports: dict[int, PortRanges] = {}
+        for i, (aid, scalars) in enumerate(slots):
             agent = self._agents[aid]
             self._allocator.allocate(fid, aid, scalars)
-            self._seq += 1
             if agent.freed_at is not None:
                 self.waits.append(now - agent.freed_at)
                 agent.freed_at = None
-            ports, agent.free_ports = agent.free_ports, ()
-            offer = OfferRecord(
-                f"{self._prefix}{self._seq}",
-                fid,
-                aid,
-                agent.spec.hostname,
-                list(scalars),
-                ports,
-                agent.spec.attributes,
-                now,
-                gang_id,
-            )
-            self.offers[offer.offer_id] = offer
-            fw.offers.add(offer.offer_id)
-            agent.offers.add(offer.offer_id)
-            made.append(offer)
-        self.gangs[gang_id] = Gang(gang_id, fid, demand, members, tuple(o.offer_id for o in made))
-        return made
+            if agent.free_ports:
+                ports[i] = agent.free_ports
+                agent.free_ports = ()
+            specs.append(agent.spec)
+        cols = OfferColumns(
+            self._prefix,
+            self._seq + 1,
+            fid,
+            [aid for aid, _ in slots],
+            specs,
+            [list(s) for _, s in slots],
+            ports,
+            now,
+            gang_id,
+        )
+        self._add(cols)
+        self.gangs[gang_id] = Gang(gang_id, fid, demand, members, tuple(cols.ids()))
+        return cols
 
-    def siblings(self, offers: Sequence[OfferRecord]) -> list[OfferRecord]:
-        """``offers`` and the other offers of their gangs (rule: all or none), each once."""
-        if not self.gangs or not any(o.gang_id for o in offers):
-            return list(offers)
-        out: dict[str, OfferRecord] = {}
-        for o in offers:
-            out[o.offer_id] = o
-            gang = self.gangs.get(o.gang_id) if o.gang_id else None
-            if gang is not None:
-                for oid in gang.offer_ids:
-                    out.setdefault(oid, self.offers[oid])
-        return list(out.values())
+    def _add(self, cols: OfferColumns) -> None:
+        self._seq += len(cols)
+        self._batches[cols.base] = cols
+        self._bases.append(cols.base)
+        self._of_fw.setdefault(cols.framework_id, {})[cols.base] = cols
+        self.count += len(cols)
+        self._of_agent = None
+
+    def _kill(self, cols: OfferColumns, idx: Sequence[int]) -> None:
+        """The entries are no longer outstanding (used or on their way back)."""
+        alive = cols.alive
+        if len(idx) == cols.live:
+            alive[:] = bytes(len(alive))
+        else:
+            for i in idx:
+                alive[i] = 0
+        cols.live -= len(idx)
+        self.count -= len(idx)
+        if cols.gang_id:
+            self.gangs.pop(cols.gang_id, None)
+        if cols.live == 0:
+            del self._batches[cols.base]
+            of_fw = self._of_fw[cols.framework_id]
+            del of_fw[cols.base]
+            if not of_fw:
+                del self._of_fw[cols.framework_id]
+            if len(self._bases) > 2 * len(self._batches) + self.bases_slack:
+                self._bases = list(self._batches)  # in order: bases only grow
+
+    # ------------------------------------------------------------------ finding offers
+
+    def _find(self, oid: str) -> tuple[OfferColumns, int] | None:
+        prefix = self._prefix
+        if not oid.startswith(prefix):
+            return None
+        tail = oid[len(prefix) :]
+        # Only ids this book writes: int() would also take " 7", "+7", "0_7" or non-ASCII digits.
+        if not (tail.isascii() and tail.isdigit()) or (tail[0] == "0" and len(tail) > 1):
+            return None
+        seq = int(tail)
+        bases = self._bases
+        k = bisect_right(bases, seq) - 1
+        if k < 0:
+            return None
+        cols = self._batches.get(bases[k])
+        if cols is None:
+            return None
+        i = seq - cols.base
+        if i >= len(cols.alive) or not cols.alive[i]:
+            return None
+        return cols, i
+
+    def get(self, oid: str) -> OfferRecord | None:
+        found = self._find(oid)
+        return None if found is None else found[0].record(found[1])
 
     def own(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
         """The framework's outstanding offers by id; CallRejected if any is not one."""
@@ -188,100 +271,186 @@ class OfferBook:
             raise CallRejected(Refusal.INVALID_ARGUMENT, "no offer ids")
         out: list[OfferRecord] = []
         for oid in ids:
-            offer = self.offers.get(oid)
-            if offer is None or offer.framework_id != fw.framework_id:
+            found = self._find(oid)
+            if found is None or found[0].framework_id != fw.framework_id:
                 raise CallRejected(
                     Refusal.INVALID_ARGUMENT,
                     f"offer {echo(oid)} is unknown, rescinded or already used",
                 )
-            out.append(offer)
+            out.append(found[0].record(found[1]))
         return out
 
-    def known(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> list[OfferRecord]:
-        """The framework's outstanding offers among ``offer_ids``; the rest are skipped (a
-        decline racing a rescind is normal)."""
-        known, fid = self.offers, fw.framework_id
-        return [o for o in map(known.get, offer_ids) if o is not None and o.framework_id == fid]
+    def known(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> Entries:
+        """The framework's outstanding offers among ``offer_ids`` with the rest of their gangs
+        (a gang goes back whole); unknown ids are skipped (a decline racing a rescind is
+        normal). Ids must not repeat."""
+        fid = fw.framework_id
+        out: Entries = {}
+        find = self._find
+        for oid in offer_ids:
+            found = find(oid)
+            if found is None or found[0].framework_id != fid:
+                continue
+            cols, i = found
+            got = out.get(cols)
+            if got is None:
+                out[cols] = [i]
+            else:
+                got.append(i)
+        return self._whole_gangs(out)
+
+    def _whole_gangs(self, entries: Entries) -> Entries:
+        for cols in entries:
+            if cols.gang_id:
+                entries[cols] = cols.live_indices()
+        return entries
+
+    def siblings(self, offers: Sequence[OfferRecord]) -> list[OfferRecord]:
+        """``offers`` and the other offers of their gangs (rule: all or none), each once."""
+        if not self.gangs or not any(o.gang_id for o in offers):
+            return list(offers)
+        out: dict[str, OfferRecord] = {}
+        for o in offers:
+            out[o.offer_id] = o
+            if o.gang_id and o.columns is not None:
+                for i in o.columns.live_indices():
+                    out.setdefault(o.columns.offer_id(i), o.columns.record(i))
+        return list(out.values())
+
+    def _agent_index(self) -> dict[str, list[tuple[OfferColumns, int]]]:
+        index = self._of_agent
+        if index is None:
+            index = {}
+            for cols in self._batches.values():
+                alive = cols.alive
+                for i, aid in enumerate(cols.agent_ids):
+                    if alive[i]:
+                        index.setdefault(aid, []).append((cols, i))
+            self._of_agent = index
+        return index
+
+    def _agent_entries(self, agent_id: str) -> Entries:
+        out: Entries = {}
+        for cols, i in self._agent_index().get(agent_id, ()):
+            if cols.alive[i]:
+                out.setdefault(cols, []).append(i)
+        return out
+
+    def of_agent(self, agent_id: str) -> list[OfferRecord]:
+        """The agent's outstanding offers, oldest first."""
+        return [c.record(i) for c, idx in self._agent_entries(agent_id).items() for i in idx]
+
+    def of_framework(self, framework_id: str) -> list[OfferRecord]:
+        """The framework's outstanding offers, oldest first."""
+        batches = self._of_fw.get(framework_id, {})
+        return [c.record(i) for c in batches.values() for i in c.live_indices()]
+
+    def count_of(self, framework_id: str) -> int:
+        return sum(c.live for c in self._of_fw.get(framework_id, {}).values())
+
+    def batches(self) -> Iterator[OfferColumns]:
+        """The batches with offers outstanding, oldest first."""
+        return iter(self._batches.values())
+
+    def __iter__(self) -> Iterator[str]:
+        for cols in self._batches.values():
+            for i in cols.live_indices():
+                yield cols.offer_id(i)
+
+    # ------------------------------------------------------------------ offers going
 
     def drop(self, offer: OfferRecord) -> AgentRecord | None:
         """Forget the offer (used, or on its way back); returns its agent (None if gone)."""
-        del self.offers[offer.offer_id]
-        if offer.gang_id:
-            self.gangs.pop(offer.gang_id, None)
-        fw = self._frameworks.get(offer.framework_id)
-        if fw is not None:
-            fw.offers.discard(offer.offer_id)
-        agent = self._agents.get(offer.agent_id)
-        if agent is not None:
-            agent.offers.discard(offer.offer_id)
-        return agent
+        if offer.columns is None:
+            raise ValueError(f"offer {offer.offer_id} is not one of the book's")
+        self._kill(offer.columns, [offer.index])
+        return self._agents.get(offer.agent_id)
 
     def give_back(self, offers: Iterable[OfferRecord]) -> None:
+        """Whole offers go back to the pool (see ``give_back_entries``)."""
+        entries: Entries = {}
+        for o in offers:
+            if o.columns is None:
+                raise ValueError(f"offer {o.offer_id} is not one of the book's")
+            entries.setdefault(o.columns, []).append(o.index)
+        self.give_back_entries(entries)
+
+    def give_back_entries(self, entries: Entries) -> None:
         """Decline, rescind or a stream gone: whole offers go back to the pool (declines come
-        thousands at a time: this is a per-offer path). An offer of a cycle goes back by its
-        handle in the plan, the rest by ids and scalars, each kind in one allocator call."""
+        thousands at a time: this is a per-offer path). A cycle's offers go back by their
+        handles in the plan, the rest by ids and scalars, each kind in one allocator call."""
         returns: list[tuple[str, str, Sequence[float]]] = []
         by_source: dict[int, tuple[PlanSource, list[int], list[Sequence[float]]]] = {}
-        last: tuple[PlanSource, list[int], list[Sequence[float]]] | None = None
-        freed = self._freed
-        for offer in offers:
-            agent = self.drop(offer)
-            if agent is None:
+        agents, freed = self._agents, self._freed
+        for cols, idx in entries.items():
+            self._kill(cols, idx)
+            aids, scalars, ports = cols.agent_ids, cols.scalars, cols.ports
+            back: list[int] = []
+            for i in idx:
+                agent = agents.get(aids[i])
+                if agent is None:
+                    continue
+                if ports:
+                    p = ports.get(i)
+                    if p:
+                        agent.free_ports = normalize_ranges(list(agent.free_ports) + list(p))
+                if not agent.in_allocator:
+                    continue
+                freed(agent)
+                back.append(i)
+            source, handles = cols.source, cols.handles
+            if source is None or handles is None:
+                fid = cols.framework_id
+                returns += [(fid, aids[i], scalars[i]) for i in back]
                 continue
-            if offer.ports:
-                agent.free_ports = normalize_ranges(list(agent.free_ports) + list(offer.ports))
-            if not agent.in_allocator:
-                continue
-            freed(agent)
-            source = offer.source
-            if source is None:
-                returns.append((offer.framework_id, offer.agent_id, offer.scalars))
-                continue
-            if last is None or last[0] is not source:
-                last = by_source.setdefault(id(source), (source, [], []))
-            last[1].append(offer.handle)
-            last[2].append(offer.scalars)
-        for source, handles, scalars in by_source.values():
-            self._allocator.recover_handles(source, handles, scalars)
+            group = by_source.get(id(source))
+            if group is None:
+                group = by_source[id(source)] = (source, [], [])
+            group[1].extend([handles[i] for i in back])
+            group[2].extend([scalars[i] for i in back])
+        for source, hs, ss in by_source.values():
+            self._allocator.recover_handles(source, hs, ss)
         if returns:
             self._allocator.recover_many(returns)
 
     def take_back(self, fw: FrameworkRecord) -> None:
         """The framework's stream is gone or replaced: its offers return without a RESCIND."""
-        self.give_back([self.offers[oid] for oid in sorted(fw.offers)])
+        batches = self._of_fw.get(fw.framework_id)
+        if batches:
+            self.give_back_entries({c: c.live_indices() for c in list(batches.values())})
 
     def rescind_agent(self, agent: AgentRecord, sid: str) -> list[cmd.Command]:
         """The agent is leaving the allocator: its offers return, and their frameworks are told
         (RESCIND) if they can hear it."""
-        return self._rescind([self.offers[oid] for oid in sorted(agent.offers)], sid)
+        return self._rescind(self._agent_entries(agent.agent_id), sid)
 
     def expire(self, made_before: float, sid: str) -> tuple[list[cmd.Command], dict[str, int]]:
         """Rescind the offers made before ``made_before`` (the offer timeout ran out): they go
         back as a decline without a filter does. Returns the RESCIND commands and how many
         offers each framework lost.
 
-        Cost: the offers that expire, plus one look at the front of ``offers`` (oldest first,
+        Cost: the offers that expire, plus one look at the front of the batches (oldest first,
         see the module's rules), however many are outstanding."""
-        old: list[OfferRecord] = []
-        for offer in self.offers.values():
-            if offer.created_at >= made_before:
+        old: Entries = {}
+        for cols in self._batches.values():
+            if cols.created_at >= made_before:
                 break
-            old.append(offer)
+            old[cols] = cols.live_indices()
         if not old:
             return [], {}
-        self.expired += len(old)
-        per_fw: dict[str, int] = defaultdict(int)
-        for offer in old:
-            per_fw[offer.framework_id] += 1
+        per_fw: dict[str, int] = {}
+        for cols, idx in old.items():
+            per_fw[cols.framework_id] = per_fw.get(cols.framework_id, 0) + len(idx)
+        self.expired += sum(per_fw.values())
         return self._rescind(old, sid), per_fw
 
-    def _rescind(self, offers: list[OfferRecord], sid: str) -> list[cmd.Command]:
+    def _rescind(self, entries: Entries, sid: str) -> list[cmd.Command]:
         """The offers return to the pool; their frameworks are told (RESCIND) if they can hear."""
-        per_fw: dict[str, list[str]] = defaultdict(list)
-        offers = self.siblings(offers)
-        for offer in offers:
-            per_fw[offer.framework_id].append(offer.offer_id)
-        self.give_back(offers)
+        entries = self._whole_gangs(entries)
+        per_fw: dict[str, list[str]] = {}
+        for cols, idx in entries.items():
+            per_fw.setdefault(cols.framework_id, []).extend(cols.offer_id(i) for i in idx)
+        self.give_back_entries(entries)
         out: list[cmd.Command] = []
         for fw_id, ids in per_fw.items():
             fw = self._frameworks.get(fw_id)
@@ -296,7 +465,49 @@ class OfferBook:
         used: list[tuple[int, int]] = []
         for task in agent.tasks.values():
             used += task.spec.resources.ports
-        for oid in agent.offers:
-            used += self.offers[oid].ports
+        for cols, idx in self._agent_entries(agent.agent_id).items():
+            for i in idx:
+                used += cols.ports.get(i, ())
         free = agent.spec.resources - Resources(ports=normalize_ranges(used))
         return free.ports
+
+    def check(self) -> list[str]:
+        """The book's own rules, as faults found (validate() reports them)."""
+        faults: list[str] = []
+        live = 0
+        for base, cols in self._batches.items():
+            n = sum(cols.alive)
+            if cols.base != base or n != cols.live or n == 0:
+                faults.append(f"batch {base}: filed at {cols.base}, {cols.live} live of {n}")
+            if self._of_fw.get(cols.framework_id, {}).get(base) is not cols:
+                faults.append(f"batch {base} missing from framework {cols.framework_id}'s")
+            live += n
+        if live != self.count:
+            faults.append(f"{self.count} offers counted, {live} alive")
+        if sum(len(b) for b in self._of_fw.values()) != len(self._batches):
+            faults.append("a framework holds a batch the book does not")
+        if self._bases != sorted(self._bases) or not set(self._batches) <= set(self._bases):
+            faults.append("the bases are out of order or miss a batch")
+        return faults
+
+
+class OfferView(Mapping[str, OfferRecord]):
+    """The outstanding offers by id, as records made on demand (views, explain, validate())."""
+
+    def __init__(self, book: OfferBook) -> None:
+        self._book = book
+
+    def __getitem__(self, oid: str) -> OfferRecord:
+        got = self._book.get(oid)
+        if got is None:
+            raise KeyError(oid)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._book)
+
+    def __len__(self) -> int:
+        return self._book.count
+
+    def __contains__(self, oid: object) -> bool:
+        return isinstance(oid, str) and self._book._find(oid) is not None

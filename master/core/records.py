@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from corral.master.allocator.interface import PlanSource
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import (
     AgentSpec,
@@ -17,6 +17,9 @@ from corral.master.core.types import (
 )
 from corral.resources import PortRanges, Resources
 
+if TYPE_CHECKING:
+    from corral.master.core.offer_columns import OfferColumns
+
 
 def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
     total = Resources()
@@ -27,9 +30,10 @@ def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
 
 @dataclass(slots=True)  # immutable by convention; not frozen for speed (see types._HOT_PATH)
 class OfferRecord:
-    """One outstanding offer. Its resources are kept as the allocator's row of scalars plus the
-    agent's free port ranges: an offer is usually declined without its ``Resources`` ever being
-    needed, and making one per offer was the largest single cost of an allocation tick."""
+    """One outstanding offer as an object. The book keeps offers as columns (offer_columns.py)
+    and makes a record on demand (an accept, the views, validate()); ``columns`` and ``index``
+    say which entry it is. Its resources are the allocator's row of scalars plus the agent's
+    free port ranges: most offers are declined without their ``Resources`` ever being needed."""
 
     offer_id: str
     framework_id: str
@@ -40,10 +44,8 @@ class OfferRecord:
     attributes: dict[str, str]
     created_at: float
     gang_id: str = ""  # one of a gang's bundle (gangs.py): used, returned and rescinded together
-    # Where a cycle's plan named its entry (None: made outside a cycle): returned whole, the
-    # offer goes back by its handle (Allocator.recover_handles), not by its ids.
-    source: PlanSource | None = None
-    handle: int = -1
+    columns: OfferColumns | None = None  # the book's batch holding it (None: made by hand)
+    index: int = -1
 
     @property
     def resources(self) -> Resources:
@@ -103,7 +105,6 @@ class AgentRecord:
     # (task end, decline, accept leftover, registration): an offer measures its wait from here.
     freed_at: float | None = None
     tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
-    offers: set[str] = field(default_factory=set)
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
@@ -133,7 +134,6 @@ class FrameworkRecord:
     disconnected_at: float | None = None
     suppressed: bool = False
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
-    offers: set[str] = field(default_factory=set)
     # Statuses forwarded and not yet acknowledged, by (task_id, uuid), in arrival order.
     pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
     # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.

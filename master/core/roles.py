@@ -14,7 +14,7 @@ DRF orders roles by share ÷ weight.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
@@ -63,7 +63,7 @@ class RolesTable:
     def views(
         self,
         frameworks: Iterable[FrameworkRecord],
-        offers: Mapping[str, OfferRecord],
+        offers_of: Callable[[str], Iterable[OfferRecord]],
         agents: Iterable[AgentRecord],
     ) -> list[RoleView]:
         """Every role with a framework, a weight or a quota, sorted by name."""
@@ -81,8 +81,8 @@ class RolesTable:
             used, offered = Resources(), Resources()
             for fw in members.get(role, ()):
                 used = used + fw.used
-                for oid in fw.offers:
-                    offered = offered + offers[oid].resources
+                for offer in offers_of(fw.framework_id):
+                    offered = offered + offer.resources
             allocated = used + offered
             out.append(
                 RoleView(

@@ -47,22 +47,25 @@ def validate(core: MasterCore) -> None:
 
 
 def _offers(core: MasterCore) -> None:
-    """An offer is in the book, in its framework's set and in its agent's set, or in none."""
+    """The book's own rules hold (offer_book.py); an outstanding offer's framework is
+    subscribed and its agent attached."""
+    for fault in core.book.check():
+        _check(False, fault)
     for oid, offer in core.offers.items():
         _check(offer.offer_id == oid, f"offer {oid} is filed under another id")
         fw = core.frameworks.get(offer.framework_id)
         agent = core.agents.get(offer.agent_id)
-        _check(fw is not None and oid in fw.offers, f"offer {oid} missing from its framework")
-        _check(agent is not None and oid in agent.offers, f"offer {oid} missing from its agent")
+        _check(fw is not None, f"offer {oid} of an unknown framework")
+        _check(agent is not None, f"offer {oid} of an unknown agent")
         assert fw is not None and agent is not None
         _check(fw.state is FrameworkState.SUBSCRIBED, f"offer {oid} held by a gone framework")
         _check(agent.in_allocator, f"offer {oid} of agent {agent.agent_id}, which is detached")
-    for fw in core.frameworks.values():
-        stray = fw.offers - core.offers.keys()
-        _check(not stray, f"framework {fw.framework_id} holds unknown offers {sorted(stray)}")
-    for agent in core.agents.values():
-        stray = agent.offers - core.offers.keys()
-        _check(not stray, f"agent {agent.agent_id} holds unknown offers {sorted(stray)}")
+    by_agent = sum(len(core.book.of_agent(a)) for a in core.agents)
+    by_fw = sum(len(core.book.of_framework(f)) for f in core.frameworks)
+    _check(
+        by_agent == by_fw == len(core.offers),
+        f"{len(core.offers)} offers, {by_agent} by their agents, {by_fw} by their frameworks",
+    )
 
 
 def _tasks(core: MasterCore) -> None:
@@ -100,8 +103,7 @@ def _charges(core: MasterCore) -> None:
             continue
         for (fw_id, _), task in agent.tasks.items():
             add((fw_id, agent.agent_id), task.spec.resources.scalars())
-        for oid in agent.offers:
-            offer = core.offers[oid]
+        for offer in core.book.of_agent(agent.agent_id):
             add((offer.framework_id, agent.agent_id), list(offer.scalars))
     for n in core.nominations.values():
         held_on = core.agents.get(n.agent_id)
@@ -123,8 +125,8 @@ def _free_ports(core: MasterCore) -> None:
         if not agent.in_allocator:
             continue
         places = list(agent.free_ports)
-        for oid in agent.offers:
-            places += core.offers[oid].ports
+        for offer in core.book.of_agent(agent.agent_id):
+            places += offer.ports
         for task in agent.tasks.values():
             places += task.spec.resources.ports
         ports = _ports(places)

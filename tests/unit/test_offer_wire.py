@@ -1,6 +1,6 @@
 """The hand-assembled OFFERS bytes parse to exactly what protobuf builds from the same offers,
 whatever the ids, resources, ports and attributes, and however an agent changes between offers
-(the encoder caches each agent's part)."""
+(the encoder caches each agent's part). Offers come as the book's columns (offer_columns.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corral.master import convert
+from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
+from corral.master.core.types import AgentSpec
 from corral.master.offer_wire import OfferEncoder, event_wire, varint
+from corral.resources import Resources
 from corral.v1 import scheduler_pb2
 
 text = st.text(max_size=300)  # past 127 bytes a length takes two varint bytes
 scalars = st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=4, max_size=4)
-ports = st.lists(
+ports_of = st.lists(
     st.tuples(st.integers(1, 30000), st.integers(0, 30000)).map(lambda r: (r[0], r[0] + r[1])),
     max_size=3,
 ).map(tuple)
@@ -23,27 +26,36 @@ attributes = st.dictionaries(text, text, max_size=3)
 
 
 @st.composite
-def offer_batches(draw: st.DrawFn) -> list[list[OfferRecord]]:
+def offer_batches(draw: st.DrawFn) -> list[list[OfferColumns]]:
+    """OFFERS messages, each a list of one framework's batches of columns."""
     agents = draw(st.lists(st.tuples(text, text), min_size=1, max_size=4, unique_by=lambda a: a[0]))
-    specs = {aid: (host, draw(attributes)) for aid, host in agents}
-    batches = []
+    specs = {aid: AgentSpec(aid, host, Resources(), draw(attributes)) for aid, host in agents}
+    messages = []
     for _ in range(draw(st.integers(1, 4))):
         fid = draw(text)
-        batch = []
-        for _ in range(draw(st.integers(0, 5))):
-            aid = draw(st.sampled_from(sorted(specs)))
-            host, attrs = specs[aid]
-            if draw(st.booleans()):  # the agent re-registered with new attributes
-                specs[aid] = (host, draw(attributes))
-                attrs = specs[aid][1]
+        message = []
+        for _ in range(draw(st.integers(0, 3))):
+            aids, made, rows, ports = [], [], [], {}
+            for i in range(draw(st.integers(0, 5))):
+                aid = draw(st.sampled_from(sorted(specs)))
+                if draw(st.booleans()):  # the agent re-registered with new attributes
+                    old = specs[aid]
+                    specs[aid] = AgentSpec(aid, old.hostname, Resources(), draw(attributes))
+                aids.append(aid)
+                made.append(specs[aid])
+                rows.append(draw(scalars))
+                carried = draw(ports_of)
+                if carried:
+                    ports[i] = carried
             gang = draw(st.sampled_from(["", "", "m1-G7", draw(text)]))  # gang offers: some
-            batch.append(
-                OfferRecord(
-                    draw(text), fid, aid, host, draw(scalars), draw(ports), attrs, 0.0, gang
-                )
-            )
-        batches.append(batch)
-    return batches
+            base = draw(st.integers(1, 2**62))
+            message.append(OfferColumns(draw(text), base, fid, aids, made, rows, ports, 0.0, gang))
+        messages.append(message)
+    return messages
+
+
+def records(batches: list[OfferColumns]) -> list[OfferRecord]:
+    return [r for b in batches for r in b.records()]
 
 
 def expected(offers: list[OfferRecord]) -> scheduler_pb2.Event:
@@ -55,11 +67,11 @@ def expected(offers: list[OfferRecord]) -> scheduler_pb2.Event:
 
 @settings(max_examples=300, deadline=None)
 @given(offer_batches())
-def test_encoded_offers_parse_to_what_protobuf_builds(batches: list[list[OfferRecord]]) -> None:
+def test_encoded_offers_parse_to_what_protobuf_builds(messages: list[list[OfferColumns]]) -> None:
     encoder = OfferEncoder()
-    for batch in batches:
-        got = scheduler_pb2.Event.FromString(encoder.event(batch))
-        assert got == expected(batch)
+    for batches in messages:
+        got = scheduler_pb2.Event.FromString(encoder.event(batches))
+        assert got == expected(records(batches))
         assert got.WhichOneof("event") == "offers"
 
 
@@ -70,19 +82,36 @@ def test_varint_matches_protobuf(n: int) -> None:
     assert varint(n) == encoder._VarintBytes(n)
 
 
+def one(
+    oid_base: int, fid: str, spec: AgentSpec, row: list[float], ports: object = ()
+) -> OfferColumns:
+    carried = {0: ports} if ports else {}
+    return OfferColumns("o", oid_base, fid, [spec.agent_id], [spec], [row], carried, 0.0)  # type: ignore[arg-type]
+
+
 def test_an_agent_changing_resources_is_encoded_afresh() -> None:
     encoder = OfferEncoder()
-    first = OfferRecord("o1", "f", "a", "h", [24.0, 4096.0, 0.0, 0.0], (), {}, 0.0)
-    later = OfferRecord("o2", "f", "a", "h", [23.0, 3968.0, 0.0, 0.0], ((31000, 31005),), {}, 0.0)
-    encoder.event([first])
+    spec = AgentSpec("a", "h", Resources())
+    encoder.event([one(1, "f", spec, [24.0, 4096.0, 0.0, 0.0])])
+    later = one(2, "f", spec, [23.0, 3968.0, 0.0, 0.0], ((31000, 31005),))
     [offer] = scheduler_pb2.Event.FromString(encoder.event([later])).offers.offers
     assert (offer.id, offer.resources.cpus, offer.resources.mem) == ("o2", 23.0, 3968.0)
     assert [(r.begin, r.end) for r in offer.resources.ports] == [(31000, 31005)]
 
 
+def test_an_agent_registered_again_is_encoded_afresh() -> None:
+    encoder = OfferEncoder()
+    row = [1.0, 1.0, 0.0, 0.0]
+    encoder.event([one(1, "f", AgentSpec("a", "h", Resources(), {"zone": "a"}), row)])
+    moved = AgentSpec("a", "h2", Resources(), {"zone": "b"})
+    [offer] = scheduler_pb2.Event.FromString(encoder.event([one(2, "f", moved, row)])).offers.offers
+    assert (offer.hostname, dict(offer.attributes)) == ("h2", {"zone": "b"})
+
+
 def test_one_event_holds_one_frameworks_offers() -> None:
-    a = OfferRecord("o1", "f1", "a", "h", [1.0, 1.0, 0.0, 0.0], (), {}, 0.0)
-    b = OfferRecord("o2", "f2", "a", "h", [1.0, 1.0, 0.0, 0.0], (), {}, 0.0)
+    spec = AgentSpec("a", "h", Resources())
+    a = one(1, "f1", spec, [1.0, 1.0, 0.0, 0.0])
+    b = one(2, "f2", spec, [1.0, 1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="one framework"):
         OfferEncoder().event([a, b])
 
@@ -96,13 +125,13 @@ def test_the_stream_serializer_passes_bytes_through_and_serializes_events() -> N
 @settings(max_examples=200, deadline=None)
 @given(offer_batches(), st.integers(0, 2000))
 def test_offers_split_by_size_parse_to_the_same_offers_each_event_under_the_bound(
-    batches: list[list[OfferRecord]], max_bytes: int
+    messages: list[list[OfferColumns]], max_bytes: int
 ) -> None:
     encoder = OfferEncoder()
-    for batch in batches:
-        events = [scheduler_pb2.Event.FromString(b) for b in encoder.events(batch, max_bytes)]
+    for batches in messages:
+        events = [scheduler_pb2.Event.FromString(b) for b in encoder.events(batches, max_bytes)]
         got = [o for e in events for o in e.offers.offers]
-        assert got == list(expected(batch).offers.offers)
+        assert got == list(expected(records(batches)).offers.offers)
         for event in events:
             # Only an offer larger than the bound on its own may take an event past it.
             assert event.offers.ByteSize() <= max_bytes or len(event.offers.offers) == 1
