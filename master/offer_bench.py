@@ -113,7 +113,7 @@ def run(
                     )
                 )
         t4 = clock()
-        sent = sum(len(c.offers) for c in commands if isinstance(c, cmd.SendOffers))
+        sent = sum(len(b) for c in commands if isinstance(c, cmd.SendOffers) for b in c.batches)
         if n != sent:
             raise RuntimeError(f"round {r}: {sent} offers sent, {n} declined")
         if r < warmup or not n:

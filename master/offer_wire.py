@@ -98,7 +98,7 @@ class OfferEncoder:
             ports = batch.ports
             seq = batch.base
             for i, (aid, spec, s) in enumerate(
-                zip(batch.agent_ids, batch.specs, batch.scalars, strict=True)
+                zip(batch.agent_ids, batch.specs, batch.scalar_rows(), strict=True)
             ):
                 p = ports.get(i, ()) if ports else ()
                 cached = agents.get(aid)

@@ -18,7 +18,6 @@ per pair is for agents with reservations.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -68,11 +67,13 @@ def recover_many(al: DrfAllocator, returns: Sequence[tuple[str, str, Sequence[fl
 def recover_handles(
     al: DrfAllocator,
     source: PlanSource,
-    handles: Sequence[int],
-    scalars: Sequence[Sequence[float]],
+    handles: npt.ArrayLike,
+    scalars: npt.ArrayLike,
 ) -> None:
     """``Allocator.recover_handles``: a plan's entries given back by their pair keys."""
-    if not handles:
+    keys = np.asarray(handles, dtype=np.int64)
+    n = len(keys)
+    if not n:
         return
     if source.framework_table is not al._frameworks.ids or (
         source.agent_table is not al._agents.ids
@@ -81,15 +82,13 @@ def recover_handles(
         # by ids, which skips the gone.
         recover_many(al, source.entries(handles, scalars))
         return
-    n = len(handles)
-    keys = np.fromiter(handles, dtype=np.int64, count=n)
     # The plan's own amounts, charged by this allocator: nothing to check.
-    amounts = np.fromiter(itertools.chain.from_iterable(scalars), np.float64, 4 * n)
+    amounts = np.asarray(scalars, dtype=np.float64).reshape(n, 4)
     recover_rows(
         al,
         (keys & PAIR_FW_MASK).astype(np.intp),
         (keys >> PAIR_FW_BITS).astype(np.intp),
-        amounts.reshape(n, 4),
+        amounts,
     )
 
 

@@ -56,13 +56,15 @@ class PlanSource:
     agent_table: Sequence[str]
 
     def entries(
-        self, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+        self, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> list[tuple[str, str, Sequence[float]]]:
         """(framework id, agent id, scalars) of each handle, as ``recover_many`` takes them."""
         fws, agents = self.framework_table, self.agent_table
+        keys: list[int] = np.asarray(handles, dtype=np.int64).tolist()
+        rows: list[list[float]] = np.asarray(scalars, dtype=np.float64).reshape(-1, 4).tolist()
         return [
             (fws[h & PAIR_FW_MASK], agents[h >> PAIR_FW_BITS], s)
-            for h, s in zip(handles, scalars, strict=True)
+            for h, s in zip(keys, rows, strict=True)
         ]
 
 
@@ -140,10 +142,23 @@ class Plan(Sequence[Allocation]):
 
     def handles(self) -> list[int]:
         """Each entry's handle in ``source`` (empty without a source)."""
+        return self.handle_array().tolist()  # type: ignore[no-any-return]
+
+    def handle_array(self) -> npt.NDArray[np.int64]:
+        """``handles()`` as an array."""
         if self._rows is None:
-            return []
+            return np.zeros(0, dtype=np.int64)
         frameworks, agents = self._rows
-        return ((agents.astype(np.int64) << PAIR_FW_BITS) | frameworks).tolist()  # type: ignore[no-any-return]
+        return (agents.astype(np.int64) << PAIR_FW_BITS) | frameworks
+
+    def ids(self) -> tuple[list[str], list[str]]:
+        """(framework ids, agent ids), one entry per offer."""
+        self._resolve()
+        return self._frameworks, self._agents
+
+    def scalar_array(self) -> npt.NDArray[np.float64]:
+        """The [n, 4] scalars (cpus, mem, disk, gpus); not to be changed."""
+        return self._scalars
 
     def __len__(self) -> int:
         return int(self._scalars.shape[0])
@@ -315,9 +330,10 @@ class Allocator(Protocol):
         Scalars may be any sequence of four (an offer keeps the plan's row as a list)."""
 
     def recover_handles(
-        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+        self, source: PlanSource, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> None:
-        """``recover_many(source.entries(handles, scalars))`` for entries of plans this
+        """``recover_many(source.entries(handles, scalars))`` (``handles`` ints, ``scalars``
+        [n, 4], lists or arrays) for entries of plans this
         allocator's ``cycle`` made (each whole, scalars as planned), in order. An allocator may
         take them back by their rows without looking ids up again (a batch of declines is
         thousands of entries)."""

@@ -337,7 +337,7 @@ class DrfAllocator:
         charging.recover_many(self, returns)
 
     def recover_handles(
-        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+        self, source: PlanSource, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> None:
         charging.recover_handles(self, source, handles, scalars)
 

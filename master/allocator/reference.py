@@ -94,6 +94,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from corral.master.allocator import order
 from corral.master.allocator.interface import (
@@ -296,7 +297,7 @@ class ReferenceAllocator:
             self.recover(framework_id, agent_id, (cpus, mem, disk, gpus))
 
     def recover_handles(
-        self, source: PlanSource, handles: Sequence[int], scalars: Sequence[Sequence[float]]
+        self, source: PlanSource, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> None:
         self.recover_many(source.entries(handles, scalars))
 

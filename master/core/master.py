@@ -125,7 +125,7 @@ class MasterCore:
             config.max_completed_tasks_per_framework, config.max_completed_frameworks
         )
         self._now = 0.0  # the event in hand's time
-        self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, self.freed)
+        self.book = OfferBook(master_id, self.agents, self.frameworks, allocator, lambda: self._now)
         self.offers = (
             self.book.offers
         )  # by id, as records made on demand: views, explain, validate()
@@ -565,7 +565,7 @@ class MasterCore:
             refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
             for cols, idx in entries.items():
                 for i in idx:
-                    aid, scalars = cols.agent_ids[i], cols.scalars[i]
+                    aid, scalars = cols.agent_ids[i], cols.scalar_rows()[i]
                     had = refused.get(aid)
                     if had is None:
                         refused[aid] = list(scalars)

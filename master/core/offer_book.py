@@ -31,6 +31,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import repeat
+
+import numpy as np
+import numpy.typing as npt
 
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Plan, PlanSource, Scalars
@@ -43,6 +47,8 @@ from corral.resources import PortRanges, Resources, normalize_ranges
 
 # Entries of batches, each batch with the indices of some of its entries.
 Entries = dict[OfferColumns, list[int]]
+Handles = npt.NDArray[np.int64]
+Rows = npt.NDArray[np.float64]
 
 
 class OfferBook:
@@ -52,12 +58,12 @@ class OfferBook:
         agents: dict[str, AgentRecord],
         frameworks: dict[str, FrameworkRecord],
         allocator: Allocator,
-        freed: Callable[[AgentRecord], None],
+        clock: Callable[[], float],
     ) -> None:
         self._agents = agents
         self._frameworks = frameworks
         self._allocator = allocator
-        self._freed = freed  # resources of the agent came back to the pool
+        self._clock = clock  # the time of the event in hand
         self._prefix = f"{master_id}-O"
         self._seq = 0
         self._batches: dict[int, OfferColumns] = {}  # by base, oldest first
@@ -85,17 +91,18 @@ class OfferBook:
     ) -> tuple[dict[str, list[OfferColumns]], float]:
         """Turn a cycle's plan into offers, per framework, up to ``allowance`` cpus; what is
         past it goes back to the allocator. Returns the offers and the allowance left."""
-        fids, aids, scalars = plan.columns()
+        fids, aids = plan.ids()
+        scalars = plan.scalar_array()
         source = plan.source
-        handles = plan.handles() if source is not None else None
+        handles = plan.handle_array() if source is not None else None
         cut = 0
-        for s in scalars:
+        for cpus in scalars[:, 0].tolist():
             if allowance <= 0:
                 # Paced: not offered this cycle. The allocator stopped its walk at the
                 # allowance, so this is the rest of the last agent walked (split between
                 # frameworks), not some framework's share.
                 break
-            allowance -= s[0]
+            allowance -= cpus
             cut += 1
         held = list(range(cut, len(fids)))
         groups: dict[str, list[int]] = {}
@@ -136,17 +143,18 @@ class OfferBook:
                 fid,
                 [aids[i] for i in kept],
                 specs,
-                [scalars[i] for i in kept],
+                scalars[kept],
                 ports,
                 now,
                 source=source,
-                handles=[handles[i] for i in kept] if handles is not None else None,
+                handles=handles[kept] if handles is not None else None,
             )
             self._add(cols)
             per_fw[fid] = [cols]
         if held:
+            rows = scalars[held].tolist()
             self._allocator.recover_many(
-                [(fids[i], aids[i], (s[0], s[1], s[2], s[3])) for i in held for s in (scalars[i],)]
+                [(fids[i], aids[i], tuple(s)) for i, s in zip(held, rows, strict=True)]
             )
         return per_fw, allowance
 
@@ -162,7 +170,7 @@ class OfferBook:
             fw.framework_id,
             [agent.agent_id],
             [agent.spec],
-            [list(scalars)],
+            np.array([scalars], dtype=np.float64),
             {0: ports} if ports else {},
             now,
         )
@@ -199,7 +207,7 @@ class OfferBook:
             fid,
             [aid for aid, _ in slots],
             specs,
-            [list(s) for _, s in slots],
+            np.array([s for _, s in slots], dtype=np.float64).reshape(-1, 4),
             ports,
             now,
             gang_id,
@@ -280,24 +288,70 @@ class OfferBook:
             out.append(found[0].record(found[1]))
         return out
 
-    def known(self, fw: FrameworkRecord, offer_ids: Iterable[str]) -> Entries:
+    def known(self, fw: FrameworkRecord, offer_ids: Sequence[str]) -> Entries:
         """The framework's outstanding offers among ``offer_ids`` with the rest of their gangs
         (a gang goes back whole); unknown ids are skipped (a decline racing a rescind is
-        normal). Ids must not repeat."""
+        normal). Ids must not repeat.
+
+        A framework usually declines what one OFFERS message held: ids of one batch, in a
+        row. Those are found a run at a time (``_runs``); any id not of this book's making
+        sends the whole call the slow way, one ``_find`` per id."""
+        seqs = self._seqs(offer_ids)
+        out = self._runs(seqs) if seqs is not None else self._one_by_one(offer_ids)
         fid = fw.framework_id
-        out: Entries = {}
-        find = self._find
-        for oid in offer_ids:
-            found = find(oid)
-            if found is None or found[0].framework_id != fid:
-                continue
-            cols, i = found
-            got = out.get(cols)
-            if got is None:
-                out[cols] = [i]
-            else:
-                got.append(i)
+        for cols in [c for c in out if c.framework_id != fid]:
+            del out[cols]  # another framework's: not this one's to decline
         return self._whole_gangs(out)
+
+    def _seqs(self, offer_ids: Sequence[str]) -> list[int] | None:
+        """The ids' sequence numbers if every id is one this book could have written."""
+        prefix = self._prefix
+        if not all(map(str.startswith, offer_ids, repeat(prefix))):
+            return None
+        n = len(prefix)
+        tails = [oid[n:] for oid in offer_ids]
+        digits = "".join(tails)
+        firsts = {t[:1] for t in tails}
+        if not (digits.isascii() and digits.isdigit()) or "" in firsts or "0" in firsts:
+            return None
+        return list(map(int, tails))
+
+    def _one_by_one(self, offer_ids: Iterable[str]) -> Entries:
+        out: Entries = {}
+        for oid in offer_ids:
+            found = self._find(oid)
+            if found is not None:
+                out.setdefault(found[0], []).append(found[1])
+        return out
+
+    def _runs(self, seqs: list[int]) -> Entries:
+        out: Entries = {}
+        bases, batches = self._bases, self._batches
+        i, n = 0, len(seqs)
+        while i < n:
+            s = seqs[i]
+            k = bisect_right(bases, s) - 1
+            cols = batches.get(bases[k]) if k >= 0 else None
+            lo = s - cols.base if cols is not None else 0
+            if cols is None or lo >= len(cols.alive):
+                i += 1
+                continue
+            m = min(n - i, len(cols.alive) - lo)
+            if seqs[i : i + m] != list(range(s, s + m)):
+                m = 1  # not a run: this id alone
+            alive = cols.alive
+            if alive.find(0, lo, lo + m) == -1:
+                idx = list(range(lo, lo + m))
+            else:
+                idx = [j for j in range(lo, lo + m) if alive[j]]
+            if idx:
+                got = out.get(cols)
+                if got is None:
+                    out[cols] = idx
+                else:
+                    got += idx
+            i += m
+        return out
 
     def _whole_gangs(self, entries: Entries) -> Entries:
         for cols in entries:
@@ -380,8 +434,8 @@ class OfferBook:
         thousands at a time: this is a per-offer path). A cycle's offers go back by their
         handles in the plan, the rest by ids and scalars, each kind in one allocator call."""
         returns: list[tuple[str, str, Sequence[float]]] = []
-        by_source: dict[int, tuple[PlanSource, list[int], list[Sequence[float]]]] = {}
-        agents, freed = self._agents, self._freed
+        by_source: dict[int, tuple[PlanSource, list[Handles], list[Rows]]] = {}
+        agents, now = self._agents, self._clock()
         for cols, idx in entries.items():
             self._kill(cols, idx)
             aids, scalars, ports = cols.agent_ids, cols.scalars, cols.ports
@@ -396,20 +450,28 @@ class OfferBook:
                         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(p))
                 if not agent.in_allocator:
                     continue
-                freed(agent)
+                if agent.freed_at is None:  # back in the pool: an offer's wait starts here
+                    agent.freed_at = now
                 back.append(i)
             source, handles = cols.source, cols.handles
             if source is None or handles is None:
-                fid = cols.framework_id
-                returns += [(fid, aids[i], scalars[i]) for i in back]
+                fid, rows = cols.framework_id, cols.scalar_rows()
+                returns += [(fid, aids[i], rows[i]) for i in back]
                 continue
             group = by_source.get(id(source))
             if group is None:
                 group = by_source[id(source)] = (source, [], [])
-            group[1].extend([handles[i] for i in back])
-            group[2].extend([scalars[i] for i in back])
+            if len(back) == len(handles):
+                group[1].append(handles)
+                group[2].append(scalars)
+            elif back:
+                group[1].append(handles[back])
+                group[2].append(scalars[back])
         for source, hs, ss in by_source.values():
-            self._allocator.recover_handles(source, hs, ss)
+            if len(hs) == 1:
+                self._allocator.recover_handles(source, hs[0], ss[0])
+            else:
+                self._allocator.recover_handles(source, np.concatenate(hs), np.concatenate(ss))
         if returns:
             self._allocator.recover_many(returns)
 

@@ -14,7 +14,8 @@ they were made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numpy as np
+import numpy.typing as npt
 
 from corral.master.allocator.interface import PlanSource
 from corral.master.core.records import OfferRecord
@@ -34,6 +35,7 @@ class OfferColumns:
         "live",
         "ports",
         "prefix",
+        "rows",
         "scalars",
         "source",
         "specs",
@@ -46,14 +48,14 @@ class OfferColumns:
         framework_id: str,
         agent_ids: list[str],
         specs: list[AgentSpec],
-        scalars: list[Sequence[float]],
+        scalars: npt.NDArray[np.float64],
         ports: dict[int, PortRanges],
         created_at: float,
         gang_id: str = "",
         source: PlanSource | None = None,
-        handles: list[int] | None = None,
+        handles: npt.NDArray[np.int64] | None = None,
     ) -> None:
-        if not len(agent_ids) == len(specs) == len(scalars):
+        if not len(agent_ids) == len(specs) == scalars.shape[0] or scalars.shape[1:] != (4,):
             raise ValueError("offer columns differ in length")
         if source is not None and (handles is None or len(handles) != len(agent_ids)):
             raise ValueError("a plan's offers need a handle each")
@@ -62,7 +64,10 @@ class OfferColumns:
         self.framework_id = framework_id
         self.agent_ids = agent_ids
         self.specs = specs  # each agent's description as offered (hostname, attributes)
-        self.scalars = scalars  # cpus, mem, disk, gpus per entry (corral.resources.SCALARS)
+        # [n, 4]: cpus, mem, disk, gpus per entry (corral.resources.SCALARS); returned to the
+        # allocator as an array, and read as lists (``scalar_rows``) by the encoder and records.
+        self.scalars = scalars
+        self.rows: list[list[float]] | None = None
         self.ports = ports  # entry -> the agent's free ports it carries; most carry none
         self.created_at = created_at
         self.gang_id = gang_id  # a gang's bundle (gangs.py): all its entries go together
@@ -83,6 +88,12 @@ class OfferColumns:
         prefix = self.prefix
         return [f"{prefix}{s}" for s in range(self.base, self.base + len(self.agent_ids))]
 
+    def scalar_rows(self) -> list[list[float]]:
+        rows = self.rows
+        if rows is None:
+            rows = self.rows = self.scalars.tolist()
+        return rows
+
     def live_indices(self) -> list[int]:
         if self.live == len(self.alive):
             return list(range(self.live))
@@ -95,7 +106,7 @@ class OfferColumns:
             self.framework_id,
             self.agent_ids[i],
             spec.hostname,
-            self.scalars[i],
+            self.scalar_rows()[i],
             self.ports.get(i, ()),
             spec.attributes,
             self.created_at,

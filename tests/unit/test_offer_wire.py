@@ -4,6 +4,7 @@ whatever the ids, resources, ports and attributes, and however an agent changes 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,7 +50,8 @@ def offer_batches(draw: st.DrawFn) -> list[list[OfferColumns]]:
                     ports[i] = carried
             gang = draw(st.sampled_from(["", "", "m1-G7", draw(text)]))  # gang offers: some
             base = draw(st.integers(1, 2**62))
-            message.append(OfferColumns(draw(text), base, fid, aids, made, rows, ports, 0.0, gang))
+            table = np.array(rows, dtype=np.float64).reshape(-1, 4)
+            message.append(OfferColumns(draw(text), base, fid, aids, made, table, ports, 0.0, gang))
         messages.append(message)
     return messages
 
@@ -86,7 +88,8 @@ def one(
     oid_base: int, fid: str, spec: AgentSpec, row: list[float], ports: object = ()
 ) -> OfferColumns:
     carried = {0: ports} if ports else {}
-    return OfferColumns("o", oid_base, fid, [spec.agent_id], [spec], [row], carried, 0.0)  # type: ignore[arg-type]
+    rows = np.array([row], dtype=np.float64)
+    return OfferColumns("o", oid_base, fid, [spec.agent_id], [spec], rows, carried, 0.0)  # type: ignore[arg-type]
 
 
 def test_an_agent_changing_resources_is_encoded_afresh() -> None:
