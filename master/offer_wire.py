@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from corral.master import convert
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
@@ -28,6 +30,8 @@ _OFFERS_OFFER = b"\x0a"  # Offers.offers = 1
 _OFFER_ID = b"\x0a"  # Offer.id = 1
 _OFFER_FRAMEWORK = b"\x12"  # Offer.framework_id = 2
 _OFFER_GANG = b"\x42"  # Offer.gang_id = 8
+# An offer in Offers: key, length, the id's key, length and bytes, the framework, the rest.
+_PIECE = _OFFERS_OFFER + b"%b" + _OFFER_ID + b"%b%b%b%b"
 
 # Lengths below this (2-byte varints and less) come from a table instead of being computed.
 _SMALL_VARINTS: list[bytes] = []
@@ -58,9 +62,10 @@ class OfferEncoder:
     """Encodes OFFERS events; one per master, so the agent cache lasts across cycles."""
 
     def __init__(self) -> None:
-        # agent id -> (scalars, ports, spec, serialized fields 3-6); the spec as the agent
-        # registered it (a re-registration makes a new one): its hostname and attributes.
-        self._agents: dict[str, tuple[Sequence[float], object, AgentSpec, bytes]] = {}
+        # agent id -> (scalars as float64 bytes, ports, spec, serialized fields 3-6); the spec
+        # as the agent registered it (a re-registration makes a new one): its hostname and
+        # attributes.
+        self._agents: dict[str, tuple[bytes, object, AgentSpec, bytes]] = {}
         self._frameworks: dict[str, bytes] = {}
 
     def event(self, batches: Sequence[OfferColumns]) -> bytes:
@@ -76,67 +81,75 @@ class OfferEncoder:
         can add up past it in one cycle."""
         if not batches:
             return [_delimited(_EVENT_OFFERS, b"")]
-        limit = max_bytes if max_bytes is not None else -1
         fid = batches[0].framework_id
         fw = self._frameworks.get(fid)
         if fw is None:
             if len(self._frameworks) >= CACHE_LIMIT:
                 self._frameworks.clear()
             fw = self._frameworks[fid] = _delimited(_OFFER_FRAMEWORK, fid.encode())
-        agents = self._agents
-        small = _SMALL_VARINTS
-        fw_len = len(fw)
-        out: list[bytes] = []
-        parts: list[bytes] = []
-        extend = parts.extend
-        total = 0  # bytes in parts
+        pieces: list[bytes] = []
         for batch in batches:
             if batch.framework_id != fid:
                 raise ValueError("one OFFERS event holds offers of one framework")
-            gang = _delimited(_OFFER_GANG, batch.gang_id.encode()) if batch.gang_id else b""
-            prefix = batch.prefix.encode()
-            ports = batch.ports
-            seq = batch.base
-            for i, (aid, spec, s) in enumerate(
-                zip(batch.agent_ids, batch.specs, batch.scalar_rows(), strict=True)
-            ):
-                p = ports.get(i, ()) if ports else ()
-                cached = agents.get(aid)
-                if cached is None or cached[0] != s or cached[1] != p or cached[2] is not spec:
-                    if cached is None and len(agents) >= CACHE_LIMIT:
-                        agents.clear()
-                    cached = agents[aid] = (s, p, spec, _agent_fields(aid, spec, s, p))
-                tail = cached[3]
-                if gang:  # per offer, not the agent's: after the cached part
-                    tail = tail + gang
-                oid = b"%b%d" % (prefix, seq + i)
-                n = len(oid)
-                size = 2 + n + fw_len + len(tail) if n < 0x80 else -1
-                if 0 <= size < len(small):
-                    # Offer: key, length, then its fields: the id (key, length, bytes), the
-                    # framework, the agent's part. Pieces are joined once for the whole event.
-                    piece: tuple[bytes, ...] = (
-                        _OFFERS_OFFER,
-                        small[size],
-                        _OFFER_ID,
-                        small[n],
-                        oid,
-                        fw,
-                        tail,
-                    )
-                    piece_len = 3 + size  # key, a length of at most 2 bytes, the offer
-                else:
-                    body = b"".join((_OFFER_ID, varint(n), oid, fw, tail))
-                    piece = (_OFFERS_OFFER, varint(len(body)), body)
-                    piece_len = 6 + len(body)
-                if 0 <= limit < total + piece_len and parts:
-                    out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
-                    parts.clear()
-                    total = 0
-                extend(piece)
-                total += piece_len
-        out.append(_delimited(_EVENT_OFFERS, b"".join(parts)))
-        return out
+            pieces += self._pieces(batch, fw)
+        return _events(pieces, max_bytes)
+
+    def _pieces(self, batch: OfferColumns, fw: bytes) -> list[bytes]:
+        """Each offer of the batch as it goes in ``Offers.offers``: key, length, then its
+        fields: the id (key, length, bytes), the framework, the agent's cached part."""
+        agents = self._agents
+        ports = batch.ports
+        tails: list[bytes] = []
+        # Each entry's scalars as the 32 bytes of its row, compared with the cached agent's:
+        # slices of one bytes object, not a list of floats per offer for the GC to track.
+        raw = np.ascontiguousarray(batch.scalars, dtype=np.float64).tobytes()
+        for i, (aid, spec) in enumerate(zip(batch.agent_ids, batch.specs, strict=True)):
+            row = raw[32 * i : 32 * i + 32]
+            p = ports.get(i, ()) if ports else ()
+            cached = agents.get(aid)
+            if cached is None or cached[0] != row or cached[1] != p or cached[2] is not spec:
+                if cached is None and len(agents) >= CACHE_LIMIT:
+                    agents.clear()
+                s = batch.scalars[i].tolist()
+                cached = agents[aid] = (row, p, spec, _agent_fields(aid, spec, s, p))
+            tails.append(cached[3])
+        if batch.gang_id:  # per offer, not the agent's: after the cached part
+            gang = _delimited(_OFFER_GANG, batch.gang_id.encode())
+            tails = [t + gang for t in tails]
+        prefix = batch.prefix.encode()
+        oids = [b"%b%d" % (prefix, q) for q in range(batch.base, batch.base + len(tails))]
+        small = _SMALL_VARINTS
+        head = 2 + len(fw)  # the id's key and length byte, the framework field
+        if (
+            oids
+            and len(oids[-1]) < 0x80
+            and head + len(oids[-1]) + max(map(len, tails)) < len(small)
+        ):
+            # Every length fits the table (ids only grow within a batch): one format each.
+            return [
+                _PIECE % (small[head + len(o) + len(t)], small[len(o)], o, fw, t)
+                for o, t in zip(oids, tails, strict=True)
+            ]
+        return [
+            _delimited(_OFFERS_OFFER, b"".join((_OFFER_ID, varint(len(o)), o, fw, t)))
+            for o, t in zip(oids, tails, strict=True)
+        ]
+
+
+def _events(pieces: list[bytes], max_bytes: int | None) -> list[bytes]:
+    """The offers' pieces in as few ``Event{offers}``s as keep each at most ``max_bytes`` of
+    offers (a piece larger than that still goes, alone)."""
+    if max_bytes is None or sum(map(len, pieces)) <= max_bytes:
+        return [_delimited(_EVENT_OFFERS, b"".join(pieces))]
+    out: list[bytes] = []
+    start, total = 0, 0
+    for i, piece in enumerate(pieces):
+        if total + len(piece) > max_bytes and i > start:
+            out.append(_delimited(_EVENT_OFFERS, b"".join(pieces[start:i])))
+            start, total = i, 0
+        total += len(piece)
+    out.append(_delimited(_EVENT_OFFERS, b"".join(pieces[start:])))
+    return out
 
 
 def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:
