@@ -15,7 +15,7 @@ import random
 import secrets
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -651,14 +651,13 @@ class MasterRuntime:
         """Set the state gauges from the core (called by the core task, via query)."""
         core = self.core
         m = self.metrics
+        # One pass each: a pass per state was 5 passes over 10k agents per scrape.
+        agent_states = Counter(a.state for a in core.agents.values())
         for state in AgentState:
-            m.agents.labels(state.value).set(
-                sum(1 for a in core.agents.values() if a.state is state)
-            )
+            m.agents.labels(state.value).set(agent_states[state])
+        framework_states = Counter(f.state for f in core.frameworks.values())
         for fstate in FrameworkState:
-            m.frameworks.labels(fstate.value).set(
-                sum(1 for f in core.frameworks.values() if f.state is fstate)
-            )
+            m.frameworks.labels(fstate.value).set(framework_states[fstate])
         m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
         m.offers_outstanding.set(len(core.offers))
         per_agent = core.pacer.launching_per_agent()  # admission control (admission.py)
