@@ -272,8 +272,7 @@ class MasterCore:
         return cfg.allocation_interval
 
     def freed(self, agent: AgentRecord) -> None:
-        if agent.freed_at is None:
-            agent.freed_at = self._now
+        self.book.freed([agent.agent_id], self._now)
 
     def retell_intervals(self) -> None:
         """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""

@@ -343,8 +343,6 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         offer = core.book.make_one(fw, agent, held, e.now)
         n.offer_id = offer.offer_id(0)
         n.expires_at = e.now + core.config.preemption_nomination_seconds
-        if agent.freed_at is not None:
-            agent.freed_at = None  # offered at once: no wait to measure
         out.append(
             cmd.SendOffers(
                 stimulus_id=e.stimulus_id, framework_id=fw.framework_id, batches=(offer,)

@@ -80,8 +80,11 @@ class OfferBook:
         self.gangs: dict[str, Gang] = {}  # outstanding bundles by gang id
         self._gang_seq = 0
         self._gang_prefix = f"{master_id}-G"
-        # Seconds each agent's freed resources waited to be offered (take_waits).
+        # Seconds each agent's freed resources waited to be offered (take_waits), from when
+        # resources of the agent came back to the pool with none of it offered since (task
+        # end, decline, accept leftover, registration), by agent id.
         self.waits: list[float] = []
+        self._freed_at: dict[str, float] = {}
         self.expired = 0  # offers rescinded for their age since the shell last took the count
 
     # ------------------------------------------------------------------ making offers
@@ -112,7 +115,7 @@ class OfferBook:
                 groups[fids[i]] = [i]
             else:
                 g.append(i)
-        agents, frameworks, waits = self._agents, self._frameworks, self.waits
+        agents, frameworks = self._agents, self._frameworks
         per_fw: dict[str, list[OfferColumns]] = {}
         for fid, idx in groups.items():
             fw = frameworks.get(fid)
@@ -127,9 +130,6 @@ class OfferBook:
                 if agent is None or agent.connection is None:
                     held.append(i)  # as above
                     continue
-                if agent.freed_at is not None:
-                    waits.append(now - agent.freed_at)
-                    agent.freed_at = None
                 if agent.free_ports:
                     ports[len(kept)] = agent.free_ports
                     agent.free_ports = ()
@@ -137,6 +137,7 @@ class OfferBook:
                 specs.append(agent.spec)
             if not kept:
                 continue
+            self._offered([aids[i] for i in kept], now)
             cols = OfferColumns(
                 self._prefix,
                 self._seq + 1,
@@ -164,6 +165,7 @@ class OfferBook:
         """One offer of resources already charged to the framework outside a cycle (a
         preemption's nominated room); it carries the agent's free ports as any offer does."""
         ports, agent.free_ports = agent.free_ports, ()
+        self._freed_at.pop(agent.agent_id, None)  # offered at once: no wait to measure
         cols = OfferColumns(
             self._prefix,
             self._seq + 1,
@@ -194,13 +196,11 @@ class OfferBook:
         for i, (aid, scalars) in enumerate(slots):
             agent = self._agents[aid]
             self._allocator.allocate(fid, aid, scalars)
-            if agent.freed_at is not None:
-                self.waits.append(now - agent.freed_at)
-                agent.freed_at = None
             if agent.free_ports:
                 ports[i] = agent.free_ports
                 agent.free_ports = ()
             specs.append(agent.spec)
+        self._offered([aid for aid, _ in slots], now)
         cols = OfferColumns(
             self._prefix,
             self._seq + 1,
@@ -215,6 +215,19 @@ class OfferBook:
         self._add(cols)
         self.gangs[gang_id] = Gang(gang_id, fid, demand, members, tuple(cols.ids()))
         return cols
+
+    def freed(self, agent_ids: Iterable[str], now: float) -> None:
+        """Resources of these agents came back to the pool: an offer of them waited from now,
+        unless an earlier return is still unoffered."""
+        freed_at = self._freed_at
+        fresh = set(agent_ids).difference(freed_at)
+        if fresh:
+            freed_at.update(dict.fromkeys(fresh, now))
+
+    def _offered(self, agent_ids: list[str], now: float) -> None:
+        """The agents were offered: how long what came back waited."""
+        came = list(map(self._freed_at.pop, agent_ids, repeat(None)))
+        self.waits += [now - t for t in came if t is not None]
 
     def _add(self, cols: OfferColumns) -> None:
         self._seq += len(cols)
@@ -439,20 +452,16 @@ class OfferBook:
         for cols, idx in entries.items():
             self._kill(cols, idx)
             aids, scalars, ports = cols.agent_ids, cols.scalars, cols.ports
-            back: list[int] = []
-            for i in idx:
-                agent = agents.get(aids[i])
-                if agent is None:
-                    continue
-                if ports:
+            # An outstanding offer's agent is known and attached (the module's rules): no
+            # per-offer look at it, except to give its ports back.
+            if ports:
+                for i in idx:
                     p = ports.get(i)
                     if p:
+                        agent = agents[aids[i]]
                         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(p))
-                if not agent.in_allocator:
-                    continue
-                if agent.freed_at is None:  # back in the pool: an offer's wait starts here
-                    agent.freed_at = now
-                back.append(i)
+            back = idx
+            self.freed(map(aids.__getitem__, back), now)
             source, handles = cols.source, cols.handles
             if source is None or handles is None:
                 fid, rows = cols.framework_id, cols.scalar_rows()
@@ -483,8 +492,10 @@ class OfferBook:
 
     def rescind_agent(self, agent: AgentRecord, sid: str) -> list[cmd.Command]:
         """The agent is leaving the allocator: its offers return, and their frameworks are told
-        (RESCIND) if they can hear it."""
-        return self._rescind(self._agent_entries(agent.agent_id), sid)
+        (RESCIND) if they can hear it. Nothing of it waits to be offered any more."""
+        out = self._rescind(self._agent_entries(agent.agent_id), sid)
+        self._freed_at.pop(agent.agent_id, None)
+        return out
 
     def expire(self, made_before: float, sid: str) -> tuple[list[cmd.Command], dict[str, int]]:
         """Rescind the offers made before ``made_before`` (the offer timeout ran out): they go
@@ -550,6 +561,11 @@ class OfferBook:
             faults.append("a framework holds a batch the book does not")
         if self._bases != sorted(self._bases) or not set(self._batches) <= set(self._bases):
             faults.append("the bases are out of order or miss a batch")
+        detached = [
+            a for a in self._freed_at if not getattr(self._agents.get(a), "in_allocator", 0)
+        ]
+        if detached:
+            faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
         return faults
 
 

@@ -101,9 +101,6 @@ class AgentRecord:
     # timeout) starts when it is handed out, not at the agent's last heartbeat.
     interval_set_at: float = 0.0
     in_allocator: bool = False
-    # When resources of this agent last came back to the pool with none of it offered since
-    # (task end, decline, accept leftover, registration): an offer measures its wait from here.
-    freed_at: float | None = None
     tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""

@@ -206,3 +206,20 @@ class OfferBookMachine(RuleBasedStateMachine):
 
 TestOfferBook = OfferBookMachine.TestCase
 TestOfferBook.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+def test_an_offer_waited_from_when_its_agent_came_back() -> None:
+    """The offer latency (freed -> offered) counts from the earliest return not yet offered."""
+    h = Harness()
+    fid, _ = h.subscribe()
+    h.add_agent(resources="cpus:4;mem:4096")  # registered at 1000.0: back in the pool
+    h.now += 0.5
+    (offer,) = h.offers_for(fid)
+    assert h.core.take_offer_waits() == [0.5]
+    h.now += 0.25
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=0))
+    h.now += 0.125
+    h.allocate()
+    assert h.core.take_offer_waits() == [0.125]
+    h.allocate()  # nothing came back: nothing offered, nothing waited
+    assert h.core.take_offer_waits() == []
