@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Protocol, overload
 
 import numpy as np
@@ -155,6 +156,33 @@ class Plan(Sequence[Allocation]):
         """(framework ids, agent ids), one entry per offer."""
         self._resolve()
         return self._frameworks, self._agents
+
+    def by_framework(self, n: int) -> list[tuple[str, npt.NDArray[np.intp]]]:
+        """The first ``n`` entries by framework: (framework id, its entries' indices in plan
+        order), frameworks in the order of their first entry. From the rows when the plan has
+        them (no id looked up per entry)."""
+        if self._rows is None or self.source is None:
+            groups: dict[str, list[int]] = {}
+            for i, fid in enumerate(self.ids()[0][:n]):
+                groups.setdefault(fid, []).append(i)
+            return [(fid, np.array(idx, dtype=np.intp)) for fid, idx in groups.items()]
+        if n == 0:
+            return []
+        rows = self._rows[0][:n]
+        order = np.argsort(rows, kind="stable")
+        ranked = rows[order]
+        bounds = [*np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]).tolist(), n]
+        table = self.source.framework_table
+        out = [(table[ranked[a]], order[a:b]) for a, b in pairwise(bounds)]
+        out.sort(key=lambda g: int(g[1][0]))
+        return out
+
+    def agents_at(self, idx: npt.NDArray[np.intp]) -> list[str]:
+        """The agent ids of entries ``idx``."""
+        if self._unresolved and self.source is not None and self._rows is not None:
+            return list(map(self.source.agent_table.__getitem__, self._rows[1][idx].tolist()))
+        agents = self._agents
+        return [agents[i] for i in idx.tolist()]
 
     def scalar_array(self) -> npt.NDArray[np.float64]:
         """The [n, 4] scalars (cpus, mem, disk, gpus); not to be changed."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -94,7 +95,6 @@ class OfferBook:
     ) -> tuple[dict[str, list[OfferColumns]], float]:
         """Turn a cycle's plan into offers, per framework, up to ``allowance`` cpus; what is
         past it goes back to the allocator. Returns the offers and the allowance left."""
-        fids, aids = plan.ids()
         scalars = plan.scalar_array()
         source = plan.source
         handles = plan.handle_array() if source is not None else None
@@ -107,55 +107,50 @@ class OfferBook:
                 break
             allowance -= cpus
             cut += 1
-        held = list(range(cut, len(fids)))
-        groups: dict[str, list[int]] = {}
-        for i in range(cut):
-            g = groups.get(fids[i])
-            if g is None:
-                groups[fids[i]] = [i]
-            else:
-                g.append(i)
+        held: list[int] = list(range(cut, len(plan)))
         agents, frameworks = self._agents, self._frameworks
         per_fw: dict[str, list[OfferColumns]] = {}
-        for fid, idx in groups.items():
+        for fid, idx in plan.by_framework(cut):
             fw = frameworks.get(fid)
             if fw is None or fw.connection is None:
-                held += idx  # cannot happen while rule 3 holds: give back rather than lose
+                held += idx.tolist()  # cannot happen while rule 3 holds: give back, not lose
                 continue
-            kept: list[int] = []
-            specs = []
-            ports: dict[int, PortRanges] = {}
-            for i in idx:
-                agent = agents.get(aids[i])
-                if agent is None or agent.connection is None:
-                    held.append(i)  # as above
+            aids = plan.agents_at(idx)
+            records = list(map(agents.get, aids))
+            gone = [k for k, a in enumerate(records) if a is None or a.connection is None]
+            if gone:  # as above
+                held += idx[gone].tolist()
+                keep = np.ones(len(idx), dtype=bool)
+                keep[gone] = False
+                idx = idx[keep]
+                aids = [aids[k] for k in keep.nonzero()[0].tolist()]
+                records = [records[k] for k in keep.nonzero()[0].tolist()]
+                if not aids:
                     continue
-                if agent.free_ports:
-                    ports[len(kept)] = agent.free_ports
-                    agent.free_ports = ()
-                kept.append(i)
-                specs.append(agent.spec)
-            if not kept:
-                continue
-            self._offered([aids[i] for i in kept], now)
+            agent_records = cast(list[AgentRecord], records)
+            ports: dict[int, PortRanges] = {}
+            for k in [k for k, a in enumerate(agent_records) if a.free_ports]:
+                ports[k], agent_records[k].free_ports = agent_records[k].free_ports, ()
+            self._offered(aids, now)
             cols = OfferColumns(
                 self._prefix,
                 self._seq + 1,
                 fid,
-                [aids[i] for i in kept],
-                specs,
-                scalars[kept],
+                aids,
+                [a.spec for a in agent_records],
+                scalars[idx],
                 ports,
                 now,
                 source=source,
-                handles=handles[kept] if handles is not None else None,
+                handles=handles[idx] if handles is not None else None,
             )
             self._add(cols)
             per_fw[fid] = [cols]
         if held:
+            fids, all_aids = plan.ids()
             rows = scalars[held].tolist()
             self._allocator.recover_many(
-                [(fids[i], aids[i], tuple(s)) for i, s in zip(held, rows, strict=True)]
+                [(fids[i], all_aids[i], tuple(s)) for i, s in zip(held, rows, strict=True)]
             )
         return per_fw, allowance
 
