@@ -174,7 +174,9 @@ class OfferBookMachine(RuleBasedStateMachine):
         oid = sorted(self.model)[pick % len(self.model)]
         fid = self.model[oid]
         self.tasks += 1
-        self._apply(self.h.accept(fid, [oid], task(f"t{self.tasks}", "cpus:0.5;mem:16")))
+        cpus, mem = self.h.core.offers[oid].scalars[:2]  # what is left may be all memory
+        shape = f"cpus:{min(cpus, 0.5):g};mem:{min(mem, 16.0):g}"
+        self._apply(self.h.accept(fid, [oid], task(f"t{self.tasks}", shape)))
         self.gone[oid] = self.model.pop(oid)
 
     @precondition(lambda self: self.gone)
