@@ -1,9 +1,9 @@
 """The master core: events in, commands out, no IO.
 
 This file keeps the state and dispatches each event to its handler; agents (membership.py),
-frameworks' subscriptions (subscriptions.py), task statuses (statuses.py), reconciliation
-(reconcile.py), the registry's mirror (mirror.py) and recovery (recovery.py) have their own
-modules, each with its rules.
+frameworks' subscriptions (subscriptions.py), accepts and declines (accepts.py), task statuses
+(statuses.py), reconciliation (reconcile.py), the registry's mirror (mirror.py) and recovery
+(recovery.py) have their own modules, each with its rules.
 
 Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from itertools import islice
@@ -49,6 +49,7 @@ from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import (
+    accepts,
     admission,
     demands,
     gangs,
@@ -73,7 +74,6 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
 )
-from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import OfferBook
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.pacing import LaunchPacer
@@ -81,7 +81,6 @@ from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     Nomination,
-    OfferRecord,
     PendingStatus,
     TaskRecord,
 )
@@ -101,12 +100,11 @@ from corral.master.core.types import (
     Status,
     TaskReason,
     TaskSource,
-    TaskSpec,
     TaskState,
 )
 from corral.master.core.validate import validate
 from corral.priority import DEFAULTS, PriorityClassError
-from corral.resources import Resources, normalize_ranges, ranges_count
+from corral.resources import normalize_ranges
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 
 Commands = list[cmd.Command]
@@ -159,8 +157,8 @@ class MasterCore:
             ev.AgentStreamClosed: partial(membership.stream_closed, self),
             ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
             ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
-            ev.Accept: self._accept,
-            ev.Decline: self._decline,
+            ev.Accept: partial(accepts.accept, self),
+            ev.Decline: partial(accepts.decline, self),
             ev.Suppress: self._suppress,
             ev.Revive: self._revive,
             ev.Kill: self._kill,
@@ -348,231 +346,6 @@ class MasterCore:
                 f"stream {e.stream_id!r} is not framework {e.framework_id}'s current stream",
             )
         return fw
-
-    def _refuse_seconds(self, value: float | None) -> float:
-        """How long a refuse filter lasts. A filter shorter than one allocation interval would
-        expire before the next cycle could honour it: it lasts one interval (Mesos MESOS-4302),
-        so a short ``refuse_seconds`` means "not in the next cycle", not "no filter"."""
-        if value is None:
-            value = self.config.default_refuse_seconds
-        if not math.isfinite(value) or value < 0:
-            raise _invalid(f"refuse_seconds must be a finite number >= 0, got {value}")
-        if value == 0:
-            return 0.0
-        return min(max(value, self.config.allocation_interval), self.config.max_refuse_seconds)
-
-    def _accept(self, e: ev.Accept) -> Commands:
-        fw = self.caller(e)
-        refuse = self._refuse_seconds(e.refuse_seconds)
-        _no_repeats(list(e.offer_ids), "offer id")
-        offers = self.book.own(fw, e.offer_ids)
-        agent_ids = sorted({o.agent_id for o in offers})
-        gang = self._gang_of(offers)
-        if gang is None and len(agent_ids) > 1:
-            raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
-        need = Resources()
-        seen: set[str] = set()
-        ports_of: dict[str, int] = {}  # tasks' ports must not overlap: each port is one task's
-        for t in e.tasks:
-            if not t.task_id:
-                raise _invalid("a task has an empty task_id")
-            if t.task_id in seen:
-                raise _invalid(f"task id {t.task_id!r} appears twice in this accept")
-            if t.task_id in fw.tasks:
-                raise _invalid(f"task id {t.task_id!r} is already in use")
-            if t.resources.cpus <= 0 and t.resources.mem <= 0:
-                raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
-            if t.priority_class and t.priority_class not in self.priority.classes:
-                raise _invalid(
-                    f"task {t.task_id!r} names unknown priority class {echo(t.priority_class)}"
-                )
-            if t.demand and t.demand not in fw.demands:
-                raise _invalid(
-                    f"task {t.task_id!r} names demand {echo(t.demand)}, "
-                    "which the framework has not set"
-                )
-            seen.add(t.task_id)
-            if t.resources.ports:
-                ports_of[t.task_id] = ranges_count(t.resources.ports)
-            need = need + t.resources
-        if ports_of and ranges_count(need.ports) != sum(ports_of.values()):
-            raise _invalid(
-                f"tasks {', '.join(echo(t) for t in ports_of)} ask for the same port; "
-                "each port can go to one task"
-            )
-        if gang is None:
-            groups = {agent_ids[0]: (offers, list(e.tasks), need)}
-        else:
-            groups = self._gang_groups(gang, offers, agent_ids, e.tasks)
-        offered_on: dict[str, Resources] = {}
-        for aid, (agent_offers, _, agent_need) in groups.items():
-            offered = Resources()
-            for o in agent_offers:
-                offered = offered + o.resources
-            offered_on[aid] = offered
-            short = offered.exceeded_by(agent_need)
-            if short:
-                on = f" on agent {aid}" if gang is not None else ""
-                raise _invalid(
-                    f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
-                    f"the offers hold {offered}"
-                )
-        admission.check_accept(self, fw, ((aid, len(g[1])) for aid, g in groups.items()))
-        # Valid and admitted: apply.
-        out: Commands = []
-        launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
-        for aid, (agent_offers, tasks, agent_need) in groups.items():
-            agent = self.agents[aid]
-            out += self._launch(
-                fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e
-            )
-            if tasks:
-                self.holds.launched(self, agent)
-            for t in tasks:
-                if t.demand:
-                    launched.setdefault(t.demand, []).append(aid)
-        if launched:
-            out += pending.scheduled(self, fw, launched, e)
-        return out
-
-    def _gang_of(self, offers: Sequence[OfferRecord]) -> Gang | None:
-        """The gang the accepted offers are, None for ordinary offers; a mixture is refused."""
-        if not self.book.gangs:
-            return None
-        ids = {o.gang_id for o in offers}
-        if ids == {""}:
-            return None
-        if len(ids) > 1:
-            named = ", ".join(sorted(i or "(not a gang's)" for i in ids))
-            raise _invalid(
-                f"offers of gang and other offers ({named}) in one accept: a gang is accepted "
-                "on its own"
-            )
-        return self.book.gangs[ids.pop()]
-
-    def _gang_groups(
-        self,
-        gang: Gang,
-        offers: Sequence[OfferRecord],
-        agent_ids: list[str],
-        tasks: Sequence[TaskSpec],
-    ) -> dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]]:
-        """Gang rule 3: all the bundle's offers and at least its members, each task on the agent
-        it names (one agent: that one). Returns per agent its offers, tasks and their need."""
-        what = f"gang {gang.gang_id} (demand {echo(gang.demand)}, {gang.members} members)"
-        if len(offers) != len(gang.offer_ids):
-            raise _invalid(
-                f"{what} is {len(gang.offer_ids)} offers; an accept uses all of them or none "
-                f"(this one names {len(offers)}); decline to return them"
-            )
-        for t in tasks:
-            if t.demand != gang.demand:
-                raise _invalid(
-                    f"task {echo(t.task_id)} does not name demand {echo(gang.demand)}: {what} "
-                    "launches its members only"
-                )
-        if len(tasks) < gang.members:
-            raise _invalid(
-                f"{what} launches all its members or none: this accept has {len(tasks)} tasks"
-            )
-        groups: dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]] = {
-            aid: ([], [], Resources()) for aid in agent_ids
-        }
-        for o in offers:
-            groups[o.agent_id][0].append(o)
-        for t in tasks:
-            aid = t.agent_id or (agent_ids[0] if len(agent_ids) == 1 else "")
-            if not aid:
-                raise _invalid(
-                    f"task {echo(t.task_id)} names no agent_id: {what} spans agents "
-                    f"({', '.join(agent_ids)}), so each task names the agent it goes on"
-                )
-            if aid not in groups:
-                raise _invalid(
-                    f"task {echo(t.task_id)} names agent {echo(aid)}, which holds none of "
-                    f"{what}'s offers"
-                )
-            offered, placed, agent_need = groups[aid]
-            placed.append(t)
-            groups[aid] = (offered, placed, agent_need + t.resources)
-        return groups
-
-    def _launch(
-        self,
-        fw: FrameworkRecord,
-        agent: AgentRecord,
-        offers: Sequence[OfferRecord],
-        tasks: Sequence[TaskSpec],
-        offered: Resources,
-        need: Resources,
-        refuse: float,
-        e: ev.Accept,
-    ) -> Commands:
-        """Use ``offers`` (all of ``agent``, holding ``offered``, checked to hold ``need``) for
-        ``tasks``: what they leave unused goes back under the refuse filter."""
-        for o in offers:
-            self.book.drop(o)
-        unused = offered - need
-        agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
-        if any(v > 0 for v in unused.scalars()):
-            self.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
-            self.freed(agent)
-            if refuse > 0:
-                # What was left unused is what was refused (nothing left: nothing refused).
-                self.allocator.add_filter(
-                    fw.framework_id, agent.agent_id, e.now + refuse, unused.scalars()
-                )
-        if not tasks:
-            return []
-        for t in tasks:
-            task = TaskRecord(
-                spec=t,
-                framework_id=fw.framework_id,
-                agent_id=agent.agent_id,
-                state=TaskState.STAGING,
-                status=Status(
-                    task_id=t.task_id,
-                    framework_id=fw.framework_id,
-                    agent_id=agent.agent_id,
-                    state=TaskState.STAGING,
-                    timestamp=e.now,
-                ),
-                launched_at=e.now,
-            )
-            fw.tasks[t.task_id] = task
-            agent.tasks[(fw.framework_id, t.task_id)] = task
-            self.count_demand_task(fw, task, +1)
-            self.pacer.launching(task)
-        return [
-            cmd.SendLaunch(
-                stimulus_id=e.stimulus_id,
-                agent_id=agent.agent_id,
-                framework_id=fw.framework_id,
-                tasks=tuple(tasks),
-            )
-        ]
-
-    def _decline(self, e: ev.Decline) -> Commands:
-        fw = self.caller(e)
-        refuse = self._refuse_seconds(e.refuse_seconds)
-        _no_repeats(e.offer_ids, "offer id")
-        fid = fw.framework_id
-        entries = self.book.known(fw, e.offer_ids)  # a gang goes back whole
-        self.book.give_back_entries(entries)
-        self.pacer.declined(sum(map(len, entries.values())))
-        if refuse > 0:
-            refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
-            for cols, idx in entries.items():
-                for i in idx:
-                    aid, scalars = cols.agent_ids[i], cols.scalar_rows()[i]
-                    had = refused.get(aid)
-                    if had is None:
-                        refused[aid] = list(scalars)
-                    else:
-                        refused[aid] = [x + y for x, y in zip(had, scalars, strict=True)]
-            for agent_id, amount in refused.items():
-                self.allocator.add_filter(fid, agent_id, e.now + refuse, amount)
-        return []
 
     def _suppress(self, e: ev.Suppress) -> Commands:
         fw = self.caller(e)

@@ -1,0 +1,267 @@
+"""A framework's answer to its offers: accept (launch tasks on them) or decline (give them
+back, with a refuse filter).
+
+Rules:
+1. An accept is checked whole before anything changes: the offers are the framework's and
+   outstanding, of one agent (or one gang's bundle, all of it: gangs.py rule 3), the tasks'
+   ids new and each named once, each task asking for cpus or mem, naming only priority classes
+   and demands that exist, no port asked for by two tasks, and all of it within what the
+   offers hold; then admission control may refuse it (admission.py). A refused accept changes
+   nothing: its offers are still the framework's.
+2. Accepted: the offers are used whole; what the tasks leave goes back to the pool under the
+   refuse filter (nothing left: no filter), and each task is STAGING on its agent, sent to it
+   in one LAUNCH per agent.
+3. A decline returns its offers (a gang's bundle whole) and installs one refuse filter per
+   agent, for what was declined of it. Unknown ids are skipped: a decline racing a rescind is
+   normal.
+4. A refuse filter lasts at least one allocation interval (``refuse_seconds``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from corral.limits import echo
+from corral.master.core import admission, pending
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.gangs import Gang
+from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord, TaskRecord
+from corral.master.core.refusals import invalid as _invalid
+from corral.master.core.refusals import no_repeats as _no_repeats
+from corral.master.core.types import Status, TaskSpec, TaskState
+from corral.resources import Resources, normalize_ranges, ranges_count
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+Commands = list[cmd.Command]
+
+
+def refuse_seconds(core: MasterCore, value: float | None) -> float:
+    """How long a refuse filter lasts. A filter shorter than one allocation interval would
+    expire before the next cycle could honour it: it lasts one interval (Mesos MESOS-4302),
+    so a short ``refuse_seconds`` means "not in the next cycle", not "no filter"."""
+    if value is None:
+        value = core.config.default_refuse_seconds
+    if not math.isfinite(value) or value < 0:
+        raise _invalid(f"refuse_seconds must be a finite number >= 0, got {value}")
+    if value == 0:
+        return 0.0
+    return min(max(value, core.config.allocation_interval), core.config.max_refuse_seconds)
+
+
+def accept(core: MasterCore, e: ev.Accept) -> Commands:
+    fw = core.caller(e)
+    refuse = refuse_seconds(core, e.refuse_seconds)
+    _no_repeats(list(e.offer_ids), "offer id")
+    offers = core.book.own(fw, e.offer_ids)
+    agent_ids = sorted({o.agent_id for o in offers})
+    gang = gang_of(core, offers)
+    if gang is None and len(agent_ids) > 1:
+        raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
+    need = Resources()
+    seen: set[str] = set()
+    ports_of: dict[str, int] = {}  # tasks' ports must not overlap: each port is one task's
+    for t in e.tasks:
+        if not t.task_id:
+            raise _invalid("a task has an empty task_id")
+        if t.task_id in seen:
+            raise _invalid(f"task id {t.task_id!r} appears twice in this accept")
+        if t.task_id in fw.tasks:
+            raise _invalid(f"task id {t.task_id!r} is already in use")
+        if t.resources.cpus <= 0 and t.resources.mem <= 0:
+            raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
+        if t.priority_class and t.priority_class not in core.priority.classes:
+            raise _invalid(
+                f"task {t.task_id!r} names unknown priority class {echo(t.priority_class)}"
+            )
+        if t.demand and t.demand not in fw.demands:
+            raise _invalid(
+                f"task {t.task_id!r} names demand {echo(t.demand)}, which the framework has not set"
+            )
+        seen.add(t.task_id)
+        if t.resources.ports:
+            ports_of[t.task_id] = ranges_count(t.resources.ports)
+        need = need + t.resources
+    if ports_of and ranges_count(need.ports) != sum(ports_of.values()):
+        raise _invalid(
+            f"tasks {', '.join(echo(t) for t in ports_of)} ask for the same port; "
+            "each port can go to one task"
+        )
+    if gang is None:
+        groups = {agent_ids[0]: (offers, list(e.tasks), need)}
+    else:
+        groups = gang_groups(gang, offers, agent_ids, e.tasks)
+    offered_on: dict[str, Resources] = {}
+    for aid, (agent_offers, _, agent_need) in groups.items():
+        offered = Resources()
+        for o in agent_offers:
+            offered = offered + o.resources
+        offered_on[aid] = offered
+        short = offered.exceeded_by(agent_need)
+        if short:
+            on = f" on agent {aid}" if gang is not None else ""
+            raise _invalid(
+                f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
+                f"the offers hold {offered}"
+            )
+    admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
+    # Valid and admitted: apply.
+    out: Commands = []
+    launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
+    for aid, (agent_offers, tasks, agent_need) in groups.items():
+        agent = core.agents[aid]
+        out += launch(core, fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e)
+        if tasks:
+            core.holds.launched(core, agent)
+        for t in tasks:
+            if t.demand:
+                launched.setdefault(t.demand, []).append(aid)
+    if launched:
+        out += pending.scheduled(core, fw, launched, e)
+    return out
+
+
+def gang_of(core: MasterCore, offers: Sequence[OfferRecord]) -> Gang | None:
+    """The gang the accepted offers are, None for ordinary offers; a mixture is refused."""
+    if not core.book.gangs:
+        return None
+    ids = {o.gang_id for o in offers}
+    if ids == {""}:
+        return None
+    if len(ids) > 1:
+        named = ", ".join(sorted(i or "(not a gang's)" for i in ids))
+        raise _invalid(
+            f"offers of gang and other offers ({named}) in one accept: a gang is accepted "
+            "on its own"
+        )
+    return core.book.gangs[ids.pop()]
+
+
+def gang_groups(
+    gang: Gang,
+    offers: Sequence[OfferRecord],
+    agent_ids: list[str],
+    tasks: Sequence[TaskSpec],
+) -> dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]]:
+    """Gang rule 3: all the bundle's offers and at least its members, each task on the agent
+    it names (one agent: that one). Returns per agent its offers, tasks and their need."""
+    what = f"gang {gang.gang_id} (demand {echo(gang.demand)}, {gang.members} members)"
+    if len(offers) != len(gang.offer_ids):
+        raise _invalid(
+            f"{what} is {len(gang.offer_ids)} offers; an accept uses all of them or none "
+            f"(this one names {len(offers)}); decline to return them"
+        )
+    for t in tasks:
+        if t.demand != gang.demand:
+            raise _invalid(
+                f"task {echo(t.task_id)} does not name demand {echo(gang.demand)}: {what} "
+                "launches its members only"
+            )
+    if len(tasks) < gang.members:
+        raise _invalid(
+            f"{what} launches all its members or none: this accept has {len(tasks)} tasks"
+        )
+    groups: dict[str, tuple[list[OfferRecord], list[TaskSpec], Resources]] = {
+        aid: ([], [], Resources()) for aid in agent_ids
+    }
+    for o in offers:
+        groups[o.agent_id][0].append(o)
+    for t in tasks:
+        aid = t.agent_id or (agent_ids[0] if len(agent_ids) == 1 else "")
+        if not aid:
+            raise _invalid(
+                f"task {echo(t.task_id)} names no agent_id: {what} spans agents "
+                f"({', '.join(agent_ids)}), so each task names the agent it goes on"
+            )
+        if aid not in groups:
+            raise _invalid(
+                f"task {echo(t.task_id)} names agent {echo(aid)}, which holds none of "
+                f"{what}'s offers"
+            )
+        offered, placed, agent_need = groups[aid]
+        placed.append(t)
+        groups[aid] = (offered, placed, agent_need + t.resources)
+    return groups
+
+
+def launch(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    agent: AgentRecord,
+    offers: Sequence[OfferRecord],
+    tasks: Sequence[TaskSpec],
+    offered: Resources,
+    need: Resources,
+    refuse: float,
+    e: ev.Accept,
+) -> Commands:
+    """Use ``offers`` (all of ``agent``, holding ``offered``, checked to hold ``need``) for
+    ``tasks``: what they leave unused goes back under the refuse filter."""
+    for o in offers:
+        core.book.drop(o)
+    unused = offered - need
+    agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
+    if any(v > 0 for v in unused.scalars()):
+        core.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
+        core.freed(agent)
+        if refuse > 0:
+            # What was left unused is what was refused (nothing left: nothing refused).
+            core.allocator.add_filter(
+                fw.framework_id, agent.agent_id, e.now + refuse, unused.scalars()
+            )
+    if not tasks:
+        return []
+    for t in tasks:
+        task = TaskRecord(
+            spec=t,
+            framework_id=fw.framework_id,
+            agent_id=agent.agent_id,
+            state=TaskState.STAGING,
+            status=Status(
+                task_id=t.task_id,
+                framework_id=fw.framework_id,
+                agent_id=agent.agent_id,
+                state=TaskState.STAGING,
+                timestamp=e.now,
+            ),
+            launched_at=e.now,
+        )
+        fw.tasks[t.task_id] = task
+        agent.tasks[(fw.framework_id, t.task_id)] = task
+        core.count_demand_task(fw, task, +1)
+        core.pacer.launching(task)
+    return [
+        cmd.SendLaunch(
+            stimulus_id=e.stimulus_id,
+            agent_id=agent.agent_id,
+            framework_id=fw.framework_id,
+            tasks=tuple(tasks),
+        )
+    ]
+
+
+def decline(core: MasterCore, e: ev.Decline) -> Commands:
+    fw = core.caller(e)
+    refuse = refuse_seconds(core, e.refuse_seconds)
+    _no_repeats(e.offer_ids, "offer id")
+    fid = fw.framework_id
+    entries = core.book.known(fw, e.offer_ids)  # a gang goes back whole
+    core.book.give_back_entries(entries)
+    core.pacer.declined(sum(map(len, entries.values())))
+    if refuse > 0:
+        refused: dict[str, list[float]] = {}  # per agent: the offers of it declined here
+        for cols, idx in entries.items():
+            for i in idx:
+                aid, scalars = cols.agent_ids[i], cols.scalar_rows()[i]
+                had = refused.get(aid)
+                if had is None:
+                    refused[aid] = list(scalars)
+                else:
+                    refused[aid] = [x + y for x, y in zip(had, scalars, strict=True)]
+        for agent_id, amount in refused.items():
+            core.allocator.add_filter(fid, agent_id, e.now + refuse, amount)
+    return []
