@@ -322,6 +322,8 @@ class OfferBook:
         firsts = {t[:1] for t in tails}
         if not (digits.isascii() and digits.isdigit()) or "" in firsts or "0" in firsts:
             return None
+        if max(map(len, tails), default=0) > 18:  # past int64: not an id of this book's
+            return None
         return list(map(int, tails))
 
     def _one_by_one(self, offer_ids: Iterable[str]) -> Entries:
@@ -333,32 +335,37 @@ class OfferBook:
         return out
 
     def _runs(self, seqs: list[int]) -> Entries:
+        """Entries of ``seqs``, found a run of consecutive numbers at a time: one bisection per
+        run and batch, and one per number not in any batch, so a call costs O(n log n) at
+        worst whatever order the ids come in."""
         out: Entries = {}
         bases, batches = self._bases, self._batches
-        i, n = 0, len(seqs)
-        while i < n:
-            s = seqs[i]
-            k = bisect_right(bases, s) - 1
-            cols = batches.get(bases[k]) if k >= 0 else None
-            lo = s - cols.base if cols is not None else 0
-            if cols is None or lo >= len(cols.alive):
-                i += 1
-                continue
-            m = min(n - i, len(cols.alive) - lo)
-            if seqs[i : i + m] != list(range(s, s + m)):
-                m = 1  # not a run: this id alone
-            alive = cols.alive
-            if alive.find(0, lo, lo + m) == -1:
-                idx = list(range(lo, lo + m))
-            else:
-                idx = [j for j in range(lo, lo + m) if alive[j]]
-            if idx:
-                got = out.get(cols)
-                if got is None:
-                    out[cols] = idx
+        n = len(seqs)
+        if not n:
+            return out
+        breaks = (np.flatnonzero(np.diff(np.array(seqs, dtype=np.int64)) != 1) + 1).tolist()
+        for start, end in zip([0, *breaks], [*breaks, n], strict=True):
+            i, s = start, seqs[start]
+            while i < end:
+                k = bisect_right(bases, s) - 1
+                cols = batches.get(bases[k]) if k >= 0 else None
+                lo = s - cols.base if cols is not None else 0
+                if cols is None or lo >= len(cols.alive):
+                    i, s = i + 1, s + 1  # not an outstanding batch's
+                    continue
+                m = min(end - i, len(cols.alive) - lo)
+                alive = cols.alive
+                if alive.find(0, lo, lo + m) == -1:
+                    idx = list(range(lo, lo + m))
                 else:
-                    got += idx
-            i += m
+                    idx = [j for j in range(lo, lo + m) if alive[j]]
+                if idx:
+                    got = out.get(cols)
+                    if got is None:
+                        out[cols] = idx
+                    else:
+                        got += idx
+                i, s = i + m, s + m
         return out
 
     def _whole_gangs(self, entries: Entries) -> Entries:

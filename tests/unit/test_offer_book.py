@@ -41,6 +41,7 @@ def _one_offer() -> tuple[Harness, str, str]:
         "m1-O\u0661",  # and non-ASCII digits (ARABIC-INDIC DIGIT ONE)
         "m1-O",
         "m1-O99",  # past the last batch
+        "m1-O" + "9" * 30,  # past int64
         "m1-O0",  # before the first
         "m2-O1",  # another master's
         "",
@@ -66,6 +67,18 @@ def test_an_offer_used_or_declined_is_gone_and_its_id_is_not_reused() -> None:
         h.accept(fid, [first], task("t1"))
     h.accept(fid, [again.offer_id], task("t1"))
     assert len(h.core.offers) == 0
+
+
+def test_a_decline_in_any_order_returns_exactly_the_offers_it_names() -> None:
+    h = Harness()
+    fid, _ = h.subscribe()
+    for _ in range(6):
+        h.add_agent(resources="cpus:4;mem:4096")
+    ids = [o.offer_id for o in h.offers_for(fid)]
+    assert len(ids) == 6
+    named = [ids[4], ids[0], "m1-O999", ids[3], ids[1]]  # out of order, a gap, an unknown id
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=tuple(named), refuse_seconds=0))
+    assert set(h.core.offers) == {ids[2], ids[5]}
 
 
 def test_another_frameworks_offer_is_not_yours_to_decline() -> None:
