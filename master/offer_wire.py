@@ -97,22 +97,7 @@ class OfferEncoder:
     def _pieces(self, batch: OfferColumns, fw: bytes) -> list[bytes]:
         """Each offer of the batch as it goes in ``Offers.offers``: key, length, then its
         fields: the id (key, length, bytes), the framework, the agent's cached part."""
-        agents = self._agents
-        ports = batch.ports
-        tails: list[bytes] = []
-        # Each entry's scalars as the 32 bytes of its row, compared with the cached agent's:
-        # slices of one bytes object, not a list of floats per offer for the GC to track.
-        raw = np.ascontiguousarray(batch.scalars, dtype=np.float64).tobytes()
-        for i, (aid, spec) in enumerate(zip(batch.agent_ids, batch.specs, strict=True)):
-            row = raw[32 * i : 32 * i + 32]
-            p = ports.get(i, ()) if ports else ()
-            cached = agents.get(aid)
-            if cached is None or cached[0] != row or cached[1] != p or cached[2] is not spec:
-                if cached is None and len(agents) >= CACHE_LIMIT:
-                    agents.clear()
-                s = batch.scalars[i].tolist()
-                cached = agents[aid] = (row, p, spec, _agent_fields(aid, spec, s, p))
-            tails.append(cached[3])
+        tails = self._tails(batch)
         if batch.gang_id:  # per offer, not the agent's: after the cached part
             gang = _delimited(_OFFER_GANG, batch.gang_id.encode())
             tails = [t + gang for t in tails]
@@ -134,6 +119,35 @@ class OfferEncoder:
             _delimited(_OFFERS_OFFER, b"".join((_OFFER_ID, varint(len(o)), o, fw, t)))
             for o, t in zip(oids, tails, strict=True)
         ]
+
+    def _tails(self, batch: OfferColumns) -> list[bytes]:
+        """Each entry's agent part, from the cache while the agent's scalars, ports and
+        description are what was cached. Each entry's scalars are the 32 bytes of its row:
+        slices of one bytes object, not a list of floats per offer for the GC to track."""
+        agents = self._agents
+        aids, specs, ports = batch.agent_ids, batch.specs, batch.ports
+        raw = np.ascontiguousarray(batch.scalars, dtype=np.float64).tobytes()
+        rows = [raw[k : k + 32] for k in range(0, 32 * len(aids), 32)]
+        cached = list(map(agents.get, aids))
+        if (
+            not ports
+            and None not in cached
+            and [c[0] for c in cached] == rows  # type: ignore[index]
+            and [c[2] for c in cached] == specs  # type: ignore[index]
+            and [c[1] for c in cached].count(()) == len(cached)  # type: ignore[index]
+        ):
+            # Every agent as cached (the steady state of a busy cluster): compared as lists.
+            return [c[3] for c in cached]  # type: ignore[index]
+        tails: list[bytes] = []
+        for i, (aid, spec, row, hit) in enumerate(zip(aids, specs, rows, cached, strict=True)):
+            p = ports.get(i, ()) if ports else ()
+            if hit is None or hit[0] != row or hit[1] != p or hit[2] is not spec:
+                if hit is None and len(agents) >= CACHE_LIMIT:
+                    agents.clear()
+                s = batch.scalars[i].tolist()
+                hit = agents[aid] = (row, p, spec, _agent_fields(aid, spec, s, p))
+            tails.append(hit[3])
+        return tails
 
 
 def _events(pieces: list[bytes], max_bytes: int | None) -> list[bytes]:
