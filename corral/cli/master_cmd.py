@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=positive_float,
         default=1.0,
         metavar="SECONDS",
-        help="seconds between the starts of allocation cycles, each of which sends offers of "
-        "what is free; shorter places tasks sooner at more CPU on the master (default 1)",
+        help="seconds between allocation cycles, each of which sends offers of what is free; "
+        "shorter places tasks sooner at more CPU on the master (default 1)",
     )
     p.add_argument(
         "--agent-timeout",

@@ -247,11 +247,3 @@ def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None
         h.now += 0.009
         launched = _launch_all(h, fid, h.allocate())
     assert h.core.pacer.window == pytest.approx(96.0)
-
-
-def test_cycles_start_every_interval_counting_the_last_cycle_in() -> None:
-    from corral.master.runtime import cycle_wait
-
-    assert cycle_wait(0.1, 0.0) == 0.1
-    assert cycle_wait(0.1, 0.03) == pytest.approx(0.07)  # a 30 ms cycle: 10 a second still
-    assert cycle_wait(0.1, 0.25) == 0.0  # overran: the next at once, no catch-up burst
