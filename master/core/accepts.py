@@ -28,11 +28,12 @@ from corral.master.core import admission, pending
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.gangs import Gang
+from corral.master.core.offer_book import return_ports
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord, TaskRecord
 from corral.master.core.refusals import invalid as _invalid
 from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.types import Status, TaskSpec, TaskState
-from corral.resources import Resources, normalize_ranges, ranges_count
+from corral.resources import Resources, ranges_count
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -204,7 +205,7 @@ def launch(
     for o in offers:
         core.book.drop(o)
     unused = offered - need
-    agent.free_ports = normalize_ranges(list(agent.free_ports) + list(unused.ports))
+    return_ports(agent, unused.ports)
     if any(v > 0 for v in unused.scalars()):
         core.allocator.recover(fw.framework_id, agent.agent_id, unused.scalars())
         core.freed(agent)

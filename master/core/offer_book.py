@@ -23,7 +23,7 @@ Rules (the core's validate() checks them after every event in its tests):
   are in the first batch: expiring offers (``expire``) looks at the front and stops at the
   first batch still in time, with no index of its own.
 - A gang's offers (``gangs``, gangs.py) are one batch, all outstanding or none: whoever
-  returns or uses one returns or uses them all (``siblings``), and dropping one forgets the
+  returns or uses one returns or uses them all (``_whole_gangs``), and dropping one forgets the
   gang.
 """
 
@@ -123,14 +123,13 @@ class OfferBook:
                 keep = np.ones(len(idx), dtype=bool)
                 keep[gone] = False
                 idx = idx[keep]
-                aids = [aids[k] for k in keep.nonzero()[0].tolist()]
-                records = [records[k] for k in keep.nonzero()[0].tolist()]
+                kept = keep.nonzero()[0].tolist()
+                aids = [aids[k] for k in kept]
+                records = [records[k] for k in kept]
                 if not aids:
                     continue
             agent_records = cast(list[AgentRecord], records)
-            ports: dict[int, PortRanges] = {}
-            for k in [k for k, a in enumerate(agent_records) if a.free_ports]:
-                ports[k], agent_records[k].free_ports = agent_records[k].free_ports, ()
+            ports = _take_ports(agent_records)
             self._offered(aids, now)
             cols = OfferColumns(
                 self._prefix,
@@ -159,7 +158,7 @@ class OfferBook:
     ) -> OfferColumns:
         """One offer of resources already charged to the framework outside a cycle (a
         preemption's nominated room); it carries the agent's free ports as any offer does."""
-        ports, agent.free_ports = agent.free_ports, ()
+        ports = _take_ports([agent])
         self._freed_at.pop(agent.agent_id, None)  # offered at once: no wait to measure
         cols = OfferColumns(
             self._prefix,
@@ -168,7 +167,7 @@ class OfferBook:
             [agent.agent_id],
             [agent.spec],
             np.array([scalars], dtype=np.float64),
-            {0: ports} if ports else {},
+            ports,
             now,
         )
         self._add(cols)
@@ -186,22 +185,17 @@ class OfferBook:
         self._gang_seq += 1
         gang_id = f"{self._gang_prefix}{self._gang_seq}"
         fid = fw.framework_id
-        specs = []
-        ports: dict[int, PortRanges] = {}
-        for i, (aid, scalars) in enumerate(slots):
-            agent = self._agents[aid]
+        agents = [self._agents[aid] for aid, _ in slots]
+        for aid, scalars in slots:
             self._allocator.allocate(fid, aid, scalars)
-            if agent.free_ports:
-                ports[i] = agent.free_ports
-                agent.free_ports = ()
-            specs.append(agent.spec)
+        ports = _take_ports(agents)
         self._offered([aid for aid, _ in slots], now)
         cols = OfferColumns(
             self._prefix,
             self._seq + 1,
             fid,
             [aid for aid, _ in slots],
-            specs,
+            [a.spec for a in agents],
             np.array([s for _, s in slots], dtype=np.float64).reshape(-1, 4),
             ports,
             now,
@@ -374,18 +368,6 @@ class OfferBook:
                 entries[cols] = cols.live_indices()
         return entries
 
-    def siblings(self, offers: Sequence[OfferRecord]) -> list[OfferRecord]:
-        """``offers`` and the other offers of their gangs (rule: all or none), each once."""
-        if not self.gangs or not any(o.gang_id for o in offers):
-            return list(offers)
-        out: dict[str, OfferRecord] = {}
-        for o in offers:
-            out[o.offer_id] = o
-            if o.gang_id and o.columns is not None:
-                for i in o.columns.live_indices():
-                    out.setdefault(o.columns.offer_id(i), o.columns.record(i))
-        return list(out.values())
-
     def _agent_index(self) -> dict[str, list[tuple[OfferColumns, int]]]:
         index = self._of_agent
         if index is None:
@@ -416,10 +398,6 @@ class OfferBook:
 
     def count_of(self, framework_id: str) -> int:
         return sum(c.live for c in self._of_fw.get(framework_id, {}).values())
-
-    def batches(self) -> Iterator[OfferColumns]:
-        """The batches with offers outstanding, oldest first."""
-        return iter(self._batches.values())
 
     def __iter__(self) -> Iterator[str]:
         for cols in self._batches.values():
@@ -460,24 +438,22 @@ class OfferBook:
                 for i in idx:
                     p = ports.get(i)
                     if p:
-                        agent = agents[aids[i]]
-                        agent.free_ports = normalize_ranges(list(agent.free_ports) + list(p))
-            back = idx
-            self.freed(map(aids.__getitem__, back), now)
+                        return_ports(agents[aids[i]], p)
+            self.freed(map(aids.__getitem__, idx), now)
             source, handles = cols.source, cols.handles
             if source is None or handles is None:
                 fid, rows = cols.framework_id, cols.scalar_rows()
-                returns += [(fid, aids[i], rows[i]) for i in back]
+                returns += [(fid, aids[i], rows[i]) for i in idx]
                 continue
             group = by_source.get(id(source))
             if group is None:
                 group = by_source[id(source)] = (source, [], [])
-            if len(back) == len(handles):
+            if len(idx) == len(handles):
                 group[1].append(handles)
                 group[2].append(scalars)
-            elif back:
-                group[1].append(handles[back])
-                group[2].append(scalars[back])
+            elif idx:
+                group[1].append(handles[idx])
+                group[2].append(scalars[idx])
         for source, hs, ss in by_source.values():
             if len(hs) == 1:
                 self._allocator.recover_handles(source, hs[0], ss[0])
@@ -569,6 +545,22 @@ class OfferBook:
         if detached:
             faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
         return faults
+
+
+def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
+    """Ports an offer carried, or its accept left unused, are the agent's free ports again."""
+    if ports:
+        agent.free_ports = normalize_ranges(list(agent.free_ports) + list(ports))
+
+
+def _take_ports(agents: Sequence[AgentRecord]) -> dict[int, PortRanges]:
+    """An offer carries all of its agent's free ports (the module's rules): taken from each
+    agent that has any, by its index among ``agents``."""
+    ports: dict[int, PortRanges] = {}
+    for k, agent in enumerate(agents):
+        if agent.free_ports:
+            ports[k], agent.free_ports = agent.free_ports, ()
+    return ports
 
 
 class OfferView(Mapping[str, OfferRecord]):
