@@ -2,8 +2,9 @@
 
 This file keeps the state and dispatches each event to its handler; agents (membership.py),
 frameworks' subscriptions (subscriptions.py), accepts and declines (accepts.py), task statuses
-(statuses.py), reconciliation (reconcile.py), the registry's mirror (mirror.py) and recovery
-(recovery.py) have their own modules, each with its rules.
+(statuses.py), reconciliation (reconcile.py), an operator's priority classes, weights and
+quotas (operator_settings.py), the registry's mirror (mirror.py) and recovery (recovery.py)
+have their own modules, each with its rules.
 
 Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
@@ -55,6 +56,7 @@ from corral.master.core import (
     gangs,
     membership,
     nominations,
+    operator_settings,
     pending,
     reconcile,
     recovery,
@@ -68,11 +70,7 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.durable import (
     AgentEntry,
     Change,
-    DeletePriorityClass,
     FrameworkEntry,
-    PutPriorityClass,
-    PutQuota,
-    PutWeight,
 )
 from corral.master.core.offer_book import OfferBook
 from corral.master.core.offer_columns import OfferColumns
@@ -103,9 +101,8 @@ from corral.master.core.types import (
     TaskState,
 )
 from corral.master.core.validate import validate
-from corral.priority import DEFAULTS, PriorityClassError
+from corral.priority import DEFAULTS
 from corral.resources import normalize_ranges
-from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 
 Commands = list[cmd.Command]
 
@@ -166,19 +163,19 @@ class MasterCore:
             ev.Reconcile: partial(reconcile.answer_call, self),
             ev.Teardown: partial(subscriptions.teardown, self),
             ev.SetDemands: self._set_demands,
-            ev.SetPriorityClass: self._set_priority_class,
-            ev.DeletePriorityClass: self._delete_priority_class,
-            ev.SetWeight: self._set_weight,
-            ev.SetQuota: self._set_quota,
+            ev.SetPriorityClass: partial(operator_settings.set_priority_class, self),
+            ev.DeletePriorityClass: partial(operator_settings.delete_priority_class, self),
+            ev.SetWeight: partial(operator_settings.set_weight, self),
+            ev.SetQuota: partial(operator_settings.set_quota, self),
             ev.Tick: self._tick,
             ev.Recover: self._recover,
             ev.AllocationTick: self._allocation_tick,
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
-            self.apply_weight(role, weight)
+            operator_settings.apply_weight(self, role, weight)
         for role, quota in config.role_quotas:
-            self.apply_quota(role, quota)
+            operator_settings.apply_quota(self, role, quota)
         self.priority = demands.PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
@@ -420,43 +417,6 @@ class MasterCore:
                 out.append(self.cluster_event(e, "offers_rescinded", c.framework_id, message))
         return out
 
-    # ------------------------------------------------------------ priority classes
-
-    def _set_priority_class(self, e: ev.SetPriorityClass) -> Commands:
-        c = e.priority_class
-        try:
-            self.priority.set(c)
-        except PriorityClassError as exc:
-            raise _invalid(str(exc)) from None
-        # A value or the default moved: every framework's priority may have.
-        self.demands_moved.update(self.frameworks)
-        self.changes.append(PutPriorityClass(c))
-        return [
-            self.cluster_event(
-                e,
-                "priority_class_set",
-                c.name,
-                f"value {c.value} {c.preemption_policy.value}"
-                + (" (global default)" if c.global_default else ""),
-            )
-        ]
-
-    def _delete_priority_class(self, e: ev.DeletePriorityClass) -> Commands:
-        if e.name not in self.priority.classes:
-            raise CallRejected(Refusal.NOT_FOUND, f"unknown priority class {echo(e.name)}")
-        user = demands.classes_in_use(self, e.name)
-        if user:
-            raise CallRejected(
-                Refusal.FAILED_PRECONDITION,
-                f"priority class {echo(e.name)} is in use by {user}",
-            )
-        try:
-            self.priority.delete(e.name)
-        except PriorityClassError as exc:
-            raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
-        self.changes.append(DeletePriorityClass(e.name))
-        return [self.cluster_event(e, "priority_class_deleted", e.name, "")]
-
     def _kill(self, e: ev.Kill) -> Commands:
         fw = self.caller(e)
         if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
@@ -696,39 +656,6 @@ class MasterCore:
             allowance -= members * shape[0]
             per_fw.setdefault(fw.framework_id, []).append(made)
         return allowance
-
-    # ------------------------------------------------------------------- roles
-
-    def _set_weight(self, e: ev.SetWeight) -> Commands:
-        try:
-            weight = check_weight(check_role(e.role), e.weight)
-        except RoleError as exc:
-            raise _invalid(str(exc)) from None
-        self.apply_weight(e.role, weight)
-        self.changes.append(PutWeight(e.role, weight))
-        return [self.cluster_event(e, "role_weight_set", e.role, f"weight {weight:g}")]
-
-    def _set_quota(self, e: ev.SetQuota) -> Commands:
-        try:
-            quota = check_quota(check_role(e.role), e.guarantee, e.limit)
-        except RoleError as exc:
-            raise _invalid(str(exc)) from None
-        self.apply_quota(e.role, quota)
-        self.changes.append(PutQuota(e.role, quota))
-        return [self.cluster_event(e, "role_quota_set", e.role, f"quota {quota}")]
-
-    def apply_weight(self, role: str, weight: float) -> None:
-        self.allocator.set_weight(role, weight)
-        self.roles.set_weight(role, weight)
-
-    def apply_quota(self, role: str, quota: Quota) -> None:
-        none = quota.is_none()
-        self.allocator.set_quota(
-            role,
-            None if none else quota.guarantee,
-            None if none else quota.limit,
-        )
-        self.roles.set_quota(role, quota)
 
     # -------------------------------------------------------------- durability
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, subscriptions
+from corral.master.core import mirror, operator_settings, subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -41,9 +41,9 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
     state = e.state
     # The registry holds what operators set; it wins over the flags' values at start.
     for role, weight in state.weights:
-        core.apply_weight(role, weight)
+        operator_settings.apply_weight(core, role, weight)
     for role, quota in state.quotas:
-        core.apply_quota(role, quota)
+        operator_settings.apply_quota(core, role, quota)
     for name, pc in state.priority_classes:
         if pc is not None:
             core.priority.set(pc)
