@@ -194,6 +194,10 @@ class MasterConnection:
         try:
             while True:
                 await self._wakeup.wait()
+                # One more loop turn before writing: what the same moment still has queued
+                # joins this message. A simulated or already-forked task's RUNNING then leaves
+                # with its STARTING, one message and one acknowledgement instead of two each.
+                await asyncio.sleep(0)
                 self._wakeup.clear()
                 while self._outbox:
                     await call.write(self._outbox.popleft())

@@ -120,3 +120,23 @@ def test_backoff_is_capped_with_jitter() -> None:
     assert 0.05 <= delays[0] <= 0.1
     assert all(2.5 <= d <= 5.0 for d in delays[7:])
     assert len({round(d, 6) for d in delays[7:]}) > 1  # jittered, not lockstep
+
+
+async def test_a_status_queued_by_the_next_callback_joins_the_message() -> None:
+    """A launch queues STARTING and starts the task in a later callback (a simulated task, or
+    a process already forked), which queues RUNNING: both leave in one message."""
+    channel, owner = FakeChannel(), Owner()
+    conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), random.Random(1))
+    owner.conn = conn
+    runner = asyncio.get_running_loop().create_task(conn.run())
+    try:
+        await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
+        owner.add_status("starting")
+        asyncio.get_running_loop().call_soon(owner.add_status, "running")
+        await until(lambda: len(channel.calls[0].written) >= 5)
+        await asyncio.sleep(0)  # a second message, if any, would be written by now
+        await asyncio.sleep(0)
+        (last,) = channel.calls[0].written[4:]
+        assert [s.task_id for s in last.status_updates.statuses] == ["starting", "running"]
+    finally:
+        runner.cancel()
