@@ -3,6 +3,7 @@ over 127.0.0.1 launching real `sh -c` tasks; kills; an agent SIGKILLed mid-run."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -138,3 +139,18 @@ async def _agent_process_named(cluster: LocalCluster, agent_id: str) -> str:
         if checkpoint.exists() and checkpoint.read_text().split()[0] == agent_id:
             return name
     raise AssertionError(f"no agent process has id {agent_id}\n{cluster.logs()}")
+
+
+async def test_wait_for_cycles_waits_for_the_masters_cycles(tmp_path: Any) -> None:
+    async with LocalCluster(
+        agents=0, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
+    ) as cluster:
+        loop = asyncio.get_running_loop()
+        before, started = await cluster.allocation_cycles(), loop.time()
+        await cluster.wait_for_cycles(3, 30)
+        # Three more cycles are at least two intervals apart (0.1 s while pacing would hold
+        # offers back, 0.2 s otherwise): a helper that returned early would be faster.
+        assert loop.time() - started >= 0.2
+        assert await cluster.allocation_cycles() >= before + 3
+        with pytest.raises(TimeoutError, match=r"allocation cycles in 0\.3 s"):
+            await cluster.wait_for_cycles(10_000, 0.3)

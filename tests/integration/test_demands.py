@@ -138,8 +138,8 @@ async def test_a_satisfied_framework_receives_no_offers(tmp_path: Path) -> None:
             await asyncio.wait_for(scheduler.running.wait(), 30)
             seen = scheduler.offers_seen
             # Declines above use a 0.2 s filter: a framework that still wanted something would
-            # be offered the agent's rest several times in a second.
-            await asyncio.sleep(1.5)
+            # be offered the agent's rest every few of these cycles.
+            await cluster.wait_for_cycles(15, 30)
             assert scheduler.offers_seen == seen
             state = await cluster.state()
             fw = next(f for f in state.frameworks if f.info.id == d.framework_id)

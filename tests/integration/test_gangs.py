@@ -93,8 +93,9 @@ async def test_an_eight_gpu_gang_waits_for_the_eighth_gpu_then_launches_whole(
                 trainer, sdk.FrameworkInfo(name="trainer", capabilities=[GPU]), cluster.master
             ) as d:
                 await d.set_demands([sdk.Demand("train", 8, cpus=1, mem=64, gpus=1, min_member=8)])
-                # 7 free GPUs: nothing is held, and nothing offered agent by agent either.
-                await asyncio.sleep(1.5)
+                # 7 free GPUs: nothing is held, and nothing offered agent by agent either, for
+                # as many cycles as it took to see a bundle cut (one) several times over.
+                await cluster.wait_for_cycles(7, 30)
                 assert trainer.offers_seen == []
                 state = await cluster.state()
                 fw = next(f for f in state.frameworks if f.info.id == d.framework_id)
@@ -122,7 +123,7 @@ async def test_an_eight_gpu_gang_waits_for_the_eighth_gpu_then_launches_whole(
                 await dblock.kill(blocker.task_id)
                 await asyncio.wait_for(blocker.ended.wait(), 30)
                 await asyncio.wait_for(trainer.offered.wait(), 30)
-                await asyncio.sleep(0.3)  # (anything else would have come in the same event)
+                await cluster.wait_for_cycles(2, 30)  # anything more would have come since
                 bundle = list(trainer.offers_seen)
                 assert len(bundle) == 8
                 assert len({o.gang_id for o in bundle}) == 1 and bundle[0].gang_id

@@ -107,10 +107,10 @@ async def test_serving_preempts_exactly_enough_batch_tasks_and_keeps_the_room(
                 sdk.Driver(serving, sdk.FrameworkInfo(name="serving"), cluster.master) as ds,
             ):
                 await dr.set_demands(rush.demand_set())
-                await asyncio.sleep(0.5)  # rush is offered the leftovers, and has no room
+                await cluster.wait_for_cycles(3, 30)  # rush is offered the leftovers: no room
                 await ds.set_demands(serving.demand_set())
                 await until(lambda: len(serving.running) == 3, 30)
-                await asyncio.sleep(1.0)  # a few more cycles: nothing more is preempted
+                await cluster.wait_for_cycles(5, 30)  # a few more cycles: no more victims
 
                 # 3 tasks of 2 cpus on agents full of 1-cpu tasks: 6 victims, no more.
                 assert len(batch.ended) == 6

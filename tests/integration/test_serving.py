@@ -116,9 +116,9 @@ async def test_an_undersized_zone_leaves_instances_pending_unless_schedule_anywa
             await until(lambda: r.running() == 5, 30, "5 instances running", cluster.logs())
             # Zone c holds one: a third in a or b would be 3 against 1. The sixth stays pending
             # while the framework keeps being offered a and b (its demand is unmet) and declines.
-            # A negative: nothing to wait for, so watch ten allocation cycles, long enough to
-            # have placed it if the framework would.
-            await asyncio.sleep(2)
+            # A negative: watch ten allocation cycles, enough to have placed it if the
+            # framework would.
+            await cluster.wait_for_cycles(10, 30)
             assert r.serving.counts().pending == 1
             assert r.serving.app.launched == 5
             assert await zones_of_live_tasks(cluster) == {"a": 2, "b": 2, "c": 1}

@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
+import aiohttp
 import grpc
+from prometheus_client.parser import text_string_to_metric_families
 
 from corral.frameworks.sdk.driver import MAX_MESSAGE_BYTES
 from corral.v1 import operator_pb2 as op
@@ -224,6 +226,43 @@ class LocalCluster:
                 last = f"{active} of {count} agents active"
             await asyncio.sleep(0.2)  # polling a remote process: there is no event to await
         raise TimeoutError(f"cluster not ready after {timeout:g} s ({last})\n{self.logs()}")
+
+    async def allocation_cycles(self) -> int:
+        """How many allocation cycles the master has run (``corral_allocation_cycle_seconds``
+        in its /metrics)."""
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://{self.http}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r,
+        ):
+            r.raise_for_status()
+            text = await r.text()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == "corral_allocation_cycle_seconds_count":
+                    return int(sample.value)
+        raise RuntimeError("the master's /metrics has no corral_allocation_cycle_seconds")
+
+    async def wait_for_cycles(self, count: int, timeout: float) -> None:
+        """Wait until the master has run ``count`` more allocation cycles.
+
+        The way to test that something does *not* happen (no offer, no preemption, a demand
+        left pending): each cycle is a chance for it, so after ``count`` of them its absence
+        means something, however slow the machine. A fixed sleep would give a slow machine
+        fewer chances and pass for the wrong reason."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        start = await self.allocation_cycles()
+        done = start
+        while loop.time() < deadline:
+            self._check_alive()
+            done = await self.allocation_cycles()
+            if done >= start + count:
+                return
+            await asyncio.sleep(0.05)  # polling a remote process: there is no event to await
+        raise TimeoutError(
+            f"the master ran {done - start} of {count} allocation cycles in {timeout:g} s"
+            f"\n{self.logs()}"
+        )
 
     def logs(self) -> str:
         parts = []
