@@ -39,7 +39,7 @@ Rules of the core (this file and those modules apply them):
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -84,7 +84,6 @@ from corral.master.core.records import (
 )
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.refusals import invalid as _invalid
-from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     TASK_TRANSITIONS,
@@ -159,7 +158,7 @@ class MasterCore:
             ev.Suppress: self._suppress,
             ev.Revive: self._revive,
             ev.Kill: self._kill,
-            ev.Acknowledge: self._acknowledge,
+            ev.Acknowledge: partial(statuses.acknowledge, self),
             ev.Reconcile: partial(reconcile.answer_call, self),
             ev.Teardown: partial(subscriptions.teardown, self),
             ev.SetDemands: self._set_demands,
@@ -445,34 +444,6 @@ class MasterCore:
                 grace_seconds=e.grace_seconds,
             )
         ]
-
-    def _acknowledge(self, e: ev.Acknowledge) -> Commands:
-        fw = self.caller(e)
-        for _agent_id, task_id, uuid in e.acknowledgements:
-            if not uuid:
-                raise _invalid(f"acknowledgement of task {echo(task_id)} has no uuid")
-        _no_repeats(
-            [f"{task_id!r}/{uuid.hex()}" for _, task_id, uuid in e.acknowledgements],
-            "acknowledgement (task/uuid)",
-        )
-        per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
-        bound = self.config.max_framework_pending_statuses
-        if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
-            self.demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
-        for agent_id, task_id, uuid in e.acknowledgements:
-            pending = fw.pending.pop((task_id, uuid), None)
-            target = pending.status.agent_id if pending is not None else agent_id
-            per_agent[target].append((task_id, uuid))
-        out: Commands = []
-        for agent_id, acks in per_agent.items():
-            agent = self.agents.get(agent_id)
-            if agent is not None and agent.connection is not None:
-                out.append(
-                    cmd.SendAgentAcks(
-                        stimulus_id=e.stimulus_id, agent_id=agent_id, acknowledgements=tuple(acks)
-                    )
-                )
-        return out
 
     # ------------------------------------------------------------------ clocks
 

@@ -14,7 +14,10 @@ Rules:
    message (the core's rule 9), re-encoded rather than the agent's message passed on.
 4. A status with a uuid is kept in its framework's ``pending`` until acknowledged (resent by
    the core's ticks); when they reach ``max_framework_pending_statuses`` the framework is
-   offered nothing (admission.py). ``forward`` sends one status the same way.
+   offered nothing (admission.py). ``forward`` sends one status the same way. The framework's
+   acknowledgements (``acknowledge``) each name a uuid, at most once per call; each goes to
+   the agent the status came from (so it stops resending it), and one that takes the framework
+   back under the bound lets it be offered again.
 5. The work is batched per event, since it runs for every status of every agent: one UPDATE
    per framework, one acknowledgement command per agent, and one allocator call for the tasks
    that ended with one entry per (framework, agent).
@@ -22,12 +25,15 @@ Rules:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.allocator.interface import Scalars
+from corral.master.core import admission
 from corral.master.core import commands as cmd
 from corral.master.core.records import AgentRecord, FrameworkRecord, PendingStatus
+from corral.master.core.refusals import invalid, no_repeats
 from corral.master.core.states import (
     TASK_TRANSITIONS,
     FrameworkState,
@@ -183,3 +189,33 @@ def forward(core: MasterCore, fw: FrameworkRecord, status: Status, e: ev.Event) 
     return [
         cmd.SendUpdates(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,))
     ]
+
+
+def acknowledge(core: MasterCore, e: ev.Acknowledge) -> Commands:
+    """A framework's acknowledgements (rule 4): forgotten as pending, passed to their agents."""
+    fw = core.caller(e)
+    for _agent_id, task_id, uuid in e.acknowledgements:
+        if not uuid:
+            raise invalid(f"acknowledgement of task {echo(task_id)} has no uuid")
+    no_repeats(
+        [f"{task_id!r}/{uuid.hex()}" for _, task_id, uuid in e.acknowledgements],
+        "acknowledgement (task/uuid)",
+    )
+    per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+    bound = core.config.max_framework_pending_statuses
+    if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
+        core.demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
+    for agent_id, task_id, uuid in e.acknowledgements:
+        pending = fw.pending.pop((task_id, uuid), None)
+        target = pending.status.agent_id if pending is not None else agent_id
+        per_agent[target].append((task_id, uuid))
+    out: Commands = []
+    for agent_id, acks in per_agent.items():
+        agent = core.agents.get(agent_id)
+        if agent is not None and agent.connection is not None:
+            out.append(
+                cmd.SendAgentAcks(
+                    stimulus_id=e.stimulus_id, agent_id=agent_id, acknowledgements=tuple(acks)
+                )
+            )
+    return out
