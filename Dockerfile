@@ -13,9 +13,17 @@ FROM ${BASE_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python3 -m venv /opt/corral
 # Dependencies first, in their own layer: it stays cached while only Corral's code changes.
-# The globs let the build go on without a wheelhouse (pyproject.toml always matches).
+# The globs let the build go on without a wheelhouse (pyproject.toml always matches); then the
+# dependencies (the base install and the server extra) are read from pyproject.toml and come
+# from the package index, so a rebuild after a code change reinstalls Corral alone.
 COPY pyproject.toml build/wheelhous[e] /wheels/
-RUN if ls /wheels/*.whl >/dev/null 2>&1; then /opt/corral/bin/pip install --no-index /wheels/*.whl; fi
+RUN if ls /wheels/*.whl >/dev/null 2>&1; then \
+        /opt/corral/bin/pip install --no-index /wheels/*.whl; \
+    else \
+        /opt/corral/bin/python -c "import tomllib; p = tomllib.load(open('/wheels/pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['server'], sep='\\n')" > /tmp/requirements.txt \
+        && /opt/corral/bin/pip install -r /tmp/requirements.txt \
+        && rm /tmp/requirements.txt; \
+    fi
 COPY pyproject.toml README.m[d] /src/
 # corral/master, corral/agent and corral/frameworks link to the folders copied beside them.
 COPY corral /src/corral
