@@ -20,13 +20,12 @@ import signal
 import socket
 import sys
 import tempfile
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-import aiohttp
 import grpc
-from prometheus_client.parser import text_string_to_metric_families
 
 from corral.frameworks.sdk.driver import MAX_MESSAGE_BYTES
 from corral.v1 import operator_pb2 as op
@@ -230,17 +229,20 @@ class LocalCluster:
     async def allocation_cycles(self) -> int:
         """How many allocation cycles the master has run (``corral_allocation_cycle_seconds``
         in its /metrics)."""
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(f"http://{self.http}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r,
-        ):
-            r.raise_for_status()
-            text = await r.text()
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name == "corral_allocation_cycle_seconds_count":
-                    return int(sample.value)
-        raise RuntimeError("the master's /metrics has no corral_allocation_cycle_seconds")
+
+        # The standard library only: the SDK depends on grpc and structlog, not on an HTTP
+        # client or the metrics library (tests/unit/test_sdk_api.py).
+        def scrape() -> bytes:
+            with urllib.request.urlopen(f"http://{self.http}/metrics", timeout=5) as r:
+                body: bytes = r.read()
+                return body
+
+        text = (await asyncio.to_thread(scrape)).decode()
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == "corral_allocation_cycle_seconds_count":
+                return int(float(value))
+        raise RuntimeError("the master's /metrics has no corral_allocation_cycle_seconds_count")
 
     async def wait_for_cycles(self, count: int, timeout: float) -> None:
         """Wait until the master has run ``count`` more allocation cycles.
