@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 
 from corral import limits
 from corral.master.core.records import OfferRecord
@@ -30,6 +30,7 @@ from corral.placement import (
 from corral.priority import PriorityClass, PriorityClassError, check_class
 from corral.resources import SCALARS, ResourceError, Resources
 from corral.roles import Quota
+from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
 
@@ -392,6 +393,53 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         s.timestamp,
         s.uuid,
         s.exit_code if s.HasField("exit_code") else None,
+    )
+
+
+def agent_statuses(
+    msg: agent_pb2.StatusUpdates, bad: Callable[[WireError], None]
+) -> tuple[Status, ...]:
+    """An agent's STATUS_UPDATES: each status that decodes, carrying its wire form (forwarded
+    to its framework as received, not re-encoded); ``bad`` is told of each that does not."""
+    statuses = []
+    for s in msg.statuses:
+        try:
+            status = status_from_pb(s)
+        except WireError as exc:
+            bad(exc)
+            continue
+        status.wire = s
+        statuses.append(status)
+    return tuple(statuses)
+
+
+def accept_tasks(request: scheduler_pb2.AcceptRequest) -> tuple[TaskSpec, ...]:
+    """The tasks an ACCEPT launches, over all its operations."""
+    launches = []
+    for operation in request.operations:
+        if not operation.HasField("launch"):
+            raise WireError("operation has no known type (expected launch)")
+        launches.append(operation.launch.tasks)
+    if sum(map(len, launches)) > limits.MAX_TASKS_PER_ACCEPT:
+        count(
+            [t for ts in launches for t in ts], "tasks in one accept", limits.MAX_TASKS_PER_ACCEPT
+        )
+    return tuple(task_spec_from_pb(t) for ts in launches for t in ts)
+
+
+def acknowledgements(
+    request: scheduler_pb2.AcknowledgeRequest,
+) -> tuple[tuple[str, str, bytes], ...]:
+    """An ACKNOWLEDGE's (agent id, task id, uuid) triples."""
+    acks = request.acknowledgements
+    count(acks, "acknowledgements", limits.MAX_IDS_PER_CALL)
+    return tuple(
+        (
+            ident(a.agent_id, "an acknowledgement's agent_id"),
+            ident(a.task_id, "an acknowledgement's task_id"),
+            uuid(a.uuid, "an acknowledgement's uuid"),
+        )
+        for a in acks
     )
 
 

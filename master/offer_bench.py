@@ -42,9 +42,12 @@ class OfferCosts:
         return asdict(self)
 
 
-def build(agents: int, frameworks: int, allocator: str) -> MasterCore:
+def build(
+    agents: int, frameworks: int, allocator: str, config: MasterConfig | None = None
+) -> MasterCore:
     # Pacing off: every agent is offered each round, so the cost is per offer of a whole cycle.
-    core = MasterCore(MasterConfig(launch_pacing=False), make_allocator(allocator), "bench")
+    config = config or MasterConfig(launch_pacing=False)
+    core = MasterCore(config, make_allocator(allocator), "bench")
     resources = parse_resources(AGENT)
     for i in range(agents):
         spec = AgentSpec(agent_id="", hostname=f"host-{i}", resources=resources)

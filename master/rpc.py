@@ -184,22 +184,11 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     # The unary RPCs and the CALLS stream share them.
 
     def _accept_event(self, request: scheduler_pb2.AcceptRequest) -> ev.Event:
-        launches = []
-        for op in request.operations:
-            if not op.HasField("launch"):
-                raise WireError("operation has no known type (expected launch)")
-            launches.append(op.launch.tasks)
-        if sum(map(len, launches)) > limits.MAX_TASKS_PER_ACCEPT:
-            convert.count(
-                [t for ts in launches for t in ts],
-                "tasks in one accept",
-                limits.MAX_TASKS_PER_ACCEPT,
-            )
-        tasks = [convert.task_spec_from_pb(t) for ts in launches for t in ts]
+        tasks = convert.accept_tasks(request)  # its errors first, as they always came
         return ev.Accept(
             **self._call_fields(request.caller, "accept"),
             offer_ids=convert.idents(request.offer_ids, "offer_ids", limits.MAX_OFFERS_PER_CALL),
-            tasks=tuple(tasks),
+            tasks=tasks,
             refuse_seconds=_refuse(request.filters),
         )
 
@@ -227,18 +216,9 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         )
 
     def _acknowledge_event(self, request: scheduler_pb2.AcknowledgeRequest) -> ev.Event:
-        acks = request.acknowledgements
-        convert.count(acks, "acknowledgements", limits.MAX_IDS_PER_CALL)
         return ev.Acknowledge(
             **self._call_fields(request.caller, "ack"),
-            acknowledgements=tuple(
-                (
-                    convert.ident(a.agent_id, "an acknowledgement's agent_id"),
-                    convert.ident(a.task_id, "an acknowledgement's task_id"),
-                    convert.uuid(a.uuid, "an acknowledgement's uuid"),
-                )
-                for a in acks
-            ),
+            acknowledgements=convert.acknowledgements(request),
         )
 
     def _reconcile_event(self, request: scheduler_pb2.ReconcileRequest) -> ev.Event:
@@ -535,6 +515,10 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         stream: OutStream,
     ) -> None:
         rt = self.rt
+
+        def bad(exc: WireError) -> None:
+            log.warning("bad_status_update", agent_id=agent_id, error=str(exc))
+
         try:
             async for msg in request_iterator:
                 kind = msg.WhichOneof("message")
@@ -551,22 +535,13 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     # Statuses are forwarded to frameworks as received: fields this master does
                     # not know must not ride along (nor escape the outbox's size estimate).
                     msg.DiscardUnknownFields()
-                    statuses = []
-                    for s in msg.status_updates.statuses:
-                        try:
-                            status = convert.status_from_pb(s)
-                        except WireError as exc:
-                            log.warning("bad_status_update", agent_id=agent_id, error=str(exc))
-                            continue
-                        status.wire = s  # forwarded as received, not re-encoded
-                        statuses.append(status)
                     rt.submit(
                         ev.AgentStatusUpdates(
                             stimulus_id=rt.stimulus("status"),
                             now=rt.clock(),
                             agent_id=agent_id,
                             connection=connection,
-                            statuses=tuple(statuses),
+                            statuses=convert.agent_statuses(msg.status_updates, bad),
                         )
                     )
                 else:

@@ -89,6 +89,20 @@ def register(subparsers: Any) -> None:
     offers.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     offers.set_defaults(func=run_offers, needs_server=True)
 
+    launches = what.add_parser(
+        "launches",
+        help="the master's CPU per launched task (offer, accept, statuses, acknowledgements), "
+        "no network",
+    )
+    launches.add_argument("--agents", type=positive_int, default=1000, help="agents (1000)")
+    launches.add_argument("--frameworks", type=positive_int, default=50, help="frameworks (50)")
+    launches.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
+    launches.add_argument(
+        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
+    )
+    launches.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    launches.set_defaults(func=run_launches, needs_server=True)
+
     dem = what.add_parser(
         "demands",
         help="the master's allocation tick with pending demands, gangs among them (no network)",
@@ -237,6 +251,32 @@ def run_offers(args: argparse.Namespace) -> int:
         table.add_column(step, justify="right")
     costs = result.us_per_offer
     table.add_row(*(f"{costs[s]:.2f}" for s in offer_bench.STEPS), f"{sum(costs.values()):.2f}")
+    console.print(table)
+    if args.json:
+        args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    return 0
+
+
+def run_launches(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from corral.gc_tuning import tuned_gc
+    from corral.master import launch_bench
+
+    console = Console()
+    with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):
+        result = launch_bench.run(
+            args.agents, args.frameworks, args.rounds, time.process_time, args.allocator
+        )
+    table = Table(
+        title=f"master CPU per launched task, µs (process time; median of {result.rounds} "
+        f"rounds of {result.tasks_per_round:,.0f} tasks)"
+    )
+    for step in (*launch_bench.STEPS, "total"):
+        table.add_column(step, justify="right")
+    costs = result.us_per_task
+    table.add_row(*(f"{costs[s]:.2f}" for s in launch_bench.STEPS), f"{sum(costs.values()):.2f}")
     console.print(table)
     if args.json:
         args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
