@@ -21,7 +21,7 @@ from tests.chaos.workload import Workload
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
 AGENTS = 3
-AGENT_RESOURCES = "cpus:2;mem:1024;disk:1000;gpus:0;ports:[31000-31100]"
+AGENT_RESOURCES = "cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}"  # the cluster's range
 AGENT_TIMEOUT = 3.0
 REREGISTER_TIMEOUT = 15.0  # agents back off to a few seconds while the master is down
 MASTER_ARGS = (

@@ -28,7 +28,7 @@ from tests.integration.recording import WAIT, RecordingScheduler
 
 pytestmark = pytest.mark.e2e
 
-RESOURCES = "cpus:4;mem:2048;disk:1000;ports:[31000-31100]"
+RESOURCES = "cpus:4;mem:2048;disk:1000;ports:{ports}"  # the cluster's own range
 
 
 class Recorder(RecordingScheduler):
@@ -192,7 +192,7 @@ async def _scenario(cluster: LocalCluster, tmp_path: Path, pgids: list[int]) -> 
             "corral.cli.main",
             "agent",
             *("--master", cluster.master, "--work-dir", str(work)),
-            *("--resources", RESOURCES.replace("cpus:4", "cpus:8")),
+            *("--resources", cluster.resources(RESOURCES.replace("cpus:4", "cpus:8"), "agent-0")),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,

@@ -53,7 +53,7 @@ def _state(status: sdk.TaskStatus | None) -> str:
 async def test_tasks_run_kill_and_agent_loss(tmp_path: Any) -> None:
     async with LocalCluster(
         agents=2,
-        agent_resources="cpus:4;mem:2048;disk:1000;ports:[31000-31100]",
+        agent_resources="cpus:4;mem:2048;disk:1000;ports:{ports}",
         work_dir=tmp_path,
         master_args=("--allocation-interval", "0.2", "--agent-timeout", "3"),
     ) as cluster:

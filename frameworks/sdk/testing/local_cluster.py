@@ -28,6 +28,7 @@ from types import TracebackType
 import grpc
 
 from corral.frameworks.sdk.driver import MAX_MESSAGE_BYTES
+from corral.frameworks.sdk.testing import port_blocks
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc as op_grpc
 
@@ -44,7 +45,7 @@ class LocalCluster:
     def __init__(
         self,
         agents: int = 1,
-        agent_resources: str = "cpus:4;mem:4096;disk:10000;gpus:0;ports:[31000-32000]",
+        agent_resources: str = "cpus:4;mem:4096;disk:10000;gpus:0;ports:{ports}",
         *,
         work_dir: str | os.PathLike[str] | None = None,
         master_args: tuple[str, ...] = (),
@@ -71,6 +72,29 @@ class LocalCluster:
         self._killed: set[str] = set()  # stopped by kill(), not by a failure
         # How each agent was started, so restart_agent starts it the same way.
         self._agent_looks: dict[str, tuple[str, str | None]] = {}
+        # Each agent's own port range (they all share this host's 127.0.0.1), by name, held
+        # until close: a restarted agent gets its range again.
+        self._ports: dict[str, port_blocks.PortBlock] = {}
+
+    def port_range(self, name: str = "agent-0") -> tuple[int, int]:
+        """Agent ``name``'s port range (first, last): what ``{ports}`` in its resources stands
+        for. Ranges are reserved on the host (a lock any process respects) for as long as the
+        cluster runs, so no two agents, of this cluster or of another one side by side
+        (pytest -n), offer the same port."""
+        block = self._ports.get(name)
+        if block is None:
+            raise KeyError(f"no agent {name!r} was started with {{ports}} in its resources")
+        return block.begin, block.end
+
+    def resources(self, spec: str, name: str) -> str:
+        """``spec`` with ``{ports}`` replaced by agent ``name``'s port range (``[20000-20099]``),
+        reserved at its first use."""
+        if "{ports}" not in spec:
+            return spec
+        block = self._ports.get(name)
+        if block is None:
+            block = self._ports[name] = port_blocks.reserve()
+        return spec.replace("{ports}", block.range)
 
     @property
     def work_dir(self) -> Path:
@@ -132,7 +156,12 @@ class LocalCluster:
         await self._spawn(
             name,
             "agent",
-            *("--master", self.master, "--resources", resources or self.agent_resources),
+            *(
+                "--master",
+                self.master,
+                "--resources",
+                self.resources(resources or self.agent_resources, name),
+            ),
             *("--work-dir", str(work)),
             *(("--attributes", attrs) if attrs else ()),
             *(("--hostname", hostname) if hostname else ()),
@@ -312,6 +341,9 @@ class LocalCluster:
         for name in sorted(self.processes, key=lambda n: n == "master"):
             await self._terminate(self.processes[name])
         self.processes.clear()
+        for block in self._ports.values():
+            block.release()
+        self._ports.clear()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None

@@ -1,0 +1,62 @@
+"""Port ranges for clusters that run side by side on one host (pytest -n, several suites).
+
+Every agent offers a ``ports`` range, and tasks bind what they are given. Two LocalClusters
+offering the same range on one host hand out the same ports, and a task of one fails to bind
+a port a task of the other holds. Each cluster therefore takes a block of its own: a lock file
+per block, held with ``flock`` for as long as the cluster runs, so any process on the host
+(another pytest worker, another suite) skips it, and the kernel lets it go when the holder
+exits, even by SIGKILL. Blocks are below the kernel's ephemeral ports (32768 and up by
+default), which outgoing connections take at random.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+FIRST, LAST = 20000, 32767  # below net.ipv4.ip_local_port_range's default start
+SIZE = 100
+
+
+class NoPortBlock(RuntimeError):
+    """Every block is held by another cluster."""
+
+
+class PortBlock:
+    """Ports ``begin``..``end`` (inclusive), reserved until ``release()``."""
+
+    def __init__(self, begin: int, end: int, fd: int) -> None:
+        self.begin, self.end = begin, end
+        self._fd: int | None = fd
+
+    @property
+    def range(self) -> str:
+        """The block in the ``--resources`` syntax: ``[20000-20099]``."""
+        return f"[{self.begin}-{self.end}]"
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the file drops its lock
+            self._fd = None
+
+
+def lock_dir() -> Path:
+    path = Path(tempfile.gettempdir()) / f"corral-port-blocks-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def reserve(size: int = SIZE, first: int = FIRST, last: int = LAST) -> PortBlock:
+    """The first block of ``size`` ports in ``first``..``last`` that no one holds."""
+    directory = lock_dir()
+    for begin in range(first, last - size + 2, size):
+        fd = os.open(directory / f"{begin}-{size}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return PortBlock(begin, begin + size - 1, fd)
+    raise NoPortBlock(f"every block of {size} ports in {first}-{last} is held by another cluster")
