@@ -22,10 +22,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# The unit tests run in PYTEST_WORKERS processes (pytest-xdist): they are in-process and mostly
-# CPU-bound, so two keep two cores busy. The rest (real clusters, containers, the fuzzed master)
-# runs after them in one process, one test at a time, as before: those tests time what real
-# processes do and share the host's port ranges (31000-32000 on every LocalCluster agent).
+# Both halves run in PYTEST_WORKERS processes (pytest-xdist): first the unit tests (in-process,
+# mostly CPU-bound), then the rest (real clusters, containers, the fuzzed master). Those wait on
+# conditions with bounded timeouts, never on wall-clock luck, and each LocalCluster agent offers
+# a port range of its own (frameworks/sdk/testing/port_blocks.py), so two at once do not meet.
 # Exit status 5 (no test selected, e.g. by a -k in PYTEST_ARGS) fails neither half.
 PYTEST_WORKERS ?= 2
 
@@ -37,7 +37,7 @@ test: lint typecheck
 	$(PY) -m compileall -q -j 0 corral tests
 	$(PY) -c "from corral.master.allocator import DrfAllocator; DrfAllocator()"
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	$(PY) -m pytest -q --ignore=tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --ignore=tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # The master fuzz suite's large run (a small one is part of `make test`): prints calls per status.
 fuzz: $(STAMP)
