@@ -22,9 +22,7 @@ timed: it is another process's. gRPC and asyncio costs are not in it either; it 
 from __future__ import annotations
 
 import random
-import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from corral.master import convert
@@ -34,23 +32,12 @@ from corral.master.core.master import MasterCore
 from corral.master.offer_bench import build
 from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
+from corral.master.step_costs import StepCosts
 from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb
 
 STEPS = ("offer", "accept", "running", "ack", "finish", "ack_finish")
 TASK_CPUS, TASK_MEM = 1.0, 128.0
-
-
-@dataclass
-class LaunchCosts:
-    agents: int
-    frameworks: int
-    rounds: int
-    tasks_per_round: float
-    us_per_task: dict[str, float]  # median over rounds, per step
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _stream_id(framework_id: str) -> str:
@@ -237,7 +224,7 @@ def run(
     allocator: str = "numba",
     warmup: int = 1,
     seed: int = 0,
-) -> LaunchCosts:
+) -> StepCosts:
     core = build(agents, frameworks, allocator, MasterConfig(launch_pacing=False))
     encoder, rng = OfferEncoder(), random.Random(seed)
     per_step: dict[str, list[float]] = {step: [] for step in STEPS}
@@ -271,10 +258,4 @@ def run(
         counts.append(n)
         for step, dt in zip(STEPS, times, strict=True):
             per_step[step].append(dt / n * 1e6)
-    return LaunchCosts(
-        agents=agents,
-        frameworks=frameworks,
-        rounds=len(counts),
-        tasks_per_round=statistics.mean(counts),
-        us_per_task={step: statistics.median(v) for step, v in per_step.items()},
-    )
+    return StepCosts.of("task", agents, frameworks, counts, per_step)

@@ -10,10 +10,7 @@ on the machine do not count) and reported per offer. It is the per-offer part of
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from corral.master.allocator import make_allocator
 from corral.master.core import commands as cmd
@@ -23,23 +20,12 @@ from corral.master.core.master import MasterCore
 from corral.master.core.types import AgentSpec, FrameworkSpec
 from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
+from corral.master.step_costs import StepCosts
 from corral.resources import parse_resources
 from corral.v1 import scheduler_pb2
 
 AGENT = "cpus:24;mem:4096;disk:4096"
 STEPS = ("tick", "encode", "wire", "decline")
-
-
-@dataclass
-class OfferCosts:
-    agents: int
-    frameworks: int
-    rounds: int
-    offers_per_round: float
-    us_per_offer: dict[str, float]  # median over rounds, per step
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def build(
@@ -77,7 +63,7 @@ def run(
     clock: Callable[[], float],
     allocator: str = "numba",
     warmup: int = 2,
-) -> OfferCosts:
+) -> StepCosts:
     core = build(agents, frameworks, allocator)
     now = 1.0
     per_step: dict[str, list[float]] = {step: [] for step in STEPS}
@@ -124,12 +110,4 @@ def run(
         offers.append(n)
         for step, dt in zip(STEPS, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
             per_step[step].append(dt / n * 1e6)
-    return OfferCosts(
-        agents=agents,
-        frameworks=frameworks,
-        rounds=len(offers),
-        offers_per_round=statistics.mean(offers) if offers else 0.0,
-        us_per_offer={
-            step: statistics.median(values) if values else 0.0 for step, values in per_step.items()
-        },
-    )
+    return StepCosts.of("offer", agents, frameworks, offers, per_step)

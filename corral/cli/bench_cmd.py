@@ -76,32 +76,26 @@ def register(subparsers: Any) -> None:
     )
     alloc.set_defaults(func=run, needs_server=True)
 
-    offers = what.add_parser(
-        "offers",
-        help="the master's CPU per offer in the decline loop (tick, encode, decline), no network",
+    _steps_parser(
+        what.add_parser(
+            "offers",
+            help="the master's CPU per offer in the decline loop (tick, encode, decline), "
+            "no network",
+        ),
+        run_offers,
+        agents=10000,
+        frameworks=100,
     )
-    offers.add_argument("--agents", type=positive_int, default=10000, help="agents (10000)")
-    offers.add_argument("--frameworks", type=positive_int, default=100, help="frameworks (100)")
-    offers.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
-    offers.add_argument(
-        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
+    _steps_parser(
+        what.add_parser(
+            "launches",
+            help="the master's CPU per launched task (offer, accept, statuses, "
+            "acknowledgements), no network",
+        ),
+        run_launches,
+        agents=1000,
+        frameworks=50,
     )
-    offers.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
-    offers.set_defaults(func=run_offers, needs_server=True)
-
-    launches = what.add_parser(
-        "launches",
-        help="the master's CPU per launched task (offer, accept, statuses, acknowledgements), "
-        "no network",
-    )
-    launches.add_argument("--agents", type=positive_int, default=1000, help="agents (1000)")
-    launches.add_argument("--frameworks", type=positive_int, default=50, help="frameworks (50)")
-    launches.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
-    launches.add_argument(
-        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
-    )
-    launches.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
-    launches.set_defaults(func=run_launches, needs_server=True)
 
     dem = what.add_parser(
         "demands",
@@ -231,52 +225,57 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r.agree is not False for r in results) else 1
 
 
-def run_offers(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
+def _steps_parser(
+    parser: argparse.ArgumentParser, func: Any, *, agents: int, frameworks: int
+) -> None:
+    """The flags of a per-unit benchmark (offers, launches)."""
+    parser.add_argument("--agents", type=positive_int, default=agents, help=f"agents ({agents})")
+    parser.add_argument(
+        "--frameworks", type=positive_int, default=frameworks, help=f"frameworks ({frameworks})"
+    )
+    parser.add_argument("--rounds", type=positive_int, default=5, help="measured rounds (5)")
+    parser.add_argument(
+        "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    parser.set_defaults(func=func, needs_server=True)
 
-    from corral.gc_tuning import tuned_gc
+
+def run_offers(args: argparse.Namespace) -> int:
     from corral.master import offer_bench
 
-    console = Console()
-    with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):
-        result = offer_bench.run(
-            args.agents, args.frameworks, args.rounds, time.process_time, args.allocator
-        )
-    table = Table(
-        title=f"master CPU per offer, µs (process time; median of {result.rounds} rounds of "
-        f"{result.offers_per_round:,.0f} offers)"
-    )
-    for step in (*offer_bench.STEPS, "total"):
-        table.add_column(step, justify="right")
-    costs = result.us_per_offer
-    table.add_row(*(f"{costs[s]:.2f}" for s in offer_bench.STEPS), f"{sum(costs.values()):.2f}")
-    console.print(table)
-    if args.json:
-        args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
-    return 0
+    return _run_steps(args, offer_bench.run, offer_bench.STEPS, "offer", "offers")
 
 
 def run_launches(args: argparse.Namespace) -> int:
+    from corral.master import launch_bench
+
+    return _run_steps(args, launch_bench.run, launch_bench.STEPS, "launched task", "tasks")
+
+
+def _run_steps(
+    args: argparse.Namespace, bench: Any, steps: tuple[str, ...], per: str, units: str
+) -> int:
+    """A per-unit benchmark (offer_bench, launch_bench): its steps' µs per unit as a table."""
     from rich.console import Console
     from rich.table import Table
 
     from corral.gc_tuning import tuned_gc
-    from corral.master import launch_bench
+    from corral.master.step_costs import StepCosts
 
     console = Console()
     with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):
-        result = launch_bench.run(
+        result: StepCosts = bench(
             args.agents, args.frameworks, args.rounds, time.process_time, args.allocator
         )
     table = Table(
-        title=f"master CPU per launched task, µs (process time; median of {result.rounds} "
-        f"rounds of {result.tasks_per_round:,.0f} tasks)"
+        title=f"master CPU per {per}, µs (process time; median of {result.rounds} rounds of "
+        f"{result.per_round:,.0f} {units})"
     )
-    for step in (*launch_bench.STEPS, "total"):
+    for step in (*steps, "total"):
         table.add_column(step, justify="right")
-    costs = result.us_per_task
-    table.add_row(*(f"{costs[s]:.2f}" for s in launch_bench.STEPS), f"{sum(costs.values()):.2f}")
+    costs = result.us_per_unit
+    table.add_row(*(f"{costs[s]:.2f}" for s in steps), f"{sum(costs.values()):.2f}")
     console.print(table)
     if args.json:
         args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")

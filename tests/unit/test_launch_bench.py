@@ -16,9 +16,9 @@ def test_every_agent_is_launched_full_each_round() -> None:
     result = launch_bench.run(agents=12, frameworks=3, rounds=3, clock=time.perf_counter)
     assert result.rounds == 3
     # cpus:24;mem:4096 agents, 1-cpu 128 MiB tasks: 24 each, all ended before the next round.
-    assert result.tasks_per_round == 12 * 24
-    assert set(result.us_per_task) == set(launch_bench.STEPS)
-    assert all(v > 0 for v in result.us_per_task.values())
+    assert result.per_round == 12 * 24
+    assert set(result.us_per_unit) == set(launch_bench.STEPS)
+    assert all(v > 0 for v in result.us_per_unit.values())
 
 
 def test_cli_writes_json(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ def test_every_agent_is_offered_each_round() -> None:
     result = offer_bench.run(agents=40, frameworks=3, rounds=3, clock=time.perf_counter)
     assert result.rounds == 3
     # Declined with refuse_seconds 0: every agent comes back in the next tick.
-    assert result.offers_per_round == 40
-    assert set(result.us_per_offer) == set(offer_bench.STEPS)
-    assert all(v > 0 for v in result.us_per_offer.values())
+    assert result.per_round == 40
+    assert set(result.us_per_unit) == set(offer_bench.STEPS)
+    assert all(v > 0 for v in result.us_per_unit.values())
 
 
 def test_cli_writes_json(tmp_path: Path) -> None:
