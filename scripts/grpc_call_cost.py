@@ -3,9 +3,11 @@
     python scripts/grpc_call_cost.py [--calls 20000] [--size 100]
 
 Starts a bare grpc.aio server in a child process (handlers that do nothing), sends it
-``--calls`` unary calls (100 in flight) and then the same number of messages on one
-client stream, and prints the server's CPU time (user + system, psutil) per call. This is the
-measurement behind the Scheduler's CALLS stream (docs/performance.md, fourth round).
+``--calls`` unary calls (100 in flight), then the same number of messages on one client
+stream, then as many on 100 bidirectional streams, each message answered by one (the shape of
+the agents' Connect stream), and prints the server's CPU time (user + system, psutil) per call
+or message. The measurement behind the Scheduler's CALLS stream (docs/performance.md, fourth
+round) and the cost of a message on the master's agent streams (issue #18, fifth round).
 """
 
 from __future__ import annotations
@@ -38,11 +40,18 @@ def _serve(port_out: multiprocessing.connection.Connection) -> None:
             n += 1
         return str(n).encode()
 
+    async def bidi(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
+        async for _ in requests:
+            yield b"ack"
+
     async def main() -> None:
         server = grpc.aio.server()
         handlers = {
             "Unary": grpc.unary_unary_rpc_method_handler(unary, _identity, _identity),
             "Stream": grpc.stream_unary_rpc_method_handler(stream, _identity, _identity),
+            "Bidi": grpc.stream_stream_rpc_method_handler(bidi, _identity, _identity),
         }
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
         port = server.add_insecure_port("127.0.0.1:0")
@@ -80,6 +89,24 @@ async def _stream_messages(address: str, calls: int, payload: bytes) -> None:
         await call(messages())
 
 
+async def _bidi_round_trips(address: str, calls: int, payload: bytes) -> None:
+    streams = 100
+    async with grpc.aio.insecure_channel(address) as channel:
+        connect = channel.stream_stream(
+            f"/{SERVICE}/Bidi", request_serializer=_identity, response_deserializer=_identity
+        )
+
+        async def one(n: int) -> None:
+            call = connect()
+            for _ in range(n):
+                await call.write(payload)
+                await call.read()
+            await call.done_writing()
+
+        share, extra = divmod(calls, streams)
+        await asyncio.gather(*(one(share + (i < extra)) for i in range(streams)))
+
+
 def _cpu(proc: psutil.Process) -> float:
     t = proc.cpu_times()
     return float(t.user + t.system)
@@ -99,11 +126,16 @@ def main(argv: list[str] | None = None) -> int:
         address = f"127.0.0.1:{receive.recv()}"
         server = psutil.Process(child.pid)
         payload = b"x" * args.size
-        for name, run in (("unary call", _unary_calls), ("stream message", _stream_messages)):
+        runs = (
+            ("unary call", _unary_calls),
+            ("stream message", _stream_messages),
+            ("bidi round trip", _bidi_round_trips),
+        )
+        for name, run in runs:
             before = _cpu(server)
             asyncio.run(run(address, args.calls, payload))
             per = (_cpu(server) - before) / args.calls * 1e6
-            print(f"{name:15s} {per:7.1f} µs of server CPU each ({args.calls:,} of {args.size} B)")
+            print(f"{name:16s} {per:7.1f} µs of server CPU each ({args.calls:,} of {args.size} B)")
     finally:
         child.terminate()
         child.join(5)
