@@ -57,6 +57,11 @@ async def test_tasks_run_kill_and_agent_loss(tmp_path: Any) -> None:
         work_dir=tmp_path,
         master_args=("--allocation-interval", "0.2", "--agent-timeout", "3"),
     ) as cluster:
+        # Each agent offers a port range of its own: they share 127.0.0.1.
+        state = await cluster.state()
+        offered = sorted((r.begin, r.end) for a in state.agents for r in a.info.resources.ports)
+        assert offered == sorted(cluster.port_range(f"agent-{i}") for i in range(2))
+        assert offered[0][1] < offered[1][0], offered
         rec = Recorder()
         info = sdk.FrameworkInfo(name="integration", role="*")
         async with sdk.Driver(rec, info, cluster.master) as driver:
