@@ -72,7 +72,7 @@ from corral.master.core.durable import (
     Change,
     FrameworkEntry,
 )
-from corral.master.core.offer_book import OfferBook
+from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
@@ -101,7 +101,6 @@ from corral.master.core.types import (
 )
 from corral.master.core.validate import validate
 from corral.priority import DEFAULTS
-from corral.resources import normalize_ranges
 
 Commands = list[cmd.Command]
 
@@ -696,10 +695,7 @@ class MasterCore:
                     self.allocator.recover(*entry)
                 else:
                     batch.append(entry)
-            if task.spec.resources.ports:
-                agent.free_ports = normalize_ranges(
-                    list(agent.free_ports) + list(task.spec.resources.ports)
-                )
+            return_ports(agent, task.spec.resources.ports)
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
             self.count_demand_task(fw, task, -1)

@@ -548,7 +548,8 @@ class OfferBook:
 
 
 def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
-    """Ports an offer carried, or its accept left unused, are the agent's free ports again."""
+    """Ports an offer carried, its accept left unused, or an ended task held are the agent's
+    free ports again."""
     if ports:
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(ports))
 
