@@ -29,7 +29,7 @@ from corral.master import convert
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
-from corral.master.offer_bench import build
+from corral.master.offer_bench import build, stream_id
 from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
 from corral.master.step_costs import StepCosts
@@ -40,18 +40,12 @@ STEPS = ("offer", "accept", "running", "ack", "finish", "ack_finish")
 TASK_CPUS, TASK_MEM = 1.0, 128.0
 
 
-def _stream_id(framework_id: str) -> str:
-    return f"stream-{framework_id.rpartition('-')[2]}"
-
-
 class _Round:
     """One round's messages as the peers would send them, and the master's side of each."""
 
     def __init__(self, core: MasterCore, encoder: OfferEncoder, rng: random.Random) -> None:
         self.core, self.encoder, self.rng = core, encoder, rng
         self.launched: dict[str, list[pb.TaskInfo]] = {}  # agent id -> tasks it was sent
-        self.updates: dict[str, list[pb.TaskStatus]] = {}  # framework id -> statuses it got
-        self.agent_acks = 0
         self.tasks = 0
 
     def _outbox(self, commands: list[Any]) -> Outbox:
@@ -134,7 +128,7 @@ class _Round:
                     r = offer.resources
                     n = int(min(r.cpus / TASK_CPUS, r.mem / TASK_MEM) + 1e-9)
                     request = scheduler_pb2.AcceptRequest(
-                        caller=scheduler_pb2.Caller(framework_id=fid, stream_id=_stream_id(fid)),
+                        caller=scheduler_pb2.Caller(framework_id=fid, stream_id=stream_id(fid)),
                         offer_ids=[offer.id],
                         filters=scheduler_pb2.Filters(refuse_seconds=0.0),
                     )
@@ -153,12 +147,11 @@ class _Round:
         return out
 
     def reports(self, launches: list[bytes], states: tuple[int, ...]) -> dict[str, bytes]:
-        if launches:
-            for raw in launches:
-                sent = agent_pb2.MasterMessage.FromString(raw)
-                if sent.HasField("launch_tasks"):
-                    for t in sent.launch_tasks.tasks:
-                        self.launched.setdefault(t.agent_id, []).append(t)
+        for raw in launches:
+            sent = agent_pb2.MasterMessage.FromString(raw)
+            if sent.HasField("launch_tasks"):
+                for t in sent.launch_tasks.tasks:
+                    self.launched.setdefault(t.agent_id, []).append(t)
         out = {}
         for agent_id, tasks in self.launched.items():
             msg = agent_pb2.AgentMessage()
@@ -182,7 +175,7 @@ class _Round:
         out = []
         for fid, events in received.items():
             request = scheduler_pb2.AcknowledgeRequest(
-                caller=scheduler_pb2.Caller(framework_id=fid, stream_id=_stream_id(fid))
+                caller=scheduler_pb2.Caller(framework_id=fid, stream_id=stream_id(fid))
             )
             for raw in events:
                 for s in scheduler_pb2.Event.FromString(raw).update.statuses:
@@ -202,8 +195,9 @@ class _Round:
 class _Timer:
     """Calls a function, appending the clock's time for it to ``times``."""
 
-    def __init__(self, clock: Callable[[], float], times: list[float]) -> None:
-        self.clock, self.times = clock, times
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.times: list[float] = []
 
     def __call__(self, fn: Callable[..., Any], *args: Any) -> Any:
         t0 = self.clock()
@@ -232,8 +226,7 @@ def run(
     now = 1.0
     for r in range(warmup + rounds):
         one = _Round(core, encoder, rng)
-        times: list[float] = []
-        timed = _Timer(clock, times)
+        timed = _Timer(clock)
         now += 1.0
         accepts = one.accepts_for(timed(one.offer, now, r))
         launches = timed(one.accept, now, accepts)
@@ -256,6 +249,6 @@ def run(
         if r < warmup:
             continue
         counts.append(n)
-        for step, dt in zip(STEPS, times, strict=True):
+        for step, dt in zip(STEPS, timed.times, strict=True):
             per_step[step].append(dt / n * 1e6)
     return StepCosts.of("task", agents, frameworks, counts, per_step)

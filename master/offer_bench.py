@@ -28,6 +28,11 @@ AGENT = "cpus:24;mem:4096;disk:4096"
 STEPS = ("tick", "encode", "wire", "decline")
 
 
+def stream_id(framework_id: str) -> str:
+    """The stream id ``build`` subscribed framework ``framework-N`` with."""
+    return f"stream-{framework_id.rpartition('-')[2]}"
+
+
 def build(
     agents: int, frameworks: int, allocator: str, config: MasterConfig | None = None
 ) -> MasterCore:
@@ -96,7 +101,7 @@ def run(
                         stimulus_id="d",
                         now=now,
                         framework_id=fid,
-                        stream_id=f"stream-{fid.rpartition('-')[2]}",
+                        stream_id=stream_id(fid),
                         offer_ids=ids,
                         refuse_seconds=0.0,
                     )
