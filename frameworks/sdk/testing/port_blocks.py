@@ -1,12 +1,12 @@
-"""Port ranges for clusters that run side by side on one host (pytest -n, several suites).
+"""Port ranges for agents that share one host (a LocalCluster's, or clusters side by side).
 
-Every agent offers a ``ports`` range, and tasks bind what they are given. Two LocalClusters
-offering the same range on one host hand out the same ports, and a task of one fails to bind
-a port a task of the other holds. Each cluster therefore takes a block of its own: a lock file
-per block, held with ``flock`` for as long as the cluster runs, so any process on the host
-(another pytest worker, another suite) skips it, and the kernel lets it go when the holder
-exits, even by SIGKILL. Blocks are below the kernel's ephemeral ports (32768 and up by
-default), which outgoing connections take at random.
+Every agent offers a ``ports`` range, and tasks bind what they are given. Two agents offering
+the same range on one host hand out the same ports, and a task of one fails to bind a port a
+task of the other holds. Each LocalCluster agent therefore takes a block of ``SIZE`` ports of
+its own: a lock file per block, held with ``flock`` for as long as its cluster runs, so any
+process on the host (another pytest worker, another suite) skips it, and the kernel lets it go
+when the holder exits, even by SIGKILL. Blocks are below the kernel's ephemeral ports (32768
+and up by default), which outgoing connections take at random.
 """
 
 from __future__ import annotations
@@ -48,15 +48,16 @@ def lock_dir() -> Path:
     return path
 
 
-def reserve(size: int = SIZE, first: int = FIRST, last: int = LAST) -> PortBlock:
-    """The first block of ``size`` ports in ``first``..``last`` that no one holds."""
+def reserve(first: int = FIRST, last: int = LAST) -> PortBlock:
+    """The first block of ``SIZE`` ports in ``first``..``last`` that no one holds. Blocks are
+    one size, so a lock file (named by the block's first port) covers exactly its ports."""
     directory = lock_dir()
-    for begin in range(first, last - size + 2, size):
-        fd = os.open(directory / f"{begin}-{size}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    for begin in range(first, last - SIZE + 2, SIZE):
+        fd = os.open(directory / f"{begin}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
-        return PortBlock(begin, begin + size - 1, fd)
-    raise NoPortBlock(f"every block of {size} ports in {first}-{last} is held by another cluster")
+        return PortBlock(begin, begin + SIZE - 1, fd)
+    raise NoPortBlock(f"every block of {SIZE} ports in {first}-{last} is held by another cluster")
