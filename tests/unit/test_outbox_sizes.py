@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from corral.limits import MAX_MESSAGE_BYTES
-from corral.master import convert, outbox, rpc
+from corral.master import convert, outbox, rpc_scheduler
 from corral.master.core import commands as cmd
 from corral.master.core.types import Status, TaskState
 from corral.master.outbox import Outbox, UpdateBatch
@@ -163,8 +163,8 @@ async def test_a_stream_merges_queued_updates_only_while_they_fit_the_bound() ->
 async def test_call_results_past_the_bound_go_out_in_several_batches(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(rpc, "MAX_BATCH_BYTES", 1000)
-    results = rpc._CallResults()
+    monkeypatch.setattr(rpc_scheduler, "MAX_BATCH_BYTES", 1000)
+    results = rpc_scheduler._CallResults()
     for i in range(30):
         results.add(i, grpc.StatusCode.INVALID_ARGUMENT, "r" * 100)
     results.done_reading()

@@ -7,12 +7,12 @@ import pytest
 
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.http import HTTP_STATUS
-from corral.master.rpc import _code_of
+from corral.master.rpc_common import code_of
 
 
 @pytest.mark.parametrize("code", list(Refusal))
 def test_every_refusal_has_its_grpc_status_and_an_http_status(code: Refusal) -> None:
-    assert _code_of(CallRejected(code, "why")) is getattr(grpc.StatusCode, code.value)
+    assert code_of(CallRejected(code, "why")) is getattr(grpc.StatusCode, code.value)
     assert 400 <= HTTP_STATUS[code] < 600
 
 

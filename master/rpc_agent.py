@@ -1,0 +1,137 @@
+"""The AgentService: an agent's one stream (Connect), REGISTER first, then heartbeats and status
+updates in, and the master's messages for it out."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from corral import limits
+from corral.master import convert
+from corral.master.convert import WireError
+from corral.master.core import events as ev
+from corral.master.core.refusals import CallRejected
+from corral.master.rpc_common import code_of, cut_when_behind, log
+from corral.master.runtime import MasterRuntime, OutStream
+from corral.supervise import spawn
+from corral.v1 import agent_pb2, agent_pb2_grpc
+
+
+class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
+    def __init__(self, runtime: MasterRuntime) -> None:
+        self.rt = runtime
+
+    async def Connect(
+        self,
+        request_iterator: AsyncIterator[agent_pb2.AgentMessage],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[agent_pb2.MasterMessage]:
+        rt = self.rt
+        try:
+            first = await request_iterator.__anext__()
+        except StopAsyncIteration:
+            return
+        if not first.HasField("register"):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message must be REGISTER"
+            )
+        try:
+            convert.count(first.register.tasks, "reported tasks", limits.MAX_TASKS_PER_AGENT)
+            convert.ident(first.register.secret, "register.secret")
+            spec = convert.agent_spec_from_pb(first.register.info)
+            latest = {s.task_id: s for s in first.register.task_statuses}
+            tasks = tuple(
+                convert.reported_task_from_pb(t, latest.get(t.task_id))
+                for t in first.register.tasks
+            )
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        connection = rt.new_connection()
+        agent_id = spec.agent_id or rt.new_id("S")
+        stream = rt.new_stream("agent")
+        cut_when_behind(rt, stream, context, "agent")
+        rt.agent_streams[connection] = stream
+        try:
+            await rt.call(
+                ev.AgentRegister(
+                    stimulus_id=rt.stimulus("register"),
+                    now=rt.clock(),
+                    connection=connection,
+                    spec=spec,
+                    new_agent_id=agent_id,
+                    tasks=tasks,
+                    secret=first.register.secret,
+                    new_secret=rt.new_secret(),
+                )
+            )
+        except CallRejected as exc:
+            rt.forget_agent_connection(connection)
+            await context.abort(code_of(exc), exc.message)
+        reader = spawn(
+            self._read(request_iterator, agent_id, connection, stream),
+            "agent-reader",
+            log,
+            on_failure=self.rt.task_failed,
+        )
+        try:
+            async for msg in stream.messages():
+                yield msg
+        finally:
+            reader.cancel()
+            rt.stream_ended("agent", stream)
+            rt.forget_agent_connection(connection)
+            rt.submit(
+                ev.AgentStreamClosed(
+                    stimulus_id=rt.stimulus("agent-closed"),
+                    now=rt.clock(),
+                    agent_id=agent_id,
+                    connection=connection,
+                )
+            )
+
+    async def _read(
+        self,
+        request_iterator: AsyncIterator[agent_pb2.AgentMessage],
+        agent_id: str,
+        connection: int,
+        stream: OutStream,
+    ) -> None:
+        rt = self.rt
+
+        def bad(exc: WireError) -> None:
+            log.warning("bad_status_update", agent_id=agent_id, error=str(exc))
+
+        try:
+            async for msg in request_iterator:
+                kind = msg.WhichOneof("message")
+                if kind == "heartbeat":
+                    rt.submit(
+                        ev.AgentHeartbeat(
+                            stimulus_id="heartbeat",
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                        )
+                    )
+                elif kind == "status_updates":
+                    # Statuses are forwarded to frameworks as received: fields this master does
+                    # not know must not ride along (nor escape the outbox's size estimate).
+                    msg.DiscardUnknownFields()
+                    rt.submit(
+                        ev.AgentStatusUpdates(
+                            stimulus_id=rt.stimulus("status"),
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                            statuses=convert.agent_statuses(msg.status_updates, bad),
+                        )
+                    )
+                else:
+                    log.warning("unexpected_agent_message", agent_id=agent_id, kind=kind)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+        finally:
+            stream.end()  # the agent's side ended: end ours so the handler returns

@@ -1,0 +1,180 @@
+"""The Operator service: the cluster's state, explanations, events and the operator's settings
+(priority classes, weights, quotas), for the CLI and tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+
+from corral import events as cluster_events
+from corral.master import convert, views
+from corral.master.convert import WireError
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core.refusals import CallRejected
+from corral.master.rpc_common import code_of
+from corral.master.runtime import MasterRuntime
+from corral.v1 import operator_pb2, operator_pb2_grpc
+
+
+class OperatorServicer(operator_pb2_grpc.OperatorServicer):
+    def __init__(self, runtime: MasterRuntime) -> None:
+        self.rt = runtime
+
+    async def GetState(
+        self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.State:
+        return await self.rt.query(views.state_pb)
+
+    async def Explain(
+        self, request: operator_pb2.ExplainRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Explanation:
+        now = self.rt.clock()
+        framework_id = request.framework_id
+
+        def run(core: Any) -> dict[str, Any]:
+            result: dict[str, Any] = core.explain(framework_id, now)
+            return result
+
+        try:
+            data = await self.rt.query(run)
+        except CallRejected as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, exc.message)
+        return operator_pb2.Explanation(
+            framework_id=data["framework_id"],
+            state=data["state"],
+            suppressed=data["suppressed"],
+            outstanding_offers=data["outstanding_offers"],
+            offered_agents=data["offered_agents"],
+            reasons={k: int(v) for k, v in data["reasons"].items()},
+            details_json=json.dumps(data["details"], default=str),
+            priority=data["priority"],
+            wants_nothing=data["wants_nothing"],
+            pending_demands_json=json.dumps(data["pending_demands"]),
+        )
+
+    async def _operator_call(
+        self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event
+    ) -> None:
+        try:
+            await self.rt.call(event)
+        except CallRejected as exc:
+            await context.abort(code_of(exc), exc.message)
+
+    async def SetWeight(
+        self, request: operator_pb2.SetWeightRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.SetWeightResponse:
+        event = ev.SetWeight(
+            stimulus_id=self.rt.stimulus("set-weight"),
+            now=self.rt.clock(),
+            role=request.role,
+            weight=request.weight,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetWeightResponse()
+
+    async def SetQuota(
+        self, request: operator_pb2.SetQuotaRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.SetQuotaResponse:
+        try:
+            guarantee, limit = convert.quota_from_pb(request.quota)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        event = ev.SetQuota(
+            stimulus_id=self.rt.stimulus("set-quota"),
+            now=self.rt.clock(),
+            role=request.role,
+            guarantee=guarantee,
+            limit=limit,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetQuotaResponse()
+
+    async def GetRoles(
+        self, request: operator_pb2.GetRolesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Roles:
+        return await self.rt.query(views.roles_pb)
+
+    async def SetPriorityClass(
+        self,
+        request: operator_pb2.SetPriorityClassRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.SetPriorityClassResponse:
+        try:
+            c = convert.priority_class_from_pb(request.priority_class)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        event = ev.SetPriorityClass(
+            stimulus_id=self.rt.stimulus("set-priority-class"),
+            now=self.rt.clock(),
+            priority_class=c,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.SetPriorityClassResponse()
+
+    async def DeletePriorityClass(
+        self,
+        request: operator_pb2.DeletePriorityClassRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.DeletePriorityClassResponse:
+        event = ev.DeletePriorityClass(
+            stimulus_id=self.rt.stimulus("delete-priority-class"),
+            now=self.rt.clock(),
+            name=request.name,
+        )
+        await self._operator_call(context, event)
+        return operator_pb2.DeletePriorityClassResponse()
+
+    async def GetPriorityClasses(
+        self,
+        request: operator_pb2.GetPriorityClassesRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.PriorityClasses:
+        return await self.rt.query(views.priority_classes_pb)
+
+    async def Watch(
+        self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[operator_pb2.ClusterEvent]:
+        reason = await _reason_of(request.reason, context)
+        q = self.rt.watch()
+        try:
+            while True:
+                e = await q.get()
+                if not reason or e.reason == reason:
+                    yield event_pb(e)
+        finally:
+            self.rt.unwatch(q)
+
+    async def GetEvents(
+        self, request: operator_pb2.GetEventsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.ClusterEvents:
+        reason = await _reason_of(request.reason, context)
+        log = self.rt.recent_events
+        return operator_pb2.ClusterEvents(
+            events=[event_pb(e) for e in log.select(reason)], dropped=log.dropped
+        )
+
+
+async def _reason_of(text: str, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """A request's reason filter ("" : all); INVALID_ARGUMENT if it is not a reason."""
+    if text:
+        try:
+            cluster_events.check_reason(text)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+    return text
+
+
+def event_pb(e: cmd.ClusterEvent) -> operator_pb2.ClusterEvent:
+    return operator_pb2.ClusterEvent(
+        timestamp=e.timestamp,
+        kind=e.kind,
+        subject=e.subject,
+        message=e.message,
+        stimulus_id=e.stimulus_id,
+        reason=e.reason,
+        object_kind=e.object_kind,
+    )
