@@ -15,6 +15,7 @@ from pathlib import Path
 
 from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
+from corral.master.core.config import default
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,10 +62,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--allocation-interval",
         type=non_negative_float,
-        default=1.0,
+        default=default("allocation_interval"),
         metavar="SECONDS",
         help="the master's seconds between allocation cycles (corral master "
-        "--allocation-interval; default 1)",
+        f"--allocation-interval; default {default('allocation_interval'):g})",
     )
     p.add_argument(
         "--launch-pacing",
@@ -76,9 +77,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--launch-latency-target",
         type=positive_float,
-        default=0.05,
+        default=default("launch_latency_target"),
         metavar="SECONDS",
-        help="with launch pacing: the master's accept->RUNNING target (default 0.05)",
+        help="with launch pacing: the master's accept->RUNNING target "
+        f"(default {default('launch_latency_target'):g})",
     )
     p.add_argument(
         "--master",

@@ -18,8 +18,11 @@ from corral.cli.common import (
     positive_int,
 )
 from corral.cli.errors import CliError
+from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
+
+MIB = 1024 * 1024
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,32 +44,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--allocation-interval",
         type=positive_float,
-        default=1.0,
+        default=default("allocation_interval"),
         metavar="SECONDS",
         help="seconds between allocation cycles, each of which sends offers of what is free; "
-        "shorter places tasks sooner at more CPU on the master (default 1)",
+        f"shorter places tasks sooner at more CPU on the master "
+        f"(default {default('allocation_interval'):g})",
     )
     p.add_argument(
         "--agent-timeout",
         type=positive_float,
-        default=15.0,
+        default=default("agent_timeout"),
         metavar="SECONDS",
-        help="an agent silent this long is marked unreachable (default 15)",
+        help=f"an agent silent this long is marked unreachable "
+        f"(default {default('agent_timeout'):g})",
     )
     p.add_argument(
         "--agent-heartbeat",
         type=positive_float,
         default=None,
         metavar="SECONDS",
-        help="how often agents heartbeat (default: a third of --agent-timeout, at most 5)",
+        help="how often agents heartbeat (default: a third of --agent-timeout, at most "
+        f"{default('agent_heartbeat_interval'):g})",
     )
     p.add_argument(
         "--max-agent-heartbeats",
         type=positive_float,
-        default=500.0,
+        default=default("max_agent_heartbeats_per_second"),
         metavar="PER_SECOND",
         help="cap on all agents' heartbeats together: a larger cluster is asked to heartbeat "
-        "less often, with timeouts stretched to match (default 500)",
+        f"less often, with timeouts stretched to match "
+        f"(default {default('max_agent_heartbeats_per_second'):g})",
     )
     p.add_argument(
         "--work-dir",
@@ -80,10 +87,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--agent-reregister-timeout",
         type=positive_float,
-        default=600.0,
+        default=default("agent_reregister_timeout"),
         metavar="SECONDS",
         help="after a restart, agents in the registry that have not re-registered this long "
-        "are marked unreachable and their tasks reported lost (default 600)",
+        f"are marked unreachable and their tasks reported lost "
+        f"(default {default('agent_reregister_timeout'):g})",
     )
     p.add_argument(
         "--agent-removal-rate",
@@ -96,48 +104,52 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--failover-timeout",
         type=positive_float,
-        default=60.0,
+        default=default("framework_failover_timeout"),
         metavar="SECONDS",
-        help="default for frameworks that ask for 0 (default 60)",
+        help="default for frameworks that ask for 0 "
+        f"(default {default('framework_failover_timeout'):g})",
     )
     p.add_argument(
         "--offer-timeout",
         type=non_negative_float,
-        default=60.0,
+        default=default("offer_timeout"),
         metavar="SECONDS",
         help="rescind an offer outstanding this long; its resources go back as after a "
         "decline without a filter, so a framework that holds offers cannot keep them from "
-        "others forever (default 60; 0: never)",
+        f"others forever (default {default('offer_timeout'):g}; 0: never)",
     )
     p.add_argument(
         "--max-completed-frameworks",
         type=non_negative_int,
-        default=50,
+        default=default("max_completed_frameworks"),
         metavar="N",
-        help="removed frameworks kept in memory and in the state (default 50, as Mesos)",
+        help="removed frameworks kept in memory and in the state "
+        f"(default {default('max_completed_frameworks')}, as Mesos)",
     )
     p.add_argument(
         "--max-completed-tasks-per-framework",
         type=non_negative_int,
-        default=1000,
+        default=default("max_completed_tasks_per_framework"),
         metavar="N",
         help="ended tasks kept per framework, for the state, reconciliation and agents that "
-        "report a task the master declared ended (default 1000, as Mesos)",
+        "report a task the master declared ended "
+        f"(default {default('max_completed_tasks_per_framework')}, as Mesos)",
     )
     p.add_argument(
         "--stream-queue-mib",
         type=positive_float,
-        default=64.0,
+        default=default("stream_queue_bytes") / MIB,
         metavar="MIB",
         help="a framework's or agent's stream with more than this queued unsent (it stopped "
         "reading or reads too slowly) is cut; a framework keeps its tasks for its failover "
-        "timeout and gets its pending statuses when it subscribes again (default 64, at "
-        "least 8: the largest message the master writes)",
+        "timeout and gets its pending statuses when it subscribes again "
+        f"(default {default('stream_queue_bytes') / MIB:g}, at least "
+        f"{MIN_STREAM_QUEUE_BYTES / MIB:g}: the largest message the master writes)",
     )
     p.add_argument(
         "--launch-pacing",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=default("launch_pacing"),
         help="hold offers back so that accept->RUNNING stays under --launch-latency-target "
         "(admission control, on by default; --no-launch-pacing offers everything the "
         "allocator plans, for experiments: see docs/operations.md, admission control)",
@@ -145,42 +157,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--launch-latency-target",
         type=positive_float,
-        default=0.05,
+        default=default("launch_latency_target"),
         metavar="SECONDS",
-        help="with launch pacing: the accept->RUNNING time to stay under (default 0.05)",
+        help="with launch pacing: the accept->RUNNING time to stay under "
+        f"(default {default('launch_latency_target'):g})",
     )
     p.add_argument(
         "--paced-allocation-interval",
         type=positive_float,
-        default=0.1,
+        default=default("paced_allocation_interval"),
         metavar="SECONDS",
         help="with launch pacing: seconds between cycles while it holds offers back "
-        "(--allocation-interval if that is shorter; default 0.1)",
+        "(--allocation-interval if that is shorter; "
+        f"default {default('paced_allocation_interval'):g})",
     )
     p.add_argument(
         "--max-agent-launches",
         type=positive_int,
-        default=256,
+        default=default("max_agent_launches"),
         metavar="N",
         help="tasks launching (accepted, not yet RUNNING) on one agent; at it the agent is "
         "offered to nobody until they move on, and an accept past it is refused with "
-        "RESOURCE_EXHAUSTED (default 256)",
+        f"RESOURCE_EXHAUSTED (default {default('max_agent_launches')})",
     )
     p.add_argument(
         "--max-framework-pending-statuses",
         type=positive_int,
-        default=10_000,
+        default=default("max_framework_pending_statuses"),
         metavar="N",
         help="status updates one framework has not acknowledged; at it the framework is "
-        "offered nothing and its accepts are refused with RESOURCE_EXHAUSTED (default 10000)",
+        "offered nothing and its accepts are refused with RESOURCE_EXHAUSTED "
+        f"(default {default('max_framework_pending_statuses')})",
     )
     p.add_argument(
         "--max-waiting-accepts",
         type=positive_int,
-        default=512,
+        default=default("max_waiting_accepts"),
         metavar="N",
         help="accept calls waiting for the master; past it an accept is refused at once with "
-        "RESOURCE_EXHAUSTED, and while half of it wait no offers are made (default 512)",
+        "RESOURCE_EXHAUSTED, and while half of it wait no offers are made "
+        f"(default {default('max_waiting_accepts')})",
     )
     p.add_argument(
         "--no-preemption",
@@ -191,10 +207,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--preemption-nomination",
         type=positive_float,
-        default=5.0,
+        default=default("preemption_nomination_seconds"),
         metavar="SECONDS",
         help="how long the room preemption freed is offered to the preempting framework "
-        "alone before it goes back to everyone (default 5)",
+        f"alone before it goes back to everyone "
+        f"(default {default('preemption_nomination_seconds'):g})",
     )
     p.add_argument(
         "--allocator",
@@ -303,10 +320,48 @@ def _priority_classes(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
         raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
 
 
+def config_from_args(
+    args: argparse.Namespace,
+    weights: dict[str, float],
+    quotas: dict[str, Quota],
+    classes: tuple[PriorityClass, ...],
+) -> MasterConfig:
+    """The core's knobs from the flags (ValueError for a combination it refuses)."""
+    return MasterConfig(
+        allocation_interval=args.allocation_interval,
+        agent_timeout=args.agent_timeout,
+        agent_heartbeat_interval=(
+            args.agent_heartbeat
+            if args.agent_heartbeat is not None
+            else min(default("agent_heartbeat_interval"), args.agent_timeout / 3)
+        ),
+        framework_failover_timeout=args.failover_timeout,
+        agent_reregister_timeout=args.agent_reregister_timeout,
+        agent_removal_rate=(
+            args.agent_removal_rate if args.agent_removal_rate is not None else math.inf
+        ),
+        max_agent_heartbeats_per_second=args.max_agent_heartbeats,
+        launch_pacing=args.launch_pacing,
+        launch_latency_target=args.launch_latency_target,
+        paced_allocation_interval=args.paced_allocation_interval,
+        max_agent_launches=args.max_agent_launches,
+        max_framework_pending_statuses=args.max_framework_pending_statuses,
+        max_waiting_accepts=args.max_waiting_accepts,
+        offer_timeout=args.offer_timeout,
+        max_completed_frameworks=args.max_completed_frameworks,
+        max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
+        stream_queue_bytes=max(1, int(args.stream_queue_mib * MIB)),
+        role_weights=tuple(weights.items()),
+        role_quotas=tuple(quotas.items()),
+        priority_classes=classes,
+        preemption=not args.no_preemption,
+        preemption_nomination_seconds=args.preemption_nomination,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
-    from corral.master.core.config import MasterConfig
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
@@ -314,36 +369,7 @@ def run(args: argparse.Namespace) -> int:
     classes = _priority_classes(args)
     configure(args.log_level, json=args.log_json)
     try:
-        config = MasterConfig(
-            allocation_interval=args.allocation_interval,
-            agent_timeout=args.agent_timeout,
-            agent_heartbeat_interval=(
-                args.agent_heartbeat
-                if args.agent_heartbeat is not None
-                else min(5.0, args.agent_timeout / 3)
-            ),
-            framework_failover_timeout=args.failover_timeout,
-            agent_reregister_timeout=args.agent_reregister_timeout,
-            agent_removal_rate=(
-                args.agent_removal_rate if args.agent_removal_rate is not None else math.inf
-            ),
-            max_agent_heartbeats_per_second=args.max_agent_heartbeats,
-            launch_pacing=args.launch_pacing,
-            launch_latency_target=args.launch_latency_target,
-            paced_allocation_interval=args.paced_allocation_interval,
-            max_agent_launches=args.max_agent_launches,
-            max_framework_pending_statuses=args.max_framework_pending_statuses,
-            max_waiting_accepts=args.max_waiting_accepts,
-            offer_timeout=args.offer_timeout,
-            max_completed_frameworks=args.max_completed_frameworks,
-            max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
-            stream_queue_bytes=max(1, int(args.stream_queue_mib * 1024 * 1024)),
-            role_weights=tuple(weights.items()),
-            role_quotas=tuple(quotas.items()),
-            priority_classes=classes,
-            preemption=not args.no_preemption,
-            preemption_nomination_seconds=args.preemption_nomination,
-        )
+        config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
         allocator_options = make_options(
             args.min_allocatable_resources,

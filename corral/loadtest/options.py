@@ -23,6 +23,8 @@ class LoadTestOptions:
     warmup: float = 5.0
     mode: str = "launch"
     task_seconds: float = 1.0
+    # The master's own defaults (MasterConfig; a unit test holds them equal: this layer does
+    # not import the master, which it may only reach over the wire).
     allocation_interval: float = 1.0
     launch_pacing: bool = True  # False starts the master with --no-launch-pacing
     launch_latency_target: float = 0.05  # its --launch-latency-target

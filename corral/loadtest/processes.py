@@ -73,9 +73,9 @@ class ProcessGroup:
     async def start_master(
         self,
         allocation_interval: float,
-        launch_pacing: bool = True,
+        launch_pacing: bool,
+        launch_latency_target: float,
         timeout: float = 60.0,
-        launch_latency_target: float = 0.05,
     ) -> tuple[Child, str, str]:
         ready = self.work_dir / "master-ready.json"
         child = await self.spawn(

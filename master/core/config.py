@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
 
-from corral.master.core.demands import PriorityTable
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
@@ -122,6 +122,10 @@ class MasterConfig:
         for role, quota in self.role_quotas:
             check_quota(check_role(role), quota.guarantee, quota.limit)
         check_unique(self.priority_classes)
+        # Imported here: demands pulls in the allocator, and `corral master --help` reads its
+        # defaults from this module's fields.
+        from corral.master.core.demands import PriorityTable
+
         # Set over the defaults here, so a file the core could not apply fails at start.
         table = PriorityTable()
         for c in self.priority_classes:
@@ -150,3 +154,12 @@ class MasterConfig:
                 f"agent timeout ({self.agent_timeout:g}s) must be at least twice the agent "
                 f"heartbeat interval ({self.agent_heartbeat_interval:g}s), or agents flap"
             )
+
+
+def default(name: str) -> Any:
+    """A knob's default: the command line offers it (and its help shows it) from here, so a
+    default is written once (a second copy in the CLI once made a changed default not take)."""
+    value = MasterConfig.__dataclass_fields__[name].default
+    if value is MISSING:
+        raise KeyError(f"MasterConfig.{name} has no default")
+    return value
