@@ -225,7 +225,7 @@ def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dic
         return {"members": 0, "placeable": 0, "offered": "", "agents": 0, "over_headroom": False}
     shape = d.resources.scalars()
     allowed = demand_filter(core, d)
-    # As the tick cuts (master.py, _offer_gangs): the head of the room when it does, which
+    # As the tick cuts (allocation_tick.py, _offer_gangs): the head of the room when it does, which
     # is the whole room's cut; else the whole room, for how many fit.
     room = core.allocator.room(fw.framework_id, now, shape, want=members)
     got = fit(room, shape, members, allowed)

@@ -3,8 +3,9 @@
 This file keeps the state and dispatches each event to its handler; agents (membership.py),
 frameworks' subscriptions (subscriptions.py), accepts and declines (accepts.py), task statuses
 (statuses.py), reconciliation (reconcile.py), an operator's priority classes, weights and
-quotas (operator_settings.py), the registry's mirror (mirror.py) and recovery (recovery.py)
-have their own modules, each with its rules.
+quotas (operator_settings.py), the registry's mirror (mirror.py), recovery (recovery.py), the
+clock's housekeeping (ticks.py) and each allocation cycle (allocation_tick.py) have their own
+modules, each with its rules.
 
 Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
@@ -43,7 +44,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from itertools import islice
 from typing import Any
 
 from corral import events as cluster_events
@@ -52,8 +52,8 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import (
     accepts,
     admission,
+    allocation_tick,
     demands,
-    gangs,
     membership,
     nominations,
     operator_settings,
@@ -62,6 +62,7 @@ from corral.master.core import (
     recovery,
     statuses,
     subscriptions,
+    ticks,
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -73,13 +74,11 @@ from corral.master.core.durable import (
     FrameworkEntry,
 )
 from corral.master.core.offer_book import OfferBook, return_ports
-from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     Nomination,
-    PendingStatus,
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
@@ -91,7 +90,6 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
-from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import (
     Demand,
     Status,
@@ -124,14 +122,7 @@ class MasterCore:
         )  # by id, as records made on demand: views, explain, validate()
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
-        # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
-        # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
-        self._intervals_dirty = False
-        # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
-        # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
-        # Deadlines only move later as agents are heard from; a registration or a shorter
-        # interval brings this forward (watch_deadline).
-        self._earliest_deadline = math.inf
+        self.clocks = ticks.Clocks()  # ticks.py: heartbeat deadlines, the removal rate limit
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
@@ -140,11 +131,6 @@ class MasterCore:
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
         self.recovering = 0  # agents RECOVERING
-        self._recovery_deadline = math.inf
-        # Marking agents UNREACHABLE is rate-limited (config.agent_removal_rate): a token
-        # bucket of one, refilled at the rate.
-        self._removal_tokens = 1.0
-        self._removal_refilled_at = 0.0
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: partial(membership.register, self),
             ev.AgentHeartbeat: partial(membership.heartbeat, self),
@@ -165,9 +151,9 @@ class MasterCore:
             ev.DeletePriorityClass: partial(operator_settings.delete_priority_class, self),
             ev.SetWeight: partial(operator_settings.set_weight, self),
             ev.SetQuota: partial(operator_settings.set_quota, self),
-            ev.Tick: self._tick,
+            ev.Tick: partial(ticks.tick, self),
             ev.Recover: self._recover,
-            ev.AllocationTick: self._allocation_tick,
+            ev.AllocationTick: partial(allocation_tick.allocation_tick, self),
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
@@ -267,10 +253,6 @@ class MasterCore:
     def freed(self, agent: AgentRecord) -> None:
         self.book.freed([agent.agent_id], self._now)
 
-    def retell_intervals(self) -> None:
-        """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
-        self._intervals_dirty = True
-
     # ------------------------------------------------------------------ agents
 
     def heard_from(
@@ -296,7 +278,7 @@ class MasterCore:
         connection = agent.connection
         assert connection is not None  # the caller matched the event's connection
         agent.connection = None
-        self._intervals_dirty = True
+        ticks.retell_intervals(self)
         return [
             cmd.CloseAgentStream(
                 stimulus_id=e.stimulus_id,
@@ -307,27 +289,6 @@ class MasterCore:
                 e, "agent_reregister_asked", agent.agent_id, "heard from while unreachable"
             ),
         ]
-
-    def _agent_unreachable(self, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
-        return membership.unreachable(self, agent, e, why)  # membership.py; _tick calls it here
-
-    def _may_mark_unreachable(self, now: float) -> bool:
-        """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
-        rate = self.config.agent_removal_rate
-        if rate == math.inf:
-            return True
-        elapsed = max(0.0, now - self._removal_refilled_at)
-        self._removal_tokens = min(1.0, self._removal_tokens + elapsed * rate)
-        self._removal_refilled_at = now
-        if self._removal_tokens < 1.0:
-            return False
-        self._removal_tokens -= 1.0
-        return True
-
-    # -------------------------------------------------------------- frameworks
-
-    def _remove_framework(self, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
-        return subscriptions.remove(self, fw, e, why)  # subscriptions.py; _tick calls it here
 
     # ------------------------------------------------------------------- calls
 
@@ -444,189 +405,6 @@ class MasterCore:
             )
         ]
 
-    # ------------------------------------------------------------------ clocks
-
-    def heartbeat_interval_for(self, agents: int) -> float:
-        cfg = self.config
-        return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
-
-    def _agent_timeout(self, agent: AgentRecord) -> float:
-        """As many missed heartbeats as the configured timeout allows at the base interval."""
-        cfg = self.config
-        return agent.heartbeat_interval * (cfg.agent_timeout / cfg.agent_heartbeat_interval)
-
-    def _retell_heartbeat_intervals(self, e: ev.Tick) -> Commands:
-        connected = [a for a in self.agents.values() if a.connection is not None]
-        target = self.heartbeat_interval_for(len(connected))
-        out: Commands = []
-        for agent in connected:
-            # A band of 25 % either way, so a cluster that grows by a few agents does not send
-            # every agent a new interval on every tick.
-            if (
-                agent.state is AgentState.ACTIVE
-                and not target / 1.25 <= agent.heartbeat_interval <= target * 1.25
-            ):
-                agent.heartbeat_interval = target
-                agent.interval_set_at = e.now
-                self.watch_deadline(agent)
-                out.append(
-                    cmd.SendHeartbeatInterval(
-                        stimulus_id=e.stimulus_id,
-                        agent_id=agent.agent_id,
-                        heartbeat_interval=target,
-                    )
-                )
-        return out
-
-    def _deadline(self, agent: AgentRecord) -> float:
-        """When an ACTIVE agent not heard from becomes UNREACHABLE."""
-        return max(agent.last_seen, agent.interval_set_at) + self._agent_timeout(agent)
-
-    def watch_deadline(self, agent: AgentRecord) -> None:
-        self._earliest_deadline = min(self._earliest_deadline, self._deadline(agent))
-
-    def _tick(self, e: ev.Tick) -> Commands:
-        out: Commands = []
-        now = e.now
-        if now > self._earliest_deadline:
-            earliest = math.inf
-            for agent in list(self.agents.values()):
-                if agent.state is not AgentState.ACTIVE:
-                    continue
-                deadline = self._deadline(agent)
-                if now <= deadline:
-                    earliest = min(earliest, deadline)
-                elif self._may_mark_unreachable(now):
-                    timeout = self._agent_timeout(agent)
-                    out += self._agent_unreachable(agent, e, f"no heartbeat for {timeout:g}s")
-                else:
-                    earliest = now  # held back by the rate limit: again at the next tick
-            self._earliest_deadline = earliest
-        if self.recovering and now > self._recovery_deadline:
-            why = (
-                f"did not re-register within {self.config.agent_reregister_timeout:g}s of the "
-                "master's restart"
-            )
-            for agent in list(self.agents.values()):
-                if agent.state is AgentState.RECOVERING and self._may_mark_unreachable(now):
-                    out += self._agent_unreachable(agent, e, why)
-        if self._intervals_dirty:
-            self._intervals_dirty = False
-            out += self._retell_heartbeat_intervals(e)
-        if self.config.offer_timeout > 0:
-            out += self._expire_offers(e)
-        for fw in list(self.frameworks.values()):
-            if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
-                timeout = fw.spec.failover_timeout or self.config.framework_failover_timeout
-                if now - fw.disconnected_at > timeout:
-                    out += self._remove_framework(fw, e, f"failover timeout ({timeout:g}s) ran out")
-            elif (
-                fw.state is FrameworkState.SUBSCRIBED
-                and fw.pending
-                and fw.framework_id not in e.backlogged
-            ):
-                retry = self.config.status_retry_interval
-                due = (p for p in fw.pending.values() if now - p.last_sent >= retry)
-                out += self.resend(fw, list(islice(due, RESEND_BATCH)), e)
-        return out
-
-    def resend(self, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> Commands:
-        """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
-        rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
-        with many unacknowledged statuses is never handed them all at once, past its stream's
-        bound."""
-        batch = pending[:RESEND_BATCH]
-        if not batch:
-            return []
-        for p in batch:
-            p.last_sent = e.now
-        return [
-            cmd.SendUpdates(
-                stimulus_id=e.stimulus_id,
-                framework_id=fw.framework_id,
-                statuses=tuple(p.status for p in batch),
-            )
-        ]
-
-    def _expire_offers(self, e: ev.Tick) -> Commands:
-        """Offers outstanding past the offer timeout go back, as a decline without a filter."""
-        rescinds, per_fw = self.book.expire(e.now - self.config.offer_timeout, e.stimulus_id)
-        out: Commands = list(rescinds)
-        for fw_id, count in per_fw.items():
-            self.pacer.declined(count)
-            out.append(
-                self.cluster_event(
-                    e,
-                    "offers_expired",
-                    fw_id,
-                    f"{count} offers unanswered for {self.config.offer_timeout:g}s rescinded",
-                )
-            )
-        return out
-
-    def _allocation_tick(self, e: ev.AllocationTick) -> Commands:
-        out: Commands = nominations.sweep(self, e) if self.nominations else []
-        if self.holds.held:
-            self.holds.release(self)
-        allowance = self.pacer.allowance(e.now)
-        if e.hold:
-            allowance = 0.0  # the shell's backlog is at its bound: let it drain first
-        if allowance <= 0:
-            self.pacer.limited = True
-            return out  # nothing may be offered: spare the allocator a walk over the free agents
-        if self.config.preemption:
-            # Before the cycle: the free room a preemptor's planned tasks need beside their
-            # victims' is held for it now, not offered to others first (nominations.py rule 3).
-            out += nominations.preempt(self, e)
-        per_fw: dict[str, list[OfferColumns]] = {}
-        if self.gang_frameworks:
-            allowance = self._offer_gangs(e.now, allowance, per_fw)
-        if allowance > 0:
-            plan = self.allocator.cycle(e.now, e.seed, allowance)
-            regular, allowance = self.book.make(plan, allowance, e.now)
-            for fw_id, batch in regular.items():
-                had = per_fw.get(fw_id)
-                if had is None:
-                    per_fw[fw_id] = batch
-                else:
-                    had.extend(batch)
-        # The window was in the way if the plan reached it: the walk stopped there.
-        self.pacer.limited = allowance <= 0
-        out += [
-            cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, batches=tuple(batch))
-            for fw_id, batch in per_fw.items()
-        ]
-        out += pending.scan(self, e)  # why-pending events, rate-limited (pending.py)
-        return out
-
-    def _offer_gangs(
-        self, now: float, allowance: float, per_fw: dict[str, list[OfferColumns]]
-    ) -> float:
-        """Gang rule 2 (gangs.py): cut a bundle for each waiting gang that fits, before the
-        regular cycle sees the resources. Returns the allowance left."""
-        for fw, d, members in gangs.candidates(self):
-            if allowance <= 0:
-                break
-            shape = d.resources.scalars()
-            allowed = gangs.demand_filter(self, d)
-            room = self.allocator.room(fw.framework_id, now, shape, want=members)
-            got = gangs.fit(room, shape, members, allowed)
-            if not got.found and room.partial:
-                # The head of the room did not do (the demand's own constraints or the role's
-                # headroom): the whole room decides.
-                room = self.allocator.room(fw.framework_id, now, shape)
-                got = gangs.fit(room, shape, members, allowed)
-            if not got.found:
-                continue  # nothing held (gang rule 2); explain says why
-            slots = [
-                (aid, (k * shape[0], k * shape[1], k * shape[2], k * shape[3]))
-                for aid, k in got.slots
-            ]
-            made = self.book.make_gang(fw, d.name, members, slots, now)
-            allowance -= members * shape[0]
-            per_fw.setdefault(fw.framework_id, []).append(made)
-        return allowance
-
     # -------------------------------------------------------------- durability
 
     def _recover(self, e: ev.Recover) -> Commands:
@@ -634,7 +412,7 @@ class MasterCore:
         ``agent_reregister_timeout`` from now to re-register."""
         out = recovery.recover(self, e)
         if self.recovering:
-            self._recovery_deadline = e.now + self.config.agent_reregister_timeout
+            self.clocks.recovery_deadline = e.now + self.config.agent_reregister_timeout
         return out
 
     # ----------------------------------------------------------------- helpers

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile
+from corral.master.core import mirror, nominations, reconcile, ticks
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -137,10 +137,10 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         kind = "agent_reregistered"
     # Counting every record, not only the connected ones, keeps this O(1) per registration;
     # the tick corrects the interval with the exact count.
-    agent.heartbeat_interval = core.heartbeat_interval_for(len(core.agents))
+    agent.heartbeat_interval = ticks.heartbeat_interval_for(core, len(core.agents))
     agent.interval_set_at = now
-    core.watch_deadline(agent)
-    core.retell_intervals()
+    ticks.watch_deadline(core, agent)
+    ticks.retell_intervals(core)
     out.append(
         cmd.SendRegistered(
             stimulus_id=sid,
@@ -171,7 +171,7 @@ def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
     if agent is None or agent.connection != e.connection:
         return []
     agent.connection = None
-    core.retell_intervals()
+    ticks.retell_intervals(core)
     out = detach(core, agent, e, "the agent disconnected")
     out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
     return out

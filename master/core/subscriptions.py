@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations
+from corral.master.core import mirror, nominations, ticks
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
@@ -122,7 +122,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         pending = list(fw.pending.values())
         for p in pending[RESEND_BATCH:]:
             p.last_sent = -math.inf  # due at the next tick
-        out += core.resend(fw, pending, e)
+        out += ticks.resend(core, fw, pending, e)
     mirror.mark_framework(core, fw)
     out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
     return out

@@ -9,7 +9,7 @@ from corral.master import convert, outbox
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig
-from corral.master.core.master import RESEND_BATCH
+from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import TaskState
 from corral.master.outbox import Outbox
 from corral.master.runtime import OutStream

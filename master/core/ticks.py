@@ -1,0 +1,203 @@
+"""The core's clock: what a Tick does, and the heartbeat deadlines it keeps.
+
+Rules (each tick, in this order):
+1. An ACTIVE agent not heard from for its timeout (as many heartbeat intervals as
+   ``agent_timeout`` allows at the base interval) is marked UNREACHABLE (membership.py rule
+   6), at most ``agent_removal_rate`` a second. The agents are walked only once the earliest
+   deadline has passed: deadlines only move later as agents are heard from, and a
+   registration or a new interval brings the earliest forward (``watch_deadline``).
+2. After a master restart, agents still RECOVERING ``agent_reregister_timeout`` after it are
+   marked UNREACHABLE, under the same rate limit.
+3. When agents came or went since the last tick, agents whose heartbeat interval is off by more
+   than 25 % from the one the cluster's size calls for (``heartbeat_interval_for``: at most
+   ``max_agent_heartbeats_per_second`` from all agents together) are told the new one.
+4. Offers outstanding past ``offer_timeout`` go back, as after a decline without a filter.
+5. A framework DISCONNECTED past its failover timeout is removed; a SUBSCRIBED one whose
+   stream has drained is sent its statuses unacknowledged for ``status_retry_interval``, at
+   most one UPDATE's worth (``resend``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from corral.master.core import commands as cmd
+from corral.master.core import events as ev
+from corral.master.core import membership, subscriptions
+from corral.master.core.records import AgentRecord, FrameworkRecord, PendingStatus
+from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.statuses import RESEND_BATCH
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+Commands = list[cmd.Command]
+
+
+@dataclass(slots=True)
+class Clocks:
+    """What the tick remembers between ticks (the core's ``clocks``)."""
+
+    # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
+    # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
+    intervals_dirty: bool = False
+    # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
+    # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
+    earliest_deadline: float = math.inf
+    # Rule 2: when agents still RECOVERING become UNREACHABLE (set by the core's Recover).
+    recovery_deadline: float = math.inf
+    # Marking agents UNREACHABLE is rate-limited (config.agent_removal_rate): a token bucket
+    # of one, refilled at the rate.
+    removal_tokens: float = 1.0
+    removal_refilled_at: float = 0.0
+
+
+def retell_intervals(core: MasterCore) -> None:
+    """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
+    core.clocks.intervals_dirty = True
+
+
+def heartbeat_interval_for(core: MasterCore, agents: int) -> float:
+    cfg = core.config
+    return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
+
+
+def agent_timeout(core: MasterCore, agent: AgentRecord) -> float:
+    """As many missed heartbeats as the configured timeout allows at the base interval."""
+    cfg = core.config
+    return agent.heartbeat_interval * (cfg.agent_timeout / cfg.agent_heartbeat_interval)
+
+
+def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
+    connected = [a for a in core.agents.values() if a.connection is not None]
+    target = heartbeat_interval_for(core, len(connected))
+    out: Commands = []
+    for agent in connected:
+        # A band of 25 % either way, so a cluster that grows by a few agents does not send
+        # every agent a new interval on every tick.
+        if (
+            agent.state is AgentState.ACTIVE
+            and not target / 1.25 <= agent.heartbeat_interval <= target * 1.25
+        ):
+            agent.heartbeat_interval = target
+            agent.interval_set_at = e.now
+            watch_deadline(core, agent)
+            out.append(
+                cmd.SendHeartbeatInterval(
+                    stimulus_id=e.stimulus_id,
+                    agent_id=agent.agent_id,
+                    heartbeat_interval=target,
+                )
+            )
+    return out
+
+
+def deadline(core: MasterCore, agent: AgentRecord) -> float:
+    """When an ACTIVE agent not heard from becomes UNREACHABLE."""
+    return max(agent.last_seen, agent.interval_set_at) + agent_timeout(core, agent)
+
+
+def watch_deadline(core: MasterCore, agent: AgentRecord) -> None:
+    core.clocks.earliest_deadline = min(core.clocks.earliest_deadline, deadline(core, agent))
+
+
+def tick(core: MasterCore, e: ev.Tick) -> Commands:
+    """The module's rules 1 to 5, in that order."""
+    out: Commands = []
+    now = e.now
+    if now > core.clocks.earliest_deadline:
+        earliest = math.inf
+        for agent in list(core.agents.values()):
+            if agent.state is not AgentState.ACTIVE:
+                continue
+            due = deadline(core, agent)
+            if now <= due:
+                earliest = min(earliest, due)
+            elif _may_mark_unreachable(core, now):
+                timeout = agent_timeout(core, agent)
+                out += membership.unreachable(core, agent, e, f"no heartbeat for {timeout:g}s")
+            else:
+                earliest = now  # held back by the rate limit: again at the next tick
+        core.clocks.earliest_deadline = earliest
+    if core.recovering and now > core.clocks.recovery_deadline:
+        why = (
+            f"did not re-register within {core.config.agent_reregister_timeout:g}s of the "
+            "master's restart"
+        )
+        for agent in list(core.agents.values()):
+            if agent.state is AgentState.RECOVERING and _may_mark_unreachable(core, now):
+                out += membership.unreachable(core, agent, e, why)
+    if core.clocks.intervals_dirty:
+        core.clocks.intervals_dirty = False
+        out += _retell_heartbeat_intervals(core, e)
+    if core.config.offer_timeout > 0:
+        out += _expire_offers(core, e)
+    for fw in list(core.frameworks.values()):
+        if fw.state is FrameworkState.DISCONNECTED and fw.disconnected_at is not None:
+            timeout = fw.spec.failover_timeout or core.config.framework_failover_timeout
+            if now - fw.disconnected_at > timeout:
+                out += subscriptions.remove(core, fw, e, f"failover timeout ({timeout:g}s) ran out")
+        elif (
+            fw.state is FrameworkState.SUBSCRIBED
+            and fw.pending
+            and fw.framework_id not in e.backlogged
+        ):
+            retry = core.config.status_retry_interval
+            late = (p for p in fw.pending.values() if now - p.last_sent >= retry)
+            out += resend(core, fw, list(islice(late, RESEND_BATCH)), e)
+    return out
+
+
+def resend(
+    core: MasterCore, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event
+) -> Commands:
+    """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
+    rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
+    with many unacknowledged statuses is never handed them all at once, past its stream's
+    bound."""
+    batch = pending[:RESEND_BATCH]
+    if not batch:
+        return []
+    for p in batch:
+        p.last_sent = e.now
+    return [
+        cmd.SendUpdates(
+            stimulus_id=e.stimulus_id,
+            framework_id=fw.framework_id,
+            statuses=tuple(p.status for p in batch),
+        )
+    ]
+
+
+def _expire_offers(core: MasterCore, e: ev.Tick) -> Commands:
+    """Offers outstanding past the offer timeout go back, as a decline without a filter."""
+    rescinds, per_fw = core.book.expire(e.now - core.config.offer_timeout, e.stimulus_id)
+    out: Commands = list(rescinds)
+    for fw_id, count in per_fw.items():
+        core.pacer.declined(count)
+        out.append(
+            core.cluster_event(
+                e,
+                "offers_expired",
+                fw_id,
+                f"{count} offers unanswered for {core.config.offer_timeout:g}s rescinded",
+            )
+        )
+    return out
+
+
+def _may_mark_unreachable(core: MasterCore, now: float) -> bool:
+    """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
+    rate = core.config.agent_removal_rate
+    if rate == math.inf:
+        return True
+    elapsed = max(0.0, now - core.clocks.removal_refilled_at)
+    core.clocks.removal_tokens = min(1.0, core.clocks.removal_tokens + elapsed * rate)
+    core.clocks.removal_refilled_at = now
+    if core.clocks.removal_tokens < 1.0:
+        return False
+    core.clocks.removal_tokens -= 1.0
+    return True
