@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 
 from corral.master.batch_histogram import BatchHistogram
@@ -179,5 +181,28 @@ class MasterMetrics:
         self.offers_outstanding = Gauge(
             "corral_offers_outstanding", "Offers not yet answered", registry=r
         )
+        # Messages per gRPC method, with go-grpc-prometheus' names and labels so its dashboards
+        # read them: a message costs the master more than most of what it carries (issue #18),
+        # so messages per launched task is the figure that says where its CPU goes.
+        method_labels = ["grpc_type", "grpc_service", "grpc_method"]
+        self.messages_received = Counter(
+            "grpc_server_msg_received",
+            "Messages received on a method (requests, and each message of a request stream)",
+            method_labels,
+            registry=r,
+        )
+        self.messages_sent = Counter(
+            "grpc_server_msg_sent",
+            "Messages handed to gRPC to send on a method (responses, each of a stream)",
+            method_labels,
+            registry=r,
+        )
         # process_cpu_seconds_total, process_resident_memory_bytes, ... of this process.
         ProcessCollector(registry=r)
+
+    def message_counters(
+        self, grpc_type: str, service: str, method: str
+    ) -> tuple[Callable[[], None], Callable[[], None]]:
+        """(count one received, count one sent) for a method (rpc_checked.add_servicer)."""
+        labels = (grpc_type, service, method)
+        return self.messages_received.labels(*labels).inc, self.messages_sent.labels(*labels).inc

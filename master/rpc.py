@@ -21,6 +21,7 @@ from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2, schedule
 
 def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
     """The master's three services on ``server``."""
+    counting = runtime.metrics.message_counters  # grpc_server_msg_{received,sent}_total
     scheduler = SchedulerServicer(runtime)
     # Subscribe writes OFFERS as the pre-encoded bytes master/offer_wire.py makes.
     subscribe = grpc.unary_stream_rpc_method_handler(
@@ -33,14 +34,17 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
         scheduler,
         server,
         {"Subscribe": subscribe},
+        counting,
     )
     add_servicer(
         agent_pb2_grpc.add_AgentServiceServicer_to_server,
         AgentServicer(runtime),
         server,
+        counting=counting,
     )
     add_servicer(
         operator_pb2_grpc.add_OperatorServicer_to_server,
         OperatorServicer(runtime),
         server,
+        counting=counting,
     )

@@ -2,6 +2,8 @@
 UTF-8 in a string field) is answered INVALID_ARGUMENT with the reason, on every method and
 stream, instead of gRPC's UNKNOWN "Unexpected DecodeError". One mechanism for all services: each
 handler gets a deserializer that never raises and a wrapper that refuses what did not decode.
+The same wrapper counts each method's messages received and sent (``Counting``), as
+go-grpc-prometheus' interceptors do.
 """
 
 from __future__ import annotations
@@ -23,6 +25,19 @@ class Undecodable:
     reason: str
 
 
+# (grpc_type, service, method) -> (count one received, count one sent); grpc_type as
+# go-grpc-prometheus names it: unary, client_stream, server_stream, bidi_stream.
+Counting = Callable[[str, str, str], tuple[Callable[[], None], Callable[[], None]]]
+
+
+def _uncounted(grpc_type: str, service: str, method: str) -> tuple[Any, Any]:
+    return _nothing, _nothing
+
+
+def _nothing() -> None:
+    pass
+
+
 def _never_raises(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     def decode(data: bytes) -> Any:
         try:
@@ -38,29 +53,37 @@ async def _refuse_undecodable(context: grpc.aio.ServicerContext[Any, Any], reque
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
 
 
-def _checked(handler: Any) -> Any:
+def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any:
     """``handler`` (a grpc RpcMethodHandler) with a deserializer that never raises, and a
-    behaviour that ends the call with INVALID_ARGUMENT when a request does not decode."""
+    behaviour that ends the call with INVALID_ARGUMENT when a request does not decode; every
+    message received and sent is counted."""
     deserializer = _never_raises(handler.request_deserializer)
     if handler.unary_unary is not None:
         unary = handler.unary_unary
+        received, sent = counting("unary", service, method)
 
         async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            received()
             await _refuse_undecodable(context, request)
-            return await unary(request, context)
+            response = await unary(request, context)
+            sent()
+            return response
 
         return handler._replace(request_deserializer=deserializer, unary_unary=unary_unary)
     if handler.unary_stream is not None:
         producer = handler.unary_stream
+        received, sent = counting("server_stream", service, method)
 
         async def unary_stream(
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
+            received()
             await _refuse_undecodable(context, request)
             # aclosing: when gRPC closes this generator, the servicer's runs its cleanup now,
             # not whenever the garbage collector gets to it.
             async with contextlib.aclosing(producer(request, context)) as responses:
                 async for response in responses:
+                    sent()
                     yield response
 
         return handler._replace(request_deserializer=deserializer, unary_stream=unary_stream)
@@ -69,9 +92,13 @@ def _checked(handler: Any) -> Any:
     # the call does not end it cleanly. So an undecodable message ends the requests as a
     # half-close would (the servicer winds down as usual), and the handler's own task then
     # ends the call with INVALID_ARGUMENT.
+    streaming = "bidi_stream" if handler.stream_stream is not None else "client_stream"
+    received, sent = counting(streaming, service, method)
+
     def requests(iterator: AsyncIterator[Any], refused: list[str]) -> AsyncIterator[Any]:
         async def checked() -> AsyncIterator[Any]:
             async for request in iterator:
+                received()
                 if isinstance(request, Undecodable):
                     refused.append(request.reason)
                     return
@@ -89,6 +116,7 @@ def _checked(handler: Any) -> Any:
             response = await consumer(requests(iterator, refused), context)
             if refused:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, refused[0])
+            sent()
             return response
 
         return handler._replace(request_deserializer=deserializer, stream_unary=stream_unary)
@@ -100,6 +128,7 @@ def _checked(handler: Any) -> Any:
         refused: list[str] = []
         async with contextlib.aclosing(both(requests(iterator, refused), context)) as responses:
             async for response in responses:
+                sent()
                 yield response
         if refused:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, refused[0])
@@ -127,9 +156,11 @@ def add_servicer(
     servicer: Any,
     server: grpc.aio.Server,
     overrides: dict[str, grpc.RpcMethodHandler] | None = None,
+    counting: Counting = _uncounted,
 ) -> None:
     """The generated registration ``register`` (add_XServicer_to_server), every method's
-    handler made to answer undecodable requests with INVALID_ARGUMENT."""
+    handler made to answer undecodable requests with INVALID_ARGUMENT and to count its
+    messages with ``counting``."""
     capture = _HandlerCapture()
     register(servicer, capture)
     handlers = capture.handlers
@@ -137,7 +168,10 @@ def add_servicer(
         if name not in handlers:
             raise RuntimeError(f"the generated {capture.service} registration changed shape")
         handlers[name] = handler
-    handlers = {name: _checked(handler) for name, handler in handlers.items()}
+    handlers = {
+        name: _checked(handler, capture.service, name, counting)
+        for name, handler in handlers.items()
+    }
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(capture.service, handlers),)
     )

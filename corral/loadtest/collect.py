@@ -202,6 +202,9 @@ def figures(
             "running_per_s": per_s(delta("corral_status_updates_total", state="RUNNING")),
             "status_updates_per_s": per_s(delta("corral_status_updates_total")),
             "events_per_s": per_s(delta("corral_events_processed_total")),
+            # gRPC messages over every method (go-grpc-prometheus' counters in the master).
+            "messages_received_per_s": per_s(delta("grpc_server_msg_received_total")),
+            "messages_sent_per_s": per_s(delta("grpc_server_msg_sent_total")),
             "launch_latency_ms": hist_ms("corral_task_launch_latency_seconds"),
             "status_update_lag_ms": hist_ms("corral_status_update_lag_seconds"),
             # Admission control at work (docs/operations.md): refusals in the window by bound,
@@ -213,6 +216,13 @@ def figures(
             "accepts_waiting_peak": after.value("corral_accepts_waiting_peak"),
             "cycles_held": delta("corral_allocation_cycles_held_total"),
         }
+    process_cpu = group_cpu(window)
+    master_cpu = round(sum(cpu) / len(cpu), 1) if cpu else None
+    unit, unit_rate = (
+        ("offer", rate(counts["offers"]))
+        if parameters.get("mode") == "decline"
+        else ("launch", rate(counts["running"]))
+    )
     return {
         "launches_per_s": rate(counts["running"]),
         "offers_per_s": rate(counts["offers"]),
@@ -226,9 +236,10 @@ def figures(
         },
         "offer_latency_ms": hist_ms("corral_offer_latency_seconds"),
         "allocation_cycle_ms": hist_ms("corral_allocation_cycle_seconds"),
-        "master_cpu_percent": round(sum(cpu) / len(cpu), 1) if cpu else None,
+        "master_cpu_percent": master_cpu,
         **machine_share(window),
-        "process_cpu_percent": group_cpu(window),
+        "process_cpu_percent": process_cpu,
+        "cost": unit_cost(unit, unit_rate, master_cpu, process_cpu, master),
         "master_rss_mb": round(max(rss), 1) if rss else None,
         "tasks_lost": c.all_lost(),
         "lost_states": dict(c.lost_states),
@@ -238,6 +249,35 @@ def figures(
         "window_seconds": round(span, 2),
         "master": master,
         "parameters": parameters,
+    }
+
+
+def unit_cost(
+    unit: str,
+    per_s: float,
+    master_cpu: float | None,
+    process_cpu: dict[str, float],
+    master: dict[str, Any],
+) -> dict[str, Any]:
+    """What one unit of work (a task launched, or an offer made in decline mode) cost: CPU µs
+    of each kind of process, and the master's gRPC messages. Machine-independent enough to
+    compare runs on machines of different speed, and to see which process bounds the rate:
+    the rate times the sum of the CPU costs cannot pass the machine's cores."""
+
+    def us(percent: float | None) -> float | None:
+        if percent is None or per_s <= 0:
+            return None
+        return round(percent / 100.0 / per_s * 1e6, 1)
+
+    received = master.get("messages_received_per_s")
+    sent = master.get("messages_sent_per_s")
+    return {
+        "unit": unit,
+        "master_cpu_us": us(master_cpu),
+        "agents_cpu_us": us(process_cpu.get("agents")),
+        "frameworks_cpu_us": us(process_cpu.get("frameworks")),
+        "master_messages_in": round(received / per_s, 3) if received and per_s > 0 else None,
+        "master_messages_out": round(sent / per_s, 3) if sent and per_s > 0 else None,
     }
 
 

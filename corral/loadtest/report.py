@@ -8,6 +8,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+# All cores this busy: the rates measure the machine as much as the master.
+MACHINE_BOUND_PERCENT = 90.0
+
 
 def live_table(phase: str, elapsed: float, status: dict[str, Any]) -> Table:
     t = Table(title=f"corral loadtest — {phase} ({elapsed:.0f} s)", show_header=True)
@@ -51,6 +54,7 @@ def final_table(f: dict[str, Any]) -> Table:
     t.add_column("figure")
     t.add_column("value", justify="right")
     m = f.get("master") or {}
+    cost = f.get("cost") or {}
     rows = [
         ("offers delivered /s", _n(f["offers_per_s"])),
         ("accepts /s", _n(f["accepts_per_s"])),
@@ -72,6 +76,15 @@ def final_table(f: dict[str, Any]) -> Table:
             "machine CPU busy / stolen % (all cores)",
             f"{_n(f.get('machine_cpu_busy_percent'))} / {_n(f.get('cpu_steal_percent'))}",
         ),
+        (
+            f"CPU µs per {cost.get('unit', 'unit')}: master / agents / frameworks",
+            f"{_n(cost.get('master_cpu_us'))} / {_n(cost.get('agents_cpu_us'))} / "
+            f"{_n(cost.get('frameworks_cpu_us'))}",
+        ),
+        (
+            f"master gRPC messages per {cost.get('unit', 'unit')}: in / out",
+            f"{_n(cost.get('master_messages_in'))} / {_n(cost.get('master_messages_out'))}",
+        ),
         ("master RSS MB (max)", _n(f["master_rss_mb"])),
         ("master events /s", _n(m.get("events_per_s"))),
         ("tasks lost", _n(f["tasks_lost"])),
@@ -88,5 +101,12 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
         console.print(f"lost by state: {f['lost_states']}")
     if f["tasks_unterminated"]:
         console.print(f"{f['tasks_unterminated']} launched tasks never ended (counted as lost)")
+    busy = f.get("machine_cpu_busy_percent")
+    if busy is not None and busy >= MACHINE_BOUND_PERCENT:
+        console.print(
+            f"note: the machine's cores were {busy:g} % busy: the load's own processes share "
+            "them with the master, so these figures are bounded by this machine "
+            "(docs/performance.md, 'Reading a load test')"
+        )
     for e in f["errors"][:10]:
         console.print(f"[red]error[/red]: {e}")

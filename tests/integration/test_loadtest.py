@@ -27,6 +27,7 @@ KEYS = {
     "tasks_lost",
     "errors",
     "parameters",
+    "cost",
 }
 
 
@@ -87,6 +88,14 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
         "agent_launches": 0,
         "framework_statuses": 0,
     }, master
+    # What a launch cost: every process's CPU, and the master's messages, per task.
+    cost = f["cost"]
+    assert isinstance(cost, dict) and cost["unit"] == "launch", cost
+    for key in ("master_cpu_us", "agents_cpu_us", "frameworks_cpu_us"):
+        assert isinstance(cost[key], float) and cost[key] > 0, cost
+    # A launch takes at least an accept and its RUNNING status in, and a launch out, for
+    # each offer of up to 24 tasks; well under one message of each per task.
+    assert 0 < cost["master_messages_in"] < 5 and 0 < cost["master_messages_out"] < 5, cost
 
 
 def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:
@@ -99,6 +108,10 @@ def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:
     assert f["launches_per_s"] == 0
     assert f["tasks_lost"] == 0
     assert f["errors"] == [], f["errors"]
+    cost = f["cost"]
+    assert isinstance(cost, dict) and cost["unit"] == "offer", cost
+    # Offers travel in batches: a decline call and an OFFERS event carry many offers each.
+    assert 0 < cost["master_messages_in"] < 1 and 0 < cost["master_messages_out"] < 1, cost
 
 
 def test_bad_option_is_a_usage_error() -> None:

@@ -7,7 +7,13 @@ import math
 import pytest
 
 from corral.frameworks.loadtest.histogram import Histogram
-from corral.loadtest.collect import MachineTimes, MasterSample, group_cpu, machine_share
+from corral.loadtest.collect import (
+    MachineTimes,
+    MasterSample,
+    group_cpu,
+    machine_share,
+    unit_cost,
+)
 from corral.loadtest.options import LoadTestOptions, OptionError, split
 from corral.loadtest.run import machine_times
 from corral.loadtest.scrape import bucket_delta, parse, quantile
@@ -99,3 +105,22 @@ def test_group_cpu_is_per_kind_between_its_first_and_last_sample() -> None:
     ]
     assert group_cpu(window) == {"agents": 70.0, "frameworks": 25.0}
     assert group_cpu(window[:1]) == {}
+
+
+def test_unit_cost_divides_each_processs_cpu_and_the_masters_messages_by_the_rate() -> None:
+    master = {"messages_received_per_s": 500.0, "messages_sent_per_s": 750.0}
+    cost = unit_cost("launch", 2500.0, 75.0, {"agents": 50.0, "frameworks": 25.0}, master)
+    assert cost == {
+        "unit": "launch",
+        "master_cpu_us": 300.0,  # 0.75 of a core over 2,500 launches a second
+        "agents_cpu_us": 200.0,
+        "frameworks_cpu_us": 100.0,
+        "master_messages_in": 0.2,
+        "master_messages_out": 0.3,
+    }
+
+
+def test_unit_cost_without_a_rate_or_a_measure_is_unknown_not_zero() -> None:
+    cost = unit_cost("offer", 0.0, 75.0, {}, {})
+    assert cost["unit"] == "offer"
+    assert [cost[k] for k in cost if k != "unit"] == [None] * 5
