@@ -38,6 +38,11 @@ def _n(v: Any) -> str:
     return f"{v:,}" if isinstance(v, int) else str(v)
 
 
+def _ratio(v: float | None) -> str:
+    """A per-unit ratio, often well under one (messages per offer): three significant digits."""
+    return "—" if v is None or math.isnan(v) else f"{v:.3g}"
+
+
 def _pq(d: dict[str, Any] | None) -> str:
     if not d or d.get("p50") is None:
         return "—"
@@ -83,7 +88,7 @@ def final_table(f: dict[str, Any]) -> Table:
         ),
         (
             f"master gRPC messages per {cost.get('unit', 'unit')}: in / out",
-            f"{_n(cost.get('master_messages_in'))} / {_n(cost.get('master_messages_out'))}",
+            f"{_ratio(cost.get('master_messages_in'))} / {_ratio(cost.get('master_messages_out'))}",
         ),
         ("master RSS MB (max)", _n(f["master_rss_mb"])),
         ("master events /s", _n(m.get("events_per_s"))),
