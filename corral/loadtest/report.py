@@ -111,7 +111,7 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
         console.print(
             f"note: the machine's cores were {busy:g} % busy: the load's own processes share "
             "them with the master, so these figures are bounded by this machine "
-            "(docs/performance.md, 'Reading a load test')"
+            "(docs/performance.md, 'What bounds a load test on this machine')"
         )
     for e in f["errors"][:10]:
         console.print(f"[red]error[/red]: {e}")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from corral.frameworks.loadtest.histogram import Histogram
 from corral.loadtest.collect import (
@@ -15,6 +17,7 @@ from corral.loadtest.collect import (
     unit_cost,
 )
 from corral.loadtest.options import LoadTestOptions, OptionError, split
+from corral.loadtest.report import print_final
 from corral.loadtest.run import machine_times
 from corral.loadtest.scrape import bucket_delta, parse, quantile
 
@@ -124,3 +127,41 @@ def test_unit_cost_without_a_rate_or_a_measure_is_unknown_not_zero() -> None:
     cost = unit_cost("offer", 0.0, 75.0, {}, {})
     assert cost["unit"] == "offer"
     assert [cost[k] for k in cost if k != "unit"] == [None] * 5
+
+
+def _figures(busy: float) -> dict[str, Any]:
+    return {
+        "parameters": {"mode": "launch", "agents": 10, "frameworks": 2, "warmup": 1.0},
+        "window_seconds": 5.0,
+        "offers_per_s": 1.0,
+        "accepts_per_s": 1.0,
+        "declines_per_s": 0.0,
+        "launches_per_s": 24.0,
+        "completions_per_s": 24.0,
+        "accept_to_running_ms": {"p50": 1.0, "p99": 2.0},
+        "offer_latency_ms": {"p50": 1.0, "p99": 2.0},
+        "allocation_cycle_ms": {"p50": 1.0, "p99": 2.0},
+        "master_cpu_percent": 5.0,
+        "process_cpu_percent": {"agents": 2.0, "frameworks": 1.0},
+        "machine_cpu_busy_percent": busy,
+        "cpu_steal_percent": 0.0,
+        "cost": unit_cost("launch", 24.0, 5.0, {"agents": 2.0}, {"messages_sent_per_s": 9.0}),
+        "master_rss_mb": 100.0,
+        "tasks_lost": 0,
+        "lost_states": {},
+        "tasks_unterminated": 0,
+        "call_errors": 0,
+        "errors": [],
+        "master": {},
+    }
+
+
+@pytest.mark.parametrize(("busy", "noted"), [(95.0, True), (60.0, False)])
+def test_the_report_says_when_the_machine_bounded_the_run(busy: float, noted: bool) -> None:
+    console = Console(record=True, width=200)
+    print_final(console, _figures(busy))
+    text = console.export_text()
+    assert "CPU µs per launch: master / agents / frameworks" in text
+    assert "2,083 / 833 / —" in text  # 5 % and 2 % of a core over 24 launches a second
+    assert "— / 0.375" in text  # none counted in, 9 messages sent a second over 24 launches
+    assert ("bounded by this machine" in text) is noted
