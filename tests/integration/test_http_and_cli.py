@@ -12,17 +12,9 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.corral_cli import corral
+from tests.integration.decliner import Decliner
 
 pytestmark = pytest.mark.e2e
-
-
-class Decliner(sdk.Scheduler):
-    def __init__(self) -> None:
-        self.offered = asyncio.Event()
-
-    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
-        await driver.decline([o.id for o in offers], refuse_seconds=3600)
-        self.offered.set()
 
 
 async def test_http_endpoints_and_cli(tmp_path: Any) -> None:

@@ -14,6 +14,7 @@ from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.loadtest.scrape import Scrape, fetch
 from corral.v1 import operator_pb2, operator_pb2_grpc
+from tests.integration.decliner import Decliner
 
 pytestmark = pytest.mark.e2e
 
@@ -23,17 +24,6 @@ SENT = "grpc_server_msg_sent_total"
 
 def _count(s: Scrape, name: str, grpc_type: str, service: str, method: str) -> float:
     return s.value(name, grpc_type=grpc_type, grpc_service=service, grpc_method=method)
-
-
-class Decliner(sdk.Scheduler):
-    def __init__(self) -> None:
-        self.declined = 0
-        self.offered = asyncio.Event()
-
-    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
-        await driver.decline([o.id for o in offers], refuse_seconds=3600)
-        self.declined += 1
-        self.offered.set()
 
 
 async def test_each_methods_messages_are_counted(tmp_path: Any) -> None:
