@@ -412,6 +412,26 @@ async def test_a_call_waiting_when_the_master_goes_away_fails_with_a_call_error(
     assert caught.value.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
 
 
+async def test_a_call_the_master_never_answers_fails_at_its_timeout_and_others_go_on(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, Recorder(), call_timeout=0.5) as driver:
+        master.hold_calls = True
+        held = asyncio.create_task(driver.decline(["o1"], refuse_seconds=0))
+        await master.wait_for_calls("Decline")
+        with pytest.raises(sdk.CallError) as caught:
+            await asyncio.wait_for(held, TIMEOUT)
+        # The stream is not broken by one unanswered call: the next call is answered.
+        master.hold_calls = False
+        await driver.suppress()
+        await driver.stop()
+    assert caught.value.method == "Decline"
+    assert caught.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert caught.value.message == "no answer within 0.5 s"
+    assert [c.method for c in master.calls] == ["Decline", "Suppress"]
+    assert master.call_batches == 2
+
+
 async def test_calls_past_the_batch_size_go_out_in_several_batches(master: FakeMaster) -> None:
     # 40 declines of ~85 kB: 3.4 MB. A batch holds at most 1 MiB plus one call, so >= 3.
     ids = [[f"offer-{i:02d}-{n:06d}" for n in range(5000)] for i in range(40)]
