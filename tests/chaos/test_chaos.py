@@ -89,11 +89,16 @@ async def under_load(
 
 async def newest_running(workload: Workload) -> str:
     """The agent of the task last seen RUNNING (tasks are in launch order). Tasks start and end
-    in waves, so there can be a moment with none running: it waits for the next one."""
-    await workload.until(
-        "a task running when the fault is due", lambda: workload.running() > 0, WAIT
-    )
-    running = [s.agent_id for s in workload.tasks.values() if s.states[-1:] == ["RUNNING"]]
+    in waves, so there can be a moment with none running: it waits for the next one. The agents
+    are taken when the check holds: between the wait's end and its caller resuming, the last
+    running task could end (seen once: an empty list by then)."""
+    running: list[str] = []
+
+    def some_running() -> bool:
+        running[:] = [s.agent_id for s in workload.tasks.values() if s.states[-1:] == ["RUNNING"]]
+        return bool(running)
+
+    await workload.until("a task running when the fault is due", some_running, WAIT)
     return running[-1]
 
 
