@@ -5,8 +5,8 @@ pacing off. Each round is a task's whole life on the master, for every agent at 
 
 - ``offer``: one allocation tick, its OFFERS encoded and serialized;
 - ``accept``: each framework accepts each offer with as many 1-cpu, 128 MiB tasks as fit (24),
-  as the load test's framework does; the master parses and decodes the ACCEPT (``convert``, as
-  its servicer does), handles it, and serializes the LAUNCH_TASKS;
+  as the load test's framework does; the master parses and decodes the ACCEPT (``CallEvents``,
+  as its servicer does), handles it, and serializes the LAUNCH_TASKS;
 - ``running``: each agent reports STARTING and RUNNING of its tasks in one STATUS_UPDATES (as a
   simulated agent's writer sends them); parsed, decoded, handled, the UPDATEs serialized;
 - ``ack``: each framework acknowledges the UPDATEs it was sent; parsed, decoded, handled, the
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from corral.master import convert
+from corral.master.call_events import CallEvents
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
@@ -40,11 +41,24 @@ STEPS = ("offer", "accept", "running", "ack", "finish", "ack_finish")
 TASK_CPUS, TASK_MEM = 1.0, 128.0
 
 
+class _Stamps:
+    """The time and stimulus ids the bench's events carry (the runtime's, in the master)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.clock: Callable[[], float] = lambda: self.now
+
+    def stimulus(self, kind: str) -> str:
+        return kind
+
+
 class _Round:
     """One round's messages as the peers would send them, and the master's side of each."""
 
     def __init__(self, core: MasterCore, encoder: OfferEncoder, rng: random.Random) -> None:
         self.core, self.encoder, self.rng = core, encoder, rng
+        self.stamps = _Stamps()
+        self.calls = CallEvents(self.stamps)  # decoded as the servicer decodes them
         self.launched: dict[str, list[pb.TaskInfo]] = {}  # agent id -> tasks it was sent
         self.tasks = 0
 
@@ -69,21 +83,11 @@ class _Round:
         return self._frameworks_read(self._outbox(commands))
 
     def accept(self, now: float, requests: list[bytes]) -> list[bytes]:
+        self.stamps.now = now
         commands: list[Any] = []
         for raw in requests:
             request = scheduler_pb2.AcceptRequest.FromString(raw)
-            tasks = convert.accept_tasks(request)
-            commands += self.core.handle(
-                ev.Accept(
-                    stimulus_id="a",
-                    now=now,
-                    framework_id=request.caller.framework_id,
-                    stream_id=request.caller.stream_id,
-                    offer_ids=tuple(request.offer_ids),
-                    tasks=tasks,
-                    refuse_seconds=request.filters.refuse_seconds,
-                )
-            )
+            commands += self.core.handle(self.calls.accept(request))
         return self._agents_read(self._outbox(commands))
 
     def statuses(self, now: float, messages: dict[str, bytes]) -> dict[str, list[bytes]]:
@@ -104,18 +108,11 @@ class _Round:
         return self._frameworks_read(self._outbox(commands))
 
     def acknowledge(self, now: float, requests: list[bytes]) -> list[bytes]:
+        self.stamps.now = now
         commands: list[Any] = []
         for raw in requests:
             request = scheduler_pb2.AcknowledgeRequest.FromString(raw)
-            commands += self.core.handle(
-                ev.Acknowledge(
-                    stimulus_id="k",
-                    now=now,
-                    framework_id=request.caller.framework_id,
-                    stream_id=request.caller.stream_id,
-                    acknowledgements=convert.acknowledgements(request),
-                )
-            )
+            commands += self.core.handle(self.calls.acknowledge(request))
         return self._agents_read(self._outbox(commands))
 
     # -- the peers' side, not timed ----------------------------------------------------------

@@ -10,8 +10,8 @@ from typing import Any
 
 import grpc
 
-from corral import limits
 from corral.master import convert
+from corral.master.call_events import CallEvents
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -22,23 +22,10 @@ from corral.supervise import spawn
 from corral.v1 import scheduler_pb2, scheduler_pb2_grpc
 
 
-def _refuse(filters: scheduler_pb2.Filters) -> float | None:
-    return filters.refuse_seconds if filters.HasField("refuse_seconds") else None
-
-
 class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     def __init__(self, runtime: MasterRuntime) -> None:
         self.rt = runtime
-
-    def _call_fields(self, caller: scheduler_pb2.Caller, kind: str) -> dict[str, Any]:
-        if not caller.framework_id:
-            raise WireError("caller.framework_id is empty")
-        return {
-            "stimulus_id": self.rt.stimulus(kind),
-            "now": self.rt.clock(),
-            "framework_id": convert.ident(caller.framework_id, "caller.framework_id"),
-            "stream_id": convert.ident(caller.stream_id, "caller.stream_id"),
-        }
+        self.events = CallEvents(runtime)  # each call's core event (call_events.py)
 
     async def Subscribe(
         self, request: scheduler_pb2.SubscribeRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -81,70 +68,6 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                 )
             )
 
-    # Each call's core event, decoded from its request (WireError for what does not decode).
-    # The unary RPCs and the CALLS stream share them.
-
-    def _accept_event(self, request: scheduler_pb2.AcceptRequest) -> ev.Event:
-        tasks = convert.accept_tasks(request)  # its errors first, as they always came
-        return ev.Accept(
-            **self._call_fields(request.caller, "accept"),
-            offer_ids=convert.idents(request.offer_ids, "offer_ids", limits.MAX_OFFERS_PER_CALL),
-            tasks=tasks,
-            refuse_seconds=_refuse(request.filters),
-        )
-
-    def _decline_event(self, request: scheduler_pb2.DeclineRequest) -> ev.Event:
-        return ev.Decline(
-            **self._call_fields(request.caller, "decline"),
-            offer_ids=convert.idents(request.offer_ids, "offer_ids", limits.MAX_OFFERS_PER_CALL),
-            refuse_seconds=_refuse(request.filters),
-        )
-
-    def _suppress_event(self, request: scheduler_pb2.SuppressRequest) -> ev.Event:
-        return ev.Suppress(**self._call_fields(request.caller, "suppress"))
-
-    def _revive_event(self, request: scheduler_pb2.ReviveRequest) -> ev.Event:
-        return ev.Revive(**self._call_fields(request.caller, "revive"))
-
-    def _kill_event(self, request: scheduler_pb2.KillRequest) -> ev.Event:
-        if not request.task_id:
-            raise WireError("task_id is empty")
-        return ev.Kill(
-            **self._call_fields(request.caller, "kill"),
-            task_id=convert.ident(request.task_id, "task_id"),
-            agent_id=convert.ident(request.agent_id, "agent_id"),
-            grace_seconds=request.kill_grace_period_seconds,
-        )
-
-    def _acknowledge_event(self, request: scheduler_pb2.AcknowledgeRequest) -> ev.Event:
-        return ev.Acknowledge(
-            **self._call_fields(request.caller, "ack"),
-            acknowledgements=convert.acknowledgements(request),
-        )
-
-    def _reconcile_event(self, request: scheduler_pb2.ReconcileRequest) -> ev.Event:
-        convert.count(request.tasks, "tasks to reconcile", limits.MAX_IDS_PER_CALL)
-        return ev.Reconcile(
-            **self._call_fields(request.caller, "reconcile"),
-            tasks=tuple(
-                (
-                    convert.ident(t.task_id, "a reconciled task_id"),
-                    convert.ident(t.agent_id, "a reconciled agent_id"),
-                )
-                for t in request.tasks
-            ),
-        )
-
-    def _teardown_event(self, request: scheduler_pb2.TeardownRequest) -> ev.Event:
-        return ev.Teardown(**self._call_fields(request.caller, "teardown"))
-
-    def _set_demands_event(self, request: scheduler_pb2.SetDemandsRequest) -> ev.Event:
-        convert.count(request.demands, "demands", limits.MAX_DEMANDS)
-        return ev.SetDemands(
-            **self._call_fields(request.caller, "set-demands"),
-            demands=tuple(convert.demand_from_pb(d) for d in request.demands),
-        )
-
     async def _unary(
         self,
         context: grpc.aio.ServicerContext[Any, Any],
@@ -159,49 +82,49 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
     async def Accept(
         self, request: scheduler_pb2.AcceptRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._accept_event, request)
+        return await self._unary(context, self.events.accept, request)
 
     async def Decline(
         self, request: scheduler_pb2.DeclineRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._decline_event, request)
+        return await self._unary(context, self.events.decline, request)
 
     async def Suppress(
         self, request: scheduler_pb2.SuppressRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._suppress_event, request)
+        return await self._unary(context, self.events.suppress, request)
 
     async def Revive(
         self, request: scheduler_pb2.ReviveRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._revive_event, request)
+        return await self._unary(context, self.events.revive, request)
 
     async def Kill(
         self, request: scheduler_pb2.KillRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._kill_event, request)
+        return await self._unary(context, self.events.kill, request)
 
     async def Acknowledge(
         self,
         request: scheduler_pb2.AcknowledgeRequest,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._acknowledge_event, request)
+        return await self._unary(context, self.events.acknowledge, request)
 
     async def Reconcile(
         self, request: scheduler_pb2.ReconcileRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._reconcile_event, request)
+        return await self._unary(context, self.events.reconcile, request)
 
     async def Teardown(
         self, request: scheduler_pb2.TeardownRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._teardown_event, request)
+        return await self._unary(context, self.events.teardown, request)
 
     async def SetDemands(
         self, request: scheduler_pb2.SetDemandsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scheduler_pb2.CallResponse:
-        return await self._unary(context, self._set_demands_event, request)
+        return await self._unary(context, self.events.set_demands, request)
 
     # -- the CALLS stream ------------------------------------------------------------------
 
@@ -235,9 +158,9 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         self, request_iterator: AsyncIterator[scheduler_pb2.CallBatch], results: _CallResults
     ) -> None:
         # One builder per field of Call's oneof, by name: a call kind added to the proto
-        # without its ``_<kind>_event`` fails here, not silently as "no known type".
+        # without its method in CallEvents fails here, not silently as "no known type".
         builders: dict[str, Callable[[Any], ev.Event]] = {
-            kind: getattr(self, f"_{kind}_event") for kind in CALL_KINDS
+            kind: getattr(self.events, kind) for kind in CALL_KINDS
         }
         submit = self.rt.submit_call
         try:

@@ -13,7 +13,7 @@ import pytest
 from google.protobuf.message import Message
 
 from corral.limits import MAX_MESSAGE_BYTES
-from corral.master import rpc_scheduler
+from corral.master import call_events
 from corral.master.core.config import MasterConfig
 from corral.master.server import RunningMaster, start_master
 from corral.v1 import (
@@ -120,10 +120,10 @@ async def test_an_agent_stream_replaced_by_a_reregistration_ends_with_ok(
 async def test_a_calls_stream_whose_reader_fails_ends_internal_not_ok(
     channel: grpc.aio.Channel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(self: rpc_scheduler.SchedulerServicer, request: s.SuppressRequest) -> NoReturn:
+    def broken(self: call_events.CallEvents, request: s.SuppressRequest) -> NoReturn:
         raise RuntimeError("injected bug")
 
-    monkeypatch.setattr(rpc_scheduler.SchedulerServicer, "_suppress_event", broken)
+    monkeypatch.setattr(call_events.CallEvents, "suppress", broken)
     stub = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
     call = stub.Calls(timeout=TIMEOUT)
     await call.write(s.CallBatch(calls=[s.Call(id=1, suppress=s.SuppressRequest())]))
