@@ -30,11 +30,8 @@ _OFFERS_OFFER = b"\x0a"  # Offers.offers = 1
 _OFFER_ID = b"\x0a"  # Offer.id = 1
 _OFFER_FRAMEWORK = b"\x12"  # Offer.framework_id = 2
 _OFFER_GANG = b"\x42"  # Offer.gang_id = 8
-# An offer in Offers: key, length, the id's key, length and bytes, the framework, the rest.
-_PIECE = _OFFERS_OFFER + b"%b" + _OFFER_ID + b"%b%b%b%b"
-
-# Lengths below this (2-byte varints and less) come from a table instead of being computed.
-_SMALL_VARINTS: list[bytes] = []
+# Marks a cached agent part made with ports (see OfferEncoder._tails).
+_CARRIES_PORTS = b"+ports"
 
 # Agents whose cached part is kept; past this the cache starts over (agents that left).
 CACHE_LIMIT = 100_000
@@ -51,7 +48,8 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
-_SMALL_VARINTS.extend(varint(n) for n in range(1 << 14))
+# An offer's key and length in Offers, by length, for lengths of up to two varint bytes.
+_OFFER_HEADS = [_OFFERS_OFFER + varint(n) for n in range(1 << 14)]
 
 
 def _delimited(key: bytes, payload: bytes) -> bytes:
@@ -62,9 +60,9 @@ class OfferEncoder:
     """Encodes OFFERS events; one per master, so the agent cache lasts across cycles."""
 
     def __init__(self) -> None:
-        # agent id -> (scalars as float64 bytes, ports, spec, serialized fields 3-6); the spec
-        # as the agent registered it (a re-registration makes a new one): its hostname and
-        # attributes.
+        # agent id -> (key, ports, spec, serialized fields 3-6): the key is the scalars as
+        # float64 bytes, marked when the part carries ports; the spec as the agent registered it
+        # (a re-registration makes a new one): its hostname and attributes.
         self._agents: dict[str, tuple[bytes, object, AgentSpec, bytes]] = {}
         self._frameworks: dict[str, bytes] = {}
 
@@ -87,67 +85,92 @@ class OfferEncoder:
             if len(self._frameworks) >= CACHE_LIMIT:
                 self._frameworks.clear()
             fw = self._frameworks[fid] = _delimited(_OFFER_FRAMEWORK, fid.encode())
-        pieces: list[bytes] = []
+        runs: list[_Run] = []
         for batch in batches:
             if batch.framework_id != fid:
                 raise ValueError("one OFFERS event holds offers of one framework")
-            pieces += self._pieces(batch, fw)
-        return _events(pieces, max_bytes)
+            runs.append(self._run(batch, fw))
+        size = sum(r.size for r in runs)
+        if max_bytes is None or size <= max_bytes:
+            parts = runs[0].parts if len(runs) == 1 else [p for r in runs for p in r.parts]
+            return [_delimited(_EVENT_OFFERS, b"".join(parts))]
+        return _events([piece for r in runs for piece in r.pieces()], max_bytes)
 
-    def _pieces(self, batch: OfferColumns, fw: bytes) -> list[bytes]:
-        """Each offer of the batch as it goes in ``Offers.offers``: key, length, then its
+    def _run(self, batch: OfferColumns, fw: bytes) -> _Run:
+        """The batch's offers as they go in ``Offers.offers``, each: key, length, then its
         fields: the id (key, length, bytes), the framework, the agent's cached part."""
         tails = self._tails(batch)
+        n = len(tails)
         if batch.gang_id:  # per offer, not the agent's: after the cached part
             gang = _delimited(_OFFER_GANG, batch.gang_id.encode())
             tails = [t + gang for t in tails]
         prefix = batch.prefix.encode()
-        oids = [b"%b%d" % (prefix, q) for q in range(batch.base, batch.base + len(tails))]
-        small = _SMALL_VARINTS
-        head = 2 + len(fw)  # the id's key and length byte, the framework field
-        if (
-            oids
-            and len(oids[-1]) < 0x80
-            and head + len(oids[-1]) + max(map(len, tails)) < len(small)
-        ):
-            # Every length fits the table (ids only grow within a batch): one format each.
-            return [
-                _PIECE % (small[head + len(o) + len(t)], small[len(o)], o, fw, t)
-                for o, t in zip(oids, tails, strict=True)
-            ]
-        return [
+        first, last = b"%d" % batch.base, b"%d" % (batch.base + n - 1)
+        digits = len(first)
+        oid_head = _OFFER_ID + varint(len(prefix) + digits) + prefix
+        fixed = len(oid_head) + digits + len(fw)  # an offer's length but for its tail
+        heads = _OFFER_HEADS
+        if n and len(last) == digits and fixed + max(map(len, tails)) < len(heads):
+            # Ids of one length (the common case: a batch's ids only grow, so the first and
+            # the last tell) and every offer's length in the table: the offers are one join
+            # of five parts each, with no bytes object made per offer but its id's digits.
+            lengths = [fixed + len(t) for t in tails]
+            parts = [fw] * (5 * n)
+            parts[0::5] = offer_heads = [heads[k] for k in lengths]
+            parts[1::5] = [oid_head] * n
+            parts[2::5] = [b"%d" % q for q in range(batch.base, batch.base + n)]
+            parts[4::5] = tails
+            return _Run(parts, 5, sum(lengths) + sum(map(len, offer_heads)))
+        oids = [b"%b%d" % (prefix, q) for q in range(batch.base, batch.base + n)]
+        pieces = [
             _delimited(_OFFERS_OFFER, b"".join((_OFFER_ID, varint(len(o)), o, fw, t)))
             for o, t in zip(oids, tails, strict=True)
         ]
+        return _Run(pieces, 1, sum(map(len, pieces)))
 
-    def _tails(self, batch: OfferColumns) -> list[bytes]:
+    def _tails(self, batch: OfferColumns) -> Sequence[bytes]:
         """Each entry's agent part, from the cache while the agent's scalars, ports and
-        description are what was cached. Each entry's scalars are the 32 bytes of its row:
-        slices of one bytes object, not a list of floats per offer for the GC to track."""
+        description are what was cached. Each entry's scalars are the 32 bytes of its row,
+        compared as slices of one bytes object, not a list of floats per offer."""
         agents = self._agents
         aids, specs, ports = batch.agent_ids, batch.specs, batch.ports
         raw = np.ascontiguousarray(batch.scalars, dtype=np.float64).tobytes()
-        rows = [raw[k : k + 32] for k in range(0, 32 * len(aids), 32)]
         cached = list(map(agents.get, aids))
-        if (
-            not ports
-            and None not in cached
-            and [c[0] for c in cached] == rows  # type: ignore[index]
-            and [c[2] for c in cached] == specs  # type: ignore[index]
-            and [c[1] for c in cached].count(()) == len(cached)  # type: ignore[index]
-        ):
-            # Every agent as cached (the steady state of a busy cluster): compared as lists.
-            return [c[3] for c in cached]  # type: ignore[index]
-        tails: list[bytes] = []
-        for i, (aid, spec, row, hit) in enumerate(zip(aids, specs, rows, cached, strict=True)):
+        if not ports and cached and None not in cached:
+            # The steady state of a busy cluster: every agent as cached, checked with one
+            # transpose and two compares. A key is its row's 32 bytes, longer when the
+            # entry carried ports, so one join compared with the batch's rows checks both.
+            keys, _, made, tails = zip(*cached, strict=True)
+            if b"".join(keys) == raw and list(made) == specs:
+                return tails  # type: ignore[no-any-return]
+        out: list[bytes] = []
+        for i, (aid, spec, hit) in enumerate(zip(aids, specs, cached, strict=True)):
             p = ports.get(i, ()) if ports else ()
-            if hit is None or hit[0] != row or hit[1] != p or hit[2] is not spec:
+            key = raw[32 * i : 32 * i + 32] + (_CARRIES_PORTS if p else b"")
+            if hit is None or hit[0] != key or hit[1] != p or hit[2] is not spec:
                 if hit is None and len(agents) >= CACHE_LIMIT:
                     agents.clear()
                 s = batch.scalars[i].tolist()
-                hit = agents[aid] = (row, p, spec, _agent_fields(aid, spec, s, p))
-            tails.append(hit[3])
-        return tails
+                hit = agents[aid] = (key, p, spec, _agent_fields(aid, spec, s, p))
+            out.append(hit[3])
+        return out
+
+
+class _Run:
+    """One batch's offers, encoded: ``parts`` joined are the offers' bytes in
+    ``Offers.offers``, ``stride`` parts per offer; ``size`` bytes in all."""
+
+    __slots__ = ("parts", "size", "stride")
+
+    def __init__(self, parts: list[bytes], stride: int, size: int) -> None:
+        self.parts, self.stride, self.size = parts, stride, size
+
+    def pieces(self) -> list[bytes]:
+        """One bytes object per offer (for splitting by size)."""
+        k, parts = self.stride, self.parts
+        if k == 1:
+            return parts
+        return [b"".join(parts[i : i + k]) for i in range(0, len(parts), k)]
 
 
 def _events(pieces: list[bytes], max_bytes: int | None) -> list[bytes]:

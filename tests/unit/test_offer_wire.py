@@ -111,6 +111,39 @@ def test_an_agent_registered_again_is_encoded_afresh() -> None:
     assert (offer.hostname, dict(offer.attributes)) == ("h2", {"zone": "b"})
 
 
+def test_an_agent_that_carried_ports_is_encoded_afresh_without_them() -> None:
+    # Same scalars and description, ports gone: the cached part with ports must not be reused.
+    encoder = OfferEncoder()
+    spec = AgentSpec("a", "h", Resources())
+    row = [2.0, 64.0, 0.0, 0.0]
+    encoder.event([one(1, "f", spec, row, ((31000, 31005),))])
+    [offer] = scheduler_pb2.Event.FromString(encoder.event([one(2, "f", spec, row)])).offers.offers
+    assert (offer.id, offer.resources.cpus, list(offer.resources.ports)) == ("o2", 2.0, [])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 17).flatmap(lambda k: st.integers(max(1, 10**k - 40), 10**k + 5)),
+    st.integers(1, 60),
+    st.text(max_size=200),
+    st.integers(0, 2),
+)
+def test_batches_whose_ids_cross_a_power_of_ten_parse_to_what_protobuf_builds(
+    base: int, n: int, prefix: str, rounds: int
+) -> None:
+    """Larger batches than offer_batches() draws, ids of two lengths in one batch, and the
+    agents cached from earlier rounds: the encoder's fast and general paths agree with
+    protobuf."""
+    encoder = OfferEncoder()
+    specs = [AgentSpec(f"agent-{i}", f"host-{i}" * (i % 5), Resources()) for i in range(n)]
+    table = np.array([[float(i), 2.0 * i, 0.0, 0.0] for i in range(n)], dtype=np.float64)
+    for r in range(rounds + 1):
+        aids = [s.agent_id for s in specs]
+        batch = OfferColumns(prefix, base + r * n, "fw", aids, list(specs), table, {}, 0.0)
+        got = scheduler_pb2.Event.FromString(encoder.event([batch]))
+        assert got == expected(records([batch]))
+
+
 def test_one_event_holds_one_frameworks_offers() -> None:
     spec = AgentSpec("a", "h", Resources())
     a = one(1, "f1", spec, [1.0, 1.0, 0.0, 0.0])
