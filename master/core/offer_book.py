@@ -32,6 +32,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
+from operator import attrgetter
 from typing import cast
 
 import numpy as np
@@ -45,6 +46,10 @@ from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.resources import PortRanges, Resources, normalize_ranges
+
+_CONNECTION = attrgetter("connection")
+_FREE_PORTS = attrgetter("free_ports")
+_SPEC = attrgetter("spec")
 
 # Entries of batches, each batch with the indices of some of its entries.
 Entries = dict[OfferColumns, list[int]]
@@ -98,15 +103,10 @@ class OfferBook:
         scalars = plan.scalar_array()
         source = plan.source
         handles = plan.handle_array() if source is not None else None
-        cut = 0
-        for cpus in scalars[:, 0].tolist():
-            if allowance <= 0:
-                # Paced: not offered this cycle. The allocator stopped its walk at the
-                # allowance, so this is the rest of the last agent walked (split between
-                # frameworks), not some framework's share.
-                break
-            allowance -= cpus
-            cut += 1
+        # Paced: what is past the cut is not offered this cycle. The allocator stopped its walk
+        # at the allowance, so that is the rest of the last agent walked (split between
+        # frameworks), not some framework's share.
+        cut, allowance = allowance_cut(scalars[:, 0], allowance)
         held: list[int] = list(range(cut, len(plan)))
         agents, frameworks = self._agents, self._frameworks
         per_fw: dict[str, list[OfferColumns]] = {}
@@ -117,9 +117,11 @@ class OfferBook:
                 continue
             aids = plan.agents_at(idx)
             records = list(map(agents.get, aids))
-            gone = [k for k, a in enumerate(records) if a is None or a.connection is None]
-            if gone:  # as above
-                held += idx[gone].tolist()
+            # Checked per entry in C (a record is never false; ``None in records`` would call
+            # the dataclass's __eq__ per entry); the entries found only when one is gone.
+            if not all(records) or None in map(_CONNECTION, records):
+                gone = [k for k, a in enumerate(records) if a is None or a.connection is None]
+                held += idx[gone].tolist()  # as above
                 keep = np.ones(len(idx), dtype=bool)
                 keep[gone] = False
                 idx = idx[keep]
@@ -129,14 +131,14 @@ class OfferBook:
                 if not aids:
                     continue
             agent_records = cast(list[AgentRecord], records)
-            ports = _take_ports(agent_records)
+            ports = _take_ports(agent_records) if any(map(_FREE_PORTS, agent_records)) else {}
             self._offered(aids, now)
             cols = OfferColumns(
                 self._prefix,
                 self._seq + 1,
                 fid,
                 aids,
-                [a.spec for a in agent_records],
+                list(map(_SPEC, agent_records)),
                 scalars[idx],
                 ports,
                 now,
@@ -298,12 +300,40 @@ class OfferBook:
         A framework usually declines what one OFFERS message held: ids of one batch, in a
         row. Those are found a run at a time (``_runs``); any id not of this book's making
         sends the whole call the slow way, one ``_find`` per id."""
-        seqs = self._seqs(offer_ids)
-        out = self._runs(seqs) if seqs is not None else self._one_by_one(offer_ids)
+        first = self._one_run(offer_ids)
+        if first is not None:
+            out = self._runs(range(first, first + len(offer_ids)), breaks=[])
+        else:
+            seqs = self._seqs(offer_ids)
+            out = self._runs(seqs) if seqs is not None else self._one_by_one(offer_ids)
         fid = fw.framework_id
         for cols in [c for c in out if c.framework_id != fid]:
             del out[cols]  # another framework's: not this one's to decline
         return self._whole_gangs(out)
+
+    def _one_run(self, offer_ids: Sequence[str]) -> int | None:
+        """The first id's sequence number if the ids are exactly the ones this book writes for
+        a run of consecutive numbers from it (what declining one OFFERS message sends): the
+        first id is checked as ``_seqs`` checks each, the rest by writing them and comparing."""
+        if not offer_ids:
+            return None
+        prefix, first = self._prefix, offer_ids[0]
+        tail = first[len(prefix) :]
+        if not (
+            first.startswith(prefix)
+            and tail.isascii()
+            and tail.isdigit()
+            and tail[0] != "0"
+            and len(tail) <= 18
+        ):
+            return None
+        q = int(tail)
+        n = len(offer_ids)
+        if q + n > 10**18:  # past int64: not ids of this book's
+            return None
+        written = [prefix + d for d in map(str, range(q, q + n))]
+        ids = offer_ids if isinstance(offer_ids, list) else list(offer_ids)
+        return q if written == ids else None
 
     def _seqs(self, offer_ids: Sequence[str]) -> list[int] | None:
         """The ids' sequence numbers if every id is one this book could have written."""
@@ -328,16 +358,18 @@ class OfferBook:
                 out.setdefault(found[0], []).append(found[1])
         return out
 
-    def _runs(self, seqs: list[int]) -> Entries:
+    def _runs(self, seqs: Sequence[int], breaks: list[int] | None = None) -> Entries:
         """Entries of ``seqs``, found a run of consecutive numbers at a time: one bisection per
         run and batch, and one per number not in any batch, so a call costs O(n log n) at
-        worst whatever order the ids come in."""
+        worst whatever order the ids come in. ``breaks``: where a run starts, but the first
+        (found here unless the caller knows)."""
         out: Entries = {}
         bases, batches = self._bases, self._batches
         n = len(seqs)
         if not n:
             return out
-        breaks = (np.flatnonzero(np.diff(np.array(seqs, dtype=np.int64)) != 1) + 1).tolist()
+        if breaks is None:
+            breaks = (np.flatnonzero(np.diff(np.array(seqs, dtype=np.int64)) != 1) + 1).tolist()
         for start, end in zip([0, *breaks], [*breaks, n], strict=True):
             i, s = start, seqs[start]
             while i < end:
@@ -552,6 +584,20 @@ def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
     free ports again."""
     if ports:
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(ports))
+
+
+def allowance_cut(cpus: Rows, allowance: float) -> tuple[int, float]:
+    """How many entries, in order, an allowance of cpus takes, and what is left of it: an
+    entry is taken while what is left before it is above zero (so the last one taken may
+    overdraw it). The remainders are subtracted one entry at a time, as a loop would, so the
+    cut is the same to the last bit; one accumulate, not a Python step per offer."""
+    n = len(cpus)
+    if not n or allowance <= 0:
+        return 0, allowance
+    left = np.subtract.accumulate(np.concatenate(([allowance], cpus)))
+    spent = left <= 0
+    cut = int(spent.argmax()) if spent.any() else n
+    return cut, float(left[cut])
 
 
 def _take_ports(agents: Sequence[AgentRecord]) -> dict[int, PortRanges]:

@@ -5,8 +5,9 @@ exactly those the frameworks were sent and not yet told are gone."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -20,6 +21,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import CallRejected
+from corral.master.core.offer_book import allowance_cut
 from tests.unit.core_harness import Harness, of, task
 
 
@@ -238,3 +240,27 @@ def test_an_offer_waited_from_when_its_agent_came_back() -> None:
     assert h.core.take_offer_waits() == [0.125]
     h.allocate()  # nothing came back: nothing offered, nothing waited
     assert h.core.take_offer_waits() == []
+
+
+def _cut_by_loop(cpus: list[float], allowance: float) -> tuple[int, float]:
+    cut = 0
+    for c in cpus:
+        if allowance <= 0:
+            break
+        allowance -= c
+        cut += 1
+    return cut, allowance
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(0, 64, allow_nan=False), max_size=40),
+    st.one_of(st.floats(-8, 600, allow_nan=False), st.just(float("inf"))),
+)
+def test_the_allowance_cut_takes_what_a_loop_taking_one_entry_at_a_time_takes(
+    cpus: list[float], allowance: float
+) -> None:
+    # Bit for bit: the remainders are subtracted in the same order as the loop's.
+    assert allowance_cut(np.array(cpus, dtype=np.float64), allowance) == _cut_by_loop(
+        cpus, allowance
+    )
