@@ -65,8 +65,9 @@ class MasterConfig:
     # Launch pacing (pacing.py, admission control): offers are held back so that
     # accept->RUNNING stays under launch_latency_target. The cpus that may be launching at once
     # form a window that halves when more than 1 % of the launches started since the last cycle
-    # took longer than the target (once per late burst), and grows by a tenth (at least the
-    # floor) per target's worth of time while they are on time. On by default: without it a
+    # took longer than the target (once per late burst), eases by a tenth when more than 10 %
+    # took half of it (a queue is building), and grows by a tenth per target's worth of time
+    # while they are on time. On by default: without it a
     # cluster whose frameworks accept everything queues the whole cluster's worth of launches
     # and accept->RUNNING becomes seconds (issue #18, docs/operations.md). False offers
     # everything the allocator plans (the master's --no-launch-pacing, for experiments).
@@ -76,9 +77,11 @@ class MasterConfig:
     launch_pacing_window: float = 10.0  # a task launching for longer stops counting
     # While the window holds offers back, cycles come this often (allocation_interval if that
     # is shorter): a paced cycle offers one window's worth, so a 1 s interval would cap a
-    # cluster at one window a second. No tuning needed: an idle or declining cluster keeps
-    # allocation_interval.
-    paced_allocation_interval: float = 0.1
+    # cluster at one window a second. Short, because a cycle's offers are accepted at once and
+    # arrive as one burst: at 5,000 launches/s a 0.1 s cycle makes bursts of 500, and the last
+    # of a burst waits for the rest at every hop (issue #18). No tuning needed: an idle or
+    # declining cluster keeps allocation_interval.
+    paced_allocation_interval: float = 0.025
     # Bounded backlogs (issue #18; each refused call says which bound and is RESOURCE_EXHAUSTED):
     # tasks launching (accepted, not yet RUNNING) on one agent; past it the agent is offered to
     # nobody until its launches move on, and an accept that would pass it is refused.

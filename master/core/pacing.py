@@ -5,17 +5,25 @@ Frameworks accept what they are offered at once, so without a bound every free c
 into a launch whether or not the master, the agents and the frameworks can start it promptly:
 the backlog grows to the whole cluster and accept->RUNNING becomes the time to work through it
 (seconds in the load test). As TCP does with a congestion window, the cpus launching at once
-(accepted, not yet RUNNING) are held under a window that halves when launches start later than
-the target (more than SLOW_SHARE of those that started since the last cycle) and otherwise grows
-by GROWTH, never below ``launch_pacing_floor_cpus``; a cycle offers what the window has left.
+(accepted, not yet RUNNING) are held under a window, never below ``launch_pacing_floor_cpus``;
+a cycle offers what the window has left. Of the launches that started since the last cycle:
+
+- more than SLOW_SHARE later than the target: the window halves (a burst was late);
+- else more than QUEUED_SHARE later than QUEUED_DELAY of the target: the window eases by EASE.
+  As TCP Vegas and BBR read a queue from a round trip that grows before any packet is lost,
+  launches that take half the target are already waiting behind others: shrinking then keeps
+  the tail under the target, where a window that grows until launches are late holds them at
+  the target and overshoots it by the feedback's delay (p99 at ~2x the target, issue #18);
+- else, if the last cycle's plan reached the window, it grows by GROWTH.
+
 Declines grow the window too, so frameworks that decline are not held to the floor. A task
 launching for longer than ``launch_pacing_window`` (a slow image pull, a lost agent) stops
 counting.
 
 As TCP does, the window starts in slow start: it doubles per ``launch_latency_target`` of time
-until the first halving, and only then grows by GROWTH. From the 64-cpu floor a tenth per step
-took ~60 cycles to reach a 10,000-agent cluster (240,000 cpus) that declines everything: most of
-a decline load test's measured window spent ramping up; doubling takes ~12 (issue #18).
+until it first halves or eases, and only then grows by GROWTH. From the 64-cpu floor a tenth per
+step took ~60 cycles to reach a 10,000-agent cluster (240,000 cpus) that declines everything:
+most of a decline load test's measured window spent ramping up; doubling takes ~12 (issue #18).
 
 As TCP grows its window once per round trip and cuts it once per loss event, whatever the rate
 of acknowledgements: the growth is per ``launch_latency_target`` of time (a cycle shorter than
@@ -35,6 +43,9 @@ from corral.master.core.records import TaskRecord
 from corral.master.core.types import TaskState
 
 SLOW_SHARE = 0.01  # more late launches than this share halves the window
+QUEUED_DELAY = 0.5  # a launch slower than this share of the target waited behind others ...
+QUEUED_SHARE = 0.1  # ... and more than this share of such launches eases the window ...
+EASE = 0.9  # ... to this share of itself
 GROWTH = 0.1  # an on-time window grows by this share per latency target of time
 LAUNCHING = frozenset({TaskState.STAGING, TaskState.STARTING})
 
@@ -47,6 +58,7 @@ class LaunchPacer:
         self.slow_start = True  # doubling until the first halving (see the module's doc)
         self._started = 0  # launches that reached RUNNING since the last cycle
         self._slow = 0  # ... of which later than launch_latency_target
+        self._queued = 0  # ... of which later than QUEUED_DELAY of it
         self._declined = 0  # offers declined since the last cycle
         # When the window last halved: launches accepted before it were made under the old
         # window, and their lateness is not news.
@@ -64,8 +76,12 @@ class LaunchPacer:
         """``task`` is about to move to RUNNING at ``now``."""
         if task.state in LAUNCHING and task.launched_at >= self._epoch:
             self._started += 1
-            if now - task.launched_at > self.config.launch_latency_target:
-                self._slow += 1
+            took = now - task.launched_at
+            target = self.config.launch_latency_target
+            if took > QUEUED_DELAY * target:
+                self._queued += 1
+                if took > target:
+                    self._slow += 1
 
     def launching_per_agent(self) -> dict[str, int]:
         """Tasks launching per agent, of those launched within ``launch_pacing_window`` (for
@@ -91,18 +107,26 @@ class LaunchPacer:
         self._launches = still
         launching = sum(t.spec.resources.cpus for t in still)
         floor = cfg.launch_pacing_floor_cpus
-        started, slow, declined = self._started, self._slow, self._declined
-        self._started = self._slow = self._declined = 0
+        started, slow, queued = self._started, self._slow, self._queued
+        declined = self._declined
+        self._started = self._slow = self._queued = self._declined = 0
         elapsed = now - self._at if self._at is not None else math.inf
         self._at = now
         if slow > SLOW_SHARE * started:
             self.window = max(floor, self.window / 2)
             self._epoch = now
             self.slow_start = False
+        elif queued > QUEUED_SHARE * started:
+            # No epoch: each cycle that still reads a queue eases it again, so a standing
+            # queue shrinks the window in proportion to how long it stands.
+            self.window = max(floor, self.window * EASE)
+            self.slow_start = False
         elif (started or declined) and self.limited:
             # On time, or declined (not launches at all), while the last plan reached the
-            # window: it is in the way, so it grows. An idle window stays as it is.
-            step = self.window if self.slow_start else max(floor, GROWTH * self.window)
+            # window: it is in the way, so it grows. An idle window stays as it is. By a share
+            # of itself, not by the floor: 64 cpus per step overshot a window of a few hundred
+            # by a third within one feedback delay.
+            step = self.window if self.slow_start else GROWTH * self.window
             self.window += step * min(1.0, elapsed / cfg.launch_latency_target)
         if not cfg.launch_pacing:
             return math.inf

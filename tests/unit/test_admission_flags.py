@@ -23,7 +23,7 @@ def test_the_master_paces_by_default_and_a_flag_turns_it_off() -> None:
     assert default.launch_pacing is True
     assert (default.max_agent_launches, default.max_waiting_accepts) == (256, 512)
     assert default.max_framework_pending_statuses == 10_000
-    assert default.paced_allocation_interval == 0.1
+    assert default.paced_allocation_interval == 0.025
     assert parse("master", "--launch-pacing").launch_pacing is True
     assert parse("master", "--no-launch-pacing").launch_pacing is False
 

@@ -71,7 +71,7 @@ def test_a_held_back_cycle_is_followed_soon() -> None:
     assert h.core.cycle_interval() == 1.0  # nothing held back yet
     _launch_all(h, fid, _cycle(h))  # the window stopped the walk: the rest waits
     assert h.core.pacer.limited
-    assert h.core.cycle_interval() == h.core.config.paced_allocation_interval == 0.1
+    assert h.core.cycle_interval() == h.core.config.paced_allocation_interval == 0.025
 
 
 def test_a_cycle_that_offered_everything_keeps_the_interval() -> None:
@@ -108,11 +108,13 @@ def test_launches_on_time_grow_the_window_and_late_ones_halve_it() -> None:
     h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
     h.core.pacer.slow_start = False  # past slow start (its own test below)
     windows = []
-    for _ in range(4):  # on time: +max(floor, 10 %) per cycle
+    for _ in range(4):  # on time: +10 % per cycle (a whole target's worth of time apart)
         launched = _launch_all(h, fid, _cycle(h))
-        windows.append(len(launched))
+        windows.append(h.core.pacer.window)
         _report(h, fid, launched, TaskState.RUNNING, after=0.01)
-    assert windows == [48, 96, 144, 192]
+    assert windows == pytest.approx([48, 52.8, 58.08, 63.888])
+    h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    h.core.pacer.window = 240
     launched = _launch_all(h, fid, _cycle(h))
     assert len(launched) == 240
     _report(h, fid, launched, TaskState.RUNNING, after=0.2)  # too slow
@@ -124,6 +126,36 @@ def test_launches_on_time_grow_the_window_and_late_ones_halve_it() -> None:
     launched = _launch_all(h, fid, h.allocate())
     _report(h, fid, launched, TaskState.RUNNING, after=0.2)
     assert _cpus(_cycle(h)) == 48  # never below the floor
+
+
+def test_a_queue_building_eases_the_window_before_launches_are_late() -> None:
+    # Launches that take more than half the target waited behind others: the window shrinks
+    # by a tenth before any launch is late, so the tail stays under the target (issue #18).
+    h, fid = _cluster(100, launch_pacing_floor_cpus=24, launch_latency_target=0.05)
+    h.core.pacer.window = 240
+    launched = _launch_all(h, fid, _cycle(h))
+    assert len(launched) == 240
+    _report(h, fid, launched[:200], TaskState.RUNNING, after=0.01)
+    _report(h, fid, launched[200:], TaskState.RUNNING, after=0.02)  # 40 of 240 at 0.03 s
+    _cycle(h)
+    assert h.core.pacer.window == pytest.approx(216)  # eased, not halved: none was late
+    assert not h.core.pacer.slow_start
+    # The queue still stands a cycle later: it eases again (no epoch, unlike a halving).
+    launched = _launch_all(h, fid, h.allocate())
+    _report(h, fid, launched, TaskState.RUNNING, after=0.03)
+    _cycle(h)
+    assert h.core.pacer.window == pytest.approx(216 * 0.9)
+
+
+def test_a_few_queued_launches_do_not_ease_the_window() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=24, launch_latency_target=0.05)
+    h.core.pacer.slow_start = False
+    h.core.pacer.window = 240
+    launched = _launch_all(h, fid, _cycle(h))
+    _report(h, fid, launched[:220], TaskState.RUNNING, after=0.01)
+    _report(h, fid, launched[220:], TaskState.RUNNING, after=0.02)  # 20 of 240 (8 %) at 0.03 s
+    _cycle(h)
+    assert h.core.pacer.window == pytest.approx(264)  # on time enough: +10 %
 
 
 def test_slow_start_doubles_the_window_until_the_first_halving() -> None:
@@ -141,7 +173,7 @@ def test_slow_start_doubles_the_window_until_the_first_halving() -> None:
     assert not h.core.pacer.slow_start
     launched = _launch_all(h, fid, h.allocate())
     _report(h, fid, launched, TaskState.RUNNING, after=0.01)
-    assert _cpus(_cycle(h)) == 240  # ... so on time it grows by max(floor, a tenth): 192 + 48
+    assert _cpus(_cycle(h)) == 216  # ... so on time it grows by a tenth: 192 + 19.2, whole agents
 
 
 def test_declines_take_the_window_out_of_its_floor_in_a_few_cycles() -> None:
@@ -246,4 +278,5 @@ def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None
         _report(h, fid, launched, TaskState.RUNNING)
         h.now += 0.009
         launched = _launch_all(h, fid, h.allocate())
-    assert h.core.pacer.window == pytest.approx(96.0)
+    # One 50 ms step of a tenth in all (compounded over the five), not five steps (48 * 1.1**5).
+    assert h.core.pacer.window == pytest.approx(48 * 1.02**5)
