@@ -66,7 +66,7 @@ class MasterConfig:
     # accept->RUNNING stays under launch_latency_target. The cpus that may be launching at once
     # form a window that halves when more than 1 % of the launches started since the last cycle
     # took longer than the target (once per late burst), eases by a tenth when more than 10 %
-    # took half of it (a queue is building), and grows by a tenth per target's worth of time
+    # took 40 % of it (a queue is building), and grows by a tenth per target's worth of time
     # while they are on time. On by default: without it a
     # cluster whose frameworks accept everything queues the whole cluster's worth of launches
     # and accept->RUNNING becomes seconds (issue #18, docs/operations.md). False offers

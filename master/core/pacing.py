@@ -11,7 +11,7 @@ a cycle offers what the window has left. Of the launches that started since the 
 - more than SLOW_SHARE later than the target: the window halves (a burst was late);
 - else more than QUEUED_SHARE later than QUEUED_DELAY of the target: the window eases by EASE.
   As TCP Vegas and BBR read a queue from a round trip that grows before any packet is lost,
-  launches that take half the target are already waiting behind others: shrinking then keeps
+  launches that take 40 % of the target are already waiting behind others: shrinking then keeps
   the tail under the target, where a window that grows until launches are late holds them at
   the target and overshoots it by the feedback's delay (p99 at ~2x the target, issue #18);
 - else, if the last cycle's plan reached the window, it grows by GROWTH.
@@ -43,7 +43,7 @@ from corral.master.core.records import TaskRecord
 from corral.master.core.types import TaskState
 
 SLOW_SHARE = 0.01  # more late launches than this share halves the window
-QUEUED_DELAY = 0.5  # a launch slower than this share of the target waited behind others ...
+QUEUED_DELAY = 0.4  # a launch slower than this share of the target waited behind others ...
 QUEUED_SHARE = 0.1  # ... and more than this share of such launches eases the window ...
 EASE = 0.9  # ... to this share of itself
 GROWTH = 0.1  # an on-time window grows by this share per latency target of time

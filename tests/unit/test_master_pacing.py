@@ -129,7 +129,7 @@ def test_launches_on_time_grow_the_window_and_late_ones_halve_it() -> None:
 
 
 def test_a_queue_building_eases_the_window_before_launches_are_late() -> None:
-    # Launches that take more than half the target waited behind others: the window shrinks
+    # Launches that take more than 40 % of the target waited behind others: the window shrinks
     # by a tenth before any launch is late, so the tail stays under the target (issue #18).
     h, fid = _cluster(100, launch_pacing_floor_cpus=24, launch_latency_target=0.05)
     h.core.pacer.window = 240
