@@ -13,7 +13,8 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.master.allocator import Allocation
+from corral.master.allocator import Allocation, DrfAllocator
+from corral.master.allocator.numpy_allocator import KERNELS
 from tests.unit.test_allocator_properties import build
 
 
@@ -45,3 +46,29 @@ def test_budgeted_cycle_is_the_full_cycle_cut_at_the_budget(data: st.DataObject)
         full = list(whole.cycle(1.0, seed))
         budgeted = list(alloc.cycle(1.0, seed, cpus))
         assert budgeted == cut(full, cpus, level), type(alloc).__name__
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cpus_per_agent=st.lists(st.integers(1, 48).map(lambda n: n / 2), min_size=20, max_size=120),
+    frameworks=st.integers(1, 6),
+    budget=st.integers(1, 400).map(lambda n: n / 2),
+    seed=st.integers(0, 2**32 - 1),
+    kernel=st.sampled_from(KERNELS),
+)
+def test_a_budget_that_spans_many_uneven_agents_cuts_at_the_same_agent(
+    cpus_per_agent: list[float], frameworks: int, budget: float, seed: int, kernel: str
+) -> None:
+    # Wide enough that the budgeted walk reads the agents' free cpus in several chunks and
+    # walks several runs (cycle.walk_within), uneven so that a run summed from the wrong
+    # agents' cpus stops at the wrong one.
+    alloc = DrfAllocator(kernel=kernel)
+    for i, cpus in enumerate(cpus_per_agent):
+        alloc.add_agent(f"a{i:03}", (cpus, 4096.0, 0.0, 0.0), {}, [])
+    for i in range(frameworks):
+        alloc.add_framework(f"f{i}", "web")
+    whole = copy.deepcopy(alloc)
+    full = list(whole.cycle(1.0, seed))
+    budgeted = list(alloc.cycle(1.0, seed, budget))
+    assert budgeted == cut(full, budget, {f"f{i}": 0 for i in range(frameworks)})
+    assert sum(a.scalars[0] for a in budgeted) >= min(budget, sum(cpus_per_agent))
