@@ -82,7 +82,10 @@ class CallStream:
         self._waiting[call_id] = (method, future, loop.time() + timeout)
         self._wake.set()
         try:
-            await asyncio.wait_for(future, timeout)
+            # Not wait_for, which on 3.11 drops the caller's cancellation when the result
+            # comes in the same loop turn (see Driver._read_stream).
+            async with asyncio.timeout(timeout):
+                await future
         except TimeoutError:
             raise CallError(
                 method, grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer within {timeout:g} s"

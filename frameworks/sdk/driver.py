@@ -329,7 +329,12 @@ class Driver:
         try:
             while True:
                 try:
-                    event = await asyncio.wait_for(call.read(), timeout)
+                    # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation that
+                    # comes as the read completes, and a reader stopped that way went on to
+                    # block on the full queue its cancelled consumer no longer empties, so
+                    # stop() waited for it forever (seen once in CI's chaos tests).
+                    async with asyncio.timeout(timeout):
+                        event = await call.read()
                 except TimeoutError:
                     self._last_error = (
                         f"no event from the master for {timeout:g} s"
@@ -340,6 +345,8 @@ class Driver:
                 if event is grpc.aio.EOF:
                     self._last_error = "the master closed the event stream"
                     return subscribed, False
+                if self._done.is_set():
+                    return subscribed, True  # stopped: nobody consumes the queue any more
                 assert isinstance(event, Event)
                 kind = event.WhichOneof("event")
                 if kind == "subscribed":
