@@ -37,7 +37,7 @@ class _Stub:
     def __init__(self, rpc: _Rpc) -> None:
         self.rpc = rpc
 
-    def Calls(self) -> _Rpc:  # noqa: N802 - the generated stub's name
+    def Calls(self) -> _Rpc:  # the generated stub's name
         return self.rpc
 
 
