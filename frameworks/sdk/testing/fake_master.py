@@ -148,7 +148,10 @@ class FakeMaster:
                 await self._changed.wait_for(predicate)
 
         try:
-            await asyncio.wait_for(_wait(), timeout)
+            # asyncio.timeout, not wait_for, which on 3.11 drops a cancellation that comes as
+            # the wait ends (see Driver._read_stream).
+            async with asyncio.timeout(timeout):
+                await _wait()
         except TimeoutError:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}") from None
 
@@ -217,7 +220,8 @@ class _Servicer(pb_grpc.SchedulerServicer):
         heartbeat = m.heartbeat_interval or None
         while True:
             try:
-                item = await asyncio.wait_for(stream.queue.get(), heartbeat)
+                async with asyncio.timeout(heartbeat):  # not wait_for: see wait_for above
+                    item = await stream.queue.get()
             except TimeoutError:
                 if not m.mute_heartbeats:
                     yield pb.Event(heartbeat=pb.Heartbeat())
