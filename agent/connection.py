@@ -6,6 +6,12 @@ The rules:
 - Outgoing messages wait in a small outbox that one writer drains. Status updates queued in the
   same loop iteration are merged into one STATUS_UPDATES message, and a queued heartbeat is
   replaced by a newer one, so the outbox stays as small as the core's pending statuses.
+- A task's STARTING still waiting in that message gives its place to the task's next status: a
+  simulated task, or a process forked before the writer woke, reports RUNNING alone. STARTING
+  is optional on the wire, as in Mesos (the master's task states allow STAGING -> RUNNING), and
+  the master's acknowledgement of the newer status settles it in the agent
+  (status_updates.py). Each status left out is one less for the master to decode, forward and
+  acknowledge, and for the framework to handle and acknowledge.
 - When the stream breaks the outbox is dropped (the core resends after re-registration), the
   owner is told ``on_close``, and a new stream is tried after an exponential backoff with jitter
   (``initial`` doubling to ``maximum``), reset once the master answers.
@@ -27,7 +33,7 @@ import grpc.aio
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.supervise import spawn
-from corral.v1 import agent_pb2, agent_pb2_grpc
+from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
 
 log = get_logger("corral.agent.connection")
 
@@ -83,6 +89,10 @@ class MasterConnection:
         self._rng = rng or random.Random()
         self._log = log.bind(agent=name)
         self._outbox: deque[agent_pb2.AgentMessage] = deque()
+        # The STATUS_UPDATES message statuses are being added to, and its tasks whose last
+        # status in it is a STARTING (which the task's next status replaces).
+        self._open: agent_pb2.AgentMessage | None = None
+        self._starting: dict[str, common_pb2.TaskStatus] = {}
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -102,18 +112,28 @@ class MasterConnection:
         self._outbox.append(message)
         self._kick()
 
-    def status_batch(self) -> agent_pb2.StatusUpdates | None:
-        """The STATUS_UPDATES message still open at the end of the outbox, for the caller to
-        add statuses to in place (building each status apart and copying it in cost twice as
-        much); None while there is no stream. The writer is woken either way."""
+    def status_slot(self, task_id: str, starting: bool) -> common_pb2.TaskStatus | None:
+        """A status of ``task_id`` (a STARTING if ``starting``) for the caller to fill in place,
+        in the STATUS_UPDATES message still open at the end of the outbox (building each status
+        apart and copying it in cost twice as much): the place of the task's STARTING if that is
+        its last status there, else a new one. None while there is no stream. The writer is
+        woken either way."""
         if self._call is None:
             return None
         last = self._outbox[-1] if self._outbox else None
-        if last is None or last.WhichOneof("message") != "status_updates":
-            last = agent_pb2.AgentMessage(status_updates=agent_pb2.StatusUpdates())
+        if last is None or last is not self._open:
+            last = self._open = agent_pb2.AgentMessage(status_updates=agent_pb2.StatusUpdates())
+            self._starting.clear()
             self._outbox.append(last)
         self._kick()
-        return last.status_updates
+        slot = self._starting.pop(task_id, None)
+        if slot is None:
+            slot = last.status_updates.statuses.add()
+        else:
+            slot.Clear()
+        if starting:
+            self._starting[task_id] = slot
+        return slot
 
     def send_heartbeat(self, timestamp: float) -> None:
         if self._call is None:

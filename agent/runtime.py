@@ -36,7 +36,7 @@ from corral.agent.connection import MasterConnection, open_channel
 from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
-from corral.agent.core.types import ProcessFate, RecoveredTask
+from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
 from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
@@ -309,11 +309,13 @@ class Agent:
         conn = self.connection
         match cmd:
             case c.SendStatusUpdates(statuses=statuses):
-                batch = conn.status_batch() if conn is not None else None
-                if batch is not None:
-                    add = batch.statuses.add
+                if conn is not None:
+                    slot = conn.status_slot
                     for s in statuses:
-                        convert.status_into_pb(s, add())
+                        out = slot(s.task_id, s.state is TaskState.STARTING)
+                        if out is None:
+                            break
+                        convert.status_into_pb(s, out)
                 for s in statuses if self._debug else ():
                     self._log.debug(
                         "status",

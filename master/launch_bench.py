@@ -7,8 +7,9 @@ pacing off. Each round is a task's whole life on the master, for every agent at 
 - ``accept``: each framework accepts each offer with as many 1-cpu, 128 MiB tasks as fit (24),
   as the load test's framework does; the master parses and decodes the ACCEPT (``CallEvents``,
   as its servicer does), handles it, and serializes the LAUNCH_TASKS;
-- ``running``: each agent reports STARTING and RUNNING of its tasks in one STATUS_UPDATES (as a
-  simulated agent's writer sends them); parsed, decoded, handled, the UPDATEs serialized;
+- ``running``: each agent reports RUNNING of its tasks in one STATUS_UPDATES (a simulated
+  agent's RUNNING takes its STARTING's place in the message, agent/connection.py); parsed,
+  decoded, handled, the UPDATEs serialized;
 - ``ack``: each framework acknowledges the UPDATEs it was sent; parsed, decoded, handled, the
   agents' acknowledgements serialized;
 - ``finish`` and ``ack_finish``: the same for FINISHED.
@@ -227,7 +228,7 @@ def run(
         now += 1.0
         accepts = one.accepts_for(timed(one.offer, now, r))
         launches = timed(one.accept, now, accepts)
-        reports = one.reports(launches, (pb.TASK_STATE_STARTING, pb.TASK_STATE_RUNNING))
+        reports = one.reports(launches, (pb.TASK_STATE_RUNNING,))
         updates = timed(one.statuses, now, reports)
         acks = timed(one.acknowledge, now, one.acknowledgements_for(updates))
         started_acks = one.count_acks(acks)
@@ -238,10 +239,10 @@ def run(
         n = one.tasks
         launched = sum(map(len, one.launched.values()))
         live = sum(len(fw.tasks) for fw in core.frameworks.values())
-        if not n or launched != n or started_acks != 2 * n or one.count_acks(acks) != n or live:
+        if not n or launched != n or started_acks != n or one.count_acks(acks) != n or live:
             raise RuntimeError(
                 f"round {r}: {n} tasks accepted, {launched} launched, {started_acks} "
-                f"STARTING/RUNNING acknowledged, {live} still live"
+                f"RUNNING acknowledged, {live} still live"
             )
         if r < warmup:
             continue

@@ -9,7 +9,7 @@ from typing import Any
 import grpc.aio
 
 from corral.agent.connection import MasterConnection, ReconnectBackoff
-from corral.v1 import agent_pb2
+from corral.v1 import agent_pb2, common_pb2
 
 
 class FakeCall:
@@ -64,11 +64,11 @@ class Owner:
         self.conn.send_heartbeat(2.0)
         self.add_status("c")
 
-    def add_status(self, task_id: str) -> None:
+    def add_status(self, task_id: str, state: int = common_pb2.TASK_STATE_RUNNING) -> None:
         assert self.conn is not None
-        batch = self.conn.status_batch()
-        assert batch is not None, "the stream is open: there is a batch to add to"
-        batch.statuses.add(task_id=task_id)
+        slot = self.conn.status_slot(task_id, state == common_pb2.TASK_STATE_STARTING)
+        assert slot is not None, "the stream is open: there is a batch to add to"
+        slot.task_id, slot.state = task_id, state  # type: ignore[assignment]
 
     def on_message(self, message: agent_pb2.MasterMessage) -> None:
         self.messages.append(message)
@@ -122,21 +122,60 @@ def test_backoff_is_capped_with_jitter() -> None:
     assert len({round(d, 6) for d in delays[7:]}) > 1  # jittered, not lockstep
 
 
-async def test_a_status_queued_by_the_next_callback_joins_the_message() -> None:
+STARTING, RUNNING = common_pb2.TASK_STATE_STARTING, common_pb2.TASK_STATE_RUNNING
+
+
+def written_statuses(msg: agent_pb2.AgentMessage) -> list[tuple[str, int]]:
+    return [(s.task_id, s.state) for s in msg.status_updates.statuses]
+
+
+async def test_a_status_queued_by_the_next_callback_takes_its_starting_place() -> None:
     """A launch queues STARTING and starts the task in a later callback (a simulated task, or
-    a process already forked), which queues RUNNING: both leave in one message."""
+    a process already forked), which queues RUNNING: one message leaves, and RUNNING takes the
+    place of the STARTING still in it. Another task's STARTING stays."""
     channel, owner = FakeChannel(), Owner()
     conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), random.Random(1))
     owner.conn = conn
     runner = asyncio.get_running_loop().create_task(conn.run())
     try:
         await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
-        owner.add_status("starting")
-        asyncio.get_running_loop().call_soon(owner.add_status, "running")
+        owner.add_status("x", STARTING)
+        owner.add_status("y", STARTING)
+        asyncio.get_running_loop().call_soon(owner.add_status, "x", RUNNING)
         await until(lambda: len(channel.calls[0].written) >= 5)
         await asyncio.sleep(0)  # a second message, if any, would be written by now
         await asyncio.sleep(0)
         (last,) = channel.calls[0].written[4:]
-        assert [s.task_id for s in last.status_updates.statuses] == ["starting", "running"]
+        assert written_statuses(last) == [("x", RUNNING), ("y", STARTING)]
+    finally:
+        runner.cancel()
+
+
+async def test_a_starting_already_written_or_behind_another_message_stays() -> None:
+    """Only a STARTING still in the open message is replaced: once written, or with another
+    message queued after it, the next status goes in a message of its own."""
+    channel, owner = FakeChannel(), Owner()
+    conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), random.Random(1))
+    owner.conn = conn
+    runner = asyncio.get_running_loop().create_task(conn.run())
+    try:
+        await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
+        written = channel.calls[0].written
+        owner.add_status("x", STARTING)
+        await until(lambda: len(written) == 5)
+        owner.add_status("x", RUNNING)
+        await until(lambda: len(written) == 6)
+        assert [written_statuses(m) for m in written[4:]] == [[("x", STARTING)], [("x", RUNNING)]]
+        owner.add_status("z", STARTING)
+        conn.send_heartbeat(3.0)
+        owner.add_status("z", RUNNING)
+        await until(lambda: len(written) == 9)
+        assert [m.WhichOneof("message") for m in written[6:]] == [
+            "status_updates",
+            "heartbeat",
+            "status_updates",
+        ]
+        assert written_statuses(written[6]) == [("z", STARTING)]
+        assert written_statuses(written[8]) == [("z", RUNNING)]
     finally:
         runner.cancel()

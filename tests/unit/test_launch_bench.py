@@ -1,5 +1,5 @@
 """Smoke test of ``corral bench launches``: each round launches every agent full, reports
-STARTING/RUNNING and FINISHED, and acknowledges them all (the bench checks each count and
+RUNNING and FINISHED, and acknowledges them all (the bench checks each count and
 raises otherwise); the figures are per-task costs (structure, never speed)."""
 
 from __future__ import annotations
