@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corral.frameworks.loadtest.histogram import Histogram
-from corral.loadtest.scrape import Scrape, bucket_delta, quantile
+from corral.loadtest.scrape import Scrape, beyond_last_bound, bucket_delta, quantile
 
 _COUNTS = ("offers", "declined", "accepts", "launched", "running", "finished", "lost")
 
@@ -176,11 +176,18 @@ def figures(
     def rate(n: float) -> float:
         return round(n / span, 1) if span > 0 else 0.0
 
-    def hist_ms(name: str) -> dict[str, float | None]:
+    def hist_ms(name: str) -> dict[str, float | bool | None]:
         if after is None:
             return {"p50": None, "p99": None}
         b = bucket_delta(before, after, name)
-        return {"p50": _r(quantile(b, 0.5)), "p99": _r(quantile(b, 0.99))}
+        out: dict[str, float | bool | None] = {
+            "p50": _r(quantile(b, 0.5)),
+            "p99": _r(quantile(b, 0.99)),
+        }
+        for q, key in ((0.5, "p50"), (0.99, "p99")):
+            if beyond_last_bound(b, q):
+                out[f"{key}_beyond"] = True  # the bound, a floor: the report says "> bound"
+        return out
 
     window = [m for m in c.master if t0 < m.t <= t1]
     cpu = [m.cpu_percent for m in window if m.cpu_percent is not None]

@@ -46,7 +46,9 @@ def _ratio(v: float | None) -> str:
 def _pq(d: dict[str, Any] | None) -> str:
     if not d or d.get("p50") is None:
         return "—"
-    return f"{_n(d['p50'])} / {_n(d['p99'])}"
+    # Past a histogram's last finite bound a quantile is only known to exceed it.
+    p50, p99 = (("> " if d.get(f"{k}_beyond") else "") + _n(d[k]) for k in ("p50", "p99"))
+    return f"{p50} / {p99}"
 
 
 def final_table(f: dict[str, Any]) -> Table:

@@ -69,3 +69,11 @@ def quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
             return prev_le + (le - prev_le) * frac
         prev_le, prev_count = le, count
     return prev_le
+
+
+def beyond_last_bound(buckets: list[tuple[float, float]], q: float) -> bool:
+    """Whether the ``q`` quantile lies past the histogram's last finite bound: ``quantile``
+    then gives the bound, a floor and not a measure."""
+    if not buckets or buckets[-1][1] <= 0 or len(buckets) < 2:
+        return False
+    return bool(buckets[-2][1] < q * buckets[-1][1])

@@ -19,7 +19,7 @@ from corral.loadtest.collect import (
 from corral.loadtest.options import LoadTestOptions, OptionError, split
 from corral.loadtest.report import print_final
 from corral.loadtest.run import machine_times
-from corral.loadtest.scrape import bucket_delta, parse, quantile
+from corral.loadtest.scrape import beyond_last_bound, bucket_delta, parse, quantile
 
 
 def test_histogram_quantiles_are_within_a_bucket_of_the_samples() -> None:
@@ -67,7 +67,19 @@ def test_bucket_quantile_between_two_scrapes() -> None:
 
 
 def test_quantile_beyond_the_last_bound_reports_the_bound() -> None:
-    assert quantile([(0.1, 0.0), (math.inf, 5.0)], 0.99) == 0.1
+    buckets = [(0.1, 0.0), (1.0, 50.0), (math.inf, 100.0)]
+    assert quantile(buckets, 0.99) == 1.0
+    assert beyond_last_bound(buckets, 0.99)
+    assert not beyond_last_bound(buckets, 0.5)  # inside (0.1, 1.0]
+    assert not beyond_last_bound([(1.0, 0.0), (math.inf, 0.0)], 0.99)  # nothing observed
+
+
+def test_the_report_says_a_quantile_past_the_last_bound_exceeds_it() -> None:
+    figures = _figures(50.0)
+    figures["offer_latency_ms"] = {"p50": 250.0, "p99": 10_000.0, "p99_beyond": True}
+    console = Console(record=True, width=200)
+    print_final(console, figures)
+    assert "250 / > 10,000" in console.export_text()
 
 
 def test_options_are_validated_and_split_evenly() -> None:
