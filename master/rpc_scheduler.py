@@ -177,7 +177,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                         results.add(call.id, _INVALID, str(exc))
                         continue
                     timeout = call.timeout_seconds if call.timeout_seconds > 0 else None
-                    results.expect(call.id, submit(event, timeout))
+                    results.expect(call.id, submit(event, timeout), quiet=call.quiet)
         except grpc.aio.AioRpcError:
             pass  # the caller went away: nobody is left to answer
         finally:
@@ -215,8 +215,9 @@ class _CallResults:
         """At least the result's serialized size (id, code, message, key and length)."""
         return 32 + text_bytes(result.message)
 
-    def expect(self, call_id: int, answer: asyncio.Future[Any]) -> None:
-        """The core's answer to call ``call_id`` comes as ``answer``."""
+    def expect(self, call_id: int, answer: asyncio.Future[Any], quiet: bool = False) -> None:
+        """The core's answer to call ``call_id`` comes as ``answer``; a ``quiet`` call's
+        success is not sent (Call.quiet)."""
         self._outstanding += 1
 
         def done(future: asyncio.Future[Any]) -> None:
@@ -226,7 +227,10 @@ class _CallResults:
                 return
             exc = future.exception()
             if exc is None:
-                self.add(call_id, grpc.StatusCode.OK)
+                if quiet:
+                    self._wake.set()  # the last call answered may end the stream
+                else:
+                    self.add(call_id, grpc.StatusCode.OK)
             elif isinstance(exc, CallRejected):
                 self.add(call_id, code_of(exc), exc.message)
             else:

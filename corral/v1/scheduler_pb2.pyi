@@ -26,9 +26,10 @@ class CallResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class Call(_message.Message):
-    __slots__ = ("id", "timeout_seconds", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown", "set_demands")
+    __slots__ = ("id", "timeout_seconds", "quiet", "accept", "decline", "suppress", "revive", "kill", "acknowledge", "reconcile", "teardown", "set_demands")
     ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    QUIET_FIELD_NUMBER: _ClassVar[int]
     ACCEPT_FIELD_NUMBER: _ClassVar[int]
     DECLINE_FIELD_NUMBER: _ClassVar[int]
     SUPPRESS_FIELD_NUMBER: _ClassVar[int]
@@ -40,6 +41,7 @@ class Call(_message.Message):
     SET_DEMANDS_FIELD_NUMBER: _ClassVar[int]
     id: int
     timeout_seconds: float
+    quiet: bool
     accept: AcceptRequest
     decline: DeclineRequest
     suppress: SuppressRequest
@@ -49,7 +51,7 @@ class Call(_message.Message):
     reconcile: ReconcileRequest
     teardown: TeardownRequest
     set_demands: SetDemandsRequest
-    def __init__(self, id: _Optional[int] = ..., timeout_seconds: _Optional[float] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ..., set_demands: _Optional[_Union[SetDemandsRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., timeout_seconds: _Optional[float] = ..., quiet: _Optional[bool] = ..., accept: _Optional[_Union[AcceptRequest, _Mapping]] = ..., decline: _Optional[_Union[DeclineRequest, _Mapping]] = ..., suppress: _Optional[_Union[SuppressRequest, _Mapping]] = ..., revive: _Optional[_Union[ReviveRequest, _Mapping]] = ..., kill: _Optional[_Union[KillRequest, _Mapping]] = ..., acknowledge: _Optional[_Union[AcknowledgeRequest, _Mapping]] = ..., reconcile: _Optional[_Union[ReconcileRequest, _Mapping]] = ..., teardown: _Optional[_Union[TeardownRequest, _Mapping]] = ..., set_demands: _Optional[_Union[SetDemandsRequest, _Mapping]] = ...) -> None: ...
 
 class CallBatch(_message.Message):
     __slots__ = ("calls",)

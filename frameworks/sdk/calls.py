@@ -12,6 +12,12 @@ the batch is written); the master refuses with DEADLINE_EXCEEDED, without applyi
 it could not get to in time, so an overloaded master does not go on launching tasks for
 accepts that already failed on the framework's side.
 
+A quiet call (``Call.quiet``, made with ``on_refused``) returns once its batch is written: the
+master answers it only if it fails, and that refusal goes to ``on_refused``. The driver's
+acknowledgements go so (the master resends a status until it is acknowledged, so nothing waits
+on their success), which spares the master a result message, and the framework its read, for
+every status batch.
+
 When the stream breaks, the calls still waiting fail with the stream's error, as unary calls
 in flight fail when their connection drops (the master may or may not have applied them).
 A master without the CALLS method answers UNIMPLEMENTED; the calls then fall back to unary RPCs
@@ -23,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -39,6 +46,10 @@ _CODES = {code.value[0]: code for code in grpc.StatusCode}
 # The timeout sent for a call whose caller gave up before it was written (0 would mean none).
 EXPIRED = 1e-6
 
+# How many written quiet calls are remembered for their refusals: a refusal comes within the
+# call's timeout, behind a few batches at most, and a success never comes.
+QUIET_REMEMBERED = 4096
+
 
 class StreamUnimplemented(Exception):
     """The master has no CALLS stream: the call was not made, send it as a unary RPC."""
@@ -54,6 +65,10 @@ class CallStream:
         self._batches: list[CallBatch] = []  # full ones, waiting for the writer
         # Per call still waiting: its method, its result, and its deadline (loop time).
         self._waiting: dict[int, tuple[str, asyncio.Future[None], float]] = {}
+        # Per quiet call waiting to be written: what to tell of its refusal; then, once
+        # written, the same in _quiet_sent (oldest first), where a refusal finds it.
+        self._quiet: dict[int, Callable[[CallError], None]] = {}
+        self._quiet_sent: dict[int, tuple[str, Callable[[CallError], None]]] = {}
         self._wake = asyncio.Event()
         self._failure: tuple[grpc.StatusCode, str] | None = None
         self.unimplemented = False
@@ -63,9 +78,18 @@ class CallStream:
             loop.create_task(self._read(), name="sdk-calls-reader"),
         )
 
-    async def call(self, method: str, field: str, request: Any, timeout: float) -> None:
+    async def call(
+        self,
+        method: str,
+        field: str,
+        request: Any,
+        timeout: float,
+        on_refused: Callable[[CallError], None] | None = None,
+    ) -> None:
         """Send ``request`` as the ``field`` call and wait for its result; CallError as a
-        unary call would raise it, StreamUnimplemented when it must go as one."""
+        unary call would raise it, StreamUnimplemented when it must go as one. With
+        ``on_refused`` the call is quiet: it returns once written, and a refusal is told to
+        ``on_refused`` when it comes."""
         if self.unimplemented:
             raise StreamUnimplemented
         if self._failure is not None:
@@ -75,6 +99,9 @@ class CallStream:
             self._batches.append(self._open)
             self._open, self._open_bytes = CallBatch(), 0
         call = self._open.calls.add(id=call_id)
+        if on_refused is not None:
+            call.quiet = True
+            self._quiet[call_id] = on_refused
         getattr(call, field).CopyFrom(request)
         self._open_bytes += call.ByteSize()
         loop = asyncio.get_running_loop()
@@ -92,6 +119,7 @@ class CallStream:
             ) from None
         finally:
             self._waiting.pop(call_id, None)
+            self._quiet.pop(call_id, None)
 
     async def _write(self) -> None:
         rpc = self._rpc
@@ -104,19 +132,33 @@ class CallStream:
                         batch = self._batches.pop(0)
                     else:
                         batch, self._open, self._open_bytes = self._open, CallBatch(), 0
-                    self._stamp_timeouts(batch)
+                    quiet = self._stamp_timeouts(batch)
                     await rpc.write(batch)
+                    for call_id in quiet:  # written: all a quiet call waits for
+                        on_refused = self._quiet.pop(call_id, None)
+                        entry = self._waiting.pop(call_id, None)
+                        if entry is not None and on_refused is not None:
+                            self._quiet_sent[call_id] = (entry[0], on_refused)
+                            if not entry[1].done():
+                                entry[1].set_result(None)
+                    while len(self._quiet_sent) > QUIET_REMEMBERED:
+                        del self._quiet_sent[next(iter(self._quiet_sent))]
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             rpc.cancel()  # the reader sees why and fails the waiting calls
 
-    def _stamp_timeouts(self, batch: CallBatch) -> None:
+    def _stamp_timeouts(self, batch: CallBatch) -> list[int]:
         """Tell the master how long each call's caller still waits, so it does not apply a
-        call nobody waits for any more (one that already timed out: a moment)."""
+        call nobody waits for any more (one that already timed out: a moment). Returns the
+        batch's quiet calls."""
         now = asyncio.get_running_loop().time()
         waiting = self._waiting
+        quiet = []
         for call in batch.calls:
             entry = waiting.get(call.id)
             call.timeout_seconds = max(entry[2] - now, EXPIRED) if entry else EXPIRED
+            if call.quiet:
+                quiet.append(call.id)
+        return quiet
 
     async def _read(self) -> None:
         code, reason = grpc.StatusCode.UNAVAILABLE, "the master closed the call stream"
@@ -130,7 +172,11 @@ class CallStream:
                 for result in msg.results:
                     entry = waiting.pop(result.id, None)
                     if entry is None or entry[1].done():
-                        continue  # timed out meanwhile
+                        quiet = self._quiet_sent.pop(result.id, None)
+                        if quiet is not None and result.code != 0:
+                            status = _CODES.get(result.code, grpc.StatusCode.UNKNOWN)
+                            quiet[1](CallError(quiet[0], status, result.message))
+                        continue  # a quiet call's refusal, or one that timed out meanwhile
                     method, future, _ = entry
                     if result.code == 0:
                         future.set_result(None)
@@ -150,6 +196,8 @@ class CallStream:
             self.unimplemented = True
         self._failure = (code, reason)
         waiting, self._waiting = self._waiting, {}
+        self._quiet.clear()  # their callers fail below, as other calls do
+        self._quiet_sent.clear()
         self._batches.clear()
         self._open = CallBatch()
         for method, future, _ in waiting.values():

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
-from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any, Final
 
@@ -466,12 +467,19 @@ class Driver:
     async def _acknowledge(self, acks: list[Acknowledgement]) -> None:
         try:
             request = AcknowledgeRequest(caller=self._caller("Acknowledge"), acknowledgements=acks)
-            await self._unary("Acknowledge", request)
+            # Quiet (on the CALLS stream): nothing waits on an acknowledgement's success, so
+            # only a refusal is answered, and told to the same warning as a failed call.
+            await self._unary(
+                "Acknowledge", request, on_refused=partial(self._not_acknowledged, len(acks))
+            )
         except CallError as err:
-            if self._tearing_down:
-                return  # the master forgot the framework and its statuses: nothing to ack
-            # Harmless: the master resends unacknowledged statuses, and we ack them then.
-            log.warning("acknowledgements not sent", count=len(acks), error=str(err))
+            self._not_acknowledged(len(acks), err)
+
+    def _not_acknowledged(self, count: int, err: CallError) -> None:
+        if self._tearing_down:
+            return  # the master forgot the framework and its statuses: nothing to ack
+        # Harmless: the master resends unacknowledged statuses, and we ack them then.
+        log.warning("acknowledgements not sent", count=count, error=str(err))
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -480,7 +488,14 @@ class Driver:
             raise NotSubscribedError(method)
         return Caller(framework_id=self._framework_id, stream_id=self._stream_id)
 
-    async def _unary(self, method: str, request: Any) -> None:
+    async def _unary(
+        self,
+        method: str,
+        request: Any,
+        on_refused: Callable[[CallError], None] | None = None,
+    ) -> None:
+        """Make a call: on the CALLS stream, as a unary RPC on an older master. With
+        ``on_refused``, a quiet call on the stream (``CallStream.call``)."""
         stub = self._stub
         if stub is None:
             raise NotSubscribedError(method)
@@ -492,7 +507,9 @@ class Driver:
             calls = self._calls = CallStream(stub)
         if calls is not None:
             try:
-                await calls.call(method, _call_field(method), request, self._call_timeout)
+                await calls.call(
+                    method, _call_field(method), request, self._call_timeout, on_refused
+                )
                 return
             except StreamUnimplemented:
                 self._unary_only = True  # an older master: unary calls from now on

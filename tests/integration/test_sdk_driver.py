@@ -128,6 +128,23 @@ async def test_acks_each_update_in_one_batch_after_the_callbacks(master: FakeMas
     assert acks[0].caller.stream_id == stream_id
 
 
+async def test_acknowledgements_are_quiet_calls_that_only_a_refusal_answers(
+    master: FakeMaster,
+) -> None:
+    async with driver_for(master, Recorder()) as driver:
+        await driver.suppress()
+        await master.send_update([status("a", b"u-a")])
+        await master.wait_for_calls("Acknowledge")
+        await driver.revive()  # answered after the acknowledgement, which came first
+        await driver.stop()
+    assert [(c.method, c.quiet) for c in master.calls] == [
+        ("Suppress", False),
+        ("Acknowledge", True),
+        ("Revive", False),
+    ]
+    assert master.call_results == 2  # Suppress and Revive; the acknowledgement's success: none
+
+
 async def test_a_failing_status_callback_is_not_acknowledged_and_ends_wait(
     master: FakeMaster,
 ) -> None:
@@ -523,6 +540,8 @@ async def test_a_refused_acknowledgement_is_a_structured_warning(master: FakeMas
         async with driver_for(master, Recorder()) as driver:
             await master.send_update([status("t1", uuid=b"u1")])
             await master.wait_for_calls("Acknowledge")
+            # A quiet call: its refusal comes after the call has returned.
+            await until(lambda: any(e["log_level"] == "warning" for e in logs), "the warning")
             await driver.stop()
     warnings = [e for e in logs if e["log_level"] == "warning"]
     assert warnings == [

@@ -28,6 +28,7 @@ from corral.v1.common_pb2 import Offer, TaskStatus
 class RecordedCall:
     method: str
     request: Any  # the request message, e.g. pb.AcceptRequest
+    quiet: bool = False  # a quiet call on the CALLS stream: answered only if it fails
 
 
 class _Stream:
@@ -51,6 +52,7 @@ class FakeMaster:
         self.heartbeat_interval = heartbeat_interval
         self.calls_stream = calls_stream
         self.call_batches = 0  # CallBatch messages received on CALLS streams
+        self.call_results = 0  # CallResult messages sent on CALLS streams
         self.hold_calls = False  # record CALLS-stream calls but never answer them
         self.call_timeouts: list[float] = []  # Call.timeout_seconds, per CALLS-stream call
         # Set to a code: the next CALLS-stream batch ends its stream with it instead.
@@ -295,12 +297,15 @@ class _Servicer(pb_grpc.SchedulerServicer):
                 else:
                     method = _METHODS[kind]
                     request = getattr(call, kind)
-                    m.calls.append(RecordedCall(method, request))
+                    m.calls.append(RecordedCall(method, request, call.quiet))
                     m.call_timeouts.append(call.timeout_seconds)
                     code, message = m._check(method, request) or (grpc.StatusCode.OK, "")
+                if call.quiet and code is grpc.StatusCode.OK:
+                    continue  # as the master: a quiet call is answered only if it fails
                 results.append(pb.CallResult(id=call.id, code=code.value[0], message=message))
             await m._notify()
-            if not m.hold_calls:
+            if results and not m.hold_calls:
+                m.call_results += len(results)
                 yield pb.CallResultBatch(results=results)
 
 
