@@ -77,6 +77,11 @@ class MasterMetrics:
             registry=r,
         )
         self.accepts = Counter("corral_accepts", "ACCEPT calls that succeeded", registry=r)
+        self.agent_heartbeats = Counter(
+            "corral_agent_heartbeats",
+            "HEARTBEATs received from agents (an agent that sent anything else sends none)",
+            registry=r,
+        )
         self.tasks_launched = Counter(
             "corral_tasks_launched", "Tasks sent to agents for launch", registry=r
         )

@@ -197,7 +197,7 @@ class MasterRuntime:
         # Set when one of the runtime's loops ended: the master must stop (serve_forever).
         self.died = asyncio.Event()
         self.death = ""
-        self._counts = {"events": 0, "accepts": 0, "declined": 0}
+        self._counts = {"events": 0, "accepts": 0, "declined": 0, "heartbeats": 0}
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
         # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
@@ -505,6 +505,8 @@ class MasterRuntime:
             counts["declined"] += len(item.offer_ids)
         elif isinstance(item, ev.Accept):
             counts["accepts"] += 1
+        elif isinstance(item, ev.AgentHeartbeat):
+            counts["heartbeats"] += 1
         elif isinstance(item, ev.AgentStatusUpdates):
             self._observe_statuses(item)
         outbox.add(commands)
@@ -631,7 +633,8 @@ class MasterRuntime:
         m.events_processed.inc(counts["events"])
         m.accepts.inc(counts["accepts"])
         m.offers_declined.inc(counts["declined"])
-        counts["events"] = counts["accepts"] = counts["declined"] = 0
+        m.agent_heartbeats.inc(counts["heartbeats"])
+        counts["events"] = counts["accepts"] = counts["declined"] = counts["heartbeats"] = 0
         m.offers_sent.inc(outbox.offers_sent)
         m.offers_rescinded.inc(outbox.rescinded)
         m.tasks_launched.inc(outbox.launched)

@@ -53,6 +53,7 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
                 async with http.get(f"{base}/metrics") as r:
                     metrics = await r.text()
                 assert "corral_allocation_cycle_seconds_count" in metrics
+                assert "corral_agent_heartbeats_total" in metrics
                 assert 'corral_agents{state="active"} 1.0' in metrics
                 async with http.get(f"{base}/") as r:
                     page = await r.text()
