@@ -61,6 +61,11 @@ def random_uuid() -> bytes:
     return bytes(b)
 
 
+def random_phase() -> float:
+    """Where in its interval an agent's first heartbeat falls, in (0, 1] (AgentCore)."""
+    return 1.0 - _uuid_source.random()
+
+
 class Agent:
     def __init__(
         self,
@@ -90,6 +95,7 @@ class Agent:
                 require_command=not config.simulate,
                 checkpoint=config.checkpoint,
             ),
+            phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
         if config.simulate:

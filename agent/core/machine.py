@@ -23,6 +23,11 @@ The rules:
   again: the master and the framework decide about relaunching.
 - Time-driven work (heartbeats, status retries) runs on ``Tick``; after every event the core
   asks for a ``Tick`` at its next deadline when that deadline changed.
+- A heartbeat is due an interval after the last message, and skipped if another message went
+  since. After a registration or a new interval the first one comes at a random fraction of
+  the interval instead (the injected ``phase``, in (0, 1]): agents told together (a fleet after
+  a master failover, a cluster that grew) spread their heartbeats over the interval rather
+  than reaching the master in waves. Sooner, never later, so no master deadline comes closer.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ class AgentCore:
         agent_id: str = "",
         config: AgentCoreConfig | None = None,
         eviction: EvictionPolicy | None = None,
+        phase: Callable[[], float] = lambda: 1.0,
     ) -> None:
         self.config = config or AgentCoreConfig()
         self.agent_id = agent_id
@@ -85,6 +91,7 @@ class AgentCore:
         self.shutting_down = False
         self.stopped = False
         self._new_uuid = new_uuid
+        self._phase = phase
         self._eviction: EvictionPolicy = eviction or NeverEvict()
         self._tasks: dict[str, _Task] = {}
         self.updates = StatusUpdateManager(self.config.status_backoff)
@@ -93,6 +100,9 @@ class AgentCore:
         # When the master last heard from this agent: any message proves it alive, so a
         # heartbeat is sent only after a quiet interval (a busy agent sends none).
         self._last_sent = 0.0
+        # When the next heartbeat was scheduled: one is sent at _next_heartbeat only if no
+        # message went after this.
+        self._armed_at = 0.0
         self._tick_at: float | None = None
         # Per-event scratch: statuses made and commands to emit, assembled by ``handle``.
         self._statuses: list[Status] = []
@@ -193,8 +203,8 @@ class AgentCore:
         if not (math.isfinite(interval) and interval > 0):
             interval = self.config.default_heartbeat_interval
         self._heartbeat_interval = interval
-        self._next_heartbeat = event.now + interval
         self._last_sent = event.now  # the REGISTER this answers
+        self._arm_heartbeat(self._phased(interval))
         self.registered = True
         self._statuses.clear()  # made earlier in this batch: pending, so in what is resent now
         pending = self.updates.resend_all(event.now)
@@ -209,8 +219,8 @@ class AgentCore:
         self._heartbeat_interval = interval
         if self._next_heartbeat is not None:
             # Counted from the last message, so a shorter interval (a shorter timeout on the
-            # master's side) takes effect now and a longer one keeps the agent's phase.
-            self._next_heartbeat = self._last_sent + interval
+            # master's side) takes effect now.
+            self._arm_heartbeat(self._phased(interval))
 
     def _on_disconnected(self, event: e.Disconnected) -> None:
         self.registered = False
@@ -222,14 +232,23 @@ class AgentCore:
         if not self.registered:
             return
         if self._next_heartbeat is not None and self._next_heartbeat <= event.now:
-            if event.now - self._last_sent >= self._heartbeat_interval:
+            if self._last_sent <= self._armed_at:  # nothing went since it was scheduled
                 self._emit(c.SendHeartbeat(timestamp=event.now))
                 self._last_sent = event.now
-            self._next_heartbeat = self._last_sent + self._heartbeat_interval
+            self._arm_heartbeat(self._heartbeat_interval)
         due = self.updates.due(event.now)
         if due:
             self._emit(c.SendStatusUpdates(statuses=tuple(due)))
             self._last_sent = event.now
+
+    def _phased(self, interval: float) -> float:
+        phase = self._phase()
+        return interval * phase if 0.0 < phase <= 1.0 else interval
+
+    def _arm_heartbeat(self, delay: float) -> None:
+        """The next heartbeat: ``delay`` after the last message, unless another goes first."""
+        self._armed_at = self._last_sent
+        self._next_heartbeat = self._last_sent + delay
 
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
         for task_id, uuid in event.acknowledgements:

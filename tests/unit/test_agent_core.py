@@ -123,6 +123,42 @@ def test_a_busy_agent_sends_no_heartbeat_until_it_has_been_quiet_an_interval() -
     assert h(e.Tick(now=8.0)) == [c.SendHeartbeat(timestamp=8.0), c.ScheduleTick(at=13.0)]
 
 
+def test_the_first_heartbeat_after_registering_or_a_new_interval_comes_at_its_phase() -> None:
+    phases = iter([0.25, 0.5, 0.75])
+    h = Harness(agent_id="a1", phase=lambda: next(phases))
+    h(e.StreamOpened(now=0.0))
+    # Registered with an 8 s interval at phase 0.25: the first heartbeat at 2, then every 8.
+    assert h(e.Registered(now=0.0, agent_id="a1", heartbeat_interval=8.0))[-1] == (
+        c.ScheduleTick(at=2.0)
+    )
+    assert h(e.Tick(now=2.0)) == [c.SendHeartbeat(timestamp=2.0), c.ScheduleTick(at=10.0)]
+    # A longer interval at phase 0.5: half of it after the last message (2), not all of it.
+    assert h(e.HeartbeatIntervalChanged(now=3.0, heartbeat_interval=20.0)) == [
+        c.ScheduleTick(at=12.0)
+    ]
+    assert h(e.Tick(now=12.0)) == [c.SendHeartbeat(timestamp=12.0), c.ScheduleTick(at=32.0)]
+    # Re-registered at 40, phase 0.75, but a status went at 41: the phased heartbeat (46) is
+    # skipped, and the next is an interval after that status.
+    h(e.Disconnected(now=39.0))
+    h(e.StreamOpened(now=40.0))
+    assert h(e.Registered(now=40.0, agent_id="a1", heartbeat_interval=8.0))[-1] == (
+        c.ScheduleTick(at=46.0)
+    )
+    h(e.LaunchTasks(now=41.0, framework_id="f1", tasks=(spec(),)))
+    h(e.Acknowledged(now=41.1, acknowledgements=(("t1", u(1)),)))
+    assert h(e.Tick(now=46.0)) == [c.ScheduleTick(at=49.0)]
+    assert h(e.Tick(now=49.0)) == [c.SendHeartbeat(timestamp=49.0), c.ScheduleTick(at=57.0)]
+
+
+def test_a_phase_out_of_range_falls_back_to_a_whole_interval() -> None:
+    for bad in (0.0, -1.0, 1.5, float("nan")):
+        h = Harness(agent_id="a1", phase=lambda b=bad: b)
+        h(e.StreamOpened(now=0.0))
+        assert h(e.Registered(now=0.0, agent_id="a1", heartbeat_interval=8.0))[-1] == (
+            c.ScheduleTick(at=8.0)
+        )
+
+
 def test_the_master_can_change_the_heartbeat_interval() -> None:
     h = Harness(agent_id="a1")
     h.register()  # last contact at 0, heartbeat due at 5
