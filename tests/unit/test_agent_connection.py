@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc.aio
@@ -129,16 +131,25 @@ def written_statuses(msg: agent_pb2.AgentMessage) -> list[tuple[str, int]]:
     return [(s.task_id, s.state) for s in msg.status_updates.statuses]
 
 
-async def test_a_status_queued_by_the_next_callback_takes_its_starting_place() -> None:
-    """A launch queues STARTING and starts the task in a later callback (a simulated task, or
-    a process already forked), which queues RUNNING: one message leaves, and RUNNING takes the
-    place of the STARTING still in it. Another task's STARTING stays."""
+@contextlib.asynccontextmanager
+async def opened() -> AsyncIterator[tuple[FakeChannel, Owner, MasterConnection]]:
+    """A connection running on a fake channel, its opening messages (Owner.on_open) written."""
     channel, owner = FakeChannel(), Owner()
     conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), random.Random(1))
     owner.conn = conn
     runner = asyncio.get_running_loop().create_task(conn.run())
     try:
         await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
+        yield channel, owner, conn
+    finally:
+        runner.cancel()
+
+
+async def test_a_status_queued_by_the_next_callback_takes_its_starting_place() -> None:
+    """A launch queues STARTING and starts the task in a later callback (a simulated task, or
+    a process already forked), which queues RUNNING: one message leaves, and RUNNING takes the
+    place of the STARTING still in it. Another task's STARTING stays."""
+    async with opened() as (channel, owner, _conn):
         owner.add_status("x", STARTING)
         owner.add_status("y", STARTING)
         asyncio.get_running_loop().call_soon(owner.add_status, "x", RUNNING)
@@ -147,19 +158,12 @@ async def test_a_status_queued_by_the_next_callback_takes_its_starting_place() -
         await asyncio.sleep(0)
         (last,) = channel.calls[0].written[4:]
         assert written_statuses(last) == [("x", RUNNING), ("y", STARTING)]
-    finally:
-        runner.cancel()
 
 
 async def test_a_starting_already_written_or_behind_another_message_stays() -> None:
     """Only a STARTING still in the open message is replaced: once written, or with another
     message queued after it, the next status goes in a message of its own."""
-    channel, owner = FakeChannel(), Owner()
-    conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), random.Random(1))
-    owner.conn = conn
-    runner = asyncio.get_running_loop().create_task(conn.run())
-    try:
-        await until(lambda: channel.calls and len(channel.calls[0].written) == 4)
+    async with opened() as (channel, owner, conn):
         written = channel.calls[0].written
         owner.add_status("x", STARTING)
         await until(lambda: len(written) == 5)
@@ -177,5 +181,3 @@ async def test_a_starting_already_written_or_behind_another_message_stays() -> N
         ]
         assert written_statuses(written[6]) == [("z", STARTING)]
         assert written_statuses(written[8]) == [("z", RUNNING)]
-    finally:
-        runner.cancel()
