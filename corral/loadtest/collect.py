@@ -180,11 +180,9 @@ def figures(
         if after is None:
             return {"p50": None, "p99": None}
         b = bucket_delta(before, after, name)
-        out: dict[str, float | bool | None] = {
-            "p50": _r(quantile(b, 0.5)),
-            "p99": _r(quantile(b, 0.99)),
-        }
+        out: dict[str, float | bool | None] = {}
         for q, key in ((0.5, "p50"), (0.99, "p99")):
+            out[key] = _r(quantile(b, q))
             if beyond_last_bound(b, q):
                 out[f"{key}_beyond"] = True  # the bound, a floor: the report says "> bound"
         return out
