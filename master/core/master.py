@@ -131,6 +131,9 @@ class MasterCore:
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
         self.recovering = 0  # agents RECOVERING
+        # The registry lists every agent ever admitted (recovery.py): an id it does not hold
+        # registers for the first time. False with no durable registry (the master forgot).
+        self.knows_every_agent = False
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: partial(membership.register, self),
             ev.AgentHeartbeat: partial(membership.heartbeat, self),

@@ -6,7 +6,10 @@ Rules:
 1. A registration is checked before anything changes: an id the master knows must come with
    its secret (PERMISSION_DENIED); reservations fit in the agent's resources, and the tasks it
    reports are each named once, in states an agent can know, not running on another agent, and
-   live ones within its resources (INVALID_ARGUMENT).
+   live ones within its resources (INVALID_ARGUMENT). An agent registering without an id (a
+   new one) reports none. Only an agent whose tasks the master cannot know (its record read
+   from the registry, or any after a master restart that forgot every agent) has the live
+   tasks it reports that the master does not hold taken in; any other is killed (reconcile.py).
 2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
    gets a new one. A known agent re-registering is detached first (its old stream closed) and
    becomes ACTIVE again.
@@ -52,6 +55,11 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
     changes: the agent is told why and no record is made."""
     spec = e.spec
     known = core.agents.get(agent_id)
+    if e.tasks and not spec.agent_id:
+        raise invalid(
+            f"a new agent (registering without an id) reported {len(e.tasks)} tasks; only an "
+            "agent re-registering with its id recovers tasks"
+        )
     if known is not None and known.secret and e.secret != known.secret:
         raise CallRejected(
             Refusal.PERMISSION_DENIED,
@@ -99,6 +107,9 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     out: Commands = []
     agent = core.agents.get(agent_id)
     was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
+    # Reported tasks the master does not hold are taken in only when it cannot know them:
+    # the agent's record came from the registry, or the master forgot every agent (rule 1).
+    trusted = not agent.tasks_known if agent is not None else not core.knows_every_agent
     if agent is None:
         agent = AgentRecord(
             spec=spec,
@@ -150,7 +161,8 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             secret=agent.secret,
         )
     )
-    out += reconcile.agent_tasks(core, agent, e, was_unreachable)
+    out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
+    agent.tasks_known = True
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)
     mirror.mark_agent(core, agent)
