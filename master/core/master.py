@@ -75,6 +75,7 @@ from corral.master.core.durable import (
 )
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.pacing import LaunchPacer
+from corral.master.core.preemption_budget import PreemptionBudget
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
@@ -178,6 +179,11 @@ class MasterCore:
         self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
         self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
         self.live_classes: Counter[str] = Counter()
+        self.preemption_budget = PreemptionBudget(  # preemption_budget.py: per preemptor
+            config.preemption_victims_burst,
+            config.preemption_victims_per_minute,
+            config.preemption_unused_backoff,
+        )
         self.pending = pending.PendingEvents()  # why-pending events' rate limit (pending.py)
 
     def handle(self, event: ev.Event) -> Commands:

@@ -120,11 +120,18 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     wanting.sort(key=lambda w: (-w[0], w[1], w[3].name))
     used = _Used(core)
     budget = core.config.preemption_max_victims_per_cycle
+    per_framework = core.preemption_budget
+    per_framework.sweep(e.now)
     out: list[cmd.Command] = []
     for value, _, fw, d in wanting:
         if budget <= 0:
             break
-        out += _preempt_for(core, fw, d, value, used, budget, e)
+        allowance = per_framework.allowance(fw.framework_id, d.name, e.now)
+        if allowance <= 0:
+            continue  # its bucket is empty, or its last room went unused (preemption_budget.py)
+        made = _preempt_for(core, fw, d, value, used, min(budget, allowance), e)
+        per_framework.spent(fw.framework_id, _victims_this_cycle(made), e.now)
+        out += made
         budget = core.config.preemption_max_victims_per_cycle - _victims_this_cycle(out)
     return out
 
@@ -342,6 +349,7 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             held = (held[0] + extra[0], held[1] + extra[1], held[2] + extra[2], held[3] + extra[3])
         offer = core.book.make_one(fw, agent, held, e.now)
         n.offer_id = offer.offer_id(0)
+        n.offered_at = e.now
         n.expires_at = e.now + core.config.preemption_nomination_seconds
         out.append(
             cmd.SendOffers(
@@ -388,6 +396,10 @@ def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             offer = core.offers.get(n.offer_id)
             if offer is None:
                 del core.nominations[nkey]  # used, declined or rescinded
+                if _launched_in(core, n):
+                    core.preemption_budget.used(n.framework_id, n.demand)
+                else:
+                    out.append(_unused(core, n, e, "was declined or rescinded unused"))
             elif e.now >= n.expires_at:
                 core.book.give_back([offer])
                 del core.nominations[nkey]
@@ -398,18 +410,36 @@ def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                         offer_ids=(n.offer_id,),
                     )
                 )
-                out.append(
-                    core.cluster_event(
-                        e,
-                        "nomination_expired",
-                        n.framework_id,
-                        f"the room preempted on agent {n.agent_id} for demand {n.demand} was "
-                        f"not used in {core.config.preemption_nomination_seconds:g}s",
-                    )
-                )
+                seconds = core.config.preemption_nomination_seconds
+                out.append(_unused(core, n, e, f"was not used in {seconds:g}s"))
         elif e.now >= n.expires_at:
             release(core, n)
     return out
+
+
+def _launched_in(core: MasterCore, n: Nomination) -> bool:
+    """The hold's offer launched tasks of its demand (preemption_budget.py rule 2)."""
+    agent = core.agents.get(n.agent_id)
+    if agent is None:
+        return False
+    return any(
+        t.framework_id == n.framework_id
+        and t.spec.demand == n.demand
+        and t.launched_at >= n.offered_at
+        for t in agent.tasks.values()
+    )
+
+
+def _unused(core: MasterCore, n: Nomination, e: ev.Event, what: str) -> cmd.ClusterEvent:
+    """A strike against the demand (preemption_budget.py rule 2), said as an event."""
+    backoff = core.preemption_budget.unused(n.framework_id, n.demand, e.now)
+    return core.cluster_event(
+        e,
+        "nomination_expired",
+        n.framework_id,
+        f"the room preempted on agent {n.agent_id} for demand {n.demand} {what}; "
+        f"the demand preempts nothing for {backoff:g}s",
+    )
 
 
 def release(core: MasterCore, n: Nomination) -> None:

@@ -86,6 +86,7 @@ class Nomination:
     expires_at: float  # the kill timeout while victims live; then the offer's deadline
     held: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
     offer_id: str = ""
+    offered_at: float = 0.0  # when the hold became an offer: tasks launched since used it
 
 
 @dataclass(slots=True)
