@@ -19,6 +19,12 @@ Rules:
    its members; declining any, a rescind of any, or the framework's stream going returns all.
 4. A running gang whose member fails is the framework's to handle: the failure is reported as
    usual and the demand is waiting again (rule 1) once its live tasks fall below the minimum.
+5. Priority across all demands (allocation_tick.py): a gang whose class is below the highest
+   priority the regular cycle will serve is cut after that cycle, from what it left; an
+   outstanding bundle is rescinded when a demand of a higher class has no room for a task
+   (a higher-priority demand never waits behind a lower gang's bundle). A declined bundle is
+   held back by the refuse filters its decline installs, as any offer: ``room`` leaves out
+   the agents a framework's filters cover until they expire, whatever their amounts.
 """
 
 from __future__ import annotations
@@ -184,9 +190,9 @@ def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
     return allowed
 
 
-def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int]]:
-    """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in
-    rule 2's order, with the members each lacks."""
+def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int]]:
+    """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in rule
+    2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
     outstanding = {(g.framework_id, g.demand) for g in core.book.gangs.values()}
     for fw_id in core.gang_frameworks:
@@ -205,7 +211,14 @@ def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int]]:
             value = core.priority.value(d.priority_class)
             out.append((-value, fw_id, d.name, fw, d, n))
     out.sort(key=lambda x: (x[0], x[1], x[2]))
-    return [(fw, d, n) for _, _, _, fw, d, n in out]
+    return [(fw, d, n, -v) for v, _, _, fw, d, n in out]
+
+
+def value_of(core: MasterCore, g: Gang) -> int:
+    """The class value of an outstanding bundle's demand (the lowest if it is gone)."""
+    fw = core.frameworks.get(g.framework_id)
+    d = fw.demands.get(g.demand) if fw is not None else None
+    return core.priority.value(d.priority_class) if d is not None else -(2**63)
 
 
 def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dict[str, Any]:
