@@ -19,11 +19,12 @@ Rules (in this order):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demands, gangs, nominations, pending
+from corral.master.core import demand_work, demands, gangs, nominations, pending
 from corral.master.core import events as ev
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import FrameworkRecord
@@ -60,7 +61,8 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
             top = _top_regular_priority(core)
             first = [c for c in waiting if c[3] >= top]
             later = [c for c in waiting if c[3] < top]
-            allowance = _offer_gangs(core, e.now, allowance, per_fw, first)
+            cuts = _GangPass()
+            allowance = _offer_gangs(core, e.now, allowance, per_fw, first, cuts)
     if allowance > 0:
         plan = core.allocator.cycle(e.now, e.seed, allowance)
         regular, allowance = core.book.make(plan, allowance, e.now)
@@ -71,7 +73,7 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
             else:
                 had.extend(batch)
     if later and allowance > 0:
-        allowance = _offer_gangs(core, e.now, allowance, per_fw, later)
+        allowance = _offer_gangs(core, e.now, allowance, per_fw, later, cuts)
     # The window was in the way if the plan reached it: the walk stopped there.
     core.pacer.limited = allowance <= 0
     out += [
@@ -147,19 +149,35 @@ def _rescind_lower_bundles(core: MasterCore, e: ev.AllocationTick) -> Commands:
     return []
 
 
+class _GangPass:
+    """A tick's gang cuts (demand_work.py): how many were made, and the fewest members each
+    shape failed for."""
+
+    def __init__(self) -> None:
+        self.cuts = 0
+        self.failed: dict[Hashable, int] = {}
+
+
 def _offer_gangs(
     core: MasterCore,
     now: float,
     allowance: float,
     per_fw: dict[str, list[OfferColumns]],
     waiting: list[tuple[FrameworkRecord, Demand, int, int]],
+    gang_pass: _GangPass,
 ) -> float:
     """Gang rule 2 (gangs.py): cut a bundle for each of the ``waiting`` gangs that fits.
     Returns the allowance left."""
-    for fw, d, members, _ in waiting:
-        if allowance <= 0:
+    for fw, d, members, value in waiting:
+        if allowance <= 0 or gang_pass.cuts >= demand_work.GANG_BUDGET:
             break
         shape = d.resources.scalars()
+        key = demand_work.shape_key(fw.framework_id, d, value)
+        failed = gang_pass.failed.get(key)
+        if (failed is not None and members >= failed) or core.largest.never_fits(core, shape):
+            continue
+        gang_pass.cuts += 1
+        core.gang_rotation.served(fw.framework_id, d.name, now)
         allowed = gangs.demand_filter(core, d)
         room = core.allocator.room(fw.framework_id, now, shape, want=members)
         got = gangs.fit(room, shape, members, allowed)
@@ -169,6 +187,7 @@ def _offer_gangs(
             room = core.allocator.room(fw.framework_id, now, shape)
             got = gangs.fit(room, shape, members, allowed)
         if not got.found:
+            gang_pass.failed[key] = min(members, failed if failed is not None else members)
             continue  # nothing held (gang rule 2); explain says why
         slots = [
             (aid, (k * shape[0], k * shape[1], k * shape[2], k * shape[3])) for aid, k in got.slots

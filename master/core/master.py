@@ -68,6 +68,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
+from corral.master.core.demand_work import Largest, Rotation
 from corral.master.core.durable import (
     AgentEntry,
     Change,
@@ -91,6 +92,7 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
+from corral.master.core.task_sums import TaskSums
 from corral.master.core.types import (
     Demand,
     Status,
@@ -185,6 +187,11 @@ class MasterCore:
             config.preemption_unused_backoff,
         )
         self.pending = pending.PendingEvents()  # why-pending events' rate limit (pending.py)
+        # demand_work.py: what bounds the passes over demands that cannot fit.
+        self.largest = Largest()
+        self.task_sums = TaskSums()  # live tasks' resources per agent and class value
+        self.preempt_rotation = Rotation()
+        self.gang_rotation = Rotation()
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -227,6 +234,8 @@ class MasterCore:
         if fw is None:
             return
         self.live_classes[task.spec.priority_class] += delta
+        value = self.priority.value(task.spec.priority_class)
+        self.task_sums.task(task.agent_id, value, task.spec.resources.scalars(), delta)
         name = task.spec.demand
         if not name:
             return
@@ -237,6 +246,15 @@ class MasterCore:
             fw.demand_tasks.pop(name, None)
         if fw.wants_by_demand:
             self.demands_moved.add(fw.framework_id)
+
+    def recount_task_sums(self) -> None:
+        """task_sums.py rule 2: a class's value or the global default changed."""
+        self.task_sums.rebuild(
+            (t.agent_id, self.priority.value(t.spec.priority_class), t.spec.resources.scalars())
+            for fw in self.frameworks.values()
+            for t in fw.tasks.values()
+            if not t.state.terminal
+        )
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every

@@ -124,6 +124,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
         )
         core.agents[agent_id] = agent
+        core.task_sums.add_agent(agent_id, spec.resources.scalars())
         kind = "agent_added"
         was = AgentState.ACTIVE
     else:
@@ -143,6 +144,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         if was is AgentState.RECOVERING:
             core.recovering -= 1
         agent.spec = spec
+        core.task_sums.add_agent(agent_id, spec.resources.scalars())
         agent.connection = e.connection
         agent.last_seen = now
         kind = "agent_reregistered"
@@ -224,6 +226,7 @@ def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Comma
             core.allocator.recover(task.framework_id, agent.agent_id, task.spec.resources.scalars())
         core.allocator.remove_agent(agent.agent_id)
         agent.in_allocator = False
+        core.largest.changed()
     return out
 
 
@@ -238,6 +241,7 @@ def _attach(core: MasterCore, agent: AgentRecord) -> None:
         {role: r.scalars() for role, r in spec.reservations.items()} or None,
     )
     agent.in_allocator = True
+    core.largest.changed()
     core.freed(agent)
     for task in agent.tasks.values():
         core.allocator.allocate(task.framework_id, agent.agent_id, task.spec.resources.scalars())

@@ -81,6 +81,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
         mirror.mark_framework(core, fw)
     for aentry in state.agents:
         unreachable = aentry.unreachable_at is not None
+        core.task_sums.add_agent(aentry.agent_id, aentry.spec.resources.scalars())
         core.agents[aentry.agent_id] = AgentRecord(
             spec=aentry.spec,
             state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
