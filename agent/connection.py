@@ -205,7 +205,13 @@ class MasterConnection:
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)
             )
-            await asyncio.sleep(delay)
+            if self._detector is None or not self.address:
+                await asyncio.sleep(delay)
+                continue
+            # A new leader cuts the wait short (the backoff was from the dead one).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._detector.changed(self.address)
 
     async def _stub(self) -> agent_pb2_grpc.AgentServiceStub:
         channel = self._channel

@@ -146,6 +146,7 @@ class ProcessGroup:
         task_seconds: float,
         drain: float,
         seed: int,
+        failover_timeout: float = 1.0,
     ) -> list[Child]:
         out = []
         for i, n in enumerate(counts):
@@ -162,6 +163,7 @@ class ProcessGroup:
                         *("--seed", str(seed * 1000 + i)),
                         *("--drain-timeout", f"{drain:g}"),
                         *("--drain-limit", f"{LoadTestOptions.DRAIN_LIMIT:g}"),
+                        *("--failover-timeout", f"{failover_timeout:g}"),
                     ),
                     pipe_stdout=True,
                 )

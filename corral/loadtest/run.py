@@ -224,6 +224,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 opts.task_seconds,
                 opts.drain_seconds,
                 opts.seed,
+                failover_timeout=60.0 if opts.masters > 1 else 1.0,
             )
             ready: list[int] = []
             readers = [asyncio.create_task(_read_worker(w, collector, ready)) for w in workers]

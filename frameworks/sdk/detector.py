@@ -217,6 +217,9 @@ class StaticDetector:
 
     async def changed(self, current: str) -> None:
         # A list cannot tell: a stream to a master that steps down is closed by that master.
+        # Only a standby's redirect elsewhere is news.
+        if self._hint and self._hint != current:
+            return
         await self._moved.wait()
 
     async def close(self) -> None:

@@ -11,6 +11,7 @@ reading, and gRPC flow control pushes back to the master: memory stays bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import random
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
@@ -317,7 +318,15 @@ class Driver:
             log.info(
                 "reconnecting", master=self.master, delay=round(delay, 2), error=self._last_error
             )
-            await asyncio.sleep(delay)
+            detector = self._detector
+            if detector is None or not self.address:
+                await asyncio.sleep(delay)
+                continue
+            # A new leader cuts the wait short: backing off from a dead one is no reason to be
+            # late to its successor.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await detector.changed(self.address)
 
     async def _read_stream(self) -> tuple[bool, bool]:
         """One connection: subscribe and queue its events until it fails.
