@@ -113,6 +113,7 @@ class MasterCore:
         self.config = config
         self.allocator = allocator
         self.master_id = master_id
+        self.epoch = 0  # the leadership epoch, from Recover (0: a single master)
         self.agents: dict[str, AgentRecord] = {}
         self.frameworks: dict[str, FrameworkRecord] = {}
         self.completed = Completed(  # completed.py: ended tasks and removed frameworks, bounded
@@ -438,6 +439,7 @@ class MasterCore:
         """A restarted master's first event (recovery.py); agents RECOVERING have
         ``agent_reregister_timeout`` from now to re-register."""
         out = recovery.recover(self, e)
+        self.epoch = e.epoch
         if self.recovering:
             self.clocks.recovery_deadline = e.now + self.config.agent_reregister_timeout
         return out

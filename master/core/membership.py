@@ -161,6 +161,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             agent_id=agent_id,
             heartbeat_interval=agent.heartbeat_interval,
             secret=agent.secret,
+            epoch=core.epoch,
         )
     )
     out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
