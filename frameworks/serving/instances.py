@@ -32,6 +32,7 @@ class Instance:
     healthy: bool | None = None  # None: not checked yet (or no check)
     healthy_since: float | None = None
     ready: bool | None = None  # None: no readiness check passed or failed yet
+    why_unhealthy: str = ""  # the last failed health check's reason
     kill_reason: KillReason = ""
 
     @property

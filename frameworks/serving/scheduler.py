@@ -356,6 +356,7 @@ class ServingScheduler(sdk.Scheduler):
                 ever_healthy, failures = True, 0
             elif ever_healthy or now - started >= hc.grace_period:
                 failures += 1
+                inst.why_unhealthy = why
                 self.on_event(f"health check of {inst.task_id} failed ({failures}x): {why}")
                 limit = hc.max_consecutive_failures
                 if limit and failures >= limit and not inst.killing:
