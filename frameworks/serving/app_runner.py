@@ -283,6 +283,6 @@ class _StoreObserver:
         r.store.delete_instances([inst.task_id])
         if failed:
             if inst.kill_reason == "unhealthy":
-                why = f"killed unhealthy: {inst.why_unhealthy or 'its health check failed'}"
+                why = f"killed by its health check ({inst.why_unhealthy or 'failed'})"
             r.deployment.failed_instance(inst.version, f"{inst.task_id} {why}")
         r._refresh_endpoints()
