@@ -51,24 +51,32 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     a = verb("apply", "create or change an app from a file (JSON, or YAML)", apply, app=False)
     a.add_argument("-f", "--file", required=True, metavar="FILE", help="the app (- for stdin)")
     g = verb("get", "an app: its definition, deployment and instances", get)
-    g.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    g.add_argument("-o", "--output", choices=("text", "json"), default="text", help="text or JSON")
     lst = verb("list", "every app with its instances and deployment", list_apps, app=False)
-    lst.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    lst.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="a table or JSON"
+    )
     verb("delete", "kill an app's instances and forget it", delete)
     s = verb("scale", "set how many instances an app runs", scale)
-    s.add_argument("instances", type=non_negative_int, metavar="N")
+    s.add_argument("instances", type=non_negative_int, metavar="N", help="how many")
     verb("restart", "replace every instance by a rolling restart", restart)
     r = verb("rollback", "roll back to an earlier revision (default: the previous)", rollback)
-    r.add_argument("--to-revision", type=positive_int, metavar="N", default=None)
+    r.add_argument(
+        "--to-revision", type=positive_int, metavar="N", default=None, help="the revision's app"
+    )
     h = verb("history", "an app's revisions", history)
-    h.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    h.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="a table or JSON"
+    )
     st = verb("status", "the deployment's progress (and why instances wait)", status)
     st.add_argument(
         "--watch",
         action="store_true",
         help="follow it until it ends: exit 0 when it succeeds, 1 when it fails",
     )
-    st.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    st.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="text or JSON lines"
+    )
     e = verb("endpoints", "the ready instances' host:port, for clients and proxies", endpoints)
     e.add_argument("-o", "--output", choices=("text", "json", "nginx", "haproxy"), default="text")
     e.add_argument("--port-index", type=non_negative_int, default=0, help="which port (default 0)")
