@@ -78,7 +78,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-o", "--output", choices=("text", "json"), default="text", help="text or JSON lines"
     )
     e = verb("endpoints", "the ready instances' host:port, for clients and proxies", endpoints)
-    e.add_argument("-o", "--output", choices=("text", "json", "nginx", "haproxy"), default="text")
+    e.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json", "nginx", "haproxy"),
+        default="text",
+        help="HOST:PORT lines, JSON, an nginx upstream block or an HAProxy backend",
+    )
     e.add_argument("--port-index", type=non_negative_int, default=0, help="which port (default 0)")
     e.add_argument("--watch", action="store_true", help="print them again after every change")
     e.add_argument(
