@@ -224,3 +224,43 @@ def test_app_files_read_as_json_or_yaml_and_bad_ones_are_usage_errors(tmp_path: 
         with pytest.raises(app_client.CliError, match=words) as err:
             app_client.read_app(str(tmp_path / name))
         assert err.value.exit_code == 2
+
+
+class RecordingDriver:
+    """The driver calls the scheduler makes on a subscription and a status."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    async def reconcile(self, tasks: list[tuple[str, str]]) -> None:
+        self.calls.append(("reconcile", sorted(tasks)))
+
+    async def kill(self, task_id: str, agent_id: str = "") -> None:
+        self.calls.append(("kill", task_id))
+
+    async def set_demands(self, demands: list[object]) -> None:
+        self.calls.append(("demands", len(demands)))
+
+    async def revive(self) -> None:
+        self.calls.append(("revive", None))
+
+
+async def test_restored_instances_are_reconciled_and_an_unknown_live_task_is_killed() -> None:
+    from corral.frameworks import sdk
+    from corral.frameworks.serving.scheduler import ServingScheduler
+
+    s = ServingScheduler(spec(instances=2))
+    kept = [Instance(f"web-{n}", s.spec.version, f"a{n}", {}, [31000], 0.0) for n in (1, 2)]
+    for i in kept:
+        i.state = "running"
+    s.restore(kept)
+    d = RecordingDriver()
+    await s.subscribed(d, "F1")  # type: ignore[arg-type]
+    await s.settle()
+    assert ("reconcile", [("web-1", "a1"), ("web-2", "a2")]) in d.calls
+    assert s.app.to_launch(0.0) == 0  # both still count: nothing is launched
+    running = sdk.TaskStatus(task_id="web-9", state=sdk.TaskState.TASK_STATE_RUNNING, agent_id="a3")
+    await s.status(d, running)  # type: ignore[arg-type]
+    assert ("kill", "web-9") in d.calls
+    assert set(s.app.live) == {"web-1", "web-2"}
+    await s.close()
