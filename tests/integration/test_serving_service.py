@@ -355,3 +355,39 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
 
 async def _none_live(cluster: LocalCluster) -> bool:
     return not await live_tasks(cluster)
+
+
+async def test_a_deployment_without_room_fails_with_the_masters_why_pending(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    s = await ServingProcess(
+        tmp_path / "state", cluster.master, tmp_path / "serving.log"
+    ).wait_ready()
+    try:
+        # Each agent has 4 cpus: an instance of 6 fits nowhere.
+        app = {
+            "command": "exec sleep 600",
+            "cpus": 6,
+            "instances": 1,
+            "upgrade": {"progress_deadline": 4},
+        }
+        await s.ok("PUT", "/v1/apps/big", app)
+        status = await s.ok("GET", "/v1/apps/big/status")
+        assert status["state"] == "running"
+
+        async def failed() -> Any:
+            answer = await s.ok("GET", "/v1/apps/big/status")
+            return answer if answer["state"] == "failed" else None
+
+        status = await until_async(failed, 30, "the deployment to fail", s.logs)
+        assert "no progress for 4 s: 1 instances cannot be placed" in status["reason"]
+        assert "insufficient cpus" in status["reason"], status
+        # Held: nothing is pending any more (so no why_pending); the reason keeps why.
+        assert status["held"] is True and status["pending"] == 0
+        shown = s.corral("status", "big")
+        assert shown.returncode == 0 and "insufficient cpus" in shown.stdout, shown
+        # A fixed app is a new deployment, and it succeeds.
+        await s.ok("PUT", "/v1/apps/big", {**app, "cpus": 1})
+        await deployed(s, "big", cluster)
+    finally:
+        s.stop()
