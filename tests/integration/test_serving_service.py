@@ -268,6 +268,12 @@ async def test_kill_9_of_the_service_touches_no_instance(
         s.kill9()
         s.stop()
         s = await ServingProcess(state, cluster.master, tmp_path / "serving-2.log").wait_ready()
+
+        async def connected() -> Any:
+            apps = {a["id"]: a for a in (await s.ok("GET", "/v1/apps"))["apps"]}
+            return all(a["connected"] for a in apps.values()) and len(apps) == 2
+
+        await until_async(connected, 30, "both apps subscribed again", s.logs)
         after = {a: await deployed(s, a, cluster) for a in ("web", "worker")}
         for a in ("web", "worker"):
             assert after[a]["framework_id"] == before[a]["framework_id"]
