@@ -23,6 +23,7 @@ from corral.frameworks.sdk.events import (
     SubscribedEvent,
     UpdateEvent,
 )
+from corral.frameworks.sdk.explain import PendingDemand, why_pending
 from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.placement import (
@@ -72,6 +73,7 @@ __all__ = [
     "OfferPacker",
     "OfferView",
     "OffersEvent",
+    "PendingDemand",
     "Placer",
     "ReasonName",
     "RescindEvent",
@@ -101,4 +103,5 @@ __all__ = [
     "task",
     "view",
     "where",
+    "why_pending",
 ]

@@ -43,6 +43,7 @@ def test_public_api_is_pinned() -> None:
         "OfferPacker",
         "OfferView",
         "OffersEvent",
+        "PendingDemand",
         "Placer",
         "ReasonName",
         "RescindEvent",
@@ -72,6 +73,7 @@ def test_public_api_is_pinned() -> None:
         "task",
         "view",
         "where",
+        "why_pending",
     ]
     assert corral.frameworks.sdk.testing.__all__ == [
         "FakeMaster",
