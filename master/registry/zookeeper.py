@@ -232,6 +232,7 @@ class ZooKeeperRegistry:
             quotas=quotas,
             priority_classes=classes,
             extra={"registry_epoch": str(self.epoch)},
+            durable=True,
         )
 
     # --- writing (rules 2 and 3) ----------------------------------------------------------------
