@@ -205,6 +205,7 @@ class MasterRuntime:
         self.died = asyncio.Event()
         self.death = ""
         self._counts = {"events": 0, "accepts": 0, "declined": 0, "heartbeats": 0}
+        self._ticks_failing = 0  # allocation ticks in a row that raised as a whole
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
         # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
@@ -476,6 +477,11 @@ class MasterRuntime:
             exc_info=exc,
         )
         self.metrics.event_failures.labels(kind).inc()
+        if kind == "AllocationTick":
+            # Outside any unit the core can quarantine (quarantine.py): said at each failure,
+            # with the count in a row, so an operator sees a tick failing for good at once.
+            self._ticks_failing += 1
+            self.metrics.allocation_failing.set(self._ticks_failing)
         self._reject(future, CallRejected(Refusal.INTERNAL, f"internal error: {exc}"))
 
     def _process_one(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
@@ -514,6 +520,12 @@ class MasterRuntime:
             return
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
+            for what, n in self.core.quarantine.take_failures().items():
+                self.metrics.quarantined.labels(what).inc(n)
+            if self._ticks_failing:
+                log.info("allocation_tick_recovered", after_failures=self._ticks_failing)
+                self._ticks_failing = 0
+                self.metrics.allocation_failing.set(0)
             waits = self.core.take_offer_waits()
             if waits:
                 self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))

@@ -254,6 +254,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('preemption_nomination_seconds'):g})",
     )
     p.add_argument(
+        "--preemption-victims-burst",
+        type=positive_int,
+        default=default("preemption_victims_burst"),
+        metavar="N",
+        help="victims one preempting framework may take at once; its budget refills at "
+        f"--preemption-victims-per-minute (default {default('preemption_victims_burst')})",
+    )
+    p.add_argument(
+        "--preemption-victims-per-minute",
+        type=positive_float,
+        default=default("preemption_victims_per_minute"),
+        metavar="N",
+        help="how fast a preempting framework's victim budget refills "
+        f"(default {default('preemption_victims_per_minute'):g})",
+    )
+    p.add_argument(
+        "--preemption-unused-backoff",
+        type=positive_float,
+        default=default("preemption_unused_backoff"),
+        metavar="SECONDS",
+        help="a demand whose preempted room went unused preempts nothing for this long, doubled "
+        f"per unused nomination in a row (default {default('preemption_unused_backoff'):g})",
+    )
+    p.add_argument(
         "--allocator",
         choices=("numba", "numpy", "reference"),
         default="numba",
@@ -396,6 +420,9 @@ def config_from_args(
         priority_classes=classes,
         preemption=not args.no_preemption,
         preemption_nomination_seconds=args.preemption_nomination,
+        preemption_victims_burst=args.preemption_victims_burst,
+        preemption_victims_per_minute=args.preemption_victims_per_minute,
+        preemption_unused_backoff=args.preemption_unused_backoff,
     )
 
 

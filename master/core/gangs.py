@@ -192,7 +192,7 @@ def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
     return allowed
 
 
-def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int]]:
+def candidates(core: MasterCore, now: float) -> list[tuple[FrameworkRecord, Demand, int, int]]:
     """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in rule
     2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
@@ -208,7 +208,11 @@ def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int
             continue
         for d in fw.demands.values():
             n = missing(fw, d) if d.min_member > 0 else 0
-            if n <= 0 or (fw_id, d.name) in outstanding:
+            if (
+                n <= 0
+                or (fw_id, d.name) in outstanding
+                or core.quarantine.holds(fw_id, d.name, now)
+            ):
                 continue
             value = core.priority.value(d.priority_class)
             out.append((-value, fw_id, d.name, fw, d, n))

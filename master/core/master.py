@@ -77,6 +77,7 @@ from corral.master.core.durable import (
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preemption_budget import PreemptionBudget
+from corral.master.core.quarantine import Quarantine
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
@@ -191,6 +192,7 @@ class MasterCore:
         # demand_work.py: what bounds the passes over demands that cannot fit.
         self.largest = Largest()
         self.task_sums = TaskSums()  # live tasks' resources per agent and class value
+        self.quarantine = Quarantine()  # demands the allocation tick failed on (quarantine.py)
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
 

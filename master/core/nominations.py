@@ -171,11 +171,19 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             continue  # its bucket is empty, or its last room went unused (preemption_budget.py)
         shape = d.resources.scalars()
         key = demand_work.shape_key(fw_id, d, value)
-        if key in found_nothing or core.largest.never_fits(core, shape):
+        if (
+            key in found_nothing
+            or core.largest.never_fits(core, shape)
+            or core.quarantine.holds(fw_id, d.name, e.now)
+        ):
             continue
         rotation.served(fw_id, d.name, e.now)
         used.searches += 1
-        made = _preempt_for(core, fw, d, value, used, min(budget, allowance), e)
+        cap = min(budget, allowance)
+        placements = core.quarantine.run(
+            core, e, "preemption", fw_id, d.name, _search, core, fw, d, value, used, cap
+        )
+        made = _nominate(core, fw, d, placements, used, e) if placements else []
         if not made:
             found_nothing.add(key)
         per_framework.spent(fw_id, _victims_this_cycle(made), e.now)
@@ -188,15 +196,16 @@ def _victims_this_cycle(out: list[cmd.Command]) -> int:
     return sum(1 for c in out if isinstance(c, cmd.SendKill))
 
 
-def _preempt_for(
+def _search(
     core: MasterCore,
     fw: FrameworkRecord,
     d: Demand,
     value: int,
     used: _Used,
     budget: int,
-    e: ev.Event,
-) -> list[cmd.Command]:
+) -> list[preemption.Placement]:
+    """Rule 1's search for one demand, changing nothing (a quarantine unit): the placements
+    that need victims, or none."""
     shape = d.resources.scalars()
     need = d.count - fw.demand_tasks.get(d.name, 0)
     views: list[preemption.AgentView] = []
@@ -232,8 +241,7 @@ def _preempt_for(
             views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
     if not views:
         return []
-    placements = preemption.place(shape, need, value, views, _spare(core), budget)
-    return _nominate(core, fw, d, placements, used, e)
+    return preemption.place(shape, need, value, views, _spare(core), budget)
 
 
 def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
