@@ -154,7 +154,7 @@ def _rescind_lower_bundles(core: MasterCore, e: ev.AllocationTick) -> Commands:
 
 
 class _GangPass:
-    """A tick's gang cuts (demand_work.py): how many were made, and the fewest members each
+    """A tick's gang cuts (demand_work.py): how many found nothing, and the fewest members each
     shape failed for."""
 
     def __init__(self) -> None:
@@ -195,7 +195,6 @@ def _offer_gangs(
         failed = gang_pass.failed.get(key)
         if (failed is not None and members >= failed) or core.largest.never_fits(core, shape):
             continue
-        gang_pass.cuts += 1
         core.gang_rotation.served(fw.framework_id, d.name, now)
         got = core.quarantine.run(
             core, e, "gang cut", fw.framework_id, d.name, _cut, core, fw, d, members, now
@@ -203,6 +202,7 @@ def _offer_gangs(
         if got is None:
             continue  # quarantined (quarantine.py)
         if not got.found:
+            gang_pass.cuts += 1  # the budget counts the cuts that found nothing
             gang_pass.failed[key] = min(members, failed if failed is not None else members)
             continue  # nothing held (gang rule 2); explain says why
         slots = [

@@ -9,8 +9,8 @@ Rules:
    ordinary demand for its further tasks (up to ``count``).
 2. Bundles are cut before the regular cycle, in each allocation tick that has a waiting gang
    (no cost otherwise): higher class value first, then the least recently cut, framework id,
-   demand name; at most ``demand_work.GANG_BUDGET`` cuts a tick, none for a shape no agent
-   could hold or one that failed this tick for as many members or fewer. Each is
+   demand name; at most ``demand_work.GANG_BUDGET`` cuts that find nothing a tick, none for a
+   shape no agent could hold or one that failed this tick for as many members or fewer. Each is
    cut from the allocator's ``room`` for its framework (the eligibility rule: placement, refuse
    filters, draining) less the demand's own constraints: a slot is one task's shape on one
    agent, agents with the most slots first (fewest agents; ties by id), within the role's
