@@ -17,7 +17,6 @@ import numpy.typing as npt
 
 from corral.master.allocator import drf, general_kernel
 from corral.master.allocator.fastpath import Walked
-from corral.master.allocator.masks import draining
 from corral.master.allocator.reservations import to_arrays
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ def walk(
     general_kernel.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
     # The available sum is computed by the walk when first needed (an infinite error bound).
     avail, err = np.zeros(4), np.full(4, math.inf)
-    counted = draining.offerable(al.agent_alive, al.draining)
+    counted = al.offerable_agents()
     done = np.zeros(m, dtype=np.int64)
     skipped = np.zeros(roles, dtype=np.bool_)
     resume = np.zeros(roles, dtype=np.intp)

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from corral.limits import MAX_DEMAND_COUNT
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
+from corral.master.allocator.rules.facts import RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Scalars = tuple[float, float, float, float]
@@ -324,6 +325,11 @@ def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64
 
 
 class Allocator(Protocol):
+    @property
+    def rule_options(self) -> RuleOptions:
+        """How the placement rules are asked (rules/facts.py): the core asks them so too."""
+        ...
+
     def add_agent(
         self,
         agent_id: str,

@@ -51,8 +51,7 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import filters as filter_mask
-from corral.master.allocator.masks import suppression
+from corral.master.allocator.masks import filters as filter_matrix
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
@@ -62,6 +61,7 @@ from corral.master.allocator.options import (
     check_weight,
 )
 from corral.master.allocator.reservations import ReservationBook
+from corral.master.allocator.rules import RuleOptions, suppression
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Vec = list[float]
@@ -80,7 +80,7 @@ class DrfAllocator:
         if kernel not in KERNELS:
             raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
         warm_charges()
-        filter_mask.warm()
+        filter_matrix.warm()
         room_loops.warm()
         if kernel == "numba":
             compiled.warm()
@@ -256,6 +256,15 @@ class DrfAllocator:
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self.draining[self._agent(agent_id)] = draining
 
+    @property
+    def rule_options(self) -> RuleOptions:
+        return self.placement.options
+
+    def offerable_agents(self) -> npt.NDArray[np.bool_]:
+        """Agents whose resources may be offered, by row: alive and not draining (the
+        draining rule, rules/draining.py, as an array)."""
+        return np.asarray(self.agent_alive & ~self.draining)
+
     # ---- frameworks and roles -----------------------------------------------------------------
 
     def add_framework(
@@ -298,9 +307,8 @@ class DrfAllocator:
         if bool(self.suppressed[f]) == suppressed:
             return
         self.suppressed[f] = suppressed
-        self.fw_active[f] = suppression.active(
-            self.fw_alive[f : f + 1], self.suppressed[f : f + 1]
-        )[0]
+        # Suppression's rule (rules/suppression.py), kept as the fw_active array.
+        self.fw_active[f] = not suppression.blocks(bool(self.fw_alive[f]), suppressed)
         self._column_delta(f, -1 if suppressed else +1)
 
     def set_priority(self, framework_id: str, priority: int) -> None:

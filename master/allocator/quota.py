@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from corral.master.allocator.masks import draining
-
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
 
@@ -69,7 +67,7 @@ def allowance(al: DrfAllocator, r: int) -> Vec:
     needed = required(al)
     if all(q <= 0 for q in needed):
         return [INF] * 4
-    rows = np.flatnonzero(draining.offerable(al.agent_alive, al.draining))
+    rows = np.flatnonzero(al.offerable_agents())
     available = [0.0] * 4
     for free in al._unreserved_free(rows).tolist():
         available = [x + y for x, y in zip(available, free, strict=True)]

@@ -165,7 +165,7 @@ class _GangPass:
 def _cut(core: MasterCore, fw: FrameworkRecord, d: Demand, members: int, now: float) -> gangs.Fit:
     """Gang rule 2's cut for one gang, changing nothing (a quarantine unit)."""
     shape = d.resources.scalars()
-    allowed = gangs.demand_filter(core, d)
+    allowed = gangs.demand_filter(core, d, fw)
     room = core.allocator.room(fw.framework_id, now, shape, want=members)
     got = gangs.fit(room, shape, members, allowed)
     if not got.found and room.partial:

@@ -39,6 +39,7 @@ import numpy as np
 
 from corral.master.allocator.interface import Room, Scalars, slots_of_one
 from corral.master.allocator.interface import slots as room_slots
+from corral.master.core import placement_facts
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -177,17 +178,18 @@ def _fit_small(
     return Fit(members, placeable, tuple((str(ids[i]), k) for i, k in chosen))
 
 
-def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
-    """The demand's own constraints per agent (the framework's are the allocator's, in room);
-    None when it has none. Its tolerations cannot open an agent its framework's do not: an
-    offer is the framework's, and the allocator's eligibility is per framework."""
+def demand_filter(core: MasterCore, d: Demand, fw: FrameworkRecord) -> Callable[[str], bool] | None:
+    """The placement rules per agent with the demand's own constraints added (the framework's
+    alone are the allocator's, in room); None when it has none. Its tolerations cannot open an
+    agent its framework's do not: an offer is the framework's, and the allocator's eligibility
+    is per framework, so only its constraints are added."""
     if not d.constraints:
         return None
     agents = core.agents
+    facts = placement_facts.framework_facts(fw.spec).with_demand(d.constraints, ())
 
     def allowed(agent_id: str) -> bool:
-        attributes = agents[agent_id].spec.attributes
-        return all(c.matches(attributes) for c in d.constraints)
+        return placement_facts.allows(core, facts, agents[agent_id])
 
     return allowed
 
@@ -256,7 +258,7 @@ def explain(
             "over_headroom": False,
         }
     shape = d.resources.scalars()
-    allowed = demand_filter(core, d)
+    allowed = demand_filter(core, d, fw)
     # As the tick cuts (allocation_tick.py, _offer_gangs): the head of the room when it does, which
     # is the whole room's cut; else the whole room, for how many fit.
     room = core.allocator.room(fw.framework_id, now, shape, want=members)

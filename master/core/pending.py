@@ -212,7 +212,7 @@ def _room_somewhere(
     room = core.allocator.room(fw.framework_id, now, shape)
     if not len(room.agent_ids):
         return False
-    allowed = gangs.demand_filter(core, d)
+    allowed = gangs.demand_filter(core, d, fw)
     return allowed is None or any(allowed(str(a)) for a in room.agent_ids)
 
 
