@@ -18,6 +18,7 @@ from corral.cli.common import (
     positive_int,
 )
 from corral.cli.errors import CliError
+from corral.cli.listen_check import cannot_listen
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
@@ -378,6 +379,11 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
+    for what, address in (("gRPC", args.grpc), ("HTTP", args.http)):
+        # Before anything starts: no gRPC log line, no recovery logged, then the error.
+        why = cannot_listen(address)
+        if why is not None:
+            raise CliError(f"cannot start: cannot listen for {what} on {address}: {why}")
     try:
         return asyncio.run(
             serve_forever(
