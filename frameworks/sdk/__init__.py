@@ -23,6 +23,7 @@ from corral.frameworks.sdk.events import (
     SubscribedEvent,
     UpdateEvent,
 )
+from corral.frameworks.sdk.explain import Explanation, PendingDemand
 from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.placement import (
@@ -64,6 +65,7 @@ __all__ = [
     "DriverError",
     "DriverEvent",
     "ErrorEvent",
+    "Explanation",
     "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",
@@ -72,6 +74,7 @@ __all__ = [
     "OfferPacker",
     "OfferView",
     "OffersEvent",
+    "PendingDemand",
     "Placer",
     "ReasonName",
     "RescindEvent",

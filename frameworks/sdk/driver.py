@@ -20,11 +20,13 @@ from typing import Any, Final
 
 import grpc
 
+from corral.frameworks.sdk import explain
 from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
 from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from corral.frameworks.sdk.events import DriverEvent, EventChannel
+from corral.frameworks.sdk.explain import Explanation
 from corral.frameworks.sdk.logs import ensure_configured, get_logger
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
@@ -193,6 +195,10 @@ class Driver:
                 timeout=self._connect_timeout,
                 return_when=asyncio.FIRST_COMPLETED,
             )
+        except asyncio.CancelledError:
+            # Cancelled while connecting (the user pressed Ctrl-C): leave no task running.
+            await self._shutdown()
+            raise
         finally:
             subscribed.cancel()
             done.cancel()
@@ -627,6 +633,15 @@ class Driver:
             tasks=[ReconcileTask(task_id=t, agent_id=a) for t, a in tasks],
         )
         await self._unary("Reconcile", request)
+
+    async def explain(self) -> Explanation:
+        """Why the master has not placed what this framework asked for (Operator ``Explain``
+        for this framework): each pending demand with the master's reason. ``CallError`` if the
+        master refuses or cannot be reached."""
+        channel = self._channel
+        if channel is None or self._stub is None:
+            raise NotSubscribedError("Explain")
+        return await explain.ask(channel, self._framework_id, self._call_timeout)
 
     async def teardown(self) -> None:
         """End the framework for good: the master kills its tasks and forgets it. The driver

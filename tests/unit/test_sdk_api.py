@@ -34,6 +34,7 @@ def test_public_api_is_pinned() -> None:
         "DriverError",
         "DriverEvent",
         "ErrorEvent",
+        "Explanation",
         "FrameworkCapability",
         "FrameworkError",
         "FrameworkInfo",
@@ -42,6 +43,7 @@ def test_public_api_is_pinned() -> None:
         "OfferPacker",
         "OfferView",
         "OffersEvent",
+        "PendingDemand",
         "Placer",
         "ReasonName",
         "RescindEvent",
@@ -96,6 +98,7 @@ def test_driver_calls_are_pinned() -> None:
             "stop",
             "wait",
             "events",
+            "explain",
         )
     }
     assert calls == {
@@ -112,6 +115,7 @@ def test_driver_calls_are_pinned() -> None:
         "stop": "(self) -> 'None'",
         "wait": "(self) -> 'None'",
         "events": "(self) -> 'AsyncIterator[DriverEvent]'",
+        "explain": "(self) -> 'Explanation'",
     }
 
 
