@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,7 +19,8 @@ from pathlib import Path
 from rich.live import Live
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_int
-from corral.cli.demo_fleet import Fleet, Processes, start_agents
+from corral.cli.demo_fleet import FRAMEWORKS, Fleet, Processes, start_agents
+from corral.cli.demo_stop import FRAMEWORKS_GRACE, stop_everything
 from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state, task_state_name
@@ -82,31 +85,72 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict
         if proc.poll() is not None:
             break
         time.sleep(0.05)
+    log = path.parent / "master.log"
     if proc.poll() is None:
-        raise CliError(
-            f"the master did not start within {timeout:g} s (see {path.parent / 'master.log'})"
-        )
-    raise CliError(f"the master did not start (see {path.parent / 'master.log'})")
+        raise CliError(f"the master did not start within {timeout:g} s (its log: {log})")
+    raise CliError(f"the master did not start: {_last_error(log)} (its log: {log})")
+
+
+def _last_error(log: Path) -> str:
+    """The master's own one-line error (``corral master: cannot start: ...``), with a hint
+    when the reason is a port another Corral holds."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    for line in reversed(lines):
+        if line.startswith("corral master: "):
+            reason = line.removeprefix("corral master: ")
+            if "the port is taken" in reason:
+                reason += (
+                    "; is another demo running? "
+                    "(--grpc 127.0.0.1:0 --http 127.0.0.1:0 picks free ports)"
+                )
+            return reason
+    return f"it exited ({lines[-1] if lines else 'no output'})"
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: the demo stops as on Ctrl-C (``timeout 300 make demo`` sends
+    SIGTERM), rather than die and leave its master, agents, frameworks and tasks running."""
+
+
+def _stop_on_signal(signum: int, frame: object) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def run(args: argparse.Namespace) -> int:
-    temp = None
     if args.work_dir is None:
-        temp = tempfile.TemporaryDirectory(prefix="corral-demo-")
-        work = Path(temp.name)
+        work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
     else:
         work = args.work_dir
         work.mkdir(parents=True, exist_ok=True)
+    keep = args.work_dir is not None  # a temporary folder goes, unless a message names it
     procs = Processes(work)
+    previous = {sig: signal.signal(sig, _stop_on_signal) for sig in _STOP_SIGNALS}
     try:
         return _run(args, procs)
-    except KeyboardInterrupt:
-        print("stopped")
+    except KeyboardInterrupt as stop:
+        with contextlib.suppress(OSError):  # whoever read our output may be gone (make)
+            name = stop.args[0] if stop.args else "SIGINT"
+            print(f"stopped ({name}): stopping the frameworks, their tasks, the agents, the master")
         return 0
+    except CliError:
+        keep = True  # its message names the logs
+        raise
     finally:
-        procs.stop()
-        if temp is not None:
-            temp.cleanup()
+        # The stop is bounded, and stopping everything is its point: a second signal must not
+        # cut it short.
+        for sig in (signal.SIGINT, *_STOP_SIGNALS):
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            stop_everything(procs, procs.master)
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if not keep:
+                shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(args: argparse.Namespace, procs: Processes) -> int:
@@ -122,6 +166,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
     # cores. The wait ends at once if the master exits, so a long bound costs nothing.
     addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
     grpc_addr, http_addr = addr["grpc"], addr["http"]
+    procs.master = grpc_addr
     agents = start_agents(procs, grpc_addr)
     header = [
         "Corral demo: serving, batch and a gang trainer share 4 agents (docs/frameworks.md)",
@@ -157,7 +202,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
                     print(status_line(snap, time.monotonic() - began), flush=True)
                     next_line += 5
             time.sleep(1.0)
-    procs.stop(("serving", "batch", "gang"))
+    procs.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)
     final = _snapshot(grpc_addr) or snap
     return _summary(final, agents, fleet, served)
 
