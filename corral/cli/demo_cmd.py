@@ -108,26 +108,47 @@ def _last_error(log: Path) -> str:
 
 
 class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: the demo stops as on Ctrl-C (``timeout 300 make demo`` sends
-    SIGTERM), rather than die and leave its master, agents, frameworks and tasks running."""
+    """SIGINT, SIGTERM or SIGHUP: the demo stops as on Ctrl-C (``timeout 300 make demo``
+    sends SIGTERM), rather than die and leave its master, agents, frameworks and tasks
+    running."""
 
 
-def _stop_on_signal(signum: int, frame: object) -> None:
-    raise Stopped(signal.Signals(signum).name)
+class _StopOnce:
+    """The signal handler: the first signal raises ``Stopped``, later ones do nothing, so a
+    second signal cannot cut the stop short (``timeout`` signals the demo's process group and
+    make then signals the demo again, a moment later)."""
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        raise Stopped(signal.Signals(signum).name)
 
 
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.work_dir is None:
-        work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
-    else:
-        work = args.work_dir
-        work.mkdir(parents=True, exist_ok=True)
+    handler = _StopOnce()
+    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+    try:
+        if args.work_dir is None:
+            work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
+        else:
+            work = args.work_dir
+            work.mkdir(parents=True, exist_ok=True)
+        return _run_in(work, args, handler)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
     keep = args.work_dir is not None  # a temporary folder goes, unless a message names it
     procs = Processes(work)
-    previous = {sig: signal.signal(sig, _stop_on_signal) for sig in _STOP_SIGNALS}
     try:
         return _run(args, procs)
     except KeyboardInterrupt as stop:
@@ -139,18 +160,10 @@ def run(args: argparse.Namespace) -> int:
         keep = True  # its message names the logs
         raise
     finally:
-        # The stop is bounded, and stopping everything is its point: a second signal must not
-        # cut it short.
-        for sig in (signal.SIGINT, *_STOP_SIGNALS):
-            signal.signal(sig, signal.SIG_IGN)
-        try:
-            stop_everything(procs, procs.master)
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            if not keep:
-                shutil.rmtree(work, ignore_errors=True)
+        handler.fired = True  # from here on a signal changes nothing: the stop is bounded
+        stop_everything(procs, procs.master)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(args: argparse.Namespace, procs: Processes) -> int:
