@@ -19,8 +19,7 @@ from pathlib import Path
 from rich.live import Live
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_int
-from corral.cli.demo_fleet import FRAMEWORKS, Fleet, Processes, start_agents
-from corral.cli.demo_stop import FRAMEWORKS_GRACE, stop_everything
+from corral.cli.demo_fleet import FRAMEWORKS, FRAMEWORKS_GRACE, Fleet, Processes, start_agents
 from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state, task_state_name
@@ -147,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
+    # Here, not at the top: it needs psutil (the server extra), and `corral --help` imports
+    # this module on a base install too.
+    from corral.cli.demo_stop import stop_everything
+
     keep = args.work_dir is not None  # a temporary folder goes, unless a message names it
     procs = Processes(work)
     try:
@@ -215,7 +218,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
                     print(status_line(snap, time.monotonic() - began), flush=True)
                     next_line += 5
             time.sleep(1.0)
-    procs.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)
+    procs.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)  # each tears its framework down
     final = _snapshot(grpc_addr) or snap
     return _summary(final, agents, fleet, served)
 

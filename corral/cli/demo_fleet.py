@@ -37,6 +37,7 @@ AGENT_RESOURCES = "cpus:4;mem:4096;disk:4096;ports:{ports}"
 GPU_RESOURCES = "cpus:4;mem:4096;disk:4096;gpus:2;ports:{ports}"
 SERVING_INSTANCES = 3
 FRAMEWORKS = ("serving", "batch", "gang")  # the names of the framework runs' processes
+FRAMEWORKS_GRACE = 20.0  # SIGTERM to exit: a framework's teardown call, then its summary
 
 
 class Processes:

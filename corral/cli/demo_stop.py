@@ -23,12 +23,11 @@ from pathlib import Path
 
 import psutil
 
-from corral.cli.demo_fleet import FRAMEWORKS, Processes
+from corral.cli.demo_fleet import FRAMEWORKS, FRAMEWORKS_GRACE, Processes
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state
 from corral.tasks import TERMINAL_STATES, TaskState
 
-FRAMEWORKS_GRACE = 20.0  # a framework's teardown call, then its exit
 TASKS_GRACE = 20.0  # the agents' kills: SIGTERM, the task's grace period (3 s), SIGKILL
 SERVERS_GRACE = 10.0
 
