@@ -93,7 +93,9 @@ async def run_job(
                     why = await _why_waiting(driver)
                     batch.on_event(Event("waiting", detail=why))
                     if giving_up:
-                        ending["gave_up"] = f"no task launched or ended in {stalled:.0f} s; {why}"
+                        ending["gave_up"] = (
+                            f"no task launched or ended in {give_up_after:g} s; {why}"
+                        )
                         await _end(driver, batch, ending, teardown=True)
                         break
         finally:

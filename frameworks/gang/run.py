@@ -97,7 +97,7 @@ async def run_training(
                     why = await _why_waiting(driver)
                     gang.on_event(Event("waiting", why))
                     if giving_up:
-                        ending["gave_up"] = f"the gang waited {stalled:.0f} s unplaced; {why}"
+                        ending["gave_up"] = f"the gang waited {give_up_after:g} s unplaced; {why}"
                         await _end(driver, gang, ending, teardown=True)
                         break
         finally:
