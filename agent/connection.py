@@ -15,6 +15,11 @@ The rules:
 - When the stream breaks the outbox is dropped (the core resends after re-registration), the
   owner is told ``on_close``, and a new stream is tried after an exponential backoff with jitter
   (``initial`` doubling to ``maximum``), reset once the master answers.
+- With several masters, a detector (``corral.frameworks.sdk.detector``) says which to connect
+  to: each stream goes to the leader it names, and is closed when it names another. A
+  standby's refusal names the leader (tried next); a master that does not answer is skipped.
+- Fencing: every message carries its master's leadership epoch. A message from a lower epoch
+  than the highest seen is refused and the stream closed: a deposed master commands no agent.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Protocol
 import grpc
 import grpc.aio
 
+from corral.frameworks.sdk.detector import MasterDetector, leader_hint
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.supervise import spawn
@@ -57,6 +63,25 @@ def open_channel(target: str) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
 
 
+class ChannelPool:
+    """Channels by master address and slot: the agents of one process share a few channels
+    (HTTP/2 connections) to whichever master leads."""
+
+    def __init__(self) -> None:
+        self._channels: dict[tuple[str, int], grpc.aio.Channel] = {}
+
+    def get(self, address: str, slot: int = 0) -> grpc.aio.Channel:
+        channel = self._channels.get((address, slot))
+        if channel is None:
+            channel = self._channels[(address, slot)] = open_channel(address)
+        return channel
+
+    async def close(self) -> None:
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.close()
+
+
 @dataclass(frozen=True, slots=True)
 class ReconnectBackoff:
     initial: float = 0.1
@@ -75,15 +100,28 @@ class StreamOwner(Protocol):
 
 
 class MasterConnection:
+    """The stream to ``channel``'s master, or with ``detector`` and ``pool`` to the leader."""
+
     def __init__(
         self,
-        channel: grpc.aio.Channel,
+        channel: grpc.aio.Channel | None,
         owner: StreamOwner,
         backoff: ReconnectBackoff | None = None,
         rng: random.Random | None = None,
         name: str = "",
+        *,
+        detector: MasterDetector | None = None,
+        pool: ChannelPool | None = None,
+        slot: int = 0,
     ) -> None:
-        self._stub = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
+        if channel is None and (detector is None or pool is None):
+            raise ValueError("a MasterConnection needs a channel, or a detector and a pool")
+        self._channel = channel
+        self._detector = detector
+        self._pool = pool
+        self._slot = slot
+        self.address = ""  # the master of the current stream (with a detector)
+        self.epoch = 0  # the highest leadership epoch seen (fencing)
         self._owner = owner
         self._backoff = backoff or ReconnectBackoff()
         self._rng = rng or random.Random()
@@ -167,11 +205,26 @@ class MasterConnection:
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)
             )
-            await asyncio.sleep(delay)
+            if self._detector is None or not self.address:
+                await asyncio.sleep(delay)
+                continue
+            # A new leader cuts the wait short (the backoff was from the dead one).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._detector.changed(self.address)
+
+    async def _stub(self) -> agent_pb2_grpc.AgentServiceStub:
+        channel = self._channel
+        if channel is None:
+            assert self._detector is not None and self._pool is not None
+            self.address = await self._detector.leader()
+            channel = self._pool.get(self.address, self._slot)
+        return agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def _one_stream(self) -> str:
         self.attempts += 1
-        call = self._stub.Connect()
+        stub = await self._stub()
+        call = stub.Connect()
         self._call = call
         self._ended.clear()
         self._outbox.clear()
@@ -181,20 +234,46 @@ class MasterConnection:
         writer = spawn(
             self._write(call), "agent-writer", self._log, on_failure=lambda _t, _e: call.cancel()
         )
+        follower = self._follow_leader(call) if self._detector is not None else None
         error = "stream ended by the master"
         try:
             while True:
                 msg = await call.read()
                 if msg is grpc.aio.EOF:
+                    if follower is not None and follower.done():
+                        error = "the leading master changed"
                     break
                 assert isinstance(msg, agent_pb2.MasterMessage)
+                if msg.epoch < self.epoch:
+                    who = self.address or "the master"
+                    error = (
+                        f"refused a message of epoch {msg.epoch} from {who}: epoch "
+                        f"{self.epoch} was seen, it is a deposed master"
+                    )
+                    self._log.warning("deposed master refused", error=error)
+                    if self._detector is not None:
+                        self._detector.failed(self.address)
+                    break
+                self.epoch = msg.epoch
                 self.connected = True
                 self._owner.on_message(msg)
         except grpc.aio.AioRpcError as exc:
             error = f"{exc.code().name}: {exc.details()}"
+            if follower is not None and follower.done():
+                error = "the leading master changed"
+            elif self._detector is not None:
+                hint = leader_hint(exc)
+                if hint:
+                    self._detector.redirected(hint)
+                elif not self.connected:
+                    self._detector.failed(self.address)
         except asyncio.CancelledError:
             error = "closed"
-            if not self._closing:
+            task = asyncio.current_task()
+            ours = task is not None and task.cancelling() > 0
+            if follower is not None and follower.done() and not ours:
+                error = "the leading master changed"  # the follower cancelled the call
+            elif not self._closing:
                 raise
         finally:
             self._call = None
@@ -202,11 +281,27 @@ class MasterConnection:
             self._idle.set()
             self._ended.set()
             writer.cancel()
+            if follower is not None:
+                follower.cancel()
             with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
                 await writer
             call.cancel()
         self._owner.on_close(error)
         return error
+
+    def _follow_leader(
+        self, call: grpc.aio.StreamStreamCall[agent_pb2.AgentMessage, agent_pb2.MasterMessage]
+    ) -> asyncio.Task[None]:
+        """A task that ends the stream when the detector names another leader."""
+        detector, address = self._detector, self.address
+        assert detector is not None
+
+        async def follow() -> None:
+            await detector.changed(address)
+            self._log.info("leading master changed, reconnecting", old=address)
+            call.cancel()
+
+        return asyncio.get_running_loop().create_task(follow(), name="agent-leader-follower")
 
     async def _write(
         self, call: grpc.aio.StreamStreamCall[agent_pb2.AgentMessage, agent_pb2.MasterMessage]

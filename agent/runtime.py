@@ -32,7 +32,7 @@ from corral.agent.checkpoint import (
     WorkDirLock,
 )
 from corral.agent.config import AgentConfig
-from corral.agent.connection import MasterConnection, open_channel
+from corral.agent.connection import ChannelPool, MasterConnection
 from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
@@ -40,6 +40,7 @@ from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
 from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
+from corral.frameworks.sdk.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
 from corral.resources import Resources, parse_resources
 from corral.supervise import spawn
@@ -72,14 +73,21 @@ class Agent:
         config: AgentConfig,
         *,
         channel: grpc.aio.Channel | None = None,
+        detector: MasterDetector | None = None,
+        pool: ChannelPool | None = None,
+        slot: int = 0,
         id_store: AgentIdStore | None = None,
         clock: Callable[[], float] = time.time,
         new_uuid: Callable[[], bytes] = random_uuid,
     ) -> None:
         self.config = config
         self._clock = clock
-        self._own_channel = channel is None
+        # A fixed channel (tests), or the leader found by a detector (the master spec's, or one
+        # shared by the agents of a process) through a pool of channels.
         self._channel = channel
+        self._detector = detector
+        self._pool = pool
+        self._slot = slot
         if id_store is None:
             id_store = (
                 FileAgentIdStore(config.work_dir) if config.checkpoint else MemoryAgentIdStore()
@@ -133,9 +141,21 @@ class Agent:
         self.core.agent_id, self.core.secret = self.id_store.load()
         if self.task_checkpoints is not None:
             self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
-        channel = self._channel or open_channel(self.config.master)
+        detector, pool = self._detector, self._pool
+        own_detector = own_pool = False
+        if self._channel is None:
+            if detector is None:
+                detector, own_detector = make_detector(parse_master(self.config.master)), True
+            if pool is None:
+                pool, own_pool = ChannelPool(), True
         self.connection = MasterConnection(
-            channel, self, backoff=self.config.reconnect_backoff, name=self.config.hostname
+            self._channel,
+            self,
+            backoff=self.config.reconnect_backoff,
+            name=self.config.hostname,
+            detector=detector if self._channel is None else None,
+            pool=pool,
+            slot=self._slot,
         )
         # The stream loop runs until close() below; ending before that (a bug) fails the agent,
         # which exits 1 for its supervisor to restart it, instead of running on unconnected.
@@ -162,8 +182,10 @@ class Agent:
             await asyncio.gather(stream, return_exceptions=True)
             self._cancel_timers()
             await self.executor.close()
-            if self._own_channel:
-                await channel.close()
+            if own_pool and pool is not None:
+                await pool.close()
+            if own_detector and detector is not None:
+                await detector.close()
             if self._lock is not None:
                 self._lock.release()
         if self._failure is not None:

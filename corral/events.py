@@ -48,6 +48,10 @@ PRIORITY_CLASS_DELETED = "PriorityClassDeleted"
 ROLE_WEIGHT_SET = "RoleWeightSet"
 ROLE_QUOTA_SET = "RoleQuotaSet"
 MASTER_RECOVERED = "MasterRecovered"
+# Input the master could not use as given, and what it did instead.
+UNKNOWN_PRIORITY_CLASS = "UnknownPriorityClass"  # a task names a class the master does not hold
+TASK_REFUSED = "TaskRefused"  # an agent reported a task the master never launched there
+QUARANTINED = "Quarantined"  # a demand, framework or agent the allocation tick failed on
 
 # kind -> (reason, object kind)
 KINDS: dict[str, tuple[str, str]] = {
@@ -81,6 +85,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "role_weight_set": (ROLE_WEIGHT_SET, "role"),
     "role_quota_set": (ROLE_QUOTA_SET, "role"),
     "master_recovered": (MASTER_RECOVERED, "master"),
+    "priority_class_unknown": (UNKNOWN_PRIORITY_CLASS, "task"),
+    "reported_task_refused": (TASK_REFUSED, "task"),
+    "demand_quarantined": (QUARANTINED, "demand"),
+    "framework_quarantined": (QUARANTINED, "framework"),
+    "agent_quarantined": (QUARANTINED, "agent"),
+    "allocation_failed": (QUARANTINED, "master"),
 }
 
 REASONS: tuple[str, ...] = tuple(dict.fromkeys(reason for reason, _ in KINDS.values()))

@@ -18,6 +18,7 @@ SERVER_MODULES: tuple[str, ...] = (
     "numba",
     "psutil",
     "prometheus_client",
+    "kazoo",
 )
 
 

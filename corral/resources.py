@@ -20,6 +20,10 @@ from corral.pairs import items
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
 # Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
 EPSILON = 1e-9
+# The smallest quantity a task or a demand may ask for (Mesos keeps scalars as fixed point
+# with three decimals). Asking for less but more than nothing is refused: a shape of 1e-300
+# cpus would "fit" 1e300 times on an agent, past what any count can hold.
+GRANULARITY = 0.001
 
 PortRanges = tuple[tuple[int, int], ...]
 
@@ -122,6 +126,14 @@ class Resources:
 
     def scalars(self) -> tuple[float, float, float, float]:
         return (self.cpus, self.mem, self.disk, self.gpus)
+
+    def below_granularity(self) -> list[str]:
+        """The scalars asked for (more than 0) below GRANULARITY, each as ``name value``."""
+        return [
+            f"{name} {value:g}"
+            for name, value in zip(SCALARS, self.scalars(), strict=True)
+            if 0 < value < GRANULARITY
+        ]
 
     def is_empty(self) -> bool:
         return all(v <= EPSILON for v in self.scalars()) and not self.ports

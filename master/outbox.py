@@ -172,7 +172,8 @@ class Outbox:
                             agent_id=c.agent_id,
                             heartbeat_interval_seconds=c.heartbeat_interval,
                             secret=c.secret,
-                        )
+                        ),
+                        epoch=c.epoch,
                     ),
                 )
             )

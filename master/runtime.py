@@ -111,6 +111,13 @@ class OutStream:
         if self.on_fail is not None:
             self.on_fail(reason)
 
+    def drop(self) -> None:
+        """End the stream now, unsent messages dropped (a master that stopped leading)."""
+        self._items.clear()
+        self._sizes.clear()
+        self._bytes = 0
+        self.end()
+
     def end(self) -> None:
         """Make ``messages()`` stop after what is queued."""
         self._ended = True
@@ -279,11 +286,15 @@ class MasterRuntime:
 
     # ----------------------------------------------------------------- tasks
 
-    def start(self) -> None:
+    def start(self, epoch: int = 0) -> None:
         """Start the loops; the core's first event is the registry's content (raises
-        RegistryError if it cannot be read)."""
+        RegistryError if it cannot be read) and the leadership ``epoch`` it acts in."""
         state = self.registry.load()
-        self.submit(ev.Recover(stimulus_id=self.stimulus("recover"), now=self.clock(), state=state))
+        self.submit(
+            ev.Recover(
+                stimulus_id=self.stimulus("recover"), now=self.clock(), state=state, epoch=epoch
+            )
+        )
         loops = {
             "master-core": self._core_loop,
             "master-allocation": self._allocation_loop,
@@ -307,6 +318,15 @@ class MasterRuntime:
         if not self.died.is_set():
             self.death = f"{name}: {exc!r}" if exc is not None else f"{name} returned"
             self.died.set()
+
+    def halt(self) -> None:
+        """Stop acting now, from the loop's own thread: no next loop turn, no offer, no
+        registry write; every stream ends, what it had queued dropped (a leader that lost
+        ZooKeeper, master/ha.py)."""
+        for t in self._tasks:
+            t.cancel()
+        for stream in list(self.framework_streams.values()) + list(self.agent_streams.values()):
+            stream.drop()
 
     async def stop(self) -> None:
         for t in self._tasks:
@@ -576,6 +596,7 @@ class MasterRuntime:
                         stream_id=stream_id,
                         heartbeat_interval_seconds=self.config.framework_heartbeat_interval,
                         master_id=self.master_id,
+                        epoch=self.core.epoch,
                     )
                 )
             )
@@ -594,6 +615,7 @@ class MasterRuntime:
             for fmsg in msgs:
                 for wire, size in outbox.wire(fmsg):
                     stream.put(wire, size)
+        epoch = self.core.epoch
         for conn, amsg in outbox.conn_msgs:
             astream = self.agent_streams.get(conn)
             if astream is None:
@@ -605,12 +627,16 @@ class MasterRuntime:
             if amsg is None:
                 astream.end()
             else:
+                if epoch:
+                    amsg.epoch = epoch
                 astream.put(amsg)
         for agent_id, amsgs in outbox.agent_msgs.items():
             astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))
             if astream is None:
                 continue
             for one, size in zip(amsgs, outbox.agent_sizes[agent_id], strict=True):
+                if epoch:
+                    one.epoch = epoch  # every command carries it: agents fence on it
                 astream.put(one, size)
         for event in outbox.cluster_events:
             if self.recent_events.append(event):

@@ -6,8 +6,10 @@ import asyncio
 import gc
 import json
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from aiohttp import web
@@ -72,16 +74,21 @@ async def start_master(
     http_read_timeout: float = HTTP_READ_TIMEOUT,
     allocator_options: AllocatorOptions | None = None,
     registry: Registry | None = None,
+    *,
+    lead: bool = True,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    http_middlewares: Sequence[Any] = (),
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
-    registry cannot be read."""
+    registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
+    ``runtime.start`` (a standby of a highly available master, master/ha.py)."""
     runtime = MasterRuntime(
         config,
         make_allocator(allocator, options=allocator_options),
         seed=seed,
         registry=registry,
     )
-    server = grpc.aio.server(options=GRPC_OPTIONS)
+    server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors) or None)
     add_servicers(runtime, server)
     try:
         port = server.add_insecure_port(grpc_address)
@@ -90,15 +97,18 @@ async def start_master(
     if port == 0:
         raise OSError(f"cannot listen for gRPC on {grpc_address}")
     grpc_host, _ = _split(grpc_address)
-    runtime.start()  # reads the registry first: a registry that cannot be read stops here
+    if lead:
+        runtime.start()  # reads the registry first: a registry that cannot be read stops here
     await server.start()
     # aiohttp has no header-read timeout of its own; its keep-alive timer does the job. It is
     # armed when a connection opens (aiohttp >= 3.14.5) and after every response, incoming
     # bytes do not reset it, and it closes the connection when it fires while no whole request
     # has arrived; a request being handled is never cut. lingering_time bounds draining a body
     # no handler read (only the roles PUTs read theirs).
+    app = build_app(runtime)
+    app.middlewares.extend(http_middlewares)
     runner = web.AppRunner(
-        build_app(runtime),
+        app,
         access_log=None,
         keepalive_timeout=http_read_timeout,
         lingering_time=http_read_timeout,
@@ -125,6 +135,24 @@ async def start_master(
         registry=runtime.registry.describe(),
     )
     return running
+
+
+def write_ready_file(path: Path | None, master: RunningMaster, **extra: str) -> None:
+    """Tell whoever waits (tests, the load test) where the master listens."""
+    if path is None:
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(
+        json.dumps(
+            {
+                "grpc": master.grpc_address,
+                "http": master.http_address,
+                "master_id": master.runtime.master_id,
+                **extra,
+            }
+        )
+    )
+    tmp.replace(path)
 
 
 async def serve_forever(
@@ -154,18 +182,7 @@ async def serve_forever(
         registry.close()
         raise
     gc.freeze()
-    if ready_file is not None:
-        tmp = ready_file.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "grpc": master.grpc_address,
-                    "http": master.http_address,
-                    "master_id": master.runtime.master_id,
-                }
-            )
-        )
-        tmp.replace(ready_file)
+    write_ready_file(ready_file, master)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -163,17 +163,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run_agents(configs: list[AgentConfig]) -> int:
-    from corral.agent.connection import open_channel
+    from corral.agent.connection import ChannelPool
     from corral.agent.runtime import Agent
+    from corral.frameworks.sdk.detector import make_detector, parse_master
     from corral.logging import get_logger
 
     loop = asyncio.get_running_loop()
-    channels = []
-    if len(configs) > 1:
-        n = math.ceil(len(configs) / AGENTS_PER_CHANNEL)
-        channels = [open_channel(configs[0].master) for _ in range(n)]
+    # One detector (one ZooKeeper session) and one pool for the agents of this process.
+    detector = make_detector(parse_master(configs[0].master))
+    pool = ChannelPool()
     agents = [
-        Agent(cfg, channel=channels[i // AGENTS_PER_CHANNEL] if channels else None)
+        Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
         for i, cfg in enumerate(configs)
     ]
 
@@ -189,6 +189,6 @@ async def _run_agents(configs: list[AgentConfig]) -> int:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-        for channel in channels:
-            await channel.close()
+        await pool.close()
+        await detector.close()
     return max(codes, default=0)

@@ -106,10 +106,41 @@ def register(subparsers: Any) -> None:
     dem.add_argument("--gangs", type=int, default=100, help="of them gangs of 8 (100)")
     dem.add_argument("--ticks", type=positive_int, default=20, help="measured ticks per phase")
     dem.add_argument(
+        "--hostile",
+        type=positive_int,
+        metavar="FRAMEWORKS",
+        help="instead: FRAMEWORKS hostile frameworks, each with --demands demands that fit "
+        "nowhere and all of different shapes, beside running tasks preemption cannot clear "
+        "(master/demand_bench_hostile.py)",
+    )
+    dem.add_argument(
         "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
     )
     dem.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     dem.set_defaults(func=run_demands, needs_server=True)
+
+
+def _run_hostile(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from corral.gc_tuning import tuned_gc
+    from corral.master import demand_bench_hostile
+
+    console = Console()
+    shape = f"{args.agents} agents, {args.hostile} x {args.demands} demands that fit nowhere"
+    with tuned_gc(), console.status(shape):
+        result = demand_bench_hostile.run(
+            args.agents, args.hostile, args.demands, args.ticks, time.process_time, args.allocator
+        )
+    console.print(
+        f"{shape}: allocation tick {result.tick_median_ms:.1f} ms median, "
+        f"{result.tick_max_ms:.1f} ms max (the why-pending scan's tick); state view "
+        f"{result.state_median_ms:.1f} ms; an unrelated framework offered at least "
+        f"{result.offered_unrelated_min} offers a tick (process time, {result.ticks} ticks)"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -289,6 +320,8 @@ def run_demands(args: argparse.Namespace) -> int:
     from corral.gc_tuning import tuned_gc
     from corral.master import demand_bench
 
+    if args.hostile:
+        return _run_hostile(args)
     if not 0 <= args.gangs <= args.demands:
         raise CliError(f"--gangs must be between 0 and --demands ({args.demands})")
     console = Console()

@@ -9,6 +9,7 @@ from corral.frameworks.sdk.argtypes import non_negative_float as non_negative_fl
 from corral.frameworks.sdk.argtypes import non_negative_int as non_negative_int
 from corral.frameworks.sdk.argtypes import positive_float as positive_float
 from corral.frameworks.sdk.argtypes import positive_int as positive_int
+from corral.frameworks.sdk.detector import parse_master, parse_zk_url
 
 DEFAULT_MASTER = "127.0.0.1:5050"
 DEFAULT_HTTP = "127.0.0.1:5080"
@@ -22,11 +23,40 @@ def host_port(text: str) -> str:
     return text
 
 
+def master_spec(text: str) -> str:
+    """argparse type for --master HOST:PORT[,HOST:PORT...] (or a zk:// URL)."""
+    try:
+        parse_master(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
+def zk_spec(text: str) -> str:
+    """argparse type for --zk zk://HOST:PORT[,HOST:PORT...]/PATH."""
+    try:
+        parse_zk_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text.strip()
+
+
 def add_master_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--master",
-        type=host_port,
+        type=master_spec,
         default=DEFAULT_MASTER,
-        metavar="HOST:PORT",
-        help=f"the master's gRPC address (default {DEFAULT_MASTER})",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help=f"the master's gRPC address, or several masters' to find the leader among "
+        f"(default {DEFAULT_MASTER})",
+    )
+    where.add_argument(
+        "--zk",
+        dest="master",
+        type=zk_spec,
+        default=argparse.SUPPRESS,
+        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
+        help="find the leading master in ZooKeeper (the masters' --zk)",
     )

@@ -192,7 +192,15 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
         "Press Ctrl-C to stop." if args.duration is None else f"Stopping in {args.duration:g} s.",
     ]
     scale_at = 20.0 if args.duration is None else args.duration / 2
-    fleet = Fleet(procs, grpc_addr, scale_at, batch_tasks=args.tasks)
+    try:
+        fleet = Fleet(procs, grpc_addr, scale_at, batch_tasks=args.tasks)
+    except (RuntimeError, OSError) as err:
+        raise CliError(f"{err} (logs in {work})") from None
+    header.insert(
+        3,
+        f"  serving API   {fleet.serving_url}/v1/apps   try: corral app list --serving "
+        f"{fleet.serving_url}",
+    )
     live = sys.stdout.isatty()
     if not live:
         print("\n".join(header), flush=True)

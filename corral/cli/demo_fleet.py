@@ -1,9 +1,10 @@
 """What `corral demo` runs: a master, four agents (zones a, b, c and a GPU agent in c) and the
 three frameworks, as real processes on this machine; each framework run is a `corral run`.
 
-- **serving** keeps a small web app up (one `http.server` per instance, spread over zones with
-  max_skew 1, class serving) and doubles it halfway through: with batch holding the cpus by
-  then, the master preempts batch tasks to make room.
+- **serving** is the serving service (`corral serving serve`): the demo creates a small web
+  app through its HTTP API (one `http.server` per instance, spread over zones with max_skew 1,
+  class serving) and scales it to double halfway through: with batch holding the cpus by then,
+  the master preempts batch tasks to make room.
 - **batch** runs waves of short tasks (class batch) back to back, each a new `corral run batch`.
 - **gang** trains a 2-worker model on the GPU agent (a gang demand: both or neither), again
   and again.
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,12 +177,16 @@ class Fleet:
         self, procs: Processes, master: str, scale_at: float, batch_tasks: int = 24
     ) -> None:
         self.procs, self.master, self.scale_at = procs, master, scale_at
-        self.app = procs.work / "web.json"
-        self.app.write_text(json.dumps(serving_app(SERVING_INSTANCES), indent=2))
         self.serving_wanted = SERVING_INSTANCES
+        ready = procs.work / "serving.json"
+        ready.unlink(missing_ok=True)
         self.serving = procs.spawn(
-            "serving", "run", "serving", "--master", master, "--config", str(self.app)
+            "serving",
+            *("serving", "serve", "--master", master, "--listen", "127.0.0.1:0"),
+            *("--state", str(procs.work / "serving-state"), "--ready-file", str(ready)),
         )
+        self.serving_url = "http://" + _ready(ready, self.serving)["http"]
+        self._serving_call("PUT", "/v1/apps/web", serving_app(SERVING_INSTANCES))
         self.batch = Runs(
             "batch",
             (
@@ -207,10 +213,31 @@ class Fleet:
         if not self.scaled and time.monotonic() - self.began >= self.scale_at:
             self.scaled = True
             self.serving_wanted = 2 * SERVING_INSTANCES
-            app = serving_app(self.serving_wanted)
-            tmp = self.app.with_suffix(".tmp")
-            tmp.write_text(json.dumps(app, indent=2))
-            tmp.replace(self.app)  # the framework re-reads a changed file (docs/frameworks.md)
+            self._serving_call("PUT", "/v1/apps/web/scale", {"instances": self.serving_wanted})
 
     def serving_failed(self) -> bool:
         return self.serving.poll() is not None
+
+    def _serving_call(self, method: str, path: str, body: object) -> None:
+        request = urllib.request.Request(
+            self.serving_url + path,
+            data=json.dumps(body).encode(),
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            response.read()
+
+
+def _ready(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, str]:
+    """The serving service's ready file, once it is written (it opens its API after taking
+    the store's lock and its apps back: a fresh store, so at once)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            data: dict[str, str] = json.loads(path.read_text())
+            return data
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise RuntimeError(f"the serving service did not start (see {path.parent / 'serving.log'})")

@@ -18,7 +18,7 @@ from typing import Any
 from corral import events as cluster_events
 from corral.cli.common import add_master_arg, positive_float
 from corral.cli.errors import CliError
-from corral.cli.operator_client import call_operator
+from corral.cli.operator_client import call_leader
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import operator_pb2
 
@@ -76,7 +76,8 @@ def _key(e: operator_pb2.ClusterEvent) -> tuple[float, str, str, str, str]:
 
 def run(args: argparse.Namespace) -> int:
     args.reason = args.reason or ""
-    got: operator_pb2.ClusterEvents = call_operator(
+    got: operator_pb2.ClusterEvents
+    got, leader = call_leader(
         args.master,
         "GetEvents",
         operator_pb2.GetEventsRequest(reason=args.reason),
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             print("(no events" + (f" of reason {args.reason})" if args.reason else ")"))
         return 0
     seen = {_key(e) for e in got.events}
-    _follow(args, seen)
+    _follow(args, leader, seen)
     return 0
 
 
@@ -100,13 +101,15 @@ def _show(e: operator_pb2.ClusterEvent, output: str) -> None:
     print(json.dumps(record(e)) if output == "json" else line(e), flush=True)
 
 
-def _follow(args: argparse.Namespace, seen: set[tuple[float, str, str, str, str]]) -> None:
+def _follow(
+    args: argparse.Namespace, leader: str, seen: set[tuple[float, str, str, str, str]]
+) -> None:
     import grpc
 
     from corral.v1 import operator_pb2_grpc
 
     options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-    with grpc.insecure_channel(args.master, options=options) as channel:
+    with grpc.insecure_channel(leader, options=options) as channel:
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         try:
             for e in stub.Watch(operator_pb2.WatchRequest(reason=args.reason)):
@@ -115,6 +118,6 @@ def _follow(args: argparse.Namespace, seen: set[tuple[float, str, str, str, str]
                 _show(e, args.output)
         except grpc.RpcError as exc:
             detail = exc.details() if hasattr(exc, "details") else str(exc)
-            raise CliError(f"master at {args.master}: {detail}") from None
+            raise CliError(f"master at {leader}: {detail}") from None
         except BrokenPipeError:  # `corral events -f | head`
             sys.stderr.close()

@@ -97,6 +97,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --master: its HTTP address, for /metrics (master-side figures)",
     )
     p.add_argument(
+        "--masters",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="start N masters in a ZooKeeper election (a local ZooKeeper from Debian's "
+        "zookeeper package is started for them; implies --registry zookeeper)",
+    )
+    p.add_argument(
+        "--registry",
+        choices=("memory", "sqlite", "zookeeper"),
+        default=None,
+        help="where the started masters keep their registry (default memory; zookeeper with "
+        "--masters > 1)",
+    )
+    p.add_argument(
+        "--kill-leader-at",
+        type=positive_float,
+        default=None,
+        metavar="S",
+        help="kill -9 the leading master S seconds after the frameworks start, and print the "
+        "failover time (the new leader's first offers); needs --masters 2 or more",
+    )
+    p.add_argument(
         "--agent-processes",
         type=positive_int,
         default=None,
@@ -146,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
             agent_processes=args.agent_processes or 0,
             framework_processes=args.framework_processes or 0,
             seed=args.seed,
+            masters=args.masters,
+            registry=args.registry or ("zookeeper" if args.masters > 1 else "memory"),
+            kill_leader_at=args.kill_leader_at,
         )
     except OptionError as exc:
         raise CliError(str(exc), exit_code=2) from None

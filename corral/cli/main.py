@@ -25,6 +25,8 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.master_cmd",
     "corral.cli.agent_cmd",
     "corral.cli.run_cmd",
+    "corral.cli.serving_cmd",
+    "corral.cli.app_cmd",
     "corral.cli.get_cmd",
     "corral.cli.set_cmd",
     "corral.cli.demo_cmd",

@@ -19,11 +19,21 @@ from corral.cli.common import (
 )
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
+from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
 
 MIB = 1024 * 1024
+
+
+def zk_url(text: str) -> str:
+    """argparse type for zk://HOST:PORT[,HOST:PORT...]/PATH (a bad one: exit 2)."""
+    try:
+        parse_zk_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,6 +94,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="keep the registry (admitted agents, frameworks, operators' weights and quotas) in "
         "DIR/registry.db, so a restarted master remembers them (default: none; a master "
         "without one forgets everything when it stops)",
+    )
+    ha = p.add_argument_group("high availability (docs/operations.md, 'Highly available masters')")
+    ha.add_argument(
+        "--zk",
+        type=zk_url,
+        default=None,
+        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
+        help="join the masters' leader election in ZooKeeper under PATH and keep the registry "
+        "there (PATH-registry), shared by every master; instead of --work-dir",
+    )
+    ha.add_argument(
+        "--zk-session-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="the ZooKeeper session: a leader that dies is replaced this long after (at "
+        "least 2 ticks of the server's tickTime; default 10)",
+    )
+    ha.add_argument(
+        "--zk-registry",
+        default="",
+        metavar="PATH",
+        help="where in ZooKeeper the registry lives (default: the --zk path + '-registry')",
+    )
+    ha.add_argument(
+        "--advertise-host",
+        default="",
+        metavar="HOST",
+        help="the host other masters, agents and frameworks reach this master at (default: "
+        "the --grpc host, or this host's name when it listens on 0.0.0.0)",
     )
     p.add_argument(
         "--agent-reregister-timeout",
@@ -363,6 +403,7 @@ def config_from_args(
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
+    from corral.master.ha import HaOptions, serve_ha
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
@@ -379,11 +420,44 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
-    for what, address in (("gRPC", args.grpc), ("HTTP", args.http)):
-        # Before anything starts: no gRPC log line, no recovery logged, then the error.
-        why = cannot_listen(address)
-        if why is not None:
-            raise CliError(f"cannot start: cannot listen for {what} on {address}: {why}")
+    if args.zk is not None:
+        if args.work_dir is not None:
+            raise CliError(
+                "--zk keeps the registry in ZooKeeper, shared by the masters: drop --work-dir",
+                exit_code=2,
+            )
+        hosts, path = parse_zk_url(args.zk)
+        if args.zk_registry and (
+            not args.zk_registry.startswith("/") or args.zk_registry.rstrip("/") == path
+        ):
+            raise CliError(
+                f"--zk-registry must be an absolute path other than the election's {path}, "
+                f"got {args.zk_registry!r}",
+                exit_code=2,
+            )
+        ha = HaOptions(
+            zk_hosts=hosts,
+            zk_path=path,
+            session_timeout=args.zk_session_timeout,
+            registry_path=args.zk_registry.rstrip("/"),
+            advertise_host=args.advertise_host,
+        )
+        _check_ports(args)
+        try:
+            return asyncio.run(
+                serve_ha(
+                    config,
+                    args.grpc,
+                    args.http,
+                    args.allocator,
+                    args.ready_file,
+                    ha,
+                    allocator_options=allocator_options,
+                )
+            )
+        except (OSError, RegistryError) as exc:
+            raise CliError(f"cannot start: {exc}") from None
+    _check_ports(args)
     try:
         return asyncio.run(
             serve_forever(
@@ -398,3 +472,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except (OSError, RegistryError) as exc:
         raise CliError(f"cannot start: {exc}") from None
+
+
+def _check_ports(args: argparse.Namespace) -> None:
+    """Before anything starts: a taken port is one line (not gRPC's log line first, nor the
+    start-up logs of a master that then stops)."""
+    for what, address in (("gRPC", args.grpc), ("HTTP", args.http)):
+        why = cannot_listen(address)
+        if why is not None:
+            raise CliError(f"cannot start: cannot listen for {what} on {address}: {why}")

@@ -33,6 +33,12 @@ class LoadTestOptions:
     agent_processes: int = 0  # 0: one per AGENTS_PER_PROCESS agents
     framework_processes: int = 0  # 0: one per FRAMEWORKS_PER_PROCESS frameworks
     seed: int = 0
+    # Masters started: more than one join a ZooKeeper election (one is started for them).
+    masters: int = 1
+    # Where the started masters keep their registry: memory, sqlite (a --work-dir) or zookeeper
+    # (implied by masters > 1).
+    registry: str = "memory"
+    kill_leader_at: float | None = None  # seconds after the frameworks start: kill -9 the leader
     # The drain ends when no launched task has ended for this long (0: task_seconds * 2 + 15)
     # or after DRAIN_LIMIT seconds in all; what has not ended then counts as lost.
     drain_timeout: float = 0.0
@@ -55,6 +61,25 @@ class LoadTestOptions:
             raise OptionError(f"--warmup must be a number >= 0, got {self.warmup}")
         if self.mode not in ("launch", "decline"):
             raise OptionError(f"--mode must be launch or decline, got {self.mode!r}")
+        if self.masters < 1:
+            raise OptionError(f"--masters must be at least 1, got {self.masters}")
+        if self.registry not in ("memory", "sqlite", "zookeeper"):
+            raise OptionError(
+                f"--registry must be memory, sqlite or zookeeper, got {self.registry!r}"
+            )
+        if self.masters > 1 and self.registry != "zookeeper":
+            raise OptionError("--masters > 1 share their registry: it takes --registry zookeeper")
+        if self.master is not None and (self.masters > 1 or self.registry != "memory"):
+            raise OptionError("--masters and --registry apply to masters the load test starts")
+        if self.kill_leader_at is not None:
+            if self.masters < 2:
+                raise OptionError("--kill-leader-at needs --masters 2 or more")
+            end = self.warmup + self.duration
+            if not (math.isfinite(self.kill_leader_at) and 0 < self.kill_leader_at < end):
+                raise OptionError(
+                    f"--kill-leader-at must be within the run (0 to {end:g} s), "
+                    f"got {self.kill_leader_at}"
+                )
         if self.agent_processes < 0 or self.agent_processes > self.agents:
             raise OptionError(
                 f"--agent-processes must be between 1 and --agents, got {self.agent_processes}"

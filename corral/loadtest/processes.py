@@ -64,6 +64,13 @@ class ProcessGroup:
         self.children.append(child)
         return child
 
+    async def kill(self, child: Child) -> None:
+        """SIGKILL ``child`` (a fault the test injects) and stop watching it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        await child.process.wait()
+        self.children.remove(child)
+
     def check_alive(self) -> None:
         for child in self.children:
             code = child.process.returncode
@@ -76,10 +83,13 @@ class ProcessGroup:
         launch_pacing: bool,
         launch_latency_target: float,
         timeout: float = 60.0,
+        *,
+        name: str = "master",
+        extra: tuple[str, ...] = (),
     ) -> tuple[Child, str, str]:
-        ready = self.work_dir / "master-ready.json"
+        ready = self.work_dir / f"{name}-ready.json"
         child = await self.spawn(
-            "master",
+            name,
             (
                 *CORRAL,
                 "master",
@@ -92,6 +102,7 @@ class ProcessGroup:
                 *("--log-level", "warning"),
                 *("--launch-latency-target", f"{launch_latency_target:g}"),
                 *(() if launch_pacing else ("--no-launch-pacing",)),
+                *extra,
             ),
         )
         loop = asyncio.get_running_loop()
@@ -135,6 +146,7 @@ class ProcessGroup:
         task_seconds: float,
         drain: float,
         seed: int,
+        failover_timeout: float = 1.0,
     ) -> list[Child]:
         out = []
         for i, n in enumerate(counts):
@@ -151,6 +163,7 @@ class ProcessGroup:
                         *("--seed", str(seed * 1000 + i)),
                         *("--drain-timeout", f"{drain:g}"),
                         *("--drain-limit", f"{LoadTestOptions.DRAIN_LIMIT:g}"),
+                        *("--failover-timeout", f"{failover_timeout:g}"),
                     ),
                     pipe_stdout=True,
                 )

@@ -115,5 +115,11 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
             "them with the master, so these figures are bounded by this machine "
             "(docs/performance.md, 'What bounds a load test on this machine')"
         )
+    failover = f.get("failover")
+    if failover:
+        console.print(
+            f"failover: {failover['killed']} killed, {failover['new_leader']} offered after "
+            f"{failover['failover_seconds']} s (led after {failover['elected_seconds']} s)"
+        )
     for e in f["errors"][:10]:
         console.print(f"[red]error[/red]: {e}")

@@ -19,6 +19,7 @@ from rich.live import Live
 
 from corral.loadtest import report, scrape
 from corral.loadtest.collect import Collector, MachineTimes, MasterSample, figures
+from corral.loadtest.masters import Masters, describe, kill_leader, start_masters
 from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
 
@@ -167,6 +168,19 @@ def _live_status(c: Collector, pid_sample: MasterSample | None) -> dict[str, Any
     }
 
 
+async def _kill_leader_at(
+    at: float, group: ProcessGroup, masters: Masters, sampler: _Sampler, console: Console
+) -> dict[str, object]:
+    """kill -9 the leader at ``at`` (wall clock); the sampler follows the new leader."""
+    await asyncio.sleep(max(0.0, at - time.time()))
+    # The master-side figures stop at the kill: the new leader's counters start from zero.
+    sampler.proc = None
+    sampler.http = None
+    result = await kill_leader(group, masters)
+    console.log(describe(result))
+    return result
+
+
 async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[str, Any], Any]:
     """Run the test; returns the figures and the per-second series (for the plot)."""
     work_dir = Path(tempfile.mkdtemp(prefix="corral-loadtest-"))
@@ -174,18 +188,15 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
     collector = Collector()
     readers: list[asyncio.Task[None]] = []
     errors: list[str] = []
+    masters: Masters | None = None
     ok = False
     try:
         async with aiohttp.ClientSession() as session:
             master_pid: int | None = None
             if opts.master is None:
-                child, master, http = await group.start_master(
-                    opts.allocation_interval,
-                    opts.launch_pacing,
-                    launch_latency_target=opts.launch_latency_target,
-                )
-                master_pid = child.pid
-                http_addr: str | None = http
+                masters = await start_masters(group, opts)
+                master, master_pid = masters.spec, masters.pid
+                http_addr: str | None = masters.http
             else:
                 master, http_addr = opts.master, opts.master_http
             baseline = 0
@@ -213,6 +224,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 opts.task_seconds,
                 opts.drain_seconds,
                 opts.seed,
+                failover_timeout=60.0 if opts.masters > 1 else 1.0,
             )
             ready: list[int] = []
             readers = [asyncio.create_task(_read_worker(w, collector, ready)) for w in workers]
@@ -226,6 +238,11 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                     others.setdefault(kind, []).append(c.pid)
             sampler = _Sampler(session, http_addr, master_pid, others)
             await sampler.sample(collector)
+            failover: asyncio.Task[dict[str, object]] | None = None
+            if opts.kill_leader_at is not None and masters is not None:
+                failover = asyncio.create_task(
+                    _kill_leader_at(start + opts.kill_leader_at, group, masters, sampler, console)
+                )
             live = Live(console=console, refresh_per_second=2, transient=False)
             with live if console.is_terminal else contextlib.nullcontext():
                 step = 0
@@ -268,6 +285,8 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 errors.append(f"{len(workers) - collector.finals} workers sent no final report")
                 collector.unterminated += collector.pending()
             result = figures(collector, w0, w1, opts.parameters(), errors)
+            if failover is not None:
+                result["failover"] = await failover
             ok = True
             return result, collector.series(start, max(time.time(), w1))
     except ProcessFailed as exc:
@@ -276,6 +295,8 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
         for r in readers:
             r.cancel()
         await group.close()
+        if masters is not None:
+            masters.close()
         if ok:
             shutil.rmtree(work_dir, ignore_errors=True)
         else:

@@ -42,20 +42,22 @@ class StatusUpdates(_message.Message):
     def __init__(self, statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ...) -> None: ...
 
 class MasterMessage(_message.Message):
-    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval")
+    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval", "epoch")
     REGISTERED_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_TASKS_FIELD_NUMBER: _ClassVar[int]
     KILL_TASKS_FIELD_NUMBER: _ClassVar[int]
     ACKNOWLEDGEMENTS_FIELD_NUMBER: _ClassVar[int]
     SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     registered: Registered
     launch_tasks: LaunchTasks
     kill_tasks: KillTasks
     acknowledgements: StatusAcknowledgements
     shutdown: Shutdown
     heartbeat_interval: HeartbeatInterval
-    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ...) -> None: ...
+    epoch: int
+    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Registered(_message.Message):
     __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret")

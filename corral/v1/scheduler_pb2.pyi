@@ -204,16 +204,18 @@ class Event(_message.Message):
     def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
 
 class Subscribed(_message.Message):
-    __slots__ = ("framework_id", "stream_id", "heartbeat_interval_seconds", "master_id")
+    __slots__ = ("framework_id", "stream_id", "heartbeat_interval_seconds", "master_id", "epoch")
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     STREAM_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    EPOCH_FIELD_NUMBER: _ClassVar[int]
     framework_id: str
     stream_id: str
     heartbeat_interval_seconds: float
     master_id: str
-    def __init__(self, framework_id: _Optional[str] = ..., stream_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., master_id: _Optional[str] = ...) -> None: ...
+    epoch: int
+    def __init__(self, framework_id: _Optional[str] = ..., stream_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., master_id: _Optional[str] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Offers(_message.Message):
     __slots__ = ("offers",)

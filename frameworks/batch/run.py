@@ -4,7 +4,7 @@ The run ends one of four ways, each with its summary: every task ended (torn dow
 refused the job's demand for good (torn down, the refusal raised); SIGINT or SIGTERM (torn down,
 its live tasks killed, or with ``keep_running`` left to the master to fail over); tasks waited
 ``give_up_after`` seconds with none launched or ended (torn down). While tasks wait on the
-master, the master's reason is asked every ``check_every`` seconds (``driver.explain()``).
+master, the master's reason is asked every ``check_every`` seconds (``sdk.why_pending``).
 """
 
 from __future__ import annotations
@@ -105,10 +105,15 @@ async def run_job(
 
 
 async def _why_waiting(driver: sdk.Driver) -> str:
+    """The master's why-pending for each unmet demand, as one line."""
     try:
-        return (await driver.explain()).why_pending()
+        # The master of the driver's connection: with several (HA), the leader it follows.
+        pending = await sdk.why_pending(driver.address or driver.master, driver.framework_id)
     except sdk.CallError as err:  # the master is away: say so, and ask again next time
         return f"the master did not say why ({err.code.name}: {err.message})"
+    if not pending:
+        return "no demand is pending at the master"
+    return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
 
 
 def _leaving(batch: BatchScheduler, keep_running: bool) -> str:

@@ -114,10 +114,15 @@ def _with_result(summary: dict[str, Any], directory: Path) -> dict[str, Any]:
 
 
 async def _why_waiting(driver: sdk.Driver) -> str:
+    """The master's why-pending for each unmet demand, as one line."""
     try:
-        return (await driver.explain()).why_pending()
+        # The master of the driver's connection: with several (HA), the leader it follows.
+        pending = await sdk.why_pending(driver.address or driver.master, driver.framework_id)
     except sdk.CallError as err:  # the master is away: say so, and ask again next time
         return f"the master did not say why ({err.code.name}: {err.message})"
+    if not pending:
+        return "no demand is pending at the master"
+    return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
 
 
 def _leaving(gang: GangScheduler, keep_running: bool) -> str:

@@ -70,7 +70,7 @@ async def run(args: argparse.Namespace) -> int:
         drivers: list[sdk.Driver] = []
 
         async def connect(i: int, s: LoadScheduler) -> None:
-            info = sdk.FrameworkInfo(name=s.name, role="*", failover_timeout=1.0)
+            info = sdk.FrameworkInfo(name=s.name, role="*", failover_timeout=args.failover_timeout)
             d = sdk.Driver(s, info, args.master, connect_timeout=120, seed=args.seed + i)
             drivers.append(await stack.enter_async_context(d))
 
@@ -165,6 +165,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--task-mem", type=float, default=128.0)
     p.add_argument("--name", default="load")
     p.add_argument("--seed", type=int, default=0)
+    # Short by default (a finished run's frameworks go at once); a run that kills the leader
+    # gives them the failover's length to come back.
+    p.add_argument("--failover-timeout", type=float, default=1.0)
     p.add_argument("--report-interval", type=float, default=0.5)
     p.add_argument("--drain-timeout", type=float, default=30.0, help="seconds without progress")
     p.add_argument("--drain-limit", type=float, default=600.0, help="seconds in all")

@@ -23,7 +23,7 @@ from corral.frameworks.sdk.events import (
     SubscribedEvent,
     UpdateEvent,
 )
-from corral.frameworks.sdk.explain import Explanation, PendingDemand
+from corral.frameworks.sdk.explain import PendingDemand, why_pending
 from corral.frameworks.sdk.logs import configure_logging
 from corral.frameworks.sdk.offers import OfferPacker, fits, how_many_fit, place_gang
 from corral.frameworks.sdk.placement import (
@@ -66,7 +66,6 @@ __all__ = [
     "DriverError",
     "DriverEvent",
     "ErrorEvent",
-    "Explanation",
     "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",
@@ -106,4 +105,5 @@ __all__ = [
     "task",
     "view",
     "where",
+    "why_pending",
 ]

@@ -11,6 +11,7 @@ reading, and gRPC flow control pushes back to the master: memory stays bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import random
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
@@ -20,13 +21,12 @@ from typing import Any, Final
 
 import grpc
 
-from corral.frameworks.sdk import explain
 from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
 from corral.frameworks.sdk.demands import Demand
+from corral.frameworks.sdk.detector import MasterDetector, leader_hint, make_detector, parse_master
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from corral.frameworks.sdk.events import DriverEvent, EventChannel
-from corral.frameworks.sdk.explain import Explanation
 from corral.frameworks.sdk.logs import ensure_configured, get_logger
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
@@ -122,6 +122,11 @@ class Driver:
             raise ValueError("event_queue_size must be >= 1")
         ensure_configured()
         self.master = master
+        # HOST:PORT, a list of masters, or zk://...: ValueError here for a malformed one.
+        self._spec = parse_master(master)
+        self._detector: MasterDetector | None = None  # made on entering (a zk one connects)
+        self.address = ""  # the master of the current connection
+        self._epoch = 0  # the highest leadership epoch subscribed under (fencing)
         self._info = FrameworkInfo()
         self._info.CopyFrom(framework_info)
         self._connect_timeout = connect_timeout
@@ -276,6 +281,9 @@ class Driver:
         await asyncio.gather(*tasks, return_exceptions=True)
         if current is not reader:
             await self._close_channel()
+            detector, self._detector = self._detector, None
+            if detector is not None:
+                await detector.close()
 
     async def _close_channel(self) -> None:
         calls, self._calls = self._calls, None
@@ -314,7 +322,15 @@ class Driver:
             log.info(
                 "reconnecting", master=self.master, delay=round(delay, 2), error=self._last_error
             )
-            await asyncio.sleep(delay)
+            detector = self._detector
+            if detector is None or not self.address:
+                await asyncio.sleep(delay)
+                continue
+            # A new leader cuts the wait short: backing off from a dead one is no reason to be
+            # late to its successor.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await detector.changed(self.address)
 
     async def _read_stream(self) -> tuple[bool, bool]:
         """One connection: subscribe and queue its events until it fails.
@@ -324,7 +340,11 @@ class Driver:
         # The previous connection's channel stays open until now, so a call that was in flight
         # when its stream ended (a teardown, typically) gets its answer.
         await self._close_channel()
-        channel = grpc.aio.insecure_channel(self.master, options=list(self._options.items()))
+        if self._detector is None:
+            self._detector = make_detector(self._spec)
+        detector = self._detector
+        address = self.address = await detector.leader()
+        channel = grpc.aio.insecure_channel(address, options=list(self._options.items()))
         self._channel = channel
         stub = SchedulerStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
         info = FrameworkInfo()
@@ -333,6 +353,12 @@ class Driver:
         call = stub.Subscribe(SubscribeRequest(framework_info=info))
         timeout: float | None = self._call_timeout  # until SUBSCRIBED arrives
         subscribed = False
+
+        async def follow_leader() -> None:
+            await detector.changed(address)
+            call.cancel()
+
+        follower = asyncio.create_task(follow_leader(), name="sdk-leader-follower")
         try:
             while True:
                 try:
@@ -358,6 +384,14 @@ class Driver:
                 kind = event.WhichOneof("event")
                 if kind == "subscribed":
                     sub = event.subscribed
+                    if sub.epoch < self._epoch:
+                        self._last_error = (
+                            f"refused the subscription of {address}: its epoch {sub.epoch} is "
+                            f"below {self._epoch}, a deposed master's"
+                        )
+                        detector.failed(address)
+                        return False, False
+                    self._epoch = sub.epoch
                     self._framework_id = sub.framework_id
                     self._stream_id = sub.stream_id
                     self._master_id = sub.master_id
@@ -368,7 +402,7 @@ class Driver:
                     timeout = interval * self._missed_heartbeats if interval > 0 else None
                     subscribed = True
                     self._first_subscribed.set()
-                    log.info("subscribed", master=self.master, framework_id=sub.framework_id)
+                    log.info("subscribed", master=address, framework_id=sub.framework_id)
                 elif kind == "heartbeat":
                     continue
                 await self._queue.put(event)
@@ -379,8 +413,20 @@ class Driver:
             self._last_error = f"{code.name}: {details}"
             if code in _FATAL_CODES:
                 raise CallError("Subscribe", code, details) from None
+            hint = leader_hint(err)
+            if hint:
+                detector.redirected(hint)
+            elif not subscribed:
+                detector.failed(address)
+            return subscribed, False
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not follower.done() or (task is not None and task.cancelling()):
+                raise
+            self._last_error = f"the leading master is no longer {address}"
             return subscribed, False
         finally:
+            follower.cancel()
             self._stub = None
             call.cancel()
             if subscribed and not self._done.is_set():
@@ -633,15 +679,6 @@ class Driver:
             tasks=[ReconcileTask(task_id=t, agent_id=a) for t, a in tasks],
         )
         await self._unary("Reconcile", request)
-
-    async def explain(self) -> Explanation:
-        """Why the master has not placed what this framework asked for (Operator ``Explain``
-        for this framework): each pending demand with the master's reason. ``CallError`` if the
-        master refuses or cannot be reached."""
-        channel = self._channel
-        if channel is None or self._stub is None:
-            raise NotSubscribedError("Explain")
-        return await explain.ask(channel, self._framework_id, self._call_timeout)
 
     async def teardown(self) -> None:
         """End the framework for good: the master kills its tasks and forgets it. The driver

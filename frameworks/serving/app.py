@@ -39,6 +39,21 @@ class HealthCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadinessCheck:
+    """Whether an instance should receive traffic, and so whether a deployment step may go on:
+    the same probes as ``HealthCheck``, every ``interval`` seconds, each within ``timeout``. A
+    failing readiness check takes the instance out of the app's endpoints and never kills it
+    (that is the health check's job). Until its first success an instance is not ready."""
+
+    protocol: Protocol = "HTTP"
+    path: str = "/"
+    port_index: int = 0
+    command: str = ""
+    interval: float = 5.0
+    timeout: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
 class BackoffSpec:
     """Delay before launching again after an instance failed: ``initial`` seconds, times
     ``factor`` per failure in a row, at most ``max``; reset once an instance has stayed up
@@ -58,6 +73,11 @@ class Upgrade:
 
     minimum_health_capacity: float = 1.0
     maximum_over_capacity: float = 1.0
+    # The serving service's deployments (docs/frameworks.md): a deployment fails after this
+    # many instances of its version failed (ended on their own or unhealthy; 0: never), or
+    # after this many seconds without progress (Kubernetes' progressDeadlineSeconds).
+    failure_threshold: int = 3
+    progress_deadline: float = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +97,24 @@ class AppSpec:
     spread: sdk.Spread | None = None
     tolerations: tuple[sdk.Toleration, ...] = ()
     health_check: HealthCheck | None = None
+    readiness_check: ReadinessCheck | None = None
     backoff: BackoffSpec = BackoffSpec()
     upgrade: Upgrade = Upgrade()
     kill_grace_period: float | None = None
     # How long an instance "runs" on agents started with --simulate (ignored by real agents).
     simulate_seconds: float = 86400.0
+    # Not part of the app's JSON: the serving service counts `restart`s here, so a restart
+    # makes a new version with nothing of the app changed (Marathon's restart does the same).
+    restart_generation: int = 0
 
     @property
     def version(self) -> str:
         """What makes an instance out of date: a change here means a rolling restart."""
         shape = [self.cpus, self.mem, self.disk, self.gpus, self.ports]
-        what = json.dumps([self.command, sorted(self.env.items()), shape])
+        parts: list[object] = [self.command, sorted(self.env.items()), shape]
+        if self.restart_generation:
+            parts.append(self.restart_generation)
+        what = json.dumps(parts)
         return hashlib.sha256(what.encode()).hexdigest()[:8]
 
     def demand(self, count: int) -> sdk.Demand:
@@ -141,6 +168,9 @@ class AppSpec:
             spread=_spread(d["spread"]) if d.get("spread") is not None else None,
             tolerations=_tolerations(d.get("tolerations", [])),
             health_check=_health(d["health_check"]) if d.get("health_check") else None,
+            readiness_check=(
+                _readiness(d["readiness_check"]) if d.get("readiness_check") else None
+            ),
             backoff=_backoff(d.get("backoff", {})),
             upgrade=_upgrade(d.get("upgrade", {})),
             kill_grace_period=(
@@ -158,7 +188,49 @@ class AppSpec:
                 f"health_check.port_index: {hc.port_index} needs ports >= {hc.port_index + 1} "
                 f"(the app asks for {spec.ports})"
             )
+        rc = spec.readiness_check
+        if rc is not None and rc.protocol != "COMMAND" and rc.port_index >= spec.ports:
+            raise AppError(
+                f"readiness_check.port_index: {rc.port_index} needs ports >= {rc.port_index + 1} "
+                f"(the app asks for {spec.ports})"
+            )
         return spec
+
+    def to_json(self) -> dict[str, Any]:
+        """The app as ``from_json`` reads it (``from_json(spec.to_json()) == spec``), every
+        field spelled out: what the serving service stores and shows."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "command": self.command,
+            "instances": self.instances,
+            "cpus": self.cpus,
+            "mem": self.mem,
+            "disk": self.disk,
+            "gpus": self.gpus,
+            "ports": self.ports,
+            "priority_class": self.priority_class,
+            "role": self.role,
+            "env": dict(self.env),
+            "constraints": [
+                [r.field, r.operator, r.value] if r.value else [r.field, r.operator]
+                for r in self.constraints
+            ],
+            "spread": None,
+            "tolerations": [_toleration_json(t) for t in self.tolerations],
+            "health_check": _dataclass_json(self.health_check),
+            "readiness_check": _dataclass_json(self.readiness_check),
+            "backoff": _dataclass_json(self.backoff),
+            "upgrade": _dataclass_json(self.upgrade),
+            "kill_grace_period": self.kill_grace_period,
+            "simulate_seconds": self.simulate_seconds,
+        }
+        if self.spread is not None:
+            out["spread"] = {
+                "topology_key": self.spread.topology_key,
+                "max_skew": self.spread.max_skew,
+                "when_unsatisfiable": self.spread.when_unsatisfiable,
+            }
+        return out
 
 
 _APP_KEYS = {
@@ -177,11 +249,27 @@ _APP_KEYS = {
     "spread",
     "tolerations",
     "health_check",
+    "readiness_check",
     "backoff",
     "upgrade",
     "kill_grace_period",
     "simulate_seconds",
 }
+
+
+def _dataclass_json(value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    return {name: getattr(value, name) for name in value.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+def _toleration_json(t: sdk.Toleration) -> dict[str, Any]:
+    out: dict[str, Any] = {"key": t.key, "operator": "Exists" if t.any_value else "Equal"}
+    if not t.any_value:
+        out["value"] = t.value
+    if t.effect is not None:
+        out["effect"] = t.effect
+    return out
 
 
 def _object(value: object, where: str) -> dict[str, Any]:
@@ -313,6 +401,27 @@ def _health(value: object) -> HealthCheck:
     )
 
 
+def _readiness(value: object) -> ReadinessCheck:
+    d = _object(value, "readiness_check")
+    _known(d, "readiness_check", set(ReadinessCheck.__dataclass_fields__))
+    protocol = d.get("protocol", "HTTP")
+    if protocol not in ("HTTP", "TCP", "COMMAND"):
+        raise AppError(f"readiness_check.protocol: must be HTTP, TCP or COMMAND, got {protocol!r}")
+    if protocol == "COMMAND":
+        _text(d.get("command"), "readiness_check.command")
+    path = d.get("path", "/")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise AppError(f"readiness_check.path: must start with '/', got {path!r}")
+    return ReadinessCheck(
+        protocol=protocol,
+        path=path,
+        port_index=_int(d.get("port_index", 0), "readiness_check.port_index", 0),
+        command=str(d.get("command", "")),
+        interval=_positive(d.get("interval", 5), "readiness_check.interval"),
+        timeout=_positive(d.get("timeout", 2), "readiness_check.timeout"),
+    )
+
+
 def _backoff(value: object) -> BackoffSpec:
     d = _object(value, "backoff")
     _known(d, "backoff", set(BackoffSpec.__dataclass_fields__))
@@ -337,6 +446,8 @@ def _upgrade(value: object) -> Upgrade:
         maximum_over_capacity=_num(
             d.get("maximum_over_capacity", 1), "upgrade.maximum_over_capacity"
         ),
+        failure_threshold=_int(d.get("failure_threshold", 3), "upgrade.failure_threshold", 0),
+        progress_deadline=_positive(d.get("progress_deadline", 600), "upgrade.progress_deadline"),
     )
     if u.minimum_health_capacity > 1 or u.maximum_over_capacity > 1:
         raise AppError("upgrade: minimum_health_capacity and maximum_over_capacity are within 0..1")

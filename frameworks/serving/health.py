@@ -15,10 +15,10 @@ import contextlib
 import os
 import signal
 
-from corral.frameworks.serving.app import HealthCheck
+from corral.frameworks.serving.app import HealthCheck, ReadinessCheck
 
 
-async def check(hc: HealthCheck, host: str, ports: list[int]) -> tuple[bool, str]:
+async def check(hc: HealthCheck | ReadinessCheck, host: str, ports: list[int]) -> tuple[bool, str]:
     """One check within ``hc.timeout``: (healthy, why not)."""
     try:
         async with asyncio.timeout(hc.timeout):

@@ -31,6 +31,8 @@ class Instance:
     running_since: float | None = None
     healthy: bool | None = None  # None: not checked yet (or no check)
     healthy_since: float | None = None
+    ready: bool | None = None  # None: no readiness check passed or failed yet
+    why_unhealthy: str = ""  # the last failed health check's reason
     kill_reason: KillReason = ""
 
     @property
@@ -50,6 +52,18 @@ class Counts:
     pending: int
     staging: int
     old: int  # live instances of an earlier version (a rolling restart is under way)
+    ready: int = 0  # healthy and passing the readiness check (if any): they get traffic
+    current_ready: int = 0  # ... of them, of the current version
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A ready instance as a client reaches it."""
+
+    task_id: str
+    host: str
+    ports: tuple[int, ...]
+    version: str
 
 
 @dataclass
@@ -61,6 +75,9 @@ class Instances:
     failures: int = 0  # instances that ended on their own or unhealthy
     launched: int = 0
     unhealthy_kills: int = 0
+    # A failed deployment (the serving service's): launch nothing and kill no old instance
+    # until the app is changed, rolled back or restarted.
+    held: bool = False
     _delays: Iterator[float] | None = None
 
     # -- what the app is --------------------------------------------------------------------
@@ -69,6 +86,21 @@ class Instances:
         if i.state != "running" or i.killing:
             return False
         return self.spec.health_check is None or i.healthy is True
+
+    def is_ready(self, i: Instance) -> bool:
+        """Healthy and, with a readiness check, passing it: receives traffic, and counts as up
+        for the steps of a rolling restart."""
+        if not self.is_healthy(i):
+            return False
+        return self.spec.readiness_check is None or i.ready is True
+
+    def endpoints(self) -> list[Endpoint]:
+        """The ready instances, by task id."""
+        return [
+            Endpoint(i.task_id, i.host, tuple(i.ports), i.version)
+            for i in sorted(self.live.values(), key=lambda i: i.task_id)
+            if self.is_ready(i)
+        ]
 
     def _current(self) -> list[Instance]:
         v = self.spec.version
@@ -87,11 +119,15 @@ class Instances:
             pending=self.missing(),
             staging=sum(i.state == "staging" for i in current),
             old=len(self._old()),
+            ready=sum(self.is_ready(i) for i in self.live.values()),
+            current_ready=sum(self.is_ready(i) for i in current),
         )
 
     def missing(self) -> int:
         """Instances of the current version still to launch, within the upgrade's surge
         (backoff aside)."""
+        if self.held:
+            return 0
         target = self.spec.instances
         current, old = self._current(), self._old()
         need = target - len(current)
@@ -121,16 +157,18 @@ class Instances:
             order = sorted(current, key=lambda i: (self.is_healthy(i), -i.launched_at))
             kills += [(i, "scale-down") for i in order[: len(current) - target]]
         old = self._old()
-        if old:
+        if old and not self.held:
+            # Readiness, where the app has a readiness check, decides the steps (Marathon's
+            # readinessChecks); otherwise it is the same as health.
             floor = math.ceil(self.spec.upgrade.minimum_health_capacity * target - 1e-9)
-            healthy = sum(self.is_healthy(i) for i in self.live.values() if not i.killing)
-            healthy -= sum(self.is_healthy(i) for i, _ in kills)
-            for i in sorted(old, key=lambda i: (self.is_healthy(i), i.launched_at)):
-                if not self.is_healthy(i):
+            up = sum(self.is_ready(i) for i in self.live.values() if not i.killing)
+            up -= sum(self.is_ready(i) for i, _ in kills)
+            for i in sorted(old, key=lambda i: (self.is_ready(i), i.launched_at)):
+                if not self.is_ready(i):
                     kills.append((i, "upgrade"))
-                elif healthy - 1 >= floor:
+                elif up - 1 >= floor:
                     kills.append((i, "upgrade"))
-                    healthy -= 1
+                    up -= 1
         return kills
 
     # -- events -----------------------------------------------------------------------------
@@ -138,6 +176,10 @@ class Instances:
     def add(self, inst: Instance) -> None:
         self.live[inst.task_id] = inst
         self.launched += 1
+
+    def adopt(self, inst: Instance) -> None:
+        """An instance launched before (the serving service's store, after a restart)."""
+        self.live[inst.task_id] = inst
 
     def running(self, task_id: str, now: float) -> Instance | None:
         i = self.live.get(task_id)
@@ -151,6 +193,7 @@ class Instances:
         if i is not None:
             i.state = "unreachable"
             i.healthy = None
+            i.ready = None
 
     def health(self, task_id: str, ok: bool, now: float) -> None:
         i = self.live.get(task_id)
@@ -159,6 +202,11 @@ class Instances:
         if ok and i.healthy is not True:
             i.healthy_since = now
         i.healthy = ok
+
+    def readiness(self, task_id: str, ok: bool) -> None:
+        i = self.live.get(task_id)
+        if i is not None:
+            i.ready = ok
 
     def ended(self, task_id: str, now: float) -> tuple[Instance, bool] | None:
         """The instance ended; returns it and whether it failed (then the next launch waits

@@ -12,6 +12,9 @@
   replaced. Instances that fail are replaced after an exponential backoff.
 - A new spec (``update``) scales, or rolls the instances to a new version within the
   upgrade strategy.
+- An ``Observer`` hears of every instance as it is about to launch, changes and ends: the
+  serving service keeps them in its store, so a restarted service ``restore``s them and
+  launches nothing that still runs. A live status of a task it does not know is killed.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import random
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Protocol
 
 from corral.frameworks import sdk
 from corral.frameworks.serving import health
@@ -32,6 +36,39 @@ _RUNNING = sdk.TaskState.TASK_STATE_RUNNING
 _UNREACHABLE = sdk.TaskState.TASK_STATE_UNREACHABLE
 
 
+class Observer(Protocol):
+    """What happens to the instances, for whoever keeps them (the serving service's store)."""
+
+    def subscribed(self, framework_id: str) -> None: ...
+
+    def launching(self, instances: list[Instance]) -> None:
+        """Called before the accept goes out, so a crash cannot leave a task unknown."""
+
+    def not_launched(self, instances: list[Instance]) -> None: ...
+
+    def changed(self, inst: Instance) -> None:
+        """Its state, health, readiness or kill reason changed."""
+
+    def ended(self, inst: Instance, failed: bool, why: str) -> None: ...
+
+
+class NoObserver:
+    def subscribed(self, framework_id: str) -> None:
+        pass
+
+    def launching(self, instances: list[Instance]) -> None:
+        pass
+
+    def not_launched(self, instances: list[Instance]) -> None:
+        pass
+
+    def changed(self, inst: Instance) -> None:
+        pass
+
+    def ended(self, inst: Instance, failed: bool, why: str) -> None:
+        pass
+
+
 class ServingScheduler(sdk.Scheduler):
     def __init__(
         self,
@@ -40,9 +77,12 @@ class ServingScheduler(sdk.Scheduler):
         *,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.app = Instances(spec, rng or random.Random())
         self.on_event = on_event
+        self.observer: Observer = observer or NoObserver()
+        self._restored = False  # instances came from a store: ask the master about them
         self.clock = clock
         self.known: dict[str, set[str]] = defaultdict(set)  # topology values seen in offers
         self.refused_launches = 0
@@ -52,6 +92,7 @@ class ServingScheduler(sdk.Scheduler):
         self._demands_sent: list[sdk.Demand] | None = None
         self._demand_task: asyncio.Task[None] | None = None
         self._checks: dict[str, asyncio.Task[None]] = {}
+        self._readiness: dict[str, asyncio.Task[None]] = {}
 
     @property
     def spec(self) -> AppSpec:
@@ -62,12 +103,20 @@ class ServingScheduler(sdk.Scheduler):
 
     # -- changes from outside ---------------------------------------------------------------
 
+    def restore(self, instances: list[Instance]) -> None:
+        """Take over instances launched before (by an earlier process of the service); the
+        first subscription asks the master about each of them."""
+        for inst in instances:
+            self.app.adopt(inst)
+        self._restored = bool(instances)
+
     def update(self, spec: AppSpec) -> str:
         """Run ``spec`` from now on (a changed app file); what changed, for the log."""
         old = self.app.spec
         if spec.id != old.id:
             raise AppError(f"id: an app cannot change its id ({old.id!r} -> {spec.id!r})")
         self.app.spec = spec
+        self.app.held = False  # a change is a new deployment
         self._need_revive = True
         changes = []
         if spec.instances != old.instances:
@@ -81,8 +130,21 @@ class ServingScheduler(sdk.Scheduler):
     # -- callbacks --------------------------------------------------------------------------
 
     async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
+        self.observer.subscribed(framework_id)
         self._demands_sent = None  # a new master, perhaps: say it again
         self._declined = False  # a new subscription has no refuse filters
+        if self._restored:
+            # Statuses of what ran while no one listened; one the master does not know is
+            # answered LOST, and replaced.
+            self._restored = False
+            live = [(i.task_id, i.agent_id) for i in self.app.live.values()]
+            try:
+                await driver.reconcile(live)
+            except sdk.DriverError as err:
+                self.on_event(f"reconciliation of {len(live)} instances not sent: {err}")
+        for inst in list(self.app.live.values()):
+            if inst.state == "running":
+                self._start_checks(driver, inst)
         await self.tick(driver)
 
     async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
@@ -116,21 +178,26 @@ class ServingScheduler(sdk.Scheduler):
             if placer.place(self._task(), ports=spec.ports) is None:
                 break  # nothing here may take one more: it stays pending
         for offer, tasks in placer.launches():
+            now = self.clock()
+            where = sdk.where(offer)
+            made = []
             for t in tasks:
                 ports = [p for r in t.resources.ports for p in range(r.begin, r.end + 1)]
                 t.command.environment.update(health._port_env(ports))
+                made.append(Instance(t.task_id, spec.version, offer.agent_id, where, ports, now))
+            self.observer.launching(made)
             try:
                 await driver.launch([offer], tasks)
             except sdk.DriverError as err:
+                self.observer.not_launched(made)
                 self.refused_launches += 1
                 self.on_event(f"launch on {offer.hostname} refused: {err}")
                 continue
-            now = self.clock()
-            for t in tasks:
-                ports = [p for r in t.resources.ports for p in range(r.begin, r.end + 1)]
-                where = sdk.where(offer)
-                self.app.add(Instance(t.task_id, spec.version, offer.agent_id, where, ports, now))
-                self.on_event(f"launched {t.task_id} on {offer.hostname} {_ports_text(ports)}")
+            for inst in made:
+                self.app.add(inst)
+                self.on_event(
+                    f"launched {inst.task_id} on {offer.hostname} {_ports_text(inst.ports)}"
+                )
         return placer.unused()
 
     def _task(self) -> sdk.TaskInfo:
@@ -153,20 +220,28 @@ class ServingScheduler(sdk.Scheduler):
     async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
         async with self._lock:
             now = self.clock()
-            if status.state == _RUNNING:
+            known = self.app.live.get(status.task_id)
+            if known is None and not sdk.is_terminal(status.state):
+                # Not ours any more (its record was lost, or it was replaced): Marathon kills
+                # such tasks too, so nothing runs that no app counts.
+                await self._kill_unknown(driver, status)
+            elif status.state == _RUNNING:
+                was = known.state if known is not None else None
                 inst = self.app.running(status.task_id, now)
-                hc = self.app.spec.health_check
-                if inst is not None and hc is not None and status.task_id not in self._checks:
-                    self._checks[status.task_id] = asyncio.get_running_loop().create_task(
-                        self._watch(driver, inst)
-                    )
+                if inst is not None:
+                    if was != "running":
+                        self.observer.changed(inst)
+                    self._start_checks(driver, inst)
             elif status.state == _UNREACHABLE:
                 self.app.unreachable(status.task_id)
+                if known is not None:
+                    self.observer.changed(known)
             elif sdk.is_terminal(status.state):
                 ended = self.app.ended(status.task_id, now)
-                check = self._checks.pop(status.task_id, None)
-                if check is not None:
-                    check.cancel()
+                for checks in (self._checks, self._readiness):
+                    check = checks.pop(status.task_id, None)
+                    if check is not None:
+                        check.cancel()
                 if ended is not None:
                     inst, failed = ended
                     self._need_revive = True
@@ -183,7 +258,24 @@ class ServingScheduler(sdk.Scheduler):
                         )
                     else:
                         self.on_event(f"instance {inst.task_id} {what} ({inst.kill_reason})")
+                    self.observer.ended(inst, failed, what)
             await self._step(driver)
+
+    async def _kill_unknown(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
+        try:
+            await driver.kill(status.task_id, status.agent_id)
+        except sdk.DriverError as err:
+            self.on_event(f"kill of unknown task {status.task_id} refused: {err}")
+            return
+        self.on_event(f"killing {status.task_id}: a task of no instance this app knows")
+
+    def _start_checks(self, driver: sdk.Driver, inst: Instance) -> None:
+        spec, loop = self.app.spec, asyncio.get_running_loop()
+        tid = inst.task_id
+        if spec.health_check is not None and tid not in self._checks:
+            self._checks[tid] = loop.create_task(self._watch(driver, inst))
+        if spec.readiness_check is not None and tid not in self._readiness:
+            self._readiness[tid] = loop.create_task(self._ready_watch(inst))
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -216,6 +308,7 @@ class ServingScheduler(sdk.Scheduler):
             self.on_event(f"kill of {inst.task_id} refused: {err}")
             return
         inst.kill_reason = reason
+        self.observer.changed(inst)
         self.on_event(f"killing {inst.task_id} on {inst.host}: {reason}")
 
     def demands(self) -> list[sdk.Demand]:
@@ -255,11 +348,15 @@ class ServingScheduler(sdk.Scheduler):
         while inst.task_id in self.app.live and not inst.killing:
             ok, why = await health.check(hc, inst.host, inst.ports)
             now = self.clock()
+            was = inst.healthy
             self.app.health(inst.task_id, ok, now)
+            if inst.healthy != was:
+                self.observer.changed(inst)
             if ok:
                 ever_healthy, failures = True, 0
             elif ever_healthy or now - started >= hc.grace_period:
                 failures += 1
+                inst.why_unhealthy = why
                 self.on_event(f"health check of {inst.task_id} failed ({failures}x): {why}")
                 limit = hc.max_consecutive_failures
                 if limit and failures >= limit and not inst.killing:
@@ -270,10 +367,25 @@ class ServingScheduler(sdk.Scheduler):
                         return  # otherwise the kill did not go out: keep checking, kill again
             await asyncio.sleep(hc.interval)  # the check's period, not a wait for a condition
 
+    async def _ready_watch(self, inst: Instance) -> None:
+        """Check ``inst``'s readiness every interval until it ends; only marks it."""
+        rc = self.app.spec.readiness_check
+        assert rc is not None
+        while inst.task_id in self.app.live and not inst.killing:
+            ok, why = await health.check(rc, inst.host, inst.ports)
+            if ok != inst.ready:
+                self.app.readiness(inst.task_id, ok)
+                self.observer.changed(inst)
+                self.on_event(
+                    f"{inst.task_id} is ready" if ok else f"{inst.task_id} is not ready: {why}"
+                )
+            await asyncio.sleep(rc.interval)  # the check's period, not a wait for a condition
+
     async def close(self) -> None:
-        """Stop the health checks (the driver is going away)."""
-        checks = list(self._checks.values())
+        """Stop the health and readiness checks (the driver is going away)."""
+        checks = [*self._checks.values(), *self._readiness.values()]
         self._checks.clear()
+        self._readiness.clear()
         for c in checks:
             c.cancel()
         await asyncio.gather(*checks, return_exceptions=True)

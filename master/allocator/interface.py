@@ -25,6 +25,7 @@ from typing import Any, Protocol, overload
 import numpy as np
 import numpy.typing as npt
 
+from corral.limits import MAX_DEMAND_COUNT
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.placement import AttributeConstraint, Taint, Toleration
 
@@ -284,6 +285,10 @@ class HeldBack:
 
 ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
 SLOT_EPSILON = 1e-9  # a slot count's tolerance: floor(free / need + SLOT_EPSILON)
+# A slot count is cut here: no demand asks for more tasks (corral.limits.MAX_DEMAND_COUNT), and
+# counts (and the fit cache's sort keys, slots times agents) stay far inside int64 for any
+# quantity, however small, that reaches the allocator.
+MAX_SLOTS = MAX_DEMAND_COUNT
 
 
 def fits_of_one(free: Sequence[float], shape: Scalars) -> bool:
@@ -296,7 +301,9 @@ def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
     """``slots`` for one agent, in plain Python (numpy's call overhead would cost more than
     the arithmetic: a charge recounts one agent, a gang cut a small room)."""
     counts = [
-        math.floor(f / need + SLOT_EPSILON) for f, need in zip(free, shape, strict=True) if need > 0
+        math.floor(min(f / need, MAX_SLOTS) + SLOT_EPSILON)
+        for f, need in zip(free, shape, strict=True)
+        if need > 0
     ]
     return max(0, min(counts)) if counts else 0
 
@@ -308,7 +315,10 @@ def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64
     asked = need > 0
     if not asked.any():
         return np.zeros(len(free), dtype=np.int64)
-    per = np.floor(free[:, asked] / need[asked] + SLOT_EPSILON).min(axis=1)
+    with np.errstate(over="ignore"):  # a quotient past MAX_SLOTS is cut to it just below
+        per = np.floor(np.minimum(free[:, asked] / need[asked], MAX_SLOTS) + SLOT_EPSILON).min(
+            axis=1
+        )
     out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
     return out
 

@@ -33,7 +33,7 @@ from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import invalid as _invalid
 from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.types import Status, TaskSpec, TaskState
-from corral.resources import Resources, ranges_count
+from corral.resources import GRANULARITY, Resources, ranges_count
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -75,7 +75,13 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
             raise _invalid(f"task id {t.task_id!r} is already in use")
         if t.resources.cpus <= 0 and t.resources.mem <= 0:
             raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
-        if t.priority_class and t.priority_class not in core.priority.classes:
+        fine = t.resources.below_granularity()
+        if fine:
+            raise _invalid(
+                f"task {t.task_id!r}: {fine[0]} is below the resources' granularity of "
+                f"{GRANULARITY:g}"
+            )
+        if not core.priority.known(t.priority_class):
             raise _invalid(
                 f"task {t.task_id!r} names unknown priority class {echo(t.priority_class)}"
             )

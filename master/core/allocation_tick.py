@@ -8,20 +8,28 @@ Rules (in this order):
    spared its walk.
 3. Preemption runs before the cycle (nominations.py rule 3), so the room a preemptor needs is
    not offered to others first.
-4. Waiting gangs get their bundles before the regular cycle sees the resources (gangs.py rule
-   2), then the allocator's plan is turned into offers (offer_book.py) up to what is left.
+4. Outstanding gang bundles of a class below a demand that has no room are rescinded (gangs.py
+   rule 5). Waiting gangs of a class at or above the highest priority the regular cycle serves
+   get their bundles before that cycle sees the resources (gangs.py rule 2), then the
+   allocator's plan is turned into offers (offer_book.py) up to what is left; lower gangs are
+   cut after it, from what it left.
 5. The window was in the way if the plan reached it (``pacer.limited``: the next cycle comes
    sooner, MasterCore.cycle_interval); why-pending events follow, rate-limited (pending.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+from corral.master.allocator.interface import Scalars
 from corral.master.core import commands as cmd
+from corral.master.core import demand_work, demands, gangs, nominations, pending
 from corral.master.core import events as ev
-from corral.master.core import gangs, nominations, pending
 from corral.master.core.offer_columns import OfferColumns
+from corral.master.core.records import FrameworkRecord
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import Demand
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -39,13 +47,22 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
     if allowance <= 0:
         core.pacer.limited = True
         return out  # nothing may be offered: spare the allocator a walk over the free agents
+    if core.book.gangs:
+        out += _rescind_lower_bundles(core, e)  # before preemption counts them as used
     if core.config.preemption:
         # Before the cycle: the free room a preemptor's planned tasks need beside their
         # victims' is held for it now, not offered to others first (nominations.py rule 3).
         out += nominations.preempt(core, e)
     per_fw: dict[str, list[OfferColumns]] = {}
+    later: list[tuple[FrameworkRecord, Demand, int, int]] = []
     if core.gang_frameworks:
-        allowance = _offer_gangs(core, e.now, allowance, per_fw)
+        waiting = gangs.candidates(core)
+        if waiting:
+            top = _top_regular_priority(core)
+            first = [c for c in waiting if c[3] >= top]
+            later = [c for c in waiting if c[3] < top]
+            cuts = _GangPass()
+            allowance = _offer_gangs(core, e.now, allowance, per_fw, first, cuts)
     if allowance > 0:
         plan = core.allocator.cycle(e.now, e.seed, allowance)
         regular, allowance = core.book.make(plan, allowance, e.now)
@@ -55,6 +72,8 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
                 per_fw[fw_id] = batch
             else:
                 had.extend(batch)
+    if later and allowance > 0:
+        allowance = _offer_gangs(core, e.now, allowance, per_fw, later, cuts)
     # The window was in the way if the plan reached it: the walk stopped there.
     core.pacer.limited = allowance <= 0
     out += [
@@ -65,15 +84,100 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
     return out
 
 
+def _top_regular_priority(core: MasterCore) -> float:
+    """The highest priority among the frameworks the regular cycle offers to (subscribed, not
+    suppressed, wanting something of it); -inf with none."""
+    top = -float("inf")
+    for fw in core.frameworks.values():
+        if (
+            fw.state is FrameworkState.SUBSCRIBED
+            and fw.connection is not None
+            and not fw.suppressed
+            and demands.offered_regularly(fw)
+        ):
+            top = max(top, demands.priority(fw, core.priority))
+    return top
+
+
+MAX_ROOM_TESTS = 16  # (framework, shape) pairs a tick tests for room before rescinding bundles
+
+
+def _rescind_lower_bundles(core: MasterCore, e: ev.AllocationTick) -> Commands:
+    """Gang rule 5: a demand with unmet tasks, no room anywhere, and a class above an
+    outstanding bundle's has that bundle (and any lower) rescinded, so its resources are
+    free for the higher demand this tick. Demands are tested highest class first, a
+    (framework, shape) once, at most MAX_ROOM_TESTS a tick."""
+    bundles = [(gangs.value_of(core, g), g) for g in core.book.gangs.values()]
+    lowest = min(v for v, _ in bundles)
+    wanting: list[tuple[int, str, FrameworkRecord, Demand]] = []
+    for fw in core.frameworks.values():
+        if fw.state is not FrameworkState.SUBSCRIBED or fw.suppressed or not fw.demands:
+            continue
+        for d in fw.demands.values():
+            value = core.priority.value(d.priority_class)
+            if value > lowest and demands.unmet(fw, d) > 0 and not gangs.waiting(fw, d):
+                wanting.append((value, fw.framework_id, fw, d))
+    if not wanting:
+        return []
+    wanting.sort(key=lambda w: (-w[0], w[1], w[3].name))
+    tested: set[tuple[str, Scalars]] = set()
+    for value, fw_id, _, d in wanting:
+        shape = d.resources.scalars()
+        if (fw_id, shape) in tested:
+            continue
+        if len(tested) >= MAX_ROOM_TESTS:
+            break
+        tested.add((fw_id, shape))
+        if core.allocator.has_room(fw_id, e.now, shape):
+            continue
+        below = [g for v, g in bundles if v < value]
+        offers = [core.book.offers[oid] for g in below for oid in g.offer_ids]
+        core.book.give_back(offers)
+        out: Commands = []
+        for g in below:
+            out.append(
+                cmd.SendRescind(
+                    stimulus_id=e.stimulus_id, framework_id=g.framework_id, offer_ids=g.offer_ids
+                )
+            )
+        return out + core.rescinded_events(
+            out,
+            e,
+            f"rescinded: demand {d.name} of framework {fw_id} (class value {value}) "
+            "has no room while this lower-priority gang bundle holds it",
+        )
+    return []
+
+
+class _GangPass:
+    """A tick's gang cuts (demand_work.py): how many were made, and the fewest members each
+    shape failed for."""
+
+    def __init__(self) -> None:
+        self.cuts = 0
+        self.failed: dict[Hashable, int] = {}
+
+
 def _offer_gangs(
-    core: MasterCore, now: float, allowance: float, per_fw: dict[str, list[OfferColumns]]
+    core: MasterCore,
+    now: float,
+    allowance: float,
+    per_fw: dict[str, list[OfferColumns]],
+    waiting: list[tuple[FrameworkRecord, Demand, int, int]],
+    gang_pass: _GangPass,
 ) -> float:
-    """Gang rule 2 (gangs.py): cut a bundle for each waiting gang that fits, before the
-    regular cycle sees the resources. Returns the allowance left."""
-    for fw, d, members in gangs.candidates(core):
-        if allowance <= 0:
+    """Gang rule 2 (gangs.py): cut a bundle for each of the ``waiting`` gangs that fits.
+    Returns the allowance left."""
+    for fw, d, members, value in waiting:
+        if allowance <= 0 or gang_pass.cuts >= demand_work.GANG_BUDGET:
             break
         shape = d.resources.scalars()
+        key = demand_work.shape_key(fw.framework_id, d, value)
+        failed = gang_pass.failed.get(key)
+        if (failed is not None and members >= failed) or core.largest.never_fits(core, shape):
+            continue
+        gang_pass.cuts += 1
+        core.gang_rotation.served(fw.framework_id, d.name, now)
         allowed = gangs.demand_filter(core, d)
         room = core.allocator.room(fw.framework_id, now, shape, want=members)
         got = gangs.fit(room, shape, members, allowed)
@@ -83,6 +187,7 @@ def _offer_gangs(
             room = core.allocator.room(fw.framework_id, now, shape)
             got = gangs.fit(room, shape, members, allowed)
         if not got.found:
+            gang_pass.failed[key] = min(members, failed if failed is not None else members)
             continue  # nothing held (gang rule 2); explain says why
         slots = [
             (aid, (k * shape[0], k * shape[1], k * shape[2], k * shape[3])) for aid, k in got.slots

@@ -70,6 +70,7 @@ class SendRegistered(Command):
     agent_id: str
     heartbeat_interval: float
     secret: str = ""
+    epoch: int = 0  # the master's leadership epoch (the agent refuses a lower one)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -118,6 +118,12 @@ class MasterConfig:
     preemption_kill_timeout: float = 60.0
     # At most this many victims per allocation cycle, over all demands (no preemption storms).
     preemption_max_victims_per_cycle: int = 64
+    # Per preemptor (master/core/preemption_budget.py): a bucket of this many victims, refilled
+    # at preemption_victims_per_minute; a demand whose preempted room went unused preempts
+    # nothing for preemption_unused_backoff seconds, doubled per unused nomination in a row.
+    preemption_victims_burst: int = 32
+    preemption_victims_per_minute: float = 32.0
+    preemption_unused_backoff: float = 30.0
 
     def __post_init__(self) -> None:
         for role, weight in self.role_weights:

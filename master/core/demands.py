@@ -11,6 +11,9 @@ Rules:
    (auto-suppress); one that never did is offered as in Mesos. Its own SUPPRESS still holds.
 4. A class named by a demand or by a live task cannot be deleted, and the global default
    cannot be deleted (another class must become the default first).
+5. A name the table does not hold (a task an agent reports, or one that outlived its class
+   after a restart that forgot it) resolves to the global default (``PriorityTable.resolve``);
+   the core records an ``unknown_priority_class`` event where such a task comes in.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 from corral.placement import TaintEffect, untolerated
 from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
-from corral.resources import SCALARS
+from corral.resources import GRANULARITY, SCALARS
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -93,8 +96,16 @@ class PriorityTable:
         del self.classes[name]
 
     def resolve(self, name: str) -> PriorityClass:
-        """The class ``name`` names ("" : the global default); KeyError if unknown."""
-        return self.classes[name or self.default]
+        """The class ``name`` names; the global default for "" and for a name the table does
+        not hold. Never raises: a task's class comes from outside the core (an agent's report,
+        a class deleted or forgotten since), and no lookup in the tick may fail on it (rule 5;
+        ``known`` tells the two apart where a call must be refused)."""
+        c = self.classes.get(name) if name else None
+        return c if c is not None else self.classes[self.default]
+
+    def known(self, name: str) -> bool:
+        """``name`` is "" (the global default) or a class the table holds."""
+        return not name or name in self.classes
 
     def value(self, name: str) -> int:
         return self.resolve(name).value
@@ -132,6 +143,11 @@ def check_demands(demands: Sequence[Demand], table: PriorityTable) -> None:
             )
         if d.resources.cpus <= 0 and d.resources.mem <= 0:
             raise DemandError(f"{what}: the task shape asks for no cpus and no mem")
+        fine = d.resources.below_granularity()
+        if fine:
+            raise DemandError(
+                f"{what}: {fine[0]} is below the resources' granularity of {GRANULARITY:g}"
+            )
         if d.resources.ports:
             raise DemandError(f"{what}: ports are not part of a demand's shape")
         if not 0 <= d.min_member <= d.count:
@@ -142,7 +158,7 @@ def check_demands(demands: Sequence[Demand], table: PriorityTable) -> None:
             raise DemandError(f"{what}: more than {MAX_CONSTRAINTS} constraints")
         if len(d.tolerations) > MAX_TOLERATIONS:
             raise DemandError(f"{what}: more than {MAX_TOLERATIONS} tolerations")
-        if d.priority_class and d.priority_class not in table.classes:
+        if not table.known(d.priority_class):
             raise DemandError(f"{what}: unknown priority class {echo(d.priority_class)}")
 
 
@@ -171,6 +187,10 @@ def offered_regularly(fw: FrameworkRecord) -> bool:
 
 def classes_in_use(core: MasterCore, name: str) -> str:
     """Who names class ``name`` (rule 4), as a reason; empty when nobody does."""
+    live = core.live_classes.get(name, 0)
+    if live > 0:
+        # Counted over every live task, those of frameworks being removed included.
+        return f"{live} live task{'s' if live != 1 else ''}"
     for fw in core.frameworks.values():
         if fw.state is FrameworkState.REMOVED:
             continue

@@ -181,6 +181,9 @@ class Recover(Event):
     out."""
 
     state: RegistryState
+    # The leadership epoch this master acts in (0: a single master, no ZooKeeper). It only
+    # grows from one leader to the next; agents and frameworks refuse a lower one (fencing).
+    epoch: int = 0
 
 
 # --- clocks -------------------------------------------------------------------------------

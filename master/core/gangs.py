@@ -8,7 +8,9 @@ Rules:
    counts a waiting gang as wanting nothing from the regular cycle). A gang at its minimum is
    ordinary demand for its further tasks (up to ``count``).
 2. Bundles are cut before the regular cycle, in each allocation tick that has a waiting gang
-   (no cost otherwise): higher class value first, then framework id, then demand name. Each is
+   (no cost otherwise): higher class value first, then the least recently cut, framework id,
+   demand name; at most ``demand_work.GANG_BUDGET`` cuts a tick, none for a shape no agent
+   could hold or one that failed this tick for as many members or fewer. Each is
    cut from the allocator's ``room`` for its framework (the eligibility rule: placement, refuse
    filters, draining) less the demand's own constraints: a slot is one task's shape on one
    agent, agents with the most slots first (fewest agents; ties by id), within the role's
@@ -19,6 +21,12 @@ Rules:
    its members; declining any, a rescind of any, or the framework's stream going returns all.
 4. A running gang whose member fails is the framework's to handle: the failure is reported as
    usual and the demand is waiting again (rule 1) once its live tasks fall below the minimum.
+5. Priority across all demands (allocation_tick.py): a gang whose class is below the highest
+   priority the regular cycle will serve is cut after that cycle, from what it left; an
+   outstanding bundle is rescinded when a demand of a higher class has no room for a task
+   (a higher-priority demand never waits behind a lower gang's bundle). A declined bundle is
+   held back by the refuse filters its decline installs, as any offer: ``room`` leaves out
+   the agents a framework's filters cover until they expire, whatever their amounts.
 """
 
 from __future__ import annotations
@@ -184,9 +192,9 @@ def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
     return allowed
 
 
-def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int]]:
-    """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in
-    rule 2's order, with the members each lacks."""
+def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int]]:
+    """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in rule
+    2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
     outstanding = {(g.framework_id, g.demand) for g in core.book.gangs.values()}
     for fw_id in core.gang_frameworks:
@@ -204,13 +212,27 @@ def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int]]:
                 continue
             value = core.priority.value(d.priority_class)
             out.append((-value, fw_id, d.name, fw, d, n))
-    out.sort(key=lambda x: (x[0], x[1], x[2]))
-    return [(fw, d, n) for _, _, _, fw, d, n in out]
+    rotation = core.gang_rotation
+    if len(rotation.last) > len(out):
+        rotation.keep({(x[1], x[2]) for x in out})
+    # Higher classes first; within a class frameworks take turns (demand_work.py rule 3).
+    ordered = rotation.order([(-x[0], x[1], x[2], x) for x in out])
+    return [(fw, d, n, -v) for v, _, _, fw, d, n in ordered]
 
 
-def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dict[str, Any]:
+def value_of(core: MasterCore, g: Gang) -> int:
+    """The class value of an outstanding bundle's demand (the lowest if it is gone)."""
+    fw = core.frameworks.get(g.framework_id)
+    d = fw.demands.get(g.demand) if fw is not None else None
+    return core.priority.value(d.priority_class) if d is not None else -(2**63)
+
+
+def explain(
+    core: MasterCore, fw: FrameworkRecord, d: Demand, now: float, never_fits: bool = False
+) -> dict[str, Any]:
     """What explain says of a gang demand: its bundle if one is outstanding, else how many of
-    its missing members fit now (rule 2's cut, charging nothing)."""
+    its missing members fit now (rule 2's cut, charging nothing; none when ``never_fits``: its
+    shape is larger than every agent, demand_work.py)."""
     members = missing(fw, d)
     for g in core.book.gangs.values():
         if g.framework_id == fw.framework_id and g.demand == d.name:
@@ -221,8 +243,14 @@ def explain(core: MasterCore, fw: FrameworkRecord, d: Demand, now: float) -> dic
                 "agents": len(g.offer_ids),
                 "over_headroom": False,
             }
-    if members <= 0:
-        return {"members": 0, "placeable": 0, "offered": "", "agents": 0, "over_headroom": False}
+    if members <= 0 or never_fits:
+        return {
+            "members": members,
+            "placeable": 0,
+            "offered": "",
+            "agents": 0,
+            "over_headroom": False,
+        }
     shape = d.resources.scalars()
     allowed = demand_filter(core, d)
     # As the tick cuts (allocation_tick.py, _offer_gangs): the head of the room when it does, which

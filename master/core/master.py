@@ -68,6 +68,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
+from corral.master.core.demand_work import Largest, Rotation
 from corral.master.core.durable import (
     AgentEntry,
     Change,
@@ -75,6 +76,7 @@ from corral.master.core.durable import (
 )
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.pacing import LaunchPacer
+from corral.master.core.preemption_budget import PreemptionBudget
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
@@ -90,6 +92,7 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
+from corral.master.core.task_sums import TaskSums
 from corral.master.core.types import (
     Demand,
     Status,
@@ -110,6 +113,7 @@ class MasterCore:
         self.config = config
         self.allocator = allocator
         self.master_id = master_id
+        self.epoch = 0  # the leadership epoch, from Recover (0: a single master)
         self.agents: dict[str, AgentRecord] = {}
         self.frameworks: dict[str, FrameworkRecord] = {}
         self.completed = Completed(  # completed.py: ended tasks and removed frameworks, bounded
@@ -131,6 +135,9 @@ class MasterCore:
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
         self.recovering = 0  # agents RECOVERING
+        # The registry lists every agent ever admitted (recovery.py): an id it does not hold
+        # registers for the first time. False with no durable registry (the master forgot).
+        self.knows_every_agent = False
         self._handlers: dict[type[ev.Event], Callable[[Any], Commands]] = {
             ev.AgentRegister: partial(membership.register, self),
             ev.AgentHeartbeat: partial(membership.heartbeat, self),
@@ -175,7 +182,17 @@ class MasterCore:
         self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
         self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
         self.live_classes: Counter[str] = Counter()
+        self.preemption_budget = PreemptionBudget(  # preemption_budget.py: per preemptor
+            config.preemption_victims_burst,
+            config.preemption_victims_per_minute,
+            config.preemption_unused_backoff,
+        )
         self.pending = pending.PendingEvents()  # why-pending events' rate limit (pending.py)
+        # demand_work.py: what bounds the passes over demands that cannot fit.
+        self.largest = Largest()
+        self.task_sums = TaskSums()  # live tasks' resources per agent and class value
+        self.preempt_rotation = Rotation()
+        self.gang_rotation = Rotation()
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -218,6 +235,8 @@ class MasterCore:
         if fw is None:
             return
         self.live_classes[task.spec.priority_class] += delta
+        value = self.priority.value(task.spec.priority_class)
+        self.task_sums.task(task.agent_id, value, task.spec.resources.scalars(), delta)
         name = task.spec.demand
         if not name:
             return
@@ -228,6 +247,15 @@ class MasterCore:
             fw.demand_tasks.pop(name, None)
         if fw.wants_by_demand:
             self.demands_moved.add(fw.framework_id)
+
+    def recount_task_sums(self) -> None:
+        """task_sums.py rule 2: a class's value or the global default changed."""
+        self.task_sums.rebuild(
+            (t.agent_id, self.priority.value(t.spec.priority_class), t.spec.resources.scalars())
+            for fw in self.frameworks.values()
+            for t in fw.tasks.values()
+            if not t.state.terminal
+        )
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -411,6 +439,7 @@ class MasterCore:
         """A restarted master's first event (recovery.py); agents RECOVERING have
         ``agent_reregister_timeout`` from now to re-register."""
         out = recovery.recover(self, e)
+        self.epoch = e.epoch
         if self.recovering:
             self.clocks.recovery_deadline = e.now + self.config.agent_reregister_timeout
         return out

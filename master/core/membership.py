@@ -6,7 +6,10 @@ Rules:
 1. A registration is checked before anything changes: an id the master knows must come with
    its secret (PERMISSION_DENIED); reservations fit in the agent's resources, and the tasks it
    reports are each named once, in states an agent can know, not running on another agent, and
-   live ones within its resources (INVALID_ARGUMENT).
+   live ones within its resources (INVALID_ARGUMENT). An agent registering without an id (a
+   new one) reports none. Only an agent whose tasks the master cannot know (its record read
+   from the registry, or any after a master restart that forgot every agent) has the live
+   tasks it reports that the master does not hold taken in; any other is killed (reconcile.py).
 2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
    gets a new one. A known agent re-registering is detached first (its old stream closed) and
    becomes ACTIVE again.
@@ -52,6 +55,11 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
     changes: the agent is told why and no record is made."""
     spec = e.spec
     known = core.agents.get(agent_id)
+    if e.tasks and not spec.agent_id:
+        raise invalid(
+            f"a new agent (registering without an id) reported {len(e.tasks)} tasks; only an "
+            "agent re-registering with its id recovers tasks"
+        )
     if known is not None and known.secret and e.secret != known.secret:
         raise CallRejected(
             Refusal.PERMISSION_DENIED,
@@ -99,6 +107,9 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     out: Commands = []
     agent = core.agents.get(agent_id)
     was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE
+    # Reported tasks the master does not hold are taken in only when it cannot know them:
+    # the agent's record came from the registry, or the master forgot every agent (rule 1).
+    trusted = not agent.tasks_known if agent is not None else not core.knows_every_agent
     if agent is None:
         agent = AgentRecord(
             spec=spec,
@@ -113,6 +124,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
         )
         core.agents[agent_id] = agent
+        core.task_sums.add_agent(agent_id, spec.resources.scalars())
         kind = "agent_added"
         was = AgentState.ACTIVE
     else:
@@ -132,6 +144,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         if was is AgentState.RECOVERING:
             core.recovering -= 1
         agent.spec = spec
+        core.task_sums.add_agent(agent_id, spec.resources.scalars())
         agent.connection = e.connection
         agent.last_seen = now
         kind = "agent_reregistered"
@@ -148,9 +161,11 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             agent_id=agent_id,
             heartbeat_interval=agent.heartbeat_interval,
             secret=agent.secret,
+            epoch=core.epoch,
         )
     )
-    out += reconcile.agent_tasks(core, agent, e, was_unreachable)
+    out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
+    agent.tasks_known = True
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)
     mirror.mark_agent(core, agent)
@@ -212,6 +227,7 @@ def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Comma
             core.allocator.recover(task.framework_id, agent.agent_id, task.spec.resources.scalars())
         core.allocator.remove_agent(agent.agent_id)
         agent.in_allocator = False
+        core.largest.changed()
     return out
 
 
@@ -226,6 +242,7 @@ def _attach(core: MasterCore, agent: AgentRecord) -> None:
         {role: r.scalars() for role, r in spec.reservations.items()} or None,
     )
     agent.in_allocator = True
+    core.largest.changed()
     core.freed(agent)
     for task in agent.tasks.values():
         core.allocator.allocate(task.framework_id, agent.agent_id, task.spec.resources.scalars())

@@ -5,7 +5,11 @@ Rules (the core's validate() checks 3 and 4):
 1. At each allocation tick, before the cycle offers anything, a demand with unmet tasks, a class
    that may preempt (not ``Never``), a subscribed framework that is not suppressed, and no
    nomination in progress, counts its tasks that fit in the room free for it now (its own offers
-   count as room); for the rest it asks preemption.py for victims, within the cycle's bound.
+   count as room); for the rest it asks preemption.py for victims, within the cycle's bound and
+   its framework's budget (preemption_budget.py). Searches stop for the tick once they have
+   looked at ``demand_work.PREEMPTION_AGENT_VISITS`` agents, higher classes first and, within a
+   class, the framework and then the demand least recently searched first; a shape no agent
+   could hold, or one a search found nothing for this tick, is not searched (demand_work.py).
 2. A victim is told to die through its agent (SendKill) and remembers who preempted it; its
    KILLED status reaches its framework with reason PREEMPTED and that message.
 3. What a victim frees when it ends is charged to the preemptor at once, in the same event
@@ -22,11 +26,12 @@ Rules (the core's validate() checks 3 and 4):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import preemption
+from corral.master.core import demand_work, preemption
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
@@ -63,10 +68,36 @@ class _Used:
     def __init__(self, core: MasterCore) -> None:
         self._core = core
         self._cache: dict[str, list[float]] = {}
+        self._lower: dict[tuple[str, int], list[float]] = {}
+        self._placeable: dict[Hashable, dict[str, bool]] = {}
+        self.visits = 0  # agents looked at by the searches of this cycle (demand_work.py)
+        self.searches = 0
         self._held: dict[str, list[float]] = {}
         for n in core.nominations.values():
             had = self._held.setdefault(n.agent_id, [0.0, 0.0, 0.0, 0.0])
             self._held[n.agent_id] = [h + x for h, x in zip(had, n.held, strict=True)]
+
+    def placeable(self, fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
+        """``_placeable``, kept for the cycle per (framework, demand's own rules)."""
+        per = self._placeable.setdefault((fw.framework_id, d.tolerations, d.constraints), {})
+        ok = per.get(agent.agent_id)
+        if ok is None:
+            ok = per[agent.agent_id] = _placeable(fw, d, agent)
+        return ok
+
+    def lower(self, agent: AgentRecord, value: int) -> list[float]:
+        """What the tasks on the agent that may die for a demand of ``value`` hold: all that
+        preempting could free there."""
+        key = (agent.agent_id, value)
+        got = self._lower.get(key)
+        if got is None:
+            got = [0.0, 0.0, 0.0, 0.0]
+            for t in agent.tasks.values():
+                if _may_die(self._core, t, value):
+                    for k, x in enumerate(t.spec.resources.scalars()):
+                        got[k] += x
+            self._lower[key] = got
+        return got
 
     def get(self, agent: AgentRecord) -> list[float]:
         u = self._cache.get(agent.agent_id)
@@ -117,14 +148,38 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                 wanting.append((pc.value, fw.framework_id, fw, d))
     if not wanting:
         return []
-    wanting.sort(key=lambda w: (-w[0], w[1], w[3].name))
+    rotation = core.preempt_rotation
+    if len(rotation.last) > len(wanting):
+        rotation.keep({(w[1], w[3].name) for w in wanting})
+    # Higher classes first; within a class frameworks take turns (demand_work.py).
+    wanting = rotation.order([(w[0], w[1], w[3].name, w) for w in wanting])
     used = _Used(core)
     budget = core.config.preemption_max_victims_per_cycle
+    per_framework = core.preemption_budget
+    per_framework.sweep(e.now)
     out: list[cmd.Command] = []
-    for value, _, fw, d in wanting:
-        if budget <= 0:
+    found_nothing: set[Hashable] = set()
+    for value, fw_id, fw, d in wanting:
+        if (
+            budget <= 0
+            or used.visits >= demand_work.PREEMPTION_AGENT_VISITS
+            or used.searches >= demand_work.PREEMPTION_SEARCHES
+        ):
             break
-        out += _preempt_for(core, fw, d, value, used, budget, e)
+        allowance = per_framework.allowance(fw_id, d.name, e.now)
+        if allowance <= 0:
+            continue  # its bucket is empty, or its last room went unused (preemption_budget.py)
+        shape = d.resources.scalars()
+        key = demand_work.shape_key(fw_id, d, value)
+        if key in found_nothing or core.largest.never_fits(core, shape):
+            continue
+        rotation.served(fw_id, d.name, e.now)
+        used.searches += 1
+        made = _preempt_for(core, fw, d, value, used, min(budget, allowance), e)
+        if not made:
+            found_nothing.add(key)
+        per_framework.spent(fw_id, _victims_this_cycle(made), e.now)
+        out += made
         budget = core.config.preemption_max_victims_per_cycle - _victims_this_cycle(out)
     return out
 
@@ -145,12 +200,16 @@ def _preempt_for(
     shape = d.resources.scalars()
     need = d.count - fw.demand_tasks.get(d.name, 0)
     views: list[preemption.AgentView] = []
-    for agent in sorted(core.agents.values(), key=lambda a: a.agent_id):
+    agents = core.agents
+    ids = core.task_sums.could_hold(shape, value)  # demand_work.py rule 4
+    used.visits += len(ids)
+    for agent_id in ids:
+        agent = agents[agent_id]
         if (
             not agent.in_allocator
             or agent.state is not AgentState.ACTIVE
             or agent.connection is None
-            or not _placeable(fw, d, agent)
+            or not used.placeable(fw, d, agent)
         ):
             continue
         u = used.get(agent)
@@ -163,6 +222,9 @@ def _preempt_for(
             free = [f - x for f, x in zip(free, shape, strict=True)]
         if need <= 0:
             return []  # room for every unmet task: nothing to preempt
+        lower = used.lower(agent, value)
+        if not preemption.fits(shape, [f + x for f, x in zip(free, lower, strict=True)]):
+            continue  # not even every lower task gone would make room here
         candidates = tuple(
             _candidate(core, t) for t in agent.tasks.values() if _may_die(core, t, value)
         )
@@ -342,6 +404,7 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             held = (held[0] + extra[0], held[1] + extra[1], held[2] + extra[2], held[3] + extra[3])
         offer = core.book.make_one(fw, agent, held, e.now)
         n.offer_id = offer.offer_id(0)
+        n.offered_at = e.now
         n.expires_at = e.now + core.config.preemption_nomination_seconds
         out.append(
             cmd.SendOffers(
@@ -388,6 +451,10 @@ def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             offer = core.offers.get(n.offer_id)
             if offer is None:
                 del core.nominations[nkey]  # used, declined or rescinded
+                if _launched_in(core, n):
+                    core.preemption_budget.used(n.framework_id, n.demand)
+                else:
+                    out.append(_unused(core, n, e, "was declined or rescinded unused"))
             elif e.now >= n.expires_at:
                 core.book.give_back([offer])
                 del core.nominations[nkey]
@@ -398,18 +465,36 @@ def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                         offer_ids=(n.offer_id,),
                     )
                 )
-                out.append(
-                    core.cluster_event(
-                        e,
-                        "nomination_expired",
-                        n.framework_id,
-                        f"the room preempted on agent {n.agent_id} for demand {n.demand} was "
-                        f"not used in {core.config.preemption_nomination_seconds:g}s",
-                    )
-                )
+                seconds = core.config.preemption_nomination_seconds
+                out.append(_unused(core, n, e, f"was not used in {seconds:g}s"))
         elif e.now >= n.expires_at:
             release(core, n)
     return out
+
+
+def _launched_in(core: MasterCore, n: Nomination) -> bool:
+    """The hold's offer launched tasks of its demand (preemption_budget.py rule 2)."""
+    agent = core.agents.get(n.agent_id)
+    if agent is None:
+        return False
+    return any(
+        t.framework_id == n.framework_id
+        and t.spec.demand == n.demand
+        and t.launched_at >= n.offered_at
+        for t in agent.tasks.values()
+    )
+
+
+def _unused(core: MasterCore, n: Nomination, e: ev.Event, what: str) -> cmd.ClusterEvent:
+    """A strike against the demand (preemption_budget.py rule 2), said as an event."""
+    backoff = core.preemption_budget.unused(n.framework_id, n.demand, e.now)
+    return core.cluster_event(
+        e,
+        "nomination_expired",
+        n.framework_id,
+        f"the room preempted on agent {n.agent_id} for demand {n.demand} {what}; "
+        f"the demand preempts nothing for {backoff:g}s",
+    )
 
 
 def release(core: MasterCore, n: Nomination) -> None:

@@ -37,8 +37,9 @@ def set_priority_class(core: MasterCore, e: ev.SetPriorityClass) -> Commands:
         core.priority.set(c)
     except PriorityClassError as exc:
         raise _invalid(str(exc)) from None
-    # A value or the default moved: every framework's priority may have.
+    # A value or the default moved: every framework's priority may have, and every task's.
     core.demands_moved.update(core.frameworks)
+    core.recount_task_sums()
     core.changes.append(PutPriorityClass(c))
     return [
         core.cluster_event(
@@ -65,6 +66,7 @@ def delete_priority_class(core: MasterCore, e: ev.DeletePriorityClass) -> Comman
     except PriorityClassError as exc:
         raise CallRejected(Refusal.FAILED_PRECONDITION, str(exc)) from None
     core.changes.append(DeletePriorityClass(e.name))
+    core.recount_task_sums()
     return [core.cluster_event(e, "priority_class_deleted", e.name, "")]
 
 

@@ -25,7 +25,9 @@ Rules:
    least recently reasoned first; the rest wait for the next scan), over one ``AgentView``
    whose per-agent signatures are kept across scans, with each framework's refuse filters
    fetched once as arrays (``Allocator.held_back_masks``). A cluster with no demands pays one
-   pass over its frameworks per scan.
+   pass over its frameworks per scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
+   a scan, the least recently tested first (the others keep their last note); a shape larger
+   than every agent needs no test (demand_work.py).
 6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
    records one event per demand, and the demand forgets its last message (rule 4).
 """
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from corral import events as cluster_events
 from corral.master.allocator.interface import HeldBack, Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demands, gangs
+from corral.master.core import demand_work, demands, gangs
 from corral.master.core import events as ev
 from corral.master.core.agent_view import AgentView, Statics
 from corral.master.core.records import AgentRecord, FrameworkRecord
@@ -66,6 +68,7 @@ class PendingEvents:
         self.notes: dict[Key, Note] = {}
         self.scanned_at = -float("inf")
         self.statics: Statics | None = None  # the agents' signatures, kept across scans
+        self.tested: dict[Key, float] = {}  # when each pending demand was last tested (rule 5)
 
     def forget(self, framework_id: str, demand: str) -> None:
         self.notes.pop((framework_id, demand), None)
@@ -84,6 +87,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     # (last reasoned, framework, demand, kind) of the demands that failed the fast test
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
     roomy: dict[tuple[str, Scalars], bool] = {}  # the fast test per (framework, shape)
+    pending: list[tuple[float, str, str, FrameworkRecord, Demand]] = []
     for fw in core.frameworks.values():
         if (
             not fw.wants_by_demand
@@ -93,25 +97,40 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         ):
             continue
         for d in fw.demands.values():
-            if demands.unmet(fw, d) <= 0:
-                continue
-            gang: dict[str, Any] | None = None
-            if gangs.waiting(fw, d):
-                gang = gangs.explain(core, fw, d, e.now)
-                if gang["offered"] or (
-                    gang["placeable"] >= gang["members"] and not gang["over_headroom"]
-                ):
-                    continue
-                kind = "gang_unschedulable"
-            else:
-                if _room_somewhere(core, fw, d, e.now, roomy):
-                    continue
-                kind = "demand_unschedulable"
-            note = before.get((fw.framework_id, d.name))
-            last = note.reasoned_at if note is not None else -float("inf")
-            failing.append((last, fw.framework_id, d.name, fw, d, kind, gang))
-    failing.sort(key=lambda x: (x[0], x[1], x[2]))
+            if demands.unmet(fw, d) > 0:
+                key = (fw.framework_id, d.name)
+                pending.append((state.tested.get(key, -float("inf")), *key, fw, d))
+    # Rule 5's budget: the least recently tested first; the rest keep their notes.
+    pending.sort(key=lambda x: (x[0], x[1], x[2]))
+    state.tested = {(x[1], x[2]): x[0] for x in pending}
     notes: dict[Key, Note] = {}
+    tests = 0
+    for _, fw_id, name, fw, d in pending:
+        if tests >= demand_work.SCAN_BUDGET:
+            note = before.get((fw_id, name))
+            if note is not None:
+                notes[(fw_id, name)] = note
+            continue
+        never = core.largest.never_fits(core, d.resources.scalars())
+        if not never:
+            tests += 1
+        state.tested[(fw_id, name)] = e.now
+        gang: dict[str, Any] | None = None
+        if gangs.waiting(fw, d):
+            gang = gangs.explain(core, fw, d, e.now, never_fits=never)
+            if gang["offered"] or (
+                gang["placeable"] >= gang["members"] and not gang["over_headroom"]
+            ):
+                continue
+            kind = "gang_unschedulable"
+        else:
+            if not never and _room_somewhere(core, fw, d, e.now, roomy):
+                continue
+            kind = "demand_unschedulable"
+        note = before.get((fw_id, name))
+        last = note.reasoned_at if note is not None else -float("inf")
+        failing.append((last, fw_id, name, fw, d, kind, gang))
+    failing.sort(key=lambda x: (x[0], x[1], x[2]))
     out: list[cmd.Command] = []
     agents: list[AgentRecord] | None = None
     view: AgentView | None = None

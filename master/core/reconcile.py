@@ -7,8 +7,11 @@ Rules:
    partition-aware framework and LOST for the others (reason AGENT_RESTARTED).
 2. A listed task the master already declared ended (its framework is removed, it is among the
    ``completed``, or it was reported LOST while its agent was UNREACHABLE) is killed: a task
-   ends once. A listed task that ended is remembered as ended until the agent resends its
-   status; any other the master does not hold is taken in as the agent reports it.
+   ends once. So is a live task the master does not hold from an agent whose tasks it has
+   held since the agent registered with it (``trusted`` False, membership.py rule 1): it was
+   never launched there, and must not count toward any framework's demand. A listed task
+   that ended is remembered as ended until the agent resends its status; any other the master
+   does not hold is taken in as the agent reports it.
 3. A held task in another live state moves to it if the transition is legal; one the master
    reported UNREACHABLE (its agent is back, as in Mesos) is told to its framework again,
    without a uuid. A task whose kill was asked for is killed again.
@@ -30,6 +33,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from corral.limits import echo
 from corral.master.core import commands as cmd
 from corral.master.core import subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord, TaskRecord
@@ -52,7 +56,11 @@ Commands = list[cmd.Command]
 
 
 def agent_tasks(
-    core: MasterCore, agent: AgentRecord, e: ev.AgentRegister, was_unreachable: bool = False
+    core: MasterCore,
+    agent: AgentRecord,
+    e: ev.AgentRegister,
+    was_unreachable: bool = False,
+    trusted: bool = True,
 ) -> Commands:
     """Merge the tasks an agent reports with what the master believed ran there.
 
@@ -77,10 +85,27 @@ def agent_tasks(
         )
     for key, rt in reported.items():
         fw_id, task_id = key
+        task = agent.tasks.get(key)
+        if task is None and not trusted and not rt.status.state.terminal:
+            if key not in core.completed:
+                out.append(
+                    core.cluster_event(
+                        e,
+                        "reported_task_refused",
+                        task_id,
+                        f"agent {agent.agent_id} reported a task of framework {fw_id} that "
+                        "the master never launched there: killed",
+                    )
+                )
+            out.append(
+                cmd.SendKill(
+                    stimulus_id=sid, agent_id=agent.agent_id, framework_id=fw_id, task_id=task_id
+                )
+            )
+            continue
         fw = core.frameworks.get(fw_id)
         if fw is None:
             fw = subscriptions.placeholder(core, fw_id, e.now)
-        task = agent.tasks.get(key)
         if rt.status.state.terminal and task is None:
             # Its terminal status is resent by the agent and handled as an update; until
             # then the master knows how it ended (a reconciliation may ask right now).
@@ -115,6 +140,8 @@ def agent_tasks(
             fw.tasks[task_id] = task
             core.count_demand_task(fw, task, +1)
             core.pacer.launching(task)  # dropped at the next tick unless still launching
+            if not core.priority.known(rt.spec.priority_class):
+                out.append(_unknown_class(core, task, e))
         elif rt.status.state is not task.state and not rt.status.state.terminal:
             was = task.state
             try:
@@ -219,6 +246,19 @@ def _answer(
         spec = TaskSpec(task_id=task_id, name="", resources=Resources())
         _remember_ended(core, spec, fw.framework_id, agent_id, answer, now)
     return answer
+
+
+def _unknown_class(core: MasterCore, task: TaskRecord, e: ev.AgentRegister) -> cmd.ClusterEvent:
+    """Demands' rule 5: the task counts as the global default's class, said once, here."""
+    default = core.priority.resolve("")
+    return core.cluster_event(
+        e,
+        "priority_class_unknown",
+        task.task_id,
+        f"task of framework {task.framework_id} on agent {task.agent_id} names unknown "
+        f"priority class {echo(task.spec.priority_class)}: it counts as the global default "
+        f"{echo(default.name)} ({default.value})",
+    )
 
 
 def _remember_ended(

@@ -86,6 +86,7 @@ class Nomination:
     expires_at: float  # the kill timeout while victims live; then the offer's deadline
     held: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])
     offer_id: str = ""
+    offered_at: float = 0.0  # when the hold became an offer: tasks launched since used it
 
 
 @dataclass(slots=True)
@@ -101,6 +102,10 @@ class AgentRecord:
     # timeout) starts when it is handed out, not at the agent's last heartbeat.
     interval_set_at: float = 0.0
     in_allocator: bool = False
+    # The master has held this agent's tasks since it registered with this master: a live task
+    # it reports that the master does not hold was never launched there (reconcile.py rule 2).
+    # False for a record read from the registry until the agent re-registers.
+    tasks_known: bool = False
     tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""

@@ -39,6 +39,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
         )
     state = e.state
+    core.knows_every_agent = state.durable
     # The registry holds what operators set; it wins over the flags' values at start.
     for role, weight in state.weights:
         operator_settings.apply_weight(core, role, weight)
@@ -80,6 +81,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
         mirror.mark_framework(core, fw)
     for aentry in state.agents:
         unreachable = aentry.unreachable_at is not None
+        core.task_sums.add_agent(aentry.agent_id, aentry.spec.resources.scalars())
         core.agents[aentry.agent_id] = AgentRecord(
             spec=aentry.spec,
             state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,

@@ -41,6 +41,7 @@ def validate(core: MasterCore) -> None:
     _free_ports(core)
     _durable(core)
     _demand_tasks(core)
+    _task_sums(core)
     _nominations(core)
     _gangs(core)
     _admission(core)
@@ -175,6 +176,39 @@ def _demand_tasks(core: MasterCore) -> None:
             f"framework {fw.framework_id} counts {fw.demand_tasks} tasks per demand, "
             f"its live tasks name {counted}",
         )
+
+
+def _task_sums(core: MasterCore) -> None:
+    """task_sums.py: every agent has a row holding its resources, and the sums per class value
+    are its live tasks' (as a recount would make them)."""
+    sums = core.task_sums
+    _check(set(sums.rows) == set(core.agents), "task sums' agent rows differ from the agents")
+    for aid, agent in core.agents.items():
+        row = sums.rows[aid]
+        _check(
+            tuple(sums.totals[row]) == agent.spec.resources.scalars(),
+            f"task sums hold {tuple(sums.totals[row])} for agent {aid}, its resources are "
+            f"{agent.spec.resources.scalars()}",
+        )
+    expected: dict[tuple[str, int], list[float]] = {}
+    for fw in core.frameworks.values():
+        for t in fw.tasks.values():
+            if t.state.terminal or t.agent_id not in sums.rows:
+                continue
+            key = (t.agent_id, core.priority.value(t.spec.priority_class))
+            had = expected.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+            for k, x in enumerate(t.spec.resources.scalars()):
+                had[k] += x
+    for value, arr in sums.by_value.items():
+        for aid, row in sums.rows.items():
+            want = expected.pop((aid, value), [0.0, 0.0, 0.0, 0.0])
+            _check(
+                all(abs(a - b) <= 1e-6 for a, b in zip(arr[row], want, strict=True)),
+                f"task sums hold {list(arr[row])} for agent {aid} at value {value}, its live "
+                f"tasks {want}",
+            )
+    left = {k: v for k, v in expected.items() if any(x > 0 for x in v)}
+    _check(not left, f"live tasks the task sums do not count: {left}")
 
 
 def _nominations(core: MasterCore) -> None:

@@ -145,6 +145,7 @@ class SqliteRegistry:
             weights=weights,
             quotas=quotas,
             priority_classes=classes,
+            durable=True,
         )
 
     def apply(self, changes: Sequence[Change]) -> None:

@@ -200,7 +200,8 @@ docker run --rm "$CORRAL_IMAGE" --help >/dev/null || fail "corral --help fails i
 step "compose up, 3 agents registered"
 CORRAL_GRPC_PORT=${CORRAL_GRPC_PORT:-$(free_port)}
 CORRAL_HTTP_PORT=${CORRAL_HTTP_PORT:-$(free_port)}
-export CORRAL_GRPC_PORT CORRAL_HTTP_PORT
+CORRAL_SERVING_PORT=${CORRAL_SERVING_PORT:-$(free_port)}
+export CORRAL_GRPC_PORT CORRAL_HTTP_PORT CORRAL_SERVING_PORT
 CLUSTER_UP=1
 compose up -d --no-build >&2 || fail "compose up failed"
 MASTER_CID=$(compose ps -q master | head -n 1)
@@ -220,6 +221,21 @@ hello_rc=$(timeout 120 docker wait "$hello_cid") || fail "hello service did not 
 finished=$(count_tasks FINISHED)
 [ "$finished" -ge 10 ] || fail "master reports $finished FINISHED tasks, want >= 10"
 log "master reports $finished FINISHED tasks"
+
+# ---- 3b. the serving service: an app through its API -------------------------------------------
+step "serving service: an app through its API"
+# `corral app` in the serving container talks to the service there (127.0.0.1:5090).
+serving_app() { compose exec -T serving corral app "$@"; }
+app_succeeded() { serving_app status smoke 2>/dev/null | grep -q "succeeded"; }
+SMOKE_APP=$(mktemp /tmp/corral-smoke-app.XXXXXX.json)
+printf '{"id": "smoke", "command": "exec sleep 600", "instances": 2, "cpus": 0.1, "mem": 32}' \
+    >"$SMOKE_APP"
+apply_smoke() { serving_app apply -f - <"$SMOKE_APP"; }
+wait_for 60 "the serving service to take an app" apply_smoke
+rm -f "$SMOKE_APP"
+wait_for 90 "app smoke's deployment succeeded" app_succeeded
+log "$(serving_app list | tr -s ' ' | tr '\n' ';')"
+serving_app delete smoke >&2 || fail "corral app delete smoke failed"
 
 # ---- 4. kill an agent running tasks --------------------------------------------------------------
 step "kill an agent, tasks reported"

@@ -76,21 +76,20 @@ async def test_a_driver_resubscribes_to_a_restarted_master_with_its_id(
     assert [f.info.id for f in state.frameworks if f.info.name == "survivor"] == [framework_id]
 
 
-async def test_explain_gives_the_master_s_reason_for_a_demand_that_cannot_be_placed(
+async def test_why_pending_gives_the_master_s_reason_for_a_demand_that_cannot_be_placed(
     cluster: LocalCluster,
 ) -> None:
     info = sdk.FrameworkInfo(name="too-big")
     async with sdk.Driver(sdk.Scheduler(), info, cluster.master, connect_timeout=10) as driver:
         await driver.set_demands([sdk.Demand("huge", 2, cpus=100, mem=64)])
-        why = await driver.explain()
-        assert why.framework_id == driver.framework_id and why.state == "subscribed"
-        (pending,) = why.pending
+        assert driver.address == cluster.master  # the master the driver is connected to
+        (pending,) = await sdk.why_pending(driver.address, driver.framework_id)
         assert (pending.name, pending.count, pending.unmet) == ("huge", 2, 2)
         assert pending.summary == "1 of 1 agents: insufficient cpus", pending
-        assert dict(pending.reasons) == {"insufficient cpus": 1}
-        assert why.why_pending() == "huge: 2 of 2 unplaced: 1 of 1 agents: insufficient cpus"
+        assert pending.reasons == ("insufficient cpus",)
         await driver.set_demands([])
-        assert (await driver.explain()).why_pending() == "no demand is pending at the master"
+        assert await sdk.why_pending(driver.address, driver.framework_id) == []
         await driver.teardown()
-    with pytest.raises(sdk.NotSubscribedError):
-        await driver.explain()
+    with pytest.raises(sdk.CallError) as unknown:
+        await sdk.why_pending(cluster.master, "no-such-framework")
+    assert unknown.value.code == grpc.StatusCode.NOT_FOUND

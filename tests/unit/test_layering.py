@@ -36,15 +36,18 @@ KERNEL = (
     "corral.events",
 )
 WIRE = ("corral.v1",)
+DETECTOR = "corral.frameworks.sdk.detector"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
     "corral.v1": (),
     **{k: KERNEL for k in KERNEL},
     "corral.master.allocator": KERNEL,
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
-    "corral.master": (*KERNEL, *WIRE),
+    # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
+    # layer with the fewest rights that needs them); the master and the agent use that module.
+    "corral.master": (*KERNEL, *WIRE, DETECTOR),
     "corral.agent.core": KERNEL,
-    "corral.agent": (*KERNEL, *WIRE),
+    "corral.agent": (*KERNEL, *WIRE, DETECTOR),
     "corral.frameworks.sdk": WIRE,
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),

@@ -144,18 +144,20 @@ def test_reported_tasks_larger_than_the_agent_are_refused() -> None:
     h = Harness()
     huge = _reported("F1", "t", "cpus:1000;mem:1", TaskState.RUNNING)
     with pytest.raises(CallRejected, match="more than the agent"):
-        _register(h, resources="cpus:1;mem:1024", tasks=(huge,))
+        _register(h, agent_id="X1", resources="cpus:1;mem:1024", tasks=(huge,))
     assert h.core.agents == {} and h.core.frameworks == {}
     # An ended task's resources are not in use: the same report with it FINISHED is fine.
     done = replace(huge, status=status("t", "F1", "", TaskState.FINISHED))
-    assert of(cmd.SendRegistered, _register(h, resources="cpus:1;mem:1024", tasks=(done,)))
+    assert of(
+        cmd.SendRegistered, _register(h, agent_id="X1", resources="cpus:1;mem:1024", tasks=(done,))
+    )
 
 
 def test_a_reported_task_in_a_master_only_state_is_refused() -> None:
     h = Harness()
     lost = _reported("F1", "t", "cpus:1;mem:1", TaskState.UNKNOWN)
     with pytest.raises(CallRejected, match="only the master sets"):
-        _register(h, tasks=(lost,))
+        _register(h, agent_id="X1", tasks=(lost,))
 
 
 def test_an_agent_cannot_report_another_agents_task() -> None:

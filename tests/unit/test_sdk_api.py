@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -34,7 +35,6 @@ def test_public_api_is_pinned() -> None:
         "DriverError",
         "DriverEvent",
         "ErrorEvent",
-        "Explanation",
         "FrameworkCapability",
         "FrameworkError",
         "FrameworkInfo",
@@ -74,6 +74,7 @@ def test_public_api_is_pinned() -> None:
         "task",
         "view",
         "where",
+        "why_pending",
     ]
     assert corral.frameworks.sdk.testing.__all__ == [
         "FakeMaster",
@@ -99,7 +100,6 @@ def test_driver_calls_are_pinned() -> None:
             "stop",
             "wait",
             "events",
-            "explain",
         )
     }
     assert calls == {
@@ -116,7 +116,6 @@ def test_driver_calls_are_pinned() -> None:
         "stop": "(self) -> 'None'",
         "wait": "(self) -> 'None'",
         "events": "(self) -> 'AsyncIterator[DriverEvent]'",
-        "explain": "(self) -> 'Explanation'",
     }
 
 
@@ -154,10 +153,25 @@ def test_example_uses_only_the_public_sdk() -> None:
     assert used <= set(corral.frameworks.sdk.__all__), used - set(corral.frameworks.sdk.__all__)
 
 
+# The one exception: the ZooKeeper detector imports kazoo inside its functions, so only a
+# framework given a zk:// master needs it (the `ha` extra).
+LAZY_IMPORTS = {("zk_detector.py", "kazoo")}
+
+
+def _lazy_imports(tree: ast.Module) -> set[int]:
+    """Ids of the import nodes inside a function's body."""
+    inside: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            inside |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)}
+    return inside
+
+
 def test_sdk_imports_only_the_wire_contract_grpc_structlog_and_the_stdlib() -> None:
     allowed_roots = {"corral", "grpc", "structlog"}
     for path in (ROOT / "frameworks" / "sdk").rglob("*.py"):
         tree = ast.parse(path.read_text())
+        lazy = _lazy_imports(tree)
         for node in ast.walk(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):
@@ -170,5 +184,22 @@ def test_sdk_imports_only_the_wire_contract_grpc_structlog_and_the_stdlib() -> N
                     assert name.startswith(("corral.v1", "corral.frameworks.sdk")), (
                         f"{path}: imports {name}"
                     )
+                elif (path.name, root) in LAZY_IMPORTS:
+                    assert id(node) in lazy, f"{path}: imports {name} at the top, not lazily"
                 elif root not in allowed_roots:
                     assert root in sys.stdlib_module_names, f"{path}: imports {name}"
+
+
+def test_importing_the_sdk_and_making_a_static_detector_does_not_import_kazoo() -> None:
+    code = (
+        "import sys, asyncio\n"
+        "from corral.frameworks import sdk\n"
+        "from corral.frameworks.sdk.detector import make_detector, parse_master\n"
+        "d = make_detector(parse_master('127.0.0.1:1,127.0.0.1:2'))\n"
+        "assert asyncio.run(d.leader()) == '127.0.0.1:1'\n"
+        "print('kazoo' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "False", out

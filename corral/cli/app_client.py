@@ -1,0 +1,151 @@
+"""What `corral app` needs besides its parser: the serving service's HTTP API as calls, an app
+file read (JSON, or YAML with PyYAML), and endpoints as an nginx or HAProxy block.
+
+Standard library only (urllib): `corral app` is a client command of the base install."""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from corral.cli.errors import CliError
+
+DEFAULT_SERVING = "http://127.0.0.1:5090"
+
+
+class Serving:
+    """The serving service at ``base`` (http://HOST:PORT)."""
+
+    def __init__(self, base: str, timeout: float) -> None:
+        self.base = base.rstrip("/")
+        self.timeout = timeout
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def call(self, method: str, path: str, body: object = None) -> Any:
+        """The answer's JSON; an error answer raises CliError with its message (exit 2 for
+        400: the input was bad)."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url(path), data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as err:
+            raise CliError(_message(err), exit_code=2 if err.code == 400 else 1) from None
+        except (urllib.error.URLError, OSError) as err:
+            raise self._unreachable(err) from None
+        except json.JSONDecodeError:
+            raise CliError(f"{self.base} answered something that is not JSON") from None
+
+    def lines(self, path: str) -> Iterator[dict[str, Any]]:
+        """A watch: each JSON line as it comes (empty keepalive lines skipped), until the
+        service ends the stream."""
+        request = urllib.request.Request(self.url(path))
+        try:
+            # No read timeout: a watch waits for changes; the service's keepalive lines and
+            # TCP keep the connection honest.
+            response = urllib.request.urlopen(request)
+        except urllib.error.HTTPError as err:
+            raise CliError(_message(err), exit_code=2 if err.code == 400 else 1) from None
+        except (urllib.error.URLError, OSError) as err:
+            raise self._unreachable(err) from None
+        with response:
+            for raw in response:
+                if raw.strip():
+                    yield json.loads(raw)
+
+    def _unreachable(self, err: Exception) -> CliError:
+        why = getattr(err, "reason", None) or err
+        return CliError(
+            f"cannot reach the serving service at {self.base} ({why}); is `corral serving "
+            "serve` running? (--serving URL or CORRAL_SERVING)"
+        )
+
+
+def _message(err: urllib.error.HTTPError) -> str:
+    try:
+        return str(json.loads(err.read())["error"])
+    except (ValueError, KeyError, TypeError, OSError):
+        return f"HTTP {err.code} {err.reason}"
+
+
+def quote(app_id: str) -> str:
+    return urllib.parse.quote(app_id, safe="")
+
+
+def read_app(path: str) -> dict[str, Any]:
+    """An app file (``-``: standard input) as JSON, or YAML when it is not JSON (needs
+    PyYAML: ``pip install 'corral[yaml]'``). Usage errors (exit 2) name the file."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except OSError as err:
+        raise CliError(f"cannot read {path}: {err.strerror or err}", exit_code=2) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        data = _yaml(path, text, err)
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: the app must be an object, got {type(data).__name__}", 2)
+    if not isinstance(data.get("id"), str) or not data["id"]:
+        raise CliError(f"{path}: id: required (the app's name)", exit_code=2)
+    return data
+
+
+def _yaml(path: str, text: str, json_error: json.JSONDecodeError) -> Any:
+    looks_yaml = path.endswith((".yaml", ".yml")) or not text.lstrip().startswith(("{", "["))
+    if not looks_yaml:
+        raise CliError(f"{path}: not JSON: {json_error}", exit_code=2)
+    try:
+        import yaml
+    except ImportError:
+        raise CliError(
+            f"{path}: reading YAML needs PyYAML (pip install 'corral[yaml]'); JSON needs nothing",
+            exit_code=2,
+        ) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise CliError(f"{path}: not YAML: {' '.join(str(err).split())}", exit_code=2) from None
+
+
+# -- endpoints for proxies -------------------------------------------------------------------
+
+
+def addresses(endpoints: list[dict[str, Any]], port_index: int) -> list[tuple[str, str]]:
+    """(task id, host:port) of each endpoint's port ``port_index``."""
+    out = []
+    for e in endpoints:
+        ports = e.get("ports") or []
+        if port_index < len(ports):
+            out.append((e["task_id"], f"{e['host']}:{ports[port_index]}"))
+    return out
+
+
+def nginx(app_id: str, endpoints: list[dict[str, Any]], port_index: int) -> str:
+    """An nginx ``upstream`` block; with no ready instance, a placeholder marked ``down``
+    (nginx refuses an empty upstream), so a reload still succeeds and clients get 502."""
+    lines = [f"upstream {app_id} {{"]
+    found = addresses(endpoints, port_index)
+    for task_id, address in found:
+        lines.append(f"    server {address};  # {task_id}")
+    if not found:
+        lines.append("    server 127.0.0.1:9 down;  # no ready instance")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def haproxy(app_id: str, endpoints: list[dict[str, Any]], port_index: int) -> str:
+    """An HAProxy ``backend`` section."""
+    lines = [f"backend {app_id}", "    balance roundrobin"]
+    for task_id, address in addresses(endpoints, port_index):
+        lines.append(f"    server {task_id} {address} check")
+    return "\n".join(lines) + "\n"

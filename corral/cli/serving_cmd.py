@@ -1,0 +1,108 @@
+"""`corral serving serve`: the serving service (many apps through an HTTP API, kept in a store,
+taken back after a restart; docs/frameworks.md, "The serving service")."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from corral.cli.common import add_master_arg, host_port, positive_float
+from corral.cli.errors import CliError
+
+DEFAULT_LISTEN = "127.0.0.1:5090"
+WEEK = 7 * 24 * 3600.0
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "corral" / "serving"
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serving",
+        help="the serving service: long-running apps through an HTTP API (corral app ...)",
+        description="The serving framework as a service (Marathon's role).",
+    )
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    s = verbs.add_parser(
+        "serve",
+        help="run the serving service",
+        description="Run the serving service: apps are created, scaled, rolled and deleted "
+        "through its HTTP API (`corral app ...`), kept in a SQLite store in --state, and keep "
+        "running through a restart of the service. Only one service acts on a store at a "
+        "time: a second one exits 1 naming the first, or with --standby waits and takes over "
+        "when the first is gone.",
+    )
+    add_master_arg(s)
+    s.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"where the app store and its lock live (default {default_state_dir()})",
+    )
+    s.add_argument(
+        "--listen",
+        type=host_port,
+        default=DEFAULT_LISTEN,
+        metavar="HOST:PORT",
+        help=f"the HTTP API's address (default {DEFAULT_LISTEN}; port 0: any free port)",
+    )
+    s.add_argument(
+        "--failover-timeout",
+        type=positive_float,
+        default=WEEK,
+        metavar="SECONDS",
+        help="how long the master keeps the apps' instances while the service is away "
+        "(default a week, as Marathon's)",
+    )
+    s.add_argument(
+        "--standby",
+        action="store_true",
+        help="if another service holds the store, wait and take over when it is gone "
+        "(instead of exiting 1)",
+    )
+    s.add_argument(
+        "--ready-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='once serving, write {"http": "HOST:PORT"} here (for scripts and tests)',
+    )
+    s.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="log lines on stderr from this level up (default info)",
+    )
+    s.set_defaults(func=run, needs_server=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from corral.frameworks import sdk
+    from corral.frameworks.serving import serve
+    from corral.frameworks.serving.store import StoreError
+    from corral.frameworks.serving.store_lock import StoreLocked
+
+    sdk.configure_logging(args.log_level)
+    state = args.state or default_state_dir()
+    try:
+        return asyncio.run(
+            serve.main(
+                state,
+                args.master,
+                args.listen,
+                args.failover_timeout,
+                args.standby,
+                args.ready_file,
+            )
+        )
+    except (StoreLocked, StoreError) as err:
+        raise CliError(str(err)) from None
+    except OSError as err:
+        where = f": {err.filename}" if err.filename else ""
+        raise CliError(f"{err.strerror or err}{where}") from None

@@ -1,0 +1,130 @@
+"""The load test's masters: one (its registry in memory, SQLite or ZooKeeper), or several in a
+ZooKeeper election with a ZooKeeper it starts (``--masters N``), and the leader's failover when
+``--kill-leader-at`` kills it: the time from its death to the new leader's first offers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from corral.loadtest.options import LoadTestOptions
+from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
+from corral.loadtest.zookeeper import LocalZooKeeper, ZooKeeperUnavailable
+
+ZK_SESSION = 2.0  # seconds: how long a dead leader's znode outlives it
+
+
+@dataclass
+class Masters:
+    """The started masters; ``spec`` is what agents and frameworks are given."""
+
+    children: dict[str, tuple[Child, str, str]] = field(default_factory=dict)  # grpc, http
+    spec: str = ""
+    zookeeper: LocalZooKeeper | None = None
+    leader: str = ""
+
+    @property
+    def http(self) -> str:
+        return self.children[self.leader][2]
+
+    @property
+    def pid(self) -> int:
+        return self.children[self.leader][0].pid
+
+    def close(self) -> None:
+        if self.zookeeper is not None:
+            self.zookeeper.stop()
+
+
+async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
+    masters = Masters()
+    extra: tuple[str, ...] = ()
+    if opts.registry == "sqlite":
+        extra = ("--work-dir", str(group.work_dir / "master-registry"))
+    elif opts.registry == "zookeeper":
+        try:
+            masters.zookeeper = await asyncio.to_thread(
+                LocalZooKeeper(group.work_dir / "zookeeper").start
+            )
+        except ZooKeeperUnavailable as exc:
+            raise ProcessFailed(f"cannot start ZooKeeper for --masters: {exc}") from None
+        masters.spec = masters.zookeeper.url("/corral")
+        extra = ("--zk", masters.spec, "--zk-session-timeout", f"{ZK_SESSION:g}")
+    names = ["master"] if opts.masters == 1 else [f"master-{i}" for i in range(opts.masters)]
+    for name in names:
+        masters.children[name] = await group.start_master(
+            opts.allocation_interval,
+            opts.launch_pacing,
+            launch_latency_target=opts.launch_latency_target,
+            name=name,
+            extra=extra,
+        )
+    async with aiohttp.ClientSession() as session:
+        masters.leader = await find_leader(session, masters, timeout=60.0)
+    if not masters.spec:
+        masters.spec = masters.children[masters.leader][1]
+    return masters
+
+
+async def _role(session: aiohttp.ClientSession, http: str) -> str:
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
+        async with session.get(
+            f"http://{http}/health", timeout=aiohttp.ClientTimeout(total=2)
+        ) as r:
+            return str((await r.json()).get("role", "leader"))  # a single master has no role
+    return ""
+
+
+async def find_leader(session: aiohttp.ClientSession, masters: Masters, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for name, (child, _, http) in masters.children.items():
+            if child.process.returncode is None and await _role(session, http) == "leader":
+                return name
+        await asyncio.sleep(0.05)  # other processes' state: there is no event to await
+    raise ProcessFailed(f"no master leads after {timeout:g} s")
+
+
+async def _offers_sent(session: aiohttp.ClientSession, http: str) -> float:
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+        async with session.get(
+            f"http://{http}/metrics", timeout=aiohttp.ClientTimeout(total=2)
+        ) as r:
+            for line in (await r.text()).splitlines():
+                if line.startswith("corral_offers_sent_total "):
+                    return float(line.split()[1])
+    return 0.0
+
+
+async def kill_leader(group: ProcessGroup, masters: Masters) -> dict[str, object]:
+    """kill -9 the leader; return once another leads and has sent offers, with the times."""
+    old = masters.leader
+    child = masters.children.pop(old)[0]
+    died = time.monotonic()
+    await group.kill(child)
+    async with aiohttp.ClientSession() as session:
+        masters.leader = await find_leader(session, masters, timeout=120.0)
+        elected = time.monotonic() - died
+        while await _offers_sent(session, masters.http) <= 0:
+            if time.monotonic() - died > 120.0:
+                raise ProcessFailed(f"{masters.leader} leads but sent no offer in 120 s")
+            await asyncio.sleep(0.02)  # another process's counter: no event to await
+    failover = time.monotonic() - died
+    return {
+        "killed": old,
+        "new_leader": masters.leader,
+        "elected_seconds": round(elected, 3),
+        "failover_seconds": round(failover, 3),
+    }
+
+
+def describe(result: dict[str, object]) -> str:
+    return (
+        f"failover: {result['killed']} killed; {result['new_leader']} led after "
+        f"{result['elected_seconds']} s and offered after {result['failover_seconds']} s "
+        f"(ZooKeeper session {ZK_SESSION:g} s)"
+    )

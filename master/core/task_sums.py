@@ -1,0 +1,106 @@
+"""Per agent, the resources its live tasks hold, by their class's value, kept as arrays as tasks
+start and end: preemption's first test for a demand is then one array expression over every
+agent instead of a walk (demand_work.py rule 4).
+
+Rules:
+1. Every agent record has a row (``add_agent``), given back when the record is forgotten;
+   ``totals`` holds each row's resources.
+2. A task counts in ``by_value[v]`` on its agent's row from the event it becomes live in the
+   master (accepted, or taken in from an agent's report) to the one it ends in
+   (``MasterCore.count_demand_task``), under its class's value then. A change of a class's
+   value, or of the global default, recounts every task (``rebuild``): operators do it rarely.
+3. ``could_hold(shape, value)``: the rows where a task of ``shape`` would fit if every task of a
+   class below ``value`` were gone. Necessary for preemption to place it there, not sufficient
+   (offers, holds, taints and constraints are the search's to check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from corral.master.allocator.interface import Scalars
+
+if TYPE_CHECKING:
+    from corral.master.core.records import AgentRecord
+
+F64 = npt.NDArray[np.float64]
+EPSILON = 1e-9
+
+
+class TaskSums:
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self._free_rows: list[int] = []
+        self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+        self.totals: F64 = np.zeros((0, 4))
+        self.by_value: dict[int, F64] = {}
+
+    def _grow(self, n: int) -> None:
+        size = max(16, 2 * len(self.ids), n)
+        ids = np.empty(size, dtype=object)
+        ids[: len(self.ids)] = self.ids
+        self.ids = ids
+        self.totals = np.vstack([self.totals, np.zeros((size - len(self.totals), 4))])
+        for v, arr in self.by_value.items():
+            self.by_value[v] = np.vstack([arr, np.zeros((size - len(arr), 4))])
+
+    def add_agent(self, agent_id: str, total: Scalars) -> None:
+        """Rule 1 (again for an agent whose resources changed)."""
+        row = self.rows.get(agent_id)
+        if row is None:
+            if self._free_rows:
+                row = self._free_rows.pop()
+            else:
+                row = len(self.rows)
+                if row >= len(self.ids):
+                    self._grow(row + 1)
+            self.rows[agent_id] = row
+            self.ids[row] = agent_id
+        self.totals[row] = total
+
+    def remove_agent(self, agent_id: str) -> None:
+        row = self.rows.pop(agent_id, None)
+        if row is None:
+            return
+        self.ids[row] = None
+        self.totals[row] = 0.0
+        for arr in self.by_value.values():
+            arr[row] = 0.0
+        self._free_rows.append(row)
+
+    def task(self, agent_id: str, value: int, scalars: Scalars, delta: int) -> None:
+        """Rule 2."""
+        row = self.rows.get(agent_id)
+        if row is None:
+            return
+        arr = self.by_value.get(value)
+        if arr is None:
+            arr = self.by_value[value] = np.zeros((len(self.ids), 4))
+        arr[row] += np.asarray(scalars) * delta
+
+    def rebuild(self, tasks: Iterable[tuple[str, int, Scalars]]) -> None:
+        """Rule 2: count (agent id, value, scalars) of every live task again."""
+        self.by_value = {}
+        for agent_id, value, scalars in tasks:
+            self.task(agent_id, value, scalars, +1)
+
+    def could_hold(self, shape: Scalars, value: int) -> list[str]:
+        """Rule 3, as agent ids in id order."""
+        if not self.rows:
+            return []
+        room = self.totals.copy()
+        for v, arr in self.by_value.items():
+            if v >= value:
+                room -= arr
+        need = np.asarray(shape)
+        asked = need > 0
+        ok = (room[:, asked] >= need[asked] - EPSILON).all(axis=1)
+        ids = self.ids[np.flatnonzero(ok)]
+        return sorted(str(i) for i in ids if i is not None)
+
+    def of(self, agent: AgentRecord) -> int:
+        return self.rows[agent.agent_id]

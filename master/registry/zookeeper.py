@@ -1,0 +1,408 @@
+"""The registry in ZooKeeper, shared by the masters of one cluster (``corral master --zk``).
+
+Layout under the registry's root (by default the election path + ``-registry``: the election
+path holds nothing but the contenders' znodes, as in Mesos):
+
+    ROOT/epoch                  the leadership epoch, a decimal counter
+    ROOT/agents/ID              an agent's entry        ROOT/frameworks/ID   a framework's
+    ROOT/weights/ROLE           a role's weight         ROOT/quotas/ROLE     a role's quota
+    ROOT/priority_classes/NAME  a class, or a deletion's tombstone, with its order
+
+Names are percent-encoded. A record's data is ``N\\n`` then its first chunk (JSON; wire
+messages inside as base64); a record over ``CHUNK`` bytes continues in N-1 children ``1``,
+``2``... so no znode nears ZooKeeper's 1 MB limit.
+
+Rules:
+1. ``fence()`` makes this master the writer: one transaction checks that its election znode
+   still exists and moves ``epoch`` up by one from the version read. The new number is the
+   master's epoch.
+2. Every ``apply`` is one transaction that checks ``epoch`` is still at the version this master
+   left it and that its election znode exists, then writes each record with the version it was
+   last written at. A master that lost its leadership (its znode went with its session) or was
+   superseded (a newer leader fenced) writes nothing: the transaction fails whole and
+   ``apply`` raises RegistryError, which stops the master.
+3. A loop turn whose writes pass ``TXN_BYTES`` goes as several such transactions, in order,
+   each fenced. A master that dies between two has made a prefix of the turn durable; since
+   nothing the turn caused was sent or answered yet (durable.py, rule 4) that is the state of a
+   master that died just after a smaller turn.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote
+
+from google.protobuf.message import DecodeError
+
+from corral.master.convert import (
+    WireError,
+    agent_spec_from_pb,
+    agent_spec_to_pb,
+    framework_spec_from_pb,
+    framework_spec_to_pb,
+)
+from corral.master.core.durable import (
+    AgentEntry,
+    Change,
+    FrameworkEntry,
+    PutAgent,
+    PutFramework,
+    PutPriorityClass,
+    PutQuota,
+    PutWeight,
+    RegistryState,
+)
+from corral.master.registry.interface import RegistryError
+from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
+from corral.priority import class_from_json
+from corral.roles import Quota
+from corral.v1 import common_pb2 as pb
+
+CHUNK = 256 * 1024  # bytes of a record per znode
+TXN_BYTES = 512 * 1024  # bytes of records per transaction (ZooKeeper takes up to ~1 MB)
+KINDS = ("agents", "frameworks", "weights", "quotas", "priority_classes")
+
+
+def encode_name(name: str) -> str:
+    """A znode name for any id ("/" and "." encoded: neither may stand alone in a path)."""
+    return quote(name, safe="").replace(".", "%2E")
+
+
+@dataclass
+class _Op:
+    kind: str  # "create" | "set" | "delete"
+    path: str
+    data: bytes = b""
+    version: int = -1
+
+
+@dataclass
+class _Batch:
+    ops: list[_Op] = field(default_factory=list)
+    size: int = 0
+
+
+class ZooKeeperRegistry:
+    """One master's handle on the shared registry; ``client`` is a started KazooClient owned
+    by the caller (the master's election uses the same session)."""
+
+    def __init__(self, client: Any, root: str, leader_znode: str) -> None:
+        self._client = client
+        self.root = root.rstrip("/")
+        self.leader_znode = leader_znode
+        self.epoch = 0
+        self._epoch_version = -1
+        self._versions: dict[str, int] = {}  # record and chunk znodes -> version last written
+        self._chunks: dict[str, int] = {}  # record znode -> chunk count
+        self._removed: dict[str, float] = {}  # removed frameworks -> removed_at (pruning)
+        self._pc_seq = 0
+        self.transactions = 0  # commits (tests check a turn is one)
+
+    def describe(self) -> str:
+        hosts = getattr(self._client, "hosts", "")
+        where = ",".join(f"{h}:{p}" for h, p in hosts) if isinstance(hosts, list) else hosts
+        return f"zookeeper:{where}{self.root} (epoch {self.epoch})"
+
+    def close(self) -> None:
+        """Nothing to release: the client belongs to the master's election."""
+
+    # --- rule 1: the fence ---------------------------------------------------------------------
+
+    def fence(self) -> int:
+        """Become the registry's one writer (rule 1); returns the new epoch."""
+        from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+
+        epoch_path = f"{self.root}/epoch"
+        try:
+            for kind in KINDS:
+                self._client.ensure_path(f"{self.root}/{kind}")
+            with contextlib.suppress(NodeExistsError):
+                self._client.create(epoch_path, b"0")
+            data, stat = self._client.get(epoch_path)
+            current = int(data.decode() or 0)
+            txn = self._client.transaction()
+            txn.check(self.leader_znode, -1)
+            txn.set_data(epoch_path, str(current + 1).encode(), version=stat.version)
+            results = txn.commit()
+        except (KazooException, ValueError) as exc:
+            raise RegistryError(f"cannot fence the registry {self.root}: {exc!r}") from None
+        if isinstance(results[0], NoNodeError):
+            raise RegistryError(
+                f"cannot fence the registry {self.root}: this master's election znode "
+                f"{self.leader_znode} is gone (its session expired): it does not lead"
+            )
+        if isinstance(results[1], Exception):
+            raise RegistryError(
+                f"cannot fence the registry {self.root}: another master moved the epoch past "
+                f"{current} at the same time ({results[1]!r})"
+            )
+        self.epoch = current + 1
+        self._epoch_version = results[1].version
+        return self.epoch
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def load(self) -> RegistryState:
+        try:
+            raw = {kind: self._read_kind(kind) for kind in KINDS}
+            return self._decode(raw)
+        except RegistryError:
+            raise
+        except Exception as exc:  # kazoo's errors, or a record that does not decode
+            raise RegistryError(f"cannot read the registry {self.root}: {exc!r}") from None
+
+    def _read_kind(self, kind: str) -> dict[str, dict[str, Any]]:
+        from kazoo.exceptions import NoNodeError
+
+        folder = f"{self.root}/{kind}"
+        try:
+            names = self._client.get_children(folder)
+        except NoNodeError:
+            return {}
+        pending = {name: self._client.get_async(f"{folder}/{name}") for name in names}
+        records: dict[str, dict[str, Any]] = {}
+        for name, result in pending.items():
+            path = f"{folder}/{name}"
+            data, stat = result.get()
+            head, _, first = data.partition(b"\n")
+            count = int(head)
+            parts = [first]
+            self._versions[path] = stat.version
+            for i in range(1, count):
+                part, pstat = self._client.get(f"{path}/{i}")
+                parts.append(part)
+                self._versions[f"{path}/{i}"] = pstat.version
+            self._chunks[path] = count
+            records[unquote(name)] = json.loads(b"".join(parts))
+        return records
+
+    def _decode(self, raw: dict[str, dict[str, dict[str, Any]]]) -> RegistryState:
+        try:
+            agents = sorted(
+                (
+                    AgentEntry(
+                        spec=agent_spec_from_pb(pb.AgentInfo.FromString(_unb64(r["info"]))),
+                        secret=str(r["secret"]),
+                        registered_at=float(r["registered_at"]),
+                        unreachable_at=_opt_float(r.get("unreachable_at")),
+                    )
+                    for r in raw["agents"].values()
+                ),
+                key=lambda a: (a.registered_at, a.agent_id),
+            )
+            frameworks = sorted(
+                (
+                    FrameworkEntry(
+                        spec=framework_spec_from_pb(pb.FrameworkInfo.FromString(_unb64(r["info"]))),
+                        registered_at=float(r["registered_at"]),
+                        disconnected_at=_opt_float(r.get("disconnected_at")),
+                        removed_at=_opt_float(r.get("removed_at")),
+                    )
+                    for r in raw["frameworks"].values()
+                ),
+                key=lambda f: (f.registered_at, f.framework_id),
+            )
+            weights = tuple(
+                sorted((role, float(r["weight"])) for role, r in raw["weights"].items())
+            )
+            quotas = tuple(
+                sorted(
+                    (role, _quota(r["guarantee"], r["limit"])) for role, r in raw["quotas"].items()
+                )
+            )
+            ordered = sorted(raw["priority_classes"].items(), key=lambda kv: int(kv[1]["seq"]))
+            classes = tuple(
+                (name, None if r["body"] is None else class_from_json(r["body"]))
+                for name, r in ordered
+            )
+        except (KeyError, TypeError, ValueError, DecodeError, WireError) as exc:
+            raise RegistryError(f"cannot read the registry {self.root}: {exc!r}") from None
+        self._removed = {f.framework_id: f.removed_at for f in frameworks if f.removed_at}
+        self._pc_seq = max((int(r["seq"]) for _, r in ordered), default=0)
+        return RegistryState(
+            agents=tuple(agents),
+            frameworks=tuple(frameworks),
+            weights=weights,
+            quotas=quotas,
+            priority_classes=classes,
+            extra={"registry_epoch": str(self.epoch)},
+            durable=True,
+        )
+
+    # --- writing (rules 2 and 3) ----------------------------------------------------------------
+
+    def apply(self, changes: Sequence[Change]) -> None:
+        if self._epoch_version < 0:
+            raise RegistryError(
+                f"the registry {self.root} was not fenced: this master is no leader"
+            )
+        # A record changed twice in one turn is written once, as it was last: two versioned
+        # writes of one znode in one transaction would need the version of the first.
+        latest: dict[str, dict[str, Any] | None] = {}
+        pruned = False
+        for change in changes:
+            path, record = self._record(change)
+            pruned |= isinstance(change, PutFramework) and change.entry.removed_at is not None
+            latest[path] = record
+        if pruned:
+            for fw_id in self._to_forget():
+                latest[f"{self.root}/frameworks/{encode_name(fw_id)}"] = None
+        batches = [_Batch()]
+        for path, record in latest.items():
+            self._plan(batches, path, record)
+        for batch in batches:
+            if batch.ops:
+                self._commit(batch)
+
+    def _record(self, change: Change) -> tuple[str, dict[str, Any] | None]:
+        """The znode of a change and its record (None: delete it)."""
+        if isinstance(change, PutAgent):
+            a = change.entry
+            info = agent_spec_to_pb(a.spec, pb.AgentInfo()).SerializeToString()
+            return self._path("agents", a.agent_id), {
+                "info": _b64(info),
+                "secret": a.secret,
+                "registered_at": a.registered_at,
+                "unreachable_at": a.unreachable_at,
+            }
+        if isinstance(change, PutFramework):
+            f = change.entry
+            if f.removed_at is not None:
+                self._removed[f.framework_id] = f.removed_at
+            info = framework_spec_to_pb(f.spec, pb.FrameworkInfo()).SerializeToString()
+            return self._path("frameworks", f.framework_id), {
+                "info": _b64(info),
+                "registered_at": f.registered_at,
+                "disconnected_at": f.disconnected_at,
+                "removed_at": f.removed_at,
+            }
+        if isinstance(change, PutWeight):
+            return self._path("weights", change.role), {"weight": change.weight}
+        if isinstance(change, PutQuota):
+            if change.quota.is_none():
+                return self._path("quotas", change.role), None
+            limit = [None if v == math.inf else v for v in change.quota.limit]
+            return self._path("quotas", change.role), {
+                "guarantee": list(change.quota.guarantee),
+                "limit": limit,
+            }
+        self._pc_seq += 1
+        body = change.priority_class.to_json() if isinstance(change, PutPriorityClass) else None
+        return self._path("priority_classes", change.name), {"seq": self._pc_seq, "body": body}
+
+    def _path(self, kind: str, name: str) -> str:
+        return f"{self.root}/{kind}/{encode_name(name)}"
+
+    def _to_forget(self) -> list[str]:
+        removed = sorted((at, fw_id) for fw_id, at in self._removed.items())
+        excess = len(removed) - MAX_REMOVED_FRAMEWORKS
+        forget = [fw_id for _, fw_id in removed[:excess]] if excess > 0 else []
+        for fw_id in forget:
+            del self._removed[fw_id]
+        return forget
+
+    def _plan(self, batches: list[_Batch], path: str, record: dict[str, Any] | None) -> None:
+        """The operations that make ``path`` hold ``record`` (or not exist), added to the last
+        batch, or to a new one when the last is full (rule 3)."""
+        ops: list[_Op] = []
+        old = self._chunks.get(path, 0)
+        if record is None:
+            if not old:
+                return
+            ops += [_Op("delete", f"{path}/{i}") for i in range(old - 1, 0, -1)]
+            ops.append(_Op("delete", path))
+        else:
+            data = json.dumps(record, separators=(",", ":")).encode()
+            chunks = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
+            count = len(chunks)
+            names = [path] + [f"{path}/{i}" for i in range(1, count)]
+            bodies = [f"{count}\n".encode() + chunks[0], *chunks[1:]]
+            for i, (name, body) in enumerate(zip(names, bodies, strict=True)):
+                ops.append(_Op("set" if i < old else "create", name, body))
+            ops += [_Op("delete", f"{path}/{i}") for i in range(old - 1, count - 1, -1)]
+        batch = batches[-1]
+        size = sum(len(op.data) + len(op.path) for op in ops)
+        if batch.ops and batch.size + size > TXN_BYTES:
+            batch = _Batch()
+            batches.append(batch)
+        batch.ops += ops
+        batch.size += size
+
+    def _commit(self, batch: _Batch) -> None:
+        from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+
+        client = self._client
+        txn = client.transaction()
+        txn.check(f"{self.root}/epoch", self._epoch_version)
+        txn.check(self.leader_znode, -1)
+        for op in batch.ops:
+            if op.kind == "create":
+                txn.create(op.path, op.data)
+            elif op.kind == "set":
+                txn.set_data(op.path, op.data, version=self._versions.get(op.path, -1))
+            else:
+                txn.delete(op.path, version=self._versions.get(op.path, -1))
+        try:
+            results = txn.commit()
+        except KazooException as exc:
+            raise RegistryError(f"cannot write the registry {self.root}: {exc!r}") from None
+        self.transactions += 1
+        if isinstance(results[0], BadVersionError | NoNodeError):
+            raise RegistryError(
+                f"fenced: another master leads now (the registry {self.root} is past epoch "
+                f"{self.epoch})"
+            )
+        if isinstance(results[1], NoNodeError):
+            raise RegistryError(
+                f"fenced: this master's election znode {self.leader_znode} is gone (its "
+                "ZooKeeper session expired): it no longer leads"
+            )
+        failed = [(op, r) for op, r in zip(batch.ops, results[2:], strict=True) if _failed(r)]
+        if failed:
+            op, error = failed[0]
+            raise RegistryError(
+                f"cannot write the registry {self.root}: {op.kind} {op.path}: {error!r} (was it "
+                "changed by something other than this master?)"
+            )
+        for op, result in zip(batch.ops, results[2:], strict=True):
+            if op.kind == "create":
+                self._versions[op.path] = 0
+            elif op.kind == "set":
+                self._versions[op.path] = result.version
+            else:
+                self._versions.pop(op.path, None)
+            if "/" not in op.path[len(self.root) + 1 :].split("/", 1)[1]:  # a record's own node
+                if op.kind == "delete":
+                    self._chunks.pop(op.path, None)
+                else:
+                    self._chunks[op.path] = int(op.data.partition(b"\n")[0])
+
+
+def _failed(result: Any) -> bool:
+    return isinstance(result, Exception)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _unb64(text: Any) -> bytes:
+    return base64.b64decode(str(text), validate=True)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _quota(guarantee: Any, limit: Any) -> Quota:
+    g = [float(v) for v in guarantee]
+    lim = [math.inf if v is None else float(v) for v in limit]
+    if len(g) != 4 or len(lim) != 4:
+        raise ValueError(f"a quota has {len(g)} and {len(lim)} amounts, not 4 and 4")
+    return Quota(guarantee=(g[0], g[1], g[2], g[3]), limit=(lim[0], lim[1], lim[2], lim[3]))
