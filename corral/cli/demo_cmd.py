@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.live import Live
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_int
-from corral.cli.demo_fleet import FRAMEWORKS, FRAMEWORKS_GRACE, Fleet, Processes, start_agents
+from corral.cli.demo_fleet import Fleet, Processes, start_agents
 from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state, task_state_name
@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
                     print(status_line(snap, time.monotonic() - began), flush=True)
                     next_line += 5
             time.sleep(1.0)
-    procs.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)  # each tears its framework down
+    procs.stop_frameworks()  # each tears its framework down
     final = _snapshot(grpc_addr) or snap
     return _summary(final, agents, fleet, served)
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,9 @@ class Processes:
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.port_blocks: list[PortBlock] = []
         self.master: str | None = None  # its gRPC address, once it serves
+        # Run before the frameworks get SIGTERM (once): what a framework leaves to the master
+        # on SIGTERM by design (the serving service keeps its apps) is ended here.
+        self.before_frameworks_stop: list[Callable[[], None]] = []
 
     def reserve_ports(self) -> PortBlock:
         """A block of ports no other Corral on this host holds, until ``release_ports``."""
@@ -96,6 +100,13 @@ class Processes:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+    def stop_frameworks(self) -> None:
+        """End the framework runs: the hooks first, then SIGTERM (each tears down)."""
+        hooks, self.before_frameworks_stop = self.before_frameworks_stop, []
+        for hook in hooks:
+            hook()
+        self.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)
 
     def dead(self, prefix: str) -> list[str]:
         return [n for n, p in self.procs if n.startswith(prefix) and p.poll() is not None]
@@ -187,6 +198,7 @@ class Fleet:
         )
         self.serving_url = "http://" + _ready(ready, self.serving)["http"]
         self._serving_call("PUT", "/v1/apps/web", serving_app(SERVING_INSTANCES))
+        procs.before_frameworks_stop.append(self.delete_app)
         self.batch = Runs(
             "batch",
             (
@@ -217,6 +229,14 @@ class Fleet:
 
     def serving_failed(self) -> bool:
         return self.serving.poll() is not None
+
+    def delete_app(self) -> None:
+        """Delete the web app, so that its instances end with the demo: SIGTERM stops the
+        serving service but leaves its apps running, as Marathon's are, for its failover
+        timeout (a week). The service tears the app's framework down (within 10 s)."""
+        request = urllib.request.Request(self.serving_url + "/v1/apps/web", method="DELETE")
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=15) as r:
+            r.read()
 
     def _serving_call(self, method: str, path: str, body: object) -> None:
         request = urllib.request.Request(

@@ -4,8 +4,9 @@
 Order matters: a task outlives its agent by design (docs/operations.md, "What survives an agent
 restart"), so the tasks must be gone before the agents are stopped.
 
-1. The frameworks get SIGTERM: each tears its framework down, and the master has the agents
-   kill its tasks.
+1. The serving service's app is deleted (the service keeps its apps through its own stop),
+   then the frameworks get SIGTERM: each tears its framework down, and the master has the
+   agents kill its tasks.
 2. Wait until the master reports no live task (bounded).
 3. The agents and the master get SIGTERM (SIGKILL after a grace period).
 4. Any process still running a task of this demo (its ``CORRAL_SANDBOX`` is under the demo's
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from corral.cli.demo_fleet import FRAMEWORKS, FRAMEWORKS_GRACE, Processes
+from corral.cli.demo_fleet import Processes
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state
 from corral.tasks import TERMINAL_STATES, TaskState
@@ -35,7 +36,7 @@ SERVERS_GRACE = 10.0
 def stop_everything(procs: Processes, master: str | None) -> int:
     """Stop every process of the demo (see the module's doc); returns how many task processes
     had to be killed in the last step (0 when the frameworks and agents did their part)."""
-    procs.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)
+    procs.stop_frameworks()
     if master is not None and procs.alive("master"):
         _wait_for_tasks_to_end(master, TASKS_GRACE)
     procs.stop(grace=SERVERS_GRACE)
