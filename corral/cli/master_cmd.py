@@ -18,6 +18,7 @@ from corral.cli.common import (
     positive_int,
 )
 from corral.cli.errors import CliError
+from corral.cli.listen_check import cannot_listen
 from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
@@ -468,6 +469,7 @@ def run(args: argparse.Namespace) -> int:
             registry_path=args.zk_registry.rstrip("/"),
             advertise_host=args.advertise_host,
         )
+        _check_ports(args)
         try:
             return asyncio.run(
                 serve_ha(
@@ -482,6 +484,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except (OSError, RegistryError) as exc:
             raise CliError(f"cannot start: {exc}") from None
+    _check_ports(args)
     try:
         return asyncio.run(
             serve_forever(
@@ -496,3 +499,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except (OSError, RegistryError) as exc:
         raise CliError(f"cannot start: {exc}") from None
+
+
+def _check_ports(args: argparse.Namespace) -> None:
+    """Before anything starts: a taken port is one line (not gRPC's log line first, nor the
+    start-up logs of a master that then stops)."""
+    for what, address in (("gRPC", args.grpc), ("HTTP", args.http)):
+        why = cannot_listen(address)
+        if why is not None:
+            raise CliError(f"cannot start: cannot listen for {what} on {address}: {why}")

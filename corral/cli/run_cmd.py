@@ -41,7 +41,8 @@ def register(subparsers: Any) -> None:
             help="give up if the master cannot be reached in this time (default 10)",
         )
         command.configure(sub)
-        sub.set_defaults(func=_runner(command))
+        # Its failures are headed with its own name, as argparse heads its usage errors.
+        sub.set_defaults(func=_runner(command), cli_prog=sub.prog)
     parser.set_defaults(func=_listing(parser, found))
 
 
