@@ -134,6 +134,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('agent_reregister_timeout'):g})",
     )
     p.add_argument(
+        "--registry-max-agent-age",
+        type=positive_float,
+        default=default("registry_max_agent_age"),
+        metavar="SECONDS",
+        help="forget an agent unreachable this long: its record leaves the state and the "
+        "registry, and it is admitted as a new one if it comes back (Mesos' "
+        f"registry_max_agent_age; default {default('registry_max_agent_age'):g}, two weeks)",
+    )
+    p.add_argument(
+        "--registry-max-agent-count",
+        type=non_negative_int,
+        default=default("registry_max_agent_count"),
+        metavar="N",
+        help="keep at most N unreachable agents' records, forgetting the oldest first "
+        f"(Mesos' registry_max_agent_count; default {default('registry_max_agent_count')})",
+    )
+    p.add_argument(
+        "--accept-empty-registry",
+        action="store_true",
+        help="start even though the registry this work dir held is gone (DIR/registry.db "
+        "deleted, emptied or replaced while DIR/registry.id remains): the master starts with "
+        "an empty cluster and a new registry. Without it the master refuses to start",
+    )
+    p.add_argument(
         "--agent-removal-rate",
         type=positive_float,
         default=None,
@@ -148,6 +172,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="default for frameworks that ask for 0 "
         f"(default {default('framework_failover_timeout'):g})",
+    )
+    p.add_argument(
+        "--max-failover-timeout",
+        type=positive_float,
+        default=default("max_failover_timeout"),
+        metavar="SECONDS",
+        help="a framework asking for a longer failover timeout gets this one, so none is kept "
+        "forever once it goes away (default "
+        f"{default('max_failover_timeout'):g}, four weeks: Marathon asks for one, Aurora three)",
     )
     p.add_argument(
         "--offer-timeout",
@@ -400,6 +433,9 @@ def config_from_args(
             else min(default("agent_heartbeat_interval"), args.agent_timeout / 3)
         ),
         framework_failover_timeout=args.failover_timeout,
+        max_failover_timeout=args.max_failover_timeout,
+        registry_max_agent_age=args.registry_max_agent_age,
+        registry_max_agent_count=args.registry_max_agent_count,
         agent_reregister_timeout=args.agent_reregister_timeout,
         agent_removal_rate=(
             args.agent_removal_rate if args.agent_removal_rate is not None else math.inf

@@ -25,7 +25,7 @@ Rules:
    launches are at the bound (admission.py).
 6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
    UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
-   while it was RECOVERING answered.
+   while it was RECOVERING answered. It is forgotten after a while (pruning.py).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, ticks
+from corral.master.core import mirror, nominations, pruning, reconcile, ticks
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -141,6 +141,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
                 AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
             )
             agent.unreachable_at = None
+            pruning.came_back(core, agent_id)
         if was is AgentState.RECOVERING:
             core.recovering -= 1
         agent.spec = spec
@@ -199,6 +200,7 @@ def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> 
         AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
     )
     agent.unreachable_at = e.now
+    pruning.became_unreachable(core, agent, e.now)
     mirror.mark_agent(core, agent)
     out = detach(core, agent, e, "the agent is unreachable")
     for task in list(agent.tasks.values()):

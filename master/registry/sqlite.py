@@ -34,6 +34,7 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
     RegistryState,
+    RemoveAgent,
 )
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.memory import MemoryRegistry
@@ -188,6 +189,8 @@ def _write(db: sqlite3.Connection, change: Change) -> bool:
                 a.unreachable_at,
             ),
         )
+    elif isinstance(change, RemoveAgent):
+        db.execute("DELETE FROM agents WHERE agent_id = ?", (change.agent_id,))
     elif isinstance(change, PutFramework):
         f = change.entry
         db.execute(
