@@ -528,6 +528,7 @@ def run(args: argparse.Namespace) -> int:
                 args.ready_file,
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
+                accept_empty_registry=args.accept_empty_registry,
             )
         )
     except (OSError, RegistryError) as exc:
