@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from corral.cli.common import (
 )
 from corral.cli.errors import CliError
 from corral.frameworks.sdk.detector import parse_zk_url
+from corral.limits import parse_json
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
@@ -395,8 +395,8 @@ def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
         try:
-            quotas = quotas_from_json(json.loads(text))
-        except ValueError as exc:  # not JSON, or a RoleError
+            quotas = quotas_from_json(parse_json(text))
+        except ValueError as exc:  # not JSON (or too deep), or a RoleError
             raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
     return weights, quotas
 
