@@ -126,6 +126,16 @@ async def wait_none_active(master: str, timeout: float = 300) -> int:
         await asyncio.sleep(0.5)
 
 
+async def get_state_seconds(master: str) -> float:
+    """The best of three GetState calls: the master's side of `corral get agents`."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        await agents_in(master)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 def get_agents_seconds(master: str) -> tuple[float, float]:
     times = []
     for _ in range(3):
@@ -158,6 +168,7 @@ def main() -> None:
             asyncio.run(register_and_leave(ready["grpc"], args.agents))
             records = asyncio.run(wait_none_active(ready["grpc"]))
             best, worst = get_agents_seconds(ready["grpc"])
+            get_state = asyncio.run(get_state_seconds(ready["grpc"]))
         finally:
             stop_master(proc)
         rows = registry_rows(work)
@@ -170,6 +181,7 @@ def main() -> None:
     print(f"agents registered and gone: {args.agents}")
     print(f"agent records in the master (GetState): {records}; in the registry: {rows}")
     print(f"corral get agents: {best:.2f} s best, {worst:.2f} s worst of 3")
+    print(f"GetState alone (the master's side): {get_state:.2f} s best of 3")
     print(f"restart until serving: {restart:.2f} s; records after it: {after}")
     print(
         f"corral get agents after the restart: {best_after:.2f} s best, {worst_after:.2f} s worst"
