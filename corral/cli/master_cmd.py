@@ -140,7 +140,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="forget an agent unreachable this long: its record leaves the state and the "
         "registry, and it is admitted as a new one if it comes back (Mesos' "
-        f"registry_max_agent_age; default {default('registry_max_agent_age'):g}, two weeks)",
+        f"registry_max_agent_age; default {default('registry_max_agent_age'):.0f}, two weeks)",
     )
     p.add_argument(
         "--registry-max-agent-count",
@@ -180,7 +180,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="a framework asking for a longer failover timeout gets this one, so none is kept "
         "forever once it goes away (default "
-        f"{default('max_failover_timeout'):g}, four weeks: Marathon asks for one, Aurora three)",
+        f"{default('max_failover_timeout'):.0f}, four weeks: Marathon asks for one, Aurora three)",
     )
     p.add_argument(
         "--offer-timeout",
