@@ -140,6 +140,7 @@ class RegistryState:
     # In the order operators last changed them; None: deleted.
     priority_classes: tuple[tuple[str, PriorityClass | None], ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # the registry's own facts, for views
-    # The store outlives the master (SQLite, ZooKeeper): it lists every agent ever admitted, so
-    # an id it does not hold is an agent registering for the first time (membership.py).
+    # The store outlives the master (SQLite, ZooKeeper): it lists every agent ever admitted and
+    # not forgotten since (pruning.py), so an id it does not hold is an agent registering for
+    # the first time, or one forgotten: either way, the master launched no task on it.
     durable: bool = False

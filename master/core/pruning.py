@@ -16,9 +16,11 @@ Rules:
    were reported LOST and ended). As in Mesos, nothing is sent: the master no longer knows those
    tasks, and a framework that asks about one is answered UNKNOWN (reconcile.py). A cluster
    event ``agent_pruned`` says why, and how many tasks went with it.
-4. A forgotten agent that comes back registers as an agent with an id the master does not know
-   (as after restoring an older registry): it keeps its secret, and of the tasks it reports
-   those the master still remembers as ended are killed, the others taken in (reconcile.py).
+4. A forgotten agent that comes back registers as an agent with an id the master does not
+   know, keeping its secret. With a registry (``core.knows_every_agent``) the live tasks it
+   reports were never launched there as far as the master knows: they are killed, with a
+   ``reported_task_refused`` event (membership.py rule 1, reconcile.py rule 2). A master
+   without a registry cannot tell and takes them in, as after its own restart.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def _forget(core: MasterCore, agent: AgentRecord, e: ev.Tick, why: str) -> cmd.C
         core.victim_of.pop((fw_id, task_id), None)
     tasks = len(agent.tasks)
     agent.tasks.clear()
+    core.task_sums.remove_agent(agent.agent_id)
     del core.agents[agent.agent_id]
     core.durable_agents.pop(agent.agent_id, None)
     core.changes.append(RemoveAgent(agent.agent_id))

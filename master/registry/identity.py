@@ -10,7 +10,9 @@ A master that makes a registry writes ``registry.id`` beside ``registry.db``: th
    work dir held is gone (deleted, truncated, a disk restored without it). Loading it as an
    empty cluster would forget every admitted agent and framework without a word, so the master
    refuses to start, naming the file and what to do, unless the operator accepts starting
-   empty (``--accept-empty-registry``): then a new registry and marker are made.
+   empty (``--accept-empty-registry``): then a new registry and marker are made, and the first
+   start reads it as a master without a registry would (``RegistryState.durable`` False): the
+   agents the lost registry admitted come back with their tasks, which are taken in.
 4. A marker, and a database with another id: someone else's registry was put here; refused
    the same way. A backup of this registry has its id, so restoring one is case 2.
 5. A database with no marker (a registry made before markers, or copied to a new work dir on

@@ -212,7 +212,9 @@ class SqliteRegistry:
             weights=weights,
             quotas=quotas,
             priority_classes=classes,
-            durable=True,
+            # A registry started over a lost one (identity.py, rule 3) does not list the agents
+            # the lost one admitted: they come back with tasks the master must take in.
+            durable=self.lost is None,
         )
 
     def apply(self, changes: Sequence[Change]) -> None:

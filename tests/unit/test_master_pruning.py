@@ -4,10 +4,12 @@ capped. Each test runs the core with the shipped defaults unless it is about a f
 
 from __future__ import annotations
 
+import pytest
+
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import WEEK, MasterConfig
-from corral.master.core.durable import FrameworkEntry, RemoveAgent
+from corral.master.core.durable import FrameworkEntry, RegistryState, RemoveAgent
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import FrameworkSpec, ReportedTask, TaskState
 from corral.master.registry import MemoryRegistry
@@ -85,8 +87,14 @@ def test_a_registry_past_the_count_is_pruned_oldest_first_after_a_restart() -> N
     assert set(registry.agents) == set(ids[2:])
 
 
-def test_a_forgotten_agents_partition_aware_tasks_are_forgotten_and_answered_unknown() -> None:
+@pytest.mark.parametrize("durable", [True, False], ids=["with-a-registry", "memory"])
+def test_a_forgotten_agents_partition_aware_tasks_are_forgotten_and_answered_unknown(
+    durable: bool,
+) -> None:
     h = Harness(MasterConfig(registry_max_agent_count=0, status_retry_interval=1e6))
+    # A master with a registry that outlives it (SQLite, ZooKeeper) knows every agent it did
+    # not forget; one without a registry cannot tell a forgotten agent from any other.
+    h.handle(ev.Recover(**h.base(), state=RegistryState(durable=durable)))
     registry = MemoryRegistry()
     aid, _ = register(h, registry)
     fid, _ = h.subscribe("aware", partition_aware=True)
@@ -95,6 +103,7 @@ def test_a_forgotten_agents_partition_aware_tasks_are_forgotten_and_answered_unk
     h.accept(fid, [offer.offer_id], task("t1", demand="web"))
     h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
     spec = h.core.frameworks[fid].tasks["t1"].spec
+    secret = h.core.agents[aid].secret
     h.close_agent(aid)
     out = h.tick(h.config.agent_timeout + 1)  # UNREACHABLE, then forgotten at once (count 0)
     assert _pruned(out) == [aid]
@@ -105,12 +114,18 @@ def test_a_forgotten_agents_partition_aware_tasks_are_forgotten_and_answered_unk
     out = h.handle(ev.Reconcile(**h.call_base(fid), tasks=(("t1", aid),)))
     [answer] = [s for u in of(cmd.SendUpdates, out) for s in u.statuses]
     assert answer.state is TaskState.UNKNOWN
-    # Back after all: admitted as an agent the master does not know, its task taken in.
+    # Back after all: admitted with its id and secret, as an agent the master does not know.
     reported = ReportedTask(fid, spec, status("t1", fid, aid, TaskState.RUNNING))
-    back, out = h.add_agent(agent_id=aid, tasks=(reported,))
+    back, out = register(h, registry, agent_id=aid, secret=secret, tasks=[reported])
     assert back == aid and h.core.agents[aid].state is AgentState.ACTIVE
-    assert h.core.frameworks[fid].tasks["t1"].state is TaskState.RUNNING
-    assert of(cmd.SendKill, out) == []
+    assert h.core.agents[aid].secret == secret
+    if durable:  # the master launched nothing there as far as it knows: the task is killed
+        assert [(k.framework_id, k.task_id) for k in of(cmd.SendKill, out)] == [(fid, "t1")]
+        assert h.core.frameworks[fid].tasks == {}
+        assert [c.kind for c in of(cmd.ClusterEvent, out)].count("reported_task_refused") == 1
+    else:  # it cannot tell, as after its own restart: taken in
+        assert of(cmd.SendKill, out) == []
+        assert h.core.frameworks[fid].tasks["t1"].state is TaskState.RUNNING
 
 
 def test_a_forgotten_agent_back_with_a_task_reported_lost_has_it_killed() -> None:

@@ -58,7 +58,10 @@ def test_accepting_an_empty_registry_starts_a_new_one_and_drops_the_old_log(
     registry = open_registry(work, accept_empty=True)
     assert isinstance(registry, SqliteRegistry)
     assert registry.lost is not None and registry.lost.registry_id == old_id
-    assert registry.load().weights == ()
+    state = registry.load()
+    assert state.weights == ()
+    # It does not list the agents the lost one admitted: they come back with their tasks.
+    assert not state.durable
     assert registry.registry_id != old_id
     registry.apply([PutWeight("batch", 2.0)])
     registry.close()
@@ -66,6 +69,7 @@ def test_accepting_an_empty_registry_starts_a_new_one_and_drops_the_old_log(
     # The new registry is the work dir's own from now on: it opens without the flag.
     again = open_registry(work)
     assert again.load().weights == (("batch", 2.0),)
+    assert again.load().durable
     again.close()
 
 
