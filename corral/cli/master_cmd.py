@@ -17,11 +17,11 @@ from corral.cli.common import (
     positive_int,
 )
 from corral.cli.errors import CliError
+from corral.cli.master_files import priority_classes_from_args, roles_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
-from corral.limits import parse_json
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
-from corral.priority import PriorityClass, PriorityClassError, classes_from_json
-from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
+from corral.priority import PriorityClass
+from corral.roles import Quota
 
 MIB = 1024 * 1024
 
@@ -380,43 +380,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run, needs_server=True)
 
 
-def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]]:
-    """The --weights and --quotas flags, checked: a bad one is a usage error (exit 2)."""
-    weights: dict[str, float] = {}
-    quotas: dict[str, Quota] = {}
-    if args.weights is not None:
-        try:
-            weights = parse_weights(args.weights)
-        except RoleError as exc:
-            raise CliError(f"--weights: {exc}", exit_code=2) from None
-    if args.quotas is not None:
-        try:
-            text = args.quotas.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
-        try:
-            quotas = quotas_from_json(parse_json(text))
-        except ValueError as exc:  # not JSON (or too deep), or a RoleError
-            raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
-    return weights, quotas
-
-
-def _priority_classes(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
-    """The --priority-classes file, checked: a bad one is a usage error (exit 2)."""
-    if args.priority_classes is None:
-        return ()
-    try:
-        text = args.priority_classes.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(
-            f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
-        ) from None
-    try:
-        return classes_from_json(text)
-    except PriorityClassError as exc:
-        raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
-
-
 def config_from_args(
     args: argparse.Namespace,
     weights: dict[str, float],
@@ -469,8 +432,8 @@ def run(args: argparse.Namespace) -> int:
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
-    weights, quotas = _roles(args)
-    classes = _priority_classes(args)
+    weights, quotas = roles_from_args(args)
+    classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
     try:
         config = config_from_args(args, weights, quotas, classes)
