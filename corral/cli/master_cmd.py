@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 from pathlib import Path
 
@@ -19,10 +18,11 @@ from corral.cli.common import (
 )
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
+from corral.cli.master_files import priority_classes_from_args, roles_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
-from corral.priority import PriorityClass, PriorityClassError, classes_from_json
-from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
+from corral.priority import PriorityClass
+from corral.roles import Quota
 
 MIB = 1024 * 1024
 
@@ -135,6 +135,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('agent_reregister_timeout'):g})",
     )
     p.add_argument(
+        "--registry-max-agent-age",
+        type=positive_float,
+        default=default("registry_max_agent_age"),
+        metavar="SECONDS",
+        help="forget an agent unreachable this long: its record leaves the state and the "
+        "registry, and it is admitted as a new one if it comes back (Mesos' "
+        f"registry_max_agent_age; default {default('registry_max_agent_age'):.0f}, two weeks)",
+    )
+    p.add_argument(
+        "--registry-max-agent-count",
+        type=non_negative_int,
+        default=default("registry_max_agent_count"),
+        metavar="N",
+        help="keep at most N unreachable agents' records, forgetting the oldest first "
+        f"(Mesos' registry_max_agent_count; default {default('registry_max_agent_count')})",
+    )
+    p.add_argument(
+        "--accept-empty-registry",
+        action="store_true",
+        help="start even though the registry this work dir held is gone (DIR/registry.db "
+        "deleted, emptied or replaced while DIR/registry.id remains): the master starts with "
+        "an empty cluster and a new registry. Without it the master refuses to start",
+    )
+    p.add_argument(
         "--agent-removal-rate",
         type=positive_float,
         default=None,
@@ -149,6 +173,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="default for frameworks that ask for 0 "
         f"(default {default('framework_failover_timeout'):g})",
+    )
+    p.add_argument(
+        "--max-failover-timeout",
+        type=positive_float,
+        default=default("max_failover_timeout"),
+        metavar="SECONDS",
+        help="a framework asking for a longer failover timeout gets this one, so none is kept "
+        "forever once it goes away (default "
+        f"{default('max_failover_timeout'):.0f}, four weeks: Marathon asks for one, Aurora three)",
     )
     p.add_argument(
         "--offer-timeout",
@@ -348,43 +381,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run, needs_server=True)
 
 
-def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]]:
-    """The --weights and --quotas flags, checked: a bad one is a usage error (exit 2)."""
-    weights: dict[str, float] = {}
-    quotas: dict[str, Quota] = {}
-    if args.weights is not None:
-        try:
-            weights = parse_weights(args.weights)
-        except RoleError as exc:
-            raise CliError(f"--weights: {exc}", exit_code=2) from None
-    if args.quotas is not None:
-        try:
-            text = args.quotas.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
-        try:
-            quotas = quotas_from_json(json.loads(text))
-        except ValueError as exc:  # not JSON, or a RoleError
-            raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
-    return weights, quotas
-
-
-def _priority_classes(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
-    """The --priority-classes file, checked: a bad one is a usage error (exit 2)."""
-    if args.priority_classes is None:
-        return ()
-    try:
-        text = args.priority_classes.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(
-            f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
-        ) from None
-    try:
-        return classes_from_json(text)
-    except PriorityClassError as exc:
-        raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
-
-
 def config_from_args(
     args: argparse.Namespace,
     weights: dict[str, float],
@@ -401,6 +397,9 @@ def config_from_args(
             else min(default("agent_heartbeat_interval"), args.agent_timeout / 3)
         ),
         framework_failover_timeout=args.failover_timeout,
+        max_failover_timeout=args.max_failover_timeout,
+        registry_max_agent_age=args.registry_max_agent_age,
+        registry_max_agent_count=args.registry_max_agent_count,
         agent_reregister_timeout=args.agent_reregister_timeout,
         agent_removal_rate=(
             args.agent_removal_rate if args.agent_removal_rate is not None else math.inf
@@ -434,8 +433,8 @@ def run(args: argparse.Namespace) -> int:
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
-    weights, quotas = _roles(args)
-    classes = _priority_classes(args)
+    weights, quotas = roles_from_args(args)
+    classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
     try:
         config = config_from_args(args, weights, quotas, classes)
@@ -495,6 +494,7 @@ def run(args: argparse.Namespace) -> int:
                 args.ready_file,
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
+                accept_empty_registry=args.accept_empty_registry,
             )
         )
     except (OSError, RegistryError) as exc:
