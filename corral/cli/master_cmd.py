@@ -159,6 +159,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "an empty cluster and a new registry. Without it the master refuses to start",
     )
     p.add_argument(
+        "--adopt-unknown-agents",
+        action="store_true",
+        help="for this start, take in the tasks that agents with ids the registry does not hold "
+        "report (after restoring a backup: the agents admitted since it); otherwise they are "
+        "killed as tasks the master never launched",
+    )
+    p.add_argument(
         "--agent-removal-rate",
         type=positive_float,
         default=None,
@@ -419,6 +426,7 @@ def config_from_args(
         role_quotas=tuple(quotas.items()),
         priority_classes=classes,
         preemption=not args.no_preemption,
+        adopt_unknown_agents=args.adopt_unknown_agents,
         preemption_nomination_seconds=args.preemption_nomination,
         preemption_victims_burst=args.preemption_victims_burst,
         preemption_victims_per_minute=args.preemption_victims_per_minute,

@@ -121,6 +121,10 @@ class MasterConfig:
     # demand whose tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
     preemption: bool = True
+    # This start takes in the live tasks that agents with ids the registry does not hold report,
+    # as a master without a registry does (membership.py rule 1): after restoring a backup, the
+    # agents admitted since it (the master's --adopt-unknown-agents).
+    adopt_unknown_agents: bool = False
     # Why-pending events (master/core/pending.py): after a cycle, at most once per interval,
     # demands no agent has room for get a FailedScheduling (or GangUnschedulable) event; the
     # same message again for a demand only after pending_event_repeat. 0: no such events.

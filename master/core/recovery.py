@@ -41,7 +41,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
         )
     state = e.state
-    core.knows_every_agent = state.durable
+    core.knows_every_agent = state.durable and not core.config.adopt_unknown_agents
     # The registry holds what operators set; it wins over the flags' values at start.
     for role, weight in state.weights:
         operator_settings.apply_weight(core, role, weight)
