@@ -286,7 +286,7 @@ class DrfAllocator:
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
         self.filters.clear_framework(f)
         self.placement.set_framework(
-            f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources
+            f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources, role=role
         )
         self._column_delta(f, +1)
 

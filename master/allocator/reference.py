@@ -529,7 +529,9 @@ class ReferenceAllocator:
 
     @staticmethod
     def _framework_facts(fw: _Framework) -> FrameworkFacts:
-        return FrameworkFacts(tuple(fw.tolerations), tuple(fw.constraints), fw.gpu_resources)
+        return FrameworkFacts(
+            tuple(fw.tolerations), tuple(fw.constraints), fw.gpu_resources, fw.role
+        )
 
     @property
     def rule_options(self) -> RuleOptions:

@@ -34,5 +34,9 @@ def blocking(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> lis
     return rules.blocking(agent_facts(agent.spec), facts, core.allocator.rule_options)
 
 
+def in_spread_domain(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
+    return rules.in_spread_domain(agent_facts(agent.spec), facts, core.allocator.rule_options)
+
+
 def allows(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
     return rules.allows(agent_facts(agent.spec), facts, core.allocator.rule_options)

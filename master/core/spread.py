@@ -50,12 +50,12 @@ def spread_counts(
         value = rule.value_of(agent.spec.hostname, agent.spec.attributes)
         if value is not None:
             counts[value] += 1
-    # The domains the demand may use: those of the agents the placement rules allow it.
+    # The domains: those of the agents no rule that counts for spread closes (rules/base.py).
     facts = placement_facts.demand_facts(fw, d)
     domains = {
         value
         for agent in agents
-        if placement_facts.allows(core, facts, agent)
+        if placement_facts.in_spread_domain(core, facts, agent)
         and (value := rule.value_of(agent.spec.hostname, agent.spec.attributes)) is not None
     }
     fewest = min((counts.get(v, 0) for v in domains), default=0)

@@ -97,8 +97,9 @@ class PlacementMask:
         wanted: Sequence[AttributeConstraint],
         agent_rows: npt.NDArray[np.intp],
         gpu_capable: bool = False,
+        role: str = "*",
     ) -> None:
-        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable)
+        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable, role)
         sig = rules.framework_key(facts)
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:

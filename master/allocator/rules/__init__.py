@@ -65,6 +65,13 @@ def allows(agent: AgentFacts, framework: FrameworkFacts, options: RuleOptions) -
     return all(not rule.blocking(agent, framework, options) for rule in STATIC)
 
 
+def in_spread_domain(agent: AgentFacts, framework: FrameworkFacts, options: RuleOptions) -> bool:
+    """The agent's domain counts for topology spread: no rule that closes it says so."""
+    return all(
+        not rule.blocking(agent, framework, options) for rule in STATIC if rule.spread_domains
+    )
+
+
 def prefers_not(agent: AgentFacts, framework: FrameworkFacts) -> bool:
     return any(rule.prefers_not(agent, framework) for rule in STATIC)
 
@@ -101,6 +108,7 @@ __all__ = [
     "allows",
     "blocking",
     "framework_key",
+    "in_spread_domain",
     "prefers_not",
     "registered",
 ]

@@ -26,6 +26,9 @@ from corral.master.allocator.rules.facts import AgentFacts, FrameworkFacts, Rule
 
 class StaticRule(Protocol):
     name: str
+    # Whether an agent the rule closes is left out of topology spread's domains (Kubernetes'
+    # nodeAffinityPolicy Honor: constraints are; nodeTaintsPolicy Ignore: taints are not).
+    spread_domains: bool
 
     def agent_key(self, agent: AgentFacts) -> Hashable: ...
 

@@ -15,6 +15,7 @@ def reason(constraint: AttributeConstraint) -> str:
 
 class Constraints:
     name = "constraints"
+    spread_domains = True  # Kubernetes' nodeAffinityPolicy: Honor
 
     def agent_key(self, agent: AgentFacts) -> Hashable:
         return tuple(sorted(agent.attributes.items()))

@@ -13,6 +13,7 @@ REASON = "agent has GPUs and the framework lacks the GPU_RESOURCES capability"
 
 class Gpus:
     name = "gpus"
+    spread_domains = False  # a capability, not where the demand's tasks may go by design
 
     def agent_key(self, agent: AgentFacts) -> Hashable:
         return agent.gpus > 0

@@ -15,6 +15,7 @@ def reason(taint: Taint) -> str:
 
 class Taints:
     name = "taints"
+    spread_domains = False  # Kubernetes' nodeTaintsPolicy: Ignore
 
     def agent_key(self, agent: AgentFacts) -> Hashable:
         return agent.taints
