@@ -43,8 +43,8 @@ class Allocation:
 
 
 # A (framework row, agent row) pair as one int: (agent row << PAIR_FW_BITS) | framework row.
-# The charge book's key (charges.py) and a plan entry's handle. Framework rows stay below 2**24;
-# agent rows below 2**31 keep keys below 2**55.
+# The charge book's key (charge_table.py) and a plan entry's handle. Framework rows stay below
+# 2**24; agent rows below 2**31 keep keys below 2**55.
 PAIR_FW_BITS = 24
 PAIR_FW_MASK = (1 << PAIR_FW_BITS) - 1
 

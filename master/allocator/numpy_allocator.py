@@ -6,8 +6,9 @@ the [A, F] masks, so one agent's eligibility over all frameworks is one contiguo
 ``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
 roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
 roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
-``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``, ``numpy_walk``),
-``quota`` (a role's quota arithmetic and an agent's offer), ``charging`` (charges and returns),
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``,
+``general_walk_numpy``), ``quota`` (a role's quota arithmetic and an agent's offer),
+``charge_moves`` (charges and returns),
 ``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
 
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import (
-    charging,
+    charge_moves,
     cycle,
     drf,
     eligibility,
@@ -34,12 +35,12 @@ from corral.master.allocator import (
     order,
     quota,
     refuse_filters,
-    room_loops,
     rooms,
+    rooms_compiled,
 )
-from corral.master.allocator import kernel as compiled
-from corral.master.allocator.charges import ChargeBook
-from corral.master.allocator.charges import warm as warm_charges
+from corral.master.allocator import fastpath_compiled as compiled
+from corral.master.allocator.charge_table import ChargeBook
+from corral.master.allocator.charge_table import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
@@ -81,7 +82,7 @@ class DrfAllocator:
             raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
         warm_charges()
         filter_matrix.warm()
-        room_loops.warm()
+        rooms_compiled.warm()
         if kernel == "numba":
             compiled.warm()
             general_walk.warm()
@@ -293,7 +294,7 @@ class DrfAllocator:
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         agents, charged = self.charges.of_framework(f)
-        charging.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
+        charge_moves.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -336,18 +337,18 @@ class DrfAllocator:
 
     def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         f, a = self._framework(framework_id), self._agent(agent_id)
-        charging.charge(self, f, a, list(check_scalars("allocate", scalars)))
+        charge_moves.charge(self, f, a, list(check_scalars("allocate", scalars)))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        charging.recover_many(self, returns)
+        charge_moves.recover_many(self, returns)
 
     def recover_handles(
         self, source: PlanSource, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> None:
-        charging.recover_handles(self, source, handles, scalars)
+        charge_moves.recover_handles(self, source, handles, scalars)
 
     def _free_for(self, a: int, role: int) -> F64:
         """Agent row a's free resources for ``role``: unreserved plus its reservation's."""
@@ -383,7 +384,7 @@ class DrfAllocator:
         refuse_filters.clear(self, self._framework(framework_id))
 
     def charged(self, framework_id: str, agent_id: str) -> Scalars:
-        return charging.charged(self, framework_id, agent_id)
+        return charge_moves.charged(self, framework_id, agent_id)
 
     # ---- the cycle ----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ The rules kept (Mesos' quota, per role r, per resource):
 - offer = the role's free reservation on the agent + min(unreserved free, limit - consumption,
   allowance).
 
-``general_kernel.py`` does the same arithmetic compiled, operation for operation.
+``general_walk_compiled.py`` does the same arithmetic compiled, operation for operation.
 """
 
 from __future__ import annotations

@@ -24,6 +24,6 @@ def fits(free: Sequence[float], shape: Sequence[float]) -> bool:
 RULE = DynamicRule(
     "resources",
     (REASON_NO_FREE, insufficient("cpus")),
-    "free[agent] = capacity - used (charges.py); the walk offers what is allocatable "
+    "free[agent] = capacity - used (charge_table.py); the walk offers what is allocatable "
     "(cycle.py), rooms and has_room test a shape column by column (rooms.py)",
 )
