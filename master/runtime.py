@@ -255,16 +255,9 @@ class MasterRuntime:
         """Count an ACCEPT into the inbox, or refuse it at once when ``max_waiting_accepts``
         already wait: a caller is answered now rather than left waiting behind work the
         master cannot get through before its deadline."""
-        bound = self.config.max_waiting_accepts
-        if self.accepts_waiting >= bound:
-            self._reject(
-                future,
-                Overloaded(
-                    admission.WAITING_ACCEPTS,
-                    f"{self.accepts_waiting} accepts already wait for the master (the bound "
-                    f"is {bound}): it is behind; decline the offers or try again later",
-                ),
-            )
+        refused = admission.waiting_accept(self.accepts_waiting, self.config.max_waiting_accepts)
+        if refused is not None:
+            self._reject(future, refused)
             return False
         self.accepts_waiting += 1
         if self.accepts_waiting > self.accepts_waiting_peak:
@@ -530,7 +523,7 @@ class MasterRuntime:
             if waits:
                 self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))
         elif isinstance(item, ev.Tick):
-            expired, self.core.book.expired = self.core.book.expired, 0
+            expired = self.core.take_offers_expired()
             if expired:
                 self.metrics.offers_expired.inc(expired)
         elif isinstance(item, ev.Decline):
@@ -550,13 +543,11 @@ class MasterRuntime:
         accepts queued behind it are answered before more offers make more of them. Decided
         as the core reaches the tick, not when its timer queued it, so it counts the accepts
         still waiting then."""
-        half = self.config.max_waiting_accepts / 2
-        if self.accepts_waiting < half:
+        hold = admission.cycle_hold(self.accepts_waiting, self.config.max_waiting_accepts)
+        if not hold:
             return tick
         self.metrics.cycles_held.inc()
-        return replace(
-            tick, hold=f"{self.accepts_waiting} accepts wait for the master (holding at {half:g})"
-        )
+        return replace(tick, hold=hold)
 
     # ------------------------------------------------------- latency measurement
     # Offer latency comes from the core (take_offer_waits: it sees resources come back as it

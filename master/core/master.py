@@ -264,6 +264,11 @@ class MasterCore:
         event. Raises InvariantBroken."""
         validate(self)
 
+    def take_offers_expired(self) -> int:
+        """Offers rescinded at their timeout since the last call (the shell's metric)."""
+        expired, self.book.expired = self.book.expired, 0
+        return expired
+
     def take_offer_waits(self) -> list[float]:
         """Seconds each agent's freed resources waited to be offered, for the offers made since
         the last call (the shell turns them into the offer latency histogram)."""
