@@ -13,6 +13,8 @@ Kept out of the master's package: the CLI (base install) checks ``--reason`` aga
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 # --- the reasons --------------------------------------------------------------------------
 # Why work is pending or moved.
 SCHEDULED = "Scheduled"  # tasks of a demand launched
@@ -114,6 +116,37 @@ QUIET = frozenset(
         PREEMPTED,
     }
 )
+
+
+class EventLike(Protocol):
+    @property
+    def timestamp(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def object_kind(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def stimulus_id(self) -> str: ...
+
+
+def record(e: EventLike) -> dict[str, Any]:
+    """A cluster event as JSON, one shape everywhere (the master's HTTP, ``corral events -o
+    json``): the master's own event and the wire's have the same fields."""
+    return {
+        "timestamp": e.timestamp,
+        "kind": e.kind,
+        "reason": e.reason,
+        "object_kind": e.object_kind,
+        "subject": e.subject,
+        "message": e.message,
+        "stimulus_id": e.stimulus_id,
+    }
 
 
 def demand_subject(framework_id: str, demand: str) -> str:

@@ -94,15 +94,7 @@ def events_filter(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def event_json(e: ClusterEvent) -> dict[str, Any]:
-    return {
-        "timestamp": e.timestamp,
-        "kind": e.kind,
-        "reason": e.reason,
-        "object_kind": e.object_kind,
-        "subject": e.subject,
-        "message": e.message,
-        "stimulus_id": e.stimulus_id,
-    }
+    return cluster_events.record(e)
 
 
 def build_app(runtime: MasterRuntime) -> web.Application:

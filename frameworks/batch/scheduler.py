@@ -66,8 +66,10 @@ class BatchScheduler(sdk.Scheduler):
         # The last time a task was launched or ended: how long the job has been stalled.
         self.last_progress = self.started_at
         self._declined_since_revive = False
-        self._demand_sent: tuple[str, int] | None = None
-        self._demand_task: asyncio.Task[None] | None = None
+        # One SetDemands in flight, the latest wins (500 tasks ending in a burst make a few
+        # calls, not 500); refused for what it says (an unknown priority class), it never
+        # works, so the job ends with the master's reason rather than wait forever.
+        self._demands = sdk.DemandSync(self.demands, on_refused=self.fail)
         self._stage_seen = 0
 
     # -- demands ----------------------------------------------------------------------------
@@ -90,31 +92,9 @@ class BatchScheduler(sdk.Scheduler):
             )
         ]
 
-    def _demand_key(self) -> tuple[str, int]:
-        return ("" if self.job.done else self.job.current.name, self.job.wanted)
-
     async def sync_demands(self, driver: sdk.Driver) -> None:
-        """Send the demand if it changed; one call in flight at a time, the latest wins (500
-        tasks ending in a burst make a few calls, not 500)."""
-        if self._demand_task is not None and not self._demand_task.done():
-            return  # the running sync sends the newest state when its call returns
-        if self._demand_key() == self._demand_sent:
-            return
-        self._demand_task = asyncio.get_running_loop().create_task(self._sync_loop(driver))
-
-    async def _sync_loop(self, driver: sdk.Driver) -> None:
-        while (key := self._demand_key()) != self._demand_sent:
-            try:
-                await driver.set_demands(self.demands())
-            except sdk.CallError as err:
-                if err.code.name == "INVALID_ARGUMENT":
-                    # Refused for what it says (an unknown priority class): it never works,
-                    # so end the job with the master's reason rather than wait forever.
-                    self.fail(err)
-                return  # or disconnected: the driver sends the last demands on resubscribing
-            except sdk.DriverError:
-                return
-            self._demand_sent = key
+        """Send the demand if it changed (sdk.DemandSync)."""
+        self._demands.changed(driver)
 
     def fail(self, err: sdk.CallError) -> None:
         """End the run: ``run_job`` tears the framework down and raises ``err``."""
@@ -131,14 +111,12 @@ class BatchScheduler(sdk.Scheduler):
 
     async def settle(self) -> None:
         """Wait for a demand update in flight."""
-        if self._demand_task is not None:
-            await asyncio.gather(self._demand_task, return_exceptions=True)
+        await self._demands.settle()
 
     # -- callbacks --------------------------------------------------------------------------
 
     async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
-        self._demand_sent = None  # a new master, perhaps: say it again
-        await self.sync_demands(driver)
+        self._demands.resend(driver)  # a new master, perhaps: say it again
 
     async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
         unused: list[str] = []

@@ -5,6 +5,7 @@ contract's own (``corral.v1``), re-exported so a framework imports from one plac
 """
 
 from corral.frameworks.sdk.backoff import Backoff
+from corral.frameworks.sdk.demand_sync import DemandSync
 from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.driver import DEFAULT_MASTER, Driver
 from corral.frameworks.sdk.errors import (
@@ -61,6 +62,7 @@ __all__ = [
     "ConnectError",
     "Constraint",
     "Demand",
+    "DemandSync",
     "DisconnectedEvent",
     "Driver",
     "DriverError",

@@ -30,6 +30,7 @@ def test_public_api_is_pinned() -> None:
         "ConnectError",
         "Constraint",
         "Demand",
+        "DemandSync",
         "DisconnectedEvent",
         "Driver",
         "DriverError",
