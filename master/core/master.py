@@ -39,10 +39,8 @@ Rules of the core (this file and those modules apply them):
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -54,6 +52,7 @@ from corral.master.core import (
     admission,
     allocation_tick,
     demands,
+    framework_calls,
     membership,
     nominations,
     operator_settings,
@@ -85,7 +84,6 @@ from corral.master.core.records import (
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.master.core.refusals import invalid as _invalid
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     TASK_TRANSITIONS,
@@ -95,7 +93,6 @@ from corral.master.core.states import (
 )
 from corral.master.core.task_sums import TaskSums
 from corral.master.core.types import (
-    Demand,
     Status,
     TaskReason,
     TaskSource,
@@ -148,13 +145,13 @@ class MasterCore:
             ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: partial(accepts.accept, self),
             ev.Decline: partial(accepts.decline, self),
-            ev.Suppress: self._suppress,
-            ev.Revive: self._revive,
-            ev.Kill: self._kill,
+            ev.Suppress: partial(framework_calls.suppress, self),
+            ev.Revive: partial(framework_calls.revive, self),
+            ev.Kill: partial(framework_calls.kill, self),
             ev.Acknowledge: partial(statuses.acknowledge, self),
             ev.Reconcile: partial(reconcile.answer_call, self),
             ev.Teardown: partial(subscriptions.teardown, self),
-            ev.SetDemands: self._set_demands,
+            ev.SetDemands: partial(framework_calls.set_demands, self),
             ev.SetPriorityClass: partial(operator_settings.set_priority_class, self),
             ev.DeletePriorityClass: partial(operator_settings.delete_priority_class, self),
             ev.SetWeight: partial(operator_settings.set_weight, self),
@@ -338,69 +335,6 @@ class MasterCore:
             )
         return fw
 
-    def _suppress(self, e: ev.Suppress) -> Commands:
-        fw = self.caller(e)
-        fw.suppressed = True
-        self.sync_allocator(fw)
-        return []
-
-    def _revive(self, e: ev.Revive) -> Commands:
-        fw = self.caller(e)
-        fw.suppressed = False
-        self.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
-        self.allocator.clear_filters(fw.framework_id)
-        return []
-
-    def _set_demands(self, e: ev.SetDemands) -> Commands:
-        fw = self.caller(e)
-        try:
-            demands.check_demands(e.demands, self.priority)
-        except demands.DemandError as exc:
-            raise _invalid(str(exc)) from None
-        previous = fw.demands
-        fw.demands = {d.name: d for d in e.demands}
-        fw.wants_by_demand = True
-        if any(d.min_member > 0 for d in e.demands):
-            self.gang_frameworks.add(fw.framework_id)
-        else:
-            self.gang_frameworks.discard(fw.framework_id)
-        out = self._rescind_stale_gangs(fw, previous, e)
-        self.demands_moved.add(fw.framework_id)
-        pending = sum(demands.unmet(fw, d) for d in e.demands)
-        out.append(
-            self.cluster_event(
-                e,
-                "demands_set",
-                fw.framework_id,
-                f"{len(e.demands)} demands, {pending} tasks unmet",
-            )
-        )
-        return out
-
-    def _rescind_stale_gangs(
-        self, fw: FrameworkRecord, previous: dict[str, Demand], e: ev.Event
-    ) -> Commands:
-        """A bundle was cut for a demand as it was: withdrawn or changed, its offers go back
-        (RESCIND), and a gang still waiting gets a new bundle of the new shape."""
-        stale = [
-            g
-            for g in self.book.gangs.values()
-            if g.framework_id == fw.framework_id
-            and fw.demands.get(g.demand) != previous.get(g.demand)
-        ]
-        if not stale:
-            return []
-        offers = [self.book.offers[oid] for g in stale for oid in g.offer_ids]
-        self.book.give_back(offers)
-        ids = tuple(o.offer_id for o in offers)
-        out: Commands = [
-            cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw.framework_id, offer_ids=ids)
-        ]
-        names = ", ".join(sorted({echo(g.demand) for g in stale}))
-        return out + self.rescinded_events(
-            out, e, f"rescinded: the gang's demand {names} changed or was withdrawn"
-        )
-
     def rescinded_events(self, commands: Commands, e: ev.Event, what: str) -> Commands:
         """An OfferRescinded event for each RESCIND in ``commands`` ("2 offers " + what)."""
         out: Commands = []
@@ -410,35 +344,6 @@ class MasterCore:
                 message = f"{n} offer{'s' if n != 1 else ''} {what}"
                 out.append(self.cluster_event(e, "offers_rescinded", c.framework_id, message))
         return out
-
-    def _kill(self, e: ev.Kill) -> Commands:
-        fw = self.caller(e)
-        if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
-            raise _invalid(f"kill grace period must be a finite number >= 0, got {e.grace_seconds}")
-        task = fw.tasks.get(e.task_id)
-        if task is None:
-            done = self.completed.get((fw.framework_id, e.task_id))
-            if done is None:
-                raise CallRejected(Refusal.NOT_FOUND, f"framework has no task {e.task_id!r}")
-            status = replace(done.status, uuid=b"", reason=TaskReason.RECONCILIATION)
-            return [
-                cmd.SendUpdates(
-                    stimulus_id=e.stimulus_id, framework_id=fw.framework_id, statuses=(status,)
-                )
-            ]
-        task.kill_requested = True
-        agent = self.agents.get(task.agent_id)
-        if agent is None or agent.connection is None:
-            return []  # sent when the agent re-registers
-        return [
-            cmd.SendKill(
-                stimulus_id=e.stimulus_id,
-                agent_id=task.agent_id,
-                framework_id=fw.framework_id,
-                task_id=task.task_id,
-                grace_seconds=e.grace_seconds,
-            )
-        ]
 
     # -------------------------------------------------------------- durability
 

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, placement_facts, preemption
+from corral.master.core import demand_work, preemption
+from corral.master.core.preemption_room import UsedRoom, may_die
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
@@ -46,69 +47,6 @@ NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
 
 def _key(n: Nomination) -> NominationKey:
     return (n.framework_id, n.demand, n.agent_id)
-
-
-class _Used:
-    """Per attached agent: its tasks, its offers and the holds on it, summed; computed for an
-    agent when first asked (a demand that finds room early walks few agents), once a cycle."""
-
-    def __init__(self, core: MasterCore) -> None:
-        self._core = core
-        self._cache: dict[str, list[float]] = {}
-        self._lower: dict[tuple[str, int], list[float]] = {}
-        self._placeable: dict[Hashable, dict[str, bool]] = {}
-        self.visits = 0  # agents looked at by the searches of this cycle (demand_work.py)
-        self.searches = 0
-        self._held: dict[str, list[float]] = {}
-        for n in core.nominations.values():
-            had = self._held.setdefault(n.agent_id, [0.0, 0.0, 0.0, 0.0])
-            self._held[n.agent_id] = [h + x for h, x in zip(had, n.held, strict=True)]
-
-    def placeable(self, fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
-        """The placement rules allow the demand's tasks on the agent (placement_facts.py),
-        kept for the cycle per (framework, demand's own rules)."""
-        per = self._placeable.setdefault((fw.framework_id, d.tolerations, d.constraints), {})
-        ok = per.get(agent.agent_id)
-        if ok is None:
-            ok = per[agent.agent_id] = placement_facts.allows(
-                self._core, placement_facts.demand_facts(fw, d), agent
-            )
-        return ok
-
-    def lower(self, agent: AgentRecord, value: int) -> list[float]:
-        """What the tasks on the agent that may die for a demand of ``value`` hold: all that
-        preempting could free there."""
-        key = (agent.agent_id, value)
-        got = self._lower.get(key)
-        if got is None:
-            got = [0.0, 0.0, 0.0, 0.0]
-            for t in agent.tasks.values():
-                if _may_die(self._core, t, value):
-                    for k, x in enumerate(t.spec.resources.scalars()):
-                        got[k] += x
-            self._lower[key] = got
-        return got
-
-    def get(self, agent: AgentRecord) -> list[float]:
-        u = self._cache.get(agent.agent_id)
-        if u is None:
-            u = list(self._held.get(agent.agent_id, (0.0, 0.0, 0.0, 0.0)))
-            for task in agent.tasks.values():
-                for k, x in enumerate(task.spec.resources.scalars()):
-                    u[k] += x
-            for offer in self._core.book.of_agent(agent.agent_id):
-                for k, x in enumerate(offer.scalars):
-                    u[k] += x
-            self._cache[agent.agent_id] = u
-        return u
-
-    def charge(self, agent_id: str, scalars: list[float]) -> None:
-        """Room taken this cycle (a hold made): later demands see it used."""
-        u = self._cache.get(agent_id)
-        if u is not None:
-            self._cache[agent_id] = [a + b for a, b in zip(u, scalars, strict=True)]
-        held = self._held.setdefault(agent_id, [0.0, 0.0, 0.0, 0.0])
-        self._held[agent_id] = [a + b for a, b in zip(held, scalars, strict=True)]
 
 
 def _lowest_live_priority(core: MasterCore) -> float:
@@ -143,7 +81,7 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         rotation.keep({(w[1], w[3].name) for w in wanting})
     # Higher classes first; within a class frameworks take turns (demand_work.py).
     wanting = rotation.order([(w[0], w[1], w[3].name, w) for w in wanting])
-    used = _Used(core)
+    used = UsedRoom(core)
     budget = core.config.preemption_max_victims_per_cycle
     per_framework = core.preemption_budget
     per_framework.sweep(e.now)
@@ -191,7 +129,7 @@ def _search(
     fw: FrameworkRecord,
     d: Demand,
     value: int,
-    used: _Used,
+    used: UsedRoom,
     budget: int,
 ) -> list[preemption.Placement]:
     """Rule 1's search for one demand, changing nothing (a quarantine unit): the placements
@@ -225,21 +163,13 @@ def _search(
         if not preemption.fits(shape, [f + x for f, x in zip(free, lower, strict=True)]):
             continue  # not even every lower task gone would make room here
         candidates = tuple(
-            _candidate(core, t) for t in agent.tasks.values() if _may_die(core, t, value)
+            _candidate(core, t) for t in agent.tasks.values() if may_die(core, t, value)
         )
         if candidates:
             views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
     if not views:
         return []
     return preemption.place(shape, need, value, views, _spare(core), budget)
-
-
-def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
-    return (
-        not task.kill_requested
-        and not task.state.terminal
-        and core.priority.value(task.spec.priority_class) < value
-    )
 
 
 def _group(task: TaskRecord) -> str:
@@ -272,7 +202,7 @@ def _nominate(
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
-    used: _Used,
+    used: UsedRoom,
     e: ev.Event,
 ) -> list[cmd.Command]:
     out: list[cmd.Command] = []
@@ -325,7 +255,7 @@ def _hold_free_room(
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
-    used: _Used,
+    used: UsedRoom,
 ) -> None:
     """Rule 3 for the part of the planned tasks that free room covers (their mem, say, when
     only cpus were short): held for the preemptor from now, as the victims' share will be.
@@ -428,7 +358,7 @@ def _top_up(
     d = fw.demands.get(n.demand)
     if d is None:
         return (0.0, 0.0, 0.0, 0.0)
-    used = _Used(core).get(agent)  # tasks, offers and other holds: this one is zeroed
+    used = UsedRoom(core).get(agent)  # tasks, offers and other holds: this one is zeroed
     free = [
         max(0.0, t - u - h)
         for t, u, h in zip(agent.spec.resources.scalars(), used, held, strict=True)
