@@ -7,9 +7,11 @@ prefixes. Output (tab separated):
   agents      ID  ACTIVE|INACTIVE  ZONE
   tasks       TASK_ID  AGENT_ID  FRAMEWORK_ID  STATE
   frameworks  ID  NAME  CONNECTED|DISCONNECTED
-and, for a master's `GET /health` (one object):
-  health      ROLE  LEADER  EPOCH     (role: leader, standby, taking-over, deposed; a master
-                                      without --zk has none: "-")
+and, for masters' `GET /health` (an object: each master's name to its /health, or null when it
+did not answer):
+  health      NAME  ROLE  LEADER  EPOCH   (role: leader, standby, taking-over, deposed; down
+                                          when it did not answer; "-" for what a master without
+                                          --zk does not say)
 """
 
 from __future__ import annotations
@@ -79,8 +81,10 @@ def framework_line(f: dict[str, Any]) -> str:
     return f"{fid}\t{f.get('name', '')}\t{'CONNECTED' if connected else 'DISCONNECTED'}"
 
 
-def health_line(h: dict[str, Any]) -> str:
-    return f"{h.get('role') or '-'}\t{h.get('leader') or '-'}\t{h.get('epoch', '-')}"
+def health_line(name: str, h: dict[str, Any] | None) -> str:
+    if h is None:
+        return f"{name}\tdown\t-\t-"
+    return f"{name}\t{h.get('role') or '-'}\t{h.get('leader') or '-'}\t{h.get('epoch', '-')}"
 
 
 LINES = {"agents": agent_line, "tasks": task_line, "frameworks": framework_line}
@@ -98,12 +102,10 @@ def main(argv: list[str]) -> int:
         return 1
     if kind == "health":
         if not isinstance(doc, dict):
-            print(
-                f"compose_query: expected a /health object, got {type(doc).__name__}",
-                file=sys.stderr,
-            )
+            print(f"compose_query: expected an object, got {type(doc).__name__}", file=sys.stderr)
             return 1
-        print(health_line(doc))
+        for name, health in sorted(doc.items()):
+            print(health_line(name, health if isinstance(health, dict) else None))
         return 0
     for entry in entries(doc, kind):
         print(LINES[kind](entry))

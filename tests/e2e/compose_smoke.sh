@@ -4,12 +4,12 @@
 #   bash tests/e2e/compose_smoke.sh      (from the repo root, as root or with sudo; a few minutes)
 #
 # Steps (the same as docs/docker.md): engine up (installed and started if missing) → local base
-# image (no registry here) and local ZooKeeper image → wheelhouse → image → `--profile ha up -d`
-# → 3 agents registered → the hello framework's tasks FINISHED → kill an agent running tasks: its
-# tasks reported LOST/UNREACHABLE and the cluster still runs hello → scale to 5 agents → the HA
-# cluster: one leader and two standbys, its agents registered; kill the leader: another leads
-# (higher epoch), the agents re-register, hello runs through the list of masters, the killed
-# master comes back as a standby → `down -v`, nothing left running.
+# image (no registry here) and local ZooKeeper image → wheelhouse → image → `up -d` → 3 agents
+# registered → the hello framework's tasks FINISHED → kill an agent running tasks: its tasks
+# reported LOST/UNREACHABLE and the cluster still runs hello → scale to 5 agents → `--profile ha
+# up -d`, the HA cluster beside it: one leader and two standbys, its agents registered; kill the
+# leader: another leads (higher epoch), the agents re-register, hello runs through the list of
+# masters, the killed master comes back as a standby → `down -v`, nothing left running.
 # Every wait is bounded and names what it waited for; the EXIT trap always tears down.
 #
 # Env: COMPOSE (command, default docker-compose, else `docker compose`), CORRAL_BASE_IMAGE
@@ -232,14 +232,13 @@ if [ -n "$ZK_IMAGE_LOG" ]; then
 fi
 
 # ---- 3. cluster up, 3 agents, hello FINISHED -----------------------------------------------------
-step "compose --profile ha up, 3 agents registered"
+step "compose up, 3 agents registered"
 CORRAL_GRPC_PORT=${CORRAL_GRPC_PORT:-$(free_port)}
 CORRAL_HTTP_PORT=${CORRAL_HTTP_PORT:-$(free_port)}
 CORRAL_SERVING_PORT=${CORRAL_SERVING_PORT:-$(free_port)}
 export CORRAL_GRPC_PORT CORRAL_HTTP_PORT CORRAL_SERVING_PORT
 CLUSTER_UP=1
-# Both clusters at once: the HA one starts while the single master's is checked.
-compose_ha up -d --no-build >&2 || fail "compose --profile ha up failed"
+compose up -d --no-build >&2 || fail "compose up failed"
 MASTER_CID=$(compose ps -q master | head -n 1)
 [ -n "$MASTER_CID" ] || fail "no master container after compose up"
 wait_for 60 "master /health on published port $CORRAL_HTTP_PORT" \
@@ -311,9 +310,14 @@ wait_for 90 "5 agents registered and active with distinct ids" has_active_agents
 log "agents: $(agents | tr '\t\n' ' ;')"
 
 # ---- 6. the `ha` profile: one leader, two standbys; kill the leader ------------------------------
-step "ha: one leader, two standbys"
+step "ha: compose --profile ha up, one leader, two standbys"
 docker rm -f "$SLEEPER" >/dev/null 2>&1 || true
 SLEEPER=""
+# The profile's services, named: a bare `--profile ha up -d` would also converge the running
+# cluster back to its file (one zone-a agent, hello run again). Up returns once ZooKeeper is
+# healthy and the masters and agents are created.
+HA_SERVICES=(zookeeper master-1 master-2 master-3 agent-ha agent-ha-b)
+compose_ha up -d --no-build "${HA_SERVICES[@]}" >&2 || fail "compose --profile ha up failed"
 declare -A HA_CID
 for m in master-1 master-2 master-3; do
     HA_CID[$m]=$(compose_ha ps -q "$m" | head -n 1)
@@ -326,38 +330,39 @@ MASTER=master-1:5050,master-2:5050,master-3:5050
 MASTER_CID=$(compose_ha ps -q agent-ha | head -n 1)
 [ -n "$MASTER_CID" ] || fail "no agent-ha container after compose --profile ha up"
 
-# health MASTER: ROLE LEADER EPOCH from that master's /health, asked inside its container.
-health() {
-    docker exec "${HA_CID[$1]}" python3 -c \
-        'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:5080/health", timeout=2).read().decode())' \
-        | $QUERY health
+# masters_health: NAME ROLE LEADER EPOCH of master-1..3, from their /health, asked from the
+# agent-ha container in one exec (ROLE "down" for a master that does not answer).
+HEALTH_PY='import json, sys, urllib.request
+def health(host):
+    try:
+        with urllib.request.urlopen(f"http://{host}:5080/health", timeout=2) as reply:
+            return json.load(reply)
+    except OSError:
+        return None
+print(json.dumps({host: health(host) for host in sys.argv[1:]}))'
+masters_health() {
+    docker exec "$MASTER_CID" python3 -c "$HEALTH_PY" master-1 master-2 master-3 | $QUERY health
 }
-role() { health "$1" | cut -f1; }
-# one_leader AMONG...: exactly one of those masters leads, the others are standbys naming it
-# (sets LEADER and EPOCH).
+# one_leader AMONG...: exactly one of those masters leads and each of the others is a standby
+# naming it (sets LEADER, EPOCH and ROLES).
 one_leader() {
-    local m line leaders=() standbys=0
-    declare -A said
-    for m in "$@"; do
-        line=$(health "$m") || return 1
-        said[$m]=$(cut -f2 <<<"$line")
-        case "$(cut -f1 <<<"$line")" in
-            leader) leaders+=("$m"); EPOCH=$(cut -f3 <<<"$line") ;;
-            standby) standbys=$((standbys + 1)) ;;
-        esac
-    done
-    [ "${#leaders[@]}" -eq 1 ] && [ "$standbys" -eq $(($# - 1)) ] || return 1
-    LEADER=${leaders[0]}
-    for m in "$@"; do [ "${said[$m]}" = "$LEADER:5050" ] || return 1; done
+    local lines among=" $* "
+    lines=$(masters_health) || return 1
+    ROLES=$(awk -F'\t' '{printf "%s=%s ", $1, $2}' <<<"$lines")
+    LEADER=$(awk -F'\t' -v among="$among" 'index(among, " " $1 " ") && $2 == "leader" {print $1}' <<<"$lines")
+    [ -n "$LEADER" ] && [ "$(wc -l <<<"$LEADER")" -eq 1 ] || return 1
+    EPOCH=$(awk -F'\t' -v l="$LEADER" '$1 == l {print $4}' <<<"$lines")
+    awk -F'\t' -v among="$among" -v l="$LEADER" '
+        index(among, " " $1 " ") && $1 != l && !($2 == "standby" && $3 == l ":5050") {bad = 1}
+        END {exit bad}' <<<"$lines"
 }
-roles() { for m in master-1 master-2 master-3; do printf '%s=%s ' "$m" "$(role "$m" 2>/dev/null || echo down)"; done; }
 active_ids() { agents | awk -F'\t' '$2 == "ACTIVE" {print $1}' | sort | tr '\n' ' '; }
 same_agents_active() { has_active_agents 2 && [ "$(active_ids)" = "$HA_AGENTS" ]; }
 
 LEADER=""
 EPOCH=""
 wait_for 90 "one leader and two standbys among master-1..3" one_leader master-1 master-2 master-3
-log "roles: $(roles)(epoch $EPOCH)"
+log "roles: $ROLES(leader epoch $EPOCH)"
 wait_for 90 "the 2 HA agents (agent-ha, agent-ha-b) registered and active" has_active_agents 2
 HA_AGENTS=$(active_ids)
 log "HA agents: $(agents | tr '\t\n' ' ;')"
@@ -385,7 +390,7 @@ log "restarting $old: it must join as a standby"
 docker start "${HA_CID[$old]}" >/dev/null || fail "docker start $old failed"
 wait_for 60 "$old back as a standby" one_leader master-1 master-2 master-3
 [ "$LEADER" = "$new_leader" ] || fail "the restarted $old changed the leader: $LEADER leads, not $new_leader"
-log "roles: $(roles)(epoch $EPOCH)"
+log "roles: $ROLES(leader epoch $EPOCH)"
 
 # ---- 7. teardown ---------------------------------------------------------------------------------
 step "teardown"
