@@ -7,6 +7,11 @@ prefixes. Output (tab separated):
   agents      ID  ACTIVE|INACTIVE  ZONE
   tasks       TASK_ID  AGENT_ID  FRAMEWORK_ID  STATE
   frameworks  ID  NAME  CONNECTED|DISCONNECTED
+and, for masters' `GET /health` (an object: each master's name to its /health, or null when it
+did not answer):
+  health      NAME  ROLE  LEADER  EPOCH   (role: leader, standby, taking-over, deposed; down
+                                          when it did not answer; "-" for what a master without
+                                          --zk does not say)
 """
 
 from __future__ import annotations
@@ -76,12 +81,18 @@ def framework_line(f: dict[str, Any]) -> str:
     return f"{fid}\t{f.get('name', '')}\t{'CONNECTED' if connected else 'DISCONNECTED'}"
 
 
+def health_line(name: str, h: dict[str, Any] | None) -> str:
+    if h is None:
+        return f"{name}\tdown\t-\t-"
+    return f"{name}\t{h.get('role') or '-'}\t{h.get('leader') or '-'}\t{h.get('epoch', '-')}"
+
+
 LINES = {"agents": agent_line, "tasks": task_line, "frameworks": framework_line}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[1] not in LINES:
-        print(f"usage: {argv[0]} agents|tasks|frameworks < json", file=sys.stderr)
+    if len(argv) != 2 or (argv[1] not in LINES and argv[1] != "health"):
+        print(f"usage: {argv[0]} agents|tasks|frameworks|health < json", file=sys.stderr)
         return 2
     kind = argv[1]
     try:
@@ -89,6 +100,13 @@ def main(argv: list[str]) -> int:
     except json.JSONDecodeError as exc:
         print(f"compose_query: not JSON: {exc}", file=sys.stderr)
         return 1
+    if kind == "health":
+        if not isinstance(doc, dict):
+            print(f"compose_query: expected an object, got {type(doc).__name__}", file=sys.stderr)
+            return 1
+        for name, health in sorted(doc.items()):
+            print(health_line(name, health if isinstance(health, dict) else None))
+        return 0
     for entry in entries(doc, kind):
         print(LINES[kind](entry))
     return 0

@@ -4,14 +4,19 @@
 #   bash tests/e2e/compose_smoke.sh      (from the repo root, as root or with sudo; a few minutes)
 #
 # Steps (the same as docs/docker.md): engine up (installed and started if missing) → local base
-# image (no registry here) → wheelhouse → image → `up -d` → 3 agents registered → the hello
-# framework's tasks FINISHED → kill an agent running tasks: its tasks reported LOST/UNREACHABLE and
-# the cluster still runs hello → scale to 5 agents → `down -v`, nothing left running.
+# image (no registry here) and local ZooKeeper image → wheelhouse → image → `up -d` → 3 agents
+# registered → the hello framework's tasks FINISHED → kill an agent running tasks: its tasks
+# reported LOST/UNREACHABLE and the cluster still runs hello → scale to 5 agents → `--profile ha
+# up -d`, the HA cluster beside it: one leader and two standbys, its agents registered; kill the
+# leader: another leads (higher epoch), the agents re-register, hello runs through the list of
+# masters, the killed master comes back as a standby → `down -v`, nothing left running.
 # Every wait is bounded and names what it waited for; the EXIT trap always tears down.
 #
 # Env: COMPOSE (command, default docker-compose, else `docker compose`), CORRAL_BASE_IMAGE
 # (default corral-base:bookworm, built here if missing; python:3.11-slim where a registry is
-# reachable), COMPOSE_PROJECT_NAME (default corralsmoke), KEEP_CLUSTER=1 to skip the teardown.
+# reachable), CORRAL_ZOOKEEPER_IMAGE (default corral-zookeeper:bookworm, built here if missing;
+# zookeeper:3.8 where a registry is reachable), COMPOSE_PROJECT_NAME (default corralsmoke),
+# KEEP_CLUSTER=1 to skip the teardown.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -19,6 +24,9 @@ REPO=$(pwd)
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-corralsmoke}
 export CORRAL_IMAGE=${CORRAL_IMAGE:-corral:smoke}
 export CORRAL_BASE_IMAGE=${CORRAL_BASE_IMAGE:-corral-base:bookworm}
+export CORRAL_ZOOKEEPER_IMAGE=${CORRAL_ZOOKEEPER_IMAGE:-corral-zookeeper:bookworm}
+# A killed leader is replaced in seconds (its ZooKeeper session ends), not after the default 10 s.
+export CORRAL_ZK_SESSION_TIMEOUT=${CORRAL_ZK_SESSION_TIMEOUT:-3}
 # A killed agent is noticed in seconds (five missed heartbeats), not after the default 15 s.
 export CORRAL_AGENT_HEARTBEAT=${CORRAL_AGENT_HEARTBEAT:-1}
 export CORRAL_AGENT_TIMEOUT=${CORRAL_AGENT_TIMEOUT:-5}
@@ -55,6 +63,7 @@ teardown() {
     trap - EXIT INT TERM
     exec 1>&4 2>&3
     if [ -n "${WHEELHOUSE_PID:-}" ]; then kill -- "-$WHEELHOUSE_PID" 2>/dev/null || true; fi
+    if [ -n "${ZK_IMAGE_PID:-}" ]; then kill -- "-$ZK_IMAGE_PID" 2>/dev/null || true; fi
     if [ "$CLUSTER_UP" = 1 ]; then
         if [ "$rc" != 0 ] && [ -n "$SLEEPER" ]; then
             log "sleeper framework output:"
@@ -63,14 +72,14 @@ teardown() {
         if [ -n "$SLEEPER" ]; then docker rm -f "$SLEEPER" >/dev/null 2>&1 || true; fi
         if [ "$rc" != 0 ]; then
             log "diagnostics after failure:"
-            compose ps >&2 || true
-            compose logs --no-color --tail=40 >&2 || true
+            compose_ha ps >&2 || true
+            compose_ha logs --no-color --tail=40 >&2 || true
         fi
         if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
             log "KEEP_CLUSTER=1: leaving project $COMPOSE_PROJECT_NAME running"
         else
             log "tearing down project $COMPOSE_PROJECT_NAME"
-            compose down -v --remove-orphans --timeout 5 >&2 2>&1 || true
+            compose_ha down -v --remove-orphans --timeout 5 >&2 2>&1 || true
             left=$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
             if [ -n "$left" ]; then
                 log "removing leftover containers: $left"
@@ -94,6 +103,8 @@ trap 'exit 130' INT TERM
 
 # ---- helpers -------------------------------------------------------------------------------------
 compose() { $COMPOSE "$@"; }
+# The same with the `ha` profile's services (ZooKeeper, master-1..3, agent-ha, agent-ha-b) on.
+compose_ha() { $COMPOSE --profile ha "$@"; }
 
 # corral CLI inside the master container (on the private network, as users would). Through
 # `docker exec` on the container's id (set once the cluster is up) rather than `compose exec`:
@@ -173,7 +184,7 @@ if [ -z "${COMPOSE:-}" ]; then
 fi
 log "compose: $($COMPOSE version 2>/dev/null | head -n 1)"
 # A previous run that was killed hard may have left its project behind.
-compose down -v --remove-orphans --timeout 5 >/dev/null 2>&1 || true
+compose_ha down -v --remove-orphans --timeout 5 >/dev/null 2>&1 || true
 
 # ---- 2. images -----------------------------------------------------------------------------------
 step "base image ($CORRAL_BASE_IMAGE)"
@@ -181,6 +192,20 @@ if ! docker image inspect "$CORRAL_BASE_IMAGE" >/dev/null 2>&1; then
     case "$CORRAL_BASE_IMAGE" in
         corral-base:*) bash scripts/build_base_image.sh "$CORRAL_BASE_IMAGE" ;;
         *) docker pull "$CORRAL_BASE_IMAGE" >&2 || fail "cannot pull $CORRAL_BASE_IMAGE" ;;
+    esac
+fi
+# The `ha` profile's ZooKeeper: built from the base image (about a minute, once) in the background
+# while the wheelhouse and Corral's image build.
+ZK_IMAGE_LOG=""
+if ! docker image inspect "$CORRAL_ZOOKEEPER_IMAGE" >/dev/null 2>&1; then
+    case "$CORRAL_ZOOKEEPER_IMAGE" in
+        corral-zookeeper:*)
+            ZK_IMAGE_LOG=$(mktemp /tmp/corral-smoke-zookeeper.XXXXXX.log)
+            BASE_IMAGE=$CORRAL_BASE_IMAGE setsid bash scripts/build_zookeeper_image.sh \
+                "$CORRAL_ZOOKEEPER_IMAGE" >"$ZK_IMAGE_LOG" 2>&1 &
+            ZK_IMAGE_PID=$!
+            ;;
+        *) docker pull "$CORRAL_ZOOKEEPER_IMAGE" >&2 || fail "cannot pull $CORRAL_ZOOKEEPER_IMAGE" ;;
     esac
 fi
 step "wheelhouse (parallel build)"
@@ -192,9 +217,19 @@ WHEELHOUSE_PID=""
 cat "$WHEELHOUSE_LOG" >&2
 rm -f "$WHEELHOUSE_LOG"
 step "image build ($CORRAL_IMAGE)"
-compose config -q || fail "docker-compose.yml is not valid for $COMPOSE"
+compose_ha config -q || fail "docker-compose.yml is not valid for $COMPOSE"
 compose build -q master >&2 || fail "image build failed"
 docker run --rm "$CORRAL_IMAGE" --help >/dev/null || fail "corral --help fails in the image"
+if [ -n "$ZK_IMAGE_LOG" ]; then
+    step "zookeeper image ($CORRAL_ZOOKEEPER_IMAGE, parallel build)"
+    if ! wait "$ZK_IMAGE_PID"; then
+        cat "$ZK_IMAGE_LOG" >&2
+        fail "zookeeper image build failed"
+    fi
+    ZK_IMAGE_PID=""
+    cat "$ZK_IMAGE_LOG" >&2
+    rm -f "$ZK_IMAGE_LOG"
+fi
 
 # ---- 3. cluster up, 3 agents, hello FINISHED -----------------------------------------------------
 step "compose up, 3 agents registered"
@@ -274,11 +309,92 @@ compose up -d --no-build --no-recreate --no-deps --scale agent=3 agent agent-b a
 wait_for 90 "5 agents registered and active with distinct ids" has_active_agents 5
 log "agents: $(agents | tr '\t\n' ' ;')"
 
-# ---- 6. teardown ---------------------------------------------------------------------------------
-step "teardown"
+# ---- 6. the `ha` profile: one leader, two standbys; kill the leader ------------------------------
+step "ha: compose --profile ha up, one leader, two standbys"
 docker rm -f "$SLEEPER" >/dev/null 2>&1 || true
 SLEEPER=""
-compose down -v --remove-orphans --timeout 5 >&2 || fail "compose down failed"
+# The profile's services, named: a bare `--profile ha up -d` would also converge the running
+# cluster back to its file (one zone-a agent, hello run again). Up returns once ZooKeeper is
+# healthy and the masters and agents are created.
+HA_SERVICES=(zookeeper master-1 master-2 master-3 agent-ha agent-ha-b)
+compose_ha up -d --no-build "${HA_SERVICES[@]}" >&2 || fail "compose --profile ha up failed"
+declare -A HA_CID
+for m in master-1 master-2 master-3; do
+    HA_CID[$m]=$(compose_ha ps -q "$m" | head -n 1)
+    [ -n "${HA_CID[$m]}" ] || fail "no $m container after compose --profile ha up"
+done
+# From here on the CLI checks ask the HA cluster, from its agent-ha container, given the list of
+# masters (the CLI finds the leader among them); agent-ha finds it in ZooKeeper, agent-ha-b
+# through the list.
+MASTER=master-1:5050,master-2:5050,master-3:5050
+MASTER_CID=$(compose_ha ps -q agent-ha | head -n 1)
+[ -n "$MASTER_CID" ] || fail "no agent-ha container after compose --profile ha up"
+
+# masters_health: NAME ROLE LEADER EPOCH of master-1..3, from their /health, asked from the
+# agent-ha container in one exec (ROLE "down" for a master that does not answer).
+HEALTH_PY='import json, sys, urllib.request
+def health(host):
+    try:
+        with urllib.request.urlopen(f"http://{host}:5080/health", timeout=2) as reply:
+            return json.load(reply)
+    except OSError:
+        return None
+print(json.dumps({host: health(host) for host in sys.argv[1:]}))'
+masters_health() {
+    docker exec "$MASTER_CID" python3 -c "$HEALTH_PY" master-1 master-2 master-3 | $QUERY health
+}
+# one_leader AMONG...: exactly one of those masters leads and each of the others is a standby
+# naming it (sets LEADER, EPOCH and ROLES).
+one_leader() {
+    local lines among=" $* "
+    lines=$(masters_health) || return 1
+    ROLES=$(awk -F'\t' '{printf "%s=%s ", $1, $2}' <<<"$lines")
+    LEADER=$(awk -F'\t' -v among="$among" 'index(among, " " $1 " ") && $2 == "leader" {print $1}' <<<"$lines")
+    [ -n "$LEADER" ] && [ "$(wc -l <<<"$LEADER")" -eq 1 ] || return 1
+    EPOCH=$(awk -F'\t' -v l="$LEADER" '$1 == l {print $4}' <<<"$lines")
+    awk -F'\t' -v among="$among" -v l="$LEADER" '
+        index(among, " " $1 " ") && $1 != l && !($2 == "standby" && $3 == l ":5050") {bad = 1}
+        END {exit bad}' <<<"$lines"
+}
+active_ids() { agents | awk -F'\t' '$2 == "ACTIVE" {print $1}' | sort | tr '\n' ' '; }
+same_agents_active() { has_active_agents 2 && [ "$(active_ids)" = "$HA_AGENTS" ]; }
+
+LEADER=""
+EPOCH=""
+wait_for 90 "one leader and two standbys among master-1..3" one_leader master-1 master-2 master-3
+log "roles: $ROLES(leader epoch $EPOCH)"
+wait_for 90 "the 2 HA agents (agent-ha, agent-ha-b) registered and active" has_active_agents 2
+HA_AGENTS=$(active_ids)
+log "HA agents: $(agents | tr '\t\n' ' ;')"
+
+step "ha: kill the leader, a standby takes over"
+old=$LEADER
+old_epoch=$EPOCH
+mapfile -t others < <(printf '%s\n' master-1 master-2 master-3 | grep -vx "$old")
+log "killing the leader $old (epoch $old_epoch)"
+killed_at=$(date +%s.%N)
+docker kill "${HA_CID[$old]}" >/dev/null || fail "docker kill $old failed"
+wait_for 60 "a new leader among ${others[*]}" one_leader "${others[@]}"
+led_at=$(date +%s.%N)
+[ "$EPOCH" -gt "$old_epoch" ] || fail "new leader $LEADER has epoch $EPOCH, not above $old_epoch"
+wait_for 60 "the same 2 agents active again with the new leader $LEADER" same_agents_active
+back_at=$(date +%s.%N)
+# Seen at the first check after it happened: each figure is at most about a second late.
+since() { awk -v a="$killed_at" -v b="$1" 'BEGIN {printf "%.1f", b - a}'; }
+log "new leader $LEADER (epoch $EPOCH) seen $(since "$led_at")s after the kill;" \
+    "agents re-registered after $(since "$back_at")s"
+new_leader=$LEADER
+log "offers flow from the new leader: running hello through the list of masters"
+run_hello 5
+log "restarting $old: it must join as a standby"
+docker start "${HA_CID[$old]}" >/dev/null || fail "docker start $old failed"
+wait_for 60 "$old back as a standby" one_leader master-1 master-2 master-3
+[ "$LEADER" = "$new_leader" ] || fail "the restarted $old changed the leader: $LEADER leads, not $new_leader"
+log "roles: $ROLES(leader epoch $EPOCH)"
+
+# ---- 7. teardown ---------------------------------------------------------------------------------
+step "teardown"
+compose_ha down -v --remove-orphans --timeout 5 >&2 || fail "compose down failed"
 CLUSTER_UP=0
 left=$(docker ps -aq --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME")
 [ -z "$left" ] || fail "containers left after down: $left"

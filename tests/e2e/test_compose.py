@@ -9,11 +9,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = {"master", "agent", "agent-b", "agent-spot", "serving", "hello"}
+# `docker compose --profile ha up`: a ZooKeeper, three masters electing a leader in it, agents.
+HA_SERVICES = {"zookeeper", "master-1", "master-2", "master-3", "agent-ha", "agent-ha-b"}
+HA_MASTERS = "master-1:5050,master-2:5050,master-3:5050"
+ZK_URL = "zk://zookeeper:2181/corral"
 
 
 def compose_tools() -> list[list[str]]:
@@ -32,24 +37,73 @@ def compose_tools() -> list[list[str]]:
 TOOLS = compose_tools()
 
 
+def compose_config(tool: list[str], *args: str, **env: str) -> str:
+    """``compose config ARGS`` on the repository's file (the smoke test's variables unset)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CORRAL_", "COMPOSE_"))}
+    result = subprocess.run(
+        [*tool, "-f", str(REPO / "docker-compose.yml"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={**base, "COMPOSE_PROJECT_NAME": "corralcheck", **env},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 @pytest.mark.skipif(not TOOLS, reason="no docker-compose / docker compose installed")
 @pytest.mark.parametrize("tool", TOOLS, ids=[" ".join(t) for t in TOOLS])
 def test_compose_file_is_valid_and_declares_the_cluster(tool: list[str]) -> None:
-    def config(*args: str) -> str:
-        result = subprocess.run(
-            [*tool, "-f", str(REPO / "docker-compose.yml"), "config", *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=REPO,
-            env={**os.environ, "COMPOSE_PROJECT_NAME": "corralcheck"},
-        )
-        assert result.returncode == 0, result.stderr
-        return result.stdout
+    compose_config(tool, "config", "-q")
+    compose_config(tool, "--profile", "ha", "config", "-q")
+    # Without the profile v2 lists only the default services, v1.29 every one (its `up` still
+    # starts only the default ones); with it, both list the HA cluster too.
+    listed = set(compose_config(tool, "config", "--services").split())
+    assert listed in (SERVICES, SERVICES | HA_SERVICES)
+    with_ha = set(compose_config(tool, "--profile", "ha", "config", "--services").split())
+    assert with_ha == SERVICES | HA_SERVICES
+    assert compose_config(tool, "config", "--volumes").split() == [
+        "master-data",
+        "serving-data",
+        "zookeeper-data",
+    ]
 
-    config("-q")
-    assert set(config("--services").split()) == SERVICES
-    assert config("--volumes").split() == ["master-data", "serving-data"]
+
+@pytest.mark.skipif(not TOOLS, reason="no docker-compose / docker compose installed")
+@pytest.mark.parametrize("tool", TOOLS, ids=[" ".join(t) for t in TOOLS])
+def test_the_ha_profile_is_one_zookeeper_and_three_masters(tool: list[str]) -> None:
+    services = yaml.safe_load(compose_config(tool, "--profile", "ha", "config"))["services"]
+    for name in SERVICES:
+        assert not services[name].get("profiles"), f"{name} must run without a profile"
+    for name in HA_SERVICES:
+        assert services[name].get("profiles") == ["ha"], f"{name} must be in the ha profile only"
+    zookeeper = services["zookeeper"]
+    assert zookeeper["image"] == "zookeeper:3.8"
+    # Its data (the HA cluster's registry) on a named volume: v1 prints "SOURCE:TARGET:rw".
+    mounts = [
+        v if isinstance(v, dict) else dict(zip(("source", "target"), v.split(":"), strict=False))
+        for v in zookeeper["volumes"]
+    ]
+    assert {"source": "zookeeper-data", "target": "/data"} in [
+        {"source": m.get("source"), "target": m.get("target")} for m in mounts
+    ], mounts
+    advertised = set()
+    for name in ("master-1", "master-2", "master-3"):
+        command = services[name]["command"]
+        assert command[0] == "master" and f"--zk={ZK_URL}" in command, command
+        assert services[name]["depends_on"]["zookeeper"]["condition"] == "service_healthy"
+        advertised |= {a for a in command if a.startswith("--advertise-host=")}
+    assert advertised == {f"--advertise-host=master-{i}" for i in (1, 2, 3)}
+    assert f"--zk={ZK_URL}" in services["agent-ha"]["command"]
+    assert f"--master={HA_MASTERS}" in services["agent-ha-b"]["command"]
+    # The smoke test runs a local build (no registry here) through the same definition.
+    local = yaml.safe_load(
+        compose_config(
+            tool, "--profile", "ha", "config", CORRAL_ZOOKEEPER_IMAGE="corral-zookeeper:bookworm"
+        )
+    )["services"]["zookeeper"]
+    assert local["image"] == "corral-zookeeper:bookworm"
 
 
 @pytest.mark.skipif(
