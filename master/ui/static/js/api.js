@@ -1,0 +1,97 @@
+// Every request the page makes goes through apiFetch: the one place to add a credential (a
+// bearer token header, once the master asks for one) or to change how errors are read.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export function apiFetch(path, options = {}) {
+  const headers = new Headers(options.headers || {});
+  headers.set("Accept", options.accept || "application/json");
+  return fetch(path, { ...options, headers, cache: "no-store" });
+}
+
+// GET a JSON endpoint: its body, or an ApiError with the master's reason ({"error": ...}).
+export async function getJson(path, options = {}) {
+  let response;
+  try {
+    response = await apiFetch(path, options);
+  } catch (err) {
+    if (err.name === "AbortError") throw err;
+    throw new ApiError(0, `the master did not answer (${err.message})`);
+  }
+  if (!response.ok) {
+    let reason = `${response.status} ${response.statusText}`;
+    try {
+      const body = await response.json();
+      if (body && body.error) reason = body.error;
+    } catch (_) {
+      // not JSON: the status line says enough
+    }
+    throw new ApiError(response.status, reason);
+  }
+  return response.json();
+}
+
+// A path with its query, leaving out empty values.
+export function withQuery(path, query) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query || {})) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  }
+  const text = q.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+// Read a Server-Sent Events stream through apiFetch (EventSource cannot carry a header), calling
+// onMessage(kind, data) per message, until signal aborts. Returns when the stream ends.
+export async function readEvents(path, onMessage, signal) {
+  const response = await apiFetch(path, { signal, accept: "text/event-stream" });
+  if (!response.ok || !response.body) {
+    throw new ApiError(response.status, `the stream answered ${response.status}`);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let kind = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) kind = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+      }
+      if (data.length) onMessage(kind, JSON.parse(data.join("\n")));
+    }
+  }
+}
+
+// The sandbox logs of a task, through the master (GET /api/v1/tasks/{id}/logs, served by the
+// master once task log streaming is in): {text} or {missing: reason} when the master has no
+// such endpoint or no sandbox for the task (404).
+export async function taskLogs(taskId, stream, tail) {
+  const path = withQuery(`/api/v1/tasks/${encodeURIComponent(taskId)}/logs`, { stream, tail });
+  const response = await apiFetch(path, { accept: "text/plain" });
+  if (response.status === 404) {
+    let reason = "this master does not serve task logs (GET /api/v1/tasks/{id}/logs)";
+    try {
+      const body = await response.json();
+      if (body && body.error) reason = body.error;
+    } catch (_) {
+      // a plain 404 from a master without the endpoint
+    }
+    return { missing: reason };
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, `${response.status} ${await response.text()}`);
+  }
+  return { text: await response.text() };
+}

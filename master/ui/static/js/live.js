@@ -1,0 +1,128 @@
+// The page's live feed: one stream (GET /api/v1/stream, Server-Sent Events) carrying the
+// master's cluster events and its utilisation samples; reconnects with backoff. Pages read the
+// kept samples and events, and refresh their own data on `useRefresh()`'s beat.
+import { getJson, readEvents } from "./api.js";
+import { useEffect, useState } from "./lib.js";
+
+const MAX_EVENTS = 5000; // kept in the page; the master keeps its last 1000
+const REFRESH_SECONDS = 5; // a page refetches its data at most this often while things change
+
+export const live = {
+  status: "connecting", // connecting | live | reconnecting
+  masterId: "",
+  reasons: [], // every reason an event can have (corral/events.py)
+  samples: [],
+  sampleInterval: 5,
+  events: [], // oldest first
+  skipped: 0, // events the stream left out (too many at once)
+  gaps: 0, // times the stream's watch was lost
+  version: 0,
+};
+
+const listeners = new Set();
+
+function notify() {
+  live.version += 1;
+  for (const fn of listeners) fn(live.version);
+}
+
+export function subscribe(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function eventKey(e) {
+  return `${e.timestamp}|${e.stimulus_id}|${e.kind}|${e.subject}`;
+}
+
+function addEvents(events) {
+  if (!events.length) return;
+  live.events = live.events.concat(events);
+  if (live.events.length > MAX_EVENTS) live.events = live.events.slice(-MAX_EVENTS);
+}
+
+async function loadHistory(sinceHello) {
+  const [samples, history] = await Promise.all([
+    getJson("/api/v1/cluster/samples"),
+    getJson("/api/v1/events"),
+  ]);
+  live.sampleInterval = samples.interval;
+  live.samples = samples.samples;
+  const seen = new Set(history.map(eventKey));
+  live.events = [];
+  addEvents(history.concat(sinceHello.filter((e) => !seen.has(eventKey(e)))));
+}
+
+function onMessage(kind, data, state) {
+  if (kind === "hello") {
+    live.masterId = data.master_id;
+    live.sampleInterval = data.sample_interval;
+    live.reasons = data.reasons;
+  } else if (kind === "sample") {
+    live.samples = live.samples.concat([data]).slice(-720);
+  } else if (kind === "events") {
+    live.skipped += data.skipped;
+    if (data.lost) live.gaps += 1;
+    if (state.loading) state.early.push(...data.events);
+    else addEvents(data.events);
+  }
+  notify();
+}
+
+export async function startLive() {
+  let backoff = 500;
+  for (;;) {
+    const state = { loading: true, early: [] };
+    const controller = new AbortController();
+    try {
+      const streaming = readEvents("/api/v1/stream", (k, d) => onMessage(k, d, state), controller.signal);
+      streaming.catch(() => {}); // awaited below; marked handled while the history loads
+      await loadHistory(state.early);
+      state.loading = false;
+      live.status = "live";
+      backoff = 500;
+      notify();
+      await streaming;
+    } catch (err) {
+      console.warn("live stream:", err.message);
+    }
+    controller.abort();
+    live.status = "reconnecting";
+    notify();
+    await new Promise((resolve) => setTimeout(resolve, backoff));
+    backoff = Math.min(backoff * 2, 10000);
+  }
+}
+
+// Re-render on every change of the live feed.
+export function useLive() {
+  const [, setVersion] = useState(live.version);
+  useEffect(() => subscribe(setVersion), []);
+  return live;
+}
+
+// A counter that moves when the page should refetch: on new samples and events, but at most
+// every REFRESH_SECONDS and not while the tab is hidden or the operator paused updates.
+export function useRefresh(paused = false) {
+  const [beat, setBeat] = useState(0);
+  useEffect(() => {
+    let last = Date.now();
+    let pendingTimer = null;
+    const fire = () => {
+      pendingTimer = null;
+      if (document.hidden || paused) return;
+      last = Date.now();
+      setBeat((b) => b + 1);
+    };
+    const unsubscribe = subscribe(() => {
+      if (pendingTimer) return;
+      const wait = Math.max(0, last + REFRESH_SECONDS * 1000 - Date.now());
+      pendingTimer = setTimeout(fire, wait);
+    });
+    return () => {
+      unsubscribe();
+      if (pendingTimer) clearTimeout(pendingTimer);
+    };
+  }, [paused]);
+  return beat;
+}
