@@ -8,7 +8,6 @@ for it every few seconds, never per event (docs/ui.md, "Cost").
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,77 +40,109 @@ def _group_key(agent: AgentRecord, group_by: str) -> str:
     return agent.spec.attributes.get(group_by, NO_VALUE)
 
 
+class _Group:
+    """One group's sums, kept as plain fields: the overview adds to them 10,000 times."""
+
+    __slots__ = ("agents", "by_status", "cpus", "disk", "gpus", "mem", "taints", "used")
+
+    def __init__(self) -> None:
+        self.agents = 0
+        self.by_status: dict[str, int] = {}
+        self.cpus = self.mem = self.disk = self.gpus = 0.0
+        self.used = [0.0, 0.0, 0.0, 0.0]
+        self.taints: dict[str, int] = {}
+
+    def json(self, key: str) -> dict[str, Any]:
+        return {
+            "key": key,
+            "agents": self.agents,
+            "by_status": self.by_status,
+            "total": scalars_json((self.cpus, self.mem, self.disk, self.gpus)),
+            "used": scalars_json(self.used),
+            "taints": self.taints,
+        }
+
+
 def overview(core: MasterCore, query: Mapping[str, str]) -> dict[str, Any]:
     """Counts by status, totals, and per group of ``group_by`` (an attribute; default ``zone``
-    when some agent has it): agents by status, total and allocated resources, taints."""
+    when some agent has it): agents by status, total and allocated resources, taints.
+
+    One pass over the agents and their tasks, written for speed (about 4 µs an agent): the
+    page asks for it every few seconds at 10,000 agents."""
+    asked = query.get("group_by")
+    group_by = "zone" if asked is None else asked
+    groups: dict[str, _Group] = {}
     keys: set[str] = set()
     for a in core.agents.values():
-        keys.update(a.spec.attributes)
-    group_by = query.get("group_by")
-    if group_by is None:
-        group_by = "zone" if "zone" in keys else ""
-    # An attribute no agent has (yet) is no error: every agent is then in group "(none)".
-    groups: dict[str, dict[str, Any]] = {}
-    by_status: Counter[str] = Counter()
-    taints: Counter[str] = Counter()
-    total = [0.0] * len(SCALARS)
-    used = [0.0] * len(SCALARS)
-    for a in core.agents.values():
-        status = agent_status(core, a)
-        by_status[status] += 1
-        key = _group_key(a, group_by)
+        spec = a.spec
+        attributes = spec.attributes
+        if attributes:
+            keys.update(attributes)
+        key = attributes.get(group_by, NO_VALUE) if group_by else "all agents"
         g = groups.get(key)
         if g is None:
-            g = groups[key] = {
-                "key": key,
-                "agents": 0,
-                "by_status": Counter(),
-                "total": [0.0] * len(SCALARS),
-                "used": [0.0] * len(SCALARS),
-                "taints": Counter(),
-            }
-        g["agents"] += 1
-        g["by_status"][status] += 1
-        a_used = used_scalars(a)
-        counted = a.state is not AgentState.UNREACHABLE  # its resources are not usable
-        for k, x in enumerate(a.spec.resources.scalars()):
-            if counted:
-                g["total"][k] += x
-                total[k] += x
-            g["used"][k] += a_used[k]
-            used[k] += a_used[k]
-        for t in a.spec.taints:
-            g["taints"][str(t)] += 1
-            taints[str(t)] += 1
-    ordered = sorted(groups.values(), key=lambda g: (g["key"] == NO_VALUE, g["key"]))
-    shown = [
-        {
-            **g,
-            "by_status": dict(g["by_status"]),
-            "total": scalars_json(g["total"]),
-            "used": scalars_json(g["used"]),
-            "taints": dict(g["taints"]),
-        }
-        for g in ordered[:MAX_GROUPS]
-    ]
+            g = groups[key] = _Group()
+        g.agents += 1
+        status = agent_status(core, a)
+        g.by_status[status] = g.by_status.get(status, 0) + 1
+        if a.state is not AgentState.UNREACHABLE:  # an unreachable agent's resources are not usable
+            r = spec.resources
+            g.cpus += r.cpus
+            g.mem += r.mem
+            g.disk += r.disk
+            g.gpus += r.gpus
+        if a.tasks:
+            used = g.used
+            for t in a.tasks.values():
+                r = t.spec.resources
+                used[0] += r.cpus
+                used[1] += r.mem
+                used[2] += r.disk
+                used[3] += r.gpus
+        for taint in spec.taints:
+            text = str(taint)
+            g.taints[text] = g.taints.get(text, 0) + 1
+    if asked is None and "zone" not in keys and groups:
+        # No agent has a zone: one group, as group_by="" gives.
+        whole = _Group()
+        for g in groups.values():
+            _add(whole, g)
+        group_by, groups = "", {"all agents": whole}
+    everything = _Group()
+    for g in groups.values():
+        _add(everything, g)
+    ordered = sorted(groups, key=lambda k: (k == NO_VALUE, k))
     return {
         "master_id": core.master_id,
         "statuses": list(STATUSES),
-        "by_status": {s: by_status.get(s, 0) for s in STATUSES},
+        "by_status": {s: everything.by_status.get(s, 0) for s in STATUSES},
         "agents": len(core.agents),
         "frameworks_subscribed": sum(
             1 for f in core.frameworks.values() if f.state is FrameworkState.SUBSCRIBED
         ),
         "tasks_active": sum(len(f.tasks) for f in core.frameworks.values()),
         "offers_outstanding": len(core.offers),
-        "total": scalars_json(total),
-        "used": scalars_json(used),
-        "taints": dict(taints),
+        "total": scalars_json((everything.cpus, everything.mem, everything.disk, everything.gpus)),
+        "used": scalars_json(everything.used),
+        "taints": everything.taints,
         "group_by": group_by,
         "attribute_keys": sorted(keys),
-        "groups": shown,
+        "groups": [groups[k].json(k) for k in ordered[:MAX_GROUPS]],
         "groups_omitted": max(0, len(ordered) - MAX_GROUPS),
     }
+
+
+def _add(into: _Group, g: _Group) -> None:
+    into.agents += g.agents
+    for status, n in g.by_status.items():
+        into.by_status[status] = into.by_status.get(status, 0) + n
+    into.cpus += g.cpus
+    into.mem += g.mem
+    into.disk += g.disk
+    into.gpus += g.gpus
+    into.used = [x + y for x, y in zip(into.used, g.used, strict=True)]
+    for taint, n in g.taints.items():
+        into.taints[taint] = into.taints.get(taint, 0) + n
 
 
 def agent_row(core: MasterCore, a: AgentRecord, used: list[float] | None = None) -> dict[str, Any]:
@@ -208,32 +239,16 @@ def agent_detail(core: MasterCore, agent_id: str, events: Any) -> dict[str, Any]
 
 
 def sample(core: MasterCore) -> dict[str, Any]:
-    """One point of the utilisation chart: usable totals, what tasks hold, and counts. One
-    pass over the agents' tasks (a few ms per 10,000 tasks); the sampler takes one every few
-    seconds, whoever watches."""
-    total = [0.0] * len(SCALARS)
-    used = [0.0] * len(SCALARS)
-    by_status: Counter[str] = Counter()
-    for a in core.agents.values():
-        by_status[agent_status(core, a)] += 1
-        if a.state is not AgentState.UNREACHABLE:
-            for k, x in enumerate(a.spec.resources.scalars()):
-                total[k] += x
-        for t in a.tasks.values():
-            r = t.spec.resources
-            used[0] += r.cpus
-            used[1] += r.mem
-            used[2] += r.disk
-            used[3] += r.gpus
+    """One point of the utilisation chart: usable totals, what tasks hold, and counts: the
+    overview without its groups, taken every few seconds whoever watches."""
+    point = overview(core, {"group_by": ""})
     return {
-        "total": scalars_json(total),
-        "used": scalars_json(used),
-        "by_status": {s: by_status.get(s, 0) for s in STATUSES},
-        "tasks_active": sum(len(f.tasks) for f in core.frameworks.values()),
-        "frameworks_subscribed": sum(
-            1 for f in core.frameworks.values() if f.state is FrameworkState.SUBSCRIBED
-        ),
-        "offers_outstanding": len(core.offers),
+        "total": point["total"],
+        "used": point["used"],
+        "by_status": point["by_status"],
+        "tasks_active": point["tasks_active"],
+        "frameworks_subscribed": point["frameworks_subscribed"],
+        "offers_outstanding": point["offers_outstanding"],
         "pending_tasks": pending_tasks(core),
     }
 

@@ -29,12 +29,15 @@ PENDING_PARAMS = (*Page.PARAMS, "framework_id")
 
 def cluster_total(core: MasterCore) -> list[float]:
     """The usable resources: every agent's but the unreachable ones'."""
-    total = [0.0] * len(SCALARS)
+    cpus = mem = disk = gpus = 0.0
     for a in core.agents.values():
         if a.state is not AgentState.UNREACHABLE:
-            for k, x in enumerate(a.spec.resources.scalars()):
-                total[k] += x
-    return total
+            r = a.spec.resources
+            cpus += r.cpus
+            mem += r.mem
+            disk += r.disk
+            gpus += r.gpus
+    return [cpus, mem, disk, gpus]
 
 
 def _used(fw: FrameworkRecord) -> list[float]:

@@ -82,7 +82,12 @@ class Samples:
         return point
 
     def json(self) -> dict[str, Any]:
-        return {"interval": self.interval, "kept": self.items.maxlen, "samples": list(self.items)}
+        return {
+            "interval": self.interval,
+            "kept": self.items.maxlen,
+            "cost_seconds": self.cost,
+            "samples": list(self.items),
+        }
 
 
 def launched(runtime: MasterRuntime) -> float:

@@ -9,6 +9,8 @@ between two events, as every other view is.
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,24 @@ from corral.master.ui import cluster, frameworks, live, params, tasks
 
 STATIC = Path(__file__).parent / "static"
 NO_CACHE = {"Cache-Control": "no-cache"}  # revalidated (ETag) so an upgrade shows at once
+COST_HEADER = "X-Corral-Cost"
 
 Builder = Callable[[MasterCore, Mapping[str, str]], Any]
 
 
 def _refused(reason: str, status: int = 400) -> web.Response:
     return web.json_response({"error": reason}, status=status)
+
+
+def _answer(data: Any, core_seconds: float) -> web.Response:
+    """``data`` as JSON, with what it cost the master (its core's task and the encoding) in
+    ``X-Corral-Cost``, seconds: the page spaces its refreshes by it (docs/ui.md, "Cost")."""
+    started = time.perf_counter()
+    body = json.dumps(data)
+    cost = core_seconds + time.perf_counter() - started
+    return web.Response(
+        text=body, content_type="application/json", headers={COST_HEADER: f"{cost:.6f}"}
+    )
 
 
 def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
@@ -51,14 +65,24 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
     app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
 
+    async def timed(fn: Callable[[MasterCore], Any]) -> tuple[Any, float]:
+        """``fn``'s answer on the core's task, and the seconds it held the task."""
+
+        def run(core: MasterCore) -> tuple[Any, float]:
+            started = time.perf_counter()
+            return fn(core), time.perf_counter() - started
+
+        result: tuple[Any, float] = await runtime.query(run)
+        return result
+
     def listing(build: Builder, allowed: tuple[str, ...]) -> Any:
         async def handler(request: web.Request) -> web.Response:
             try:
                 query = params.query_of(request.query.items(), allowed)
-                data = await runtime.query(lambda core: build(core, query))
+                data, cost = await timed(lambda core: build(core, query))
             except ValueError as exc:
                 return _refused(str(exc))
-            return web.json_response(data)
+            return _answer(data, cost)
 
         return handler
 
@@ -71,12 +95,12 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
             params.query_of(request.query.items(), ())
         except ValueError as exc:
             return _refused(str(exc))
-        data = await runtime.query(
+        data, cost = await timed(
             lambda core: cluster.agent_detail(core, agent_id, runtime.recent_events)
         )
         if data is None:
             return _refused(f"unknown agent {agent_id!r}", 404)
-        return web.json_response(data)
+        return _answer(data, cost)
 
     async def task(request: web.Request) -> web.Response:
         task_id = request.match_info["task_id"]
@@ -85,7 +109,7 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
         except ValueError as exc:
             return _refused(str(exc))
         framework_id = query.get("framework_id", "")
-        data = await runtime.query(
+        data, cost = await timed(
             lambda core: tasks.task_detail(core, task_id, framework_id, runtime.recent_events)
         )
         if data is None:
@@ -95,7 +119,7 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
                 "--max-completed-tasks per framework)",
                 404,
             )
-        return web.json_response(data)
+        return _answer(data, cost)
 
     async def framework(request: web.Request) -> web.Response:
         framework_id = request.match_info["framework_id"]
@@ -104,30 +128,30 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
         except ValueError as exc:
             return _refused(str(exc))
         now = runtime.clock()
-        data = await runtime.query(
+        data, cost = await timed(
             lambda core: frameworks.framework_detail(core, framework_id, now, runtime.recent_events)
         )
         if data is None:
             return _refused(f"unknown framework {framework_id!r}", 404)
-        return web.json_response(data)
+        return _answer(data, cost)
 
     async def pending(request: web.Request) -> web.Response:
         try:
             query = params.query_of(request.query.items(), frameworks.PENDING_PARAMS)
             now = runtime.clock()
-            data = await runtime.query(lambda core: frameworks.pending(core, query, now))
+            data, cost = await timed(lambda core: frameworks.pending(core, query, now))
         except ValueError as exc:
             return _refused(str(exc))
         except KeyError as exc:
             return _refused(f"unknown framework {exc.args[0]!r}", 404)
-        return web.json_response(data)
+        return _answer(data, cost)
 
     async def samples_json(request: web.Request) -> web.Response:
         try:
             params.query_of(request.query.items(), ())
         except ValueError as exc:
             return _refused(str(exc))
-        return web.json_response(samples.json())
+        return _answer(samples.json(), 0.0)
 
     async def stream(request: web.Request) -> web.StreamResponse:
         return await live.stream(request, runtime, samples, closing)

@@ -57,7 +57,9 @@ class Browser:
         self.shots = shots
 
     def open(self, route: str) -> None:
-        """Load the page afresh at ``route`` (``#/cluster``...)."""
+        """Load the page afresh at ``route`` (``#/cluster``...): a new document even when only
+        the route differs from the one shown (that alone would be a move inside the page)."""
+        self.driver.get("about:blank")
         self.driver.get(f"{self.base}/{route}")
 
     def go(self, route: str) -> None:

@@ -225,3 +225,93 @@ async def screenshot_every_page(b: Browser, batch_id: str) -> None:
     await in_browser(b.go, "#/tasks")
     await in_browser(b.wait_text, "table.tasks", "KILLED")
     await in_browser(b.screenshot, "tasks")
+
+
+# The WCAG contrast ratio of every element that shows text, against the background it is
+# drawn on (the nearest ancestor's that is not transparent).
+WORST_CONTRAST = """
+const channel = (v) => {
+  v /= 255;
+  return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+};
+const luminance = (css) => {
+  const [r, g, b] = css.match(/[\\d.]+/g).slice(0, 3).map(Number).map(channel);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const background = (el) => {
+  for (; el; el = el.parentElement) {
+    const c = getComputedStyle(el).backgroundColor;
+    if (c && c !== "transparent" && !/rgba\\(.*,\\s*0\\)$/.test(c)) return c;
+  }
+  return "rgb(255, 255, 255)";
+};
+const out = [];
+for (const el of document.querySelectorAll("body *")) {
+  const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+  if (!own || !el.getClientRects().length) continue;
+  const style = getComputedStyle(el);
+  if (style.visibility === "hidden" || style.display === "none") continue;
+  const a = luminance(style.color), b = luminance(background(el));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  out.push([ratio, el.tagName + "." + el.className + ": " + el.textContent.trim().slice(0, 40)]);
+}
+out.sort((x, y) => x[0] - y[0]);
+return out.slice(0, 5);
+"""
+
+
+async def test_keyboard_and_contrast(tmp_path: Path) -> None:
+    async with LocalCluster(
+        agents=1,
+        agent_resources="cpus:2;mem:512;disk:10",
+        work_dir=tmp_path / "cluster",
+        agent_args=("--simulate",),
+    ) as cluster:
+        with chromium(f"http://{cluster.http}", tmp_path) as b:
+            await in_browser(b.open, "#/cluster")
+            await in_browser(b.wait_text, ".counts", "1 ✓ active")
+            await in_browser(b.wait_text, "table.agents", "active")
+            # A status is told in words, not by colour alone.
+            badges = await in_browser(rows, b, ".badge")
+            assert len(badges) == 6 and all(text.strip() for text in badges), badges
+            for route in ("#/cluster", "#/events", "#/frameworks", "#/pending", "#/tasks"):
+                await in_browser(b.go, route)
+                await in_browser(
+                    b.wait, "!document.querySelector('main').innerText.includes('Loading')", route
+                )
+                worst = await in_browser(b.js, WORST_CONTRAST)
+                assert worst and worst[0][0] >= 4.5, (route, worst)
+
+            # From a fresh load: the first Tab stop skips to the content; then the sections.
+            await in_browser(b.open, "#/cluster")
+            await in_browser(b.wait_text, ".counts", "1 ✓ active")
+            await in_browser(press, b, "TAB")
+            assert await in_browser(b.js, "return document.activeElement.className") == "skip"
+            await in_browser(press, b, "ENTER")
+            assert await in_browser(b.js, "return document.activeElement.id") == "main"
+            await in_browser(b.open, "#/cluster")
+            await in_browser(b.wait_text, ".counts", "1 ✓ active")
+            for _ in range(6):  # skip link, then Cluster, Frameworks, Tasks, Pending, Events
+                await in_browser(press, b, "TAB")
+            assert await in_browser(b.js, "return document.activeElement.innerText") == "Events"
+            await in_browser(press, b, "ENTER")
+            await in_browser(
+                b.wait,
+                "document.activeElement.tagName === 'H1'"
+                " && document.activeElement.innerText === 'Events'",
+                "the focus on the Events heading",
+            )
+            assert await in_browser(b.js, "return location.hash") == "#/events"
+            current = await in_browser(b.text, "nav a[aria-current=page]")
+            assert current == "Events"
+            await in_browser(press, b, "TAB")
+            assert await in_browser(b.js, "return document.activeElement.name") == "reason"
+            assert await in_browser(b.js, "return document.querySelector('.vlist').tabIndex") == 0
+            assert await in_browser(b.errors) == []
+
+
+def press(b: Browser, key: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(b.driver).send_keys(getattr(Keys, key)).perform()

@@ -8,6 +8,20 @@ export class ApiError extends Error {
   }
 }
 
+// Seconds of the master's time the page's requests cost since the last refresh (the master
+// says, in X-Corral-Cost): the page spaces its refreshes by it (live.js, useRefresh).
+let spent = 0;
+
+export function takeSpent() {
+  const s = spent;
+  spent = 0;
+  return s;
+}
+
+export function peekSpent() {
+  return spent;
+}
+
 export function apiFetch(path, options = {}) {
   const headers = new Headers(options.headers || {});
   headers.set("Accept", options.accept || "application/json");
@@ -33,6 +47,7 @@ export async function getJson(path, options = {}) {
     }
     throw new ApiError(response.status, reason);
   }
+  spent += Number(response.headers.get("X-Corral-Cost")) || 0;
   return response.json();
 }
 

@@ -59,7 +59,7 @@ function Page({ route }) {
 }
 
 function LiveState() {
-  const live = useLive();
+  const live = useLive(["status"]);
   const words = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…" };
   return html`<span class=${"live live-" + live.status} role="status">
     <span aria-hidden="true">${live.status === "live" ? "●" : "○"} </span>${words[live.status]}

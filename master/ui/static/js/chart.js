@@ -1,7 +1,7 @@
 // Charts of the master's utilisation samples, drawn by uPlot. Lines differ by dash as well as
 // colour, and the latest values are written out under each chart.
 import uPlot from "uplot";
-import { html, num, useEffect, useRef } from "./lib.js";
+import { html, num, useEffect, useMemo, useRef } from "./lib.js";
 
 const LINES = [
   { stroke: "#1f5fa8", dash: [] },
@@ -51,13 +51,8 @@ function Plot({ title, series, data, yLabel, yRange }) {
   return html`<div class="chart" ref=${box} role="img" aria-label=${title + " over the last minutes"}></div>`;
 }
 
-// Allocated % of the usable cluster per resource, and tasks with launches/s, over the kept
-// samples (the master takes one every few seconds: GET /api/v1/cluster/samples).
-export function UtilisationCharts({ samples }) {
-  const resources = ["cpus", "mem", "disk", "gpus"].filter((r) =>
-    samples.some((s) => s.total[r] > 0),
-  );
-  const t = samples.map((s) => s.t);
+function series(samples) {
+  const resources = ["cpus", "mem", "disk", "gpus"].filter((r) => samples.some((s) => s.total[r] > 0));
   const used = resources.map((r) => samples.map((s) => (s.total[r] > 0 ? (100 * s.used[r]) / s.total[r] : null)));
   const rate = samples.map((s, i) => {
     if (i === 0) return null;
@@ -69,14 +64,25 @@ export function UtilisationCharts({ samples }) {
   const summary = last
     ? resources.map((r) => `${r} ${((100 * last.used[r]) / last.total[r]).toFixed(0)}%`).join(" · ")
     : "no sample yet";
+  return { resources, used, tasks, summary, last };
+}
+
+// Allocated % of the usable cluster per resource, and tasks with launches/s, over the kept
+// samples (the master takes one every few seconds: GET /api/v1/cluster/samples).
+export function UtilisationCharts({ samples }) {
+  // Recomputed (and redrawn) only when a sample arrives, not on every render of the page.
+  const { resources, used, tasks, summary, last } = useMemo(() => series(samples), [samples]);
+  const t = useMemo(() => samples.map((s) => s.t), [samples]);
+  const usedData = useMemo(() => [t, ...used], [t, used]);
+  const tasksData = useMemo(() => [t, ...tasks], [t, tasks]);
   return html`
     <div class="charts">
       <figure>
-        <${Plot} title="Allocated, % of usable" series=${resources} data=${[t, ...used]} yLabel="%" yRange=${[0, 100]} />
+        <${Plot} title="Allocated, % of usable" series=${resources} data=${usedData} yLabel="%" yRange=${[0, 100]} />
         <figcaption>Now: ${summary}</figcaption>
       </figure>
       <figure>
-        <${Plot} title="Tasks" series=${["running", "pending (unmet demand)", "launches/s"]} data=${[t, ...tasks]} yLabel="tasks" />
+        <${Plot} title="Tasks" series=${["running", "pending (unmet demand)", "launches/s"]} data=${tasksData} yLabel="tasks" />
         <figcaption>
           Now: ${last ? `${num(last.tasks_active, 0)} tasks, ${num(last.pending_tasks, 0)} pending` : "no sample yet"}
           ${` · ${samples.length} samples, one every few seconds`}

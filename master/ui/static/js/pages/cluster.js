@@ -104,7 +104,7 @@ function Agents({ groupBy, group, beat, statuses }) {
 }
 
 export function ClusterPage() {
-  const live = useLive();
+  const live = useLive(["samples"]);
   const beat = useRefresh();
   const [groupBy, setGroupBy] = useState(null);
   const [group, setGroup] = useState(null);

@@ -23,7 +23,7 @@ function EventRow({ e }) {
 }
 
 export function EventsPage({ query }) {
-  const live = useLive();
+  const live = useLive(["events", "status"]);
   const [reason, setReason] = useState(query.get("reason") || "");
   const [kind, setKind] = useState(query.get("kind") || "");
   const [text, setText] = useState(query.get("q") || "");
