@@ -29,12 +29,15 @@ from corral.supervise import spawn
 
 log = get_logger("corral.master.ui")
 
+# What a stream without events reads instead of a watch: always empty, never registered.
+_NO_WATCH: asyncio.Queue[Any] = asyncio.Queue()
+
 SAMPLE_INTERVAL = 5.0  # seconds between samples
 SAMPLES_KEPT = 180  # 15 minutes of them
 FLUSH_SECONDS = 0.5
 MAX_EVENTS_PER_FLUSH = 250
 KEEPALIVE_SECONDS = 15.0
-STREAM_PARAMS = ("reason",)
+STREAM_PARAMS = ("reason", "events")
 
 
 class Samples:
@@ -64,7 +67,10 @@ class Samples:
 
     async def _run(self) -> None:
         while True:
-            await self.take()
+            try:
+                await self.take()
+            except Exception as exc:  # a bug in a view: said, and the chart goes on
+                log.error("ui_sample_failed", error=repr(exc), exc_info=exc)
             await asyncio.sleep(self.interval)
 
     async def take(self) -> dict[str, Any]:
@@ -116,9 +122,13 @@ async def stream(
 ) -> web.StreamResponse:
     """``GET /api/v1/stream``: ``hello`` once, then ``sample`` (each new sample) and ``events``
     (``{"events": [...], "skipped": N, "lost": bool}``) messages until the client goes away or
-    the master stops; a comment line every KEEPALIVE_SECONDS of silence."""
+    the master stops; a comment line every KEEPALIVE_SECONDS of silence. With
+    ``events=false`` no events: the master does not watch for this stream at all (a page that
+    shows no events costs it nothing per event)."""
     try:
-        reasons = reasons_of(params.query_of(request.query.items(), STREAM_PARAMS))
+        query = params.query_of(request.query.items(), STREAM_PARAMS)
+        reasons = reasons_of(query)
+        with_events = params.boolean(query, "events", True)
     except ValueError as exc:
         return web.json_response({"error": str(exc)}, status=400)
     response = web.StreamResponse(
@@ -129,7 +139,7 @@ async def stream(
         }
     )
     await response.prepare(request)
-    watch = runtime.watch()
+    watch = runtime.watch() if with_events else _NO_WATCH
     loop = asyncio.get_running_loop()
     try:
         hello = {
@@ -143,7 +153,7 @@ async def stream(
         sent_seq = 0
         last_write = loop.time()
         while not closing.is_set():
-            lost = watch.full()  # the runtime drops a full watch: take a new one
+            lost = with_events and watch.full()  # the runtime drops a full watch: renew it
             batch = []
             while not watch.empty():
                 e = watch.get_nowait()

@@ -70,6 +70,7 @@ async def test_pages_filters_and_bad_input(tmp_path: Path) -> None:
                 (f"{base}/tasks?completed=maybe", "completed must be true or false"),
                 (f"{base}/frameworks?state=gone", "state must be one of"),
                 (f"{base}/stream?reason=Nope", "unknown reason 'Nope'"),
+                (f"{base}/stream?events=maybe", "events must be true or false"),
                 (f"{base}/agents/{ids[0]}?x=1", "unknown query parameter 'x'"),
                 (f"{base}/agents?q=" + "x" * 300, "longer than 256 characters"),
             ]:

@@ -157,3 +157,23 @@ def test_query_checks(query: list[tuple[str, str]], allowed: tuple[str, ...], re
 def test_page_checks(query: dict[str, Any], reason: str) -> None:
     with pytest.raises(ValueError, match=reason):
         params.Page.of(query)
+
+
+def test_the_page_preloads_every_module_it_imports() -> None:
+    """index.html names each module (so the browser fetches them at once, not an import level
+    at a time) and nothing that is not there."""
+    import re
+    from pathlib import Path
+
+    from corral.master.ui.routes import STATIC
+
+    page = (STATIC / "index.html").read_text()
+    preloaded = set(re.findall(r'rel="modulepreload" href="/ui/static/([^"]+)"', page))
+    modules = {
+        p.relative_to(STATIC).as_posix()
+        for p in Path(STATIC).rglob("*.js")
+        if p.name != "env.js"  # a classic script, run first
+    }
+    assert preloaded == modules
+    for name in re.findall(r'"[a-z/-]+": "/ui/static/([^"]+)"', page):  # the import map
+        assert (STATIC / name).is_file(), name

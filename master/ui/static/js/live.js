@@ -47,16 +47,35 @@ function addEvents(events) {
   if (live.events.length > MAX_EVENTS) live.events = live.events.slice(-MAX_EVENTS);
 }
 
-async function loadHistory(sinceHello) {
+async function loadHistory(sinceHello, withEvents) {
   const [samples, history] = await Promise.all([
     getJson("/api/v1/cluster/samples"),
-    getJson("/api/v1/events"),
+    withEvents ? getJson("/api/v1/events") : Promise.resolve(null),
   ]);
   live.sampleInterval = samples.interval;
   live.samples = samples.samples;
+  if (history === null) return; // kept as they were: the events page loads them again
   const seen = new Set(history.map(eventKey));
   live.events = [];
   addEvents(history.concat(sinceHello.filter((e) => !seen.has(eventKey(e)))));
+}
+
+// The stream carries events only while a page shows them (the events page): elsewhere the
+// master need not watch for the page at all.
+let wantEvents = false;
+let current = null; // the open stream's AbortController
+
+export function useEventsFeed() {
+  useEffect(() => {
+    setWantEvents(true);
+    return () => setWantEvents(false);
+  }, []);
+}
+
+function setWantEvents(want) {
+  if (want === wantEvents) return;
+  wantEvents = want;
+  if (current) current.abort(); // reconnects at once, with or without events
 }
 
 function onMessage(kind, data, state) {
@@ -82,10 +101,13 @@ export async function startLive() {
   for (;;) {
     const state = { loading: true, early: [] };
     const controller = new AbortController();
+    current = controller;
+    const withEvents = wantEvents;
+    const path = withEvents ? "/api/v1/stream" : "/api/v1/stream?events=false";
     try {
-      const streaming = readEvents("/api/v1/stream", (k, d) => onMessage(k, d, state), controller.signal);
+      const streaming = readEvents(path, (k, d) => onMessage(k, d, state), controller.signal);
       streaming.catch(() => {}); // awaited below; marked handled while the history loads
-      await loadHistory(state.early);
+      await loadHistory(state.early, withEvents);
       state.loading = false;
       live.status = "live";
       backoff = 500;
@@ -94,8 +116,9 @@ export async function startLive() {
       notify("events");
       await streaming;
     } catch (err) {
-      console.warn("live stream:", err.message);
+      if (!controller.signal.aborted) console.warn("live stream:", err.message);
     }
+    if (controller.signal.aborted && withEvents !== wantEvents) continue; // asked: no wait
     controller.abort();
     live.status = "reconnecting";
     notify("status");

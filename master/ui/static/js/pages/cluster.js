@@ -103,8 +103,13 @@ function Agents({ groupBy, group, beat, statuses }) {
     </section>`;
 }
 
-export function ClusterPage() {
+// Only the charts re-render for each new sample.
+function LiveCharts() {
   const live = useLive(["samples"]);
+  return html`<${UtilisationCharts} samples=${live.samples} />`;
+}
+
+export function ClusterPage() {
   const beat = useRefresh();
   const [groupBy, setGroupBy] = useState(null);
   const [group, setGroup] = useState(null);
@@ -124,7 +129,7 @@ export function ClusterPage() {
             (r) => html`<${Bar} key=${r} label=${r} used=${data.used[r]} total=${data.total[r]} resource=${r} />`,
           )}
         </div>
-        <${UtilisationCharts} samples=${live.samples} />
+        <${LiveCharts} />
       </section>
       <section aria-labelledby="groups-h">
         <h2 id="groups-h">Groups</h2>

@@ -2,7 +2,7 @@
 // text; each links to its task, agent or framework. Filters live in the address, so a filtered
 // timeline can be shared (#/events?reason=Preempted).
 import { html, subjectLink, time, useMemo, useState } from "../lib.js";
-import { useLive } from "../live.js";
+import { useEventsFeed, useLive } from "../live.js";
 import { VirtualList } from "../virtual.js";
 
 const KINDS = ["task", "agent", "framework", "demand", "role", "priority_class", "master"];
@@ -23,6 +23,7 @@ function EventRow({ e }) {
 }
 
 export function EventsPage({ query }) {
+  useEventsFeed();
   const live = useLive(["events", "status"]);
   const [reason, setReason] = useState(query.get("reason") || "");
   const [kind, setKind] = useState(query.get("kind") || "");
