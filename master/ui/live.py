@@ -54,6 +54,9 @@ class Samples:
         self.items: deque[dict[str, Any]] = deque(maxlen=size)
         self.seq = 0  # samples taken so far: a stream sends one when it grows
         self.cost = 0.0  # seconds the last sample held the core's task (docs/ui.md, "Cost")
+        # Seconds the master spent answering the UI's JSON endpoints (on its core's task, and
+        # encoding), since it started: what the pages open cost it.
+        self.served = 0.0
         self._task: asyncio.Task[Any] | None = None
 
     def start(self) -> None:
@@ -92,6 +95,7 @@ class Samples:
             "interval": self.interval,
             "kept": self.items.maxlen,
             "cost_seconds": self.cost,
+            "served_seconds": self.served,
             "samples": list(self.items),
         }
 

@@ -32,17 +32,6 @@ def _refused(reason: str, status: int = 400) -> web.Response:
     return web.json_response({"error": reason}, status=status)
 
 
-def _answer(data: Any, core_seconds: float) -> web.Response:
-    """``data`` as JSON, with what it cost the master (its core's task and the encoding) in
-    ``X-Corral-Cost``, seconds: the page spaces its refreshes by it (docs/ui.md, "Cost")."""
-    started = time.perf_counter()
-    body = json.dumps(data)
-    cost = core_seconds + time.perf_counter() - started
-    return web.Response(
-        text=body, content_type="application/json", headers={COST_HEADER: f"{cost:.6f}"}
-    )
-
-
 def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
     samples = live.Samples(runtime)
     closing = asyncio.Event()  # set when the app shuts down: open streams end
@@ -64,6 +53,18 @@ def add_ui_routes(app: web.Application, runtime: MasterRuntime) -> None:
     app.on_startup.append(on_startup)
     app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
+
+    def _answer(data: Any, core_seconds: float) -> web.Response:
+        """``data`` as JSON, with what it cost the master (its core's task and the encoding)
+        in ``X-Corral-Cost``, seconds: the page spaces its refreshes by it (docs/ui.md,
+        "Cost"); counted in ``samples.served``."""
+        started = time.perf_counter()
+        body = json.dumps(data)
+        cost = core_seconds + time.perf_counter() - started
+        samples.served += cost
+        return web.Response(
+            text=body, content_type="application/json", headers={COST_HEADER: f"{cost:.6f}"}
+        )
 
     async def timed(fn: Callable[[MasterCore], Any]) -> tuple[Any, float]:
         """``fn``'s answer on the core's task, and the seconds it held the task."""
