@@ -32,7 +32,8 @@ log = get_logger("corral.master.ui")
 # What a stream without events reads instead of a watch: always empty, never registered.
 _NO_WATCH: asyncio.Queue[Any] = asyncio.Queue()
 
-SAMPLE_INTERVAL = 5.0  # seconds between samples
+SAMPLE_INTERVAL = 5.0  # seconds between samples, at least
+COST_FACTOR = 100  # ... and at least 100 times what the last one cost
 SAMPLES_KEPT = 180  # 15 minutes of them
 FLUSH_SECONDS = 0.5
 MAX_EVENTS_PER_FLUSH = 250
@@ -42,7 +43,8 @@ STREAM_PARAMS = ("reason", "events")
 
 class Samples:
     """The last ``size`` samples (cluster.sample, with ``t`` and the launches counted so far),
-    taken every ``interval`` seconds from the core's task while the master leads. At most one
+    taken every ``interval`` seconds (or 100 times what the last one cost, if longer) from the
+    core's task while the master leads. At most one
     query waits in the core's inbox at a time: a standby's runtime does not run, and its
     sampler waits on its first query rather than pile more behind it."""
 
@@ -74,7 +76,8 @@ class Samples:
                 await self.take()
             except Exception as exc:  # a bug in a view: said, and the chart goes on
                 log.error("ui_sample_failed", error=repr(exc), exc_info=exc)
-            await asyncio.sleep(self.interval)
+            # At most 1 % of the core's time, however large the cluster or busy the machine.
+            await asyncio.sleep(max(self.interval, COST_FACTOR * self.cost))
 
     async def take(self) -> dict[str, Any]:
         def run(core: Any) -> dict[str, Any]:
