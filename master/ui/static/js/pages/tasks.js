@@ -20,7 +20,7 @@ export function TaskTable({ tasks, showAgent = true, showFramework = true }) {
           (t) => html`
           <tr key=${t.framework_id + "/" + t.id}>
             <th scope="row"><a href=${link.task(t.id, t.framework_id)} class="mono">${t.id}</a></th>
-            <td><${TaskState} state=${t.state} />${t.reason && t.reason !== "UNSPECIFIED" && t.reason !== "TASK_REASON_UNSPECIFIED" ? html`<div class="small">${t.reason}</div>` : null}</td>
+            <td><${TaskState} state=${t.state} />${t.reason && t.reason !== "UNSPECIFIED" ? html`<div class="small">${t.reason}</div>` : null}</td>
             ${showFramework ? html`<td><a href=${link.framework(t.framework_id)} class="mono small">${t.framework_id}</a></td>` : null}
             ${showAgent ? html`<td><a href=${link.agent(t.agent_id)} class="mono small">${t.agent_id}</a></td>` : null}
             <td class="small"><${Resources} r=${t.resources} /></td>
