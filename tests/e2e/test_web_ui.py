@@ -150,7 +150,9 @@ async def test_an_operator_follows_the_cluster_in_the_web_ui(tmp_path: Path) -> 
                     await follow_the_preemption(b, ds.framework_id)
                     await see_why_the_gang_is_pending(b)
                     await screenshot_every_page(b, db.framework_id)
-            errors = [e for e in await in_browser(b.errors) if "/logs?" not in e]
+            # The one failed load expected: the task's files, which this master does not
+            # serve (the page says "Logs not available"; `corral logs` adds the endpoint).
+            errors = [e for e in await in_browser(b.errors) if "/files/stdout?" not in e]
             assert errors == [], errors
 
 

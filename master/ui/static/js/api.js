@@ -89,24 +89,27 @@ export async function readEvents(path, onMessage, signal) {
   }
 }
 
-// The sandbox logs of a task, through the master (GET /api/v1/tasks/{id}/logs, served by the
-// master once task log streaming is in): {text} or {missing: reason} when the master has no
-// such endpoint or no sandbox for the task (404).
-export async function taskLogs(taskId, stream, tail) {
-  const path = withQuery(`/api/v1/tasks/${encodeURIComponent(taskId)}/logs`, { stream, tail });
-  const response = await apiFetch(path, { accept: "text/plain" });
-  if (response.status === 404) {
-    let reason = "this master does not serve task logs (GET /api/v1/tasks/{id}/logs)";
-    try {
-      const body = await response.json();
-      if (body && body.error) reason = body.error;
-    } catch (_) {
-      // a plain 404 from a master without the endpoint
-    }
-    return { missing: reason };
+// The last lines of a task's sandbox file ("stdout" or "stderr"), read by the master from the
+// task's agent: GET /api/v1/tasks/{id}/files/{path}?framework_id=F&tail=N (the endpoint
+// `corral logs` uses). {text}, or {missing: reason} when the master cannot give it: the
+// sandbox is gone or not made yet, the agent is simulated or not connected (the master's
+// reason), or this master has no such endpoint.
+export async function taskLogs(taskId, frameworkId, stream, tail) {
+  const path = withQuery(
+    `/api/v1/tasks/${encodeURIComponent(taskId)}/files/${encodeURIComponent(stream)}`,
+    { framework_id: frameworkId, tail },
+  );
+  const response = await apiFetch(path, { accept: "application/octet-stream" });
+  if (response.ok) return { text: await response.text() };
+  let reason = null;
+  try {
+    const body = await response.json();
+    if (body && body.error) reason = body.error;
+  } catch (_) {
+    // not the master's JSON refusal: a master without the endpoint answers a plain 404
   }
-  if (!response.ok) {
-    throw new ApiError(response.status, `${response.status} ${await response.text()}`);
+  if (reason === null && response.status === 404) {
+    reason = "this master does not serve task files (GET /api/v1/tasks/{id}/files/{path})";
   }
-  return { text: await response.text() };
+  return { missing: reason || `${response.status} ${response.statusText}` };
 }

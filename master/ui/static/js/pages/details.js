@@ -25,7 +25,7 @@ function Task({ t, beat }) {
         <${Field} name="launched">${dateTime(t.launched_at)} (${ago(t.launched_at)})<//>
         <${Field} name="last status">${dateTime(t.updated_at)} from ${t.source.toLowerCase()}<//>
       </dl>
-      <${Logs} taskId=${t.id} live=${!t.ended} beat=${beat} />
+      <${Logs} taskId=${t.id} frameworkId=${t.framework_id} live=${!t.ended} beat=${beat} />
     </section>`;
 }
 

@@ -34,20 +34,20 @@ export function History({ events, subject }) {
 
 const TAILS = [100, 500, 2000];
 
-export function Logs({ taskId, live, beat }) {
+export function Logs({ taskId, frameworkId, live, beat }) {
   const [stream, setStream] = useState("stdout");
   const [tail, setTail] = useState(100);
   const [state, setState] = useState({ loading: true });
   useEffect(() => {
     let current = true;
-    taskLogs(taskId, stream, tail).then(
+    taskLogs(taskId, frameworkId, stream, tail).then(
       (got) => current && setState(got),
       (err) => current && setState({ error: err.message }),
     );
     return () => {
       current = false;
     };
-  }, [taskId, stream, tail, live ? beat : 0]);
+  }, [taskId, frameworkId, stream, tail, live ? beat : 0]);
   let body;
   if (state.loading) body = html`<p class="muted" role="status">Loading…</p>`;
   else if (state.missing !== undefined)
