@@ -18,7 +18,7 @@ function Task({ t, beat }) {
         <${Field} name="reason">${t.reason}<//>
         <${Field} name="message">${t.message || "–"}<//>
         ${t.exit_code !== null ? html`<${Field} name="exit code">${t.exit_code}<//>` : null}
-        ${t.preempted_by ? html`<${Field} name="preempted for">${t.preempted_by}<//>` : null}
+        ${t.preempted_by && t.preempted_by !== t.message ? html`<${Field} name="preempted">${t.preempted_by}<//>` : null}
         <${Field} name="resources"><${Resources} r=${t.resources} /><//>
         <${Field} name="priority class">${t.priority_class || "(the default)"}<//>
         <${Field} name="demand">${t.demand || "–"}<//>
