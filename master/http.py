@@ -1,5 +1,5 @@
 """The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics,
-roles' weights and quotas, priority classes.
+roles' weights and quotas, priority classes, and the web UI (master/ui).
 
 Bad input to a PUT (a body that is not JSON or is nested past ``corral.limits.MAX_JSON_DEPTH``,
 a wrong type, NaN, a negative or unknown resource, a limit below the guarantee, a role name
@@ -23,6 +23,7 @@ from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.runtime import MasterRuntime
+from corral.master.ui.routes import add_ui_routes
 from corral.priority import PriorityClassError, class_from_json
 from corral.roles import RoleError, quota_from_json
 
@@ -238,11 +239,13 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         body = generate_latest(runtime.metrics.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    async def index(_request: web.Request) -> web.Response:
+    async def plain(_request: web.Request) -> web.Response:
         data = await runtime.query(lambda core: views.state_json(core, tasks=False))
         return web.Response(text=views.index_html(data), content_type="text/html")
 
-    app.router.add_get("/", index)
+    # The web UI at / (docs/ui.md); the plain page, which needs no JavaScript, at /plain.
+    add_ui_routes(app, runtime)
+    app.router.add_get("/plain", plain)
     app.router.add_get("/health", health)
     app.router.add_get("/api/v1/state", state)
     app.router.add_get("/api/v1/events", events)

@@ -85,6 +85,22 @@ def test_wheel_holds_one_namespace_and_every_module(wheel: Path) -> None:
     assert not missing, f"modules left out of the wheel: {sorted(missing)[:10]}"
 
 
+def test_wheel_holds_the_web_ui_and_its_libraries_licenses(wheel: Path) -> None:
+    """The master serves its page from the installed package (docs/ui.md): every static file
+    in the checkout is in the wheel, the vendored libraries with their licenses."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    static = ROOT / "master" / "ui" / "static"
+    expected = {
+        "corral/master/ui/static/" + path.relative_to(static).as_posix()
+        for path in static.rglob("*")
+        if path.is_file()
+    }
+    for needed in ("index.html", "js/app.js", "vendor/preact/LICENSE", "vendor/uplot/LICENSE"):
+        assert f"corral/master/ui/static/{needed}" in expected, needed
+    missing = expected - names
+    assert not missing, f"web UI files left out of the wheel: {sorted(missing)[:10]}"
+
+
 def test_base_install_puts_only_corral_in_site_packages(base_env: Path) -> None:
     record = _ok(
         _run(

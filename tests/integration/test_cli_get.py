@@ -69,7 +69,7 @@ async def test_get_prints_whole_ids_states_and_constraints(tmp_path: Path) -> No
             async with aiohttp.ClientSession() as http:
                 async with http.get(f"http://{cluster.http}/api/v1/state") as r:
                     state = await r.json()
-                async with http.get(f"http://{cluster.http}/") as r:
+                async with http.get(f"http://{cluster.http}/plain") as r:
                     page = await r.text()
             (framework,) = state["frameworks"]
             assert framework["offer_constraints"] == ["zone in (a,b)"]

@@ -55,9 +55,13 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
                 assert "corral_allocation_cycle_seconds_count" in metrics
                 assert "corral_agent_heartbeats_total" in metrics
                 assert 'corral_agents{state="active"} 1.0' in metrics
-                async with http.get(f"{base}/") as r:
+                async with http.get(f"{base}/plain") as r:
                     page = await r.text()
                 assert "1 active agents" in page
+                # / is the web UI (docs/ui.md): its page loads its scripts from the master.
+                async with http.get(f"{base}/") as r:
+                    ui = await r.text()
+                assert r.status == 200 and "/ui/static/js/app.js" in ui and "/plain" in ui
                 fid = driver.framework_id
                 async with http.get(f"{base}/api/v1/frameworks/{fid}/explain") as r:
                     explained = await r.json()
