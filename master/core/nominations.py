@@ -22,6 +22,9 @@ Rules (the core's validate() checks 3 and 4):
    Until the offer is used, declined or rescinded (or the victims outlive
    ``preemption_kill_timeout``), the demand does not preempt again. A hold on an agent that
    leaves the allocator, or of a framework that leaves, goes back to the pool.
+5. A gang waiting for its minimum preempts for its missing members, and its holds are not
+   offered one by one: together they become its bundle (gang_holds.py), so room freed for a
+   gang reaches that gang and nothing else.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, preemption
+from corral.master.core import demand_work, gang_holds, gangs, preemption
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
@@ -61,7 +64,7 @@ def _placeable(fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
     return not (spec.resources.gpus > 0 and not fw.spec.gpu_resources)
 
 
-class _Used:
+class Used:
     """Per attached agent: its tasks, its offers and the holds on it, summed; computed for an
     agent when first asked (a demand that finds room early walks few agents), once a cycle."""
 
@@ -153,7 +156,7 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         rotation.keep({(w[1], w[3].name) for w in wanting})
     # Higher classes first; within a class frameworks take turns (demand_work.py).
     wanting = rotation.order([(w[0], w[1], w[3].name, w) for w in wanting])
-    used = _Used(core)
+    used = Used(core)
     budget = core.config.preemption_max_victims_per_cycle
     per_framework = core.preemption_budget
     per_framework.sweep(e.now)
@@ -193,12 +196,16 @@ def _preempt_for(
     fw: FrameworkRecord,
     d: Demand,
     value: int,
-    used: _Used,
+    used: Used,
     budget: int,
     e: ev.Event,
 ) -> list[cmd.Command]:
     shape = d.resources.scalars()
-    need = d.count - fw.demand_tasks.get(d.name, 0)
+    # A waiting gang needs its missing members, as one bundle (gang_holds.py): it can use
+    # neither its framework's ordinary offers nor room it does not hold.
+    gang = gangs.waiting(fw, d)
+    need = gangs.missing(fw, d) if gang else d.count - fw.demand_tasks.get(d.name, 0)
+    free_slots: dict[str, int] = {}
     views: list[preemption.AgentView] = []
     agents = core.agents
     ids = core.task_sums.could_hold(shape, value)  # demand_work.py rule 4
@@ -215,11 +222,13 @@ def _preempt_for(
         u = used.get(agent)
         free = [t - x for t, x in zip(agent.spec.resources.scalars(), u, strict=True)]
         for offer in core.book.of_agent(agent.agent_id):  # its own offers are room it can use
-            if offer.framework_id == fw.framework_id:
+            if offer.framework_id == fw.framework_id and not gang:
                 free = [f + x for f, x in zip(free, offer.scalars, strict=True)]
         while need > 0 and preemption.fits(shape, free):
             need -= 1
             free = [f - x for f, x in zip(free, shape, strict=True)]
+            if gang:
+                free_slots[agent_id] = free_slots.get(agent_id, 0) + 1
         if need <= 0:
             return []  # room for every unmet task: nothing to preempt
         lower = used.lower(agent, value)
@@ -233,7 +242,7 @@ def _preempt_for(
     if not views:
         return []
     placements = preemption.place(shape, need, value, views, _spare(core), budget)
-    return _nominate(core, fw, d, placements, used, e)
+    return _nominate(core, fw, d, placements, used, e, free_slots)
 
 
 def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
@@ -274,8 +283,9 @@ def _nominate(
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
-    used: _Used,
+    used: Used,
     e: ev.Event,
+    free_slots: dict[str, int] | None = None,
 ) -> list[cmd.Command]:
     out: list[cmd.Command] = []
     by = f"preempted by framework {fw.framework_id} ({fw.spec.name}) for demand {d.name}"
@@ -318,7 +328,20 @@ def _nominate(
                     f"(priority {v.priority} < {core.priority.value(d.priority_class)})",
                 )
             )
-    _hold_free_room(core, fw, d, placements, used)
+    if out and free_slots:
+        # gang_holds.py rule 1: the members planned in free room are held too.
+        for agent_id in free_slots:
+            key = (fw.framework_id, d.name, agent_id)
+            if key not in core.nominations:
+                core.nominations[key] = Nomination(
+                    fw.framework_id,
+                    d.name,
+                    agent_id,
+                    set(),
+                    e.now,
+                    e.now + core.config.preemption_kill_timeout,
+                )
+    _hold_free_room(core, fw, d, placements, used, free_slots if out else None)
     return out
 
 
@@ -327,14 +350,15 @@ def _hold_free_room(
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
-    used: _Used,
+    used: Used,
+    free_slots: dict[str, int] | None = None,
 ) -> None:
     """Rule 3 for the part of the planned tasks that free room covers (their mem, say, when
     only cpus were short): held for the preemptor from now, as the victims' share will be.
     Left free, the next cycle would offer it to someone else, the preemptor's offer would not
     hold whole tasks, and the demand would preempt again."""
-    tasks: dict[str, int] = {}
-    freed: dict[str, list[float]] = {}
+    tasks: dict[str, int] = dict(free_slots or {})
+    freed: dict[str, list[float]] = {a: [0.0, 0.0, 0.0, 0.0] for a in tasks}
     for p in placements:
         tasks[p.agent_id] = tasks.get(p.agent_id, 0) + 1
         f = freed.setdefault(p.agent_id, [0.0, 0.0, 0.0, 0.0])
@@ -390,9 +414,13 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         n.held = [h + x for h, x in zip(n.held, scalars, strict=True)]
         touched.append(nkey)
     out: list[cmd.Command] = []
+    gang_groups: dict[gang_holds.Group, None] = {}
     for nkey in dict.fromkeys(touched):
         n = core.nominations[nkey]
         if n.victims or n.offer_id:
+            continue
+        if gang_holds.is_gang_hold(core, n):
+            gang_groups[(n.framework_id, n.demand)] = None  # one bundle (gang_holds.py)
             continue
         fw = core.frameworks[n.framework_id]
         agent = core.agents[n.agent_id]
@@ -411,6 +439,10 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                 stimulus_id=e.stimulus_id, framework_id=fw.framework_id, batches=(offer,)
             )
         )
+    for key in gang_groups:
+        if not any(m.victims for m in gang_holds.group(core, key)):
+            gang_holds.became_ready(core, key, e.now)
+            out += gang_holds.offer(core, key, e)
     return out
 
 
@@ -430,7 +462,7 @@ def _top_up(
     d = fw.demands.get(n.demand)
     if d is None:
         return (0.0, 0.0, 0.0, 0.0)
-    used = _Used(core).get(agent)  # tasks, offers and other holds: this one is zeroed
+    used = Used(core).get(agent)  # tasks, offers and other holds: this one is zeroed
     free = [
         max(0.0, t - u - h)
         for t, u, h in zip(agent.spec.resources.scalars(), used, held, strict=True)
@@ -444,31 +476,52 @@ def _top_up(
 
 def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     """End nominations whose offer was used or returned, expired, or whose victims outlived
-    the kill timeout (rule 4)."""
+    the kill timeout (rule 4). A gang's holds end together, as one (gang_holds.py rule 3)."""
     out: list[cmd.Command] = []
+    ended: dict[tuple[str, str], list[Nomination]] = {}  # offers gone, by (framework, demand)
+    expired: dict[tuple[str, str], list[Nomination]] = {}  # offers past their deadline
     for nkey, n in list(core.nominations.items()):
+        group = (n.framework_id, n.demand)
         if n.offer_id:
-            offer = core.offers.get(n.offer_id)
-            if offer is None:
+            if core.offers.get(n.offer_id) is None:
                 del core.nominations[nkey]  # used, declined or rescinded
-                if _launched_in(core, n):
-                    core.preemption_budget.used(n.framework_id, n.demand)
-                else:
-                    out.append(_unused(core, n, e, "was declined or rescinded unused"))
+                ended.setdefault(group, []).append(n)
             elif e.now >= n.expires_at:
-                core.book.give_back([offer])
-                del core.nominations[nkey]
-                out.append(
-                    cmd.SendRescind(
-                        stimulus_id=e.stimulus_id,
-                        framework_id=n.framework_id,
-                        offer_ids=(n.offer_id,),
-                    )
-                )
-                seconds = core.config.preemption_nomination_seconds
-                out.append(_unused(core, n, e, f"was not used in {seconds:g}s"))
+                expired.setdefault(group, []).append(n)
         elif e.now >= n.expires_at:
-            release(core, n)
+            if not n.victims and gang_holds.is_gang_hold(core, n):
+                expired.setdefault(group, []).append(n)  # a gang's holds that found no bundle
+            else:
+                release(core, n)
+    for ns in ended.values():
+        n = ns[0]
+        if any(_launched_in(core, m) for m in ns):
+            core.preemption_budget.used(n.framework_id, n.demand)
+        else:
+            out.append(_unused(core, n, e, "was declined or rescinded unused"))
+    seconds = core.config.preemption_nomination_seconds
+    for ns in expired.values():
+        n = ns[0]
+        offers = {m.offer_id: core.offers[m.offer_id] for m in ns if m.offer_id}
+        for o in list(offers.values()):
+            bundle = core.book.gangs.get(o.gang_id) if o.gang_id else None
+            for oid in bundle.offer_ids if bundle is not None else ():
+                offers.setdefault(oid, core.offers[oid])
+        if offers:
+            core.book.give_back(offers.values())
+            out.append(
+                cmd.SendRescind(
+                    stimulus_id=e.stimulus_id,
+                    framework_id=n.framework_id,
+                    offer_ids=tuple(offers),
+                )
+            )
+        for m in ns:
+            if m.offer_id:
+                core.nominations.pop(_key(m), None)
+            else:
+                release(core, m)
+        out.append(_unused(core, n, e, f"was not used in {seconds:g}s"))
     return out
 
 
