@@ -158,7 +158,12 @@ def state_json(
                 "pending_updates": len(f.pending),
                 "used": _resources_json(f.used),
                 "registered_at": f.registered_at,
-                "priority": demands.priority(f, core.priority),
+                # None for a removed framework: it is in no priority level any more.
+                "priority": (
+                    None
+                    if f.state is FrameworkState.REMOVED
+                    else demands.priority(f, core.priority)
+                ),
                 "wants_nothing": demands.wants_nothing(f),
                 "demands": [demands.demand_json(f, d, core.priority) for d in f.demands.values()],
             }
@@ -216,7 +221,8 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
         convert.resources_to_pb(f.used, fentry.used)
         convert.resources_to_pb(_offered(core.book.of_framework(f.framework_id)), fentry.offered)
-        fentry.priority = demands.priority(f, core.priority)
+        if f.state is not FrameworkState.REMOVED:
+            fentry.priority = demands.priority(f, core.priority)
         for d in f.demands.values():
             dentry = fentry.demands.add(
                 tasks=f.demand_tasks.get(d.name, 0), unmet=demands.unmet(f, d)

@@ -233,7 +233,7 @@ def rows(
                 f.info.role,
                 framework_state(f),
                 "yes" if f.suppressed else "no",
-                str(f.priority),
+                "-" if framework_state(f) == "removed" else str(f.priority),
                 str(sum(d.unmet for d in f.demands)) if f.demands else "-",
                 _res(f.used),
             ]
