@@ -112,7 +112,7 @@ class Agent:
             self.executor = self._processes = ProcessExecutor(config.work_dir, self.post, clock)
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
-            config.hostname, config.resources, config.attributes, config.taints
+            config.hostname, config.resources, config.attributes, config.taints, name=config.name
         )
         self._log = log.bind(agent=config.hostname)
         # Debug lines per status cost as much as sending it when nobody reads them.
@@ -269,7 +269,11 @@ class Agent:
     def _set_resources(self, resources: Resources) -> None:
         self.config = replace(self.config, resources=resources)
         self._info = convert.agent_info(
-            self.config.hostname, resources, self.config.attributes, self.config.taints
+            self.config.hostname,
+            resources,
+            self.config.attributes,
+            self.config.taints,
+            name=self.config.name,
         )
 
     def _checkpoint(self, cmd: c.CheckpointTask | c.ForgetTask) -> None:

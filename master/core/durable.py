@@ -2,8 +2,9 @@
 
 The core decides what is durable; the shell (``corral.master.registry``) stores it. Rules:
 1. An agent is in the registry from its first registration (admission) on, with the secret that
-   proves its id and when it became unreachable, if it did. Tasks are not: agents report them
-   when they re-register, as in Mesos.
+   proves its id, when it became unreachable, if it did, and its maintenance (cordoned,
+   draining), until an operator deletes it. Tasks are not: agents report them when they
+   re-register, as in Mesos.
 2. A framework is in the registry from its first SUBSCRIBED on, with its info (failover timeout
    included) and when it disconnected or was removed. Frameworks known only from agents'
    reports (placeholders) are not.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
-from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.master.core.types import AgentSpec, FrameworkSpec, Maintenance
 from corral.priority import PriorityClass
 from corral.roles import Quota
 
@@ -30,6 +31,7 @@ class AgentEntry:
     secret: str
     registered_at: float
     unreachable_at: float | None = None
+    maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py)
 
     @property
     def agent_id(self) -> str:
@@ -55,6 +57,7 @@ def agent_entry(agent: AgentRecord) -> AgentEntry:
         secret=agent.secret,
         registered_at=agent.registered_at,
         unreachable_at=agent.unreachable_at,
+        maintenance=agent.maintenance,
     )
 
 
@@ -74,6 +77,13 @@ def framework_entry(fw: FrameworkRecord) -> FrameworkEntry:
 @dataclass(frozen=True, slots=True)
 class PutAgent:
     entry: AgentEntry
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAgent:
+    """An agent's record is forgotten (an operator deleted it: maintenance.py)."""
+
+    agent_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +120,15 @@ class DeletePriorityClass:
     name: str
 
 
-Change = PutAgent | PutFramework | PutWeight | PutQuota | PutPriorityClass | DeletePriorityClass
+Change = (
+    PutAgent
+    | RemoveAgent
+    | PutFramework
+    | PutWeight
+    | PutQuota
+    | PutPriorityClass
+    | DeletePriorityClass
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,8 +55,10 @@ from corral.master.core import (
     allocation_tick,
     demands,
     explain_causes,
+    maintenance,
     membership,
     nominations,
+    operator_actions,
     operator_settings,
     pending,
     reconcile,
@@ -162,6 +164,12 @@ class MasterCore:
             ev.Tick: partial(ticks.tick, self),
             ev.Recover: self._recover,
             ev.AllocationTick: partial(allocation_tick.allocation_tick, self),
+            ev.KillTasks: partial(operator_actions.kill_tasks, self),
+            ev.TeardownFramework: partial(operator_actions.teardown, self),
+            ev.Cordon: partial(maintenance.cordon, self),
+            ev.Uncordon: partial(maintenance.uncordon, self),
+            ev.Drain: partial(maintenance.drain, self),
+            ev.DeleteAgent: partial(maintenance.delete_agent, self),
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
@@ -194,6 +202,7 @@ class MasterCore:
         self.task_sums = TaskSums()  # live tasks' resources per agent and class value
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
+        self.maybe_drained: set[str] = set()  # draining agents a task ended on (maintenance.py)
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -205,6 +214,8 @@ class MasterCore:
             raise
         if self.victims_freed:
             out += nominations.settle(self, event)
+        if self.maybe_drained:
+            out += maintenance.settle(self, event)
         if self.demands_moved:
             for fw_id in self.demands_moved:
                 fw = self.frameworks.get(fw_id)
@@ -504,6 +515,8 @@ class MasterCore:
                 else:
                     batch.append(entry)
             return_ports(agent, task.spec.resources.ports)
+            if agent.maintenance is not None:
+                maintenance.task_ended(self, agent)
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
             self.count_demand_task(fw, task, -1)

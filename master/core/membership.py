@@ -242,6 +242,8 @@ def _attach(core: MasterCore, agent: AgentRecord) -> None:
         {role: r.scalars() for role, r in spec.reservations.items()} or None,
     )
     agent.in_allocator = True
+    if agent.maintenance is not None:
+        core.allocator.set_agent_draining(agent.agent_id, True)  # maintenance.py rule 1
     core.largest.changed()
     core.freed(agent)
     for task in agent.tasks.values():

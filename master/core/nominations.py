@@ -216,6 +216,7 @@ def _preempt_for(
             not agent.in_allocator
             or agent.state is not AgentState.ACTIVE
             or agent.connection is None
+            or agent.maintenance is not None  # cordoned: nothing new goes there
             or not used.placeable(fw, d, agent)
         ):
             continue
