@@ -39,6 +39,8 @@ from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
+from corral.master.requester import RequesterSource
+from corral.master.sandbox_relay import SandboxRelay
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
@@ -214,6 +216,8 @@ class MasterRuntime:
         # ACCEPT calls in the inbox, not yet handled (bounded: config.max_waiting_accepts).
         self.accepts_waiting = 0
         self.accepts_waiting_peak = 0
+        self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
+        self.requesters = RequesterSource()  # who asked for an operator's action
 
     # -------------------------------------------------------------- plumbing
 
@@ -680,9 +684,14 @@ class MasterRuntime:
         if fw_id is not None and self._stream_of_framework.get(fw_id) == stream_id:
             del self._stream_of_framework[fw_id]
 
+    def connection_of(self, agent_id: str) -> int | None:
+        """The connection of the agent's current stream, if it has one."""
+        return self._connection_of_agent.get(agent_id)
+
     def forget_agent_connection(self, connection: int) -> None:
         self.agent_streams.pop(connection, None)
         agent_id = self._agent_of_connection.pop(connection, None)
+        self.sandbox.connection_closed(connection, agent_id or "")
         if agent_id is not None and self._connection_of_agent.get(agent_id) == connection:
             del self._connection_of_agent[agent_id]
 

@@ -41,16 +41,31 @@ def zk_spec(text: str) -> str:
     return text.strip()
 
 
+def add_operator_arg(parser: argparse.ArgumentParser) -> None:
+    """--as NAME: who the master records as asking for an operator's action."""
+    parser.add_argument(
+        "--as",
+        dest="operator",
+        default=None,
+        metavar="NAME",
+        help="the operator name the master records as asking (default: the context's, else "
+        "$USER); declared, not verified, until the master authenticates callers",
+    )
+
+
 def add_master_arg(parser: argparse.ArgumentParser) -> None:
-    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads)."""
+    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads);
+    neither given, corral.cli.main sets it from CORRAL_MASTER or the current context."""
+    parser.set_defaults(master_from_context=True)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--master",
         type=master_spec,
-        default=DEFAULT_MASTER,
+        default=None,  # corral.cli.main resolves it: CORRAL_MASTER, the context, the default
         metavar="HOST:PORT[,HOST:PORT...]",
         help=f"the master's gRPC address, or several masters' to find the leader among "
-        f"(default {DEFAULT_MASTER})",
+        f"(default: $CORRAL_MASTER, else the current context's (corral config), else "
+        f"{DEFAULT_MASTER})",
     )
     where.add_argument(
         "--zk",
