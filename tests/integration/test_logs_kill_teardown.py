@@ -83,7 +83,7 @@ async def test_logs_of_a_real_task_running_followed_ended_and_gone(tmp_path: Pat
             finally:
                 if follow.poll() is None:
                     follow.kill()
-                    follow.wait()
+                    follow.communicate(timeout=10)
 
             # The ended task's output is still there...
             await until("the kill's status", lambda: task_id in keeper.ended, 20)
