@@ -19,8 +19,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from corral.master.core.kills import find_task
 from corral.master.core.master import MasterCore
-from corral.master.core.operator_actions import find_task
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.runtime import MasterRuntime
 from corral.master.sandbox_relay import CHUNK_BYTES, check_path

@@ -34,7 +34,7 @@ from corral.limits import echo
 from corral.master.core import commands as cmd
 from corral.master.core import mirror, nominations, reconcile, ticks
 from corral.master.core.durable import RemoveAgent
-from corral.master.core.operator_actions import grace_of, kill_one
+from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState
@@ -152,6 +152,25 @@ def drain(core: MasterCore, e: ev.Drain) -> Commands:
     if not agent.tasks:
         out.append(_drained_event(core, agent, e))
     out.append(_answer(e, agent, tuple(killed)))
+    return out
+
+
+def reregistered(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+    """Rule 2 for an agent that re-registers while draining (after a master restart its tasks
+    are new records): the live tasks it brings that no kill is under way for are killed."""
+    m = agent.maintenance
+    if m is None or m.mode != DRAINING or agent.connection is None:
+        return []
+    why = (
+        TaskReason.AGENT_DRAINING,
+        f"agent {agent.agent_id} ({agent.spec.hostname}) is drained for maintenance by "
+        f"{m.requested_by}",
+    )
+    out: Commands = []
+    grace = grace_of(m.grace_seconds)
+    for task in list(agent.tasks.values()):
+        if not task.state.terminal and not task.kill_requested:
+            kill_one(core, task, grace, why, e, out)
     return out
 
 

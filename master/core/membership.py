@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, ticks
+from corral.master.core import maintenance, mirror, nominations, reconcile, ticks
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -165,6 +165,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         )
     )
     out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
+    out += maintenance.reregistered(core, agent, e)  # a draining agent's tasks are killed
     agent.tasks_known = True
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)

@@ -247,3 +247,32 @@ def test_maintenance_survives_a_restart() -> None:
     fw, _ = restarted.subscribe("any")
     restarted.now += 10
     assert restarted.offers_for(fw) == []  # still out of offers after its re-registration
+
+
+def test_a_draining_agent_that_comes_back_after_a_restart_has_its_tasks_killed() -> None:
+    from corral.master.core.durable import RegistryState
+    from corral.master.core.types import ReportedTask
+
+    h, fw, aids = running(n_agents=1, tasks=1)
+    out = op(h, ev.Drain, agent_id=aids[0])
+    agent = h.core.agents[aids[0]]
+    entries = [c.entry for p in of(cmd.Persist, out) for c in p.changes if isinstance(c, PutAgent)]
+    # The master restarts before the task ends; the agent comes back with it, still running.
+    again = Harness()
+    again.handle(ev.Recover(**again.base(), state=RegistryState(agents=(entries[-1],))))
+    live = h.core.frameworks[fw].tasks["t0"]
+    reported = ReportedTask(fw, live.spec, status("t0", fw, aids[0], TaskState.RUNNING))
+    out = again.handle(
+        ev.AgentRegister(
+            **again.base(),
+            connection=7,
+            spec=agent.spec,
+            new_agent_id="",
+            tasks=(reported,),
+            secret=agent.secret,
+        )
+    )
+    (kill,) = of(cmd.SendKill, out)
+    assert kill.task_id == "t0"
+    task = again.core.agents[aids[0]].tasks[(fw, "t0")]
+    assert task.killed_for is not None and task.killed_for[0] is TaskReason.AGENT_DRAINING
