@@ -68,6 +68,8 @@ async def _body(request: web.Request, allowed: Iterable[str]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object")
     unknown = sorted(set(body) - set(allowed))
+    if unknown and not allowed:
+        raise BadInput(f"unknown field {echo(unknown[0])}: this call takes no body")
     if unknown:
         raise BadInput(f"unknown field {echo(unknown[0])}; the fields are {', '.join(allowed)}")
     return body

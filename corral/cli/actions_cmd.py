@@ -32,6 +32,7 @@ def _common(p: argparse.ArgumentParser, timeout_flag: bool = True) -> None:
             dest="call_timeout",
             type=positive_float,
             default=5.0,
+            metavar="SECONDS",
             help="seconds to wait for the master",
         )
     else:

@@ -41,11 +41,24 @@ def zk_spec(text: str) -> str:
     return text.strip()
 
 
+MAX_OPERATOR_NAME = 255  # the master's limit for names (corral.limits.MAX_NAME_LENGTH)
+
+
+def operator_name(text: str) -> str:
+    """argparse type for --as NAME: printable ASCII-safe text a gRPC header can carry."""
+    if not text or len(text) > MAX_OPERATOR_NAME or not text.isprintable() or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"{text[:64]!r} must be 1 to {MAX_OPERATOR_NAME} printable ASCII characters"
+        )
+    return text
+
+
 def add_operator_arg(parser: argparse.ArgumentParser) -> None:
     """--as NAME: who the master records as asking for an operator's action."""
     parser.add_argument(
         "--as",
         dest="operator",
+        type=operator_name,
         default=None,
         metavar="NAME",
         help="the operator name the master records as asking (default: the context's, else "

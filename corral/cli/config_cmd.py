@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 from corral.cli import contexts
-from corral.cli.common import master_spec, zk_spec
+from corral.cli.common import master_spec, operator_name, zk_spec
 from corral.cli.errors import CliError
 from corral.cli.table import print_table
 
@@ -40,7 +40,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="zk://HOST:PORT/PATH",
         help="find the leading master in ZooKeeper",
     )
-    s.add_argument("--as", dest="operator", default=None, metavar="NAME", help="operator name")
+    s.add_argument(
+        "--as",
+        dest="operator",
+        type=operator_name,
+        default=None,
+        metavar="NAME",
+        help="the operator name the CLI declares for operators' actions",
+    )
     s.add_argument("--use", action="store_true", help="and make it the current context")
     s.set_defaults(func=set_context)
     u = verbs.add_parser("use-context", help="make a context the current one")

@@ -70,8 +70,8 @@ def load(path: Path | None = None) -> tuple[str, dict[str, Context]]:
         except ValueError as exc:
             raise _bad(path, f"context {name!r}: {exc}") from None
         operator = c.get("operator", "")
-        if not isinstance(operator, str):
-            raise _bad(path, f'context {name!r}: "operator" must be a string')
+        if not isinstance(operator, str) or not _sendable(operator):
+            raise _bad(path, f'context {name!r}: "operator" must be printable ASCII text')
         contexts[name] = Context(name, c["master"], operator)
     current = data.get("current_context", "")
     if not isinstance(current, str) or (current and current not in contexts):
@@ -120,11 +120,18 @@ def default_master() -> tuple[str, str]:
     return DEFAULT_MASTER, "the default"
 
 
+def _sendable(name: str) -> bool:
+    """A name a gRPC header carries and the master records (empty: none declared)."""
+    return len(name) <= 255 and name.isprintable() and name.isascii()
+
+
 def operator_name(flag: str | None) -> str:
-    """The operator name to declare: ``--as``, the context's, else the login name."""
+    """The operator name to declare: ``--as``, the context's, else the login name (left out
+    if it is not plain printable text: a login name is a courtesy, not worth failing for)."""
     if flag:
         return flag
     ctx = current()
     if ctx is not None and ctx.operator:
         return ctx.operator
-    return os.environ.get("USER") or os.environ.get("USERNAME") or ""
+    login = os.environ.get("USER") or os.environ.get("USERNAME") or ""
+    return login if _sendable(login) else ""

@@ -119,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     oid = args.object_id
     if args.kind == "framework":
         events = _events(args.master, args.timeout, lambda s: s == oid or s.startswith(oid + "/"))
+    elif args.kind == "task" and record["demand"]:
+        # Its own events, and its demand's (Scheduled, FailedScheduling, ...).
+        demand = f"{record['framework_id']}/{record['demand']}"
+        events = _events(args.master, args.timeout, lambda s: s in (oid, demand))
     else:
         events = _events(args.master, args.timeout, lambda s: s == oid, subject=oid)
     events = events[-EVENTS_SHOWN:]
@@ -230,7 +234,7 @@ def _task(r: dict[str, Any], state: operator_pb2.State, now: float) -> list[tupl
         ("Framework", r["framework_id"]),
         ("Agent", where),
         ("State", r["state"]),
-        ("Reason", r["reason"]),
+        ("Reason", "-" if r["reason"] == "UNSPECIFIED" else r["reason"]),
         ("Message", r["message"] or "-"),
         ("Exit code", "-" if r["exit_code"] is None else str(r["exit_code"])),
         ("Health", "-" if r["healthy"] is None else ("healthy" if r["healthy"] else "unhealthy")),
