@@ -31,7 +31,7 @@ def test_reads_are_bounded_and_resume_at_an_offset(tmp_path: Path) -> None:
     assert (first.error, first.offset, first.size, first.data) == (
         0,
         0,
-        690,
+        790,
         b"line 0\nline 1\nline 2",
     )
     rest = _read(sandboxes, "stdout", offset=20, max_bytes=7)
