@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, demands, gang_holds, gangs, nominations, pending
+from corral.master.core import (
+    demand_work,
+    demands,
+    gang_holds,
+    gangs,
+    nomination_sweep,
+    nominations,
+    pending,
+)
 from corral.master.core import events as ev
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import FrameworkRecord
@@ -39,7 +47,7 @@ Commands = list[cmd.Command]
 
 
 def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
-    out: Commands = nominations.sweep(core, e) if core.nominations else []
+    out: Commands = nomination_sweep.sweep(core, e) if core.nominations else []
     if core.nominations:
         out += gang_holds.retry(core, e)  # gangs' holds waiting for room for their bundle
     if core.holds.held:
