@@ -178,12 +178,18 @@ def attributes_text(attributes: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(attributes.items()))
 
 
+def _shown_state(agent: dict[str, Any]) -> str:
+    """``active``, or with its maintenance: ``active, cordoned``."""
+    m = agent.get("maintenance")
+    return agent["state"] if not m else f"{agent['state']}, {m['mode']}"
+
+
 def index_html(state: dict[str, Any]) -> str:
     """A plain page for people: the summary, agents and frameworks, links to the JSON."""
     esc = html.escape
     summary = state["summary"]
     agents = "".join(
-        f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(a['state'])}</td>"
+        f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(_shown_state(a))}</td>"
         f"<td>{a['tasks']}</td><td>{esc(attributes_text(a['attributes']))}</td></tr>"
         for a in state["agents"]
     )
