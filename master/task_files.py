@@ -9,7 +9,8 @@ Rules:
    reaches the end, the task's state is asked; a task still live is polled again after
    ``POLL_SECONDS``, an ended one is read once more (what it wrote last) and the stream ends.
 3. The agent's refusals keep their meaning: a sandbox gone or never made is NOT_FOUND ("the
-   sandbox of task T on agent A is gone"), a path outside it INVALID_ARGUMENT, a simulated
+   sandbox of task T on agent A is gone"; for a task still STAGING or STARTING, "it has not
+   started yet", and ``follow`` waits for it), a path outside it INVALID_ARGUMENT, a simulated
    agent FAILED_PRECONDITION, an agent not connected UNAVAILABLE.
 """
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from corral.master.core.kills import find_task
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.types import TaskState
 from corral.master.runtime import MasterRuntime
 from corral.master.sandbox_relay import CHUNK_BYTES, check_path
 from corral.v1 import agent_pb2
@@ -43,6 +45,7 @@ class Where:
     task_id: str
     agent_id: str
     ended: bool
+    starting: bool  # STAGING or STARTING: its sandbox may not be made yet
 
 
 async def locate(rt: MasterRuntime, framework_id: str, task_id: str) -> Where:
@@ -50,7 +53,8 @@ async def locate(rt: MasterRuntime, framework_id: str, task_id: str) -> Where:
 
     def run(core: MasterCore) -> Where:
         t = find_task(core, framework_id, task_id)
-        return Where(t.framework_id, t.task_id, t.agent_id, t.state.terminal)
+        starting = t.state in (TaskState.STAGING, TaskState.STARTING)
+        return Where(t.framework_id, t.task_id, t.agent_id, t.state.terminal, starting)
 
     return await rt.query(run)
 
@@ -82,6 +86,16 @@ async def chunks(
     last_look = False
     while True:
         chunk = await rt.sandbox.read(where.agent_id, request)
+        if chunk.error == agent_pb2.SANDBOX_READ_ERROR_NOT_FOUND and where.starting:
+            if not follow:
+                raise CallRejected(
+                    Refusal.NOT_FOUND,
+                    f"task {where.task_id} has not started on agent {where.agent_id} yet: "
+                    "it has no sandbox",
+                )
+            await asyncio.sleep(POLL_SECONDS)  # its sandbox is about to be made
+            where = await locate(rt, where.framework_id, where.task_id)
+            continue
         if chunk.error:
             rt.metrics.task_file_reads.labels(_ERRORS[chunk.error].value).inc()
             raise CallRejected(_ERRORS[chunk.error], _refusal(where, path, chunk.message))
