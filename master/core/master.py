@@ -35,6 +35,8 @@ Rules of the core (this file and those modules apply them):
    the free room its planned tasks need beside their victims is held for the preemptor then,
    and what a victim frees is charged to it in the same event it ends in (``settle`` after
    the handler), so no cycle sees either free, and they are offered to the preemptor alone.
+10. Operators' actions (operator_actions.py, maintenance.py) are events naming who asked; each
+   is answered by an ``Answer`` command the shell gives its caller once the event is durable.
 """
 
 from __future__ import annotations

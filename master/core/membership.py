@@ -22,7 +22,7 @@ Rules:
 5. Detached (its stream closed, a re-registration, UNREACHABLE): its offers are rescinded, the
    nominations on it released, and it leaves the allocator with its tasks' charges (the core's
    rule 3). Attached: its resources and its tasks' charges go back in, and it is held if its
-   launches are at the bound (admission.py).
+   launches are at the bound (admission.py) or it is cordoned (maintenance.py).
 6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
    UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
    while it was RECOVERING answered.
