@@ -16,6 +16,7 @@ class AgentConfig:
     hostname: str
     resources: Resources
     work_dir: Path
+    name: str = ""  # for people (AgentInfo.name); not part of the checked configuration
     # Measured from the host (no --resources): the checkpointed disk is kept across restarts,
     # since free disk changes all the time (see corral.agent.checkpoint.AgentConfigCheckpoint).
     resources_detected: bool = False

@@ -47,9 +47,11 @@ def agent_info(
     attributes: Mapping[str, str],
     taints: Iterable[Taint],
     agent_id: str = "",
+    name: str = "",
 ) -> common_pb2.AgentInfo:
     return common_pb2.AgentInfo(
         id=agent_id,
+        name=name,
         hostname=hostname,
         resources=resources_to_pb(resources),
         attributes=dict(attributes),

@@ -22,7 +22,7 @@ from typing import Any
 
 import grpc.aio
 
-from corral.agent import convert
+from corral.agent import convert, sandbox_files
 from corral.agent.checkpoint import (
     AgentConfigCheckpoint,
     AgentIdStore,
@@ -47,6 +47,7 @@ from corral.supervise import spawn
 from corral.v1 import agent_pb2
 
 log = get_logger("corral.agent")
+_READS = 4  # sandbox files read at once for the master (corral logs)
 
 
 # Status update ids must be unique, not unpredictable: a per-process generator seeded by the OS
@@ -112,7 +113,7 @@ class Agent:
             self.executor = self._processes = ProcessExecutor(config.work_dir, self.post, clock)
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
-            config.hostname, config.resources, config.attributes, config.taints
+            config.hostname, config.resources, config.attributes, config.taints, name=config.name
         )
         self._log = log.bind(agent=config.hostname)
         # Debug lines per status cost as much as sending it when nobody reads them.
@@ -126,6 +127,8 @@ class Agent:
         self._failure: BaseException | None = None
         self.connection: MasterConnection | None = None
         self.master_id = ""
+        self._reads = asyncio.Semaphore(_READS)  # sandbox reads at once (sandbox_files.py)
+        self._read_tasks: set[asyncio.Task[None]] = set()
 
     @property
     def agent_id(self) -> str:
@@ -269,7 +272,11 @@ class Agent:
     def _set_resources(self, resources: Resources) -> None:
         self.config = replace(self.config, resources=resources)
         self._info = convert.agent_info(
-            self.config.hostname, resources, self.config.attributes, self.config.taints
+            self.config.hostname,
+            resources,
+            self.config.attributes,
+            self.config.taints,
+            name=self.config.name,
         )
 
     def _checkpoint(self, cmd: c.CheckpointTask | c.ForgetTask) -> None:
@@ -413,6 +420,9 @@ class Agent:
 
     def on_message(self, message: agent_pb2.MasterMessage) -> None:
         kind = message.WhichOneof("message")
+        if kind == "read_file":
+            self._read_file(message.read_file)  # the shell's, not the core's: no task changes
+            return
         if kind == "registered":
             self.master_id = message.registered.master_id
             self._log.info(
@@ -424,6 +434,31 @@ class Agent:
         stimulus = f"{kind}-{next(self._seq)}"
         for event in convert.events_from_pb(message, self._clock(), stimulus):
             self.post(event)
+
+    def _read_file(self, request: agent_pb2.ReadSandboxFile) -> None:
+        """Answer the master's read of a sandbox file (sandbox_files.py) from a worker thread,
+        at most ``_READS`` at once."""
+        conn = self.connection
+        if conn is None:
+            return
+        if self._processes is None:
+            chunk = agent_pb2.SandboxFileChunk(
+                request_id=request.request_id,
+                error=agent_pb2.SANDBOX_READ_ERROR_UNSUPPORTED,
+                message="the agent runs simulated tasks: they have no sandbox",
+            )
+            conn.send(agent_pb2.AgentMessage(file_chunk=chunk))
+            return
+        sandboxes = self._processes.sandboxes
+
+        async def answer() -> None:
+            async with self._reads:
+                chunk = await asyncio.to_thread(sandbox_files.read, sandboxes, request)
+            conn.send(agent_pb2.AgentMessage(file_chunk=chunk))
+
+        task = spawn(answer(), "agent-sandbox-read", self._log)
+        self._read_tasks.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._read_tasks.discard)
 
     def on_close(self, error: str) -> None:
         self.post(e.Disconnected(now=self._clock()))

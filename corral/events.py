@@ -52,6 +52,14 @@ PRIORITY_CLASS_DELETED = "PriorityClassDeleted"
 ROLE_WEIGHT_SET = "RoleWeightSet"
 ROLE_QUOTA_SET = "RoleQuotaSet"
 MASTER_RECOVERED = "MasterRecovered"
+# Operators' actions on tasks, frameworks and agents (each names who asked).
+KILL_REQUESTED = "KillRequested"
+TEARDOWN_REQUESTED = "TeardownRequested"
+AGENT_CORDONED = "AgentCordoned"
+AGENT_UNCORDONED = "AgentUncordoned"
+AGENT_DRAINING = "AgentDraining"
+AGENT_DRAINED = "AgentDrained"  # a draining agent's last task ended
+AGENT_DELETED = "AgentDeleted"
 # Input the master could not use as given, and what it did instead.
 UNKNOWN_PRIORITY_CLASS = "UnknownPriorityClass"  # a task names a class the master does not hold
 TASK_REFUSED = "TaskRefused"  # an agent reported a task the master never launched there
@@ -91,6 +99,13 @@ KINDS: dict[str, tuple[str, str]] = {
     "role_weight_set": (ROLE_WEIGHT_SET, "role"),
     "role_quota_set": (ROLE_QUOTA_SET, "role"),
     "master_recovered": (MASTER_RECOVERED, "master"),
+    "task_kill_requested": (KILL_REQUESTED, "task"),
+    "framework_teardown_requested": (TEARDOWN_REQUESTED, "framework"),
+    "agent_cordoned": (AGENT_CORDONED, "agent"),
+    "agent_uncordoned": (AGENT_UNCORDONED, "agent"),
+    "agent_draining": (AGENT_DRAINING, "agent"),
+    "agent_drained": (AGENT_DRAINED, "agent"),
+    "agent_deleted": (AGENT_DELETED, "agent"),
     "priority_class_unknown": (UNKNOWN_PRIORITY_CLASS, "task"),
     "reported_task_refused": (TASK_REFUSED, "task"),
     "demand_quarantined": (QUARANTINED, "demand"),

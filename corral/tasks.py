@@ -77,6 +77,8 @@ class TaskReason(IntEnum):
     PREEMPTED = 11
     EVICTED_MEMORY_PRESSURE = 12
     KILLED_DURING_LAUNCH = 13
+    KILLED_BY_OPERATOR = 14
+    AGENT_DRAINING = 15
 
 
 class TaskSource(IntEnum):

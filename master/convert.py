@@ -186,6 +186,7 @@ def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
         attributes=_mapping(as_dict(info.attributes), "agent attributes", limits.MAX_ATTRIBUTES),
         taints=taints_from_pb(info.taints, "agent info"),
         reservations=reservations,
+        name=name(info.name, "agent info: name") if info.name else "",
     )
 
 
@@ -518,7 +519,7 @@ _OP_TO_PB = {v: k for k, v in _OP_FROM_PB.items()}
 
 
 def agent_spec_to_pb(spec: AgentSpec, out: pb.AgentInfo) -> pb.AgentInfo:
-    out.id, out.hostname = spec.agent_id, spec.hostname
+    out.id, out.hostname, out.name = spec.agent_id, spec.hostname, spec.name
     resources_to_pb(spec.resources, out.resources)
     for key, value in spec.attributes.items():
         out.attributes[key] = value

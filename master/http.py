@@ -21,7 +21,8 @@ from corral.master import views
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
-from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.refusals import CallRejected
+from corral.master.http_actions import HTTP_STATUS, add_routes
 from corral.master.runtime import MasterRuntime
 from corral.master.ui.routes import add_ui_routes
 from corral.priority import PriorityClassError, class_from_json
@@ -31,19 +32,6 @@ from corral.roles import RoleError, quota_from_json
 # response on the connection was written), and to send a body the master does not read. Past
 # that the connection is closed: half-sent requests must not hold sockets open (issue 17).
 HTTP_READ_TIMEOUT = 10.0
-
-
-# Each refusal's HTTP status (gRPC's own mapping, https status codes for its names).
-HTTP_STATUS: dict[Refusal, int] = {
-    Refusal.INVALID_ARGUMENT: 400,
-    Refusal.NOT_FOUND: 404,
-    Refusal.FAILED_PRECONDITION: 409,
-    Refusal.PERMISSION_DENIED: 403,
-    Refusal.RESOURCE_EXHAUSTED: 429,
-    Refusal.DEADLINE_EXCEEDED: 504,
-    Refusal.UNAVAILABLE: 503,
-    Refusal.INTERNAL: 500,
-}
 
 
 STATE_FILTERS = ("framework_id", "completed")
@@ -72,12 +60,13 @@ def state_filters(pairs: Iterable[tuple[str, str]]) -> tuple[str | None, bool]:
     return framework_id, completed_text == "true"
 
 
-EVENTS_FILTERS = ("reason",)
+EVENTS_FILTERS = ("reason", "subject")
 
 
-def events_filter(pairs: Iterable[tuple[str, str]]) -> str:
-    """``/api/v1/events``' query: ``reason=R`` (one of corral/events.py's REASONS) or nothing.
-    Anything else is a ValueError naming it, for a 400."""
+def events_filter(pairs: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """``/api/v1/events``' query: ``reason=R`` (one of corral/events.py's REASONS) and
+    ``subject=ID`` (events about that object), each optional. Anything else is a ValueError
+    naming it, for a 400."""
     given: dict[str, str] = {}
     for name, value in pairs:
         if name not in EVENTS_FILTERS:
@@ -91,7 +80,7 @@ def events_filter(pairs: Iterable[tuple[str, str]]) -> str:
     reason = given.get("reason", "")
     if "reason" in given:
         cluster_events.check_reason(reason)
-    return reason
+    return reason, given.get("subject", "")
 
 
 def event_json(e: ClusterEvent) -> dict[str, Any]:
@@ -229,10 +218,16 @@ def build_app(runtime: MasterRuntime) -> web.Application:
 
     async def events(request: web.Request) -> web.Response:
         try:
-            reason = events_filter(request.query.items())
+            reason, subject = events_filter(request.query.items())
         except ValueError as exc:
             return refused(str(exc))
-        return web.json_response([event_json(e) for e in runtime.recent_events.select(reason)])
+        return web.json_response(
+            [
+                event_json(e)
+                for e in runtime.recent_events.select(reason)
+                if not subject or e.subject == subject
+            ]
+        )
 
     async def metrics(_request: web.Request) -> web.Response:
         await runtime.query(lambda _core: runtime.refresh_gauges())
@@ -258,4 +253,5 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_put("/api/v1/priorityclasses/{name}", set_priority_class)
     app.router.add_delete("/api/v1/priorityclasses/{name}", delete_priority_class)
     app.router.add_get("/metrics", metrics)
+    add_routes(app, runtime)  # operators' actions and tasks' files (http_actions.py)
     return app

@@ -123,6 +123,19 @@ class MasterMetrics:
             "Allocation ticks in a row that failed as a whole (0 when the last one ran)",
             registry=r,
         )
+        self.operator_actions = Counter(
+            "corral_operator_actions",
+            "Operators' actions (KillTasks, TeardownFramework, Cordon, Uncordon, Drain, "
+            "DeleteAgent) by outcome: OK or the refusal's code",
+            ["action", "outcome"],
+            registry=r,
+        )
+        self.task_file_reads = Counter(
+            "corral_task_file_reads",
+            "Reads of tasks' sandbox files through their agents (corral logs), by outcome",
+            ["outcome"],
+            registry=r,
+        )
         # Admission control (issue #18, master/core/admission.py): the bounds at work.
         self.accepts_refused = Counter(
             "corral_accepts_refused",

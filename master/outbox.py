@@ -254,5 +254,7 @@ class Outbox:
             self.changes.extend(c.changes)
         elif isinstance(c, cmd.ClusterEvent):
             self.cluster_events.append(c)
+        elif isinstance(c, cmd.Answer):
+            pass  # the runtime hands it to the call's caller (MasterRuntime._process_one)
         else:  # pragma: no cover - a new command kind without a wire form is a bug
             raise TypeError(f"no wire form for {type(c).__name__}")

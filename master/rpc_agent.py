@@ -129,6 +129,8 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                             statuses=convert.agent_statuses(msg.status_updates, bad),
                         )
                     )
+                elif kind == "file_chunk":
+                    rt.sandbox.deliver(connection, msg.file_chunk)  # master/sandbox_relay.py
                 else:
                     log.warning("unexpected_agent_message", agent_id=agent_id, kind=kind)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):

@@ -10,11 +10,14 @@ from typing import Any
 import grpc
 
 from corral import events as cluster_events
-from corral.master import convert, views
+from corral import limits
+from corral.master import convert, task_files, views
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
+from corral.master.core.types import Requester
+from corral.master.requester import BadRequester
 from corral.master.rpc_common import code_of
 from corral.master.runtime import MasterRuntime
 from corral.v1 import operator_pb2, operator_pb2_grpc
@@ -135,6 +138,141 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     ) -> operator_pb2.PriorityClasses:
         return await self.rt.query(views.priority_classes_pb)
 
+    # --- operators' actions (master/core/operator_actions.py, maintenance.py) ---------------
+
+    async def _requester(self, context: grpc.aio.ServicerContext[Any, Any]) -> Requester:
+        try:
+            return self.rt.requesters.of_grpc(context)
+        except BadRequester as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise  # not reached: abort raises
+
+    async def _act(self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event) -> Any:
+        try:
+            return await self.rt.call(event)
+        except CallRejected as exc:
+            await context.abort(code_of(exc), exc.message)
+
+    async def KillTasks(
+        self, request: operator_pb2.KillTasksRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.KillTasksResponse:
+        try:
+            ids = convert.idents(list(request.task_ids), "task_ids", limits.MAX_IDS_PER_CALL)
+            convert.ident(request.framework_id, "framework_id")
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        event = ev.KillTasks(
+            stimulus_id=self.rt.stimulus("kill-tasks"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            tasks=tuple((request.framework_id, t) for t in ids),
+            grace_seconds=request.grace_seconds if request.HasField("grace_seconds") else None,
+        )
+        answered = await self._act(context, event)
+        return operator_pb2.KillTasksResponse(
+            tasks=[
+                operator_pb2.KilledTask(task_id=t, framework_id=f, agent_id=a, outcome=o)
+                for t, f, a, o in answered
+            ]
+        )
+
+    async def TeardownFramework(
+        self,
+        request: operator_pb2.TeardownFrameworkRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.TeardownFrameworkResponse:
+        event = ev.TeardownFramework(
+            stimulus_id=self.rt.stimulus("teardown"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            framework_id=request.framework_id,
+        )
+        killed = await self._act(context, event)
+        return operator_pb2.TeardownFrameworkResponse(tasks_killed=killed)
+
+    async def _maintenance(
+        self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event
+    ) -> operator_pb2.MaintenanceResponse:
+        maintenance, killed = await self._act(context, event)
+        out = operator_pb2.MaintenanceResponse(
+            agent_id=getattr(event, "agent_id", ""), tasks_killed=list(killed)
+        )
+        if maintenance is not None:
+            views.maintenance_to_pb(maintenance, False, out.maintenance)
+        return out
+
+    async def Cordon(
+        self, request: operator_pb2.CordonRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.MaintenanceResponse:
+        event = ev.Cordon(
+            stimulus_id=self.rt.stimulus("cordon"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            agent_id=request.agent_id,
+        )
+        return await self._maintenance(context, event)
+
+    async def Uncordon(
+        self, request: operator_pb2.UncordonRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.MaintenanceResponse:
+        event = ev.Uncordon(
+            stimulus_id=self.rt.stimulus("uncordon"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            agent_id=request.agent_id,
+        )
+        return await self._maintenance(context, event)
+
+    async def Drain(
+        self, request: operator_pb2.DrainRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.MaintenanceResponse:
+        event = ev.Drain(
+            stimulus_id=self.rt.stimulus("drain"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            agent_id=request.agent_id,
+            grace_seconds=request.grace_seconds if request.HasField("grace_seconds") else None,
+        )
+        return await self._maintenance(context, event)
+
+    async def DeleteAgent(
+        self, request: operator_pb2.DeleteAgentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.DeleteAgentResponse:
+        event = ev.DeleteAgent(
+            stimulus_id=self.rt.stimulus("delete-agent"),
+            now=self.rt.clock(),
+            requester=await self._requester(context),
+            agent_id=request.agent_id,
+        )
+        gone = await self._act(context, event)
+        return operator_pb2.DeleteAgentResponse(tasks_gone=gone)
+
+    async def ReadTaskFile(
+        self,
+        request: operator_pb2.ReadTaskFileRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[operator_pb2.TaskFileChunk]:
+        stream = task_files.chunks(
+            self.rt,
+            request.framework_id,
+            request.task_id,
+            request.path,
+            request.offset,
+            request.tail_lines,
+            request.follow,
+        )
+        try:
+            async for where, offset, data in stream:
+                yield operator_pb2.TaskFileChunk(
+                    data=data,
+                    offset=offset,
+                    task_id=where.task_id,
+                    framework_id=where.framework_id,
+                    agent_id=where.agent_id,
+                )
+        except CallRejected as exc:
+            await context.abort(code_of(exc), exc.message)
+
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[operator_pb2.ClusterEvent]:
@@ -153,8 +291,10 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     ) -> operator_pb2.ClusterEvents:
         reason = await _reason_of(request.reason, context)
         log = self.rt.recent_events
+        subject = request.subject
         return operator_pb2.ClusterEvents(
-            events=[event_pb(e) for e in log.select(reason)], dropped=log.dropped
+            events=[event_pb(e) for e in log.select(reason) if not subject or e.subject == subject],
+            dropped=log.dropped,
         )
 
 

@@ -39,6 +39,8 @@ from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
+from corral.master.requester import RequesterSource
+from corral.master.sandbox_relay import SandboxRelay
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
@@ -185,8 +187,9 @@ class MasterRuntime:
         self.config = config
         self.core = MasterCore(config, allocator, self.master_id)
         self.registry: Registry = registry if registry is not None else MemoryRegistry()
-        # Calls handled in this loop turn, answered once its registry changes are durable.
-        self._answers: list[asyncio.Future[Any]] = []
+        # Calls handled in this loop turn, with what they are answered (an Answer command's
+        # value, else None), once the turn's registry changes are durable.
+        self._answers: list[tuple[asyncio.Future[Any], object]] = []
         self.clock = clock
         self.metrics = MasterMetrics()
         self._rng = random.Random(seed)
@@ -214,6 +217,8 @@ class MasterRuntime:
         # ACCEPT calls in the inbox, not yet handled (bounded: config.max_waiting_accepts).
         self.accepts_waiting = 0
         self.accepts_waiting_peak = 0
+        self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
+        self.requesters = RequesterSource()  # who asked for an operator's action
 
     # -------------------------------------------------------------- plumbing
 
@@ -233,9 +238,10 @@ class MasterRuntime:
     def submit(self, event: ev.Event) -> None:
         self._inbox.put_nowait((event, None))
 
-    async def call(self, event: ev.Event, timeout: float | None = None) -> None:
-        """Submit an event and wait for the core's answer; raises CallRejected."""
-        await self.submit_call(event, timeout)
+    async def call(self, event: ev.Event, timeout: float | None = None) -> Any:
+        """Submit an event and wait for the core's answer (an ``Answer`` command's value, or
+        None); raises CallRejected."""
+        return await self.submit_call(event, timeout)
 
     def submit_call(self, event: ev.Event, timeout: float | None = None) -> asyncio.Future[Any]:
         """Submit an event; the future is the core's answer (None, or CallRejected).
@@ -409,9 +415,9 @@ class MasterRuntime:
                 await self._persist(outbox.changes)
             self._flush(outbox)
             answers, self._answers = self._answers, []
-            for future in answers:
+            for future, value in answers:
                 if not future.done():
-                    future.set_result(None)
+                    future.set_result(value)
             # A busy inbox never suspends ``get``: yield so stream writers get to run.
             await asyncio.sleep(0)
 
@@ -426,7 +432,7 @@ class MasterRuntime:
         except RegistryError as exc:
             log.error("registry_write_failed", registry=self.registry.describe(), error=str(exc))
             answers, self._answers = self._answers, []
-            for future in answers:
+            for future, _ in answers:
                 self._reject(future, CallRejected(Refusal.UNAVAILABLE, f"registry: {exc}"))
             raise
         self.metrics.registry_writes.observe(time.perf_counter() - started)
@@ -509,8 +515,12 @@ class MasterRuntime:
         try:
             commands = self.core.handle(item)
         except CallRejected as exc:
+            if isinstance(item, ev.OperatorAction):
+                self.metrics.operator_actions.labels(type(item).__name__, exc.code).inc()
             self._reject(future, exc)
             return
+        if isinstance(item, ev.OperatorAction):
+            self.metrics.operator_actions.labels(type(item).__name__, "OK").inc()
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
             for what, n in self.core.quarantine.take_failures().items():
@@ -536,7 +546,8 @@ class MasterRuntime:
             self._observe_statuses(item)
         outbox.add(commands)
         if future is not None:
-            self._answers.append(future)
+            answer = next((c.value for c in commands if isinstance(c, cmd.Answer)), None)
+            self._answers.append((future, answer))
 
     def _held(self, tick: ev.AllocationTick) -> ev.AllocationTick:
         """The cycle with ``hold`` set while half the waiting-accepts bound is reached: the
@@ -676,9 +687,14 @@ class MasterRuntime:
         if fw_id is not None and self._stream_of_framework.get(fw_id) == stream_id:
             del self._stream_of_framework[fw_id]
 
+    def connection_of(self, agent_id: str) -> int | None:
+        """The connection of the agent's current stream, if it has one."""
+        return self._connection_of_agent.get(agent_id)
+
     def forget_agent_connection(self, connection: int) -> None:
         self.agent_streams.pop(connection, None)
         agent_id = self._agent_of_connection.pop(connection, None)
+        self.sandbox.connection_closed(connection, agent_id or "")
         if agent_id is not None and self._connection_of_agent.get(agent_id) == connection:
             del self._connection_of_agent[agent_id]
 

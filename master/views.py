@@ -10,20 +10,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from corral.master import convert
+from corral.master import state_json as wire_json
 from corral.master.core import demands
+from corral.master.core.maintenance import drained
 from corral.master.core.master import MasterCore
 from corral.master.core.records import OfferRecord, TaskRecord
 from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.types import Maintenance
 from corral.resources import Resources
 from corral.v1 import operator_pb2
-
-
-def _resources_json(r: Resources) -> dict[str, Any]:
-    out: dict[str, Any] = {"cpus": r.cpus, "mem": r.mem, "disk": r.disk, "gpus": r.gpus}
-    if r.ports:
-        out["ports"] = [[b, e] for b, e in r.ports]
-    return out
 
 
 def _offered(offers: Iterable[OfferRecord]) -> Resources:
@@ -31,25 +27,6 @@ def _offered(offers: Iterable[OfferRecord]) -> Resources:
     for offer in offers:
         total = total + offer.resources
     return total
-
-
-def _task_json(t: TaskRecord) -> dict[str, Any]:
-    s = t.status
-    return {
-        "id": t.task_id,
-        "name": t.spec.name,
-        "framework_id": t.framework_id,
-        "agent_id": t.agent_id,
-        "state": t.state.name,
-        "reason": s.reason.name,
-        "message": s.message,
-        "exit_code": s.exit_code,
-        "resources": _resources_json(t.spec.resources),
-        "priority_class": t.spec.priority_class,
-        "demand": t.spec.demand,
-        "launched_at": t.launched_at,
-        "updated_at": s.timestamp,
-    }
 
 
 def _all_tasks(
@@ -62,22 +39,6 @@ def _all_tasks(
         return live + list(core.completed.of_framework(framework_id)) if completed else live
     live = [t for fw in core.frameworks.values() for t in fw.tasks.values()]
     return live + list(core.completed.values()) if completed else live
-
-
-def role_json(v: RoleView) -> dict[str, Any]:
-    return {
-        "role": v.role,
-        "weight": v.weight,
-        "quota": v.quota.to_json(),
-        "allocated": _resources_json(v.allocated),
-        "offered": _resources_json(v.offered),
-        "share": v.share,
-        "frameworks": list(v.framework_ids),
-    }
-
-
-def roles_json(core: MasterCore) -> dict[str, Any]:
-    return {"roles": [role_json(v) for v in core.role_views()]}
 
 
 def _role_to_pb(v: RoleView, out: operator_pb2.RoleState) -> None:
@@ -95,9 +56,13 @@ def roles_pb(core: MasterCore) -> operator_pb2.Roles:
     return roles
 
 
+def roles_json(core: MasterCore) -> dict[str, Any]:
+    return {"roles": [wire_json.role(r) for r in roles_pb(core).roles]}
+
+
 def priority_classes_json(core: MasterCore) -> list[dict[str, Any]]:
     """Highest value first (the order offers follow)."""
-    return [c.to_json() for c in core.priority.sorted()]
+    return [wire_json.priority_class(c) for c in priority_classes_pb(core).priority_classes]
 
 
 def priority_classes_pb(core: MasterCore) -> operator_pb2.PriorityClasses:
@@ -107,123 +72,85 @@ def priority_classes_pb(core: MasterCore) -> operator_pb2.PriorityClasses:
     return out
 
 
+def maintenance_to_pb(m: Maintenance, drained: bool, out: operator_pb2.Maintenance) -> None:
+    out.mode, out.since, out.requested_by, out.drained = m.mode, m.since, m.requested_by, drained
+    if m.grace_seconds is not None:
+        out.grace_seconds = m.grace_seconds
+
+
 def state_json(
     core: MasterCore,
     framework_id: str | None = None,
     completed: bool = True,
     tasks: bool = True,
 ) -> dict[str, Any]:
+    """``/api/v1/state``: ``state_pb`` as JSON (master/state_json.py, the shape `corral get -o
+    json` prints too), with a summary that always counts everything."""
+    out = wire_json.state(state_pb(core, framework_id, completed, tasks))
+    out["summary"] = {
+        "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
+        "frameworks_subscribed": sum(
+            1 for f in core.frameworks.values() if f.state is FrameworkState.SUBSCRIBED
+        ),
+        "tasks_active": sum(len(f.tasks) for f in core.frameworks.values()),
+        "offers_outstanding": len(core.offers),
+    }
+    return out
+
+
+def state_pb(
+    core: MasterCore,
+    framework_id: str | None = None,
+    completed: bool = True,
+    tasks: bool = True,
+) -> operator_pb2.State:
     """The whole state, or less: with ``framework_id`` only that framework, its tasks and its
     offers; without ``completed`` no ended tasks and no removed frameworks; without ``tasks``
-    no task list at all (the page shows none). The summary always counts everything."""
-    agents = []
+    no task list at all (the page shows none)."""
+    state = operator_pb2.State(master_id=core.master_id)
     for a in core.agents.values():
-        agents.append(
-            {
-                "id": a.agent_id,
-                "hostname": a.spec.hostname,
-                "state": a.state.value,
-                "connected": a.connection is not None,
-                "resources": _resources_json(a.spec.resources),
-                "used": _resources_json(a.used),
-                "offered": _resources_json(_offered(core.book.of_agent(a.agent_id))),
-                "attributes": dict(a.spec.attributes),
-                "taints": [str(t) for t in a.spec.taints],
-                "tasks": len(a.tasks),
-                "registered_at": a.registered_at,
-                "last_seen": a.last_seen,
-                "heartbeat_interval": a.heartbeat_interval,
-            }
+        entry = state.agents.add(
+            active=a.state is AgentState.ACTIVE,
+            registered_at=a.registered_at,
+            state=a.state.value,
+            connected=a.connection is not None,
+            tasks=len(a.tasks),
+            last_seen=a.last_seen,
+            heartbeat_interval=a.heartbeat_interval,
         )
-    frameworks = []
+        convert.agent_spec_to_pb(a.spec, entry.info)
+        convert.resources_to_pb(a.used, entry.used)
+        convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
+        if a.maintenance is not None:
+            maintenance_to_pb(a.maintenance, drained(a), entry.maintenance)
     for f in core.frameworks.values():
         if framework_id is not None and f.framework_id != framework_id:
             continue
         if not completed and f.state is FrameworkState.REMOVED:
             continue
-        frameworks.append(
-            {
-                "id": f.framework_id,
-                "name": f.spec.name,
-                "role": f.spec.role,
-                "principal": f.spec.principal,
-                "state": f.state.value,
-                # Where it wants offers from, and which taints it tolerates (its demands may
-                # add their own, in "demands").
-                "offer_constraints": [str(c) for c in f.spec.offer_constraints],
-                "tolerations": [str(t) for t in f.spec.tolerations],
-                "suppressed": f.suppressed,
-                "tasks": len(f.tasks),
-                "offers": core.book.count_of(f.framework_id),
-                "pending_updates": len(f.pending),
-                "used": _resources_json(f.used),
-                "registered_at": f.registered_at,
-                "priority": demands.priority(f, core.priority),
-                "wants_nothing": demands.wants_nothing(f),
-                "demands": [demands.demand_json(f, d, core.priority) for d in f.demands.values()],
-            }
-        )
-    offers = [
-        {
-            "id": o.offer_id,
-            "framework_id": o.framework_id,
-            "agent_id": o.agent_id,
-            "hostname": o.hostname,
-            "resources": _resources_json(o.resources),
-        }
-        for o in core.offers.values()
-        if framework_id is None or o.framework_id == framework_id
-    ]
-    task_list = _all_tasks(core, framework_id, completed) if tasks else []
-    return {
-        "master_id": core.master_id,
-        "agents": agents,
-        "frameworks": frameworks,
-        "tasks": [_task_json(t) for t in task_list],
-        "offers": offers,
-        "roles": [role_json(v) for v in core.role_views()],
-        "priority_classes": priority_classes_json(core),
-        "summary": {
-            "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
-            "frameworks_subscribed": sum(
-                1 for f in core.frameworks.values() if f.state is FrameworkState.SUBSCRIBED
-            ),
-            "tasks_active": sum(len(f.tasks) for f in core.frameworks.values()),
-            "offers_outstanding": len(core.offers),
-        },
-    }
-
-
-def state_pb(core: MasterCore) -> operator_pb2.State:
-    state = operator_pb2.State(master_id=core.master_id)
-    for a in core.agents.values():
-        entry = state.agents.add(
-            active=a.state is AgentState.ACTIVE, registered_at=a.registered_at, state=a.state.value
-        )
-        info = entry.info
-        info.id, info.hostname = a.agent_id, a.spec.hostname
-        convert.resources_to_pb(a.spec.resources, info.resources)
-        info.attributes.update(a.spec.attributes)
-        for taint in a.spec.taints:
-            convert.taint_to_pb(taint, info.taints.add())
-        convert.resources_to_pb(a.used, entry.used)
-        convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
-    for f in core.frameworks.values():
         fentry = state.frameworks.add(
-            connected=f.connection is not None, suppressed=f.suppressed, state=f.state.value
+            connected=f.connection is not None,
+            suppressed=f.suppressed,
+            state=f.state.value,
+            tasks=len(f.tasks),
+            offers=core.book.count_of(f.framework_id),
+            pending_updates=len(f.pending),
+            registered_at=f.registered_at,
+            wants_nothing=demands.wants_nothing(f),
         )
         # Its whole FrameworkInfo, offer constraints and tolerations included.
         convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
         convert.resources_to_pb(f.used, fentry.used)
         convert.resources_to_pb(_offered(core.book.of_framework(f.framework_id)), fentry.offered)
-        fentry.priority = demands.priority(f, core.priority)
+        if f.state is not FrameworkState.REMOVED:
+            fentry.priority = demands.priority(f, core.priority)
         for d in f.demands.values():
             dentry = fentry.demands.add(
                 tasks=f.demand_tasks.get(d.name, 0), unmet=demands.unmet(f, d)
             )
             convert.demand_to_pb(d, dentry.demand)
-    for t in _all_tasks(core):
-        tentry = state.tasks.add()
+    for t in _all_tasks(core, framework_id, completed) if tasks else ():
+        tentry = state.tasks.add(launched_at=t.launched_at)
         ti = tentry.info
         ti.task_id, ti.name, ti.agent_id, ti.framework_id = (
             t.task_id,
@@ -237,7 +164,8 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         convert.status_to_pb(t.status, tentry.status)
         tentry.status.uuid = b""
     for o in core.offers.values():
-        convert.offer_to_pb(o, state.offers.add())
+        if framework_id is None or o.framework_id == framework_id:
+            convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():
         _role_to_pb(v, state.roles.add())
     for c in core.priority.sorted():
@@ -250,12 +178,18 @@ def attributes_text(attributes: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(attributes.items()))
 
 
+def _shown_state(agent: dict[str, Any]) -> str:
+    """``active``, or with its maintenance: ``active, cordoned``."""
+    m = agent.get("maintenance")
+    return agent["state"] if not m else f"{agent['state']}, {m['mode']}"
+
+
 def index_html(state: dict[str, Any]) -> str:
     """A plain page for people: the summary, agents and frameworks, links to the JSON."""
     esc = html.escape
     summary = state["summary"]
     agents = "".join(
-        f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(a['state'])}</td>"
+        f"<tr><td>{esc(a['id'])}</td><td>{esc(a['hostname'])}</td><td>{esc(_shown_state(a))}</td>"
         f"<td>{a['tasks']}</td><td>{esc(attributes_text(a['attributes']))}</td></tr>"
         for a in state["agents"]
     )

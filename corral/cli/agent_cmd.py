@@ -48,6 +48,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="sandboxes and checkpoint (default: <tmp>/corral-agent-<hostname>)",
     )
     p.add_argument("--hostname", default=None, help="default: this host's name")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="a name for people, telling apart agents of one host in `corral get agents` "
+        "(default: the work dir's last component)",
+    )
     p.add_argument("--simulate", action="store_true", help="simulated tasks, no processes")
     p.add_argument(
         "--count",
@@ -129,9 +135,13 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
     if resources is None:
         resources = detect_resources(work_dir)
     names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]
+    label = args.name if args.name is not None else work_dir.resolve().name
+    if args.name is not None and not args.name.strip():
+        raise _usage("--name must not be empty")
     return [
         AgentConfig(
             hostname=name,
+            name=label if count == 1 else f"{label}-{name}",
             resources=resources,
             resources_detected=args.resources is None,
             work_dir=work_dir if count == 1 else work_dir / name,

@@ -50,16 +50,44 @@ def role(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+MAX_OPERATOR_NAME = 255  # the master's limit for names (corral.limits.MAX_NAME_LENGTH)
+
+
+def operator_name(text: str) -> str:
+    """argparse type for --as NAME: printable ASCII-safe text a gRPC header can carry."""
+    if not text or len(text) > MAX_OPERATOR_NAME or not text.isprintable() or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"{text[:64]!r} must be 1 to {MAX_OPERATOR_NAME} printable ASCII characters"
+        )
+    return text
+
+
+def add_operator_arg(parser: argparse.ArgumentParser) -> None:
+    """--as NAME: who the master records as asking for an operator's action."""
+    parser.add_argument(
+        "--as",
+        dest="operator",
+        type=operator_name,
+        default=None,
+        metavar="NAME",
+        help="the operator name the master records as asking (default: the context's, else "
+        "$USER); declared, not verified, until the master authenticates callers",
+    )
+
+
 def add_master_arg(parser: argparse.ArgumentParser) -> None:
-    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads)."""
+    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads);
+    neither given, corral.cli.main sets it from CORRAL_MASTER or the current context."""
+    parser.set_defaults(master_from_context=True)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--master",
         type=master_spec,
-        default=DEFAULT_MASTER,
+        default=None,  # corral.cli.main resolves it: CORRAL_MASTER, the context, the default
         metavar="HOST:PORT[,HOST:PORT...]",
         help=f"the master's gRPC address, or several masters' to find the leader among "
-        f"(default {DEFAULT_MASTER})",
+        f"(default: $CORRAL_MASTER, else the current context's (corral config), else "
+        f"{DEFAULT_MASTER})",
     )
     where.add_argument(
         "--zk",

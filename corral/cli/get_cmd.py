@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
-
-from google.protobuf.json_format import MessageToDict
 
 from corral.cli.common import add_master_arg, positive_float
 from corral.cli.operator_client import call_operator
 from corral.cli.table import print_table
+from corral.master import state_json
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
@@ -34,6 +34,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=("table", "wide", "json"),
         default="table",
         help="a table (default), a table with more columns, or JSON",
+    )
+    p.add_argument(
+        "-w",
+        "--watch",
+        action="store_true",
+        help="after the list, print each object again when it changes (Ctrl-C ends it)",
     )
     p.add_argument(
         "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
@@ -156,18 +162,7 @@ def role_rows(roles: operator_pb2.Roles) -> tuple[list[str], list[list[str]], li
         ]
         for r in roles.roles
     ]
-    records = [
-        {
-            "role": r.role,
-            "weight": r.weight,
-            "quota": {"guarantee": _guarantee(r.quota), "limit": _limit(r.quota)},
-            "allocated": {n: getattr(r.allocated, n) for n in SCALARS},
-            "offered": {n: getattr(r.offered, n) for n in SCALARS},
-            "share": r.share,
-            "frameworks": list(r.framework_ids),
-        }
-        for r in roles.roles
-    ]
+    records = [state_json.role(r) for r in roles.roles]
     return cols, table, records
 
 
@@ -186,44 +181,99 @@ def priority_class_rows(
         ]
         for c in classes.priority_classes
     ]
-    records = [
-        {
-            "name": c.name,
-            "value": c.value,
-            "preemption_policy": c.preemption_policy,
-            "description": c.description,
-            "global_default": c.global_default,
-        }
-        for c in classes.priority_classes
-    ]
+    records = [state_json.priority_class(c) for c in classes.priority_classes]
     return cols, table, records
 
 
+def age(seconds: float) -> str:
+    """kubectl's ages: 42s, 5m, 3h, 2d."""
+    if seconds < 0:
+        return "0s"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit == "d" else 1):
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def ports_text(r: common_pb2.Resources) -> str:
+    """``31000-31009,31020``, or ``-``."""
+    return (
+        ",".join(f"{p.begin}" if p.begin == p.end else f"{p.begin}-{p.end}" for p in r.ports) or "-"
+    )
+
+
+def _free_of(total: float, used: float) -> str:
+    return f"{max(0.0, total - used):g}/{total:g}"
+
+
+def agent_display_state(a: operator_pb2.AgentState) -> str:
+    """active, cordoned, draining, drained, disconnected (active, its stream down, before its
+    timeout), recovering or unreachable; maintenance joins a state other than active."""
+    state = agent_state(a)
+    m = a.maintenance.mode if a.HasField("maintenance") else ""
+    if m == "draining" and a.maintenance.drained:
+        m = "drained"
+    if state == "active" and a.state and not a.connected:
+        state = "disconnected"
+    if not m:
+        return state
+    return m if state == "active" else f"{state},{m}"
+
+
+def _hosts(state: operator_pb2.State) -> dict[str, str]:
+    """Each agent's host as a table shows it: the hostname, with the agent's name beside it
+    when several agents share the hostname (the demo's agents, a test cluster)."""
+    count: dict[str, int] = {}
+    for a in state.agents:
+        count[a.info.hostname] = count.get(a.info.hostname, 0) + 1
+    return {
+        a.info.id: (
+            f"{a.info.hostname}/{a.info.name or a.info.id}"
+            if count[a.info.hostname] > 1
+            else a.info.hostname
+        )
+        for a in state.agents
+    }
+
+
 def rows(
-    kind: str, state: operator_pb2.State, *, wide: bool = False
+    kind: str, state: operator_pb2.State, *, wide: bool = False, now: float | None = None
 ) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
-    """Column names, table rows (``wide``: with the long columns) and JSON records for one
-    kind. The first columns are the same either way."""
+    """Column names, table rows (``wide``: with the long columns) and JSON records (the shape
+    of the master's /api/v1/state: corral.master.state_json) for one kind. The first columns
+    are the same either way."""
+    now = time.time() if now is None else now
+    classes = state_json.classes_of(state)
     if kind == "agents":
-        cols = ["ID", "HOSTNAME", "STATE", "RESOURCES", "USED", "ATTRIBUTES", "TAINTS"]
+        cols = ["ID", "NAME", "HOSTNAME", "ZONE", "STATE", "CPUS", "MEM", "GPUS", "PORTS"]
+        cols += ["TASKS", "ATTRIBUTES", "TAINTS"]
         table = [
             [
                 a.info.id,
+                a.info.name or "-",
                 a.info.hostname,
-                agent_state(a),
-                _res(a.info.resources),
-                _res(a.used),
+                a.info.attributes.get("zone", "-"),
+                agent_display_state(a),
+                _free_of(a.info.resources.cpus, a.used.cpus),
+                _free_of(a.info.resources.mem, a.used.mem),
+                _free_of(a.info.resources.gpus, a.used.gpus) if a.info.resources.gpus else "-",
+                ports_text(a.info.resources),
+                str(a.tasks),
                 ",".join(f"{k}={v}" for k, v in sorted(a.info.attributes.items())),
                 ",".join(_taint(t) for t in a.info.taints),
             ]
             for a in state.agents
         ]
         if wide:
-            cols += ["OFFERED", "RESERVED"]
+            cols += ["DISK", "OFFERED", "RESERVED"]
             for row, a in zip(table, state.agents, strict=True):
                 reserved = [f"{role}:{_res(r)}" for role, r in sorted(a.info.reservations.items())]
-                row += [_res(a.offered), _joined(reserved)]
-        records = [MessageToDict(a, preserving_proto_field_name=True) for a in state.agents]
+                row += [
+                    _free_of(a.info.resources.disk, a.used.disk),
+                    _res(a.offered),
+                    _joined(reserved),
+                ]
+        records = [state_json.agent(a) for a in state.agents]
     elif kind == "frameworks":
         cols = ["ID", "NAME", "ROLE", "STATE", "SUPPRESSED", "PRIORITY", "UNMET", "USED"]
         table = [
@@ -233,7 +283,7 @@ def rows(
                 f.info.role,
                 framework_state(f),
                 "yes" if f.suppressed else "no",
-                str(f.priority),
+                "-" if framework_state(f) == "removed" else str(f.priority),
                 str(sum(d.unmet for d in f.demands)) if f.demands else "-",
                 _res(f.used),
             ]
@@ -248,44 +298,36 @@ def rows(
                     _joined([_toleration(t) for t in f.info.tolerations]),
                     _joined([_demand(d) for d in f.demands]),
                 ]
-        records = [MessageToDict(f, preserving_proto_field_name=True) for f in state.frameworks]
+        records = [state_json.framework(f, classes) for f in state.frameworks]
     elif kind == "tasks":
-        cols = ["ID", "FRAMEWORK", "AGENT", "STATE", "EXIT", "RESOURCES", "MESSAGE"]
+        hosts = _hosts(state)
+        zones = {a.info.id: a.info.attributes.get("zone", "-") for a in state.agents}
+        cols = ["ID", "FRAMEWORK", "AGENT", "HOST", "ZONE", "STATE", "REASON", "AGE"]
+        cols += ["HEALTH", "RESOURCES", "PORTS", "EXIT", "MESSAGE"]
         table = [
             [
                 t.info.task_id,
                 t.info.framework_id,
                 t.info.agent_id,
+                hosts.get(t.info.agent_id, "-"),
+                zones.get(t.info.agent_id, "-"),
                 task_state_name(t.status.state),
-                str(t.status.exit_code) if t.status.HasField("exit_code") else "",
+                _reason_name(t.status.reason) or "-",
+                age(now - t.launched_at) if t.launched_at else "-",
+                _health(t.status),
                 _res(t.info.resources),
+                ports_text(t.info.resources),
+                str(t.status.exit_code) if t.status.HasField("exit_code") else "",
                 # The whole message only with -o wide: it is free text, often long.
                 t.status.message if wide else t.status.message[:60],
             ]
             for t in state.tasks
         ]
         if wide:
-            cols += ["NAME", "REASON", "PRIORITY CLASS", "DEMAND"]
+            cols += ["NAME", "PRIORITY CLASS", "DEMAND"]
             for row, t in zip(table, state.tasks, strict=True):
-                row += [
-                    t.info.name,
-                    _reason_name(t.status.reason),
-                    t.info.priority_class,
-                    t.info.demand,
-                ]
-        records = [
-            {
-                "id": t.info.task_id,
-                "name": t.info.name,
-                "framework_id": t.info.framework_id,
-                "agent_id": t.info.agent_id,
-                "state": task_state_name(t.status.state),
-                "exit_code": t.status.exit_code if t.status.HasField("exit_code") else None,
-                "message": t.status.message,
-                "resources": MessageToDict(t.info.resources),
-            }
-            for t in state.tasks
-        ]
+                row += [t.info.name, t.info.priority_class, t.info.demand]
+        records = [state_json.task(t) for t in state.tasks]
     else:
         cols = ["ID", "FRAMEWORK", "AGENT", "HOSTNAME", "RESOURCES"]
         table = [
@@ -298,27 +340,45 @@ def rows(
                     ",".join(f"{k}={v}" for k, v in sorted(o.attributes.items())),
                     o.gang_id,
                 ]
-        records = [MessageToDict(o, preserving_proto_field_name=True) for o in state.offers]
+        records = [state_json.offer(o) for o in state.offers]
     return cols, table, records
 
 
-def run(args: argparse.Namespace) -> int:
+def _health(s: common_pb2.TaskStatus) -> str:
+    if not s.HasField("healthy"):
+        return "-"
+    return "healthy" if s.healthy else "unhealthy"
+
+
+def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     if args.kind == "roles":
         roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
-        cols, table, records = role_rows(roles)
-    elif args.kind == "priorityclasses":
+        return role_rows(roles)
+    if args.kind == "priorityclasses":
         classes = call_operator(
             args.master,
             "GetPriorityClasses",
             operator_pb2.GetPriorityClassesRequest(),
             args.timeout,
         )
-        cols, table, records = priority_class_rows(classes)
-    else:
-        state = fetch_state(args.master, args.timeout)
-        cols, table, records = rows(args.kind, state, wide=args.output == "wide")
-    if args.output == "json":
+        return priority_class_rows(classes)
+    state = fetch_state(args.master, args.timeout)
+    return rows(args.kind, state, wide=args.output == "wide")
+
+
+def run(args: argparse.Namespace) -> int:
+    first = _fetch(args)
+    cols, table, records = first
+    as_json = args.output == "json"
+    if as_json and args.watch:
+        for record in records:  # one object per line: a stream a program can read
+            print(json.dumps(record), flush=True)
+    elif as_json:
         print(json.dumps(records, indent=2))
-        return 0
-    print_table(cols, table, empty=f"(no {args.kind})")
+    else:
+        print_table(cols, table, empty=f"(no {args.kind})")
+    if args.watch:
+        from corral.cli.watch import watch
+
+        return watch(args.master, args.timeout, lambda: _fetch(args), first, as_json)
     return 0

@@ -28,7 +28,11 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.serving_cmd",
     "corral.cli.app_cmd",
     "corral.cli.get_cmd",
+    "corral.cli.describe_cmd",
+    "corral.cli.logs_cmd",
+    "corral.cli.actions_cmd",
     "corral.cli.set_cmd",
+    "corral.cli.config_cmd",
     "corral.cli.demo_cmd",
     "corral.cli.explain_cmd",
     "corral.cli.events_cmd",
@@ -80,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     try:
+        if getattr(args, "master_from_context", False) and args.master is None:
+            from corral.cli.contexts import default_master
+
+            args.master = default_master()[0]
         code = args.func(args)
     except CliError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

@@ -22,9 +22,20 @@ from corral.v1 import operator_pb2_grpc
 OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
 
 
-def call_operator(master: str, method: str, request: Any, timeout: float) -> Any:
+Metadata = tuple[tuple[str, str], ...]
+OPERATOR_METADATA = "corral-operator"  # master/requester.py reads it
+
+
+def operator_metadata(name: str) -> Metadata:
+    """The metadata declaring who asks for an operator's action (empty: nobody named)."""
+    return ((OPERATOR_METADATA, name),) if name else ()
+
+
+def call_operator(
+    master: str, method: str, request: Any, timeout: float, metadata: Metadata = ()
+) -> Any:
     """``Operator.<method>(request)`` on the leading master; waits up to ``timeout``."""
-    return call_leader(master, method, request, timeout)[0]
+    return call_leader(master, method, request, timeout, metadata)[0]
 
 
 def candidates(master: str, timeout: float) -> list[str]:
@@ -46,7 +57,9 @@ def candidates(master: str, timeout: float) -> list[str]:
     return [leader.grpc]
 
 
-def call_leader(master: str, method: str, request: Any, timeout: float) -> tuple[Any, str]:
+def call_leader(
+    master: str, method: str, request: Any, timeout: float, metadata: Metadata = ()
+) -> tuple[Any, str]:
     """The answer of the leading master, and its address."""
     deadline = time.monotonic() + timeout
     queue = candidates(master, timeout)
@@ -69,7 +82,10 @@ def call_leader(master: str, method: str, request: Any, timeout: float) -> tuple
         with grpc.insecure_channel(address, options=OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
-                return getattr(stub, method)(request, timeout=left, wait_for_ready=wait), address
+                answer = getattr(stub, method)(
+                    request, timeout=left, wait_for_ready=wait, metadata=metadata or None
+                )
+                return answer, address
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 detail = exc.details() if hasattr(exc, "details") else str(exc)

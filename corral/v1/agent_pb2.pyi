@@ -1,5 +1,6 @@
 from corral.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -7,15 +8,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class SandboxReadError(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SANDBOX_READ_ERROR_NONE: _ClassVar[SandboxReadError]
+    SANDBOX_READ_ERROR_NOT_FOUND: _ClassVar[SandboxReadError]
+    SANDBOX_READ_ERROR_INVALID: _ClassVar[SandboxReadError]
+    SANDBOX_READ_ERROR_UNSUPPORTED: _ClassVar[SandboxReadError]
+    SANDBOX_READ_ERROR_IO: _ClassVar[SandboxReadError]
+SANDBOX_READ_ERROR_NONE: SandboxReadError
+SANDBOX_READ_ERROR_NOT_FOUND: SandboxReadError
+SANDBOX_READ_ERROR_INVALID: SandboxReadError
+SANDBOX_READ_ERROR_UNSUPPORTED: SandboxReadError
+SANDBOX_READ_ERROR_IO: SandboxReadError
+
 class AgentMessage(_message.Message):
-    __slots__ = ("register", "heartbeat", "status_updates")
+    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk")
     REGISTER_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     STATUS_UPDATES_FIELD_NUMBER: _ClassVar[int]
+    FILE_CHUNK_FIELD_NUMBER: _ClassVar[int]
     register: Register
     heartbeat: AgentHeartbeat
     status_updates: StatusUpdates
-    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ...) -> None: ...
+    file_chunk: SandboxFileChunk
+    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ...) -> None: ...
 
 class Register(_message.Message):
     __slots__ = ("info", "tasks", "task_statuses", "secret")
@@ -42,13 +58,14 @@ class StatusUpdates(_message.Message):
     def __init__(self, statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ...) -> None: ...
 
 class MasterMessage(_message.Message):
-    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval", "epoch")
+    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval", "read_file", "epoch")
     REGISTERED_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_TASKS_FIELD_NUMBER: _ClassVar[int]
     KILL_TASKS_FIELD_NUMBER: _ClassVar[int]
     ACKNOWLEDGEMENTS_FIELD_NUMBER: _ClassVar[int]
     SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    READ_FILE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     registered: Registered
     launch_tasks: LaunchTasks
@@ -56,8 +73,9 @@ class MasterMessage(_message.Message):
     acknowledgements: StatusAcknowledgements
     shutdown: Shutdown
     heartbeat_interval: HeartbeatInterval
+    read_file: ReadSandboxFile
     epoch: int
-    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
+    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., read_file: _Optional[_Union[ReadSandboxFile, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Registered(_message.Message):
     __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret")
@@ -120,3 +138,37 @@ class Shutdown(_message.Message):
     REASON_FIELD_NUMBER: _ClassVar[int]
     reason: str
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class ReadSandboxFile(_message.Message):
+    __slots__ = ("request_id", "framework_id", "task_id", "path", "offset", "tail_lines", "max_bytes")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TAIL_LINES_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    framework_id: str
+    task_id: str
+    path: str
+    offset: int
+    tail_lines: int
+    max_bytes: int
+    def __init__(self, request_id: _Optional[int] = ..., framework_id: _Optional[str] = ..., task_id: _Optional[str] = ..., path: _Optional[str] = ..., offset: _Optional[int] = ..., tail_lines: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
+
+class SandboxFileChunk(_message.Message):
+    __slots__ = ("request_id", "data", "offset", "size", "error", "message")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    request_id: int
+    data: bytes
+    offset: int
+    size: int
+    error: SandboxReadError
+    message: str
+    def __init__(self, request_id: _Optional[int] = ..., data: _Optional[bytes] = ..., offset: _Optional[int] = ..., size: _Optional[int] = ..., error: _Optional[_Union[SandboxReadError, str]] = ..., message: _Optional[str] = ...) -> None: ...

@@ -73,6 +73,8 @@ class TaskReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_REASON_PREEMPTED: _ClassVar[TaskReason]
     TASK_REASON_EVICTED_MEMORY_PRESSURE: _ClassVar[TaskReason]
     TASK_REASON_KILLED_DURING_LAUNCH: _ClassVar[TaskReason]
+    TASK_REASON_KILLED_BY_OPERATOR: _ClassVar[TaskReason]
+    TASK_REASON_AGENT_DRAINING: _ClassVar[TaskReason]
 
 class TaskSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -126,6 +128,8 @@ TASK_REASON_INVALID: TaskReason
 TASK_REASON_PREEMPTED: TaskReason
 TASK_REASON_EVICTED_MEMORY_PRESSURE: TaskReason
 TASK_REASON_KILLED_DURING_LAUNCH: TaskReason
+TASK_REASON_KILLED_BY_OPERATOR: TaskReason
+TASK_REASON_AGENT_DRAINING: TaskReason
 TASK_SOURCE_UNSPECIFIED: TaskSource
 TASK_SOURCE_MASTER: TaskSource
 TASK_SOURCE_AGENT: TaskSource
@@ -186,7 +190,7 @@ class AttributeConstraint(_message.Message):
     def __init__(self, attribute: _Optional[str] = ..., operator: _Optional[_Union[ConstraintOperator, str]] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations")
+    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations", "name")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -207,13 +211,15 @@ class AgentInfo(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TAINTS_FIELD_NUMBER: _ClassVar[int]
     RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
     id: str
     hostname: str
     resources: Resources
     attributes: _containers.ScalarMap[str, str]
     taints: _containers.RepeatedCompositeFieldContainer[Taint]
     reservations: _containers.MessageMap[str, Resources]
-    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ...) -> None: ...
+    name: str
+    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class FrameworkInfo(_message.Message):
     __slots__ = ("id", "name", "role", "principal", "capabilities", "failover_timeout", "tolerations", "offer_constraints", "hostname", "user")
@@ -371,7 +377,7 @@ class PriorityClass(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ..., preemption_policy: _Optional[str] = ..., description: _Optional[str] = ..., global_default: _Optional[bool] = ...) -> None: ...
 
 class TaskStatus(_message.Message):
-    __slots__ = ("task_id", "state", "reason", "message", "source", "agent_id", "framework_id", "timestamp", "uuid", "exit_code")
+    __slots__ = ("task_id", "state", "reason", "message", "source", "agent_id", "framework_id", "timestamp", "uuid", "exit_code", "healthy")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -382,6 +388,7 @@ class TaskStatus(_message.Message):
     TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    HEALTHY_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     state: TaskState
     reason: TaskReason
@@ -392,4 +399,5 @@ class TaskStatus(_message.Message):
     timestamp: float
     uuid: bytes
     exit_code: int
-    def __init__(self, task_id: _Optional[str] = ..., state: _Optional[_Union[TaskState, str]] = ..., reason: _Optional[_Union[TaskReason, str]] = ..., message: _Optional[str] = ..., source: _Optional[_Union[TaskSource, str]] = ..., agent_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., timestamp: _Optional[float] = ..., uuid: _Optional[bytes] = ..., exit_code: _Optional[int] = ...) -> None: ...
+    healthy: bool
+    def __init__(self, task_id: _Optional[str] = ..., state: _Optional[_Union[TaskState, str]] = ..., reason: _Optional[_Union[TaskReason, str]] = ..., message: _Optional[str] = ..., source: _Optional[_Union[TaskSource, str]] = ..., agent_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., timestamp: _Optional[float] = ..., uuid: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., healthy: _Optional[bool] = ...) -> None: ...

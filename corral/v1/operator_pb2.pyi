@@ -7,6 +7,132 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class KillTasksRequest(_message.Message):
+    __slots__ = ("task_ids", "framework_id", "grace_seconds")
+    TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    task_ids: _containers.RepeatedScalarFieldContainer[str]
+    framework_id: str
+    grace_seconds: float
+    def __init__(self, task_ids: _Optional[_Iterable[str]] = ..., framework_id: _Optional[str] = ..., grace_seconds: _Optional[float] = ...) -> None: ...
+
+class KilledTask(_message.Message):
+    __slots__ = ("task_id", "framework_id", "agent_id", "outcome")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    framework_id: str
+    agent_id: str
+    outcome: str
+    def __init__(self, task_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
+
+class KillTasksResponse(_message.Message):
+    __slots__ = ("tasks",)
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    tasks: _containers.RepeatedCompositeFieldContainer[KilledTask]
+    def __init__(self, tasks: _Optional[_Iterable[_Union[KilledTask, _Mapping]]] = ...) -> None: ...
+
+class TeardownFrameworkRequest(_message.Message):
+    __slots__ = ("framework_id",)
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    def __init__(self, framework_id: _Optional[str] = ...) -> None: ...
+
+class TeardownFrameworkResponse(_message.Message):
+    __slots__ = ("tasks_killed",)
+    TASKS_KILLED_FIELD_NUMBER: _ClassVar[int]
+    tasks_killed: int
+    def __init__(self, tasks_killed: _Optional[int] = ...) -> None: ...
+
+class CordonRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class UncordonRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class DrainRequest(_message.Message):
+    __slots__ = ("agent_id", "grace_seconds")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    grace_seconds: float
+    def __init__(self, agent_id: _Optional[str] = ..., grace_seconds: _Optional[float] = ...) -> None: ...
+
+class MaintenanceResponse(_message.Message):
+    __slots__ = ("agent_id", "maintenance", "tasks_killed")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    MAINTENANCE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_KILLED_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    maintenance: Maintenance
+    tasks_killed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, agent_id: _Optional[str] = ..., maintenance: _Optional[_Union[Maintenance, _Mapping]] = ..., tasks_killed: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteAgentRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class DeleteAgentResponse(_message.Message):
+    __slots__ = ("tasks_gone",)
+    TASKS_GONE_FIELD_NUMBER: _ClassVar[int]
+    tasks_gone: int
+    def __init__(self, tasks_gone: _Optional[int] = ...) -> None: ...
+
+class ReadTaskFileRequest(_message.Message):
+    __slots__ = ("task_id", "framework_id", "path", "offset", "tail_lines", "follow")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TAIL_LINES_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    framework_id: str
+    path: str
+    offset: int
+    tail_lines: int
+    follow: bool
+    def __init__(self, task_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., path: _Optional[str] = ..., offset: _Optional[int] = ..., tail_lines: _Optional[int] = ..., follow: _Optional[bool] = ...) -> None: ...
+
+class TaskFileChunk(_message.Message):
+    __slots__ = ("data", "offset", "task_id", "framework_id", "agent_id")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    data: bytes
+    offset: int
+    task_id: str
+    framework_id: str
+    agent_id: str
+    def __init__(self, data: _Optional[bytes] = ..., offset: _Optional[int] = ..., task_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class Maintenance(_message.Message):
+    __slots__ = ("mode", "since", "requested_by", "grace_seconds", "drained")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_BY_FIELD_NUMBER: _ClassVar[int]
+    GRACE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    DRAINED_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    since: float
+    requested_by: str
+    grace_seconds: float
+    drained: bool
+    def __init__(self, mode: _Optional[str] = ..., since: _Optional[float] = ..., requested_by: _Optional[str] = ..., grace_seconds: _Optional[float] = ..., drained: _Optional[bool] = ...) -> None: ...
+
 class SetPriorityClassRequest(_message.Message):
     __slots__ = ("priority_class",)
     PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -151,20 +277,30 @@ class GetStateRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AgentState(_message.Message):
-    __slots__ = ("info", "active", "used", "offered", "registered_at", "state")
+    __slots__ = ("info", "active", "used", "offered", "registered_at", "state", "connected", "tasks", "last_seen", "heartbeat_interval", "maintenance")
     INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     USED_FIELD_NUMBER: _ClassVar[int]
     OFFERED_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    MAINTENANCE_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     active: bool
     used: _common_pb2.Resources
     offered: _common_pb2.Resources
     registered_at: float
     state: str
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ...) -> None: ...
+    connected: bool
+    tasks: int
+    last_seen: float
+    heartbeat_interval: float
+    maintenance: Maintenance
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ..., connected: _Optional[bool] = ..., tasks: _Optional[int] = ..., last_seen: _Optional[float] = ..., heartbeat_interval: _Optional[float] = ..., maintenance: _Optional[_Union[Maintenance, _Mapping]] = ...) -> None: ...
 
 class DemandState(_message.Message):
     __slots__ = ("demand", "tasks", "unmet")
@@ -177,7 +313,7 @@ class DemandState(_message.Message):
     def __init__(self, demand: _Optional[_Union[_common_pb2.Demand, _Mapping]] = ..., tasks: _Optional[int] = ..., unmet: _Optional[int] = ...) -> None: ...
 
 class FrameworkState(_message.Message):
-    __slots__ = ("info", "connected", "suppressed", "used", "offered", "demands", "priority", "state")
+    __slots__ = ("info", "connected", "suppressed", "used", "offered", "demands", "priority", "state", "tasks", "offers", "pending_updates", "registered_at", "wants_nothing")
     INFO_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     SUPPRESSED_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +322,11 @@ class FrameworkState(_message.Message):
     DEMANDS_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    OFFERS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_UPDATES_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
+    WANTS_NOTHING_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.FrameworkInfo
     connected: bool
     suppressed: bool
@@ -194,15 +335,22 @@ class FrameworkState(_message.Message):
     demands: _containers.RepeatedCompositeFieldContainer[DemandState]
     priority: int
     state: str
-    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
+    tasks: int
+    offers: int
+    pending_updates: int
+    registered_at: float
+    wants_nothing: bool
+    def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ..., state: _Optional[str] = ..., tasks: _Optional[int] = ..., offers: _Optional[int] = ..., pending_updates: _Optional[int] = ..., registered_at: _Optional[float] = ..., wants_nothing: _Optional[bool] = ...) -> None: ...
 
 class TaskEntry(_message.Message):
-    __slots__ = ("info", "status")
+    __slots__ = ("info", "status", "launched_at")
     INFO_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    LAUNCHED_AT_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.TaskInfo
     status: _common_pb2.TaskStatus
-    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ...) -> None: ...
+    launched_at: float
+    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ..., launched_at: _Optional[float] = ...) -> None: ...
 
 class State(_message.Message):
     __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes")
@@ -229,10 +377,12 @@ class WatchRequest(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class GetEventsRequest(_message.Message):
-    __slots__ = ("reason",)
+    __slots__ = ("reason", "subject")
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
     reason: str
-    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+    subject: str
+    def __init__(self, reason: _Optional[str] = ..., subject: _Optional[str] = ...) -> None: ...
 
 class ClusterEvents(_message.Message):
     __slots__ = ("events", "dropped")

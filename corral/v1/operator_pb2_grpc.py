@@ -84,6 +84,41 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.PriorityClasses.FromString,
                 _registered_method=True)
+        self.KillTasks = channel.unary_unary(
+                '/corral.v1.Operator/KillTasks',
+                request_serializer=corral_dot_v1_dot_operator__pb2.KillTasksRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.KillTasksResponse.FromString,
+                _registered_method=True)
+        self.TeardownFramework = channel.unary_unary(
+                '/corral.v1.Operator/TeardownFramework',
+                request_serializer=corral_dot_v1_dot_operator__pb2.TeardownFrameworkRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.TeardownFrameworkResponse.FromString,
+                _registered_method=True)
+        self.Cordon = channel.unary_unary(
+                '/corral.v1.Operator/Cordon',
+                request_serializer=corral_dot_v1_dot_operator__pb2.CordonRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+                _registered_method=True)
+        self.Uncordon = channel.unary_unary(
+                '/corral.v1.Operator/Uncordon',
+                request_serializer=corral_dot_v1_dot_operator__pb2.UncordonRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+                _registered_method=True)
+        self.Drain = channel.unary_unary(
+                '/corral.v1.Operator/Drain',
+                request_serializer=corral_dot_v1_dot_operator__pb2.DrainRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+                _registered_method=True)
+        self.DeleteAgent = channel.unary_unary(
+                '/corral.v1.Operator/DeleteAgent',
+                request_serializer=corral_dot_v1_dot_operator__pb2.DeleteAgentRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.DeleteAgentResponse.FromString,
+                _registered_method=True)
+        self.ReadTaskFile = channel.unary_stream(
+                '/corral.v1.Operator/ReadTaskFile',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.TaskFileChunk.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -157,6 +192,60 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def KillTasks(self, request, context):
+        """Operators' actions (docs/operations.md, "Operating tasks and agents"). Each is recorded as
+        a cluster event naming who asked: the caller's address and the name it declares in the
+        `corral-operator` metadata (`corral --as NAME`), until authentication gives a verified one.
+        Kill tasks (each with its own kill grace period unless grace_seconds is set). All the
+        tasks named must be known, or nothing is killed (NOT_FOUND naming them).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TeardownFramework(self, request, context):
+        """Remove a framework (Mesos' /teardown): its tasks killed, its stream closed, final.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Cordon(self, request, context):
+        """Maintenance (kubectl cordon/uncordon/drain; Mesos' maintenance primitives). Cordon: the
+        agent is offered to nobody. Drain: cordon, and kill its tasks (reason AGENT_DRAINING).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Uncordon(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Drain(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAgent(self, request, context):
+        """Forget an agent that is not connected (gone for good): its record leaves the master and
+        the registry, the tasks the master still kept on it are reported GONE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReadTaskFile(self, request, context):
+        """A file of a task's sandbox (stdout, stderr), read through its agent; with `follow`, the
+        stream goes on with what the task writes until it has ended and everything is sent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -209,6 +298,41 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.GetPriorityClasses,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.PriorityClasses.SerializeToString,
+            ),
+            'KillTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.KillTasks,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.KillTasksRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.KillTasksResponse.SerializeToString,
+            ),
+            'TeardownFramework': grpc.unary_unary_rpc_method_handler(
+                    servicer.TeardownFramework,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.TeardownFrameworkRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.TeardownFrameworkResponse.SerializeToString,
+            ),
+            'Cordon': grpc.unary_unary_rpc_method_handler(
+                    servicer.Cordon,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.CordonRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.SerializeToString,
+            ),
+            'Uncordon': grpc.unary_unary_rpc_method_handler(
+                    servicer.Uncordon,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.UncordonRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.SerializeToString,
+            ),
+            'Drain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Drain,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.DrainRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.MaintenanceResponse.SerializeToString,
+            ),
+            'DeleteAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAgent,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.DeleteAgentRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.DeleteAgentResponse.SerializeToString,
+            ),
+            'ReadTaskFile': grpc.unary_stream_rpc_method_handler(
+                    servicer.ReadTaskFile,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.TaskFileChunk.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -481,6 +605,195 @@ class Operator:
             '/corral.v1.Operator/GetPriorityClasses',
             corral_dot_v1_dot_operator__pb2.GetPriorityClassesRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.PriorityClasses.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def KillTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/KillTasks',
+            corral_dot_v1_dot_operator__pb2.KillTasksRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.KillTasksResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TeardownFramework(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/TeardownFramework',
+            corral_dot_v1_dot_operator__pb2.TeardownFrameworkRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.TeardownFrameworkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Cordon(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Cordon',
+            corral_dot_v1_dot_operator__pb2.CordonRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Uncordon(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Uncordon',
+            corral_dot_v1_dot_operator__pb2.UncordonRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Drain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Drain',
+            corral_dot_v1_dot_operator__pb2.DrainRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.MaintenanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/DeleteAgent',
+            corral_dot_v1_dot_operator__pb2.DeleteAgentRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.DeleteAgentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReadTaskFile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/corral.v1.Operator/ReadTaskFile',
+            corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.TaskFileChunk.FromString,
             options,
             channel_credentials,
             insecure,

@@ -51,6 +51,8 @@ ReasonName = Literal[
     "PREEMPTED",
     "EVICTED_MEMORY_PRESSURE",
     "KILLED_DURING_LAUNCH",
+    "KILLED_BY_OPERATOR",
+    "AGENT_DRAINING",
 ]
 _STATES: frozenset[str] = frozenset(get_args(StateName))
 _REASONS: frozenset[str] = frozenset(get_args(ReasonName))

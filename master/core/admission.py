@@ -119,7 +119,8 @@ class AgentHolds:
             elif not agent.in_allocator:
                 continue
             elif launching(agent) < bound:
-                core.allocator.set_agent_draining(agent_id, False)
+                # A cordoned agent stays out (maintenance.py): only its launches moved on.
+                core.allocator.set_agent_draining(agent_id, agent.maintenance is not None)
                 self.held.discard(agent_id)
             else:
                 core.allocator.set_agent_draining(agent_id, True)

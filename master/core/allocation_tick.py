@@ -1,8 +1,9 @@
 """The allocation tick: what an AllocationTick offers, and to whom.
 
 Rules (in this order):
-1. Nominations past their time are swept, and agents held at their launch bound whose
-   launches moved on are released (admission.py).
+1. Nominations past their time are swept, gangs' holds whose victims are gone are offered as
+   their bundles if they could not be before (gang_holds.py), and agents held at their launch
+   bound whose launches moved on are released (admission.py).
 2. Launch pacing decides how many cpus this cycle may offer (pacing.py); a cycle the shell
    holds (its backlog at a bound) offers nothing. With nothing to offer, the allocator is
    spared its walk.
@@ -26,7 +27,15 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import Scalars
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, demands, gangs, nominations, pending
+from corral.master.core import (
+    demand_work,
+    demands,
+    gang_holds,
+    gangs,
+    nomination_sweep,
+    nominations,
+    pending,
+)
 from corral.master.core import events as ev
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import FrameworkRecord
@@ -40,7 +49,9 @@ Commands = list[cmd.Command]
 
 
 def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
-    out: Commands = nominations.sweep(core, e) if core.nominations else []
+    out: Commands = nomination_sweep.sweep(core, e) if core.nominations else []
+    if core.nominations:
+        out += gang_holds.retry(core, e)  # gangs' holds waiting for room for their bundle
     if len(core.quarantine):
         core.quarantine.sweep(e.now)
     if core.holds.held:

@@ -126,6 +126,14 @@ class ClusterEvent(Command):
     object_kind: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer(Command):
+    """What the call that caused the event is answered with (an operator's action), given to
+    its caller once the event's changes are durable; at most one per event."""
+
+    value: object
+
+
 # --- to the registry ----------------------------------------------------------------------
 
 

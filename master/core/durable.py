@@ -2,9 +2,9 @@
 
 The core decides what is durable; the shell (``corral.master.registry``) stores it. Rules:
 1. An agent is in the registry from its first registration (admission) on, with the secret that
-   proves its id and when it became unreachable, if it did, until an unreachable one is
-   forgotten (pruning.py). Tasks are not: agents report them when they re-register, as in
-   Mesos.
+   proves its id, when it became unreachable, if it did, and its maintenance (cordoned,
+   draining), until an unreachable one is forgotten (pruning.py) or an operator deletes it.
+   Tasks are not: agents report them when they re-register, as in Mesos.
 2. A framework is in the registry from its first SUBSCRIBED on, with its info (failover timeout
    included) and when it disconnected or was removed. Frameworks known only from agents'
    reports (placeholders) are not.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
-from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.master.core.types import AgentSpec, FrameworkSpec, Maintenance
 from corral.priority import PriorityClass
 from corral.roles import Quota
 
@@ -31,6 +31,7 @@ class AgentEntry:
     secret: str
     registered_at: float
     unreachable_at: float | None = None
+    maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py)
 
     @property
     def agent_id(self) -> str:
@@ -56,6 +57,7 @@ def agent_entry(agent: AgentRecord) -> AgentEntry:
         secret=agent.secret,
         registered_at=agent.registered_at,
         unreachable_at=agent.unreachable_at,
+        maintenance=agent.maintenance,
     )
 
 
@@ -79,7 +81,8 @@ class PutAgent:
 
 @dataclass(frozen=True, slots=True)
 class RemoveAgent:
-    """An unreachable agent's record is forgotten (pruning.py)."""
+    """An agent's record is forgotten (pruning.py: unreachable too long or too many; or an
+    operator deleted it: maintenance.py)."""
 
     agent_id: str
 

@@ -15,6 +15,7 @@ from corral.master.core.types import (
     Demand,
     FrameworkSpec,
     ReportedTask,
+    Requester,
     Status,
     TaskSpec,
 )
@@ -168,6 +169,49 @@ class SetPriorityClass(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeletePriorityClass(Event):
     name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorAction(Event):
+    """An operator's action on tasks, frameworks or agents (operator_actions.py,
+    maintenance.py): answered with an ``Answer``, recorded as a cluster event naming
+    ``requester``."""
+
+    requester: Requester
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KillTasks(OperatorAction):
+    """Kill tasks: (framework id, empty for any, task id) each."""
+
+    tasks: tuple[tuple[str, str], ...]
+    grace_seconds: float | None = None  # None: each task's own kill grace period
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TeardownFramework(OperatorAction):
+    framework_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cordon(OperatorAction):
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Uncordon(OperatorAction):
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Drain(OperatorAction):
+    agent_id: str
+    grace_seconds: float | None = None  # None: each task's own kill grace period
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteAgent(OperatorAction):
+    agent_id: str
 
 
 # --- the master's own life ----------------------------------------------------------------

@@ -15,7 +15,9 @@ Rules:
    filters, draining) less the demand's own constraints: a slot is one task's shape on one
    agent, agents with the most slots first (fewest agents; ties by id), within the role's
    quota headroom. Found: the slots are charged (``allocate``) and offered, one offer per
-   agent, marked with one gang id, in the tick's OFFERS. Not found: nothing is charged.
+   agent, marked with one gang id, in the tick's OFFERS. Not found: nothing is charged. A gang
+   whose preemption holds room is not cut here: its bundle is made of its holds
+   (gang_holds.py).
 3. A demand has at most one bundle outstanding; a bundle's offers are all outstanding or none
    (offer_book.py, checked by validate()). An accept must use all of them and launch at least
    its members; declining any, a rescind of any, or the framework's stream going returns all.
@@ -199,6 +201,8 @@ def candidates(core: MasterCore, now: float) -> list[tuple[FrameworkRecord, Dema
     2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
     outstanding = {(g.framework_id, g.demand) for g in core.book.gangs.values()}
+    # A gang whose preemption holds room gets its bundle from those holds (gang_holds.py).
+    outstanding.update((n.framework_id, n.demand) for n in core.nominations.values())
     for fw_id in core.gang_frameworks:
         fw = core.frameworks.get(fw_id)
         if (

@@ -35,6 +35,8 @@ Rules of the core (this file and those modules apply them):
    the free room its planned tasks need beside their victims is held for the preemptor then,
    and what a victim frees is charged to it in the same event it ends in (``settle`` after
    the handler), so no cycle sees either free, and they are offered to the preemptor alone.
+10. Operators' actions (operator_actions.py, maintenance.py) are events naming who asked; each
+   is answered by an ``Answer`` command the shell gives its caller once the event is durable.
 """
 
 from __future__ import annotations
@@ -52,9 +54,12 @@ from corral.master.core import (
     admission,
     allocation_tick,
     demands,
+    explain_causes,
     framework_calls,
+    maintenance,
     membership,
     nominations,
+    operator_actions,
     operator_settings,
     pending,
     reconcile,
@@ -159,6 +164,12 @@ class MasterCore:
             ev.Tick: partial(ticks.tick, self),
             ev.Recover: self._recover,
             ev.AllocationTick: partial(allocation_tick.allocation_tick, self),
+            ev.KillTasks: partial(operator_actions.kill_tasks, self),
+            ev.TeardownFramework: partial(operator_actions.teardown, self),
+            ev.Cordon: partial(maintenance.cordon, self),
+            ev.Uncordon: partial(maintenance.uncordon, self),
+            ev.Drain: partial(maintenance.drain, self),
+            ev.DeleteAgent: partial(maintenance.delete_agent, self),
         }
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
@@ -192,6 +203,7 @@ class MasterCore:
         self.quarantine = Quarantine()  # demands the allocation tick failed on (quarantine.py)
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
+        self.maybe_drained: set[str] = set()  # draining agents a task ended on (maintenance.py)
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -203,6 +215,8 @@ class MasterCore:
             raise
         if self.victims_freed:
             out += nominations.settle(self, event)
+        if self.maybe_drained:
+            out += maintenance.settle(self, event)
         if self.demands_moved:
             for fw_id in self.demands_moved:
                 fw = self.frameworks.get(fw_id)
@@ -415,6 +429,8 @@ class MasterCore:
                 else:
                     batch.append(entry)
             return_ports(agent, task.spec.resources.ports)
+            if agent.maintenance is not None:
+                maintenance.task_ended(self, agent)
         fw = self.frameworks.get(task.framework_id)
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
             self.count_demand_task(fw, task, -1)
@@ -467,7 +483,7 @@ class MasterCore:
             "suppressed": fw.suppressed,
             "outstanding_offers": self.book.count_of(fw.framework_id),
             "offered_agents": explanation.offered_agents,
-            "reasons": dict(explanation.reasons),
+            "reasons": explain_causes.explained(self, fw, dict(explanation.reasons)),
             "details": dict(explanation.details),
             "priority": demands.priority(fw, self.priority),
             "wants_nothing": demands.wants_nothing(fw),

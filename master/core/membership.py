@@ -23,7 +23,7 @@ Rules:
 5. Detached (its stream closed, a re-registration, UNREACHABLE): its offers are rescinded, the
    nominations on it released, and it leaves the allocator with its tasks' charges (the core's
    rule 3). Attached: its resources and its tasks' charges go back in, and it is held if its
-   launches are at the bound (admission.py).
+   launches are at the bound (admission.py) or it is cordoned (maintenance.py).
 6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
    UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
    while it was RECOVERING answered. It is forgotten after a while (pruning.py).
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, pruning, reconcile, ticks
+from corral.master.core import maintenance, mirror, nominations, pruning, reconcile, ticks
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -172,6 +172,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         )
     )
     out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
+    out += maintenance.reregistered(core, agent, e)  # a draining agent's tasks are killed
     agent.tasks_known = True
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)
@@ -250,6 +251,8 @@ def _attach(core: MasterCore, agent: AgentRecord) -> None:
         {role: r.scalars() for role, r in spec.reservations.items()} or None,
     )
     agent.in_allocator = True
+    if agent.maintenance is not None:
+        core.allocator.set_agent_draining(agent.agent_id, True)  # maintenance.py rule 1
     core.largest.changed()
     core.freed(agent)
     for task in agent.tasks.values():

@@ -22,6 +22,9 @@ Rules (the core's validate() checks 3 and 4):
    Until the offer is used, declined or rescinded (or the victims outlive
    ``preemption_kill_timeout``), the demand does not preempt again. A hold on an agent that
    leaves the allocator, or of a framework that leaves, goes back to the pool.
+5. A gang waiting for its minimum preempts for its missing members, and its holds are not
+   offered one by one: together they become its bundle (gang_holds.py), so room freed for a
+   gang reaches that gang and nothing else.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, preemption
+from corral.master.core import demand_work, gang_holds, gangs, preemption
 from corral.master.core.preemption_room import UsedRoom, may_die
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
@@ -108,10 +111,10 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         rotation.served(fw_id, d.name, e.now)
         used.searches += 1
         cap = min(budget, allowance)
-        placements = core.quarantine.run(
+        found = core.quarantine.run(
             core, e, "preemption", fw_id, d.name, _search, core, fw, d, value, used, cap
         )
-        made = _nominate(core, fw, d, placements, used, e) if placements else []
+        made = _nominate(core, fw, d, found[0], used, e, found[1]) if found and found[0] else []
         if not made:
             found_nothing.add(key)
         per_framework.spent(fw_id, _victims_this_cycle(made), e.now)
@@ -131,11 +134,16 @@ def _search(
     value: int,
     used: UsedRoom,
     budget: int,
-) -> list[preemption.Placement]:
+) -> tuple[list[preemption.Placement], dict[str, int]]:
     """Rule 1's search for one demand, changing nothing (a quarantine unit): the placements
-    that need victims, or none."""
+    that need victims (none: nothing to preempt), and for a waiting gang the members planned
+    in free room per agent (gang_holds.py)."""
     shape = d.resources.scalars()
-    need = d.count - fw.demand_tasks.get(d.name, 0)
+    # A waiting gang needs its missing members, as one bundle (gang_holds.py): it can use
+    # neither its framework's ordinary offers nor room it does not hold.
+    gang = gangs.waiting(fw, d)
+    need = gangs.missing(fw, d) if gang else d.count - fw.demand_tasks.get(d.name, 0)
+    free_slots: dict[str, int] = {}
     views: list[preemption.AgentView] = []
     agents = core.agents
     ids = core.task_sums.could_hold(shape, value)  # demand_work.py rule 4
@@ -146,19 +154,22 @@ def _search(
             not agent.in_allocator
             or agent.state is not AgentState.ACTIVE
             or agent.connection is None
+            or agent.maintenance is not None  # cordoned: nothing new goes there
             or not used.placeable(fw, d, agent)
         ):
             continue
         u = used.get(agent)
         free = [t - x for t, x in zip(agent.spec.resources.scalars(), u, strict=True)]
         for offer in core.book.of_agent(agent.agent_id):  # its own offers are room it can use
-            if offer.framework_id == fw.framework_id:
+            if offer.framework_id == fw.framework_id and not gang:
                 free = [f + x for f, x in zip(free, offer.scalars, strict=True)]
         while need > 0 and preemption.fits(shape, free):
             need -= 1
             free = [f - x for f, x in zip(free, shape, strict=True)]
+            if gang:
+                free_slots[agent_id] = free_slots.get(agent_id, 0) + 1
         if need <= 0:
-            return []  # room for every unmet task: nothing to preempt
+            return [], {}  # room for every unmet task: nothing to preempt
         lower = used.lower(agent, value)
         if not preemption.fits(shape, [f + x for f, x in zip(free, lower, strict=True)]):
             continue  # not even every lower task gone would make room here
@@ -168,8 +179,8 @@ def _search(
         if candidates:
             views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
     if not views:
-        return []
-    return preemption.place(shape, need, value, views, _spare(core), budget)
+        return [], free_slots
+    return preemption.place(shape, need, value, views, _spare(core), budget), free_slots
 
 
 def _group(task: TaskRecord) -> str:
@@ -204,6 +215,7 @@ def _nominate(
     placements: list[preemption.Placement],
     used: UsedRoom,
     e: ev.Event,
+    free_slots: dict[str, int] | None = None,
 ) -> list[cmd.Command]:
     out: list[cmd.Command] = []
     by = f"preempted by framework {fw.framework_id} ({fw.spec.name}) for demand {d.name}"
@@ -246,7 +258,20 @@ def _nominate(
                     f"(priority {v.priority} < {core.priority.value(d.priority_class)})",
                 )
             )
-    _hold_free_room(core, fw, d, placements, used)
+    if out and free_slots:
+        # gang_holds.py rule 1: the members planned in free room are held too.
+        for agent_id in free_slots:
+            key = (fw.framework_id, d.name, agent_id)
+            if key not in core.nominations:
+                core.nominations[key] = Nomination(
+                    fw.framework_id,
+                    d.name,
+                    agent_id,
+                    set(),
+                    e.now,
+                    e.now + core.config.preemption_kill_timeout,
+                )
+    _hold_free_room(core, fw, d, placements, used, free_slots if out else None)
     return out
 
 
@@ -256,13 +281,14 @@ def _hold_free_room(
     d: Demand,
     placements: list[preemption.Placement],
     used: UsedRoom,
+    free_slots: dict[str, int] | None = None,
 ) -> None:
     """Rule 3 for the part of the planned tasks that free room covers (their mem, say, when
     only cpus were short): held for the preemptor from now, as the victims' share will be.
     Left free, the next cycle would offer it to someone else, the preemptor's offer would not
     hold whole tasks, and the demand would preempt again."""
-    tasks: dict[str, int] = {}
-    freed: dict[str, list[float]] = {}
+    tasks: dict[str, int] = dict(free_slots or {})
+    freed: dict[str, list[float]] = {a: [0.0, 0.0, 0.0, 0.0] for a in tasks}
     for p in placements:
         tasks[p.agent_id] = tasks.get(p.agent_id, 0) + 1
         f = freed.setdefault(p.agent_id, [0.0, 0.0, 0.0, 0.0])
@@ -318,9 +344,13 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         n.held = [h + x for h, x in zip(n.held, scalars, strict=True)]
         touched.append(nkey)
     out: list[cmd.Command] = []
+    gang_groups: dict[gang_holds.Group, None] = {}
     for nkey in dict.fromkeys(touched):
         n = core.nominations[nkey]
         if n.victims or n.offer_id:
+            continue
+        if gang_holds.is_gang_hold(core, n):
+            gang_groups[(n.framework_id, n.demand)] = None  # one bundle (gang_holds.py)
             continue
         fw = core.frameworks[n.framework_id]
         agent = core.agents[n.agent_id]
@@ -339,6 +369,10 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                 stimulus_id=e.stimulus_id, framework_id=fw.framework_id, batches=(offer,)
             )
         )
+    for key in gang_groups:
+        if not any(m.victims for m in gang_holds.group(core, key)):
+            gang_holds.became_ready(core, key, e.now)
+            out += gang_holds.offer(core, key, e)
     return out
 
 
@@ -368,61 +402,6 @@ def _top_up(
     k = min(whole, max(0, d.count - fw.demand_tasks.get(d.name, 0)))
     a, b, c, g = (min(f, max(0.0, k * x - h)) for f, x, h in zip(free, shape, held, strict=True))
     return (a, b, c, g)
-
-
-def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
-    """End nominations whose offer was used or returned, expired, or whose victims outlived
-    the kill timeout (rule 4)."""
-    out: list[cmd.Command] = []
-    for nkey, n in list(core.nominations.items()):
-        if n.offer_id:
-            offer = core.offers.get(n.offer_id)
-            if offer is None:
-                del core.nominations[nkey]  # used, declined or rescinded
-                if _launched_in(core, n):
-                    core.preemption_budget.used(n.framework_id, n.demand)
-                else:
-                    out.append(_unused(core, n, e, "was declined or rescinded unused"))
-            elif e.now >= n.expires_at:
-                core.book.give_back([offer])
-                del core.nominations[nkey]
-                out.append(
-                    cmd.SendRescind(
-                        stimulus_id=e.stimulus_id,
-                        framework_id=n.framework_id,
-                        offer_ids=(n.offer_id,),
-                    )
-                )
-                seconds = core.config.preemption_nomination_seconds
-                out.append(_unused(core, n, e, f"was not used in {seconds:g}s"))
-        elif e.now >= n.expires_at:
-            release(core, n)
-    return out
-
-
-def _launched_in(core: MasterCore, n: Nomination) -> bool:
-    """The hold's offer launched tasks of its demand (preemption_budget.py rule 2)."""
-    agent = core.agents.get(n.agent_id)
-    if agent is None:
-        return False
-    return any(
-        t.framework_id == n.framework_id
-        and t.spec.demand == n.demand
-        and t.launched_at >= n.offered_at
-        for t in agent.tasks.values()
-    )
-
-
-def _unused(core: MasterCore, n: Nomination, e: ev.Event, what: str) -> cmd.ClusterEvent:
-    """A strike against the demand (preemption_budget.py rule 2), said as an event."""
-    backoff = core.preemption_budget.unused(n.framework_id, n.demand, e.now)
-    return core.cluster_event(
-        e,
-        "nomination_expired",
-        n.framework_id,
-        f"the room preempted on agent {n.agent_id} for demand {n.demand} {what}; "
-        f"the demand preempts nothing for {backoff:g}s",
-    )
 
 
 def release(core: MasterCore, n: Nomination) -> None:

@@ -11,7 +11,9 @@ from corral.master.core.types import (
     AgentSpec,
     Demand,
     FrameworkSpec,
+    Maintenance,
     Status,
+    TaskReason,
     TaskSpec,
     TaskState,
 )
@@ -63,6 +65,9 @@ class TaskRecord:
     kill_requested: bool = False
     # Who preempted it ("framework F, demand D"): its KILLED status says so (reason PREEMPTED).
     preempted_by: str = ""
+    # Killed by an operator or a drain (operator_actions.py, maintenance.py): the reason and
+    # message its KILLED status reaches the framework with.
+    killed_for: tuple[TaskReason, str] | None = None
 
     @property
     def task_id(self) -> str:
@@ -110,6 +115,7 @@ class AgentRecord:
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
+    maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py; durable)
 
     @property
     def agent_id(self) -> str:

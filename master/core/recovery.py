@@ -95,6 +95,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             heartbeat_interval=core.config.agent_heartbeat_interval,
             secret=aentry.secret,
             unreachable_at=aentry.unreachable_at,
+            maintenance=aentry.maintenance,
         )
         core.durable_agents[aentry.agent_id] = aentry
         if aentry.unreachable_at is not None:

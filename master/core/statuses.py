@@ -11,7 +11,9 @@ Rules:
 2. An UNREACHABLE agent is not believed either: its stream is closed so that it re-registers
    (the core's ``ask_to_reregister``) and resends what it has not had acknowledged.
 3. A preempted task's KILLED reaches its framework with reason PREEMPTED and its preemptor's
-   message (the core's rule 9), re-encoded rather than the agent's message passed on.
+   message (the core's rule 9), re-encoded rather than the agent's message passed on; a task
+   an operator killed or drained, with reason KILLED_BY_OPERATOR or AGENT_DRAINING and who
+   asked (operator_actions.py, maintenance.py).
 4. A status with a uuid is kept in its framework's ``pending`` until acknowledged (resent by
    the core's ticks); when they reach ``max_framework_pending_statuses`` the framework is
    offered nothing (admission.py). ``forward`` sends one status the same way. The framework's
@@ -115,6 +117,10 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                     # killed); re-encoded, not the agent's message forwarded as is.
                     status.reason = TaskReason.PREEMPTED
                     status.message = task.preempted_by
+                    status.wire = None
+                elif task.killed_for is not None and state is TaskState.KILLED:
+                    # An operator's kill or a drain (operator_actions.py, maintenance.py).
+                    status.reason, status.message = task.killed_for
                     status.wire = None
                 core.set_task_state(task, status, e, ended)
                 if state.terminal:

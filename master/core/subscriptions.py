@@ -22,7 +22,8 @@ Rules:
    timeout (its own, else the master's) has run out.
 5. A removed framework's offers and nominations go back, its tasks are killed (on their agents
    if connected; KILLED with reason FRAMEWORK_REMOVED either way), its unacknowledged statuses
-   are dropped, it leaves the allocator and its stream is closed. It is kept REMOVED among a
+   are dropped, its demands are forgotten (it wants nothing; views show no priority for it),
+   it leaves the allocator and its stream is closed. It is kept REMOVED among a
    bounded number of removed frameworks (completed.py); the oldest past the bound are forgotten,
    here and in the registry's mirror.
 """
@@ -248,6 +249,9 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
         FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
     )
     fw.pending.clear()
+    # A removed framework wants nothing: no demand, unmet count or priority is shown for it.
+    fw.demands = {}
+    fw.demand_tasks = {}
     fw.removed_at = e.now
     core.gang_frameworks.discard(fw.framework_id)
     mirror.mark_framework(core, fw)

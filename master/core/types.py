@@ -67,6 +67,7 @@ class AgentSpec:
     attributes: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     reservations: dict[str, Resources] = field(default_factory=dict)
+    name: str = ""  # for people: tells apart agents of one host (AgentInfo.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,40 @@ class FrameworkSpec:
     offer_constraints: tuple[AttributeConstraint, ...] = ()
     hostname: str = ""
     user: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Requester:
+    """Who asked for an operator's action, as the shell knows it: the address the call came
+    from and the name the caller declared (``corral --as NAME``; empty if none). ``verified``
+    is False until authentication (TLS client certificates) supplies a principal the shell has
+    checked: then ``name`` is that principal. Cluster events name the requester as ``str()``."""
+
+    address: str
+    name: str = ""
+    verified: bool = False
+
+    def __str__(self) -> str:
+        if not self.name:
+            return f"an operator at {self.address or 'an unknown address'}"
+        how = "" if self.verified else " (declared)"
+        return f"operator {self.name}{how} at {self.address or 'an unknown address'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Maintenance:
+    """An agent under maintenance (maintenance.py): ``cordoned`` (offered to nobody) or
+    ``draining`` (cordoned, and its tasks killed with ``grace_seconds``, or each task's own
+    grace when None). ``requested_by`` is the Requester's text."""
+
+    mode: str  # CORDONED or DRAINING
+    since: float
+    requested_by: str
+    grace_seconds: float | None = None
+
+
+CORDONED = "cordoned"
+DRAINING = "draining"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from corral.master.core.durable import (
     RegistryState,
     RemoveAgent,
 )
+from corral.master.registry import maintenance_json
 from corral.master.registry.identity import (
     Marker,
     new_marker,
@@ -80,6 +81,12 @@ CREATE TABLE IF NOT EXISTS quotas (
     quota_limit TEXT NOT NULL  -- JSON, null for unlimited
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);  -- registry_id, ...
+-- An agent's maintenance (cordoned, draining) as JSON: a table of its own, so a registry
+-- written before it existed is read and written as it is.
+CREATE TABLE IF NOT EXISTS agent_maintenance (
+    agent_id TEXT PRIMARY KEY,
+    maintenance TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS priority_classes (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL,  -- the order of operators' changes (a new global default last)
@@ -175,9 +182,13 @@ class SqliteRegistry:
                     secret=secret,
                     registered_at=registered_at,
                     unreachable_at=unreachable_at,
+                    maintenance=maintenance_json.from_json(
+                        None if maintenance is None else json.loads(maintenance)
+                    ),
                 )
-                for info, secret, registered_at, unreachable_at in db.execute(
-                    "SELECT info, secret, registered_at, unreachable_at FROM agents "
+                for info, secret, registered_at, unreachable_at, maintenance in db.execute(
+                    "SELECT info, secret, registered_at, unreachable_at, m.maintenance "
+                    "FROM agents LEFT JOIN agent_maintenance AS m USING (agent_id) "
                     "ORDER BY registered_at, agent_id"
                 )
             )
@@ -291,8 +302,16 @@ def _write(db: sqlite3.Connection, change: Change) -> bool:
                 a.unreachable_at,
             ),
         )
+        if a.maintenance is None:
+            db.execute("DELETE FROM agent_maintenance WHERE agent_id = ?", (a.agent_id,))
+        else:
+            db.execute(
+                "INSERT OR REPLACE INTO agent_maintenance VALUES (?, ?)",
+                (a.agent_id, json.dumps(maintenance_json.to_json(a.maintenance))),
+            )
     elif isinstance(change, RemoveAgent):
         db.execute("DELETE FROM agents WHERE agent_id = ?", (change.agent_id,))
+        db.execute("DELETE FROM agent_maintenance WHERE agent_id = ?", (change.agent_id,))
     elif isinstance(change, PutFramework):
         f = change.entry
         db.execute(

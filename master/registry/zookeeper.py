@@ -59,6 +59,7 @@ from corral.master.core.durable import (
     RegistryState,
     RemoveAgent,
 )
+from corral.master.registry import maintenance_json
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
 from corral.priority import class_from_json
@@ -192,6 +193,7 @@ class ZooKeeperRegistry:
                         secret=str(r["secret"]),
                         registered_at=float(r["registered_at"]),
                         unreachable_at=_opt_float(r.get("unreachable_at")),
+                        maintenance=maintenance_json.from_json(r.get("maintenance")),
                     )
                     for r in raw["agents"].values()
                 ),
@@ -271,8 +273,9 @@ class ZooKeeperRegistry:
                 "secret": a.secret,
                 "registered_at": a.registered_at,
                 "unreachable_at": a.unreachable_at,
+                "maintenance": maintenance_json.to_json(a.maintenance),
             }
-        if isinstance(change, RemoveAgent):  # an unreachable agent forgotten (pruning.py)
+        if isinstance(change, RemoveAgent):  # pruned (pruning.py) or deleted by an operator
             return self._path("agents", change.agent_id), None
         if isinstance(change, PutFramework):
             f = change.entry

@@ -817,6 +817,10 @@ class Fuzzer:
         "/corral.v1.AgentService/Connect",
         "/corral.v1.Operator/GetState",
         "/corral.v1.Operator/Explain",
+        "/corral.v1.Operator/KillTasks",
+        "/corral.v1.Operator/Drain",
+        "/corral.v1.Operator/DeleteAgent",
+        "/corral.v1.Operator/ReadTaskFile",
     )
 
     async def do_garbage(self, variant: str, who: str, pick: int) -> None:
@@ -833,7 +837,7 @@ class Fuzzer:
         label = f"{variant}@{method.rsplit('/', 1)[1]}"
         try:
             async with asyncio.timeout(CALL_TIMEOUT):
-                if method.endswith(("Subscribe",)):
+                if method.endswith(("Subscribe", "ReadTaskFile")):
                     rpc = self.channel.unary_stream(
                         method, request_serializer=identity, response_deserializer=identity
                     )(data)

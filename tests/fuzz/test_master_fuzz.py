@@ -138,7 +138,7 @@ def test_master_survives_fuzzing(fuzzer: tuple[LoopThread, Fuzzer]) -> None:
         check=False,
     )
     assert out.returncode == 0, f"`corral get agents` failed: {out.stderr}"
-    assert any(a["info"]["id"] == fuzz.real_agent_id for a in json.loads(out.stdout)), out.stdout
+    assert any(a["id"] == fuzz.real_agent_id for a in json.loads(out.stdout)), out.stdout
     bugs = {code: n for code, n in fuzz.codes.items() if code in ("UNKNOWN", "INTERNAL")}
     assert not bugs, f"calls ended with {bugs}"
     assert fuzz.calls >= TARGET_CALLS

@@ -59,8 +59,10 @@ async def test_get_prints_whole_ids_states_and_constraints(tmp_path: Path) -> No
             header, row = await get(cluster.master, "frameworks", "-o", "wide")
             assert header[-4:] == ["OFFERED", "CONSTRAINTS", "TOLERATIONS", "DEMANDS"]
             assert "zone in (a,b)" in " ".join(row)
-            (_, agent) = await get(cluster.master, "agents")
-            assert agent[2] == "active" and "rack=r1,zone=a" in agent
+            (header, agent) = await get(cluster.master, "agents")
+            shown = dict(zip(header, agent, strict=False))
+            assert shown["STATE"] == "active" and "rack=r1,zone=a" in agent
+            assert shown["ZONE"] == "a" and shown["NAME"] == "agent-0"
 
             # The id as printed is the id: it pastes into the next command.
             why = await asyncio.to_thread(corral, "explain", row[0], "--master", cluster.master)

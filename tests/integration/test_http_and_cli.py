@@ -75,7 +75,7 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
             )
             assert got.returncode == 0, got.stderr
             agents = json.loads(got.stdout)
-            assert agents[0]["info"]["resources"]["cpus"] == 2
+            assert agents[0]["resources"]["cpus"] == 2  # the shape of /api/v1/state
             table = await asyncio.to_thread(corral, "get", "frameworks", "--master", cluster.master)
             assert table.returncode == 0 and "decliner" in table.stdout
             why = await asyncio.to_thread(

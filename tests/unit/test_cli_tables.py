@@ -45,9 +45,15 @@ def test_long_ids_are_printed_whole_and_on_one_line() -> None:
         f"task-{LONG_ID}",
         LONG_ID,
         f"agent-{LONG_ID}",
+        "-",  # host: the agent is not in the state
+        "-",  # zone
         "RUNNING",
+        "-",  # reason
+        "-",  # age: no launch time
+        "-",  # health: no check
         "cpus:1",
         "mem:64",
+        "-",  # ports
         "x" * 60,  # the message is cut to 60 characters, except with -o wide
     ]
     assert len(row) > 80  # wider than the console rich assumes for a pipe
@@ -77,8 +83,9 @@ def test_wide_adds_columns_after_the_default_ones() -> None:
     cols, _, _ = rows("tasks", state)
     wcols, wtable, _ = rows("tasks", state, wide=True)
     assert wcols[: len(cols)] == cols
-    assert wcols[len(cols) :] == ["NAME", "REASON", "PRIORITY CLASS", "DEMAND"]
-    assert wtable[0][len(cols) :] == ["web", "PREEMPTED", "serving", "web"]
+    assert wcols[len(cols) :] == ["NAME", "PRIORITY CLASS", "DEMAND"]
+    assert wtable[0][len(cols) :] == ["web", "serving", "web"]
+    assert wtable[0][cols.index("REASON")] == "PREEMPTED"
     assert wtable[0][cols.index("MESSAGE")] == "m" * 70
     ocols, otable, _ = rows("offers", state, wide=True)
     assert dict(zip(ocols, otable[0], strict=True))["ATTRIBUTES"] == "rack=r1,zone=a"
@@ -174,3 +181,62 @@ def test_the_layout_of_printable_rows_is_richs_and_anything_else_goes_through_ri
     expected = io.StringIO()
     _print_rich(Console(file=expected, width=widths, soft_wrap=False), columns, rows, "")
     assert printed == expected.getvalue()
+
+
+def _agent(aid: str, host: str, name: str, **fields: object) -> op.AgentState:
+    res = pb.Resources(cpus=4, mem=4096, ports=[pb.Range(begin=31000, end=31009)])
+    return op.AgentState(
+        info=pb.AgentInfo(
+            id=aid, hostname=host, name=name, resources=res, attributes={"zone": "a"}
+        ),
+        used=pb.Resources(cpus=1.5, mem=1024),
+        state="active",
+        connected=True,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_agents_show_name_zone_free_of_total_ports_and_maintenance() -> None:
+    state = op.State(
+        agents=[
+            _agent("a1", "node", "left"),
+            _agent("a2", "node", "right", maintenance=op.Maintenance(mode="cordoned")),
+            _agent("a3", "other", "x", maintenance=op.Maintenance(mode="draining")),
+            _agent("a4", "other2", "y", maintenance=op.Maintenance(mode="draining", drained=True)),
+        ]
+    )
+    cols, table, _ = rows("agents", state)
+    by_id = {row[0]: dict(zip(cols, row, strict=True)) for row in table}
+    assert by_id["a1"]["NAME"] == "left" and by_id["a1"]["ZONE"] == "a"
+    assert (by_id["a1"]["CPUS"], by_id["a1"]["MEM"]) == ("2.5/4", "3072/4096")
+    assert by_id["a1"]["PORTS"] == "31000-31009" and by_id["a1"]["GPUS"] == "-"
+    assert [by_id[a]["STATE"] for a in ("a1", "a2", "a3", "a4")] == [
+        "active",
+        "cordoned",
+        "draining",
+        "drained",
+    ]
+
+
+def test_tasks_tell_apart_agents_of_one_host_and_show_age_zone_ports() -> None:
+    task_res = pb.Resources(cpus=1, ports=[pb.Range(begin=31002, end=31002)])
+    state = op.State(
+        agents=[_agent("a1", "node", "left"), _agent("a2", "node", "right")],
+        tasks=[
+            op.TaskEntry(
+                info=pb.TaskInfo(task_id="t1", agent_id="a2", resources=task_res),
+                status=pb.TaskStatus(state=pb.TASK_STATE_RUNNING, healthy=False),
+                launched_at=1000.0,
+            )
+        ],
+    )
+    cols, table, records = rows("tasks", state, now=1000.0 + 3 * 3600 + 5)
+    row = dict(zip(cols, table[0], strict=True))
+    assert row["HOST"] == "node/right"  # two agents on "node": the name tells them apart
+    assert (row["ZONE"], row["AGE"], row["PORTS"], row["HEALTH"]) == (
+        "a",
+        "3h",
+        "31002",
+        "unhealthy",
+    )
+    assert records[0]["resources"]["ports"] == [[31002, 31002]] and records[0]["healthy"] is False

@@ -75,3 +75,39 @@ def test_the_page_shows_attributes_as_an_operator_writes_them() -> None:
     page = views.index_html(views.state_json(h.core, tasks=False))
     assert "<td>rack=r1, zone=a</td>" in page
     assert "{" not in page.split("<h2>Agents</h2>")[1]  # no Python dict repr
+
+
+def test_cli_json_and_http_state_give_each_object_one_shape() -> None:
+    # Issue #32: `corral get ... -o json` and /api/v1/state differed (ids nested in "info",
+    # port ranges as {begin, end}). Both are master/state_json.py of the same message now.
+    h = Harness(MasterConfig(agent_timeout=10**6))
+    aid, _ = h.add_agent(resources="cpus:4;mem:4096;disk:100;ports:[31000-31009]")
+    fid, _ = h.subscribe("web")
+    h.set_demands(fid, demand("web", count=2, priority_class="serving"))
+    (offer,) = h.offers_for(fid)
+    from tests.unit.core_harness import task
+
+    h.accept(fid, [offer.offer_id], task("t1", "cpus:1;mem:64;ports:[31003-31003]", demand="web"))
+    http = views.state_json(h.core)
+    state = views.state_pb(h.core)
+    for kind in ("agents", "frameworks", "tasks", "offers"):
+        assert rows(kind, state)[2] == http[kind], kind
+    (task_record,) = http["tasks"]
+    assert task_record["id"] == "t1" and task_record["resources"]["ports"] == [[31003, 31003]]
+    assert http["agents"][0]["id"] == aid and http["agents"][0]["resources"]["ports"] == [
+        [31000, 31009]
+    ]
+
+
+def test_the_cli_shape_needs_no_server_extra() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, corral.cli.get_cmd, corral.cli.describe_cmd, corral.master.state_json;"
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'aiohttp', 'numba', 'psutil', 'prometheus_client', 'kazoo')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -24,7 +24,7 @@ from corral.master.core.durable import (
     PutWeight,
     RemoveAgent,
 )
-from corral.master.core.types import AgentSpec, FrameworkSpec
+from corral.master.core.types import AgentSpec, FrameworkSpec, Maintenance
 from corral.master.registry import MemoryRegistry, RegistryError, SqliteRegistry, open_registry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
 from corral.placement import AttributeConstraint, ConstraintOp, Taint, TaintEffect, Toleration
@@ -90,6 +90,33 @@ CHANGES: list[Change] = [
     ),
     RemoveAgent("a2"),  # forgotten (pruning.py)
     RemoveAgent("never-there"),  # nothing to forget: not an error
+    # An agent cordoned, then draining (kept with its record), and one deleted.
+    PutAgent(
+        AgentEntry(
+            spec=replace(AGENT.spec, agent_id="a2", name="rack7-left"),
+            secret="x",
+            registered_at=102.0,
+            maintenance=Maintenance("cordoned", 110.0, "operator alice at 10.0.0.1:4242"),
+        )
+    ),
+    PutAgent(
+        AgentEntry(
+            spec=replace(AGENT.spec, agent_id="a2", name="rack7-left"),
+            secret="x",
+            registered_at=102.0,
+            maintenance=Maintenance("draining", 111.0, "an operator at ::1", 2.5),
+        )
+    ),
+    PutAgent(AgentEntry(spec=replace(AGENT.spec, agent_id="a3"), secret="y", registered_at=103.0)),
+    PutAgent(
+        AgentEntry(
+            spec=replace(AGENT.spec, agent_id="a3"),
+            secret="y",
+            registered_at=103.0,
+            maintenance=Maintenance("cordoned", 112.0, "an operator at ::1"),
+        )
+    ),
+    RemoveAgent("a3"),
 ]
 
 
@@ -104,10 +131,13 @@ def test_sqlite_holds_what_memory_holds_after_a_reopen(tmp_path: Path) -> None:
     state = reopened.load()
     assert state.durable and not memory.load().durable  # an unknown agent id is a new agent
     assert replace(state, durable=False) == memory.load()
-    assert [a.agent_id for a in state.agents] == ["a1"]
     assert state.agents[0].unreachable_at == 5.0 and state.agents[0].spec == AGENT.spec
     assert state.frameworks[0].spec == FRAMEWORK.spec  # every field, through the wire form
     assert state.frameworks[0].disconnected_at == 7.5
+    # a2 forgotten, then put again with its maintenance; a3 deleted, its maintenance too
+    assert [a.agent_id for a in state.agents] == ["a1", "a2"]
+    assert state.agents[1].maintenance == Maintenance("draining", 111.0, "an operator at ::1", 2.5)
+    assert state.agents[1].spec.name == "rack7-left" and state.agents[0].maintenance is None
     assert state.weights == (("web", 3.0),)
     assert state.quotas == (("web", QUOTA),)
     assert state.priority_classes == (

@@ -127,3 +127,28 @@ async def test_scaling_down_kills_the_extra_instances_without_a_backoff() -> Non
     c = s.counts()
     assert (c.wanted, c.running, c.pending) == (1, 1, 0)
     assert s.app.failures == 0 and s.app.next_launch_at == 0
+
+
+async def test_replaced_in_is_the_time_from_the_failure_to_the_replacement_running() -> None:
+    # Issue #32, defect 9: "replaced in 0.9 s" was the backoff, said as the instance failed,
+    # not how long the app was one instance short.
+    events: list[str] = []
+    spec = AppSpec.from_json(
+        {"id": "web", "command": "./serve", "cpus": 1, "mem": 64, "backoff": {"initial": 1}}
+    )
+    clock = Clock()
+    s = ServingScheduler(spec, events.append, clock=clock, rng=random.Random(0))
+    d = FakeDriver()
+    await s.offers(d, [offer("h1", "a")])  # type: ignore[arg-type]
+    (first,) = d.of("launch")[0][1]
+    await s.status(d, status(first.task_id, RUNNING))  # type: ignore[arg-type]
+    await s.status(d, status(first.task_id, FAILED))  # type: ignore[arg-type]
+    failed_line = events[-1]
+    assert "replaced in" not in failed_line and "a replacement launches in" in failed_line
+    clock.now += 1.0  # the backoff (at most `initial`) is over
+    await s.tick(d)  # type: ignore[arg-type]
+    await s.offers(d, [offer("h2", "b")])  # type: ignore[arg-type]
+    (second,) = d.of("launch")[-1][1]
+    clock.now += 2.5  # the replacement takes 2.5 s more to run
+    await s.status(d, status(second.task_id, RUNNING))  # type: ignore[arg-type]
+    assert events[-1] == f"instance {first.task_id} replaced by {second.task_id} on h2 in 3.5 s"

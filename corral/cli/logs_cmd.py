@@ -1,0 +1,71 @@
+"""`corral logs TASK [--stderr] [-f] [--tail N]`: a task's stdout (or stderr, or another file of
+its sandbox) read through the master from its agent (Operator.ReadTaskFile; kubectl logs, the
+Mesos UI's sandbox). Works for running tasks and ended ones whose sandbox is still there; says
+clearly when the sandbox is gone or the agent cannot be reached.
+
+The bytes are written as they come, unchanged. ``-f`` follows the file until the task has ended
+and everything is written (or Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import grpc
+
+from corral.cli.common import add_master_arg, non_negative_int, positive_float
+from corral.cli.errors import CliError
+from corral.cli.operator_client import OPTIONS, call_leader
+from corral.v1 import operator_pb2, operator_pb2_grpc
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("logs", help="a task's stdout or stderr, read through the master")
+    p.add_argument("task_id", metavar="TASK", help="the task's id (corral get tasks)")
+    p.add_argument("--framework", default="", help="the task's framework (if ids are shared)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--stderr", action="store_true", help="stderr instead of stdout")
+    which.add_argument(
+        "--file", default="", metavar="PATH", help="another file of the task's sandbox"
+    )
+    p.add_argument("-f", "--follow", action="store_true", help="keep writing what the task writes")
+    p.add_argument(
+        "--tail",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="start with the last N lines (default: the whole file)",
+    )
+    p.add_argument(
+        "--timeout", type=positive_float, default=10.0, help="seconds to wait for the master"
+    )
+    add_master_arg(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = args.file or ("stderr" if args.stderr else "stdout")
+    request = operator_pb2.ReadTaskFileRequest(
+        task_id=args.task_id,
+        framework_id=args.framework,
+        path=path,
+        tail_lines=args.tail,
+        offset=-1 if args.tail else 0,
+        follow=args.follow,
+    )
+    # The leader's address first (a list of masters, ZooKeeper), then one stream to it.
+    _, address = call_leader(
+        args.master, "GetPriorityClasses", operator_pb2.GetPriorityClassesRequest(), args.timeout
+    )
+    out = sys.stdout.buffer
+    with grpc.insecure_channel(address, options=OPTIONS) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+        try:
+            for chunk in stub.ReadTaskFile(request, timeout=None if args.follow else 600):
+                out.write(chunk.data)
+                out.flush()
+        except grpc.RpcError as exc:
+            detail = exc.details() if hasattr(exc, "details") else str(exc)
+            raise CliError(f"master at {address}: {detail}") from None
+    return 0

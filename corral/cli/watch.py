@@ -1,0 +1,103 @@
+"""`corral get KIND --watch`: the table, then a row each time an object changes (kubectl get -w).
+
+The master's Watch stream (cluster events) says when something changed; the state is then
+fetched again (at most every ``MIN_INTERVAL``) and each object whose record differs from what was
+last printed is printed again, a row of the first table's columns (or, with ``-o json``, one
+JSON object per line). Ages are left out of the comparison, or every row would change every
+second. Ctrl-C ends it (exit 130); a master that goes away ends it with exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+
+from corral.cli.errors import CliError
+from corral.cli.operator_client import OPTIONS, call_leader
+from corral.v1 import operator_pb2, operator_pb2_grpc
+
+MIN_INTERVAL = 0.5  # seconds between two fetches of the state
+REFRESH = 10.0  # and at least this often, events or not (a master that says nothing)
+
+Fetch = Callable[[], tuple[list[str], list[list[str]], list[dict[str, Any]]]]
+
+
+def _key(record: dict[str, Any]) -> str:
+    ident = record.get("id") or record.get("role") or record.get("name") or ""
+    return f"{record.get('framework_id', '')}/{ident}"  # task ids are per framework
+
+
+def _line(row: Sequence[str], widths: Sequence[int]) -> str:
+    from rich.cells import cell_len
+
+    cells = [c + " " * max(0, w - cell_len(c)) for c, w in zip(row, widths, strict=False)]
+    return " " + "  ".join(cells).rstrip()
+
+
+def _widths(cols: Sequence[str], table: Sequence[Sequence[str]]) -> list[int]:
+    from rich.cells import cell_len
+
+    widths = [cell_len(c) for c in cols]
+    for row in table:
+        widths = [max(w, cell_len(c)) for w, c in zip(widths, row, strict=False)]
+    return widths
+
+
+class _EventSignal:
+    """A thread reading the master's Watch stream; ``changed`` is set on every event."""
+
+    def __init__(self, address: str) -> None:
+        self.changed = threading.Event()
+        self.ended = ""
+        self._address = address
+        self._thread = threading.Thread(target=self._run, daemon=True, name="corral-watch")
+        self._thread.start()
+
+    def _run(self) -> None:
+        with grpc.insecure_channel(self._address, options=OPTIONS) as channel:
+            stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+            try:
+                for _ in stub.Watch(operator_pb2.WatchRequest()):
+                    self.changed.set()
+                self.ended = "the master ended the watch"
+            except grpc.RpcError as exc:
+                detail = exc.details() if hasattr(exc, "details") else str(exc)
+                self.ended = f"the master at {self._address} went away: {detail}"
+        self.changed.set()
+
+
+def watch(
+    master: str,
+    timeout: float,
+    fetch: Fetch,
+    first: tuple[list[str], list[list[str]], list[dict[str, Any]]],
+    as_json: bool,
+) -> int:
+    """Print changes after ``first`` (already printed) until Ctrl-C or the master goes."""
+    _, address = call_leader(
+        master, "GetPriorityClasses", operator_pb2.GetPriorityClassesRequest(), timeout
+    )
+    signal = _EventSignal(address)
+    cols, table, records = first
+    widths = _widths(cols, table)
+    last = {_key(r): json.dumps(r, sort_keys=True) for r in records}
+    while True:
+        signal.changed.wait(REFRESH)
+        signal.changed.clear()
+        if signal.ended:
+            raise CliError(signal.ended)
+        time.sleep(MIN_INTERVAL)  # events come in bursts: one fetch for the burst
+        _, table, records = fetch()
+        for row, record in zip(table, records, strict=True):
+            key, text = _key(record), json.dumps(record, sort_keys=True)
+            if last.get(key) == text:
+                continue
+            last[key] = text
+            print(json.dumps(record) if as_json else _line(row, widths), flush=True)
+        sys.stdout.flush()

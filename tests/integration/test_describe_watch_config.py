@@ -1,0 +1,150 @@
+"""`corral describe`, `corral get --watch` and named contexts on a real master, real agents and
+real task processes (issue #32): describe shows one object with its recent events, a watch
+prints each change as it happens, and the master is set once (CORRAL_MASTER, a context)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corral.frameworks import sdk
+from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.corral_cli import corral
+from tests.integration.keeper import Keeper, until
+
+pytestmark = pytest.mark.e2e
+
+
+async def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(corral, *args, timeout=60)
+
+
+def _run_env(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "corral.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+async def test_describe_and_watch(tmp_path: Path) -> None:
+    async with LocalCluster(
+        agents=1,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_attributes=("zone:a",),
+    ) as cluster:
+        m = ("--master", cluster.master)
+        keeper = Keeper(count=1)
+        async with sdk.Driver(keeper, sdk.FrameworkInfo(name="keeper"), cluster.master) as d:
+            await until("a task running", lambda: keeper.running, 30)
+            (task_id,) = keeper.running
+            agent_id = keeper.launched[task_id]
+
+            text = (await cli("describe", "task", task_id, *m)).stdout
+            assert "Name:" in text and task_id in text and "RUNNING" in text
+            assert f"{agent_id} (" in text and "zone a" in text
+            assert f"corral logs {task_id}" in text
+
+            agent = await cli("describe", "agent", agent_id, *m)
+            assert agent.returncode == 0, agent.stderr
+            assert "State:" in agent.stdout and "active" in agent.stdout
+            assert "AgentAdded" in agent.stdout  # its events
+            assert task_id in agent.stdout  # its tasks
+
+            fw = (await cli("describe", "framework", d.framework_id, *m)).stdout
+            assert "keeper" in fw and "svc: 1/1" in fw and "FrameworkAdded" in fw
+            role = (await cli("describe", "role", "*", *m)).stdout
+            assert d.framework_id in role
+
+            as_json = json.loads((await cli("describe", "task", task_id, "-o", "json", *m)).stdout)
+            assert as_json["object"]["id"] == task_id and as_json["kind"] == "task"
+            state = json.loads((await cli("get", "tasks", "-o", "json", *m)).stdout)
+            assert as_json["object"] == next(t for t in state if t["id"] == task_id)
+
+            missing = await cli("describe", "agent", "nope", *m)
+            assert missing.returncode == 1 and "no agent 'nope'" in missing.stderr
+
+            # A watch prints the table, then each change: a kill and its replacement.
+            watch = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "corral.cli.main",
+                    "get",
+                    "tasks",
+                    "--watch",
+                    "-o",
+                    "json",
+                    *m,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert watch.stdout is not None
+                first = json.loads(await asyncio.to_thread(watch.stdout.readline))
+                assert first["id"] == task_id and first["state"] == "RUNNING"
+                assert (await cli("kill", task_id, *m)).returncode == 0
+                seen: dict[str, set[str]] = {}
+                while not (
+                    "KILLED" in seen.get(task_id, set())
+                    and any("RUNNING" in s for t, s in seen.items() if t != task_id)
+                ):
+                    line = await asyncio.wait_for(asyncio.to_thread(watch.stdout.readline), 30)
+                    assert line, watch.stderr.read() if watch.stderr else "the watch ended"
+                    record = json.loads(line)
+                    seen.setdefault(record["id"], set()).add(record["state"])
+            finally:
+                watch.terminate()
+                watch.communicate(timeout=10)  # reaped, and its pipes closed
+            await d.teardown()
+
+
+async def test_the_master_is_set_once_by_env_or_context(tmp_path: Path) -> None:
+    async with LocalCluster(agents=1, work_dir=tmp_path / "cluster") as cluster:
+        config = tmp_path / "home" / "config.json"
+        env = {"CORRAL_CONFIG": str(config), "CORRAL_MASTER": ""}
+        # CORRAL_MASTER.
+        by_env = _run_env({**env, "CORRAL_MASTER": cluster.master}, "get", "agents")
+        assert by_env.returncode == 0 and "active" in by_env.stdout, by_env.stderr
+        bad = _run_env({**env, "CORRAL_MASTER": "not a master"}, "get", "agents")
+        assert bad.returncode == 2 and "CORRAL_MASTER" in bad.stderr
+        # A named context, made current.
+        made = _run_env(
+            env, "config", "set-context", "lab", "--master", cluster.master, "--as", "eve"
+        )
+        assert made.returncode == 0, made.stderr
+        assert (
+            _run_env(env, "config", "set-context", "prod", "--master", "10.9.9.9:5050").returncode
+            == 0
+        )
+        listed = _run_env(env, "config", "get-contexts").stdout
+        assert "* " in listed and "lab" in listed and "prod" in listed
+        assert _run_env(env, "config", "current-context").stdout.strip() == "lab"
+        by_context = _run_env(env, "get", "agents")
+        assert by_context.returncode == 0 and "active" in by_context.stdout, by_context.stderr
+        # The context's operator name is who the master records.
+        (agent_id,) = [
+            line.split()[0] for line in by_context.stdout.splitlines()[1:] if line.strip()
+        ]
+        assert _run_env(env, "cordon", agent_id).returncode == 0
+        events = _run_env(env, "events", "--reason", "AgentCordoned").stdout
+        assert "operator eve (declared)" in events
+        # use-context switches; a flag wins over the context.
+        assert _run_env(env, "config", "use-context", "prod").returncode == 0
+        assert _run_env(env, "get", "agents", "--master", cluster.master).returncode == 0
+        assert _run_env(env, "config", "use-context", "nosuch").returncode == 2
+        config.write_text("{not json")
+        broken = _run_env(env, "get", "agents")
+        assert broken.returncode == 2 and str(config) in broken.stderr
