@@ -20,6 +20,10 @@ FAILED_SCHEDULING = "FailedScheduling"  # a demand pending after a cycle: no age
 GANG_UNSCHEDULABLE = "GangUnschedulable"  # a waiting gang whose members do not all fit
 PREEMPTED = "Preempted"  # a task killed to make room for a higher priority
 NOMINATION_EXPIRED = "NominationExpired"  # room preempted for a demand was not used in time
+# Killed by an agent, not the master: never Preempted (docs/scheduling.md, "Eviction").
+EVICTED = "Evicted"  # under memory pressure
+RECLAIMED = "Reclaimed"  # a revocable task whose resources were taken back
+OOM_KILLED = "OOMKilled"  # used more memory than its limit
 OFFER_RESCINDED = "OfferRescinded"  # offers taken back (agent gone, timeout, demand changed)
 # Agents.
 AGENT_ADDED = "AgentAdded"
@@ -27,6 +31,8 @@ AGENT_REREGISTERED = "AgentReregistered"
 AGENT_REREGISTER_ASKED = "AgentReregisterAsked"
 AGENT_DISCONNECTED = "AgentDisconnected"
 AGENT_LOST = "AgentLost"  # unreachable: missed heartbeats or did not re-register in time
+MEMORY_PRESSURE = "MemoryPressure"  # an agent's available memory is below a threshold
+MEMORY_PRESSURE_CLEARED = "MemoryPressureCleared"
 # Frameworks.
 FRAMEWORK_ADDED = "FrameworkAdded"
 FRAMEWORK_RESUBSCRIBED = "FrameworkResubscribed"
@@ -60,6 +66,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "gang_unschedulable": (GANG_UNSCHEDULABLE, "demand"),
     "task_preempted": (PREEMPTED, "task"),
     "nomination_expired": (NOMINATION_EXPIRED, "framework"),
+    "task_evicted": (EVICTED, "task"),
+    "task_reclaimed": (RECLAIMED, "task"),
+    "task_memory_limit": (OOM_KILLED, "task"),
     "offers_expired": (OFFER_RESCINDED, "framework"),
     "offers_rescinded": (OFFER_RESCINDED, "framework"),
     "agent_added": (AGENT_ADDED, "agent"),
@@ -67,6 +76,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "agent_reregister_asked": (AGENT_REREGISTER_ASKED, "agent"),
     "agent_disconnected": (AGENT_DISCONNECTED, "agent"),
     "agent_unreachable": (AGENT_LOST, "agent"),
+    "agent_memory_pressure": (MEMORY_PRESSURE, "agent"),
+    "agent_memory_pressure_cleared": (MEMORY_PRESSURE_CLEARED, "agent"),
     "framework_added": (FRAMEWORK_ADDED, "framework"),
     "framework_resubscribed": (FRAMEWORK_RESUBSCRIBED, "framework"),
     "framework_disconnected": (FRAMEWORK_DISCONNECTED, "framework"),

@@ -73,8 +73,10 @@ class TaskReason(IntEnum):
     FRAMEWORK_REMOVED = 9
     INVALID = 10
     PREEMPTED = 11
-    EVICTED_MEMORY_PRESSURE = 12
+    EVICTED = 12  # by its agent, under memory pressure (never PREEMPTED: that is the master)
     KILLED_DURING_LAUNCH = 13
+    MEMORY_LIMIT = 14
+    REVOCABLE_RESOURCES_RECLAIMED = 15
 
 
 class TaskSource(IntEnum):

@@ -9,6 +9,7 @@ from corral import limits
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import (
     AgentSpec,
+    AgentUsage,
     Demand,
     FrameworkSpec,
     ReportedTask,
@@ -17,6 +18,7 @@ from corral.master.core.types import (
     TaskSource,
     TaskSpec,
     TaskState,
+    TaskUsage,
 )
 from corral.pbmaps import as_dict
 from corral.placement import (
@@ -28,6 +30,7 @@ from corral.placement import (
     TopologySpread,
 )
 from corral.priority import PriorityClass, PriorityClassError, check_class
+from corral.qos import limits_problem
 from corral.resources import SCALARS, ResourceError, Resources
 from corral.roles import Quota
 from corral.v1 import agent_pb2, scheduler_pb2
@@ -208,6 +211,7 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         principal=info.principal,
         partition_aware=pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE in info.capabilities,
         gpu_resources=pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES in info.capabilities,
+        revocable_resources=pb.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES in info.capabilities,
         failover_timeout=info.failover_timeout,
         tolerations=tolerations,
         offer_constraints=tuple(constraints),
@@ -354,6 +358,20 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
         raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
     resources = task_resources_from_pb(t.resources, what)
+    cpus_limit = mem_limit = 0.0
+    if t.HasField("limits"):
+        lim = resources_from_pb(t.limits, f"{what}: limits")
+        if lim.disk or lim.gpus or lim.ports:
+            raise WireError(f"{what}: limits are for cpus and mem only")
+        problem = limits_problem(resources.cpus, resources.mem, lim.cpus, lim.mem)
+        if problem:
+            raise WireError(f"{what}: {problem}")
+        cpus_limit, mem_limit = lim.cpus, lim.mem
+    revocable = None
+    if t.revocable:
+        if resources.disk or resources.gpus or resources.ports:
+            raise WireError(f"{what}: a revocable task takes cpus and mem only")
+        revocable, resources = resources, Resources()
     return TaskSpec(
         task_id=t.task_id,
         name=t.name or t.task_id,
@@ -362,6 +380,9 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         demand=t.demand,
         agent_id=ident(t.agent_id, f"{what}: agent_id") if t.agent_id else "",
         wire=t,
+        cpus_limit=cpus_limit,
+        mem_limit=mem_limit,
+        revocable=revocable,
     )
 
 
@@ -411,6 +432,59 @@ def agent_statuses(
         status.wire = s
         statuses.append(status)
     return tuple(statuses)
+
+
+_PRESSURES = ("", "soft", "hard")
+
+
+def _finite(value: float, what: str) -> float:
+    if not math.isfinite(value):
+        raise WireError(f"{what} is not a finite number")
+    return value
+
+
+def agent_usage_from_pb(msg: agent_pb2.UsageReport) -> tuple[AgentUsage, tuple[TaskUsage, ...]]:
+    """An agent's usage report (agent/core/usage.py makes it), checked: finite figures, a
+    known pressure level, at most MAX_TASKS_PER_AGENT tasks with ids of bounded length."""
+    a = msg.agent
+    if a.memory_pressure not in _PRESSURES:
+        raise WireError(f"usage report: unknown memory pressure {limits.echo(a.memory_pressure)}")
+    for field_name in ("timestamp", "mem_total", "mem_used", "mem_available", "cpus_used"):
+        _finite(getattr(a, field_name), f"usage report: {field_name}")
+    revocable = resources_from_pb(a.revocable, "usage report: revocable")
+    count(msg.tasks, "usage report: tasks", limits.MAX_TASKS_PER_AGENT)
+    usage = AgentUsage(
+        timestamp=a.timestamp,
+        mem_total=a.mem_total,
+        mem_used=a.mem_used,
+        mem_available=a.mem_available,
+        cpus_used=a.cpus_used,
+        pressure=a.memory_pressure,
+        pressure_since=_finite(a.pressure_since, "usage report: pressure_since"),
+        pressure_message=text(a.pressure_message, "usage report: message", limits.MAX_VALUE_LENGTH),
+        revocable_cpus=revocable.cpus,
+        revocable_mem=revocable.mem,
+        source=name(a.source, "usage report: source"),
+    )
+    tasks = tuple(
+        TaskUsage(
+            framework_id=ident(t.framework_id, "usage report: a task's framework_id"),
+            task_id=ident(t.task_id, "usage report: a task's task_id"),
+            cpus=_finite(t.cpus, "usage report: a task's cpus"),
+            mem=_finite(t.mem, "usage report: a task's mem"),
+        )
+        for t in msg.tasks
+    )
+    return usage, tasks
+
+
+def agent_usage_to_pb(u: AgentUsage, out: pb.AgentUsage) -> pb.AgentUsage:
+    out.timestamp, out.mem_total, out.mem_used = u.timestamp, u.mem_total, u.mem_used
+    out.mem_available, out.cpus_used = u.mem_available, u.cpus_used
+    out.memory_pressure, out.pressure_since = u.pressure, u.pressure_since
+    out.pressure_message, out.source = u.pressure_message, u.source
+    out.revocable.cpus, out.revocable.mem = u.revocable_cpus, u.revocable_mem
+    return out
 
 
 def accept_tasks(request: scheduler_pb2.AcceptRequest) -> tuple[TaskSpec, ...]:
@@ -468,6 +542,8 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
         out.attributes.update(o.attributes)
     if o.gang_id:
         out.gang_id = o.gang_id
+    if o.revocable:
+        out.revocable = True
     return out
 
 
@@ -540,6 +616,8 @@ def framework_spec_to_pb(spec: FrameworkSpec, out: pb.FrameworkInfo) -> pb.Frame
         out.capabilities.append(pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE)
     if spec.gpu_resources:
         out.capabilities.append(pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES)
+    if spec.revocable_resources:
+        out.capabilities.append(pb.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
     out.failover_timeout = spec.failover_timeout
     for t in spec.tolerations:
         out.tolerations.add(

@@ -129,6 +129,22 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                             statuses=convert.agent_statuses(msg.status_updates, bad),
                         )
                     )
+                elif kind == "usage":
+                    try:
+                        usage, tasks = convert.agent_usage_from_pb(msg.usage)
+                    except WireError as exc:
+                        log.warning("bad_usage_report", agent_id=agent_id, error=str(exc))
+                        continue
+                    rt.submit(
+                        ev.AgentUsageReport(
+                            stimulus_id=rt.stimulus("usage"),
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                            usage=usage,
+                            tasks=tasks,
+                        )
+                    )
                 else:
                     log.warning("unexpected_agent_message", agent_id=agent_id, kind=kind)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):

@@ -10,11 +10,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from corral.master import convert
-from corral.master.core import demands
+from corral.master.core import demands, revocable
 from corral.master.core.master import MasterCore
-from corral.master.core.records import OfferRecord, TaskRecord
+from corral.master.core.records import AgentRecord, OfferRecord, TaskRecord
 from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.types import AgentUsage
 from corral.resources import Resources
 from corral.v1 import operator_pb2
 
@@ -33,8 +34,28 @@ def _offered(offers: Iterable[OfferRecord]) -> Resources:
     return total
 
 
+def _usage_json(u: AgentUsage | None, agent: AgentRecord) -> dict[str, Any] | None:
+    if u is None:
+        return None
+    cpus, mem = revocable.held(agent)
+    return {
+        "measured_at": u.timestamp,
+        "source": u.source,
+        "mem_total": u.mem_total,
+        "mem_used": u.mem_used,
+        "mem_available": u.mem_available,
+        "cpus_used": u.cpus_used,
+        "memory_pressure": u.pressure,
+        "pressure_since": u.pressure_since or None,
+        "pressure_message": u.pressure_message,
+        "revocable": {"cpus": u.revocable_cpus, "mem": u.revocable_mem},
+        "revocable_used": {"cpus": cpus, "mem": mem},
+    }
+
+
 def _task_json(t: TaskRecord) -> dict[str, Any]:
     s = t.status
+    spec = t.spec
     return {
         "id": t.task_id,
         "name": t.spec.name,
@@ -44,9 +65,13 @@ def _task_json(t: TaskRecord) -> dict[str, Any]:
         "reason": s.reason.name,
         "message": s.message,
         "exit_code": s.exit_code,
-        "resources": _resources_json(t.spec.resources),
-        "priority_class": t.spec.priority_class,
-        "demand": t.spec.demand,
+        "resources": _resources_json(spec.revocable or spec.resources),
+        "limits": {"cpus": spec.cpus_limit, "mem": spec.mem_limit},
+        "qos_class": spec.qos.value,
+        "revocable": spec.revocable is not None,
+        "usage": None if t.usage is None else {"cpus": t.usage.cpus, "mem": t.usage.mem},
+        "priority_class": spec.priority_class,
+        "demand": spec.demand,
         "launched_at": t.launched_at,
         "updated_at": s.timestamp,
     }
@@ -133,6 +158,7 @@ def state_json(
                 "registered_at": a.registered_at,
                 "last_seen": a.last_seen,
                 "heartbeat_interval": a.heartbeat_interval,
+                "usage": _usage_json(a.usage, a),
             }
         )
     frameworks = []
@@ -170,8 +196,9 @@ def state_json(
             "agent_id": o.agent_id,
             "hostname": o.hostname,
             "resources": _resources_json(o.resources),
+            "revocable": o.revocable,
         }
-        for o in core.offers.values()
+        for o in (*core.offers.values(), *core.revocable.out.values())
         if framework_id is None or o.framework_id == framework_id
     ]
     task_list = _all_tasks(core, framework_id, completed) if tasks else []
@@ -208,6 +235,9 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
             convert.taint_to_pb(taint, info.taints.add())
         convert.resources_to_pb(a.used, entry.used)
         convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
+        if a.usage is not None:
+            convert.agent_usage_to_pb(a.usage, entry.usage)
+            entry.revocable_used.cpus, entry.revocable_used.mem = revocable.held(a)
     for f in core.frameworks.values():
         fentry = state.frameworks.add(
             connected=f.connection is not None, suppressed=f.suppressed, state=f.state.value
@@ -233,10 +263,18 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         )
         ti.priority_class = t.spec.priority_class
         ti.demand = t.spec.demand
-        convert.resources_to_pb(t.spec.resources, ti.resources)
+        convert.resources_to_pb(t.spec.revocable or t.spec.resources, ti.resources)
+        if t.spec.cpus_limit or t.spec.mem_limit:
+            ti.limits.cpus, ti.limits.mem = t.spec.cpus_limit, t.spec.mem_limit
+        ti.revocable = t.spec.revocable is not None
+        ti.priority = t.spec.priority
+        tentry.qos_class = t.spec.qos.value
+        if t.usage is not None:
+            tentry.usage.task_id, tentry.usage.framework_id = t.task_id, t.framework_id
+            tentry.usage.cpus, tentry.usage.mem = t.usage.cpus, t.usage.mem
         convert.status_to_pb(t.status, tentry.status)
         tentry.status.uuid = b""
-    for o in core.offers.values():
+    for o in (*core.offers.values(), *core.revocable.out.values()):
         convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():
         _role_to_pb(v, state.roles.add())

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from corral.v1 import common_pb2 as corral_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63orral/v1/agent.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"\xa6\x01\n\x0c\x41gentMessage\x12\'\n\x08register\x18\x01 \x01(\x0b\x32\x13.corral.v1.RegisterH\x00\x12.\n\theartbeat\x18\x02 \x01(\x0b\x32\x19.corral.v1.AgentHeartbeatH\x00\x12\x32\n\x0estatus_updates\x18\x03 \x01(\x0b\x32\x18.corral.v1.StatusUpdatesH\x00\x42\t\n\x07message\"\x90\x01\n\x08Register\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\x12,\n\rtask_statuses\x18\x03 \x03(\x0b\x32\x15.corral.v1.TaskStatus\x12\x0e\n\x06secret\x18\x04 \x01(\t\"#\n\x0e\x41gentHeartbeat\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\"8\n\rStatusUpdates\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\xd6\x02\n\rMasterMessage\x12+\n\nregistered\x18\x01 \x01(\x0b\x32\x15.corral.v1.RegisteredH\x00\x12.\n\x0claunch_tasks\x18\x02 \x01(\x0b\x32\x16.corral.v1.LaunchTasksH\x00\x12*\n\nkill_tasks\x18\x03 \x01(\x0b\x32\x14.corral.v1.KillTasksH\x00\x12=\n\x10\x61\x63knowledgements\x18\x04 \x01(\x0b\x32!.corral.v1.StatusAcknowledgementsH\x00\x12\'\n\x08shutdown\x18\x05 \x01(\x0b\x32\x13.corral.v1.ShutdownH\x00\x12:\n\x12heartbeat_interval\x18\x06 \x01(\x0b\x32\x1c.corral.v1.HeartbeatIntervalH\x00\x12\r\n\x05\x65poch\x18\x0f \x01(\x04\x42\t\n\x07message\"e\n\nRegistered\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tmaster_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x0e\n\x06secret\x18\x04 \x01(\t\"$\n\x11HeartbeatInterval\x12\x0f\n\x07seconds\x18\x01 \x01(\x01\"G\n\x0bLaunchTasks\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"T\n\x08KillTask\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x03 \x01(\x01\"/\n\tKillTasks\x12\"\n\x05kills\x18\x01 \x03(\x0b\x32\x13.corral.v1.KillTask\"T\n\x16StatusAcknowledgements\x12:\n\x10\x61\x63knowledgements\x18\x01 \x03(\x0b\x32 .corral.v1.StatusAcknowledgement\"6\n\x15StatusAcknowledgement\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\x0c\"\x1a\n\x08Shutdown\x12\x0e\n\x06reason\x18\x01 \x01(\t2P\n\x0c\x41gentService\x12@\n\x07\x43onnect\x12\x17.corral.v1.AgentMessage\x1a\x18.corral.v1.MasterMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63orral/v1/agent.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"\xcf\x01\n\x0c\x41gentMessage\x12\'\n\x08register\x18\x01 \x01(\x0b\x32\x13.corral.v1.RegisterH\x00\x12.\n\theartbeat\x18\x02 \x01(\x0b\x32\x19.corral.v1.AgentHeartbeatH\x00\x12\x32\n\x0estatus_updates\x18\x03 \x01(\x0b\x32\x18.corral.v1.StatusUpdatesH\x00\x12\'\n\x05usage\x18\x04 \x01(\x0b\x32\x16.corral.v1.UsageReportH\x00\x42\t\n\x07message\"X\n\x0bUsageReport\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x15.corral.v1.AgentUsage\x12#\n\x05tasks\x18\x02 \x03(\x0b\x32\x14.corral.v1.TaskUsage\"\x90\x01\n\x08Register\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\x12,\n\rtask_statuses\x18\x03 \x03(\x0b\x32\x15.corral.v1.TaskStatus\x12\x0e\n\x06secret\x18\x04 \x01(\t\"#\n\x0e\x41gentHeartbeat\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\"8\n\rStatusUpdates\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\xd6\x02\n\rMasterMessage\x12+\n\nregistered\x18\x01 \x01(\x0b\x32\x15.corral.v1.RegisteredH\x00\x12.\n\x0claunch_tasks\x18\x02 \x01(\x0b\x32\x16.corral.v1.LaunchTasksH\x00\x12*\n\nkill_tasks\x18\x03 \x01(\x0b\x32\x14.corral.v1.KillTasksH\x00\x12=\n\x10\x61\x63knowledgements\x18\x04 \x01(\x0b\x32!.corral.v1.StatusAcknowledgementsH\x00\x12\'\n\x08shutdown\x18\x05 \x01(\x0b\x32\x13.corral.v1.ShutdownH\x00\x12:\n\x12heartbeat_interval\x18\x06 \x01(\x0b\x32\x1c.corral.v1.HeartbeatIntervalH\x00\x12\r\n\x05\x65poch\x18\x0f \x01(\x04\x42\t\n\x07message\"e\n\nRegistered\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tmaster_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x0e\n\x06secret\x18\x04 \x01(\t\"$\n\x11HeartbeatInterval\x12\x0f\n\x07seconds\x18\x01 \x01(\x01\"G\n\x0bLaunchTasks\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"T\n\x08KillTask\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x03 \x01(\x01\"/\n\tKillTasks\x12\"\n\x05kills\x18\x01 \x03(\x0b\x32\x13.corral.v1.KillTask\"T\n\x16StatusAcknowledgements\x12:\n\x10\x61\x63knowledgements\x18\x01 \x03(\x0b\x32 .corral.v1.StatusAcknowledgement\"6\n\x15StatusAcknowledgement\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\x0c\"\x1a\n\x08Shutdown\x12\x0e\n\x06reason\x18\x01 \x01(\t2P\n\x0c\x41gentService\x12@\n\x07\x43onnect\x12\x17.corral.v1.AgentMessage\x1a\x18.corral.v1.MasterMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,31 +33,33 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'corral.v1.agent_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_AGENTMESSAGE']._serialized_start=61
-  _globals['_AGENTMESSAGE']._serialized_end=227
-  _globals['_REGISTER']._serialized_start=230
-  _globals['_REGISTER']._serialized_end=374
-  _globals['_AGENTHEARTBEAT']._serialized_start=376
-  _globals['_AGENTHEARTBEAT']._serialized_end=411
-  _globals['_STATUSUPDATES']._serialized_start=413
-  _globals['_STATUSUPDATES']._serialized_end=469
-  _globals['_MASTERMESSAGE']._serialized_start=472
-  _globals['_MASTERMESSAGE']._serialized_end=814
-  _globals['_REGISTERED']._serialized_start=816
-  _globals['_REGISTERED']._serialized_end=917
-  _globals['_HEARTBEATINTERVAL']._serialized_start=919
-  _globals['_HEARTBEATINTERVAL']._serialized_end=955
-  _globals['_LAUNCHTASKS']._serialized_start=957
-  _globals['_LAUNCHTASKS']._serialized_end=1028
-  _globals['_KILLTASK']._serialized_start=1030
-  _globals['_KILLTASK']._serialized_end=1114
-  _globals['_KILLTASKS']._serialized_start=1116
-  _globals['_KILLTASKS']._serialized_end=1163
-  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_start=1165
-  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_end=1249
-  _globals['_STATUSACKNOWLEDGEMENT']._serialized_start=1251
-  _globals['_STATUSACKNOWLEDGEMENT']._serialized_end=1305
-  _globals['_SHUTDOWN']._serialized_start=1307
-  _globals['_SHUTDOWN']._serialized_end=1333
-  _globals['_AGENTSERVICE']._serialized_start=1335
-  _globals['_AGENTSERVICE']._serialized_end=1415
+  _globals['_AGENTMESSAGE']._serialized_end=268
+  _globals['_USAGEREPORT']._serialized_start=270
+  _globals['_USAGEREPORT']._serialized_end=358
+  _globals['_REGISTER']._serialized_start=361
+  _globals['_REGISTER']._serialized_end=505
+  _globals['_AGENTHEARTBEAT']._serialized_start=507
+  _globals['_AGENTHEARTBEAT']._serialized_end=542
+  _globals['_STATUSUPDATES']._serialized_start=544
+  _globals['_STATUSUPDATES']._serialized_end=600
+  _globals['_MASTERMESSAGE']._serialized_start=603
+  _globals['_MASTERMESSAGE']._serialized_end=945
+  _globals['_REGISTERED']._serialized_start=947
+  _globals['_REGISTERED']._serialized_end=1048
+  _globals['_HEARTBEATINTERVAL']._serialized_start=1050
+  _globals['_HEARTBEATINTERVAL']._serialized_end=1086
+  _globals['_LAUNCHTASKS']._serialized_start=1088
+  _globals['_LAUNCHTASKS']._serialized_end=1159
+  _globals['_KILLTASK']._serialized_start=1161
+  _globals['_KILLTASK']._serialized_end=1245
+  _globals['_KILLTASKS']._serialized_start=1247
+  _globals['_KILLTASKS']._serialized_end=1294
+  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_start=1296
+  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_end=1380
+  _globals['_STATUSACKNOWLEDGEMENT']._serialized_start=1382
+  _globals['_STATUSACKNOWLEDGEMENT']._serialized_end=1436
+  _globals['_SHUTDOWN']._serialized_start=1438
+  _globals['_SHUTDOWN']._serialized_end=1464
+  _globals['_AGENTSERVICE']._serialized_start=1466
+  _globals['_AGENTSERVICE']._serialized_end=1546
 # @@protoc_insertion_point(module_scope)

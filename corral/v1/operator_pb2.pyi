@@ -151,20 +151,24 @@ class GetStateRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AgentState(_message.Message):
-    __slots__ = ("info", "active", "used", "offered", "registered_at", "state")
+    __slots__ = ("info", "active", "used", "offered", "registered_at", "state", "usage", "revocable_used")
     INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     USED_FIELD_NUMBER: _ClassVar[int]
     OFFERED_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_AT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    REVOCABLE_USED_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     active: bool
     used: _common_pb2.Resources
     offered: _common_pb2.Resources
     registered_at: float
     state: str
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ...) -> None: ...
+    usage: _common_pb2.AgentUsage
+    revocable_used: _common_pb2.Resources
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.AgentUsage, _Mapping]] = ..., revocable_used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ...) -> None: ...
 
 class DemandState(_message.Message):
     __slots__ = ("demand", "tasks", "unmet")
@@ -197,12 +201,16 @@ class FrameworkState(_message.Message):
     def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ..., state: _Optional[str] = ...) -> None: ...
 
 class TaskEntry(_message.Message):
-    __slots__ = ("info", "status")
+    __slots__ = ("info", "status", "qos_class", "usage")
     INFO_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    QOS_CLASS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.TaskInfo
     status: _common_pb2.TaskStatus
-    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ...) -> None: ...
+    qos_class: str
+    usage: _common_pb2.TaskUsage
+    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ..., qos_class: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TaskUsage, _Mapping]] = ...) -> None: ...
 
 class State(_message.Message):
     __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes")

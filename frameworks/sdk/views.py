@@ -49,8 +49,10 @@ ReasonName = Literal[
     "FRAMEWORK_REMOVED",
     "INVALID",
     "PREEMPTED",
-    "EVICTED_MEMORY_PRESSURE",
+    "EVICTED",
     "KILLED_DURING_LAUNCH",
+    "MEMORY_LIMIT",
+    "REVOCABLE_RESOURCES_RECLAIMED",
 ]
 _STATES: frozenset[str] = frozenset(get_args(StateName))
 _REASONS: frozenset[str] = frozenset(get_args(ReasonName))

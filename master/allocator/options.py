@@ -27,6 +27,7 @@ REASON_NO_FREE = "no free resources"
 REASON_HEADROOM = "headroom kept for unmet guarantees"
 REASON_ORDER = "lower DRF order"
 REASON_GPU = "agent has GPUs and the framework lacks the GPU_RESOURCES capability"
+REASON_PRESSURE = "agent under memory pressure (no BestEffort work)"
 
 
 def taint_reason(taint: Taint) -> str:

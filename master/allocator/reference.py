@@ -48,7 +48,8 @@ DRF ORDER (for an agent a)
 ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
   f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
   NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes;
-  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability.
+  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability; if a is
+  under memory pressure, f does not want only BestEffort work (masks/pressure.py).
 
 OFFER SIZE for f (role r) on a
   remaining_limit = max(0, limit[r] - consumption[r]) per resource.
@@ -108,6 +109,7 @@ from corral.master.allocator.interface import (
     Scalars,
 )
 from corral.master.allocator.masks import gpus as gpu_mask
+from corral.master.allocator.masks import pressure as pressure_mask
 from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
@@ -152,6 +154,7 @@ class _Agent:
     taints: tuple[Taint, ...]
     reserved: dict[str, Vec]
     draining: bool = False
+    under_pressure: bool = False
     used_unreserved: Vec = field(default_factory=_zeros)
     used_reserved: dict[str, Vec] = field(default_factory=dict)
 
@@ -177,6 +180,7 @@ class _Framework:
     tolerations: tuple[Toleration, ...]
     constraints: tuple[AttributeConstraint, ...]
     gpu_resources: bool = False  # the GPU_RESOURCES capability
+    besteffort_only: bool = False  # its unmet demands are all BestEffort (masks/pressure.py)
     suppressed: bool = False
     priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
@@ -239,6 +243,12 @@ class ReferenceAllocator:
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self._agent(agent_id).draining = draining
+
+    def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
+        self._agent(agent_id).under_pressure = under_pressure
+
+    def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
+        self._framework(framework_id).besteffort_only = besteffort_only
 
     # ---- frameworks and roles -----------------------------------------------------------------
 
@@ -530,6 +540,7 @@ class ReferenceAllocator:
         reasons.extend(
             gpu_mask.blocking(agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources)
         )
+        reasons.extend(pressure_mask.blocking(agent.under_pressure, fw.besteffort_only))
         return reasons
 
     def _allowance(self, role: str, role_alloc: dict[str, Vec]) -> Vec:

@@ -27,6 +27,7 @@ from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
     REASON_GPU,
+    REASON_PRESSURE,
     constraint_reason,
     taint_reason,
 )
@@ -34,6 +35,7 @@ from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
 from corral.placement import HOSTNAME_KEY, Taint, TaintEffect, untolerated
+from corral.qos import is_besteffort
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -202,6 +204,10 @@ class AgentView:
         for s, taints in enumerate(self.taint_sets):
             for t in untolerated(taints, tolerations):
                 mark(taint_reason(t), self.taint_of == s)
+        if is_besteffort(d.resources.cpus, d.resources.mem):
+            pressured = np.fromiter((a.under_pressure for a in self.agents), np.bool_, n)
+            if pressured.any():
+                mark(REASON_PRESSURE, pressured)
         constraints = (*fw.spec.offer_constraints, *d.constraints)
         if constraints:
             for s, attrs in enumerate(self.attr_sets):

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import (
     AgentSpec,
+    AgentUsage,
     Demand,
     FrameworkSpec,
     Status,
     TaskSpec,
     TaskState,
+    TaskUsage,
 )
 from corral.resources import PortRanges, Resources
 
@@ -46,6 +48,7 @@ class OfferRecord:
     gang_id: str = ""  # one of a gang's bundle (gangs.py): used, returned and rescinded together
     columns: OfferColumns | None = None  # the book's batch holding it (None: made by hand)
     index: int = -1
+    revocable: bool = False  # revocable resources (master/core/revocable.py), not the book's
 
     @property
     def resources(self) -> Resources:
@@ -63,6 +66,7 @@ class TaskRecord:
     kill_requested: bool = False
     # Who preempted it ("framework F, demand D"): its KILLED status says so (reason PREEMPTED).
     preempted_by: str = ""
+    usage: TaskUsage | None = None  # as its agent last measured it (usage.py)
 
     @property
     def task_id(self) -> str:
@@ -110,6 +114,12 @@ class AgentRecord:
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
+    usage: AgentUsage | None = None  # its latest usage report (usage.py); None: none yet
+
+    @property
+    def under_pressure(self) -> bool:
+        """Memory pressure, the placement rule's condition (masks/pressure.py)."""
+        return self.usage is not None and bool(self.usage.pressure)
 
     @property
     def agent_id(self) -> str:

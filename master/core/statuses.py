@@ -11,7 +11,9 @@ Rules:
 2. An UNREACHABLE agent is not believed either: its stream is closed so that it re-registers
    (the core's ``ask_to_reregister``) and resends what it has not had acknowledged.
 3. A preempted task's KILLED reaches its framework with reason PREEMPTED and its preemptor's
-   message (the core's rule 9), re-encoded rather than the agent's message passed on.
+   message (the core's rule 9), re-encoded rather than the agent's message passed on, unless
+   its agent had already ended it for a cause of its own (rule 6): the first cause is the
+   cause, and preemption is never blamed for an eviction, nor eviction for a preemption.
 4. A status with a uuid is kept in its framework's ``pending`` until acknowledged (resent by
    the core's ticks); when they reach ``max_framework_pending_statuses`` the framework is
    offered nothing (admission.py). ``forward`` sends one status the same way. The framework's
@@ -21,6 +23,9 @@ Rules:
 5. The work is batched per event, since it runs for every status of every agent: one UPDATE
    per framework, one acknowledgement command per agent, and one allocator call for the tasks
    that ended with one entry per (framework, agent).
+6. A task its agent ended on its own (reason EVICTED, REVOCABLE_RESOURCES_RECLAIMED or
+   MEMORY_LIMIT) also makes an ``Evicted``, ``Reclaimed`` or ``OOMKilled`` event with the
+   agent's message (the pressure and its figures), beside the ``TaskKilled``/``TaskFailed``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,13 @@ Commands = list[cmd.Command]
 # Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
 RESEND_BATCH = 5000
 
+
+# Rule 6: a task its agent ended on its own, and the event that says so.
+_AGENT_CAUSES = {
+    TaskReason.EVICTED: "task_evicted",
+    TaskReason.REVOCABLE_RESOURCES_RECLAIMED: "task_reclaimed",
+    TaskReason.MEMORY_LIMIT: "task_memory_limit",
+}
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
@@ -110,7 +122,11 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                         orphan_acks.append((status.task_id, status.uuid))
                     out.append(core.cluster_event(e, "status_ignored", task.task_id, str(exc)))
                     continue
-                if task.preempted_by and state is TaskState.KILLED:
+                if (
+                    task.preempted_by
+                    and state is TaskState.KILLED
+                    and status.reason not in _AGENT_CAUSES
+                ):
                     # Rule 3: the framework learns why (the agent only knows it was
                     # killed); re-encoded, not the agent's message forwarded as is.
                     status.reason = TaskReason.PREEMPTED
@@ -119,6 +135,10 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                 core.set_task_state(task, status, e, ended)
                 if state.terminal:
                     out.append(core.cluster_event(e, ENDED_KIND[state], task.task_id, ""))
+                    kind = _AGENT_CAUSES.get(status.reason)
+                    if kind is not None:  # rule 6
+                        what = f"framework {task.framework_id} on agent {agent_id}: "
+                        out.append(core.cluster_event(e, kind, task.task_id, what + status.message))
             else:
                 task.status = status
         _keep_pending(core, fw, status, e.now)

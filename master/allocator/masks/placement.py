@@ -1,5 +1,7 @@
-"""The static part of eligibility: hard taints and attribute constraints, as ``ok[a, f]``, plus
-``prefer_not[a, f]`` for PreferNoSchedule ordering.
+"""The placement part of eligibility: hard taints, attribute constraints, GPUs and memory
+pressure, as ``ok[a, f]``, plus ``prefer_not[a, f]`` for PreferNoSchedule ordering. Pressure
+changes at run time: ``set_agent_pressure`` and ``set_framework_besteffort`` re-evaluate the
+one row or column, through the same signatures.
 
 Agents are grouped by (attributes, taints) and frameworks by (tolerations, constraints); the
 rules are evaluated once per pair of groups, so adding one agent to a 1k-framework cluster costs
@@ -14,12 +16,13 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator.growable import grow_cols, grow_rows
-from corral.master.allocator.masks import constraints, gpus, taints
+from corral.master.allocator.masks import constraints, gpus, pressure, taints
 from corral.placement import AttributeConstraint, Taint, Toleration
 
-# (attributes, taints, has GPUs) and (tolerations, constraints, GPU capable).
-AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...], bool]
-FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...], bool]
+# (attributes, taints, has GPUs, under memory pressure) and (tolerations, constraints, GPU
+# capable, wants only BestEffort work).
+AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...], bool, bool]
+FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...], bool, bool]
 
 
 class PlacementMask:
@@ -48,12 +51,13 @@ class PlacementMask:
         key = (asig, fsig)
         hit = self._pairs.get(key)
         if hit is None:
-            attrs, agent_taints, has_gpus = self.agent_sigs[asig]
-            tolerations, wanted, gpu_capable = self.framework_sigs[fsig]
+            attrs, agent_taints, has_gpus, under_pressure = self.agent_sigs[asig]
+            tolerations, wanted, gpu_capable, besteffort = self.framework_sigs[fsig]
             reasons = tuple(
                 taints.blocking(agent_taints, tolerations)
                 + constraints.unmet(wanted, dict(attrs))
                 + gpus.blocking(1.0 if has_gpus else 0.0, gpu_capable, self.filter_gpus)
+                + pressure.blocking(under_pressure, besteffort)
             )
             hit = (not reasons, taints.prefers_not(agent_taints, tolerations), reasons)
             self._pairs[key] = hit
@@ -79,8 +83,38 @@ class PlacementMask:
         agent_taints: Sequence[Taint],
         framework_rows: npt.NDArray[np.intp],
         has_gpus: bool = False,
+        under_pressure: bool = False,
     ) -> None:
-        sig: AgentSig = (tuple(sorted(attributes.items())), tuple(agent_taints), has_gpus)
+        sig: AgentSig = (
+            tuple(sorted(attributes.items())),
+            tuple(agent_taints),
+            has_gpus,
+            under_pressure,
+        )
+        self._set_agent_sig(row, sig, framework_rows)
+
+    def set_agent_pressure(
+        self, row: int, under_pressure: bool, framework_rows: npt.NDArray[np.intp]
+    ) -> bool:
+        """The agent's pressure changed: its row again. False (nothing done) if it had not."""
+        attrs, agent_taints, has_gpus, was = self.agent_sigs[int(self.agent_sig[row])]
+        if was == under_pressure:
+            return False
+        self._set_agent_sig(row, (attrs, agent_taints, has_gpus, under_pressure), framework_rows)
+        return True
+
+    def set_framework_besteffort(
+        self, col: int, besteffort: bool, agent_rows: npt.NDArray[np.intp]
+    ) -> bool:
+        """The framework's wish changed: its column again. False if it had not."""
+        tolerations, wanted, gpu_capable, was = self.framework_sigs[int(self.framework_sig[col])]
+        if was == besteffort:
+            return False
+        self._set_framework_sig(col, (tolerations, wanted, gpu_capable, besteffort), agent_rows)
+        return True
+
+    def _set_agent_sig(self, row: int, sig: AgentSig, framework_rows: npt.NDArray[np.intp]) -> None:
+        agent_taints = sig[1]
         asig = self._agent_sig_ids.get(sig)
         if asig is None:
             asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
@@ -103,8 +137,14 @@ class PlacementMask:
         wanted: Sequence[AttributeConstraint],
         agent_rows: npt.NDArray[np.intp],
         gpu_capable: bool = False,
+        besteffort: bool = False,
     ) -> None:
-        sig: FrameworkSig = (tuple(tolerations), tuple(wanted), gpu_capable)
+        sig: FrameworkSig = (tuple(tolerations), tuple(wanted), gpu_capable, besteffort)
+        self._set_framework_sig(col, sig, agent_rows)
+
+    def _set_framework_sig(
+        self, col: int, sig: FrameworkSig, agent_rows: npt.NDArray[np.intp]
+    ) -> None:
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:
             fsig = self._framework_sig_ids[sig] = len(self.framework_sigs)
