@@ -118,6 +118,29 @@ def _joined(items: list[str]) -> str:
     return ", ".join(items) or "-"
 
 
+def _memory(a: operator_pb2.AgentState) -> str:
+    """``used/total MiB`` as the agent measured it, with its pressure: ``900/1024 hard``."""
+    if not a.HasField("usage"):
+        return ""
+    u = a.usage
+    text = f"{u.mem_used:.0f}/{u.mem_total:.0f}"
+    return f"{text} {u.memory_pressure}" if u.memory_pressure else text
+
+
+def _pressure(a: operator_pb2.AgentState) -> str:
+    return a.usage.pressure_message if a.HasField("usage") else ""
+
+
+def _revocable(a: operator_pb2.AgentState) -> str:
+    """Revocable resources: held by revocable tasks / estimated."""
+    if not a.HasField("usage"):
+        return ""
+    est, used = a.usage.revocable, a.revocable_used
+    if not (est.cpus or est.mem or used.cpus or used.mem):
+        return ""
+    return f"cpus {used.cpus:g}/{est.cpus:.2f}, mem {used.mem:g}/{est.mem:.0f}"
+
+
 def agent_state(a: operator_pb2.AgentState) -> str:
     """active, unreachable or recovering (a master too old to say: active or inactive)."""
     return a.state or ("active" if a.active else "inactive")
@@ -205,7 +228,7 @@ def rows(
     """Column names, table rows (``wide``: with the long columns) and JSON records for one
     kind. The first columns are the same either way."""
     if kind == "agents":
-        cols = ["ID", "HOSTNAME", "STATE", "RESOURCES", "USED", "ATTRIBUTES", "TAINTS"]
+        cols = ["ID", "HOSTNAME", "STATE", "RESOURCES", "USED", "MEMORY", "ATTRIBUTES", "TAINTS"]
         table = [
             [
                 a.info.id,
@@ -213,16 +236,17 @@ def rows(
                 agent_state(a),
                 _res(a.info.resources),
                 _res(a.used),
+                _memory(a),
                 ",".join(f"{k}={v}" for k, v in sorted(a.info.attributes.items())),
                 ",".join(_taint(t) for t in a.info.taints),
             ]
             for a in state.agents
         ]
         if wide:
-            cols += ["OFFERED", "RESERVED"]
+            cols += ["OFFERED", "RESERVED", "REVOCABLE", "PRESSURE"]
             for row, a in zip(table, state.agents, strict=True):
                 reserved = [f"{role}:{_res(r)}" for role, r in sorted(a.info.reservations.items())]
-                row += [_res(a.offered), _joined(reserved)]
+                row += [_res(a.offered), _joined(reserved), _revocable(a), _pressure(a)]
         records = [MessageToDict(a, preserving_proto_field_name=True) for a in state.agents]
     elif kind == "frameworks":
         cols = ["ID", "NAME", "ROLE", "STATE", "SUPPRESSED", "PRIORITY", "UNMET", "USED"]
@@ -250,7 +274,8 @@ def rows(
                 ]
         records = [MessageToDict(f, preserving_proto_field_name=True) for f in state.frameworks]
     elif kind == "tasks":
-        cols = ["ID", "FRAMEWORK", "AGENT", "STATE", "EXIT", "RESOURCES", "MESSAGE"]
+        cols = ["ID", "FRAMEWORK", "AGENT", "STATE", "EXIT", "RESOURCES", "QOS", "MEM USED"]
+        cols += ["MESSAGE"]
         table = [
             [
                 t.info.task_id,
@@ -259,19 +284,23 @@ def rows(
                 task_state_name(t.status.state),
                 str(t.status.exit_code) if t.status.HasField("exit_code") else "",
                 _res(t.info.resources),
+                t.qos_class + (" revocable" if t.info.revocable else ""),
+                f"{t.usage.mem:.0f}" if t.HasField("usage") else "",
                 # The whole message only with -o wide: it is free text, often long.
                 t.status.message if wide else t.status.message[:60],
             ]
             for t in state.tasks
         ]
         if wide:
-            cols += ["NAME", "REASON", "PRIORITY CLASS", "DEMAND"]
+            cols += ["NAME", "REASON", "PRIORITY CLASS", "DEMAND", "LIMITS", "CPUS USED"]
             for row, t in zip(table, state.tasks, strict=True):
                 row += [
                     t.info.name,
                     _reason_name(t.status.reason),
                     t.info.priority_class,
                     t.info.demand,
+                    _res(t.info.limits) if t.info.HasField("limits") else "",
+                    f"{t.usage.cpus:.2f}" if t.HasField("usage") else "",
                 ]
         records = [
             {
@@ -282,14 +311,28 @@ def rows(
                 "state": task_state_name(t.status.state),
                 "exit_code": t.status.exit_code if t.status.HasField("exit_code") else None,
                 "message": t.status.message,
+                "reason": _reason_name(t.status.reason),
                 "resources": MessageToDict(t.info.resources),
+                "limits": MessageToDict(t.info.limits),
+                "qos_class": t.qos_class,
+                "revocable": t.info.revocable,
+                "usage": (
+                    {"cpus": t.usage.cpus, "mem": t.usage.mem} if t.HasField("usage") else None
+                ),
             }
             for t in state.tasks
         ]
     else:
         cols = ["ID", "FRAMEWORK", "AGENT", "HOSTNAME", "RESOURCES"]
         table = [
-            [o.id, o.framework_id, o.agent_id, o.hostname, _res(o.resources)] for o in state.offers
+            [
+                o.id,
+                o.framework_id,
+                o.agent_id,
+                o.hostname,
+                _res(o.resources) + (" (revocable)" if o.revocable else ""),
+            ]
+            for o in state.offers
         ]
         if wide:
             cols += ["ATTRIBUTES", "GANG"]

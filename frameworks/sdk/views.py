@@ -116,7 +116,8 @@ class StatusView:
 class OfferView:
     """One offer: its resources as floats (``mem`` and ``disk`` in MiB), ``ports`` as inclusive
     ``(begin, end)`` ranges, ``attributes`` as a read-only dict, ``taints`` as
-    ``key=value:Effect`` strings, ``gang_id`` non-empty for the offers of one gang bundle."""
+    ``key=value:Effect`` strings, ``gang_id`` non-empty for the offers of one gang bundle,
+    ``revocable`` for revocable resources (tasks on it set ``sdk.task(..., revocable=True)``)."""
 
     id: str
     agent_id: str
@@ -130,6 +131,7 @@ class OfferView:
     taints: tuple[str, ...]
     gang_id: str
     raw: Offer
+    revocable: bool = False
 
     @property
     def port_count(self) -> int:
@@ -157,6 +159,7 @@ class OfferView:
             ),
             gang_id=offer.gang_id,
             raw=offer,
+            revocable=offer.revocable,
         )
 
 
