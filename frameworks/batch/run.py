@@ -30,6 +30,8 @@ async def run_job(
     status callback, once its last demand update has returned."""
     batch = scheduler or BatchScheduler(spec, on_event or (lambda e: None))
     info = sdk.FrameworkInfo(name=f"batch:{spec.name}", role=role)
+    if spec.revocable:
+        info.capabilities.append(sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
     async with sdk.Driver(batch, info, master, connect_timeout=connect_timeout) as driver:
         waiting = asyncio.ensure_future(driver.wait())
         finished = asyncio.ensure_future(batch.finished.wait())

@@ -378,3 +378,23 @@ async def test_usage_is_in_the_state_the_cli_and_the_metrics() -> None:
             assert state_json["agents"][0]["usage"]["mem_total"] == 800
             metrics = urllib.request.urlopen(f"http://{c.http}/metrics", timeout=5).read().decode()
             assert "corral_agent_memory_used_mib{" in metrics
+
+
+async def test_the_batch_framework_runs_on_revocable_resources_with_revocable() -> None:
+    from corral.frameworks.batch import run as batch_run
+    from corral.frameworks.batch.job import JobSpec, Stage
+
+    async with cluster(1000, "--revocable", "--revocable-margin", "0.2") as c:
+        # Serving is allocated all of the agent's cpus and mem and uses little of its mem.
+        serving = Launcher([hog("serving", 40, cpus=4, mem=1000)])
+        async with sdk.Driver(serving, sdk.FrameworkInfo(name="serving"), master=c.master):
+            await serving.reaches("serving", "RUNNING", "serving to run")
+            await until_state(
+                c, "a revocable estimate", lambda st: agent_usage(st).usage.revocable.mem > 300
+            )
+            stage = Stage("map", 4, cpus=0.0, mem=64, command="sleep 0.5")
+            spec = JobSpec("lend", (stage,), revocable=True)
+            summary = await batch_run.run_job(spec, c.master, connect_timeout=10)
+            assert (summary["succeeded"], summary["failed"]) == (4, 0), summary
+            # No regular room at all: every task ran on lent resources.
+            assert summary["revocable_launches"] == 4, summary
