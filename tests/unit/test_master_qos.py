@@ -104,8 +104,11 @@ def test_pressure_keeps_besteffort_only_frameworks_off_and_explains_it() -> None
     web, _ = h.subscribe("web")
     h.set_demands(web, demand("web", "cpus:1;mem:128"))
     report(h, aid, usage("hard"))
-    batches = h.allocate()
+    out = h.handle(ev.AllocationTick(**h.base(), seed=3))
+    batches = of(cmd.SendOffers, out)
     assert {b.framework_id for b in batches} == {web}  # work with a request is still offered
+    failed = {c.subject: c.message for c in of(cmd.ClusterEvent, out)}
+    assert failed[f"{be}/scratch"] == f"0/1 agents: 1 {PRESSURE}"  # why pending says it too
     ids = tuple(o.offer_id for b in batches for o in b.offers)
     h.handle(ev.Decline(**h.call_base(web), offer_ids=ids, refuse_seconds=60))
     why = h.core.explain(be, h.now)
