@@ -31,6 +31,7 @@ AGENT_REREGISTERED = "AgentReregistered"
 AGENT_REREGISTER_ASKED = "AgentReregisterAsked"
 AGENT_DISCONNECTED = "AgentDisconnected"
 AGENT_LOST = "AgentLost"  # unreachable: missed heartbeats or did not re-register in time
+AGENT_PRUNED = "AgentPruned"  # unreachable too long, or the oldest of too many: forgotten
 MEMORY_PRESSURE = "MemoryPressure"  # an agent's available memory is below a threshold
 MEMORY_PRESSURE_CLEARED = "MemoryPressureCleared"
 # Frameworks.
@@ -38,6 +39,7 @@ FRAMEWORK_ADDED = "FrameworkAdded"
 FRAMEWORK_RESUBSCRIBED = "FrameworkResubscribed"
 FRAMEWORK_DISCONNECTED = "FrameworkDisconnected"
 FRAMEWORK_REMOVED = "FrameworkRemoved"
+FAILOVER_TIMEOUT_CAPPED = "FailoverTimeoutCapped"  # asked for more than --max-failover-timeout
 DEMANDS_SET = "DemandsSet"
 # Tasks that ended (one reason per terminal state) and statuses the master dropped.
 TASK_FINISHED = "TaskFinished"
@@ -76,12 +78,14 @@ KINDS: dict[str, tuple[str, str]] = {
     "agent_reregister_asked": (AGENT_REREGISTER_ASKED, "agent"),
     "agent_disconnected": (AGENT_DISCONNECTED, "agent"),
     "agent_unreachable": (AGENT_LOST, "agent"),
+    "agent_pruned": (AGENT_PRUNED, "agent"),
     "agent_memory_pressure": (MEMORY_PRESSURE, "agent"),
     "agent_memory_pressure_cleared": (MEMORY_PRESSURE_CLEARED, "agent"),
     "framework_added": (FRAMEWORK_ADDED, "framework"),
     "framework_resubscribed": (FRAMEWORK_RESUBSCRIBED, "framework"),
     "framework_disconnected": (FRAMEWORK_DISCONNECTED, "framework"),
     "framework_removed": (FRAMEWORK_REMOVED, "framework"),
+    "failover_timeout_capped": (FAILOVER_TIMEOUT_CAPPED, "framework"),
     "demands_set": (DEMANDS_SET, "framework"),
     "task_finished": (TASK_FINISHED, "task"),
     "task_failed": (TASK_FAILED, "task"),

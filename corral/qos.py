@@ -13,7 +13,7 @@ Unlike Kubernetes, a limit does not fill in a missing request: the request is wh
 asked to be charged for, so a task with limits and no request is Burstable and charged nothing.
 
 The agent ranks eviction victims with these (``corral.agent.core.eviction``), the master keeps
-BestEffort work off agents under memory pressure (``masks/pressure.py``), and the views show
+BestEffort work off agents under memory pressure (``rules/pressure.py``), and the views show
 the class. Shared by the master, the agent and the CLI: kernel only, no IO.
 """
 

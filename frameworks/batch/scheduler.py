@@ -73,6 +73,10 @@ class BatchScheduler(sdk.Scheduler):
         self.finished = asyncio.Event()
         self.refused_launches = 0
         self.revocable_launches = 0
+        # A refusal that will never change (an unknown priority class): the job cannot run.
+        self.failure: sdk.CallError | None = None
+        # The last time a task was launched or ended: how long the job has been stalled.
+        self.last_progress = self.started_at
         self._declined_since_revive = False
         self._demand_sent: tuple[str, int] | None = None
         self._demand_task: asyncio.Task[None] | None = None
@@ -114,9 +118,28 @@ class BatchScheduler(sdk.Scheduler):
         while (key := self._demand_key()) != self._demand_sent:
             try:
                 await driver.set_demands(self.demands())
+            except sdk.CallError as err:
+                if err.code.name == "INVALID_ARGUMENT":
+                    # Refused for what it says (an unknown priority class): it never works,
+                    # so end the job with the master's reason rather than wait forever.
+                    self.fail(err)
+                return  # or disconnected: the driver sends the last demands on resubscribing
             except sdk.DriverError:
-                return  # disconnected: the driver sends the last demands on resubscribing
+                return
             self._demand_sent = key
+
+    def fail(self, err: sdk.CallError) -> None:
+        """End the run: ``run_job`` tears the framework down and raises ``err``."""
+        if self.failure is None:
+            self.failure = err
+        self.finished.set()
+
+    def stalled_for(self) -> float:
+        """Seconds the job has had tasks it could launch now (within ``max_cpus``) and has
+        launched or ended none; 0 when nothing waits on the master."""
+        if self.job.done or self.job.room_for() == 0:
+            return 0.0
+        return self.clock() - self.last_progress
 
     async def settle(self) -> None:
         """Wait for a demand update in flight."""
@@ -216,8 +239,9 @@ class BatchScheduler(sdk.Scheduler):
             with contextlib.suppress(sdk.DriverError):
                 await driver.decline([offer.id], refuse_seconds=0)
             return
+        self.last_progress = self.clock()
         if self.first_launch_at is None:
-            self.first_launch_at = self.clock()
+            self.first_launch_at = self.last_progress
         if revocable:
             self.revocable_launches += len(attempts)
         for a in attempts:
@@ -237,6 +261,7 @@ class BatchScheduler(sdk.Scheduler):
         )
         if outcome is Outcome.IGNORED:
             return
+        self.last_progress = self.clock()
         detail = sdk.view(status).reason.lower() if preempted else sdk.state_name(status.state)
         self.on_event(Event(outcome.value, status.task_id, detail))
         if self.job.stage != self._stage_seen and not self.job.done:

@@ -38,6 +38,7 @@ from corral.frameworks.sdk.placement import (
     where,
 )
 from corral.frameworks.sdk.scheduler import Scheduler
+from corral.frameworks.sdk.signals import StopSignals
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
@@ -83,6 +84,7 @@ __all__ = [
     "Spread",
     "StateName",
     "StatusView",
+    "StopSignals",
     "SubscribedEvent",
     "TaskInfo",
     "TaskReason",

@@ -49,7 +49,7 @@ ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string
   f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
   NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes;
   if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability; if a is
-  under memory pressure, f does not want only BestEffort work (masks/pressure.py).
+  under memory pressure, f does not want only BestEffort work (rules/pressure.py).
 
 OFFER SIZE for f (role r) on a
   remaining_limit = max(0, limit[r] - consumption[r]) per resource.
@@ -97,7 +97,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import order
+from corral.master.allocator import order, rules
 from corral.master.allocator.interface import (
     ROOM_EPSILON,
     Allocation,
@@ -108,8 +108,6 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import gpus as gpu_mask
-from corral.master.allocator.masks import pressure as pressure_mask
 from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
@@ -123,11 +121,10 @@ from corral.master.allocator.options import (
     allocatable,
     check_scalars,
     check_weight,
-    constraint_reason,
     quota_reason,
-    taint_reason,
 )
-from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
+from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
+from corral.placement import AttributeConstraint, Taint, Toleration
 from corral.resources import SCALARS
 
 Vec = list[float]
@@ -154,7 +151,7 @@ class _Agent:
     taints: tuple[Taint, ...]
     reserved: dict[str, Vec]
     draining: bool = False
-    under_pressure: bool = False
+    under_pressure: bool = False  # memory pressure (rules/pressure.py)
     used_unreserved: Vec = field(default_factory=_zeros)
     used_reserved: dict[str, Vec] = field(default_factory=dict)
 
@@ -180,7 +177,7 @@ class _Framework:
     tolerations: tuple[Toleration, ...]
     constraints: tuple[AttributeConstraint, ...]
     gpu_resources: bool = False  # the GPU_RESOURCES capability
-    besteffort_only: bool = False  # its unmet demands are all BestEffort (masks/pressure.py)
+    besteffort_only: bool = False  # its unmet demands are all BestEffort (rules/pressure.py)
     suppressed: bool = False
     priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
@@ -490,11 +487,7 @@ class ReferenceAllocator:
         self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
     ) -> list[str]:
         total = self._cluster_total()
-        prefer_not = (
-            [t for t in agent.taints if t.effect is TaintEffect.PREFER_NO_SCHEDULE]
-            if agent is not None
-            else []
-        )
+        facts = self._agent_facts(agent) if agent is not None else None
         role_keys: dict[str, tuple[int, float]] = {}
         for name, role in self._roles.items():
             alloc = role_alloc[name]
@@ -506,7 +499,8 @@ class ReferenceAllocator:
             tier, rkey = role_keys[fw.role]
             return order.reference_key(
                 priority=fw.priority,
-                prefers_not=bool(untolerated(prefer_not, fw.tolerations)),
+                prefers_not=facts is not None
+                and rules.prefers_not(facts, self._framework_facts(fw)),
                 role_tier=tier,
                 role_key=rkey,
                 role_count=self._roles[fw.role].count,
@@ -532,16 +526,31 @@ class ReferenceAllocator:
             reasons.append(REASON_FILTER)
         if agent.draining:
             reasons.append(REASON_DRAINING)
-        hard = [t for t in agent.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
-        reasons.extend(taint_reason(t) for t in untolerated(hard, fw.tolerations))
-        reasons.extend(
-            constraint_reason(c) for c in fw.constraints if not c.matches(agent.attributes)
+        # The static placement rules, as every consumer asks them (rules/__init__.py).
+        reasons += rules.blocking(
+            self._agent_facts(agent), self._framework_facts(fw), self.rule_options
         )
-        reasons.extend(
-            gpu_mask.blocking(agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources)
-        )
-        reasons.extend(pressure_mask.blocking(agent.under_pressure, fw.besteffort_only))
         return reasons
+
+    @staticmethod
+    def _agent_facts(agent: _Agent) -> AgentFacts:
+        return AgentFacts(
+            agent.attributes, tuple(agent.taints), agent.total[3], agent.under_pressure
+        )
+
+    @staticmethod
+    def _framework_facts(fw: _Framework) -> FrameworkFacts:
+        return FrameworkFacts(
+            tuple(fw.tolerations),
+            tuple(fw.constraints),
+            fw.gpu_resources,
+            fw.role,
+            fw.besteffort_only,
+        )
+
+    @property
+    def rule_options(self) -> RuleOptions:
+        return RuleOptions(filter_gpu_resources=self.options.filter_gpu_resources)
 
     def _allowance(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
         required = _zeros()
@@ -635,8 +644,8 @@ class ReferenceAllocator:
                 out[agent_id] = REASON_FILTER
             elif agent.draining:
                 out[agent_id] = REASON_DRAINING
-            elif gpu_mask.blocking(
-                agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources
+            elif REASON_GPU in rules.gpus.RULE.blocking(
+                self._agent_facts(agent), self._framework_facts(fw), self.rule_options
             ):
                 out[agent_id] = REASON_GPU
         return out

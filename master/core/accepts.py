@@ -18,7 +18,7 @@ Rules:
 4. A refuse filter lasts at least one allocation interval (``refuse_seconds``).
 5. Revocable offers (revocable.py) are accepted and declined there; a task marked revocable
    is refused on regular offers.
-6. Memory pressure is a placement rule (masks/pressure.py): a BestEffort task is refused
+6. Memory pressure is a placement rule (rules/pressure.py): a BestEffort task is refused
    (FAILED_PRECONDITION, naming the pressure) on an agent under it, as Kubernetes'
    ``memory-pressure:NoSchedule`` taint keeps BestEffort pods off.
 """

@@ -16,7 +16,7 @@ Rules:
    the core records an ``unknown_priority_class`` event where such a task comes in.
 6. A demand may ask for no cpus and no mem: BestEffort work (corral.qos). It is never a gang
    and never preempts (it needs no room); it is pending on an agent under memory pressure
-   (explain says so: ``REASON_PRESSURE``).
+   (explain says so: master/allocator/rules/pressure.py).
 7. A framework whose unmet demands are all BestEffort is offered no agent under memory
    pressure (``besteffort_only``, handed to the allocator with its priority).
 """
@@ -36,14 +36,12 @@ from corral.limits import (
     echo,
 )
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.options import REASON_PRESSURE, constraint_reason, taint_reason
-from corral.master.core import gangs
+from corral.master.core import gangs, placement_facts
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
-from corral.placement import TaintEffect, untolerated
 from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
 from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, SCALARS
@@ -183,7 +181,7 @@ def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
 
 def besteffort_only(fw: FrameworkRecord) -> bool:
     """Rule 7: every unmet demand is BestEffort (no cpus and no mem): the framework is kept
-    off agents under memory pressure (masks/pressure.py)."""
+    off agents under memory pressure (rules/pressure.py)."""
     if not fw.wants_by_demand:
         return False
     wanted = [d for d in fw.demands.values() if unmet(fw, d) > 0]
@@ -262,15 +260,7 @@ def _agent_reasons(
     """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits). ``held``: the
     allocator's refuse filters and draining agents for the framework (Allocator.held_back);
     ``spread``: where the demand's tasks are, if it has a spread rule (spread.py)."""
-    spec = agent.spec
-    reasons: list[str] = []
-    hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
-    tolerations = (*fw.spec.tolerations, *d.tolerations)
-    reasons.extend(taint_reason(t) for t in untolerated(hard, tolerations))
-    constraints = (*fw.spec.offer_constraints, *d.constraints)
-    reasons.extend(constraint_reason(c) for c in constraints if not c.matches(spec.attributes))
-    if agent.under_pressure and is_besteffort(d.resources.cpus, d.resources.mem):
-        reasons.append(REASON_PRESSURE)
+    reasons = placement_facts.blocking(core, placement_facts.demand_facts(fw, d), agent)
     free = _free_for(core, fw, agent)
     shape = d.resources.scalars()
     reasons.extend(

@@ -118,7 +118,7 @@ class AgentRecord:
 
     @property
     def under_pressure(self) -> bool:
-        """Memory pressure, the placement rule's condition (masks/pressure.py)."""
+        """Memory pressure, the placement rule's condition (rules/pressure.py)."""
         return self.usage is not None and bool(self.usage.pressure)
 
     @property

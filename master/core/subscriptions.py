@@ -6,7 +6,10 @@ Rules:
 1. A SUBSCRIBE is checked before anything changes: a finite ``failover_timeout`` >= 0
    (INVALID_ARGUMENT), not the id of a removed framework (FAILED_PRECONDITION), and a failover
    keeps the name and principal the framework subscribed with (PERMISSION_DENIED): an id alone
-   does not take over someone else's framework. No role means ``*``; no id, the shell's new one.
+   does not take over someone else's framework. No role means ``*``; a role must follow Mesos'
+   rules for role names (corral.roles.check_role; INVALID_ARGUMENT); no id, the shell's new one.
+   A ``failover_timeout`` past ``max_failover_timeout`` is capped to it (``capped``, with a
+   cluster event), here and for what recovery.py reads: no framework is kept forever.
 2. A failover closes the old stream and takes back the framework's outstanding offers; a
    changed role, tolerations or constraints re-add it to the allocator with its tasks' charges.
    Its unacknowledged statuses are resent at once, at most ``RESEND_BATCH`` (one UPDATE); the
@@ -38,6 +41,7 @@ from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
 from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import FrameworkSpec, TaskReason, TaskState
+from corral.roles import RoleError, check_role
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
@@ -56,6 +60,12 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         )
     if not spec.role:
         spec = replace(spec, role="*")
+    try:
+        check_role(spec.role)
+    except RoleError as exc:
+        raise CallRejected(Refusal.INVALID_ARGUMENT, f"framework info: {exc}") from None
+    asked = spec.failover_timeout
+    spec = capped(core, spec)
     fw_id = spec.framework_id or e.new_framework_id
     spec = replace(spec, framework_id=fw_id)
     fw = core.frameworks.get(fw_id)
@@ -125,7 +135,25 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         out += ticks.resend(core, fw, pending, e)
     mirror.mark_framework(core, fw)
     out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
+    if asked != spec.failover_timeout:
+        out.append(
+            core.cluster_event(
+                e,
+                "failover_timeout_capped",
+                fw_id,
+                f"asked for a failover timeout of {asked:g}s; kept for at most "
+                f"{spec.failover_timeout:g}s once disconnected (--max-failover-timeout)",
+            )
+        )
     return out
+
+
+def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
+    """Rule 1: the spec with its failover timeout at most ``max_failover_timeout``."""
+    longest = core.config.max_failover_timeout
+    if spec.failover_timeout <= longest:
+        return spec
+    return replace(spec, failover_timeout=longest)
 
 
 def placeholder(core: MasterCore, fw_id: str, now: float) -> FrameworkRecord:
@@ -198,6 +226,7 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
     core.book.take_back(fw)
     nominations.release_framework(core, fw.framework_id)
     core.preemption_budget.forget(fw.framework_id)
+    core.quarantine.forget(fw.framework_id)
     out: Commands = []
     for task in list(fw.tasks.values()):
         agent = core.agents.get(task.agent_id)

@@ -6,7 +6,7 @@ Rules:
 2. The report is kept on the agent (``AgentRecord.usage``) and each task's part on the task
    (``TaskRecord.usage``); a task the agent does not hold is skipped. The views, metrics and
    ``corral get`` show them.
-3. Memory pressure is a placement rule (masks/pressure.py): while the agent reports it, it is
+3. Memory pressure is a placement rule (rules/pressure.py): while the agent reports it, it is
    offered to no framework that wants only BestEffort work, accepts of BestEffort tasks there
    are refused (accepts.py), and explain names it for BestEffort demands. The allocator is
    told with every report of an agent it holds (it ignores a repeat), so an agent attached

@@ -330,7 +330,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
             twin.compare_explain(now)
             twin.compare_cuts(now)
         elif event == 10 and agent_ids and fids:
-            # Memory pressure (masks/pressure.py): an agent's condition and a framework's
+            # Memory pressure (rules/pressure.py): an agent's condition and a framework's
             # wish for BestEffort work change at any time.
             aid = data.draw(st.sampled_from(agent_ids))
             twin.both("set_agent_pressure", aid, data.draw(st.booleans()))

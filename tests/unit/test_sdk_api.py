@@ -53,6 +53,7 @@ def test_public_api_is_pinned() -> None:
         "Spread",
         "StateName",
         "StatusView",
+        "StopSignals",
         "SubscribedEvent",
         "TaskInfo",
         "TaskReason",

@@ -1,42 +1,39 @@
-"""The placement part of eligibility: hard taints, attribute constraints, GPUs and memory
-pressure, as ``ok[a, f]``, plus ``prefer_not[a, f]`` for PreferNoSchedule ordering. Pressure
-changes at run time: ``set_agent_pressure`` and ``set_framework_besteffort`` re-evaluate the
-one row or column, through the same signatures.
+"""The static placement rules' array form (rules/: taints, constraints, GPUs, memory pressure,
+and whatever is registered there), as ``ok[a, f]``, plus ``prefer_not[a, f]`` for soft rules'
+ordering. An agent's pressure and a framework's wish for BestEffort work change at run time:
+``set_agent_pressure`` and ``set_framework_besteffort`` re-evaluate its one row or column.
 
-Agents are grouped by (attributes, taints) and frameworks by (tolerations, constraints); the
-rules are evaluated once per pair of groups, so adding one agent to a 1k-framework cluster costs
-one evaluation per framework group, not per framework.
+Agents are grouped by their facts' keys (``rules.agent_key``) and frameworks by theirs
+(``rules.framework_key``); the registry's rules are asked once per pair of groups, so adding one
+agent to a 1k-framework cluster costs one evaluation per framework group, not per framework.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator import rules
 from corral.master.allocator.growable import grow_cols, grow_rows
-from corral.master.allocator.masks import constraints, gpus, pressure, taints
+from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
-
-# (attributes, taints, has GPUs, under memory pressure) and (tolerations, constraints, GPU
-# capable, wants only BestEffort work).
-AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...], bool, bool]
-FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...], bool, bool]
 
 
 class PlacementMask:
     def __init__(self, agents: int, frameworks: int, filter_gpus: bool = True) -> None:
-        self.filter_gpus = filter_gpus
+        self.options = RuleOptions(filter_gpu_resources=filter_gpus)
         self.ok = np.zeros((agents, frameworks), dtype=np.bool_)
         self.prefer_not = np.zeros((agents, frameworks), dtype=np.bool_)
         self.agent_sig = np.zeros(agents, dtype=np.int64)
         self.framework_sig = np.zeros(frameworks, dtype=np.int64)
-        self.agent_sigs: list[AgentSig] = []
-        self.framework_sigs: list[FrameworkSig] = []
+        self.agent_sigs: list[AgentFacts] = []  # one agent's facts per signature
+        self.framework_sigs: list[FrameworkFacts] = []
         self.has_soft_taints = np.zeros(agents, dtype=np.bool_)
-        self._agent_sig_ids: dict[AgentSig, int] = {}
-        self._framework_sig_ids: dict[FrameworkSig, int] = {}
+        self._agent_sig_ids: dict[Hashable, int] = {}
+        self._framework_sig_ids: dict[Hashable, int] = {}
         self._pairs: dict[tuple[int, int], tuple[bool, bool, tuple[str, ...]]] = {}
 
     def grow(self, agents: int, frameworks: int) -> None:
@@ -51,15 +48,9 @@ class PlacementMask:
         key = (asig, fsig)
         hit = self._pairs.get(key)
         if hit is None:
-            attrs, agent_taints, has_gpus, under_pressure = self.agent_sigs[asig]
-            tolerations, wanted, gpu_capable, besteffort = self.framework_sigs[fsig]
-            reasons = tuple(
-                taints.blocking(agent_taints, tolerations)
-                + constraints.unmet(wanted, dict(attrs))
-                + gpus.blocking(1.0 if has_gpus else 0.0, gpu_capable, self.filter_gpus)
-                + pressure.blocking(under_pressure, besteffort)
-            )
-            hit = (not reasons, taints.prefers_not(agent_taints, tolerations), reasons)
+            agent, framework = self.agent_sigs[asig], self.framework_sigs[fsig]
+            reasons = tuple(rules.blocking(agent, framework, self.options))
+            hit = (not reasons, rules.prefers_not(agent, framework), reasons)
             self._pairs[key] = hit
         return hit
 
@@ -85,41 +76,42 @@ class PlacementMask:
         has_gpus: bool = False,
         under_pressure: bool = False,
     ) -> None:
-        sig: AgentSig = (
-            tuple(sorted(attributes.items())),
-            tuple(agent_taints),
-            has_gpus,
-            under_pressure,
+        facts = AgentFacts(
+            dict(attributes), tuple(agent_taints), 1.0 if has_gpus else 0.0, under_pressure
         )
-        self._set_agent_sig(row, sig, framework_rows)
+        self._set_agent_facts(row, facts, framework_rows)
 
     def set_agent_pressure(
         self, row: int, under_pressure: bool, framework_rows: npt.NDArray[np.intp]
     ) -> bool:
         """The agent's pressure changed: its row again. False (nothing done) if it had not."""
-        attrs, agent_taints, has_gpus, was = self.agent_sigs[int(self.agent_sig[row])]
-        if was == under_pressure:
+        facts = self.agent_sigs[int(self.agent_sig[row])]
+        if facts.under_pressure == under_pressure:
             return False
-        self._set_agent_sig(row, (attrs, agent_taints, has_gpus, under_pressure), framework_rows)
+        self._set_agent_facts(row, replace(facts, under_pressure=under_pressure), framework_rows)
         return True
 
     def set_framework_besteffort(
         self, col: int, besteffort: bool, agent_rows: npt.NDArray[np.intp]
     ) -> bool:
         """The framework's wish changed: its column again. False if it had not."""
-        tolerations, wanted, gpu_capable, was = self.framework_sigs[int(self.framework_sig[col])]
-        if was == besteffort:
+        facts = self.framework_sigs[int(self.framework_sig[col])]
+        if facts.besteffort_only == besteffort:
             return False
-        self._set_framework_sig(col, (tolerations, wanted, gpu_capable, besteffort), agent_rows)
+        self._set_framework_facts(col, replace(facts, besteffort_only=besteffort), agent_rows)
         return True
 
-    def _set_agent_sig(self, row: int, sig: AgentSig, framework_rows: npt.NDArray[np.intp]) -> None:
-        agent_taints = sig[1]
+    def _set_agent_facts(
+        self, row: int, facts: AgentFacts, framework_rows: npt.NDArray[np.intp]
+    ) -> None:
+        agent_taints = facts.taints
+        sig = rules.agent_key(facts)
         asig = self._agent_sig_ids.get(sig)
         if asig is None:
             asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
-            self.agent_sigs.append(sig)
+            self.agent_sigs.append(facts)
         self.agent_sig[row] = asig
+        # Whether some framework could be soft-blocked here (the walk's PreferNoSchedule key).
         self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
         self.ok[row] = False
         self.prefer_not[row] = False
@@ -137,18 +129,20 @@ class PlacementMask:
         wanted: Sequence[AttributeConstraint],
         agent_rows: npt.NDArray[np.intp],
         gpu_capable: bool = False,
+        role: str = "*",
         besteffort: bool = False,
     ) -> None:
-        sig: FrameworkSig = (tuple(tolerations), tuple(wanted), gpu_capable, besteffort)
-        self._set_framework_sig(col, sig, agent_rows)
+        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable, role, besteffort)
+        self._set_framework_facts(col, facts, agent_rows)
 
-    def _set_framework_sig(
-        self, col: int, sig: FrameworkSig, agent_rows: npt.NDArray[np.intp]
+    def _set_framework_facts(
+        self, col: int, facts: FrameworkFacts, agent_rows: npt.NDArray[np.intp]
     ) -> None:
+        sig = rules.framework_key(facts)
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:
             fsig = self._framework_sig_ids[sig] = len(self.framework_sigs)
-            self.framework_sigs.append(sig)
+            self.framework_sigs.append(facts)
         self.framework_sig[col] = fsig
         self.ok[:, col] = False
         self.prefer_not[:, col] = False

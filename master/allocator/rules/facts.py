@@ -1,0 +1,51 @@
+"""What the placement rules read: the facts of an agent and of a framework (or a framework's
+demand, with the demand's own constraints and tolerations added to the framework's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from corral.placement import AttributeConstraint, Taint, Toleration
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFacts:
+    attributes: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    gpus: float = 0.0  # the agent's total GPUs
+    under_pressure: bool = False  # memory pressure, as it last reported (pressure.py)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkFacts:
+    tolerations: tuple[Toleration, ...] = ()
+    constraints: tuple[AttributeConstraint, ...] = ()
+    gpu_capable: bool = False  # the GPU_RESOURCES capability
+    role: str = "*"
+    # Wants only BestEffort work (no cpus, no mem): every unmet demand of a framework, or
+    # the demand itself (pressure.py).
+    besteffort_only: bool = False
+
+    def with_demand(
+        self,
+        constraints: tuple[AttributeConstraint, ...],
+        tolerations: tuple[Toleration, ...],
+        besteffort: bool = False,
+    ) -> FrameworkFacts:
+        """The facts a demand's tasks are placed by: the framework's and the demand's own
+        (its shape decides ``besteffort_only``)."""
+        if not constraints and not tolerations and besteffort == self.besteffort_only:
+            return self
+        return FrameworkFacts(
+            (*self.tolerations, *tolerations),
+            (*self.constraints, *constraints),
+            self.gpu_capable,
+            self.role,
+            besteffort,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOptions:
+    filter_gpu_resources: bool = True  # Mesos' --filter_gpu_resources (gpus.py)
