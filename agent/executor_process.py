@@ -103,7 +103,9 @@ class ProcessExecutor:
     def __init__(
         self, work_dir: Path, sink: EventSink, clock: Clock, memory: MemoryControl | None = None
     ) -> None:
-        self.work_dir = work_dir
+        # Absolute: the shim runs in the task's sandbox, so a path relative to the agent's
+        # working directory (a relative --work-dir) would lose the task's exit status.
+        self.work_dir = work_dir = work_dir.absolute()
         self.sandboxes = work_dir / "sandboxes"
         self._sink = sink
         self._clock = clock

@@ -300,10 +300,15 @@ async def _run_agents(configs: list[AgentConfig]) -> int:
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
     pool = ChannelPool()
-    agents = [
-        Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
-        for i, cfg in enumerate(configs)
-    ]
+    try:
+        agents = [
+            Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
+            for i, cfg in enumerate(configs)
+        ]
+    except BaseException:  # --cgroups v1/v2 that cannot be used: nothing runs yet
+        await pool.close()
+        await detector.close()
+        raise
 
     def stop(signame: str) -> None:
         get_logger("corral.agent").info("signal received, stopping", signal=signame)
