@@ -77,13 +77,25 @@ class CgroupTree:
         except OSError:
             self._stale.add(group)  # still busy: its last process is being reaped
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Remove the task groups left (those of tasks killed as the agent stops, and of an
+        earlier run's), then the agent's own: the kernel refuses any that still holds a
+        process, and a task that outlives the agent keeps its group. True when all are gone."""
+        with contextlib.suppress(OSError):
+            for group in self.parent.iterdir():
+                if group.is_dir() and group.name.startswith("task-"):
+                    self._stale.add(group)
         for group in list(self._stale):
             with contextlib.suppress(OSError):
                 group.rmdir()
                 self._stale.discard(group)
-        with contextlib.suppress(OSError):
-            self.parent.rmdir()  # only when empty: a task that outlives the agent keeps it
+        try:
+            self.parent.rmdir()
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return True
 
 
 def writable(path: Path) -> bool:

@@ -138,7 +138,10 @@ class ProcessExecutor:
         for run in list(self._runs):
             run.cancel()
         await asyncio.gather(*self._runs, return_exceptions=True)
-        self.memory.close()
+        for _ in range(20):  # the killed tasks' processes leave their cgroups as they die
+            if self.memory.close():
+                break
+            await asyncio.sleep(0.05)
 
     def sample(self, now: float) -> list[TaskUsage]:
         """What each running task uses now: memory by its cgroup (or its process group), cpus

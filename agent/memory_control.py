@@ -55,8 +55,9 @@ class MemoryControl(Protocol):
         """The task ended: remove its group (retried at ``close`` if it is still busy)."""
         ...
 
-    def close(self) -> None:
-        """The agent is stopping: remove whatever it made that is empty."""
+    def close(self) -> bool:
+        """The agent is stopping: remove whatever it made that is empty; True when nothing
+        is left (the caller may try again while killed tasks' processes finish dying)."""
         ...
 
 
@@ -78,8 +79,8 @@ class NoControl:
     def release(self, key: str) -> None:
         pass
 
-    def close(self) -> None:
-        pass
+    def close(self) -> bool:
+        return True
 
 
 def task_key(framework_id: str, task_id: str) -> str:

@@ -70,9 +70,10 @@ def test_a_busy_group_is_removed_at_close(tmp_path: Path) -> None:
     control.prepare(key, 10)
     control.release(key)  # the fake folder holds files: rmdir fails as a busy cgroup would
     assert (control.parent / key).exists()
+    assert not control.close()  # still busy: the caller tries again
     for f in (control.parent / key).iterdir():
         f.unlink()
-    control.close()
+    assert control.close()
     assert not control.parent.exists()
 
 
