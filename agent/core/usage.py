@@ -51,6 +51,7 @@ def on_usage(core: AgentCore, event: e.UsageMeasured) -> None:
     verdict = _evict(core, event.now)
     if core.registered:
         core._emit(c.SendUsage(report=_report(core, event, verdict)))
+        core._last_sent = event.now  # the master hears from the agent: no heartbeat needed
 
 
 def _enforce_limits(core: AgentCore) -> None:
