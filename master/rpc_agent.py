@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 from corral import limits
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -131,7 +131,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     )
                 elif kind == "usage":
                     try:
-                        usage, tasks = convert.agent_usage_from_pb(msg.usage)
+                        usage, tasks = usage_wire.agent_usage_from_pb(msg.usage)
                     except WireError as exc:
                         log.warning("bad_usage_report", agent_id=agent_id, error=str(exc))
                         continue

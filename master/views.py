@@ -9,7 +9,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.master.core import demands, revocable
 from corral.master.core.master import MasterCore
 from corral.master.core.records import AgentRecord, OfferRecord, TaskRecord
@@ -236,7 +236,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         convert.resources_to_pb(a.used, entry.used)
         convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
         if a.usage is not None:
-            convert.agent_usage_to_pb(a.usage, entry.usage)
+            usage_wire.agent_usage_to_pb(a.usage, entry.usage)
             entry.revocable_used.cpus, entry.revocable_used.mem = revocable.held(a)
     for f in core.frameworks.values():
         fentry = state.frameworks.add(

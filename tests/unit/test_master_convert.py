@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.resources import Resources
 from corral.v1 import agent_pb2
 from corral.v1 import common_pb2 as pb
@@ -101,14 +101,14 @@ def _usage(**agent: object) -> agent_pb2.UsageReport:
 
 
 def test_a_usage_report_decodes_and_bad_ones_are_refused() -> None:
-    usage, tasks = convert.agent_usage_from_pb(_usage(memory_pressure="hard"))
+    usage, tasks = usage_wire.agent_usage_from_pb(_usage(memory_pressure="hard"))
     assert (usage.pressure, usage.mem_used) == ("hard", 100.0)
     assert [(t.framework_id, t.task_id, t.mem) for t in tasks] == [("f", "t", 100.0)]
     with pytest.raises(convert.WireError, match="unknown memory pressure"):
-        convert.agent_usage_from_pb(_usage(memory_pressure="extreme"))
+        usage_wire.agent_usage_from_pb(_usage(memory_pressure="extreme"))
     with pytest.raises(convert.WireError, match="mem_used is not a finite number"):
-        convert.agent_usage_from_pb(_usage(mem_used=float("inf")))
+        usage_wire.agent_usage_from_pb(_usage(mem_used=float("inf")))
     bad = _usage()
     bad.tasks[0].mem = float("nan")
     with pytest.raises(convert.WireError, match="a task's mem is not a finite number"):
-        convert.agent_usage_from_pb(bad)
+        usage_wire.agent_usage_from_pb(bad)
