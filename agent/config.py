@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corral.agent.connection import ReconnectBackoff
+from corral.agent.core.pressure import Thresholds
 from corral.agent.core.status_updates import Backoff
 from corral.placement import Taint
 from corral.resources import Resources
@@ -32,3 +33,10 @@ class AgentConfig:
     reconnect_backoff: ReconnectBackoff = field(default_factory=ReconnectBackoff)
     # How long a stopping agent waits to hand its last statuses to the stream.
     flush_timeout: float = 2.0
+    # Measuring and limiting tasks (docs/operations.md, "Agent flags"): how often, how
+    # (memory_control.MODES), the eviction thresholds, and the revocable estimate's safety
+    # margin (None: the agent lends nothing).
+    usage_interval: float = 1.0
+    cgroups: str = "auto"
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    revocable_margin: float | None = None

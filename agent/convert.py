@@ -18,6 +18,7 @@ from corral.agent.core.types import (
     TaskSource,
     TaskSpec,
     TaskState,
+    UsageReport,
 )
 from corral.pbmaps import as_dict
 from corral.placement import Taint, TaintEffect
@@ -87,6 +88,11 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
         kill_grace_period=info.kill_grace_period_seconds,
         mem=info.resources.mem,
         priority_class=info.priority_class,
+        cpus=info.resources.cpus,
+        cpus_limit=info.limits.cpus,
+        mem_limit=info.limits.mem,
+        priority=info.priority,
+        revocable=info.revocable,
         wire=info,
     )
 
@@ -133,6 +139,19 @@ def status_from_pb(pb: common_pb2.TaskStatus) -> Status:
         uuid=pb.uuid,
         exit_code=pb.exit_code if pb.HasField("exit_code") else None,
     )
+
+
+def usage_to_pb(report: UsageReport) -> agent_pb2.AgentMessage:
+    msg = agent_pb2.AgentMessage(usage=agent_pb2.UsageReport())
+    a = msg.usage.agent
+    a.timestamp, a.mem_total, a.mem_used = report.timestamp, report.mem_total, report.mem_used
+    a.mem_available, a.cpus_used = report.mem_available, report.cpus_used
+    a.memory_pressure, a.pressure_since = report.pressure, report.pressure_since
+    a.pressure_message, a.source = report.pressure_message, report.source
+    a.revocable.cpus, a.revocable.mem = report.revocable_cpus, report.revocable_mem
+    for framework_id, u in report.tasks:
+        msg.usage.tasks.add(task_id=u.task_id, framework_id=framework_id, cpus=u.cpus, mem=u.mem)
+    return msg
 
 
 def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.AgentMessage:

@@ -8,6 +8,10 @@
   what is left of the task's group: no task leaves orphans behind that outlive the resources the
   master thinks are free). The agent learns a task's end from that file once the shim exits,
   whether the shim is its child or one it re-attached to after a restart.
+- Memory (``memory_control.py``): each task gets a cgroup with its memory limit where the host
+  has one the agent can write (the task's process joins it before exec), and ``sample`` reads
+  what the tasks use for the agent core (usage.py), by cgroup or by process group. A task the
+  kernel killed at its cgroup's limit is reported as such (``ProcessExited.memory_limit``).
 - The sandbox ``work_dir/sandboxes/<framework>/<task>`` holds ``stdout`` and ``stderr``; the
   task's checkpoint folder (``corral.agent.checkpoint.task_dir``) holds ``process.json`` (shim
   pid and start time, the task's pid, the sandbox), written before the shim is told to start the
@@ -32,8 +36,10 @@ import psutil
 
 from corral.agent.checkpoint import read_json, safe_name, task_dir, write_atomically
 from corral.agent.core import events as e
-from corral.agent.core.types import ProcessFate, Signal, TaskSpec
+from corral.agent.core.types import ProcessFate, Signal, TaskSpec, TaskUsage
 from corral.agent.executor import Clock, EventSink
+from corral.agent.memory_control import MemoryControl, NoControl, task_key
+from corral.agent.process_groups import CpuRates, sample_groups
 from corral.logging import get_logger
 from corral.supervise import spawn
 
@@ -94,12 +100,19 @@ def _ended(status: dict[str, Any] | None) -> Adopted | None:
 
 
 class ProcessExecutor:
-    def __init__(self, work_dir: Path, sink: EventSink, clock: Clock) -> None:
-        self.work_dir = work_dir
+    def __init__(
+        self, work_dir: Path, sink: EventSink, clock: Clock, memory: MemoryControl | None = None
+    ) -> None:
+        # Absolute: the shim runs in the task's sandbox, so a path relative to the agent's
+        # working directory (a relative --work-dir) would lose the task's exit status.
+        self.work_dir = work_dir = work_dir.absolute()
         self.sandboxes = work_dir / "sandboxes"
         self._sink = sink
         self._clock = clock
+        self.memory: MemoryControl = memory or NoControl()
+        self._cpu = CpuRates()
         self._pgids: dict[str, int] = {}  # task id -> its process group, while it runs
+        self._keys: dict[str, str] = {}  # task id -> its cgroup's name (memory_control)
         self._children: dict[str, asyncio.subprocess.Process] = {}  # shims we started
         self._runs: set[asyncio.Task[None]] = set()
         # A re-attached shim's watch: its pidfd, or the timer that polls it.
@@ -125,6 +138,30 @@ class ProcessExecutor:
         for run in list(self._runs):
             run.cancel()
         await asyncio.gather(*self._runs, return_exceptions=True)
+        for _ in range(20):  # the killed tasks' processes leave their cgroups as they die
+            if self.memory.close():
+                break
+            await asyncio.sleep(0.05)
+
+    def sample(self, now: float) -> list[TaskUsage]:
+        """What each running task uses now: memory by its cgroup (or its process group), cpus
+        by its process group. Blocking (a pass over the host's processes): run it off the
+        event loop."""
+        pgids = dict(self._pgids)
+        groups = sample_groups(pgids.values())
+        out: list[TaskUsage] = []
+        for task_id, pgid in pgids.items():
+            group = groups.get(pgid)
+            key = self._keys.get(task_id)
+            mem = self.memory.usage_mib(key) if key is not None else None
+            if mem is None:
+                if group is None:
+                    continue  # nothing of it left to measure: its exit is on the way
+                mem = group.mem_mib
+            cpus = self._cpu.rate(task_id, now, group.cpu_seconds) if group else 0.0
+            out.append(TaskUsage(task_id, cpus=cpus, mem=mem))
+        self._cpu.keep(set(pgids))
+        return out
 
     def sandbox_for(self, task: TaskSpec) -> Path:
         return self.sandboxes / safe_name(task.framework_id) / safe_name(task.task_id)
@@ -139,6 +176,14 @@ class ProcessExecutor:
             return
         argv = ["/bin/sh", "-c", cmd.value] if cmd.shell else list(cmd.arguments)
         meta = task_dir(self.work_dir, task.framework_id, task_id)
+        key = task_key(task.framework_id, task_id)
+        try:
+            join = self.memory.prepare(key, task.enforced_mem_limit)
+        except OSError as exc:
+            message = f"cannot make the task's cgroup ({self.memory.name}): {exc}"
+            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
+            return
+        self._keys[task_id] = key
         ours, theirs = socket.socketpair()
         try:
             meta.mkdir(parents=True, exist_ok=True)
@@ -167,6 +212,7 @@ class ProcessExecutor:
                 )
         except OSError as exc:
             ours.close()
+            self._release(task_id)
             reason = exc.strerror or str(exc)
             message = f"cannot start {argv[0]!r}: {reason}"
             self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
@@ -181,7 +227,7 @@ class ProcessExecutor:
                 "sandbox": str(sandbox),
             }
             write_atomically(meta / "process.json", json.dumps(process).encode())
-            answer = await self._handshake(ours)
+            answer = await self._handshake(ours, join)
         finally:
             ours.close()
         if answer.startswith("started "):
@@ -201,18 +247,26 @@ class ProcessExecutor:
             if not message and ended is not None and ended.message:
                 message = ended.message
             message = message or f"the task shim ended before starting the task (status {code})"
+            self._release(task_id)
             self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
             return
         self._report_exit(task_id, ended, code)
 
+    def _release(self, task_id: str) -> None:
+        key = self._keys.pop(task_id, None)
+        if key is not None:
+            self.memory.release(key)
+
     @staticmethod
-    async def _handshake(sock: socket.socket) -> str:
-        """Tell the shim to go; its one-line answer ("" if it died first)."""
+    async def _handshake(sock: socket.socket, join: str | None) -> str:
+        """Tell the shim to go (and which cgroup its task joins); its one-line answer ("" if
+        it died first)."""
         loop = asyncio.get_running_loop()
         sock.setblocking(False)
         data = b""
+        go = f"go {join}\n" if join else "go\n"
         with contextlib.suppress(OSError):
-            await loop.sock_sendall(sock, b"go\n")
+            await loop.sock_sendall(sock, go.encode())
             while b"\n" not in data:
                 chunk = await loop.sock_recv(sock, 4096)
                 if not chunk:
@@ -229,9 +283,18 @@ class ProcessExecutor:
                 ended = Adopted(ProcessFate.EXITED, signal=-shim_code)
             else:
                 ended = Adopted(ProcessFate.EXITED, signal=int(signals.SIGKILL))
+        key = self._keys.get(task_id)
+        oom = (
+            ended.signal == int(signals.SIGKILL) and key is not None and self.memory.oom_killed(key)
+        )
+        self._release(task_id)
         self._sink(
             e.ProcessExited(
-                now=self._clock(), task_id=task_id, exit_code=ended.exit_code, signal=ended.signal
+                now=self._clock(),
+                task_id=task_id,
+                exit_code=ended.exit_code,
+                signal=ended.signal,
+                memory_limit=oom,
             )
         )
 
@@ -262,9 +325,11 @@ class ProcessExecutor:
         meta: Path,
         process: dict[str, Any] | None,
         exit_status: dict[str, Any] | None,
+        framework_id: str = "",
     ) -> Adopted:
         """What became of a checkpointed task's process; if it still runs, watch it from now on
-        (its exit is reported as ``ProcessExited``, and ``signal`` reaches its group)."""
+        (its exit is reported as ``ProcessExited``, ``signal`` reaches its group, and ``sample``
+        measures it, by its cgroup if it has one)."""
         if process is None:
             # The shim was never told to start the task (see the module's docstring).
             return _ended(exit_status) or Adopted(ProcessFate.NOT_STARTED)
@@ -280,8 +345,10 @@ class ProcessExecutor:
                     pid = children[0].pid if children else None
             if isinstance(pid, int):
                 self._pgids[task_id] = pid
+            self._keys[task_id] = task_key(framework_id, task_id)
             return Adopted(ProcessFate.ALIVE)
         # The shim is gone; its exit_status (read now: it may have exited since the load).
+        self.memory.release(task_key(framework_id, task_id))
         return _ended(self._read_status(meta) or exit_status) or Adopted(ProcessFate.UNKNOWN)
 
     def _watch(self, task_id: str, pid: int, start: object, meta: Path) -> bool:

@@ -40,6 +40,8 @@ from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
 from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
+from corral.agent.memory_control import MemoryControl, detect
+from corral.agent.usage_monitor import UsageMonitor
 from corral.frameworks.sdk.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
 from corral.resources import Resources, parse_resources
@@ -80,6 +82,7 @@ class Agent:
         id_store: AgentIdStore | None = None,
         clock: Callable[[], float] = time.time,
         new_uuid: Callable[[], bytes] = random_uuid,
+        memory: MemoryControl | None = None,
     ) -> None:
         self.config = config
         self._clock = clock
@@ -103,14 +106,24 @@ class Agent:
                 status_backoff=config.status_backoff,
                 require_command=not config.simulate,
                 checkpoint=config.checkpoint,
+                mem_total=config.resources.mem,
+                thresholds=config.thresholds,
+                revocable_margin=config.revocable_margin,
             ),
             phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
+        self.usage: UsageMonitor | None = None
+        self.memory_notes: list[str] = []  # why --cgroups auto passed over a way
         if config.simulate:
             self.executor: Executor = SimulatedExecutor(self.post, clock, self.post_many)
         else:
-            self.executor = self._processes = ProcessExecutor(config.work_dir, self.post, clock)
+            if memory is None:  # ControlUnavailable when --cgroups v1/v2 cannot be used
+                memory, self.memory_notes = detect(config.cgroups, config.work_dir)
+            self.executor = self._processes = ProcessExecutor(
+                config.work_dir, self.post, clock, memory
+            )
+            self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
             config.hostname, config.resources, config.attributes, config.taints, name=config.name
@@ -170,19 +183,26 @@ class Agent:
             on_failure=self._stream_failed,
             stopping=self._done.is_set,
         )
+        monitor = (
+            spawn(self.usage.run(), "agent-usage", self._log) if self.usage is not None else None
+        )
         self._log.info(
             "agent starting",
             master=self.config.master,
             agent_id=self.agent_id,
             resources=str(self.config.resources),
             simulate=self.config.simulate,
+            usage=self._processes.memory.name if self._processes is not None else "",
+            usage_notes="; ".join(self.memory_notes),
         )
         try:
             await self._done.wait()
             await self.connection.close(flush_timeout=self.config.flush_timeout)
         finally:
             stream.cancel()
-            await asyncio.gather(stream, return_exceptions=True)
+            if monitor is not None:
+                monitor.cancel()
+            await asyncio.gather(stream, *([monitor] if monitor else []), return_exceptions=True)
             self._cancel_timers()
             await self.executor.close()
             if own_pool and pool is not None:
@@ -241,7 +261,11 @@ class Agent:
             extra: dict[str, Any] = {}
             if not latest.state.terminal and self._processes is not None:
                 adopted = self._processes.adopt(
-                    spec.task_id, record.directory, record.process, record.exit_status
+                    spec.task_id,
+                    record.directory,
+                    record.process,
+                    record.exit_status,
+                    framework_id=spec.framework_id,
                 )
                 fate = adopted.process
                 extra = {
@@ -359,6 +383,9 @@ class Agent:
                         message=s.message,
                         stimulus_id=cmd.stimulus_id,
                     )
+            case c.SendUsage(report=report):
+                if conn is not None:
+                    conn.send(convert.usage_to_pb(report))
             case c.StartProcess(task=task):
                 self.executor.start(task, self.agent_id)
             case c.SignalGroup(task_id=task_id, signal=signal):

@@ -5,9 +5,12 @@ fast and needs no import path). The agent starts the shim in a session of its ow
 
 1. waits for ``go`` on SOCKET_FD (one end of a socket pair; the agent sends it once it has
    checkpointed the shim's pid). End of file instead means the agent died before that: the task
-   is not started (a task never runs unless the agent's checkpoint can find it);
+   is not started (a task never runs unless the agent's checkpoint can find it). ``go PATH``
+   names a cgroup's ``cgroup.procs``: the task's process writes its pid there between fork and
+   exec, so all of its memory is charged to its cgroup (agent/memory_control.py);
 2. starts ARGV in a new process group (pgid == the task's pid), inheriting stdio, cwd and env,
-   and answers ``started <pid>`` (or ``error <message>`` when ARGV cannot be started);
+   and answers ``started <pid>`` (or ``error <message>`` when ARGV cannot be started, or its
+   cgroup cannot be joined);
 3. waits for the task without reaping it, SIGKILLs what is left of its group (no orphans
    outlive the task), reaps it, and writes how it ended to EXIT_STATUS_PATH as JSON
    (``{"exit_code": n}`` or ``{"signal": n}``), atomically (temp file + rename);
@@ -33,10 +36,14 @@ import sys
 _PR_SET_PDEATHSIG = 1
 
 
-def _preexec() -> None:
+def _preexec(cgroup_procs: str) -> None:
     with contextlib.suppress(Exception):  # Linux only; elsewhere the task just outlives a shim
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if cgroup_procs:
+        # Raises (the launch fails, and says why) rather than run the task unlimited.
+        with open(cgroup_procs, "w") as f:
+            f.write(str(os.getpid()))
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -57,19 +64,25 @@ def _answer(sock: socket.socket, line: str) -> None:
         sock.sendall(f"{line}\n".encode())
 
 
-def _wait_for_go(sock: socket.socket) -> bool:
+def _wait_for_go(sock: socket.socket) -> str | None:
+    """The cgroup to join ("" for none) once the agent says go; None if it never does."""
     data = b""
     while b"\n" not in data:
         try:
-            chunk = sock.recv(64)
+            chunk = sock.recv(4096)
         except InterruptedError:
             continue
         except OSError:
-            return False
+            return None
         if not chunk:
-            return False
+            return None
         data += chunk
-    return data.startswith(b"go\n")
+    line = data.split(b"\n", 1)[0].decode(errors="replace")
+    if line == "go":
+        return ""
+    if line.startswith("go "):
+        return line[3:]
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -81,14 +94,20 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, _ignore)
     import subprocess
 
-    if not _wait_for_go(sock):
+    cgroup_procs = _wait_for_go(sock)
+    if cgroup_procs is None:
         _write_status(status_path, {"launch_error": "the agent stopped before the task started"})
+        return 0
+    if cgroup_procs and not os.access(cgroup_procs, os.W_OK):
+        message = f"cannot join the task's cgroup: {cgroup_procs} is not writable"
+        _write_status(status_path, {"launch_error": message})
+        _answer(sock, f"error {message}")
         return 0
     try:
         proc = subprocess.Popen(
             command,
             process_group=0,
-            preexec_fn=_preexec,
+            preexec_fn=lambda: _preexec(cgroup_procs),
             restore_signals=True,
             close_fds=True,
         )

@@ -22,6 +22,10 @@ FAILED_SCHEDULING = "FailedScheduling"  # a demand pending after a cycle: no age
 GANG_UNSCHEDULABLE = "GangUnschedulable"  # a waiting gang whose members do not all fit
 PREEMPTED = "Preempted"  # a task killed to make room for a higher priority
 NOMINATION_EXPIRED = "NominationExpired"  # room preempted for a demand was not used in time
+# Killed by an agent, not the master: never Preempted (docs/scheduling.md, "Eviction").
+EVICTED = "Evicted"  # under memory pressure
+RECLAIMED = "Reclaimed"  # a revocable task whose resources were taken back
+OOM_KILLED = "OOMKilled"  # used more memory than its limit
 OFFER_RESCINDED = "OfferRescinded"  # offers taken back (agent gone, timeout, demand changed)
 # Agents.
 AGENT_ADDED = "AgentAdded"
@@ -30,6 +34,8 @@ AGENT_REREGISTER_ASKED = "AgentReregisterAsked"
 AGENT_DISCONNECTED = "AgentDisconnected"
 AGENT_LOST = "AgentLost"  # unreachable: missed heartbeats or did not re-register in time
 AGENT_PRUNED = "AgentPruned"  # unreachable too long, or the oldest of too many: forgotten
+MEMORY_PRESSURE = "MemoryPressure"  # an agent's available memory is below a threshold
+MEMORY_PRESSURE_CLEARED = "MemoryPressureCleared"
 # Frameworks.
 FRAMEWORK_ADDED = "FrameworkAdded"
 FRAMEWORK_RESUBSCRIBED = "FrameworkResubscribed"
@@ -72,6 +78,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "gang_unschedulable": (GANG_UNSCHEDULABLE, "demand"),
     "task_preempted": (PREEMPTED, "task"),
     "nomination_expired": (NOMINATION_EXPIRED, "framework"),
+    "task_evicted": (EVICTED, "task"),
+    "task_reclaimed": (RECLAIMED, "task"),
+    "task_memory_limit": (OOM_KILLED, "task"),
     "offers_expired": (OFFER_RESCINDED, "framework"),
     "offers_rescinded": (OFFER_RESCINDED, "framework"),
     "agent_added": (AGENT_ADDED, "agent"),
@@ -80,6 +89,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "agent_disconnected": (AGENT_DISCONNECTED, "agent"),
     "agent_unreachable": (AGENT_LOST, "agent"),
     "agent_pruned": (AGENT_PRUNED, "agent"),
+    "agent_memory_pressure": (MEMORY_PRESSURE, "agent"),
+    "agent_memory_pressure_cleared": (MEMORY_PRESSURE_CLEARED, "agent"),
     "framework_added": (FRAMEWORK_ADDED, "framework"),
     "framework_resubscribed": (FRAMEWORK_RESUBSCRIBED, "framework"),
     "framework_disconnected": (FRAMEWORK_DISCONNECTED, "framework"),

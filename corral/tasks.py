@@ -75,10 +75,12 @@ class TaskReason(IntEnum):
     FRAMEWORK_REMOVED = 9
     INVALID = 10
     PREEMPTED = 11
-    EVICTED_MEMORY_PRESSURE = 12
+    EVICTED = 12  # by its agent, under memory pressure (never PREEMPTED: that is the master)
     KILLED_DURING_LAUNCH = 13
     KILLED_BY_OPERATOR = 14
     AGENT_DRAINING = 15
+    MEMORY_LIMIT = 16
+    REVOCABLE_RESOURCES_RECLAIMED = 17
 
 
 class TaskSource(IntEnum):

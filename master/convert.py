@@ -28,6 +28,7 @@ from corral.placement import (
     TopologySpread,
 )
 from corral.priority import PriorityClass, PriorityClassError, check_class
+from corral.qos import limits_problem
 from corral.resources import SCALARS, ResourceError, Resources
 from corral.roles import Quota
 from corral.v1 import agent_pb2, scheduler_pb2
@@ -209,6 +210,7 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         principal=info.principal,
         partition_aware=pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE in info.capabilities,
         gpu_resources=pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES in info.capabilities,
+        revocable_resources=pb.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES in info.capabilities,
         failover_timeout=info.failover_timeout,
         tolerations=tolerations,
         offer_constraints=tuple(constraints),
@@ -355,6 +357,20 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
         raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
     resources = task_resources_from_pb(t.resources, what)
+    cpus_limit = mem_limit = 0.0
+    if t.HasField("limits"):
+        lim = resources_from_pb(t.limits, f"{what}: limits")
+        if lim.disk or lim.gpus or lim.ports:
+            raise WireError(f"{what}: limits are for cpus and mem only")
+        problem = limits_problem(resources.cpus, resources.mem, lim.cpus, lim.mem)
+        if problem:
+            raise WireError(f"{what}: {problem}")
+        cpus_limit, mem_limit = lim.cpus, lim.mem
+    revocable = None
+    if t.revocable:
+        if resources.disk or resources.gpus or resources.ports:
+            raise WireError(f"{what}: a revocable task takes cpus and mem only")
+        revocable, resources = resources, Resources()
     return TaskSpec(
         task_id=t.task_id,
         name=t.name or t.task_id,
@@ -363,6 +379,9 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         demand=t.demand,
         agent_id=ident(t.agent_id, f"{what}: agent_id") if t.agent_id else "",
         wire=t,
+        cpus_limit=cpus_limit,
+        mem_limit=mem_limit,
+        revocable=revocable,
     )
 
 
@@ -469,6 +488,8 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
         out.attributes.update(o.attributes)
     if o.gang_id:
         out.gang_id = o.gang_id
+    if o.revocable:
+        out.revocable = True
     return out
 
 
@@ -541,6 +562,8 @@ def framework_spec_to_pb(spec: FrameworkSpec, out: pb.FrameworkInfo) -> pb.Frame
         out.capabilities.append(pb.FRAMEWORK_CAPABILITY_PARTITION_AWARE)
     if spec.gpu_resources:
         out.capabilities.append(pb.FRAMEWORK_CAPABILITY_GPU_RESOURCES)
+    if spec.revocable_resources:
+        out.capabilities.append(pb.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
     out.failover_timeout = spec.failover_timeout
     for t in spec.tolerations:
         out.tolerations.add(

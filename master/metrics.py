@@ -212,6 +212,39 @@ class MasterMetrics:
         self.offers_outstanding = Gauge(
             "corral_offers_outstanding", "Offers not yet answered", registry=r
         )
+        # Usage, pressure and revocable resources (agents' usage reports; usage_metrics.py).
+        self.agent_memory_used = Gauge(
+            "corral_agent_memory_used_mib",
+            "MiB the agent's tasks use, as it last measured (agents that report usage)",
+            ["agent"],
+            registry=r,
+        )
+        self.agent_memory_available = Gauge(
+            "corral_agent_memory_available_mib",
+            "The agent's mem less what its tasks use: what eviction thresholds compare",
+            ["agent"],
+            registry=r,
+        )
+        self.agents_under_pressure = Gauge(
+            "corral_agents_under_memory_pressure",
+            "Agents reporting memory pressure (no BestEffort work placed on them), by level",
+            ["level"],
+            registry=r,
+        )
+        self.revocable = Gauge(
+            "corral_revocable_resources",
+            "Revocable resources over all agents: estimated (lendable), held by revocable tasks, "
+            "offered",
+            ["resource", "kind"],
+            registry=r,
+        )
+        self.tasks_killed_by_agent = Counter(
+            "corral_tasks_killed_by_agent",
+            "Tasks an agent ended on its own, by reason: Evicted (memory pressure), Reclaimed "
+            "(revocable resources taken back), OOMKilled (over the memory limit)",
+            ["reason"],
+            registry=r,
+        )
         # Messages per gRPC method, with go-grpc-prometheus' names and labels so its dashboards
         # read them: a message costs the master more than most of what it carries (issue #18),
         # so messages per launched task is the figure that says where its CPU goes.

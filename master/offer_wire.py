@@ -30,6 +30,7 @@ _OFFERS_OFFER = b"\x0a"  # Offers.offers = 1
 _OFFER_ID = b"\x0a"  # Offer.id = 1
 _OFFER_FRAMEWORK = b"\x12"  # Offer.framework_id = 2
 _OFFER_GANG = b"\x42"  # Offer.gang_id = 8
+_OFFER_REVOCABLE = b"\x48\x01"  # Offer.revocable = 9 (varint), true
 # Marks a cached agent part made with ports (see OfferEncoder._tails).
 _CARRIES_PORTS = b"+ports"
 
@@ -104,6 +105,8 @@ class OfferEncoder:
         if batch.gang_id:  # per offer, not the agent's: after the cached part
             gang = _delimited(_OFFER_GANG, batch.gang_id.encode())
             tails = [t + gang for t in tails]
+        if batch.revocable:
+            tails = [t + _OFFER_REVOCABLE for t in tails]
         prefix = batch.prefix.encode()
         first, last = b"%d" % batch.base, b"%d" % (batch.base + n - 1)
         digits = len(first)
@@ -204,4 +207,5 @@ def _agent_fields(
     msg.ClearField("id")
     msg.ClearField("framework_id")
     msg.ClearField("gang_id")
+    msg.ClearField("revocable")
     return msg.SerializeToString(deterministic=True)

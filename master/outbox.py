@@ -211,6 +211,8 @@ class Outbox:
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
                 task.framework_id = c.framework_id
+                if t.priority:
+                    task.priority = t.priority  # the agent evicts the lowest first
         elif isinstance(c, cmd.SendHeartbeatInterval):
             self.agent_msgs.setdefault(c.agent_id, []).append(
                 agent_pb2.MasterMessage(

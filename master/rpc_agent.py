@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 from corral import limits
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -131,6 +131,22 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     )
                 elif kind == "file_chunk":
                     rt.sandbox.deliver(connection, msg.file_chunk)  # master/sandbox_relay.py
+                elif kind == "usage":
+                    try:
+                        usage, tasks = usage_wire.agent_usage_from_pb(msg.usage)
+                    except WireError as exc:
+                        log.warning("bad_usage_report", agent_id=agent_id, error=str(exc))
+                        continue
+                    rt.submit(
+                        ev.AgentUsageReport(
+                            stimulus_id=rt.stimulus("usage"),
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                            usage=usage,
+                            tasks=tasks,
+                        )
+                    )
                 else:
                     log.warning("unexpected_agent_message", agent_id=agent_id, kind=kind)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):

@@ -24,6 +24,7 @@ import numpy as np
 
 from corral import events as cluster_events
 from corral.logging import get_logger
+from corral.master import usage_metrics as usage
 from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
 from corral.master.core import commands as cmd
@@ -170,6 +171,12 @@ class _Deadlined:
 
     event: ev.Event
     deadline: float
+
+
+# Tasks an agent ended on its own (eviction, revocable reclaim, memory limit): counted by reason.
+_KILLED_BY_AGENT = frozenset(
+    {cluster_events.EVICTED, cluster_events.RECLAIMED, cluster_events.OOM_KILLED}
+)
 
 
 class MasterRuntime:
@@ -660,6 +667,8 @@ class MasterRuntime:
                     self._watchers.discard(q)  # a watcher that stopped reading loses its watch
                 else:
                     q.put_nowait(event)
+            if event.reason in _KILLED_BY_AGENT:
+                self.metrics.tasks_killed_by_agent.labels(event.reason).inc()
             if event.reason not in cluster_events.QUIET:
                 log.info(
                     event.kind,
@@ -711,6 +720,7 @@ class MasterRuntime:
             m.frameworks.labels(fstate.value).set(framework_states[fstate])
         m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
         m.offers_outstanding.set(len(core.offers))
+        usage.refresh(m, core)
         per_agent = core.pacer.launching_per_agent()  # admission control (admission.py)
         m.launches_in_flight.set(sum(per_agent.values()))
         m.agent_launches_max.set(max(per_agent.values(), default=0))

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf.json_format import MessageToDict
+
 from corral.master import convert
 from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
@@ -68,6 +70,11 @@ def agent(a: op.AgentState) -> dict[str, Any]:
         "registered_at": a.registered_at,
         "last_seen": a.last_seen,
         "heartbeat_interval": a.heartbeat_interval,
+        # Measured by the agent (issue #36): its tasks' use, memory pressure, revocable estimate.
+        "usage": MessageToDict(a.usage, preserving_proto_field_name=True)
+        if a.HasField("usage")
+        else None,
+        "revocable_used": resources(a.revocable_used),
     }
 
 
@@ -155,6 +162,10 @@ def task(t: op.TaskEntry) -> dict[str, Any]:
         "demand": info.demand,
         "launched_at": t.launched_at,
         "updated_at": s.timestamp,
+        "limits": resources(info.limits) if info.HasField("limits") else None,
+        "qos_class": t.qos_class,
+        "revocable": info.revocable,
+        "usage": {"cpus": t.usage.cpus, "mem": t.usage.mem} if t.HasField("usage") else None,
     }
 
 

@@ -9,9 +9,9 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.master import state_json as wire_json
-from corral.master.core import demands
+from corral.master.core import demands, revocable
 from corral.master.core.maintenance import drained
 from corral.master.core.master import MasterCore
 from corral.master.core.records import OfferRecord, TaskRecord
@@ -123,6 +123,9 @@ def state_pb(
         convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
         if a.maintenance is not None:
             maintenance_to_pb(a.maintenance, drained(a), entry.maintenance)
+        if a.usage is not None:
+            usage_wire.agent_usage_to_pb(a.usage, entry.usage)
+            entry.revocable_used.cpus, entry.revocable_used.mem = revocable.held(a)
     for f in core.frameworks.values():
         if framework_id is not None and f.framework_id != framework_id:
             continue
@@ -160,10 +163,18 @@ def state_pb(
         )
         ti.priority_class = t.spec.priority_class
         ti.demand = t.spec.demand
-        convert.resources_to_pb(t.spec.resources, ti.resources)
+        convert.resources_to_pb(t.spec.revocable or t.spec.resources, ti.resources)
+        if t.spec.cpus_limit or t.spec.mem_limit:
+            ti.limits.cpus, ti.limits.mem = t.spec.cpus_limit, t.spec.mem_limit
+        ti.revocable = t.spec.revocable is not None
+        ti.priority = t.spec.priority
+        tentry.qos_class = t.spec.qos.value
+        if t.usage is not None:
+            tentry.usage.task_id, tentry.usage.framework_id = t.task_id, t.framework_id
+            tentry.usage.cpus, tentry.usage.mem = t.usage.cpus, t.usage.mem
         convert.status_to_pb(t.status, tentry.status)
         tentry.status.uuid = b""
-    for o in core.offers.values():
+    for o in (*core.offers.values(), *core.revocable.out.values()):
         if framework_id is None or o.framework_id == framework_id:
             convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():

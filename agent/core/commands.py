@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corral.agent.core.types import Signal, Status, TaskSpec
+from corral.agent.core.types import Signal, Status, TaskSpec, UsageReport
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +54,13 @@ class SendHeartbeat(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendStatusUpdates(Command):
     statuses: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendUsage(Command):
+    """Tell the master what the tasks use, the pressure and the revocable estimate."""
+
+    report: UsageReport
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corral.agent.core.types import RecoveredTask, TaskReason, TaskSpec
+from corral.agent.core.types import RecoveredTask, TaskReason, TaskSpec, TaskUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,11 +99,14 @@ class LaunchFailed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProcessExited(Event):
-    """Exactly one of ``exit_code`` (normal exit) and ``signal`` (killed by it) is set."""
+    """Exactly one of ``exit_code`` (normal exit) and ``signal`` (killed by it) is set.
+    ``memory_limit``: the kernel killed it at its cgroup's memory limit (the shell read the
+    cgroup's OOM-kill count)."""
 
     task_id: str
     exit_code: int | None = None
     signal: int | None = None
+    memory_limit: bool = False
 
 
 # --- timers and the host ----------------------------------------------------------------
@@ -120,9 +123,10 @@ class GraceExpired(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryPressure(Event):
-    """The host is short of memory (measured by the shell). What to evict is decided by the
-    core's ``EvictionPolicy``; the default evicts nothing until the eviction issue lands."""
+class UsageMeasured(Event):
+    """The shell measured its running tasks (every ``--usage-interval``): what each uses now.
+    The core enforces memory limits, evicts under pressure, reclaims revocable resources and
+    reports to the master from these alone (usage.py), so a recorded run replays."""
 
-    used_mib: float
-    total_mib: float
+    tasks: tuple[TaskUsage, ...]
+    source: str = ""  # how it was measured: cgroup-v2, cgroup-v1, psutil

@@ -9,6 +9,9 @@ The rules:
   to log); an invalid task ends ERROR; a kill of an unknown task ends KILLED with a message,
   so the master learns that nothing runs under that id here.
 - A kill is SIGTERM to the task's process group, then SIGKILL when the grace period expires.
+- Measurements (``UsageMeasured``) drive memory limits, revocable reclaim, eviction under
+  pressure and the usage reports (usage.py); a task killed for passing its memory limit ends
+  FAILED with reason MEMORY_LIMIT, however it exits.
 - A terminal task is forgotten once its terminal status is acknowledged.
 - After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
 - With ``checkpoint`` on, a task whose state or unacknowledged statuses changed in an event is
@@ -38,7 +41,8 @@ from dataclasses import dataclass, field, replace
 
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
-from corral.agent.core.eviction import EvictionCandidate, EvictionPolicy, NeverEvict
+from corral.agent.core import usage
+from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import check
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager
 from corral.agent.core.types import (
@@ -50,6 +54,7 @@ from corral.agent.core.types import (
     TaskSource,
     TaskSpec,
     TaskState,
+    TaskUsage,
 )
 
 
@@ -62,6 +67,12 @@ class AgentCoreConfig:
     require_command: bool = True
     # Emit CheckpointTask / ForgetTask (real agents); simulated ones keep nothing on disk.
     checkpoint: bool = False
+    # Usage, limits, eviction and revocable resources (usage.py): the agent's mem resource,
+    # its eviction thresholds, and the safety margin of its revocable estimate (None: the
+    # agent lends nothing).
+    mem_total: float = 0.0
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    revocable_margin: float | None = None
 
 
 @dataclass(slots=True)
@@ -73,6 +84,8 @@ class _Task:
     kill_reason: TaskReason = TaskReason.KILLED_BY_FRAMEWORK
     kill_message: str = ""
     grace_period: float = 0.0
+    usage: TaskUsage | None = None  # as last measured (usage.py)
+    limit_message: str = ""  # set when it was killed for passing its memory limit
 
 
 class AgentCore:
@@ -81,7 +94,6 @@ class AgentCore:
         new_uuid: Callable[[], bytes],
         agent_id: str = "",
         config: AgentCoreConfig | None = None,
-        eviction: EvictionPolicy | None = None,
         phase: Callable[[], float] = lambda: 1.0,
     ) -> None:
         self.config = config or AgentCoreConfig()
@@ -92,7 +104,7 @@ class AgentCore:
         self.stopped = False
         self._new_uuid = new_uuid
         self._phase = phase
-        self._eviction: EvictionPolicy = eviction or NeverEvict()
+        self.pressure = PressureTracker(self.config.thresholds)
         self._tasks: dict[str, _Task] = {}
         self.updates = StatusUpdateManager(self.config.status_backoff)
         self._heartbeat_interval = self.config.default_heartbeat_interval
@@ -175,8 +187,8 @@ class AgentCore:
                 self._on_kill(event)
             case e.Shutdown():
                 self._on_shutdown(event)
-            case e.MemoryPressure():
-                self._on_memory_pressure(event)
+            case e.UsageMeasured():
+                usage.on_usage(self, event)
             case e.ProcessStarted():
                 self._on_started(event)
             case e.LaunchFailed():
@@ -351,22 +363,6 @@ class AgentCore:
         for task in list(self._tasks.values()):
             self._kill(task, 0.0, TaskReason.AGENT_SHUTDOWN, f"agent shutdown: {event.reason}")
 
-    def _on_memory_pressure(self, event: e.MemoryPressure) -> None:
-        candidates = [
-            EvictionCandidate(t.spec.task_id, t.spec.priority_class, t.spec.mem)
-            for t in self._tasks.values()
-            if t.state in (TaskState.STARTING, TaskState.RUNNING)
-        ]
-        for task_id in self._eviction.select(candidates, event.used_mib, event.total_mib):
-            task = self._tasks.get(task_id)
-            if task is not None:
-                self._kill(
-                    task,
-                    0.0,
-                    TaskReason.EVICTED_MEMORY_PRESSURE,
-                    f"evicted: memory {event.used_mib:.0f}/{event.total_mib:.0f} MiB",
-                )
-
     # --- executors -----------------------------------------------------------------------
 
     def _on_started(self, event: e.ProcessStarted) -> None:
@@ -392,6 +388,8 @@ class AgentCore:
         task = self._executor_task(event.task_id, "exit")
         if task is None:
             return
+        if event.memory_limit and not task.limit_message:
+            task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
         self._exited(task, event.exit_code, event.signal)
 
     def _exited(
@@ -404,6 +402,11 @@ class AgentCore:
         if task.state is TaskState.KILLING:
             message = f"{task.kill_message}; {how}" if task.kill_message else how
             self._move(task, TaskState.KILLED, task.kill_reason, message, exit_code=exit_code)
+        elif task.limit_message:
+            message = f"{task.limit_message}; {how}"
+            self._move(
+                task, TaskState.FAILED, TaskReason.MEMORY_LIMIT, message, exit_code=exit_code
+            )
         elif exit_code == 0:
             self._move(task, TaskState.FINISHED, TaskReason.COMMAND_EXITED, how, exit_code=0)
         else:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
+from corral.qos import QosClass, qos_class
+
 # Re-exported: the cores' modules import task vocabulary from their own types module.
 from corral.tasks import TERMINAL_STATES as TERMINAL_STATES
 from corral.tasks import Status as Status
@@ -43,8 +45,10 @@ class SimulationSpec:
 
 @dataclass(frozen=True, slots=True)
 class TaskSpec:
-    """What the core needs of a task. ``kill_grace_period`` 0 means the agent's default;
-    ``mem`` and ``priority_class`` are there for eviction decisions (see ``eviction.py``)."""
+    """What the core needs of a task. ``kill_grace_period`` 0 means the agent's default.
+    ``cpus`` and ``mem`` are its request, ``cpus_limit`` and ``mem_limit`` its limits (0:
+    none); with ``priority`` (its class's value, filled in by the master) and ``revocable``
+    they decide what is evicted or reclaimed first (``eviction.py``, ``revocable.py``)."""
 
     task_id: str
     framework_id: str
@@ -54,7 +58,52 @@ class TaskSpec:
     kill_grace_period: float = 0.0
     mem: float = 0.0
     priority_class: str = ""
+    cpus: float = 0.0
+    cpus_limit: float = 0.0
+    mem_limit: float = 0.0
+    priority: int = 0
+    revocable: bool = False
     wire: object = None
+
+    @property
+    def qos(self) -> QosClass:
+        return qos_class(self.cpus, self.mem, self.cpus_limit, self.mem_limit)
+
+    @property
+    def enforced_mem_limit(self) -> float:
+        """The memory limit the agent enforces, in MiB (0: none): the task's own, or for a
+        revocable task without one, what it borrowed (usage.py, rule 2)."""
+        if self.mem_limit > 0:
+            return self.mem_limit
+        return self.mem if self.revocable else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class TaskUsage:
+    """What one task uses, as the shell measured it: cores and MiB."""
+
+    task_id: str
+    cpus: float = 0.0
+    mem: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """What the agent tells the master after each measurement (``SendUsage``): its tasks'
+    usage, its memory, the pressure it is under and the revocable resources it estimates."""
+
+    timestamp: float
+    mem_total: float
+    mem_used: float
+    mem_available: float
+    cpus_used: float
+    pressure: str  # "", "soft" or "hard" (pressure.py)
+    pressure_since: float
+    pressure_message: str
+    revocable_cpus: float
+    revocable_mem: float
+    source: str
+    tasks: tuple[tuple[str, TaskUsage], ...]  # (framework id, usage)
 
 
 class ProcessFate(Enum):

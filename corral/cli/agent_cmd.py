@@ -9,7 +9,7 @@ import signal
 import socket
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
@@ -19,6 +19,7 @@ from corral.resources import Resources, parse_resources
 
 if TYPE_CHECKING:
     from corral.agent.config import AgentConfig
+    from corral.agent.core.pressure import Thresholds
 
 # Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
 # connections instead of one spread the master's per-connection work.
@@ -72,6 +73,58 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="10",
         metavar="SECONDS",
         help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
+    )
+    qos = p.add_argument_group(
+        "usage, limits, eviction and revocable resources (docs/operations.md, 'Agent flags')"
+    )
+    qos.add_argument(
+        "--usage-interval",
+        default="1",
+        metavar="SECONDS",
+        help="how often the tasks' usage is measured and reported (default 1)",
+    )
+    qos.add_argument(
+        "--cgroups",
+        default="auto",
+        choices=["auto", "v2", "v1", "none"],
+        help="how tasks' memory is limited and measured: cgroup v2, v1's memory controller, "
+        "or none (psutil over the task's process group); auto (the default) takes the first "
+        "that works here",
+    )
+    qos.add_argument(
+        "--eviction-hard",
+        metavar="memory.available<X",
+        help="evict at once when available memory (mem less what tasks use) is below X "
+        "(MiB, e.g. 256 or 256Mi, 1Gi, or 10%% of mem)",
+    )
+    qos.add_argument(
+        "--eviction-soft",
+        metavar="memory.available<X",
+        help="evict when available memory stays below X for --eviction-soft-grace seconds",
+    )
+    qos.add_argument(
+        "--eviction-soft-grace",
+        metavar="SECONDS",
+        help="how long --eviction-soft must hold before evicting (needed with it)",
+    )
+    qos.add_argument(
+        "--eviction-pressure-transition",
+        default="10",
+        metavar="SECONDS",
+        help="how long the pressure condition stays after memory is back above the thresholds "
+        "(default 10)",
+    )
+    qos.add_argument(
+        "--revocable",
+        action="store_true",
+        help="offer allocated-but-unused cpus and mem as revocable resources",
+    )
+    qos.add_argument(
+        "--revocable-margin",
+        default="0.2",
+        metavar="FRACTION",
+        help="with --revocable: the part of the unused resources kept back as a safety margin "
+        "(default 0.2)",
     )
     p.add_argument(
         "--log-level",
@@ -134,6 +187,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
         )
     if resources is None:
         resources = detect_resources(work_dir)
+    qos = _qos_settings(args, resources.mem)
     names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]
     label = args.name if args.name is not None else work_dir.resolve().name
     if args.name is not None and not args.name.strip():
@@ -152,13 +206,85 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
             checkpoint=not args.simulate,
             default_grace_period=grace,
             status_backoff=Backoff(initial=retry, maximum=max(retry, 600.0)),
+            usage_interval=qos.usage_interval,
+            cgroups=qos.cgroups,
+            thresholds=qos.thresholds,
+            revocable_margin=qos.revocable_margin,
         )
         for name in names
     ]
 
 
+def _seconds(value: str, flag: str, positive: bool = False) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and (seconds > 0 if positive else seconds >= 0)):
+        raise _usage(f"{flag} must be a number {'>' if positive else '>='} 0, got {value!r}")
+    return seconds
+
+
+class _Qos(NamedTuple):
+    usage_interval: float
+    cgroups: str
+    thresholds: Thresholds
+    revocable_margin: float | None
+
+
+def _qos_settings(args: argparse.Namespace, mem: float) -> _Qos:
+    """The usage, eviction and revocable flags as AgentConfig fields; CliError(2) if bad."""
+    from corral.agent.core.pressure import Thresholds, parse_threshold
+
+    interval = _seconds(args.usage_interval, "--usage-interval", positive=True)
+    hard = soft = None
+    try:
+        if args.eviction_hard is not None:
+            hard = parse_threshold(args.eviction_hard, mem)
+    except ValueError as exc:
+        raise _usage(f"--eviction-hard: {exc}") from None
+    try:
+        if args.eviction_soft is not None:
+            soft = parse_threshold(args.eviction_soft, mem)
+    except ValueError as exc:
+        raise _usage(f"--eviction-soft: {exc}") from None
+    if soft is not None and args.eviction_soft_grace is None:
+        raise _usage("--eviction-soft needs --eviction-soft-grace SECONDS (as kubelet's does)")
+    if soft is None and args.eviction_soft_grace is not None:
+        raise _usage("--eviction-soft-grace is for --eviction-soft, which is not given")
+    grace = (
+        _seconds(args.eviction_soft_grace, "--eviction-soft-grace")
+        if args.eviction_soft_grace is not None
+        else 0.0
+    )
+    if hard is not None and soft is not None and soft < hard:
+        raise _usage(
+            f"--eviction-soft ({soft:g} MiB) is below --eviction-hard ({hard:g} MiB): "
+            "the soft threshold is the earlier warning"
+        )
+    transition = _seconds(args.eviction_pressure_transition, "--eviction-pressure-transition")
+    margin: float | None = None
+    try:
+        margin = float(args.revocable_margin)
+    except ValueError:
+        margin = math.nan
+    if not (0 <= margin < 1):
+        raise _usage(
+            f"--revocable-margin must be a fraction in [0, 1), got {args.revocable_margin!r}"
+        )
+    if args.revocable and args.simulate:
+        raise _usage("--revocable needs real tasks to measure (not --simulate)")
+    return _Qos(
+        usage_interval=interval,
+        cgroups=args.cgroups,
+        thresholds=Thresholds(hard=hard, soft=soft, soft_grace=grace, transition=transition),
+        revocable_margin=margin if args.revocable else None,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.agent.checkpoint import ConfigChanged, WorkDirBusy
+    from corral.agent.memory_control import ControlUnavailable
     from corral.logging import configure
 
     configs = build_configs(args)
@@ -170,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     except ConfigChanged as exc:
         raise CliError(str(exc), exit_code=2) from None
+    except ControlUnavailable as exc:
+        raise CliError(f"--cgroups {args.cgroups}: {exc}", exit_code=2) from None
 
 
 async def _run_agents(configs: list[AgentConfig]) -> int:
@@ -182,10 +310,15 @@ async def _run_agents(configs: list[AgentConfig]) -> int:
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
     pool = ChannelPool()
-    agents = [
-        Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
-        for i, cfg in enumerate(configs)
-    ]
+    try:
+        agents = [
+            Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
+            for i, cfg in enumerate(configs)
+        ]
+    except BaseException:  # --cgroups v1/v2 that cannot be used: nothing runs yet
+        await pool.close()
+        await detector.close()
+        raise
 
     def stop(signame: str) -> None:
         get_logger("corral.agent").info("signal received, stopping", signal=signame)

@@ -124,6 +124,29 @@ def _joined(items: list[str]) -> str:
     return ", ".join(items) or "-"
 
 
+def _memory(a: operator_pb2.AgentState) -> str:
+    """``used/total MiB`` as the agent measured it, with its pressure: ``900/1024 hard``."""
+    if not a.HasField("usage"):
+        return ""
+    u = a.usage
+    text = f"{u.mem_used:.0f}/{u.mem_total:.0f}"
+    return f"{text} {u.memory_pressure}" if u.memory_pressure else text
+
+
+def _pressure(a: operator_pb2.AgentState) -> str:
+    return a.usage.pressure_message if a.HasField("usage") else ""
+
+
+def _revocable(a: operator_pb2.AgentState) -> str:
+    """Revocable resources: held by revocable tasks / estimated."""
+    if not a.HasField("usage"):
+        return ""
+    est, used = a.usage.revocable, a.revocable_used
+    if not (est.cpus or est.mem or used.cpus or used.mem):
+        return ""
+    return f"cpus {used.cpus:g}/{est.cpus:.2f}, mem {used.mem:g}/{est.mem:.0f}"
+
+
 def agent_state(a: operator_pb2.AgentState) -> str:
     """active, unreachable or recovering (a master too old to say: active or inactive)."""
     return a.state or ("active" if a.active else "inactive")
@@ -246,7 +269,7 @@ def rows(
     classes = state_json.classes_of(state)
     if kind == "agents":
         cols = ["ID", "NAME", "HOSTNAME", "ZONE", "STATE", "CPUS", "MEM", "GPUS", "PORTS"]
-        cols += ["TASKS", "ATTRIBUTES", "TAINTS"]
+        cols += ["TASKS", "MEMORY", "ATTRIBUTES", "TAINTS"]
         table = [
             [
                 a.info.id,
@@ -259,19 +282,22 @@ def rows(
                 _free_of(a.info.resources.gpus, a.used.gpus) if a.info.resources.gpus else "-",
                 ports_text(a.info.resources),
                 str(a.tasks),
+                _memory(a),
                 ",".join(f"{k}={v}" for k, v in sorted(a.info.attributes.items())),
                 ",".join(_taint(t) for t in a.info.taints),
             ]
             for a in state.agents
         ]
         if wide:
-            cols += ["DISK", "OFFERED", "RESERVED"]
+            cols += ["DISK", "OFFERED", "RESERVED", "REVOCABLE", "PRESSURE"]
             for row, a in zip(table, state.agents, strict=True):
                 reserved = [f"{role}:{_res(r)}" for role, r in sorted(a.info.reservations.items())]
                 row += [
                     _free_of(a.info.resources.disk, a.used.disk),
                     _res(a.offered),
                     _joined(reserved),
+                    _revocable(a),
+                    _pressure(a),
                 ]
         records = [state_json.agent(a) for a in state.agents]
     elif kind == "frameworks":
@@ -303,7 +329,7 @@ def rows(
         hosts = _hosts(state)
         zones = {a.info.id: a.info.attributes.get("zone", "-") for a in state.agents}
         cols = ["ID", "FRAMEWORK", "AGENT", "HOST", "ZONE", "STATE", "REASON", "AGE"]
-        cols += ["HEALTH", "RESOURCES", "PORTS", "EXIT", "MESSAGE"]
+        cols += ["HEALTH", "RESOURCES", "QOS", "MEM USED", "PORTS", "EXIT", "MESSAGE"]
         table = [
             [
                 t.info.task_id,
@@ -316,6 +342,8 @@ def rows(
                 age(now - t.launched_at) if t.launched_at else "-",
                 _health(t.status),
                 _res(t.info.resources),
+                t.qos_class + (" revocable" if t.info.revocable else ""),
+                f"{t.usage.mem:.0f}" if t.HasField("usage") else "",
                 ports_text(t.info.resources),
                 str(t.status.exit_code) if t.status.HasField("exit_code") else "",
                 # The whole message only with -o wide: it is free text, often long.
@@ -324,14 +352,27 @@ def rows(
             for t in state.tasks
         ]
         if wide:
-            cols += ["NAME", "PRIORITY CLASS", "DEMAND"]
+            cols += ["NAME", "PRIORITY CLASS", "DEMAND", "LIMITS", "CPUS USED"]
             for row, t in zip(table, state.tasks, strict=True):
-                row += [t.info.name, t.info.priority_class, t.info.demand]
+                row += [
+                    t.info.name,
+                    t.info.priority_class,
+                    t.info.demand,
+                    _res(t.info.limits) if t.info.HasField("limits") else "",
+                    f"{t.usage.cpus:.2f}" if t.HasField("usage") else "",
+                ]
         records = [state_json.task(t) for t in state.tasks]
     else:
         cols = ["ID", "FRAMEWORK", "AGENT", "HOSTNAME", "RESOURCES"]
         table = [
-            [o.id, o.framework_id, o.agent_id, o.hostname, _res(o.resources)] for o in state.offers
+            [
+                o.id,
+                o.framework_id,
+                o.agent_id,
+                o.hostname,
+                _res(o.resources) + (" (revocable)" if o.revocable else ""),
+            ]
+            for o in state.offers
         ]
         if wide:
             cols += ["ATTRIBUTES", "GANG"]

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.list:
         for name in NAMES:
-            print(f"{name:<16}  {load(name).summary}")
+            print(f"{name:<18}  {load(name).summary}")
         return 0
     if args.name is None:
         raise CliError("name a scenario (corral scenario --list)", exit_code=2)

@@ -15,6 +15,8 @@ _MODULES = {
     "batch-wave": "corral.scenarios.batch_wave",
     "partial-gang": "corral.scenarios.partial_gang",
     "spread-pending": "corral.scenarios.spread_pending",
+    "besteffort-thrash": "corral.scenarios.besteffort_thrash",
+    "preempt-vs-evict": "corral.scenarios.preempt_vs_evict",
 }
 NAMES = tuple(_MODULES)
 

@@ -1,5 +1,7 @@
 """What a scenario is and how one runs: twice (without the fix, then with it), each time on a
-fresh cluster of a real master and simulated agents, printing a timeline and returning figures.
+fresh cluster of a real master and simulated agents (or real ones, for a scenario about memory:
+``agent_args``), printing a timeline and returning figures. A scenario that is one run read two
+ways (``once``) runs once and returns both sets of figures.
 
 A scenario is a controlled experiment on real processes: the master and agents are the ones
 users run (``LocalCluster``: subprocesses on free ports), the frameworks run in this process on
@@ -78,19 +80,24 @@ class Scenario:
     agents: Callable[[str], list[tuple[str, str, dict[str, str]]]]
     run: Body
     allocation_interval: float = 0.2
+    # How its agents run: simulated (the default) or real processes with these flags.
+    agent_args: tuple[str, ...] = ("--simulate",)
+    # One run, read without and with the fix: ``run`` returns {"without_fix": figures,
+    # "with_fix": figures} (it is called once, with ``with_fix`` True).
+    once: bool = False
 
 
 async def run_once(
     scenario: Scenario, with_fix: bool, size: str, work_dir: Path, out: TextIO | None
 ) -> Figures:
-    label = "with the fix" if with_fix else "without the fix"
+    label = "one run" if scenario.once else "with the fix" if with_fix else "without the fix"
     if out is not None:
         print(f"{scenario.name}, {label}:", file=out, flush=True)
     async with LocalCluster(
         agents=0,
         work_dir=work_dir,
         master_args=("--allocation-interval", str(scenario.allocation_interval)),
-        agent_args=("--simulate",),
+        agent_args=scenario.agent_args,
     ) as cluster:
         agents = scenario.agents(size)
         for name, resources, attributes in agents:
@@ -104,8 +111,12 @@ async def run_scenario(
     scenario: Scenario, size: str, work_dir: Path, out: TextIO | None
 ) -> dict[str, Any]:
     """Both runs and the story: ``{"scenario", "without_fix", "with_fix"}``."""
-    without = await run_once(scenario, False, size, work_dir / "without_fix", out)
-    with_fix = await run_once(scenario, True, size, work_dir / "with_fix", out)
+    if scenario.once:
+        both = await run_once(scenario, True, size, work_dir / "run", out)
+        without, with_fix = both["without_fix"], both["with_fix"]
+    else:
+        without = await run_once(scenario, False, size, work_dir / "without_fix", out)
+        with_fix = await run_once(scenario, True, size, work_dir / "with_fix", out)
     if out is not None:
         print(file=out)
         for title, text in (("Symptom", scenario.symptom), ("Cause", scenario.cause)):

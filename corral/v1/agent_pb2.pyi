@@ -22,16 +22,26 @@ SANDBOX_READ_ERROR_UNSUPPORTED: SandboxReadError
 SANDBOX_READ_ERROR_IO: SandboxReadError
 
 class AgentMessage(_message.Message):
-    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk")
+    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk", "usage")
     REGISTER_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     STATUS_UPDATES_FIELD_NUMBER: _ClassVar[int]
     FILE_CHUNK_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     register: Register
     heartbeat: AgentHeartbeat
     status_updates: StatusUpdates
     file_chunk: SandboxFileChunk
-    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ...) -> None: ...
+    usage: UsageReport
+    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ..., usage: _Optional[_Union[UsageReport, _Mapping]] = ...) -> None: ...
+
+class UsageReport(_message.Message):
+    __slots__ = ("agent", "tasks")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    agent: _common_pb2.AgentUsage
+    tasks: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskUsage]
+    def __init__(self, agent: _Optional[_Union[_common_pb2.AgentUsage, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskUsage, _Mapping]]] = ...) -> None: ...
 
 class Register(_message.Message):
     __slots__ = ("info", "tasks", "task_statuses", "secret")

@@ -71,10 +71,12 @@ class TaskReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_REASON_FRAMEWORK_REMOVED: _ClassVar[TaskReason]
     TASK_REASON_INVALID: _ClassVar[TaskReason]
     TASK_REASON_PREEMPTED: _ClassVar[TaskReason]
-    TASK_REASON_EVICTED_MEMORY_PRESSURE: _ClassVar[TaskReason]
+    TASK_REASON_EVICTED: _ClassVar[TaskReason]
     TASK_REASON_KILLED_DURING_LAUNCH: _ClassVar[TaskReason]
     TASK_REASON_KILLED_BY_OPERATOR: _ClassVar[TaskReason]
     TASK_REASON_AGENT_DRAINING: _ClassVar[TaskReason]
+    TASK_REASON_MEMORY_LIMIT: _ClassVar[TaskReason]
+    TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED: _ClassVar[TaskReason]
 
 class TaskSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -126,10 +128,12 @@ TASK_REASON_RECONCILIATION: TaskReason
 TASK_REASON_FRAMEWORK_REMOVED: TaskReason
 TASK_REASON_INVALID: TaskReason
 TASK_REASON_PREEMPTED: TaskReason
-TASK_REASON_EVICTED_MEMORY_PRESSURE: TaskReason
+TASK_REASON_EVICTED: TaskReason
 TASK_REASON_KILLED_DURING_LAUNCH: TaskReason
 TASK_REASON_KILLED_BY_OPERATOR: TaskReason
 TASK_REASON_AGENT_DRAINING: TaskReason
+TASK_REASON_MEMORY_LIMIT: TaskReason
+TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED: TaskReason
 TASK_SOURCE_UNSPECIFIED: TaskSource
 TASK_SOURCE_MASTER: TaskSource
 TASK_SOURCE_AGENT: TaskSource
@@ -246,7 +250,7 @@ class FrameworkInfo(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[str] = ..., principal: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[FrameworkCapability, str]]] = ..., failover_timeout: _Optional[float] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., offer_constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., hostname: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
 
 class Offer(_message.Message):
-    __slots__ = ("id", "framework_id", "agent_id", "hostname", "resources", "attributes", "taints", "gang_id")
+    __slots__ = ("id", "framework_id", "agent_id", "hostname", "resources", "attributes", "taints", "gang_id", "revocable")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +266,7 @@ class Offer(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TAINTS_FIELD_NUMBER: _ClassVar[int]
     GANG_ID_FIELD_NUMBER: _ClassVar[int]
+    REVOCABLE_FIELD_NUMBER: _ClassVar[int]
     id: str
     framework_id: str
     agent_id: str
@@ -270,7 +275,8 @@ class Offer(_message.Message):
     attributes: _containers.ScalarMap[str, str]
     taints: _containers.RepeatedCompositeFieldContainer[Taint]
     gang_id: str
-    def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., gang_id: _Optional[str] = ...) -> None: ...
+    revocable: bool
+    def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., gang_id: _Optional[str] = ..., revocable: _Optional[bool] = ...) -> None: ...
 
 class CommandInfo(_message.Message):
     __slots__ = ("value", "arguments", "shell", "environment")
@@ -300,7 +306,7 @@ class SimulationInfo(_message.Message):
     def __init__(self, duration_seconds: _Optional[float] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand")
+    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -319,6 +325,9 @@ class TaskInfo(_message.Message):
     SIMULATION_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     DEMAND_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    REVOCABLE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     agent_id: str
@@ -330,7 +339,10 @@ class TaskInfo(_message.Message):
     simulation: SimulationInfo
     framework_id: str
     demand: str
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ...) -> None: ...
+    limits: Resources
+    revocable: bool
+    priority: int
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ...) -> None: ...
 
 class Demand(_message.Message):
     __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations", "spread")
@@ -401,3 +413,39 @@ class TaskStatus(_message.Message):
     exit_code: int
     healthy: bool
     def __init__(self, task_id: _Optional[str] = ..., state: _Optional[_Union[TaskState, str]] = ..., reason: _Optional[_Union[TaskReason, str]] = ..., message: _Optional[str] = ..., source: _Optional[_Union[TaskSource, str]] = ..., agent_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., timestamp: _Optional[float] = ..., uuid: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., healthy: _Optional[bool] = ...) -> None: ...
+
+class TaskUsage(_message.Message):
+    __slots__ = ("task_id", "framework_id", "cpus", "mem")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    MEM_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    framework_id: str
+    cpus: float
+    mem: float
+    def __init__(self, task_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., cpus: _Optional[float] = ..., mem: _Optional[float] = ...) -> None: ...
+
+class AgentUsage(_message.Message):
+    __slots__ = ("timestamp", "mem_total", "mem_used", "mem_available", "cpus_used", "memory_pressure", "pressure_since", "pressure_message", "revocable", "source")
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    MEM_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MEM_USED_FIELD_NUMBER: _ClassVar[int]
+    MEM_AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    CPUS_USED_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_PRESSURE_FIELD_NUMBER: _ClassVar[int]
+    PRESSURE_SINCE_FIELD_NUMBER: _ClassVar[int]
+    PRESSURE_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    REVOCABLE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    timestamp: float
+    mem_total: float
+    mem_used: float
+    mem_available: float
+    cpus_used: float
+    memory_pressure: str
+    pressure_since: float
+    pressure_message: str
+    revocable: Resources
+    source: str
+    def __init__(self, timestamp: _Optional[float] = ..., mem_total: _Optional[float] = ..., mem_used: _Optional[float] = ..., mem_available: _Optional[float] = ..., cpus_used: _Optional[float] = ..., memory_pressure: _Optional[str] = ..., pressure_since: _Optional[float] = ..., pressure_message: _Optional[str] = ..., revocable: _Optional[_Union[Resources, _Mapping]] = ..., source: _Optional[str] = ...) -> None: ...

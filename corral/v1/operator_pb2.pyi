@@ -277,7 +277,7 @@ class GetStateRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AgentState(_message.Message):
-    __slots__ = ("info", "active", "used", "offered", "registered_at", "state", "connected", "tasks", "last_seen", "heartbeat_interval", "maintenance")
+    __slots__ = ("info", "active", "used", "offered", "registered_at", "state", "connected", "tasks", "last_seen", "heartbeat_interval", "maintenance", "usage", "revocable_used")
     INFO_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     USED_FIELD_NUMBER: _ClassVar[int]
@@ -289,6 +289,8 @@ class AgentState(_message.Message):
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     MAINTENANCE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    REVOCABLE_USED_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     active: bool
     used: _common_pb2.Resources
@@ -300,7 +302,9 @@ class AgentState(_message.Message):
     last_seen: float
     heartbeat_interval: float
     maintenance: Maintenance
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ..., connected: _Optional[bool] = ..., tasks: _Optional[int] = ..., last_seen: _Optional[float] = ..., heartbeat_interval: _Optional[float] = ..., maintenance: _Optional[_Union[Maintenance, _Mapping]] = ...) -> None: ...
+    usage: _common_pb2.AgentUsage
+    revocable_used: _common_pb2.Resources
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., active: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., registered_at: _Optional[float] = ..., state: _Optional[str] = ..., connected: _Optional[bool] = ..., tasks: _Optional[int] = ..., last_seen: _Optional[float] = ..., heartbeat_interval: _Optional[float] = ..., maintenance: _Optional[_Union[Maintenance, _Mapping]] = ..., usage: _Optional[_Union[_common_pb2.AgentUsage, _Mapping]] = ..., revocable_used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ...) -> None: ...
 
 class DemandState(_message.Message):
     __slots__ = ("demand", "tasks", "unmet")
@@ -343,14 +347,18 @@ class FrameworkState(_message.Message):
     def __init__(self, info: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., connected: _Optional[bool] = ..., suppressed: _Optional[bool] = ..., used: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., offered: _Optional[_Union[_common_pb2.Resources, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[DemandState, _Mapping]]] = ..., priority: _Optional[int] = ..., state: _Optional[str] = ..., tasks: _Optional[int] = ..., offers: _Optional[int] = ..., pending_updates: _Optional[int] = ..., registered_at: _Optional[float] = ..., wants_nothing: _Optional[bool] = ...) -> None: ...
 
 class TaskEntry(_message.Message):
-    __slots__ = ("info", "status", "launched_at")
+    __slots__ = ("info", "status", "launched_at", "qos_class", "usage")
     INFO_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     LAUNCHED_AT_FIELD_NUMBER: _ClassVar[int]
+    QOS_CLASS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.TaskInfo
     status: _common_pb2.TaskStatus
     launched_at: float
-    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ..., launched_at: _Optional[float] = ...) -> None: ...
+    qos_class: str
+    usage: _common_pb2.TaskUsage
+    def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ..., launched_at: _Optional[float] = ..., qos_class: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TaskUsage, _Mapping]] = ...) -> None: ...
 
 class State(_message.Message):
     __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes")

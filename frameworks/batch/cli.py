@@ -55,6 +55,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="the tasks' and demand's priority class (default 'batch': low, preemptible)",
     )
     parser.add_argument(
+        "--revocable",
+        action="store_true",
+        default=None,
+        help="also run on revocable resources (agents started with --revocable lend what "
+        "their tasks leave unused); a task whose resources are taken back is retried",
+    )
+    parser.add_argument(
         "--progress",
         choices=("auto", "bar", "lines", "none"),
         default="auto",
@@ -85,6 +92,7 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
         "max_cpus": args.max_cpus,
         "max_retries": args.max_retries,
         "priority_class": args.priority_class,
+        "revocable": args.revocable,
     }
     if args.job is not None:
         given = [f"--{f}" for f in _STAGE_FLAGS if getattr(args, f) is not None]

@@ -66,6 +66,10 @@ class JobSpec:
     max_retries: int = 3
     priority_class: str = "batch"
     max_cpus: float | None = None
+    # Also run on revocable resources (docs/scheduling.md): the framework subscribes with the
+    # REVOCABLE_RESOURCES capability and fills revocable offers too; a task whose resources
+    # are taken back is retried like a preempted one.
+    revocable: bool = False
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -98,7 +102,8 @@ class JobSpec:
         replace the file's values (the command line wins)."""
         if not isinstance(data, Mapping):
             raise ValueError("a job is a JSON object")
-        unknown = set(data) - {"name", "stages", "max_retries", "priority_class", "max_cpus"}
+        known = {"name", "stages", "max_retries", "priority_class", "max_cpus", "revocable"}
+        unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown job keys: {sorted(unknown)}")
         stages_data = data.get("stages")

@@ -49,6 +49,8 @@ async def run_job(
     leaves it (and its tasks) to the master for its failover timeout instead."""
     batch = scheduler or BatchScheduler(spec, on_event or (lambda e: None))
     info = sdk.FrameworkInfo(name=f"batch:{spec.name}", role=role)
+    if spec.revocable:
+        info.capabilities.append(sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
     ending: dict[str, Any] = {"stopped_by": None, "gave_up": None, "killed": 0, "left_running": 0}
     driver = sdk.Driver(batch, info, master, connect_timeout=connect_timeout)
     async with contextlib.AsyncExitStack() as stack:

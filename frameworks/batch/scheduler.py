@@ -8,7 +8,11 @@
   declined (a retry, the next stage), it revives, which clears those filters.
 - Its tasks are in the ``batch`` priority class (value -100, ``Never``): offered what serving
   leaves, preempted when serving needs the room. A preempted task (KILLED, reason PREEMPTED) is
-  retried like a failed one, up to ``max_retries``.
+  retried like a failed one, up to ``max_retries``; so is one its agent evicted (EVICTED) or
+  whose revocable resources were taken back (REVOCABLE_RESOURCES_RECLAIMED), counted with the
+  preemptions: none of the three is the task's fault.
+- With ``JobSpec.revocable`` it also fills revocable offers (each accepted on its own, its
+  tasks marked revocable), stages that need no disk and no gpus only.
 """
 
 from __future__ import annotations
@@ -32,7 +36,14 @@ from corral.frameworks.batch.job import (
 
 LONG_REFUSE_SECONDS = 3600.0
 _FINISHED = sdk.TaskState.TASK_STATE_FINISHED
-_PREEMPTED = sdk.TaskReason.TASK_REASON_PREEMPTED
+# Ended by the cluster, not by the task: retried, counted with the preemptions.
+_NOT_ITS_FAULT = frozenset(
+    {
+        sdk.TaskReason.TASK_REASON_PREEMPTED,
+        sdk.TaskReason.TASK_REASON_EVICTED,
+        sdk.TaskReason.TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED,
+    }
+)
 
 
 @dataclass
@@ -61,6 +72,7 @@ class BatchScheduler(sdk.Scheduler):
         self.finished_at: float | None = None
         self.finished = asyncio.Event()
         self.refused_launches = 0
+        self.revocable_launches = 0
         # A refusal that will never change (an unknown priority class): the job cannot run.
         self.failure: sdk.CallError | None = None
         # The last time a task was launched or ended: how long the job has been stalled.
@@ -119,6 +131,10 @@ class BatchScheduler(sdk.Scheduler):
         self._demands.resend(driver)  # a new master, perhaps: say it again
 
     async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        revocable = [o for o in offers if o.revocable]
+        if revocable:
+            offers = [o for o in offers if not o.revocable]
+            await self._revocable_offers(driver, revocable)
         unused: list[str] = []
         if self.job.done:
             unused = [o.id for o in offers]
@@ -144,7 +160,26 @@ class BatchScheduler(sdk.Scheduler):
                 pass  # rescinded or disconnected: those offers are void anyway
         await self.sync_demands(driver)
 
-    def _task(self, a: Attempt) -> sdk.TaskInfo:
+    async def _revocable_offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        """Each revocable offer filled on its own with marked tasks; the rest declined (a short
+        filter: what is lendable changes with every usage report)."""
+        unused: list[str] = []
+        for offer in offers:
+            stage = None if self.job.done else self.job.current
+            if stage is None or stage.disk > 0 or stage.gpus > 0:
+                unused.append(offer.id)
+                continue
+            room = Room(offer.resources.cpus, offer.resources.mem)
+            attempts = self.job.take(fit_count(room, stage))
+            if not attempts:
+                unused.append(offer.id)
+                continue
+            await self._launch(driver, offer, attempts, revocable=True)
+        if unused:
+            with contextlib.suppress(sdk.DriverError):
+                await driver.decline(unused, refuse_seconds=5)
+
+    def _task(self, a: Attempt, revocable: bool = False) -> sdk.TaskInfo:
         s = self.job.spec.stages[a.stage]
         return sdk.task(
             s.name,
@@ -163,11 +198,14 @@ class BatchScheduler(sdk.Scheduler):
             priority_class=self.job.spec.priority_class,
             demand=s.name,
             simulate_seconds=s.duration if self.simulate else None,
+            revocable=revocable,
         )
 
-    async def _launch(self, driver: sdk.Driver, offer: sdk.Offer, attempts: list[Attempt]) -> None:
+    async def _launch(
+        self, driver: sdk.Driver, offer: sdk.Offer, attempts: list[Attempt], revocable: bool = False
+    ) -> None:
         try:
-            await driver.launch([offer], [self._task(a) for a in attempts])
+            await driver.launch([offer], [self._task(a, revocable) for a in attempts])
         except sdk.DriverError as err:
             # Rescinded meanwhile, or refused: nothing ran; they wait for the next offer.
             self.job.unlaunch(attempts)
@@ -182,14 +220,16 @@ class BatchScheduler(sdk.Scheduler):
         self.last_progress = self.clock()
         if self.first_launch_at is None:
             self.first_launch_at = self.last_progress
+        if revocable:
+            self.revocable_launches += len(attempts)
         for a in attempts:
-            self.on_event(Event("launched", a.task_id))
+            self.on_event(Event("launched", a.task_id, "revocable" if revocable else ""))
 
     async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
         if not sdk.is_terminal(status.state):
             return
         succeeded = status.state == _FINISHED
-        preempted = status.reason == _PREEMPTED
+        preempted = status.reason in _NOT_ITS_FAULT
         before = self.job.pending
         outcome = self.job.ended(
             status.task_id,
@@ -200,7 +240,7 @@ class BatchScheduler(sdk.Scheduler):
         if outcome is Outcome.IGNORED:
             return
         self.last_progress = self.clock()
-        detail = "preempted" if preempted else sdk.state_name(status.state)
+        detail = sdk.view(status).reason.lower() if preempted else sdk.state_name(status.state)
         self.on_event(Event(outcome.value, status.task_id, detail))
         if self.job.stage != self._stage_seen and not self.job.done:
             self._stage_seen = self.job.stage
@@ -227,5 +267,6 @@ class BatchScheduler(sdk.Scheduler):
             "job": self.job.spec.name,
             **counts,
             "refused_launches": self.refused_launches,
+            "revocable_launches": self.revocable_launches,
             "makespan_seconds": round(end - self.started_at, 3),
         }

@@ -41,7 +41,7 @@ from corral.frameworks.sdk.placement import (
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.signals import StopSignals
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
-from corral.frameworks.sdk.tasks import new_task_id, task
+from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
     FrameworkCapability,
@@ -101,6 +101,7 @@ __all__ = [
     "is_terminal",
     "new_task_id",
     "place_gang",
+    "qos_class",
     "spread_candidates",
     "spread_order",
     "state_name",

@@ -41,6 +41,9 @@ def task(
     kill_grace_period: float | None = None,
     simulate_seconds: float | None = None,
     simulate_exit_code: int = 0,
+    cpus_limit: float | None = None,
+    mem_limit: float | None = None,
+    revocable: bool = False,
 ) -> TaskInfo:
     """A task to launch. A string ``command`` runs with ``/bin/sh -c``; a sequence is an argv.
 
@@ -48,6 +51,13 @@ def task(
     offer. ``simulate_seconds`` only matters on agents started with ``--simulate``.
     ``priority_class`` ("" : the cluster's default) must be a class the master knows;
     ``demand`` names the framework's demand this task serves (``Driver.set_demands``).
+
+    ``cpus`` and ``mem`` are the task's request (what it is charged); ``cpus_limit`` and
+    ``mem_limit`` its limits, at or above them (the agent kills a task over its memory limit:
+    TASK_FAILED, reason MEMORY_LIMIT). Together they make its QoS class (``qos_class``): no
+    cpus and no mem requested is BestEffort. ``revocable`` marks a task for revocable offers
+    (``OfferView.revocable``; the framework needs the REVOCABLE_RESOURCES capability): it may be
+    killed when the resources are taken back (REVOCABLE_RESOURCES_RECLAIMED).
     """
     if not name:
         raise ValueError("a task needs a name")
@@ -78,6 +88,15 @@ def task(
         priority_class=priority_class,
         demand=demand,
     )
+    if cpus_limit is not None or mem_limit is not None:
+        lim_cpus = _quantity("cpus_limit", cpus_limit) if cpus_limit is not None else 0.0
+        lim_mem = _quantity("mem_limit", mem_limit) if mem_limit is not None else 0.0
+        for name, request, limit in (("cpus", cpus, lim_cpus), ("mem", mem, lim_mem)):
+            if limit and limit < request:
+                raise ValueError(f"{name}_limit {limit:g} is below the {name} request {request:g}")
+        info.limits.CopyFrom(Resources(cpus=lim_cpus, mem=lim_mem))
+    if revocable:
+        info.revocable = True
     if kill_grace_period is not None:
         info.kill_grace_period_seconds = _quantity("kill_grace_period", kill_grace_period)
     if simulate_seconds is not None:
@@ -88,3 +107,16 @@ def task(
             )
         )
     return info
+
+
+def qos_class(task: TaskInfo) -> str:
+    """The task's QoS class, by Kubernetes' rule: "Guaranteed" (cpus and mem requested, both
+    limited to exactly their request), "BestEffort" (no cpus and no mem requested, no limit),
+    else "Burstable". (The SDK keeps its own copy of ``corral.qos``'s rule: it depends on the
+    wire contract only.)"""
+    r, lim = task.resources, task.limits
+    if r.cpus <= 0 and r.mem <= 0 and lim.cpus <= 0 and lim.mem <= 0:
+        return "BestEffort"
+    if r.cpus > 0 and r.mem > 0 and lim.cpus == r.cpus and lim.mem == r.mem:
+        return "Guaranteed"
+    return "Burstable"

@@ -49,10 +49,12 @@ ReasonName = Literal[
     "FRAMEWORK_REMOVED",
     "INVALID",
     "PREEMPTED",
-    "EVICTED_MEMORY_PRESSURE",
+    "EVICTED",
     "KILLED_DURING_LAUNCH",
     "KILLED_BY_OPERATOR",
     "AGENT_DRAINING",
+    "MEMORY_LIMIT",
+    "REVOCABLE_RESOURCES_RECLAIMED",
 ]
 _STATES: frozenset[str] = frozenset(get_args(StateName))
 _REASONS: frozenset[str] = frozenset(get_args(ReasonName))
@@ -116,7 +118,8 @@ class StatusView:
 class OfferView:
     """One offer: its resources as floats (``mem`` and ``disk`` in MiB), ``ports`` as inclusive
     ``(begin, end)`` ranges, ``attributes`` as a read-only dict, ``taints`` as
-    ``key=value:Effect`` strings, ``gang_id`` non-empty for the offers of one gang bundle."""
+    ``key=value:Effect`` strings, ``gang_id`` non-empty for the offers of one gang bundle,
+    ``revocable`` for revocable resources (tasks on it set ``sdk.task(..., revocable=True)``)."""
 
     id: str
     agent_id: str
@@ -130,6 +133,7 @@ class OfferView:
     taints: tuple[str, ...]
     gang_id: str
     raw: Offer
+    revocable: bool = False
 
     @property
     def port_count(self) -> int:
@@ -157,6 +161,7 @@ class OfferView:
             ),
             gang_id=offer.gang_id,
             raw=offer,
+            revocable=offer.revocable,
         )
 
 

@@ -1,7 +1,8 @@
 """The eligibility rule, written once: framework f may be offered agent a when
 
-- the static placement masks allow it (hard taints, attribute constraints, GPUs:
-  ``masks/placement.py``, which combines ``masks/taints.py``, ``constraints.py``, ``gpus.py``),
+- the placement masks allow it (hard taints, attribute constraints, GPUs, memory pressure:
+  ``masks/placement.py``, which combines ``masks/taints.py``, ``constraints.py``, ``gpus.py``,
+  ``pressure.py``; pressure changes at run time, by signature, like the rest),
 - no refuse filter holds it (``masks/filters.py``),
 - f is active: alive and not suppressed (``masks/suppression.py``),
 - a is not draining (``masks/draining.py``; draining agents are dropped before any walk).

@@ -343,6 +343,12 @@ class Allocator(Protocol):
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None: ...
 
+    def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
+        """The agent is (or no longer is) under memory pressure (rules/pressure.py)."""
+
+    def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
+        """The framework wants (or no longer wants) only BestEffort work (rules/pressure.py)."""
+
     def add_framework(
         self,
         framework_id: str,

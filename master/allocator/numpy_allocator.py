@@ -257,6 +257,23 @@ class DrfAllocator:
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self.draining[self._agent(agent_id)] = draining
 
+    def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
+        a = self._agent(agent_id)
+        if self.placement.set_agent_pressure(a, under_pressure, self._live_frameworks()):
+            self.count_ok[a] = int(eligibility.row(self, a, self._frameworks.size).sum())
+            self._fit_cache.clear()
+
+    def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
+        f = self._framework(framework_id)
+        active = bool(self.fw_active[f])
+        if active:
+            self._column_delta(f, -1)
+        changed = self.placement.set_framework_besteffort(f, besteffort_only, self._live_agents())
+        if active:
+            self._column_delta(f, +1)
+        if changed:
+            self._fit_cache.clear()
+
     @property
     def rule_options(self) -> RuleOptions:
         return self.placement.options

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.rules import draining, filters, gpus, quota, resources, suppression
+from corral.master.allocator.rules import (
+    draining,
+    filters,
+    gpus,
+    pressure,
+    quota,
+    resources,
+    suppression,
+)
 from corral.master.allocator.rules.constraints import reason as constraint_reason
 from corral.master.allocator.rules.quota import limit_reason as quota_reason
 from corral.master.allocator.rules.taints import reason as taint_reason
@@ -31,6 +39,7 @@ REASON_NO_FREE = resources.REASON_NO_FREE
 REASON_HEADROOM = quota.REASON_HEADROOM
 REASON_ORDER = "lower DRF order"  # not a rule: the DRF order, explain's last reason
 REASON_GPU = gpus.REASON
+REASON_PRESSURE = pressure.REASON
 
 __all__ = ["constraint_reason", "quota_reason", "taint_reason"]
 

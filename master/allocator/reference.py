@@ -48,7 +48,8 @@ DRF ORDER (for an agent a)
 ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
   f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
   NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes;
-  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability.
+  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability; if a is
+  under memory pressure, f does not want only BestEffort work (rules/pressure.py).
 
 OFFER SIZE for f (role r) on a
   remaining_limit = max(0, limit[r] - consumption[r]) per resource.
@@ -150,6 +151,7 @@ class _Agent:
     taints: tuple[Taint, ...]
     reserved: dict[str, Vec]
     draining: bool = False
+    under_pressure: bool = False  # memory pressure (rules/pressure.py)
     used_unreserved: Vec = field(default_factory=_zeros)
     used_reserved: dict[str, Vec] = field(default_factory=dict)
 
@@ -175,6 +177,7 @@ class _Framework:
     tolerations: tuple[Toleration, ...]
     constraints: tuple[AttributeConstraint, ...]
     gpu_resources: bool = False  # the GPU_RESOURCES capability
+    besteffort_only: bool = False  # its unmet demands are all BestEffort (rules/pressure.py)
     suppressed: bool = False
     priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
@@ -237,6 +240,12 @@ class ReferenceAllocator:
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self._agent(agent_id).draining = draining
+
+    def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
+        self._agent(agent_id).under_pressure = under_pressure
+
+    def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
+        self._framework(framework_id).besteffort_only = besteffort_only
 
     # ---- frameworks and roles -----------------------------------------------------------------
 
@@ -525,12 +534,18 @@ class ReferenceAllocator:
 
     @staticmethod
     def _agent_facts(agent: _Agent) -> AgentFacts:
-        return AgentFacts(agent.attributes, tuple(agent.taints), agent.total[3])
+        return AgentFacts(
+            agent.attributes, tuple(agent.taints), agent.total[3], agent.under_pressure
+        )
 
     @staticmethod
     def _framework_facts(fw: _Framework) -> FrameworkFacts:
         return FrameworkFacts(
-            tuple(fw.tolerations), tuple(fw.constraints), fw.gpu_resources, fw.role
+            tuple(fw.tolerations),
+            tuple(fw.constraints),
+            fw.gpu_resources,
+            fw.role,
+            fw.besteffort_only,
         )
 
     @property

@@ -4,10 +4,11 @@ back, with a refuse filter).
 Rules:
 1. An accept is checked whole before anything changes: the offers are the framework's and
    outstanding, of one agent (or one gang's bundle, all of it: gangs.py rule 3), the tasks'
-   ids new and each named once, each task asking for cpus or mem, naming only priority classes
-   and demands that exist, no port asked for by two tasks, and all of it within what the
-   offers hold; then admission control may refuse it (admission.py). A refused accept changes
-   nothing: its offers are still the framework's.
+   ids new and each named once, naming only priority classes and demands that exist, no port
+   asked for by two tasks, and all of it within what the offers hold; then admission control
+   may refuse it (admission.py). A refused accept changes nothing: its offers are still the
+   framework's. A task asking for no cpus and no mem is BestEffort (corral.qos): it is
+   charged nothing.
 2. Accepted: the offers are used whole; what the tasks leave goes back to the pool under the
    refuse filter (nothing left: no filter), and each task is STAGING on its agent, sent to it
    in one LAUNCH per agent.
@@ -15,6 +16,11 @@ Rules:
    agent, for what was declined of it. Unknown ids are skipped: a decline racing a rescind is
    normal.
 4. A refuse filter lasts at least one allocation interval (``refuse_seconds``).
+5. Revocable offers (revocable.py) are accepted and declined there; a task marked revocable
+   is refused on regular offers.
+6. Memory pressure is a placement rule (rules/pressure.py): a BestEffort task is refused
+   (FAILED_PRECONDITION, naming the pressure) on an agent under it, as Kubernetes'
+   ``memory-pressure:NoSchedule`` taint keeps BestEffort pods off.
 """
 
 from __future__ import annotations
@@ -24,15 +30,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import admission, pending
+from corral.master.core import admission, pending, revocable
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_book import return_ports
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord, TaskRecord
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.refusals import invalid as _invalid
 from corral.master.core.refusals import no_repeats as _no_repeats
 from corral.master.core.types import Status, TaskSpec, TaskState
+from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, Resources, ranges_count
 
 if TYPE_CHECKING:
@@ -58,23 +66,68 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
     _no_repeats(list(e.offer_ids), "offer id")
+    if core.revocable.out and any(map(core.revocable.mine, e.offer_ids)):
+        return revocable.accept(core, fw, e, refuse)  # rule 5
     offers = core.book.own(fw, e.offer_ids)
     agent_ids = sorted({o.agent_id for o in offers})
     gang = gang_of(core, offers)
     if gang is None and len(agent_ids) > 1:
         raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
+    for t in e.tasks:
+        if t.revocable is not None:
+            raise _invalid(
+                f"task {echo(t.task_id)} is marked revocable and the offers are not: it goes "
+                "on revocable offers only"
+            )
+    need = check_tasks(core, fw, e.tasks)
+    if gang is None:
+        groups = {agent_ids[0]: (offers, list(e.tasks), need)}
+    else:
+        groups = gang_groups(gang, offers, agent_ids, e.tasks)
+    offered_on: dict[str, Resources] = {}
+    for aid, (agent_offers, _, agent_need) in groups.items():
+        offered = Resources()
+        for o in agent_offers:
+            offered = offered + o.resources
+        offered_on[aid] = offered
+        short = offered.exceeded_by(agent_need)
+        if short:
+            on = f" on agent {aid}" if gang is not None else ""
+            raise _invalid(
+                f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
+                f"the offers hold {offered}"
+            )
+    for aid, (_, tasks, _) in groups.items():
+        _check_pressure(core, core.agents[aid], tasks)
+    admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
+    # Valid and admitted: apply.
+    out: Commands = []
+    launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
+    for aid, (agent_offers, tasks, agent_need) in groups.items():
+        agent = core.agents[aid]
+        out += launch(core, fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e)
+        if tasks:
+            core.holds.launched(core, agent)
+        for t in tasks:
+            if t.demand:
+                launched.setdefault(t.demand, []).append(aid)
+    if launched:
+        out += pending.scheduled(core, fw, launched, e)
+    return out
+
+
+def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> Resources:
+    """Rule 1 for the tasks alone; returns what they need (charged resources, ports)."""
     need = Resources()
     seen: set[str] = set()
     ports_of: dict[str, int] = {}  # tasks' ports must not overlap: each port is one task's
-    for t in e.tasks:
+    for t in tasks:
         if not t.task_id:
             raise _invalid("a task has an empty task_id")
         if t.task_id in seen:
             raise _invalid(f"task id {t.task_id!r} appears twice in this accept")
         if t.task_id in fw.tasks:
             raise _invalid(f"task id {t.task_id!r} is already in use")
-        if t.resources.cpus <= 0 and t.resources.mem <= 0:
-            raise _invalid(f"task {t.task_id!r} asks for no cpus and no mem")
         fine = t.resources.below_granularity()
         if fine:
             raise _invalid(
@@ -98,38 +151,23 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
             f"tasks {', '.join(echo(t) for t in ports_of)} ask for the same port; "
             "each port can go to one task"
         )
-    if gang is None:
-        groups = {agent_ids[0]: (offers, list(e.tasks), need)}
-    else:
-        groups = gang_groups(gang, offers, agent_ids, e.tasks)
-    offered_on: dict[str, Resources] = {}
-    for aid, (agent_offers, _, agent_need) in groups.items():
-        offered = Resources()
-        for o in agent_offers:
-            offered = offered + o.resources
-        offered_on[aid] = offered
-        short = offered.exceeded_by(agent_need)
-        if short:
-            on = f" on agent {aid}" if gang is not None else ""
-            raise _invalid(
-                f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
-                f"the offers hold {offered}"
+    return need
+
+
+def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
+    """Rule 6: no BestEffort task on an agent under memory pressure."""
+    if not agent.under_pressure:
+        return
+    for t in tasks:
+        if t.revocable is None and is_besteffort(t.resources.cpus, t.resources.mem):
+            usage = agent.usage
+            why = usage.pressure_message if usage is not None else "memory pressure"
+            raise CallRejected(
+                Refusal.FAILED_PRECONDITION,
+                f"agent {agent.agent_id} is under memory pressure ({why}): BestEffort task "
+                f"{echo(t.task_id)} (no cpus or mem request) is not placed there until it "
+                "clears; give the task a request, or place it elsewhere",
             )
-    admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
-    # Valid and admitted: apply.
-    out: Commands = []
-    launched: dict[str, list[str]] = {}  # per demand named, the agent of each task
-    for aid, (agent_offers, tasks, agent_need) in groups.items():
-        agent = core.agents[aid]
-        out += launch(core, fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e)
-        if tasks:
-            core.holds.launched(core, agent)
-        for t in tasks:
-            if t.demand:
-                launched.setdefault(t.demand, []).append(aid)
-    if launched:
-        out += pending.scheduled(core, fw, launched, e)
-    return out
 
 
 def gang_of(core: MasterCore, offers: Sequence[OfferRecord]) -> Gang | None:
@@ -223,6 +261,7 @@ def launch(
     if not tasks:
         return []
     for t in tasks:
+        t.priority = core.priority.value(t.priority_class)  # for the agent's evictions
         task = TaskRecord(
             spec=t,
             framework_id=fw.framework_id,
@@ -256,7 +295,10 @@ def decline(core: MasterCore, e: ev.Decline) -> Commands:
     refuse = refuse_seconds(core, e.refuse_seconds)
     _no_repeats(e.offer_ids, "offer id")
     fid = fw.framework_id
-    entries = core.book.known(fw, e.offer_ids)  # a gang goes back whole
+    offer_ids = e.offer_ids
+    if core.revocable.out or core.revocable.filters:
+        offer_ids = tuple(revocable.decline(core, fw, e, refuse))
+    entries = core.book.known(fw, offer_ids)  # a gang goes back whole
     core.book.give_back_entries(entries)
     core.pacer.declined(sum(map(len, entries.values())))
     if refuse > 0:

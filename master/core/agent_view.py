@@ -61,8 +61,11 @@ class Statics:
         attrs_of: list[int] = []
         self.rule_sets: list[AgentFacts] = []  # one agent's facts per rule signature
         self.attr_sets: list[dict[str, str]] = []  # for spread's domains
-        for spec in self.specs:
-            facts = placement_facts.agent_facts(spec)
+        # Memory pressure is a fact of the agent that changes without a new spec: kept to
+        # tell when these statics no longer fit.
+        self.pressure = [a.under_pressure for a in self.agents]
+        for spec, under_pressure in zip(self.specs, self.pressure, strict=True):
+            facts = placement_facts.agent_facts(spec, under_pressure)
             key = rules.agent_key(facts)
             s = rule_sigs.get(key)
             if s is None:
@@ -82,9 +85,15 @@ class Statics:
         self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
 
     def fits(self, agents: Sequence[AgentRecord]) -> bool:
-        """These are the agents (and specs) it was built from, in the same order."""
-        return len(agents) == len(self.agents) and all(
-            a is b and a.spec is s for a, b, s in zip(agents, self.agents, self.specs, strict=True)
+        """These are the agents (and specs, and pressure) it was built from, in the same
+        order."""
+        return (
+            len(agents) == len(self.agents)
+            and all(
+                a is b and a.spec is s
+                for a, b, s in zip(agents, self.agents, self.specs, strict=True)
+            )
+            and [a.under_pressure for a in agents] == self.pressure
         )
 
 

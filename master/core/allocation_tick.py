@@ -18,6 +18,8 @@ Rules (in this order):
    for everyone else (quarantine.py).
 6. The window was in the way if the plan reached it (``pacer.limited``: the next cycle comes
    sooner, MasterCore.cycle_interval); why-pending events follow, rate-limited (pending.py).
+6. Revocable resources are offered after the regular cycle, apart from the allocator
+   (revocable.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from corral.master.core import (
     nomination_sweep,
     nominations,
     pending,
+    revocable,
 )
 from corral.master.core import events as ev
 from corral.master.core.offer_columns import OfferColumns
@@ -91,6 +94,12 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
         allowance = _offer_gangs(core, e, allowance, per_fw, later, cuts)
     # The window was in the way if the plan reached it: the walk stopped there.
     core.pacer.limited = allowance <= 0
+    if core.revocable.out or core.revocable.lenders:
+        # Revocable resources, kept apart from the allocator's (revocable.py rule 3).
+        made, rescinds = revocable.offer(core, e)
+        out += rescinds
+        for fw_id, cols in made.items():
+            per_fw.setdefault(fw_id, []).append(cols)
     out += [
         cmd.SendOffers(stimulus_id=e.stimulus_id, framework_id=fw_id, batches=tuple(batch))
         for fw_id, batch in per_fw.items()

@@ -14,6 +14,11 @@ Rules:
 5. A name the table does not hold (a task an agent reports, or one that outlived its class
    after a restart that forgot it) resolves to the global default (``PriorityTable.resolve``);
    the core records an ``unknown_priority_class`` event where such a task comes in.
+6. A demand may ask for no cpus and no mem: BestEffort work (corral.qos). It is never a gang
+   and never preempts (it needs no room); it is pending on an agent under memory pressure
+   (explain says so: master/allocator/rules/pressure.py).
+7. A framework whose unmet demands are all BestEffort is offered no agent under memory
+   pressure (``besteffort_only``, handed to the allocator with its priority).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
+from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, SCALARS
 
 if TYPE_CHECKING:
@@ -139,12 +145,15 @@ def check_demands(demands: Sequence[Demand], table: PriorityTable) -> None:
             raise DemandError(
                 f"{what}: count {d.count} is more than the limit of {MAX_DEMAND_COUNT}"
             )
-        if d.resources.cpus <= 0 and d.resources.mem <= 0:
-            raise DemandError(f"{what}: the task shape asks for no cpus and no mem")
         fine = d.resources.below_granularity()
         if fine:
             raise DemandError(
                 f"{what}: {fine[0]} is below the resources' granularity of {GRANULARITY:g}"
+            )
+        if is_besteffort(d.resources.cpus, d.resources.mem) and d.min_member > 0:
+            raise DemandError(
+                f"{what}: a gang's task shape asks for cpus or mem (a BestEffort shape, with "
+                "neither, has nothing to bundle)"
             )
         if d.resources.ports:
             raise DemandError(f"{what}: ports are not part of a demand's shape")
@@ -168,6 +177,15 @@ def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
     """Rule 2."""
     values = [table.value(d.priority_class) for d in fw.demands.values() if unmet(fw, d) > 0]
     return max(values) if values else table.value("")
+
+
+def besteffort_only(fw: FrameworkRecord) -> bool:
+    """Rule 7: every unmet demand is BestEffort (no cpus and no mem): the framework is kept
+    off agents under memory pressure (rules/pressure.py)."""
+    if not fw.wants_by_demand:
+        return False
+    wanted = [d for d in fw.demands.values() if unmet(fw, d) > 0]
+    return bool(wanted) and all(is_besteffort(d.resources.cpus, d.resources.mem) for d in wanted)
 
 
 def wants_nothing(fw: FrameworkRecord) -> bool:

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from corral.master.core.durable import RegistryState
 from corral.master.core.types import (
     AgentSpec,
+    AgentUsage,
     Demand,
     FrameworkSpec,
     ReportedTask,
     Requester,
     Status,
     TaskSpec,
+    TaskUsage,
 )
 from corral.priority import PriorityClass
 
@@ -52,6 +54,17 @@ class AgentStatusUpdates(Event):
     agent_id: str
     connection: int
     statuses: tuple[Status, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentUsageReport(Event):
+    """An agent's measurement (every --usage-interval): its usage, pressure and revocable
+    estimate, and what each of its tasks uses (master/core/usage.py)."""
+
+    agent_id: str
+    connection: int
+    usage: AgentUsage
+    tasks: tuple[TaskUsage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

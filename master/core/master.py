@@ -67,6 +67,7 @@ from corral.master.core import (
     statuses,
     subscriptions,
     ticks,
+    usage,
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -89,6 +90,7 @@ from corral.master.core.records import (
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.revocable import RevocableOffers
 from corral.master.core.roles import RolesTable, RoleView
 from corral.master.core.states import (
     TASK_TRANSITIONS,
@@ -127,6 +129,7 @@ class MasterCore:
         self.offers = (
             self.book.offers
         )  # by id, as records made on demand: views, explain, validate()
+        self.revocable = RevocableOffers(master_id)  # revocable.py: kept apart from the book
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
         self.clocks = ticks.Clocks()  # ticks.py: heartbeat deadlines, the removal rate limit
@@ -146,6 +149,7 @@ class MasterCore:
             ev.AgentHeartbeat: partial(membership.heartbeat, self),
             ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
             ev.AgentStreamClosed: partial(membership.stream_closed, self),
+            ev.AgentUsageReport: partial(usage.agent_usage, self),
             ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
             ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: partial(accepts.accept, self),
@@ -236,6 +240,7 @@ class MasterCore:
             return
         fw_id = fw.framework_id
         self.allocator.set_priority(fw_id, demands.priority(fw, self.priority))
+        self.allocator.set_besteffort(fw_id, demands.besteffort_only(fw))
         off = (
             fw.suppressed
             or fw.state is not FrameworkState.SUBSCRIBED
@@ -302,7 +307,7 @@ class MasterCore:
     # ------------------------------------------------------------------ agents
 
     def heard_from(
-        self, e: ev.AgentHeartbeat | ev.AgentStatusUpdates
+        self, e: ev.AgentHeartbeat | ev.AgentStatusUpdates | ev.AgentUsageReport
     ) -> tuple[AgentRecord | None, Commands]:
         """Membership's rule 4 for any message of an agent: on its current stream it counts as
         a heartbeat and the agent is returned; otherwise None, with what to answer (nothing

@@ -40,6 +40,7 @@ from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination,
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
 from corral.priority import PreemptionPolicy
+from corral.qos import is_besteffort
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
@@ -73,6 +74,7 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
                 pc.preemption_policy is PreemptionPolicy.NEVER
                 or pc.value <= lowest  # nobody to preempt: the common case ends here
                 or (fw.framework_id, d.name) in busy
+                or is_besteffort(d.resources.cpus, d.resources.mem)  # needs no room
             ):
                 continue
             if fw.demand_tasks.get(d.name, 0) < d.count:

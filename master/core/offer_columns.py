@@ -35,6 +35,7 @@ class OfferColumns:
         "live",
         "ports",
         "prefix",
+        "revocable",
         "rows",
         "scalars",
         "source",
@@ -54,6 +55,7 @@ class OfferColumns:
         gang_id: str = "",
         source: PlanSource | None = None,
         handles: npt.NDArray[np.int64] | None = None,
+        revocable: bool = False,
     ) -> None:
         if not len(agent_ids) == len(specs) == scalars.shape[0] or scalars.shape[1:] != (4,):
             raise ValueError("offer columns differ in length")
@@ -71,6 +73,8 @@ class OfferColumns:
         self.ports = ports  # entry -> the agent's free ports it carries; most carry none
         self.created_at = created_at
         self.gang_id = gang_id  # a gang's bundle (gangs.py): all its entries go together
+        # Revocable resources (revocable.py): kept by that module, never by the offer book.
+        self.revocable = revocable
         # Where a cycle's plan named its entries (None: made outside a cycle): they go back by
         # handle (Allocator.recover_handles), not by ids.
         self.source = source
@@ -113,6 +117,7 @@ class OfferColumns:
             self.gang_id,
             self,
             i,
+            self.revocable,
         )
 
     def records(self) -> list[OfferRecord]:

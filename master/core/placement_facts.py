@@ -11,13 +11,19 @@ from corral.master.allocator import rules
 from corral.master.allocator.rules import AgentFacts, FrameworkFacts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec
+from corral.qos import is_besteffort
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
 
 
-def agent_facts(spec: AgentSpec) -> AgentFacts:
-    return AgentFacts(spec.attributes, spec.taints, spec.resources.gpus)
+def agent_facts(spec: AgentSpec, under_pressure: bool = False) -> AgentFacts:
+    return AgentFacts(spec.attributes, spec.taints, spec.resources.gpus, under_pressure)
+
+
+def record_facts(agent: AgentRecord) -> AgentFacts:
+    """An agent's facts with its memory pressure (its latest usage report)."""
+    return agent_facts(agent.spec, agent.under_pressure)
 
 
 def framework_facts(spec: FrameworkSpec) -> FrameworkFacts:
@@ -27,16 +33,19 @@ def framework_facts(spec: FrameworkSpec) -> FrameworkFacts:
 def demand_facts(fw: FrameworkRecord, d: Demand | None) -> FrameworkFacts:
     """What a demand's tasks are placed by: its framework's facts and its own rules."""
     facts = framework_facts(fw.spec)
-    return facts if d is None else facts.with_demand(d.constraints, d.tolerations)
+    if d is None:
+        return facts
+    besteffort = is_besteffort(d.resources.cpus, d.resources.mem)
+    return facts.with_demand(d.constraints, d.tolerations, besteffort)
 
 
 def blocking(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> list[str]:
-    return rules.blocking(agent_facts(agent.spec), facts, core.allocator.rule_options)
+    return rules.blocking(record_facts(agent), facts, core.allocator.rule_options)
 
 
 def in_spread_domain(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
-    return rules.in_spread_domain(agent_facts(agent.spec), facts, core.allocator.rule_options)
+    return rules.in_spread_domain(record_facts(agent), facts, core.allocator.rule_options)
 
 
 def allows(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
-    return rules.allows(agent_facts(agent.spec), facts, core.allocator.rule_options)
+    return rules.allows(record_facts(agent), facts, core.allocator.rule_options)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import (
     AgentSpec,
+    AgentUsage,
     Demand,
     FrameworkSpec,
     Maintenance,
@@ -16,6 +17,7 @@ from corral.master.core.types import (
     TaskReason,
     TaskSpec,
     TaskState,
+    TaskUsage,
 )
 from corral.resources import PortRanges, Resources
 
@@ -48,6 +50,7 @@ class OfferRecord:
     gang_id: str = ""  # one of a gang's bundle (gangs.py): used, returned and rescinded together
     columns: OfferColumns | None = None  # the book's batch holding it (None: made by hand)
     index: int = -1
+    revocable: bool = False  # revocable resources (master/core/revocable.py), not the book's
 
     @property
     def resources(self) -> Resources:
@@ -68,6 +71,7 @@ class TaskRecord:
     # Killed by an operator or a drain (operator_actions.py, maintenance.py): the reason and
     # message its KILLED status reaches the framework with.
     killed_for: tuple[TaskReason, str] | None = None
+    usage: TaskUsage | None = None  # as its agent last measured it (usage.py)
 
     @property
     def task_id(self) -> str:
@@ -116,6 +120,12 @@ class AgentRecord:
     secret: str = ""
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
     maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py; durable)
+    usage: AgentUsage | None = None  # its latest usage report (usage.py); None: none yet
+
+    @property
+    def under_pressure(self) -> bool:
+        """Memory pressure, the placement rule's condition (rules/pressure.py)."""
+        return self.usage is not None and bool(self.usage.pressure)
 
     @property
     def agent_id(self) -> str:

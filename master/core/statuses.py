@@ -11,9 +11,11 @@ Rules:
 2. An UNREACHABLE agent is not believed either: its stream is closed so that it re-registers
    (the core's ``ask_to_reregister``) and resends what it has not had acknowledged.
 3. A preempted task's KILLED reaches its framework with reason PREEMPTED and its preemptor's
-   message (the core's rule 9), re-encoded rather than the agent's message passed on; a task
-   an operator killed or drained, with reason KILLED_BY_OPERATOR or AGENT_DRAINING and who
-   asked (operator_actions.py, maintenance.py).
+   message (the core's rule 9), re-encoded rather than the agent's message passed on, unless
+   its agent had already ended it for a cause of its own (rule 6): the first cause is the
+   cause, and preemption is never blamed for an eviction, nor eviction for a preemption; a
+   task an operator killed or drained, with reason KILLED_BY_OPERATOR or AGENT_DRAINING and
+   who asked (operator_actions.py, maintenance.py).
 4. A status with a uuid is kept in its framework's ``pending`` until acknowledged (resent by
    the core's ticks); when they reach ``max_framework_pending_statuses`` the framework is
    offered nothing (admission.py). ``forward`` sends one status the same way. The framework's
@@ -23,6 +25,9 @@ Rules:
 5. The work is batched per event, since it runs for every status of every agent: one UPDATE
    per framework, one acknowledgement command per agent, and one allocator call for the tasks
    that ended with one entry per (framework, agent).
+6. A task its agent ended on its own (reason EVICTED, REVOCABLE_RESOURCES_RECLAIMED or
+   MEMORY_LIMIT) also makes an ``Evicted``, ``Reclaimed`` or ``OOMKilled`` event with the
+   agent's message (the pressure and its figures), beside the ``TaskKilled``/``TaskFailed``.
 """
 
 from __future__ import annotations
@@ -53,6 +58,13 @@ Commands = list[cmd.Command]
 # Pending statuses resent to a framework at once (one UPDATE message's worth, see outbox.py).
 RESEND_BATCH = 5000
 
+
+# Rule 6: a task its agent ended on its own, and the event that says so.
+_AGENT_CAUSES = {
+    TaskReason.EVICTED: "task_evicted",
+    TaskReason.REVOCABLE_RESOURCES_RECLAIMED: "task_reclaimed",
+    TaskReason.MEMORY_LIMIT: "task_memory_limit",
+}
 
 # The cluster event kind of a task that ended in each terminal state ("task_finished", ...).
 ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
@@ -112,19 +124,31 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                         orphan_acks.append((status.task_id, status.uuid))
                     out.append(core.cluster_event(e, "status_ignored", task.task_id, str(exc)))
                     continue
-                if task.preempted_by and state is TaskState.KILLED:
+                if (
+                    task.preempted_by
+                    and state is TaskState.KILLED
+                    and status.reason not in _AGENT_CAUSES
+                ):
                     # Rule 3: the framework learns why (the agent only knows it was
                     # killed); re-encoded, not the agent's message forwarded as is.
                     status.reason = TaskReason.PREEMPTED
                     status.message = task.preempted_by
                     status.wire = None
-                elif task.killed_for is not None and state is TaskState.KILLED:
+                elif (
+                    task.killed_for is not None
+                    and state is TaskState.KILLED
+                    and status.reason not in _AGENT_CAUSES
+                ):
                     # An operator's kill or a drain (operator_actions.py, maintenance.py).
                     status.reason, status.message = task.killed_for
                     status.wire = None
                 core.set_task_state(task, status, e, ended)
                 if state.terminal:
                     out.append(core.cluster_event(e, ENDED_KIND[state], task.task_id, ""))
+                    kind = _AGENT_CAUSES.get(status.reason)
+                    if kind is not None:  # rule 6
+                        what = f"framework {task.framework_id} on agent {agent_id}: "
+                        out.append(core.cluster_event(e, kind, task.task_id, what + status.message))
             else:
                 task.status = status
         _keep_pending(core, fw, status, e.now)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from corral.placement import AttributeConstraint, Taint, Toleration, TopologySpread
+from corral.qos import QosClass, qos_class
 from corral.resources import Resources
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
@@ -37,6 +38,20 @@ class TaskSpec:
     # agents (a gang's offers); otherwise the offers' agent is the task's (empty or not).
     agent_id: str = ""
     wire: object = None
+    # Its limits (corral.qos: 0 means none); with ``resources`` they decide its QoS class.
+    cpus_limit: float = 0.0
+    mem_limit: float = 0.0
+    # A revocable task (TaskInfo.revocable) holds these revocable resources; its
+    # ``resources`` keep only its ports, so the allocator, DRF and preemption never count it
+    # (master/core/revocable.py).
+    revocable: Resources | None = None
+    # Its class's value when launched (set by the accept): the agent evicts the lowest first.
+    priority: int = 0
+
+    @property
+    def qos(self) -> QosClass:
+        r = self.revocable or self.resources
+        return qos_class(r.cpus, r.mem, self.cpus_limit, self.mem_limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +93,7 @@ class FrameworkSpec:
     principal: str = ""
     partition_aware: bool = False
     gpu_resources: bool = False  # the GPU_RESOURCES capability (masks/gpus.py)
+    revocable_resources: bool = False  # the REVOCABLE_RESOURCES capability (revocable.py)
     failover_timeout: float = 0.0  # 0: the master's default
     tolerations: tuple[Toleration, ...] = ()
     offer_constraints: tuple[AttributeConstraint, ...] = ()
@@ -117,6 +133,34 @@ class Maintenance:
 
 CORDONED = "cordoned"
 DRAINING = "draining"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskUsage:
+    """What one task uses, as its agent measured it: cores and MiB."""
+
+    framework_id: str
+    task_id: str
+    cpus: float
+    mem: float
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """An agent's latest usage report (agent/core/usage.py makes it): its memory, what its
+    tasks use, its memory pressure ("", "soft" or "hard") and its revocable estimate."""
+
+    timestamp: float
+    mem_total: float
+    mem_used: float
+    mem_available: float
+    cpus_used: float
+    pressure: str
+    pressure_since: float
+    pressure_message: str
+    revocable_cpus: float
+    revocable_mem: float
+    source: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -405,6 +405,34 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         await server.stop(grace=None)
 
 
+async def test_a_relative_work_dir_keeps_exit_codes(tmp_path: Path) -> None:
+    """The shim runs in the task's sandbox: the paths it is given must not be relative to the
+    agent's working directory (a relative --work-dir lost every exit status, reported as a
+    SIGKILL)."""
+    double = MasterDouble()
+    server, port = await start_server(double)
+    proc = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "corral.cli.main", "agent", "--master", f"127.0.0.1:{port}"),
+        *("--work-dir", "relative-agent", "--resources", "cpus:1;mem:256"),
+        cwd=tmp_path,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        await wait_until("REGISTER from the agent", lambda: double.streams)
+        (agent_id,) = double.streams
+        double.launch(agent_id, shell_task("t-exit", "exit 3"))
+        await wait_until("the task's end", functools.partial(double.final, "t-exit"))
+        final = double.final("t-exit")
+        assert final is not None
+        assert (final.state, final.exit_code) == (S.TASK_STATE_FAILED, 3), final
+        assert (tmp_path / "relative-agent" / "sandboxes" / "fw" / "t-exit").is_dir()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        await proc.wait()
+        await server.stop(grace=None)
+
+
 # ---------------------------------------------------------------------------------------
 # Agent objects in this loop
 # ---------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ async def test_the_higher_priority_demand_is_offered_first_and_bad_demands_are_r
                  "unknown priority class 'platinum'"),
                 ([sdk.Demand("a", 1, cpus=1, mem=1), sdk.Demand("a", 1, cpus=1, mem=1)],
                  "demand 'a' appears twice"),
-                ([sdk.Demand("a", 1, cpus=0, mem=0)], "asks for no cpus and no mem"),
+                ([sdk.Demand("a", 2, cpus=0, mem=0, min_member=2)], "a gang's task shape asks"),
             ]:  # fmt: skip
                 with pytest.raises(sdk.CallError) as exc:
                     await dhigh.set_demands(demands)

@@ -1,5 +1,6 @@
 """`corral scenario NAME --size small --json F` on real processes (a master and simulated agents
-per run): each scenario's symptom without its fix and its cure with it, from the figures."""
+per run; real agents with tasks holding real memory for the memory scenarios): each scenario's
+symptom without its fix and its cure with it, from the figures."""
 
 from __future__ import annotations
 
@@ -74,3 +75,26 @@ def test_spread_pending(tmp_path: Path) -> None:
     assert "corral explain:" in out
     # ScheduleAnyway: spread is a preference, every instance runs.
     assert (fixed["running"], fixed["pending"], fixed["explain"]) == (6, 0, "")
+
+
+def test_besteffort_thrash(tmp_path: Path) -> None:
+    without, fixed, out = scenario("besteffort-thrash", tmp_path)
+    # BestEffort batch beside serving at equal priority: serving (furthest over its request)
+    # is evicted under pressure, again and again.
+    assert without["serving_restarts"] > 0 and without["serving_evicted"] > 0
+    assert without["evictions"] >= without["serving_evicted"]
+    # Modest requests and class batch: only batch tasks are evicted; serving never restarts.
+    assert (fixed["serving_restarts"], fixed["serving_evicted"]) == (0, 0)
+    assert fixed["evictions"] == fixed["batch_evicted"] > 0
+    assert fixed["batch_completed"] > 0
+    assert "Symptom:" in out and "Fix:" in out
+
+
+def test_preempt_vs_evict(tmp_path: Path) -> None:
+    without, fixed, _ = scenario("preempt-vs-evict", tmp_path)
+    # One run: 2 serving instances of 2 cpus preempt 4 batch tasks; 2 BestEffort tasks evicted.
+    assert (fixed["preempted"], fixed["evicted"], fixed["killed"]) == (4, 2, 6)
+    assert fixed["misattributed"] == 0
+    # The same run read from exit codes alone: six plain kills, no cause named.
+    assert (without["preempted"], without["evicted"]) == (0, 0)
+    assert without["misattributed"] == without["killed"] == 6

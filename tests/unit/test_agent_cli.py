@@ -38,6 +38,30 @@ def parse(*argv: str) -> argparse.Namespace:
         (["--taints", "spot=true"], "key=value:Effect"),
         (["--kill-grace-period", "-1"], ">= 0"),
         (["--hostname", " "], "must not be empty"),
+        (["--usage-interval", "0"], "--usage-interval must be a number > 0"),
+        (["--eviction-hard", "mem<1"], "--eviction-hard: 'mem<1' is not memory.available<X"),
+        (
+            ["--resources", "mem:1000", "--eviction-hard", "memory.available<2000"],
+            "not below the agent's mem",
+        ),
+        (["--eviction-hard", "memory.available<0Mi"], "must be more than 0"),
+        (["--eviction-hard", "memory.available<150%"], "between 0 and 100"),
+        (["--eviction-soft", "memory.available<100"], "needs --eviction-soft-grace"),
+        (["--eviction-soft-grace", "5"], "--eviction-soft, which is not given"),
+        (
+            ["--eviction-soft", "memory.available<10", "--eviction-soft-grace", "x"],
+            "--eviction-soft-grace must be a number >= 0",
+        ),
+        (
+            [
+                *("--eviction-hard", "memory.available<200"),
+                *("--eviction-soft", "memory.available<100", "--eviction-soft-grace", "5"),
+            ],
+            "below --eviction-hard",
+        ),
+        (["--eviction-pressure-transition", "-1"], "must be a number >= 0"),
+        (["--revocable", "--revocable-margin", "1"], "fraction in \\[0, 1\\)"),
+        (["--simulate", "--revocable"], "needs real tasks"),
     ],
 )
 def test_bad_values_are_usage_errors(argv: list[str], message: str, tmp_path: Path) -> None:
@@ -78,6 +102,28 @@ def test_default_resources_are_detected(tmp_path: Path) -> None:
     assert 0 < res.mem < psutil.virtual_memory().total / 2**20
     assert res.disk > 0 and res.gpus == 0 and res.ports == DEFAULT_PORTS
     assert config.checkpoint and config.work_dir == tmp_path
+
+
+def test_qos_flags_become_the_agents_thresholds_and_margin(tmp_path: Path) -> None:
+    (config,) = agent_cmd.build_configs(
+        parse(
+            *("--work-dir", str(tmp_path), "--resources", "cpus:2;mem:1000"),
+            *(
+                "--eviction-hard",
+                "memory.available<10%",
+                "--eviction-soft",
+                "memory.available<0.25Gi",
+            ),
+            *("--eviction-soft-grace", "30", "--eviction-pressure-transition", "5"),
+            *("--revocable", "--revocable-margin", "0.3", "--cgroups", "none"),
+            *("--usage-interval", "2"),
+        )
+    )
+    t = config.thresholds
+    assert (t.hard, t.soft, t.soft_grace, t.transition) == (100.0, 256.0, 30.0, 5.0)
+    assert (config.revocable_margin, config.cgroups, config.usage_interval) == (0.3, "none", 2.0)
+    (plain,) = agent_cmd.build_configs(parse("--work-dir", str(tmp_path), "--resources", "mem:10"))
+    assert plain.revocable_margin is None and not plain.thresholds.enabled
 
 
 def test_memory_reserve() -> None:

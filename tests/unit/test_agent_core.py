@@ -10,7 +10,6 @@ import pytest
 from corral.agent.core import AgentCore, AgentCoreConfig, IllegalTransition
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
-from corral.agent.core.eviction import EvictionCandidate
 from corral.agent.core.status_updates import Backoff
 from corral.agent.core.types import (
     CommandSpec,
@@ -503,31 +502,6 @@ def test_shutdown_with_no_tasks_stops_at_once() -> None:
     h = Harness()
     h.register()
     assert of(h(e.Shutdown(now=0.0, reason="SIGTERM")), c.Stop) == [c.Stop()]
-
-
-class EvictBiggest:
-    def select(
-        self, candidates: Sequence[EvictionCandidate], used_mib: float, total_mib: float
-    ) -> Sequence[str]:
-        return [max(candidates, key=lambda k: k.mem).task_id] if used_mib > total_mib else []
-
-
-def test_memory_pressure_evicts_what_the_policy_chooses() -> None:
-    h = Harness(eviction=EvictBiggest())
-    h.register()
-    h.running(spec("small", mem=10.0))
-    h.running(spec("big", mem=900.0))
-    assert h(e.MemoryPressure(now=1.0, used_mib=500.0, total_mib=1000.0)) == []
-    cmds = h(e.MemoryPressure(now=2.0, used_mib=1100.0, total_mib=1000.0))
-    assert sent(cmds) == [("big", S.KILLING)]
-    assert cmds[0].statuses[0].reason is TaskReason.EVICTED_MEMORY_PRESSURE  # type: ignore[attr-defined]
-
-
-def test_default_policy_evicts_nothing() -> None:
-    h = Harness()
-    h.register()
-    h.running(spec())
-    assert h(e.MemoryPressure(now=1.0, used_mib=2e6, total_mib=1.0)) == []
 
 
 def test_replay_gives_identical_commands() -> None:

@@ -271,7 +271,7 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
                 twin.both("add_filter", a.framework_id, a.agent_id, until, half)
             elif action == "refuse-all":
                 twin.both("add_filter", a.framework_id, a.agent_id, until)
-        event = data.draw(st.integers(0, 9))
+        event = data.draw(st.integers(0, 10))
         agent_ids = sorted(twin.totals)
         fids = sorted(twin.roles)
         if event == 0 and fids:
@@ -329,6 +329,12 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
                 twin.charges[(fid, aid)] = [x + y for x, y in zip(c, take, strict=True)]
             twin.compare_explain(now)
             twin.compare_cuts(now)
+        elif event == 10 and agent_ids and fids:
+            # Memory pressure (rules/pressure.py): an agent's condition and a framework's
+            # wish for BestEffort work change at any time.
+            aid = data.draw(st.sampled_from(agent_ids))
+            twin.both("set_agent_pressure", aid, data.draw(st.booleans()))
+            twin.both("set_besteffort", data.draw(st.sampled_from(fids)), data.draw(st.booleans()))
 
 
 @settings(max_examples=60, deadline=None)

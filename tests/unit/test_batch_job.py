@@ -195,6 +195,7 @@ def _args(**kw: Any) -> argparse.Namespace:
         "max_cpus": None,
         "max_retries": None,
         "priority_class": None,
+        "revocable": None,
     }
     return argparse.Namespace(**{**base, **kw})
 
@@ -209,6 +210,9 @@ def test_the_command_line_makes_a_one_stage_job() -> None:
     assert job.priority_class == "default"
     with pytest.raises(ValueError, match="--cpus describe --tasks"):
         spec_from_args(_args(job="x.json", cpus=2))
+    assert not job.revocable
+    assert spec_from_args(_args(tasks=2, revocable=True)).revocable
+    assert JobSpec.from_dict({"stages": [{"tasks": 1, "duration": 1}], "revocable": True}).revocable
 
 
 # -- the scheduler, with a driver double --------------------------------------------------------

@@ -83,8 +83,8 @@ def test_wide_adds_columns_after_the_default_ones() -> None:
     cols, _, _ = rows("tasks", state)
     wcols, wtable, _ = rows("tasks", state, wide=True)
     assert wcols[: len(cols)] == cols
-    assert wcols[len(cols) :] == ["NAME", "PRIORITY CLASS", "DEMAND"]
-    assert wtable[0][len(cols) :] == ["web", "serving", "web"]
+    assert wcols[len(cols) :] == ["NAME", "PRIORITY CLASS", "DEMAND", "LIMITS", "CPUS USED"]
+    assert wtable[0][len(cols) :] == ["web", "serving", "web", "", ""]
     assert wtable[0][cols.index("REASON")] == "PREEMPTED"
     assert wtable[0][cols.index("MESSAGE")] == "m" * 70
     ocols, otable, _ = rows("offers", state, wide=True)

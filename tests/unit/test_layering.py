@@ -33,6 +33,7 @@ KERNEL = (
     "corral.supervise",
     "corral.roles",
     "corral.priority",
+    "corral.qos",
     "corral.events",
 )
 WIRE = ("corral.v1",)

@@ -1,4 +1,5 @@
-"""Decoding tasks in the master shell: the cache of validated task resources."""
+"""Decoding in the master shell: the cache of validated task resources, limits, revocable
+tasks and agents' usage reports."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import math
 
 import pytest
 
-from corral.master import convert
+from corral.master import convert, usage_wire
 from corral.resources import Resources
+from corral.v1 import agent_pb2
 from corral.v1 import common_pb2 as pb
 
 
@@ -48,3 +50,65 @@ def test_invalid_resources_are_refused_every_time(
     for _ in range(3):  # a refused value is never cached
         with pytest.raises(convert.WireError, match=message):
             convert.task_spec_from_pb(_task("bad", **resources))
+
+
+def _qos_task(**fields: object) -> pb.TaskInfo:
+    t = pb.TaskInfo(task_id="t", command=pb.CommandInfo(value="true", shell=True))
+    t.resources.cpus, t.resources.mem = 1.0, 100.0
+    for k, v in fields.items():
+        if k == "limits":
+            t.limits.CopyFrom(v)  # type: ignore[arg-type]
+        else:
+            setattr(t, k, v)
+    return t
+
+
+def test_limits_and_revocable_decode_into_the_spec() -> None:
+    spec = convert.task_spec_from_pb(_qos_task(limits=pb.Resources(cpus=1.0, mem=100.0)))
+    assert (spec.cpus_limit, spec.mem_limit, spec.qos.value) == (1.0, 100.0, "Guaranteed")
+    spec = convert.task_spec_from_pb(_qos_task(revocable=True))
+    assert spec.revocable == Resources(cpus=1.0, mem=100.0)
+    assert spec.resources == Resources()  # charged nothing by the allocator
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"limits": pb.Resources(mem=50.0)}, "its mem limit 50 is below its mem request 100"),
+        ({"limits": pb.Resources(cpus=2, mem=200, disk=1)}, "limits are for cpus and mem only"),
+        ({"limits": pb.Resources(mem=float("nan"))}, "mem is NaN"),
+    ],
+)
+def test_bad_limits_are_refused_naming_the_task(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(convert.WireError, match=message):
+        convert.task_spec_from_pb(_qos_task(**fields))
+
+
+def test_a_revocable_task_takes_cpus_and_mem_only() -> None:
+    t = _qos_task(revocable=True)
+    t.resources.disk = 10
+    with pytest.raises(convert.WireError, match="takes cpus and mem only"):
+        convert.task_spec_from_pb(t)
+
+
+def _usage(**agent: object) -> agent_pb2.UsageReport:
+    msg = agent_pb2.UsageReport()
+    msg.agent.mem_total, msg.agent.mem_used = 1000.0, 100.0
+    for k, v in agent.items():
+        setattr(msg.agent, k, v)
+    msg.tasks.add(task_id="t", framework_id="f", cpus=0.5, mem=100.0)
+    return msg
+
+
+def test_a_usage_report_decodes_and_bad_ones_are_refused() -> None:
+    usage, tasks = usage_wire.agent_usage_from_pb(_usage(memory_pressure="hard"))
+    assert (usage.pressure, usage.mem_used) == ("hard", 100.0)
+    assert [(t.framework_id, t.task_id, t.mem) for t in tasks] == [("f", "t", 100.0)]
+    with pytest.raises(convert.WireError, match="unknown memory pressure"):
+        usage_wire.agent_usage_from_pb(_usage(memory_pressure="extreme"))
+    with pytest.raises(convert.WireError, match="mem_used is not a finite number"):
+        usage_wire.agent_usage_from_pb(_usage(mem_used=float("inf")))
+    bad = _usage()
+    bad.tasks[0].mem = float("nan")
+    with pytest.raises(convert.WireError, match="a task's mem is not a finite number"):
+        usage_wire.agent_usage_from_pb(bad)

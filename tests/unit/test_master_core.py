@@ -12,7 +12,7 @@ from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import CallRejected
 from corral.master.core.states import AgentState, FrameworkState, IllegalTransition, validate_tables
-from corral.master.core.types import ReportedTask, TaskReason, TaskState
+from corral.master.core.types import ReportedTask, TaskReason, TaskSpec, TaskState
 from corral.placement import Taint, TaintEffect, Toleration
 from corral.resources import Resources
 from tests.unit.core_harness import Harness, of, status, task
@@ -112,6 +112,10 @@ def test_a_framework_sees_what_its_finished_task_freed_before_its_filter_expires
     assert (again.agent_id, again.scalars[0]) == (aid, 4.0)
 
 
+def revocable_task(task_id: str) -> TaskSpec:
+    return TaskSpec(task_id, task_id, Resources(), revocable=Resources(cpus=0.5, mem=64))
+
+
 def _one_offer(h: Harness) -> tuple[str, str, str]:
     aid, _ = h.add_agent()
     fid, _ = h.subscribe()
@@ -128,7 +132,7 @@ def _one_offer(h: Harness) -> tuple[str, str, str]:
         (lambda fid, oid: ((oid,), (task("t1", "cpus:1;mem:9999"),)), "exceed the offered mem"),
         (lambda fid, oid: ((oid,), (task("t1"), task("t1"))), "task id 't1' appears twice"),
         (lambda fid, oid: ((oid,), (task("", "cpus:1"),)), "empty task_id"),
-        (lambda fid, oid: ((oid,), (task("t9", "disk:1"),)), "no cpus and no mem"),
+        (lambda fid, oid: ((oid,), (revocable_task("t9"),)), "marked revocable and the offers"),
         (lambda fid, oid: ((), (task("t1"),)), "no offer ids"),
     ],
 )
@@ -143,6 +147,15 @@ def test_bad_accept_is_refused_and_changes_nothing(make_call, reason) -> None:  
     assert (dict(h.core.offers), dict(h.core.frameworks[fid].tasks)) == before
     # The offer is still usable afterwards.
     assert of(cmd.SendLaunch, h.accept(fid, [oid], task("ok")))
+
+
+def test_a_besteffort_task_is_accepted_and_charged_nothing() -> None:
+    h = Harness()
+    aid, fid, oid = _one_offer(h)
+    launched = of(cmd.SendLaunch, h.accept(fid, [oid], task("be", "disk:1"), refuse=0))
+    assert [t.task_id for c in launched for t in c.tasks] == ["be"]  # type: ignore[attr-defined]
+    assert h.core.allocator.charged(fid, aid) == (0.0, 0.0, 1.0, 0.0)
+    assert h.core.frameworks[fid].tasks["be"].spec.qos.value == "BestEffort"
 
 
 def test_task_id_in_use_and_used_offer_are_refused() -> None:

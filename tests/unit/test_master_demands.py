@@ -82,7 +82,7 @@ def test_revive_does_not_lift_auto_suppression() -> None:
         (demand("x", count=0), "count must be more than 0"),
         (demand("x", count=2, min_member=3), "min_member must be between 0 and count"),
         (demand("x", priority_class="gold"), "unknown priority class 'gold'"),
-        (demand("x", resources="disk:10"), "asks for no cpus and no mem"),
+        (demand("x", resources="disk:10", count=2, min_member=2), "a gang's task shape asks"),
         (demand("x", resources="cpus:1;ports:[80-80]"), "ports are not part"),
         (demand("", count=1), "empty name"),
         (demand("x", count=10**9), "more than the limit"),

@@ -51,7 +51,12 @@ def offer_batches(draw: st.DrawFn) -> list[list[OfferColumns]]:
             gang = draw(st.sampled_from(["", "", "m1-G7", draw(text)]))  # gang offers: some
             base = draw(st.integers(1, 2**62))
             table = np.array(rows, dtype=np.float64).reshape(-1, 4)
-            message.append(OfferColumns(draw(text), base, fid, aids, made, table, ports, 0.0, gang))
+            revocable = not gang and draw(st.booleans())  # revocable batches: some
+            message.append(
+                OfferColumns(
+                    draw(text), base, fid, aids, made, table, ports, 0.0, gang, revocable=revocable
+                )
+            )
         messages.append(message)
     return messages
 

@@ -69,6 +69,7 @@ def test_public_api_is_pinned() -> None:
         "is_terminal",
         "new_task_id",
         "place_gang",
+        "qos_class",
         "spread_candidates",
         "spread_order",
         "state_name",

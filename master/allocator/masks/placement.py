@@ -1,5 +1,7 @@
-"""The static placement rules' array form (rules/: taints, constraints, GPUs, and whatever is
-registered there), as ``ok[a, f]``, plus ``prefer_not[a, f]`` for soft rules' ordering.
+"""The static placement rules' array form (rules/: taints, constraints, GPUs, memory pressure,
+and whatever is registered there), as ``ok[a, f]``, plus ``prefer_not[a, f]`` for soft rules'
+ordering. An agent's pressure and a framework's wish for BestEffort work change at run time:
+``set_agent_pressure`` and ``set_framework_besteffort`` re-evaluate its one row or column.
 
 Agents are grouped by their facts' keys (``rules.agent_key``) and frameworks by theirs
 (``rules.framework_key``); the registry's rules are asked once per pair of groups, so adding one
@@ -9,6 +11,7 @@ agent to a 1k-framework cluster costs one evaluation per framework group, not pe
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -71,8 +74,37 @@ class PlacementMask:
         agent_taints: Sequence[Taint],
         framework_rows: npt.NDArray[np.intp],
         has_gpus: bool = False,
+        under_pressure: bool = False,
     ) -> None:
-        facts = AgentFacts(dict(attributes), tuple(agent_taints), 1.0 if has_gpus else 0.0)
+        facts = AgentFacts(
+            dict(attributes), tuple(agent_taints), 1.0 if has_gpus else 0.0, under_pressure
+        )
+        self._set_agent_facts(row, facts, framework_rows)
+
+    def set_agent_pressure(
+        self, row: int, under_pressure: bool, framework_rows: npt.NDArray[np.intp]
+    ) -> bool:
+        """The agent's pressure changed: its row again. False (nothing done) if it had not."""
+        facts = self.agent_sigs[int(self.agent_sig[row])]
+        if facts.under_pressure == under_pressure:
+            return False
+        self._set_agent_facts(row, replace(facts, under_pressure=under_pressure), framework_rows)
+        return True
+
+    def set_framework_besteffort(
+        self, col: int, besteffort: bool, agent_rows: npt.NDArray[np.intp]
+    ) -> bool:
+        """The framework's wish changed: its column again. False if it had not."""
+        facts = self.framework_sigs[int(self.framework_sig[col])]
+        if facts.besteffort_only == besteffort:
+            return False
+        self._set_framework_facts(col, replace(facts, besteffort_only=besteffort), agent_rows)
+        return True
+
+    def _set_agent_facts(
+        self, row: int, facts: AgentFacts, framework_rows: npt.NDArray[np.intp]
+    ) -> None:
+        agent_taints = facts.taints
         sig = rules.agent_key(facts)
         asig = self._agent_sig_ids.get(sig)
         if asig is None:
@@ -98,8 +130,14 @@ class PlacementMask:
         agent_rows: npt.NDArray[np.intp],
         gpu_capable: bool = False,
         role: str = "*",
+        besteffort: bool = False,
     ) -> None:
-        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable, role)
+        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable, role, besteffort)
+        self._set_framework_facts(col, facts, agent_rows)
+
+    def _set_framework_facts(
+        self, col: int, facts: FrameworkFacts, agent_rows: npt.NDArray[np.intp]
+    ) -> None:
         sig = rules.framework_key(facts)
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:

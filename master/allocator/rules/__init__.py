@@ -1,9 +1,10 @@
 """The placement rules, one module each, and the one list every consumer iterates.
 
 A framework (or one of its demands) may use an agent when every rule allows it. The **static**
-rules (``STATIC``: taints, constraints, GPUs) decide from the two sides' facts alone; every
-consumer asks them through ``blocking`` / ``prefers_not`` below, grouping agents and frameworks
-by ``agent_key`` / ``framework_key`` where it works over many (the allocator's placement mask,
+rules (``STATIC``: taints, constraints, GPUs, memory pressure) decide from the two sides' facts
+alone (memory pressure's change at run time, re-evaluated by row or column); every consumer
+asks them through ``blocking`` / ``prefers_not`` below, grouping agents and frameworks by
+``agent_key`` / ``framework_key`` where it works over many (the allocator's placement mask,
 the why-pending scan's agent view). The **dynamic** rules (``DYNAMIC``) depend on state that
 changes between cycles; each module says where its array form lives.
 
@@ -28,6 +29,7 @@ from corral.master.allocator.rules import (
     draining,
     filters,
     gpus,
+    pressure,
     quota,
     resources,
     spread,
@@ -41,6 +43,7 @@ STATIC: list[StaticRule] = [
     taints.RULE,
     constraints.RULE,
     gpus.RULE,
+    pressure.RULE,
 ]
 
 DYNAMIC: tuple[DynamicRule, ...] = (

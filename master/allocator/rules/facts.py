@@ -14,6 +14,7 @@ class AgentFacts:
     attributes: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     gpus: float = 0.0  # the agent's total GPUs
+    under_pressure: bool = False  # memory pressure, as it last reported (pressure.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,18 +23,26 @@ class FrameworkFacts:
     constraints: tuple[AttributeConstraint, ...] = ()
     gpu_capable: bool = False  # the GPU_RESOURCES capability
     role: str = "*"
+    # Wants only BestEffort work (no cpus, no mem): every unmet demand of a framework, or
+    # the demand itself (pressure.py).
+    besteffort_only: bool = False
 
     def with_demand(
-        self, constraints: tuple[AttributeConstraint, ...], tolerations: tuple[Toleration, ...]
+        self,
+        constraints: tuple[AttributeConstraint, ...],
+        tolerations: tuple[Toleration, ...],
+        besteffort: bool = False,
     ) -> FrameworkFacts:
-        """The facts a demand's tasks are placed by: the framework's and the demand's own."""
-        if not constraints and not tolerations:
+        """The facts a demand's tasks are placed by: the framework's and the demand's own
+        (its shape decides ``besteffort_only``)."""
+        if not constraints and not tolerations and besteffort == self.besteffort_only:
             return self
         return FrameworkFacts(
             (*self.tolerations, *tolerations),
             (*self.constraints, *constraints),
             self.gpu_capable,
             self.role,
+            besteffort,
         )
 
 

@@ -1,0 +1,308 @@
+"""Revocable resources (Mesos' oversubscription) in the master: what is offered, to whom, and
+what an accept or decline of them does (docs/scheduling.md, "Revocable resources").
+
+Rules:
+1. An agent's revocable pool is its latest estimate (what its own tasks were allocated and do
+   not use, less a safety margin: agent/core/revocable.py) less what its revocable tasks hold
+   less what is out in revocable offers. It is offered once it holds at least MIN_CPUS cpus
+   and MIN_MEM MiB, at most one revocable offer per agent at a time, each allocation tick,
+   after the regular cycle. Never on an agent under memory pressure or out of the allocator.
+2. Only frameworks with the REVOCABLE_RESOURCES capability are offered them: subscribed,
+   connected, not suppressed, wanting something by their demands (or without demands), and
+   not holding a refuse filter for the agent (a decline, or an accept's leftover, with its
+   ``refuse_seconds``). They take turns: the one holding the least revocable memory first,
+   then the fewest revocable offers made so far, then its id.
+3. Revocable resources are kept apart from the allocator: they are charged to no framework or
+   role, and count in no DRF share, quota, preemption or why-pending. A revocable task's
+   ``TaskSpec.resources`` hold nothing; ``TaskSpec.revocable`` holds what it took. The agent
+   takes them back by killing the task (REVOCABLE_RESOURCES_RECLAIMED) when its own tasks'
+   usage rises.
+4. An accept uses revocable offers or regular ones, never both, of one agent; every task on
+   revocable offers is marked revocable (TaskInfo.revocable), asks for cpus or mem, and a
+   marked task goes on revocable offers only (accepts.py refuses it elsewhere).
+5. Revocable offers go back when used, declined or past ``offer_timeout``; they are
+   rescinded when their agent leaves the allocator or comes under pressure, when its estimate
+   shrinks below what is held and offered, and dropped when their framework is gone (each
+   allocation tick sweeps, and usage.py on each report).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from corral.limits import echo
+from corral.master.core import commands as cmd
+from corral.master.core import demands
+from corral.master.core.offer_columns import OfferColumns
+from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
+from corral.master.core.refusals import invalid
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import TaskSpec
+from corral.resources import Resources
+
+if TYPE_CHECKING:
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
+
+Commands = list[cmd.Command]
+
+MIN_CPUS = 0.01
+MIN_MEM = 32.0
+
+
+class RevocableOffers:
+    """The outstanding revocable offers (rule 5), the frameworks' refuse filters on agents'
+    revocable pools, and how many each framework was made (rule 2's turns)."""
+
+    def __init__(self, master_id: str) -> None:
+        self.prefix = f"{master_id}-R"
+        self.seq = 0
+        self.out: dict[str, OfferRecord] = {}
+        self.filters: dict[tuple[str, str], float] = {}  # (framework, agent) -> until
+        self.made: Counter[str] = Counter()
+        # Agents whose latest report has a revocable estimate (usage.py keeps it): the only
+        # ones a tick looks at, so a cluster without oversubscription pays nothing.
+        self.lenders: set[str] = set()
+
+    def mine(self, offer_id: str) -> bool:
+        return offer_id.startswith(self.prefix)
+
+    def of_agent(self, agent_id: str) -> list[OfferRecord]:
+        return [o for o in self.out.values() if o.agent_id == agent_id]
+
+    def of_framework(self, framework_id: str) -> list[OfferRecord]:
+        return [o for o in self.out.values() if o.framework_id == framework_id]
+
+
+def held(agent: AgentRecord) -> tuple[float, float]:
+    """The cpus and mem the agent's live revocable tasks hold."""
+    cpus = mem = 0.0
+    for t in agent.tasks.values():
+        r = t.spec.revocable
+        if r is not None and not t.state.terminal:
+            cpus += r.cpus
+            mem += r.mem
+    return cpus, mem
+
+
+def pool(core: MasterCore, agent: AgentRecord) -> tuple[float, float]:
+    """Rule 1: what of the agent's estimate is neither held nor offered (may be negative)."""
+    if agent.usage is None:
+        return 0.0, 0.0
+    cpus, mem = agent.usage.revocable_cpus, agent.usage.revocable_mem
+    h_cpus, h_mem = held(agent)
+    cpus, mem = cpus - h_cpus, mem - h_mem
+    for o in core.revocable.of_agent(agent.agent_id):
+        cpus, mem = cpus - o.scalars[0], mem - o.scalars[1]
+    return cpus, mem
+
+
+def _offerable(core: MasterCore, fw: FrameworkRecord) -> bool:
+    return (
+        fw.spec.revocable_resources
+        and fw.state is FrameworkState.SUBSCRIBED
+        and fw.connection is not None
+        and not fw.suppressed
+        and demands.offered_regularly(fw)
+    )
+
+
+def offer(core: MasterCore, e: ev.AllocationTick) -> tuple[dict[str, OfferColumns], Commands]:
+    """Rules 1 and 2 at an allocation tick, after the sweep (rule 5): the revocable offers
+    made, one batch per framework, and the rescinds of the sweep."""
+    book = core.revocable
+    out = sweep(core, e)
+    capable = [fw for fw in core.frameworks.values() if _offerable(core, fw)]
+    if not capable:
+        return {}, out
+    holding: dict[str, float] = {fw.framework_id: 0.0 for fw in capable}
+    for fw in capable:
+        for t in fw.tasks.values():
+            if t.spec.revocable is not None:
+                holding[fw.framework_id] += t.spec.revocable.mem
+    busy = {o.agent_id for o in book.out.values()}
+    made: dict[str, list[tuple[AgentRecord, float, float]]] = {}
+    for agent_id in sorted(book.lenders):
+        agent = core.agents.get(agent_id)
+        if agent is None:
+            book.lenders.discard(agent_id)
+            continue
+        if agent_id in busy or not agent.in_allocator or agent.under_pressure:
+            continue
+        cpus, mem = pool(core, agent)
+        if cpus < MIN_CPUS or mem < MIN_MEM:
+            continue
+        takers = [
+            fw for fw in capable if book.filters.get((fw.framework_id, agent_id), -1.0) <= e.now
+        ]
+        if not takers:
+            continue
+        fw = min(
+            takers,
+            key=lambda f: (holding[f.framework_id], book.made[f.framework_id], f.framework_id),
+        )
+        book.made[fw.framework_id] += 1
+        made.setdefault(fw.framework_id, []).append((agent, cpus, mem))
+    batches: dict[str, OfferColumns] = {}
+    for fw_id, entries in made.items():
+        cols = OfferColumns(
+            book.prefix,
+            book.seq + 1,
+            fw_id,
+            [a.agent_id for a, _, _ in entries],
+            [a.spec for a, _, _ in entries],
+            np.array([[c, m, 0.0, 0.0] for _, c, m in entries], dtype=np.float64),
+            {},
+            e.now,
+            revocable=True,
+        )
+        book.seq += len(cols)
+        for i in range(len(cols)):
+            record = cols.record(i)
+            book.out[record.offer_id] = record
+        batches[fw_id] = cols
+    return batches, out
+
+
+def sweep(core: MasterCore, e: ev.Event) -> Commands:
+    """Rule 5: offers whose framework is gone are dropped; those of agents out of the
+    allocator or under pressure, or past ``offer_timeout``, are rescinded. Expired filters
+    are forgotten."""
+    timeout = core.config.offer_timeout
+    book = core.revocable
+    for key in [k for k, until in book.filters.items() if until <= e.now]:
+        del book.filters[key]
+
+    def stale(o: OfferRecord) -> bool:
+        agent = core.agents.get(o.agent_id)
+        return (
+            agent is None
+            or not agent.in_allocator
+            or agent.under_pressure
+            or (timeout > 0 and o.created_at <= e.now - timeout)
+        )
+
+    return rescind(core, stale, e, "rescinded: its agent left, is under pressure or it expired")
+
+
+def rescind(
+    core: MasterCore, which: Callable[[OfferRecord], bool], e: ev.Event, why: str
+) -> Commands:
+    book = core.revocable
+    per_fw: dict[str, list[str]] = {}
+    for oid, o in list(book.out.items()):
+        fw = core.frameworks.get(o.framework_id)
+        gone = fw is None or fw.connection is None or fw.state is not FrameworkState.SUBSCRIBED
+        if gone or which(o):
+            del book.out[oid]
+            if not gone:
+                per_fw.setdefault(o.framework_id, []).append(oid)
+    out: Commands = [
+        cmd.SendRescind(stimulus_id=e.stimulus_id, framework_id=fw_id, offer_ids=tuple(ids))
+        for fw_id, ids in per_fw.items()
+    ]
+    return out + core.rescinded_events(out, e, f"(revocable) {why}")
+
+
+def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+    """Rule 5 after a usage report: the agent's revocable offers are rescinded when its pool
+    went negative (the estimate shrank below what is held and offered) or it is under
+    pressure."""
+    offers = core.revocable.of_agent(agent.agent_id)
+    if not offers:
+        return []
+    cpus, mem = pool(core, agent)
+    if cpus >= -1e-9 and mem >= -1e-9 and not agent.under_pressure:
+        return []
+    ids = {o.offer_id for o in offers}
+    return rescind(
+        core,
+        lambda o: o.offer_id in ids,
+        e,
+        f"rescinded: agent {agent.agent_id}'s revocable estimate shrank or it is under pressure",
+    )
+
+
+def accept(core: MasterCore, fw: FrameworkRecord, e: ev.Accept, refuse: float) -> Commands:
+    """Rule 4: launch marked tasks on revocable offers of one agent; the rest is filtered."""
+    from corral.master.core import accepts  # the regular path, whose checks and launch we share
+
+    book = core.revocable
+    offers: list[OfferRecord] = []
+    for oid in e.offer_ids:
+        o = book.out.get(oid)
+        if o is None or o.framework_id != fw.framework_id:
+            if not book.mine(oid):
+                raise invalid(
+                    "revocable and regular offers in one accept: accept each kind on its own"
+                )
+            raise invalid(f"offer {echo(oid)} is unknown, rescinded or already used")
+        offers.append(o)
+    agent_ids = sorted({o.agent_id for o in offers})
+    if len(agent_ids) > 1:
+        raise invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
+    agent = core.agents.get(agent_ids[0])
+    if agent is None or not agent.in_allocator or agent.connection is None:
+        raise invalid(f"the offers' agent {agent_ids[0]} is gone: they are void")
+    for t in e.tasks:
+        if t.revocable is None:
+            raise invalid(
+                f"task {echo(t.task_id)} is not marked revocable (TaskInfo.revocable) and the "
+                "offers are revocable: a task on revocable resources must say so"
+            )
+        if t.revocable.cpus <= 0 and t.revocable.mem <= 0:
+            raise invalid(f"revocable task {echo(t.task_id)} asks for no cpus and no mem")
+    accepts.check_tasks(core, fw, e.tasks)
+    need = _need(e.tasks)
+    cpus = sum(o.scalars[0] for o in offers)
+    mem = sum(o.scalars[1] for o in offers)
+    offered = Resources(cpus=cpus, mem=mem)
+    short = offered.exceeded_by(need)
+    if short:
+        raise invalid(
+            f"revocable tasks exceed the offered {', '.join(short)}: they need {need}, "
+            f"the offers hold {offered}"
+        )
+    from corral.master.core import admission
+
+    admission.check_accept(core, fw, [(agent.agent_id, len(e.tasks))])
+    for o in offers:
+        del book.out[o.offer_id]
+    left = offered - need
+    if refuse > 0 and (left.cpus >= MIN_CPUS or left.mem >= MIN_MEM):
+        book.filters[(fw.framework_id, agent.agent_id)] = e.now + refuse
+    if not e.tasks:
+        return []
+    out = accepts.launch(core, fw, agent, [], e.tasks, Resources(), Resources(), 0.0, e)
+    core.holds.launched(core, agent)
+    return out
+
+
+def _need(tasks: Sequence[TaskSpec]) -> Resources:
+    need = Resources()
+    for t in tasks:
+        if t.revocable is not None:
+            need = need + t.revocable
+    return need
+
+
+def decline(core: MasterCore, fw: FrameworkRecord, e: ev.Decline, refuse: float) -> list[str]:
+    """The revocable offers among a decline go back, each agent's pool filtered for the
+    framework for ``refuse`` seconds; returns the other ids (the regular decline's)."""
+    book = core.revocable
+    rest: list[str] = []
+    for oid in e.offer_ids:
+        if not book.mine(oid):
+            rest.append(oid)
+            continue
+        o = book.out.get(oid)
+        if o is None or o.framework_id != fw.framework_id:
+            continue  # a decline racing a rescind is normal
+        del book.out[oid]
+        if refuse > 0:
+            book.filters[(fw.framework_id, o.agent_id)] = e.now + refuse
+    return rest
