@@ -10,10 +10,20 @@ from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.records import AgentRecord
 from corral.master.core.states import AgentState
+from corral.master.core.types import DRAINING
 from corral.resources import SCALARS, Resources
 
 # The statuses the cluster page shows, worst first; "active" is an agent with no condition.
-STATUSES = ("unreachable", "recovering", "disconnected", "under pressure", "active")
+STATUSES = (
+    "unreachable",
+    "recovering",
+    "disconnected",
+    "draining",
+    "drained",
+    "cordoned",
+    "under pressure",
+    "active",
+)
 
 
 def resources_json(r: Resources) -> dict[str, Any]:
@@ -50,13 +60,18 @@ def events_about(
 
 def agent_conditions(core: MasterCore, agent: AgentRecord) -> list[str]:
     """What is wrong with an agent beyond its state, each a short phrase the page shows as
-    text (never as a colour alone). Admission control holding an agent out of offers because
-    its launches in flight reached their bound is the pressure the master knows of today."""
+    text (never as a colour alone): maintenance (cordoned, draining), memory pressure its agent
+    reports, and admission control holding it out of offers at its launch bound."""
     out: list[str] = []
     if agent.state is AgentState.ACTIVE and agent.connection is None:
         out.append("disconnected")
+    m = agent.maintenance
+    if m is not None:
+        out.append(f"{m.mode} by {m.requested_by}")
+    if agent.under_pressure and agent.usage is not None:
+        out.append(f"memory pressure ({agent.usage.pressure}): {agent.usage.pressure_message}")
     if agent.agent_id in core.holds.held:
-        out.append("under pressure: launches in flight at their bound")
+        out.append("held: launches in flight at their bound")
     return out
 
 
@@ -66,7 +81,12 @@ def agent_status(core: MasterCore, agent: AgentRecord) -> str:
         return str(agent.state.value)
     if agent.connection is None:
         return "disconnected"
-    if agent.agent_id in core.holds.held:
+    m = agent.maintenance
+    if m is not None:
+        if m.mode == DRAINING:
+            return "drained" if not agent.tasks else "draining"
+        return "cordoned"
+    if agent.under_pressure or agent.agent_id in core.holds.held:
         return "under pressure"
     return "active"
 

@@ -7,6 +7,8 @@ const STATUS_SYMBOL = {
   active: "✓",
   "under pressure": "▲",
   draining: "↓",
+  drained: "↓",
+  cordoned: "⏸",
   disconnected: "⊘",
   recovering: "↻",
   unreachable: "✕",
