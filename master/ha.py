@@ -29,6 +29,7 @@ from corral.master.leadership import Contender
 from corral.master.registry import RegistryError
 from corral.master.registry.zookeeper import ZooKeeperRegistry
 from corral.master.server import RunningMaster, start_master, write_ready_file
+from corral.master.tls import ServerTLS
 
 log = get_logger("corral.master")
 
@@ -73,6 +74,7 @@ async def serve_ha(
     ready_file: Path | None,
     ha: HaOptions,
     allocator_options: AllocatorOptions | None = None,
+    tls: ServerTLS | None = None,
 ) -> int:
     """Serve as a candidate, a standby and, once elected, the leader; 0 after SIGINT or
     SIGTERM, LEADERSHIP_LOST when the leadership ended, 1 when a loop of the runtime died."""
@@ -90,6 +92,7 @@ async def serve_ha(
             lead=False,
             interceptors=[gate],
             http_middlewares=[http_middleware(gate)],
+            tls=tls,
         )
     except BaseException:
         await contender.close()

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import json
 import signal
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from corral.master.http import HTTP_READ_TIMEOUT, build_app
 from corral.master.registry import Registry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
+from corral.master.tls import ServerTLS
 
 log = get_logger("corral.master")
 
@@ -53,11 +55,45 @@ class RunningMaster:
     http_runner: web.AppRunner
     grpc_address: str
     http_address: str
+    tls: bool = True  # False: plain text (--insecure)
 
     async def stop(self) -> None:
         await self.runtime.stop()
         await self.grpc_server.stop(grace=1.0)
         await self.http_runner.cleanup()
+
+
+class _TLSSite(web.TCPSite):
+    """aiohttp's TCPSite with the TLS handshake bounded as a request's head is: a client that
+    connects and never finishes its handshake would otherwise hold the socket for asyncio's
+    default of 60 s (issue 17's half-sent requests, one layer down)."""
+
+    def __init__(
+        self,
+        runner: web.AppRunner,
+        host: str,
+        port: int,
+        ssl_context: ssl.SSLContext,
+        handshake_timeout: float,
+    ) -> None:
+        super().__init__(runner, host, port, ssl_context=ssl_context)
+        self._handshake_timeout = handshake_timeout
+
+    async def start(self) -> None:
+        # TCPSite.start without its create_server call, which passes no handshake timeout.
+        await web.BaseSite.start(self)
+        server = self._runner.server
+        assert server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            server,
+            self._host,
+            self._port,
+            ssl=self._ssl_context,
+            backlog=self._backlog,
+            ssl_handshake_timeout=self._handshake_timeout,
+        )
+        if self._server.sockets:
+            self._bound_port = self._server.sockets[0].getsockname()[1]
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -78,10 +114,13 @@ async def start_master(
     lead: bool = True,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     http_middlewares: Sequence[Any] = (),
+    tls: ServerTLS | None,
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
-    ``runtime.start`` (a standby of a highly available master, master/ha.py)."""
+    ``runtime.start`` (a standby of a highly available master, master/ha.py). ``tls`` None is
+    plain text (``--insecure``); otherwise both ports are TLS and gRPC requires a client
+    certificate."""
     runtime = MasterRuntime(
         config,
         make_allocator(allocator, options=allocator_options),
@@ -91,7 +130,10 @@ async def start_master(
     server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors) or None)
     add_servicers(runtime, server)
     try:
-        port = server.add_insecure_port(grpc_address)
+        if tls is None:
+            port = server.add_insecure_port(grpc_address)
+        else:
+            port = server.add_secure_port(grpc_address, tls.grpc_credentials())
     except RuntimeError as exc:  # grpc's way of saying the address is taken or invalid
         raise OSError(f"cannot listen for gRPC on {grpc_address}: {exc}") from None
     if port == 0:
@@ -115,7 +157,11 @@ async def start_master(
     )
     await runner.setup()
     http_host, http_port = _split(http_address)
-    site = web.TCPSite(runner, http_host, http_port)
+    site: web.TCPSite
+    if tls is None:
+        site = web.TCPSite(runner, http_host, http_port)
+    else:
+        site = _TLSSite(runner, http_host, http_port, tls.http_context(), http_read_timeout)
     try:
         await site.start()
     except OSError as exc:
@@ -125,7 +171,9 @@ async def start_master(
         await runtime.stop()
         raise OSError(f"cannot listen for HTTP on {http_address}: {exc.strerror or exc}") from None
     bound = runner.addresses[0][1] if runner.addresses else http_port
-    running = RunningMaster(runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}")
+    running = RunningMaster(
+        runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}", tls is not None
+    )
     log.info(
         "master_started",
         master_id=runtime.master_id,
@@ -133,6 +181,7 @@ async def start_master(
         http=running.http_address,
         allocator=allocator,
         registry=runtime.registry.describe(),
+        tls=tls.source if tls is not None else "off (--insecure)",
     )
     return running
 
@@ -148,6 +197,7 @@ def write_ready_file(path: Path | None, master: RunningMaster, **extra: str) -> 
                 "grpc": master.grpc_address,
                 "http": master.http_address,
                 "master_id": master.runtime.master_id,
+                "tls": master.tls,
                 **extra,
             }
         )
@@ -163,6 +213,7 @@ async def serve_forever(
     ready_file: Path | None,
     allocator_options: AllocatorOptions | None = None,
     work_dir: Path | None = None,
+    tls: ServerTLS | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
@@ -177,6 +228,7 @@ async def serve_forever(
             allocator,
             allocator_options=allocator_options,
             registry=registry,
+            tls=tls,
         )
     except BaseException:
         registry.close()

@@ -16,7 +16,13 @@ import os
 import sys
 from collections.abc import Sequence
 
+# gRPC's C core writes a line to stderr for every failed TLS handshake (a client with the wrong
+# CA, a port scanner): the command's own message says what failed. Read when grpc is first
+# imported, so set before any import of it.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from corral import extras
+from corral.cli import client_tls
 from corral.cli.errors import CliError
 
 # Sub-command modules, in the order `corral --help` lists them.
@@ -60,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
     try:
+        client_tls.apply(args)
         code = args.func(args)
     except CliError as exc:
         print(f"corral {args.command}: {exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from corral.cli.common import (
     DEFAULT_HTTP,
@@ -22,6 +23,9 @@ from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
+
+if TYPE_CHECKING:
+    from corral.master.tls import ServerTLS
 
 MIB = 1024 * 1024
 
@@ -305,11 +309,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"Never", "description": "...", "global_default": false}] (`corral set priorityclass` '
         "changes them later)",
     )
+    sec = p.add_argument_group("security (docs/security.md)")
+    where = sec.add_mutually_exclusive_group()
+    where.add_argument(
+        "--tls-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the master's certificate: DIR/ca.crt, DIR/tls.crt, DIR/tls.key (and DIR/token.key), "
+        "as `corral certs init --dir D` writes them in D/master (default: a local CA in "
+        "~/.corral/ca issues one at every start, and an operator credential in ~/.corral/tls "
+        "that clients on this host find)",
+    )
+    where.add_argument(
+        "--insecure",
+        action="store_true",
+        help="plain text: no TLS, no principals, no ACLs (clients need --insecure too); logged "
+        "as a warning. For a lab, never for a shared network",
+    )
+    sec.add_argument(
+        "--acls",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="access control lists, YAML or JSON, deny by default, reloaded when the file "
+        "changes (default: every certificate may do what its role does)",
+    )
     p.add_argument(
         "--ready-file",
         type=Path,
         default=None,
-        help="write {grpc, http, master_id} as JSON here once serving",
+        help="write {grpc, http, master_id, tls} as JSON here once serving",
     )
     p.add_argument(
         "--log-level",
@@ -399,6 +429,35 @@ def config_from_args(
     )
 
 
+def _tls(args: argparse.Namespace) -> ServerTLS | None:
+    """The master's TLS from the flags (None: --insecure); a bad --tls-dir is exit 2."""
+    from corral import pki
+    from corral.logging import get_logger
+    from corral.master import tls
+
+    if args.insecure:
+        if args.acls is not None:
+            raise CliError(
+                "--acls needs TLS: principals come from client certificates; drop --insecure",
+                exit_code=2,
+            )
+        get_logger("corral.master").warning(
+            "insecure",
+            detail="--insecure: plain text, no client certificates, no principals, no ACLs; "
+            "anyone who reaches the ports controls the cluster",
+        )
+        return None
+    try:
+        if args.tls_dir is not None:
+            return tls.load_dir(args.tls_dir)
+        hosts = tuple(a.rpartition(":")[0] for a in (args.grpc, args.http))
+        return tls.auto(args.work_dir, (*hosts, args.advertise_host))
+    except pki.CertError as exc:
+        raise CliError(str(exc), exit_code=2) from None
+    except OSError as exc:
+        raise CliError(f"cannot set up TLS: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
@@ -409,6 +468,7 @@ def run(args: argparse.Namespace) -> int:
     weights, quotas = _roles(args)
     classes = _priority_classes(args)
     configure(args.log_level, json=args.log_json)
+    server_tls = _tls(args)
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -451,6 +511,7 @@ def run(args: argparse.Namespace) -> int:
                     args.ready_file,
                     ha,
                     allocator_options=allocator_options,
+                    tls=server_tls,
                 )
             )
         except (OSError, RegistryError) as exc:
@@ -465,6 +526,7 @@ def run(args: argparse.Namespace) -> int:
                 args.ready_file,
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
+                tls=server_tls,
             )
         )
     except (OSError, RegistryError) as exc:

@@ -40,6 +40,7 @@ from corral.frameworks.sdk.placement import (
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
+from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
     FrameworkCapability,
@@ -54,7 +55,9 @@ from corral.v1.common_pb2 import (
 
 __all__ = [
     "DEFAULT_MASTER",
+    "INSECURE",
     "TERMINAL_STATES",
+    "TLS",
     "Backoff",
     "CallError",
     "ConnectError",
@@ -68,6 +71,8 @@ __all__ = [
     "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",
+    "Insecure",
+    "NoCredentials",
     "NotSubscribedError",
     "Offer",
     "OfferPacker",
@@ -84,6 +89,7 @@ __all__ = [
     "StateName",
     "StatusView",
     "SubscribedEvent",
+    "TLSError",
     "TaskInfo",
     "TaskReason",
     "TaskState",

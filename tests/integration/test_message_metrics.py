@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import aiohttp
 import grpc
 import pytest
 
@@ -15,6 +14,7 @@ from corral.frameworks.sdk.testing import LocalCluster
 from corral.loadtest.scrape import Scrape, fetch
 from corral.v1 import operator_pb2, operator_pb2_grpc
 from tests.integration.decliner import Decliner
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -37,8 +37,8 @@ async def test_each_methods_messages_are_counted(tmp_path: Any) -> None:
         info = sdk.FrameworkInfo(name="counted", role="*")
         async with (
             sdk.Driver(scheduler, info, cluster.master) as driver,
-            aiohttp.ClientSession() as http,
-            grpc.aio.insecure_channel(cluster.master) as channel,
+            master_session(cluster) as http,
+            cluster.channel() as channel,
         ):
             await asyncio.wait_for(scheduler.offered.wait(), 20)
             assert driver.framework_id
