@@ -186,6 +186,8 @@ def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
         attributes=_mapping(as_dict(info.attributes), "agent attributes", limits.MAX_ATTRIBUTES),
         taints=taints_from_pb(info.taints, "agent info"),
         reservations=reservations,
+        # Read back from the registry; on a REGISTER the core sets it from the certificate.
+        principal=info.principal,
     )
 
 
@@ -344,6 +346,15 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     name(t.priority_class, f"{what}: priority_class")
     name(t.demand, f"{what}: demand")
     _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
+    secret_names = set(t.command.secret_environment)
+    if secret_names:
+        both = sorted(secret_names.intersection(t.command.environment))
+        if both:
+            raise WireError(
+                f"{what}: environment variable {limits.echo(both[0])} is both in environment "
+                "and in secret_environment"
+            )
+        _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
     if not simulated and not (t.command.value or t.command.arguments):
         raise WireError(f"{what}: command is empty")
@@ -472,6 +483,9 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
 
 
 def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTask:
+    # The master never needs a reported task's secrets (it does not launch it again), and
+    # does not keep what it does not need (agents leave them out too).
+    t.command.secret_environment.clear()
     spec = task_spec_from_pb(t)
     if s is not None:
         status = status_from_pb(s)
@@ -526,6 +540,7 @@ def agent_spec_to_pb(spec: AgentSpec, out: pb.AgentInfo) -> pb.AgentInfo:
         taint_to_pb(t, out.taints.add())
     for role, reserved in spec.reservations.items():
         resources_to_pb(reserved, out.reservations[role])
+    out.principal = spec.principal
     return out
 
 

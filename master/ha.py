@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from corral.acl import Acl
 from corral.frameworks.sdk.detector import master_info_json
 from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
@@ -75,6 +76,8 @@ async def serve_ha(
     ha: HaOptions,
     allocator_options: AllocatorOptions | None = None,
     tls: ServerTLS | None = None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> int:
     """Serve as a candidate, a standby and, once elected, the leader; 0 after SIGINT or
     SIGTERM, LEADERSHIP_LOST when the leadership ended, 1 when a loop of the runtime died."""
@@ -93,6 +96,8 @@ async def serve_ha(
             interceptors=[gate],
             http_middlewares=[http_middleware(gate)],
             tls=tls,
+            acl=acl,
+            acl_file=acl_file,
         )
     except BaseException:
         await contender.close()

@@ -10,11 +10,12 @@ from typing import Any
 import grpc
 
 from corral import events as cluster_events
-from corral.master import convert, views
+from corral.master import convert, tokens, views
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
+from corral.master.principals import principal_of
 from corral.master.rpc_common import code_of
 from corral.master.runtime import MasterRuntime
 from corral.v1 import operator_pb2, operator_pb2_grpc
@@ -134,6 +135,25 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> operator_pb2.PriorityClasses:
         return await self.rt.query(views.priority_classes_pb)
+
+    async def IssueToken(
+        self, request: operator_pb2.IssueTokenRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Token:
+        key = self.rt.token_key
+        principal = principal_of(context)
+        if key is None or not principal.name:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "this master runs in plain text (--insecure): it has no principals to issue "
+                "tokens for",
+            )
+        try:
+            ttl = tokens.ttl_of(request.ttl_seconds)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        assert key is not None  # abort() raised above
+        token, expires = tokens.issue(key, principal, self.rt.clock(), ttl)
+        return operator_pb2.Token(token=token, principal=principal.name, expires_at=expires)
 
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -15,12 +15,16 @@ from typing import Any
 import grpc
 from aiohttp import web
 
+from corral import acl as acls
+from corral.acl import Acl
 from corral.gc_tuning import tune_gc
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
+from corral.master.acl_file import watch as acl_file_watch
 from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
+from corral.master.http_auth import add_login, auth_middleware
 from corral.master.registry import Registry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
@@ -56,8 +60,12 @@ class RunningMaster:
     grpc_address: str
     http_address: str
     tls: bool = True  # False: plain text (--insecure)
+    acl_watch: asyncio.Task[None] | None = None  # reloads --acls when it changes
 
     async def stop(self) -> None:
+        if self.acl_watch is not None:
+            self.acl_watch.cancel()
+            await asyncio.gather(self.acl_watch, return_exceptions=True)
         await self.runtime.stop()
         await self.grpc_server.stop(grace=1.0)
         await self.http_runner.cleanup()
@@ -115,18 +123,24 @@ async def start_master(
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     http_middlewares: Sequence[Any] = (),
     tls: ServerTLS | None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
     ``runtime.start`` (a standby of a highly available master, master/ha.py). ``tls`` None is
     plain text (``--insecure``); otherwise both ports are TLS and gRPC requires a client
-    certificate."""
+    certificate. ``acl`` is what principals may do (None: corral.acl's builtin grants;
+    ignored in plain text), read again from ``acl_file`` whenever it changes."""
     runtime = MasterRuntime(
         config,
         make_allocator(allocator, options=allocator_options),
         seed=seed,
         registry=registry,
+        acl=None if tls is None else (acl or acls.builtin()),
     )
+    if tls is not None:
+        runtime.token_key = tls.token_key
     server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors) or None)
     add_servicers(runtime, server)
     try:
@@ -148,7 +162,10 @@ async def start_master(
     # has arrived; a request being handled is never cut. lingering_time bounds draining a body
     # no handler read (only the roles PUTs read theirs).
     app = build_app(runtime)
-    app.middlewares.extend(http_middlewares)
+    app.middlewares.extend(http_middlewares)  # a standby's redirect to the leader goes first
+    if tls is not None:
+        add_login(app, runtime)
+        app.middlewares.append(auth_middleware(runtime))
     runner = web.AppRunner(
         app,
         access_log=None,
@@ -182,7 +199,10 @@ async def start_master(
         allocator=allocator,
         registry=runtime.registry.describe(),
         tls=tls.source if tls is not None else "off (--insecure)",
+        acls=runtime.acl.describe(),
     )
+    if acl_file is not None and tls is not None:
+        running.acl_watch = asyncio.create_task(acl_file_watch(runtime, acl_file))
     return running
 
 
@@ -214,6 +234,8 @@ async def serve_forever(
     allocator_options: AllocatorOptions | None = None,
     work_dir: Path | None = None,
     tls: ServerTLS | None = None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
@@ -229,6 +251,8 @@ async def serve_forever(
             allocator_options=allocator_options,
             registry=registry,
             tls=tls,
+            acl=acl,
+            acl_file=acl_file,
         )
     except BaseException:
         registry.close()

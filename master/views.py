@@ -122,6 +122,7 @@ def state_json(
             {
                 "id": a.agent_id,
                 "hostname": a.spec.hostname,
+                "principal": a.spec.principal,
                 "state": a.state.value,
                 "connected": a.connection is not None,
                 "resources": _resources_json(a.spec.resources),
@@ -183,6 +184,7 @@ def state_json(
         "offers": offers,
         "roles": [role_json(v) for v in core.role_views()],
         "priority_classes": priority_classes_json(core),
+        "acls": core.acl.describe(),
         "summary": {
             "agents_active": sum(1 for a in core.agents.values() if a.state is AgentState.ACTIVE),
             "frameworks_subscribed": sum(
@@ -201,7 +203,7 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
             active=a.state is AgentState.ACTIVE, registered_at=a.registered_at, state=a.state.value
         )
         info = entry.info
-        info.id, info.hostname = a.agent_id, a.spec.hostname
+        info.id, info.hostname, info.principal = a.agent_id, a.spec.hostname, a.spec.principal
         convert.resources_to_pb(a.spec.resources, info.resources)
         info.attributes.update(a.spec.attributes)
         for taint in a.spec.taints:
@@ -242,6 +244,13 @@ def state_pb(core: MasterCore) -> operator_pb2.State:
         _role_to_pb(v, state.roles.add())
     for c in core.priority.sorted():
         convert.priority_class_to_pb(c, state.priority_classes.add())
+    acl = core.acl.describe()
+    state.acls.source, state.acls.version, state.acls.digest = (
+        acl["source"],
+        acl["version"],
+        acl["digest"],
+    )
+    state.acls.rules.extend(acl["rules"])
     return state
 
 
@@ -270,6 +279,7 @@ def index_html(state: dict[str, Any]) -> str:
 <p>{summary["agents_active"]} active agents, {summary["frameworks_subscribed"]} subscribed
 frameworks, {summary["tasks_active"]} active tasks, {summary["offers_outstanding"]} outstanding
 offers.</p>
+<p>ACLs: {esc(state["acls"]["source"])}, version {esc(str(state["acls"]["version"]))}.</p>
 <p><a href="/api/v1/state">state (JSON)</a> · <a href="/api/v1/events">recent events</a> ·
 <a href="/metrics">metrics</a> · <a href="/health">health</a></p>
 <h2>Agents</h2><table border="1"><tr><th>id</th><th>hostname</th><th>state</th><th>tasks</th>

@@ -40,6 +40,8 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.scenario_cmd",
     "corral.cli.bench_cmd",
     "corral.cli.loadtest_cmd",
+    "corral.cli.certs_cmd",
+    "corral.cli.token_cmd",
 )
 
 

@@ -25,6 +25,7 @@ from corral.priority import PriorityClass, PriorityClassError, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
 
 if TYPE_CHECKING:
+    from corral.acl import Acl
     from corral.master.tls import ServerTLS
 
 MIB = 1024 * 1024
@@ -458,6 +459,19 @@ def _tls(args: argparse.Namespace) -> ServerTLS | None:
         raise CliError(f"cannot set up TLS: {exc}") from None
 
 
+def _acl(args: argparse.Namespace) -> Acl | None:
+    """The --acls file, checked: a bad one is a usage error (exit 2) naming the problem."""
+    if args.acls is None:
+        return None
+    from corral.acl import AclError
+    from corral.master.acl_file import load
+
+    try:
+        return load(args.acls)
+    except AclError as exc:
+        raise CliError(f"--acls {exc}", exit_code=2) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
@@ -469,6 +483,7 @@ def run(args: argparse.Namespace) -> int:
     classes = _priority_classes(args)
     configure(args.log_level, json=args.log_json)
     server_tls = _tls(args)
+    acl = _acl(args)
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -512,6 +527,8 @@ def run(args: argparse.Namespace) -> int:
                     ha,
                     allocator_options=allocator_options,
                     tls=server_tls,
+                    acl=acl,
+                    acl_file=args.acls,
                 )
             )
         except (OSError, RegistryError) as exc:
@@ -527,6 +544,8 @@ def run(args: argparse.Namespace) -> int:
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
                 tls=server_tls,
+                acl=acl,
+                acl_file=args.acls,
             )
         )
     except (OSError, RegistryError) as exc:

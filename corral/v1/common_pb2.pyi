@@ -186,7 +186,7 @@ class AttributeConstraint(_message.Message):
     def __init__(self, attribute: _Optional[str] = ..., operator: _Optional[_Union[ConstraintOperator, str]] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations")
+    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations", "principal")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -207,13 +207,15 @@ class AgentInfo(_message.Message):
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     TAINTS_FIELD_NUMBER: _ClassVar[int]
     RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     id: str
     hostname: str
     resources: Resources
     attributes: _containers.ScalarMap[str, str]
     taints: _containers.RepeatedCompositeFieldContainer[Taint]
     reservations: _containers.MessageMap[str, Resources]
-    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ...) -> None: ...
+    principal: str
+    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ..., principal: _Optional[str] = ...) -> None: ...
 
 class FrameworkInfo(_message.Message):
     __slots__ = ("id", "name", "role", "principal", "capabilities", "failover_timeout", "tolerations", "offer_constraints", "hostname", "user")
@@ -267,8 +269,15 @@ class Offer(_message.Message):
     def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., gang_id: _Optional[str] = ...) -> None: ...
 
 class CommandInfo(_message.Message):
-    __slots__ = ("value", "arguments", "shell", "environment")
+    __slots__ = ("value", "arguments", "shell", "environment", "secret_environment")
     class EnvironmentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class SecretEnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -279,11 +288,13 @@ class CommandInfo(_message.Message):
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     SHELL_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    SECRET_ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
     value: str
     arguments: _containers.RepeatedScalarFieldContainer[str]
     shell: bool
     environment: _containers.ScalarMap[str, str]
-    def __init__(self, value: _Optional[str] = ..., arguments: _Optional[_Iterable[str]] = ..., shell: _Optional[bool] = ..., environment: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    secret_environment: _containers.ScalarMap[str, str]
+    def __init__(self, value: _Optional[str] = ..., arguments: _Optional[_Iterable[str]] = ..., shell: _Optional[bool] = ..., environment: _Optional[_Mapping[str, str]] = ..., secret_environment: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SimulationInfo(_message.Message):
     __slots__ = ("duration_seconds", "exit_code")

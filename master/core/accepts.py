@@ -6,7 +6,8 @@ Rules:
    outstanding, of one agent (or one gang's bundle, all of it: gangs.py rule 3), the tasks'
    ids new and each named once, each task asking for cpus or mem, naming only priority classes
    and demands that exist, no port asked for by two tasks, and all of it within what the
-   offers hold; then admission control may refuse it (admission.py). A refused accept changes
+   offers hold; the ACLs must grant its priority classes and its principal's cap must hold it
+   (authz.py); then admission control may refuse it (admission.py). A refused accept changes
    nothing: its offers are still the framework's.
 2. Accepted: the offers are used whole; what the tasks leave goes back to the pool under the
    refuse filter (nothing left: no filter), and each task is STAGING on its agent, sent to it
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import admission, pending
+from corral.master.core import admission, authz, pending
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.gangs import Gang
@@ -115,6 +116,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
                 f"tasks{on} exceed the offered {', '.join(short)}: they need {agent_need}, "
                 f"the offers hold {offered}"
             )
+    authz.tasks_gate(core.acl, fw.principal, e.tasks, core.principal_held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
     # Valid and admitted: apply.
     out: Commands = []

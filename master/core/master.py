@@ -46,6 +46,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from corral import acl as acls
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
@@ -53,6 +54,7 @@ from corral.master.core import (
     accepts,
     admission,
     allocation_tick,
+    authz,
     demands,
     membership,
     nominations,
@@ -109,7 +111,13 @@ _ENDED_KIND = statuses.ENDED_KIND  # where tests/unit/test_master_events.py look
 
 
 class MasterCore:
-    def __init__(self, config: MasterConfig, allocator: Allocator, master_id: str) -> None:
+    def __init__(
+        self,
+        config: MasterConfig,
+        allocator: Allocator,
+        master_id: str,
+        acl: acls.Acl | None = None,
+    ) -> None:
         self.config = config
         self.allocator = allocator
         self.master_id = master_id
@@ -161,7 +169,13 @@ class MasterCore:
             ev.Tick: partial(ticks.tick, self),
             ev.Recover: self._recover,
             ev.AllocationTick: partial(allocation_tick.allocation_tick, self),
+            ev.SetAcls: self._set_acls,
         }
+        # What principals may do (authz.py): the shell's ACL, replaced by SetAcls when the file
+        # changes; none given (the core's own tests, a plain-text master) checks nothing. And
+        # what each principal's tasks hold, for the ACLs' caps (authz.py rule 4).
+        self.acl = acl if acl is not None else acls.allow_all()
+        self.principal_held = authz.PrincipalHeld()
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
             operator_settings.apply_weight(self, role, weight)
@@ -236,7 +250,9 @@ class MasterCore:
             return
         self.live_classes[task.spec.priority_class] += delta
         value = self.priority.value(task.spec.priority_class)
-        self.task_sums.task(task.agent_id, value, task.spec.resources.scalars(), delta)
+        scalars = task.spec.resources.scalars()
+        self.task_sums.task(task.agent_id, value, scalars, delta)
+        self.principal_held.add(fw.spec.principal, scalars, delta)
         name = task.spec.demand
         if not name:
             return
@@ -350,6 +366,7 @@ class MasterCore:
             demands.check_demands(e.demands, self.priority)
         except demands.DemandError as exc:
             raise _invalid(str(exc)) from None
+        authz.demands_gate(self.acl, fw.principal, e.demands)
         previous = fw.demands
         fw.demands = {d.name: d for d in e.demands}
         fw.wants_by_demand = True
@@ -434,6 +451,16 @@ class MasterCore:
         ]
 
     # -------------------------------------------------------------- durability
+
+    def _set_acls(self, e: ev.SetAcls) -> Commands:
+        """The ACL the core decides with from now on (authz.py). What was granted before
+        stays: a framework subscribed in a role, a task launched; a new call is checked."""
+        self.acl = e.acl
+        return [
+            self.cluster_event(
+                e, "acls_loaded", self.master_id, f"{e.acl.source}: version {e.acl.version}"
+            )
+        ]
 
     def _recover(self, e: ev.Recover) -> Commands:
         """A restarted master's first event (recovery.py); agents RECOVERING have

@@ -86,6 +86,9 @@ class AgentSpec:
     attributes: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     reservations: dict[str, Resources] = field(default_factory=dict)
+    # Who registered it (its certificate's common name), set by the core from the event: the
+    # id stays bound to it (authz.py rule 1). Empty on a plain-text master.
+    principal: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ KERNEL = (
     "corral.priority",
     "corral.events",
     "corral.pki",
+    "corral.acl",
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
