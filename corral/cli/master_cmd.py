@@ -437,11 +437,6 @@ def _tls(args: argparse.Namespace) -> ServerTLS | None:
     from corral.master import tls
 
     if args.insecure:
-        if args.acls is not None:
-            raise CliError(
-                "--acls needs TLS: principals come from client certificates; drop --insecure",
-                exit_code=2,
-            )
         get_logger("corral.master").warning(
             "insecure",
             detail="--insecure: plain text, no client certificates, no principals, no ACLs; "
@@ -463,6 +458,11 @@ def _acl(args: argparse.Namespace) -> Acl | None:
     """The --acls file, checked: a bad one is a usage error (exit 2) naming the problem."""
     if args.acls is None:
         return None
+    if args.insecure:
+        raise CliError(
+            "--acls needs TLS: principals come from client certificates; drop --insecure",
+            exit_code=2,
+        )
     from corral.acl import AclError
     from corral.master.acl_file import load
 
@@ -482,8 +482,8 @@ def run(args: argparse.Namespace) -> int:
     weights, quotas = _roles(args)
     classes = _priority_classes(args)
     configure(args.log_level, json=args.log_json)
+    acl = _acl(args)  # a bad file stops here, before any certificate is made
     server_tls = _tls(args)
-    acl = _acl(args)
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]

@@ -64,9 +64,11 @@ class LocalCluster:
         ready_timeout: float = 60.0,
         insecure: bool = False,
         tls: sdk_tls.Credentials | None = None,
+        agent_tls: sdk_tls.TLS | None = None,
     ) -> None:
         self.agents = agents
         self.insecure = insecure
+        self.agent_tls = agent_tls  # the agents' credential, if not the clients' (``tls``)
         # The clients' credential: given, INSECURE, or found once the master wrote it.
         self._tls: sdk_tls.Credentials | None = sdk_tls.INSECURE if insecure else tls
         self.agent_resources = agent_resources
@@ -121,6 +123,8 @@ class LocalCluster:
         """The TLS flags of the agents this cluster starts."""
         if self.insecure:
             return ("--insecure",)
+        if self.agent_tls is not None:
+            return ("--tls-dir", str(self.agent_tls.cert.parent))
         if isinstance(self._tls, sdk_tls.TLS):
             return (
                 "--ca",
