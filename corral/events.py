@@ -13,6 +13,8 @@ Kept out of the master's package: the CLI (base install) checks ``--reason`` aga
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 # --- the reasons --------------------------------------------------------------------------
 # Why work is pending or moved.
 SCHEDULED = "Scheduled"  # tasks of a demand launched
@@ -27,11 +29,13 @@ AGENT_REREGISTERED = "AgentReregistered"
 AGENT_REREGISTER_ASKED = "AgentReregisterAsked"
 AGENT_DISCONNECTED = "AgentDisconnected"
 AGENT_LOST = "AgentLost"  # unreachable: missed heartbeats or did not re-register in time
+AGENT_PRUNED = "AgentPruned"  # unreachable too long, or the oldest of too many: forgotten
 # Frameworks.
 FRAMEWORK_ADDED = "FrameworkAdded"
 FRAMEWORK_RESUBSCRIBED = "FrameworkResubscribed"
 FRAMEWORK_DISCONNECTED = "FrameworkDisconnected"
 FRAMEWORK_REMOVED = "FrameworkRemoved"
+FAILOVER_TIMEOUT_CAPPED = "FailoverTimeoutCapped"  # asked for more than --max-failover-timeout
 DEMANDS_SET = "DemandsSet"
 # Tasks that ended (one reason per terminal state) and statuses the master dropped.
 TASK_FINISHED = "TaskFinished"
@@ -72,10 +76,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "agent_reregister_asked": (AGENT_REREGISTER_ASKED, "agent"),
     "agent_disconnected": (AGENT_DISCONNECTED, "agent"),
     "agent_unreachable": (AGENT_LOST, "agent"),
+    "agent_pruned": (AGENT_PRUNED, "agent"),
     "framework_added": (FRAMEWORK_ADDED, "framework"),
     "framework_resubscribed": (FRAMEWORK_RESUBSCRIBED, "framework"),
     "framework_disconnected": (FRAMEWORK_DISCONNECTED, "framework"),
     "framework_removed": (FRAMEWORK_REMOVED, "framework"),
+    "failover_timeout_capped": (FAILOVER_TIMEOUT_CAPPED, "framework"),
     "demands_set": (DEMANDS_SET, "framework"),
     "task_finished": (TASK_FINISHED, "task"),
     "task_failed": (TASK_FAILED, "task"),
@@ -118,6 +124,37 @@ QUIET = frozenset(
         PREEMPTED,
     }
 )
+
+
+class EventLike(Protocol):
+    @property
+    def timestamp(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def object_kind(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def stimulus_id(self) -> str: ...
+
+
+def record(e: EventLike) -> dict[str, Any]:
+    """A cluster event as JSON, one shape everywhere (the master's HTTP, ``corral events -o
+    json``): the master's own event and the wire's have the same fields."""
+    return {
+        "timestamp": e.timestamp,
+        "kind": e.kind,
+        "reason": e.reason,
+        "object_kind": e.object_kind,
+        "subject": e.subject,
+        "message": e.message,
+        "stimulus_id": e.stimulus_id,
+    }
 
 
 def demand_subject(framework_id: str, demand: str) -> str:

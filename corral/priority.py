@@ -16,13 +16,19 @@ Every check raises ``PriorityClassError`` (a ValueError) naming the problem.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from corral.limits import MAX_NAME_LENGTH, MAX_PRIORITY_CLASSES, MAX_VALUE_LENGTH, echo
+from corral.limits import (
+    MAX_NAME_LENGTH,
+    MAX_PRIORITY_CLASSES,
+    MAX_VALUE_LENGTH,
+    JsonTooDeep,
+    echo,
+    parse_json,
+)
 
 # Values are bounded so that any class fits the wire's int64 and the allocator's order key.
 MAX_PRIORITY = 2_000_000_000
@@ -159,7 +165,9 @@ def classes_from_json(text: str) -> tuple[PriorityClass, ...]:
     """The classes of a ``--priority-classes`` file: a JSON list of objects with the fields of
     ``PriorityClass.to_json`` (name and value required), at most one the global default."""
     try:
-        data = json.loads(text)
+        data = parse_json(text)
+    except JsonTooDeep as exc:
+        raise PriorityClassError(str(exc)) from None
     except ValueError as exc:
         raise PriorityClassError(f"not JSON: {exc}") from None
     if not isinstance(data, list):

@@ -206,25 +206,23 @@ _set_cpus, _set_mem, _set_disk, _set_gpus, _set_ports = (
 
 
 _RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
+PORTS_SYNTAX = "ports:[31000-32000,33000-33100]"
 
 
 def parse_resources(text: str) -> Resources:
-    """Parse ``'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000,33000-33100]'``."""
+    """Parse ``'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000,33000-33100]'``: each
+    resource at most once, several port ranges in one bracketed list (Mesos' syntax)."""
     values: dict[str, float] = {}
-    ports: list[tuple[int, int]] = []
+    ports: list[tuple[int, int]] | None = None
     for name, value, part in items(text, ";", ":"):
         if value is None:
             raise ResourceError(f"resource {part!r} has no ':' (expected name:value)")
+        if name in values or (name == "ports" and ports is not None):
+            # Silently keeping the last of `cpus:4;cpus:8` hid a typo; Mesos refuses it too.
+            hint = f" (several ranges go in one list: {PORTS_SYNTAX})" if name == "ports" else ""
+            raise ResourceError(f"{name} is given twice{hint}")
         if name == "ports":
-            if not (value.startswith("[") and value.endswith("]")):
-                raise ResourceError(f"ports must look like [31000-32000], got {value!r}")
-            for chunk in value[1:-1].split(","):
-                if not chunk.strip():
-                    continue
-                m = _RANGE.match(chunk)
-                if not m:
-                    raise ResourceError(f"port range {chunk.strip()!r} must look like 31000-32000")
-                ports.append((int(m.group(1)), int(m.group(2))))
+            ports = _parse_ports(value)
             continue
         if name not in SCALARS:
             raise ResourceError(f"unknown resource {name!r} (known: {', '.join(SCALARS)}, ports)")
@@ -233,4 +231,27 @@ def parse_resources(text: str) -> Resources:
         except ValueError:
             raise ResourceError(f"{name} must be a number, got {value!r}") from None
         values[name] = check_quantity(name, number)
-    return Resources(ports=tuple(ports), **values)
+    return Resources(ports=tuple(ports or ()), **values)
+
+
+def _parse_ports(value: str) -> list[tuple[int, int]]:
+    """``[31000-32000,33000-33100]`` as ranges."""
+    if (
+        not (value.startswith("[") and value.endswith("]"))
+        or value.count("[") != 1
+        or value.count("]") != 1
+    ):
+        raise ResourceError(
+            f"ports must be one bracketed list of ranges, like {PORTS_SYNTAX}; got {value!r}"
+        )
+    ranges = []
+    for chunk in value[1:-1].split(","):
+        if not chunk.strip():
+            continue
+        m = _RANGE.match(chunk)
+        if not m:
+            raise ResourceError(
+                f"port range {chunk.strip()!r} must look like 31000-32000 (several: {PORTS_SYNTAX})"
+            )
+        ranges.append((int(m.group(1)), int(m.group(2))))
+    return ranges

@@ -9,8 +9,14 @@ role is never offered past (``inf``: unlimited). A limit is written naming only 
 resources (``'cpus:40'``: mem, disk and gpus unlimited). A quota of no guarantee and no limit is
 no quota at all ("cleared").
 
-Every check raises ``RoleError`` (a ValueError) naming the problem: a role name that is empty,
-too long or has whitespace, ``,`` or ``=``; a weight or quantity that is negative, NaN, infinite
+A **role name** follows Mesos' rules (a role is a path of ``/``-separated components, as
+``eng/web``): ``*`` (the default role) alone, or components that are neither empty (no leading,
+trailing or doubled ``/``), ``.``, ``..`` nor ``*``, and do not start with ``-``; and, as in
+Mesos, no whitespace or control character anywhere; Corral also keeps ``,`` and ``=`` out (the
+``--weights`` syntax) and names to 255 characters.
+
+Every check raises ``RoleError`` (a ValueError) naming the problem: a role name that breaks the
+rules above; a weight or quantity that is negative, NaN, infinite
 or past ``corral.limits.MAX_SCALAR``; an unknown resource (ports are not part of a quota); a
 limit below the guarantee. The master's core runs the checks on every call whatever it came
 through; the CLI and the HTTP shell parse text and JSON with the same functions.
@@ -40,6 +46,7 @@ class RoleError(ValueError):
 
 
 def check_role(role: object) -> str:
+    """``role`` if it is a valid role name (the module's rules); RoleError saying why not."""
     if not isinstance(role, str):
         raise RoleError(f"a role must be a string, got {echo(role)}")
     if not role:
@@ -51,6 +58,19 @@ def check_role(role: object) -> str:
     bad = [c for c in role if c.isspace() or not c.isprintable() or c in _FORBIDDEN_IN_ROLE]
     if bad:
         raise RoleError(f"role {echo(role)} contains {echo(bad[0])}")
+    if role == "*":
+        return role
+    if role.startswith("/") or role.endswith("/") or "//" in role:
+        raise RoleError(
+            f"role {echo(role)} has an empty component: '/' separates the parts of a "
+            "hierarchical role (eng/web) and may not lead, end or repeat"
+        )
+    for part in role.split("/"):
+        if part in (".", "..", "*"):
+            why = "'*' is the default role, alone" if part == "*" else "'.' and '..' name no role"
+            raise RoleError(f"role {echo(role)} has {echo(part)} as a component ({why})")
+        if part.startswith("-"):
+            raise RoleError(f"role {echo(role)} has a component starting with '-': {echo(part)}")
     return role
 
 

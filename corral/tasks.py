@@ -1,4 +1,5 @@
-"""Task states, reasons and sources: one vocabulary for the master's and the agent's cores.
+"""Task states, reasons, sources and statuses: one vocabulary for the master's and the agent's
+cores.
 
 Values equal the wire contract's numbers (corral.v1.common), so the shells convert with a cast;
 ``tests/unit/test_core_types.py`` pins that equality.
@@ -6,6 +7,7 @@ Values equal the wire contract's numbers (corral.v1.common), so the shells conve
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 
@@ -82,3 +84,29 @@ class TaskSource(IntEnum):
     MASTER = 1
     AGENT = 2
     EXECUTOR = 3
+
+
+# Made once per status update in the master and the agent: a plain slotted dataclass, treated as
+# immutable by convention (a frozen one sets every field through object.__setattr__, which
+# doubled its construction time in the master's load-test profile).
+@dataclass(slots=True)
+class Status:
+    """A task status update, the master's and the agent's alike. ``uuid`` is empty for
+    statuses that need no acknowledgement (the master's own); every status an agent makes
+    carries a fresh one, kept until the master acknowledges it. ``source`` defaults to the
+    master: an agent always says whose it is."""
+
+    task_id: str
+    framework_id: str
+    agent_id: str
+    state: TaskState
+    reason: TaskReason = TaskReason.UNSPECIFIED
+    message: str = ""
+    source: TaskSource = TaskSource.MASTER
+    timestamp: float = 0.0
+    uuid: bytes = b""
+    exit_code: int | None = None
+    # The wire message an agent's status arrived in, while the shell forwards it (it clears
+    # the field once the status's event is handled). Not an argument: ``replace`` (master-made
+    # reconciliation statuses) never inherits a message that no longer matches.
+    wire: object = field(default=None, init=False, repr=False, compare=False)

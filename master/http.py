@@ -1,8 +1,9 @@
 """The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics,
 roles' weights and quotas, priority classes.
 
-Bad input to a PUT (a body that is not JSON, a wrong type, NaN, a negative or unknown resource,
-a limit below the guarantee) is answered 400 with ``{"error": reason}``; nothing changes.
+Bad input to a PUT (a body that is not JSON or is nested past ``corral.limits.MAX_JSON_DEPTH``,
+a wrong type, NaN, a negative or unknown resource, a limit below the guarantee, a role name
+``corral.roles`` refuses) is answered 400 with ``{"error": reason}``; nothing changes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral import events as cluster_events
-from corral.limits import echo
+from corral.limits import JsonTooDeep, echo, parse_json
 from corral.master import views
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
@@ -93,15 +94,7 @@ def events_filter(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def event_json(e: ClusterEvent) -> dict[str, Any]:
-    return {
-        "timestamp": e.timestamp,
-        "kind": e.kind,
-        "reason": e.reason,
-        "object_kind": e.object_kind,
-        "subject": e.subject,
-        "message": e.message,
-        "stimulus_id": e.stimulus_id,
-    }
+    return cluster_events.record(e)
 
 
 def build_app(runtime: MasterRuntime) -> web.Application:
@@ -146,9 +139,12 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         return web.json_response({"error": reason}, status=status)
 
     async def body_of(request: web.Request) -> Any:
-        """The request's JSON body; RoleError (a 400) when it is not JSON."""
+        """The request's JSON body; RoleError (a 400) when it is not JSON or nested past
+        MAX_JSON_DEPTH."""
         try:
-            return json.loads(await request.read())
+            return parse_json(await request.read())
+        except JsonTooDeep as exc:
+            raise RoleError(f"the body is {exc}") from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise RoleError(f"the body is not JSON: {exc}") from None
 

@@ -123,6 +123,19 @@ class MasterMetrics:
         self.calls_rejected = Counter(
             "corral_calls_rejected", "Framework calls refused", ["code"], registry=r
         )
+        # Issue #30, master/core/quarantine.py: what the allocation tick isolated, by its pass.
+        self.quarantined = Counter(
+            "corral_quarantined",
+            "Demands quarantined because a unit of the allocation tick (preemption, gang cut, "
+            "why-pending) raised on them, by pass",
+            ["what"],
+            registry=r,
+        )
+        self.allocation_failing = Gauge(
+            "corral_allocation_ticks_failing",
+            "Allocation ticks in a row that failed as a whole (0 when the last one ran)",
+            registry=r,
+        )
         # Admission control (issue #18, master/core/admission.py): the bounds at work.
         self.accepts_refused = Counter(
             "corral_accepts_refused",

@@ -211,6 +211,7 @@ class MasterRuntime:
         self.died = asyncio.Event()
         self.death = ""
         self._counts = {"events": 0, "accepts": 0, "declined": 0, "heartbeats": 0}
+        self._ticks_failing = 0  # allocation ticks in a row that raised as a whole
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
         # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
@@ -260,16 +261,9 @@ class MasterRuntime:
         """Count an ACCEPT into the inbox, or refuse it at once when ``max_waiting_accepts``
         already wait: a caller is answered now rather than left waiting behind work the
         master cannot get through before its deadline."""
-        bound = self.config.max_waiting_accepts
-        if self.accepts_waiting >= bound:
-            self._reject(
-                future,
-                Overloaded(
-                    admission.WAITING_ACCEPTS,
-                    f"{self.accepts_waiting} accepts already wait for the master (the bound "
-                    f"is {bound}): it is behind; decline the offers or try again later",
-                ),
-            )
+        refused = admission.waiting_accept(self.accepts_waiting, self.config.max_waiting_accepts)
+        if refused is not None:
+            self._reject(future, refused)
             return False
         self.accepts_waiting += 1
         if self.accepts_waiting > self.accepts_waiting_peak:
@@ -508,6 +502,11 @@ class MasterRuntime:
             exc_info=exc,
         )
         self.metrics.event_failures.labels(kind).inc()
+        if kind == "AllocationTick":
+            # Outside any unit the core can quarantine (quarantine.py): said at each failure,
+            # with the count in a row, so an operator sees a tick failing for good at once.
+            self._ticks_failing += 1
+            self.metrics.allocation_failing.set(self._ticks_failing)
         self._reject(future, CallRejected(Refusal.INTERNAL, f"internal error: {exc}"))
 
     def _process_one(self, item: Any, future: asyncio.Future[Any] | None, outbox: Outbox) -> None:
@@ -548,11 +547,17 @@ class MasterRuntime:
             return
         if isinstance(item, ev.AllocationTick):
             self.metrics.allocation_cycle.observe(time.perf_counter() - started)
+            for what, n in self.core.quarantine.take_failures().items():
+                self.metrics.quarantined.labels(what).inc(n)
+            if self._ticks_failing:
+                log.info("allocation_tick_recovered", after_failures=self._ticks_failing)
+                self._ticks_failing = 0
+                self.metrics.allocation_failing.set(0)
             waits = self.core.take_offer_waits()
             if waits:
                 self.metrics.offer_latency.observe_many(np.maximum(np.array(waits), 0.0))
         elif isinstance(item, ev.Tick):
-            expired, self.core.book.expired = self.core.book.expired, 0
+            expired = self.core.take_offers_expired()
             if expired:
                 self.metrics.offers_expired.inc(expired)
         elif isinstance(item, ev.Decline):
@@ -572,13 +577,11 @@ class MasterRuntime:
         accepts queued behind it are answered before more offers make more of them. Decided
         as the core reaches the tick, not when its timer queued it, so it counts the accepts
         still waiting then."""
-        half = self.config.max_waiting_accepts / 2
-        if self.accepts_waiting < half:
+        hold = admission.cycle_hold(self.accepts_waiting, self.config.max_waiting_accepts)
+        if not hold:
             return tick
         self.metrics.cycles_held.inc()
-        return replace(
-            tick, hold=f"{self.accepts_waiting} accepts wait for the master (holding at {half:g})"
-        )
+        return replace(tick, hold=hold)
 
     # ------------------------------------------------------- latency measurement
     # Offer latency comes from the core (take_offer_waits: it sees resources come back as it

@@ -25,7 +25,7 @@ from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
 from corral.master.http_auth import add_login, auth_middleware
-from corral.master.registry import Registry, open_registry
+from corral.master.registry import Registry, SqliteRegistry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
 from corral.master.tls import ServerTLS
@@ -233,6 +233,7 @@ async def serve_forever(
     ready_file: Path | None,
     allocator_options: AllocatorOptions | None = None,
     work_dir: Path | None = None,
+    accept_empty_registry: bool = False,
     tls: ServerTLS | None = None,
     acl: Acl | None = None,
     acl_file: Path | None = None,
@@ -241,7 +242,14 @@ async def serve_forever(
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
     # the collector's way.
     tune_gc()
-    registry = open_registry(work_dir)
+    registry = open_registry(work_dir, accept_empty=accept_empty_registry)
+    if isinstance(registry, SqliteRegistry) and registry.lost is not None:
+        log.warning(
+            "registry_lost_started_empty",
+            registry=registry.describe(),
+            lost=registry.lost.describe(),
+            reason="--accept-empty-registry: every agent and framework it admitted is forgotten",
+        )
     try:
         master = await start_master(
             config,

@@ -6,7 +6,7 @@ Starts a bare grpc.aio server in a child process (handlers that do nothing), sen
 ``--calls`` unary calls (100 in flight), then the same number of messages on one client
 stream, then as many on 100 bidirectional streams, each message answered by one (the shape of
 the agents' Connect stream), and prints the server's CPU time (user + system, psutil) per call
-or message. The measurement behind the Scheduler's CALLS stream (docs/performance.md, fourth
+or message. The measurement behind the Scheduler's CALLS stream (docs/performance-history.md, fourth
 round) and the cost of a message on the master's agent streams (issue #18, fifth round).
 """
 

@@ -103,6 +103,18 @@ class HaCluster(LocalCluster):
         except (OSError, ValueError, urllib.error.URLError):
             return None
 
+    async def health_of(self, name: str, timeout: float | None = None) -> dict[str, Any]:
+        """``name``'s /health once it answers (a standby serves HTTP a moment after the leader
+        the cluster waited for)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (timeout or self.ready_timeout)
+        while (health := await asyncio.to_thread(self.health, name)) is None:
+            self._check_alive()
+            if loop.time() > deadline:
+                raise TimeoutError(f"{name} did not answer /health\n{self.logs()}")
+            await asyncio.sleep(0.05)  # another process's state: no event to await
+        return health
+
     async def leader(self, timeout: float | None = None) -> str:
         """The name of the master whose /health says it leads (waits for one)."""
         loop = asyncio.get_running_loop()

@@ -14,6 +14,7 @@ from enum import Enum, IntEnum
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
 from corral.tasks import TERMINAL_STATES as TERMINAL_STATES
+from corral.tasks import Status as Status
 from corral.tasks import TaskReason as TaskReason
 from corral.tasks import TaskSource as TaskSource
 from corral.tasks import TaskState as TaskState
@@ -57,23 +58,6 @@ class TaskSpec:
     mem: float = 0.0
     priority_class: str = ""
     wire: object = None
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    """A task status update. Every status the agent makes carries a fresh ``uuid`` and is kept
-    until the master acknowledges it."""
-
-    task_id: str
-    framework_id: str
-    agent_id: str
-    state: TaskState
-    reason: TaskReason = TaskReason.UNSPECIFIED
-    message: str = ""
-    source: TaskSource = TaskSource.EXECUTOR
-    timestamp: float = 0.0
-    uuid: bytes = b""
-    exit_code: int | None = None
 
 
 class ProcessFate(Enum):

@@ -39,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--resources",
         metavar="SPEC",
-        help="e.g. 'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000]'",
+        help="e.g. 'cpus:4;mem:8192;disk:20000;gpus:0;ports:[31000-32000,33000-33100]' "
+        "(each resource once; several port ranges in one list); default: the host's",
     )
     p.add_argument("--attributes", default="", metavar="SPEC", help="e.g. 'zone:a;rack:r1'")
     p.add_argument("--taints", default="", metavar="SPEC", help="e.g. 'spot=true:NoSchedule'")
@@ -122,6 +123,12 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
         )
     except ValueError as exc:
         raise _usage(str(exc)) from None
+    if resources is not None and resources.is_empty():
+        # An agent offering nothing registers and is never offered: refuse it instead.
+        raise _usage(
+            f"--resources {args.resources!r} gives the agent nothing to offer "
+            "(e.g. 'cpus:4;mem:8192'; leave --resources out to detect the host's)"
+        )
     if resources is None:
         resources = detect_resources(work_dir)
     names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]

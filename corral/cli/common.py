@@ -12,6 +12,7 @@ from corral.frameworks.sdk.argtypes import non_negative_int as non_negative_int
 from corral.frameworks.sdk.argtypes import positive_float as positive_float
 from corral.frameworks.sdk.argtypes import positive_int as positive_int
 from corral.frameworks.sdk.detector import parse_master, parse_zk_url
+from corral.roles import RoleError, check_role
 
 DEFAULT_MASTER = "127.0.0.1:5050"
 DEFAULT_HTTP = "127.0.0.1:5080"
@@ -41,6 +42,14 @@ def zk_spec(text: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text.strip()
+
+
+def role(text: str) -> str:
+    """argparse type for a role name (Mesos' rules, corral.roles): a bad one is exit 2."""
+    try:
+        return check_role(text)
+    except RoleError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_master_arg(parser: argparse.ArgumentParser) -> None:

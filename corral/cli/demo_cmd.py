@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -82,31 +84,89 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict
         if proc.poll() is not None:
             break
         time.sleep(0.05)
+    log = path.parent / "master.log"
     if proc.poll() is None:
-        raise CliError(
-            f"the master did not start within {timeout:g} s (see {path.parent / 'master.log'})"
-        )
-    raise CliError(f"the master did not start (see {path.parent / 'master.log'})")
+        raise CliError(f"the master did not start within {timeout:g} s (its log: {log})")
+    raise CliError(f"the master did not start: {_last_error(log)} (its log: {log})")
+
+
+def _last_error(log: Path) -> str:
+    """The master's own one-line error (``corral master: cannot start: ...``), with a hint
+    when the reason is a port another Corral holds."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    for line in reversed(lines):
+        if line.startswith("corral master: "):
+            reason = line.removeprefix("corral master: ")
+            if "the port is taken" in reason:
+                reason += (
+                    "; is another demo running? "
+                    "(--grpc 127.0.0.1:0 --http 127.0.0.1:0 picks free ports)"
+                )
+            return reason
+    return f"it exited ({lines[-1] if lines else 'no output'})"
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP: the demo stops as on Ctrl-C (``timeout 300 make demo``
+    sends SIGTERM), rather than die and leave its master, agents, frameworks and tasks
+    running."""
+
+
+class _StopOnce:
+    """The signal handler: the first signal raises ``Stopped``, later ones do nothing, so a
+    second signal cannot cut the stop short (``timeout`` signals the demo's process group and
+    make then signals the demo again, a moment later)."""
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.fired:
+            return
+        self.fired = True
+        raise Stopped(signal.Signals(signum).name)
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def run(args: argparse.Namespace) -> int:
-    temp = None
-    if args.work_dir is None:
-        temp = tempfile.TemporaryDirectory(prefix="corral-demo-")
-        work = Path(temp.name)
-    else:
-        work = args.work_dir
-        work.mkdir(parents=True, exist_ok=True)
+    handler = _StopOnce()
+    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+    try:
+        if args.work_dir is None:
+            work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
+        else:
+            work = args.work_dir
+            work.mkdir(parents=True, exist_ok=True)
+        return _run_in(work, args, handler)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
+    # Here, not at the top: it needs psutil (the server extra), and `corral --help` imports
+    # this module on a base install too.
+    from corral.cli.demo_stop import stop_everything
+
+    keep = args.work_dir is not None  # a temporary folder goes, unless a message names it
     procs = Processes(work)
     try:
         return _run(args, procs)
-    except KeyboardInterrupt:
-        print("stopped")
+    except KeyboardInterrupt as stop:
+        with contextlib.suppress(OSError):  # whoever read our output may be gone (make)
+            name = stop.args[0] if stop.args else "SIGINT"
+            print(f"stopped ({name}): stopping the frameworks, their tasks, the agents, the master")
         return 0
+    except CliError:
+        keep = True  # its message names the logs
+        raise
     finally:
-        procs.stop()
-        if temp is not None:
-            temp.cleanup()
+        handler.fired = True  # from here on a signal changes nothing: the stop is bounded
+        stop_everything(procs, procs.master)
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(args: argparse.Namespace, procs: Processes) -> int:
@@ -122,6 +182,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
     # cores. The wait ends at once if the master exits, so a long bound costs nothing.
     addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
     grpc_addr, http_addr = addr["grpc"], addr["http"]
+    procs.master = grpc_addr
     agents = start_agents(procs, grpc_addr)
     header = [
         "Corral demo: serving, batch and a gang trainer share 4 agents (docs/frameworks.md)",
@@ -167,7 +228,7 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
                     print(status_line(snap, time.monotonic() - began), flush=True)
                     next_line += 5
             time.sleep(1.0)
-    procs.stop(("serving", "batch", "gang"))
+    procs.stop_frameworks()  # each tears its framework down
     final = _snapshot(grpc_addr) or snap
     return _summary(final, agents, fleet, served)
 

@@ -22,18 +22,28 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from corral.cli.errors import CliError
+
+if TYPE_CHECKING:
+    from corral.frameworks.sdk.testing.port_blocks import PortBlock
 
 from corral.frameworks.sdk import tls as sdk_tls
 
 ZONES = ("a", "b", "c")
 # Each agent its own port range: they share this machine's 127.0.0.1, so two instances given
 # the same port on two agents would collide (on real hosts the ranges may all be the same).
-AGENT_RESOURCES = "cpus:4;mem:4096;disk:4096;ports:[{low}-{high}]"
-GPU_RESOURCES = "cpus:4;mem:4096;disk:4096;gpus:2;ports:[{low}-{high}]"
+# The ranges are blocks reserved on this host (port_blocks, as LocalCluster's agents take), so
+# a second demo or a test cluster on the same machine gets other ones.
+AGENT_RESOURCES = "cpus:4;mem:4096;disk:4096;ports:{ports}"
+GPU_RESOURCES = "cpus:4;mem:4096;disk:4096;gpus:2;ports:{ports}"
 SERVING_INSTANCES = 3
+FRAMEWORKS = ("serving", "batch", "gang")  # the names of the framework runs' processes
+FRAMEWORKS_GRACE = 20.0  # SIGTERM to exit: a framework's teardown call, then its summary
 
 
 class Processes:
@@ -42,6 +52,28 @@ class Processes:
     def __init__(self, work: Path) -> None:
         self.work = work
         self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.port_blocks: list[PortBlock] = []
+        self.master: str | None = None  # its gRPC address, once it serves
+        # Run before the frameworks get SIGTERM (once): what a framework leaves to the master
+        # on SIGTERM by design (the serving service keeps its apps) is ended here.
+        self.before_frameworks_stop: list[Callable[[], None]] = []
+
+    def reserve_ports(self) -> PortBlock:
+        """A block of ports no other Corral on this host holds, until ``release_ports``."""
+        # Here, not at the top: every `corral` command imports this module to build its parser.
+        from corral.frameworks.sdk.testing import port_blocks
+
+        try:
+            block = port_blocks.reserve()
+        except port_blocks.NoPortBlock as err:
+            raise CliError(f"no ports for the agents: {err}") from None
+        self.port_blocks.append(block)
+        return block
+
+    def release_ports(self) -> None:
+        for block in self.port_blocks:
+            block.release()
+        self.port_blocks = []
 
     def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
         log = open(self.work / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -55,15 +87,15 @@ class Processes:
         self.procs.append((name, proc))
         return proc
 
-    def stop(self, names: tuple[str, ...] = ()) -> None:
+    def stop(self, names: tuple[str, ...] = (), grace: float = 10.0) -> None:
         """SIGTERM the named processes' groups (all, if none named), newest first; SIGKILL
-        what is still there 10 s later."""
+        what is still there ``grace`` seconds later."""
         chosen = [(n, p) for n, p in self.procs if not names or n.startswith(names)]
         for _name, proc in reversed(chosen):
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + grace
         for _name, proc in chosen:
             try:
                 proc.wait(timeout=max(0.1, deadline - time.monotonic()))
@@ -72,8 +104,18 @@ class Processes:
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
 
+    def stop_frameworks(self) -> None:
+        """End the framework runs: the hooks first, then SIGTERM (each tears down)."""
+        hooks, self.before_frameworks_stop = self.before_frameworks_stop, []
+        for hook in hooks:
+            hook()
+        self.stop(FRAMEWORKS, grace=FRAMEWORKS_GRACE)
+
     def dead(self, prefix: str) -> list[str]:
         return [n for n, p in self.procs if n.startswith(prefix) and p.poll() is not None]
+
+    def alive(self, prefix: str) -> bool:
+        return any(n.startswith(prefix) and p.poll() is None for n, p in self.procs)
 
 
 def start_agents(procs: Processes, master: str) -> int:
@@ -81,9 +123,8 @@ def start_agents(procs: Processes, master: str) -> int:
     reach (the gang's MASTER_ADDR is rank 0's agent hostname)."""
     agents = [(f"agent-{z}", AGENT_RESOURCES, f"zone:{z}") for z in ZONES]
     agents.append(("agent-gpu", GPU_RESOURCES, "zone:c;gpu:true"))
-    for i, (name, shape, attributes) in enumerate(agents):
-        low = 31000 + 1000 * i
-        resources = shape.format(low=low, high=low + 999)
+    for name, shape, attributes in agents:
+        resources = shape.format(ports=procs.reserve_ports().range)
         procs.spawn(
             name,
             "agent",
@@ -161,6 +202,7 @@ class Fleet:
         self.serving_url = _ready(ready, self.serving)["url"]
         self._ssl = _serving_context()
         self._serving_call("PUT", "/v1/apps/web", serving_app(SERVING_INSTANCES))
+        procs.before_frameworks_stop.append(self.delete_app)
         self.batch = Runs(
             "batch",
             (
@@ -191,6 +233,14 @@ class Fleet:
 
     def serving_failed(self) -> bool:
         return self.serving.poll() is not None
+
+    def delete_app(self) -> None:
+        """Delete the web app, so that its instances end with the demo: SIGTERM stops the
+        serving service but leaves its apps running, as Marathon's are, for its failover
+        timeout (a week). The service tears the app's framework down (within 10 s)."""
+        request = urllib.request.Request(self.serving_url + "/v1/apps/web", method="DELETE")
+        with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=15) as r:
+            r.read()
 
     def _serving_call(self, method: str, path: str, body: object) -> None:
         request = urllib.request.Request(

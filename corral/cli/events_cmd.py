@@ -53,15 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def record(e: operator_pb2.ClusterEvent) -> dict[str, Any]:
-    return {
-        "timestamp": e.timestamp,
-        "kind": e.kind,
-        "reason": e.reason,
-        "object_kind": e.object_kind,
-        "subject": e.subject,
-        "message": e.message,
-        "stimulus_id": e.stimulus_id,
-    }
+    return cluster_events.record(e)
 
 
 def line(e: operator_pb2.ClusterEvent) -> str:

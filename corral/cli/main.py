@@ -4,8 +4,9 @@ Each module exposes ``register(subparsers)``, which adds its parser and sets ``f
 callable taking the parsed namespace and returning an exit code. A command that runs server code
 also sets ``needs_server=True`` and imports that code only inside ``func``: the base install
 (SDK and client commands) must be able to build this parser. Usage errors exit 2 (argparse),
-user-facing failures raise ``CliError`` and exit 1 with a one-line message; no traceback reaches
-the user.
+with the usage of the (sub-)command they were made in; user-facing failures raise ``CliError``
+and exit 1 with a one-line message headed by the command's name (``cli_prog`` when a command
+sets it, as ``corral run NAME`` does); no traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -49,20 +50,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="corral", description="Corral: a two-level resource-offer cluster manager."
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Not dest="command": a sub-command's own --command flag (run batch, run gang) would
+    # overwrite it, and errors were headed "corral : ..." or "corral None: ...".
+    sub = parser.add_subparsers(dest="cli_command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
+    _own_usage(parser)
     return parser
+
+
+def _own_usage(parser: argparse.ArgumentParser) -> None:
+    """Let every sub-command's parser name itself in the parsed namespace (the innermost one
+    wins), so that errors argparse leaves to the top-level parser, unrecognized arguments,
+    print the usage of the command they were given to: ``corral run batch --bogus`` shows
+    ``corral run batch``'s usage, not ``corral``'s."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.set_defaults(cli_parser=child)
+                _own_usage(child)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        inner: argparse.ArgumentParser = getattr(args, "cli_parser", parser)
+        inner.error(f"unrecognized arguments: {' '.join(unknown)}")
+    prog = getattr(args, "cli_prog", None) or f"corral {args.cli_command}"
     if getattr(args, "needs_server", False):
         absent = extras.missing()
         if absent:
             print(
-                f"corral {args.command}: needs the '{extras.SERVER_EXTRA}' extra "
+                f"{prog}: needs the '{extras.SERVER_EXTRA}' extra "
                 f"({extras.install_hint()}); missing: {', '.join(absent)}",
                 file=sys.stderr,
             )
@@ -71,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client_tls.apply(args)
         code = args.func(args)
     except CliError as exc:
-        print(f"corral {args.command}: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

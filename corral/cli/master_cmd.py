@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from corral.cli.common import (
     DEFAULT_HTTP,
@@ -19,14 +17,13 @@ from corral.cli.common import (
     positive_int,
 )
 from corral.cli.errors import CliError
+from corral.cli.listen_check import cannot_listen
+from corral.cli.master_files import priority_classes_from_args, roles_from_args
+from corral.cli.master_security import acl_from_args, add_security_args, tls_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
-from corral.priority import PriorityClass, PriorityClassError, classes_from_json
-from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
-
-if TYPE_CHECKING:
-    from corral.acl import Acl
-    from corral.master.tls import ServerTLS
+from corral.priority import PriorityClass
+from corral.roles import Quota
 
 MIB = 1024 * 1024
 
@@ -139,6 +136,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('agent_reregister_timeout'):g})",
     )
     p.add_argument(
+        "--registry-max-agent-age",
+        type=positive_float,
+        default=default("registry_max_agent_age"),
+        metavar="SECONDS",
+        help="forget an agent unreachable this long: its record leaves the state and the "
+        "registry, and it is admitted as a new one if it comes back (Mesos' "
+        f"registry_max_agent_age; default {default('registry_max_agent_age'):.0f}, two weeks)",
+    )
+    p.add_argument(
+        "--registry-max-agent-count",
+        type=non_negative_int,
+        default=default("registry_max_agent_count"),
+        metavar="N",
+        help="keep at most N unreachable agents' records, forgetting the oldest first "
+        f"(Mesos' registry_max_agent_count; default {default('registry_max_agent_count')})",
+    )
+    p.add_argument(
+        "--accept-empty-registry",
+        action="store_true",
+        help="start even though the registry this work dir held is gone (DIR/registry.db "
+        "deleted, emptied or replaced while DIR/registry.id remains): the master starts with "
+        "an empty cluster and a new registry. Without it the master refuses to start",
+    )
+    p.add_argument(
+        "--adopt-unknown-agents",
+        action="store_true",
+        help="for this start, take in the tasks that agents with ids the registry does not hold "
+        "report (after restoring a backup: the agents admitted since it); otherwise they are "
+        "killed as tasks the master never launched",
+    )
+    p.add_argument(
         "--agent-removal-rate",
         type=positive_float,
         default=None,
@@ -153,6 +181,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="default for frameworks that ask for 0 "
         f"(default {default('framework_failover_timeout'):g})",
+    )
+    p.add_argument(
+        "--max-failover-timeout",
+        type=positive_float,
+        default=default("max_failover_timeout"),
+        metavar="SECONDS",
+        help="a framework asking for a longer failover timeout gets this one, so none is kept "
+        "forever once it goes away (default "
+        f"{default('max_failover_timeout'):.0f}, four weeks: Marathon asks for one, Aurora three)",
     )
     p.add_argument(
         "--offer-timeout",
@@ -259,6 +296,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('preemption_nomination_seconds'):g})",
     )
     p.add_argument(
+        "--preemption-victims-burst",
+        type=positive_int,
+        default=default("preemption_victims_burst"),
+        metavar="N",
+        help="victims one preempting framework may take at once; its budget refills at "
+        f"--preemption-victims-per-minute (default {default('preemption_victims_burst')})",
+    )
+    p.add_argument(
+        "--preemption-victims-per-minute",
+        type=positive_float,
+        default=default("preemption_victims_per_minute"),
+        metavar="N",
+        help="how fast a preempting framework's victim budget refills "
+        f"(default {default('preemption_victims_per_minute'):g})",
+    )
+    p.add_argument(
+        "--preemption-unused-backoff",
+        type=positive_float,
+        default=default("preemption_unused_backoff"),
+        metavar="SECONDS",
+        help="a demand whose preempted room went unused preempts nothing for this long, doubled "
+        f"per unused nomination in a row (default {default('preemption_unused_backoff'):g})",
+    )
+    p.add_argument(
         "--allocator",
         choices=("numba", "numpy", "reference"),
         default="numba",
@@ -310,32 +371,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"Never", "description": "...", "global_default": false}] (`corral set priorityclass` '
         "changes them later)",
     )
-    sec = p.add_argument_group("security (docs/security.md)")
-    where = sec.add_mutually_exclusive_group()
-    where.add_argument(
-        "--tls-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the master's certificate: DIR/ca.crt, DIR/tls.crt, DIR/tls.key (and DIR/token.key), "
-        "as `corral certs init --dir D` writes them in D/master (default: a local CA in "
-        "~/.corral/ca issues one at every start, and an operator credential in ~/.corral/tls "
-        "that clients on this host find)",
-    )
-    where.add_argument(
-        "--insecure",
-        action="store_true",
-        help="plain text: no TLS, no principals, no ACLs (clients need --insecure too); logged "
-        "as a warning. For a lab, never for a shared network",
-    )
-    sec.add_argument(
-        "--acls",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="access control lists, YAML or JSON, deny by default, reloaded when the file "
-        "changes (default: every certificate may do what its role does)",
-    )
+    add_security_args(p)
     p.add_argument(
         "--ready-file",
         type=Path,
@@ -354,43 +390,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run, needs_server=True)
 
 
-def _roles(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]]:
-    """The --weights and --quotas flags, checked: a bad one is a usage error (exit 2)."""
-    weights: dict[str, float] = {}
-    quotas: dict[str, Quota] = {}
-    if args.weights is not None:
-        try:
-            weights = parse_weights(args.weights)
-        except RoleError as exc:
-            raise CliError(f"--weights: {exc}", exit_code=2) from None
-    if args.quotas is not None:
-        try:
-            text = args.quotas.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
-        try:
-            quotas = quotas_from_json(json.loads(text))
-        except ValueError as exc:  # not JSON, or a RoleError
-            raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
-    return weights, quotas
-
-
-def _priority_classes(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
-    """The --priority-classes file, checked: a bad one is a usage error (exit 2)."""
-    if args.priority_classes is None:
-        return ()
-    try:
-        text = args.priority_classes.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(
-            f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
-        ) from None
-    try:
-        return classes_from_json(text)
-    except PriorityClassError as exc:
-        raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
-
-
 def config_from_args(
     args: argparse.Namespace,
     weights: dict[str, float],
@@ -407,6 +406,9 @@ def config_from_args(
             else min(default("agent_heartbeat_interval"), args.agent_timeout / 3)
         ),
         framework_failover_timeout=args.failover_timeout,
+        max_failover_timeout=args.max_failover_timeout,
+        registry_max_agent_age=args.registry_max_agent_age,
+        registry_max_agent_count=args.registry_max_agent_count,
         agent_reregister_timeout=args.agent_reregister_timeout,
         agent_removal_rate=(
             args.agent_removal_rate if args.agent_removal_rate is not None else math.inf
@@ -426,50 +428,12 @@ def config_from_args(
         role_quotas=tuple(quotas.items()),
         priority_classes=classes,
         preemption=not args.no_preemption,
+        adopt_unknown_agents=args.adopt_unknown_agents,
         preemption_nomination_seconds=args.preemption_nomination,
+        preemption_victims_burst=args.preemption_victims_burst,
+        preemption_victims_per_minute=args.preemption_victims_per_minute,
+        preemption_unused_backoff=args.preemption_unused_backoff,
     )
-
-
-def _tls(args: argparse.Namespace) -> ServerTLS | None:
-    """The master's TLS from the flags (None: --insecure); a bad --tls-dir is exit 2."""
-    from corral import pki
-    from corral.logging import get_logger
-    from corral.master import tls
-
-    if args.insecure:
-        get_logger("corral.master").warning(
-            "insecure",
-            detail="--insecure: plain text, no client certificates, no principals, no ACLs; "
-            "anyone who reaches the ports controls the cluster",
-        )
-        return None
-    try:
-        if args.tls_dir is not None:
-            return tls.load_dir(args.tls_dir)
-        hosts = tuple(a.rpartition(":")[0] for a in (args.grpc, args.http))
-        return tls.auto(args.work_dir, (*hosts, args.advertise_host))
-    except pki.CertError as exc:
-        raise CliError(str(exc), exit_code=2) from None
-    except OSError as exc:
-        raise CliError(f"cannot set up TLS: {exc}") from None
-
-
-def _acl(args: argparse.Namespace) -> Acl | None:
-    """The --acls file, checked: a bad one is a usage error (exit 2) naming the problem."""
-    if args.acls is None:
-        return None
-    if args.insecure:
-        raise CliError(
-            "--acls needs TLS: principals come from client certificates; drop --insecure",
-            exit_code=2,
-        )
-    from corral.acl import AclError
-    from corral.master.acl_file import load
-
-    try:
-        return load(args.acls)
-    except AclError as exc:
-        raise CliError(f"--acls {exc}", exit_code=2) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -479,11 +443,11 @@ def run(args: argparse.Namespace) -> int:
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 
-    weights, quotas = _roles(args)
-    classes = _priority_classes(args)
+    weights, quotas = roles_from_args(args)
+    classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
-    acl = _acl(args)  # a bad file stops here, before any certificate is made
-    server_tls = _tls(args)
+    acl = acl_from_args(args)  # a bad file stops here, before any certificate is made
+    server_tls = tls_from_args(args)
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -516,6 +480,7 @@ def run(args: argparse.Namespace) -> int:
             registry_path=args.zk_registry.rstrip("/"),
             advertise_host=args.advertise_host,
         )
+        _check_ports(args)
         try:
             return asyncio.run(
                 serve_ha(
@@ -533,6 +498,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except (OSError, RegistryError) as exc:
             raise CliError(f"cannot start: {exc}") from None
+    _check_ports(args)
     try:
         return asyncio.run(
             serve_forever(
@@ -543,6 +509,7 @@ def run(args: argparse.Namespace) -> int:
                 args.ready_file,
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
+                accept_empty_registry=args.accept_empty_registry,
                 tls=server_tls,
                 acl=acl,
                 acl_file=args.acls,
@@ -550,3 +517,12 @@ def run(args: argparse.Namespace) -> int:
         )
     except (OSError, RegistryError) as exc:
         raise CliError(f"cannot start: {exc}") from None
+
+
+def _check_ports(args: argparse.Namespace) -> None:
+    """Before anything starts: a taken port is one line (not gRPC's log line first, nor the
+    start-up logs of a master that then stops)."""
+    for what, address in (("gRPC", args.grpc), ("HTTP", args.http)):
+        why = cannot_listen(address)
+        if why is not None:
+            raise CliError(f"cannot start: cannot listen for {what} on {address}: {why}")

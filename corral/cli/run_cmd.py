@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, positive_float, role
 from corral.cli.errors import CliError
 from corral.frameworks.registry import FrameworkCommand, discover
 
@@ -32,7 +32,9 @@ def register(subparsers: Any) -> None:
             command.name, help=command.help, description=command.description or command.help
         )
         add_master_arg(sub)
-        sub.add_argument("--role", default="*", help="the framework's role (default '*')")
+        sub.add_argument(
+            "--role", type=role, default="*", help="the framework's role (default '*')"
+        )
         sub.add_argument(
             "--connect-timeout",
             type=positive_float,
@@ -41,7 +43,8 @@ def register(subparsers: Any) -> None:
             help="give up if the master cannot be reached in this time (default 10)",
         )
         command.configure(sub)
-        sub.set_defaults(func=_runner(command))
+        # Its failures are headed with its own name, as argparse heads its usage errors.
+        sub.set_defaults(func=_runner(command), cli_prog=sub.prog)
     parser.set_defaults(func=_listing(parser, found))
 
 

@@ -11,19 +11,12 @@ import argparse
 import math
 from collections.abc import Callable
 
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, positive_float, role
 from corral.cli.errors import CliError
 from corral.cli.operator_client import call_operator
 from corral.resources import SCALARS
-from corral.roles import RoleError, check_role, format_scalars, parse_scalars
+from corral.roles import RoleError, format_scalars, parse_scalars
 from corral.v1 import operator_pb2
-
-
-def _role(text: str) -> str:
-    try:
-        return check_role(text)
-    except RoleError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _spec(what: str) -> Callable[[str], dict[str, float]]:
@@ -41,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kinds = p.add_subparsers(dest="what", metavar="weight|quota", required=True)
 
     w = kinds.add_parser("weight", help="a role's DRF weight (default 1)")
-    w.add_argument("role", metavar="ROLE", type=_role, help="the role, e.g. web")
+    w.add_argument("role", metavar="ROLE", type=role, help="the role, e.g. web")
     w.add_argument(
         "weight", metavar="WEIGHT", type=positive_float, help="its DRF weight, a number > 0"
     )
@@ -55,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Replaces the role's quota. Resources left out of --limit are unlimited; "
         "--clear removes the quota.",
     )
-    q.add_argument("role", metavar="ROLE", type=_role, help="the role, e.g. web")
+    q.add_argument("role", metavar="ROLE", type=role, help="the role, e.g. web")
     q.add_argument(
         "--guarantee", type=_spec("guarantee"), metavar="SPEC", help="e.g. 'cpus:10;mem:4096'"
     )

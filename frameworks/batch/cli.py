@@ -60,6 +60,19 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="a progress bar on a terminal, log lines otherwise (default auto)",
     )
+    parser.add_argument(
+        "--give-up-after",
+        type=positive_float,
+        metavar="SECONDS",
+        help="end the job (torn down, exit 1) when tasks have waited this long with none "
+        "launched or ended meanwhile, e.g. a task no agent can ever hold (default: wait)",
+    )
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="on SIGINT or SIGTERM, leave the framework and its running tasks to the master "
+        "for its failover timeout instead of tearing it down (killing them)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON here")
 
 
@@ -107,6 +120,8 @@ def _run(args: argparse.Namespace) -> int:
             args.connect_timeout,
             progress=args.progress,
             json_out=args.json,
+            keep_running=args.keep_running,
+            give_up_after=args.give_up_after,
         )
     )
 
@@ -116,8 +131,10 @@ FRAMEWORKS = [
         name="batch",
         help="a Spark-like job: stages of many short tasks, binpacked, low priority, retried",
         description="Run a job of stages of many short tasks at low priority (class 'batch'), "
-        "binpacked onto the fullest agents; failed or preempted tasks are retried. Exit 0 when "
-        "every task succeeded, 1 otherwise.",
+        "binpacked onto the fullest agents; failed or preempted tasks are retried. While tasks "
+        "wait, the master's reason is shown. SIGINT or SIGTERM tears the job down (its running "
+        "tasks are killed) and prints the summary. Exit 0 when every task succeeded, 1 "
+        "otherwise.",
         configure=_configure,
         run=_run,
     )

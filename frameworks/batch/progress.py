@@ -33,6 +33,12 @@ class LineProgress:
             self._print(f"task {event.task_id} gave up after retries: {event.detail}")
         elif event.kind == "stage":
             self._print(f"stage {event.detail} started")
+        elif event.kind == "waiting":
+            self._print(f"{status_line(self.job)}; waiting on the master: {event.detail}")
+            return
+        elif event.kind == "stopping":
+            self._print(f"stopping: {event.detail}")
+            return
         total = self.job.spec.total_tasks
         tenth = self.job.ended_tasks() * 10 // total
         now = self.clock()
@@ -61,6 +67,7 @@ class BarProgress:
         )
 
         self.job = job
+        self.waiting = ""
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -76,6 +83,11 @@ class BarProgress:
     def __call__(self, event: Event) -> None:
         if event.kind == "gave up":
             self.progress.console.print(f"task {event.task_id} gave up: {event.detail}")
+        elif event.kind == "waiting" and event.detail != self.waiting:
+            self.waiting = event.detail  # said again only when the master's reason changes
+            self.progress.console.print(f"waiting on the master: {event.detail}")
+        elif event.kind == "stopping":
+            self.progress.console.print(f"stopping: {event.detail}")
         self.progress.update(self.task, completed=self.job.ended_tasks(), detail=_detail(self.job))
 
     def close(self) -> None:
@@ -106,5 +118,25 @@ def summary_text(summary: dict[str, Any]) -> str:
     return (
         f"job {s['job']}: {s['tasks']} tasks, {s['succeeded']} succeeded, {s['failed']} failed, "
         f"{s['skipped']} skipped; {s['retries']} retries ({s['preemptions']} preemptions, "
-        f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s"
+        f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s" + _ending(s)
     )
+
+
+def _ending(s: dict[str, Any]) -> str:
+    """How a job that did not run to its end ended, and what became of its running tasks."""
+    if s.get("gave_up"):
+        why = f"; gave up: {s['gave_up']}"
+    elif s.get("stopped_by"):
+        why = f"; stopped by {s['stopped_by']}"
+    else:
+        return ""
+    if s.get("left_running"):
+        left = f"{s['left_running']} running tasks left to fail over"
+        if s.get("framework_id"):
+            left += f" with framework {s['framework_id']}"
+        if s.get("teardown_failed"):
+            left += f" (tearing down failed: {s['teardown_failed']})"
+        return f"{why}; {left}"
+    if s.get("framework_id"):
+        return f"{why}; framework torn down, {s.get('killed', 0)} running tasks killed"
+    return f"{why} before it subscribed"

@@ -61,9 +61,15 @@ class BatchScheduler(sdk.Scheduler):
         self.finished_at: float | None = None
         self.finished = asyncio.Event()
         self.refused_launches = 0
+        # A refusal that will never change (an unknown priority class): the job cannot run.
+        self.failure: sdk.CallError | None = None
+        # The last time a task was launched or ended: how long the job has been stalled.
+        self.last_progress = self.started_at
         self._declined_since_revive = False
-        self._demand_sent: tuple[str, int] | None = None
-        self._demand_task: asyncio.Task[None] | None = None
+        # One SetDemands in flight, the latest wins (500 tasks ending in a burst make a few
+        # calls, not 500); refused for what it says (an unknown priority class), it never
+        # works, so the job ends with the master's reason rather than wait forever.
+        self._demands = sdk.DemandSync(self.demands, on_refused=self.fail)
         self._stage_seen = 0
 
     # -- demands ----------------------------------------------------------------------------
@@ -86,36 +92,31 @@ class BatchScheduler(sdk.Scheduler):
             )
         ]
 
-    def _demand_key(self) -> tuple[str, int]:
-        return ("" if self.job.done else self.job.current.name, self.job.wanted)
-
     async def sync_demands(self, driver: sdk.Driver) -> None:
-        """Send the demand if it changed; one call in flight at a time, the latest wins (500
-        tasks ending in a burst make a few calls, not 500)."""
-        if self._demand_task is not None and not self._demand_task.done():
-            return  # the running sync sends the newest state when its call returns
-        if self._demand_key() == self._demand_sent:
-            return
-        self._demand_task = asyncio.get_running_loop().create_task(self._sync_loop(driver))
+        """Send the demand if it changed (sdk.DemandSync)."""
+        self._demands.changed(driver)
 
-    async def _sync_loop(self, driver: sdk.Driver) -> None:
-        while (key := self._demand_key()) != self._demand_sent:
-            try:
-                await driver.set_demands(self.demands())
-            except sdk.DriverError:
-                return  # disconnected: the driver sends the last demands on resubscribing
-            self._demand_sent = key
+    def fail(self, err: sdk.CallError) -> None:
+        """End the run: ``run_job`` tears the framework down and raises ``err``."""
+        if self.failure is None:
+            self.failure = err
+        self.finished.set()
+
+    def stalled_for(self) -> float:
+        """Seconds the job has had tasks it could launch now (within ``max_cpus``) and has
+        launched or ended none; 0 when nothing waits on the master."""
+        if self.job.done or self.job.room_for() == 0:
+            return 0.0
+        return self.clock() - self.last_progress
 
     async def settle(self) -> None:
         """Wait for a demand update in flight."""
-        if self._demand_task is not None:
-            await asyncio.gather(self._demand_task, return_exceptions=True)
+        await self._demands.settle()
 
     # -- callbacks --------------------------------------------------------------------------
 
     async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
-        self._demand_sent = None  # a new master, perhaps: say it again
-        await self.sync_demands(driver)
+        self._demands.resend(driver)  # a new master, perhaps: say it again
 
     async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
         unused: list[str] = []
@@ -178,8 +179,9 @@ class BatchScheduler(sdk.Scheduler):
             with contextlib.suppress(sdk.DriverError):
                 await driver.decline([offer.id], refuse_seconds=0)
             return
+        self.last_progress = self.clock()
         if self.first_launch_at is None:
-            self.first_launch_at = self.clock()
+            self.first_launch_at = self.last_progress
         for a in attempts:
             self.on_event(Event("launched", a.task_id))
 
@@ -197,6 +199,7 @@ class BatchScheduler(sdk.Scheduler):
         )
         if outcome is Outcome.IGNORED:
             return
+        self.last_progress = self.clock()
         detail = "preempted" if preempted else sdk.state_name(status.state)
         self.on_event(Event(outcome.value, status.task_id, detail))
         if self.job.stage != self._stage_seen and not self.job.done:

@@ -103,6 +103,19 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="how long a worker waits for a peer before it gives up (default 30)",
     )
+    parser.add_argument(
+        "--give-up-after",
+        type=positive_float,
+        metavar="SECONDS",
+        help="end the run (torn down, exit 1) when the gang has waited this long to be placed, "
+        "e.g. more GPUs than the cluster has (default: wait)",
+    )
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="on SIGINT or SIGTERM, leave the framework and its workers to the master for its "
+        "failover timeout instead of tearing it down (killing them)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON here")
 
 
@@ -138,7 +151,15 @@ def _run(args: argparse.Namespace) -> int:
 
     spec = spec_from_args(args)
     return asyncio.run(
-        run.main(spec, args.master, args.role, args.connect_timeout, json_out=args.json)
+        run.main(
+            spec,
+            args.master,
+            args.role,
+            args.connect_timeout,
+            json_out=args.json,
+            keep_running=args.keep_running,
+            give_up_after=args.give_up_after,
+        )
     )
 
 
@@ -149,7 +170,9 @@ FRAMEWORKS = [
         description="Train with N workers that start together (a gang demand: the whole gang "
         "or nothing), each told its RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT. A failed "
         "member restarts the whole gang from the last checkpoint, up to --max-restarts times. "
-        "Exit 0 when training completed, 1 otherwise.",
+        "While the gang waits, the master's reason is shown. SIGINT or SIGTERM tears the run "
+        "down (its workers are killed) and prints the summary. Exit 0 when training "
+        "completed, 1 otherwise.",
         configure=_configure,
         run=_run,
     )

@@ -29,7 +29,8 @@ KILL_GRACE_SECONDS = 2.0
 class Event:
     """One thing worth telling the user."""
 
-    kind: str  # "placed", "failed", "restart", "succeeded", "gave up", "refused"
+    # "placed", "failed", "restart", "succeeded", "gave up", "refused", "waiting", "stopping"
+    kind: str
     detail: str = ""
 
 
@@ -50,6 +51,9 @@ class GangScheduler(sdk.Scheduler):
         self.bundles: list[list[str]] = []  # per accepted bundle, the agents of its offers
         self.refused_launches = 0
         self._last_refusal = ""
+        # A refusal that will never change (an unknown priority class): the run cannot go on.
+        self.failure: sdk.CallError | None = None
+        self.waiting_since = self.started_at  # when the current attempt started waiting
 
     # -- demands ----------------------------------------------------------------------------
 
@@ -64,8 +68,21 @@ class GangScheduler(sdk.Scheduler):
             await driver.set_demands(self.demands())
         except sdk.CallError as err:
             if err.code.name == "INVALID_ARGUMENT":
-                raise  # e.g. an unknown priority class: it never works, so end loudly
+                # E.g. an unknown priority class: it never works, so end with the master's
+                # reason (``run_training`` tears down, then raises it).
+                self.fail(err)
             # Disconnected: the driver resubscribes and ``subscribed`` sends them again.
+
+    def fail(self, err: sdk.CallError) -> None:
+        if self.failure is None:
+            self.failure = err
+        self.finished.set()
+
+    def stalled_for(self) -> float:
+        """Seconds the current attempt's gang has waited to be placed; 0 unless waiting."""
+        if self.run.phase is not plan.Phase.WAITING:
+            return 0.0
+        return self.clock() - self.waiting_since
 
     # -- callbacks --------------------------------------------------------------------------
 
@@ -134,6 +151,7 @@ class GangScheduler(sdk.Scheduler):
                     await driver.kill(task_id, agent_id, grace=KILL_GRACE_SECONDS)
             return
         if action is plan.Action.RELAUNCH:
+            self.waiting_since = self.clock()
             self.on_event(
                 Event(
                     "restart",

@@ -5,6 +5,7 @@ contract's own (``corral.v1``), re-exported so a framework imports from one plac
 """
 
 from corral.frameworks.sdk.backoff import Backoff
+from corral.frameworks.sdk.demand_sync import DemandSync
 from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.driver import DEFAULT_MASTER, Driver
 from corral.frameworks.sdk.errors import (
@@ -38,6 +39,7 @@ from corral.frameworks.sdk.placement import (
     where,
 )
 from corral.frameworks.sdk.scheduler import Scheduler
+from corral.frameworks.sdk.signals import StopSignals
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, task
 from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
@@ -63,6 +65,7 @@ __all__ = [
     "ConnectError",
     "Constraint",
     "Demand",
+    "DemandSync",
     "DisconnectedEvent",
     "Driver",
     "DriverError",
@@ -88,6 +91,7 @@ __all__ = [
     "Spread",
     "StateName",
     "StatusView",
+    "StopSignals",
     "SubscribedEvent",
     "TLSError",
     "TaskInfo",

@@ -205,6 +205,10 @@ class Driver:
                 timeout=self._connect_timeout,
                 return_when=asyncio.FIRST_COMPLETED,
             )
+        except asyncio.CancelledError:
+            # Cancelled while connecting (the user pressed Ctrl-C): leave no task running.
+            await self._shutdown()
+            raise
         finally:
             subscribed.cancel()
             done.cancel()

@@ -89,8 +89,7 @@ class ServingScheduler(sdk.Scheduler):
         self._lock = asyncio.Lock()
         self._declined = False  # declined with a long filter since the last revive
         self._need_revive = False
-        self._demands_sent: list[sdk.Demand] | None = None
-        self._demand_task: asyncio.Task[None] | None = None
+        self._demands = sdk.DemandSync(self.demands)  # one call in flight, the latest wins
         self._checks: dict[str, asyncio.Task[None]] = {}
         self._readiness: dict[str, asyncio.Task[None]] = {}
 
@@ -131,7 +130,7 @@ class ServingScheduler(sdk.Scheduler):
 
     async def subscribed(self, driver: sdk.Driver, framework_id: str) -> None:
         self.observer.subscribed(framework_id)
-        self._demands_sent = None  # a new master, perhaps: say it again
+        self._demands.resend(driver)  # a new master, perhaps: say it again
         self._declined = False  # a new subscription has no refuse filters
         if self._restored:
             # Statuses of what ran while no one listened; one the master does not know is
@@ -316,25 +315,12 @@ class ServingScheduler(sdk.Scheduler):
         return [self.app.spec.demand(count)] if count > 0 else []
 
     def _sync_demands(self, driver: sdk.Driver) -> None:
-        """Send the demand if it changed; one call in flight, the latest wins."""
-        if self._demand_task is not None and not self._demand_task.done():
-            return  # the running sync sends the newest demand when its call returns
-        if self.demands() == self._demands_sent:
-            return
-        self._demand_task = asyncio.get_running_loop().create_task(self._sync_loop(driver))
-
-    async def _sync_loop(self, driver: sdk.Driver) -> None:
-        while (want := self.demands()) != self._demands_sent:
-            try:
-                await driver.set_demands(want)
-            except sdk.DriverError:
-                return  # disconnected: subscribed() sends it again
-            self._demands_sent = want
+        """Send the demand if it changed (sdk.DemandSync)."""
+        self._demands.changed(driver)
 
     async def settle(self) -> None:
         """Wait for a demand update in flight."""
-        if self._demand_task is not None:
-            await asyncio.gather(self._demand_task, return_exceptions=True)
+        await self._demands.settle()
 
     # -- health checks ----------------------------------------------------------------------
 

@@ -7,11 +7,11 @@ highest first (order.py); the cycle stops once the plan holds ``cpus`` cpus, add
 offer in plan order.
 
 Why it is cheap: the candidates of a pass are chosen with a few vector operations over the
-agents (or one compiled loop, ``kernel.select``): only agents that are not draining, have some
-framework eligible (``count_ok``) and something allocatable free are walked. The walk itself is
-one of three, each charging the allocator as it goes: ``fastpath`` (one role, no quota, no
-reservations or PreferNoSchedule taints on the candidates), else ``general_walk`` (numba kernel)
-or ``numpy_walk`` (numpy kernel).
+agents (or one compiled loop, ``fastpath_compiled.select``): only agents that are not draining,
+have some framework eligible (``count_ok``) and something allocatable free are walked. The walk
+itself is one of three, each charging the allocator as it goes: ``fastpath`` (one role, no
+quota, no reservations or PreferNoSchedule taints on the candidates), else ``general_walk``
+(numba kernel) or ``general_walk_numpy`` (numpy kernel).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import fastpath, general_walk, numpy_walk, order
-from corral.master.allocator import kernel as compiled
+from corral.master.allocator import fastpath, general_walk, general_walk_numpy, order
+from corral.master.allocator import fastpath_compiled as compiled
 from corral.master.allocator.interface import Plan
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def ordered_agents(al: DrfAllocator) -> npt.NDArray[np.intp]:
 def select(
     al: DrfAllocator, order: npt.NDArray[np.intp]
 ) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
-    """See ``kernel.select``; the numpy kernel makes the same selection with array ops."""
+    """See ``fastpath_compiled.select``; the numpy kernel selects the same with array ops."""
     n = al._agents.size
     if al.kernel == "numba":
         return compiled.select(
@@ -129,7 +129,7 @@ def _pass(
     if al.kernel == "numba":
         al.general_walks += 1
         return general_walk.walk(al, candidates, free, active, m, cpus, planned)
-    return numpy_walk.walk(al, candidates, active, m, cpus, planned)
+    return general_walk_numpy.walk(al, candidates, active, m, cpus, planned)
 
 
 def walk_within(

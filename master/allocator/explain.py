@@ -8,8 +8,6 @@ import numpy as np
 
 from corral.master.allocator import drf, quota
 from corral.master.allocator.interface import Explanation
-from corral.master.allocator.masks import draining, suppression
-from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.options import (
     REASON_HEADROOM,
     REASON_NO_FREE,
@@ -17,6 +15,7 @@ from corral.master.allocator.options import (
     allocatable,
     quota_reason,
 )
+from corral.master.allocator.rules import draining, filters, suppression
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     if alloc.suppressed[f]:
         count(suppression.REASON, len(live))
     filtered = alloc.filters.at(f, now)[live]
-    count(filter_mask.REASON, int(filtered.sum()))
+    count(filters.REASON, int(filtered.sum()))
     drained = alloc.draining[live]
     count(draining.REASON, int(drained.sum()))
     fsig = int(alloc.placement.framework_sig[f])

@@ -5,8 +5,8 @@ a guarantee, no role a limit, no walked agent reservations or PreferNoSchedule t
 reference's rules reduce to: each agent in walk order offers all its unreserved free resources
 to the first eligible framework in (dominant share, allocations received, id) order (order.py's
 keys 7-9), whose share and count then grow. Exactly the same decisions, made by
-one of two walks (``DrfAllocator.kernel``): ``kernel.py``, compiled with numba (the master's
-default), and ``_walk_numpy`` below, which needs no compiler. The numpy walk, in Python:
+one of two walks (``DrfAllocator.kernel``): ``fastpath_compiled.py``, compiled with numba (the
+master's default), and ``_walk_numpy`` below, which needs no compiler. The numpy walk, in Python:
 
 - The order is one sorted list of (share, count, id rank, framework), kept sorted by moving only the
   framework just charged (``bisect``), instead of a ``lexsort`` of the eligible frameworks for
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, kernel
+from corral.master.allocator import drf, fastpath_compiled
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
@@ -101,7 +101,7 @@ def _walk_compiled(
     rank = np.ascontiguousarray(al.framework_ranks()[:m])
     order = active[np.lexsort((rank[active], count[active], share[active]))]
     role = int(al.fw_role[active[0]])
-    idx, frameworks = kernel.walk(
+    idx, frameworks = fastpath_compiled.walk(
         candidates, free, al.placement.ok, al.filters.active, order, share, count, rank,
         al.alloc, al.role_alloc[role], al.cluster, cols, al.used,
     )  # fmt: skip
@@ -129,7 +129,7 @@ def _walk_numpy(
     agents = candidates.tolist()
     free = free_rows.tolist()
 
-    # Charges are added up in Python floats in the same order as ``charging.charge`` adds
+    # Charges are added up in Python floats in the same order as ``charge_moves.charge`` adds
     # them in numpy (IEEE doubles either way, so bit-identical) and written back at the end.
     role = int(al.fw_role[active[0]])
     role_row = al.role_alloc[role].tolist()

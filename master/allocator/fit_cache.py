@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import room_loops
+from corral.master.allocator import rooms_compiled
 from corral.master.allocator.interface import Scalars, fits_of_one, slots, slots_of_one
 
 Key = tuple[Scalars, int]  # (one task's shape, role row)
@@ -35,7 +35,7 @@ Free = Callable[[int, int], npt.NDArray[np.float64]]  # (agent row, role row) ->
 
 @dataclass(slots=True)
 class Entry:
-    """The order is two sorted lists merged when read (room_loops.head): ``order`` as sorted
+    """The order is two sorted lists merged when read (rooms_compiled.head): ``order`` as sorted
     when the entry was made or last re-sorted, with the positions ``gone`` from it skipped,
     and ``moved``, the agents a charge re-placed since, by their new keys. A charge then
     shifts a few moved agents, not up to every agent of a 10k-agent order."""
@@ -56,7 +56,7 @@ class Entry:
     def move(self, i: int, per: int) -> None:
         """Position ``i`` now holds ``per`` slots: re-place it (one compiled call, no new
         arrays: a tick charges thousands of times); re-sort when ``moved`` is full."""
-        if not room_loops.move(
+        if not rooms_compiled.move(
             self.keys, self.per, self.gone, self.moved, self.moved_keys, self.n_moved, i, per
         ):
             self.per[i] = per

@@ -1,9 +1,9 @@
-"""The general walk of a cycle with the numba kernel: the state ``general_kernel`` walks, built
-from the allocator's arrays, and its results written back.
+"""The general walk of a cycle with the numba kernel: the state ``general_walk_compiled``
+walks, built from the allocator's arrays, and its results written back.
 
 ``DrfAllocator.cycle`` takes this when the fast path does not apply (several roles, a quota,
 reservations or PreferNoSchedule taints on the candidates) and the kernel is ``"numba"``; the
-``"numpy"`` kernel keeps the Python ``numpy_walk``. Both make the reference's decisions.
+``"numpy"`` kernel keeps the Python ``general_walk_numpy``. Both make the reference's decisions.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, general_kernel
+from corral.master.allocator import drf, general_walk_compiled
 from corral.master.allocator.fastpath import Walked
-from corral.master.allocator.masks import draining
 from corral.master.allocator.reservations import to_arrays
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def _role_buffers(
     al: DrfAllocator, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.intp], ...]:
     """Per role, its active frameworks sorted by (share, count, id rank) in a region of one
-    buffer, with room to move right (``general_kernel`` compacts a region when it is full).
+    buffer, with room to move right (``general_walk_compiled`` compacts a region when it is full).
     Returns (buf, base, cap, start, end)."""
     roles = len(al.role_names)
     role_of = al.fw_role[active]
@@ -92,10 +91,10 @@ def walk(
             unalloc[r] = book.unallocated(r)
     unmet = np.zeros((roles, 4))
     req = np.zeros(4)
-    general_kernel.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
+    general_walk_compiled.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
     # The available sum is computed by the walk when first needed (an infinite error bound).
     avail, err = np.zeros(4), np.full(4, math.inf)
-    counted = draining.offerable(al.agent_alive, al.draining)
+    counted = al.offerable_agents()
     done = np.zeros(m, dtype=np.int64)
     skipped = np.zeros(roles, dtype=np.bool_)
     resume = np.zeros(roles, dtype=np.intp)
@@ -108,7 +107,7 @@ def walk(
     out_x = np.empty((size, 4))
     i, n = 0, 0
     while True:
-        i = general_kernel.compiled_walk(
+        i = general_walk_compiled.compiled_walk(
             candidates, free, i, float(cpus), al.placement.ok, refused(al), al.placement.prefer_not,
             al.placement.has_soft_taints, al.capacity, al.used, counted,
             al.alloc, fkey, al.fw_count, rank, al.fw_role,

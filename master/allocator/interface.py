@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from corral.limits import MAX_DEMAND_COUNT
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
+from corral.master.allocator.rules.facts import RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Scalars = tuple[float, float, float, float]
@@ -42,8 +43,8 @@ class Allocation:
 
 
 # A (framework row, agent row) pair as one int: (agent row << PAIR_FW_BITS) | framework row.
-# The charge book's key (charges.py) and a plan entry's handle. Framework rows stay below 2**24;
-# agent rows below 2**31 keep keys below 2**55.
+# The charge book's key (charge_table.py) and a plan entry's handle. Framework rows stay below
+# 2**24; agent rows below 2**31 keep keys below 2**55.
 PAIR_FW_BITS = 24
 PAIR_FW_MASK = (1 << PAIR_FW_BITS) - 1
 
@@ -324,6 +325,11 @@ def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64
 
 
 class Allocator(Protocol):
+    @property
+    def rule_options(self) -> RuleOptions:
+        """How the placement rules are asked (rules/facts.py): the core asks them so too."""
+        ...
+
     def add_agent(
         self,
         agent_id: str,

@@ -6,8 +6,9 @@ the [A, F] masks, so one agent's eligibility over all frameworks is one contiguo
 ``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
 roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
 roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
-``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``, ``numpy_walk``),
-``quota`` (a role's quota arithmetic and an agent's offer), ``charging`` (charges and returns),
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``,
+``general_walk_numpy``), ``quota`` (a role's quota arithmetic and an agent's offer),
+``charge_moves`` (charges and returns),
 ``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
 
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
@@ -26,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import (
-    charging,
+    charge_moves,
     cycle,
     drf,
     eligibility,
@@ -34,12 +35,12 @@ from corral.master.allocator import (
     order,
     quota,
     refuse_filters,
-    room_loops,
     rooms,
+    rooms_compiled,
 )
-from corral.master.allocator import kernel as compiled
-from corral.master.allocator.charges import ChargeBook
-from corral.master.allocator.charges import warm as warm_charges
+from corral.master.allocator import fastpath_compiled as compiled
+from corral.master.allocator.charge_table import ChargeBook
+from corral.master.allocator.charge_table import warm as warm_charges
 from corral.master.allocator.explain import explain
 from corral.master.allocator.fit_cache import FitCache
 from corral.master.allocator.growable import RowIndex, grow_rows
@@ -51,8 +52,7 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import filters as filter_mask
-from corral.master.allocator.masks import suppression
+from corral.master.allocator.masks import filters as filter_matrix
 from corral.master.allocator.masks.filters import FilterMatrix
 from corral.master.allocator.masks.placement import PlacementMask
 from corral.master.allocator.options import (
@@ -62,6 +62,7 @@ from corral.master.allocator.options import (
     check_weight,
 )
 from corral.master.allocator.reservations import ReservationBook
+from corral.master.allocator.rules import RuleOptions, suppression
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Vec = list[float]
@@ -80,8 +81,8 @@ class DrfAllocator:
         if kernel not in KERNELS:
             raise ValueError(f"unknown allocator kernel {kernel!r} (known: {', '.join(KERNELS)})")
         warm_charges()
-        filter_mask.warm()
-        room_loops.warm()
+        filter_matrix.warm()
+        rooms_compiled.warm()
         if kernel == "numba":
             compiled.warm()
             general_walk.warm()
@@ -256,6 +257,15 @@ class DrfAllocator:
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
         self.draining[self._agent(agent_id)] = draining
 
+    @property
+    def rule_options(self) -> RuleOptions:
+        return self.placement.options
+
+    def offerable_agents(self) -> npt.NDArray[np.bool_]:
+        """Agents whose resources may be offered, by row: alive and not draining (the
+        draining rule, rules/draining.py, as an array)."""
+        return np.asarray(self.agent_alive & ~self.draining)
+
     # ---- frameworks and roles -----------------------------------------------------------------
 
     def add_framework(
@@ -277,14 +287,14 @@ class DrfAllocator:
         self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
         self.filters.clear_framework(f)
         self.placement.set_framework(
-            f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources
+            f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources, role=role
         )
         self._column_delta(f, +1)
 
     def remove_framework(self, framework_id: str) -> None:
         f = self._framework(framework_id)
         agents, charged = self.charges.of_framework(f)
-        charging.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
+        charge_moves.recover_rows(self, np.full(len(agents), f, dtype=np.intp), agents, charged)
         if self.fw_active[f]:
             self._column_delta(f, -1)
         self.filters.clear_framework(f)
@@ -298,9 +308,8 @@ class DrfAllocator:
         if bool(self.suppressed[f]) == suppressed:
             return
         self.suppressed[f] = suppressed
-        self.fw_active[f] = suppression.active(
-            self.fw_alive[f : f + 1], self.suppressed[f : f + 1]
-        )[0]
+        # Suppression's rule (rules/suppression.py), kept as the fw_active array.
+        self.fw_active[f] = not suppression.blocks(bool(self.fw_alive[f]), suppressed)
         self._column_delta(f, -1 if suppressed else +1)
 
     def set_priority(self, framework_id: str, priority: int) -> None:
@@ -328,18 +337,18 @@ class DrfAllocator:
 
     def allocate(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         f, a = self._framework(framework_id), self._agent(agent_id)
-        charging.charge(self, f, a, list(check_scalars("allocate", scalars)))
+        charge_moves.charge(self, f, a, list(check_scalars("allocate", scalars)))
 
     def recover(self, framework_id: str, agent_id: str, scalars: Scalars) -> None:
         self.recover_many([(framework_id, agent_id, scalars)])
 
     def recover_many(self, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
-        charging.recover_many(self, returns)
+        charge_moves.recover_many(self, returns)
 
     def recover_handles(
         self, source: PlanSource, handles: npt.ArrayLike, scalars: npt.ArrayLike
     ) -> None:
-        charging.recover_handles(self, source, handles, scalars)
+        charge_moves.recover_handles(self, source, handles, scalars)
 
     def _free_for(self, a: int, role: int) -> F64:
         """Agent row a's free resources for ``role``: unreserved plus its reservation's."""
@@ -375,7 +384,7 @@ class DrfAllocator:
         refuse_filters.clear(self, self._framework(framework_id))
 
     def charged(self, framework_id: str, agent_id: str) -> Scalars:
-        return charging.charged(self, framework_id, agent_id)
+        return charge_moves.charged(self, framework_id, agent_id)
 
     # ---- the cycle ----------------------------------------------------------------------------
 

@@ -15,30 +15,24 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator.rules import draining, filters, gpus, quota, resources, suppression
+from corral.master.allocator.rules.constraints import reason as constraint_reason
+from corral.master.allocator.rules.quota import limit_reason as quota_reason
+from corral.master.allocator.rules.taints import reason as taint_reason
 from corral.pairs import items
-from corral.placement import AttributeConstraint, Taint
 from corral.resources import SCALARS
 
-# Reason strings of Explanation.reasons. Fixed, so dashboards and tests can match on them.
-REASON_SUPPRESSED = "suppressed"
-REASON_FILTER = "refuse filter"
-REASON_DRAINING = "agent draining"
-REASON_NO_FREE = "no free resources"
-REASON_HEADROOM = "headroom kept for unmet guarantees"
-REASON_ORDER = "lower DRF order"
-REASON_GPU = "agent has GPUs and the framework lacks the GPU_RESOURCES capability"
+# Reason strings of Explanation.reasons. Fixed, so dashboards and tests can match on them; each
+# is its rule's (rules/), named here for explain and the allocators.
+REASON_SUPPRESSED = suppression.REASON
+REASON_FILTER = filters.REASON
+REASON_DRAINING = draining.REASON
+REASON_NO_FREE = resources.REASON_NO_FREE
+REASON_HEADROOM = quota.REASON_HEADROOM
+REASON_ORDER = "lower DRF order"  # not a rule: the DRF order, explain's last reason
+REASON_GPU = gpus.REASON
 
-
-def taint_reason(taint: Taint) -> str:
-    return f"taint {taint}"
-
-
-def constraint_reason(constraint: AttributeConstraint) -> str:
-    return f"constraint {constraint} not met"
-
-
-def quota_reason(resource: str) -> str:
-    return f"quota limit {resource} reached"
+__all__ = ["constraint_reason", "quota_reason", "taint_reason"]
 
 
 Alternative = Mapping[str, float]

@@ -12,7 +12,7 @@ The rules kept (Mesos' quota, per role r, per resource):
 - offer = the role's free reservation on the agent + min(unreserved free, limit - consumption,
   allowance).
 
-``general_kernel.py`` does the same arithmetic compiled, operation for operation.
+``general_walk_compiled.py`` does the same arithmetic compiled, operation for operation.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from corral.master.allocator.masks import draining
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
@@ -69,7 +67,7 @@ def allowance(al: DrfAllocator, r: int) -> Vec:
     needed = required(al)
     if all(q <= 0 for q in needed):
         return [INF] * 4
-    rows = np.flatnonzero(draining.offerable(al.agent_alive, al.draining))
+    rows = np.flatnonzero(al.offerable_agents())
     available = [0.0] * 4
     for free in al._unreserved_free(rows).tolist():
         available = [x + y for x, y in zip(available, free, strict=True)]

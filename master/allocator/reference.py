@@ -96,7 +96,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import order
+from corral.master.allocator import order, rules
 from corral.master.allocator.interface import (
     ROOM_EPSILON,
     Allocation,
@@ -107,7 +107,6 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks import gpus as gpu_mask
 from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
@@ -121,11 +120,10 @@ from corral.master.allocator.options import (
     allocatable,
     check_scalars,
     check_weight,
-    constraint_reason,
     quota_reason,
-    taint_reason,
 )
-from corral.placement import AttributeConstraint, Taint, TaintEffect, Toleration, untolerated
+from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
+from corral.placement import AttributeConstraint, Taint, Toleration
 from corral.resources import SCALARS
 
 Vec = list[float]
@@ -480,11 +478,7 @@ class ReferenceAllocator:
         self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
     ) -> list[str]:
         total = self._cluster_total()
-        prefer_not = (
-            [t for t in agent.taints if t.effect is TaintEffect.PREFER_NO_SCHEDULE]
-            if agent is not None
-            else []
-        )
+        facts = self._agent_facts(agent) if agent is not None else None
         role_keys: dict[str, tuple[int, float]] = {}
         for name, role in self._roles.items():
             alloc = role_alloc[name]
@@ -496,7 +490,8 @@ class ReferenceAllocator:
             tier, rkey = role_keys[fw.role]
             return order.reference_key(
                 priority=fw.priority,
-                prefers_not=bool(untolerated(prefer_not, fw.tolerations)),
+                prefers_not=facts is not None
+                and rules.prefers_not(facts, self._framework_facts(fw)),
                 role_tier=tier,
                 role_key=rkey,
                 role_count=self._roles[fw.role].count,
@@ -522,15 +517,25 @@ class ReferenceAllocator:
             reasons.append(REASON_FILTER)
         if agent.draining:
             reasons.append(REASON_DRAINING)
-        hard = [t for t in agent.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
-        reasons.extend(taint_reason(t) for t in untolerated(hard, fw.tolerations))
-        reasons.extend(
-            constraint_reason(c) for c in fw.constraints if not c.matches(agent.attributes)
-        )
-        reasons.extend(
-            gpu_mask.blocking(agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources)
+        # The static placement rules, as every consumer asks them (rules/__init__.py).
+        reasons += rules.blocking(
+            self._agent_facts(agent), self._framework_facts(fw), self.rule_options
         )
         return reasons
+
+    @staticmethod
+    def _agent_facts(agent: _Agent) -> AgentFacts:
+        return AgentFacts(agent.attributes, tuple(agent.taints), agent.total[3])
+
+    @staticmethod
+    def _framework_facts(fw: _Framework) -> FrameworkFacts:
+        return FrameworkFacts(
+            tuple(fw.tolerations), tuple(fw.constraints), fw.gpu_resources, fw.role
+        )
+
+    @property
+    def rule_options(self) -> RuleOptions:
+        return RuleOptions(filter_gpu_resources=self.options.filter_gpu_resources)
 
     def _allowance(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
         required = _zeros()
@@ -624,8 +629,8 @@ class ReferenceAllocator:
                 out[agent_id] = REASON_FILTER
             elif agent.draining:
                 out[agent_id] = REASON_DRAINING
-            elif gpu_mask.blocking(
-                agent.total[3], fw.gpu_resources, self.options.filter_gpu_resources
+            elif REASON_GPU in rules.gpus.RULE.blocking(
+                self._agent_facts(agent), self._framework_facts(fw), self.rule_options
             ):
                 out[agent_id] = REASON_GPU
         return out

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import eligibility, order, quota, room_loops
+from corral.master.allocator import eligibility, order, quota, rooms_compiled
 from corral.master.allocator.fit_cache import Entry
 from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
 
@@ -71,10 +71,12 @@ def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
     ok, filters = al.placement.ok, al.filters
     if filters.current(now):
         return bool(
-            room_loops.any_unfiltered(entry.fits, entry.rows, ok, filters.active, al.draining, f)
+            rooms_compiled.any_unfiltered(
+                entry.fits, entry.rows, ok, filters.active, al.draining, f
+            )
         )
     return bool(
-        room_loops.any_eligible(entry.fits, entry.rows, ok, filters.until, al.draining, f, now)
+        rooms_compiled.any_eligible(entry.fits, entry.rows, ok, filters.until, al.draining, f, now)
     )
 
 
@@ -111,11 +113,11 @@ def _head(
     """Positions (in id order) of the fewest agents at the head of the entry's order (most
     slots first) that framework row f may be offered and that hold ``want`` slots; None
     when the eligible agents hold fewer (the caller takes the whole room). One compiled
-    walk (room_loops.head) that stops at the agent completing the count."""
+    walk (rooms_compiled.head) that stops at the agent completing the count."""
     out = np.empty(min(max(want, 0), len(entry.order)), dtype=np.intp)
     if not len(out):
         return None if want > 0 else out
-    k = room_loops.head(
+    k = rooms_compiled.head(
         entry.order, entry.keys, entry.gone, entry.moved, entry.moved_keys,
         int(entry.n_moved[0]), entry.fits, entry.per, entry.rows,
         al.placement.ok, al.filters.until, al.draining, f, now, want, out,

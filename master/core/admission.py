@@ -12,6 +12,12 @@ whatever pacing does (or with it off), so that no backlog grows with the load:
    ``max_framework_pending_statuses`` the framework is offered nothing (MasterCore's
    ``sync_allocator``) and its accepts are refused until it acknowledges.
 
+3. Accepts waiting for the core (counted by the shell, which alone sees them queue) stay at
+   most ``max_waiting_accepts``: one more is refused as it arrives (``waiting_accept``), and
+   while half of the bound wait an allocation cycle offers nothing (``cycle_hold``), so the
+   accepts queued behind it are answered before more offers make more of them. The shell
+   counts and asks; these decide.
+
 A refusal is ``RESOURCE_EXHAUSTED`` with the bound and the numbers, raised before anything
 changes (the core's rule 1): the offers stay the framework's to accept later or decline.
 """
@@ -32,6 +38,24 @@ if TYPE_CHECKING:
 AGENT_LAUNCHES = "agent_launches"
 FRAMEWORK_STATUSES = "framework_statuses"
 WAITING_ACCEPTS = "waiting_accepts"  # the shell's (master/runtime.py)
+
+
+def waiting_accept(waiting: int, bound: int) -> Overloaded | None:
+    """Rule 3: the refusal of one more accept when ``waiting`` already wait, or None."""
+    if waiting < bound:
+        return None
+    return Overloaded(
+        WAITING_ACCEPTS,
+        f"{waiting} accepts already wait for the master (the bound is {bound}): it is behind; "
+        "decline the offers or try again later",
+    )
+
+
+def cycle_hold(waiting: int, bound: int) -> str:
+    """Rule 3: why an allocation cycle offers nothing while ``waiting`` accepts wait ("": it
+    offers as usual)."""
+    half = bound / 2
+    return f"{waiting} accepts wait for the master (holding at {half:g})" if waiting >= half else ""
 
 
 def launching(agent: AgentRecord) -> int:

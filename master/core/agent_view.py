@@ -7,33 +7,30 @@ scan (or explain) and answers the same question for all agents with array operat
 
 - free resources as an agents-by-resources array (total less live tasks less outstanding
   offers; the framework's own offers are added back, as the specification counts them as room);
-- taints and attributes by *signature*: agents share few distinct hard-taint sets and
-  attribute maps, so a demand's tolerations and constraints are checked once per signature and
-  the verdict is spread to the agents that carry it.
+- the static placement rules (master/allocator/rules: taints, constraints, GPUs, and any rule
+  registered there) by *signature*: agents share few distinct keys for them, so the rules are
+  asked once per signature for a demand and the verdict is spread to the agents that carry it.
 
 ``tests/unit/test_agent_view.py`` holds the two equal on generated clusters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.options import (
-    REASON_DRAINING,
-    REASON_FILTER,
-    REASON_GPU,
-    constraint_reason,
-    taint_reason,
-)
+from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
+from corral.master.allocator.rules import AgentFacts
+from corral.master.core import placement_facts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
-from corral.placement import HOSTNAME_KEY, Taint, TaintEffect, untolerated
+from corral.placement import HOSTNAME_KEY
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -58,21 +55,20 @@ class Statics:
         self.totals = np.array(
             [s.resources.scalars() for s in self.specs], dtype=np.float64
         ).reshape(n, len(SCALARS))
-        taint_sigs: dict[tuple[Taint, ...], int] = {}
+        rule_sigs: dict[Hashable, int] = {}
         attr_sigs: dict[tuple[tuple[str, str], ...], int] = {}
-        taint_of: list[int] = []
+        rules_of: list[int] = []
         attrs_of: list[int] = []
-        self.taint_sets: list[tuple[Taint, ...]] = []
-        self.attr_sets: list[dict[str, str]] = []
-        soft = TaintEffect.PREFER_NO_SCHEDULE
+        self.rule_sets: list[AgentFacts] = []  # one agent's facts per rule signature
+        self.attr_sets: list[dict[str, str]] = []  # for spread's domains
         for spec in self.specs:
-            # Most agents carry no taint and no attribute: no tuple built for them.
-            hard = tuple(t for t in spec.taints if t.effect is not soft) if spec.taints else ()
-            s = taint_sigs.get(hard)
+            facts = placement_facts.agent_facts(spec)
+            key = rules.agent_key(facts)
+            s = rule_sigs.get(key)
             if s is None:
-                s = taint_sigs[hard] = len(self.taint_sets)
-                self.taint_sets.append(hard)
-            taint_of.append(s)
+                s = rule_sigs[key] = len(self.rule_sets)
+                self.rule_sets.append(facts)
+            rules_of.append(s)
             attributes = spec.attributes
             attrs = tuple(sorted(attributes.items())) if attributes else ()
             a = attr_sigs.get(attrs)
@@ -80,7 +76,7 @@ class Statics:
                 a = attr_sigs[attrs] = len(self.attr_sets)
                 self.attr_sets.append(attributes)
             attrs_of.append(a)
-        self.taint_of = np.array(taint_of, dtype=np.int64)
+        self.rules_of = np.array(rules_of, dtype=np.int64)
         self.attrs_of = np.array(attrs_of, dtype=np.int64)
         self.held_ids: Sequence[str] | None = None  # the HeldBack order last placed
         self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
@@ -102,8 +98,8 @@ class AgentView:
         self.agents = statics.agents
         self.ids = statics.ids
         self.index = statics.index
-        self.taint_sets, self.attr_sets = statics.taint_sets, statics.attr_sets
-        self.taint_of, self.attrs_of = statics.taint_of, statics.attrs_of
+        self.rule_sets, self.attr_sets = statics.rule_sets, statics.attr_sets
+        self.rules_of, self.attrs_of = statics.rules_of, statics.attrs_of
         # Free: the totals less tasks and outstanding offers, for the agents that have any.
         free = statics.totals.copy()
         for i, agent in enumerate(self.agents):
@@ -198,16 +194,11 @@ class AgentView:
             short = need > free[:, k] + EPSILON
             if short.any():
                 mark(insufficient(name), short)
-        tolerations = (*fw.spec.tolerations, *d.tolerations)
-        for s, taints in enumerate(self.taint_sets):
-            for t in untolerated(taints, tolerations):
-                mark(taint_reason(t), self.taint_of == s)
-        constraints = (*fw.spec.offer_constraints, *d.constraints)
-        if constraints:
-            for s, attrs in enumerate(self.attr_sets):
-                for c in constraints:
-                    if not c.matches(attrs):
-                        mark(constraint_reason(c), self.attrs_of == s)
+        facts = placement_facts.demand_facts(fw, d)
+        options = self._core.allocator.rule_options
+        for s, agent in enumerate(self.rule_sets):
+            for reason in rules.blocking(agent, facts, options):
+                mark(reason, self.rules_of == s)
         if isinstance(held, HeldBack):
             filtered, drained, kept = self._held(held)
             if filtered.any():

@@ -13,7 +13,9 @@ Rules (in this order):
    get their bundles before that cycle sees the resources (gangs.py rule 2), then the
    allocator's plan is turned into offers (offer_book.py) up to what is left; lower gangs are
    cut after it, from what it left.
-5. The window was in the way if the plan reached it (``pacer.limited``: the next cycle comes
+5. A unit of the passes over demands that raises quarantines its demand, and the tick goes on
+   for everyone else (quarantine.py).
+6. The window was in the way if the plan reached it (``pacer.limited``: the next cycle comes
    sooner, MasterCore.cycle_interval); why-pending events follow, rate-limited (pending.py).
 """
 
@@ -39,6 +41,8 @@ Commands = list[cmd.Command]
 
 def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
     out: Commands = nominations.sweep(core, e) if core.nominations else []
+    if len(core.quarantine):
+        core.quarantine.sweep(e.now)
     if core.holds.held:
         core.holds.release(core)
     allowance = core.pacer.allowance(e.now)
@@ -56,13 +60,13 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
     per_fw: dict[str, list[OfferColumns]] = {}
     later: list[tuple[FrameworkRecord, Demand, int, int]] = []
     if core.gang_frameworks:
-        waiting = gangs.candidates(core)
+        waiting = gangs.candidates(core, e.now)
         if waiting:
             top = _top_regular_priority(core)
             first = [c for c in waiting if c[3] >= top]
             later = [c for c in waiting if c[3] < top]
             cuts = _GangPass()
-            allowance = _offer_gangs(core, e.now, allowance, per_fw, first, cuts)
+            allowance = _offer_gangs(core, e, allowance, per_fw, first, cuts)
     if allowance > 0:
         plan = core.allocator.cycle(e.now, e.seed, allowance)
         regular, allowance = core.book.make(plan, allowance, e.now)
@@ -73,7 +77,7 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
             else:
                 had.extend(batch)
     if later and allowance > 0:
-        allowance = _offer_gangs(core, e.now, allowance, per_fw, later, cuts)
+        allowance = _offer_gangs(core, e, allowance, per_fw, later, cuts)
     # The window was in the way if the plan reached it: the walk stopped there.
     core.pacer.limited = allowance <= 0
     out += [
@@ -81,7 +85,7 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
         for fw_id, batch in per_fw.items()
     ]
     out += pending.scan(core, e)  # why-pending events, rate-limited (pending.py)
-    return out
+    return out + core.quarantine.take_events()
 
 
 def _top_regular_priority(core: MasterCore) -> float:
@@ -150,7 +154,7 @@ def _rescind_lower_bundles(core: MasterCore, e: ev.AllocationTick) -> Commands:
 
 
 class _GangPass:
-    """A tick's gang cuts (demand_work.py): how many were made, and the fewest members each
+    """A tick's gang cuts (demand_work.py): how many found nothing, and the fewest members each
     shape failed for."""
 
     def __init__(self) -> None:
@@ -158,9 +162,23 @@ class _GangPass:
         self.failed: dict[Hashable, int] = {}
 
 
+def _cut(core: MasterCore, fw: FrameworkRecord, d: Demand, members: int, now: float) -> gangs.Fit:
+    """Gang rule 2's cut for one gang, changing nothing (a quarantine unit)."""
+    shape = d.resources.scalars()
+    allowed = gangs.demand_filter(core, d, fw)
+    room = core.allocator.room(fw.framework_id, now, shape, want=members)
+    got = gangs.fit(room, shape, members, allowed)
+    if not got.found and room.partial:
+        # The head of the room did not do (the demand's own constraints or the role's
+        # headroom): the whole room decides.
+        room = core.allocator.room(fw.framework_id, now, shape)
+        got = gangs.fit(room, shape, members, allowed)
+    return got
+
+
 def _offer_gangs(
     core: MasterCore,
-    now: float,
+    e: ev.AllocationTick,
     allowance: float,
     per_fw: dict[str, list[OfferColumns]],
     waiting: list[tuple[FrameworkRecord, Demand, int, int]],
@@ -168,6 +186,7 @@ def _offer_gangs(
 ) -> float:
     """Gang rule 2 (gangs.py): cut a bundle for each of the ``waiting`` gangs that fits.
     Returns the allowance left."""
+    now = e.now
     for fw, d, members, value in waiting:
         if allowance <= 0 or gang_pass.cuts >= demand_work.GANG_BUDGET:
             break
@@ -176,17 +195,14 @@ def _offer_gangs(
         failed = gang_pass.failed.get(key)
         if (failed is not None and members >= failed) or core.largest.never_fits(core, shape):
             continue
-        gang_pass.cuts += 1
         core.gang_rotation.served(fw.framework_id, d.name, now)
-        allowed = gangs.demand_filter(core, d)
-        room = core.allocator.room(fw.framework_id, now, shape, want=members)
-        got = gangs.fit(room, shape, members, allowed)
-        if not got.found and room.partial:
-            # The head of the room did not do (the demand's own constraints or the role's
-            # headroom): the whole room decides.
-            room = core.allocator.room(fw.framework_id, now, shape)
-            got = gangs.fit(room, shape, members, allowed)
+        got = core.quarantine.run(
+            core, e, "gang cut", fw.framework_id, d.name, _cut, core, fw, d, members, now
+        )
+        if got is None:
+            continue  # quarantined (quarantine.py)
         if not got.found:
+            gang_pass.cuts += 1  # the budget counts the cuts that found nothing
             gang_pass.failed[key] = min(members, failed if failed is not None else members)
             continue  # nothing held (gang rule 2); explain says why
         slots = [

@@ -18,8 +18,11 @@ _ZERO_ALLOWED = frozenset(
         "pending_event_interval",
         "max_completed_frameworks",
         "max_completed_tasks_per_framework",
+        "registry_max_agent_count",
     }
 )
+
+WEEK = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +45,21 @@ class MasterConfig:
     # re-registration timeout), so a mass partition or a cluster-wide restart does not declare
     # every task lost at once (Mesos' agent_removal_rate_limit). inf: no limit (the default).
     agent_removal_rate: float = math.inf
+    # Unreachable agents' records (in memory, in views and in the registry) are forgotten after
+    # registry_max_agent_age, and the oldest first past registry_max_agent_count (Mesos'
+    # flags; master/core/pruning.py). The age is Mesos' two weeks: a host down over a holiday
+    # comes back known. The count is Mesos' idea at Corral's scale: every record costs each
+    # `corral get agents` and restart (docs/operations.md, "Nothing kept forever"), and 10,000
+    # keeps a whole cluster of the largest size measured (docs/performance.md) through a
+    # partition; only churn (agents joining as new ids and going away) reaches it.
+    registry_max_agent_age: float = 2 * WEEK
+    registry_max_agent_count: int = 10_000
     framework_heartbeat_interval: float = 15.0
     framework_failover_timeout: float = 60.0  # used when a framework asks for 0
+    # A framework asking for a longer failover timeout gets this one (a cluster event says so),
+    # so a framework that asked for "forever" (1e9 s) and went away is removed at last, with
+    # its tasks. Four weeks admits what real frameworks ask for: Marathon a week, Aurora three.
+    max_failover_timeout: float = 4 * WEEK
     default_refuse_seconds: float = 5.0
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
@@ -105,6 +121,10 @@ class MasterConfig:
     # demand whose tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
     preemption: bool = True
+    # This start takes in the live tasks that agents with ids the registry does not hold report,
+    # as a master without a registry does (membership.py rule 1): after restoring a backup, the
+    # agents admitted since it (the master's --adopt-unknown-agents).
+    adopt_unknown_agents: bool = False
     # Why-pending events (master/core/pending.py): after a cycle, at most once per interval,
     # demands no agent has room for get a FailedScheduling (or GangUnschedulable) event; the
     # same message again for a demand only after pending_event_repeat. 0: no such events.
@@ -157,6 +177,11 @@ class MasterConfig:
             raise ValueError(
                 f"stream_queue_bytes ({self.stream_queue_bytes}) must hold at least one of the "
                 f"largest messages the master writes ({MIN_STREAM_QUEUE_BYTES} bytes, 8 MiB)"
+            )
+        if self.max_failover_timeout < self.framework_failover_timeout:
+            raise ValueError(
+                f"the longest failover timeout ({self.max_failover_timeout:g}s) is shorter than "
+                f"the default one ({self.framework_failover_timeout:g}s)"
             )
         if self.agent_timeout < 2 * self.agent_heartbeat_interval:
             raise ValueError(

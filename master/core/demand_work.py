@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 # 10,000 agents, two searches; each visit costs a few microseconds.
 PREEMPTION_AGENT_VISITS = 20_000
 PREEMPTION_SEARCHES = 64  # and searches a tick (each at least one array expression)
-GANG_BUDGET = 64  # gang cuts a tick (each a room over the agents)
+GANG_BUDGET = 64  # gang cuts a tick that find nothing (each a room over the agents)
 SCAN_BUDGET = 256  # why-pending fast tests and gang explanations per scan
 
 

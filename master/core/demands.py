@@ -31,14 +31,12 @@ from corral.limits import (
     echo,
 )
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.options import constraint_reason, taint_reason
-from corral.master.core import gangs
+from corral.master.core import gangs, placement_facts
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
-from corral.placement import TaintEffect, untolerated
 from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
 from corral.resources import GRANULARITY, SCALARS
 
@@ -244,13 +242,7 @@ def _agent_reasons(
     """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits). ``held``: the
     allocator's refuse filters and draining agents for the framework (Allocator.held_back);
     ``spread``: where the demand's tasks are, if it has a spread rule (spread.py)."""
-    spec = agent.spec
-    reasons: list[str] = []
-    hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
-    tolerations = (*fw.spec.tolerations, *d.tolerations)
-    reasons.extend(taint_reason(t) for t in untolerated(hard, tolerations))
-    constraints = (*fw.spec.offer_constraints, *d.constraints)
-    reasons.extend(constraint_reason(c) for c in constraints if not c.matches(spec.attributes))
+    reasons = placement_facts.blocking(core, placement_facts.demand_facts(fw, d), agent)
     free = _free_for(core, fw, agent)
     shape = d.resources.scalars()
     reasons.extend(

@@ -2,8 +2,9 @@
 
 The core decides what is durable; the shell (``corral.master.registry``) stores it. Rules:
 1. An agent is in the registry from its first registration (admission) on, with the secret that
-   proves its id and when it became unreachable, if it did. Tasks are not: agents report them
-   when they re-register, as in Mesos.
+   proves its id and when it became unreachable, if it did, until an unreachable one is
+   forgotten (pruning.py). Tasks are not: agents report them when they re-register, as in
+   Mesos.
 2. A framework is in the registry from its first SUBSCRIBED on, with its info (failover timeout
    included) and when it disconnected or was removed. Frameworks known only from agents'
    reports (placeholders) are not.
@@ -77,6 +78,13 @@ class PutAgent:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveAgent:
+    """An unreachable agent's record is forgotten (pruning.py)."""
+
+    agent_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class PutFramework:
     entry: FrameworkEntry
 
@@ -110,7 +118,15 @@ class DeletePriorityClass:
     name: str
 
 
-Change = PutAgent | PutFramework | PutWeight | PutQuota | PutPriorityClass | DeletePriorityClass
+Change = (
+    PutAgent
+    | RemoveAgent
+    | PutFramework
+    | PutWeight
+    | PutQuota
+    | PutPriorityClass
+    | DeletePriorityClass
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +140,7 @@ class RegistryState:
     # In the order operators last changed them; None: deleted.
     priority_classes: tuple[tuple[str, PriorityClass | None], ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # the registry's own facts, for views
-    # The store outlives the master (SQLite, ZooKeeper): it lists every agent ever admitted, so
-    # an id it does not hold is an agent registering for the first time (membership.py).
+    # The store outlives the master (SQLite, ZooKeeper): it lists every agent ever admitted and
+    # not forgotten since (pruning.py), so an id it does not hold is an agent registering for
+    # the first time, or one forgotten: either way, the master launched no task on it.
     durable: bool = False

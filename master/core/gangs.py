@@ -9,8 +9,8 @@ Rules:
    ordinary demand for its further tasks (up to ``count``).
 2. Bundles are cut before the regular cycle, in each allocation tick that has a waiting gang
    (no cost otherwise): higher class value first, then the least recently cut, framework id,
-   demand name; at most ``demand_work.GANG_BUDGET`` cuts a tick, none for a shape no agent
-   could hold or one that failed this tick for as many members or fewer. Each is
+   demand name; at most ``demand_work.GANG_BUDGET`` cuts that find nothing a tick, none for a
+   shape no agent could hold or one that failed this tick for as many members or fewer. Each is
    cut from the allocator's ``room`` for its framework (the eligibility rule: placement, refuse
    filters, draining) less the demand's own constraints: a slot is one task's shape on one
    agent, agents with the most slots first (fewest agents; ties by id), within the role's
@@ -39,6 +39,7 @@ import numpy as np
 
 from corral.master.allocator.interface import Room, Scalars, slots_of_one
 from corral.master.allocator.interface import slots as room_slots
+from corral.master.core import placement_facts
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -177,22 +178,23 @@ def _fit_small(
     return Fit(members, placeable, tuple((str(ids[i]), k) for i, k in chosen))
 
 
-def demand_filter(core: MasterCore, d: Demand) -> Callable[[str], bool] | None:
-    """The demand's own constraints per agent (the framework's are the allocator's, in room);
-    None when it has none. Its tolerations cannot open an agent its framework's do not: an
-    offer is the framework's, and the allocator's eligibility is per framework."""
+def demand_filter(core: MasterCore, d: Demand, fw: FrameworkRecord) -> Callable[[str], bool] | None:
+    """The placement rules per agent with the demand's own constraints added (the framework's
+    alone are the allocator's, in room); None when it has none. Its tolerations cannot open an
+    agent its framework's do not: an offer is the framework's, and the allocator's eligibility
+    is per framework, so only its constraints are added."""
     if not d.constraints:
         return None
     agents = core.agents
+    facts = placement_facts.framework_facts(fw.spec).with_demand(d.constraints, ())
 
     def allowed(agent_id: str) -> bool:
-        attributes = agents[agent_id].spec.attributes
-        return all(c.matches(attributes) for c in d.constraints)
+        return placement_facts.allows(core, facts, agents[agent_id])
 
     return allowed
 
 
-def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int]]:
+def candidates(core: MasterCore, now: float) -> list[tuple[FrameworkRecord, Demand, int, int]]:
     """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in rule
     2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
@@ -208,7 +210,11 @@ def candidates(core: MasterCore) -> list[tuple[FrameworkRecord, Demand, int, int
             continue
         for d in fw.demands.values():
             n = missing(fw, d) if d.min_member > 0 else 0
-            if n <= 0 or (fw_id, d.name) in outstanding:
+            if (
+                n <= 0
+                or (fw_id, d.name) in outstanding
+                or core.quarantine.holds(fw_id, d.name, now)
+            ):
                 continue
             value = core.priority.value(d.priority_class)
             out.append((-value, fw_id, d.name, fw, d, n))
@@ -252,7 +258,7 @@ def explain(
             "over_headroom": False,
         }
     shape = d.resources.scalars()
-    allowed = demand_filter(core, d)
+    allowed = demand_filter(core, d, fw)
     # As the tick cuts (allocation_tick.py, _offer_gangs): the head of the room when it does, which
     # is the whole room's cut; else the whole room, for how many fit.
     room = core.allocator.room(fw.framework_id, now, shape, want=members)

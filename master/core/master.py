@@ -79,6 +79,7 @@ from corral.master.core.durable import (
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preemption_budget import PreemptionBudget
+from corral.master.core.quarantine import Quarantine
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
@@ -205,6 +206,7 @@ class MasterCore:
         # demand_work.py: what bounds the passes over demands that cannot fit.
         self.largest = Largest()
         self.task_sums = TaskSums()  # live tasks' resources per agent and class value
+        self.quarantine = Quarantine()  # demands the allocation tick failed on (quarantine.py)
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
 
@@ -277,6 +279,11 @@ class MasterCore:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
         event. Raises InvariantBroken."""
         validate(self)
+
+    def take_offers_expired(self) -> int:
+        """Offers rescinded at their timeout since the last call (the shell's metric)."""
+        expired, self.book.expired = self.book.expired, 0
+        return expired
 
     def take_offer_waits(self) -> list[float]:
         """Seconds each agent's freed resources waited to be offered, for the offers made since

@@ -6,12 +6,13 @@ Rules:
 1. A registration is checked before anything changes: an id the master knows must come from
    the principal that registered it and with its secret, and the ACLs must grant the agent, the
    attributes and reservations it claims and its resources (PERMISSION_DENIED, authz.py);
-   reservations fit in the agent's resources, and the tasks it
-   reports are each named once, in states an agent can know, not running on another agent, and
-   live ones within its resources (INVALID_ARGUMENT). An agent registering without an id (a
-   new one) reports none. Only an agent whose tasks the master cannot know (its record read
-   from the registry, or any after a master restart that forgot every agent) has the live
-   tasks it reports that the master does not hold taken in; any other is killed (reconcile.py).
+   reservations are for valid role names (corral.roles) and fit in the agent's resources, and
+   the tasks it reports are each named once, in states an agent can know, not running on
+   another agent, and live ones within its resources (INVALID_ARGUMENT). An agent registering
+   without an id (a new one) reports none. Only an agent whose tasks the master cannot know
+   (its record read from the registry, or any after a master restart that forgot every agent)
+   has the live tasks it reports that the master does not hold taken in; any other is killed
+   (reconcile.py).
 2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
    gets a new one. A known agent re-registering is detached first (its old stream closed) and
    becomes ACTIVE again.
@@ -27,7 +28,7 @@ Rules:
    launches are at the bound (admission.py).
 6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
    UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
-   while it was RECOVERING answered.
+   while it was RECOVERING answered. It is forgotten after a while (pruning.py).
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import authz, mirror, nominations, reconcile, ticks
+from corral.master.core import authz, mirror, nominations, pruning, reconcile, ticks
 from corral.master.core import commands as cmd
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
 from corral.master.core.types import TaskReason, TaskState
 from corral.resources import Resources
+from corral.roles import RoleError, check_role
 from corral.tasks import AGENT_REPORTED_STATES
 
 if TYPE_CHECKING:
@@ -71,7 +73,11 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
         )
     authz.agent_gate(core.acl, e.principal, spec)
     reserved = Resources()
-    for reservation in spec.reservations.values():
+    for role, reservation in spec.reservations.items():
+        try:
+            check_role(role)
+        except RoleError as exc:
+            raise invalid(f"a reservation's role: {exc}") from None
         reserved = reserved + reservation
     short = spec.resources.exceeded_by(reserved)
     if short:
@@ -146,6 +152,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
                 AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
             )
             agent.unreachable_at = None
+            pruning.came_back(core, agent_id)
         if was is AgentState.RECOVERING:
             core.recovering -= 1
         agent.spec = spec
@@ -204,6 +211,7 @@ def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> 
         AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
     )
     agent.unreachable_at = e.now
+    pruning.became_unreachable(core, agent, e.now)
     mirror.mark_agent(core, agent)
     out = detach(core, agent, e, "the agent is unreachable")
     for task in list(agent.tasks.values()):

@@ -31,11 +31,10 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, preemption
+from corral.master.core import demand_work, placement_facts, preemption
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
-from corral.placement import TaintEffect, untolerated
 from corral.priority import PreemptionPolicy
 
 if TYPE_CHECKING:
@@ -47,18 +46,6 @@ NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
 
 def _key(n: Nomination) -> NominationKey:
     return (n.framework_id, n.demand, n.agent_id)
-
-
-def _placeable(fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
-    """The demand's tasks may go on the agent at all: hard taints tolerated, constraints met,
-    and GPUs only for a framework that can use them (masks/gpus.py)."""
-    spec = agent.spec
-    hard = [t for t in spec.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE]
-    if untolerated(hard, (*fw.spec.tolerations, *d.tolerations)):
-        return False
-    if not all(c.matches(spec.attributes) for c in (*fw.spec.offer_constraints, *d.constraints)):
-        return False
-    return not (spec.resources.gpus > 0 and not fw.spec.gpu_resources)
 
 
 class _Used:
@@ -78,11 +65,14 @@ class _Used:
             self._held[n.agent_id] = [h + x for h, x in zip(had, n.held, strict=True)]
 
     def placeable(self, fw: FrameworkRecord, d: Demand, agent: AgentRecord) -> bool:
-        """``_placeable``, kept for the cycle per (framework, demand's own rules)."""
+        """The placement rules allow the demand's tasks on the agent (placement_facts.py),
+        kept for the cycle per (framework, demand's own rules)."""
         per = self._placeable.setdefault((fw.framework_id, d.tolerations, d.constraints), {})
         ok = per.get(agent.agent_id)
         if ok is None:
-            ok = per[agent.agent_id] = _placeable(fw, d, agent)
+            ok = per[agent.agent_id] = placement_facts.allows(
+                self._core, placement_facts.demand_facts(fw, d), agent
+            )
         return ok
 
     def lower(self, agent: AgentRecord, value: int) -> list[float]:
@@ -171,11 +161,19 @@ def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             continue  # its bucket is empty, or its last room went unused (preemption_budget.py)
         shape = d.resources.scalars()
         key = demand_work.shape_key(fw_id, d, value)
-        if key in found_nothing or core.largest.never_fits(core, shape):
+        if (
+            key in found_nothing
+            or core.largest.never_fits(core, shape)
+            or core.quarantine.holds(fw_id, d.name, e.now)
+        ):
             continue
         rotation.served(fw_id, d.name, e.now)
         used.searches += 1
-        made = _preempt_for(core, fw, d, value, used, min(budget, allowance), e)
+        cap = min(budget, allowance)
+        placements = core.quarantine.run(
+            core, e, "preemption", fw_id, d.name, _search, core, fw, d, value, used, cap
+        )
+        made = _nominate(core, fw, d, placements, used, e) if placements else []
         if not made:
             found_nothing.add(key)
         per_framework.spent(fw_id, _victims_this_cycle(made), e.now)
@@ -188,15 +186,16 @@ def _victims_this_cycle(out: list[cmd.Command]) -> int:
     return sum(1 for c in out if isinstance(c, cmd.SendKill))
 
 
-def _preempt_for(
+def _search(
     core: MasterCore,
     fw: FrameworkRecord,
     d: Demand,
     value: int,
     used: _Used,
     budget: int,
-    e: ev.Event,
-) -> list[cmd.Command]:
+) -> list[preemption.Placement]:
+    """Rule 1's search for one demand, changing nothing (a quarantine unit): the placements
+    that need victims, or none."""
     shape = d.resources.scalars()
     need = d.count - fw.demand_tasks.get(d.name, 0)
     views: list[preemption.AgentView] = []
@@ -232,8 +231,7 @@ def _preempt_for(
             views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
     if not views:
         return []
-    placements = preemption.place(shape, need, value, views, _spare(core), budget)
-    return _nominate(core, fw, d, placements, used, e)
+    return preemption.place(shape, need, value, views, _spare(core), budget)
 
 
 def _may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:

@@ -111,22 +111,18 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
             if note is not None:
                 notes[(fw_id, name)] = note
             continue
+        if core.quarantine.holds(fw_id, name, e.now):
+            continue
         never = core.largest.never_fits(core, d.resources.scalars())
         if not never:
             tests += 1
         state.tested[(fw_id, name)] = e.now
-        gang: dict[str, Any] | None = None
-        if gangs.waiting(fw, d):
-            gang = gangs.explain(core, fw, d, e.now, never_fits=never)
-            if gang["offered"] or (
-                gang["placeable"] >= gang["members"] and not gang["over_headroom"]
-            ):
-                continue
-            kind = "gang_unschedulable"
-        else:
-            if not never and _room_somewhere(core, fw, d, e.now, roomy):
-                continue
-            kind = "demand_unschedulable"
+        tested = core.quarantine.run(
+            core, e, "why-pending test", fw_id, name, _test, core, fw, d, never, roomy, e
+        )
+        if tested is None or tested[0] is None:
+            continue  # schedulable, or quarantined (quarantine.py)
+        kind, gang = tested[0], tested[1]
         note = before.get((fw_id, name))
         last = note.reasoned_at if note is not None else -float("inf")
         failing.append((last, fw_id, name, fw, d, kind, gang))
@@ -149,7 +145,12 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         held = helds.get(fw_id)
         if held is None:
             held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
-        reasons = demands.demand_reasons(core, fw, d, agents, held, view)
+        reasons = core.quarantine.run(
+            core, e, "why-pending reasons", fw_id, name,
+            demands.demand_reasons, core, fw, d, agents, held, view,
+        )  # fmt: skip
+        if reasons is None:
+            continue
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):
                 continue  # room only in its own offers: the framework's to use (rule 2)
@@ -169,6 +170,26 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
         out.append(core.cluster_event(e, kind, subject, message))
     state.notes = notes
     return out
+
+
+def _test(
+    core: MasterCore,
+    fw: FrameworkRecord,
+    d: Demand,
+    never: bool,
+    roomy: dict[tuple[str, Scalars], bool],
+    e: ev.Event,
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Rules 2 and 3's test for one demand (a quarantine unit): (None, None) when it is
+    schedulable, else its event kind and, for a waiting gang, explain's gang summary."""
+    if gangs.waiting(fw, d):
+        gang = gangs.explain(core, fw, d, e.now, never_fits=never)
+        if gang["offered"] or (gang["placeable"] >= gang["members"] and not gang["over_headroom"]):
+            return None, None
+        return "gang_unschedulable", gang
+    if not never and _room_somewhere(core, fw, d, e.now, roomy):
+        return None, None
+    return "demand_unschedulable", None
 
 
 def _room_somewhere(
@@ -191,7 +212,7 @@ def _room_somewhere(
     room = core.allocator.room(fw.framework_id, now, shape)
     if not len(room.agent_ids):
         return False
-    allowed = gangs.demand_filter(core, d)
+    allowed = gangs.demand_filter(core, d, fw)
     return allowed is None or any(allowed(str(a)) for a in room.agent_ids)
 
 

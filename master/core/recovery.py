@@ -6,11 +6,13 @@ Rules:
    Operators' weights, quotas and priority classes read from the registry win over the flags'
    (a class the flags have since made the global default stays).
 2. Frameworks come back DISCONNECTED and suppressed; one connected when the master stopped
-   counts its failover timeout from the restart (the restart is not its failure). Removed ones
-   come back REMOVED, oldest first, so the bound on those kept forgets the oldest.
-3. Agents come back RECOVERING (UNREACHABLE if they were), out of the allocator until they
-   re-register: their tasks are learned from their registrations (reconcile.py). The core
-   marks UNREACHABLE those that do not re-register within ``agent_reregister_timeout``.
+   counts its failover timeout from the restart (the restart is not its failure), capped at
+   ``max_failover_timeout`` (subscriptions.py, rule 1). Removed ones come back REMOVED, oldest
+   first, so the bound on those kept forgets the oldest.
+3. Agents come back RECOVERING (UNREACHABLE if they were, oldest first in the order that
+   forgets them: pruning.py), out of the allocator until they re-register: their tasks are
+   learned from their registrations (reconcile.py). The core marks UNREACHABLE those that do
+   not re-register within ``agent_reregister_timeout``.
 4. The registry's mirror (mirror.py) starts as what was read.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, operator_settings, subscriptions
+from corral.master.core import mirror, operator_settings, pruning, subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -39,7 +41,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             Refusal.FAILED_PRECONDITION, "the registry is read before anything else happens"
         )
     state = e.state
-    core.knows_every_agent = state.durable
+    core.knows_every_agent = state.durable and not core.config.adopt_unknown_agents
     # The registry holds what operators set; it wins over the flags' values at start.
     for role, weight in state.weights:
         operator_settings.apply_weight(core, role, weight)
@@ -63,7 +65,7 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
         # the master's restart is not its failure.
         since = fentry.disconnected_at if fentry.disconnected_at is not None else e.now
         fw = FrameworkRecord(
-            spec=fentry.spec,
+            spec=fentry.spec if removed else subscriptions.capped(core, fentry.spec),
             state=FrameworkState.REMOVED if removed else FrameworkState.DISCONNECTED,
             stream_id="",
             connection=None,
@@ -79,10 +81,11 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
         subscriptions.add_to_allocator(core, fw_id, fentry.spec)
         core.allocator.set_suppressed(fw_id, True)
         mirror.mark_framework(core, fw)
+    unreachable_since: list[tuple[float, AgentRecord]] = []
     for aentry in state.agents:
         unreachable = aentry.unreachable_at is not None
         core.task_sums.add_agent(aentry.agent_id, aentry.spec.resources.scalars())
-        core.agents[aentry.agent_id] = AgentRecord(
+        agent = core.agents[aentry.agent_id] = AgentRecord(
             spec=aentry.spec,
             state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
             connection=None,
@@ -94,8 +97,12 @@ def recover(core: MasterCore, e: ev.Recover) -> Commands:
             unreachable_at=aentry.unreachable_at,
         )
         core.durable_agents[aentry.agent_id] = aentry
-        if not unreachable:
+        if aentry.unreachable_at is not None:
+            unreachable_since.append((aentry.unreachable_at, agent))
+        else:
             core.recovering += 1
+    for since, agent in sorted(unreachable_since, key=lambda pair: pair[0]):
+        pruning.became_unreachable(core, agent, since)
     return [
         core.cluster_event(
             e,

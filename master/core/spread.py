@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from corral.master.core import placement_facts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.types import Demand
 from corral.placement import TopologySpread
@@ -49,11 +50,12 @@ def spread_counts(
         value = rule.value_of(agent.spec.hostname, agent.spec.attributes)
         if value is not None:
             counts[value] += 1
-    constraints = (*fw.spec.offer_constraints, *d.constraints)
+    # The domains: those of the agents no rule that counts for spread closes (rules/base.py).
+    facts = placement_facts.demand_facts(fw, d)
     domains = {
         value
         for agent in agents
-        if all(c.matches(agent.spec.attributes) for c in constraints)
+        if placement_facts.in_spread_domain(core, facts, agent)
         and (value := rule.value_of(agent.spec.hostname, agent.spec.attributes)) is not None
     }
     fewest = min((counts.get(v, 0) for v in domains), default=0)

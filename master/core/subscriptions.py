@@ -7,8 +7,11 @@ Rules:
    (INVALID_ARGUMENT), its principal field its certificate's, not the id of a removed
    framework (FAILED_PRECONDITION), a failover keeps the name and principal the framework
    subscribed with (PERMISSION_DENIED): an id alone does not take over someone else's
-   framework; and the ACLs grant its role and tolerations (authz.py). No role means ``*``; no
-   id, the shell's new one; no principal field, its certificate's.
+   framework; and the ACLs grant its role and tolerations (authz.py). No role means ``*``; a
+   role must follow Mesos' rules for role names (corral.roles.check_role; INVALID_ARGUMENT); no
+   id, the shell's new one; no principal field, its certificate's. A ``failover_timeout`` past
+   ``max_failover_timeout`` is capped to it (``capped``, with a cluster event), here and for
+   what recovery.py reads: no framework is kept forever.
 2. A failover closes the old stream and takes back the framework's outstanding offers; a
    changed role, tolerations or constraints re-add it to the allocator with its tasks' charges.
    Its unacknowledged statuses are resent at once, at most ``RESEND_BATCH`` (one UPDATE); the
@@ -39,6 +42,7 @@ from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
 from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import FrameworkSpec, TaskReason, TaskState
+from corral.roles import RoleError, check_role
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
@@ -57,6 +61,12 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         )
     if not spec.role:
         spec = replace(spec, role="*")
+    try:
+        check_role(spec.role)
+    except RoleError as exc:
+        raise CallRejected(Refusal.INVALID_ARGUMENT, f"framework info: {exc}") from None
+    asked = spec.failover_timeout
+    spec = capped(core, spec)
     fw_id = spec.framework_id or e.new_framework_id
     principal = authz.framework_principal(core.acl, e.principal, spec)
     spec = replace(spec, framework_id=fw_id, principal=principal)
@@ -124,6 +134,16 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         out += ticks.resend(core, fw, pending, e)
     mirror.mark_framework(core, fw)
     out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
+    if asked != spec.failover_timeout:
+        out.append(
+            core.cluster_event(
+                e,
+                "failover_timeout_capped",
+                fw_id,
+                f"asked for a failover timeout of {asked:g}s; kept for at most "
+                f"{spec.failover_timeout:g}s once disconnected (--max-failover-timeout)",
+            )
+        )
     return out
 
 
@@ -133,6 +153,14 @@ def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
     for task in fw.tasks.values():
         if not task.state.terminal:
             core.principal_held.add(principal, task.spec.resources.scalars(), +1)
+
+
+def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
+    """Rule 1: the spec with its failover timeout at most ``max_failover_timeout``."""
+    longest = core.config.max_failover_timeout
+    if spec.failover_timeout <= longest:
+        return spec
+    return replace(spec, failover_timeout=longest)
 
 
 def placeholder(core: MasterCore, fw_id: str, now: float) -> FrameworkRecord:
@@ -205,6 +233,7 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
     core.book.take_back(fw)
     nominations.release_framework(core, fw.framework_id)
     core.preemption_budget.forget(fw.framework_id)
+    core.quarantine.forget(fw.framework_id)
     out: Commands = []
     for task in list(fw.tasks.values()):
         agent = core.agents.get(task.agent_id)

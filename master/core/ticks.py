@@ -15,18 +15,20 @@ Rules (each tick, in this order):
 5. A framework DISCONNECTED past its failover timeout is removed; a SUBSCRIBED one whose
    stream has drained is sent its statuses unacknowledged for ``status_retry_interval``, at
    most one UPDATE's worth (``resend``).
+6. Agents UNREACHABLE past ``registry_max_agent_age``, and the oldest past
+   ``registry_max_agent_count``, are forgotten (pruning.py).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
-from corral.master.core import membership, subscriptions
+from corral.master.core import membership, pruning, subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord, PendingStatus
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.statuses import RESEND_BATCH
@@ -53,6 +55,8 @@ class Clocks:
     # of one, refilled at the rate.
     removal_tokens: float = 1.0
     removal_refilled_at: float = 0.0
+    # Rule 6: UNREACHABLE agents' ids and since when, oldest first (pruning.py).
+    unreachable: dict[str, float] = field(default_factory=dict)
 
 
 def retell_intervals(core: MasterCore) -> None:
@@ -105,7 +109,7 @@ def watch_deadline(core: MasterCore, agent: AgentRecord) -> None:
 
 
 def tick(core: MasterCore, e: ev.Tick) -> Commands:
-    """The module's rules 1 to 5, in that order."""
+    """The module's rules 1 to 6, in that order."""
     out: Commands = []
     now = e.now
     if now > core.clocks.earliest_deadline:
@@ -148,6 +152,7 @@ def tick(core: MasterCore, e: ev.Tick) -> Commands:
             retry = core.config.status_retry_interval
             late = (p for p in fw.pending.values() if now - p.last_sent >= retry)
             out += resend(core, fw, list(islice(late, RESEND_BATCH)), e)
+    out += pruning.prune(core, e)
     return out
 
 

@@ -13,6 +13,7 @@ from corral.resources import Resources
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
 from corral.tasks import TERMINAL_STATES as TERMINAL_STATES
+from corral.tasks import Status as Status
 from corral.tasks import TaskReason as TaskReason
 from corral.tasks import TaskSource as TaskSource
 from corral.tasks import TaskState as TaskState
@@ -20,26 +21,6 @@ from corral.tasks import TaskState as TaskState
 # _HOT_PATH: values made once per status update or task are plain slotted dataclasses, treated
 # as immutable by convention. A frozen dataclass sets every field through object.__setattr__,
 # which doubled their construction time in the master's load-test profile.
-
-
-@dataclass(slots=True)  # not frozen: see _HOT_PATH above
-class Status:
-    """A task status update. ``uuid`` is empty for statuses that need no acknowledgement."""
-
-    task_id: str
-    framework_id: str
-    agent_id: str
-    state: TaskState
-    reason: TaskReason = TaskReason.UNSPECIFIED
-    message: str = ""
-    source: TaskSource = TaskSource.MASTER
-    timestamp: float = 0.0
-    uuid: bytes = b""
-    exit_code: int | None = None
-    # The wire message an agent's status arrived in, while the shell forwards it (it clears
-    # the field once the status's event is handled). Not an argument: ``replace`` (master-made
-    # reconciliation statuses) never inherits a message that no longer matches.
-    wire: object = field(default=None, init=False, repr=False, compare=False)
 
 
 @dataclass(slots=True)  # not frozen: see _HOT_PATH above

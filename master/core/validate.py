@@ -163,6 +163,20 @@ def _durable(core: MasterCore) -> None:
         core.recovering == recovering,
         f"{core.recovering} agents counted RECOVERING, {recovering} are",
     )
+    # pruning.py, rule 1: the order that forgets them holds exactly the UNREACHABLE agents,
+    # each since it became so, oldest first.
+    unreachable = {
+        a.agent_id: a.unreachable_at
+        for a in core.agents.values()
+        if a.state is AgentState.UNREACHABLE
+    }
+    order = core.clocks.unreachable
+    _check(
+        order == unreachable,
+        f"{len(order)} agents in the pruning order, {len(unreachable)} unreachable",
+    )
+    since = list(order.values())
+    _check(since == sorted(since), "the pruning order is not oldest first")
 
 
 def _demand_tasks(core: MasterCore) -> None:

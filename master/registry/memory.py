@@ -15,6 +15,7 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
     RegistryState,
+    RemoveAgent,
 )
 from corral.master.registry.prune import removed_to_forget
 from corral.priority import PriorityClass
@@ -45,6 +46,8 @@ class MemoryRegistry:
         for change in changes:
             if isinstance(change, PutAgent):
                 self.agents[change.entry.agent_id] = change.entry
+            elif isinstance(change, RemoveAgent):
+                self.agents.pop(change.agent_id, None)
             elif isinstance(change, PutFramework):
                 self.frameworks[change.entry.framework_id] = change.entry
                 pruned |= change.entry.removed_at is not None

@@ -2,15 +2,20 @@
 
 Agents' and frameworks' infos are stored as their wire messages (AgentInfo, FrameworkInfo), so
 a field added to the contract is kept without a schema change. The file holds agents' secrets:
-it is created readable by its owner only.
+it is created readable by its owner only, in a directory made (or, if it exists, changed to)
+owner-only. A registry that vanished while the master was stopped is noticed by the marker
+beside it and refused (identity.py). A write that fails is reported with SQLite's own cause
+(a full disk is SQLITE_FULL), never with what failed after it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import sqlite3
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +39,15 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
     RegistryState,
+    RemoveAgent,
+)
+from corral.master.registry.identity import (
+    Marker,
+    new_marker,
+    read_marker,
+    replaced,
+    vanished,
+    write_marker,
 )
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.memory import MemoryRegistry
@@ -65,6 +79,7 @@ CREATE TABLE IF NOT EXISTS quotas (
     guarantee TEXT NOT NULL,  -- JSON [cpus, mem, disk, gpus]
     quota_limit TEXT NOT NULL  -- JSON, null for unlimited
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);  -- registry_id, ...
 CREATE TABLE IF NOT EXISTS priority_classes (
     name TEXT PRIMARY KEY,
     seq INTEGER NOT NULL,  -- the order of operators' changes (a new global default last)
@@ -74,25 +89,77 @@ CREATE TABLE IF NOT EXISTS priority_classes (
 
 
 class SqliteRegistry:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, accept_empty: bool = False) -> None:
+        """Open (or make) the registry at ``path``. ``accept_empty``: start with a new, empty
+        registry where the one the marker names is gone (identity.py, rule 3)."""
         self.path = path
+        self.lost: Marker | None = None  # the registry given up for an empty one, if any
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # mkdir's mode leaves a directory that exists alone: one made by hand or under
+            # another umask is made owner-only here, as documented (it holds secrets).
+            if stat.S_IMODE(path.parent.stat().st_mode) != 0o700:
+                os.chmod(path.parent, 0o700)
+            marker = read_marker(path)
+            gone = _gone(path)
+            if marker is not None and gone:
+                self._give_up(marker, gone, accept_empty)
+                # A write-ahead log left by the lost registry must not be replayed into the
+                # new file.
+                for suffix in ("-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
+                marker = None
             # Created 0600 before SQLite opens it (SQLite gives its -wal file the same mode).
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             # check_same_thread=False: the master writes from a worker thread (never two at
             # once: the core's task waits for each write).
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
+        except (OSError, sqlite3.Error) as exc:
+            raise RegistryError(f"cannot open the registry {path}: {exc}") from None
+        try:
+            self._prepare(marker, accept_empty)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _give_up(self, marker: Marker, how: str, accept_empty: bool) -> None:
+        """identity.py, rule 3: refuse, or (accepted) go on with a new registry."""
+        if not accept_empty:
+            raise vanished(self.path, marker, how)
+        self.lost = marker
+
+    def _prepare(self, marker: Marker | None, accept_empty: bool) -> None:
+        """Settings, schema and identity (identity.py, rules 1-5)."""
+        path = self.path
+        try:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 raise RegistryError(
                     f"registry {path} has schema version {version}, newer than this corral's "
                     f"{SCHEMA_VERSION}: run the newer corral, or restore an older backup"
                 )
+            if marker is not None and version == 0:
+                self._give_up(marker, "not a Corral registry", accept_empty)
+                marker = None
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # a commit is on disk when it returns
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            found = dict(self._db.execute("SELECT key, value FROM meta"))
+            if "registry_id" in found:
+                mine = Marker(found["registry_id"], float(found.get("created_at", 0.0)))
+                if marker is not None and marker.registry_id != mine.registry_id:
+                    raise replaced(path, marker, mine.registry_id)
+            else:
+                # New, or made before markers: it takes the marker's id if there is one.
+                mine = marker if marker is not None else new_marker()
+                self._db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    (("registry_id", mine.registry_id), ("created_at", repr(mine.created_at))),
+                )
+            if marker is None:
+                write_marker(path, mine)  # after the database holds the id (rule 1)
+            self.registry_id = mine.registry_id
         except (OSError, sqlite3.Error) as exc:
             raise RegistryError(f"cannot open the registry {path}: {exc}") from None
 
@@ -145,7 +212,9 @@ class SqliteRegistry:
             weights=weights,
             quotas=quotas,
             priority_classes=classes,
-            durable=True,
+            # A registry started over a lost one (identity.py, rule 3) does not list the agents
+            # the lost one admitted: they come back with tasks the master must take in.
+            durable=self.lost is None,
         )
 
     def apply(self, changes: Sequence[Change]) -> None:
@@ -165,13 +234,47 @@ class SqliteRegistry:
                     )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                # SQLite rolls back by itself after some errors (a full disk among them): a
+                # second ROLLBACK would fail and hide the cause behind "cannot rollback".
+                # The error being raised is the cause worth reporting, not the rollback's own.
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise RegistryError(f"cannot write the registry {self.path}: {exc}") from None
+            raise RegistryError(
+                f"cannot write the registry {self.path}: {_cause(exc, self.path)}"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
+
+
+def _gone(path: Path) -> str:
+    """How the database file is gone ("missing", "empty (0 bytes)"), or "" if it is there."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return "missing"
+    return "empty (0 bytes)" if size == 0 else ""
+
+
+def _cause(exc: sqlite3.Error, path: Path) -> str:
+    """SQLite's message with its error name, and for a full disk what to do about it."""
+    name = getattr(exc, "sqlite_errorname", "")
+    text = f"{exc} ({name})" if name else str(exc)
+    if name == "SQLITE_FULL":
+        try:
+            st = os.statvfs(path.parent)
+            free = f"{st.f_bavail * st.f_frsize / 2**20:.1f} MiB free there now"
+        except OSError:
+            free = "free space unknown"
+        text += (
+            f": the registry could not grow: the file system holding {path.parent} is full "
+            f"(ENOSPC; {free}) or the file reached a size limit. Make room, then start the "
+            "master again (nothing of this write was kept)"
+        )
+    return text
 
 
 def _write(db: sqlite3.Connection, change: Change) -> bool:
@@ -188,6 +291,8 @@ def _write(db: sqlite3.Connection, change: Change) -> bool:
                 a.unreachable_at,
             ),
         )
+    elif isinstance(change, RemoveAgent):
+        db.execute("DELETE FROM agents WHERE agent_id = ?", (change.agent_id,))
     elif isinstance(change, PutFramework):
         f = change.entry
         db.execute(
@@ -232,8 +337,10 @@ def _quota(guarantee: str, limit: str) -> Quota:
     return Quota(guarantee=(g[0], g[1], g[2], g[3]), limit=(lim[0], lim[1], lim[2], lim[3]))
 
 
-def open_registry(work_dir: Path | None) -> SqliteRegistry | MemoryRegistry:
+def open_registry(
+    work_dir: Path | None, *, accept_empty: bool = False
+) -> SqliteRegistry | MemoryRegistry:
     """The master's registry: a SQLite file in ``work_dir``, or memory without one."""
     if work_dir is None:
         return MemoryRegistry()
-    return SqliteRegistry(work_dir / FILENAME)
+    return SqliteRegistry(work_dir / FILENAME, accept_empty=accept_empty)

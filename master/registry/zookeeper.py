@@ -57,6 +57,7 @@ from corral.master.core.durable import (
     PutQuota,
     PutWeight,
     RegistryState,
+    RemoveAgent,
 )
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
@@ -271,6 +272,8 @@ class ZooKeeperRegistry:
                 "registered_at": a.registered_at,
                 "unreachable_at": a.unreachable_at,
             }
+        if isinstance(change, RemoveAgent):  # an unreachable agent forgotten (pruning.py)
+            return self._path("agents", change.agent_id), None
         if isinstance(change, PutFramework):
             f = change.entry
             if f.removed_at is not None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from corral.frameworks import sdk
@@ -22,6 +24,7 @@ from corral.frameworks.sdk.testing import LocalCluster
 pytestmark = pytest.mark.e2e
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
+_RUNNING = sdk.TaskState.TASK_STATE_RUNNING
 
 
 async def until(check: object, timeout: float, what: str) -> None:
@@ -132,3 +135,140 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
     assert summary["attempts"] == 18
     assert events.count(("retry", "preempted")) == 6
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def corral_run_batch(
+    cluster: LocalCluster, *args: str, timeout: float = 60
+) -> tuple[int, str, str]:
+    """`corral run batch ARGS` to its end, within ``timeout`` (killed and failed after it)."""
+    proc = await asyncio.create_subprocess_exec(
+        *CORRAL,
+        *("run", "batch", "--master", cluster.master, *args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        proc.kill()
+        out, err = await proc.communicate()
+        raise AssertionError(
+            f"corral run batch {' '.join(args)} still ran after {timeout:g} s:\n"
+            f"{out.decode()}\n{err.decode()}"
+        ) from None
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_refused_demand_and_a_task_that_never_fits_end_the_job_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    async with LocalCluster(
+        agents=2,
+        agent_resources="cpus:2;mem:1024;disk:100",
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--simulate",),
+    ) as cluster:
+        await cluster.wait_for_agents(2, 30)
+        # The master refuses every SetDemands of an unknown class: the job ends at once with
+        # the master's reason, under its own name, and leaves no framework behind.
+        code, out, err = await corral_run_batch(
+            cluster, "--tasks", "2", "--priority-class", "nosuch", timeout=30
+        )
+        assert code == 1, out + err
+        assert err.startswith("corral run batch: SetDemands failed: INVALID_ARGUMENT: "), err
+        assert "'nosuch'" in err and len(err.strip().splitlines()) == 1, err
+
+        # A task bigger than any agent: the master's reason every few seconds, then it gives
+        # up, torn down, with the reason in its summary.
+        summary_file = tmp_path / "summary.json"
+        code, out, err = await corral_run_batch(
+            cluster,
+            *("--tasks", "1", "--cpus", "3", "--duration", "1", "--give-up-after", "6"),
+            *("--json", str(summary_file)),
+            timeout=40,
+        )
+        assert code == 1 and err == "", out + err
+        reason = "tasks: 1 of 1 unplaced: 2 of 2 agents: insufficient cpus"
+        waiting = [line for line in out.splitlines() if "waiting on the master: " in line]
+        assert waiting and all(reason in line for line in waiting), out
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("job batch: 1 tasks, 0 succeeded"), out
+        assert "; gave up: no task launched or ended in 6 s; " + reason in last, out
+        summary = json.loads(summary_file.read_text())
+        assert summary["gave_up"].startswith("no task launched or ended in 6 s"), summary
+        state = await cluster.state()
+        assert {f.state for f in state.frameworks} == {"removed"}, state.frameworks
+
+
+def running_pids(cluster: LocalCluster, framework_id: str) -> dict[str, int]:
+    """The pids of the framework's task processes that are still alive, by task id, from
+    their agents' checkpoints (``process.json``)."""
+    pids = {}
+    for path in cluster.work_dir.glob(f"agent-*/tasks/{framework_id}/*/process.json"):
+        pid = json.loads(path.read_text()).get("pid")
+        if pid and psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie":
+            pids[path.parent.name] = int(pid)
+    return pids
+
+
+@pytest.mark.parametrize(("sig", "keep_running"), [(signal.SIGTERM, False), (signal.SIGINT, True)])
+async def test_a_signal_tears_the_job_down_or_leaves_it_to_fail_over(
+    sig: signal.Signals, keep_running: bool, tmp_path: Path
+) -> None:
+    async with LocalCluster(
+        agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
+    ) as cluster:
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL,
+            *("run", "batch", "--master", cluster.master, "--tasks", "6", "--cpus", "1"),
+            *("--mem", "32", "--command", "sleep 120"),
+            *(("--keep-running",) if keep_running else ()),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+
+            def ours() -> list[sdk.TaskStatus]:
+                return [t.status for t in state.tasks if t.status.state == _RUNNING]
+
+            state = await cluster.state()
+            for _ in range(600):  # the agent's 4 cpus: 4 tasks running, 2 waiting
+                state = await cluster.state()
+                if len(ours()) == 4:
+                    break
+                await asyncio.sleep(0.1)
+            assert len(ours()) == 4, cluster.logs()
+            (framework,) = state.frameworks
+            fid = framework.info.id
+            assert len(running_pids(cluster, fid)) == 4
+            proc.send_signal(sig)
+            out_b, err_b = await asyncio.wait_for(proc.communicate(), 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        out, err = out_b.decode(), err_b.decode()
+        assert proc.returncode == 1 and err == "", out + err  # not every task succeeded
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("job batch: 6 tasks, 0 succeeded, 0 failed"), out
+        if keep_running:
+            assert last.endswith(
+                f"; stopped by SIGINT; 4 running tasks left to fail over with framework {fid}"
+            ), out
+            state = await cluster.state()
+            (framework,) = state.frameworks
+            assert framework.state == "disconnected" and len(ours()) == 4
+            assert len(running_pids(cluster, fid)) == 4
+            return
+        assert last.endswith("; stopped by SIGTERM; framework torn down, 4 running tasks killed")
+        assert "stopping: tearing the framework down: its 4 running tasks are killed" in out
+        state = await cluster.state()
+        (framework,) = state.frameworks
+        assert framework.state == "removed"
+        for _ in range(300):
+            if not running_pids(cluster, fid):
+                break
+            await asyncio.sleep(0.1)
+        assert running_pids(cluster, fid) == {}, "the job's task processes outlived it"

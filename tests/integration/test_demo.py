@@ -1,17 +1,31 @@
 """`corral demo --duration N` runs a real local cluster with the three frameworks, exits 0,
-reports what each did, and leaves no process behind."""
+reports what each did, and leaves no process behind; SIGTERM stops it as cleanly; its agents'
+ports are blocks reserved on this host; a failed start says why and keeps its log."""
 
 from __future__ import annotations
 
+import fcntl
+import itertools
+import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 
+from corral.frameworks.sdk import tls as sdk_tls
+from corral.frameworks.sdk.testing import port_blocks
+from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
+
 pytestmark = pytest.mark.e2e
+
+CORRAL = (sys.executable, "-m", "corral.cli.main")
 
 
 def test_demo_runs_and_summarises(tmp_path: Path) -> None:
@@ -54,3 +68,153 @@ def test_demo_runs_and_summarises(tmp_path: Path) -> None:
         if str(tmp_path) in " ".join(p.info["cmdline"] or [])
     ]
     assert leftover == [], f"demo left processes running: {leftover}"
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _of_demo(proc: psutil.Process, work: str) -> bool:
+    """A process the demo started: it names the work dir, or runs a task in a sandbox in it."""
+    try:
+        if any(work in arg for arg in proc.cmdline()):
+            return True
+        return proc.environ().get("CORRAL_SANDBOX", "").startswith(work)
+    except psutil.Error:
+        return False
+
+
+def get_state(master: str) -> operator_pb2.State:
+    with sdk_tls.channel(master, sdk_tls.resolve()) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+        state: operator_pb2.State = stub.GetState(operator_pb2.GetStateRequest(), timeout=30)
+        return state
+
+
+def _wait(check: Callable[[], object], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        time.sleep(0.2)  # other processes' state: there is no event to wait on
+
+
+def test_sigterm_stops_the_demo_and_everything_it_started_and_its_ports_are_its_own(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "demo"
+    held = port_blocks.reserve()  # another Corral on this host holds these ports
+    out_file = tmp_path / "demo.out"
+    with out_file.open("wb") as out:
+        demo = subprocess.Popen(
+            [
+                *CORRAL,
+                "demo",
+                *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
+                "--work-dir",
+                str(work),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group, as `timeout` makes for what it runs
+        )
+    try:
+        header = re.compile(r"master gRPC\s+(\S+)")
+        _wait(lambda: header.search(out_file.read_text()), 120, "the demo's master")
+        match = header.search(out_file.read_text())
+        assert match, out_file.read_text()
+        master = match.group(1)
+
+        def running() -> set[str]:
+            state = get_state(master)
+            names = {f.info.id: f.info.name for f in state.frameworks}
+            return {
+                names.get(t.info.framework_id, "")
+                for t in state.tasks
+                if t.status.state == common_pb2.TASK_STATE_RUNNING
+            }
+
+        _wait(lambda: {"serving:web", "batch:wave"} <= running(), 120, "serving and batch tasks")
+
+        # Each agent offers a block of ports reserved on this host (not the fixed
+        # 31000-34999 of before): disjoint from each other's and from the block we hold,
+        # and held for as long as the demo runs, so a second Corral here takes others.
+        agents = get_state(master).agents
+        ranges = sorted((r.begin, r.end) for a in agents for r in a.info.resources.ports)
+        assert len(ranges) == 4 and len(agents) == 4, agents
+        for (_, end), (begin, _) in itertools.pairwise(ranges):
+            assert end < begin, ranges
+        assert all(end < held.begin or begin > held.end for begin, end in ranges), ranges
+        for begin, end in ranges:
+            assert end - begin + 1 == port_blocks.SIZE and begin >= port_blocks.FIRST
+            assert _locked(begin), f"the demo does not hold its ports {begin}-{end}"
+
+        started = psutil.Process(demo.pid).children(recursive=True)
+        tasks = [p for p in started if _of_demo(p, str(work)) and not _names_work(p, work)]
+        assert tasks, "no task process found under the demo"
+
+        os.killpg(demo.pid, signal.SIGTERM)  # what `timeout 300 make demo` does at 300 s
+        demo.wait(timeout=120)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+        held.release()
+    output = out_file.read_text()
+    assert demo.returncode == 0, output
+    assert "stopped (SIGTERM)" in output, output
+    survivors = [p for p in started if _alive(p)]
+    assert survivors == [], f"still running after the demo stopped: {survivors}"
+    leftover = [p for p in psutil.process_iter() if _of_demo(p, str(work)) and _alive(p)]
+    assert leftover == [], f"demo left processes running: {leftover}"
+    assert not any(_locked(begin) for begin, _ in ranges), "the demo kept its ports"
+
+
+def _names_work(proc: psutil.Process, work: Path) -> bool:
+    try:
+        return any(str(work) in arg for arg in proc.cmdline())
+    except psutil.Error:
+        return False
+
+
+def _locked(begin: int) -> bool:
+    """Whether some process holds the port block starting at ``begin``."""
+    path = port_blocks.lock_dir() / f"{begin}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # and with it any lock we took
+    return False
+
+
+def test_a_failed_start_keeps_the_log_it_names_and_says_the_port_is_taken(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [*CORRAL, "demo", "--grpc", f"127.0.0.1:{port}", "--http", "127.0.0.1:0"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "TMPDIR": str(tmp_path)},  # where its temporary folder goes
+        )
+    assert result.returncode == 1, result.stdout + result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        f"corral demo: the master did not start: cannot start: cannot listen for gRPC on "
+        f"127.0.0.1:{port}: the port is taken"
+    ), line
+    named = re.search(r"\(its log: (\S+)\)$", line)
+    assert named, line
+    log = Path(named.group(1))
+    assert log.parent.parent == tmp_path and log.exists(), line
+    assert "corral master: cannot start: cannot listen for gRPC" in log.read_text()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from corral.frameworks import sdk
@@ -193,3 +194,69 @@ async def test_a_gang_that_keeps_failing_gives_up_after_max_restarts(tmp_path: P
             *("--checkpoint-dir", str(tmp_path / "c2")),
         )
         assert code == 1 and "nope" in err and len(err.strip().splitlines()) == 1, err
+
+
+async def test_a_gang_that_cannot_be_placed_says_why_and_gives_up_and_sigterm_tears_down(
+    tmp_path: Path,
+) -> None:
+    async with gang_cluster(tmp_path) as cluster:
+        # Five one-GPU workers on two agents of two GPUs: never placed. The master's reason
+        # every few seconds, then it gives up, torn down.
+        code, out, err = await corral_run_gang(
+            cluster,
+            *("--workers", "5", "--gpus-per-worker", "1", "--steps", "10"),
+            *("--checkpoint-dir", str(tmp_path / "c1"), "--give-up-after", "6"),
+        )
+        assert code == 1 and err == "", out + err
+        waiting = [
+            line for line in out.splitlines() if "] waiting: train-0: 5 of 5 unplaced: " in line
+        ]
+        reason = "1/5 tasks unplaceable: the agents that fit hold fewer tasks"  # the master's
+        assert waiting and all(reason in line for line in waiting), out
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("gang train: FAILED; 5 workers"), out
+        assert "; gave up: the gang waited 6 s unplaced; train-0: 5 of 5 unplaced: " in last, out
+        assert last.endswith("; framework torn down, 0 running workers killed"), out
+
+        # SIGTERM while the gang runs: torn down, its workers killed, the summary printed.
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL,
+            *("run", "gang", "--master", cluster.master, "--workers", "2", "--steps", "1"),
+            *("--gpus-per-worker", "1", "--command", "sleep 120"),
+            *("--checkpoint-dir", str(tmp_path / "c2")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            await until(
+                lambda: task_pid(cluster, "train-a0-rank0") and task_pid(cluster, "train-a0-rank1"),
+                60,
+                "both workers running",
+            )
+            pids = [task_pid(cluster, f"train-a0-rank{r}") for r in range(2)]
+            proc.send_signal(signal.SIGTERM)
+            out_b, err_b = await asyncio.wait_for(proc.communicate(), 30)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        out, err = out_b.decode(), err_b.decode()
+        assert proc.returncode == 1 and err == "", out + err
+        assert "stopping: tearing the framework down: its 2 running workers are killed" in out
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("gang train: FAILED; 2 workers"), out
+        assert last.endswith("; stopped by SIGTERM; framework torn down, 2 running workers killed")
+        state = await cluster.state()
+        assert {f.state for f in state.frameworks} == {"removed"}
+
+        def alive() -> list[int]:
+            return [p for p in pids if p and psutil.pid_exists(p) and not _zombie(p)]
+
+        await until(lambda: not alive(), 30, f"the workers {pids} to be killed")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

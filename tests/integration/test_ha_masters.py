@@ -70,11 +70,10 @@ async def test_a_standby_names_the_leader_and_clients_find_it(cluster: HaCluster
     standby = next(n for n in cluster.masters if n != leader)
     leader_grpc, leader_http = cluster.addresses[leader]
     standby_grpc, standby_http = cluster.addresses[standby]
-    health = await asyncio.to_thread(cluster.health, standby)
-    assert health is not None
+    health = await cluster.health_of(standby)
     assert (health["role"], health["leader"]) == ("standby", leader_grpc)
-    lead_health = await asyncio.to_thread(cluster.health, leader)
-    assert lead_health is not None and lead_health["role"] == "leader"
+    lead_health = await cluster.health_of(leader)
+    assert lead_health["role"] == "leader"
     assert lead_health["epoch"] >= 1
     # HTTP: a 307 to the same path on the leader's HTTP address.
     status, location = await asyncio.to_thread(

@@ -567,3 +567,30 @@ async def test_demands_are_told_again_after_resubscribing(master: FakeMaster) ->
     first, again = (list(c.demands) for c in calls)
     assert first == again
     assert calls[1].demands[0].name == "web" and calls[1].demands[0].count == 3
+
+
+async def test_cancelled_while_connecting_it_leaves_no_task_running() -> None:
+    master = FakeMaster()
+    await master.start()
+    address = master.address
+    await master.stop()  # nothing listens: the driver keeps retrying until cancelled
+    before = asyncio.all_tasks()
+    driver = sdk.Driver(
+        Recorder(),
+        sdk.FrameworkInfo(name="t"),
+        address,
+        connect_timeout=None,
+        backoff=sdk.Backoff(initial=0.02, maximum=0.05),
+    )
+
+    async def enter() -> None:
+        async with driver:
+            raise AssertionError("subscribed to a master that is not there")
+
+    entering = asyncio.ensure_future(enter())
+    await until(lambda: len(asyncio.all_tasks()) > len(before) + 1, "the driver's tasks")
+    entering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await entering
+    left = {t.get_name() for t in asyncio.all_tasks() - before if not t.done()}
+    assert left == set(), f"tasks left running after the cancel: {left}"

@@ -70,6 +70,7 @@ async def test_corral_run_hello_without_a_master_is_one_line_and_exit_1() -> Non
     code, _, err = await run_corral("run", "hello", "--master", address, "--connect-timeout", "1")
     assert code == 1
     assert err.strip() == (
-        f"corral run: cannot reach the master at {address} within 1 s (is `corral master` running?)"
+        f"corral run hello: cannot reach the master at {address} within 1 s "
+        "(is `corral master` running?)"
     )
     assert "Traceback" not in err

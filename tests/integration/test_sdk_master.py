@@ -74,3 +74,22 @@ async def test_a_driver_resubscribes_to_a_restarted_master_with_its_id(
         await driver.teardown()
     assert subscriptions == [framework_id, framework_id]
     assert [f.info.id for f in state.frameworks if f.info.name == "survivor"] == [framework_id]
+
+
+async def test_why_pending_gives_the_master_s_reason_for_a_demand_that_cannot_be_placed(
+    cluster: LocalCluster,
+) -> None:
+    info = sdk.FrameworkInfo(name="too-big")
+    async with sdk.Driver(sdk.Scheduler(), info, cluster.master, connect_timeout=10) as driver:
+        await driver.set_demands([sdk.Demand("huge", 2, cpus=100, mem=64)])
+        assert driver.address == cluster.master  # the master the driver is connected to
+        (pending,) = await sdk.why_pending(driver.address, driver.framework_id)
+        assert (pending.name, pending.count, pending.unmet) == ("huge", 2, 2)
+        assert pending.summary == "1 of 1 agents: insufficient cpus", pending
+        assert pending.reasons == ("insufficient cpus",)
+        await driver.set_demands([])
+        assert await sdk.why_pending(driver.address, driver.framework_id) == []
+        await driver.teardown()
+    with pytest.raises(sdk.CallError) as unknown:
+        await sdk.why_pending(cluster.master, "no-such-framework")
+    assert unknown.value.code == grpc.StatusCode.NOT_FOUND

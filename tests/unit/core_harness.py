@@ -72,7 +72,7 @@ class Harness:
         taints: tuple[Taint, ...] = (),
         tasks: tuple[ReportedTask, ...] = (),
         hostname: str = "",
-        principal: Principal = ANONYMOUS,
+        peer: Principal = ANONYMOUS,
         reservations: dict[str, Resources] | None = None,
     ) -> tuple[str, list[cmd.Command]]:
         from corral.resources import parse_resources
@@ -95,7 +95,7 @@ class Harness:
                 spec=spec,
                 new_agent_id=new_id,
                 tasks=tasks,
-                principal=principal,
+                principal=peer,
             )
         )
         aid = of(cmd.SendRegistered, out)[0].agent_id
@@ -124,7 +124,7 @@ class Harness:
         self,
         name: str = "fw",
         framework_id: str = "",
-        principal: Principal = ANONYMOUS,
+        peer: Principal = ANONYMOUS,
         **spec: Any,
     ) -> tuple[str, list[cmd.Command]]:
         n = next(self._seq)
@@ -136,7 +136,7 @@ class Harness:
                 spec=FrameworkSpec(framework_id=framework_id, name=name, **spec),
                 new_framework_id=f"F{n}",
                 stream_id=stream,
-                principal=principal,
+                principal=peer,
             )
         )
         fid = of(cmd.SendSubscribed, out)[0].framework_id

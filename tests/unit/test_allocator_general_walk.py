@@ -1,6 +1,7 @@
-"""The compiled general walk (``general_walk`` / ``general_kernel``, the numba kernel's walk when
-the fast path does not apply) makes the reference's decisions on multi-role, weighted, quota
-(guarantee and limit), reservation and PreferNoSchedule histories; and it is the path taken."""
+"""The compiled general walk (``general_walk`` / ``general_walk_compiled``, the numba kernel's
+walk when the fast path does not apply) makes the reference's decisions on multi-role, weighted,
+quota (guarantee and limit), reservation and PreferNoSchedule histories; and it is the path
+taken."""
 
 from __future__ import annotations
 

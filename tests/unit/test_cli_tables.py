@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import io
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
 from corral.cli.get_cmd import rows
-from corral.cli.table import natural_width, print_table
+from corral.cli.table import _print_rich, natural_width, print_table
 from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
 
@@ -146,3 +150,27 @@ def test_the_allocation_interval_options_say_what_they_do() -> None:
 
     for path in (("master",), ("loadtest",)):
         assert "allocation cycles" in (option(build_parser(), *path).help or ""), path
+
+
+_CELL = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    columns=st.lists(st.text(alphabet="ABCDEFGH ", min_size=1, max_size=8), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_the_layout_of_printable_rows_is_richs_and_anything_else_goes_through_rich(
+    columns: list[str], data: st.DataObject
+) -> None:
+    rows = data.draw(
+        st.lists(st.lists(_CELL, min_size=len(columns), max_size=len(columns)), max_size=6)
+    )
+    printed = _printed(columns, rows)
+    widths = natural_width(columns, rows)
+    expected = io.StringIO()
+    _print_rich(Console(file=expected, width=widths, soft_wrap=False), columns, rows, "")
+    assert printed == expected.getvalue()

@@ -12,6 +12,7 @@ from corral.cli.main import main
 from corral.master import demand_bench_hostile
 from corral.master.core import demand_work
 from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
 from tests.unit.core_harness import Harness, demand, task
 from tests.unit.test_master_preemption import full_cluster
 
@@ -89,3 +90,30 @@ def test_the_task_sums_follow_a_class_whose_value_changes() -> None:
     # The harness's validate() recounts after every event: a stale value would fail it.
     h.handle(ev.SetPriorityClass(**h.base(), priority_class=PriorityClass("gold", 20)))
     assert h.core.task_sums.by_value[20].sum() > 0
+
+
+def test_the_gang_budget_counts_only_cuts_that_find_nothing() -> None:
+    h = Harness(config=MasterConfig(launch_pacing=False))  # no launch window in the way
+    for _ in range(4):
+        h.add_agent(resources="cpus:64;mem:65536")
+    fits, _ = h.subscribe("fits")
+    hopeless, _ = h.subscribe("hopeless")
+    n = demand_work.GANG_BUDGET + 16
+    h.set_demands(
+        fits, *(demand(f"g{k}", "cpus:1;mem:64", count=2, min_member=2) for k in range(n))
+    )
+    h.set_demands(
+        hopeless,
+        *(demand(f"h{k}", f"cpus:{60 + k / 1000:.3f}", count=8, min_member=8) for k in range(n)),
+    )
+    h.now += 1
+    h.handle(ev.AllocationTick(**h.base(), seed=1))
+    tried = [k for k in h.core.gang_rotation.last if k[0] == hopeless]
+    assert len(tried) == demand_work.GANG_BUDGET  # then the tick stops cutting
+    mine = [g for g in h.core.book.gangs.values() if g.framework_id == fits]
+    # The frameworks took turns: as many fitting gangs were cut as hopeless ones tried.
+    assert len(mine) >= demand_work.GANG_BUDGET - 1
+    h.now += 1
+    h.handle(ev.AllocationTick(**h.base(), seed=1))
+    mine = [g for g in h.core.book.gangs.values() if g.framework_id == fits]
+    assert len(mine) == n, "fitting gangs waited more than a tick behind hopeless ones"

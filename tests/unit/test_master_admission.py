@@ -153,3 +153,14 @@ def test_a_held_cycle_offers_nothing() -> None:
     assert of(cmd.SendOffers, out) == []
     h.now += 1
     assert h.offers_for(fid)  # the next cycle, not held, offers as usual
+
+
+def test_the_waiting_accepts_bound_is_the_cores_rule() -> None:
+    from corral.master.core.refusals import Overloaded
+
+    assert admission.waiting_accept(9, 10) is None
+    refused = admission.waiting_accept(10, 10)
+    assert isinstance(refused, Overloaded) and refused.bound == admission.WAITING_ACCEPTS
+    assert "10 accepts already wait" in str(refused)
+    assert admission.cycle_hold(4, 10) == ""
+    assert admission.cycle_hold(5, 10) == "5 accepts wait for the master (holding at 5)"

@@ -54,10 +54,10 @@ def denial_of(h: Harness, fn: object, *args: object, **kw: object) -> Denied:
 
 
 def test_a_framework_is_its_certificates_principal_and_keeps_its_id(h: Harness) -> None:
-    fid, _ = h.subscribe("web", role="web", principal=TEAM)
+    fid, _ = h.subscribe("web", role="web", peer=TEAM)
     assert h.core.frameworks[fid].spec.principal == "team"
     # Another principal with the framework's id (and name): refused, the framework untouched.
-    d = denial_of(h, h.subscribe, "web", framework_id=fid, role="web", principal=OTHER)
+    d = denial_of(h, h.subscribe, "web", framework_id=fid, role="web", peer=OTHER)
     assert "subscribed with principal 'team', not 'other'" in d.message
     assert h.core.frameworks[fid].principal == TEAM
 
@@ -78,13 +78,13 @@ def test_the_principal_field_must_be_the_certificates() -> None:
 
 
 def test_roles_tolerations_and_classes_are_granted_or_denied(h: Harness) -> None:
-    assert denial_of(h, h.subscribe, "x", role="batch", principal=TEAM).denial.action == (
+    assert denial_of(h, h.subscribe, "x", role="batch", peer=TEAM).denial.action == (
         acls.REGISTER_FRAMEWORK
     )
-    d = denial_of(h, h.subscribe, "x", role="web", principal=OTHER, tolerations=(TOLERATE,))
+    d = denial_of(h, h.subscribe, "x", role="web", peer=OTHER, tolerations=(TOLERATE,))
     assert d.denial.action == acls.TOLERATE and d.principal == "other"
-    fid, _ = h.subscribe("web", role="web", principal=TEAM, tolerations=(TOLERATE,))
-    other, _ = h.subscribe("o", role="batch", principal=OTHER)
+    fid, _ = h.subscribe("web", role="web", peer=TEAM, tolerations=(TOLERATE,))
+    other, _ = h.subscribe("o", role="batch", peer=OTHER)
     h.set_demands(fid, demand("d", priority_class="serving"))
     d = denial_of(h, h.set_demands, other, demand("d", priority_class="system"))
     assert d.denial.action == acls.USE_PRIORITY_CLASS and "no rule grants it" in d.message
@@ -93,9 +93,9 @@ def test_roles_tolerations_and_classes_are_granted_or_denied(h: Harness) -> None
 
 
 def test_a_principals_tasks_hold_at_most_its_cap_over_all_its_frameworks(h: Harness) -> None:
-    aid, _ = h.add_agent(resources="cpus:8;mem:4096;disk:100;gpus:4", principal=NODE)
-    a, _ = h.subscribe("a", role="web", principal=TEAM, gpu_resources=True)
-    b, _ = h.subscribe("b", role="web", principal=TEAM, gpu_resources=True)
+    aid, _ = h.add_agent(resources="cpus:8;mem:4096;disk:100;gpus:4", peer=NODE)
+    a, _ = h.subscribe("a", role="web", peer=TEAM, gpu_resources=True)
+    b, _ = h.subscribe("b", role="web", peer=TEAM, gpu_resources=True)
     offer = h.offers_for(a)[0]
     h.accept(a, [offer.offer_id], task("t1", "cpus:1;mem:64;gpus:1"))
     assert h.core.principal_held.of("team") == (1.0, 64.0, 0.0, 1.0)
@@ -109,20 +109,20 @@ def test_a_principals_tasks_hold_at_most_its_cap_over_all_its_frameworks(h: Harn
 
 
 def test_agents_claim_what_they_are_granted_and_keep_their_id(h: Harness) -> None:
-    d = denial_of(h, h.add_agent, principal=TEAM)
+    d = denial_of(h, h.add_agent, peer=TEAM)
     assert d.denial.action == acls.REGISTER_AGENT
-    d = denial_of(h, h.add_agent, attributes={"gpu": "no"}, principal=NODE)
+    d = denial_of(h, h.add_agent, attributes={"gpu": "no"}, peer=NODE)
     assert d.denial.action == acls.CLAIM_ATTRIBUTE
-    d = denial_of(h, h.add_agent, resources="cpus:1;mem:1;gpus:100", principal=NODE)
+    d = denial_of(h, h.add_agent, resources="cpus:1;mem:1;gpus:100", peer=NODE)
     assert d.denial.action == acls.CLAIM_RESOURCES and d.denial.rule == "nodes"
     d = denial_of(
         h,
         h.add_agent,
         reservations={"web": parse_resources("cpus:1")},
-        principal=NODE,
+        peer=NODE,
     )
     assert d.denial.action == acls.RESERVE
-    aid, _ = h.add_agent(attributes={"gpu": "yes"}, taints=GPU_TAINT, principal=NODE)
+    aid, _ = h.add_agent(attributes={"gpu": "yes"}, taints=GPU_TAINT, peer=NODE)
     assert h.core.agents[aid].spec.principal == "node-1"
     secret = h.core.agents[aid].secret
     with pytest.raises(Denied, match="belongs to principal 'node-1'"):
@@ -139,7 +139,7 @@ def test_agents_claim_what_they_are_granted_and_keep_their_id(h: Harness) -> Non
 
 
 def test_a_new_acl_applies_to_the_next_call(h: Harness) -> None:
-    other, _ = h.subscribe("o", role="batch", principal=OTHER)
+    other, _ = h.subscribe("o", role="batch", peer=OTHER)
     denial_of(h, h.set_demands, other, demand("d", priority_class="system"))
     more = {**RULES, "version": "u"}
     more["rules"] = [

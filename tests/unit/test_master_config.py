@@ -102,3 +102,28 @@ def test_master_help_documents_the_bounds() -> None:
     )
     for flag in ("--offer-timeout", "--max-completed-frameworks", "--max-completed-tasks"):
         assert flag in result.stdout
+
+
+def test_a_longest_failover_timeout_below_the_default_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="shorter than the default one"):
+        MasterConfig(framework_failover_timeout=120, max_failover_timeout=60)
+    assert MasterConfig(max_failover_timeout=604_800).max_failover_timeout == 604_800
+
+
+def test_cli_refuses_a_longest_failover_timeout_below_the_default_with_exit_2() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "corral.cli.main",
+            "master",
+            *("--failover-timeout", "120", "--max-failover-timeout", "60"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "shorter than the default one" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -177,3 +177,14 @@ def test_an_unknown_id_on_a_master_with_a_durable_registry_is_a_new_agent() -> N
     out = _register(h, agent_id="invented", tasks=(_reported(fid, "fake", "invented"),))
     assert [k.task_id for k in of(cmd.SendKill, out)] == ["fake"]
     assert h.core.frameworks[fid].demand_tasks == {}
+
+
+def test_a_restored_backup_adopts_unknown_agents_when_told_to() -> None:
+    from corral.master.core.config import MasterConfig
+
+    h = Harness(config=MasterConfig(adopt_unknown_agents=True))
+    h.handle(ev.Recover(**h.base(), state=RegistryState(durable=True)))
+    fid, _ = h.subscribe("owner")
+    out = _register(h, agent_id="after-backup", tasks=(_reported(fid, "t", "after-backup"),))
+    assert of(cmd.SendKill, out) == []
+    assert h.core.frameworks[fid].tasks["t"].state is TaskState.RUNNING

@@ -3,6 +3,8 @@ master accepts must never be too large for the peer it is passed on to."""
 
 from __future__ import annotations
 
+import pytest
+
 from corral import limits
 from corral.agent import connection
 from corral.frameworks.sdk import driver
@@ -26,3 +28,21 @@ def test_master_agent_and_sdk_channels_all_use_the_one_limit() -> None:
     assert _limits(server.GRPC_OPTIONS) == expected
     assert _limits(connection.CHANNEL_OPTIONS) == expected
     assert _limits(driver.CHANNEL_OPTIONS) == expected
+
+
+def test_json_nested_past_the_limit_is_refused_however_deep() -> None:
+    fits = "[" * limits.MAX_JSON_DEPTH + "]" * limits.MAX_JSON_DEPTH
+    assert limits.parse_json(fits) is not None
+    for deep in (
+        "[" * (limits.MAX_JSON_DEPTH + 1) + "]" * (limits.MAX_JSON_DEPTH + 1),
+        '{"a": ' * 500 + "1" + "}" * 500,  # parses, then too deep to walk by recursion
+        "[" * 100_000 + "]" * 100_000,  # past Python's own recursion limit
+        "[" * 100_000,  # and not even closed
+    ):
+        with pytest.raises(limits.JsonTooDeep, match="nested more than 32 deep"):
+            limits.parse_json(deep)
+
+
+def test_json_that_is_not_json_raises_as_json_does() -> None:
+    with pytest.raises(ValueError, match="Expecting property name"):
+        limits.parse_json("{not json")

@@ -22,6 +22,7 @@ from corral.master.core.durable import (
     PutPriorityClass,
     PutQuota,
     PutWeight,
+    RemoveAgent,
 )
 from corral.master.core.types import AgentSpec, FrameworkSpec
 from corral.master.registry import MemoryRegistry, RegistryError, SqliteRegistry, open_registry
@@ -79,6 +80,16 @@ CHANGES: list[Change] = [
     DeletePriorityClass("batch"),
     PutPriorityClass(PriorityClass("silver", 100)),
     PutPriorityClass(PriorityClass("gold", 600, global_default=True)),  # moves to the end
+    PutAgent(
+        AgentEntry(
+            spec=AgentSpec(agent_id="a2", hostname="gone", resources=parse_resources("cpus:1")),
+            secret="x",
+            registered_at=1.0,
+            unreachable_at=2.0,
+        )
+    ),
+    RemoveAgent("a2"),  # forgotten (pruning.py)
+    RemoveAgent("never-there"),  # nothing to forget: not an error
 ]
 
 
@@ -93,6 +104,7 @@ def test_sqlite_holds_what_memory_holds_after_a_reopen(tmp_path: Path) -> None:
     state = reopened.load()
     assert state.durable and not memory.load().durable  # an unknown agent id is a new agent
     assert replace(state, durable=False) == memory.load()
+    assert [a.agent_id for a in state.agents] == ["a1"]
     assert state.agents[0].unreachable_at == 5.0 and state.agents[0].spec == AGENT.spec
     assert state.frameworks[0].spec == FRAMEWORK.spec  # every field, through the wire form
     assert state.frameworks[0].disconnected_at == 7.5

@@ -12,6 +12,7 @@ import pytest
 from corral.roles import (
     Quota,
     RoleError,
+    check_role,
     format_scalars,
     parse_quota,
     parse_weights,
@@ -102,3 +103,42 @@ def test_the_quotas_file_form() -> None:
         quotas_from_json([])
     with pytest.raises(RoleError, match="contains ' '"):
         quotas_from_json({"we b": {}})
+
+
+@pytest.mark.parametrize("role", ["*", "web", "eng/web", "a.b", "web-1", "..a", "ä", "a/b/c"])
+def test_role_names_mesos_accepts_are_accepted(role: str) -> None:
+    assert check_role(role) == role
+
+
+@pytest.mark.parametrize(
+    ("role", "reason"),
+    [
+        ("..", "'..' as a component ('.' and '..' name no role)"),
+        (".", "'.' as a component"),
+        ("a/../b", "'..' as a component"),
+        ("a/.", "'.' as a component"),
+        ("/a", "empty component"),
+        ("a/", "empty component"),
+        ("a//b", "empty component"),
+        ("-a", "starting with '-'"),
+        ("a/-b", "starting with '-': '-b'"),
+        ("*/a", "'*' is the default role, alone"),
+        ("a b", "contains ' '"),
+        ("a\tb", "contains '\\t'"),
+        ("a\nb", "contains '\\n'"),
+        ("a\x00b", "contains '\\x00'"),
+        ("a\x7fb", "contains '\\x7f'"),
+        ("a,b", "contains ','"),
+        ("", "the role is empty"),
+        ("r" * 256, "more than the limit of 255"),
+    ],
+)
+def test_role_names_mesos_refuses_are_refused_with_a_reason(role: str, reason: str) -> None:
+    with pytest.raises(RoleError, match=re.escape(reason)):
+        check_role(role)
+    # ... wherever a role name is read: weights, quotas (text and JSON).
+    if role and "," not in role and "=" not in role:
+        with pytest.raises(RoleError, match=re.escape(reason)):
+            parse_weights(f"{role}=2")
+    with pytest.raises(RoleError, match=re.escape(reason)):
+        quotas_from_json({role: {"limit": "cpus:1"}})

@@ -1,39 +1,36 @@
-"""The static part of eligibility: hard taints and attribute constraints, as ``ok[a, f]``, plus
-``prefer_not[a, f]`` for PreferNoSchedule ordering.
+"""The static placement rules' array form (rules/: taints, constraints, GPUs, and whatever is
+registered there), as ``ok[a, f]``, plus ``prefer_not[a, f]`` for soft rules' ordering.
 
-Agents are grouped by (attributes, taints) and frameworks by (tolerations, constraints); the
-rules are evaluated once per pair of groups, so adding one agent to a 1k-framework cluster costs
-one evaluation per framework group, not per framework.
+Agents are grouped by their facts' keys (``rules.agent_key``) and frameworks by theirs
+(``rules.framework_key``); the registry's rules are asked once per pair of groups, so adding one
+agent to a 1k-framework cluster costs one evaluation per framework group, not per framework.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator import rules
 from corral.master.allocator.growable import grow_cols, grow_rows
-from corral.master.allocator.masks import constraints, gpus, taints
+from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
-
-# (attributes, taints, has GPUs) and (tolerations, constraints, GPU capable).
-AgentSig = tuple[tuple[tuple[str, str], ...], tuple[Taint, ...], bool]
-FrameworkSig = tuple[tuple[Toleration, ...], tuple[AttributeConstraint, ...], bool]
 
 
 class PlacementMask:
     def __init__(self, agents: int, frameworks: int, filter_gpus: bool = True) -> None:
-        self.filter_gpus = filter_gpus
+        self.options = RuleOptions(filter_gpu_resources=filter_gpus)
         self.ok = np.zeros((agents, frameworks), dtype=np.bool_)
         self.prefer_not = np.zeros((agents, frameworks), dtype=np.bool_)
         self.agent_sig = np.zeros(agents, dtype=np.int64)
         self.framework_sig = np.zeros(frameworks, dtype=np.int64)
-        self.agent_sigs: list[AgentSig] = []
-        self.framework_sigs: list[FrameworkSig] = []
+        self.agent_sigs: list[AgentFacts] = []  # one agent's facts per signature
+        self.framework_sigs: list[FrameworkFacts] = []
         self.has_soft_taints = np.zeros(agents, dtype=np.bool_)
-        self._agent_sig_ids: dict[AgentSig, int] = {}
-        self._framework_sig_ids: dict[FrameworkSig, int] = {}
+        self._agent_sig_ids: dict[Hashable, int] = {}
+        self._framework_sig_ids: dict[Hashable, int] = {}
         self._pairs: dict[tuple[int, int], tuple[bool, bool, tuple[str, ...]]] = {}
 
     def grow(self, agents: int, frameworks: int) -> None:
@@ -48,14 +45,9 @@ class PlacementMask:
         key = (asig, fsig)
         hit = self._pairs.get(key)
         if hit is None:
-            attrs, agent_taints, has_gpus = self.agent_sigs[asig]
-            tolerations, wanted, gpu_capable = self.framework_sigs[fsig]
-            reasons = tuple(
-                taints.blocking(agent_taints, tolerations)
-                + constraints.unmet(wanted, dict(attrs))
-                + gpus.blocking(1.0 if has_gpus else 0.0, gpu_capable, self.filter_gpus)
-            )
-            hit = (not reasons, taints.prefers_not(agent_taints, tolerations), reasons)
+            agent, framework = self.agent_sigs[asig], self.framework_sigs[fsig]
+            reasons = tuple(rules.blocking(agent, framework, self.options))
+            hit = (not reasons, rules.prefers_not(agent, framework), reasons)
             self._pairs[key] = hit
         return hit
 
@@ -80,12 +72,14 @@ class PlacementMask:
         framework_rows: npt.NDArray[np.intp],
         has_gpus: bool = False,
     ) -> None:
-        sig: AgentSig = (tuple(sorted(attributes.items())), tuple(agent_taints), has_gpus)
+        facts = AgentFacts(dict(attributes), tuple(agent_taints), 1.0 if has_gpus else 0.0)
+        sig = rules.agent_key(facts)
         asig = self._agent_sig_ids.get(sig)
         if asig is None:
             asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
-            self.agent_sigs.append(sig)
+            self.agent_sigs.append(facts)
         self.agent_sig[row] = asig
+        # Whether some framework could be soft-blocked here (the walk's PreferNoSchedule key).
         self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
         self.ok[row] = False
         self.prefer_not[row] = False
@@ -103,12 +97,14 @@ class PlacementMask:
         wanted: Sequence[AttributeConstraint],
         agent_rows: npt.NDArray[np.intp],
         gpu_capable: bool = False,
+        role: str = "*",
     ) -> None:
-        sig: FrameworkSig = (tuple(tolerations), tuple(wanted), gpu_capable)
+        facts = FrameworkFacts(tuple(tolerations), tuple(wanted), gpu_capable, role)
+        sig = rules.framework_key(facts)
         fsig = self._framework_sig_ids.get(sig)
         if fsig is None:
             fsig = self._framework_sig_ids[sig] = len(self.framework_sigs)
-            self.framework_sigs.append(sig)
+            self.framework_sigs.append(facts)
         self.framework_sig[col] = fsig
         self.ok[:, col] = False
         self.prefer_not[:, col] = False

@@ -12,7 +12,7 @@ The rules kept (reference.py's ``allocate`` and ``recover``):
 - a batch is checked whole before anything changes (a bad entry changes nothing), and entries
   whose framework or agent is gone are skipped.
 
-Batch operations are array operations or compiled loops (``charges.py``); the one Python loop
+Batch operations are array operations or compiled loops (``charge_table.py``); the one Python loop
 per pair is for agents with reservations.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import refuse_filters
-from corral.master.allocator.charges import give_back
+from corral.master.allocator.charge_table import give_back
 from corral.master.allocator.interface import PAIR_FW_BITS, PAIR_FW_MASK, PlanSource, Scalars
 from corral.master.allocator.options import check_scalar_rows
 

@@ -1,20 +1,20 @@
-"""The general walk compiled with numba: the decisions of ``numpy_walk.Walk`` (several
+"""The general walk compiled with numba: the decisions of ``general_walk_numpy.Walk`` (several
 roles, weights, quota guarantees and limits, headroom, reservations, PreferNoSchedule taints).
 
 Why it is fast: the DRF order is kept as Mesos' hierarchical sorter keeps it, not re-sorted per
 agent. Roles (few) are one array sorted by (quota tier, share / weight, count, name rank);
 within a role its frameworks are a gap buffer sorted by (share, count, id rank), as in
-``kernel.py``. A charge raises only the charged framework's key and its role's key, so each
-moves right, and nothing else moves. An offer depends on the framework only through its role,
-so it is computed once per role visited, and a role whose offer is not allocatable is passed
-over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that agent:
-the agent is walked in two passes over the same orders.
+``fastpath_compiled.py``. A charge raises only the charged framework's key and its role's key,
+so each moves right, and nothing else moves. An offer depends on the framework only through its
+role, so it is computed once per role visited, and a role whose offer is not allocatable is
+passed over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that
+agent: the agent is walked in two passes over the same orders.
 
-Skipped frameworks stay skipped, as in ``numpy_walk.Walk.serve`` (the reference's docstring
+Skipped frameworks stay skipped, as in ``general_walk_numpy.Walk.serve`` (the reference's docstring
 says why): after a charge of framework f in role r, roles passed over in this pass are flagged,
 role r resumes after f's old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``quota.py``, ``charging.charge``,
+Arithmetic mirrors ``quota.py``, ``charge_moves.charge``,
 ``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
 results are bit-identical. The one sum kept incrementally is the headroom's available
 unreserved free resources (summed over every agent by the numpy path): the walk carries a
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from corral.master.allocator.fastpath_compiled import fw_before
 from corral.master.allocator.jit import compiled, prefetch
-from corral.master.allocator.kernel import fw_before
 
 _EPS = 2.0**-52
 INF = math.inf
@@ -129,7 +129,7 @@ def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: An
                 avail[k] = avail[k] + (x if x > 0.0 else 0.0)
 
 
-# The role comparison takes keys, not the key arrays (as ``kernel.fw_before`` does for
+# The role comparison takes keys, not the key arrays (as ``fastpath_compiled.fw_before`` does for
 # frameworks): an array passed to a compiled helper costs two atomic reference-count updates
 # per call, and these run ~20 times per charge (a third of the walk's time when they took
 # arrays).
@@ -165,7 +165,7 @@ def _walk(
 ) -> int:  # fmt: skip
     """Walks candidates[i0:] until the output has less than ``room`` slots left; returns the
     next candidate index (len(candidates) when done, -1 - i when the budget stopped it at i).
-    ``free0[i]``: candidate i's unreserved free resources as ``kernel.select`` found them
+    ``free0[i]``: candidate i's unreserved free resources as ``fastpath_compiled.select`` found them
     (nothing charges an agent before its turn). ``n0`` offers are already in the output; the
     count after is ``count[0]``, the cpus planned so far ``planned[0]``."""
     n = n0
@@ -207,7 +207,7 @@ def _walk(
             charged = False  # the candidates were selected with something allocatable
             while True:
                 if charged:
-                    # Has the agent anything allocatable left? (numpy_walk.Walk._has_more)
+                    # Has the agent anything allocatable left? (general_walk_numpy.Walk._has_more)
                     for k in range(4):
                         most[k] = _max0(capacity[a, k] - used[a, k])
                         if has_res:
@@ -279,7 +279,7 @@ def _walk(
                     break
                 f = picked
                 r = role
-                # ---- charge (charging.charge) ----
+                # ---- charge (charge_moves.charge) ----
                 for k in range(4):
                     x = offer[k]
                     alloc[f, k] += x
@@ -319,7 +319,7 @@ def _walk(
                 n += 1
                 planned[0] = planned[0] + offer[0]
                 done[f] = stamp
-                # ---- keys (numpy_walk.Walk._update) ----
+                # ---- keys (general_walk_numpy.Walk._update) ----
                 fkey[f] = _share(alloc, f, total, cols)
                 rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
                 if has_guarantee[r]:

@@ -1,4 +1,4 @@
-"""The compiled loops of a gang tick (room_loops.py, ChargeBook.charge_one) against the numpy
+"""The compiled loops of a gang tick (rooms_compiled.py, ChargeBook.charge_one) against the numpy
 code they replaced, kept here as the reference: the same order after each re-placing (the
 sorted order and the moved agents merged), the same head of a room as the whole room gives,
 the same arrays after each charge. Compiled and as plain Python."""
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.master.allocator import charges, room_loops
-from corral.master.allocator.charges import ChargeBook
+from corral.master.allocator import charge_table, rooms_compiled
+from corral.master.allocator.charge_table import ChargeBook
 from corral.master.allocator.fit_cache import Entry, FitCache
 
 Loops = dict[str, Callable[..., Any]]
@@ -24,10 +24,10 @@ Loops = dict[str, Callable[..., Any]]
 def loops_for(mode: str) -> Loops:
     names = ("move", "head", "any_eligible", "any_unfiltered")
     if mode == "python":
-        if not charges.COMPILED:
+        if not charge_table.COMPILED:
             pytest.skip("numba is not installed: the loops already run as Python")
-        return {n: getattr(room_loops, n).py_func for n in names}
-    return {n: getattr(room_loops, n) for n in names}
+        return {n: getattr(rooms_compiled, n).py_func for n in names}
+    return {n: getattr(rooms_compiled, n) for n in names}
 
 
 modes = pytest.mark.parametrize("mode", ["compiled", "python"])

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.master.allocator import charges
-from corral.master.allocator.charges import ChargeBook
+from corral.master.allocator import charge_table
+from corral.master.allocator.charge_table import ChargeBook
 
 Model = dict[tuple[int, int], list[float]]
 
@@ -19,10 +19,10 @@ Model = dict[tuple[int, int], list[float]]
 @pytest.fixture(params=["compiled", "python"])
 def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if request.param == "python":
-        if not charges.COMPILED:
+        if not charge_table.COMPILED:
             pytest.skip("numba is not installed: the table already runs as Python")
         for name in ("_home", "_find", "_delete", "_add", "_take", "_give_back"):
-            monkeypatch.setattr(charges, name, getattr(charges, name).py_func)
+            monkeypatch.setattr(charge_table, name, getattr(charge_table, name).py_func)
     yield str(request.param)
 
 

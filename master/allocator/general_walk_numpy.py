@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import charging, drf, eligibility, quota
+from corral.master.allocator import charge_moves, drf, eligibility, quota
 from corral.master.allocator.fastpath import Walked
 from corral.master.allocator.options import allocatable
 
@@ -57,7 +57,7 @@ class Walk:
             if chosen < 0:
                 break
             f = int(ranked[chosen])
-            charging.charge(alloc, f, a, offer)
+            charge_moves.charge(alloc, f, a, offer)
             out.append((f, offer))
             self._update(f)
             # Frameworks passed over stay passed over (a charge only shrinks their offers).

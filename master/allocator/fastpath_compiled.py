@@ -12,7 +12,7 @@ advances). When shares are close, the charged framework is near the head and lan
 tail, so both shifts are short. ``buf`` has room for one advance per candidate, so it never
 needs compacting.
 
-Arithmetic mirrors ``charging.charge`` operation for operation (IEEE doubles, same order),
+Arithmetic mirrors ``charge_moves.charge`` operation for operation (IEEE doubles, same order),
 so results are bit-identical to the numpy path and to the reference.
 """
 

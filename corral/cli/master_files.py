@@ -1,0 +1,48 @@
+"""`corral master`'s --weights, --quotas and --priority-classes, read and checked: a bad one
+stops the master at once as a usage error (exit 2, one line naming the problem)."""
+
+from __future__ import annotations
+
+import argparse
+
+from corral.cli.errors import CliError
+from corral.limits import parse_json
+from corral.priority import PriorityClass, PriorityClassError, classes_from_json
+from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
+
+
+def roles_from_args(args: argparse.Namespace) -> tuple[dict[str, float], dict[str, Quota]]:
+    """The --weights and --quotas flags, checked: a bad one is a usage error (exit 2)."""
+    weights: dict[str, float] = {}
+    quotas: dict[str, Quota] = {}
+    if args.weights is not None:
+        try:
+            weights = parse_weights(args.weights)
+        except RoleError as exc:
+            raise CliError(f"--weights: {exc}", exit_code=2) from None
+    if args.quotas is not None:
+        try:
+            text = args.quotas.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
+        try:
+            quotas = quotas_from_json(parse_json(text))
+        except ValueError as exc:  # not JSON (or too deep), or a RoleError
+            raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
+    return weights, quotas
+
+
+def priority_classes_from_args(args: argparse.Namespace) -> tuple[PriorityClass, ...]:
+    """The --priority-classes file, checked: a bad one is a usage error (exit 2)."""
+    if args.priority_classes is None:
+        return ()
+    try:
+        text = args.priority_classes.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(
+            f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
+        ) from None
+    try:
+        return classes_from_json(text)
+    except PriorityClassError as exc:
+        raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
