@@ -60,6 +60,10 @@ CHANNEL_OPTIONS: Sequence[tuple[str, int]] = (
 )
 
 
+# Seconds before an agent whose registration the master refused (PERMISSION_DENIED) tries again.
+REFUSED_RETRY = 30.0
+
+
 def open_channel(target: str, tls: Credentials | None = None) -> grpc.aio.Channel:
     """A channel to the master at ``target``: mutual TLS with the agent's credential (``tls``,
     else found as corral.frameworks.sdk.tls says), plain text only when told ``INSECURE``."""
@@ -205,6 +209,11 @@ class MasterConnection:
                 attempt = 0
             self.connected = False
             delay = self._backoff.delay(attempt, self._rng)
+            if error.startswith("PERMISSION_DENIED"):
+                # Refused by the master's ACLs (docs/security.md): asking again at once would be
+                # refused again, and each refusal is an audit event. An operator who changes
+                # the ACL sees the agent within this long.
+                delay = max(delay, REFUSED_RETRY)
             attempt += 1
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)

@@ -206,9 +206,19 @@ CLUSTER_UP=1
 compose up -d --no-build >&2 || fail "compose up failed"
 MASTER_CID=$(compose ps -q master | head -n 1)
 [ -n "$MASTER_CID" ] || fail "no master container after compose up"
+# HTTPS: /health needs no credential; the certificate is the cluster's own CA's, not checked
+# from the host here (the services inside check each other's).
 wait_for 60 "master /health on published port $CORRAL_HTTP_PORT" \
-    python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
-    "http://127.0.0.1:$CORRAL_HTTP_PORT/health"
+    python3 -c "import ssl,urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2, context=ssl._create_unverified_context())" \
+    "https://127.0.0.1:$CORRAL_HTTP_PORT/health"
+step "TLS: plain text and a client without a certificate are refused"
+if docker exec "$MASTER_CID" corral get agents --master "$MASTER" --insecure --timeout 3 >/dev/null 2>&1; then
+    fail "a plain-text client was answered by the master"
+fi
+code=$(python3 -c "import ssl,urllib.request,urllib.error,sys
+try: urllib.request.urlopen(sys.argv[1], timeout=5, context=ssl._create_unverified_context())
+except urllib.error.HTTPError as e: print(e.code)" "https://127.0.0.1:$CORRAL_HTTP_PORT/api/v1/state")
+[ "$code" = 401 ] || fail "the state without a certificate or token answered $code, want 401"
 wait_for 90 "3 agents registered and active" has_active_agents 3
 log "agents: $(agents | tr '\t\n' ' ;')"
 
@@ -224,8 +234,8 @@ log "master reports $finished FINISHED tasks"
 
 # ---- 3b. the serving service: an app through its API -------------------------------------------
 step "serving service: an app through its API"
-# `corral app` in the serving container talks to the service there (127.0.0.1:5090).
-serving_app() { compose exec -T serving corral app "$@"; }
+# `corral app` in the master container (the operator credential) talks to https://serving:5090.
+serving_app() { compose exec -T master corral app "$@"; }
 app_succeeded() { serving_app status smoke 2>/dev/null | grep -q "succeeded"; }
 SMOKE_APP=$(mktemp /tmp/corral-smoke-app.XXXXXX.json)
 printf '{"id": "smoke", "command": "exec sleep 600", "instances": 2, "cpus": 0.1, "mem": 32}' \
