@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from corral.acl import ANONYMOUS, Principal
-from corral.master import tokens
+from corral.master import audit, tokens
 from corral.master.core.refusals import Denied
 from corral.master.endpoints import HTTP_ROUTES, PUBLIC, group_of
 from corral.master.principals import principal_of_peer
@@ -76,7 +76,7 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
             else runtime.acl.call(principal, endpoint, group)
         )
         if denial is not None:
-            runtime.deny(Denied(denial, principal.name), runtime.stimulus("denied"))
+            audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             return web.json_response({"error": denial.message}, status=403)
         return await handler(request)
 

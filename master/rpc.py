@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 
+from corral.master import audit
 from corral.master.core.refusals import Denied
 from corral.master.endpoints import group_of
 from corral.master.offer_wire import event_wire
@@ -68,7 +69,7 @@ def operator_guard(runtime: MasterRuntime) -> Any:
         else:
             denial = runtime.acl.call(principal, method, group)
         if denial is not None:
-            runtime.deny(Denied(denial, principal.name), runtime.stimulus("denied"))
+            audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, denial.message)
 
     return guard

@@ -25,6 +25,7 @@ import numpy as np
 from corral import acl as acls
 from corral import events as cluster_events
 from corral.logging import get_logger
+from corral.master import audit
 from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
 from corral.master.core import commands as cmd
@@ -281,26 +282,6 @@ class MasterRuntime:
         self.acl = acl
         self.submit(ev.SetAcls(stimulus_id=self.stimulus("acls"), now=self.clock(), acl=acl))
 
-    def deny(self, exc: Denied, stimulus_id: str) -> None:
-        """A refusal by the ACLs or for an identity: counted, logged and kept as a cluster
-        event (reason Denied), the audit trail ``corral events --reason Denied`` shows."""
-        d = exc.denial
-        self.metrics.denied.labels(d.action).inc()
-        reason, object_kind = cluster_events.KINDS["access_denied"]
-        self.publish(
-            [
-                cmd.ClusterEvent(
-                    stimulus_id=stimulus_id,
-                    kind="access_denied",
-                    subject=exc.principal or "(anonymous)",
-                    message=d.message,
-                    timestamp=self.clock(),
-                    reason=reason,
-                    object_kind=object_kind,
-                )
-            ]
-        )
-
     def watch(self) -> asyncio.Queue[cmd.ClusterEvent]:
         q: asyncio.Queue[cmd.ClusterEvent] = asyncio.Queue(maxsize=10_000)
         self._watchers.add(q)
@@ -542,7 +523,7 @@ class MasterRuntime:
             commands = self.core.handle(item)
         except CallRejected as exc:
             if isinstance(exc, Denied):
-                self.deny(exc, item.stimulus_id)
+                audit.deny(self, exc, item.stimulus_id)
             self._reject(future, exc)
             return
         if isinstance(item, ev.AllocationTick):

@@ -19,7 +19,7 @@ from corral.cli.common import (
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
 from corral.cli.master_files import priority_classes_from_args, roles_from_args
-from corral.cli.master_security import acl_from_args, add_security_args, tls_from_args
+from corral.cli.master_security import add_security_args, security_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass
@@ -446,8 +446,7 @@ def run(args: argparse.Namespace) -> int:
     weights, quotas = roles_from_args(args)
     classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
-    acl = acl_from_args(args)  # a bad file stops here, before any certificate is made
-    server_tls = tls_from_args(args)
+    security = security_from_args(args)  # tls, acl, acl_file; a bad one stops here
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -491,9 +490,7 @@ def run(args: argparse.Namespace) -> int:
                     args.ready_file,
                     ha,
                     allocator_options=allocator_options,
-                    tls=server_tls,
-                    acl=acl,
-                    acl_file=args.acls,
+                    **security,
                 )
             )
         except (OSError, RegistryError) as exc:
@@ -510,9 +507,7 @@ def run(args: argparse.Namespace) -> int:
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
                 accept_empty_registry=args.accept_empty_registry,
-                tls=server_tls,
-                acl=acl,
-                acl_file=args.acls,
+                **security,
             )
         )
     except (OSError, RegistryError) as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from corral.cli.errors import CliError
 
@@ -83,3 +83,10 @@ def acl_from_args(args: argparse.Namespace) -> Acl | None:
         return load(args.acls)
     except AclError as exc:
         raise CliError(f"--acls {exc}", exit_code=2) from None
+
+
+def security_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """``serve_forever``'s and ``serve_ha``'s security arguments: the ACL first (a bad file
+    stops before any certificate is made), then the TLS."""
+    acl = acl_from_args(args)
+    return {"tls": tls_from_args(args), "acl": acl, "acl_file": args.acls}

@@ -33,7 +33,21 @@ from corral.placement import Toleration
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
+    from corral.master.core import commands as cmd
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
     from corral.master.core.records import AgentRecord, FrameworkRecord
+
+
+def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
+    """The ACL the core decides with from now on. What was granted before stays (a framework
+    subscribed in a role, a task launched); each new call is checked."""
+    core.acl = e.acl
+    return [
+        core.cluster_event(
+            e, "acls_loaded", core.master_id, f"{e.acl.source}: version {e.acl.version}"
+        )
+    ]
 
 
 def _identity(p: Principal, message: str, acl: Acl) -> Denial:

@@ -170,7 +170,7 @@ class MasterCore:
             ev.Tick: partial(ticks.tick, self),
             ev.Recover: self._recover,
             ev.AllocationTick: partial(allocation_tick.allocation_tick, self),
-            ev.SetAcls: self._set_acls,
+            ev.SetAcls: partial(authz.set_acls, self),
         }
         # What principals may do (authz.py): the shell's ACL, replaced by SetAcls when the file
         # changes; none given (the core's own tests, a plain-text master) checks nothing. And
@@ -458,16 +458,6 @@ class MasterCore:
         ]
 
     # -------------------------------------------------------------- durability
-
-    def _set_acls(self, e: ev.SetAcls) -> Commands:
-        """The ACL the core decides with from now on (authz.py). What was granted before
-        stays: a framework subscribed in a role, a task launched; a new call is checked."""
-        self.acl = e.acl
-        return [
-            self.cluster_event(
-                e, "acls_loaded", self.master_id, f"{e.acl.source}: version {e.acl.version}"
-            )
-        ]
 
     def _recover(self, e: ev.Recover) -> Commands:
         """A restarted master's first event (recovery.py); agents RECOVERING have

@@ -36,6 +36,7 @@ KERNEL = (
     "corral.events",
     "corral.pki",
     "corral.acl",
+    "corral.acl_rules",
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
