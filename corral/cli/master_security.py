@@ -85,8 +85,7 @@ def acl_from_args(args: argparse.Namespace) -> Acl | None:
         raise CliError(f"--acls {exc}", exit_code=2) from None
 
 
-def security_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """``serve_forever``'s and ``serve_ha``'s security arguments: the ACL first (a bad file
-    stops before any certificate is made), then the TLS."""
-    acl = acl_from_args(args)
+def security_from_args(args: argparse.Namespace, acl: Acl | None) -> dict[str, Any]:
+    """``serve_forever``'s and ``serve_ha``'s security arguments: the TLS set up (a
+    certificate issued), with the ACL already read (``acl_from_args``)."""
     return {"tls": tls_from_args(args), "acl": acl, "acl_file": args.acls}

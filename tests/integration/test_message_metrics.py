@@ -11,10 +11,10 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.loadtest.master_http import MasterSession
 from corral.loadtest.scrape import Scrape, fetch
 from corral.v1 import operator_pb2, operator_pb2_grpc
 from tests.integration.decliner import Decliner
-from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +37,7 @@ async def test_each_methods_messages_are_counted(tmp_path: Any) -> None:
         info = sdk.FrameworkInfo(name="counted", role="*")
         async with (
             sdk.Driver(scheduler, info, cluster.master) as driver,
-            master_session(cluster) as http,
+            MasterSession() as http,
             cluster.channel() as channel,
         ):
             await asyncio.wait_for(scheduler.offered.wait(), 20)
