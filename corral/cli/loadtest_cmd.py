@@ -13,7 +13,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from corral.cli.client_tls import add_tls_args
+from corral.cli.client_tls import add_tls_args, credentials
 from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
 from corral.master.core.config import default
@@ -199,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{path.parent} is not a directory", exit_code=2)
     if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
         raise CliError("--plot needs matplotlib: pip install 'corral[plot]'", exit_code=2)
+    if args.master is not None:
+        credentials()  # a master of one's own: its credential must be there (exit 2 if not)
     console = Console(stderr=True)
     try:
         figures, series = asyncio.run(run_loadtest(opts, console))

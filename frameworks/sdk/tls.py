@@ -33,6 +33,8 @@ from typing import Any, Final
 import grpc
 import grpc.aio
 
+from corral.frameworks.sdk.shared_channels import shared, stamp
+
 MASTER_SERVER_NAME: Final = "master.corral"
 CA_FILE: Final = "ca.crt"
 CERT_FILE: Final = "tls.crt"
@@ -213,11 +215,15 @@ def describe(tls: Credentials) -> str:
 def aio_channel(
     address: str, tls: Credentials, options: Sequence[tuple[str, Any]] = ()
 ) -> grpc.aio.Channel:
-    """An asyncio channel to the master at ``address``."""
+    """An asyncio channel to the master at ``address``. Over TLS, the channels of one event
+    loop to one address with one credential and the same options share one connection, as
+    gRPC's plain-text channels do (shared_channels.py)."""
     if isinstance(tls, Insecure):
         return grpc.aio.insecure_channel(address, options=list(options))
-    return grpc.aio.secure_channel(
-        address, tls.channel_credentials(), options=[*options, *tls.channel_options()]
+    opts = [*options, *tls.channel_options()]
+    key = (address, tls, stamp(tls.ca, tls.cert, tls.key), tuple(opts))
+    return shared(
+        key, lambda: grpc.aio.secure_channel(address, tls.channel_credentials(), options=opts)
     )
 
 
