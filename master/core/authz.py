@@ -148,15 +148,17 @@ class PrincipalHeld:
         self.held: dict[str, list[float]] = {}
 
     def add(self, principal: str, scalars: tuple[float, ...], delta: int) -> None:
+        # Twice per task (it starts, it ends): kept to a few additions.
         if not principal:
             return
         row = self.held.get(principal)
         if row is None:
-            row = self.held[principal] = [0.0] * len(SCALARS)
-        for i, v in enumerate(scalars):
-            row[i] += delta * v
-        if delta < 0 and all(abs(v) < 1e-9 for v in row):
-            del self.held[principal]
+            row = self.held[principal] = [0.0, 0.0, 0.0, 0.0]
+        cpus, mem, disk, gpus = scalars
+        row[0] += delta * cpus
+        row[1] += delta * mem
+        row[2] += delta * disk
+        row[3] += delta * gpus
 
     def of(self, principal: str) -> tuple[float, ...]:
         row = self.held.get(principal)
@@ -167,16 +169,17 @@ def tasks_gate(acl: Acl, p: Principal, tasks: Iterable[TaskSpec], held: Principa
     """Rules 3 and 4 for an accept: the classes its tasks name, and the cap."""
     if acl.allow_all:
         return
-    grants = acl.grants(p)
-    need = [0.0] * len(SCALARS)
     for t in tasks:
-        priority_class_gate(acl, p, t.priority_class)
+        if t.priority_class:
+            priority_class_gate(acl, p, t.priority_class)
+    if not acl.grants(p).capped:
+        return
+    total = list(held.of(p.name))
+    for t in tasks:
         for i, v in enumerate(t.resources.scalars()):
-            need[i] += v
-    if grants.capped:
-        total = tuple(h + n for h, n in zip(held.of(p.name), need, strict=True))
-        what = ", ".join(f"{n}:{v:g}" for n, v in zip(SCALARS, total, strict=True) if v)
-        denied(acl.within_caps(p, acls.LAUNCH, total, f"tasks holding {what}"), p.name)
+            total[i] += v
+    what = ", ".join(f"{n}:{v:g}" for n, v in zip(SCALARS, total, strict=True) if v)
+    denied(acl.within_caps(p, acls.LAUNCH, tuple(total), f"tasks holding {what}"), p.name)
 
 
 # --- rule 5: agents ---------------------------------------------------------------------------
