@@ -21,6 +21,13 @@ from collections.abc import Sequence
 # CA, a port scanner): the command's own message says what failed. Read when grpc is first
 # imported, so set before any import of it.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# gRPC's TLS endpoint without a lock per frame and with pipelined reads: on a master, agents
+# and frameworks sharing two cores it cut TLS's cost in launches/s from ~15 % to ~5 % (docs/
+# performance.md, "The cost of security"). Read at gRPC's start; children (the load test's
+# workers, the demo's processes) inherit it; GRPC_EXPERIMENTS set by the user wins.
+os.environ.setdefault(
+    "GRPC_EXPERIMENTS", "tsi_frame_protector_without_locks,pipelined_read_secure_endpoint"
+)
 
 from corral import extras
 from corral.cli import client_tls
