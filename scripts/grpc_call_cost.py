@@ -5,11 +5,12 @@
 Starts a bare grpc.aio server in a child process (handlers that do nothing), sends it
 ``--calls`` unary calls (100 in flight), then the same number of messages on one client
 stream, then as many on 100 bidirectional streams, each message answered by one (the shape of
-the agents' Connect stream), and prints the server's CPU time (user + system, psutil) per call
-or message. With ``--tls`` both sides use mutual TLS (a CA made for the run, as a master's
-port does; docs/security.md), for the cost of TLS per message. The measurement behind the
-Scheduler's CALLS stream (docs/performance-history.md, fourth round) and the cost of a message
-on the master's agent streams (issue #18, fifth round).
+the agents' Connect stream), then as many round trips spread over 50 connections with pauses
+(many peers with little to say each), and prints the server's CPU time (user + system,
+psutil) per call or message. With ``--tls`` both sides use mutual TLS (a CA made for the run,
+as a master's port does; docs/security.md): the cost of TLS per message. The measurement
+behind the Scheduler's CALLS stream (docs/performance-history.md, fourth round), the cost of a
+message on the master's agent streams (issue #18, fifth round) and of TLS (issue #33).
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ def _certs() -> Certs:
     return (ca.cert, server.key, server.cert, client.key, client.cert)
 
 
-def _channel(address: str, certs: Certs) -> grpc.aio.Channel:
+def _channel(address: str, certs: Certs, own: bool = False) -> grpc.aio.Channel:
+    """``own``: a connection of its own (gRPC shares one among plain-text channels)."""
+    options = [("grpc.use_local_subchannel_pool", 1)] if own else []
     if certs is None:
-        return grpc.aio.insecure_channel(address)
+        return grpc.aio.insecure_channel(address, options=options)
     creds = grpc.ssl_channel_credentials(certs[0], certs[3], certs[4])
     return grpc.aio.secure_channel(
-        address, creds, options=[("grpc.ssl_target_name_override", "master.corral")]
+        address, creds, options=[*options, ("grpc.ssl_target_name_override", "master.corral")]
     )
 
 
@@ -137,6 +140,29 @@ async def _bidi_round_trips(address: str, calls: int, payload: bytes, certs: Cer
         await asyncio.gather(*(one(share + (i < extra)) for i in range(streams)))
 
 
+async def _sparse_round_trips(address: str, calls: int, payload: bytes, certs: Certs) -> None:
+    """50 connections of one stream each, 2 ms between round trips: many peers with little to
+    say each (a master's agents and frameworks), where the cost is per read and write."""
+    connections = 50
+    channels = [_channel(address, certs, own=True) for _ in range(connections)]
+
+    async def one(channel: grpc.aio.Channel, n: int) -> None:
+        connect = channel.stream_stream(
+            f"/{SERVICE}/Bidi", request_serializer=_identity, response_deserializer=_identity
+        )
+        call = connect()
+        for _ in range(n):
+            await call.write(payload)
+            await call.read()
+            await asyncio.sleep(0.002)
+        await call.done_writing()
+
+    share, extra = divmod(calls, connections)
+    await asyncio.gather(*(one(ch, share + (i < extra)) for i, ch in enumerate(channels)))
+    for channel in channels:
+        await channel.close()
+
+
 def _cpu(proc: psutil.Process) -> float:
     t = proc.cpu_times()
     return float(t.user + t.system)
@@ -162,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             ("unary call", _unary_calls),
             ("stream message", _stream_messages),
             ("bidi round trip", _bidi_round_trips),
+            ("50 connections", _sparse_round_trips),
         )
         for name, run in runs:
             before = _cpu(server)
