@@ -57,7 +57,7 @@ def test_init_and_issue_make_credentials_the_master_and_clients_read(
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["certs", "issue", "-bad", "--role", "agent"], "is not a principal name"),
+        (["certs", "issue", "bad/name", "--role", "agent"], "is not a principal name"),
         (["certs", "issue", "ok", "--role", "agent"], "no CA in"),
     ],
 )
