@@ -13,7 +13,8 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-SERVICES = {"master", "agent", "agent-b", "agent-spot", "serving", "hello"}
+# `certs` makes the cluster's CA and each service's certificate once (docs/security.md).
+SERVICES = {"certs", "master", "agent", "agent-b", "agent-spot", "serving", "hello"}
 
 
 def compose_tools() -> list[list[str]]:
@@ -49,7 +50,7 @@ def test_compose_file_is_valid_and_declares_the_cluster(tool: list[str]) -> None
 
     config("-q")
     assert set(config("--services").split()) == SERVICES
-    assert config("--volumes").split() == ["master-data", "serving-data"]
+    assert config("--volumes").split() == ["master-data", "serving-data", "pki"]
 
 
 @pytest.mark.skipif(
