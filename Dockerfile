@@ -53,6 +53,7 @@ ENV PATH=/opt/corral/bin:$PATH \
 RUN groupadd --system --gid 10001 corral \
     && useradd --system --uid 10001 --gid corral --home-dir /var/lib/corral --shell /usr/sbin/nologin corral \
     && mkdir -p /var/lib/corral/master /var/lib/corral/agent /var/lib/corral/serving \
+        /var/lib/corral/pki \
     && chown -R corral:corral /var/lib/corral
 COPY --from=build /opt/corral /opt/corral
 COPY scripts/docker_healthcheck.py /usr/local/bin/corral-healthcheck

@@ -8,6 +8,7 @@ from pathlib import Path
 from corral.agent.connection import ReconnectBackoff
 from corral.agent.core.pressure import Thresholds
 from corral.agent.core.status_updates import Backoff
+from corral.frameworks.sdk.tls import Credentials
 from corral.placement import Taint
 from corral.resources import Resources
 
@@ -22,6 +23,9 @@ class AgentConfig:
     # since free disk changes all the time (see corral.agent.checkpoint.AgentConfigCheckpoint).
     resources_detected: bool = False
     master: str = "127.0.0.1:5050"
+    # The agent's credential (its certificate names its principal); None: found as
+    # corral.frameworks.sdk.tls says (CORRAL_TLS_DIR, ~/.corral/tls), INSECURE: plain text.
+    tls: Credentials | None = None
     attributes: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
     simulate: bool = False

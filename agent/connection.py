@@ -36,6 +36,7 @@ import grpc
 import grpc.aio
 
 from corral.frameworks.sdk.detector import MasterDetector, leader_hint
+from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.supervise import spawn
@@ -59,21 +60,28 @@ CHANNEL_OPTIONS: Sequence[tuple[str, int]] = (
 )
 
 
-def open_channel(target: str) -> grpc.aio.Channel:
-    return grpc.aio.insecure_channel(target, options=list(CHANNEL_OPTIONS))
+# Seconds before an agent whose registration the master refused (PERMISSION_DENIED) tries again.
+REFUSED_RETRY = 30.0
+
+
+def open_channel(target: str, tls: Credentials | None = None) -> grpc.aio.Channel:
+    """A channel to the master at ``target``: mutual TLS with the agent's credential (``tls``,
+    else found as corral.frameworks.sdk.tls says), plain text only when told ``INSECURE``."""
+    return aio_channel(target, resolve(tls), CHANNEL_OPTIONS)
 
 
 class ChannelPool:
     """Channels by master address and slot: the agents of one process share a few channels
-    (HTTP/2 connections) to whichever master leads."""
+    (HTTP/2 connections) to whichever master leads, all with one credential."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Credentials | None = None) -> None:
         self._channels: dict[tuple[str, int], grpc.aio.Channel] = {}
+        self.tls = resolve(tls)  # NoCredentials (a ValueError) here, not at the first connect
 
     def get(self, address: str, slot: int = 0) -> grpc.aio.Channel:
         channel = self._channels.get((address, slot))
         if channel is None:
-            channel = self._channels[(address, slot)] = open_channel(address)
+            channel = self._channels[(address, slot)] = open_channel(address, self.tls)
         return channel
 
     async def close(self) -> None:
@@ -201,6 +209,11 @@ class MasterConnection:
                 attempt = 0
             self.connected = False
             delay = self._backoff.delay(attempt, self._rng)
+            if error.startswith("PERMISSION_DENIED"):
+                # Refused by the master's ACLs (docs/security.md): asking again at once would be
+                # refused again, and each refusal is an audit event. An operator who changes
+                # the ACL sees the agent within this long.
+                delay = max(delay, REFUSED_RETRY)
             attempt += 1
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)

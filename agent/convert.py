@@ -72,6 +72,7 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
             arguments=tuple(cmd.arguments),
             shell=cmd.shell,
             environment=as_dict(cmd.environment),
+            secret_environment=as_dict(cmd.secret_environment),
         )
     simulation = None
     if info.HasField("simulation"):
@@ -98,9 +99,15 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
 
 
 def task_to_pb(spec: TaskSpec) -> common_pb2.TaskInfo:
-    """The task as the master sent it; a minimal one for tasks the agent only heard of."""
+    """The task as the master sent it, its secret values left out (the master never needs
+    them back); a minimal one for tasks the agent only heard of."""
     if isinstance(spec.wire, common_pb2.TaskInfo):
-        return spec.wire
+        if not spec.wire.command.secret_environment:
+            return spec.wire
+        reported = common_pb2.TaskInfo()
+        reported.CopyFrom(spec.wire)
+        reported.command.secret_environment.clear()
+        return reported
     return common_pb2.TaskInfo(task_id=spec.task_id, name=spec.name, framework_id=spec.framework_id)
 
 

@@ -192,6 +192,7 @@ class ProcessExecutor:
             env = {
                 **os.environ,
                 **cmd.environment,
+                **cmd.secret_environment,
                 "CORRAL_TASK_ID": task_id,
                 "CORRAL_FRAMEWORK_ID": task.framework_id,
                 "CORRAL_AGENT_ID": agent_id,

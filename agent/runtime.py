@@ -163,7 +163,7 @@ class Agent:
             if detector is None:
                 detector, own_detector = make_detector(parse_master(self.config.master)), True
             if pool is None:
-                pool, own_pool = ChannelPool(), True
+                pool, own_pool = ChannelPool(self.config.tls), True
         self.connection = MasterConnection(
             self._channel,
             self,

@@ -70,6 +70,11 @@ AGENT_DELETED = "AgentDeleted"
 UNKNOWN_PRIORITY_CLASS = "UnknownPriorityClass"  # a task names a class the master does not hold
 TASK_REFUSED = "TaskRefused"  # an agent reported a task the master never launched there
 QUARANTINED = "Quarantined"  # a demand, framework or agent the allocation tick failed on
+# Security (docs/security.md): a call refused by the ACLs or for its identity (the audit
+# trail), and the ACL file loaded or refused.
+DENIED = "Denied"
+ACLS_LOADED = "AclsLoaded"
+ACLS_REJECTED = "AclsRejected"
 
 # kind -> (reason, object kind)
 KINDS: dict[str, tuple[str, str]] = {
@@ -123,6 +128,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "framework_quarantined": (QUARANTINED, "framework"),
     "agent_quarantined": (QUARANTINED, "agent"),
     "allocation_failed": (QUARANTINED, "master"),
+    "access_denied": (DENIED, "principal"),
+    "acls_loaded": (ACLS_LOADED, "master"),
+    "acls_rejected": (ACLS_REJECTED, "master"),
 }
 
 REASONS: tuple[str, ...] = tuple(dict.fromkeys(reason for reason, _ in KINDS.values()))

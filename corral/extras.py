@@ -19,6 +19,8 @@ SERVER_MODULES: tuple[str, ...] = (
     "psutil",
     "prometheus_client",
     "kazoo",
+    "cryptography",
+    "yaml",
 )
 
 

@@ -188,6 +188,8 @@ def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
         taints=taints_from_pb(info.taints, "agent info"),
         reservations=reservations,
         name=name(info.name, "agent info: name") if info.name else "",
+        # Read back from the registry; on a REGISTER the core sets it from the certificate.
+        principal=info.principal,
     )
 
 
@@ -347,6 +349,15 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     name(t.priority_class, f"{what}: priority_class")
     name(t.demand, f"{what}: demand")
     _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
+    secret_names = set(t.command.secret_environment)
+    if secret_names:
+        both = sorted(secret_names.intersection(t.command.environment))
+        if both:
+            raise WireError(
+                f"{what}: environment variable {limits.echo(both[0])} is both in environment "
+                "and in secret_environment"
+            )
+        _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
     if not simulated and not (t.command.value or t.command.arguments):
         raise WireError(f"{what}: command is empty")
@@ -494,6 +505,9 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
 
 
 def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTask:
+    # The master never needs a reported task's secrets (it does not launch it again), and
+    # does not keep what it does not need (agents leave them out too).
+    t.command.secret_environment.clear()
     spec = task_spec_from_pb(t)
     if s is not None:
         status = status_from_pb(s)
@@ -548,6 +562,7 @@ def agent_spec_to_pb(spec: AgentSpec, out: pb.AgentInfo) -> pb.AgentInfo:
         taint_to_pb(t, out.taints.add())
     for role, reserved in spec.reservations.items():
         resources_to_pb(reserved, out.reservations[role])
+    out.principal = spec.principal
     return out
 
 

@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from corral.acl import Acl
 from corral.frameworks.sdk.detector import master_info_json
 from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
@@ -29,6 +30,7 @@ from corral.master.leadership import Contender
 from corral.master.registry import RegistryError
 from corral.master.registry.zookeeper import ZooKeeperRegistry
 from corral.master.server import RunningMaster, start_master, write_ready_file
+from corral.master.tls import ServerTLS
 
 log = get_logger("corral.master")
 
@@ -73,6 +75,9 @@ async def serve_ha(
     ready_file: Path | None,
     ha: HaOptions,
     allocator_options: AllocatorOptions | None = None,
+    tls: ServerTLS | None = None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> int:
     """Serve as a candidate, a standby and, once elected, the leader; 0 after SIGINT or
     SIGTERM, LEADERSHIP_LOST when the leadership ended, 1 when a loop of the runtime died."""
@@ -90,6 +95,9 @@ async def serve_ha(
             lead=False,
             interceptors=[gate],
             http_middlewares=[http_middleware(gate)],
+            tls=tls,
+            acl=acl,
+            acl_file=acl_file,
         )
     except BaseException:
         await contender.close()

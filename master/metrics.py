@@ -48,6 +48,19 @@ class MasterMetrics:
             registry=r,
         )
         self.offers_sent = Counter("corral_offers_sent", "Offers sent to frameworks", registry=r)
+        self.denied = Counter(
+            "corral_denied",
+            "Calls refused by the ACLs or for their identity (PERMISSION_DENIED, HTTP 403), by "
+            "action (corral/acl.py's ACTIONS)",
+            ["action"],
+            registry=r,
+        )
+        self.acl_reloads = Counter(
+            "corral_acl_reloads",
+            "ACL files read after a change, by result (loaded, rejected: the old ACL stays)",
+            ["result"],
+            registry=r,
+        )
         self.offers_declined = Counter(
             "corral_offers_declined", "Offer ids declined by frameworks", registry=r
         )

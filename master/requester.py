@@ -1,19 +1,22 @@
-"""Who asked for an operator's action, as the shell can tell: the seam authentication plugs into.
+"""Who asked for an operator's action, as the shell can tell.
 
-Until the master authenticates its callers (TLS client certificates), an operator is the address
-its call came from and the name it declares: the ``corral-operator`` gRPC metadata (the CLI's
-``--as NAME``, default ``$USER``) or the ``X-Corral-Operator`` HTTP header. The name is a claim,
-not a proof, and cluster events say so ("operator alice (declared) at ..."). Authentication
-replaces ``RequesterSource`` with one that returns the verified principal (``verified=True``);
-nothing else changes.
+With TLS (the default, docs/security.md) an operator is the principal of its verified client
+certificate (or of the token the master issued to one), ``verified=True``, and the address its
+call came from; events say "operator admin at ...". On a plain-text master (``--insecure``)
+there is no proof: the operator is the address and the name it declares, the
+``corral-operator`` gRPC metadata (the CLI's ``--as NAME``, default ``$USER``) or the
+``X-Corral-Operator`` HTTP header, and events say so ("operator alice (declared) at ...").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from corral.acl import Principal
 from corral.limits import MAX_NAME_LENGTH, echo
 from corral.master.core.types import Requester
+from corral.master.principals import principal_of
 
 GRPC_METADATA = "corral-operator"
 HTTP_HEADER = "X-Corral-Operator"
@@ -35,9 +38,15 @@ def _declared(name: str | None) -> str:
 
 
 class RequesterSource:
-    """Requesters of gRPC and HTTP calls (BadRequester for a name it will not record)."""
+    """Requesters of gRPC and HTTP calls (BadRequester for a name it will not record).
+    ``http_principal(request)``: the verified principal of an HTTP request (anonymous on a
+    plain-text master)."""
+
+    def __init__(self, http_principal: Callable[[Any], Principal] | None = None) -> None:
+        self._http_principal = http_principal
 
     def of_grpc(self, context: Any) -> Requester:
+        verified = principal_of(context)
         declared = None
         for key, value in context.invocation_metadata() or ():
             if key == GRPC_METADATA:
@@ -45,9 +54,15 @@ class RequesterSource:
         peer: str = context.peer() or ""
         # grpc names peers "ipv4:127.0.0.1:5555" / "ipv6:[::1]:5555": the address is the rest.
         address = peer.split(":", 1)[1] if peer.startswith(("ipv4:", "ipv6:")) else peer
+        if verified.name:
+            return Requester(address=address, name=verified.name, verified=True)
         return Requester(address=address, name=_declared(declared))
 
     def of_http(self, request: Any) -> Requester:
         peer = request.transport.get_extra_info("peername") if request.transport else None
         address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else (request.remote or "")
+        if self._http_principal is not None:
+            verified = self._http_principal(request)
+            if verified.name:
+                return Requester(address=address, name=verified.name, verified=True)
         return Requester(address=address, name=_declared(request.headers.get(HTTP_HEADER)))

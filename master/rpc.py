@@ -8,9 +8,15 @@ with the reason; nothing reaches the core from a call that does not decode.
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 
+from corral.master import audit
+from corral.master.core.refusals import Denied
+from corral.master.endpoints import group_of
 from corral.master.offer_wire import event_wire
+from corral.master.principals import principal_of
 from corral.master.rpc_agent import AgentServicer
 from corral.master.rpc_checked import add_servicer
 from corral.master.rpc_operator import OperatorServicer
@@ -47,4 +53,23 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
         OperatorServicer(runtime),
         server,
         counting=counting,
+        guard=operator_guard(runtime),
     )
+
+
+def operator_guard(runtime: MasterRuntime) -> Any:
+    """Every Operator RPC is an endpoint the caller's principal must be granted
+    (master/endpoints.py); a refusal ends the call with PERMISSION_DENIED naming the rule."""
+
+    async def guard(method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        principal = principal_of(context)
+        group = group_of(method)
+        if group is None:
+            denial = runtime.acl.unlisted(principal, method)
+        else:
+            denial = runtime.acl.call(principal, method, group)
+        if denial is not None:
+            audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, denial.message)
+
+    return guard

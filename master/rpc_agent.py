@@ -14,6 +14,7 @@ from corral.master import convert, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
+from corral.master.principals import principal_of
 from corral.master.rpc_common import code_of, cut_when_behind, log
 from corral.master.runtime import MasterRuntime, OutStream
 from corral.supervise import spawn
@@ -65,6 +66,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     tasks=tasks,
                     secret=first.register.secret,
                     new_secret=rt.new_secret(),
+                    principal=principal_of(context),
                 )
             )
         except CallRejected as exc:

@@ -9,7 +9,7 @@ go-grpc-prometheus' interceptors do.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,9 @@ class Undecodable:
 # (grpc_type, service, method) -> (count one received, count one sent); grpc_type as
 # go-grpc-prometheus names it: unary, client_stream, server_stream, bidi_stream.
 Counting = Callable[[str, str, str], tuple[Callable[[], None], Callable[[], None]]]
+# (method, context) -> None, or the call ended (context.abort) before its handler runs: the
+# operator endpoints' authorization (rpc.py).
+Guard = Callable[[str, grpc.aio.ServicerContext[Any, Any]], Awaitable[None]]
 
 
 def _uncounted(grpc_type: str, service: str, method: str) -> tuple[Any, Any]:
@@ -53,10 +56,16 @@ async def _refuse_undecodable(context: grpc.aio.ServicerContext[Any, Any], reque
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
 
 
-def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any:
+async def _unguarded(method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    pass
+
+
+def _checked(
+    handler: Any, service: str, method: str, counting: Counting, guard: Guard = _unguarded
+) -> Any:
     """``handler`` (a grpc RpcMethodHandler) with a deserializer that never raises, and a
     behaviour that ends the call with INVALID_ARGUMENT when a request does not decode; every
-    message received and sent is counted."""
+    message received and sent is counted; ``guard`` may end the call before the handler."""
     deserializer = _never_raises(handler.request_deserializer)
     if handler.unary_unary is not None:
         unary = handler.unary_unary
@@ -64,6 +73,7 @@ def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any
 
         async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             received()
+            await guard(method, context)
             await _refuse_undecodable(context, request)
             response = await unary(request, context)
             sent()
@@ -78,6 +88,7 @@ def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any
             request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             received()
+            await guard(method, context)
             await _refuse_undecodable(context, request)
             # aclosing: when gRPC closes this generator, the servicer's runs its cleanup now,
             # not whenever the garbage collector gets to it.
@@ -112,6 +123,7 @@ def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any
         async def stream_unary(
             iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
         ) -> Any:
+            await guard(method, context)
             refused: list[str] = []
             response = await consumer(requests(iterator, refused), context)
             if refused:
@@ -125,6 +137,7 @@ def _checked(handler: Any, service: str, method: str, counting: Counting) -> Any
     async def stream_stream(
         iterator: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Any]:
+        await guard(method, context)
         refused: list[str] = []
         async with contextlib.aclosing(both(requests(iterator, refused), context)) as responses:
             async for response in responses:
@@ -157,10 +170,11 @@ def add_servicer(
     server: grpc.aio.Server,
     overrides: dict[str, grpc.RpcMethodHandler] | None = None,
     counting: Counting = _uncounted,
+    guard: Guard = _unguarded,
 ) -> None:
     """The generated registration ``register`` (add_XServicer_to_server), every method's
-    handler made to answer undecodable requests with INVALID_ARGUMENT and to count its
-    messages with ``counting``."""
+    handler made to answer undecodable requests with INVALID_ARGUMENT, to count its
+    messages with ``counting`` and to pass ``guard`` first."""
     capture = _HandlerCapture()
     register(servicer, capture)
     handlers = capture.handlers
@@ -169,7 +183,7 @@ def add_servicer(
             raise RuntimeError(f"the generated {capture.service} registration changed shape")
         handlers[name] = handler
     handlers = {
-        name: _checked(handler, capture.service, name, counting)
+        name: _checked(handler, capture.service, name, counting, guard)
         for name, handler in handlers.items()
     }
     server.add_generic_rpc_handlers(

@@ -11,12 +11,13 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import convert, task_files, views
+from corral.master import convert, task_files, tokens, views
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.core.types import Requester
+from corral.master.principals import principal_of
 from corral.master.requester import BadRequester
 from corral.master.rpc_common import code_of
 from corral.master.runtime import MasterRuntime
@@ -272,6 +273,25 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
                 )
         except CallRejected as exc:
             await context.abort(code_of(exc), exc.message)
+
+    async def IssueToken(
+        self, request: operator_pb2.IssueTokenRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.Token:
+        key = self.rt.token_key
+        principal = principal_of(context)
+        if key is None or not principal.name:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "this master runs in plain text (--insecure): it has no principals to issue "
+                "tokens for",
+            )
+        try:
+            ttl = tokens.ttl_of(request.ttl_seconds)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        assert key is not None  # abort() raised above
+        token, expires = tokens.issue(key, principal, self.rt.clock(), ttl)
+        return operator_pb2.Token(token=token, principal=principal.name, expires_at=expires)
 
     async def Watch(
         self, request: operator_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]

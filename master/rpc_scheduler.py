@@ -16,6 +16,7 @@ from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
+from corral.master.principals import principal_of
 from corral.master.rpc_common import answer, code_of, cut_when_behind, log
 from corral.master.runtime import MasterRuntime
 from corral.supervise import spawn
@@ -50,6 +51,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
                         spec=spec,
                         new_framework_id=framework_id,
                         stream_id=stream_id,
+                        principal=principal_of(context),
                     )
                 )
             except CallRejected as exc:

@@ -22,8 +22,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from corral import acl as acls
 from corral import events as cluster_events
+from corral.acl import ANONYMOUS, Principal
 from corral.logging import get_logger
+from corral.master import audit
 from corral.master import usage_metrics as usage
 from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
@@ -32,7 +35,7 @@ from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.durable import Change
 from corral.master.core.master import MasterCore
-from corral.master.core.refusals import CallRejected, Overloaded, Refusal
+from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import TaskState
 from corral.master.event_log import EventLog
@@ -189,10 +192,15 @@ class MasterRuntime:
         clock: Callable[[], float] = time.time,
         seed: int | None = None,
         registry: Registry | None = None,
+        acl: acls.Acl | None = None,
     ) -> None:
         self.master_id = master_id or uuid.uuid4().hex[:12]
+        # What the shell authorizes with (operator endpoints) and the core too (SetAcls when it
+        # changes): None is a plain-text master's, which has no principals to tell apart.
+        self.acl = acl if acl is not None else acls.allow_all()
+        self.token_key: bytes | None = None  # signs the web page's tokens (tokens.py); TLS only
         self.config = config
-        self.core = MasterCore(config, allocator, self.master_id)
+        self.core = MasterCore(config, allocator, self.master_id, self.acl)
         self.registry: Registry = registry if registry is not None else MemoryRegistry()
         # Calls handled in this loop turn, with what they are answered (an Answer command's
         # value, else None), once the turn's registry changes are durable.
@@ -225,7 +233,15 @@ class MasterRuntime:
         self.accepts_waiting = 0
         self.accepts_waiting_peak = 0
         self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
-        self.requesters = RequesterSource()  # who asked for an operator's action
+        self.requesters = RequesterSource(self._http_principal)  # who asked for an action
+
+    def _http_principal(self, request: Any) -> Principal:
+        key = self.token_key
+        if key is None:
+            return ANONYMOUS  # plain text: no principals (--insecure)
+        from corral.master.http_auth import principal_of_request  # aiohttp: the HTTP shell's
+
+        return principal_of_request(request, key, self.clock())
 
     # -------------------------------------------------------------- plumbing
 
@@ -283,6 +299,11 @@ class MasterRuntime:
         self._inbox.put_nowait((_Query(fn), future))
         return await future
 
+    def set_acl(self, acl: acls.Acl) -> None:
+        """Authorize with ``acl`` from now on: the shell at once, the core from its next event."""
+        self.acl = acl
+        self.submit(ev.SetAcls(stimulus_id=self.stimulus("acls"), now=self.clock(), acl=acl))
+
     def watch(self) -> asyncio.Queue[cmd.ClusterEvent]:
         q: asyncio.Queue[cmd.ClusterEvent] = asyncio.Queue(maxsize=10_000)
         self._watchers.add(q)
@@ -302,6 +323,7 @@ class MasterRuntime:
                 stimulus_id=self.stimulus("recover"), now=self.clock(), state=state, epoch=epoch
             )
         )
+        self.set_acl(self.acl)
         loops = {
             "master-core": self._core_loop,
             "master-allocation": self._allocation_loop,
@@ -524,6 +546,8 @@ class MasterRuntime:
         except CallRejected as exc:
             if isinstance(item, ev.OperatorAction):
                 self.metrics.operator_actions.labels(type(item).__name__, exc.code).inc()
+            if isinstance(exc, Denied):
+                audit.deny(self, exc, item.stimulus_id)
             self._reject(future, exc)
             return
         if isinstance(item, ev.OperatorAction):
@@ -659,7 +683,22 @@ class MasterRuntime:
                 if epoch:
                     one.epoch = epoch  # every command carries it: agents fence on it
                 astream.put(one, size)
-        for event in outbox.cluster_events:
+        self.publish(outbox.cluster_events)
+        m = self.metrics
+        counts = self._counts
+        m.events_processed.inc(counts["events"])
+        m.accepts.inc(counts["accepts"])
+        m.offers_declined.inc(counts["declined"])
+        m.agent_heartbeats.inc(counts["heartbeats"])
+        counts["events"] = counts["accepts"] = counts["declined"] = counts["heartbeats"] = 0
+        m.offers_sent.inc(outbox.offers_sent)
+        m.offers_rescinded.inc(outbox.rescinded)
+        m.tasks_launched.inc(outbox.launched)
+
+    def publish(self, events: list[cmd.ClusterEvent]) -> None:
+        """Cluster events into the bounded log, to the watchers, and (but the frequent ones)
+        to the master's log."""
+        for event in events:
             if self.recent_events.append(event):
                 self.metrics.events_dropped.inc()
             for q in list(self._watchers):
@@ -677,16 +716,6 @@ class MasterRuntime:
                     detail=event.message,
                     stimulus_id=event.stimulus_id,
                 )
-        m = self.metrics
-        counts = self._counts
-        m.events_processed.inc(counts["events"])
-        m.accepts.inc(counts["accepts"])
-        m.offers_declined.inc(counts["declined"])
-        m.agent_heartbeats.inc(counts["heartbeats"])
-        counts["events"] = counts["accepts"] = counts["declined"] = counts["heartbeats"] = 0
-        m.offers_sent.inc(outbox.offers_sent)
-        m.offers_rescinded.inc(outbox.rescinded)
-        m.tasks_launched.inc(outbox.launched)
 
     # Reverse maps keep these O(1): a scan of every agent per disconnect made a reconnect storm
     # of N agents cost N² on the core task.

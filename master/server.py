@@ -6,6 +6,7 @@ import asyncio
 import gc
 import json
 import signal
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +15,20 @@ from typing import Any
 import grpc
 from aiohttp import web
 
+from corral import acl as acls
+from corral.acl import Acl
 from corral.gc_tuning import tune_gc
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
+from corral.master.acl_file import watch as acl_file_watch
 from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
+from corral.master.http_auth import add_login, auth_middleware
 from corral.master.registry import Registry, SqliteRegistry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
+from corral.master.tls import ServerTLS
 
 log = get_logger("corral.master")
 
@@ -53,11 +59,49 @@ class RunningMaster:
     http_runner: web.AppRunner
     grpc_address: str
     http_address: str
+    tls: bool = True  # False: plain text (--insecure)
+    acl_watch: asyncio.Task[None] | None = None  # reloads --acls when it changes
 
     async def stop(self) -> None:
+        if self.acl_watch is not None:
+            self.acl_watch.cancel()
+            await asyncio.gather(self.acl_watch, return_exceptions=True)
         await self.runtime.stop()
         await self.grpc_server.stop(grace=1.0)
         await self.http_runner.cleanup()
+
+
+class _TLSSite(web.TCPSite):
+    """aiohttp's TCPSite with the TLS handshake bounded as a request's head is: a client that
+    connects and never finishes its handshake would otherwise hold the socket for asyncio's
+    default of 60 s (issue 17's half-sent requests, one layer down)."""
+
+    def __init__(
+        self,
+        runner: web.AppRunner,
+        host: str,
+        port: int,
+        ssl_context: ssl.SSLContext,
+        handshake_timeout: float,
+    ) -> None:
+        super().__init__(runner, host, port, ssl_context=ssl_context)
+        self._handshake_timeout = handshake_timeout
+
+    async def start(self) -> None:
+        # TCPSite.start without its create_server call, which passes no handshake timeout.
+        await web.BaseSite.start(self)
+        server = self._runner.server
+        assert server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            server,
+            self._host,
+            self._port,
+            ssl=self._ssl_context,
+            backlog=self._backlog,
+            ssl_handshake_timeout=self._handshake_timeout,
+        )
+        if self._server.sockets:
+            self._bound_port = self._server.sockets[0].getsockname()[1]
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -78,20 +122,32 @@ async def start_master(
     lead: bool = True,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     http_middlewares: Sequence[Any] = (),
+    tls: ServerTLS | None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
-    ``runtime.start`` (a standby of a highly available master, master/ha.py)."""
+    ``runtime.start`` (a standby of a highly available master, master/ha.py). ``tls`` None is
+    plain text (``--insecure``); otherwise both ports are TLS and gRPC requires a client
+    certificate. ``acl`` is what principals may do (None: corral.acl's builtin grants;
+    ignored in plain text), read again from ``acl_file`` whenever it changes."""
     runtime = MasterRuntime(
         config,
         make_allocator(allocator, options=allocator_options),
         seed=seed,
         registry=registry,
+        acl=None if tls is None else (acl or acls.builtin()),
     )
+    if tls is not None:
+        runtime.token_key = tls.token_key
     server = grpc.aio.server(options=GRPC_OPTIONS, interceptors=list(interceptors) or None)
     add_servicers(runtime, server)
     try:
-        port = server.add_insecure_port(grpc_address)
+        if tls is None:
+            port = server.add_insecure_port(grpc_address)
+        else:
+            port = server.add_secure_port(grpc_address, tls.grpc_credentials())
     except RuntimeError as exc:  # grpc's way of saying the address is taken or invalid
         raise OSError(f"cannot listen for gRPC on {grpc_address}: {exc}") from None
     if port == 0:
@@ -106,7 +162,10 @@ async def start_master(
     # has arrived; a request being handled is never cut. lingering_time bounds draining a body
     # no handler read (only the roles PUTs read theirs).
     app = build_app(runtime)
-    app.middlewares.extend(http_middlewares)
+    app.middlewares.extend(http_middlewares)  # a standby's redirect to the leader goes first
+    if tls is not None:
+        add_login(app, runtime)
+        app.middlewares.append(auth_middleware(runtime))
     runner = web.AppRunner(
         app,
         access_log=None,
@@ -115,7 +174,11 @@ async def start_master(
     )
     await runner.setup()
     http_host, http_port = _split(http_address)
-    site = web.TCPSite(runner, http_host, http_port)
+    site: web.TCPSite
+    if tls is None:
+        site = web.TCPSite(runner, http_host, http_port)
+    else:
+        site = _TLSSite(runner, http_host, http_port, tls.http_context(), http_read_timeout)
     try:
         await site.start()
     except OSError as exc:
@@ -125,7 +188,9 @@ async def start_master(
         await runtime.stop()
         raise OSError(f"cannot listen for HTTP on {http_address}: {exc.strerror or exc}") from None
     bound = runner.addresses[0][1] if runner.addresses else http_port
-    running = RunningMaster(runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}")
+    running = RunningMaster(
+        runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}", tls is not None
+    )
     log.info(
         "master_started",
         master_id=runtime.master_id,
@@ -133,7 +198,11 @@ async def start_master(
         http=running.http_address,
         allocator=allocator,
         registry=runtime.registry.describe(),
+        tls=tls.source if tls is not None else "off (--insecure)",
+        acls=runtime.acl.describe(),
     )
+    if acl_file is not None and tls is not None:
+        running.acl_watch = asyncio.create_task(acl_file_watch(runtime, acl_file))
     return running
 
 
@@ -148,6 +217,7 @@ def write_ready_file(path: Path | None, master: RunningMaster, **extra: str) -> 
                 "grpc": master.grpc_address,
                 "http": master.http_address,
                 "master_id": master.runtime.master_id,
+                "tls": master.tls,
                 **extra,
             }
         )
@@ -164,6 +234,9 @@ async def serve_forever(
     allocator_options: AllocatorOptions | None = None,
     work_dir: Path | None = None,
     accept_empty_registry: bool = False,
+    tls: ServerTLS | None = None,
+    acl: Acl | None = None,
+    acl_file: Path | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
@@ -185,6 +258,9 @@ async def serve_forever(
             allocator,
             allocator_options=allocator_options,
             registry=registry,
+            tls=tls,
+            acl=acl,
+            acl_file=acl_file,
         )
     except BaseException:
         registry.close()

@@ -57,6 +57,7 @@ def agent(a: op.AgentState) -> dict[str, Any]:
         "id": info.id,
         "name": info.name,
         "hostname": info.hostname,
+        "principal": info.principal,
         "state": a.state,
         "maintenance": maintenance(a.maintenance if a.HasField("maintenance") else None),
         "connected": a.connected,
@@ -219,4 +220,11 @@ def state(s: op.State) -> dict[str, Any]:
         "offers": [offer(o) for o in s.offers],
         "roles": [role(r) for r in s.roles],
         "priority_classes": [priority_class(c) for c in s.priority_classes],
+        # The ACLs the master decides with (docs/security.md): their source, version, digest.
+        "acls": {
+            "source": s.acls.source,
+            "version": s.acls.version,
+            "digest": s.acls.digest,
+            "rules": list(s.acls.rules),
+        },
     }

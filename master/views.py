@@ -181,6 +181,13 @@ def state_pb(
         _role_to_pb(v, state.roles.add())
     for c in core.priority.sorted():
         convert.priority_class_to_pb(c, state.priority_classes.add())
+    acl = core.acl.describe()
+    state.acls.source, state.acls.version, state.acls.digest = (
+        acl["source"],
+        acl["version"],
+        acl["digest"],
+    )
+    state.acls.rules.extend(acl["rules"])
     return state
 
 
@@ -215,6 +222,7 @@ def index_html(state: dict[str, Any]) -> str:
 <p>{summary["agents_active"]} active agents, {summary["frameworks_subscribed"]} subscribed
 frameworks, {summary["tasks_active"]} active tasks, {summary["offers_outstanding"]} outstanding
 offers.</p>
+<p>ACLs: {esc(state["acls"]["source"])}, version {esc(str(state["acls"]["version"]))}.</p>
 <p><a href="/api/v1/state">state (JSON)</a> · <a href="/api/v1/events">recent events</a> ·
 <a href="/metrics">metrics</a> · <a href="/health">health</a></p>
 <h2>Agents</h2><table border="1"><tr><th>id</th><th>hostname</th><th>state</th><th>tasks</th>

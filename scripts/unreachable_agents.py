@@ -29,8 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
-
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.v1 import agent_pb2, agent_pb2_grpc
 from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
@@ -83,7 +82,8 @@ def stop_master(proc: subprocess.Popen[bytes]) -> None:
 
 async def register_and_leave(master: str, count: int) -> None:
     """Register ``count`` agents on raw streams, then close every stream."""
-    channels = [grpc.aio.insecure_channel(master) for _ in range(-(-count // STREAMS_PER_CHANNEL))]
+    tls = sdk_tls.resolve()  # the master this script starts writes it (~/.corral/tls)
+    channels = [sdk_tls.aio_channel(master, tls) for _ in range(-(-count // STREAMS_PER_CHANNEL))]
     calls = []
 
     async def one(i: int) -> None:
@@ -108,8 +108,8 @@ async def register_and_leave(master: str, count: int) -> None:
 
 async def agents_in(master: str) -> tuple[int, int]:
     """(records, active) in the master's GetState."""
-    async with grpc.aio.insecure_channel(
-        master, options=[("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+    async with sdk_tls.aio_channel(
+        master, sdk_tls.resolve(), [("grpc.max_receive_message_length", 64 * 1024 * 1024)]
     ) as ch:
         state = await op_grpc.OperatorStub(ch).GetState(op.GetStateRequest(), timeout=120)  # type: ignore[no-untyped-call]
     return len(state.agents), sum(a.active for a in state.agents)

@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.detector import LEADER_METADATA
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.limits import MAX_MESSAGE_BYTES
@@ -24,6 +25,7 @@ from corral.loadtest.zookeeper import LocalZooKeeper
 from corral.master.ha import LEADERSHIP_LOST
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc as op_grpc
+from tests.master_http import local_context
 
 
 class HaCluster(LocalCluster):
@@ -93,7 +95,9 @@ class HaCluster(LocalCluster):
         """``name``'s /health (blocking), None if it does not answer."""
         _, http = self.addresses[name]
         try:
-            with urllib.request.urlopen(f"http://{http}/health", timeout=2) as r:
+            with urllib.request.urlopen(
+                f"https://{http}/health", timeout=2, context=local_context()
+            ) as r:
                 body: dict[str, Any] = json.loads(r.read())
                 return body
         except (OSError, ValueError, urllib.error.URLError):
@@ -137,7 +141,7 @@ class HaCluster(LocalCluster):
         queue = list(live)
         while queue:
             address = queue.pop(0)
-            async with grpc.aio.insecure_channel(address, options=options) as channel:
+            async with sdk_tls.aio_channel(address, sdk_tls.resolve(), options) as channel:
                 stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
                 try:
                     state: op.State = await stub.GetState(op.GetStateRequest(), timeout=5.0)

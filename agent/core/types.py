@@ -35,6 +35,9 @@ class CommandSpec:
     arguments: tuple[str, ...] = ()
     shell: bool = False
     environment: Mapping[str, str] = field(default_factory=dict)
+    # Secret values (CommandInfo.secret_environment): in the task's environment, never in a
+    # repr, a log line or a report to the master.
+    secret_environment: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

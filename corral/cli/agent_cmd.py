@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
 from corral.gc_tuning import tune_gc
@@ -20,6 +21,7 @@ from corral.resources import Resources, parse_resources
 if TYPE_CHECKING:
     from corral.agent.config import AgentConfig
     from corral.agent.core.pressure import Thresholds
+    from corral.frameworks.sdk.tls import Credentials
 
 # Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
 # connections instead of one spread the master's per-connection work.
@@ -139,8 +141,9 @@ def _usage(message: str) -> CliError:
     return CliError(message, exit_code=2)
 
 
-def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
-    """Validate the command line into one config per agent; bad values raise CliError(2)."""
+def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> list[AgentConfig]:
+    """Validate the command line into one config per agent; bad values raise CliError(2).
+    ``tls``: the agents' credential (None: found when they connect)."""
     from corral.agent.config import AgentConfig
     from corral.agent.core.status_updates import Backoff
     from corral.agent.host import detect_resources
@@ -200,6 +203,7 @@ def build_configs(args: argparse.Namespace) -> list[AgentConfig]:
             resources_detected=args.resources is None,
             work_dir=work_dir if count == 1 else work_dir / name,
             master=args.master,
+            tls=tls,
             attributes=attributes,
             taints=taints,
             simulate=args.simulate,
@@ -287,7 +291,8 @@ def run(args: argparse.Namespace) -> int:
     from corral.agent.memory_control import ControlUnavailable
     from corral.logging import configure
 
-    configs = build_configs(args)
+    # No credential found is a usage error now, not a retry loop later.
+    configs = build_configs(args, credentials())
     configure(args.log_level)
     tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
     try:
@@ -309,7 +314,7 @@ async def _run_agents(configs: list[AgentConfig]) -> int:
     loop = asyncio.get_running_loop()
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
-    pool = ChannelPool()
+    pool = ChannelPool(configs[0].tls)
     try:
         agents = [
             Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)

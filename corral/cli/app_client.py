@@ -6,6 +6,8 @@ Standard library only (urllib): `corral app` is a client command of the base ins
 from __future__ import annotations
 
 import json
+import os
+import ssl
 import sys
 import urllib.error
 import urllib.parse
@@ -14,17 +16,39 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from corral.cli.client_tls import credentials
 from corral.cli.errors import CliError
+from corral.frameworks.sdk import tls as sdk_tls
 
-DEFAULT_SERVING = "http://127.0.0.1:5090"
+DEFAULT_SERVING = "https://127.0.0.1:5090"
+
+
+def default_url() -> str:
+    """$CORRAL_SERVING, else the local service: https, or http with --insecure."""
+    env = os.environ.get("CORRAL_SERVING")
+    if env:
+        return env
+    insecure = isinstance(sdk_tls.from_environment(), sdk_tls.Insecure)
+    return DEFAULT_SERVING.replace("https://", "http://") if insecure else DEFAULT_SERVING
 
 
 class Serving:
-    """The serving service at ``base`` (http://HOST:PORT)."""
+    """The serving service at ``base`` (https://HOST:PORT; http:// when it runs --insecure).
+    Over HTTPS the command presents its credential (--tls-dir, ~/.corral/tls) and checks the
+    service's certificate against the cluster's CA and the URL's host."""
 
     def __init__(self, base: str, timeout: float) -> None:
         self.base = base.rstrip("/")
         self.timeout = timeout
+        self.context: ssl.SSLContext | None = None
+        if self.base.startswith("https://"):
+            tls = credentials()
+            if isinstance(tls, sdk_tls.Insecure):
+                raise CliError(f"{self.base} is HTTPS: drop --insecure, or use http://", 2)
+            try:
+                self.context = tls.ssl_context()
+            except sdk_tls.TLSError as exc:
+                raise CliError(str(exc), exit_code=2) from None
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -37,7 +61,9 @@ class Serving:
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(
+                request, timeout=self.timeout, context=self.context
+            ) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             raise CliError(_message(err), exit_code=2 if err.code == 400 else 1) from None
@@ -53,7 +79,7 @@ class Serving:
         try:
             # No read timeout: a watch waits for changes; the service's keepalive lines and
             # TCP keep the connection honest.
-            response = urllib.request.urlopen(request)
+            response = urllib.request.urlopen(request, context=self.context)
         except urllib.error.HTTPError as err:
             raise CliError(_message(err), exit_code=2 if err.code == 400 else 1) from None
         except (urllib.error.URLError, OSError) as err:

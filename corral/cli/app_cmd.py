@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from typing import Any
 
 from corral.cli import app_client
 from corral.cli.app_client import Serving, quote
+from corral.cli.client_tls import add_tls_args
 from corral.cli.common import non_negative_int, positive_float, positive_int
 from corral.cli.errors import CliError
 from corral.cli.table import print_table
@@ -38,10 +38,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             v.add_argument("id", metavar="APP", help="the app's id")
         v.add_argument(
             "--serving",
-            default=os.environ.get("CORRAL_SERVING", app_client.DEFAULT_SERVING),
+            default=None,
             metavar="URL",
-            help=f"the serving service (default $CORRAL_SERVING or {app_client.DEFAULT_SERVING})",
+            help=f"the serving service (default $CORRAL_SERVING or {app_client.DEFAULT_SERVING};"
+            " http:// with --insecure)",
         )
+        add_tls_args(v)
         v.add_argument(
             "--timeout", type=positive_float, default=15.0, help="seconds to wait for an answer"
         )
@@ -101,7 +103,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _serving(args: argparse.Namespace) -> Serving:
-    return Serving(args.serving, args.timeout)
+    return Serving(args.serving or app_client.default_url(), args.timeout)
 
 
 def _path(args: argparse.Namespace, suffix: str = "") -> str:

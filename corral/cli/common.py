@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from corral.cli.client_tls import add_tls_args
+
 # Re-exported: the CLI's commands take them from here; frameworks from the SDK.
 from corral.frameworks.sdk.argtypes import non_negative_float as non_negative_float
 from corral.frameworks.sdk.argtypes import non_negative_int as non_negative_int
@@ -76,9 +78,11 @@ def add_operator_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def add_master_arg(parser: argparse.ArgumentParser) -> None:
-    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads);
-    neither given, corral.cli.main sets it from CORRAL_MASTER or the current context."""
+    """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads;
+    neither given, corral.cli.main sets it from CORRAL_MASTER or the current context), and the
+    TLS flags every connection to a master takes (corral.cli.client_tls)."""
     parser.set_defaults(master_from_context=True)
+    add_tls_args(parser)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--master",

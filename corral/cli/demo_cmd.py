@@ -187,7 +187,9 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
     header = [
         "Corral demo: serving, batch and a gang trainer share 4 agents (docs/frameworks.md)",
         f"  master gRPC   {grpc_addr}    try: corral get tasks --master {grpc_addr}",
-        f"  master HTTP   http://{http_addr}/   (state: /api/v1/state, metrics: /metrics)",
+        f"  master HTTP   https://{http_addr}/   (state: /api/v1/state, metrics: /metrics)",
+        "  security      mutual TLS with this host's operator credential (~/.corral/tls); "
+        "the page wants a token: corral token (docs/security.md)",
         f"  logs          {work}",
         "Press Ctrl-C to stop." if args.duration is None else f"Stopping in {args.duration:g} s.",
     ]

@@ -17,6 +17,7 @@ import json
 import os
 import shlex
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -30,6 +31,8 @@ from corral.cli.errors import CliError
 
 if TYPE_CHECKING:
     from corral.frameworks.sdk.testing.port_blocks import PortBlock
+
+from corral.frameworks.sdk import tls as sdk_tls
 
 ZONES = ("a", "b", "c")
 # Each agent its own port range: they share this machine's 127.0.0.1, so two instances given
@@ -196,7 +199,8 @@ class Fleet:
             *("serving", "serve", "--master", master, "--listen", "127.0.0.1:0"),
             *("--state", str(procs.work / "serving-state"), "--ready-file", str(ready)),
         )
-        self.serving_url = "http://" + _ready(ready, self.serving)["http"]
+        self.serving_url = _ready(ready, self.serving)["url"]
+        self._ssl = _serving_context()
         self._serving_call("PUT", "/v1/apps/web", serving_app(SERVING_INSTANCES))
         procs.before_frameworks_stop.append(self.delete_app)
         self.batch = Runs(
@@ -245,8 +249,15 @@ class Fleet:
             method=method,
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10, context=self._ssl) as response:
             response.read()
+
+
+def _serving_context() -> ssl.SSLContext | None:
+    """The demo's credential (the master's local operator credential) for the serving
+    service's HTTPS API."""
+    tls = sdk_tls.resolve()
+    return tls.ssl_context() if isinstance(tls, sdk_tls.TLS) else None
 
 
 def _ready(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, str]:

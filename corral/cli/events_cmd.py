@@ -98,10 +98,12 @@ def _follow(
 ) -> None:
     import grpc
 
+    from corral.cli.client_tls import credentials
+    from corral.frameworks.sdk import tls as sdk_tls
     from corral.v1 import operator_pb2_grpc
 
     options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-    with grpc.insecure_channel(leader, options=options) as channel:
+    with sdk_tls.channel(leader, credentials(), options) as channel:
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         try:
             for e in stub.Watch(operator_pb2.WatchRequest(reason=args.reason)):

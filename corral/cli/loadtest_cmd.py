@@ -13,6 +13,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+from corral.cli.client_tls import add_tls_args, credentials
 from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
 from corral.master.core.config import default
@@ -133,6 +134,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="K",
         help="processes hosting the frameworks (default: one per 100 frameworks)",
     )
+    p.add_argument(
+        "--acls",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the started masters' ACL file (corral master --acls; docs/security.md)",
+    )
+    add_tls_args(p)
     p.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the figures")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE", help="write a PNG chart")
     p.add_argument("--seed", type=int, default=0, help="the load's seed (default 0)")
@@ -148,6 +157,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.master_http is not None and args.master is None:
         raise CliError("--master-http needs --master", exit_code=2)
+    if args.master is None and (args.tls_dir or args.ca or args.cert or args.key):
+        raise CliError(
+            "--tls-dir, --ca, --cert and --key are for a --master of one's own: the masters the "
+            "load test starts set up TLS as `corral master` does with no flag (or --insecure)",
+            exit_code=2,
+        )
+    if args.acls is not None and (args.master is not None or args.insecure):
+        raise CliError("--acls applies to a master the load test starts with TLS", exit_code=2)
     if args.launch_pacing is not None and args.master is not None:
         raise CliError(
             "--launch-pacing and --no-launch-pacing apply to a master the load test starts",
@@ -172,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
             masters=args.masters,
             registry=args.registry or ("zookeeper" if args.masters > 1 else "memory"),
             kill_leader_at=args.kill_leader_at,
+            insecure=bool(args.insecure),
+            acls=str(args.acls.resolve()) if args.acls is not None else None,
         )
     except OptionError as exc:
         raise CliError(str(exc), exit_code=2) from None
@@ -180,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{path.parent} is not a directory", exit_code=2)
     if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
         raise CliError("--plot needs matplotlib: pip install 'corral[plot]'", exit_code=2)
+    if args.master is not None:
+        credentials()  # a master of one's own: its credential must be there (exit 2 if not)
     console = Console(stderr=True)
     try:
         figures, series = asyncio.run(run_loadtest(opts, console))

@@ -17,7 +17,20 @@ import os
 import sys
 from collections.abc import Sequence
 
+# gRPC's C core writes a line to stderr for every failed TLS handshake (a client with the wrong
+# CA, a port scanner): the command's own message says what failed. Read when grpc is first
+# imported, so set before any import of it.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+# gRPC's TLS endpoint without a lock per frame and with pipelined reads: on a master, agents
+# and frameworks sharing two cores it cut TLS's cost in launches/s from ~15 % to ~5 % (docs/
+# performance.md, "The cost of security"). Read at gRPC's start; children (the load test's
+# workers, the demo's processes) inherit it; GRPC_EXPERIMENTS set by the user wins.
+os.environ.setdefault(
+    "GRPC_EXPERIMENTS", "tsi_frame_protector_without_locks,pipelined_read_secure_endpoint"
+)
+
 from corral import extras
+from corral.cli import client_tls
 from corral.cli.errors import CliError
 
 # Sub-command modules, in the order `corral --help` lists them.
@@ -39,6 +52,8 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.scenario_cmd",
     "corral.cli.bench_cmd",
     "corral.cli.loadtest_cmd",
+    "corral.cli.certs_cmd",
+    "corral.cli.token_cmd",
 )
 
 
@@ -88,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from corral.cli.contexts import default_master
 
             args.master = default_master()[0]
+        client_tls.apply(args)
         code = args.func(args)
     except CliError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)

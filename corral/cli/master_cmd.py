@@ -19,6 +19,7 @@ from corral.cli.common import (
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
 from corral.cli.master_files import priority_classes_from_args, roles_from_args
+from corral.cli.master_security import acl_from_args, add_security_args, security_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass
@@ -370,11 +371,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"Never", "description": "...", "global_default": false}] (`corral set priorityclass` '
         "changes them later)",
     )
+    add_security_args(p)
     p.add_argument(
         "--ready-file",
         type=Path,
         default=None,
-        help="write {grpc, http, master_id} as JSON here once serving",
+        help="write {grpc, http, master_id, tls} as JSON here once serving",
     )
     p.add_argument(
         "--log-level",
@@ -444,6 +446,7 @@ def run(args: argparse.Namespace) -> int:
     weights, quotas = roles_from_args(args)
     classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
+    acl = acl_from_args(args)  # a bad file stops here; TLS is set up once the ports are free
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -477,6 +480,7 @@ def run(args: argparse.Namespace) -> int:
             advertise_host=args.advertise_host,
         )
         _check_ports(args)
+        security = security_from_args(args, acl)
         try:
             return asyncio.run(
                 serve_ha(
@@ -487,11 +491,13 @@ def run(args: argparse.Namespace) -> int:
                     args.ready_file,
                     ha,
                     allocator_options=allocator_options,
+                    **security,
                 )
             )
         except (OSError, RegistryError) as exc:
             raise CliError(f"cannot start: {exc}") from None
     _check_ports(args)
+    security = security_from_args(args, acl)
     try:
         return asyncio.run(
             serve_forever(
@@ -503,6 +509,7 @@ def run(args: argparse.Namespace) -> int:
                 allocator_options=allocator_options,
                 work_dir=args.work_dir,
                 accept_empty_registry=args.accept_empty_registry,
+                **security,
             )
         )
     except (OSError, RegistryError) as exc:

@@ -13,7 +13,9 @@ from typing import Any
 
 import grpc
 
+from corral.cli.client_tls import credentials
 from corral.cli.errors import CliError
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.detector import leader_hint, parse_master
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import operator_pb2_grpc
@@ -62,6 +64,7 @@ def call_leader(
 ) -> tuple[Any, str]:
     """The answer of the leading master, and its address."""
     deadline = time.monotonic() + timeout
+    tls = credentials()
     queue = candidates(master, timeout)
     # One master: wait for it as before. Several: a dead one must fail fast to try the next.
     wait = len(queue) == 1
@@ -79,7 +82,7 @@ def call_leader(
         left = deadline - time.monotonic()
         if left <= 0:
             raise CliError(last or f"no answer from the master at {master} within {timeout:g}s")
-        with grpc.insecure_channel(address, options=OPTIONS) as channel:
+        with sdk_tls.channel(address, tls, OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
                 answer = getattr(stub, method)(
@@ -90,10 +93,41 @@ def call_leader(
                 code = exc.code() if hasattr(exc, "code") else None
                 detail = exc.details() if hasattr(exc, "details") else str(exc)
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    why = _connection_error(stub, method, request)
                     raise CliError(
-                        f"no answer from the master at {master} within {timeout:g}s"
+                        f"no answer from the master at {master} within {timeout:g}s{why}"
                     ) from None
                 if code != grpc.StatusCode.UNAVAILABLE:
                     raise CliError(f"master at {address}: {detail}") from None
+                if _handshake_failed(detail):
+                    last = f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
+                    hint = ""
+                    continue
                 last = f"master at {address}: {detail}"
                 hint = leader_hint(exc)
+
+
+_HINT = (
+    "is this client's CA the master's, and its certificate signed by it? (--tls-dir; "
+    "--insecure only for a master started with --insecure)"
+)
+
+
+def _handshake_failed(detail: str) -> bool:
+    text = detail.lower()
+    return "handshake" in text or "ssl" in text or "certificate" in text
+
+
+def _connection_error(stub: Any, method: str, request: Any) -> str:
+    """Why a call that waited for the master got no answer, when the channel knows: a master
+    that is down, or one whose TLS this client cannot speak (a plain-text client, a wrong CA),
+    look alike from outside ("Socket closed", "handshake failed")."""
+    try:
+        getattr(stub, method)(request, timeout=1.0, wait_for_ready=False)
+    except grpc.RpcError as exc:
+        detail = exc.details() if hasattr(exc, "details") else ""
+        if detail and exc.code() == grpc.StatusCode.UNAVAILABLE:
+            return f" ({detail}; if the master is up: {_HINT})"
+    except Exception:  # the probe is best effort: the caller's error stands without it
+        pass
+    return ""

@@ -7,6 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
+from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg, host_port, positive_float
 from corral.cli.errors import CliError
 
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from corral.frameworks.serving.store_lock import StoreLocked
 
     sdk.configure_logging(args.log_level)
+    credentials()  # none found: one line and exit 2, before the store is touched
     state = args.state or default_state_dir()
     try:
         return asyncio.run(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from corral.loadtest.master_http import MasterSession
 from corral.loadtest.options import LoadTestOptions
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
 from corral.loadtest.zookeeper import LocalZooKeeper, ZooKeeperUnavailable
@@ -54,6 +55,10 @@ async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
             raise ProcessFailed(f"cannot start ZooKeeper for --masters: {exc}") from None
         masters.spec = masters.zookeeper.url("/corral")
         extra = ("--zk", masters.spec, "--zk-session-timeout", f"{ZK_SESSION:g}")
+    if opts.insecure:
+        extra = (*extra, "--insecure")
+    if opts.acls is not None:
+        extra = (*extra, "--acls", opts.acls)
     names = ["master"] if opts.masters == 1 else [f"master-{i}" for i in range(opts.masters)]
     for name in names:
         masters.children[name] = await group.start_master(
@@ -63,23 +68,21 @@ async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
             name=name,
             extra=extra,
         )
-    async with aiohttp.ClientSession() as session:
+    async with MasterSession() as session:
         masters.leader = await find_leader(session, masters, timeout=60.0)
     if not masters.spec:
         masters.spec = masters.children[masters.leader][1]
     return masters
 
 
-async def _role(session: aiohttp.ClientSession, http: str) -> str:
+async def _role(session: MasterSession, http: str) -> str:
     with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
-        async with session.get(
-            f"http://{http}/health", timeout=aiohttp.ClientTimeout(total=2)
-        ) as r:
+        async with session.get(http, "/health", 2) as r:
             return str((await r.json()).get("role", "leader"))  # a single master has no role
     return ""
 
 
-async def find_leader(session: aiohttp.ClientSession, masters: Masters, timeout: float) -> str:
+async def find_leader(session: MasterSession, masters: Masters, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for name, (child, _, http) in masters.children.items():
@@ -89,11 +92,9 @@ async def find_leader(session: aiohttp.ClientSession, masters: Masters, timeout:
     raise ProcessFailed(f"no master leads after {timeout:g} s")
 
 
-async def _offers_sent(session: aiohttp.ClientSession, http: str) -> float:
+async def _offers_sent(session: MasterSession, http: str) -> float:
     with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-        async with session.get(
-            f"http://{http}/metrics", timeout=aiohttp.ClientTimeout(total=2)
-        ) as r:
+        async with session.get(http, "/metrics", 2) as r:
             for line in (await r.text()).splitlines():
                 if line.startswith("corral_offers_sent_total "):
                     return float(line.split()[1])
@@ -106,7 +107,7 @@ async def kill_leader(group: ProcessGroup, masters: Masters) -> dict[str, object
     child = masters.children.pop(old)[0]
     died = time.monotonic()
     await group.kill(child)
-    async with aiohttp.ClientSession() as session:
+    async with MasterSession() as session:
         masters.leader = await find_leader(session, masters, timeout=120.0)
         elected = time.monotonic() - died
         while await _offers_sent(session, masters.http) <= 0:

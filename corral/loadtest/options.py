@@ -42,6 +42,10 @@ class LoadTestOptions:
     # The drain ends when no launched task has ended for this long (0: task_seconds * 2 + 15)
     # or after DRAIN_LIMIT seconds in all; what has not ended then counts as lost.
     drain_timeout: float = 0.0
+    # The started masters' security: plain text (--insecure) instead of mutual TLS, and an
+    # ACL file (--acls) instead of the default grants.
+    insecure: bool = False
+    acls: str | None = None
 
     DRAIN_LIMIT = 600.0
 

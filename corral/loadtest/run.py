@@ -19,6 +19,7 @@ from rich.live import Live
 
 from corral.loadtest import report, scrape
 from corral.loadtest.collect import Collector, MachineTimes, MasterSample, figures
+from corral.loadtest.master_http import MasterSession
 from corral.loadtest.masters import Masters, describe, kill_leader, start_masters
 from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
@@ -60,7 +61,7 @@ class _Sampler:
 
     def __init__(
         self,
-        session: aiohttp.ClientSession,
+        session: MasterSession,
         http: str | None,
         pid: int | None,
         others: dict[str, list[int]] | None = None,
@@ -111,14 +112,14 @@ class _Sampler:
         collector.master.append(MasterSample(now, cpu, rss, machine_times(), groups))
 
 
-async def _active_agents(session: aiohttp.ClientSession, http: str) -> int:
+async def _active_agents(session: MasterSession, http: str) -> int:
     s = await scrape.fetch(session, http, time.time())
     return int(s.value("corral_agents", state="active"))
 
 
 async def _wait_agents(
     group: ProcessGroup,
-    session: aiohttp.ClientSession,
+    session: MasterSession,
     http: str | None,
     want: int,
     console: Console,
@@ -191,7 +192,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
     masters: Masters | None = None
     ok = False
     try:
-        async with aiohttp.ClientSession() as session:
+        async with MasterSession() as session:
             master_pid: int | None = None
             if opts.master is None:
                 masters = await start_masters(group, opts)
@@ -204,7 +205,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 try:
                     baseline = await _active_agents(session, http_addr)
                 except (aiohttp.ClientError, TimeoutError) as exc:
-                    raise LoadTestError(f"cannot read http://{http_addr}/metrics: {exc}") from None
+                    raise LoadTestError(f"cannot read {http_addr}/metrics: {exc}") from None
             console.log(
                 f"master {master}; starting {opts.agents} agents in "
                 f"{opts.agent_process_count} processes (logs in {work_dir})"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
+
+from corral.loadtest.master_http import MasterSession
 
 Labels = tuple[tuple[str, str], ...]
 
@@ -41,8 +42,8 @@ def parse(text: str, t: float) -> Scrape:
     return s
 
 
-async def fetch(session: aiohttp.ClientSession, http: str, t: float) -> Scrape:
-    async with session.get(f"http://{http}/metrics", timeout=aiohttp.ClientTimeout(10)) as r:
+async def fetch(session: MasterSession, http: str, t: float) -> Scrape:
+    async with session.get(http, "/metrics", 10) as r:
         r.raise_for_status()
         return parse(await r.text(), t)
 

@@ -194,7 +194,7 @@ class AttributeConstraint(_message.Message):
     def __init__(self, attribute: _Optional[str] = ..., operator: _Optional[_Union[ConstraintOperator, str]] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations", "name")
+    __slots__ = ("id", "hostname", "resources", "attributes", "taints", "reservations", "name", "principal")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -216,6 +216,7 @@ class AgentInfo(_message.Message):
     TAINTS_FIELD_NUMBER: _ClassVar[int]
     RESERVATIONS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     id: str
     hostname: str
     resources: Resources
@@ -223,7 +224,8 @@ class AgentInfo(_message.Message):
     taints: _containers.RepeatedCompositeFieldContainer[Taint]
     reservations: _containers.MessageMap[str, Resources]
     name: str
-    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ..., name: _Optional[str] = ...) -> None: ...
+    principal: str
+    def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ..., name: _Optional[str] = ..., principal: _Optional[str] = ...) -> None: ...
 
 class FrameworkInfo(_message.Message):
     __slots__ = ("id", "name", "role", "principal", "capabilities", "failover_timeout", "tolerations", "offer_constraints", "hostname", "user")
@@ -279,8 +281,15 @@ class Offer(_message.Message):
     def __init__(self, id: _Optional[str] = ..., framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., gang_id: _Optional[str] = ..., revocable: _Optional[bool] = ...) -> None: ...
 
 class CommandInfo(_message.Message):
-    __slots__ = ("value", "arguments", "shell", "environment")
+    __slots__ = ("value", "arguments", "shell", "environment", "secret_environment")
     class EnvironmentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class SecretEnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -291,11 +300,13 @@ class CommandInfo(_message.Message):
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     SHELL_FIELD_NUMBER: _ClassVar[int]
     ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    SECRET_ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
     value: str
     arguments: _containers.RepeatedScalarFieldContainer[str]
     shell: bool
     environment: _containers.ScalarMap[str, str]
-    def __init__(self, value: _Optional[str] = ..., arguments: _Optional[_Iterable[str]] = ..., shell: _Optional[bool] = ..., environment: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    secret_environment: _containers.ScalarMap[str, str]
+    def __init__(self, value: _Optional[str] = ..., arguments: _Optional[_Iterable[str]] = ..., shell: _Optional[bool] = ..., environment: _Optional[_Mapping[str, str]] = ..., secret_environment: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class SimulationInfo(_message.Message):
     __slots__ = ("duration_seconds", "exit_code")

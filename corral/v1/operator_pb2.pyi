@@ -133,6 +133,34 @@ class Maintenance(_message.Message):
     drained: bool
     def __init__(self, mode: _Optional[str] = ..., since: _Optional[float] = ..., requested_by: _Optional[str] = ..., grace_seconds: _Optional[float] = ..., drained: _Optional[bool] = ...) -> None: ...
 
+class IssueTokenRequest(_message.Message):
+    __slots__ = ("ttl_seconds",)
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ttl_seconds: float
+    def __init__(self, ttl_seconds: _Optional[float] = ...) -> None: ...
+
+class Token(_message.Message):
+    __slots__ = ("token", "principal", "expires_at")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    principal: str
+    expires_at: float
+    def __init__(self, token: _Optional[str] = ..., principal: _Optional[str] = ..., expires_at: _Optional[float] = ...) -> None: ...
+
+class AclState(_message.Message):
+    __slots__ = ("source", "version", "digest", "rules")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    version: str
+    digest: str
+    rules: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, source: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rules: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class SetPriorityClassRequest(_message.Message):
     __slots__ = ("priority_class",)
     PRIORITY_CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -361,7 +389,7 @@ class TaskEntry(_message.Message):
     def __init__(self, info: _Optional[_Union[_common_pb2.TaskInfo, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.TaskStatus, _Mapping]] = ..., launched_at: _Optional[float] = ..., qos_class: _Optional[str] = ..., usage: _Optional[_Union[_common_pb2.TaskUsage, _Mapping]] = ...) -> None: ...
 
 class State(_message.Message):
-    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes")
+    __slots__ = ("master_id", "agents", "frameworks", "tasks", "offers", "roles", "priority_classes", "acls")
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORKS_FIELD_NUMBER: _ClassVar[int]
@@ -369,6 +397,7 @@ class State(_message.Message):
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     ROLES_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_CLASSES_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
     master_id: str
     agents: _containers.RepeatedCompositeFieldContainer[AgentState]
     frameworks: _containers.RepeatedCompositeFieldContainer[FrameworkState]
@@ -376,7 +405,8 @@ class State(_message.Message):
     offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
     roles: _containers.RepeatedCompositeFieldContainer[RoleState]
     priority_classes: _containers.RepeatedCompositeFieldContainer[_common_pb2.PriorityClass]
-    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ...) -> None: ...
+    acls: AclState
+    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ..., acls: _Optional[_Union[AclState, _Mapping]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("reason",)

@@ -119,6 +119,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.TaskFileChunk.FromString,
                 _registered_method=True)
+        self.IssueToken = channel.unary_unary(
+                '/corral.v1.Operator/IssueToken',
+                request_serializer=corral_dot_v1_dot_operator__pb2.IssueTokenRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.Token.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -246,6 +251,14 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def IssueToken(self, request, context):
+        """A bearer token for the master's web page (docs/security.md), acting as the caller's
+        principal (from its certificate) until it expires; no more than the caller may do.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -333,6 +346,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.ReadTaskFile,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.TaskFileChunk.SerializeToString,
+            ),
+            'IssueToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.IssueToken,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.IssueTokenRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.Token.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -794,6 +812,33 @@ class Operator:
             '/corral.v1.Operator/ReadTaskFile',
             corral_dot_v1_dot_operator__pb2.ReadTaskFileRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.TaskFileChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IssueToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/IssueToken',
+            corral_dot_v1_dot_operator__pb2.IssueTokenRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.Token.FromString,
             options,
             channel_credentials,
             insecure,

@@ -42,6 +42,7 @@ from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.signals import StopSignals
 from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
 from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
+from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
     FrameworkCapability,
@@ -56,7 +57,9 @@ from corral.v1.common_pb2 import (
 
 __all__ = [
     "DEFAULT_MASTER",
+    "INSECURE",
     "TERMINAL_STATES",
+    "TLS",
     "Backoff",
     "CallError",
     "ConnectError",
@@ -71,6 +74,8 @@ __all__ = [
     "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",
+    "Insecure",
+    "NoCredentials",
     "NotSubscribedError",
     "Offer",
     "OfferPacker",
@@ -88,6 +93,7 @@ __all__ = [
     "StatusView",
     "StopSignals",
     "SubscribedEvent",
+    "TLSError",
     "TaskInfo",
     "TaskReason",
     "TaskState",

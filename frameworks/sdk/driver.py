@@ -30,6 +30,7 @@ from corral.frameworks.sdk.events import DriverEvent, EventChannel
 from corral.frameworks.sdk.logs import ensure_configured, get_logger
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
+from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
 from corral.v1.common_pb2 import FrameworkInfo, Offer, TaskInfo, TaskState
 from corral.v1.scheduler_pb2 import (
     AcceptRequest,
@@ -117,11 +118,15 @@ class Driver:
         event_queue_size: int = 64,
         channel_options: Sequence[tuple[str, Any]] = (),
         seed: int | None = None,
+        tls: Credentials | None = None,
     ) -> None:
         if event_queue_size < 1:
             raise ValueError("event_queue_size must be >= 1")
         ensure_configured()
         self.master = master
+        # Mutual TLS with the credential given, found in the environment or in ~/.corral/tls
+        # (corral.frameworks.sdk.tls); NoCredentials (a ValueError) if there is none.
+        self.tls = resolve(tls)
         # HOST:PORT, a list of masters, or zk://...: ValueError here for a malformed one.
         self._spec = parse_master(master)
         self._detector: MasterDetector | None = None  # made on entering (a zk one connects)
@@ -344,7 +349,7 @@ class Driver:
             self._detector = make_detector(self._spec)
         detector = self._detector
         address = self.address = await detector.leader()
-        channel = grpc.aio.insecure_channel(address, options=list(self._options.items()))
+        channel = aio_channel(address, self.tls, list(self._options.items()))
         self._channel = channel
         stub = SchedulerStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
         info = FrameworkInfo()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import grpc
 
 from corral.frameworks.sdk.errors import CallError
+from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
 from corral.v1.operator_pb2 import ExplainRequest
 from corral.v1.operator_pb2_grpc import OperatorStub
 
@@ -26,11 +27,13 @@ class PendingDemand:
     reasons: tuple[str, ...]
 
 
-async def why_pending(master: str, framework_id: str, timeout: float = 5.0) -> list[PendingDemand]:
+async def why_pending(
+    master: str, framework_id: str, timeout: float = 5.0, *, tls: Credentials | None = None
+) -> list[PendingDemand]:
     """The framework's pending demands and why, as the master saw them in its last cycle.
     Raises ``CallError`` (NOT_FOUND for an unknown framework, UNAVAILABLE for a master that
-    does not answer)."""
-    async with grpc.aio.insecure_channel(master) as channel:
+    does not answer, PERMISSION_DENIED when the caller may not read explanations)."""
+    async with aio_channel(master, resolve(tls)) as channel:
         stub = OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated
         try:
             e = await stub.Explain(ExplainRequest(framework_id=framework_id), timeout=timeout)

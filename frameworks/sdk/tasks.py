@@ -33,6 +33,7 @@ def task(
     gpus: float = 0,
     *,
     env: Mapping[str, str] | None = None,
+    secret_env: Mapping[str, str] | None = None,
     labels: Mapping[str, str] | None = None,
     task_id: str | None = None,
     ports: Sequence[tuple[int, int]] = (),
@@ -58,6 +59,9 @@ def task(
     cpus and no mem requested is BestEffort. ``revocable`` marks a task for revocable offers
     (``OfferView.revocable``; the framework needs the REVOCABLE_RESOURCES capability): it may be
     killed when the resources are taken back (REVOCABLE_RESOURCES_RECLAIMED).
+    ``secret_env`` is environment whose values are secret: in the task's environment like
+    ``env``, sent only to the agent that runs it, never shown by the master (its state, logs,
+    events, web page) nor reported back by the agent.
     """
     if not name:
         raise ValueError("a task needs a name")
@@ -70,6 +74,11 @@ def task(
         if not argv or not argv[0]:
             raise ValueError("a task needs a command")
         cmd = CommandInfo(value=argv[0], arguments=argv, shell=False, environment=dict(env or {}))
+    if secret_env:
+        both = sorted(set(secret_env).intersection(env or {}))
+        if both:
+            raise ValueError(f"{both[0]!r} is in both env and secret_env")
+        cmd.secret_environment.update(secret_env)
     for begin, end in ports:
         if not 0 <= begin <= end <= 65535:
             raise ValueError(f"port range [{begin}-{end}] is not within 0-65535 in order")

@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from corral.frameworks.sdk.tls import peer_roles
 from corral.frameworks.serving.app import AppError
 from corral.frameworks.serving.service import Service, UnknownApp, endpoint_json
 
@@ -30,10 +31,15 @@ SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
 STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Over TLS, who may call the API: a certificate of the cluster's CA with this role (the TLS
+# handshake already refused any other CA's, or none).
+CLIENT_ROLE = "operator"
 
 
-def build_app(service: Service) -> web.Application:
-    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY_BYTES)
+def build_app(service: Service, require_role: str | None = None) -> web.Application:
+    """The API; with ``require_role``, a caller whose certificate lacks that role gets 403."""
+    middlewares = [_errors] if require_role is None else [_errors, _role_check(require_role)]
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
     app[SERVICE] = service
     app[STOPPING] = asyncio.Event()
     app.router.add_get("/v1/health", health)
@@ -48,6 +54,23 @@ def build_app(service: Service) -> web.Application:
     app.router.add_get("/v1/apps/{id}/status", status)
     app.router.add_get("/v1/apps/{id}/endpoints", endpoints)
     return app
+
+
+def _role_check(role: str) -> Any:
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/v1/health":
+            transport = request.transport
+            name, roles = peer_roles(transport.get_extra_info("peercert") if transport else None)
+            if role not in roles:
+                return _error(
+                    403,
+                    f"principal {name or '(none)'} may not use the serving service: its "
+                    f"certificate's roles are {', '.join(sorted(roles)) or 'none'}, not {role}",
+                )
+        return await handler(request)
+
+    return check
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

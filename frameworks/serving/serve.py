@@ -14,6 +14,7 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.serving import api
 from corral.frameworks.serving.service import Service
 from corral.frameworks.serving.store import Store
@@ -73,27 +74,31 @@ async def _serve(
     ready_file: Path | None,
     stop: asyncio.Event,
 ) -> int:
+    tls = sdk_tls.resolve()  # its credential to the master serves its API too
     service = Service(store, master, failover_timeout)
     await service.start()
-    app = api.build_app(service)
+    secure = isinstance(tls, sdk_tls.TLS)
+    app = api.build_app(service, require_role=api.CLIENT_ROLE if secure else None)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     host, port = split_address(listen)
     try:
-        await web.TCPSite(runner, host, port).start()
+        ssl = tls.server_context() if isinstance(tls, sdk_tls.TLS) else None
+        await web.TCPSite(runner, host, port, ssl_context=ssl).start()
     except OSError as exc:
         await runner.cleanup()
         await service.close()
         raise OSError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
     bound = runner.addresses[0][1] if runner.addresses else port
     address = f"{host}:{bound}"
+    url = f"{'https' if secure else 'http'}://{address}"
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"http": address, "state": str(store.path)}))
+        tmp.write_text(json.dumps({"http": address, "url": url, "state": str(store.path)}))
         tmp.replace(ready_file)
     apps = len(service.runners)
     _say(
-        f"serving service on http://{address}/v1/apps (master {master}, store {store.path}, "
+        f"serving service on {url}/v1/apps (master {master}, store {store.path}, "
         f"{apps} app{'s' if apps != 1 else ''} taken back)"
     )
     try:

@@ -5,10 +5,11 @@ Rules:
 1. An accept is checked whole before anything changes: the offers are the framework's and
    outstanding, of one agent (or one gang's bundle, all of it: gangs.py rule 3), the tasks'
    ids new and each named once, naming only priority classes and demands that exist, no port
-   asked for by two tasks, and all of it within what the offers hold; then admission control
+   asked for by two tasks, and all of it within what the offers hold; the ACLs must grant its
+   priority classes and its principal's cap must hold it (authz.py); then admission control
    may refuse it (admission.py). A refused accept changes nothing: its offers are still the
-   framework's. A task asking for no cpus and no mem is BestEffort (corral.qos): it is
-   charged nothing.
+   framework's. A task asking for no cpus and no mem is BestEffort (corral.qos): it is charged
+   nothing.
 2. Accepted: the offers are used whole; what the tasks leave goes back to the pool under the
    refuse filter (nothing left: no filter), and each task is STAGING on its agent, sent to it
    in one LAUNCH per agent.
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import admission, pending, revocable
+from corral.master.core import admission, authz, pending, revocable
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.gangs import Gang
@@ -99,6 +100,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
             )
     for aid, (_, tasks, _) in groups.items():
         _check_pressure(core, core.agents[aid], tasks)
+    authz.tasks_gate(core.acl, fw.principal, e.tasks, core.principal_held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
     # Valid and admitted: apply.
     out: Commands = []

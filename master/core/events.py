@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corral.acl import ANONYMOUS, Acl, Principal
 from corral.master.core.durable import RegistryState
 from corral.master.core.types import (
     AgentSpec,
@@ -41,6 +42,8 @@ class AgentRegister(Event):
     tasks: tuple[ReportedTask, ...] = ()
     secret: str = ""  # what the agent presents with spec.agent_id
     new_secret: str = ""  # unguessable, made by the shell: handed out with a new identity
+    # From the agent's verified certificate (the shell's TLS peer), never from a message.
+    principal: Principal = ANONYMOUS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +85,8 @@ class FrameworkSubscribe(Event):
     spec: FrameworkSpec
     new_framework_id: str  # used when spec.framework_id is empty
     stream_id: str
+    # From the framework's verified certificate (the shell's TLS peer), never from a message.
+    principal: Principal = ANONYMOUS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +230,14 @@ class Drain(OperatorAction):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeleteAgent(OperatorAction):
     agent_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetAcls(Event):
+    """The ACLs the core decides with from now on (the shell loaded the file, or reloaded it
+    when it changed; master/core/authz.py)."""
+
+    acl: Acl
 
 
 # --- the master's own life ----------------------------------------------------------------

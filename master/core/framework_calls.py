@@ -18,8 +18,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
+from corral.master.core import authz, demands
 from corral.master.core import commands as cmd
-from corral.master.core import demands
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.refusals import invalid as _invalid
@@ -53,6 +53,7 @@ def set_demands(core: MasterCore, e: ev.SetDemands) -> Commands:
         demands.check_demands(e.demands, core.priority)
     except demands.DemandError as exc:
         raise _invalid(str(exc)) from None
+    authz.demands_gate(core.acl, fw.principal, e.demands)
     previous = fw.demands
     fw.demands = {d.name: d for d in e.demands}
     fw.wants_by_demand = True

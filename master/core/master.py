@@ -46,6 +46,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from corral import acl as acls
 from corral import events as cluster_events
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
@@ -53,6 +54,7 @@ from corral.master.core import (
     accepts,
     admission,
     allocation_tick,
+    authz,
     demands,
     explain_causes,
     framework_calls,
@@ -114,7 +116,13 @@ _ENDED_KIND = statuses.ENDED_KIND  # where tests/unit/test_master_events.py look
 
 
 class MasterCore:
-    def __init__(self, config: MasterConfig, allocator: Allocator, master_id: str) -> None:
+    def __init__(
+        self,
+        config: MasterConfig,
+        allocator: Allocator,
+        master_id: str,
+        acl: acls.Acl | None = None,
+    ) -> None:
         self.config = config
         self.allocator = allocator
         self.master_id = master_id
@@ -174,7 +182,13 @@ class MasterCore:
             ev.Uncordon: partial(maintenance.uncordon, self),
             ev.Drain: partial(maintenance.drain, self),
             ev.DeleteAgent: partial(maintenance.delete_agent, self),
+            ev.SetAcls: partial(authz.set_acls, self),
         }
+        # What principals may do (authz.py): the shell's ACL, replaced by SetAcls when the file
+        # changes; none given (the core's own tests, a plain-text master) checks nothing. And
+        # what each principal's tasks hold, for the ACLs' caps (authz.py rule 4).
+        self.acl = acl if acl is not None else acls.allow_all()
+        self.principal_held = authz.PrincipalHeld()
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
             operator_settings.apply_weight(self, role, weight)
@@ -254,7 +268,9 @@ class MasterCore:
             return
         self.live_classes[task.spec.priority_class] += delta
         value = self.priority.value(task.spec.priority_class)
-        self.task_sums.task(task.agent_id, value, task.spec.resources.scalars(), delta)
+        scalars = task.spec.resources.scalars()
+        self.task_sums.task(task.agent_id, value, scalars, delta)
+        self.principal_held.add(fw.spec.principal, scalars, delta)
         name = task.spec.demand
         if not name:
             return

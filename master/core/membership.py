@@ -3,14 +3,16 @@ loses its stream, is marked UNREACHABLE, and is attached to or detached from the
 Transitions: ``ACTIVE ⇄ UNREACHABLE``, ``RECOVERING → ACTIVE | UNREACHABLE`` (states.py).
 
 Rules:
-1. A registration is checked before anything changes: an id the master knows must come with
-   its secret (PERMISSION_DENIED); reservations are for valid role names (corral.roles) and
-   fit in the agent's resources, and the tasks it reports are each named once, in states an
-   agent can know, not running on another agent, and live ones within its resources
-   (INVALID_ARGUMENT). An agent registering without an id (a new one) reports none. Only an
-   agent whose tasks the master cannot know (its record read from the registry, or any after a
-   master restart that forgot every agent) has the live tasks it reports that the master does
-   not hold taken in; any other is killed (reconcile.py).
+1. A registration is checked before anything changes: an id the master knows must come from
+   the principal that registered it and with its secret, and the ACLs must grant the agent, the
+   attributes and reservations it claims and its resources (PERMISSION_DENIED, authz.py);
+   reservations are for valid role names (corral.roles) and fit in the agent's resources, and
+   the tasks it reports are each named once, in states an agent can know, not running on
+   another agent, and live ones within its resources (INVALID_ARGUMENT). An agent registering
+   without an id (a new one) reports none. Only an agent whose tasks the master cannot know
+   (its record read from the registry, or any after a master restart that forgot every agent)
+   has the live tasks it reports that the master does not hold taken in; any other is killed
+   (reconcile.py).
 2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
    gets a new one. A known agent re-registering is detached first (its old stream closed) and
    becomes ACTIVE again.
@@ -35,8 +37,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
+from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile, ticks
 from corral.master.core import commands as cmd
-from corral.master.core import maintenance, mirror, nominations, pruning, reconcile, ticks
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -62,12 +64,14 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
             f"a new agent (registering without an id) reported {len(e.tasks)} tasks; only an "
             "agent re-registering with its id recovers tasks"
         )
+    authz.agent_owner(core.acl, e.principal, known, agent_id)
     if known is not None and known.secret and e.secret != known.secret:
         raise CallRejected(
             Refusal.PERMISSION_DENIED,
             f"agent id {echo(agent_id)} is registered to another agent "
             "(the secret does not match); register without an id to join as a new agent",
         )
+    authz.agent_gate(core.acl, e.principal, spec)
     reserved = Resources()
     for role, reservation in spec.reservations.items():
         try:
@@ -109,7 +113,8 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     sid, now = e.stimulus_id, e.now
     agent_id = e.spec.agent_id or e.new_agent_id
     _check(core, e, agent_id)
-    spec = replace(e.spec, agent_id=agent_id)
+    # The principal is the certificate's, whatever the message said (authz.py rule 1).
+    spec = replace(e.spec, agent_id=agent_id, principal=e.principal.name)
     out: Commands = []
     agent = core.agents.get(agent_id)
     was_unreachable = agent is not None and agent.state is AgentState.UNREACHABLE

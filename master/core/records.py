@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from corral.acl import ANONYMOUS, Principal
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import (
     AgentSpec,
@@ -164,6 +165,9 @@ class FrameworkRecord:
     wants_by_demand: bool = False
     # Live tasks naming each demand (TaskSpec.demand), kept as tasks start and end.
     demand_tasks: dict[str, int] = field(default_factory=dict)
+    # Who subscribed it, with its certificate roles: what its calls are authorized as
+    # (authz.py). Not durable: a recovered framework is told again when it re-subscribes.
+    principal: Principal = ANONYMOUS
 
     @property
     def framework_id(self) -> str:

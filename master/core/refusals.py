@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+from corral.acl import Denial
 from corral.limits import echo
 
 
@@ -43,6 +44,23 @@ class Overloaded(CallRejected):
     def __init__(self, bound: str, message: str) -> None:
         super().__init__(Refusal.RESOURCE_EXHAUSTED, message)
         self.bound = bound
+
+
+class Denied(CallRejected):
+    """PERMISSION_DENIED by the ACLs or for an identity (corral.acl): the refusal names the
+    rule; the shell counts it (``denied_total{action}``) and records it as a cluster event
+    with reason Denied, the audit trail."""
+
+    def __init__(self, denial: Denial, principal: str) -> None:
+        super().__init__(Refusal.PERMISSION_DENIED, denial.message)
+        self.denial = denial
+        self.principal = principal
+
+
+def denied(denial: Denial | None, principal: str) -> None:
+    """Raise ``Denied`` for a denial (None: allowed, nothing to do)."""
+    if denial is not None:
+        raise Denied(denial, principal)
 
 
 def invalid(message: str) -> CallRejected:

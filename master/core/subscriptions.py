@@ -4,12 +4,14 @@ waits as a placeholder. Transitions: ``SUBSCRIBED ⇄ DISCONNECTED → REMOVED``
 
 Rules:
 1. A SUBSCRIBE is checked before anything changes: a finite ``failover_timeout`` >= 0
-   (INVALID_ARGUMENT), not the id of a removed framework (FAILED_PRECONDITION), and a failover
-   keeps the name and principal the framework subscribed with (PERMISSION_DENIED): an id alone
-   does not take over someone else's framework. No role means ``*``; a role must follow Mesos'
-   rules for role names (corral.roles.check_role; INVALID_ARGUMENT); no id, the shell's new one.
-   A ``failover_timeout`` past ``max_failover_timeout`` is capped to it (``capped``, with a
-   cluster event), here and for what recovery.py reads: no framework is kept forever.
+   (INVALID_ARGUMENT), its principal field its certificate's, not the id of a removed
+   framework (FAILED_PRECONDITION), a failover keeps the name and principal the framework
+   subscribed with (PERMISSION_DENIED): an id alone does not take over someone else's
+   framework; and the ACLs grant its role and tolerations (authz.py). No role means ``*``; a
+   role must follow Mesos' rules for role names (corral.roles.check_role; INVALID_ARGUMENT); no
+   id, the shell's new one; no principal field, its certificate's. A ``failover_timeout`` past
+   ``max_failover_timeout`` is capped to it (``capped``, with a cluster event), here and for
+   what recovery.py reads: no framework is kept forever.
 2. A failover closes the old stream and takes back the framework's outstanding offers; a
    changed role, tolerations or constraints re-add it to the allocator with its tasks' charges.
    Its unacknowledged statuses are resent at once, at most ``RESEND_BATCH`` (one UPDATE); the
@@ -34,9 +36,8 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from corral.limits import echo
+from corral.master.core import authz, mirror, nominations, ticks
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, ticks
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
@@ -68,7 +69,8 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
     asked = spec.failover_timeout
     spec = capped(core, spec)
     fw_id = spec.framework_id or e.new_framework_id
-    spec = replace(spec, framework_id=fw_id)
+    principal = authz.framework_principal(core.acl, e.principal, spec)
+    spec = replace(spec, framework_id=fw_id, principal=principal)
     fw = core.frameworks.get(fw_id)
     if fw is not None and fw.state is FrameworkState.REMOVED:
         raise CallRejected(
@@ -77,15 +79,9 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         )
     if fw is not None and not fw.placeholder:
         # Failing over is the same framework coming back; an id alone is not enough to take
-        # over someone else's (authentication proper is for principals from certificates).
-        for field_name in ("name", "principal"):
-            mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
-            if mine != theirs:
-                raise CallRejected(
-                    Refusal.PERMISSION_DENIED,
-                    f"framework {fw_id} is subscribed with {field_name} {echo(mine)}, "
-                    f"not {echo(theirs)}: a failover must keep the {field_name}",
-                )
+        # over someone else's: its principal (a certificate's) and name must be the same.
+        authz.framework_owner(core.acl, e.principal, fw, spec)
+    authz.framework_gate(core.acl, e.principal, spec)
     out: Commands = []
     if fw is None:
         fw = FrameworkRecord(
@@ -111,6 +107,8 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         core.book.take_back(fw)
         if fw.spec != spec:
             _replace_in_allocator(core, fw, spec)
+        if fw.placeholder and spec.principal:
+            _held_by(core, fw, spec.principal)
         fw.spec = spec
         fw.state = check(
             FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
@@ -120,6 +118,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         fw.disconnected_at = None
         fw.placeholder = False
         kind = "framework_resubscribed"
+    fw.principal = e.principal
     core.sync_allocator(fw)
     out.append(
         cmd.SendSubscribed(
@@ -147,6 +146,14 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
             )
         )
     return out
+
+
+def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
+    """A placeholder's live tasks (taken in from agents' reports, counted under no principal)
+    count towards the principal that subscribes it (authz.py rule 4)."""
+    for task in fw.tasks.values():
+        if not task.state.terminal:
+            core.principal_held.add(principal, task.spec.resources.scalars(), +1)
 
 
 def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:

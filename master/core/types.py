@@ -83,6 +83,9 @@ class AgentSpec:
     taints: tuple[Taint, ...] = ()
     reservations: dict[str, Resources] = field(default_factory=dict)
     name: str = ""  # for people: tells apart agents of one host (AgentInfo.name)
+    # Who registered it (its certificate's common name), set by the core from the event: the
+    # id stays bound to it (authz.py rule 1). Empty on a plain-text master.
+    principal: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ def validate(core: MasterCore) -> None:
     _durable(core)
     _demand_tasks(core)
     _task_sums(core)
+    _principal_held(core)
     _nominations(core)
     _gangs(core)
     _admission(core)
@@ -223,6 +224,27 @@ def _task_sums(core: MasterCore) -> None:
             )
     left = {k: v for k, v in expected.items() if any(x > 0 for x in v)}
     _check(not left, f"live tasks the task sums do not count: {left}")
+
+
+def _principal_held(core: MasterCore) -> None:
+    """authz.py rule 4: what each principal's tasks hold is its frameworks' live tasks."""
+    expected: dict[str, list[float]] = {}
+    for fw in core.frameworks.values():
+        if not fw.spec.principal:
+            continue
+        for t in fw.tasks.values():
+            if t.state.terminal:
+                continue
+            had = expected.setdefault(fw.spec.principal, [0.0, 0.0, 0.0, 0.0])
+            for k, x in enumerate(t.spec.resources.scalars()):
+                had[k] += x
+    for principal in set(expected) | set(core.principal_held.held):
+        have = core.principal_held.of(principal)
+        want = expected.get(principal, [0.0, 0.0, 0.0, 0.0])
+        _check(
+            all(abs(a - b) <= 1e-6 for a, b in zip(have, want, strict=True)),
+            f"principal {principal}'s tasks hold {want}, the sums say {list(have)}",
+        )
 
 
 def _nominations(core: MasterCore) -> None:

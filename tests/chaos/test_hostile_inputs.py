@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.request
 from pathlib import Path
 
-import grpc
 import pytest
 
 from corral.frameworks import sdk
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import agent_pb2, agent_pb2_grpc
 from corral.v1 import common_pb2 as pb
@@ -51,9 +50,8 @@ async def _keeps_being_offered(cluster: LocalCluster, fw: Offered, cycles: int) 
 
 
 def _events(cluster: LocalCluster, reason: str) -> list[dict[str, object]]:
-    url = f"http://{cluster.http}/api/v1/events?reason={reason}"
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        body = json.loads(answer.read())
+    path = f"/api/v1/events?reason={reason}"
+    body = json.loads(sdk_tls.http_get(path, cluster.http, cluster.tls, timeout=10))
     events: list[dict[str, object]] = body
     return events
 
@@ -96,7 +94,7 @@ async def test_a_rogue_agent_cannot_bring_tasks_it_never_ran(tmp_path: Path) -> 
             await until(lambda: unrelated.count > 0, 20)
             # An id this master (its registry lists every agent it admitted) never knew,
             # reporting a running task of a class nobody defined.
-            async with grpc.aio.insecure_channel(cluster.master) as channel:
+            async with cluster.channel() as channel:
                 call = agent_pb2_grpc.AgentServiceStub(channel).Connect()
                 task = pb.TaskInfo(
                     task_id="rogue",

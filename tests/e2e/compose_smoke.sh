@@ -111,7 +111,8 @@ compose_ha() { $COMPOSE --profile ha "$@"; }
 # the same command in the same container, without starting the compose tool (about 1.5 s with
 # docker-compose v1) for each of the checks the waits below repeat.
 MASTER_CID=""
-cli() { docker exec "$MASTER_CID" corral "$@" --master "$MASTER"; }
+CLI_ENV=()  # docker exec options for the CLI (the HA steps run it as the operator admin)
+cli() { docker exec "${CLI_ENV[@]}" "$MASTER_CID" corral "$@" --master "$MASTER"; }
 
 # wait_for TIMEOUT DESCRIPTION COMMAND...: retry COMMAND every second until it succeeds.
 wait_for() {
@@ -241,9 +242,19 @@ CLUSTER_UP=1
 compose up -d --no-build >&2 || fail "compose up failed"
 MASTER_CID=$(compose ps -q master | head -n 1)
 [ -n "$MASTER_CID" ] || fail "no master container after compose up"
+# HTTPS: /health needs no credential; the certificate is the cluster's own CA's, not checked
+# from the host here (the services inside check each other's).
 wait_for 60 "master /health on published port $CORRAL_HTTP_PORT" \
-    python3 -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
-    "http://127.0.0.1:$CORRAL_HTTP_PORT/health"
+    python3 -c "import ssl,urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2, context=ssl._create_unverified_context())" \
+    "https://127.0.0.1:$CORRAL_HTTP_PORT/health"
+step "TLS: plain text and a client without a certificate are refused"
+if docker exec "$MASTER_CID" corral get agents --master "$MASTER" --insecure --timeout 3 >/dev/null 2>&1; then
+    fail "a plain-text client was answered by the master"
+fi
+code=$(python3 -c "import ssl,urllib.request,urllib.error,sys
+try: urllib.request.urlopen(sys.argv[1], timeout=5, context=ssl._create_unverified_context())
+except urllib.error.HTTPError as e: print(e.code)" "https://127.0.0.1:$CORRAL_HTTP_PORT/api/v1/state")
+[ "$code" = 401 ] || fail "the state without a certificate or token answered $code, want 401"
 wait_for 90 "3 agents registered and active" has_active_agents 3
 log "agents: $(agents | tr '\t\n' ' ;')"
 
@@ -259,8 +270,8 @@ log "master reports $finished FINISHED tasks"
 
 # ---- 3b. the serving service: an app through its API -------------------------------------------
 step "serving service: an app through its API"
-# `corral app` in the serving container talks to the service there (127.0.0.1:5090).
-serving_app() { compose exec -T serving corral app "$@"; }
+# `corral app` in the master container (the operator credential) talks to https://serving:5090.
+serving_app() { compose exec -T master corral app "$@"; }
 app_succeeded() { serving_app status smoke 2>/dev/null | grep -q "succeeded"; }
 SMOKE_APP=$(mktemp /tmp/corral-smoke-app.XXXXXX.json)
 printf '{"id": "smoke", "command": "exec sleep 600", "instances": 2, "cpus": 0.1, "mem": 32}' \
@@ -329,13 +340,18 @@ done
 MASTER=master-1:5050,master-2:5050,master-3:5050
 MASTER_CID=$(compose_ha ps -q agent-ha | head -n 1)
 [ -n "$MASTER_CID" ] || fail "no agent-ha container after compose --profile ha up"
+# The agent container's own credential is an agent's; the CLI asks as the operator admin.
+CLI_ENV=(-e CORRAL_TLS_DIR=/var/lib/corral/pki/admin)
 
 # masters_health: NAME ROLE LEADER EPOCH of master-1..3, from their /health, asked from the
 # agent-ha container in one exec (ROLE "down" for a master that does not answer).
-HEALTH_PY='import json, sys, urllib.request
+HEALTH_PY='import json, ssl, sys, urllib.request
 def health(host):
     try:
-        with urllib.request.urlopen(f"http://{host}:5080/health", timeout=2) as reply:
+        # /health answers without a client certificate; the masters share one certificate,
+        # which names master.corral, not master-N: no name check here.
+        context = ssl._create_unverified_context()
+        with urllib.request.urlopen(f"https://{host}:5080/health", timeout=2, context=context) as reply:
             return json.load(reply)
     except OSError:
         return None

@@ -14,7 +14,8 @@ import yaml
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-SERVICES = {"master", "agent", "agent-b", "agent-spot", "serving", "hello"}
+# `certs` makes the cluster's CA and each service's certificate once (docs/security.md).
+SERVICES = {"certs", "master", "agent", "agent-b", "agent-spot", "serving", "hello"}
 # `docker compose --profile ha up`: a ZooKeeper, three masters electing a leader in it, agents.
 HA_SERVICES = {"zookeeper", "master-1", "master-2", "master-3", "agent-ha", "agent-ha-b"}
 HA_MASTERS = "master-1:5050,master-2:5050,master-3:5050"
@@ -67,6 +68,7 @@ def test_compose_file_is_valid_and_declares_the_cluster(tool: list[str]) -> None
         "master-data",
         "serving-data",
         "zookeeper-data",
+        "pki",
     ]
 
 

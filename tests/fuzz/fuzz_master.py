@@ -187,7 +187,7 @@ class Fuzzer:
             ("grpc.max_send_message_length", limits.MAX_MESSAGE_BYTES + limits.MiB),
             ("grpc.max_receive_message_length", limits.MAX_MESSAGE_BYTES + limits.MiB),
         ]
-        self.channel = grpc.aio.insecure_channel(self.cluster.master, options=options)
+        self.channel = self.cluster.channel(options)
         self.sched = scheduler_pb2_grpc.SchedulerStub(self.channel)  # type: ignore[no-untyped-call]
         self.agent_stub = agent_pb2_grpc.AgentServiceStub(self.channel)  # type: ignore[no-untyped-call]
         self.operator = operator_pb2_grpc.OperatorStub(self.channel)  # type: ignore[no-untyped-call]

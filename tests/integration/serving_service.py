@@ -15,6 +15,8 @@ from typing import Any
 
 import aiohttp
 
+from tests.master_http import local_session
+
 CORRAL = (sys.executable, "-m", "corral.cli.main")
 
 
@@ -72,7 +74,7 @@ class ServingProcess:
             self.logs(),
         )
         assert self.proc.poll() is None, f"the service exited {self.proc.returncode}\n{self.logs()}"
-        self.url = "http://" + json.loads(self.ready.read_text())["http"]
+        self.url = json.loads(self.ready.read_text())["url"]
         return self
 
     def logs(self) -> str:
@@ -96,7 +98,7 @@ class ServingProcess:
 
     async def call(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
         async with (
-            aiohttp.ClientSession() as session,
+            local_session() as session,
             session.request(
                 method, self.url + path, json=body, timeout=aiohttp.ClientTimeout(total=20)
             ) as response,

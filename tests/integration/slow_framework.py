@@ -11,6 +11,7 @@ import time
 import grpc
 import grpc.aio
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import common_pb2, scheduler_pb2, scheduler_pb2_grpc
 
@@ -27,8 +28,10 @@ OPTIONS = [
 
 
 class StalledFramework:
-    def __init__(self, master: str, name: str = "stalled") -> None:
-        self.channel = grpc.aio.insecure_channel(master, options=OPTIONS)
+    def __init__(
+        self, master: str, name: str = "stalled", tls: sdk_tls.Credentials | None = None
+    ) -> None:
+        self.channel = sdk_tls.aio_channel(master, sdk_tls.resolve(tls), OPTIONS)
         self.stub = scheduler_pb2_grpc.SchedulerStub(self.channel)  # type: ignore[no-untyped-call]
         self.info = common_pb2.FrameworkInfo(name=name, role="*", failover_timeout=3600)
         self.framework_id = ""

@@ -23,6 +23,7 @@ import pytest
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, scheduler_pb2, scheduler_pb2_grpc
 from tests.integration.recording import WAIT
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -32,8 +33,8 @@ CALL_TIMEOUT = 60.0  # what each call tells the master its caller waits
 class RawFramework:
     """Subscribes and keeps every offer it is sent; calls are made by the test."""
 
-    def __init__(self, master: str) -> None:
-        self.channel = grpc.aio.insecure_channel(master)
+    def __init__(self, cluster: LocalCluster) -> None:
+        self.channel = cluster.channel()
         self.stub = scheduler_pb2_grpc.SchedulerStub(self.channel)  # type: ignore[no-untyped-call]
         self.caller = scheduler_pb2.Caller()
         self.offers: list[scheduler_pb2.Offer] = []
@@ -113,7 +114,7 @@ async def test_accepts_past_the_waiting_bound_are_refused_at_once() -> None:
         agent_args=("--simulate",),
         master_args=("--max-waiting-accepts", "4", "--allocation-interval", "0.1"),
     ) as cluster:
-        fw = RawFramework(cluster.master)
+        fw = RawFramework(cluster)
         try:
             await fw.subscribe()
             offers = [await fw.next_offer() for _ in range(10)]
@@ -144,8 +145,8 @@ async def test_accepts_past_the_waiting_bound_are_refused_at_once() -> None:
             for r in refused:
                 assert r.code == grpc.StatusCode.RESOURCE_EXHAUSTED.value[0]
                 assert "accepts already wait for the master (the bound is 4)" in r.message
-            async with aiohttp.ClientSession() as http:
-                m = await _metrics(http, f"http://{cluster.http}")
+            async with master_session(cluster) as http:
+                m = await _metrics(http, f"{cluster.base_url}")
             assert m['corral_accepts_refused_total{bound="waiting_accepts"}'] == 6
             assert m["corral_accepts_waiting_peak"] == 4
         finally:
@@ -163,15 +164,15 @@ async def test_a_greedy_framework_cannot_push_a_paused_agent_past_its_launch_bou
             *("--agent-timeout", "120"),  # paused for the test, not lost
         ),
     ) as cluster:
-        base = f"http://{cluster.http}"
-        fw = RawFramework(cluster.master)
+        base = f"{cluster.base_url}"
+        fw = RawFramework(cluster)
         agent = cluster.processes["agent-0"]
         try:
             await fw.subscribe()
             offer = await fw.next_offer()
             os.kill(agent.pid, signal.SIGSTOP)  # from here on nothing it is sent starts
             launched = refused = 0
-            async with aiohttp.ClientSession() as http:
+            async with master_session(cluster) as http:
                 while launched < bound:
                     # Everything offered, as tasks; refused, the framework insists with one.
                     for n in (int(offer.resources.cpus), 1):

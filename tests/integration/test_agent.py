@@ -31,6 +31,7 @@ from corral.agent.core.types import TERMINAL_STATES
 from corral.agent.runtime import Agent
 from corral.resources import parse_resources
 from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
+from tests.pki import TestPKI
 
 S = common_pb2
 TIMEOUT = 20.0
@@ -176,10 +177,20 @@ SERVER_OPTIONS = [
 ]
 
 
+CERTS: TestPKI  # the double's certificate and the agents' credential, one CA per module
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _certs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    global CERTS
+    CERTS = TestPKI(tmp_path_factory.mktemp("pki"))
+
+
 async def start_server(double: MasterDouble, port: int = 0) -> tuple[grpc.aio.Server, int]:
+    """The double on a TLS port that requires a client certificate, as a master's does."""
     server = grpc.aio.server(options=SERVER_OPTIONS)
     agent_pb2_grpc.add_AgentServiceServicer_to_server(double, server)  # type: ignore[no-untyped-call]
-    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    bound = server.add_secure_port(f"127.0.0.1:{port}", CERTS.server.grpc_credentials())
     await server.start()
     return server, bound
 
@@ -232,6 +243,8 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         "agent",
         "--master",
         f"127.0.0.1:{port}",
+        "--tls-dir",
+        str(CERTS.agent.cert.parent),
         "--work-dir",
         str(work),
         "--hostname",
@@ -442,6 +455,7 @@ def agent_config(**fields: Any) -> AgentConfig:
     """A config with short status retries and reconnects, so the tests run quickly."""
     fields.setdefault("status_backoff", Backoff(initial=0.2, maximum=1.0))
     fields.setdefault("reconnect_backoff", ReconnectBackoff(initial=0.05, maximum=0.5))
+    fields.setdefault("tls", CERTS.agent)
     return AgentConfig(**fields)
 
 

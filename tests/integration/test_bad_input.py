@@ -83,7 +83,7 @@ async def framework(tmp_path: Any) -> AsyncIterator[tuple[LocalCluster, RawFrame
         LocalCluster(
             agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
         ) as cluster,
-        grpc.aio.insecure_channel(cluster.master) as channel,
+        cluster.channel() as channel,
     ):
         fw = RawFramework(channel)
         await fw.subscribe()

@@ -21,6 +21,7 @@ from corral.v1 import agent_pb2, agent_pb2_grpc, operator_pb2, operator_pb2_grpc
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as s
 from tests.integration.corral_cli import corral
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -52,13 +53,13 @@ async def _roles(http: aiohttp.ClientSession, base: str) -> Any:
 async def test_a_deeply_nested_body_is_a_400_on_every_endpoint_that_reads_json(
     cluster: LocalCluster,
 ) -> None:
-    base = f"http://{cluster.http}"
+    base = cluster.base_url
     bodies = {
         "unclosed, past Python's recursion limit": "[" * 100_000,
         "closed, past Python's recursion limit": "[" * 100_000 + "]" * 100_000,
         "33 objects deep": '{"weight": ' * 33 + "1" + "}" * 33,
     }
-    async with aiohttp.ClientSession() as http:
+    async with master_session(cluster) as http:
         before = await _roles(http, base)
         for path in ("roles/web/weight", "roles/web/quota", "priorityclasses/gold"):
             for what, body in bodies.items():
@@ -74,8 +75,8 @@ async def test_a_deeply_nested_body_is_a_400_on_every_endpoint_that_reads_json(
 
 
 async def test_bad_role_names_are_a_400_over_http(cluster: LocalCluster) -> None:
-    base = f"http://{cluster.http}"
-    async with aiohttp.ClientSession() as http:
+    base = cluster.base_url
+    async with master_session(cluster) as http:
         before = await _roles(http, base)
         for written, _read, reason in BAD_ROLES:
             for method, path, body in [
@@ -92,7 +93,7 @@ async def test_bad_role_names_are_a_400_over_http(cluster: LocalCluster) -> None
 
 
 async def test_bad_role_names_are_invalid_argument_over_grpc(cluster: LocalCluster) -> None:
-    async with grpc.aio.insecure_channel(cluster.master) as channel:
+    async with cluster.channel() as channel:
         operator = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         scheduler = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
         agents = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]

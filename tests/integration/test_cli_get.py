@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import aiohttp
 import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2 as pb
 from tests.integration.corral_cli import corral
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -68,10 +68,10 @@ async def test_get_prints_whole_ids_states_and_constraints(tmp_path: Path) -> No
             why = await asyncio.to_thread(corral, "explain", row[0], "--master", cluster.master)
             assert why.returncode == 0, why.stderr
 
-            async with aiohttp.ClientSession() as http:
-                async with http.get(f"http://{cluster.http}/api/v1/state") as r:
+            async with master_session(cluster) as http:
+                async with http.get(f"{cluster.base_url}/api/v1/state") as r:
                     state = await r.json()
-                async with http.get(f"http://{cluster.http}/plain") as r:
+                async with http.get(f"{cluster.base_url}/plain") as r:
                     page = await r.text()
             (framework,) = state["frameworks"]
             assert framework["offer_constraints"] == ["zone in (a,b)"]

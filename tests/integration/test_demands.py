@@ -10,7 +10,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import aiohttp
 import grpc
 import pytest
 
@@ -18,6 +17,7 @@ from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 from tests.integration.corral_cli import corral
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -91,8 +91,8 @@ async def test_the_higher_priority_demand_is_offered_first_and_bad_demands_are_r
             )
             assert got.returncode == 0, got.stderr
             cli_view = json.loads(got.stdout)
-            async with aiohttp.ClientSession() as http:
-                url = f"http://{cluster.http}/api/v1/frameworks/{dlow.framework_id}/explain"
+            async with master_session(cluster) as http:
+                url = f"{cluster.base_url}/api/v1/frameworks/{dlow.framework_id}/explain"
                 async with http.get(url) as r:
                     http_view = await r.json()
             pending = cli_view["pending_demands"][0]
@@ -155,14 +155,14 @@ async def test_a_satisfied_framework_receives_no_offers(tmp_path: Path) -> None:
 
 async def test_priority_classes_over_grpc_http_and_cli(tmp_path: Path) -> None:
     async with LocalCluster(agents=0, work_dir=tmp_path) as cluster:
-        master, base = cluster.master, f"http://{cluster.http}"
+        master, base = cluster.master, f"{cluster.base_url}"
         got = await asyncio.to_thread(corral_wide, "get", "priorityclasses", "--master", master)
         assert got.returncode == 0, got.stderr
         lines = got.stdout.splitlines()
         assert lines[0].split() == ["NAME", "VALUE", "PREEMPTION", "DEFAULT", "DESCRIPTION"]
         assert [line.split()[0] for line in lines[1:]] == ["system", "serving", "default", "batch"]
 
-        async with grpc.aio.insecure_channel(master) as channel:
+        async with cluster.channel() as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)
             gold = common_pb2.PriorityClass(name="gold", value=5000, global_default=True)
             await stub.SetPriorityClass(operator_pb2.SetPriorityClassRequest(priority_class=gold))
@@ -178,7 +178,7 @@ async def test_priority_classes_over_grpc_http_and_cli(tmp_path: Path) -> None:
             assert exc.value.code() is grpc.StatusCode.FAILED_PRECONDITION
             await stub.DeletePriorityClass(operator_pb2.DeletePriorityClassRequest(name="batch"))
 
-        async with aiohttp.ClientSession() as http:
+        async with master_session(cluster) as http:
             async with http.put(f"{base}/api/v1/priorityclasses/x", json={"value": "high"}) as r:
                 assert r.status == 400
                 assert "must be an integer" in (await r.json())["error"]

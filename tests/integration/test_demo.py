@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import grpc
 import psutil
 import pytest
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import port_blocks
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 
@@ -88,7 +88,7 @@ def _of_demo(proc: psutil.Process, work: str) -> bool:
 
 
 def get_state(master: str) -> operator_pb2.State:
-    with grpc.insecure_channel(master) as channel:
+    with sdk_tls.channel(master, sdk_tls.resolve()) as channel:
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         state: operator_pb2.State = stub.GetState(operator_pb2.GetStateRequest(), timeout=30)
         return state

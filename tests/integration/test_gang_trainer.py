@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import psutil
 import pytest
 
@@ -21,6 +20,7 @@ from corral.frameworks import sdk
 from corral.frameworks.gang import checkpoint, run, train
 from corral.frameworks.gang.spec import TrainSpec
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -44,8 +44,8 @@ async def until(check: Any, timeout: float, what: str) -> None:
 
 
 async def scheduled_events(cluster: LocalCluster) -> list[dict[str, Any]]:
-    async with aiohttp.ClientSession() as http:
-        url = f"http://{cluster.http}/api/v1/events"
+    async with master_session(cluster) as http:
+        url = f"{cluster.base_url}/api/v1/events"
         async with http.get(url, params={"reason": "Scheduled"}) as r:
             assert r.status == 200
             events: list[dict[str, Any]] = await r.json()

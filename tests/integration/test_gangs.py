@@ -10,7 +10,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import aiohttp
 import grpc
 import pytest
 
@@ -18,6 +17,7 @@ from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2
 from tests.integration.corral_cli import corral
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -112,8 +112,8 @@ async def test_an_eight_gpu_gang_waits_for_the_eighth_gpu_then_launches_whole(
                 assert pending["summary"].startswith(
                     "1/8 tasks unplaceable: insufficient gpus on 1 agent;"
                 ), pending["summary"]
-                async with aiohttp.ClientSession() as http:
-                    url = f"http://{cluster.http}/api/v1/frameworks/{d.framework_id}/explain"
+                async with master_session(cluster) as http:
+                    url = f"{cluster.base_url}/api/v1/frameworks/{d.framework_id}/explain"
                     async with http.get(url) as r:
                         assert (await r.json())["pending_demands"][0]["summary"] == pending[
                             "summary"

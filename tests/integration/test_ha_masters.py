@@ -15,11 +15,13 @@ from pathlib import Path
 import grpc
 import pytest
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.detector import LEADER_METADATA
 from corral.loadtest.zookeeper import LocalZooKeeper
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc as op_grpc
 from tests.ha_cluster import HaCluster
+from tests.master_http import local_context
 from tests.zk import zookeeper
 
 __all__ = ["zookeeper"]  # the fixture, used by name
@@ -53,7 +55,9 @@ def _redirect(url: str) -> tuple[int, str]:
         def redirect_request(self, *args: object, **kwargs: object) -> None:
             return None
 
-    opener = urllib.request.build_opener(NoFollow)
+    opener = urllib.request.build_opener(
+        NoFollow, urllib.request.HTTPSHandler(context=local_context())
+    )
     try:
         with opener.open(url, timeout=5) as r:
             return r.status, ""
@@ -73,11 +77,11 @@ async def test_a_standby_names_the_leader_and_clients_find_it(cluster: HaCluster
     assert lead_health["epoch"] >= 1
     # HTTP: a 307 to the same path on the leader's HTTP address.
     status, location = await asyncio.to_thread(
-        _redirect, f"http://{standby_http}/api/v1/state?completed=false"
+        _redirect, f"https://{standby_http}/api/v1/state?completed=false"
     )
     assert (status, location) == (307, f"//{leader_http}/api/v1/state?completed=false")
     # gRPC: UNAVAILABLE, the leader in the reason and in the trailing metadata.
-    async with grpc.aio.insecure_channel(standby_grpc) as channel:
+    async with sdk_tls.aio_channel(standby_grpc, sdk_tls.resolve()) as channel:
         stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.GetState(op.GetStateRequest(), timeout=5)

@@ -30,7 +30,7 @@ async def cluster(tmp_path: Any) -> AsyncIterator[LocalCluster]:
 
 @pytest.fixture
 async def channel(cluster: LocalCluster) -> AsyncIterator[grpc.aio.Channel]:
-    async with grpc.aio.insecure_channel(cluster.master) as ch:
+    async with cluster.channel() as ch:
         yield ch
 
 

@@ -6,13 +6,13 @@ import asyncio
 import json
 from typing import Any
 
-import aiohttp
 import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.corral_cli import corral
 from tests.integration.decliner import Decliner
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -29,8 +29,8 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
         info = sdk.FrameworkInfo(name="decliner", role="*")
         async with sdk.Driver(scheduler, info, cluster.master) as driver:
             await asyncio.wait_for(scheduler.offered.wait(), 20)
-            base = f"http://{cluster.http}"
-            async with aiohttp.ClientSession() as http:
+            base = f"{cluster.base_url}"
+            async with master_session(cluster) as http:
                 async with http.get(f"{base}/health") as r:
                     assert r.status == 200
                     assert (await r.json())["status"] == "ok"
@@ -117,9 +117,9 @@ async def test_a_demand_that_cannot_fit_shows_in_events(tmp_path: Any) -> None:
         async with sdk.Driver(Holder(), info, cluster.master) as driver:
             await driver.set_demands([sdk.Demand("big", 2, cpus=8, mem=256)])
             fid = driver.framework_id
-            base = f"http://{cluster.http}"
+            base = f"{cluster.base_url}"
             expected = "0/1 agents: 1 insufficient cpus"
-            async with aiohttp.ClientSession() as http:
+            async with master_session(cluster) as http:
                 for _ in range(100):
                     query = {"reason": "FailedScheduling"}
                     async with http.get(f"{base}/api/v1/events", params=query) as r:

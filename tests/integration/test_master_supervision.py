@@ -13,6 +13,7 @@ import grpc
 import pytest
 import structlog
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.master import server
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
@@ -20,6 +21,7 @@ from corral.master.runtime import MasterRuntime
 from corral.master.server import RunningMaster, serve_forever, start_master
 from corral.v1 import scheduler_pb2 as s
 from corral.v1 import scheduler_pb2_grpc
+from tests.pki import TestPKI
 
 TIMEOUT = 10.0
 
@@ -34,9 +36,16 @@ async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = TI
 
 
 @pytest.fixture
-async def master() -> AsyncIterator[RunningMaster]:
+def certs(tmp_path: Path) -> TestPKI:
+    return TestPKI(tmp_path)
+
+
+@pytest.fixture
+async def master(certs: TestPKI) -> AsyncIterator[RunningMaster]:
     config = MasterConfig(allocation_interval=0.02, agent_timeout=0.2, agent_heartbeat_interval=0.1)
-    running = await start_master(config, "127.0.0.1:0", "127.0.0.1:0", allocator="numpy")
+    running = await start_master(
+        config, "127.0.0.1:0", "127.0.0.1:0", allocator="numpy", tls=certs.server
+    )
     try:
         yield running
     finally:
@@ -79,7 +88,7 @@ async def test_a_timer_event_whose_handler_raises_is_logged_counted_and_the_time
 
 
 async def test_a_call_whose_handler_raises_gets_internal_and_the_master_serves_on(
-    master: RunningMaster, monkeypatch: pytest.MonkeyPatch
+    master: RunningMaster, certs: TestPKI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     core = master.runtime.core
     handle = core.handle
@@ -90,7 +99,7 @@ async def test_a_call_whose_handler_raises_gets_internal_and_the_master_serves_o
         return handle(event)
 
     monkeypatch.setattr(core, "handle", failing)
-    async with grpc.aio.insecure_channel(master.grpc_address) as channel:
+    async with sdk_tls.aio_channel(master.grpc_address, certs.operator) as channel:
         stub = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
         caller = s.Caller(framework_id="f", stream_id="x")
         with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -106,7 +115,7 @@ async def test_a_call_whose_handler_raises_gets_internal_and_the_master_serves_o
 
 @pytest.mark.parametrize("loop", ["_tick_loop", "_heartbeat_loop", "_core_loop"])
 async def test_a_runtime_loop_that_dies_is_logged_counted_and_stops_the_master(
-    monkeypatch: pytest.MonkeyPatch, loop: str
+    monkeypatch: pytest.MonkeyPatch, loop: str, tmp_path: Path
 ) -> None:
     async def dies(self: MasterRuntime) -> None:
         await asyncio.sleep(0)
@@ -114,7 +123,9 @@ async def test_a_runtime_loop_that_dies_is_logged_counted_and_stops_the_master(
 
     monkeypatch.setattr(MasterRuntime, loop, dies)
     with structlog.testing.capture_logs() as logs:
-        master = await start_master(MasterConfig(), "127.0.0.1:0", "127.0.0.1:0", "numpy")
+        master = await start_master(
+            MasterConfig(), "127.0.0.1:0", "127.0.0.1:0", "numpy", tls=TestPKI(tmp_path).server
+        )
         try:
             await wait_for(master.runtime.died.is_set, "the runtime to notice the dead loop")
         finally:
@@ -128,12 +139,16 @@ async def test_a_runtime_loop_that_dies_is_logged_counted_and_stops_the_master(
     assert sample(master.runtime, "corral_background_task_failures_total", task=name) == 1
 
 
-async def test_a_loop_that_returns_is_a_death_too(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_loop_that_returns_is_a_death_too(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     async def returns(self: MasterRuntime) -> None:
         await asyncio.sleep(0)
 
     monkeypatch.setattr(MasterRuntime, "_allocation_loop", returns)
-    master = await start_master(MasterConfig(), "127.0.0.1:0", "127.0.0.1:0", "numpy")
+    master = await start_master(
+        MasterConfig(), "127.0.0.1:0", "127.0.0.1:0", "numpy", tls=TestPKI(tmp_path).server
+    )
     try:
         await wait_for(master.runtime.died.is_set, "the runtime to notice the ended loop")
     finally:
@@ -152,6 +167,14 @@ async def test_serve_forever_returns_1_when_a_loop_dies(
     monkeypatch.setattr(server, "tune_gc", lambda: None)
     monkeypatch.setattr(server.gc, "freeze", lambda: None)
     code = await asyncio.wait_for(
-        serve_forever(MasterConfig(), "127.0.0.1:0", "127.0.0.1:0", "numpy", None), TIMEOUT
+        serve_forever(
+            MasterConfig(),
+            "127.0.0.1:0",
+            "127.0.0.1:0",
+            "numpy",
+            None,
+            tls=TestPKI(tmp_path).server,
+        ),
+        TIMEOUT,
     )
     assert code == 1

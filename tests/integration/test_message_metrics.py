@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import aiohttp
 import grpc
 import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.loadtest.master_http import MasterSession
 from corral.loadtest.scrape import Scrape, fetch
 from corral.v1 import operator_pb2, operator_pb2_grpc
 from tests.integration.decliner import Decliner
@@ -37,8 +37,8 @@ async def test_each_methods_messages_are_counted(tmp_path: Any) -> None:
         info = sdk.FrameworkInfo(name="counted", role="*")
         async with (
             sdk.Driver(scheduler, info, cluster.master) as driver,
-            aiohttp.ClientSession() as http,
-            grpc.aio.insecure_channel(cluster.master) as channel,
+            MasterSession() as http,
+            cluster.channel() as channel,
         ):
             await asyncio.wait_for(scheduler.offered.wait(), 20)
             assert driver.framework_id

@@ -9,7 +9,6 @@ import asyncio
 import json
 import sqlite3
 import time
-import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import grpc
 import pytest
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import agent_pb2, agent_pb2_grpc, operator_pb2, operator_pb2_grpc, scheduler_pb2_grpc
 from corral.v1 import common_pb2 as pb
@@ -34,9 +34,10 @@ async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float 
 
 
 def events(cluster: LocalCluster, reason: str) -> list[dict[str, Any]]:
-    url = f"http://{cluster.http}/api/v1/events?reason={reason}"
-    with urllib.request.urlopen(url, timeout=10) as r:
-        found: list[dict[str, Any]] = json.loads(r.read())
+    path = f"/api/v1/events?reason={reason}"
+    found: list[dict[str, Any]] = json.loads(
+        sdk_tls.http_get(path, cluster.http, cluster.tls, timeout=10)
+    )
     return found
 
 
@@ -59,7 +60,7 @@ async def test_unreachable_agents_past_the_count_are_forgotten_oldest_first(
 ) -> None:
     flags = ("--agent-timeout", "1", "--registry-max-agent-count", "2")
     async with LocalCluster(agents=0, work_dir=tmp_path, master_args=flags) as cluster:
-        async with grpc.aio.insecure_channel(cluster.master) as channel:
+        async with cluster.channel() as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
             gone: list[str] = []
             for i in range(4):  # one after the other: each becomes unreachable after the last
@@ -84,7 +85,7 @@ async def test_unreachable_agents_past_the_count_are_forgotten_oldest_first(
         assert [e["subject"] for e in pruned] == gone[:2]
         assert "--registry-max-agent-count" in pruned[0]["message"]
         await cluster.restart_master()  # the same work dir: the registry as it was left
-        async with grpc.aio.insecure_channel(cluster.master) as channel:
+        async with cluster.channel() as channel:
             assert set(await agent_states(channel)) == set(gone[2:])
 
 
@@ -94,7 +95,7 @@ async def test_a_framework_asking_for_forever_is_removed_after_the_longest_timeo
     flags = ("--failover-timeout", "1", "--max-failover-timeout", "2")
     async with (
         LocalCluster(agents=0, work_dir=tmp_path, master_args=flags) as cluster,
-        grpc.aio.insecure_channel(cluster.master) as channel,
+        cluster.channel() as channel,
     ):
         scheduler = scheduler_pb2_grpc.SchedulerStub(channel)  # type: ignore[no-untyped-call]
         info = pb.FrameworkInfo(name="forever", role="*", failover_timeout=1e9)

@@ -5,26 +5,34 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.master.core.config import MasterConfig
 from corral.master.server import RunningMaster, start_master
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as s
 from corral.v1 import scheduler_pb2_grpc
+from tests.pki import TestPKI
 
 TIMEOUT = 10.0
 
 
 @pytest.fixture
-async def channel() -> AsyncIterator[grpc.aio.Channel]:
+async def channel(tmp_path: Path) -> AsyncIterator[grpc.aio.Channel]:
+    certs = TestPKI(tmp_path)
     master: RunningMaster = await start_master(
-        MasterConfig(allocation_interval=0.05), "127.0.0.1:0", "127.0.0.1:0", allocator="numpy"
+        MasterConfig(allocation_interval=0.05),
+        "127.0.0.1:0",
+        "127.0.0.1:0",
+        allocator="numpy",
+        tls=certs.server,
     )
     try:
-        async with grpc.aio.insecure_channel(master.grpc_address) as ch:
+        async with sdk_tls.aio_channel(master.grpc_address, certs.operator) as ch:
             yield ch
     finally:
         await master.stop()

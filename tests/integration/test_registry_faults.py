@@ -16,7 +16,6 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from corral.frameworks.sdk.testing import LocalCluster
@@ -199,7 +198,7 @@ async def test_tasks_keep_running_through_a_lost_registry_accepted_as_empty(
     async with LocalCluster(
         agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
     ) as cluster:
-        async with grpc.aio.insecure_channel(cluster.master) as channel:
+        async with cluster.channel() as channel:
             fw = RawFramework(channel)
             await fw.subscribe()
             offer = await fw.next_offer()
@@ -215,7 +214,7 @@ async def test_tasks_keep_running_through_a_lost_registry_accepted_as_empty(
         await until_task(cluster, pb.TASK_STATE_RUNNING)
         state = await cluster.state()
         assert [t.info.task_id for t in state.tasks] == ["survivor"]
-        async with grpc.aio.insecure_channel(cluster.master) as channel:
+        async with cluster.channel() as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             events = await stub.GetEvents(operator_pb2.GetEventsRequest(), timeout=10)
         assert not [e for e in events.events if e.reason == "TaskRefused"]

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import grpc
 import pytest
 
@@ -17,6 +16,7 @@ from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 from tests.integration.corral_cli import corral
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +57,7 @@ async def test_weights_and_quotas_through_flags_cli_and_http(tmp_path: Path) -> 
             *("--quotas", str(quotas)),
         ),
     ) as cluster:
-        master, base = cluster.master, f"http://{cluster.http}"
+        master, base = cluster.master, f"{cluster.base_url}"
 
         # The flags' values, through the CLI.
         roles = await roles_over_cli(master)
@@ -114,7 +114,7 @@ async def test_weights_and_quotas_through_flags_cli_and_http(tmp_path: Path) -> 
         async with sdk.Driver(scheduler, sdk.FrameworkInfo(name="w", role="web"), master) as d:
             await asyncio.wait_for(scheduler.offered.wait(), 20)
             assert scheduler.seen[0].resources.cpus == 2
-            async with aiohttp.ClientSession() as http:
+            async with master_session(cluster) as http:
                 async with http.get(f"{base}/api/v1/roles") as r:
                     assert r.status == 200
                     web = {x["role"]: x for x in (await r.json())["roles"]}["web"]
@@ -175,7 +175,7 @@ async def test_weights_and_quotas_through_flags_cli_and_http(tmp_path: Path) -> 
 async def test_operator_grpc_refuses_bad_input_with_a_reason(tmp_path: Path) -> None:
     async with (
         LocalCluster(agents=0, work_dir=tmp_path) as cluster,
-        grpc.aio.insecure_channel(cluster.master) as channel,
+        cluster.channel() as channel,
     ):
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         bad: list[tuple[str, Any, str]] = [

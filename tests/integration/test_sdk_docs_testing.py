@@ -15,7 +15,7 @@ class MyScheduler(sdk.Scheduler):
 async def test_launches_on_an_offer() -> None:
     async with FakeMaster() as master:
         info = sdk.FrameworkInfo(name="mine", role="*")
-        async with sdk.Driver(MyScheduler(), info, master.address) as driver:
+        async with sdk.Driver(MyScheduler(), info, master.address, tls=master.tls) as driver:
             await master.send_offers(
                 [
                     sdk.Offer(

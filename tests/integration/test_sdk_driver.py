@@ -79,6 +79,7 @@ async def master() -> AsyncIterator[FakeMaster]:
 def driver_for(master: FakeMaster, scheduler: sdk.Scheduler, **kw: object) -> sdk.Driver:
     kw.setdefault("connect_timeout", TIMEOUT)
     kw.setdefault("backoff", sdk.Backoff(initial=0.02, maximum=0.1))
+    kw.setdefault("tls", master.tls)
     return sdk.Driver(scheduler, sdk.FrameworkInfo(name="t", role="*"), master.address, **kw)  # type: ignore[arg-type]
 
 
@@ -361,6 +362,7 @@ async def test_an_unreachable_master_is_a_connect_error_after_the_timeout() -> N
         address,
         connect_timeout=0.3,
         backoff=sdk.Backoff(initial=0.02, maximum=0.05),
+        tls=master.tls,
     )
     with pytest.raises(sdk.ConnectError, match=f"master at {address} within 0.3 s"):
         async with driver:
@@ -514,7 +516,9 @@ async def test_after_resubscribing_it_asks_about_every_task_not_known_to_have_en
 async def test_a_new_process_failing_over_asks_about_all_its_tasks(master: FakeMaster) -> None:
     info = sdk.FrameworkInfo(id="framework-1", name="t", role="*")
     backoff = sdk.Backoff(initial=0.02, maximum=0.1)
-    async with sdk.Driver(Recorder(), info, master.address, backoff=backoff) as driver:
+    async with sdk.Driver(
+        Recorder(), info, master.address, backoff=backoff, tls=master.tls
+    ) as driver:
         (reconcile,) = await master.wait_for_calls("Reconcile")
         await driver.stop()
     assert list(reconcile.tasks) == []  # implicit: every task the master knows

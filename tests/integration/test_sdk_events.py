@@ -31,6 +31,7 @@ def driver_for(master: FakeMaster) -> sdk.Driver:
         master.address,
         connect_timeout=TIMEOUT,
         backoff=sdk.Backoff(initial=0.02, maximum=0.1),
+        tls=master.tls,
     )
 
 
@@ -129,7 +130,9 @@ async def test_a_status_no_loop_took_is_not_acknowledged(master: FakeMaster) -> 
 
 
 async def test_events_needs_a_driver_without_a_scheduler(master: FakeMaster) -> None:
-    driver = sdk.Driver(sdk.Scheduler(), sdk.FrameworkInfo(name="t"), master.address)
+    driver = sdk.Driver(
+        sdk.Scheduler(), sdk.FrameworkInfo(name="t"), master.address, tls=master.tls
+    )
     with pytest.raises(RuntimeError, match="without a scheduler"):
         driver.events()
 

@@ -21,6 +21,7 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.serving_service import ServingProcess, until, until_async
+from tests.master_http import local_session
 
 pytestmark = pytest.mark.e2e
 
@@ -122,7 +123,7 @@ async def test_two_apps_a_scale_and_endpoints_following_a_replaced_instance(
         # A watch of web's endpoints, then kill -9 one instance's server.
         updates: list[dict[str, Any]] = []
         async with (
-            aiohttp.ClientSession() as session,
+            local_session() as session,
             session.get(
                 s.url + "/v1/apps/web/endpoints?watch=true", timeout=aiohttp.ClientTimeout(total=90)
             ) as response,
@@ -328,7 +329,7 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
             status, answer = await s.call("PUT", "/v1/apps/web", body)
             assert status == 400 and words in answer["error"], (body, answer)
         async with (
-            aiohttp.ClientSession() as session,
+            local_session() as session,
             session.put(s.url + "/v1/apps/web", data=b"{nope") as response,
         ):
             assert response.status == 400

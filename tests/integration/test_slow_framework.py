@@ -18,6 +18,7 @@ import pytest
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.recording import WAIT
 from tests.integration.slow_framework import FLOOD_MASTER_ARGS, StalledFramework
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -49,13 +50,13 @@ async def test_a_framework_that_stops_reading_is_cut_at_the_bound_and_can_come_b
             *("--allocation-interval", "0.2", "--stream-queue-mib", "8"),
         ),
     ) as cluster:
-        base = f"http://{cluster.http}"
+        base = f"{cluster.base_url}"
         stalled = StalledFramework(cluster.master)
         try:
             await stalled.subscribe()
             await stalled.launch(20_000, id_length=250, seconds=0.5)
             # From here on nothing reads the stream.
-            async with aiohttp.ClientSession() as http:
+            async with master_session(cluster) as http:
                 loop = asyncio.get_running_loop()
                 deadline = loop.time() + 2 * WAIT
                 while await _framework_state(http, base, stalled.framework_id) != "disconnected":

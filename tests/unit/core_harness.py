@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from corral.acl import ANONYMOUS, Acl, Principal
 from corral.master.allocator import make_allocator
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -37,13 +38,14 @@ class Harness:
     config: MasterConfig = field(default_factory=MasterConfig)
     now: float = 1000.0
     allocator: str = "numpy"
+    acl: Acl | None = None  # None: the core's default (no principals, nothing refused)
     core: MasterCore = field(init=False)
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     streams: dict[str, str] = field(default_factory=dict)  # framework id -> stream id
     connections: dict[str, int] = field(default_factory=dict)  # agent id -> connection
 
     def __post_init__(self) -> None:
-        self.core = MasterCore(self.config, make_allocator(self.allocator), "m1")
+        self.core = MasterCore(self.config, make_allocator(self.allocator), "m1", self.acl)
 
     def sid(self) -> str:
         return f"s{next(self._seq)}"
@@ -70,6 +72,8 @@ class Harness:
         taints: tuple[Taint, ...] = (),
         tasks: tuple[ReportedTask, ...] = (),
         hostname: str = "",
+        peer: Principal = ANONYMOUS,
+        reservations: dict[str, Resources] | None = None,
     ) -> tuple[str, list[cmd.Command]]:
         from corral.resources import parse_resources
 
@@ -82,10 +86,16 @@ class Harness:
             resources=res,
             attributes=attributes or {},
             taints=taints,
+            reservations=reservations or {},
         )
         out = self.handle(
             ev.AgentRegister(
-                **self.base(), connection=conn, spec=spec, new_agent_id=new_id, tasks=tasks
+                **self.base(),
+                connection=conn,
+                spec=spec,
+                new_agent_id=new_id,
+                tasks=tasks,
+                principal=peer,
             )
         )
         aid = of(cmd.SendRegistered, out)[0].agent_id
@@ -111,7 +121,11 @@ class Harness:
 
     # ---- frameworks
     def subscribe(
-        self, name: str = "fw", framework_id: str = "", **spec: Any
+        self,
+        name: str = "fw",
+        framework_id: str = "",
+        peer: Principal = ANONYMOUS,
+        **spec: Any,
     ) -> tuple[str, list[cmd.Command]]:
         n = next(self._seq)
         stream = f"stream{n}"
@@ -122,6 +136,7 @@ class Harness:
                 spec=FrameworkSpec(framework_id=framework_id, name=name, **spec),
                 new_framework_id=f"F{n}",
                 stream_id=stream,
+                principal=peer,
             )
         )
         fid = of(cmd.SendSubscribed, out)[0].framework_id

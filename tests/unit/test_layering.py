@@ -35,9 +35,13 @@ KERNEL = (
     "corral.priority",
     "corral.qos",
     "corral.events",
+    "corral.pki",
+    "corral.acl",
+    "corral.acl_rules",
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
+CLIENT_TLS = "corral.frameworks.sdk.tls"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
     "corral.v1": (),
@@ -46,9 +50,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
     # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
     # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR),
+    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     "corral.agent.core": KERNEL,
-    "corral.agent": (*KERNEL, *WIRE, DETECTOR),
+    "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     "corral.frameworks.sdk": WIRE,
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),

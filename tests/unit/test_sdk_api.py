@@ -24,7 +24,9 @@ DOC = ROOT / "docs" / "sdk.md"
 def test_public_api_is_pinned() -> None:
     assert corral.frameworks.sdk.__all__ == [
         "DEFAULT_MASTER",
+        "INSECURE",
         "TERMINAL_STATES",
+        "TLS",
         "Backoff",
         "CallError",
         "ConnectError",
@@ -39,6 +41,8 @@ def test_public_api_is_pinned() -> None:
         "FrameworkCapability",
         "FrameworkError",
         "FrameworkInfo",
+        "Insecure",
+        "NoCredentials",
         "NotSubscribedError",
         "Offer",
         "OfferPacker",
@@ -56,6 +60,7 @@ def test_public_api_is_pinned() -> None:
         "StatusView",
         "StopSignals",
         "SubscribedEvent",
+        "TLSError",
         "TaskInfo",
         "TaskReason",
         "TaskState",

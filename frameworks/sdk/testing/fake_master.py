@@ -6,6 +6,9 @@ the same way), and lets a test push any event, refuse the next call of a method,
 stream, mute heartbeats, play a master without the CALLS stream (``calls_stream=False``) or
 one that never answers on it (``hold_calls``), or restart on the same port. It makes no
 scheduling decisions: the test plays the master.
+
+It serves plain text on loopback, in the test's own process: give its ``tls`` (``INSECURE``)
+to the Driver, ``Driver(..., master.address, tls=master.tls)``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 import grpc
 
+from corral.frameworks.sdk.tls import INSECURE, Insecure
 from corral.v1 import scheduler_pb2 as pb
 from corral.v1 import scheduler_pb2_grpc as pb_grpc
 from corral.v1.common_pb2 import Offer, TaskStatus
@@ -41,7 +45,7 @@ class _Stream:
 
 
 class FakeMaster:
-    """``async with FakeMaster() as master: Driver(..., master=master.address)``."""
+    """``async with FakeMaster() as master: Driver(..., master.address, tls=master.tls)``."""
 
     def __init__(
         self,
@@ -72,6 +76,11 @@ class FakeMaster:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def tls(self) -> Insecure:
+        """What a Driver connects with: plain text (an in-process fake on loopback)."""
+        return INSECURE
 
     async def __aenter__(self) -> FakeMaster:
         await self.start()

@@ -8,6 +8,13 @@ For integration tests of a framework against the real thing::
 The master binds port 0 and reports its addresses in a ready file. Each process runs in its
 own process group and is stopped with SIGTERM, then SIGKILL; its
 output goes to a log file in ``work_dir`` which ``logs()`` returns for failure messages.
+
+The cluster is secure as a master started with no flags is: the master issues its certificate
+from the user's local CA and writes the operator credential to ``~/.corral/tls``
+(``$CORRAL_HOME``), which the agents, a ``Driver`` and ``cluster.channel()`` find there.
+``insecure=True`` starts everything in plain text instead (``--insecure`` on both sides);
+``master_args=("--tls-dir", ...)`` with ``tls=`` (the clients' credential) uses certificates
+of one's own.
 """
 
 from __future__ import annotations
@@ -18,15 +25,17 @@ import json
 import os
 import signal
 import socket
+import ssl
 import sys
 import tempfile
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import grpc
 
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.driver import MAX_MESSAGE_BYTES
 from corral.frameworks.sdk.testing import port_blocks
 from corral.v1 import operator_pb2 as op
@@ -53,8 +62,15 @@ class LocalCluster:
         agent_attributes: Sequence[str | Mapping[str, str]] = (),
         corral: tuple[str, ...] = (sys.executable, "-m", "corral.cli.main"),
         ready_timeout: float = 60.0,
+        insecure: bool = False,
+        tls: sdk_tls.Credentials | None = None,
+        agent_tls: sdk_tls.TLS | None = None,
     ) -> None:
         self.agents = agents
+        self.insecure = insecure
+        self.agent_tls = agent_tls  # the agents' credential, if not the clients' (``tls``)
+        # The clients' credential: given, INSECURE, or found once the master wrote it.
+        self._tls: sdk_tls.Credentials | None = sdk_tls.INSECURE if insecure else tls
         self.agent_resources = agent_resources
         self.master_args = master_args
         self.agent_args = agent_args
@@ -97,6 +113,52 @@ class LocalCluster:
         return spec.replace("{ports}", block.range)
 
     @property
+    def tls(self) -> sdk_tls.Credentials:
+        """The credential the cluster's clients use (found once the master is up)."""
+        if self._tls is None:
+            self._tls = sdk_tls.resolve()
+        return self._tls
+
+    def _client_flags(self) -> tuple[str, ...]:
+        """The TLS flags of the agents this cluster starts."""
+        if self.insecure:
+            return ("--insecure",)
+        if self.agent_tls is not None:
+            return ("--tls-dir", str(self.agent_tls.cert.parent))
+        if isinstance(self._tls, sdk_tls.TLS):
+            return (
+                "--ca",
+                str(self._tls.ca),
+                "--cert",
+                str(self._tls.cert),
+                "--key",
+                str(self._tls.key),
+            )
+        return ()
+
+    def channel(self, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+        """An asyncio channel to the master, with the cluster's credential."""
+        return sdk_tls.aio_channel(self.master, self.tls, options)
+
+    @property
+    def base_url(self) -> str:
+        """The master's HTTP port: ``https://127.0.0.1:PORT`` (``http://`` when insecure)."""
+        return sdk_tls.http_base(self.http, self.tls)
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """For an HTTP client to the master's port (its certificate names 127.0.0.1): the CA
+        checked, the cluster's credential presented; None when insecure."""
+        tls = self.tls
+        return None if isinstance(tls, sdk_tls.Insecure) else tls.ssl_context()
+
+    async def http_get(self, path: str, timeout: float = 5.0) -> bytes:
+        """GET ``path`` from the master's HTTP port (standard library only)."""
+        return await asyncio.to_thread(sdk_tls.http_get, path, self.http, self.tls, timeout)
+
+    @property
     def work_dir(self) -> Path:
         if self._work_dir is None:
             raise RuntimeError("the cluster is not started")
@@ -130,6 +192,7 @@ class LocalCluster:
             "master",
             *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--ready-file", str(ready)),
             *("--work-dir", str(self.work_dir / "master")),
+            *(("--insecure",) if self.insecure else ()),
             *self.master_args,
         )
         await self._wait_ready_file(ready)
@@ -165,6 +228,7 @@ class LocalCluster:
             *("--work-dir", str(work)),
             *(("--attributes", attrs) if attrs else ()),
             *(("--hostname", hostname) if hostname else ()),
+            *self._client_flags(),
             *self.agent_args,
         )
 
@@ -231,7 +295,7 @@ class LocalCluster:
         # The master's whole state is one message: up to the limit every peer uses (with the
         # default bounds, 50 removed frameworks' 1,000 ended tasks each are ~9 MB).
         options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-        async with grpc.aio.insecure_channel(self.master, options=options) as channel:
+        async with self.channel(options) as channel:
             stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated
             state: op.State = await stub.GetState(op.GetStateRequest(), timeout=5.0)
             return state
@@ -261,12 +325,7 @@ class LocalCluster:
 
         # The standard library only: the SDK depends on grpc and structlog, not on an HTTP
         # client or the metrics library (tests/unit/test_sdk_api.py).
-        def scrape() -> bytes:
-            with urllib.request.urlopen(f"http://{self.http}/metrics", timeout=5) as r:
-                body: bytes = r.read()
-                return body
-
-        text = (await asyncio.to_thread(scrape)).decode()
+        text = (await self.http_get("/metrics")).decode()
         for line in text.splitlines():
             name, _, value = line.partition(" ")
             if name == "corral_allocation_cycle_seconds_count":
@@ -332,6 +391,7 @@ class LocalCluster:
             "master",
             *("--grpc", self.master, "--http", self.http, "--ready-file", str(ready)),
             *("--work-dir", str(self.work_dir / "master")),
+            *(("--insecure",) if self.insecure else ()),
             *self.master_args,
         )
         await self._wait_ready_file(ready)

@@ -1,0 +1,372 @@
+"""Access control lists: who may do what, deny by default (docs/security.md, "ACLs").
+
+One authorizer seam: ``Acl.decide(principal, action, object)`` answers allow, or deny with the
+rule that refused (a cap), or none when no rule grants it. The master's shell asks it for what
+needs no state (operator endpoints); the core asks it, with the ACL as data it was handed by an
+event, for what depends on its state (a framework's role, the priority classes and tolerations
+its demands and tasks name, what a principal's tasks hold against its cap, what an agent
+claims). Principals come from verified client certificates only (``Principal``): a name (the
+certificate's CN) and its certificate roles (its ``corral:ROLE`` organizations).
+
+The document (YAML or JSON; the shell reads the file, this module checks the data)::
+
+    version: "2024-06-01"          # optional label, shown in state beside a digest
+    rules:
+      - name: inference-team       # unique; refusals and state name it
+        principals: [inference-*]  # names or globs; and/or
+        cert_roles: [framework]    # certificate roles (both given: both must match)
+        frameworks:                # register frameworks, and what their demands/tasks may use
+          roles: [inference]
+          priority_classes: [prod-inference]
+          tolerations: ["gpu-sku=inference:NoSchedule"]
+          max_resources: {gpus: 8}       # what its tasks hold at once, all its frameworks
+        agents:                    # register agents (NodeRestriction)
+          attributes: {gpu-sku: [inference]}
+          reservations: [inference]
+          max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim
+        operator: [read, SetWeight]    # operator endpoints; read, write, * for groups
+
+Grants of several matching rules add up; a cap is the largest among the matching rules that
+grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from corral.acl_rules import ANY as ANY
+from corral.acl_rules import AclError as AclError
+from corral.acl_rules import Rule, TolerationGrant, parse_rule
+from corral.placement import Toleration
+from corral.resources import SCALARS
+
+# --- actions: the verbs of (principal, action, object) --------------------------------------
+REGISTER_FRAMEWORK: Final = "register_framework"  # object: the framework's role
+USE_PRIORITY_CLASS: Final = "use_priority_class"  # object: the class's name
+TOLERATE: Final = "tolerate"  # object: the toleration, as written
+LAUNCH: Final = "launch"  # object: what the principal's tasks would hold
+REGISTER_AGENT: Final = "register_agent"  # object: the agent's hostname
+CLAIM_ATTRIBUTE: Final = "claim_attribute"  # object: key=value
+RESERVE: Final = "reserve"  # object: the role reserved for
+CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
+CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
+# Identity, not grants: a framework's principal field, a framework or agent id bound to
+# another principal. Refused whatever the ACL says.
+IDENTITY: Final = "identity"
+ACTIONS: Final = (
+    REGISTER_FRAMEWORK,
+    USE_PRIORITY_CLASS,
+    TOLERATE,
+    LAUNCH,
+    REGISTER_AGENT,
+    CLAIM_ATTRIBUTE,
+    RESERVE,
+    CLAIM_RESOURCES,
+    CALL,
+    IDENTITY,
+)
+
+# How a refusal reads: "principal P may not <phrase>: ...".
+PHRASES: Final = {
+    REGISTER_FRAMEWORK: "register a framework in role {}",
+    USE_PRIORITY_CLASS: "use priority class {}",
+    TOLERATE: "tolerate {}",
+    LAUNCH: "launch {}",
+    REGISTER_AGENT: "register agent {}",
+    CLAIM_ATTRIBUTE: "claim attribute {}",
+    RESERVE: "reserve resources for role {}",
+    CLAIM_RESOURCES: "claim {}",
+    CALL: "call {}",
+}
+
+# Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
+# table, master/endpoints.py, says which group each endpoint is in).
+READ: Final = "read"
+WRITE: Final = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who calls: a certificate's common name and its certificate roles."""
+
+    name: str
+    roles: frozenset[str] = frozenset()
+
+    def __str__(self) -> str:
+        return self.name or "(anonymous)"
+
+
+ANONYMOUS: Final = Principal("")  # a plain-text master's callers (--insecure): no identity
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """Why a call is refused: the action and object, the rule that refused it ("" when no rule
+    grants it: deny by default) and a message that says all of it."""
+
+    action: str
+    object: str
+    rule: str
+    message: str
+
+
+# --- what a principal is granted ------------------------------------------------------------
+
+
+def _merge_caps(
+    current: tuple[float, ...] | None, rule_caps: tuple[float, ...] | None
+) -> tuple[float, ...]:
+    grant = rule_caps if rule_caps is not None else (math.inf,) * len(SCALARS)
+    if current is None:
+        return grant
+    return tuple(max(a, b) for a, b in zip(current, grant, strict=True))
+
+
+@dataclass(slots=True)
+class Grants:
+    """Everything the matching rules grant one principal, with the rules for the messages."""
+
+    rules: tuple[str, ...] = ()
+    framework_roles: set[str] = field(default_factory=set)
+    priority_classes: set[str] = field(default_factory=set)
+    tolerations: list[TolerationGrant] = field(default_factory=list)
+    framework_caps: tuple[float, ...] | None = None  # None: no rule grants frameworks
+    cap_rules: tuple[str, ...] = ()  # the rules whose caps bound it
+    agent: bool = False
+    attributes: dict[str, set[str]] = field(default_factory=dict)
+    reservations: set[str] = field(default_factory=set)
+    agent_caps: tuple[float, ...] | None = None
+    agent_cap_rules: tuple[str, ...] = ()
+    endpoints: set[str] = field(default_factory=set)
+
+    @property
+    def capped(self) -> bool:
+        """Whether any resource of its tasks is capped (the accept's check costs nothing else)."""
+        return self.framework_caps is not None and any(c != math.inf for c in self.framework_caps)
+
+
+def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
+    g = Grants()
+    matched = [r for r in rules if r.matches(p.name, p.roles)]
+    g.rules = tuple(r.name for r in matched)
+    for r in matched:
+        if r.frameworks is not None:
+            f = r.frameworks
+            g.framework_roles.update(f.roles)
+            g.priority_classes.update(f.priority_classes)
+            g.tolerations.extend(f.tolerations)
+            g.framework_caps = _merge_caps(g.framework_caps, f.caps)
+            if f.caps is not None:
+                g.cap_rules = (*g.cap_rules, r.name)
+        if r.agents is not None:
+            a = r.agents
+            g.agent = True
+            for key, values in a.attributes:
+                g.attributes.setdefault(key, set()).update(values)
+            g.reservations.update(a.reservations)
+            g.agent_caps = _merge_caps(g.agent_caps, a.caps)
+            if a.caps is not None:
+                g.agent_cap_rules = (*g.agent_cap_rules, r.name)
+        g.endpoints.update(r.operator)
+    return g
+
+
+def _granted(values: Iterable[str], item: str) -> bool:
+    return any(v in (ANY, item) for v in values)
+
+
+# --- the ACL ----------------------------------------------------------------------------------
+
+
+class Acl:
+    """An immutable ACL: its rules, a version to show, and one cached ``Grants`` per
+    principal (the cache is a memo of pure functions of the rules)."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        version: str,
+        digest: str,
+        source: str,
+        *,
+        allow_all: bool = False,
+    ) -> None:
+        self.rules = tuple(rules)
+        self.version = version
+        self.digest = digest
+        self.source = source
+        self.allow_all = allow_all  # a plain-text master: no principals, nothing to check
+        self._grants: dict[Principal, Grants] = {}
+
+    def describe(self) -> dict[str, Any]:
+        """What state shows: where the ACL came from, its version and digest, its rules."""
+        return {
+            "source": self.source,
+            "version": self.version,
+            "digest": self.digest,
+            "rules": [r.name for r in self.rules],
+        }
+
+    def grants(self, p: Principal) -> Grants:
+        g = self._grants.get(p)
+        if g is None:
+            if len(self._grants) > 10_000:
+                self._grants.clear()  # bounded: principals come and go
+            g = self._grants[p] = _grants(self.rules, p)
+        return g
+
+    def _deny(self, p: Principal, action: str, obj: str, rule: str, why: str) -> Denial:
+        by = f"rule {rule!r}" if rule else "no rule grants it (deny by default)"
+        what = PHRASES[action].format(obj)
+        return Denial(
+            action, obj, rule, f"principal {p} may not {what}: {why}{by} (ACL {self.version})"
+        )
+
+    def decide(self, p: Principal, action: str, obj: str) -> Denial | None:
+        """None (allowed), or why not. For the actions whose object is a name: register a
+        framework in a role, use a priority class, reserve for a role, register an agent
+        (``call``: an operator endpoint)."""
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        if action == REGISTER_FRAMEWORK:
+            ok = _granted(g.framework_roles, obj)
+        elif action == USE_PRIORITY_CLASS:
+            ok = _granted(g.priority_classes, obj)
+        elif action == RESERVE:
+            ok = g.agent and _granted(g.reservations, obj)
+        elif action == REGISTER_AGENT:
+            ok = g.agent
+        else:
+            raise ValueError(f"decide() does not take action {action!r}; see its docstring")
+        return None if ok else self._deny(p, action, obj, "", "")
+
+    def call(self, p: Principal, endpoint: str, group: str) -> Denial | None:
+        """May ``p`` call operator ``endpoint`` (an Operator RPC's name; ``group``: read or
+        write, which an ACL may grant whole)?"""
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        if _granted(g.endpoints, endpoint) or group in g.endpoints:
+            return None
+        return self._deny(p, CALL, endpoint, "", "")
+
+    def unlisted(self, p: Principal, endpoint: str) -> Denial | None:
+        """An endpoint the master's table does not list: refused to everyone (a plain-text
+        master has no principals and refuses nothing)."""
+        if self.allow_all:
+            return None
+        return self._deny(p, CALL, endpoint, "", "the master's endpoint table does not list it; ")
+
+    def tolerate(self, p: Principal, t: Toleration) -> Denial | None:
+        if self.allow_all:
+            return None
+        if any(grant.covers(t) for grant in self.grants(p).tolerations):
+            return None
+        return self._deny(p, TOLERATE, str(t), "", "")
+
+    def claim_attribute(self, p: Principal, key: str, value: str) -> Denial | None:
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        values = g.attributes.get(key, set()) | g.attributes.get(ANY, set())
+        if _granted(values, value):
+            return None
+        return self._deny(p, CLAIM_ATTRIBUTE, f"{key}={value}", "", "")
+
+    def within_caps(
+        self,
+        p: Principal,
+        action: str,
+        total: tuple[float, ...],
+        what: str,
+    ) -> Denial | None:
+        """``total`` (SCALARS order) against the principal's framework caps (``LAUNCH``: what
+        its tasks would hold) or agent caps (``CLAIM_RESOURCES``: what one agent claims)."""
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        caps, rules = (
+            (g.framework_caps, g.cap_rules)
+            if action == LAUNCH
+            else (g.agent_caps, g.agent_cap_rules)
+        )
+        if caps is None:
+            return None  # the section is not granted at all: refused by decide() first
+        for name, have, cap in zip(SCALARS, total, caps, strict=True):
+            if have > cap + 1e-9:
+                rule = rules[0] if len(rules) == 1 else ", ".join(rules)
+                return self._deny(
+                    p, action, what, rule, f"{name} {have:g} would exceed the cap of {cap:g}: "
+                )
+        return None
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, default=str).encode()
+    return "sha256:" + hashlib.sha256(text).hexdigest()[:12]
+
+
+def acl_from_data(data: Any, source: str) -> Acl:
+    """An ACL from a decoded document (the module's docstring); AclError naming what is wrong."""
+    if not isinstance(data, Mapping):
+        raise AclError("the ACL must be a mapping with a 'rules' list")
+    unknown = sorted(set(data) - {"version", "rules"})
+    if unknown:
+        raise AclError(f"unknown top-level field {unknown[0]!r} (fields: rules, version)")
+    rules_data = data.get("rules")
+    if not isinstance(rules_data, list):
+        raise AclError("'rules' must be a list (an empty list denies everything)")
+    rules = [parse_rule(r, i) for i, r in enumerate(rules_data)]
+    names = [r.name for r in rules]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise AclError(f"rule name {twice[0]!r} is used twice")
+    version = data.get("version", "")
+    if not isinstance(version, str | int) or isinstance(version, bool):
+        raise AclError(f"version must be a string or a number, got {version!r}")
+    digest = _digest(data)
+    return Acl(rules, str(version) or digest, digest, source)
+
+
+# What a master given no --acls grants: each certificate role what its kind of client does,
+# operators everything (as k3s' admin credential is cluster-admin). One tenant per CA; write an
+# ACL file to tell tenants apart.
+BUILTIN: Final = {
+    "version": "builtin",
+    "rules": [
+        {
+            "name": "builtin-operators",
+            "cert_roles": ["operator"],
+            "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
+            "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
+            "operator": [ANY],
+        },
+        {
+            "name": "builtin-frameworks",
+            "cert_roles": ["framework"],
+            "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
+            "operator": [READ],
+        },
+        {
+            "name": "builtin-agents",
+            "cert_roles": ["agent"],
+            "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
+        },
+    ],
+}
+
+
+def builtin() -> Acl:
+    acl = acl_from_data(BUILTIN, "builtin (no --acls)")
+    return acl
+
+
+def allow_all() -> Acl:
+    """A plain-text master's: no principals, so nothing can be told apart or refused."""
+    return Acl((), "none (--insecure)", "", "--insecure", allow_all=True)

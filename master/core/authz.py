@@ -1,0 +1,199 @@
+"""What the ACLs gate in the core, where the answer depends on the core's state: the ACL
+(``core.acl``, set by ``SetAcls`` when the file is (re)loaded) is data; the principal comes
+with the event that asks (the shell read it from the peer's certificate), or is the one a
+framework subscribed with. Each gate is a small function of its own, so that placement rules
+(a registry of rules, one module each) can take tolerations and priority classes in.
+
+Rules:
+1. Identity, whatever the ACL: a framework's ``principal`` field, when set, is its
+   certificate's; a framework id subscribed by one principal is not taken over by another,
+   and an agent id registered by one principal is not registered by another (its principal is
+   in the registry). With no principal (a plain-text master) there is nothing to check.
+2. A framework registers only in a role it is granted, with tolerations it is granted.
+3. A demand or a task names only priority classes it is granted (the empty name, the global
+   default, always: the operator chose it); a demand's tolerations are granted ones.
+4. A principal's tasks together hold at most its cap (``max_resources``), counted over all its
+   frameworks from the moment a task is accepted to the moment it ends (``PrincipalHeld``).
+5. An agent registers only if granted, claims only the attributes and reservations it is
+   granted, and no more resources than its cap.
+A refusal is ``Denied`` (PERMISSION_DENIED naming the rule) and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from corral import acl as acls
+from corral.acl import Acl, Denial, Principal
+from corral.limits import echo
+from corral.master.core.refusals import denied
+from corral.master.core.types import AgentSpec, Demand, FrameworkSpec, TaskSpec
+from corral.placement import Toleration
+from corral.resources import SCALARS
+
+if TYPE_CHECKING:
+    from corral.master.core import commands as cmd
+    from corral.master.core import events as ev
+    from corral.master.core.master import MasterCore
+    from corral.master.core.records import AgentRecord, FrameworkRecord
+
+
+def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
+    """The ACL the core decides with from now on. What was granted before stays (a framework
+    subscribed in a role, a task launched); each new call is checked."""
+    core.acl = e.acl
+    return [
+        core.cluster_event(
+            e, "acls_loaded", core.master_id, f"{e.acl.source}: version {e.acl.version}"
+        )
+    ]
+
+
+def _identity(p: Principal, message: str, acl: Acl) -> Denial:
+    return Denial(acls.IDENTITY, "", "identity", f"{message} (principal {p}, ACL {acl.version})")
+
+
+# --- rule 1: identity -------------------------------------------------------------------------
+
+
+def framework_principal(acl: Acl, p: Principal, spec: FrameworkSpec) -> str:
+    """The principal a framework subscribes as: its certificate's (rule 1). With no
+    certificate (plain text), what the framework says, as before security."""
+    if not p.name:
+        return spec.principal
+    if spec.principal and spec.principal != p.name:
+        denied(
+            _identity(
+                p,
+                f"the framework's principal field {echo(spec.principal)} is not its "
+                f"certificate's {echo(p.name)}",
+                acl,
+            ),
+            p.name,
+        )
+    return p.name
+
+
+def framework_owner(acl: Acl, p: Principal, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
+    """A failover keeps the framework's principal (and name): an id alone takes over nothing."""
+    for field_name in ("principal", "name"):
+        mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
+        if mine != theirs:
+            denied(
+                _identity(
+                    p,
+                    f"framework {fw.framework_id} is subscribed with {field_name} "
+                    f"{echo(mine)}, not {echo(theirs)}: a failover must keep the {field_name}",
+                    acl,
+                ),
+                p.name,
+            )
+
+
+def agent_owner(acl: Acl, p: Principal, known: AgentRecord | None, agent_id: str) -> None:
+    """An agent id stays with the principal that registered it."""
+    if not p.name or known is None or not known.spec.principal:
+        return
+    if known.spec.principal != p.name:
+        denied(
+            _identity(
+                p,
+                f"agent id {echo(agent_id)} belongs to principal {echo(known.spec.principal)}; "
+                "register without an id to join as a new agent",
+                acl,
+            ),
+            p.name,
+        )
+
+
+# --- rules 2 and 3: roles, tolerations, priority classes ------------------------------------
+
+
+def framework_gate(acl: Acl, p: Principal, spec: FrameworkSpec) -> None:
+    """Rule 2."""
+    denied(acl.decide(p, acls.REGISTER_FRAMEWORK, spec.role), p.name)
+    tolerations_gate(acl, p, spec.tolerations)
+
+
+def tolerations_gate(acl: Acl, p: Principal, tolerations: Iterable[Toleration]) -> None:
+    """Each toleration is granted (rules 2 and 3): tolerating a taint is being let into the
+    pool it keeps for others."""
+    for t in tolerations:
+        denied(acl.tolerate(p, t), p.name)
+
+
+def priority_class_gate(acl: Acl, p: Principal, name: str) -> None:
+    """Rule 3: naming a class is asking for its priority (and its power to preempt)."""
+    if name:
+        denied(acl.decide(p, acls.USE_PRIORITY_CLASS, name), p.name)
+
+
+def demands_gate(acl: Acl, p: Principal, demands: Iterable[Demand]) -> None:
+    if acl.allow_all:
+        return
+    for d in demands:
+        priority_class_gate(acl, p, d.priority_class)
+        tolerations_gate(acl, p, d.tolerations)
+
+
+# --- rule 4: what a principal's tasks hold ----------------------------------------------------
+
+
+class PrincipalHeld:
+    """Per principal, the scalars its live tasks hold (all its frameworks), kept as tasks are
+    accepted and end (``MasterCore.count_demand_task``)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, list[float]] = {}
+
+    def add(self, principal: str, scalars: tuple[float, ...], delta: int) -> None:
+        # Twice per task (it starts, it ends): kept to a few additions.
+        if not principal:
+            return
+        row = self.held.get(principal)
+        if row is None:
+            row = self.held[principal] = [0.0, 0.0, 0.0, 0.0]
+        cpus, mem, disk, gpus = scalars
+        row[0] += delta * cpus
+        row[1] += delta * mem
+        row[2] += delta * disk
+        row[3] += delta * gpus
+
+    def of(self, principal: str) -> tuple[float, ...]:
+        row = self.held.get(principal)
+        return tuple(row) if row is not None else (0.0,) * len(SCALARS)
+
+
+def tasks_gate(acl: Acl, p: Principal, tasks: Iterable[TaskSpec], held: PrincipalHeld) -> None:
+    """Rules 3 and 4 for an accept: the classes its tasks name, and the cap."""
+    if acl.allow_all:
+        return
+    for t in tasks:
+        if t.priority_class:
+            priority_class_gate(acl, p, t.priority_class)
+    if not acl.grants(p).capped:
+        return
+    total = list(held.of(p.name))
+    for t in tasks:
+        for i, v in enumerate(t.resources.scalars()):
+            total[i] += v
+    what = ", ".join(f"{n}:{v:g}" for n, v in zip(SCALARS, total, strict=True) if v)
+    denied(acl.within_caps(p, acls.LAUNCH, tuple(total), f"tasks holding {what}"), p.name)
+
+
+# --- rule 5: agents ---------------------------------------------------------------------------
+
+
+def agent_gate(acl: Acl, p: Principal, spec: AgentSpec) -> None:
+    if acl.allow_all:
+        return
+    denied(acl.decide(p, acls.REGISTER_AGENT, spec.hostname), p.name)
+    for key, value in sorted(spec.attributes.items()):
+        denied(acl.claim_attribute(p, key, value), p.name)
+    for role in sorted(spec.reservations):
+        denied(acl.decide(p, acls.RESERVE, role), p.name)
+    denied(
+        acl.within_caps(p, acls.CLAIM_RESOURCES, spec.resources.scalars(), str(spec.resources)),
+        p.name,
+    )

@@ -1,0 +1,84 @@
+"""The operator endpoints, as the ACLs name them: every Operator RPC by its name, with the
+group an ACL may grant it by (``read``, ``write``), and the HTTP routes that do the same thing
+under the same name. One table keyed by RPC and route: a new operator endpoint is one row here
+(an RPC the table does not list is refused to everyone; tests/unit/test_endpoints.py checks
+that every RPC of the Operator service and every HTTP route is listed).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from corral.acl import READ, WRITE
+
+# RPC name -> group. The gRPC guard (rpc.py) and the HTTP middleware (http_auth.py) look here.
+ENDPOINTS: Final[dict[str, str]] = {
+    "GetState": READ,
+    "Watch": READ,
+    "GetEvents": READ,
+    "Explain": READ,
+    "GetRoles": READ,
+    "GetPriorityClasses": READ,
+    "GetMetrics": READ,  # HTTP only: /metrics
+    # A token acts as the principal it is issued to, no more: reading is enough to ask one.
+    "IssueToken": READ,
+    "ReadTaskFile": READ,  # corral logs: a task's sandbox files, through its agent
+    "SetWeight": WRITE,
+    "SetQuota": WRITE,
+    "SetPriorityClass": WRITE,
+    "DeletePriorityClass": WRITE,
+    # Operators' actions (docs/operations.md, "Operating tasks and agents").
+    "KillTasks": WRITE,
+    "TeardownFramework": WRITE,
+    "Cordon": WRITE,
+    "Uncordon": WRITE,
+    "Drain": WRITE,
+    "DeleteAgent": WRITE,
+}
+
+PUBLIC: Final = ""  # a route anyone may ask, with no credential (liveness, the login form)
+
+# (method, route as aiohttp's canonical form) -> endpoint name, or PUBLIC.
+HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
+    ("GET", "/health"): PUBLIC,
+    ("GET", "/login"): PUBLIC,
+    ("POST", "/login"): PUBLIC,
+    ("GET", "/"): "GetState",
+    ("GET", "/api/v1/state"): "GetState",
+    ("GET", "/api/v1/events"): "GetEvents",
+    ("GET", "/api/v1/frameworks/{framework_id}/explain"): "Explain",
+    ("GET", "/api/v1/roles"): "GetRoles",
+    ("PUT", "/api/v1/roles/{role}/weight"): "SetWeight",
+    ("PUT", "/api/v1/roles/{role}/quota"): "SetQuota",
+    ("DELETE", "/api/v1/roles/{role}/quota"): "SetQuota",
+    ("GET", "/api/v1/priorityclasses"): "GetPriorityClasses",
+    ("PUT", "/api/v1/priorityclasses/{name}"): "SetPriorityClass",
+    ("DELETE", "/api/v1/priorityclasses/{name}"): "DeletePriorityClass",
+    ("GET", "/metrics"): "GetMetrics",
+    ("GET", "/plain"): "GetState",
+    # Operators' actions and tasks' files (http_actions.py).
+    ("POST", "/api/v1/tasks/kill"): "KillTasks",
+    ("POST", "/api/v1/frameworks/{framework_id}/teardown"): "TeardownFramework",
+    ("POST", "/api/v1/agents/{agent_id}/cordon"): "Cordon",
+    ("POST", "/api/v1/agents/{agent_id}/uncordon"): "Uncordon",
+    ("POST", "/api/v1/agents/{agent_id}/drain"): "Drain",
+    ("DELETE", "/api/v1/agents/{agent_id}"): "DeleteAgent",
+    ("GET", "/api/v1/tasks/{task_id}/files/{path}"): "ReadTaskFile",
+    # The web UI (master/ui): its files carry no data; its views are the state's and events'.
+    ("GET", "/ui/static"): PUBLIC,
+    ("GET", "/api/v1/cluster"): "GetState",
+    ("GET", "/api/v1/cluster/samples"): "GetState",
+    ("GET", "/api/v1/agents"): "GetState",
+    ("GET", "/api/v1/agents/{agent_id}"): "GetState",
+    ("GET", "/api/v1/tasks"): "GetState",
+    ("GET", "/api/v1/tasks/{task_id}"): "GetState",
+    ("GET", "/api/v1/frameworks"): "GetState",
+    ("GET", "/api/v1/frameworks/{framework_id}"): "GetState",
+    ("GET", "/api/v1/pending"): "Explain",
+    ("GET", "/api/v1/stream"): "GetEvents",
+}
+
+
+def group_of(endpoint: str) -> str | None:
+    """The endpoint's group; None for a name the table does not list (refused)."""
+    return ENDPOINTS.get(endpoint)

@@ -1,0 +1,32 @@
+"""master/endpoints.py lists every operator endpoint: each Operator RPC and each HTTP route of
+the master, so that the ACLs can name them (an endpoint not listed is refused to everyone)."""
+
+from __future__ import annotations
+
+from corral.acl import READ, WRITE
+from corral.master.endpoints import ENDPOINTS, HTTP_ROUTES, PUBLIC
+from corral.master.http import build_app
+from corral.master.runtime import MasterRuntime
+from corral.v1 import operator_pb2
+
+
+def test_every_operator_rpc_is_in_the_table_with_a_group() -> None:
+    rpcs = {m.name for m in operator_pb2.DESCRIPTOR.services_by_name["Operator"].methods}
+    assert rpcs <= set(ENDPOINTS), f"add these to master/endpoints.py: {rpcs - set(ENDPOINTS)}"
+    assert set(ENDPOINTS.values()) <= {READ, WRITE}
+
+
+def test_every_http_route_is_in_the_table() -> None:
+    from corral.master.allocator import make_allocator
+    from corral.master.core.config import MasterConfig
+
+    app = build_app(MasterRuntime(MasterConfig(), make_allocator("numpy")))
+    routes = {
+        (r.method, r.resource.canonical)
+        for r in app.router.routes()
+        if r.method != "HEAD" and r.resource is not None
+    }
+    missing = routes - set(HTTP_ROUTES)
+    assert not missing, f"add these to master/endpoints.py's HTTP_ROUTES: {missing}"
+    for endpoint in HTTP_ROUTES.values():
+        assert endpoint == PUBLIC or endpoint in ENDPOINTS
