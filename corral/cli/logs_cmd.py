@@ -14,9 +14,11 @@ import sys
 
 import grpc
 
+from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg, non_negative_int, positive_float
 from corral.cli.errors import CliError
 from corral.cli.operator_client import OPTIONS, call_leader
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.v1 import operator_pb2, operator_pb2_grpc
 
 
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         args.master, "GetPriorityClasses", operator_pb2.GetPriorityClassesRequest(), args.timeout
     )
     out = sys.stdout.buffer
-    with grpc.insecure_channel(address, options=OPTIONS) as channel:
+    with sdk_tls.channel(address, credentials(), OPTIONS) as channel:
         stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         try:
             for chunk in stub.ReadTaskFile(request, timeout=None if args.follow else 600):

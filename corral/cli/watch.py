@@ -18,8 +18,10 @@ from typing import Any
 
 import grpc
 
+from corral.cli.client_tls import credentials
 from corral.cli.errors import CliError
 from corral.cli.operator_client import OPTIONS, call_leader
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.v1 import operator_pb2, operator_pb2_grpc
 
 MIN_INTERVAL = 0.5  # seconds between two fetches of the state
@@ -60,7 +62,7 @@ class _EventSignal:
         self._thread.start()
 
     def _run(self) -> None:
-        with grpc.insecure_channel(self._address, options=OPTIONS) as channel:
+        with sdk_tls.channel(self._address, credentials(), OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
                 for _ in stub.Watch(operator_pb2.WatchRequest()):

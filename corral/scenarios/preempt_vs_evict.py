@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import grpc.aio
-
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.scenarios.base import Figures, Scenario, Timeline, must
@@ -37,8 +35,8 @@ def _agents(size: str) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
-async def _events(master: str, reason: str) -> set[str]:
-    async with grpc.aio.insecure_channel(master) as channel:
+async def _events(cluster: LocalCluster, reason: str) -> set[str]:
+    async with cluster.channel() as channel:
         stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         got: op.ClusterEvents = await stub.GetEvents(op.GetEventsRequest(reason=reason), timeout=5)
     return {e.subject for e in got.events}
@@ -67,8 +65,8 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
             tl.say(f"{s.scratch} BestEffort tasks of 100 MiB join the 450 MiB hog on {MEM_ZONE}-0")
             await must(lambda: len(web.running) == web.count, 60, "serving placed by preemption")
             await must(lambda: len(scratch.killed) == s.scratch, 60, "the evictions")
-            preempted_events = await _events(master, "Preempted")
-            evicted_events = await _events(master, "Evicted")
+            preempted_events = await _events(cluster, "Preempted")
+            evicted_events = await _events(cluster, "Evicted")
     killed = {**batch.killed, **scratch.killed}
     preempted = {t for t, why in batch.killed.items() if why == "PREEMPTED"}
     evicted = {t for t, why in scratch.killed.items() if why == "EVICTED"}
