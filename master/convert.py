@@ -1,15 +1,47 @@
-"""Wire messages ↔ core values. Decoding validates and raises ``WireError`` naming the field."""
+"""Wire messages ↔ core values. Decoding validates and raises ``WireError`` naming the field.
+
+The checks every decoder shares are in convert_checks.py, placement and policy (taints,
+tolerations, constraints, spread, demands, priority classes, quotas) in convert_placement.py;
+both are re-exported here, so callers import one module."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Callable
 
 from corral import limits
+from corral.master.convert_checks import (
+    WireError,
+    _mapping,
+    count,
+    ident,
+    idents,
+    name,
+    resources_from_pb,
+    resources_to_pb,
+    scalars_to_pb,
+    task_resources_from_pb,
+    text,
+    uuid,
+)
+from corral.master.convert_placement import (
+    _EFFECT_TO_PB,
+    _OP_TO_PB,
+    constraints_from_pb,
+    demand_from_pb,
+    demand_to_pb,
+    priority_class_from_pb,
+    priority_class_to_pb,
+    quota_from_pb,
+    quota_to_pb,
+    spread_from_pb,
+    taint_to_pb,
+    taints_from_pb,
+    tolerations_from_pb,
+)
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import (
     AgentSpec,
-    Demand,
     FrameworkSpec,
     ReportedTask,
     Status,
@@ -19,152 +51,10 @@ from corral.master.core.types import (
     TaskState,
 )
 from corral.pbmaps import as_dict
-from corral.placement import (
-    AttributeConstraint,
-    ConstraintOp,
-    Taint,
-    TaintEffect,
-    Toleration,
-    TopologySpread,
-)
-from corral.priority import PriorityClass, PriorityClassError, check_class
 from corral.qos import limits_problem
-from corral.resources import SCALARS, ResourceError, Resources
-from corral.roles import Quota
+from corral.resources import Resources
 from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb
-from corral.v1 import operator_pb2 as op
-
-
-class WireError(ValueError):
-    """A message that cannot become a core value; the text names the problem."""
-
-
-# --- limits (corral.limits): checked where a message becomes core values ---------------------
-
-
-def text(value: str, what: str, limit: int) -> str:
-    """``value`` if it is at most ``limit`` characters; the error repeats only its start."""
-    if len(value) > limit:
-        raise WireError(f"{what} is {len(value)} characters, more than the limit of {limit}")
-    return value
-
-
-def ident(value: str, what: str) -> str:
-    return text(value, what, limits.MAX_ID_LENGTH)
-
-
-def name(value: str, what: str) -> str:
-    return text(value, what, limits.MAX_NAME_LENGTH)
-
-
-def count(items: Sized, what: str, limit: int) -> None:
-    if len(items) > limit:
-        raise WireError(f"{what}: {len(items)} given, more than the limit of {limit}")
-
-
-def idents(values: Sequence[str], what: str, limit: int) -> tuple[str, ...]:
-    """A list of ids of one call: at most ``limit``, each at most MAX_ID_LENGTH characters."""
-    count(values, what, limit)
-    longest = max(values, key=len, default="")
-    ident(longest, f"an entry of {what}")
-    return tuple(values)
-
-
-def uuid(value: bytes, what: str) -> bytes:
-    if len(value) > limits.MAX_UUID_BYTES:
-        raise WireError(
-            f"{what} is {len(value)} bytes, more than the limit of {limits.MAX_UUID_BYTES}"
-        )
-    return value
-
-
-def _mapping(values: Mapping[str, str], what: str, limit: int) -> dict[str, str]:
-    if not values:
-        # Most tasks carry no labels, and a protobuf map's items() walks through the abstract
-        # ItemsView even when empty: 2 % of the master's time in the 1k x 50 load test.
-        return {}
-    count(values, what, limit)
-    for key, value in values.items():
-        name(key, f"{what} key {limits.echo(key)}")
-        text(value, f"{what} {limits.echo(key)}", limits.MAX_VALUE_LENGTH)
-    return dict(values)
-
-
-_EFFECT_FROM_PB = {
-    pb.TAINT_EFFECT_NO_SCHEDULE: TaintEffect.NO_SCHEDULE,
-    pb.TAINT_EFFECT_PREFER_NO_SCHEDULE: TaintEffect.PREFER_NO_SCHEDULE,
-    pb.TAINT_EFFECT_NO_EXECUTE: TaintEffect.NO_EXECUTE,
-}
-_EFFECT_TO_PB = {v: k for k, v in _EFFECT_FROM_PB.items()}
-_OP_FROM_PB = {
-    pb.CONSTRAINT_OPERATOR_EQUALS: ConstraintOp.EQUALS,
-    pb.CONSTRAINT_OPERATOR_IN: ConstraintOp.IN,
-    pb.CONSTRAINT_OPERATOR_EXISTS: ConstraintOp.EXISTS,
-}
-_OP_TO_PB = {v: k for k, v in _OP_FROM_PB.items()}
-
-
-def resources_from_pb(r: pb.Resources, what: str) -> Resources:
-    try:
-        return Resources(
-            cpus=r.cpus,
-            mem=r.mem,
-            disk=r.disk,
-            gpus=r.gpus,
-            ports=tuple((p.begin, p.end) for p in r.ports),
-        )
-    except ResourceError as exc:
-        raise WireError(f"{what}: {exc}") from None
-
-
-# Validated task resources by value. A framework launches many tasks of few shapes, and building
-# a validated ``Resources`` was most of decoding a task in the load-test profile; a cached value
-# is the same immutable object the constructor would have made. Bounded: cleared when full.
-_TASK_RESOURCES: dict[
-    tuple[float, float, float, float, tuple[tuple[int, int], ...]], Resources
-] = {}
-_TASK_RESOURCES_MAX = 4096
-
-
-def task_resources_from_pb(r: pb.Resources, what: str) -> Resources:
-    ports = r.ports  # usually empty: a generator per task was 3 % of the master
-    key = (r.cpus, r.mem, r.disk, r.gpus, tuple((p.begin, p.end) for p in ports) if ports else ())
-    known = _TASK_RESOURCES.get(key)  # NaN never equals itself, so it never hits: it is refused
-    if known is not None:
-        return known
-    resources = resources_from_pb(r, what)
-    if len(_TASK_RESOURCES) >= _TASK_RESOURCES_MAX:
-        _TASK_RESOURCES.clear()
-    _TASK_RESOURCES[key] = resources
-    return resources
-
-
-def resources_to_pb(r: Resources, out: pb.Resources) -> pb.Resources:
-    return scalars_to_pb(r.scalars(), r.ports, out)
-
-
-def scalars_to_pb(
-    s: Sequence[float], ports: Iterable[tuple[int, int]], out: pb.Resources
-) -> pb.Resources:
-    """Resources given as (cpus, mem, disk, gpus) and port ranges (an offer keeps them so)."""
-    out.cpus, out.mem, out.disk, out.gpus = s[0], s[1], s[2], s[3]
-    for begin, end in ports:
-        out.ports.add(begin=begin, end=end)
-    return out
-
-
-def taints_from_pb(taints: Sequence[pb.Taint], what: str) -> tuple[Taint, ...]:
-    count(taints, f"{what}: taints", limits.MAX_TAINTS)
-    out: list[Taint] = []
-    for t in taints:
-        name(t.key, f"{what}: a taint's key")
-        text(t.value, f"{what}: taint {limits.echo(t.key)}'s value", limits.MAX_VALUE_LENGTH)
-        effect = _EFFECT_FROM_PB.get(t.effect)
-        if effect is None:
-            raise WireError(f"{what}: taint {t.key!r} has no effect")
-        out.append(Taint(t.key, t.value, effect))
-    return tuple(out)
 
 
 def agent_spec_from_pb(info: pb.AgentInfo) -> AgentSpec:
@@ -219,120 +109,6 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         hostname=info.hostname,
         user=info.user,
     )
-
-
-def tolerations_from_pb(tolerations: Sequence[pb.Toleration], where: str) -> tuple[Toleration, ...]:
-    count(tolerations, f"{where}: tolerations", limits.MAX_TOLERATIONS)
-    for t in tolerations:
-        name(t.key, f"{where}: a toleration's key")
-        text(t.value, f"{where}: a toleration's value", limits.MAX_VALUE_LENGTH)
-    return tuple(
-        Toleration(
-            key=t.key,
-            value=t.value,
-            exists=t.operator == pb.TOLERATION_OPERATOR_EXISTS,
-            effect=_EFFECT_FROM_PB.get(t.effect),
-        )
-        for t in tolerations
-    )
-
-
-def constraints_from_pb(
-    constraints: Sequence[pb.AttributeConstraint], where: str, kind: str
-) -> tuple[AttributeConstraint, ...]:
-    count(constraints, f"{where}: {kind}s", limits.MAX_CONSTRAINTS)
-    out: list[AttributeConstraint] = []
-    for c in constraints:
-        name(c.attribute, f"{where}: an {kind}'s attribute")
-        count(c.values, f"{kind} on {limits.echo(c.attribute)}", limits.MAX_ATTRIBUTES)
-        for v in c.values:
-            text(v, f"an {kind}'s value", limits.MAX_VALUE_LENGTH)
-        op = _OP_FROM_PB.get(c.operator)
-        if op is None or not c.attribute:
-            raise WireError(f"{where}: {kind} on {c.attribute!r} has no operator")
-        out.append(AttributeConstraint(c.attribute, op, tuple(c.values)))
-    return tuple(out)
-
-
-def spread_from_pb(s: pb.TopologySpread, where: str) -> TopologySpread | None:
-    """None when unset (no topology key); a key without a max_skew of at least 1 is an error."""
-    if not s.topology_key:
-        if s.max_skew or s.when_unsatisfiable:
-            raise WireError(
-                f"{where}: spread has a max_skew or when_unsatisfiable but no topology_key"
-            )
-        return None
-    name(s.topology_key, f"{where}: spread's topology_key")
-    if s.max_skew < 1:
-        raise WireError(f"{where}: spread over {limits.echo(s.topology_key)} needs max_skew >= 1")
-    if s.when_unsatisfiable not in _WHEN_UNSATISFIABLE:
-        raise WireError(f"{where}: spread has an unknown when_unsatisfiable {s.when_unsatisfiable}")
-    return TopologySpread(
-        s.topology_key, s.max_skew, s.when_unsatisfiable == pb.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY
-    )
-
-
-_WHEN_UNSATISFIABLE = frozenset(pb.WhenUnsatisfiable.values())
-
-
-def demand_from_pb(d: pb.Demand) -> Demand:
-    """The wire's checks (sizes, quantities); the core checks the rest (counts, classes)."""
-    name(d.name, "a demand's name")
-    what = f"demand {limits.echo(d.name)}"
-    name(d.priority_class, f"{what}: priority_class")
-    resources = resources_from_pb(d.resources, what)
-    return Demand(
-        name=d.name,
-        resources=resources,
-        count=d.count,
-        priority_class=d.priority_class,
-        min_member=d.min_member,
-        constraints=constraints_from_pb(d.constraints, what, "attribute constraint"),
-        tolerations=tolerations_from_pb(d.tolerations, what),
-        spread=spread_from_pb(d.spread, what),
-    )
-
-
-def demand_to_pb(d: Demand, out: pb.Demand) -> pb.Demand:
-    out.name, out.count, out.priority_class, out.min_member = (
-        d.name,
-        d.count,
-        d.priority_class,
-        d.min_member,
-    )
-    resources_to_pb(d.resources, out.resources)
-    for c in d.constraints:
-        out.constraints.add(attribute=c.attribute, operator=_OP_TO_PB[c.op], values=list(c.values))
-    for t in d.tolerations:
-        out.tolerations.add(
-            key=t.key,
-            value=t.value,
-            operator=pb.TOLERATION_OPERATOR_EXISTS if t.exists else pb.TOLERATION_OPERATOR_EQUAL,
-            effect=pb.TAINT_EFFECT_UNSPECIFIED if t.effect is None else _EFFECT_TO_PB[t.effect],
-        )
-    if d.spread is not None:
-        out.spread.topology_key, out.spread.max_skew = d.spread.topology_key, d.spread.max_skew
-        out.spread.when_unsatisfiable = (
-            pb.WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY
-            if d.spread.schedule_anyway
-            else pb.WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE
-        )
-    return out
-
-
-def priority_class_from_pb(c: pb.PriorityClass) -> PriorityClass:
-    try:
-        return check_class(
-            c.name, c.value, c.preemption_policy or None, c.description, c.global_default
-        )
-    except PriorityClassError as exc:
-        raise WireError(str(exc)) from None
-
-
-def priority_class_to_pb(c: PriorityClass, out: pb.PriorityClass) -> pb.PriorityClass:
-    out.name, out.value, out.preemption_policy = c.name, c.value, c.preemption_policy.value
-    out.description, out.global_default = c.description, c.global_default
-    return out
 
 
 def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
@@ -523,34 +299,7 @@ def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTa
     return ReportedTask(framework_id=t.framework_id, spec=spec, status=status)
 
 
-def taint_to_pb(t: Taint, out: pb.Taint) -> pb.Taint:
-    out.key, out.value, out.effect = t.key, t.value, _EFFECT_TO_PB[t.effect]
-    return out
-
-
-# --- roles' quotas (checked by the core: corral.roles) ----------------------------------------
-
-
-def quota_from_pb(q: op.Quota) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """(guarantee, limit) as the core's SetQuota takes them: an unset limit is ``inf``."""
-    if q.guarantee.ports:
-        raise WireError("quota: ports are not part of a quota (cpus, mem, disk, gpus)")
-    guarantee = tuple(getattr(q.guarantee, n) for n in SCALARS)
-    limit = tuple(getattr(q.limit, n) if q.limit.HasField(n) else math.inf for n in SCALARS)
-    return guarantee, limit
-
-
-def quota_to_pb(quota: Quota, out: op.Quota) -> op.Quota:
-    scalars_to_pb(quota.guarantee, (), out.guarantee)
-    for name, value in zip(SCALARS, quota.limit, strict=True):
-        if value != math.inf:
-            setattr(out.limit, name, value)
-    return out
-
-
 # --- core values -> wire messages, for the registry (read back with the *_from_pb above) ------
-
-_OP_TO_PB = {v: k for k, v in _OP_FROM_PB.items()}
 
 
 def agent_spec_to_pb(spec: AgentSpec, out: pb.AgentInfo) -> pb.AgentInfo:
@@ -591,3 +340,30 @@ def framework_spec_to_pb(spec: FrameworkSpec, out: pb.FrameworkInfo) -> pb.Frame
         out.offer_constraints.add(attribute=c.attribute, operator=_OP_TO_PB[c.op], values=c.values)
     out.hostname, out.user = spec.hostname, spec.user
     return out
+
+
+# Re-exported: callers import every converter from this module.
+__all__ = [
+    "WireError",
+    "constraints_from_pb",
+    "count",
+    "demand_from_pb",
+    "demand_to_pb",
+    "ident",
+    "idents",
+    "name",
+    "priority_class_from_pb",
+    "priority_class_to_pb",
+    "quota_from_pb",
+    "quota_to_pb",
+    "resources_from_pb",
+    "resources_to_pb",
+    "scalars_to_pb",
+    "spread_from_pb",
+    "taint_to_pb",
+    "taints_from_pb",
+    "task_resources_from_pb",
+    "text",
+    "tolerations_from_pb",
+    "uuid",
+]
