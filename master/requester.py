@@ -10,10 +10,9 @@ there is no proof: the operator is the address and the name it declares, the
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from corral.acl import Principal
+from corral.acl import ANONYMOUS, Principal
 from corral.limits import MAX_NAME_LENGTH, echo
 from corral.master.core.types import Requester
 from corral.master.principals import principal_of
@@ -38,12 +37,20 @@ def _declared(name: str | None) -> str:
 
 
 class RequesterSource:
-    """Requesters of gRPC and HTTP calls (BadRequester for a name it will not record).
-    ``http_principal(request)``: the verified principal of an HTTP request (anonymous on a
-    plain-text master)."""
+    """Requesters of gRPC and HTTP calls (BadRequester for a name it will not record), for the
+    master ``runtime`` (its token key and clock decide an HTTP request's principal)."""
 
-    def __init__(self, http_principal: Callable[[Any], Principal] | None = None) -> None:
-        self._http_principal = http_principal
+    def __init__(self, runtime: Any = None) -> None:
+        self._runtime = runtime
+
+    def _http_principal(self, request: Any) -> Principal:
+        key = self._runtime.token_key if self._runtime is not None else None
+        if key is None:
+            return ANONYMOUS  # plain text: no principals (--insecure)
+        from corral.master.http_auth import principal_of_request  # aiohttp: the HTTP shell's
+
+        principal: Principal = principal_of_request(request, key, self._runtime.clock())
+        return principal
 
     def of_grpc(self, context: Any) -> Requester:
         verified = principal_of(context)
@@ -61,7 +68,7 @@ class RequesterSource:
     def of_http(self, request: Any) -> Requester:
         peer = request.transport.get_extra_info("peername") if request.transport else None
         address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else (request.remote or "")
-        if self._http_principal is not None:
+        if self._runtime is not None:
             verified = self._http_principal(request)
             if verified.name:
                 return Requester(address=address, name=verified.name, verified=True)

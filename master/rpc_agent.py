@@ -14,9 +14,10 @@ from corral.master import convert, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
+from corral.master.out_stream import OutStream
 from corral.master.principals import principal_of
 from corral.master.rpc_common import code_of, cut_when_behind, log
-from corral.master.runtime import MasterRuntime, OutStream
+from corral.master.runtime import MasterRuntime
 from corral.supervise import spawn
 from corral.v1 import agent_pb2, agent_pb2_grpc
 

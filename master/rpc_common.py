@@ -13,7 +13,8 @@ import grpc
 from corral.logging import get_logger
 from corral.master.convert import WireError
 from corral.master.core.refusals import CallRejected
-from corral.master.runtime import MasterRuntime, OutStream
+from corral.master.out_stream import OutStream
+from corral.master.runtime import MasterRuntime
 from corral.v1 import scheduler_pb2
 
 log = get_logger("corral.master.rpc")

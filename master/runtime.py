@@ -15,19 +15,15 @@ import random
 import secrets
 import time
 import uuid
-from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
 
 from corral import acl as acls
-from corral import events as cluster_events
-from corral.acl import ANONYMOUS, Principal
 from corral.logging import get_logger
-from corral.master import audit
-from corral.master import usage_metrics as usage
+from corral.master import audit, runtime_outputs
 from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
 from corral.master.core import commands as cmd
@@ -36,12 +32,11 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.durable import Change
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
-from corral.master.core.states import AgentState, FrameworkState
-from corral.master.core.types import TaskState
 from corral.master.event_log import EventLog
 from corral.master.metrics import MasterMetrics
 from corral.master.offer_wire import OfferEncoder
-from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES, Outbox
+from corral.master.out_stream import OutStream
+from corral.master.outbox import Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
 from corral.master.requester import RequesterSource
 from corral.master.sandbox_relay import SandboxRelay
@@ -50,117 +45,9 @@ from corral.v1 import scheduler_pb2
 
 log = get_logger("corral.master")
 
-T = TypeVar("T")
-
-STREAM_QUEUE_LIMIT = 10_000
-STREAM_QUEUE_BYTES = 64 * 1024 * 1024  # MasterConfig.stream_queue_bytes, --stream-queue-mib
 BATCH_LIMIT = 1024  # events handled per flush
 
-
-@dataclass(eq=False)  # kept in sets by identity (MasterRuntime.new_stream)
-class OutStream:
-    """A bounded queue of wire messages for one stream, until ``end()`` or a failure.
-
-    Bounded twice: by messages (each a batch) and by their estimated bytes (the outbox's
-    estimates; a message put with size 0 is small, and only the count bounds those). A peer
-    that does not keep up fails the stream instead of growing the master: ``on_fail`` is told
-    once, so the stream's handler can end the call even while it is stuck writing to a peer
-    that stopped reading (then it never gets back to this queue to see ``failed``)."""
-
-    limit: int = STREAM_QUEUE_LIMIT  # messages (each a batch) queued before the stream is cut
-    max_bytes: int = STREAM_QUEUE_BYTES  # estimated bytes queued before the stream is cut
-    failed: str = ""
-    on_fail: Callable[[str], None] | None = None
-    peak_bytes: int = 0  # the most bytes ever queued at once (a gauge: the bound holds)
-    _bytes: int = 0
-    _items: deque[Any] = field(default_factory=deque)
-    _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
-    _ready: asyncio.Event = field(default_factory=asyncio.Event)
-    _ended: bool = False
-
-    @property
-    def queued_bytes(self) -> int:
-        return self._bytes
-
-    def backlogged(self) -> bool:
-        """Whether messages wait unsent: what was queued earlier has not all been written."""
-        return bool(self._items)
-
-    def put(self, msg: Any, size: int = 0) -> None:
-        """Queue ``msg``; ``size`` is its estimated length in bytes (an UPDATE's, to merge)."""
-        if msg is None:
-            # Never a message: a None written to gRPC ends the stream with UNKNOWN.
-            raise TypeError("OutStream.put(None): use end() to end the stream")
-        if self.failed or self._ended:
-            return
-        if len(self._items) >= self.limit:
-            # The peer does not keep up: end the stream rather than grow without bound.
-            self._fail("the stream fell too far behind")
-        elif self._bytes + size > self.max_bytes:
-            self._fail(
-                f"the stream fell too far behind: {self._bytes + size} bytes queued, "
-                f"more than {self.max_bytes}"
-            )
-        else:
-            self._items.append(msg)
-            self._sizes.append(size)
-            self._bytes += size
-            if self._bytes > self.peak_bytes:
-                self.peak_bytes = self._bytes
-        self._ready.set()
-
-    def _fail(self, reason: str) -> None:
-        self.failed = reason
-        self._items.clear()
-        self._sizes.clear()
-        self._bytes = 0
-        if self.on_fail is not None:
-            self.on_fail(reason)
-
-    def drop(self) -> None:
-        """End the stream now, unsent messages dropped (a master that stopped leading)."""
-        self._items.clear()
-        self._sizes.clear()
-        self._bytes = 0
-        self.end()
-
-    def end(self) -> None:
-        """Make ``messages()`` stop after what is queued."""
-        self._ended = True
-        self._ready.set()
-
-    async def messages(self) -> AsyncIterator[Any]:
-        """What to write to the peer, until ``end()`` or a failure (see ``failed``).
-
-        UPDATE events queued back to back go out as one: a busy master queues an UPDATE per
-        framework per flush, faster than one write per loop turn sends them, and a framework
-        then heard of its tasks seconds late (5k agents, unpaced launch)."""
-        items, sizes = self._items, self._sizes
-        while not self.failed:
-            if not items:
-                if self._ended:
-                    return
-                self._ready.clear()
-                await self._ready.wait()
-                continue
-            msg = items.popleft()
-            nbytes = sizes.popleft()
-            self._bytes -= nbytes
-            if _is_update(msg):
-                statuses = msg.update.statuses
-                nbytes = nbytes or msg.ByteSize()
-                while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
-                    more = sizes[0] or items[0].ByteSize()
-                    if nbytes + more > MAX_BATCH_BYTES:
-                        break  # one message must stay under the peer's size limit
-                    nbytes += more
-                    self._bytes -= sizes.popleft()
-                    statuses.extend(items.popleft().update.statuses)
-            yield msg
-
-
-def _is_update(msg: Any) -> bool:
-    return isinstance(msg, scheduler_pb2.Event) and msg.WhichOneof("event") == "update"
+T = TypeVar("T")
 
 
 @dataclass
@@ -174,12 +61,6 @@ class _Deadlined:
 
     event: ev.Event
     deadline: float
-
-
-# Tasks an agent ended on its own (eviction, revocable reclaim, memory limit): counted by reason.
-_KILLED_BY_AGENT = frozenset(
-    {cluster_events.EVICTED, cluster_events.RECLAIMED, cluster_events.OOM_KILLED}
-)
 
 
 class MasterRuntime:
@@ -233,15 +114,7 @@ class MasterRuntime:
         self.accepts_waiting = 0
         self.accepts_waiting_peak = 0
         self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
-        self.requesters = RequesterSource(self._http_principal)  # who asked for an action
-
-    def _http_principal(self, request: Any) -> Principal:
-        key = self.token_key
-        if key is None:
-            return ANONYMOUS  # plain text: no principals (--insecure)
-        from corral.master.http_auth import principal_of_request  # aiohttp: the HTTP shell's
-
-        return principal_of_request(request, key, self.clock())
+        self.requesters = RequesterSource(self)  # who asked for an operator's action
 
     # -------------------------------------------------------------- plumbing
 
@@ -442,7 +315,7 @@ class MasterRuntime:
                     self._forget_wire(item)
             if outbox.changes:
                 await self._persist(outbox.changes)
-            self._flush(outbox)
+            runtime_outputs.flush(self, outbox)
             answers, self._answers = self._answers, []
             for future, value in answers:
                 if not future.done():
@@ -539,7 +412,9 @@ class MasterRuntime:
         if isinstance(item, ev.AllocationTick):
             item = self._held(item)
         if isinstance(item, ev.AgentStatusUpdates):
-            self._observe_launches(item)  # before the core moves the tasks to RUNNING
+            runtime_outputs.observe_launches(
+                self, item
+            )  # before the core moves the tasks to RUNNING
         started = time.perf_counter()
         try:
             commands = self.core.handle(item)
@@ -574,7 +449,7 @@ class MasterRuntime:
         elif isinstance(item, ev.AgentHeartbeat):
             counts["heartbeats"] += 1
         elif isinstance(item, ev.AgentStatusUpdates):
-            self._observe_statuses(item)
+            runtime_outputs.observe_statuses(self, item)
         outbox.add(commands)
         if future is not None:
             answer = next((c.value for c in commands if isinstance(c, cmd.Answer)), None)
@@ -591,131 +466,9 @@ class MasterRuntime:
         self.metrics.cycles_held.inc()
         return replace(tick, hold=hold)
 
-    # ------------------------------------------------------- latency measurement
-    # Offer latency comes from the core (take_offer_waits: it sees resources come back as it
-    # returns them). Launch latency is a read-only look at the core's state from its own task,
-    # before it handles a status batch: "launched" is the accept time the core keeps per task.
-
-    def _observe_launches(self, item: ev.AgentStatusUpdates) -> None:
-        agent = self.core.agents.get(item.agent_id)
-        if agent is None:
-            return
-        observe = self.metrics.launch_latency.observe
-        for s in item.statuses:
-            if s.state is TaskState.RUNNING:
-                task = agent.tasks.get((s.framework_id, s.task_id))
-                if task is not None and task.state is not TaskState.RUNNING:
-                    observe(max(0.0, item.now - task.launched_at))
-
-    def _observe_statuses(self, item: ev.AgentStatusUpdates) -> None:
-        m = self.metrics
-        now = item.now
-        by_state: dict[str, int] = {}
-        oldest = now
-        for s in item.statuses:
-            name = s.state.name
-            by_state[name] = by_state.get(name, 0) + 1
-            if 0 < s.timestamp < oldest:
-                oldest = s.timestamp
-        # One observation per batch (its oldest status): a histogram per status costs more
-        # than handling the status.
-        if item.statuses:
-            m.status_update_lag.observe(now - oldest)
-        for name, n in by_state.items():
-            child = self._status_counters.get(name)
-            if child is None:
-                child = self._status_counters[name] = m.status_updates.labels(name)
-            child.inc(n)
-
-    def _flush(self, outbox: Outbox) -> None:
-        for fw_id, stream_id in outbox.subscribed:
-            stream = self.framework_streams.get(stream_id)
-            if stream is None:
-                continue
-            self._stream_of_framework[fw_id] = stream_id
-            self._framework_of_stream[stream_id] = fw_id
-            stream.put(
-                scheduler_pb2.Event(
-                    subscribed=scheduler_pb2.Subscribed(
-                        framework_id=fw_id,
-                        stream_id=stream_id,
-                        heartbeat_interval_seconds=self.config.framework_heartbeat_interval,
-                        master_id=self.master_id,
-                        epoch=self.core.epoch,
-                    )
-                )
-            )
-        for stream_id, msg in outbox.stream_msgs:
-            stream = self.framework_streams.get(stream_id)
-            if stream is None:
-                continue
-            if msg is None:
-                stream.end()
-            else:
-                stream.put(msg)
-        for fw_id, msgs in outbox.framework_msgs.items():
-            stream = self.framework_streams.get(self._stream_of_framework.get(fw_id, ""))
-            if stream is None:
-                continue  # disconnected: pending statuses are resent on re-subscription
-            for fmsg in msgs:
-                for wire, size in outbox.wire(fmsg):
-                    stream.put(wire, size)
-        epoch = self.core.epoch
-        for conn, amsg in outbox.conn_msgs:
-            astream = self.agent_streams.get(conn)
-            if astream is None:
-                continue
-            if amsg is not None and amsg.HasField("registered"):
-                self._connection_of_agent[amsg.registered.agent_id] = conn
-                self._agent_of_connection[conn] = amsg.registered.agent_id
-                amsg.registered.master_id = self.master_id
-            if amsg is None:
-                astream.end()
-            else:
-                if epoch:
-                    amsg.epoch = epoch
-                astream.put(amsg)
-        for agent_id, amsgs in outbox.agent_msgs.items():
-            astream = self.agent_streams.get(self._connection_of_agent.get(agent_id, -1))
-            if astream is None:
-                continue
-            for one, size in zip(amsgs, outbox.agent_sizes[agent_id], strict=True):
-                if epoch:
-                    one.epoch = epoch  # every command carries it: agents fence on it
-                astream.put(one, size)
-        self.publish(outbox.cluster_events)
-        m = self.metrics
-        counts = self._counts
-        m.events_processed.inc(counts["events"])
-        m.accepts.inc(counts["accepts"])
-        m.offers_declined.inc(counts["declined"])
-        m.agent_heartbeats.inc(counts["heartbeats"])
-        counts["events"] = counts["accepts"] = counts["declined"] = counts["heartbeats"] = 0
-        m.offers_sent.inc(outbox.offers_sent)
-        m.offers_rescinded.inc(outbox.rescinded)
-        m.tasks_launched.inc(outbox.launched)
-
     def publish(self, events: list[cmd.ClusterEvent]) -> None:
-        """Cluster events into the bounded log, to the watchers, and (but the frequent ones)
-        to the master's log."""
-        for event in events:
-            if self.recent_events.append(event):
-                self.metrics.events_dropped.inc()
-            for q in list(self._watchers):
-                if q.full():
-                    self._watchers.discard(q)  # a watcher that stopped reading loses its watch
-                else:
-                    q.put_nowait(event)
-            if event.reason in _KILLED_BY_AGENT:
-                self.metrics.tasks_killed_by_agent.labels(event.reason).inc()
-            if event.reason not in cluster_events.QUIET:
-                log.info(
-                    event.kind,
-                    reason=event.reason,
-                    subject=event.subject,
-                    detail=event.message,
-                    stimulus_id=event.stimulus_id,
-                )
+        """Cluster events into the bounded log, to the watchers and the master's log."""
+        runtime_outputs.publish(self, events)
 
     # Reverse maps keep these O(1): a scan of every agent per disconnect made a reconnect storm
     # of N agents cost N² on the core task.
@@ -738,31 +491,4 @@ class MasterRuntime:
 
     def refresh_gauges(self) -> None:
         """Set the state gauges from the core (called by the core task, via query)."""
-        core = self.core
-        m = self.metrics
-        # One pass each: a pass per state was 5 passes over 10k agents per scrape.
-        agent_states = Counter(a.state for a in core.agents.values())
-        for state in AgentState:
-            m.agents.labels(state.value).set(agent_states[state])
-        framework_states = Counter(f.state for f in core.frameworks.values())
-        for fstate in FrameworkState:
-            m.frameworks.labels(fstate.value).set(framework_states[fstate])
-        m.tasks_active.set(sum(len(f.tasks) for f in core.frameworks.values()))
-        m.offers_outstanding.set(len(core.offers))
-        usage.refresh(m, core)
-        per_agent = core.pacer.launching_per_agent()  # admission control (admission.py)
-        m.launches_in_flight.set(sum(per_agent.values()))
-        m.agent_launches_max.set(max(per_agent.values(), default=0))
-        m.agents_held.set(len(core.holds.held))
-        m.launch_window.set(core.pacer.window)
-        m.pending_statuses_max.set(
-            max((len(f.pending) for f in core.frameworks.values()), default=0)
-        )
-        m.accepts_waiting.set(self.accepts_waiting)
-        m.accepts_waiting_peak.set(self.accepts_waiting_peak)
-        for kind in ("framework", "agent"):
-            streams = self._open_streams.get(kind, set())
-            m.stream_queue_bytes.labels(kind).set(max((s.queued_bytes for s in streams), default=0))
-            m.stream_queue_peak_bytes.labels(kind).set(
-                max([self._peak_bytes.get(kind, 0), *(s.peak_bytes for s in streams)])
-            )
+        runtime_outputs.refresh_gauges(self)

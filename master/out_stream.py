@@ -1,0 +1,123 @@
+"""A stream handler's queue of messages to write (framework and agent streams alike): bounded
+by messages and by bytes; past a bound the stream is failed, not waited for (a peer that falls
+behind is cut: docs/architecture.md). UPDATEs queued back to back merge into one message."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES
+from corral.v1 import scheduler_pb2
+
+STREAM_QUEUE_LIMIT = 10_000
+STREAM_QUEUE_BYTES = 64 * 1024 * 1024  # MasterConfig.stream_queue_bytes, --stream-queue-mib
+
+
+@dataclass(eq=False)  # kept in sets by identity (MasterRuntime.new_stream)
+class OutStream:
+    """A bounded queue of wire messages for one stream, until ``end()`` or a failure.
+
+    Bounded twice: by messages (each a batch) and by their estimated bytes (the outbox's
+    estimates; a message put with size 0 is small, and only the count bounds those). A peer
+    that does not keep up fails the stream instead of growing the master: ``on_fail`` is told
+    once, so the stream's handler can end the call even while it is stuck writing to a peer
+    that stopped reading (then it never gets back to this queue to see ``failed``)."""
+
+    limit: int = STREAM_QUEUE_LIMIT  # messages (each a batch) queued before the stream is cut
+    max_bytes: int = STREAM_QUEUE_BYTES  # estimated bytes queued before the stream is cut
+    failed: str = ""
+    on_fail: Callable[[str], None] | None = None
+    peak_bytes: int = 0  # the most bytes ever queued at once (a gauge: the bound holds)
+    _bytes: int = 0
+    _items: deque[Any] = field(default_factory=deque)
+    _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _ended: bool = False
+
+    @property
+    def queued_bytes(self) -> int:
+        return self._bytes
+
+    def backlogged(self) -> bool:
+        """Whether messages wait unsent: what was queued earlier has not all been written."""
+        return bool(self._items)
+
+    def put(self, msg: Any, size: int = 0) -> None:
+        """Queue ``msg``; ``size`` is its estimated length in bytes (an UPDATE's, to merge)."""
+        if msg is None:
+            # Never a message: a None written to gRPC ends the stream with UNKNOWN.
+            raise TypeError("OutStream.put(None): use end() to end the stream")
+        if self.failed or self._ended:
+            return
+        if len(self._items) >= self.limit:
+            # The peer does not keep up: end the stream rather than grow without bound.
+            self._fail("the stream fell too far behind")
+        elif self._bytes + size > self.max_bytes:
+            self._fail(
+                f"the stream fell too far behind: {self._bytes + size} bytes queued, "
+                f"more than {self.max_bytes}"
+            )
+        else:
+            self._items.append(msg)
+            self._sizes.append(size)
+            self._bytes += size
+            if self._bytes > self.peak_bytes:
+                self.peak_bytes = self._bytes
+        self._ready.set()
+
+    def _fail(self, reason: str) -> None:
+        self.failed = reason
+        self._items.clear()
+        self._sizes.clear()
+        self._bytes = 0
+        if self.on_fail is not None:
+            self.on_fail(reason)
+
+    def drop(self) -> None:
+        """End the stream now, unsent messages dropped (a master that stopped leading)."""
+        self._items.clear()
+        self._sizes.clear()
+        self._bytes = 0
+        self.end()
+
+    def end(self) -> None:
+        """Make ``messages()`` stop after what is queued."""
+        self._ended = True
+        self._ready.set()
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """What to write to the peer, until ``end()`` or a failure (see ``failed``).
+
+        UPDATE events queued back to back go out as one: a busy master queues an UPDATE per
+        framework per flush, faster than one write per loop turn sends them, and a framework
+        then heard of its tasks seconds late (5k agents, unpaced launch)."""
+        items, sizes = self._items, self._sizes
+        while not self.failed:
+            if not items:
+                if self._ended:
+                    return
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            msg = items.popleft()
+            nbytes = sizes.popleft()
+            self._bytes -= nbytes
+            if _is_update(msg):
+                statuses = msg.update.statuses
+                nbytes = nbytes or msg.ByteSize()
+                while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
+                    more = sizes[0] or items[0].ByteSize()
+                    if nbytes + more > MAX_BATCH_BYTES:
+                        break  # one message must stay under the peer's size limit
+                    nbytes += more
+                    self._bytes -= sizes.popleft()
+                    statuses.extend(items.popleft().update.statuses)
+            yield msg
+
+
+def _is_update(msg: Any) -> bool:
+    return isinstance(msg, scheduler_pb2.Event) and msg.WhichOneof("event") == "update"
