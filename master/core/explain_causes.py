@@ -9,11 +9,13 @@ only the flag; explain replaces it with the causes that hold, in that order.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from corral.limits import echo
 from corral.master.allocator.options import REASON_SUPPRESSED
 from corral.master.core import admission, demands
 from corral.master.core.records import FrameworkRecord
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FrameworkState
 
 if TYPE_CHECKING:
@@ -53,3 +55,38 @@ def explained(core: MasterCore, fw: FrameworkRecord, reasons: dict[str, int]) ->
     for cause in causes(core, fw) or [REASON_SUPPRESSED]:
         reasons[cause] = count
     return reasons
+
+
+def explain(core: MasterCore, framework_id: str, now: float) -> dict[str, Any]:
+    """The Operator Explain answer: the allocator's reasons for the last cycle, with their
+    causes named, the framework's priority and its pending demands."""
+    fw = core.frameworks.get(framework_id)
+    if fw is None:
+        raise CallRejected(Refusal.NOT_FOUND, f"unknown framework {echo(framework_id)}")
+    if fw.state is FrameworkState.REMOVED:
+        # Out of the allocator: nothing is offered to it, and that is the whole answer.
+        return {
+            "framework_id": framework_id,
+            "state": fw.state.value,
+            "suppressed": fw.suppressed,
+            "outstanding_offers": 0,
+            "offered_agents": 0,
+            "reasons": {"framework removed": 1},
+            "details": {},
+            "priority": 0,
+            "wants_nothing": True,
+            "pending_demands": [],
+        }
+    explanation = core.allocator.explain(framework_id, now)
+    return {
+        "framework_id": framework_id,
+        "state": fw.state.value,
+        "suppressed": fw.suppressed,
+        "outstanding_offers": core.book.count_of(fw.framework_id),
+        "offered_agents": explanation.offered_agents,
+        "reasons": explained(core, fw, dict(explanation.reasons)),
+        "details": dict(explanation.details),
+        "priority": demands.priority(fw, core.priority),
+        "wants_nothing": demands.wants_nothing(fw),
+        "pending_demands": demands.explain(core, fw, now),
+    }

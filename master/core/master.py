@@ -48,7 +48,6 @@ from typing import Any
 
 from corral import acl as acls
 from corral import events as cluster_events
-from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import (
     accepts,
@@ -480,33 +479,5 @@ class MasterCore:
         )
 
     def explain(self, framework_id: str, now: float) -> dict[str, Any]:
-        fw = self.frameworks.get(framework_id)
-        if fw is None:
-            raise CallRejected(Refusal.NOT_FOUND, f"unknown framework {echo(framework_id)}")
-        if fw.state is FrameworkState.REMOVED:
-            # Out of the allocator: nothing is offered to it, and that is the whole answer.
-            return {
-                "framework_id": framework_id,
-                "state": fw.state.value,
-                "suppressed": fw.suppressed,
-                "outstanding_offers": 0,
-                "offered_agents": 0,
-                "reasons": {"framework removed": 1},
-                "details": {},
-                "priority": 0,
-                "wants_nothing": True,
-                "pending_demands": [],
-            }
-        explanation = self.allocator.explain(framework_id, now)
-        return {
-            "framework_id": framework_id,
-            "state": fw.state.value,
-            "suppressed": fw.suppressed,
-            "outstanding_offers": self.book.count_of(fw.framework_id),
-            "offered_agents": explanation.offered_agents,
-            "reasons": explain_causes.explained(self, fw, dict(explanation.reasons)),
-            "details": dict(explanation.details),
-            "priority": demands.priority(fw, self.priority),
-            "wants_nothing": demands.wants_nothing(fw),
-            "pending_demands": demands.explain(self, fw, now),
-        }
+        """Why the framework got what it got in the last cycle (explain_causes.py)."""
+        return explain_causes.explain(self, framework_id, now)

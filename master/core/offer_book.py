@@ -41,8 +41,11 @@ import numpy.typing as npt
 from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Plan, PlanSource, Scalars
 from corral.master.core import commands as cmd
+from corral.master.core import offer_ids as offer_ids_mod
 from corral.master.core.gangs import Gang
 from corral.master.core.offer_columns import OfferColumns
+from corral.master.core.offer_view import OfferView
+from corral.master.core.pacing import allowance_cut
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.resources import PortRanges, Resources, normalize_ranges
@@ -252,14 +255,9 @@ class OfferBook:
     # ------------------------------------------------------------------ finding offers
 
     def _find(self, oid: str) -> tuple[OfferColumns, int] | None:
-        prefix = self._prefix
-        if not oid.startswith(prefix):
+        seq = offer_ids_mod.seq_of(self._prefix, oid)
+        if seq is None:
             return None
-        tail = oid[len(prefix) :]
-        # Only ids this book writes: int() would also take " 7", "+7", "0_7" or non-ASCII digits.
-        if not (tail.isascii() and tail.isdigit()) or (tail[0] == "0" and len(tail) > 1):
-            return None
-        seq = int(tail)
         bases = self._bases
         k = bisect_right(bases, seq) - 1
         if k < 0:
@@ -300,55 +298,16 @@ class OfferBook:
         A framework usually declines what one OFFERS message held: ids of one batch, in a
         row. Those are found a run at a time (``_runs``); any id not of this book's making
         sends the whole call the slow way, one ``_find`` per id."""
-        first = self._one_run(offer_ids)
+        first = offer_ids_mod.one_run(self._prefix, offer_ids)
         if first is not None:
             out = self._runs(range(first, first + len(offer_ids)), breaks=[])
         else:
-            seqs = self._seqs(offer_ids)
+            seqs = offer_ids_mod.seqs(self._prefix, offer_ids)
             out = self._runs(seqs) if seqs is not None else self._one_by_one(offer_ids)
         fid = fw.framework_id
         for cols in [c for c in out if c.framework_id != fid]:
             del out[cols]  # another framework's: not this one's to decline
         return self._whole_gangs(out)
-
-    def _one_run(self, offer_ids: Sequence[str]) -> int | None:
-        """The first id's sequence number if the ids are exactly the ones this book writes for
-        a run of consecutive numbers from it (what declining one OFFERS message sends): the
-        first id is checked as ``_seqs`` checks each, the rest by writing them and comparing."""
-        if not offer_ids:
-            return None
-        prefix, first = self._prefix, offer_ids[0]
-        tail = first[len(prefix) :]
-        if not (
-            first.startswith(prefix)
-            and tail.isascii()
-            and tail.isdigit()
-            and tail[0] != "0"
-            and len(tail) <= 18
-        ):
-            return None
-        q = int(tail)
-        n = len(offer_ids)
-        if q + n > 10**18:  # past int64: not ids of this book's
-            return None
-        written = [prefix + d for d in map(str, range(q, q + n))]
-        ids = offer_ids if isinstance(offer_ids, list) else list(offer_ids)
-        return q if written == ids else None
-
-    def _seqs(self, offer_ids: Sequence[str]) -> list[int] | None:
-        """The ids' sequence numbers if every id is one this book could have written."""
-        prefix = self._prefix
-        if not all(map(str.startswith, offer_ids, repeat(prefix))):
-            return None
-        n = len(prefix)
-        tails = [oid[n:] for oid in offer_ids]
-        digits = "".join(tails)
-        firsts = {t[:1] for t in tails}
-        if not (digits.isascii() and digits.isdigit()) or "" in firsts or "0" in firsts:
-            return None
-        if max(map(len, tails), default=0) > 18:  # past int64: not an id of this book's
-            return None
-        return list(map(int, tails))
 
     def _one_by_one(self, offer_ids: Iterable[str]) -> Entries:
         out: Entries = {}
@@ -359,40 +318,7 @@ class OfferBook:
         return out
 
     def _runs(self, seqs: Sequence[int], breaks: list[int] | None = None) -> Entries:
-        """Entries of ``seqs``, found a run of consecutive numbers at a time: one bisection per
-        run and batch, and one per number not in any batch, so a call costs O(n log n) at
-        worst whatever order the ids come in. ``breaks``: where a run starts, but the first
-        (found here unless the caller knows)."""
-        out: Entries = {}
-        bases, batches = self._bases, self._batches
-        n = len(seqs)
-        if not n:
-            return out
-        if breaks is None:
-            breaks = (np.flatnonzero(np.diff(np.array(seqs, dtype=np.int64)) != 1) + 1).tolist()
-        for start, end in zip([0, *breaks], [*breaks, n], strict=True):
-            i, s = start, seqs[start]
-            while i < end:
-                k = bisect_right(bases, s) - 1
-                cols = batches.get(bases[k]) if k >= 0 else None
-                lo = s - cols.base if cols is not None else 0
-                if cols is None or lo >= len(cols.alive):
-                    i, s = i + 1, s + 1  # not an outstanding batch's
-                    continue
-                m = min(end - i, len(cols.alive) - lo)
-                alive = cols.alive
-                if alive.find(0, lo, lo + m) == -1:
-                    idx = list(range(lo, lo + m))
-                else:
-                    idx = [j for j in range(lo, lo + m) if alive[j]]
-                if idx:
-                    got = out.get(cols)
-                    if got is None:
-                        out[cols] = idx
-                    else:
-                        got += idx
-                i, s = i + m, s + m
-        return out
+        return offer_ids_mod.runs(self._bases, self._batches, seqs, breaks)
 
     def _whole_gangs(self, entries: Entries) -> Entries:
         for cols in entries:
@@ -554,50 +480,12 @@ class OfferBook:
         free = agent.spec.resources - Resources(ports=normalize_ranges(used))
         return free.ports
 
-    def check(self) -> list[str]:
-        """The book's own rules, as faults found (validate() reports them)."""
-        faults: list[str] = []
-        live = 0
-        for base, cols in self._batches.items():
-            n = sum(cols.alive)
-            if cols.base != base or n != cols.live or n == 0:
-                faults.append(f"batch {base}: filed at {cols.base}, {cols.live} live of {n}")
-            if self._of_fw.get(cols.framework_id, {}).get(base) is not cols:
-                faults.append(f"batch {base} missing from framework {cols.framework_id}'s")
-            live += n
-        if live != self.count:
-            faults.append(f"{self.count} offers counted, {live} alive")
-        if sum(len(b) for b in self._of_fw.values()) != len(self._batches):
-            faults.append("a framework holds a batch the book does not")
-        if self._bases != sorted(self._bases) or not set(self._batches) <= set(self._bases):
-            faults.append("the bases are out of order or miss a batch")
-        detached = [
-            a for a in self._freed_at if not getattr(self._agents.get(a), "in_allocator", 0)
-        ]
-        if detached:
-            faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
-        return faults
-
 
 def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
     """Ports an offer carried, its accept left unused, or an ended task held are the agent's
     free ports again."""
     if ports:
         agent.free_ports = normalize_ranges(list(agent.free_ports) + list(ports))
-
-
-def allowance_cut(cpus: Rows, allowance: float) -> tuple[int, float]:
-    """How many entries, in order, an allowance of cpus takes, and what is left of it: an
-    entry is taken while what is left before it is above zero (so the last one taken may
-    overdraw it). The remainders are subtracted one entry at a time, as a loop would, so the
-    cut is the same to the last bit; one accumulate, not a Python step per offer."""
-    n = len(cpus)
-    if not n or allowance <= 0:
-        return 0, allowance
-    left = np.subtract.accumulate(np.concatenate(([allowance], cpus)))
-    spent = left <= 0
-    cut = int(spent.argmax()) if spent.any() else n
-    return cut, float(left[cut])
 
 
 def _take_ports(agents: Sequence[AgentRecord]) -> dict[int, PortRanges]:
@@ -608,25 +496,3 @@ def _take_ports(agents: Sequence[AgentRecord]) -> dict[int, PortRanges]:
         if agent.free_ports:
             ports[k], agent.free_ports = agent.free_ports, ()
     return ports
-
-
-class OfferView(Mapping[str, OfferRecord]):
-    """The outstanding offers by id, as records made on demand (views, explain, validate())."""
-
-    def __init__(self, book: OfferBook) -> None:
-        self._book = book
-
-    def __getitem__(self, oid: str) -> OfferRecord:
-        got = self._book.get(oid)
-        if got is None:
-            raise KeyError(oid)
-        return got
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._book)
-
-    def __len__(self) -> int:
-        return self._book.count
-
-    def __contains__(self, oid: object) -> bool:
-        return isinstance(oid, str) and self._book._find(oid) is not None

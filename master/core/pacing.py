@@ -38,6 +38,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import numpy.typing as npt
+
 from corral.master.core.config import MasterConfig
 from corral.master.core.records import TaskRecord
 from corral.master.core.types import TaskState
@@ -131,3 +134,17 @@ class LaunchPacer:
         if not cfg.launch_pacing:
             return math.inf
         return self.window - launching
+
+
+def allowance_cut(cpus: npt.NDArray[np.float64], allowance: float) -> tuple[int, float]:
+    """How many entries, in order, an allowance of cpus takes, and what is left of it: an
+    entry is taken while what is left before it is above zero (so the last one taken may
+    overdraw it). The remainders are subtracted one entry at a time, as a loop would, so the
+    cut is the same to the last bit; one accumulate, not a Python step per offer."""
+    n = len(cpus)
+    if not n or allowance <= 0:
+        return 0, allowance
+    left = np.subtract.accumulate(np.concatenate(([allowance], cpus)))
+    spent = left <= 0
+    cut = int(spent.argmax()) if spent.any() else n
+    return cut, float(left[cut])

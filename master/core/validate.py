@@ -16,6 +16,7 @@ from corral.resources import SCALARS
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
+    from corral.master.core.offer_book import OfferBook
 
 # Charges are sums of floats added and taken back in different orders.
 TOLERANCE = 1e-6
@@ -51,7 +52,7 @@ def validate(core: MasterCore) -> None:
 def _offers(core: MasterCore) -> None:
     """The book's own rules hold (offer_book.py); an outstanding offer's framework is
     subscribed and its agent attached."""
-    for fault in core.book.check():
+    for fault in _offer_book(core.book):
         _check(False, fault)
     for oid, offer in core.offers.items():
         _check(offer.offer_id == oid, f"offer {oid} is filed under another id")
@@ -329,3 +330,26 @@ def _admission(core: MasterCore) -> None:
         _check(n <= bound, f"agent {agent.agent_id} has {n} launches in flight, bound {bound}")
     stray = core.holds.held - core.agents.keys()
     _check(not stray, f"agents held for their launches are unknown: {sorted(stray)}")
+
+
+def _offer_book(book: OfferBook) -> list[str]:
+    """The offer book's own rules, as faults found."""
+    faults: list[str] = []
+    live = 0
+    for base, cols in book._batches.items():
+        n = sum(cols.alive)
+        if cols.base != base or n != cols.live or n == 0:
+            faults.append(f"batch {base}: filed at {cols.base}, {cols.live} live of {n}")
+        if book._of_fw.get(cols.framework_id, {}).get(base) is not cols:
+            faults.append(f"batch {base} missing from framework {cols.framework_id}'s")
+        live += n
+    if live != book.count:
+        faults.append(f"{book.count} offers counted, {live} alive")
+    if sum(len(b) for b in book._of_fw.values()) != len(book._batches):
+        faults.append("a framework holds a batch the book does not")
+    if book._bases != sorted(book._bases) or not set(book._batches) <= set(book._bases):
+        faults.append("the bases are out of order or miss a batch")
+    detached = [a for a in book._freed_at if not getattr(book._agents.get(a), "in_allocator", 0)]
+    if detached:
+        faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
+    return faults

@@ -21,7 +21,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import CallRejected
-from corral.master.core.offer_book import allowance_cut
+from corral.master.core.pacing import allowance_cut
 from tests.unit.core_harness import Harness, of, task
 
 
