@@ -65,15 +65,17 @@ def operator_name(text: str) -> str:
 
 
 def add_operator_arg(parser: argparse.ArgumentParser) -> None:
-    """--as NAME: who the master records as asking for an operator's action."""
+    """--as NAME: who a plain-text master records as asking for an operator's action (a TLS
+    master records the certificate's principal: master/requester.py)."""
     parser.add_argument(
         "--as",
         dest="operator",
         type=operator_name,
         default=None,
         metavar="NAME",
-        help="the operator name the master records as asking (default: the context's, else "
-        "$USER); declared, not verified, until the master authenticates callers",
+        help="the operator name to declare to a plain-text master (--insecure; default: the "
+        "context's, else $USER); a TLS master ignores it and records your certificate's "
+        "principal",
     )
 
 

@@ -7,7 +7,8 @@
     corral config delete-context prod
 
 A context is a master spec (``--master`` or ``--zk``) and the operator name to declare for
-operators' actions. ``CORRAL_MASTER`` and ``--master``/``--zk`` win over the current context
+operators' actions (a plain-text master records it; a TLS master records the principal of the
+client's certificate). ``CORRAL_MASTER`` and ``--master``/``--zk`` win over the current context
 (corral/cli/contexts.py).
 """
 
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=operator_name,
         default=None,
         metavar="NAME",
-        help="the operator name the CLI declares for operators' actions",
+        help="the operator name the CLI declares for operators' actions (counted by a "
+        "plain-text master only: a TLS master records the certificate's principal)",
     )
     s.add_argument("--use", action="store_true", help="and make it the current context")
     s.set_defaults(func=set_context)

@@ -137,13 +137,13 @@ async def test_the_master_is_set_once_by_env_or_context(tmp_path: Path) -> None:
         assert _run_env(env, "config", "current-context").stdout.strip() == "lab"
         by_context = _run_env(env, "get", "agents")
         assert by_context.returncode == 0 and "active" in by_context.stdout, by_context.stderr
-        # The context's operator name is who the master records.
-        (agent_id,) = [
-            line.split()[0] for line in by_context.stdout.splitlines()[1:] if line.strip()
-        ]
+        # Over TLS the master records the certificate's principal (the operator credential the
+        # master wrote, "admin"), not the name the context declares.
+        (agent_id,) = _agent_ids(by_context.stdout)
         assert _run_env(env, "cordon", agent_id).returncode == 0
         events = _run_env(env, "events", "--reason", "AgentCordoned").stdout
-        assert "operator eve (declared)" in events
+        assert "cordoned by operator admin at 127.0.0.1:" in events, events
+        assert "eve" not in events and "(declared)" not in events
         # use-context switches; a flag wins over the context.
         assert _run_env(env, "config", "use-context", "prod").returncode == 0
         assert _run_env(env, "get", "agents", "--master", cluster.master).returncode == 0
@@ -151,3 +151,33 @@ async def test_the_master_is_set_once_by_env_or_context(tmp_path: Path) -> None:
         config.write_text("{not json")
         broken = _run_env(env, "get", "agents")
         assert broken.returncode == 2 and str(config) in broken.stderr
+
+
+async def test_a_contexts_operator_name_is_declared_to_a_plain_text_master(
+    tmp_path: Path,
+) -> None:
+    """With --insecure on both sides there is no certificate: the name a context declares (or
+    --as, which wins over it) is the one the master records, marked as declared."""
+    async with LocalCluster(agents=1, work_dir=tmp_path / "cluster", insecure=True) as cluster:
+        env = {
+            "CORRAL_CONFIG": str(tmp_path / "home" / "config.json"),
+            "CORRAL_MASTER": "",
+            "CORRAL_INSECURE": "1",
+        }
+        made = _run_env(
+            env, "config", "set-context", "lab", "--master", cluster.master, "--as", "eve"
+        )
+        assert made.returncode == 0, made.stderr
+        listed = _run_env(env, "get", "agents")
+        assert listed.returncode == 0, listed.stderr
+        (agent_id,) = _agent_ids(listed.stdout)
+        assert _run_env(env, "cordon", agent_id).returncode == 0
+        assert _run_env(env, "uncordon", agent_id, "--as", "frank").returncode == 0
+        events = _run_env(env, "events").stdout
+        assert "cordoned by operator eve (declared) at 127.0.0.1:" in events, events
+        assert "uncordoned by operator frank (declared) at 127.0.0.1:" in events, events
+
+
+def _agent_ids(table: str) -> list[str]:
+    """The ID column of `corral get agents`."""
+    return [line.split()[0] for line in table.splitlines()[1:] if line.strip()]

@@ -1,7 +1,9 @@
 """`corral logs`, `corral kill` and `corral teardown` on a real master, real agents and real task
 processes (issue #32): a task's output read through the master (the agents listen on no port),
 followed until the task ends, after it ended, and a clear refusal once its sandbox is gone or a
-path leads out of it; kills and teardowns answered, counted, and recorded naming who asked."""
+path leads out of it; kills and teardowns answered, counted, and recorded naming who asked:
+the principal of its certificate (TLS, the default), or the name it declares to a plain-text
+master."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2 as pb
 from tests.integration.corral_cli import corral
 from tests.integration.keeper import Keeper, until
+from tests.integration.operators import issue_operator
+from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -52,8 +56,8 @@ async def test_logs_of_a_real_task_running_followed_ended_and_gone(tmp_path: Pat
             assert err.stdout == "to stderr\n"
 
             # Over HTTP too, and a path that leads out of the sandbox is refused.
-            async with aiohttp.ClientSession() as http:
-                base = f"http://{cluster.http}/api/v1/tasks/{task_id}/files"
+            async with master_session(cluster) as http:
+                base = cluster.url(f"/api/v1/tasks/{task_id}/files")
                 async with http.get(f"{base}/stdout") as r:
                     assert r.status == 200 and (await r.read()).startswith(b"hello from")
                 async with http.get(f"{base}/..%2F..%2F..%2Fagent_id") as r:
@@ -74,7 +78,7 @@ async def test_logs_of_a_real_task_running_followed_ended_and_gone(tmp_path: Pat
                 assert follow.stdout is not None
                 first = await asyncio.to_thread(follow.stdout.readline)
                 assert first == f"hello from {task_id}\n"
-                killed = await cli("kill", task_id, "--as", "alice", *m)
+                killed = await cli("kill", task_id, *m)
                 assert killed.returncode == 0, killed.stderr
                 rest, stderr = await asyncio.to_thread(follow.communicate, timeout=30)
                 assert follow.returncode == 0, stderr
@@ -106,6 +110,11 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
     async with LocalCluster(
         agents=1, work_dir=tmp_path, master_args=("--allocation-interval", "0.2")
     ) as cluster:
+        # Three operators with certificates of their own: an action names the principal of the
+        # certificate it came with, whatever name its caller declares (mallory, below).
+        alice, bob, carol = (
+            issue_operator(name, tmp_path / "operators") for name in ("alice", "bob", "carol")
+        )
         keeper = Keeper(count=2)
         other = Keeper(count=1, demand="other")
         m = ("--master", cluster.master)
@@ -117,7 +126,8 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
             await until("the other framework's task", lambda: other.running, 30)
             victim = sorted(keeper.running)[0]
 
-            done = await cli("kill", victim, "--grace", "0.5", "--as", "alice", *m)
+            as_alice = ("--tls-dir", str(alice), "--as", "mallory")
+            done = await cli("kill", victim, "--grace", "0.5", *as_alice, *m)
             assert done.returncode == 0, done.stderr
             assert f"task {victim} (framework {d.framework_id}" in done.stdout
             assert done.stdout.rstrip().endswith(": killing")
@@ -125,7 +135,8 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
             status = keeper.ended[victim]
             assert status.state == pb.TASK_STATE_KILLED
             assert status.reason == pb.TASK_REASON_KILLED_BY_OPERATOR
-            assert "operator alice (declared)" in status.message
+            assert status.message.startswith("killed by operator alice at 127.0.0.1:"), status
+            assert "mallory" not in status.message
             # The keeper replaces it, as a framework does.
             await until("a replacement", lambda: len(keeper.running) == 2, 30)
 
@@ -137,30 +148,30 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
             again = await cli("kill", victim, *m)
             assert again.returncode == 0 and "already KILLED" in again.stdout
 
-            # Teardown over HTTP, naming who asked in a header.
-            async with aiohttp.ClientSession() as http:
-                url = f"http://{cluster.http}/api/v1/frameworks/{d2.framework_id}/teardown"
-                async with http.post(url, headers={"X-Corral-Operator": "bob"}) as r:
+            # Teardown over HTTPS with bob's certificate (a declared name in the header does
+            # not count against it).
+            bob_tls = aiohttp.TCPConnector(ssl=sdk.TLS.from_dir(bob).ssl_context())
+            async with aiohttp.ClientSession(connector=bob_tls) as http:
+                url = cluster.url(f"/api/v1/frameworks/{d2.framework_id}/teardown")
+                async with http.post(url, headers={"X-Corral-Operator": "mallory"}) as r:
                     assert r.status == 200, await r.text()
                     assert (await r.json()) == {"tasks_killed": 1}
                 async with http.post(url) as r:
                     assert r.status == 409  # already removed
-                async with http.post(f"http://{cluster.http}/api/v1/tasks/kill", data=b"{") as r:
+                async with http.post(cluster.url("/api/v1/tasks/kill"), data=b"{") as r:
                     assert r.status == 400 and "not JSON" in (await r.json())["error"]
 
-            # Teardown through the CLI.
-            td = await cli("teardown", d.framework_id, "--as", "carol", *m)
+            # Teardown through the CLI, as carol.
+            td = await cli("teardown", d.framework_id, "--tls-dir", str(carol), *m)
             assert td.returncode == 0 and "torn down: 2 tasks killed" in td.stdout, td.stderr
             assert (await cli("teardown", "no-such-framework", *m)).returncode == 1
 
         events = (await cli("events", "-o", "json", *m)).stdout
-        assert '"reason": "KillRequested"' in events and "operator alice (declared)" in events
-        assert "teardown requested by operator bob (declared)" in events
-        assert "teardown requested by operator carol (declared)" in events
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(f"http://{cluster.http}/metrics") as r,
-        ):
+        assert '"reason": "KillRequested"' in events and "operator alice at 127.0.0.1:" in events
+        assert "teardown requested by operator bob at 127.0.0.1:" in events
+        assert "teardown requested by operator carol at 127.0.0.1:" in events
+        assert "mallory" not in events and "(declared)" not in events
+        async with master_session(cluster) as http, http.get(cluster.url("/metrics")) as r:
             metrics = await r.text()
         assert 'corral_operator_actions_total{action="KillTasks",outcome="OK"} 2.0' in metrics
         assert (
@@ -169,3 +180,32 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
         assert (
             'corral_operator_actions_total{action="TeardownFramework",outcome="OK"} 2.0' in metrics
         )
+
+
+async def test_a_plain_text_master_records_the_name_an_operator_declares(
+    tmp_path: Path,
+) -> None:
+    """With --insecure on both sides there is no certificate: the master records the name the
+    caller declares (`--as`, the X-Corral-Operator header) and says it is only declared."""
+    async with LocalCluster(
+        agents=1, work_dir=tmp_path, insecure=True, master_args=("--allocation-interval", "0.2")
+    ) as cluster:
+        keeper = Keeper(count=1)
+        m = ("--master", cluster.master, "--insecure")
+        info = sdk.FrameworkInfo(name="keeper")
+        async with sdk.Driver(keeper, info, cluster.master, tls=cluster.tls) as d:
+            await until("a task running", lambda: keeper.running, 30)
+            (task_id,) = keeper.running
+            killed = await cli("kill", task_id, "--as", "alice", *m)
+            assert killed.returncode == 0, killed.stderr
+            await until("the kill's status", lambda: task_id in keeper.ended, 20)
+            message = keeper.ended[task_id].message
+            assert message.startswith("killed by operator alice (declared) at 127.0.0.1:"), message
+            async with master_session(cluster) as http:
+                url = cluster.url(f"/api/v1/frameworks/{d.framework_id}/teardown")
+                assert url.startswith("http://")
+                async with http.post(url, headers={"X-Corral-Operator": "bob"}) as r:
+                    assert r.status == 200, await r.text()
+        events = (await cli("events", "-o", "json", *m)).stdout
+        assert "operator alice (declared) at 127.0.0.1:" in events
+        assert "teardown requested by operator bob (declared) at 127.0.0.1:" in events

@@ -18,6 +18,7 @@ from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2 as pb
 from tests.integration.corral_cli import corral
 from tests.integration.keeper import Keeper, until
+from tests.integration.operators import issue_operator
 
 pytestmark = pytest.mark.e2e
 
@@ -42,13 +43,15 @@ async def test_cordon_and_drain_move_tasks_to_another_agent(tmp_path: Path) -> N
         agent_attributes=("zone:a", "zone:b"),
     ) as cluster:
         m = ("--master", cluster.master)
+        # Operator ops, with a certificate of its own: the principal actions are recorded with.
+        ops = ("--tls-dir", str(issue_operator("ops", tmp_path / "operators")))
         agents = await agents_by_name(cluster.master)
         assert set(agents) == {"agent-0", "agent-1"}  # named after their work dirs
         first, second = agents["agent-0"]["ID"], agents["agent-1"]["ID"]
         assert agents["agent-0"]["ZONE"] == "a" and agents["agent-1"]["ZONE"] == "b"
 
         # Cordoned, agent-1 is offered to nobody: the framework's tasks all go to agent-0.
-        cordon = await cli("cordon", second, "--as", "ops", *m)
+        cordon = await cli("cordon", second, *ops, *m)
         assert cordon.returncode == 0 and "cordoned" in cordon.stdout, cordon.stderr
         assert (await agents_by_name(cluster.master))["agent-1"]["STATE"] == "cordoned"
         keeper = Keeper(count=2)
@@ -58,14 +61,14 @@ async def test_cordon_and_drain_move_tasks_to_another_agent(tmp_path: Path) -> N
             assert (await cli("uncordon", second, *m)).returncode == 0
 
             # Drain agent-0: its tasks are killed with a reason, and placed on agent-1.
-            drain = await cli("drain", first, "--grace", "1", "--timeout", "60", "--as", "ops", *m)
+            drain = await cli("drain", first, "--grace", "1", "--timeout", "60", *ops, *m)
             assert drain.returncode == 0, drain.stderr
             assert "draining: 2 tasks being killed" in drain.stdout
             assert drain.stdout.rstrip().endswith(f"agent {first} drained")
             for task_id in [t for t, a in keeper.launched.items() if a == first]:
                 status = keeper.ended[task_id]
                 assert status.reason == pb.TASK_REASON_AGENT_DRAINING, status
-                assert "drained for maintenance by operator ops" in status.message
+                assert "drained for maintenance by operator ops at 127.0.0.1:" in status.message
             await until("two tasks on agent-1", lambda: len(keeper.running_on(second)) == 2, 30)
             assert not keeper.running_on(first)
             shown = await agents_by_name(cluster.master)
@@ -80,7 +83,7 @@ async def test_cordon_and_drain_move_tasks_to_another_agent(tmp_path: Path) -> N
                 30,
             )
             described = json.loads((await cli("describe", "agent", first, "-o", "json", *m)).stdout)
-            assert described["object"]["maintenance"]["requested_by"].startswith("operator ops")
+            assert described["object"]["maintenance"]["requested_by"].startswith("operator ops at ")
             kinds = [e["kind"] for e in described["events"]]
             assert "agent_reregistered" in kinds
             assert len(keeper.launched) == 4  # nothing placed on agent-0 since
@@ -105,9 +108,9 @@ async def test_cordon_and_drain_move_tasks_to_another_agent(tmp_path: Path) -> N
             ),
             30,
         )
-        deleted = await cli("delete", "agent", second, "--as", "ops", *m)
+        deleted = await cli("delete", "agent", second, *ops, *m)
         assert deleted.returncode == 0 and "deleted" in deleted.stdout, deleted.stderr
         assert "agent-1" not in await agents_by_name(cluster.master)
         assert (await cli("delete", "agent", second, *m)).returncode == 1
         events = (await cli("events", "--reason", "AgentDeleted", *m)).stdout
-        assert "deleted by operator ops (declared)" in events
+        assert "deleted by operator ops at 127.0.0.1:" in events
