@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from corral.acl import ANONYMOUS, Principal
 from corral.master import audit, login_page, tokens
@@ -99,7 +100,10 @@ def add_login(app: web.Application, runtime: MasterRuntime) -> None:
 
     async def login(request: web.Request) -> web.StreamResponse:
         key = runtime.token_key
-        data = await request.post()
+        try:
+            data = await request.post()
+        except (ValueError, HttpProcessingError):  # a body that is not a form: said, not a 500
+            return login_page.form(login_page.UNREADABLE, "", status=400)
         token = str(data.get("token", "")).strip()
         route = login_page.route_of(str(data.get("next", "")))
         principal = tokens.verify(key, token, runtime.clock()) if key and token else None

@@ -27,6 +27,10 @@ EXPIRED = (
     "this page's token (it expired, or another cluster's master issued it). Run "
     "<code>corral token</code> again and paste the new token to go back where you were.</p>"
 )
+UNREADABLE = (
+    '<p class="error" role="alert">The form could not be read: send it from this page, or '
+    "send the token as <code>Authorization: Bearer TOKEN</code> with each request.</p>"
+)
 INVALID = (
     '<p class="error" role="alert">That token is not valid: it has expired, was mistyped, or '
     "was issued by another cluster's master. Run <code>corral token</code> and paste its "
@@ -69,7 +73,7 @@ def _document(title: str, body: str) -> str:
 
 
 def form(message: str, next_route: str, status: int = 200) -> web.Response:
-    """The sign-in form under ``message`` (one of ASK, EXPIRED, INVALID), returning to
+    """The sign-in form under ``message`` (one of ASK, EXPIRED, INVALID, UNREADABLE), returning to
     ``next_route`` (a checked route) once signed in."""
     body = f"""<h1>Sign in</h1>
 {message}

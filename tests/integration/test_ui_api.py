@@ -181,6 +181,10 @@ async def sign_in(http: aiohttp.ClientSession, cluster: LocalCluster, token: str
     for bad in ("", "garbage", token[:-4] + "AAAA"):
         async with http.post(login, data={"token": bad}, allow_redirects=False) as r:
             assert r.status == 401 and "That token is not valid" in await r.text(), bad
+    # A multipart body cut short in its first part's headers: not a form.
+    headers = {"Content-Type": "multipart/form-data; boundary=x"}
+    async with http.post(login, data=b"--x\r\nbroken", headers=headers) as r:
+        assert r.status == 400 and "The form could not be read" in await r.text()
     assert not http.cookie_jar.filter_cookies(cluster.url("/"))
     form = {"token": token, "next": "https://elsewhere.example/"}
     async with http.post(login, data=form, allow_redirects=False) as r:
