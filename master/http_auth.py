@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from corral.acl import ANONYMOUS, Principal
-from corral.master import audit, tokens
+from corral.master import audit, login_page, tokens
 from corral.master.core.refusals import Denied
 from corral.master.endpoints import HTTP_ROUTES, PUBLIC, group_of
 from corral.master.principals import principal_of_peer
@@ -59,7 +60,9 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
         principal = principal_of_request(request, key, runtime.clock())
         if not principal.name:
             if request.path == "/":
-                raise web.HTTPSeeOther("/login")
+                # A cookie that no longer verifies is a session that ended: the form says so.
+                ended = "?session=expired" if request.cookies.get(COOKIE) else ""
+                raise web.HTTPSeeOther("/login" + ended)
             return web.json_response(
                 {
                     "error": "no client certificate and no valid token: present a certificate "
@@ -77,39 +80,36 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
         )
         if denial is not None:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
+            if request.path == "/":  # a browser: a page that says so, not JSON
+                return login_page.refused(denial.message)
             return web.json_response({"error": denial.message}, status=403)
         return await handler(request)
 
     return authorize
 
 
-_LOGIN = """<!doctype html>
-<html><head><meta charset="utf-8"><title>Corral: sign in</title></head>
-<body><h1>Corral master</h1>
-<p>{message}</p>
-<form method="post" action="/login">
-<label>Token (from <code>corral token</code>): <input name="token" type="password" size="60"
-autocomplete="off"></label> <button type="submit">Sign in</button>
-</form></body></html>
-"""
-
-
 def add_login(app: web.Application, runtime: MasterRuntime) -> None:
-    """``/login``: a form for a token; a valid one is kept in a cookie the page then sends."""
+    """``/login``: a form for a token; a valid one is kept in a cookie the page then sends.
+    ``?session=expired`` says the page's token stopped working; ``next`` is the page's route
+    to return to (login_page.py)."""
 
-    async def form(_request: web.Request) -> web.Response:
-        message = "This page needs a token: run <code>corral token</code> and paste it here."
-        return web.Response(text=_LOGIN.format(message=message), content_type="text/html")
+    async def form(request: web.Request) -> web.Response:
+        expired = request.query.get("session") == "expired"
+        message = login_page.EXPIRED if expired else login_page.ASK
+        return login_page.form(message, request.query.get("next", ""))
 
     async def login(request: web.Request) -> web.StreamResponse:
         key = runtime.token_key
-        data = await request.post()
+        try:
+            data = await request.post()
+        except (ValueError, HttpProcessingError):  # a body that is not a form: said, not a 500
+            return login_page.form(login_page.UNREADABLE, "", status=400)
         token = str(data.get("token", "")).strip()
+        route = login_page.route_of(str(data.get("next", "")))
         principal = tokens.verify(key, token, runtime.clock()) if key and token else None
         if principal is None:
-            text = _LOGIN.format(message="That token is not valid (or has expired).")
-            return web.Response(text=text, content_type="text/html", status=401)
-        response = web.HTTPSeeOther("/")
+            return login_page.form(login_page.INVALID, route, status=401)
+        response = web.HTTPSeeOther("/" + route)
         response.set_cookie(COOKIE, token, secure=True, httponly=True, samesite="Strict", path="/")
         return response
 

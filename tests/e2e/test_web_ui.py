@@ -6,14 +6,21 @@ preempts batch tasks, and the operator follows it from the events timeline (filt
 Preempted) to the victim's page, its framework and back; a gang that cannot fit is on the
 pending page with the master's reason. Each page's screenshot is what docs/ui.md shows
 (CORRAL_UI_SCREENSHOTS=docs/ui writes them there).
+
+The master is secure, as one started with no flags is (TLS from the local CA): the browser
+trusts that CA (browser.py) and the operator signs in at /login with a token of
+`corral token`, as docs/ui.md says; when the token expires the page goes back to the form,
+which says why, and a new token returns to where the operator was.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -22,6 +29,7 @@ from corral.frameworks.sdk.testing import LocalCluster
 from corral.master.ui.common import STATUSES
 from corral.v1 import common_pb2 as pb
 from tests.e2e.browser import Browser, chromium
+from tests.master_http import issue_token
 
 pytestmark = pytest.mark.e2e
 
@@ -94,6 +102,16 @@ async def in_browser(fn: Callable[..., Any], *args: Any) -> Any:
     return await asyncio.to_thread(fn, *args)
 
 
+def cluster_ca(cluster: LocalCluster) -> Path:
+    tls = cluster.tls
+    assert isinstance(tls, sdk.TLS), f"the browser tests run against a TLS master, got {tls!r}"
+    return tls.ca
+
+
+async def where(b: Browser) -> str:
+    return str(await in_browser(b.js, "return location.pathname + location.hash"))
+
+
 def rows(b: Browser, selector: str) -> list[str]:
     found = b.js(
         "return [...document.querySelectorAll(arguments[0])].map((e) => e.innerText)", selector
@@ -113,15 +131,23 @@ async def test_an_operator_follows_the_cluster_in_the_web_ui(tmp_path: Path) -> 
                 f"agent-{i}", "cpus:4;mem:1024;disk:100", attributes={"zone": zone}
             )
         await cluster.wait_for_agents(2, WAIT)
-        with chromium(f"http://{cluster.http}", tmp_path) as b:
-            # The cluster page: both agents active, grouped by zone.
+        token = await issue_token(cluster)
+        with chromium(cluster.base_url, tmp_path, cluster_ca(cluster)) as b:
+            # The operator opens the cluster page: the master asks for a token first, and
+            # signing in goes on to the page asked for.
             await in_browser(b.open, "#/cluster")
+            await in_browser(b.wait_text, "main", "This page needs a token")
+            assert await where(b) == "/login#/cluster"
+            await in_browser(b.sign_in, token.value)
+            assert await where(b) == "/#/cluster"
+            # The cluster page: both agents active, grouped by zone.
             await in_browser(b.wait_text, ".counts", "2 ✓ active")
             await in_browser(b.wait_text, "table.groups", "1 active")
             groups = await in_browser(rows, b, "table.groups tbody th")
             assert groups == ["a", "b"], groups
             agents_table = await in_browser(b.wait_text, "table.agents", "zone=a")
             assert "zone=b" in agents_table
+            await follow_a_link_from_elsewhere(b)
 
             # A framework's tasks appear on the tasks page, live: the page is not reloaded.
             await in_browser(b.go, "#/tasks")
@@ -151,10 +177,52 @@ async def test_an_operator_follows_the_cluster_in_the_web_ui(tmp_path: Path) -> 
                     await follow_the_preemption(b, ds.framework_id)
                     await see_why_the_gang_is_pending(b)
                     await screenshot_every_page(b, db.framework_id)
-            # The one failed load expected: the task's files, which this master does not
-            # serve (the page says "Logs not available"; `corral logs` adds the endpoint).
+            # The one failed load expected: the task's files, which a simulated agent does
+            # not have (the page says "Logs not available" and the master's reason).
             errors = [e for e in await in_browser(b.errors) if "/files/stdout?" not in e]
             assert errors == [], errors
+            await the_session_ends(b, cluster)
+
+
+async def follow_a_link_from_elsewhere(b: Browser) -> None:
+    """A link to a page's route followed from another site (a ticket, a chat) arrives without
+    the SameSite=Strict cookie: the sign-in form finds the browser signed in and goes on."""
+    link = f"{b.base}/#/events?reason=Preempted"
+    elsewhere = quote(f"<a id='go' href='{link}'>the events</a>")
+    await in_browser(b.driver.get, f"data:text/html,{elsewhere}")
+    await in_browser(b.click, "#go")
+    await in_browser(
+        b.wait,
+        "location.pathname === '/' && location.hash === '#/events?reason=Preempted'",
+        "the events page, without signing in again",
+    )
+    await in_browser(b.wait_text, "main", "Pause live updates")
+    await in_browser(b.go, "#/cluster")
+
+
+async def the_session_ends(b: Browser, cluster: LocalCluster) -> None:
+    """The operator's token expires while the page is open: the page's next request is
+    refused (401) and the page goes back to the sign-in form, which says why; a new token
+    returns to the same route, live."""
+    await in_browser(b.go, "#/tasks")
+    await in_browser(b.wait_text, "table.tasks", "KILLED")
+    short = await issue_token(cluster, ttl=1)
+    await until(lambda: time.time() > short.expires + 1, "the one-second token to expire")
+    # What the browser holds once its token expired (set as /login sets it).
+    await in_browser(b.set_cookie, "corral_token", short.value)
+    page = await in_browser(b.wait_text, "main", "Your session has ended")
+    assert "corral token" in page
+    assert await in_browser(b.js, "return location.pathname") == "/login"
+    await in_browser(b.screenshot, "login")
+    refused = await in_browser(b.errors)
+    # The page's requests refused, and nothing else failed.
+    assert refused and all("/api/v1/" in e and " 401 " in e for e in refused), refused
+    fresh = await issue_token(cluster)
+    await in_browser(b.sign_in, fresh.value)
+    assert await where(b) == "/#/tasks"
+    await in_browser(b.wait_text, "table.tasks", "KILLED")
+    await in_browser(b.wait, "document.querySelector('.live-live')", "the live stream again")
+    assert await in_browser(b.errors) == []
 
 
 async def follow_the_preemption(b: Browser, preemptor: str) -> None:
@@ -270,8 +338,24 @@ async def test_keyboard_and_contrast(tmp_path: Path) -> None:
         work_dir=tmp_path / "cluster",
         agent_args=("--simulate",),
     ) as cluster:
-        with chromium(f"http://{cluster.http}", tmp_path) as b:
+        token = await issue_token(cluster)
+        with chromium(cluster.base_url, tmp_path, cluster_ca(cluster)) as b:
+            # The sign-in form: the token field has the focus, its text reads well, and a
+            # wrong token is refused in words.
             await in_browser(b.open, "#/cluster")
+            await in_browser(b.wait_text, "main", "This page needs a token")
+            assert await in_browser(b.js, "return document.activeElement.name") == "token"
+            worst = await in_browser(b.js, WORST_CONTRAST)
+            assert worst and worst[0][0] >= 4.5, ("/login", worst)
+            page = await in_browser(b.sign_in, "not-a-token")
+            assert "That token is not valid" in page, page
+            worst = await in_browser(b.js, WORST_CONTRAST)
+            assert worst and worst[0][0] >= 4.5, ("/login refused", worst)
+            refused = await in_browser(b.errors)
+            (answer,) = refused  # the form's answer to the wrong token, and nothing else
+            assert "/login " in answer and " 401 " in answer, answer
+            await in_browser(b.sign_in, token.value)
+            assert await where(b) == "/#/cluster"
             await in_browser(b.wait_text, ".counts", "1 ✓ active")
             await in_browser(b.wait_text, "table.agents", "active")
             # A status is told in words, not by colour alone.

@@ -1,6 +1,12 @@
 """The web UI's JSON endpoints and live stream on a real master with real agents: pages and
 filters give what they say, bad input is a 400 naming it, a missing object a 404, and the
-stream carries the cluster events the runtime's watch sees (docs/ui.md)."""
+stream carries the cluster events the runtime's watch sees (docs/ui.md).
+
+The master is a secure one (TLS, the local CA): the endpoints answer a client certificate, as
+curl with the operator credential is, and the page's own way in, the cookie /login sets from a
+token of `corral token`; without either they answer 401 and the page itself sends the browser
+to /login (docs/security.md, "The web page and curl").
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from corral import pki
 from corral.frameworks import sdk
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.master_http import browser_session, issue_token, master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -37,8 +46,8 @@ async def test_pages_filters_and_bad_input(tmp_path: Path) -> None:
             resources = "cpus:2;mem:512;disk:10"
             await cluster.add_agent(f"agent-{i}", resources, attributes={"zone": zone})
         await cluster.wait_for_agents(5, WAIT)
-        base = f"http://{cluster.http}/api/v1"
-        async with aiohttp.ClientSession() as http:
+        base = cluster.url("/api/v1")
+        async with master_session(cluster) as http:
             status, page = await get(http, f"{base}/agents?limit=2")
             assert status == 200 and page["total"] == 5 and len(page["items"]) == 2
             ids = [a["id"] for a in page["items"]]
@@ -88,11 +97,39 @@ async def test_pages_filters_and_bad_input(tmp_path: Path) -> None:
             status, agent = await get(http, f"{base}/agents/{ids[0]}")
             assert agent["id"] == ids[0] and agent["status"] == "active"
             assert any(e["reason"] == "AgentAdded" for e in agent["events"])
-            async with http.get(f"http://{cluster.http}/ui/static/js/app.js") as r:
+            async with http.get(cluster.url("/ui/static/../../http.py")) as r:
+                assert r.status in (403, 404)
+
+        # Without a credential: the data is refused (401), the page sends the browser to sign
+        # in, and the page's files, which carry no data, are served to anyone (the sign-in form
+        # uses its stylesheet).
+        async with browser_session(cluster) as anonymous:
+            for path in ("/api/v1/agents", "/api/v1/cluster", "/api/v1/stream", "/plain"):
+                status, body = await get(anonymous, cluster.url(path))
+                assert status == 401 and "corral token" in body["error"], (path, status, body)
+            async with anonymous.get(cluster.url("/"), allow_redirects=False) as r:
+                assert (r.status, r.headers["Location"]) == (303, "/login")
+            async with anonymous.get(cluster.url("/ui/static/js/app.js")) as r:
                 assert r.status == 200 and "javascript" in r.content_type
                 assert r.headers["Cache-Control"] == "no-cache"
-            async with http.get(f"http://{cluster.http}/ui/static/../../http.py") as r:
-                assert r.status in (403, 404)
+        # A principal the ACLs do not grant the page (an agent's certificate, by default) is
+        # told so on a page of its own, with the way to sign in as someone else.
+        agent = agent_credential(tmp_path / "node-9")
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=agent.ssl_context())) as http,
+            http.get(cluster.url("/")) as r,
+        ):
+            page = await r.text()
+            assert (r.status, r.content_type) == (403, "text/html"), page
+            assert "principal node-9 may not call GetState" in page, page
+            assert 'href="/login"' in page
+
+
+def agent_credential(directory: Path) -> sdk_tls.TLS:
+    """An agent's certificate from the local CA the cluster's master uses."""
+    ca = pki.read_ca(sdk_tls.home() / "ca")
+    pem = pki.issue(ca, directory.name, "agent")
+    return sdk_tls.TLS.from_dir(pki.write_credential(directory, ca.cert, pem))
 
 
 class Launcher(sdk.Scheduler):
@@ -125,71 +162,104 @@ async def test_tasks_frameworks_pending_and_the_stream(tmp_path: Path) -> None:
         master_args=("--allocation-interval", "0.2"),
         agent_args=("--simulate",),
     ) as cluster:
-        base = f"http://{cluster.http}/api/v1"
-        async with (
-            aiohttp.ClientSession() as http,
-            http.get(f"{base}/stream?reason=FrameworkAdded,DemandsSet") as stream,
-        ):
-            assert stream.status == 200
-            assert stream.content_type == "text/event-stream"
-            hello = await read_message(stream)
-            assert hello[0] == "hello" and "Preempted" in hello[1]["reasons"]
+        base = cluster.url("/api/v1")
+        # As the page does: signed in once at /login with a token of `corral token`, then
+        # every request (the stream's too) with the cookie the form set, and no certificate.
+        token = await issue_token(cluster)
+        async with browser_session(cluster) as http:
+            await sign_in(http, cluster, token.value)
+            await read_the_ui(http, cluster, base)
 
-            launcher = Launcher(3)
-            info = sdk.FrameworkInfo(name="launcher", role="web")
-            async with sdk.Driver(launcher, info, cluster.master) as driver:
-                fid = driver.framework_id
-                await driver.set_demands([sdk.Demand("big", 2, cpus=64, mem=1)])
-                seen: list[dict[str, Any]] = []
-                while not any(e["reason"] == "DemandsSet" for e in seen):
-                    kind, data = await asyncio.wait_for(read_message(stream), WAIT)
-                    if kind == "events":
-                        seen.extend(data["events"])
-                # Only the reasons asked for, in order, each about the framework.
-                assert [e["reason"] for e in seen] == ["FrameworkAdded", "DemandsSet"]
-                assert {e["subject"] for e in seen} == {fid}
 
-                async def three_tasks() -> dict[str, Any]:
-                    while True:
-                        _, page = await get(http, f"{base}/tasks?framework_id={fid}")
-                        if page["total"] == 3:
-                            return page  # type: ignore[no-any-return]
-                        await asyncio.sleep(0.1)
+async def sign_in(http: aiohttp.ClientSession, cluster: LocalCluster, token: str) -> None:
+    """The sign-in form's POST, as a browser sends it: a bad token is refused with the form
+    and its reason; a good one sets the cookie and returns to the route asked for, never to
+    another address."""
+    login = cluster.url("/login")
+    async with http.get(login) as r:
+        assert r.status == 200 and "corral token" in await r.text()
+    for bad in ("", "garbage", token[:-4] + "AAAA"):
+        async with http.post(login, data={"token": bad}, allow_redirects=False) as r:
+            assert r.status == 401 and "That token is not valid" in await r.text(), bad
+    # A multipart body cut short in its first part's headers: not a form.
+    headers = {"Content-Type": "multipart/form-data; boundary=x"}
+    async with http.post(login, data=b"--x\r\nbroken", headers=headers) as r:
+        assert r.status == 400 and "The form could not be read" in await r.text()
+    assert not http.cookie_jar.filter_cookies(cluster.url("/"))
+    form = {"token": token, "next": "https://elsewhere.example/"}
+    async with http.post(login, data=form, allow_redirects=False) as r:
+        assert (r.status, r.headers["Location"]) == (303, "/")
+    form["next"] = "#/events?reason=Preempted"
+    async with http.post(login, data=form, allow_redirects=False) as r:
+        assert (r.status, r.headers["Location"]) == (303, "/#/events?reason=Preempted")
+        cookie = r.cookies["corral_token"]
+        assert cookie["httponly"] and cookie["secure"] and cookie["samesite"] == "Strict"
+    async with http.get(cluster.url("/")) as r:
+        assert r.status == 200 and "/ui/static/js/app.js" in await r.text()
 
-                page = await asyncio.wait_for(three_tasks(), WAIT)
-                assert {t["name"] for t in page["items"]} == {"t-0", "t-1", "t-2"}
-                _, one = await get(http, f"{base}/tasks?framework_id={fid}&limit=1&q=t-1")
-                assert [t["name"] for t in one["items"]] == ["t-1"] and one["total"] == 1
-                task_id = one["items"][0]["id"]
-                _, detail = await get(http, f"{base}/tasks/{task_id}")
-                (task,) = detail["tasks"]
-                assert task["framework_id"] == fid and task["framework_name"] == "launcher"
-                status, _ = await get(http, f"{base}/tasks/{task_id}?framework_id=other")
-                assert status == 404
 
-                _, fws = await get(http, f"{base}/frameworks")
-                (row,) = fws["items"]
-                assert row["role"] == "web" and row["tasks"] == 3
-                assert row["dominant_share"] == pytest.approx(0.75)  # 3 of 4 cpus
-                assert [r["role"] for r in fws["roles"]] == ["web"]
+async def read_the_ui(http: aiohttp.ClientSession, cluster: LocalCluster, base: str) -> None:
+    async with http.get(f"{base}/stream?reason=FrameworkAdded,DemandsSet") as stream:
+        assert stream.status == 200
+        assert stream.content_type == "text/event-stream"
+        hello = await read_message(stream)
+        assert hello[0] == "hello" and "Preempted" in hello[1]["reasons"]
 
-                _, pending = await get(http, f"{base}/pending")
-                (demand,) = pending["items"]
-                assert demand["name"] == "big" and demand["unmet"] == 2
-                assert "insufficient cpus" in demand["summary"], demand
-                assert demand["framework_id"] == fid
+        launcher = Launcher(3)
+        info = sdk.FrameworkInfo(name="launcher", role="web")
+        async with sdk.Driver(launcher, info, cluster.master) as driver:
+            fid = driver.framework_id
+            await driver.set_demands([sdk.Demand("big", 2, cpus=64, mem=1)])
+            seen: list[dict[str, Any]] = []
+            while not any(e["reason"] == "DemandsSet" for e in seen):
+                kind, data = await asyncio.wait_for(read_message(stream), WAIT)
+                if kind == "events":
+                    seen.extend(data["events"])
+            # Only the reasons asked for, in order, each about the framework.
+            assert [e["reason"] for e in seen] == ["FrameworkAdded", "DemandsSet"]
+            assert {e["subject"] for e in seen} == {fid}
 
-                async def sampled() -> dict[str, Any]:
-                    # One sample every few seconds: wait for one taken after the launches.
-                    while True:
-                        _, got = await get(http, f"{base}/cluster/samples")
-                        if got["samples"] and got["samples"][-1]["tasks_active"] == 3:
-                            return got["samples"][-1]  # type: ignore[no-any-return]
-                        await asyncio.sleep(0.2)
+            async def three_tasks() -> dict[str, Any]:
+                while True:
+                    _, page = await get(http, f"{base}/tasks?framework_id={fid}")
+                    if page["total"] == 3:
+                        return page  # type: ignore[no-any-return]
+                    await asyncio.sleep(0.1)
 
-                point = await asyncio.wait_for(sampled(), WAIT)
-                assert point["total"]["cpus"] == 4 and point["used"]["cpus"] == 3
-                assert point["pending_tasks"] == 2
+            page = await asyncio.wait_for(three_tasks(), WAIT)
+            assert {t["name"] for t in page["items"]} == {"t-0", "t-1", "t-2"}
+            _, one = await get(http, f"{base}/tasks?framework_id={fid}&limit=1&q=t-1")
+            assert [t["name"] for t in one["items"]] == ["t-1"] and one["total"] == 1
+            task_id = one["items"][0]["id"]
+            _, detail = await get(http, f"{base}/tasks/{task_id}")
+            (task,) = detail["tasks"]
+            assert task["framework_id"] == fid and task["framework_name"] == "launcher"
+            status, _ = await get(http, f"{base}/tasks/{task_id}?framework_id=other")
+            assert status == 404
+
+            _, fws = await get(http, f"{base}/frameworks")
+            (row,) = fws["items"]
+            assert row["role"] == "web" and row["tasks"] == 3
+            assert row["dominant_share"] == pytest.approx(0.75)  # 3 of 4 cpus
+            assert [r["role"] for r in fws["roles"]] == ["web"]
+
+            _, pending = await get(http, f"{base}/pending")
+            (demand,) = pending["items"]
+            assert demand["name"] == "big" and demand["unmet"] == 2
+            assert "insufficient cpus" in demand["summary"], demand
+            assert demand["framework_id"] == fid
+
+            async def sampled() -> dict[str, Any]:
+                # One sample every few seconds: wait for one taken after the launches.
+                while True:
+                    _, got = await get(http, f"{base}/cluster/samples")
+                    if got["samples"] and got["samples"][-1]["tasks_active"] == 3:
+                        return got["samples"][-1]  # type: ignore[no-any-return]
+                    await asyncio.sleep(0.2)
+
+            point = await asyncio.wait_for(sampled(), WAIT)
+            assert point["total"]["cpus"] == 4 and point["used"]["cpus"] == 3
+            assert point["pending_tasks"] == 2
 
 
 async def read_message(stream: aiohttp.ClientResponse) -> tuple[str, Any]:

@@ -1,5 +1,9 @@
-// Every request the page makes goes through apiFetch: the one place to add a credential (a
-// bearer token header, once the master asks for one) or to change how errors are read.
+// Every request the page makes goes through apiFetch. Its credential is the corral_token
+// cookie /login set (HttpOnly: the page never sees the token), which the browser sends with
+// every same-origin request, the live stream's fetch included; a plain-text master
+// (--insecure) asks for none. A 401 means the credential is gone or no longer good (the token
+// expired, or another cluster's master issued it): the page goes back to the login form,
+// which says so and returns to the same route once signed in.
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -25,7 +29,20 @@ export function peekSpent() {
 export function apiFetch(path, options = {}) {
   const headers = new Headers(options.headers || {});
   headers.set("Accept", options.accept || "application/json");
-  return fetch(path, { ...options, headers, cache: "no-store" });
+  return fetch(path, { ...options, headers, cache: "no-store", credentials: "same-origin" });
+}
+
+let signingIn = false;
+
+// Back to /login, once however many requests were refused; returns a promise that never
+// settles: the page is being replaced, and a half-drawn error would only flash before it goes.
+export function signIn() {
+  if (!signingIn) {
+    signingIn = true;
+    const query = new URLSearchParams({ session: "expired", next: location.hash });
+    location.replace(`/login?${query}`);
+  }
+  return new Promise(() => {});
 }
 
 // GET a JSON endpoint: its body, or an ApiError with the master's reason ({"error": ...}).
@@ -37,6 +54,7 @@ export async function getJson(path, options = {}) {
     if (err.name === "AbortError") throw err;
     throw new ApiError(0, `the master did not answer (${err.message})`);
   }
+  if (response.status === 401) return signIn();
   if (!response.ok) {
     let reason = `${response.status} ${response.statusText}`;
     try {
@@ -65,6 +83,7 @@ export function withQuery(path, query) {
 // onMessage(kind, data) per message, until signal aborts. Returns when the stream ends.
 export async function readEvents(path, onMessage, signal) {
   const response = await apiFetch(path, { signal, accept: "text/event-stream" });
+  if (response.status === 401) return signIn();
   if (!response.ok || !response.body) {
     throw new ApiError(response.status, `the stream answered ${response.status}`);
   }
@@ -101,6 +120,7 @@ export async function taskLogs(taskId, frameworkId, stream, tail) {
   );
   const response = await apiFetch(path, { accept: "application/octet-stream" });
   if (response.ok) return { text: await response.text() };
+  if (response.status === 401) return signIn();
   let reason = null;
   try {
     const body = await response.json();

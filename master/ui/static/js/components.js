@@ -3,12 +3,14 @@
 import { getJson } from "./api.js";
 import { html, num, pct, UNITS, useEffect, useRef, useState } from "./lib.js";
 
+// Symbols the common fonts have (DejaVu Sans, Liberation): one they lack draws as an empty box,
+// as ⏸ did for cordoned on a Debian host.
 const STATUS_SYMBOL = {
   active: "✓",
   "under pressure": "▲",
   draining: "↓",
   drained: "↓",
-  cordoned: "⏸",
+  cordoned: "‖",
   disconnected: "⊘",
   recovering: "↻",
   unreachable: "✕",
