@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -47,12 +48,16 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         raise CliError("name a scenario (corral scenario --list)", exit_code=2)
     scenario = load(args.name)
-    with tempfile.TemporaryDirectory(prefix="corral-scenario-") as tmp:
-        work = args.work_dir or Path(tmp)
-        try:
-            result = asyncio.run(run_scenario(scenario, args.size, work, sys.stdout))
-        except ScenarioError as e:
-            raise CliError(f"scenario {args.name}: {e} (logs in {work})") from None
+    work: Path = args.work_dir or Path(tempfile.mkdtemp(prefix="corral-scenario-"))
+    keep = args.work_dir is not None
+    try:
+        result = asyncio.run(run_scenario(scenario, args.size, work, sys.stdout))
+    except ScenarioError as e:
+        keep = True  # the processes' logs say why: the message points at them
+        raise CliError(f"scenario {args.name}: {e} (logs in {work})") from None
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0

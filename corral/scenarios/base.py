@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import grpc
+import grpc.aio
+
+from corral.frameworks.sdk import DriverError
 from corral.frameworks.sdk.testing import LocalCluster
 
 Figures = dict[str, Any]
@@ -25,6 +29,22 @@ SIZES = ("small", "full")
 
 class ScenarioError(RuntimeError):
     """The scenario could not run (the cluster did not come up, a framework failed)."""
+
+
+# What a run's processes and calls raise when the cluster fails under it: a master or agent
+# that exited or never became ready (LocalCluster: RuntimeError, TimeoutError), a call the
+# master refused or never answered (grpc), a framework's driver giving up (the SDK), a work dir
+# it cannot write (OSError). Each becomes a ScenarioError: one line for the user, no traceback.
+_CLUSTER_FAILURES = (grpc.RpcError, DriverError, RuntimeError, TimeoutError, OSError)
+
+
+def _why(exc: BaseException) -> str:
+    """One line for ``exc`` (LocalCluster appends the processes' logs after the first line;
+    they stay in the work dir)."""
+    if isinstance(exc, grpc.aio.AioRpcError):
+        return f"a call to the master failed: {exc.code().name}: {exc.details()}"
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 class Timeline:
@@ -93,18 +113,23 @@ async def run_once(
     label = "one run" if scenario.once else "with the fix" if with_fix else "without the fix"
     if out is not None:
         print(f"{scenario.name}, {label}:", file=out, flush=True)
-    async with LocalCluster(
-        agents=0,
-        work_dir=work_dir,
-        master_args=("--allocation-interval", str(scenario.allocation_interval)),
-        agent_args=scenario.agent_args,
-    ) as cluster:
-        agents = scenario.agents(size)
-        for name, resources, attributes in agents:
-            await cluster.add_agent(name, resources, attributes=attributes)
-        await cluster.wait_for_agents(len(agents), 60)
-        timeline = Timeline(out, label)
-        return await scenario.run(cluster, timeline, with_fix, size)
+    try:
+        async with LocalCluster(
+            agents=0,
+            work_dir=work_dir,
+            master_args=("--allocation-interval", str(scenario.allocation_interval)),
+            agent_args=scenario.agent_args,
+        ) as cluster:
+            agents = scenario.agents(size)
+            for name, resources, attributes in agents:
+                await cluster.add_agent(name, resources, attributes=attributes)
+            await cluster.wait_for_agents(len(agents), 60)
+            timeline = Timeline(out, label)
+            return await scenario.run(cluster, timeline, with_fix, size)
+    except ScenarioError:
+        raise
+    except _CLUSTER_FAILURES as exc:
+        raise ScenarioError(_why(exc)) from exc
 
 
 async def run_scenario(

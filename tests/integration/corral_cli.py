@@ -5,14 +5,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 
 
 def corral(
-    *args: str, timeout: float = 60, columns: int | None = None
+    *args: str,
+    timeout: float = 60,
+    columns: int | None = None,
+    env_extra: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`corral ARGS`, piped (as `corral get ... | grep` is), its output captured as text.
-    ``columns``: the terminal width rich is told (COLUMNS); None leaves what a pipe gets."""
-    env = dict(os.environ)
+    ``columns``: the terminal width rich is told (COLUMNS); None leaves what a pipe gets.
+    ``env_extra``: variables set for this run only."""
+    env = {**os.environ, **(env_extra or {})}
     if columns is not None:
         env["COLUMNS"] = str(columns)
     return subprocess.run(

@@ -16,10 +16,18 @@ from corral.limits import MAX_MESSAGE_BYTES
 from corral.v1 import common_pb2, scheduler_pb2, scheduler_pb2_grpc
 
 # The framework floods one agent with 10,000-task accepts: admission control would refuse those
-# (launches in flight per agent) and pace the rest. What these runs exercise is the bound on a
-# stream's queue, the last line of defence once tasks are admitted, so the admission bounds are
-# moved out of the way.
-FLOOD_MASTER_ARGS = ("--no-launch-pacing", "--max-agent-launches", "20000")
+# (launches in flight per agent, unacknowledged statuses per framework) and pace the rest. What
+# these runs exercise is the bound on a stream's queue, the last line of defence once tasks are
+# admitted, so the admission bounds are moved out of the way. The statuses bound must be: the
+# first accept's 10,000 tasks report RUNNING (10,000 statuses, the default bound) and soon
+# FINISHED, and the framework never acknowledges, so a second accept that reached the master after
+# them was refused (RESOURCE_EXHAUSTED) -- a race the framework lost whenever its process was
+# slow between its accepts (a loaded machine), with TLS or without. 40,000 is every status of
+# 20,000 tasks (RUNNING and FINISHED).
+FLOOD_MASTER_ARGS = (
+    *("--no-launch-pacing", "--max-agent-launches", "20000"),
+    *("--max-framework-pending-statuses", "40000"),
+)
 
 OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

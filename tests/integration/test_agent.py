@@ -426,6 +426,7 @@ async def test_a_relative_work_dir_keeps_exit_codes(tmp_path: Path) -> None:
     server, port = await start_server(double)
     proc = await asyncio.create_subprocess_exec(
         *(sys.executable, "-m", "corral.cli.main", "agent", "--master", f"127.0.0.1:{port}"),
+        *("--tls-dir", str(CERTS.agent.cert.parent)),  # the double's CA, not ~/.corral's
         *("--work-dir", "relative-agent", "--resources", "cpus:1;mem:256"),
         cwd=tmp_path,
         stderr=asyncio.subprocess.DEVNULL,

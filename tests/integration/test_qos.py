@@ -14,12 +14,9 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import grpc
-import grpc.aio
 import pytest
 
 from corral.frameworks import sdk
@@ -115,7 +112,7 @@ async def until_state(
 
 
 async def events(cluster: LocalCluster, reason: str) -> list[op.ClusterEvent]:
-    async with grpc.aio.insecure_channel(cluster.master) as channel:
+    async with cluster.channel() as channel:
         stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
         got: op.ClusterEvents = await stub.GetEvents(op.GetEventsRequest(reason=reason), timeout=5)
         return list(got.events)
@@ -274,7 +271,7 @@ async def test_pressure_keeps_besteffort_work_off_the_agent_until_it_clears() ->
             async with sdk.Driver(be, sdk.FrameworkInfo(name="scratch"), master=c.master) as dbe:
                 await c.wait_for_cycles(10, WAIT)
                 assert be.offers_seen == 0  # kept off while the agent is under pressure
-                async with grpc.aio.insecure_channel(c.master) as channel:
+                async with c.channel() as channel:
                     stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
                     why = await stub.Explain(
                         op.ExplainRequest(framework_id=dbe.framework_id), timeout=5
@@ -367,13 +364,11 @@ async def test_usage_is_in_the_state_the_cli_and_the_metrics() -> None:
             assert task.info.limits.mem == 200
             usage = agent_usage(state).usage
             assert usage.mem_available == pytest.approx(usage.mem_total - usage.mem_used)
-            state_json = json.loads(
-                urllib.request.urlopen(f"http://{c.http}/api/v1/state", timeout=5).read()
-            )
+            state_json = json.loads(await c.http_get("/api/v1/state"))
             (t,) = state_json["tasks"]
             assert t["qos_class"] == "Burstable" and t["usage"]["mem"] > 50
             assert state_json["agents"][0]["usage"]["mem_total"] == 800
-            metrics = urllib.request.urlopen(f"http://{c.http}/metrics", timeout=5).read().decode()
+            metrics = (await c.http_get("/metrics")).decode()
             assert "corral_agent_memory_used_mib{" in metrics
 
 

@@ -5,6 +5,8 @@ symptom without its fix and its cure with it, from the figures."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,33 @@ def test_the_cli_lists_every_scenario() -> None:
         assert got.returncode == 2, got.stderr
         assert len(got.stderr.strip().splitlines()) == 1 or "usage:" in got.stderr
         assert "Traceback" not in got.stderr
+
+
+def test_a_scenario_whose_cluster_fails_says_why_in_one_line_and_keeps_the_logs(
+    tmp_path: Path,
+) -> None:
+    # The master cannot set up its TLS (its CORRAL_HOME is a file): it exits at once.
+    home = tmp_path / "not-a-directory"
+    home.write_text("")
+    got = corral(
+        *("scenario", "preempt-vs-evict", "--size", "small"),
+        env_extra={"CORRAL_HOME": str(home)},
+        timeout=120,
+    )
+    assert got.returncode == 1, got.stdout + got.stderr
+    assert "Traceback" not in got.stderr
+    (line,) = got.stderr.strip().splitlines()
+    match = re.fullmatch(
+        r"corral scenario: scenario preempt-vs-evict: master exited with code 1 \(logs in (.+)\)",
+        line,
+    )
+    assert match, line
+    # No --work-dir: the temporary one is kept, since its logs are the reason.
+    logs = Path(match[1])
+    try:
+        assert "cannot set up TLS" in (logs / "run" / "master.log").read_text()
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def test_batch_wave(tmp_path: Path) -> None:
