@@ -41,13 +41,11 @@ from dataclasses import dataclass, field, replace
 
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
-from corral.agent.core import usage
+from corral.agent.core import recovery, usage
 from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import check
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager
 from corral.agent.core.types import (
-    ProcessFate,
-    RecoveredTask,
     Signal,
     Status,
     TaskReason,
@@ -149,7 +147,7 @@ class AgentCore:
             self._event = event
             self._dispatch(event)
         event = self._event
-        out: list[c.Command] = self._checkpoints(event.stimulus_id) if self._dirty else []
+        out: list[c.Command] = recovery.checkpoints(self, event.stimulus_id) if self._dirty else []
         if self._statuses and self.registered:
             self._last_sent = event.now
             out.append(
@@ -432,71 +430,7 @@ class AgentCore:
             if task_id in self._tasks:
                 self._warn("a recovered task is already known: the checkpoint ignored", task_id)
                 continue
-            self._recover(rt)
-
-    def _recover(self, rt: RecoveredTask) -> None:
-        state = rt.latest.state
-        task = _Task(spec=rt.spec, state=state, latest=rt.latest, started=True)
-        if state is TaskState.KILLING:
-            task.kill_reason, task.kill_message = rt.latest.reason, rt.latest.message
-            task.grace_period = rt.spec.kill_grace_period or self.config.default_grace_period
-        self._tasks[rt.spec.task_id] = task
-        for status in rt.pending:
-            self.updates.add(status, self._event.now)
-        if state.terminal:
-            if not rt.pending:  # acknowledged; only its checkpoint was left to remove
-                self._tasks.pop(rt.spec.task_id)
-                if self._checkpoint:
-                    self._dirty[rt.spec.task_id] = rt.spec.framework_id
-            return
-        while_down = " while the agent was down"
-        match rt.process:
-            case ProcessFate.ALIVE:
-                if state is TaskState.STARTING:
-                    self._move(task, TaskState.RUNNING)
-                elif state is TaskState.KILLING:
-                    self._signal_term(task)  # the kill was under way: it starts over
-            case ProcessFate.EXITED:
-                if state is TaskState.STARTING:
-                    self._move(task, TaskState.RUNNING)
-                self._exited(task, rt.exit_code, rt.signal, while_down)
-            case ProcessFate.LAUNCH_FAILED | ProcessFate.NOT_STARTED if state is TaskState.STARTING:
-                message = rt.message or "the agent stopped before the task's process started"
-                self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, message)
-            case _ if state is TaskState.KILLING:
-                how = f"it ended{while_down}"
-                message = f"{task.kill_message}; {how}" if task.kill_message else how
-                self._move(task, TaskState.KILLED, task.kill_reason, message)
-            case _:
-                self._move(
-                    task,
-                    TaskState.FAILED,
-                    TaskReason.AGENT_RESTARTED,
-                    f"the task ended{while_down}; exit status unknown",
-                    source=TaskSource.AGENT,
-                )
-
-    def _checkpoints(self, stimulus_id: str) -> list[c.Command]:
-        out: list[c.Command] = []
-        for task_id, framework_id in self._dirty.items():
-            task = self._tasks.get(task_id)
-            if task is None or task.latest is None:
-                out.append(
-                    c.ForgetTask(
-                        stimulus_id=stimulus_id, task_id=task_id, framework_id=framework_id
-                    )
-                )
-            else:
-                out.append(
-                    c.CheckpointTask(
-                        stimulus_id=stimulus_id,
-                        task=task.spec,
-                        latest=task.latest,
-                        pending=self.updates.pending(task_id),
-                    )
-                )
-        self._dirty.clear()
-        return out
+            recovery.recover_task(self, rt)
 
     # --- helpers -----------------------------------------------------------------------
 

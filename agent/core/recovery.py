@@ -1,0 +1,81 @@
+"""The agent core's checkpoint (machine.py's rules on ``checkpoint``): tasks recovered from it
+after a restart, and what to write to it after each batch of events."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from corral.agent.core import commands as c
+from corral.agent.core.types import ProcessFate, RecoveredTask, TaskReason, TaskSource, TaskState
+
+if TYPE_CHECKING:
+    from corral.agent.core.machine import AgentCore
+
+
+def recover_task(core: AgentCore, rt: RecoveredTask) -> None:
+    """One task from the checkpoint, as it was when the agent stopped, moved on by what became
+    of its process while the agent was down."""
+    from corral.agent.core.machine import _Task  # machine.py imports this module
+
+    state = rt.latest.state
+    task = _Task(spec=rt.spec, state=state, latest=rt.latest, started=True)
+    if state is TaskState.KILLING:
+        task.kill_reason, task.kill_message = rt.latest.reason, rt.latest.message
+        task.grace_period = rt.spec.kill_grace_period or core.config.default_grace_period
+    core._tasks[rt.spec.task_id] = task
+    for status in rt.pending:
+        core.updates.add(status, core._event.now)
+    if state.terminal:
+        if not rt.pending:  # acknowledged; only its checkpoint was left to remove
+            core._tasks.pop(rt.spec.task_id)
+            if core._checkpoint:
+                core._dirty[rt.spec.task_id] = rt.spec.framework_id
+        return
+    while_down = " while the agent was down"
+    match rt.process:
+        case ProcessFate.ALIVE:
+            if state is TaskState.STARTING:
+                core._move(task, TaskState.RUNNING)
+            elif state is TaskState.KILLING:
+                core._signal_term(task)  # the kill was under way: it starts over
+        case ProcessFate.EXITED:
+            if state is TaskState.STARTING:
+                core._move(task, TaskState.RUNNING)
+            core._exited(task, rt.exit_code, rt.signal, while_down)
+        case ProcessFate.LAUNCH_FAILED | ProcessFate.NOT_STARTED if state is TaskState.STARTING:
+            message = rt.message or "the agent stopped before the task's process started"
+            core._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, message)
+        case _ if state is TaskState.KILLING:
+            how = f"it ended{while_down}"
+            message = f"{task.kill_message}; {how}" if task.kill_message else how
+            core._move(task, TaskState.KILLED, task.kill_reason, message)
+        case _:
+            core._move(
+                task,
+                TaskState.FAILED,
+                TaskReason.AGENT_RESTARTED,
+                f"the task ended{while_down}; exit status unknown",
+                source=TaskSource.AGENT,
+            )
+
+
+def checkpoints(core: AgentCore, stimulus_id: str) -> list[c.Command]:
+    """The checkpoint writes (and removals) of the tasks changed since the last."""
+    out: list[c.Command] = []
+    for task_id, framework_id in core._dirty.items():
+        task = core._tasks.get(task_id)
+        if task is None or task.latest is None:
+            out.append(
+                c.ForgetTask(stimulus_id=stimulus_id, task_id=task_id, framework_id=framework_id)
+            )
+        else:
+            out.append(
+                c.CheckpointTask(
+                    stimulus_id=stimulus_id,
+                    task=task.spec,
+                    latest=task.latest,
+                    pending=core.updates.pending(task_id),
+                )
+            )
+    core._dirty.clear()
+    return out
