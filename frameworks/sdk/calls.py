@@ -50,6 +50,12 @@ EXPIRED = 1e-6
 # call's timeout, behind a few batches at most, and a success never comes.
 QUIET_REMEMBERED = 4096
 
+# How long a closing stream waits for the master to take what was written. Cancelling the
+# call at once can overtake batches still on the wire, so a driver's last acknowledgements
+# would be lost (and the statuses resent to whoever subscribes next); a half-close is answered
+# by the master's end of the stream once it has read every call.
+CLOSE_GRACE = 2.0
+
 
 class StreamUnimplemented(Exception):
     """The master has no CALLS stream: the call was not made, send it as a unary RPC."""
@@ -70,6 +76,7 @@ class CallStream:
         self._quiet: dict[int, Callable[[CallError], None]] = {}
         self._quiet_sent: dict[int, tuple[str, Callable[[CallError], None]]] = {}
         self._wake = asyncio.Event()
+        self._closing = False
         self._failure: tuple[grpc.StatusCode, str] | None = None
         self.unimplemented = False
         loop = asyncio.get_running_loop()
@@ -94,6 +101,8 @@ class CallStream:
             raise StreamUnimplemented
         if self._failure is not None:
             raise CallError(method, *self._failure)
+        if self._closing:
+            raise CallError(method, grpc.StatusCode.CANCELLED, "the driver is stopping")
         call_id = next(self._ids)
         if self._open_bytes > BATCH_BYTES:
             self._batches.append(self._open)
@@ -143,6 +152,9 @@ class CallStream:
                                 entry[1].set_result(None)
                     while len(self._quiet_sent) > QUIET_REMEMBERED:
                         del self._quiet_sent[next(iter(self._quiet_sent))]
+                if self._closing:
+                    await rpc.done_writing()
+                    return
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             rpc.cancel()  # the reader sees why and fails the waiting calls
 
@@ -217,8 +229,18 @@ class CallStream:
         for task in self._tasks:
             task.cancel()
 
-    async def close(self) -> None:
-        """End the stream; calls still waiting fail with CANCELLED."""
+    async def close(self, grace: float = CLOSE_GRACE) -> None:
+        """End the stream: what was written reaches the master (a half-close, then the
+        master's end of the stream, for at most ``grace`` seconds); calls still waiting then
+        fail with CANCELLED."""
+        writer, reader = self._tasks
+        if self._failure is None and not writer.done():
+            self._closing = True
+            self._wake.set()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(grace):
+                    await asyncio.wait({writer})
+                    await asyncio.wait({reader})
         self.abandon()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
