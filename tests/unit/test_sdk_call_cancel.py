@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import grpc
 import pytest
 
 from corral.frameworks.sdk.calls import CallStream
@@ -28,6 +29,9 @@ class _Rpc:
 
     async def read(self) -> Any:
         return await self.results.get()
+
+    async def done_writing(self) -> None:
+        await self.results.put(grpc.aio.EOF)  # as the master: its end follows a half-close
 
     def cancel(self) -> bool:
         return True
