@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import shutil
 import signal
 import subprocess
@@ -19,7 +18,7 @@ from pathlib import Path
 from rich.live import Live
 
 from corral.cli.common import DEFAULT_HTTP, DEFAULT_MASTER, host_port, positive_int
-from corral.cli.demo_fleet import Fleet, Processes, start_agents
+from corral.cli.demo_fleet import Fleet, Processes, ready_file, start_agents
 from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state, task_state_name
@@ -76,14 +75,9 @@ MASTER_START_TIMEOUT = 120.0
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict[str, str]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            data: dict[str, str] = json.loads(path.read_text())
-            return data
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
+    data = ready_file(path, proc, timeout)
+    if data is not None:
+        return data
     log = path.parent / "master.log"
     if proc.poll() is None:
         raise CliError(f"the master did not start within {timeout:g} s (its log: {log})")

@@ -260,9 +260,9 @@ def _serving_context() -> ssl.SSLContext | None:
     return tls.ssl_context() if isinstance(tls, sdk_tls.TLS) else None
 
 
-def _ready(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, str]:
-    """The serving service's ready file, once it is written (it opens its API after taking
-    the store's lock and its apps back: a fresh store, so at once)."""
+def ready_file(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> dict[str, str] | None:
+    """A process's ready file (JSON) once it is written; None when the process ended first or
+    ``timeout`` passed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists():
@@ -271,4 +271,13 @@ def _ready(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> di
         if proc.poll() is not None:
             break
         time.sleep(0.05)
+    return None
+
+
+def _ready(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60) -> dict[str, str]:
+    """The serving service's ready file, once it is written (it opens its API after taking
+    the store's lock and its apps back: a fresh store, so at once)."""
+    data = ready_file(path, proc, timeout)
+    if data is not None:
+        return data
     raise RuntimeError(f"the serving service did not start (see {path.parent / 'serving.log'})")

@@ -22,6 +22,7 @@ from corral.cli.get_cmd import (
     ports_text,
 )
 from corral.cli.operator_client import call_operator
+from corral.events import record
 from corral.master import state_json
 from corral.v1 import operator_pb2
 
@@ -61,19 +62,7 @@ def _res(r: dict[str, Any]) -> str:
 def _events(master: str, timeout: float, match: Any, subject: str = "") -> list[dict[str, Any]]:
     request = operator_pb2.GetEventsRequest(subject=subject)
     got = call_operator(master, "GetEvents", request, timeout)
-    return [
-        {
-            "timestamp": e.timestamp,
-            "kind": e.kind,
-            "reason": e.reason,
-            "object_kind": e.object_kind,
-            "subject": e.subject,
-            "message": e.message,
-            "stimulus_id": e.stimulus_id,
-        }
-        for e in got.events
-        if match(e.subject)
-    ]
+    return [record(e) for e in got.events if match(e.subject)]
 
 
 def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dict[str, Any]]:

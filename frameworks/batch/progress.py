@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from corral.frameworks.batch.job import Job
 from corral.frameworks.batch.scheduler import Event
+from corral.frameworks.job_loop import ending_text
 
 
 class LineProgress:
@@ -118,25 +119,6 @@ def summary_text(summary: dict[str, Any]) -> str:
     return (
         f"job {s['job']}: {s['tasks']} tasks, {s['succeeded']} succeeded, {s['failed']} failed, "
         f"{s['skipped']} skipped; {s['retries']} retries ({s['preemptions']} preemptions, "
-        f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s" + _ending(s)
+        f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s"
+        + ending_text(s, "tasks")
     )
-
-
-def _ending(s: dict[str, Any]) -> str:
-    """How a job that did not run to its end ended, and what became of its running tasks."""
-    if s.get("gave_up"):
-        why = f"; gave up: {s['gave_up']}"
-    elif s.get("stopped_by"):
-        why = f"; stopped by {s['stopped_by']}"
-    else:
-        return ""
-    if s.get("left_running"):
-        left = f"{s['left_running']} running tasks left to fail over"
-        if s.get("framework_id"):
-            left += f" with framework {s['framework_id']}"
-        if s.get("teardown_failed"):
-            left += f" (tearing down failed: {s['teardown_failed']})"
-        return f"{why}; {left}"
-    if s.get("framework_id"):
-        return f"{why}; framework torn down, {s.get('killed', 0)} running tasks killed"
-    return f"{why} before it subscribed"

@@ -9,10 +9,7 @@ master, the master's reason is asked every ``check_every`` seconds (``sdk.why_pe
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +19,7 @@ from corral.frameworks import sdk
 from corral.frameworks.batch.job import JobSpec
 from corral.frameworks.batch.progress import BarProgress, LineProgress, summary_text
 from corral.frameworks.batch.scheduler import BatchScheduler, Event
+from corral.frameworks.job_loop import JobTerms, run_to_end
 
 CHECK_SECONDS = 5.0  # how often the master is asked why tasks wait, while they do
 
@@ -51,95 +49,23 @@ async def run_job(
     info = sdk.FrameworkInfo(name=f"batch:{spec.name}", role=role)
     if spec.revocable:
         info.capabilities.append(sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
-    ending: dict[str, Any] = {"stopped_by": None, "gave_up": None, "killed": 0, "left_running": 0}
-    driver = sdk.Driver(batch, info, master, connect_timeout=connect_timeout)
-    async with contextlib.AsyncExitStack() as stack:
-        entering = stack.enter_async_context(driver)
-        if stop is None:
-            await entering
-        elif await stop.unless_stopped(entering) is None:
-            ending["stopped_by"] = stop.received  # before it subscribed: nothing to end
-            return {**batch.summary(), **ending}
-        ending["framework_id"] = driver.framework_id
-        waiting = asyncio.ensure_future(driver.wait())
-        finished = asyncio.ensure_future(batch.finished.wait())
-        stopping: asyncio.Future[Any] = asyncio.ensure_future(
-            stop.wait() if stop is not None else asyncio.get_running_loop().create_future()
-        )
-        asked_at = -math.inf
-        try:
-            while True:
-                # A second's tick: cheap (no call), and bounds how late a give-up comes.
-                await asyncio.wait(
-                    {waiting, finished, stopping}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED
-                )
-                if waiting.done():
-                    waiting.result()  # the driver ended first: raise why
-                    break
-                if finished.done():
-                    await batch.settle()
-                    await _end(driver, batch, ending, teardown=True)
-                    if batch.failure is not None:
-                        raise batch.failure
-                    break
-                if stopping.done():
-                    ending["stopped_by"] = stopping.result()
-                    batch.on_event(Event("stopping", detail=_leaving(batch, keep_running)))
-                    await _end(driver, batch, ending, teardown=not keep_running)
-                    break
-                stalled = batch.stalled_for()
-                due = stalled >= check_every and batch.clock() - asked_at >= check_every
-                giving_up = give_up_after is not None and stalled >= give_up_after
-                if due or giving_up:
-                    asked_at = batch.clock()
-                    why = await _why_waiting(driver)
-                    batch.on_event(Event("waiting", detail=why))
-                    if giving_up:
-                        ending["gave_up"] = (
-                            f"no task launched or ended in {give_up_after:g} s; {why}"
-                        )
-                        await _end(driver, batch, ending, teardown=True)
-                        break
-        finally:
-            for t in (waiting, finished, stopping):
-                t.cancel()
+    terms = JobTerms(
+        noun="tasks",
+        live=lambda: len(batch.job.live),
+        note=lambda kind, detail: batch.on_event(Event(kind, detail=detail)),
+        gave_up=lambda after, why: f"no task launched or ended in {after:g} s; {why}",
+        settle=batch.settle,
+    )
+    ending = await run_to_end(
+        sdk.Driver(batch, info, master, connect_timeout=connect_timeout),
+        batch,
+        terms,
+        stop=stop,
+        keep_running=keep_running,
+        give_up_after=give_up_after,
+        check_every=check_every,
+    )
     return {**batch.summary(), **ending}
-
-
-async def _why_waiting(driver: sdk.Driver) -> str:
-    """The master's why-pending for each unmet demand, as one line."""
-    try:
-        # The master of the driver's connection: with several (HA), the leader it follows.
-        pending = await sdk.why_pending(driver.address or driver.master, driver.framework_id)
-    except sdk.CallError as err:  # the master is away: say so, and ask again next time
-        return f"the master did not say why ({err.code.name}: {err.message})"
-    if not pending:
-        return "no demand is pending at the master"
-    return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
-
-
-def _leaving(batch: BatchScheduler, keep_running: bool) -> str:
-    live = len(batch.job.live)
-    if keep_running:
-        return f"leaving the framework and its {live} running tasks to fail over"
-    return f"tearing the framework down: its {live} running tasks are killed"
-
-
-async def _end(
-    driver: sdk.Driver, batch: BatchScheduler, ending: dict[str, Any], *, teardown: bool
-) -> None:
-    """Tear the framework down (its live tasks are killed) or, when not ``teardown``, stop the
-    driver and leave the framework to the master's failover timeout."""
-    live = len(batch.job.live)
-    if teardown:
-        try:
-            await driver.teardown()
-            ending["killed"] = live
-            return
-        except sdk.CallError as err:  # not connected: the master's failover timeout will do
-            ending["teardown_failed"] = f"{err.code.name}: {err.message}"
-    await driver.stop()
-    ending["left_running"] = live
 
 
 async def main(

@@ -9,10 +9,7 @@ the master to fail over; a demand the master refuses for good ends the run with 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -23,6 +20,7 @@ from corral.frameworks import sdk
 from corral.frameworks.gang import checkpoint
 from corral.frameworks.gang.scheduler import Event, GangScheduler
 from corral.frameworks.gang.spec import TrainSpec
+from corral.frameworks.job_loop import JobTerms, ending_text, run_to_end
 
 CHECK_SECONDS = 5.0  # how often the master is asked why the gang waits, while it does
 
@@ -55,54 +53,21 @@ async def run_training(
     gpus = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_GPU_RESOURCES
     capabilities = [gpus] if spec.gpus > 0 else []
     info = sdk.FrameworkInfo(name=f"gang:{spec.name}", role=role, capabilities=capabilities)
-    ending: dict[str, Any] = {"stopped_by": None, "gave_up": None, "killed": 0, "left_running": 0}
-    driver = sdk.Driver(gang, info, master, connect_timeout=connect_timeout)
-    async with contextlib.AsyncExitStack() as stack:
-        entering = stack.enter_async_context(driver)
-        if stop is None:
-            await entering
-        elif await stop.unless_stopped(entering) is None:
-            ending["stopped_by"] = stop.received  # before it subscribed: nothing to end
-            return _with_result({**gang.summary(), **ending}, directory)
-        ending["framework_id"] = driver.framework_id
-        waiting = asyncio.ensure_future(driver.wait())
-        finished = asyncio.ensure_future(gang.finished.wait())
-        stopping: asyncio.Future[Any] = asyncio.ensure_future(
-            stop.wait() if stop is not None else asyncio.get_running_loop().create_future()
-        )
-        asked_at = -math.inf
-        try:
-            while True:
-                await asyncio.wait(
-                    {waiting, finished, stopping}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED
-                )
-                if waiting.done():
-                    waiting.result()  # the driver ended first: raise why
-                    break
-                if finished.done():
-                    await _end(driver, gang, ending, teardown=True)  # outside callbacks: quiet
-                    if gang.failure is not None:
-                        raise gang.failure
-                    break
-                if stopping.done():
-                    ending["stopped_by"] = stopping.result()
-                    gang.on_event(Event("stopping", _leaving(gang, keep_running)))
-                    await _end(driver, gang, ending, teardown=not keep_running)
-                    break
-                stalled = gang.stalled_for()
-                due = stalled >= check_every and gang.clock() - asked_at >= check_every
-                giving_up = give_up_after is not None and stalled >= give_up_after
-                if due or giving_up:
-                    asked_at = gang.clock()
-                    why = await _why_waiting(driver)
-                    gang.on_event(Event("waiting", why))
-                    if giving_up:
-                        ending["gave_up"] = f"the gang waited {give_up_after:g} s unplaced; {why}"
-                        await _end(driver, gang, ending, teardown=True)
-                        break
-        finally:
-            for t in (waiting, finished, stopping):
-                t.cancel()
+    terms = JobTerms(
+        noun="workers",
+        live=lambda: len(gang.run.live),
+        note=lambda kind, detail: gang.on_event(Event(kind, detail)),
+        gave_up=lambda after, why: f"the gang waited {after:g} s unplaced; {why}",
+    )
+    ending = await run_to_end(
+        sdk.Driver(gang, info, master, connect_timeout=connect_timeout),
+        gang,
+        terms,
+        stop=stop,
+        keep_running=keep_running,
+        give_up_after=give_up_after,
+        check_every=check_every,
+    )
     return _with_result({**gang.summary(), **ending}, directory)
 
 
@@ -113,42 +78,6 @@ def _with_result(summary: dict[str, Any], directory: Path) -> dict[str, Any]:
     return summary
 
 
-async def _why_waiting(driver: sdk.Driver) -> str:
-    """The master's why-pending for each unmet demand, as one line."""
-    try:
-        # The master of the driver's connection: with several (HA), the leader it follows.
-        pending = await sdk.why_pending(driver.address or driver.master, driver.framework_id)
-    except sdk.CallError as err:  # the master is away: say so, and ask again next time
-        return f"the master did not say why ({err.code.name}: {err.message})"
-    if not pending:
-        return "no demand is pending at the master"
-    return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
-
-
-def _leaving(gang: GangScheduler, keep_running: bool) -> str:
-    live = len(gang.run.live)
-    if keep_running:
-        return f"leaving the framework and its {live} running workers to fail over"
-    return f"tearing the framework down: its {live} running workers are killed"
-
-
-async def _end(
-    driver: sdk.Driver, gang: GangScheduler, ending: dict[str, Any], *, teardown: bool
-) -> None:
-    """Tear the framework down (its live workers are killed) or, when not ``teardown``, stop
-    the driver and leave the framework to the master's failover timeout."""
-    live = len(gang.run.live)
-    if teardown:
-        try:
-            await driver.teardown()
-            ending["killed"] = live
-            return
-        except sdk.CallError as err:  # not connected: the master's failover timeout will do
-            ending["teardown_failed"] = f"{err.code.name}: {err.message}"
-    await driver.stop()
-    ending["left_running"] = live
-
-
 def summary_text(s: dict[str, Any]) -> str:
     restarts = f"{s['restarts']} restart{'s' if s['restarts'] != 1 else ''}"
     loss = "no result file" if s["final_loss"] is None else f"final loss {s['final_loss']:.6g}"
@@ -157,28 +86,9 @@ def summary_text(s: dict[str, Any]) -> str:
     outcome = "trained" if s["succeeded"] else "FAILED"
     return (
         f"gang {s['job']}: {outcome}; {s['workers']} workers, {s['steps']} steps, {restarts}, "
-        f"{loss}; {s['seconds']:.1f} s (checkpoints in {s['checkpoint_dir']})" + _ending(s)
+        f"{loss}; {s['seconds']:.1f} s (checkpoints in {s['checkpoint_dir']})"
+        + ending_text(s, "workers")
     )
-
-
-def _ending(s: dict[str, Any]) -> str:
-    """How a run that did not train to its end ended, and what became of its workers."""
-    if s.get("gave_up"):
-        why = f"; gave up: {s['gave_up']}"
-    elif s.get("stopped_by"):
-        why = f"; stopped by {s['stopped_by']}"
-    else:
-        return ""
-    if s.get("left_running"):
-        left = f"{s['left_running']} running workers left to fail over"
-        if s.get("framework_id"):
-            left += f" with framework {s['framework_id']}"
-        if s.get("teardown_failed"):
-            left += f" (tearing down failed: {s['teardown_failed']})"
-        return f"{why}; {left}"
-    if s.get("framework_id"):
-        return f"{why}; framework torn down, {s.get('killed', 0)} running workers killed"
-    return f"{why} before it subscribed"
 
 
 async def main(

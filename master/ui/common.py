@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from corral.events import record
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.records import AgentRecord
@@ -38,15 +39,7 @@ def scalars_json(values: Iterable[float]) -> dict[str, float]:
 
 
 def event_json(e: ClusterEvent) -> dict[str, Any]:
-    return {
-        "timestamp": e.timestamp,
-        "kind": e.kind,
-        "reason": e.reason,
-        "object_kind": e.object_kind,
-        "subject": e.subject,
-        "message": e.message,
-        "stimulus_id": e.stimulus_id,
-    }
+    return record(e)  # one shape with the master's HTTP and `corral events -o json`
 
 
 def events_about(
