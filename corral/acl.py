@@ -24,7 +24,7 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           attributes: {gpu-sku: [inference]}
           reservations: [inference]
           max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim
-        operator: [read, SetWeight]    # operator endpoints; read, write, * for groups
+        operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
 grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
@@ -88,6 +88,10 @@ PHRASES: Final = {
 # table, master/endpoints.py, says which group each endpoint is in).
 READ: Final = "read"
 WRITE: Final = "write"
+# Tasks' sandbox files (`corral logs`): what a task prints may be a secret it was given, so
+# reading the state does not grant it (Kubernetes' pods/log, Mesos' access_sandboxes). A
+# framework's principal reads its own tasks' files without it (master/endpoints.py, OWNER_MAY).
+LOGS: Final = "logs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,8 +251,8 @@ class Acl:
         return None if ok else self._deny(p, action, obj, "", "")
 
     def call(self, p: Principal, endpoint: str, group: str) -> Denial | None:
-        """May ``p`` call operator ``endpoint`` (an Operator RPC's name; ``group``: read or
-        write, which an ACL may grant whole)?"""
+        """May ``p`` call operator ``endpoint`` (an Operator RPC's name; ``group``: read,
+        write or logs, which an ACL may grant whole)?"""
         if self.allow_all:
             return None
         g = self.grants(p)

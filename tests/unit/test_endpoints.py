@@ -3,7 +3,7 @@ the master, so that the ACLs can name them (an endpoint not listed is refused to
 
 from __future__ import annotations
 
-from corral.acl import READ, WRITE
+from corral.acl import LOGS, READ, WRITE
 from corral.master.endpoints import ENDPOINTS, HTTP_ROUTES, PUBLIC
 from corral.master.http import build_app
 from corral.master.runtime import MasterRuntime
@@ -13,7 +13,7 @@ from corral.v1 import operator_pb2
 def test_every_operator_rpc_is_in_the_table_with_a_group() -> None:
     rpcs = {m.name for m in operator_pb2.DESCRIPTOR.services_by_name["Operator"].methods}
     assert rpcs <= set(ENDPOINTS), f"add these to master/endpoints.py: {rpcs - set(ENDPOINTS)}"
-    assert set(ENDPOINTS.values()) <= {READ, WRITE}
+    assert set(ENDPOINTS.values()) <= {READ, WRITE, LOGS}
 
 
 def test_every_http_route_is_in_the_table() -> None:
