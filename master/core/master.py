@@ -440,7 +440,7 @@ class MasterCore:
         the caller ends many tasks) and it moves to ``completed``."""
         key = (task.framework_id, task.task_id)
         agent = self.agents.get(task.agent_id)
-        if agent is not None and agent.tasks.pop(key, None) is not None:
+        if agent is not None and agent.pop_task(key) is not None:
             if agent.in_allocator:
                 self.freed(agent)
                 entry = (task.framework_id, task.agent_id, task.spec.resources.scalars())

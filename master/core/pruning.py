@@ -82,7 +82,7 @@ def _forget(core: MasterCore, agent: AgentRecord, e: ev.Tick, why: str) -> cmd.C
             core.count_demand_task(fw, task, -1)
         core.victim_of.pop((fw_id, task_id), None)
     tasks = len(agent.tasks)
-    agent.tasks.clear()
+    agent.clear_tasks()
     core.task_sums.remove_agent(agent.agent_id)
     del core.agents[agent.agent_id]
     core.durable_agents.pop(agent.agent_id, None)

@@ -136,7 +136,7 @@ def agent_tasks(
                 status=rt.status,
                 launched_at=e.now,
             )
-            agent.tasks[key] = task
+            agent.add_task(key, task)
             fw.tasks[task_id] = task
             core.count_demand_task(fw, task, +1)
             core.pacer.launching(task)  # dropped at the next tick unless still launching

@@ -169,6 +169,27 @@ def test_task_id_in_use_and_used_offer_are_refused() -> None:
         h.accept(fid, [oid], task("t2"))
 
 
+def test_a_task_id_live_on_the_agent_for_another_framework_is_refused_until_it_ends() -> None:
+    # An agent keys its tasks by id alone: a second framework's task with a live id would be
+    # ignored there as a duplicate launch and stay STAGING for good.
+    h = Harness()
+    aid, _ = h.add_agent()
+    a, _ = h.subscribe("a")
+    [oa] = h.offers_for(a)
+    h.accept(a, [oa.offer_id], task("t1"), refuse=0)
+    b, _ = h.subscribe("b")
+    [ob] = h.offers_for(b)
+    with pytest.raises(CallRejected, match=f"'t1' is in use on agent {aid} by another framework"):
+        h.accept(b, [ob.offer_id], task("t1"))
+    h.accept(b, [ob.offer_id], task("t2"), refuse=0)  # the offer is still b's
+    assert h.core.agents[aid].task_ids == {"t1": 1, "t2": 1}
+    h.agent_updates(aid, status("t1", a, aid, TaskState.FINISHED, uuid=b"u1"))
+    assert h.core.agents[aid].task_ids == {"t2": 1}
+    h.handle(ev.Suppress(**h.call_base(a)))  # a wants nothing more: the room goes to b
+    [ob2] = h.offers_for(b)
+    assert of(cmd.SendLaunch, h.accept(b, [ob2.offer_id], task("t1")))
+
+
 def test_offers_of_two_agents_in_one_accept_are_refused() -> None:
     h = Harness()
     h.add_agent()

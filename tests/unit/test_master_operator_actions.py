@@ -93,7 +93,9 @@ def test_a_kill_naming_an_unknown_task_kills_nothing() -> None:
 def test_a_task_id_two_frameworks_use_needs_the_framework() -> None:
     h, _, _ = running()
     other, _ = h.subscribe("other")
-    offer = h.offers_for(other)[0]
+    # On another agent: on the same one, a live id of another framework is refused at accept.
+    aid, _ = h.add_agent()
+    offer = next(o for o in h.offers_for(other) if o.agent_id == aid)
     h.accept(other, [offer.offer_id], task("t0"))
     assert "name the framework" in refused(
         h, ev.KillTasks, Refusal.INVALID_ARGUMENT, tasks=(("", "t0"),)
