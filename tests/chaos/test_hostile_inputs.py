@@ -129,7 +129,10 @@ async def test_a_demand_below_the_granularity_is_refused_and_offers_go_on(tmp_pa
         agents=1, work_dir=tmp_path, master_args=MASTER, agent_args=("--simulate",)
     ) as cluster:
         await cluster.wait_for_agents(1, 30)
-        hostile, unrelated = Ignorer(), Offered()
+        # The hostile framework declines what it is offered: its demand is the input under
+        # test. (Holding the one agent's offer would starve the other framework for the
+        # offer timeout, 60 s, whatever the demand: the order of the first offer decided it.)
+        hostile, unrelated = Offered(), Offered()
         async with (
             sdk.Driver(hostile, sdk.FrameworkInfo(name="gang"), cluster.master) as dh,
             sdk.Driver(unrelated, sdk.FrameworkInfo(name="unrelated"), cluster.master),
