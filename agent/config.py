@@ -7,6 +7,7 @@ from pathlib import Path
 
 from corral.agent.connection import ReconnectBackoff
 from corral.agent.core.pressure import Thresholds
+from corral.agent.core.sandbox_gc import GcPolicy
 from corral.agent.core.status_updates import Backoff
 from corral.frameworks.sdk.tls import Credentials
 from corral.placement import Taint
@@ -44,3 +45,7 @@ class AgentConfig:
     cgroups: str = "auto"
     thresholds: Thresholds = field(default_factory=Thresholds)
     revocable_margin: float | None = None
+    # Ended tasks' sandboxes (agent/core/sandbox_gc.py): kept this long on an empty disk, less
+    # as it fills to the headroom; looked at every disk_watch_interval seconds.
+    sandbox_gc: GcPolicy = field(default_factory=GcPolicy)
+    disk_watch_interval: float = 60.0

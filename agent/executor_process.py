@@ -113,6 +113,8 @@ class ProcessExecutor:
         self._cpu = CpuRates()
         self._pgids: dict[str, int] = {}  # task id -> its process group, while it runs
         self._keys: dict[str, str] = {}  # task id -> its cgroup's name (memory_control)
+        # Task id -> its sandbox, while its process may write there (sandbox_collector.py).
+        self._sandboxes: dict[str, Path] = {}
         self._children: dict[str, asyncio.subprocess.Process] = {}  # shims we started
         self._runs: set[asyncio.Task[None]] = set()
         # A re-attached shim's watch: its pidfd, or the timer that polls it.
@@ -188,7 +190,7 @@ class ProcessExecutor:
         try:
             meta.mkdir(parents=True, exist_ok=True)
             (meta / "exit_status").unlink(missing_ok=True)  # of an earlier task with this id
-            sandbox = self._make_sandbox(task)
+            sandbox = self._sandboxes[task_id] = self._make_sandbox(task)
             env = {
                 **os.environ,
                 **cmd.environment,
@@ -253,7 +255,12 @@ class ProcessExecutor:
             return
         self._report_exit(task_id, ended, code)
 
+    def sandboxes_in_use(self) -> set[Path]:
+        """The sandboxes of tasks whose process runs or is starting: never collected."""
+        return set(self._sandboxes.values())
+
     def _release(self, task_id: str) -> None:
+        self._sandboxes.pop(task_id, None)
         key = self._keys.pop(task_id, None)
         if key is not None:
             self.memory.release(key)
@@ -347,6 +354,9 @@ class ProcessExecutor:
             if isinstance(pid, int):
                 self._pgids[task_id] = pid
             self._keys[task_id] = task_key(framework_id, task_id)
+            sandbox = process.get("sandbox")
+            if isinstance(sandbox, str):
+                self._sandboxes[task_id] = Path(sandbox)
             return Adopted(ProcessFate.ALIVE)
         # The shim is gone; its exit_status (read now: it may have exited since the load).
         self.memory.release(task_key(framework_id, task_id))

@@ -41,6 +41,7 @@ from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
 from corral.agent.memory_control import MemoryControl, detect
+from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
 from corral.frameworks.sdk.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
@@ -114,6 +115,7 @@ class Agent:
         )
         self._processes: ProcessExecutor | None = None
         self.usage: UsageMonitor | None = None
+        self.sandbox_gc: SandboxCollector | None = None
         self.memory_notes: list[str] = []  # why --cgroups auto passed over a way
         if config.simulate:
             self.executor: Executor = SimulatedExecutor(self.post, clock, self.post_many)
@@ -124,6 +126,9 @@ class Agent:
                 config.work_dir, self.post, clock, memory
             )
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
+            self.sandbox_gc = collector_for(
+                self._processes, config.sandbox_gc, config.disk_watch_interval
+            )
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
             config.hostname, config.resources, config.attributes, config.taints, name=config.name
@@ -183,9 +188,12 @@ class Agent:
             on_failure=self._stream_failed,
             stopping=self._done.is_set,
         )
-        monitor = (
-            spawn(self.usage.run(), "agent-usage", self._log) if self.usage is not None else None
-        )
+        # Measuring usage and collecting sandboxes: real tasks only.
+        loops = [
+            spawn(loop.run(), name, self._log)
+            for loop, name in ((self.usage, "agent-usage"), (self.sandbox_gc, "agent-sandbox-gc"))
+            if loop is not None
+        ]
         self._log.info(
             "agent starting",
             master=self.config.master,
@@ -199,10 +207,9 @@ class Agent:
             await self._done.wait()
             await self.connection.close(flush_timeout=self.config.flush_timeout)
         finally:
-            stream.cancel()
-            if monitor is not None:
-                monitor.cancel()
-            await asyncio.gather(stream, *([monitor] if monitor else []), return_exceptions=True)
+            for task in (stream, *loops):
+                task.cancel()
+            await asyncio.gather(stream, *loops, return_exceptions=True)
             self._cancel_timers()
             await self.executor.close()
             if own_pool and pool is not None:

@@ -21,6 +21,7 @@ from corral.resources import Resources, parse_resources
 if TYPE_CHECKING:
     from corral.agent.config import AgentConfig
     from corral.agent.core.pressure import Thresholds
+    from corral.agent.core.sandbox_gc import GcPolicy
     from corral.frameworks.sdk.tls import Credentials
 
 # Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
@@ -75,6 +76,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="10",
         metavar="SECONDS",
         help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
+    )
+    gc = p.add_argument_group("ended tasks' sandboxes (docs/operations.md, 'Agent flags')")
+    gc.add_argument(
+        "--sandbox-gc-delay",
+        default="604800",
+        metavar="SECONDS",
+        help="keep an ended task's sandbox (its stdout, stderr, files) this long on an empty "
+        "disk, less as the disk fills (default 604800, a week, as Mesos' --gc_delay)",
+    )
+    gc.add_argument(
+        "--sandbox-gc-headroom",
+        default="0.1",
+        metavar="FRACTION",
+        help="the part of the disk kept free: with used + headroom >= 1 only running tasks' "
+        "sandboxes are kept (default 0.1, as Mesos' --gc_disk_headroom)",
+    )
+    gc.add_argument(
+        "--disk-watch-interval",
+        default="60",
+        metavar="SECONDS",
+        help="how often the disk and the sandboxes are looked at (default 60)",
     )
     qos = p.add_argument_group(
         "usage, limits, eviction and revocable resources (docs/operations.md, 'Agent flags')"
@@ -191,6 +213,7 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
     if resources is None:
         resources = detect_resources(work_dir)
     qos = _qos_settings(args, resources.mem)
+    sandbox_gc, disk_watch = _gc_settings(args)
     names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]
     label = args.name if args.name is not None else work_dir.resolve().name
     if args.name is not None and not args.name.strip():
@@ -214,9 +237,28 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
             cgroups=qos.cgroups,
             thresholds=qos.thresholds,
             revocable_margin=qos.revocable_margin,
+            sandbox_gc=sandbox_gc,
+            disk_watch_interval=disk_watch,
         )
         for name in names
     ]
+
+
+def _gc_settings(args: argparse.Namespace) -> tuple[GcPolicy, float]:
+    """The sandbox collection flags; CliError(2) if bad."""
+    from corral.agent.core.sandbox_gc import GcPolicy
+
+    delay = _seconds(args.sandbox_gc_delay, "--sandbox-gc-delay")
+    try:
+        headroom = float(args.sandbox_gc_headroom)
+    except ValueError:
+        headroom = math.nan
+    if not 0 <= headroom <= 1:
+        raise _usage(
+            f"--sandbox-gc-headroom must be a fraction in [0, 1], got {args.sandbox_gc_headroom!r}"
+        )
+    interval = _seconds(args.disk_watch_interval, "--disk-watch-interval", positive=True)
+    return GcPolicy(delay=delay, headroom=headroom), interval
 
 
 def _seconds(value: str, flag: str, positive: bool = False) -> float:

@@ -508,9 +508,14 @@ async def test_fifty_simulated_agents_in_one_process(tmp_path: Path) -> None:
             lambda: all(double.final(f"{k}-{n}") for k in ("ok", "bad") for n in range(50)),
         )
         for n in range(50):
-            # A simulated task's RUNNING comes in the loop turn after its STARTING, before the
-            # writer wakes, and takes the STARTING's place (agent/connection.py).
-            assert double.states(f"ok-{n}") == [S.TASK_STATE_RUNNING, S.TASK_STATE_FINISHED]
+            # STARTING is optional on the wire: a RUNNING that comes before the writer wakes
+            # takes its place (agent/connection.py; tests/unit/test_agent_connection.py checks
+            # that exactly). Here, under load, the writer may wake in between.
+            states = double.states(f"ok-{n}")
+            assert states in (
+                [S.TASK_STATE_RUNNING, S.TASK_STATE_FINISHED],
+                [S.TASK_STATE_STARTING, S.TASK_STATE_RUNNING, S.TASK_STATE_FINISHED],
+            ), states
             bad = double.final(f"bad-{n}")
             assert bad is not None and (bad.state, bad.exit_code) == (S.TASK_STATE_FAILED, 7)
         # Everything acknowledged: the ended tasks are forgotten, the long ones remain.
