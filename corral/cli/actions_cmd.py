@@ -12,13 +12,16 @@ master records it in a cluster event.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
+from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg, add_operator_arg, non_negative_float, positive_float
 from corral.cli.contexts import operator_name
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state
 from corral.cli.operator_client import call_operator, operator_metadata
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.v1 import operator_pb2
 
 POLL = 0.5  # seconds between two looks at a draining agent
@@ -95,6 +98,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _call(args: argparse.Namespace, method: str, request: object) -> object:
+    if args.operator and not isinstance(credentials(), sdk_tls.Insecure):
+        # Said, not silently dropped: the event will name someone else than --as did.
+        print(
+            f"corral: --as {args.operator} is ignored: over TLS the master records the "
+            "principal of your certificate (or token)",
+            file=sys.stderr,
+        )
     metadata = operator_metadata(operator_name(args.operator))
     return call_operator(args.master, method, request, args.call_timeout, metadata)
 

@@ -172,7 +172,8 @@ async def test_a_contexts_operator_name_is_declared_to_a_plain_text_master(
         assert listed.returncode == 0, listed.stderr
         (agent_id,) = _agent_ids(listed.stdout)
         assert _run_env(env, "cordon", agent_id).returncode == 0
-        assert _run_env(env, "uncordon", agent_id, "--as", "frank").returncode == 0
+        frank = _run_env(env, "uncordon", agent_id, "--as", "frank")
+        assert frank.returncode == 0 and "ignored" not in frank.stderr, frank.stderr
         events = _run_env(env, "events").stdout
         assert "cordoned by operator eve (declared) at 127.0.0.1:" in events, events
         assert "uncordoned by operator frank (declared) at 127.0.0.1:" in events, events

@@ -133,6 +133,7 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
             as_alice = ("--tls-dir", str(alice), "--as", "mallory")
             done = await cli("kill", victim, "--grace", "0.5", *as_alice, *m)
             assert done.returncode == 0, done.stderr
+            assert "--as mallory is ignored: over TLS" in done.stderr, done.stderr
             assert f"task {victim} (framework {d.framework_id}" in done.stdout
             assert done.stdout.rstrip().endswith(": killing")
             await until("the victim's KILLED", lambda: victim in keeper.ended, 20)
