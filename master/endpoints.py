@@ -48,6 +48,8 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
     ("GET", "/health"): PUBLIC,
     ("GET", "/login"): PUBLIC,
     ("POST", "/login"): PUBLIC,
+    ("POST", "/logout"): PUBLIC,
+    ("GET", "/api/v1/whoami"): PUBLIC,  # the caller about itself (http_auth.py)
     ("GET", "/"): "GetState",
     ("GET", "/api/v1/state"): "GetState",
     ("GET", "/api/v1/events"): "GetEvents",

@@ -89,14 +89,36 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
 
 
 def add_login(app: web.Application, runtime: MasterRuntime) -> None:
-    """``/login``: a form for a token; a valid one is kept in a cookie the page then sends.
+    """``/login``: a form for a token; a valid one is kept in a cookie the page then sends;
+    ``/logout`` drops the cookie; ``/api/v1/whoami`` tells the page whom it is signed in as.
     ``?session=expired`` says the page's token stopped working; ``next`` is the page's route
     to return to (login_page.py)."""
 
     async def form(request: web.Request) -> web.Response:
-        expired = request.query.get("session") == "expired"
-        message = login_page.EXPIRED if expired else login_page.ASK
+        session = request.query.get("session")
+        message = {"expired": login_page.EXPIRED, "signed-out": login_page.SIGNED_OUT}.get(
+            session or "", login_page.ASK
+        )
         return login_page.form(message, request.query.get("next", ""))
+
+    async def logout(_request: web.Request) -> web.StreamResponse:
+        # The cookie goes; the token itself stays valid until it expires (tokens are not
+        # kept by the master, so there is nothing to revoke: a short --ttl bounds it).
+        response = web.HTTPSeeOther("/login?session=signed-out")
+        response.del_cookie(COOKIE, path="/")
+        return response
+
+    async def whoami(request: web.Request) -> web.Response:
+        """Who the master takes this request for, and whether by the page's cookie (the page
+        then offers to sign out); public: it tells a caller only about itself."""
+        key = runtime.token_key
+        if key is None:
+            return web.json_response({"principal": "", "session": False, "tls": False})
+        now = runtime.clock()
+        principal = principal_of_request(request, key, now)
+        cookie = request.cookies.get(COOKIE, "")
+        session = bool(cookie) and tokens.verify(key, cookie, now) is not None
+        return web.json_response({"principal": principal.name, "session": session, "tls": True})
 
     async def login(request: web.Request) -> web.StreamResponse:
         key = runtime.token_key
@@ -115,3 +137,5 @@ def add_login(app: web.Application, runtime: MasterRuntime) -> None:
 
     app.router.add_get("/login", form)
     app.router.add_post("/login", login)
+    app.router.add_post("/logout", logout)
+    app.router.add_get("/api/v1/whoami", whoami)

@@ -31,6 +31,10 @@ UNREADABLE = (
     '<p class="error" role="alert">The form could not be read: send it from this page, or '
     "send the token as <code>Authorization: Bearer TOKEN</code> with each request.</p>"
 )
+SIGNED_OUT = (
+    '<p class="notice" role="status">You have signed out: this browser holds no token for '
+    "this master any more. Paste a token to sign in again.</p>"
+)
 INVALID = (
     '<p class="error" role="alert">That token is not valid: it has expired, was mistyped, or '
     "was issued by another cluster's master. Run <code>corral token</code> and paste its "
@@ -73,7 +77,7 @@ def _document(title: str, body: str) -> str:
 
 
 def form(message: str, next_route: str, status: int = 200) -> web.Response:
-    """The sign-in form under ``message`` (one of ASK, EXPIRED, INVALID, UNREADABLE), returning to
+    """The sign-in form under ``message`` (ASK, EXPIRED, SIGNED_OUT, INVALID, UNREADABLE), back to
     ``next_route`` (a checked route) once signed in."""
     body = f"""<h1>Sign in</h1>
 {message}

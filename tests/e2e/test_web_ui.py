@@ -223,6 +223,14 @@ async def the_session_ends(b: Browser, cluster: LocalCluster) -> None:
     await in_browser(b.wait_text, "table.tasks", "KILLED")
     await in_browser(b.wait, "document.querySelector('.live-live')", "the live stream again")
     assert await in_browser(b.errors) == []
+    # Signing out: the header names who is signed in; the button drops the cookie, and the
+    # page asks for a token again.
+    await in_browser(b.wait_text, "form.account", "Signed in as")
+    await in_browser(b.click, "form.account button")
+    await in_browser(b.wait_text, "main", "You have signed out")
+    assert await in_browser(b.js, "return location.pathname") == "/login"
+    await in_browser(b.open, "#/cluster")
+    await in_browser(b.wait_text, "main", "This page needs a token")
 
 
 async def follow_the_preemption(b: Browser, preemptor: str) -> None:

@@ -1,6 +1,7 @@
 // The page: a header with the sections, the live feed's state, and the section the address
 // names (hash routes: #/cluster, #/task/ID, ...). Moving to a section moves the keyboard focus
 // to its heading, so a screen reader announces it and Tab continues from there.
+import { getJson } from "./api.js";
 import { html, render, useEffect, useRef, useState } from "./lib.js";
 import { startLive, useLive } from "./live.js";
 import { ClusterPage } from "./pages/cluster.js";
@@ -67,6 +68,19 @@ function LiveState() {
   </span>`;
 }
 
+// Signed in with the page's cookie: who, and a way out (the cookie is HttpOnly, so the master
+// says whether the page holds one).
+function Account() {
+  const [me, setMe] = useState(null);
+  useEffect(() => {
+    getJson("/api/v1/whoami").then(setMe, () => setMe(null));
+  }, []);
+  if (!me || !me.session) return null;
+  return html`<form class="account" method="post" action="/logout">
+      <span>Signed in as <strong>${me.principal}</strong></span>
+      <button type="submit">Sign out</button></form>`;
+}
+
 function App() {
   const route = useRoute();
   const section = { task: "tasks", agent: "cluster", framework: "frameworks" }[route.name] || route.name;
@@ -93,6 +107,7 @@ function App() {
         </ul>
       </nav>
       <${LiveState} />
+      <${Account} />
     </header>
     <main id="main" tabindex="-1"><${Page} route=${route} /></main>`;
 }
