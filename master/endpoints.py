@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from corral.acl import LOGS, READ, WRITE
+from corral.acl import LOGS, READ, WRITE, Acl, Denial, Principal
 
 # RPC name -> group. The gRPC guard (rpc.py) and the HTTP middleware (http_auth.py) look here.
 ENDPOINTS: Final[dict[str, str]] = {
@@ -86,6 +86,13 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
 }
 
 
-def group_of(endpoint: str) -> str | None:
-    """The endpoint's group; None for a name the table does not list (refused)."""
-    return ENDPOINTS.get(endpoint)
+def guard_denial(acl: Acl, principal: Principal, endpoint: str) -> Denial | None:
+    """What the gRPC guard and the HTTP middleware refuse before a handler runs: an endpoint
+    the table does not list, or one not granted to ``principal``. An OWNER_MAY endpoint passes:
+    its handler decides, knowing the object."""
+    group = ENDPOINTS.get(endpoint)
+    if group is None:
+        return acl.unlisted(principal, endpoint)
+    if endpoint in OWNER_MAY:
+        return None
+    return acl.call(principal, endpoint, group)

@@ -24,13 +24,12 @@ from typing import Any
 
 from aiohttp import web
 
-from corral.acl import ANONYMOUS
 from corral.limits import MAX_ID_LENGTH, MAX_IDS_PER_CALL, echo
 from corral.master import task_files
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.types import Requester
-from corral.master.http_auth import principal_of_request
+from corral.master.http_auth import principal_of_http
 from corral.master.requester import BadRequester
 from corral.master.runtime import MasterRuntime
 
@@ -186,11 +185,9 @@ def add_routes(app: web.Application, runtime: MasterRuntime) -> None:
             q = _file_query(request.query.items())
         except BadInput as exc:
             return _refused(str(exc))
-        key = runtime.token_key  # None: plain text, no principals (--insecure)
-        caller = principal_of_request(request, key, runtime.clock()) if key else ANONYMOUS
         stream = task_files.chunks(
             runtime,
-            caller,
+            principal_of_http(runtime, request),
             q["framework_id"],
             request.match_info["task_id"],
             request.match_info["path"],

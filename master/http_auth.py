@@ -19,7 +19,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from corral.acl import ANONYMOUS, Principal
 from corral.master import audit, login_page, tokens
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import HTTP_ROUTES, OWNER_MAY, PUBLIC, group_of
+from corral.master.endpoints import HTTP_ROUTES, PUBLIC, guard_denial
 from corral.master.principals import principal_of_peer
 from corral.master.runtime import MasterRuntime
 
@@ -44,6 +44,12 @@ def principal_of_request(request: web.Request, key: bytes, now: float) -> Princi
     token = _token(request)
     found = tokens.verify(key, token, now) if token else None
     return found or ANONYMOUS
+
+
+def principal_of_http(runtime: MasterRuntime, request: web.Request) -> Principal:
+    """The request's principal; ANONYMOUS on a plain-text master (--insecure: no principals)."""
+    key = runtime.token_key
+    return principal_of_request(request, key, runtime.clock()) if key is not None else ANONYMOUS
 
 
 def auth_middleware(runtime: MasterRuntime) -> Any:
@@ -72,13 +78,8 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
                 status=401,
                 headers={"WWW-Authenticate": 'Bearer realm="corral"'},
             )
-        group = group_of(endpoint)
-        denial = (
-            runtime.acl.unlisted(principal, endpoint)
-            if group is None
-            else runtime.acl.call(principal, endpoint, group)
-        )
-        if denial is not None and endpoint not in OWNER_MAY:
+        denial = guard_denial(runtime.acl, principal, endpoint)
+        if denial is not None:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             if request.path == "/":  # a browser: a page that says so, not JSON
                 return login_page.refused(denial.message)
@@ -112,13 +113,19 @@ def add_login(app: web.Application, runtime: MasterRuntime) -> None:
         """Who the master takes this request for, and whether by the page's cookie (the page
         then offers to sign out); public: it tells a caller only about itself."""
         key = runtime.token_key
-        if key is None:
-            return web.json_response({"principal": "", "session": False, "tls": False})
-        now = runtime.clock()
-        principal = principal_of_request(request, key, now)
         cookie = request.cookies.get(COOKIE, "")
-        session = bool(cookie) and tokens.verify(key, cookie, now) is not None
-        return web.json_response({"principal": principal.name, "session": session, "tls": True})
+        session = (
+            key is not None
+            and bool(cookie)
+            and tokens.verify(key, cookie, runtime.clock()) is not None
+        )
+        return web.json_response(
+            {
+                "principal": principal_of_http(runtime, request).name,
+                "session": session,
+                "tls": key is not None,
+            }
+        )
 
     async def login(request: web.Request) -> web.StreamResponse:
         key = runtime.token_key

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from corral.acl import ANONYMOUS, Principal
 from corral.limits import MAX_NAME_LENGTH, echo
 from corral.master.core.types import Requester
 from corral.master.principals import principal_of
@@ -43,15 +42,6 @@ class RequesterSource:
     def __init__(self, runtime: Any = None) -> None:
         self._runtime = runtime
 
-    def _http_principal(self, request: Any) -> Principal:
-        key = self._runtime.token_key if self._runtime is not None else None
-        if key is None:
-            return ANONYMOUS  # plain text: no principals (--insecure)
-        from corral.master.http_auth import principal_of_request  # aiohttp: the HTTP shell's
-
-        principal: Principal = principal_of_request(request, key, self._runtime.clock())
-        return principal
-
     def of_grpc(self, context: Any) -> Requester:
         verified = principal_of(context)
         declared = None
@@ -69,7 +59,9 @@ class RequesterSource:
         peer = request.transport.get_extra_info("peername") if request.transport else None
         address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else (request.remote or "")
         if self._runtime is not None:
-            verified = self._http_principal(request)
+            from corral.master.http_auth import principal_of_http  # aiohttp: the HTTP shell's
+
+            verified = principal_of_http(self._runtime, request)
             if verified.name:
                 return Requester(address=address, name=verified.name, verified=True)
         return Requester(address=address, name=_declared(request.headers.get(HTTP_HEADER)))

@@ -14,7 +14,7 @@ import grpc
 
 from corral.master import audit
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import OWNER_MAY, group_of
+from corral.master.endpoints import guard_denial
 from corral.master.offer_wire import event_wire
 from corral.master.principals import principal_of
 from corral.master.rpc_agent import AgentServicer
@@ -63,12 +63,8 @@ def operator_guard(runtime: MasterRuntime) -> Any:
 
     async def guard(method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         principal = principal_of(context)
-        group = group_of(method)
-        if group is None:
-            denial = runtime.acl.unlisted(principal, method)
-        else:
-            denial = runtime.acl.call(principal, method, group)
-        if denial is not None and method not in OWNER_MAY:
+        denial = guard_denial(runtime.acl, principal, method)
+        if denial is not None:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, denial.message)
 
