@@ -46,7 +46,6 @@ class SandboxCollector:
         self.interval = interval
         self.in_use = in_use
         self.wall_clock = wall_clock  # file times are wall-clock times
-        self.removed = 0  # sandboxes removed since the agent started
 
     async def run(self) -> None:
         while True:
@@ -64,7 +63,6 @@ class SandboxCollector:
         if not due:
             return Removed(0, 0)
         removed = await asyncio.to_thread(_remove, [Path(s.path) for s in due])
-        self.removed += removed.count
         log.info(
             "sandboxes removed",
             count=removed.count,
