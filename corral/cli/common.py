@@ -79,6 +79,21 @@ def add_operator_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_timeout_arg(parser: argparse.ArgumentParser, default: float = 5.0) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=default,
+        help=f"seconds to wait for the master (default {default:g})",
+    )
+
+
+def add_output_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
+    )
+
+
 def add_master_arg(parser: argparse.ArgumentParser) -> None:
     """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads;
     neither given, corral.cli.main sets it from CORRAL_MASTER or the current context), and the

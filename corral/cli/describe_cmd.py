@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, add_output_arg, add_timeout_arg
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import (
     age,
@@ -35,12 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("kind", choices=KINDS, help="what to describe")
     p.add_argument("object_id", metavar="ID", help="its id (a role: its name)")
     p.add_argument("--framework", default="", help="a task's framework (if ids are shared)")
-    p.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
-    )
-    p.add_argument(
-        "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
-    )
+    add_output_arg(p)
+    add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
 

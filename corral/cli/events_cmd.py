@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from corral import events as cluster_events
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, add_output_arg, add_timeout_arg
 from corral.cli.errors import CliError
 from corral.cli.operator_client import call_leader
 from corral.limits import MAX_MESSAGE_BYTES
@@ -42,12 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "-f", "--follow", action="store_true", help="then print new events as they happen"
     )
-    p.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
-    )
-    p.add_argument(
-        "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
-    )
+    add_output_arg(p)
+    add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, add_output_arg, add_timeout_arg
 from corral.cli.operator_client import call_operator
 from corral.v1 import operator_pb2
 
@@ -15,12 +15,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "framework_id", metavar="FRAMEWORK", help="the framework's id (corral get frameworks)"
     )
-    p.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
-    )
-    p.add_argument(
-        "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
-    )
+    add_output_arg(p)
+    add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
 

@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, add_timeout_arg
 from corral.cli.operator_client import call_operator
 from corral.cli.table import print_table
 from corral.master import state_json
@@ -41,9 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="after the list, print each object again when it changes (Ctrl-C ends it)",
     )
-    p.add_argument(
-        "--timeout", type=positive_float, default=5.0, help="seconds to wait for the master"
-    )
+    add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
 

@@ -15,7 +15,7 @@ import sys
 import grpc
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, non_negative_int, positive_float
+from corral.cli.common import add_master_arg, add_timeout_arg, non_negative_int
 from corral.cli.errors import CliError
 from corral.cli.operator_client import OPTIONS, call_leader
 from corral.frameworks.sdk import tls as sdk_tls
@@ -39,9 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="start with the last N lines (default: the whole file)",
     )
-    p.add_argument(
-        "--timeout", type=positive_float, default=10.0, help="seconds to wait for the master"
-    )
+    add_timeout_arg(p, 10.0)
     add_master_arg(p)
     p.set_defaults(func=run)
 

@@ -11,7 +11,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from corral.cli.common import add_master_arg, positive_float, role
+from corral.cli.common import add_master_arg, add_timeout_arg, positive_float, role
 from corral.cli.errors import CliError
 from corral.cli.operator_client import call_operator
 from corral.resources import SCALARS
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.add_argument(
         "weight", metavar="WEIGHT", type=positive_float, help="its DRF weight, a number > 0"
     )
-    w.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
+    add_timeout_arg(w)
     add_master_arg(w)
     w.set_defaults(func=run_weight)
 
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     q.add_argument("--limit", type=_spec("limit"), metavar="SPEC", help="e.g. 'cpus:40'")
     q.add_argument("--clear", action="store_true", help="no guarantee and no limit")
-    q.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the master")
+    add_timeout_arg(q)
     add_master_arg(q)
     q.set_defaults(func=run_quota)
 

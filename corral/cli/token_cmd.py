@@ -11,7 +11,12 @@ import argparse
 import json
 from datetime import UTC, datetime
 
-from corral.cli.common import add_master_arg, non_negative_float, positive_float
+from corral.cli.common import (
+    add_master_arg,
+    add_output_arg,
+    add_timeout_arg,
+    non_negative_float,
+)
 from corral.cli.operator_client import call_leader
 from corral.v1 import operator_pb2
 
@@ -31,10 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="how long it is good for (default 8 hours; at most 7 days)",
     )
-    p.add_argument(
-        "-o", "--output", choices=("text", "json"), default="text", help="text (default) or JSON"
-    )
-    p.add_argument("--timeout", type=positive_float, default=5.0, help="seconds to wait")
+    add_output_arg(p)
+    add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
 
