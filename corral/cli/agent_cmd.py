@@ -249,14 +249,7 @@ def _gc_settings(args: argparse.Namespace) -> tuple[GcPolicy, float]:
     from corral.agent.core.sandbox_gc import GcPolicy
 
     delay = _seconds(args.sandbox_gc_delay, "--sandbox-gc-delay")
-    try:
-        headroom = float(args.sandbox_gc_headroom)
-    except ValueError:
-        headroom = math.nan
-    if not 0 <= headroom <= 1:
-        raise _usage(
-            f"--sandbox-gc-headroom must be a fraction in [0, 1], got {args.sandbox_gc_headroom!r}"
-        )
+    headroom = _fraction(args.sandbox_gc_headroom, "--sandbox-gc-headroom", one=True)
     interval = _seconds(args.disk_watch_interval, "--disk-watch-interval", positive=True)
     return GcPolicy(delay=delay, headroom=headroom), interval
 
@@ -269,6 +262,17 @@ def _seconds(value: str, flag: str, positive: bool = False) -> float:
     if not (math.isfinite(seconds) and (seconds > 0 if positive else seconds >= 0)):
         raise _usage(f"{flag} must be a number {'>' if positive else '>='} 0, got {value!r}")
     return seconds
+
+
+def _fraction(value: str, flag: str, *, one: bool) -> float:
+    """A fraction in [0, 1] (``one``) or [0, 1); CliError(2) naming ``flag`` otherwise."""
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not (0 <= x <= 1 if one else 0 <= x < 1):
+        raise _usage(f"{flag} must be a fraction in [0, 1{']' if one else ')'}, got {value!r}")
+    return x
 
 
 class _Qos(NamedTuple):
@@ -309,15 +313,7 @@ def _qos_settings(args: argparse.Namespace, mem: float) -> _Qos:
             "the soft threshold is the earlier warning"
         )
     transition = _seconds(args.eviction_pressure_transition, "--eviction-pressure-transition")
-    margin: float | None = None
-    try:
-        margin = float(args.revocable_margin)
-    except ValueError:
-        margin = math.nan
-    if not (0 <= margin < 1):
-        raise _usage(
-            f"--revocable-margin must be a fraction in [0, 1), got {args.revocable_margin!r}"
-        )
+    margin = _fraction(args.revocable_margin, "--revocable-margin", one=False)
     if args.revocable and args.simulate:
         raise _usage("--revocable needs real tasks to measure (not --simulate)")
     return _Qos(
