@@ -7,9 +7,9 @@ validated before the master sees it. ``Fuzzer.call(kind, variant, who, pick)`` m
 fails at once on UNKNOWN or INTERNAL (an exception that escaped the master). The invariants
 checked on an Operator ``GetState`` answer are in ``invariants.py``.
 
-Everything asynchronous runs on one event loop in a background thread (``LoopThread``), so the
-master, the channels and the open streams outlive hypothesis's examples, which are
-synchronous and submit coroutines to it.
+Everything asynchronous runs on one event loop in a background thread (``LoopThread``,
+raw_clients.py, with the raw streams), so the master, the channels and the open streams
+outlive hypothesis's examples, which are synchronous and submit coroutines to it.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ import asyncio
 import collections
 import math
 import random
-import threading
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 import grpc
 
@@ -33,8 +31,7 @@ from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
 from corral.v1 import scheduler_pb2 as s
 from tests.fuzz.invariants import check_state
-
-T = TypeVar("T")
+from tests.fuzz.raw_clients import RawAgent, RawFramework, identity, task
 
 CALL_TIMEOUT = 5.0  # every call the fuzzer makes is answered within this, or it is a defect
 AGENT_TIMEOUT = 3.0  # the master's --agent-timeout: short, so the end-of-run check is quick
@@ -48,119 +45,6 @@ HUGE = "x" * (5 * limits.MiB)  # a 5 MB string: over every length limit, under t
 TOO_MANY = limits.MAX_IDS_PER_CALL + 1
 MAX_FRAMEWORKS = 4  # live raw frameworks (the oldest is disconnected past this)
 MAX_AGENTS = 4  # live raw agents
-
-
-class LoopThread:
-    """An event loop in a daemon thread; ``run`` submits a coroutine and waits for it."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="fuzz-loop", daemon=True)
-        self.thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            future.cancel()
-            raise AssertionError(f"no result within {timeout:g} s from {coro!r}") from None
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
-# ----------------------------------------------------------------------------- raw clients
-
-
-@dataclass
-class RawFramework:
-    name: str
-    failover_timeout: float
-    call: Any = None  # the Subscribe stream
-    caller: s.Caller = field(default_factory=s.Caller)
-    offers: dict[str, pb.Offer] = field(default_factory=dict)  # as last heard, maybe stale
-    acks: list[s.Acknowledgement] = field(default_factory=list)  # statuses to acknowledge
-    tasks: list[tuple[str, str]] = field(default_factory=list)  # (agent_id, task_id) launched
-    reader: asyncio.Task[None] | None = None
-    alive: bool = True
-
-    async def read(self) -> None:
-        try:
-            while (event := await self.call.read()) is not grpc.aio.EOF:
-                kind = event.WhichOneof("event")
-                if kind == "offers":
-                    self.offers.update((o.id, o) for o in event.offers.offers)
-                elif kind == "rescind":
-                    for oid in event.rescind.offer_ids:
-                        self.offers.pop(oid, None)
-                elif kind == "update":
-                    for st in event.update.statuses:
-                        if st.uuid:
-                            self.acks.append(
-                                s.Acknowledgement(
-                                    agent_id=st.agent_id, task_id=st.task_id, uuid=st.uuid
-                                )
-                            )
-                    del self.acks[:-200]
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
-            pass
-        finally:
-            self.alive = False
-
-    def close(self) -> None:
-        self.alive = False
-        if self.call is not None:
-            self.call.cancel()
-        if self.reader is not None:
-            self.reader.cancel()
-
-
-@dataclass
-class RawAgent:
-    """A hand-driven AgentService.Connect stream."""
-
-    call: Any
-    agent_id: str = ""
-    secret: str = ""
-    tasks: list[pb.TaskInfo] = field(default_factory=list)  # launched here, as the master said
-    reader: asyncio.Task[None] | None = None
-    alive: bool = True
-
-    async def read(self) -> None:
-        try:
-            while (msg := await self.call.read()) is not grpc.aio.EOF:
-                if msg.HasField("launch_tasks"):
-                    self.tasks.extend(msg.launch_tasks.tasks)
-                    del self.tasks[:-100]
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
-            pass
-        finally:
-            self.alive = False
-
-    def close(self) -> None:
-        self.alive = False
-        self.call.cancel()
-        if self.reader is not None:
-            self.reader.cancel()
-
-
-def identity(b: bytes) -> bytes:
-    return b
-
-
-def task(task_id: str, cpus: float = 0.01, mem: float = 1.0, **extra: Any) -> pb.TaskInfo:
-    ports = extra.pop("ports", ())
-    return pb.TaskInfo(
-        task_id=task_id,
-        name="fuzz",
-        command=pb.CommandInfo(value="true", shell=True),
-        resources=pb.Resources(cpus=cpus, mem=mem, ports=[pb.Range(begin=p, end=p) for p in ports]),
-        simulation=pb.SimulationInfo(duration_seconds=0.3),
-        **extra,
-    )
 
 
 # ----------------------------------------------------------------------------- the fuzzer

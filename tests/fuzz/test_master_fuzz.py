@@ -32,11 +32,11 @@ from tests.fuzz.fuzz_master import (
     CALLS,
     MASTER_ARGS,
     Fuzzer,
-    LoopThread,
     check_timers,
     format_counts,
 )
 from tests.fuzz.invariants import check_state
+from tests.fuzz.raw_clients import LoopThread
 
 pytestmark = pytest.mark.e2e
 
