@@ -127,10 +127,17 @@ export async function startLive() {
   }
 }
 
-// Re-render when the live feed's `topics` change.
+// Re-render when the live feed's `topics` change. A component subscribes in an effect, which
+// runs after the browser paints: the feed can change between the render and then (the stream
+// went live while the page drew), and with no later change the component would go on showing
+// what it rendered. So it catches up once subscribed.
 export function useLive(topics) {
   const [, setVersion] = useState(live.version);
-  useEffect(() => subscribe(setVersion, topics), [topics.join()]);
+  useEffect(() => {
+    const unsubscribe = subscribe(setVersion, topics);
+    setVersion(live.version);
+    return unsubscribe;
+  }, [topics.join()]);
   return live;
 }
 
