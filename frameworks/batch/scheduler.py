@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,8 +63,10 @@ class BatchScheduler(sdk.Scheduler):
         on_event: Callable[[Event], None] = lambda e: None,
         clock: Callable[[], float] = time.monotonic,
         simulate: bool = True,
+        run_id: str | None = None,
     ) -> None:
-        self.job = Job(spec)
+        # Each run's own token ends its task ids (Job.run): a random one unless given.
+        self.job = Job(spec, run=secrets.token_hex(3) if run_id is None else run_id)
         self.on_event = on_event
         self.clock = clock
         self.simulate = simulate

@@ -60,10 +60,13 @@ def rank0_offer(bundle: Sequence[sdk.Offer]) -> tuple[int, int] | None:
     return None
 
 
-def members(spec: TrainSpec, bundle: Sequence[sdk.Offer], attempt: int) -> list[sdk.TaskInfo]:
+def members(
+    spec: TrainSpec, bundle: Sequence[sdk.Offer], attempt: int, run: str = ""
+) -> list[sdk.TaskInfo]:
     """One task per rank for this bundle, each naming its agent (``sdk.place_gang``), rank 0
     on an offer with a port it holds as MASTER_PORT. ``ValueError`` if the bundle has no port
-    or the members do not fit it."""
+    or the members do not fit it. ``run`` ends each task id ("train-a0-rank1-5be1c2"): two
+    runs of one gang at once are two frameworks, and an agent runs one task per id."""
     found = rank0_offer(bundle)
     if found is None:
         raise ValueError(
@@ -81,7 +84,7 @@ def members(spec: TrainSpec, bundle: Sequence[sdk.Offer], attempt: int) -> list[
             cpus=spec.cpus,
             mem=spec.mem,
             gpus=spec.gpus,
-            task_id=f"{spec.name}-a{attempt}-rank{rank}",
+            task_id=f"{spec.name}-a{attempt}-rank{rank}" + (f"-{run}" if run else ""),
             env=member_env(spec, rank, ordered[0].hostname, port, attempt),
             ports=[(port, port)] if rank == 0 else (),
             priority_class=spec.priority_class,

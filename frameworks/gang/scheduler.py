@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,8 +41,11 @@ class GangScheduler(sdk.Scheduler):
         spec: TrainSpec,
         on_event: Callable[[Event], None] = lambda e: None,
         clock: Callable[[], float] = time.monotonic,
+        run_id: str | None = None,
     ) -> None:
         self.spec = spec
+        # This run's own token ends its task ids (plan.members): a random one unless given.
+        self.run_id = secrets.token_hex(3) if run_id is None else run_id
         self.run = plan.Run(spec.workers, spec.max_restarts)
         self.on_event = on_event
         self.clock = clock
@@ -107,7 +111,7 @@ class GangScheduler(sdk.Scheduler):
 
     async def _launch(self, driver: sdk.Driver, bundle: list[sdk.Offer]) -> bool:
         try:
-            tasks = plan.members(self.spec, bundle, self.run.attempt)
+            tasks = plan.members(self.spec, bundle, self.run.attempt, self.run_id)
         except ValueError as err:
             self.refused_launches += 1
             if str(err) != self._last_refusal:  # the same bundle comes back every cycle

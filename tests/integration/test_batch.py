@@ -137,6 +137,38 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
+async def test_two_runs_of_one_job_share_an_agent_without_a_refused_launch(tmp_path: Path) -> None:
+    """Two runs of one job at once are two frameworks; each run's task ids end with its own
+    token, so the master (one task per id on an agent) refuses neither run's launches."""
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--simulate",),
+    ) as cluster:
+        await cluster.add_agent("agent-0", "cpus:4;mem:1024;disk:100")
+        await cluster.wait_for_agents(1, 30)
+        spec = JobSpec("etl", (Stage("map", 2, cpus=1, mem=64, duration=600),))
+        runs = [BatchScheduler(spec), BatchScheduler(spec)]
+        assert runs[0].job.run != runs[1].job.run
+        jobs = [asyncio.ensure_future(run.run_job(spec, cluster.master, scheduler=b)) for b in runs]
+        try:
+            ids: list[str] = []
+            for _ in range(300):  # 30 s at most
+                state = await cluster.state()
+                ids = [t.info.task_id for t in state.tasks if not sdk.is_terminal(t.status.state)]
+                if len(ids) == 4 or any(b.refused_launches for b in runs):
+                    break
+                await asyncio.sleep(0.1)
+            assert [b.refused_launches for b in runs] == [0, 0], ids
+            assert len(ids) == len(set(ids)) == 4, f"the master holds {ids}"
+            assert sorted(ids) == sorted(i for b in runs for i in b.job.live), ids
+        finally:
+            for j in jobs:
+                j.cancel()
+            await asyncio.gather(*jobs, return_exceptions=True)
+
+
 async def corral_run_batch(
     cluster: LocalCluster, *args: str, timeout: float = 60
 ) -> tuple[int, str, str]:

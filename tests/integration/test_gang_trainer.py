@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -93,10 +94,16 @@ async def test_corral_run_gang_places_four_workers_together_and_converges(
         assert event["subject"].endswith("/train-0")
         state = await cluster.state()
         ours = [t for t in state.tasks if t.info.task_id.startswith("train-a0-rank")]
-        assert sorted(t.info.task_id for t in ours) == [f"train-a0-rank{r}" for r in range(4)]
+        assert sorted(without_run(t.info.task_id) for t in ours) == [
+            f"train-a0-rank{r}" for r in range(4)
+        ]
+        assert len({t.info.task_id[-6:] for t in ours}) == 1  # one run's token
         assert {sdk.state_name(t.status.state) for t in ours} == {"FINISHED"}
         # Rank 0 holds one port of its offer (its MASTER_PORT); the others hold none.
-        ports = {t.info.task_id: [(r.begin, r.end) for r in t.info.resources.ports] for t in ours}
+        ports = {
+            without_run(t.info.task_id): [(r.begin, r.end) for r in t.info.resources.ports]
+            for t in ours
+        }
         ((begin, end),) = ports.pop("train-a0-rank0")
         ranges = [cluster.port_range(name) for name in cluster.processes if name != "master"]
         assert begin == end and any(first <= begin <= last for first, last in ranges), ranges
@@ -104,9 +111,19 @@ async def test_corral_run_gang_places_four_workers_together_and_converges(
         assert [f.info.name for f in state.frameworks if f.connected] == []  # torn down
 
 
+RUN_TOKEN = re.compile(r"-[0-9a-f]{6}$")
+
+
+def without_run(task_id: str) -> str:
+    """A member's id without its run's token ("train-a0-rank1-5be1c2" -> "train-a0-rank1")."""
+    assert RUN_TOKEN.search(task_id), f"{task_id} does not end with a run's token"
+    return RUN_TOKEN.sub("", task_id)
+
+
 def task_pid(cluster: LocalCluster, task_id: str) -> int | None:
-    """The pid of a running task, from its agent's checkpoint (``process.json``)."""
-    for path in cluster.work_dir.glob(f"agent-*/tasks/*/{task_id}/process.json"):
+    """The pid of a running task named ``task_id`` whatever its run's token, from its agent's
+    checkpoint (``process.json``)."""
+    for path in cluster.work_dir.glob(f"agent-*/tasks/*/{task_id}-*/process.json"):
         pid = json.loads(path.read_text()).get("pid")
         if pid:
             return int(pid)
@@ -144,7 +161,8 @@ async def test_a_killed_worker_restarts_the_gang_from_its_checkpoint(tmp_path: P
             training.cancel()
         assert summary["succeeded"], summary
         assert summary["restarts"] == 1 and summary["attempts"] == 2, summary
-        assert summary["failures"][0].startswith("train-a0-rank1 FAILED"), summary
+        failed, state = summary["failures"][0].split()[:2]
+        assert (without_run(failed), state) == ("train-a0-rank1", "FAILED"), summary
         assert summary["resumed_from_step"] >= 50, summary  # not from scratch
         assert summary["final_loss"] < LOSS_BOUND, summary
         assert len(summary["bundles"]) == 2  # each attempt one whole gang
@@ -180,7 +198,7 @@ async def test_a_gang_that_keeps_failing_gives_up_after_max_restarts(tmp_path: P
         assert err == ""
         summary = json.loads(summary_file.read_text())
         assert (summary["succeeded"], summary["restarts"], summary["attempts"]) == (False, 1, 2)
-        assert [f.split()[:2] for f in summary["failures"]] == [
+        assert [[without_run(f.split()[0]), f.split()[1]] for f in summary["failures"]] == [
             ["train-a0-rank2", "FAILED"], ["train-a1-rank2", "FAILED"]
         ]  # fmt: skip
         assert summary["final_loss"] is None  # a custom command writes no result

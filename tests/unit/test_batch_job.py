@@ -54,6 +54,20 @@ def test_stage_k_starts_only_when_stage_k_minus_1_has_ended() -> None:
     assert [a.task_id for a in job.take(10)] == ["reduce-0.0", "reduce-1.0"]
 
 
+def test_a_runs_token_ends_each_of_its_task_ids_retries_included() -> None:
+    job = Job(spec(Stage("map", 2, duration=1)), run="5be1c2")
+    first = job.take(10)
+    assert [a.task_id for a in first] == ["map-0.0-5be1c2", "map-1.0-5be1c2"]
+    assert job.ended("map-0.0-5be1c2", succeeded=False, preempted=True) is Outcome.RETRY
+    assert [a.task_id for a in job.take(10)] == ["map-0.1-5be1c2"]
+
+
+def test_each_batch_scheduler_is_a_run_of_its_own() -> None:
+    tokens = {BatchScheduler(spec(Stage("s", 1, duration=1))).job.run for _ in range(20)}
+    assert len(tokens) == 20 and all(len(t) == 6 for t in tokens)
+    assert BatchScheduler(spec(Stage("s", 1, duration=1)), run_id="").job.run == ""
+
+
 def test_a_failed_or_preempted_task_is_retried_up_to_the_limit() -> None:
     job = Job(spec(Stage("s", 1, duration=1), max_retries=2))
     (a,) = job.take(1)
@@ -252,7 +266,7 @@ def status(task_id: str, state: int, reason: int = 0) -> sdk.TaskStatus:
 
 
 async def test_offers_are_binpacked_and_the_rest_declined_with_a_long_filter() -> None:
-    batch = BatchScheduler(spec(Stage("s", 5, cpus=1, mem=64, duration=3)))
+    batch = BatchScheduler(spec(Stage("s", 5, cpus=1, mem=64, duration=3)), run_id="")
     driver = FakeDriver()
     await batch.offers(driver, [offer("big", 8), offer("tiny", 0.5), offer("busy", 3)])  # type: ignore[arg-type]
     await batch.settle()
@@ -267,7 +281,7 @@ async def test_offers_are_binpacked_and_the_rest_declined_with_a_long_filter() -
 
 
 async def test_a_preempted_task_is_retried_after_a_revive() -> None:
-    batch = BatchScheduler(spec(Stage("s", 2, duration=1)))
+    batch = BatchScheduler(spec(Stage("s", 2, duration=1)), run_id="")
     driver = FakeDriver()
     await batch.offers(driver, [offer("a", 2), offer("b", 4)])  # type: ignore[arg-type]
     assert driver.of("decline") == [(["o-b"], LONG_REFUSE_SECONDS)]
@@ -288,7 +302,7 @@ async def test_a_preempted_task_is_retried_after_a_revive() -> None:
 async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:
     # RESOURCE_EXHAUSTED (a master's admission bound) leaves the offer the framework's: held,
     # it would keep its resources from everyone until the offer timeout.
-    batch = BatchScheduler(spec(Stage("s", 2, duration=1)))
+    batch = BatchScheduler(spec(Stage("s", 2, duration=1)), run_id="")
     driver = FakeDriver()
     driver.refuse = sdk.CallError(
         "Accept", grpc.StatusCode.RESOURCE_EXHAUSTED, "agent a has 256 tasks launching"

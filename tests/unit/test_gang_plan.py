@@ -13,6 +13,7 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.gang import cli, plan
 from corral.frameworks.gang.plan import Action, Phase, Run
+from corral.frameworks.gang.scheduler import GangScheduler
 from corral.frameworks.gang.spec import TrainSpec
 from corral.v1.common_pb2 import Range
 
@@ -65,6 +66,17 @@ def test_members_are_placed_on_the_bundle_with_rank0_where_its_port_is() -> None
         )  # fmt: skip
         assert t.demand == "train-3" and t.resources.gpus == 1
     assert list(tasks[0].command.arguments) == [sys.executable, "-m", plan.WORKER_MODULE]
+
+
+def test_a_runs_token_ends_each_member_id() -> None:
+    bundle = [offer("a", 2, (31000, 31000)), offer("b", 2)]
+    tasks = plan.members(SPEC, bundle, attempt=1, run="5be1c2")
+    assert [t.task_id for t in tasks] == [f"train-a1-rank{r}-5be1c2" for r in range(4)]
+
+
+def test_each_gang_scheduler_is_a_run_of_its_own() -> None:
+    tokens = {GangScheduler(SPEC).run_id for _ in range(20)}
+    assert len(tokens) == 20 and all(len(t) == 6 for t in tokens)
 
 
 def test_a_custom_command_runs_with_the_shell() -> None:
