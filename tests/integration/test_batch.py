@@ -5,11 +5,13 @@ the job still succeeds."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psutil
@@ -36,6 +38,21 @@ async def until(check: object, timeout: float, what: str) -> None:
         await asyncio.wait_for(poll(), timeout)
     except TimeoutError:
         raise AssertionError(f"timed out after {timeout:g} s waiting for {what}") from None
+
+
+@contextlib.asynccontextmanager
+async def small_cluster(tmp_path: Path, agents: int) -> AsyncIterator[LocalCluster]:
+    """A master and ``agents`` simulated agents of 4 cpus, all registered."""
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--simulate",),
+    ) as cluster:
+        for i in range(agents):
+            await cluster.add_agent(f"agent-{i}", "cpus:4;mem:1024;disk:100")
+        await cluster.wait_for_agents(agents, 30)
+        yield cluster
 
 
 async def test_corral_run_batch_completes_a_500_task_job(tmp_path: Path) -> None:
@@ -109,15 +126,7 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    async with LocalCluster(
-        agents=0,
-        work_dir=tmp_path,
-        master_args=("--allocation-interval", "0.2"),
-        agent_args=("--simulate",),
-    ) as cluster:
-        for i in range(2):
-            await cluster.add_agent(f"agent-{i}", "cpus:4;mem:1024;disk:100")
-        await cluster.wait_for_agents(2, 30)
+    async with small_cluster(tmp_path, agents=2) as cluster:
         spec = JobSpec("etl", (Stage("map", 12, cpus=1, mem=64, duration=3),))
         events: list[tuple[str, str]] = []
         batch = BatchScheduler(spec, lambda e: events.append((e.kind, e.detail)))
@@ -140,14 +149,7 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
 async def test_two_runs_of_one_job_share_an_agent_without_a_refused_launch(tmp_path: Path) -> None:
     """Two runs of one job at once are two frameworks; each run's task ids end with its own
     token, so the master (one task per id on an agent) refuses neither run's launches."""
-    async with LocalCluster(
-        agents=0,
-        work_dir=tmp_path,
-        master_args=("--allocation-interval", "0.2"),
-        agent_args=("--simulate",),
-    ) as cluster:
-        await cluster.add_agent("agent-0", "cpus:4;mem:1024;disk:100")
-        await cluster.wait_for_agents(1, 30)
+    async with small_cluster(tmp_path, agents=1) as cluster:
         spec = JobSpec("etl", (Stage("map", 2, cpus=1, mem=64, duration=600),))
         runs = [BatchScheduler(spec), BatchScheduler(spec)]
         assert runs[0].job.run != runs[1].job.run
