@@ -43,36 +43,21 @@ class LoopThread:
 # ----------------------------------------------------------------------------- raw clients
 
 
-@dataclass
-class RawFramework:
-    name: str
-    failover_timeout: float
-    call: Any = None  # the Subscribe stream
-    caller: s.Caller = field(default_factory=s.Caller)
-    offers: dict[str, pb.Offer] = field(default_factory=dict)  # as last heard, maybe stale
-    acks: list[s.Acknowledgement] = field(default_factory=list)  # statuses to acknowledge
-    tasks: list[tuple[str, str]] = field(default_factory=list)  # (agent_id, task_id) launched
-    reader: asyncio.Task[None] | None = None
-    alive: bool = True
+class RawStream:
+    """What a raw framework and a raw agent share: a stream read until it ends (``take`` sees
+    each message), then no longer alive; ``close`` cancels the call and the reader."""
+
+    call: Any
+    reader: asyncio.Task[None] | None
+    alive: bool
+
+    def take(self, msg: Any) -> None:
+        raise NotImplementedError
 
     async def read(self) -> None:
         try:
-            while (event := await self.call.read()) is not grpc.aio.EOF:
-                kind = event.WhichOneof("event")
-                if kind == "offers":
-                    self.offers.update((o.id, o) for o in event.offers.offers)
-                elif kind == "rescind":
-                    for oid in event.rescind.offer_ids:
-                        self.offers.pop(oid, None)
-                elif kind == "update":
-                    for st in event.update.statuses:
-                        if st.uuid:
-                            self.acks.append(
-                                s.Acknowledgement(
-                                    agent_id=st.agent_id, task_id=st.task_id, uuid=st.uuid
-                                )
-                            )
-                    del self.acks[:-200]
+            while (msg := await self.call.read()) is not grpc.aio.EOF:
+                self.take(msg)
         except (grpc.aio.AioRpcError, asyncio.CancelledError):
             pass
         finally:
@@ -87,7 +72,35 @@ class RawFramework:
 
 
 @dataclass
-class RawAgent:
+class RawFramework(RawStream):
+    name: str
+    failover_timeout: float
+    call: Any = None  # the Subscribe stream
+    caller: s.Caller = field(default_factory=s.Caller)
+    offers: dict[str, pb.Offer] = field(default_factory=dict)  # as last heard, maybe stale
+    acks: list[s.Acknowledgement] = field(default_factory=list)  # statuses to acknowledge
+    tasks: list[tuple[str, str]] = field(default_factory=list)  # (agent_id, task_id) launched
+    reader: asyncio.Task[None] | None = None
+    alive: bool = True
+
+    def take(self, event: Any) -> None:
+        kind = event.WhichOneof("event")
+        if kind == "offers":
+            self.offers.update((o.id, o) for o in event.offers.offers)
+        elif kind == "rescind":
+            for oid in event.rescind.offer_ids:
+                self.offers.pop(oid, None)
+        elif kind == "update":
+            for st in event.update.statuses:
+                if st.uuid:
+                    self.acks.append(
+                        s.Acknowledgement(agent_id=st.agent_id, task_id=st.task_id, uuid=st.uuid)
+                    )
+            del self.acks[:-200]
+
+
+@dataclass
+class RawAgent(RawStream):
     """A hand-driven AgentService.Connect stream."""
 
     call: Any
@@ -97,22 +110,10 @@ class RawAgent:
     reader: asyncio.Task[None] | None = None
     alive: bool = True
 
-    async def read(self) -> None:
-        try:
-            while (msg := await self.call.read()) is not grpc.aio.EOF:
-                if msg.HasField("launch_tasks"):
-                    self.tasks.extend(msg.launch_tasks.tasks)
-                    del self.tasks[:-100]
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
-            pass
-        finally:
-            self.alive = False
-
-    def close(self) -> None:
-        self.alive = False
-        self.call.cancel()
-        if self.reader is not None:
-            self.reader.cancel()
+    def take(self, msg: Any) -> None:
+        if msg.HasField("launch_tasks"):
+            self.tasks.extend(msg.launch_tasks.tasks)
+            del self.tasks[:-100]
 
 
 def identity(b: bytes) -> bytes:
