@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral.frameworks.run_ids import with_run
+
 EPSILON = 1e-9
 
 
@@ -190,9 +192,7 @@ class Job:
     the master refused with ``unlaunch`` and the end of each with ``ended``."""
 
     spec: JobSpec
-    # Ends every task id ("map-3.0-5be1c2"): two runs of one job at once are two frameworks
-    # whose tasks may share an agent, and an agent runs one task per id.
-    run: str = ""
+    run: str = ""  # ends every task id (run_ids.py)
     stage: int = 0
     records: list[list[TaskRecord]] = field(default_factory=list)
     queue: deque[int] = field(default_factory=deque)  # indexes of the current stage to launch
@@ -251,9 +251,7 @@ class Job:
         for _ in range(n):
             index = self.queue.popleft()
             rec = self.records[self.stage][index]
-            task_id = f"{self.current.name}-{index}.{rec.attempts}"
-            if self.run:
-                task_id = f"{task_id}-{self.run}"
+            task_id = with_run(f"{self.current.name}-{index}.{rec.attempts}", self.run)
             attempt = Attempt(task_id, self.stage, index, rec.attempts)
             rec.attempts += 1
             self.live[attempt.task_id] = attempt

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from corral.frameworks.batch.job import (
     binpack_order,
     fit_count,
 )
+from corral.frameworks.run_ids import new_run_id
 
 LONG_REFUSE_SECONDS = 3600.0
 _FINISHED = sdk.TaskState.TASK_STATE_FINISHED
@@ -65,8 +65,7 @@ class BatchScheduler(sdk.Scheduler):
         simulate: bool = True,
         run_id: str | None = None,
     ) -> None:
-        # Each run's own token ends its task ids (Job.run): a random one unless given.
-        self.job = Job(spec, run=secrets.token_hex(3) if run_id is None else run_id)
+        self.job = Job(spec, run=new_run_id() if run_id is None else run_id)
         self.on_event = on_event
         self.clock = clock
         self.simulate = simulate

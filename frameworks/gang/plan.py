@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from corral.frameworks import sdk
 from corral.frameworks.gang.spec import TrainSpec
+from corral.frameworks.run_ids import with_run
 
 WORKER_MODULE = "corral.frameworks.gang.worker"
 
@@ -65,8 +66,7 @@ def members(
 ) -> list[sdk.TaskInfo]:
     """One task per rank for this bundle, each naming its agent (``sdk.place_gang``), rank 0
     on an offer with a port it holds as MASTER_PORT. ``ValueError`` if the bundle has no port
-    or the members do not fit it. ``run`` ends each task id ("train-a0-rank1-5be1c2"): two
-    runs of one gang at once are two frameworks, and an agent runs one task per id."""
+    or the members do not fit it. ``run`` ends each task id (run_ids.py)."""
     found = rank0_offer(bundle)
     if found is None:
         raise ValueError(
@@ -84,7 +84,7 @@ def members(
             cpus=spec.cpus,
             mem=spec.mem,
             gpus=spec.gpus,
-            task_id=f"{spec.name}-a{attempt}-rank{rank}" + (f"-{run}" if run else ""),
+            task_id=with_run(f"{spec.name}-a{attempt}-rank{rank}", run),
             env=member_env(spec, rank, ordered[0].hostname, port, attempt),
             ports=[(port, port)] if rank == 0 else (),
             priority_class=spec.priority_class,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from corral.frameworks import sdk
 from corral.frameworks.gang import plan
 from corral.frameworks.gang.spec import TrainSpec
+from corral.frameworks.run_ids import new_run_id
 
 _FINISHED = sdk.TaskState.TASK_STATE_FINISHED
 KILL_GRACE_SECONDS = 2.0
@@ -44,8 +44,7 @@ class GangScheduler(sdk.Scheduler):
         run_id: str | None = None,
     ) -> None:
         self.spec = spec
-        # This run's own token ends its task ids (plan.members): a random one unless given.
-        self.run_id = secrets.token_hex(3) if run_id is None else run_id
+        self.run_id = new_run_id() if run_id is None else run_id  # ends its task ids
         self.run = plan.Run(spec.workers, spec.max_restarts)
         self.on_event = on_event
         self.clock = clock

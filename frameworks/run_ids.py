@@ -1,0 +1,22 @@
+"""A run's own token at the end of its task ids (batch's ``map-3.0-5be1c2``, the gang's
+``train-a0-rank1-5be1c2``).
+
+Two runs of one job at once are two frameworks whose tasks may share an agent, and an agent
+runs one task per id: without a token of its own, the second run's launches are refused
+wherever the first run's task of that id lives. Drawn in the shell (the schedulers), given as
+an input to the models, which stay deterministic.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+
+def new_run_id() -> str:
+    """Six hex digits, drawn per run."""
+    return secrets.token_hex(3)
+
+
+def with_run(task_id: str, run: str) -> str:
+    """``task_id`` ended by ``run`` ("" leaves it as it is)."""
+    return f"{task_id}-{run}" if run else task_id
