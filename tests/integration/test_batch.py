@@ -5,13 +5,11 @@ the job still succeeds."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import psutil
@@ -40,19 +38,15 @@ async def until(check: object, timeout: float, what: str) -> None:
         raise AssertionError(f"timed out after {timeout:g} s waiting for {what}") from None
 
 
-@contextlib.asynccontextmanager
-async def small_cluster(tmp_path: Path, agents: int) -> AsyncIterator[LocalCluster]:
-    """A master and ``agents`` simulated agents of 4 cpus, all registered."""
-    async with LocalCluster(
-        agents=0,
+def small_cluster(tmp_path: Path, agents: int) -> LocalCluster:
+    """A master and ``agents`` simulated agents of 4 cpus, all registered once entered."""
+    return LocalCluster(
+        agents=agents,
+        agent_resources="cpus:4;mem:1024;disk:100",
         work_dir=tmp_path,
         master_args=("--allocation-interval", "0.2"),
         agent_args=("--simulate",),
-    ) as cluster:
-        for i in range(agents):
-            await cluster.add_agent(f"agent-{i}", "cpus:4;mem:1024;disk:100")
-        await cluster.wait_for_agents(agents, 30)
-        yield cluster
+    )
 
 
 async def test_corral_run_batch_completes_a_500_task_job(tmp_path: Path) -> None:
