@@ -273,6 +273,8 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     scalars_to_pb(o.scalars, o.ports, out.resources)
     if o.attributes:  # update() walks even an empty mapping in Python
         out.attributes.update(o.attributes)
+    for t in o.taints:
+        taint_to_pb(t, out.taints.add())
     if o.gang_id:
         out.gang_id = o.gang_id
     if o.revocable:

@@ -4,10 +4,11 @@ An offer is a new id and framework on an agent's unchanged description: between 
 the same agent only the id, the framework and (when tasks come and go) the resources differ.
 Building a ``pb.Offer`` per offer and serializing the batch cost ~3 µs an offer, the largest
 single cost of the decline load test after gRPC itself. Here the agent's fields (agent_id,
-hostname, resources, attributes) are serialized once by protobuf and kept while they stay the
-same; each offer adds only its id and framework id in front of them. Concatenated fields are a
-valid message (protobuf parses fields in any order), and ``tests/unit/test_offer_wire.py`` holds
-the bytes to what protobuf itself makes of the same offers.
+hostname, resources, attributes, taints) are serialized once by protobuf and kept while they
+stay the same; each offer adds only its id and framework id in front of them. Concatenated
+fields are a valid message (protobuf parses fields in any order), and
+``tests/unit/test_offer_wire.py`` holds the bytes to what protobuf itself makes of the same
+offers.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ class OfferEncoder:
     """Encodes OFFERS events; one per master, so the agent cache lasts across cycles."""
 
     def __init__(self) -> None:
-        # agent id -> (key, ports, spec, serialized fields 3-6): the key is the scalars as
+        # agent id -> (key, ports, spec, serialized fields 3-7): the key is the scalars as
         # float64 bytes, marked when the part carries ports; the spec as the agent registered it
-        # (a re-registration makes a new one): its hostname and attributes.
+        # (a re-registration makes a new one): its hostname, attributes and taints.
         self._agents: dict[str, tuple[bytes, object, AgentSpec, bytes]] = {}
         self._frameworks: dict[str, bytes] = {}
 
@@ -200,9 +201,12 @@ def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:
 def _agent_fields(
     agent_id: str, spec: AgentSpec, scalars: Sequence[float], ports: PortRanges
 ) -> bytes:
-    """Fields 3-6 of the offer (agent_id, hostname, resources, attributes), by protobuf: the
-    offer as ``convert.offer_to_pb`` makes it, without the id and framework written per offer."""
-    record = OfferRecord("", "", agent_id, spec.hostname, scalars, ports, spec.attributes, 0.0)
+    """Fields 3-7 of the offer (agent_id, hostname, resources, attributes, taints), by
+    protobuf: the offer as ``convert.offer_to_pb`` makes it, without the id and framework
+    written per offer."""
+    record = OfferRecord(
+        "", "", agent_id, spec.hostname, scalars, ports, spec.attributes, 0.0, taints=spec.taints
+    )
     msg = convert.offer_to_pb(record, pb.Offer())
     msg.ClearField("id")
     msg.ClearField("framework_id")

@@ -118,6 +118,7 @@ class OfferColumns:
             self,
             i,
             self.revocable,
+            spec.taints,
         )
 
     def records(self) -> list[OfferRecord]:

@@ -21,6 +21,7 @@ from corral.master.core.types import (
     TaskState,
     TaskUsage,
 )
+from corral.placement import Taint
 from corral.resources import PortRanges, Resources
 
 if TYPE_CHECKING:
@@ -53,6 +54,9 @@ class OfferRecord:
     columns: OfferColumns | None = None  # the book's batch holding it (None: made by hand)
     index: int = -1
     revocable: bool = False  # revocable resources (master/core/revocable.py), not the book's
+    # The agent's taints: a framework sees why it may not use an offer it does not tolerate
+    # (a PreferNoSchedule one, say) without asking the master.
+    taints: tuple[Taint, ...] = ()
 
     @property
     def resources(self) -> Resources:

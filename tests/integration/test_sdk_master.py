@@ -93,3 +93,32 @@ async def test_why_pending_gives_the_master_s_reason_for_a_demand_that_cannot_be
     with pytest.raises(sdk.CallError) as unknown:
         await sdk.why_pending(cluster.master, "no-such-framework")
     assert unknown.value.code == grpc.StatusCode.NOT_FOUND
+
+
+async def test_an_offer_shows_its_agent_s_taints_over_grpc() -> None:
+    # Issue #40, defect 6: offers are written as pre-serialized bytes (master/offer_wire.py),
+    # which left the taints out: sdk.view(offer).taints was () for a tainted agent.
+    taints = "spot=true:PreferNoSchedule;gpu-sku=inference:NoSchedule"
+    async with LocalCluster(
+        agents=1, insecure=True, corral=CORRAL, agent_args=("--taints", taints)
+    ) as c:
+        tolerating = sdk.FrameworkInfo(
+            name="tolerant",
+            tolerations=[sdk.Toleration.equal("gpu-sku", "inference", "NoSchedule").to_pb()],
+        )
+        async with sdk.Driver(None, tolerating, c.master, tls=sdk.INSECURE) as driver:
+            async with asyncio.timeout(TIMEOUT):
+                async for event in driver.events():
+                    if isinstance(event, sdk.OffersEvent) and event.offers:
+                        offer = sdk.view(event.offers[0])
+                        break
+            assert offer.taints == ("spot=true:PreferNoSchedule", "gpu-sku=inference:NoSchedule")
+            # A second cycle's offer of the same agent comes from the master's cached bytes.
+            await driver.decline([offer.id], refuse_seconds=0)
+            async with asyncio.timeout(TIMEOUT):
+                async for event in driver.events():
+                    if isinstance(event, sdk.OffersEvent) and event.offers:
+                        again = sdk.view(event.offers[0])
+                        break
+            assert again.id != offer.id and again.taints == offer.taints
+            await driver.teardown()

@@ -1,6 +1,7 @@
 """The hand-assembled OFFERS bytes parse to exactly what protobuf builds from the same offers,
-whatever the ids, resources, ports and attributes, and however an agent changes between offers
-(the encoder caches each agent's part). Offers come as the book's columns (offer_columns.py)."""
+whatever the ids, resources, ports, attributes and taints, and however an agent changes between
+offers (the encoder caches each agent's part). Offers come as the book's columns
+(offer_columns.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import AgentSpec
 from corral.master.offer_wire import OfferEncoder, event_wire, varint
+from corral.placement import Taint, TaintEffect
 from corral.resources import Resources
-from corral.v1 import scheduler_pb2
+from corral.v1 import common_pb2, scheduler_pb2
 
 text = st.text(max_size=300)  # past 127 bytes a length takes two varint bytes
 scalars = st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=4, max_size=4)
@@ -24,13 +26,19 @@ ports_of = st.lists(
     max_size=3,
 ).map(tuple)
 attributes = st.dictionaries(text, text, max_size=3)
+taints = st.lists(st.builds(Taint, text, text, st.sampled_from(list(TaintEffect))), max_size=3).map(
+    tuple
+)
 
 
 @st.composite
 def offer_batches(draw: st.DrawFn) -> list[list[OfferColumns]]:
     """OFFERS messages, each a list of one framework's batches of columns."""
     agents = draw(st.lists(st.tuples(text, text), min_size=1, max_size=4, unique_by=lambda a: a[0]))
-    specs = {aid: AgentSpec(aid, host, Resources(), draw(attributes)) for aid, host in agents}
+    specs = {
+        aid: AgentSpec(aid, host, Resources(), draw(attributes), draw(taints))
+        for aid, host in agents
+    }
     messages = []
     for _ in range(draw(st.integers(1, 4))):
         fid = draw(text)
@@ -39,9 +47,11 @@ def offer_batches(draw: st.DrawFn) -> list[list[OfferColumns]]:
             aids, made, rows, ports = [], [], [], {}
             for i in range(draw(st.integers(0, 5))):
                 aid = draw(st.sampled_from(sorted(specs)))
-                if draw(st.booleans()):  # the agent re-registered with new attributes
+                if draw(st.booleans()):  # the agent re-registered with new attributes, taints
                     old = specs[aid]
-                    specs[aid] = AgentSpec(aid, old.hostname, Resources(), draw(attributes))
+                    specs[aid] = AgentSpec(
+                        aid, old.hostname, Resources(), draw(attributes), draw(taints)
+                    )
                 aids.append(aid)
                 made.append(specs[aid])
                 rows.append(draw(scalars))
@@ -177,3 +187,20 @@ def test_offers_split_by_size_parse_to_the_same_offers_each_event_under_the_boun
             # Only an offer larger than the bound on its own may take an event past it.
             assert event.offers.ByteSize() <= max_bytes or len(event.offers.offers) == 1
         assert len(events) == 1 or all(e.offers.offers for e in events)
+
+
+def test_an_offer_carries_its_agent_taints_and_a_change_is_encoded_afresh() -> None:
+    # Issue #40, defect 6: sdk.view(offer).taints was () for a tainted agent.
+    encoder = OfferEncoder()
+    row = [1.0, 1.0, 0.0, 0.0]
+    spot = Taint("spot", "true", TaintEffect.PREFER_NO_SCHEDULE)
+    [offer] = scheduler_pb2.Event.FromString(
+        encoder.event([one(1, "f", AgentSpec("a", "h", Resources(), {}, (spot,)), row)])
+    ).offers.offers
+    assert [(t.key, t.value, t.effect) for t in offer.taints] == [
+        ("spot", "true", common_pb2.TaintEffect.TAINT_EFFECT_PREFER_NO_SCHEDULE)
+    ]
+    gpu = Taint("gpu-sku", "inference", TaintEffect.NO_SCHEDULE)
+    again = AgentSpec("a", "h", Resources(), {}, (gpu,))  # registered again with another taint
+    [offer] = scheduler_pb2.Event.FromString(encoder.event([one(2, "f", again, row)])).offers.offers
+    assert [t.key for t in offer.taints] == ["gpu-sku"]
