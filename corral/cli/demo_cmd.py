@@ -259,7 +259,8 @@ def _summary(snap: Snapshot | None, agents: int, fleet: Fleet, served: int) -> i
     waves = fleet.batch.summaries()
     print(
         f"  batch: {len(fleet.batch.codes)} waves ended, {fleet.batch.codes.count(0)} succeeded; "
-        f"{sum(w.get('preemptions', 0) for w in waves)} tasks preempted and retried"
+        f"{sum(w.get('disruptions', 0) for w in waves)} tasks preempted (or otherwise "
+        "disrupted) and retried"
     )
     trainings = [g for g in fleet.gang.summaries() if g.get("final_loss") is not None]
     loss = f", last final loss {trainings[-1]['final_loss']:.4g}" if trainings else ""

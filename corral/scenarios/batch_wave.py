@@ -67,7 +67,7 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
                 tl.say(f"serving {running}/{s.serving} running in {took:.1f} s")
             else:
                 tl.say(f"after {s.window:g} s serving is {running}/{s.serving}: pending")
-            preempted = batch.job.counts()["preemptions"]
+            preempted = batch.job.counts()["disruptions"]  # here, preemptions only
             if preempted:
                 tl.say(f"{preempted} batch tasks preempted, requeued by the batch framework")
         finally:

@@ -47,7 +47,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--max-retries",
         type=non_negative_int,
         metavar="R",
-        help="times a failed or preempted task is tried again (default 3)",
+        help="times a failed task is tried again (default 3); a task preempted, evicted or "
+        "drained away is tried again without spending one",
     )
     parser.add_argument(
         "--priority-class",
@@ -139,7 +140,8 @@ FRAMEWORKS = [
         name="batch",
         help="a Spark-like job: stages of many short tasks, binpacked, low priority, retried",
         description="Run a job of stages of many short tasks at low priority (class 'batch'), "
-        "binpacked onto the fullest agents; failed or preempted tasks are retried. While tasks "
+        "binpacked onto the fullest agents; failed tasks are retried up to --max-retries times, "
+        "preempted, evicted or drained ones always. While tasks "
         "wait, the master's reason is shown. SIGINT or SIGTERM tears the job down (its running "
         "tasks are killed) and prints the summary. Exit 0 when every task succeeded, 1 "
         "otherwise.",

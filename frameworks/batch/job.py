@@ -6,8 +6,10 @@ what to launch next and tells it what became of each task.
 - A job is stages; stage k starts when every task of stage k-1 has ended for good. If a task of
   a stage ends for good without succeeding, the later stages are skipped (their tasks would
   read output that is not there) and the job ends.
-- A task that fails (FAILED, LOST, ERROR, ...) or is KILLED (preempted or not) is tried again,
-  up to ``max_retries`` times in all; a launch the master refused is not an attempt.
+- A task that fails (FAILED, LOST, ERROR, KILLED by an operator, ...) is tried again, up to
+  ``max_retries`` failures in all. One the cluster took away (``disrupted``: preempted, evicted,
+  drained, ``sdk.is_disruption``) is tried again without spending a retry. A launch the master
+  refused is not an attempt.
 - ``max_cpus`` (like ``spark.cores.max``) bounds the cpus of the job's live tasks.
 """
 
@@ -163,9 +165,9 @@ class TaskRecord:
     stage: int
     index: int
     attempts: int = 0  # launched attempts
-    retries: int = 0
-    preemptions: int = 0
-    failures: int = 0
+    retries: int = 0  # relaunches, after a failure or a disruption
+    disruptions: int = 0  # ends that were the cluster's doing: no retry spent
+    failures: int = 0  # ends that were the task's: each spends a retry
     succeeded: bool = False
     gave_up: bool = False
     skipped: bool = False
@@ -268,9 +270,10 @@ class Job:
             self.records[a.stage][a.index].attempts -= 1
             self.queue.appendleft(a.index)
 
-    def ended(self, task_id: str, succeeded: bool, preempted: bool, error: str = "") -> Outcome:
-        """Attempt ``task_id`` ended (a terminal status). Moves to the next stage when the
-        current one is over."""
+    def ended(self, task_id: str, succeeded: bool, disrupted: bool, error: str = "") -> Outcome:
+        """Attempt ``task_id`` ended (a terminal status); ``disrupted``: by the cluster, not by
+        itself (``sdk.is_disruption``), so it is tried again whatever ``max_retries`` says.
+        Moves to the next stage when the current one is over."""
         attempt = self.live.pop(task_id, None)
         if attempt is None:
             return Outcome.IGNORED
@@ -282,11 +285,11 @@ class Job:
             outcome = Outcome.SUCCEEDED
         else:
             rec.last_error = error
-            if preempted:
-                rec.preemptions += 1
+            if disrupted:
+                rec.disruptions += 1
             else:
                 rec.failures += 1
-            if rec.retries < self.spec.max_retries:
+            if disrupted or rec.failures <= self.spec.max_retries:
                 rec.retries += 1
                 self.queue.append(attempt.index)
                 outcome = Outcome.RETRY
@@ -320,7 +323,7 @@ class Job:
             "failed": sum(r.gave_up for r in every),
             "skipped": sum(r.skipped for r in every),
             "retries": sum(r.retries for r in every),
-            "preemptions": sum(r.preemptions for r in every),
+            "disruptions": sum(r.disruptions for r in every),
             "failures": sum(r.failures for r in every),
             "attempts": sum(r.attempts for r in every),
         }

@@ -101,7 +101,7 @@ def _detail(job: Job) -> str:
     stage = "" if job.done else f"{job.current.name}: "
     return (
         f"{stage}{len(job.live)} running, {c['retries']} retries "
-        f"({c['preemptions']} preempted), {c['failed']} failed"
+        f"({c['disruptions']} disrupted), {c['failed']} failed"
     )
 
 
@@ -110,7 +110,7 @@ def status_line(job: Job) -> str:
     return (
         f"{job.ended_tasks()}/{c['tasks']} tasks ended ({c['succeeded']} succeeded, "
         f"{c['failed']} failed), {len(job.live)} running, {job.pending} waiting, "
-        f"{c['retries']} retries ({c['preemptions']} preempted)"
+        f"{c['retries']} retries ({c['disruptions']} disrupted)"
     )
 
 
@@ -118,7 +118,7 @@ def summary_text(summary: dict[str, Any]) -> str:
     s = summary
     return (
         f"job {s['job']}: {s['tasks']} tasks, {s['succeeded']} succeeded, {s['failed']} failed, "
-        f"{s['skipped']} skipped; {s['retries']} retries ({s['preemptions']} preemptions, "
+        f"{s['skipped']} skipped; {s['retries']} retries ({s['disruptions']} disruptions, "
         f"{s['failures']} failures); makespan {s['makespan_seconds']:.1f} s"
         + ending_text(s, "tasks")
     )

@@ -7,10 +7,9 @@
   what it cannot use it declines with a long refuse filter. When it needs more after having
   declined (a retry, the next stage), it revives, which clears those filters.
 - Its tasks are in the ``batch`` priority class (value -100, ``Never``): offered what serving
-  leaves, preempted when serving needs the room. A preempted task (KILLED, reason PREEMPTED) is
-  retried like a failed one, up to ``max_retries``; so is one its agent evicted (EVICTED) or
-  whose revocable resources were taken back (REVOCABLE_RESOURCES_RECLAIMED), counted with the
-  preemptions: none of the three is the task's fault.
+  leaves, preempted when serving needs the room. A task the cluster took away (preempted,
+  evicted, drained, its revocable resources reclaimed: ``sdk.is_disruption``) is retried
+  without spending one of its ``max_retries``: none of those is the task's fault.
 - With ``JobSpec.revocable`` it also fills revocable offers (each accepted on its own, its
   tasks marked revocable), stages that need no disk and no gpus only.
 """
@@ -37,14 +36,6 @@ from corral.frameworks.run_ids import new_run_id
 
 LONG_REFUSE_SECONDS = 3600.0
 _FINISHED = sdk.TaskState.TASK_STATE_FINISHED
-# Ended by the cluster, not by the task: retried, counted with the preemptions.
-_NOT_ITS_FAULT = frozenset(
-    {
-        sdk.TaskReason.TASK_REASON_PREEMPTED,
-        sdk.TaskReason.TASK_REASON_EVICTED,
-        sdk.TaskReason.TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED,
-    }
-)
 
 
 @dataclass
@@ -231,18 +222,18 @@ class BatchScheduler(sdk.Scheduler):
         if not sdk.is_terminal(status.state):
             return
         succeeded = status.state == _FINISHED
-        preempted = status.reason in _NOT_ITS_FAULT
+        disrupted = sdk.is_disruption(status)
         before = self.job.pending
         outcome = self.job.ended(
             status.task_id,
             succeeded=succeeded,
-            preempted=preempted,
+            disrupted=disrupted,
             error=f"{sdk.state_name(status.state)} {status.message}".strip(),
         )
         if outcome is Outcome.IGNORED:
             return
         self.last_progress = self.clock()
-        detail = sdk.view(status).reason.lower() if preempted else sdk.state_name(status.state)
+        detail = sdk.view(status).reason.lower() if disrupted else sdk.state_name(status.state)
         self.on_event(Event(outcome.value, status.task_id, detail))
         if self.job.stage != self._stage_seen and not self.job.done:
             self._stage_seen = self.job.stage

@@ -8,7 +8,8 @@ Rules of a run (``Run``):
 3. A member ending any other way (FAILED, KILLED, LOST, ERROR, ...) fails the attempt: the
    survivors are killed and, once every member has ended, the next attempt is launched (it
    resumes from the last checkpoint), unless ``max_restarts`` attempts were relaunched already:
-   then the run failed.
+   then the run failed. An attempt the cluster ended (its first member to end was preempted,
+   evicted, drained away: ``sdk.is_disruption``) is relaunched without spending a restart.
 4. Ends of members of an earlier attempt, or seen twice, change nothing.
 """
 
@@ -139,6 +140,9 @@ class Run:
     phase: Phase = Phase.WAITING
     live: dict[str, str] = field(default_factory=dict)  # task id -> agent id, this attempt
     failures: list[str] = field(default_factory=list)  # why each failed attempt failed
+    disruptions: int = 0  # attempts the cluster ended: relaunched, no restart spent
+    # The last failed attempt's first end was a disruption (so its relaunch spent no restart).
+    disrupted_last: bool = False
 
     @property
     def done(self) -> bool:
@@ -152,7 +156,10 @@ class Run:
         self.live = dict(placed)
         self.phase = Phase.RUNNING
 
-    def ended(self, task_id: str, succeeded: bool, why: str = "") -> Action:
+    def ended(
+        self, task_id: str, succeeded: bool, why: str = "", disrupted: bool = False
+    ) -> Action:
+        """Member ``task_id`` ended; ``disrupted``: by the cluster, not by itself."""
         if task_id not in self.live:
             return Action.NOTHING  # rule 4
         del self.live[task_id]
@@ -164,6 +171,8 @@ class Run:
                 return Action.SUCCEEDED
             self.failures.append(f"{task_id} {why}".strip())
             self.phase = Phase.STOPPING
+            # The first end decides: the survivors then fail for want of their peer.
+            self.disrupted_last = disrupted
             if self.live:
                 return Action.KILL_SURVIVORS
         if self.phase is Phase.STOPPING and not self.live:
@@ -171,10 +180,13 @@ class Run:
         return Action.NOTHING
 
     def _next_attempt(self) -> Action:
-        if self.restarts >= self.max_restarts:
+        if self.disrupted_last:
+            self.disruptions += 1
+        elif self.restarts >= self.max_restarts:
             self.phase = Phase.FAILED
             return Action.GIVE_UP
-        self.restarts += 1
+        else:
+            self.restarts += 1
         self.attempt += 1
         self.phase = Phase.WAITING
         return Action.RELAUNCH

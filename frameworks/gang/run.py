@@ -80,6 +80,8 @@ def _with_result(summary: dict[str, Any], directory: Path) -> dict[str, Any]:
 
 def summary_text(s: dict[str, Any]) -> str:
     restarts = f"{s['restarts']} restart{'s' if s['restarts'] != 1 else ''}"
+    if s.get("disruptions"):
+        restarts += f" (and {s['disruptions']} relaunch(es) after a preemption, eviction or drain)"
     loss = "no result file" if s["final_loss"] is None else f"final loss {s['final_loss']:.6g}"
     if s["resumed_from_step"]:
         loss += f" (resumed from step {s['resumed_from_step']})"

@@ -142,7 +142,8 @@ class GangScheduler(sdk.Scheduler):
         state = sdk.state_name(status.state)
         why = f"{state} {status.message}".strip()
         was_running = self.run.phase is plan.Phase.RUNNING
-        action = self.run.ended(status.task_id, status.state == _FINISHED, why)
+        disrupted = sdk.is_disruption(status)
+        action = self.run.ended(status.task_id, status.state == _FINISHED, why, disrupted)
         if action is plan.Action.NOTHING:
             return
         if was_running and status.state != _FINISHED:
@@ -155,11 +156,14 @@ class GangScheduler(sdk.Scheduler):
             return
         if action is plan.Action.RELAUNCH:
             self.waiting_since = self.clock()
+            if self.run.disrupted_last:  # the cluster's doing (sdk.is_disruption)
+                spent = "relaunch (the cluster ended the attempt: no restart spent)"
+            else:
+                spent = f"restart {self.run.restarts} of at most {self.spec.max_restarts}"
             self.on_event(
                 Event(
                     "restart",
-                    f"restart {self.run.restarts} of at most {self.spec.max_restarts}: "
-                    f"attempt {self.run.attempt} resumes from the last checkpoint "
+                    f"{spent}: attempt {self.run.attempt} resumes from the last checkpoint "
                     f"(after {self.run.failures[-1]})",
                 )
             )
@@ -189,6 +193,7 @@ class GangScheduler(sdk.Scheduler):
             "steps": self.spec.steps,
             "succeeded": self.run.phase is plan.Phase.SUCCEEDED,
             "restarts": self.run.restarts,
+            "disruptions": self.run.disruptions,
             "attempts": self.run.attempt + 1,
             "failures": list(self.run.failures),
             "bundles": [list(b) for b in self.bundles],

@@ -40,7 +40,13 @@ from corral.frameworks.sdk.placement import (
 )
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.signals import StopSignals
-from corral.frameworks.sdk.states import TERMINAL_STATES, is_terminal, state_name
+from corral.frameworks.sdk.states import (
+    DISRUPTIONS,
+    TERMINAL_STATES,
+    is_disruption,
+    is_terminal,
+    state_name,
+)
 from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
 from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
@@ -57,6 +63,7 @@ from corral.v1.common_pb2 import (
 
 __all__ = [
     "DEFAULT_MASTER",
+    "DISRUPTIONS",
     "INSECURE",
     "TERMINAL_STATES",
     "TLS",
@@ -104,6 +111,7 @@ __all__ = [
     "configure_logging",
     "fits",
     "how_many_fit",
+    "is_disruption",
     "is_terminal",
     "new_task_id",
     "place_gang",

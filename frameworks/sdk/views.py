@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, get_args, overload
 
-from corral.frameworks.sdk.states import TERMINAL_STATES
+from corral.frameworks.sdk.states import TERMINAL_STATES, is_disruption
 from corral.v1.common_pb2 import Offer, TaintEffect, TaskReason, TaskState, TaskStatus
 
 # The wire enums without their prefixes. Literal types let a type checker catch a misspelt
@@ -81,7 +81,9 @@ class StatusView:
 
     ``state`` and ``reason`` are the enum names without prefix (``"FAILED"``, ``"PREEMPTED"``;
     ``"UNSPECIFIED"`` when unset); ``exit_code`` is None when the task did not exit (killed,
-    lost, still running); ``needs_ack`` says the driver acknowledges it (it carried a uuid)."""
+    lost, still running); ``needs_ack`` says the driver acknowledges it (it carried a uuid);
+    ``disrupted`` that it ended for the cluster's reasons, not its own (``sdk.is_disruption``:
+    preempted, evicted, drained, ...)."""
 
     task_id: str
     state: StateName
@@ -94,6 +96,7 @@ class StatusView:
     terminal: bool
     needs_ack: bool
     raw: TaskStatus
+    disrupted: bool = False
 
     @classmethod
     def of(cls, status: TaskStatus) -> StatusView:
@@ -111,6 +114,7 @@ class StatusView:
             terminal=state in TERMINAL_STATES,
             needs_ack=bool(status.uuid),
             raw=status,
+            disrupted=is_disruption(status),
         )
 
 

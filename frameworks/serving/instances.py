@@ -208,13 +208,17 @@ class Instances:
         if i is not None:
             i.ready = ok
 
-    def ended(self, task_id: str, now: float) -> tuple[Instance, bool] | None:
+    def ended(
+        self, task_id: str, now: float, disrupted: bool = False
+    ) -> tuple[Instance, bool] | None:
         """The instance ended; returns it and whether it failed (then the next launch waits
-        out the backoff). None for a task that is not one of ours (a duplicate status)."""
+        out the backoff). ``disrupted``: the cluster ended it (preempted, evicted, drained:
+        ``sdk.is_disruption``), which is no failure of the app's: replaced at once, not
+        counted. None for a task that is not one of ours (a duplicate status)."""
         i = self.live.pop(task_id, None)
         if i is None:
             return None
-        failed = i.kill_reason not in EXPECTED_KILLS
+        failed = i.kill_reason not in EXPECTED_KILLS and not (disrupted and not i.killing)
         if failed:
             self.failures += 1
             if i.kill_reason == "unhealthy":

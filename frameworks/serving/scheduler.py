@@ -9,7 +9,9 @@
   ended, a scale-up, a new version, a backoff ran out).
 - Ports come from the offer's ranges, passed to the task as ``PORT0..`` and ``PORT``.
 - Health checks run here (``health.py``); an instance failing too many in a row is killed and
-  replaced. Instances that fail are replaced after an exponential backoff.
+  replaced. Instances that fail are replaced after an exponential backoff; those the cluster
+  took away (preempted, evicted, drained: ``sdk.is_disruption``) at once, and they count as no
+  failure (no backoff, not against a deployment's ``failure_threshold``).
 - A new spec (``update``) scales, or rolls the instances to a new version within the
   upgrade strategy.
 - An ``Observer`` hears of every instance as it is about to launch, changes and ends: the
@@ -239,7 +241,8 @@ class ServingScheduler(sdk.Scheduler):
                 if known is not None:
                     self.observer.changed(known)
             elif sdk.is_terminal(status.state):
-                ended = self.app.ended(status.task_id, now)
+                disrupted = sdk.is_disruption(status)
+                ended = self.app.ended(status.task_id, now, disrupted)
                 for checks in (self._checks, self._readiness):
                     check = checks.pop(status.task_id, None)
                     if check is not None:
@@ -248,8 +251,8 @@ class ServingScheduler(sdk.Scheduler):
                     inst, failed = ended
                     self._need_revive = True
                     what = sdk.state_name(status.state)
-                    if status.reason == sdk.TaskReason.TASK_REASON_PREEMPTED:
-                        what += " (preempted)"
+                    if disrupted:
+                        what += f" ({sdk.view(status).reason.lower()})"
                     elif status.message:
                         what += f" ({status.message})"
                     if failed:
@@ -261,8 +264,13 @@ class ServingScheduler(sdk.Scheduler):
                             f"a replacement launches in {wait:.1f} s"
                         )
                         self._replacing.append((inst.task_id, now))
-                    else:
+                    elif inst.killing:
                         self.on_event(f"instance {inst.task_id} {what} ({inst.kill_reason})")
+                    else:  # the cluster's doing: no failure, no backoff
+                        self.on_event(
+                            f"instance {inst.task_id} on {inst.host} {what}: not a failure of "
+                            "the app's; a replacement launches now"
+                        )
                     self.observer.ended(inst, failed, what)
             await self._step(driver)
 

@@ -130,11 +130,11 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
         async with sdk.Driver(serving, sdk.FrameworkInfo(name="web"), cluster.master) as ds:
             await ds.set_demands([sdk.Demand("web", 3, cpus=2, mem=64, priority_class="serving")])
             await until(lambda: len(serving.running) == 3, 30, "serving's 3 tasks running")
-            assert batch.job.counts()["preemptions"] == 6  # 3 tasks of 2 cpus: 6 victims
+            assert batch.job.counts()["disruptions"] == 6  # 3 tasks of 2 cpus: 6 victims
             await ds.teardown()  # serving goes away: the retries get the room back
         summary = await asyncio.wait_for(job, 90)
     assert (summary["tasks"], summary["succeeded"], summary["failed"]) == (12, 12, 0)
-    assert summary["preemptions"] == 6 and summary["retries"] == 6
+    assert summary["disruptions"] == 6 and summary["retries"] == 6
     assert summary["attempts"] == 18
     assert events.count(("retry", "preempted")) == 6
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
@@ -300,3 +300,54 @@ async def test_a_signal_tears_the_job_down_or_leaves_it_to_fail_over(
                 break
             await asyncio.sleep(0.1)
         assert running_pids(cluster, fid) == {}, "the job's task processes outlived it"
+
+
+async def test_a_drain_is_not_the_task_s_failure_even_with_no_retries(tmp_path: Path) -> None:
+    # Issue #40, defect 7: `corral drain` of the agent of a --max-retries 0 job failed its 2
+    # tasks, though a drain (AGENT_DRAINING) is not the task's failure.
+    async with LocalCluster(
+        agents=1,
+        agent_resources="cpus:2;mem:1024;disk:100",
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--simulate",),
+        insecure=True,
+    ) as cluster:
+        summary_file = tmp_path / "summary.json"
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL,
+            *("run", "batch", "--master", cluster.master, "--insecure", "--tasks", "2"),
+            *("--cpus", "1", "--mem", "64", "--duration", "5", "--max-retries", "0"),
+            *("--json", str(summary_file)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            for _ in range(600):  # both tasks running on agent-0
+                state = await cluster.state()
+                if sum(t.status.state == _RUNNING for t in state.tasks) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            (first,) = [a.info.id for a in state.agents]
+            await cluster.add_agent("agent-1")
+            await cluster.wait_for_agents(2, 60)
+            m = ("--master", cluster.master, "--insecure")
+            drain = await asyncio.to_thread(
+                subprocess.run,
+                [*CORRAL, "drain", first, "--grace", "0", "--timeout", "60", *m],
+                capture_output=True,
+                text=True,
+                timeout=90,
+            )
+            assert drain.returncode == 0, drain.stdout + drain.stderr
+            out_b, err_b = await asyncio.wait_for(proc.communicate(), 90)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        out, err = out_b.decode(), err_b.decode()
+        assert proc.returncode == 0, out + err + cluster.logs()
+        summary = json.loads(summary_file.read_text())
+        assert (summary["succeeded"], summary["failed"], summary["failures"]) == (2, 0, 0)
+        assert summary["disruptions"] == 2 and summary["retries"] == 2, summary
+        assert "(2 disruptions, 0 failures)" in out.strip().splitlines()[-1], out

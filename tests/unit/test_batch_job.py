@@ -37,7 +37,7 @@ def run_all(job: Job, succeed: bool = True) -> list[str]:
         assert attempts, "a job that is not done has something live or to launch"
         for a in attempts:
             ids.append(a.task_id)
-            job.ended(a.task_id, succeeded=succeed, preempted=False)
+            job.ended(a.task_id, succeeded=succeed, disrupted=False)
     return ids
 
 
@@ -58,7 +58,7 @@ def test_a_runs_token_ends_each_of_its_task_ids_retries_included() -> None:
     job = Job(spec(Stage("map", 2, duration=1)), run="5be1c2")
     first = job.take(10)
     assert [a.task_id for a in first] == ["map-0.0-5be1c2", "map-1.0-5be1c2"]
-    assert job.ended("map-0.0-5be1c2", succeeded=False, preempted=True) is Outcome.RETRY
+    assert job.ended("map-0.0-5be1c2", succeeded=False, disrupted=True) is Outcome.RETRY
     assert [a.task_id for a in job.take(10)] == ["map-0.1-5be1c2"]
 
 
@@ -68,26 +68,40 @@ def test_each_batch_scheduler_is_a_run_of_its_own() -> None:
     assert BatchScheduler(spec(Stage("s", 1, duration=1)), run_id="").job.run == ""
 
 
-def test_a_failed_or_preempted_task_is_retried_up_to_the_limit() -> None:
-    job = Job(spec(Stage("s", 1, duration=1), max_retries=2))
+def test_a_failed_task_is_retried_up_to_the_limit_and_a_disrupted_one_always() -> None:
+    job = Job(spec(Stage("s", 1, duration=1), max_retries=1))
     (a,) = job.take(1)
-    assert job.ended(a.task_id, succeeded=False, preempted=True) is Outcome.RETRY
+    assert job.ended(a.task_id, succeeded=False, disrupted=True) is Outcome.RETRY
     (b,) = job.take(1)
     assert b.task_id == "s-0.1" and b.attempt == 1
-    assert job.ended(b.task_id, succeeded=False, preempted=False, error="FAILED") is Outcome.RETRY
+    assert job.ended(b.task_id, succeeded=False, disrupted=False, error="FAILED") is Outcome.RETRY
     (c,) = job.take(1)
-    assert job.ended(c.task_id, succeeded=False, preempted=False) is Outcome.GAVE_UP
+    # Disrupted again (preempted, drained, ...): not the task's fault, no retry spent.
+    assert job.ended(c.task_id, succeeded=False, disrupted=True) is Outcome.RETRY
+    (d,) = job.take(1)
+    assert job.ended(d.task_id, succeeded=False, disrupted=False) is Outcome.GAVE_UP
     assert job.done
     counts = job.counts()
-    assert (counts["retries"], counts["preemptions"], counts["failures"]) == (2, 1, 2)
-    assert (counts["succeeded"], counts["failed"], counts["attempts"]) == (0, 1, 3)
+    assert (counts["retries"], counts["disruptions"], counts["failures"]) == (3, 2, 2)
+    assert (counts["succeeded"], counts["failed"], counts["attempts"]) == (0, 1, 4)
+
+
+def test_with_no_retries_a_drained_task_runs_again_and_a_failed_one_does_not() -> None:
+    # Issue #40, defect 7: `corral drain` failed a --max-retries 0 job's tasks.
+    job = Job(spec(Stage("s", 2, duration=1), max_retries=0))
+    a, b = job.take(2)
+    assert job.ended(a.task_id, succeeded=False, disrupted=True) is Outcome.RETRY
+    assert job.ended(b.task_id, succeeded=False, disrupted=False) is Outcome.GAVE_UP
+    (again,) = job.take(2)
+    assert job.ended(again.task_id, succeeded=True, disrupted=False) is Outcome.SUCCEEDED
+    assert job.counts()["succeeded"] == 1 and job.counts()["failed"] == 1
 
 
 def test_a_retry_that_succeeds_counts_as_succeeded() -> None:
     job = Job(spec(Stage("s", 2, duration=1)))
     a, b = job.take(2)
-    job.ended(a.task_id, succeeded=False, preempted=True)
-    job.ended(b.task_id, succeeded=True, preempted=False)
+    job.ended(a.task_id, succeeded=False, disrupted=True)
+    job.ended(b.task_id, succeeded=True, disrupted=False)
     assert not job.done
     (again,) = job.take(5)
     assert job.ended(again.task_id, True, False) is Outcome.SUCCEEDED
@@ -296,7 +310,7 @@ async def test_a_preempted_task_is_retried_after_a_revive() -> None:
     await batch.status(driver, status("s-0.1", finished))  # type: ignore[arg-type]
     assert batch.finished.is_set()
     summary = batch.summary()
-    assert (summary["succeeded"], summary["retries"], summary["preemptions"]) == (2, 1, 1)
+    assert (summary["succeeded"], summary["retries"], summary["disruptions"]) == (2, 1, 1)
 
 
 async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:

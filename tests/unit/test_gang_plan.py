@@ -130,6 +130,21 @@ def test_past_max_restarts_the_run_gives_up() -> None:
     assert run.phase is Phase.FAILED and run.restarts == 1 and len(run.failures) == 2
 
 
+def test_an_attempt_the_cluster_ended_is_relaunched_without_spending_a_restart() -> None:
+    # Issue #40, defect 7: a drain, a preemption or an eviction is not the gang's failure.
+    run = Run(workers=2, max_restarts=0)
+    run.launched({"a0": "x", "a1": "y"})
+    assert run.ended("a1", False, "KILLED drained", disrupted=True) is Action.KILL_SURVIVORS
+    # The survivor then fails on its own for want of its peer: the first end decides.
+    assert run.ended("a0", False, "FAILED peer gone") is Action.RELAUNCH
+    assert (run.phase, run.attempt, run.restarts, run.disruptions) == (Phase.WAITING, 1, 0, 1)
+    assert run.disrupted_last
+    run.launched({"b0": "x", "b1": "y"})
+    assert run.ended("b0", False, "FAILED exit 1") is Action.KILL_SURVIVORS
+    assert run.ended("b1", False, "KILLED", disrupted=True) is Action.GIVE_UP  # 0 restarts
+    assert run.phase is Phase.FAILED and not run.disrupted_last
+
+
 def test_a_gang_is_launched_whole_and_only_while_waiting() -> None:
     run = Run(workers=3, max_restarts=0)
     with pytest.raises(ValueError, match="3 members, not 2"):

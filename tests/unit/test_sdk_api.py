@@ -24,6 +24,7 @@ DOC = ROOT / "docs" / "sdk.md"
 def test_public_api_is_pinned() -> None:
     assert corral.frameworks.sdk.__all__ == [
         "DEFAULT_MASTER",
+        "DISRUPTIONS",
         "INSECURE",
         "TERMINAL_STATES",
         "TLS",
@@ -71,6 +72,7 @@ def test_public_api_is_pinned() -> None:
         "configure_logging",
         "fits",
         "how_many_fit",
+        "is_disruption",
         "is_terminal",
         "new_task_id",
         "place_gang",

@@ -55,6 +55,35 @@ def test_a_status_view_names_its_state_and_reason_and_knows_an_unset_exit_code()
     assert (running.terminal, running.reason) == (False, "UNSPECIFIED")
 
 
+def test_disruptions_are_the_cluster_s_ends_not_the_task_s() -> None:
+    # Issue #40, defect 7: the one rule batch, gang and serving retry by.
+    def ended(state: int, reason: int) -> sdk.TaskStatus:
+        return sdk.TaskStatus(task_id="t", state=state, reason=reason)
+
+    killed, failed = sdk.TaskState.TASK_STATE_KILLED, sdk.TaskState.TASK_STATE_FAILED
+    r = sdk.TaskReason
+    for reason in (
+        r.TASK_REASON_PREEMPTED,
+        r.TASK_REASON_EVICTED,
+        r.TASK_REASON_AGENT_DRAINING,
+        r.TASK_REASON_AGENT_SHUTDOWN,
+        r.TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED,
+    ):
+        assert sdk.is_disruption(ended(killed, reason)), r.Name(reason)
+        assert sdk.view(ended(killed, reason)).disrupted
+    for reason in (
+        r.TASK_REASON_COMMAND_EXITED,
+        r.TASK_REASON_MEMORY_LIMIT,
+        r.TASK_REASON_KILLED_BY_OPERATOR,
+        r.TASK_REASON_AGENT_UNREACHABLE,
+        r.TASK_REASON_UNSPECIFIED,
+    ):
+        assert not sdk.is_disruption(ended(failed, reason)), r.Name(reason)
+    # Only an end is one: a live task's status is not, whatever its reason.
+    running = ended(sdk.TaskState.TASK_STATE_RUNNING, r.TASK_REASON_PREEMPTED)
+    assert not sdk.is_disruption(running) and not sdk.view(running).disrupted
+
+
 def test_an_offer_view_has_floats_port_ranges_attributes_and_taints() -> None:
     offer = sdk.Offer(
         id="o1",

@@ -110,6 +110,26 @@ async def test_a_failure_backs_off_then_revives_and_demands_again() -> None:
     assert d.of("revive") == [None]  # once
 
 
+async def test_an_instance_the_cluster_took_away_is_replaced_at_once_and_is_no_failure() -> None:
+    # Issue #40, defect 7: a drain (a preemption, an eviction) is not the app's failure: no
+    # backoff, and nothing a deployment's failure_threshold counts.
+    events: list[str] = []
+    spec = AppSpec.from_json(
+        {"id": "web", "command": "./serve", "cpus": 1, "mem": 64, "backoff": {"initial": 30}}
+    )
+    s, d = ServingScheduler(spec, events.append, clock=Clock(), rng=random.Random(0)), FakeDriver()
+    await s.offers(d, [offer("h1", "a")])  # type: ignore[arg-type]
+    (task,) = d.of("launch")[0][1]
+    await s.status(d, status(task.task_id, RUNNING))  # type: ignore[arg-type]
+    drained = status(task.task_id, KILLED)
+    drained.reason = sdk.TaskReason.TASK_REASON_AGENT_DRAINING
+    await s.status(d, drained)  # type: ignore[arg-type]
+    assert s.app.failures == 0 and s.app.to_launch(s.clock()) == 1  # now, not in 30 s
+    assert "KILLED (agent_draining): not a failure of the app's" in events[-1]
+    await s.offers(d, [offer("h2", "b")])  # type: ignore[arg-type]
+    assert [host for host, _ in d.of("launch")] == ["h1", "h2"]
+
+
 async def test_scaling_down_kills_the_extra_instances_without_a_backoff() -> None:
     s, d, _ = serving(instances=3)
     await s.offers(d, [offer("h1", "a", 8)])  # type: ignore[arg-type]
