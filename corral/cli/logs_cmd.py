@@ -12,14 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-import grpc
-
-from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg, add_timeout_arg, non_negative_int
-from corral.cli.errors import CliError
-from corral.cli.operator_client import OPTIONS, call_leader
-from corral.frameworks.sdk import tls as sdk_tls
-from corral.v1 import operator_pb2, operator_pb2_grpc
+from corral.cli.operator_client import stream_leader
+from corral.v1 import operator_pb2
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,18 +49,17 @@ def run(args: argparse.Namespace) -> int:
         offset=-1 if args.tail else 0,
         follow=args.follow,
     )
-    # The leader's address first (a list of masters, ZooKeeper), then one stream to it.
-    _, address = call_leader(
-        args.master, "GetPriorityClasses", operator_pb2.GetPriorityClassesRequest(), args.timeout
-    )
+    # From the leader (a list of masters, ZooKeeper), found with this stream itself: the
+    # owner of a task may read its files with no other grant (docs/security.md).
     out = sys.stdout.buffer
-    with sdk_tls.channel(address, credentials(), OPTIONS) as channel:
-        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
-        try:
-            for chunk in stub.ReadTaskFile(request, timeout=None if args.follow else 600):
-                out.write(chunk.data)
-                out.flush()
-        except grpc.RpcError as exc:
-            detail = exc.details() if hasattr(exc, "details") else str(exc)
-            raise CliError(f"master at {address}: {detail}") from None
+    chunks = stream_leader(
+        args.master,
+        "ReadTaskFile",
+        request,
+        args.timeout,
+        stream_timeout=None if args.follow else 600,
+    )
+    for chunk, _address in chunks:
+        out.write(chunk.data)
+        out.flush()
     return 0

@@ -3,12 +3,16 @@ failures as one-line CliErrors.
 
 ``master`` is a master spec (corral.frameworks.sdk.detector): one address, a list, or a zk://
 URL. A list is tried in turn; a standby's refusal names the leader, which is tried next; a
-master that does not answer is passed over. ZooKeeper is asked once who leads.
+master that does not answer is passed over. ZooKeeper is asked once who leads. A streaming
+call (``stream_leader``) finds the leader the same way, with the stream itself: a command makes
+no call its principal does not need (issue #40, defect 4: `corral logs` asked for the priority
+classes first, to learn the leader's address, and a framework principal may not).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -63,26 +67,10 @@ def call_leader(
     master: str, method: str, request: Any, timeout: float, metadata: Metadata = ()
 ) -> tuple[Any, str]:
     """The answer of the leading master, and its address."""
-    deadline = time.monotonic() + timeout
-    tls = credentials()
-    queue = candidates(master, timeout)
-    # One master: wait for it as before. Several: a dead one must fail fast to try the next.
-    wait = len(queue) == 1
-    last = ""
-    hint = ""
-    tried = 0
+    leaders = _Leaders(master, timeout)
     while True:
-        if hint:
-            address, hint = hint, ""
-        else:
-            if tried and tried % len(queue) == 0:
-                time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))  # a round failed
-            address = queue[tried % len(queue)]
-            tried += 1
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise CliError(last or f"no answer from the master at {master} within {timeout:g}s")
-        with sdk_tls.channel(address, tls, OPTIONS) as channel:
+        address, left, wait = leaders.next()
+        with sdk_tls.channel(address, leaders.tls, OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
                 answer = getattr(stub, method)(
@@ -90,21 +78,103 @@ def call_leader(
                 )
                 return answer, address
             except grpc.RpcError as exc:
-                code = exc.code() if hasattr(exc, "code") else None
-                detail = exc.details() if hasattr(exc, "details") else str(exc)
-                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                leaders.failed(exc, address, stub, method, request)
+
+
+def stream_leader(
+    master: str, method: str, request: Any, timeout: float, stream_timeout: float | None = None
+) -> Iterator[tuple[Any, str]]:
+    """``Operator.<method>(request)``'s stream from the leading master: (message, its address)
+    for each message. The masters are tried as ``call_leader`` tries them, within ``timeout``,
+    until one answers the stream (a standby refuses it at once, naming the leader): no other
+    call is made to find the leader, so a principal needs no grant beyond ``method`` (a
+    framework reading its own task's files, ``corral logs``, needs none). Once the stream's
+    first message came, the stream is the leader's: a failure then is a CliError naming it.
+    ``stream_timeout``: the whole stream's deadline (None: as long as it goes on)."""
+    leaders = _Leaders(master, timeout)
+    while True:
+        address, left, wait = leaders.next()
+        with sdk_tls.channel(address, leaders.tls, OPTIONS) as channel:
+            stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+            if wait:
+                # One master: wait for it to answer the connection as a call would, but not
+                # for the stream's whole deadline (a followed file's is None).
+                try:
+                    grpc.channel_ready_future(channel).result(timeout=left)
+                except grpc.FutureTimeoutError:
                     why = _connection_error(stub, method, request)
                     raise CliError(
                         f"no answer from the master at {master} within {timeout:g}s{why}"
                     ) from None
-                if code != grpc.StatusCode.UNAVAILABLE:
+            started = False
+            try:
+                for message in getattr(stub, method)(
+                    request, timeout=stream_timeout, wait_for_ready=False
+                ):
+                    started = True
+                    yield message, address
+                return
+            except grpc.RpcError as exc:
+                if started:
+                    detail = exc.details() if hasattr(exc, "details") else str(exc)
                     raise CliError(f"master at {address}: {detail}") from None
-                if _handshake_failed(detail):
-                    last = f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
-                    hint = ""
-                    continue
-                last = f"master at {address}: {detail}"
-                hint = leader_hint(exc)
+                leaders.failed(exc, address, stub, method, request)
+
+
+class _Leaders:
+    """Which master to try next, within ``timeout``: the spec's list in turn (or the leader
+    ZooKeeper names), a standby's refusal naming the leader first; a master that does not
+    answer is passed over. ``failed`` turns a refusal that is the answer into a CliError."""
+
+    def __init__(self, master: str, timeout: float) -> None:
+        self.master = master
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.tls = credentials()
+        self.queue = candidates(master, timeout)
+        # One master: wait for it as before. Several: a dead one must fail fast to try the next.
+        self.wait = len(self.queue) == 1
+        self.last = ""
+        self.hint = ""
+        self.tried = 0
+
+    def next(self) -> tuple[str, float, bool]:
+        """(address, seconds left, wait for it to be ready); CliError once out of time."""
+        if self.hint:
+            address, self.hint = self.hint, ""
+        else:
+            if self.tried and self.tried % len(self.queue) == 0:
+                # A round failed: a moment before the next.
+                time.sleep(min(0.2, max(0.0, self.deadline - time.monotonic())))
+            address = self.queue[self.tried % len(self.queue)]
+            self.tried += 1
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise CliError(
+                self.last or f"no answer from the master at {self.master} within {self.timeout:g}s"
+            )
+        return address, left, self.wait
+
+    def failed(
+        self, exc: grpc.RpcError, address: str, stub: Any, method: str, request: Any
+    ) -> None:
+        """A call to ``address`` failed: a CliError if that is the answer, else note why and
+        where to go next."""
+        code = exc.code() if hasattr(exc, "code") else None
+        detail = exc.details() if hasattr(exc, "details") else str(exc)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            why = _connection_error(stub, method, request)
+            raise CliError(
+                f"no answer from the master at {self.master} within {self.timeout:g}s{why}"
+            ) from None
+        if code != grpc.StatusCode.UNAVAILABLE:
+            raise CliError(f"master at {address}: {detail}") from None
+        if _handshake_failed(detail):
+            self.last = f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
+            self.hint = ""
+            return
+        self.last = f"master at {address}: {detail}"
+        self.hint = leader_hint(exc)
 
 
 _HINT = (
@@ -123,7 +193,9 @@ def _connection_error(stub: Any, method: str, request: Any) -> str:
     that is down, or one whose TLS this client cannot speak (a plain-text client, a wrong CA),
     look alike from outside ("Socket closed", "handshake failed")."""
     try:
-        getattr(stub, method)(request, timeout=1.0, wait_for_ready=False)
+        answer = getattr(stub, method)(request, timeout=1.0, wait_for_ready=False)
+        if isinstance(answer, Iterator):
+            next(answer, None)  # a stream fails at its first message
     except grpc.RpcError as exc:
         detail = exc.details() if hasattr(exc, "details") else ""
         if detail and exc.code() == grpc.StatusCode.UNAVAILABLE:

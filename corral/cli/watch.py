@@ -16,13 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import grpc
-
-from corral.cli.client_tls import credentials
 from corral.cli.errors import CliError
-from corral.cli.operator_client import OPTIONS, call_leader
-from corral.frameworks.sdk import tls as sdk_tls
-from corral.v1 import operator_pb2, operator_pb2_grpc
+from corral.cli.operator_client import stream_leader
+from corral.v1 import operator_pb2
 
 MIN_INTERVAL = 0.5  # seconds between two fetches of the state
 REFRESH = 10.0  # and at least this often, events or not (a master that says nothing)
@@ -52,25 +48,27 @@ def _widths(cols: Sequence[str], table: Sequence[Sequence[str]]) -> list[int]:
 
 
 class _EventSignal:
-    """A thread reading the master's Watch stream; ``changed`` is set on every event."""
+    """A thread reading the leading master's Watch stream (found with the stream itself: no
+    other call, so no other grant); ``changed`` is set on every event."""
 
-    def __init__(self, address: str) -> None:
+    def __init__(self, master: str, timeout: float) -> None:
         self.changed = threading.Event()
         self.ended = ""
-        self._address = address
+        self._master = master
+        self._timeout = timeout
         self._thread = threading.Thread(target=self._run, daemon=True, name="corral-watch")
         self._thread.start()
 
     def _run(self) -> None:
-        with sdk_tls.channel(self._address, credentials(), OPTIONS) as channel:
-            stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
-            try:
-                for _ in stub.Watch(operator_pb2.WatchRequest()):
-                    self.changed.set()
-                self.ended = "the master ended the watch"
-            except grpc.RpcError as exc:
-                detail = exc.details() if hasattr(exc, "details") else str(exc)
-                self.ended = f"the master at {self._address} went away: {detail}"
+        try:
+            stream = stream_leader(
+                self._master, "Watch", operator_pb2.WatchRequest(), self._timeout
+            )
+            for _ in stream:
+                self.changed.set()
+            self.ended = "the master ended the watch"
+        except CliError as exc:  # "master at ADDRESS: why"
+            self.ended = f"the watch ended: {exc}"
         self.changed.set()
 
 
@@ -82,10 +80,7 @@ def watch(
     as_json: bool,
 ) -> int:
     """Print changes after ``first`` (already printed) until Ctrl-C or the master goes."""
-    _, address = call_leader(
-        master, "GetPriorityClasses", operator_pb2.GetPriorityClassesRequest(), timeout
-    )
-    signal = _EventSignal(address)
+    signal = _EventSignal(master, timeout)
     cols, table, records = first
     widths = _widths(cols, table)
     last = {_key(r): json.dumps(r, sort_keys=True) for r in records}

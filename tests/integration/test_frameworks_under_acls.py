@@ -1,0 +1,161 @@
+"""The shipped frameworks and the CLI as a tenant uses them, under the ACL docs/security.md
+shows, on real processes with real certificates (issue #40).
+
+The cluster: `corral certs init` makes a CA; `corral certs issue` certificates for an
+operator, two framework principals (inference, granted the GPU pool; batch, granted its role
+and class only) and two agents (node-1, and gpu-node-1 whose taint only inference tolerates);
+the master runs with --tls-dir and the docs' ACL example as its --acls file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from corral.frameworks import sdk
+from corral.frameworks.sdk import tls as sdk_tls
+from corral.frameworks.sdk.testing import LocalCluster
+from corral.v1 import operator_pb2, operator_pb2_grpc
+from tests.integration.recording import WAIT
+
+pytestmark = pytest.mark.e2e
+
+CORRAL = (sys.executable, "-m", "corral.cli.main")
+ROOT = Path(__file__).resolve().parents[2]
+GPU_TAINT = "gpu-sku=inference:NoSchedule"
+PRINCIPALS = (
+    ("ops", "operator"),
+    ("inference", "framework"),
+    ("batch", "framework"),
+    ("node-1", "agent"),
+    ("gpu-node-1", "agent"),
+)
+
+
+def docs_acl() -> str:
+    """The ACL example of docs/security.md, as an operator would copy it."""
+    text = (ROOT / "docs" / "security.md").read_text()
+    (block,) = re.findall(r"```yaml\n(version:.*?)```", text, re.S)
+    return str(block)
+
+
+class Env:
+    """The cluster, its certificates, and `corral` as its users run it."""
+
+    def __init__(self, cluster: LocalCluster, pki: Path, home: Path) -> None:
+        self.cluster, self.pki, self.home = cluster, pki, home
+
+    def cred(self, name: str) -> sdk_tls.TLS:
+        return sdk_tls.TLS.from_dir(self.pki / name)
+
+    def flags(self, name: str) -> tuple[str, ...]:
+        return ("--master", self.cluster.master, "--tls-dir", str(self.pki / name))
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "CORRAL_HOME": str(self.home)}
+
+    async def corral(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return await asyncio.to_thread(
+            subprocess.run,
+            [*CORRAL, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=self.env(),
+        )
+
+    async def denied(self, subject: str) -> int:
+        """How many Denied events name ``subject``."""
+        async with self.cluster.channel() as ch:
+            stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+            got = await stub.GetEvents(operator_pb2.GetEventsRequest(reason="Denied"), timeout=10)
+        return sum(e.subject == subject for e in got.events)
+
+
+def _issue(root: Path, home: Path) -> Path:
+    env = {**os.environ, "CORRAL_HOME": str(home)}
+    pki = root / "pki"
+
+    def run(*args: str) -> None:
+        done = subprocess.run([*CORRAL, *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+
+    run("certs", "init", "--dir", str(pki))
+    for name, role in PRINCIPALS:
+        run("certs", "issue", name, "--role", role, "--dir", str(pki))
+    return pki
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    home = tmp_path / "home"
+    home.mkdir()
+    pki = await asyncio.to_thread(_issue, tmp_path, home)
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(docs_acl())
+    classes = tmp_path / "classes.json"
+    classes.write_text(json.dumps([{"name": "prod-inference", "value": 100_000}]))
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path / "cluster",
+        master_args=(
+            *("--tls-dir", str(pki / "master"), "--acls", str(acls)),
+            *("--priority-classes", str(classes), "--allocation-interval", "0.2"),
+        ),
+        tls=sdk_tls.TLS.from_dir(pki / "ops"),
+        agent_tls=sdk_tls.TLS.from_dir(pki / "node-1"),
+    ) as c:
+        await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:{ports}", attributes="zone:a")
+        c.agent_tls = sdk_tls.TLS.from_dir(pki / "gpu-node-1")
+        c.agent_args = ("--taints", GPU_TAINT)  # the GPU pool: only inference tolerates it
+        await c.add_agent(
+            "gpu-node-1",
+            "cpus:4;mem:4096;disk:1000;gpus:2;ports:{ports}",
+            attributes={"zone": "a", "gpu-sku": "inference"},
+        )
+        await c.wait_for_agents(2, WAIT)
+        yield Env(c, pki, home)
+
+
+async def test_a_framework_reads_its_task_s_output_through_the_cli(env: Env) -> None:
+    # Issue #40, defect 4: `corral logs TASK --tls-dir pki/batch` asked GetPriorityClasses
+    # first (to find the leader), which the batch principal may not call.
+    info = sdk.FrameworkInfo(name="echo", role="batch")
+    async with sdk.Driver(None, info, env.cluster.master, tls=env.cred("batch")) as driver:
+        task = sdk.task(
+            "hello", "echo hello from $CORRAL_TASK_ID", cpus=0.1, mem=16, priority_class="batch"
+        )
+        async with asyncio.timeout(WAIT):
+            async for event in driver.events():
+                if isinstance(event, sdk.OffersEvent) and event.offers:
+                    await driver.launch(event.offers[:1], [task])
+                elif isinstance(event, sdk.UpdateEvent) and sdk.is_terminal(event.status.state):
+                    assert event.status.state == sdk.TaskState.TASK_STATE_FINISHED, event.status
+                    break
+        denied_before = await env.denied("batch")
+        logs = await env.corral("logs", task.task_id, *env.flags("batch"))
+        assert logs.returncode == 0, logs.stderr
+        assert logs.stdout == f"hello from {task.task_id}\n"
+        # Through a list of masters whose first is not there: the stream finds the master.
+        listed = await env.corral(
+            "logs",
+            task.task_id,
+            *("--master", f"127.0.0.1:1,{env.cluster.master}"),
+            *("--tls-dir", str(env.pki / "batch")),
+        )
+        assert listed.returncode == 0 and listed.stdout == logs.stdout, listed.stderr
+        assert await env.denied("batch") == denied_before  # nothing gratuitous was asked
+        # Another tenant may not read it.
+        other = await env.corral("logs", task.task_id, *env.flags("inference"))
+        assert other.returncode == 1
+        assert "principal inference may not call ReadTaskFile" in other.stderr, other.stderr
+        await driver.teardown()
