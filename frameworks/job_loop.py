@@ -9,8 +9,10 @@ its driver: subscribe, then wait for one of four endings, and say which in its s
 - nothing moved for ``give_up_after`` seconds: tear down, saying why the master left it waiting.
 
 While the job waits on the master, the master's reason is asked every ``check_every`` seconds
-(``sdk.why_pending``) and told as a ``waiting`` note. The two frameworks differ only in their
-words and in what "stalled" means, which their schedulers answer.
+(``sdk.why_pending``, with the driver's own credential: a principal may explain its own
+framework without any grant) and told as a ``waiting`` note; a master that refuses to say
+(PERMISSION_DENIED) is not asked again. The two frameworks differ only in their words and in
+what "stalled" means, which their schedulers answer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import grpc
 
 from corral.frameworks import sdk
 
@@ -80,6 +84,7 @@ async def run_to_end(
             stop.wait() if stop is not None else asyncio.get_running_loop().create_future()
         )
         asked_at = -math.inf
+        why_waiting = WhyWaiting(driver)
         try:
             while True:
                 # A second's tick: cheap (no call), and bounds how late a give-up comes.
@@ -106,7 +111,7 @@ async def run_to_end(
                 giving_up = give_up_after is not None and stalled >= give_up_after
                 if due or giving_up:
                     asked_at = job.clock()
-                    why = await _why_waiting(driver)
+                    why = await why_waiting.ask()
                     terms.note("waiting", why)
                     if give_up_after is not None and giving_up:
                         ending["gave_up"] = terms.gave_up(give_up_after, why)
@@ -118,16 +123,37 @@ async def run_to_end(
     return ending
 
 
-async def _why_waiting(driver: sdk.Driver) -> str:
-    """The master's why-pending for each unmet demand, as one line."""
-    try:
-        # The master of the driver's connection: with several (HA), the leader it follows.
-        pending = await sdk.why_pending(driver.address or driver.master, driver.framework_id)
-    except sdk.CallError as err:  # the master is away: say so, and ask again next time
-        return f"the master did not say why ({err.code.name}: {err.message})"
-    if not pending:
-        return "no demand is pending at the master"
-    return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
+class WhyWaiting:
+    """Asks the master why the driver's framework waits, as one line, until the master says
+    this principal may not ask (PERMISSION_DENIED): every later ask repeats that, with no call.
+    A job stalled for ten minutes must not make the master record a refusal every 5 s."""
+
+    def __init__(self, driver: sdk.Driver) -> None:
+        self.driver = driver
+        self.refused = ""  # the master's refusal, once it refused
+        self.calls = 0
+
+    async def ask(self) -> str:
+        """The master's why-pending for each unmet demand, as one line."""
+        if self.refused:
+            return self.refused
+        driver = self.driver
+        self.calls += 1
+        try:
+            # The master of the driver's connection (with several, the leader it follows), with
+            # the driver's credential: the framework's own principal may explain it.
+            pending = await sdk.why_pending(
+                driver.address or driver.master, driver.framework_id, tls=driver.tls
+            )
+        except sdk.CallError as err:
+            if err.code == grpc.StatusCode.PERMISSION_DENIED:
+                self.refused = f"the master does not say why to this principal ({err.message})"
+                return self.refused + "; not asking again"
+            # The master is away: say so, and ask again next time.
+            return f"the master did not say why ({err.code.name}: {err.message})"
+        if not pending:
+            return "no demand is pending at the master"
+        return "; ".join(f"{p.name}: {p.unmet} of {p.count} unplaced: {p.summary}" for p in pending)
 
 
 def _leaving(terms: JobTerms, keep_running: bool) -> str:

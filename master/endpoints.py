@@ -36,10 +36,21 @@ ENDPOINTS: Final[dict[str, str]] = {
     "DeleteAgent": WRITE,
 }
 
-# Endpoints a principal may call on the tasks of frameworks it subscribed without a grant: the
-# guards let an ungranted call through and the handler refuses it unless the task is the
-# caller's (task_files.py), with the same denial.
-OWNER_MAY: Final = frozenset({"ReadTaskFile"})
+# Endpoints a principal may call on the frameworks it subscribed, and their tasks, without a
+# grant: the guards let an ungranted call through and the handler refuses it unless the object
+# is the caller's (``owner_denial``), with the same denial. ReadTaskFile: a task's output is its
+# owner's (task_files.py). Explain: why its own demands wait is the framework's to know (it
+# sees the same agents in its offers); the shipped frameworks ask it while their work waits.
+OWNER_MAY: Final = frozenset({"ReadTaskFile", "Explain"})
+# The HTTP routes of OWNER_MAY endpoints whose handlers check the owner. Any other route of such
+# an endpoint is guarded as usual: /api/v1/pending (every framework's pending demands) is an
+# Explain for those granted it only.
+OWNER_ROUTES: Final = frozenset(
+    {
+        ("GET", "/api/v1/frameworks/{framework_id}/explain"),
+        ("GET", "/api/v1/tasks/{task_id}/files/{path}"),
+    }
+)
 
 PUBLIC: Final = ""  # a route anyone may ask, with no credential (liveness, the login form)
 
@@ -86,13 +97,28 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
 }
 
 
-def guard_denial(acl: Acl, principal: Principal, endpoint: str) -> Denial | None:
+def guard_denial(
+    acl: Acl, principal: Principal, endpoint: str, route: tuple[str, str] | None = None
+) -> Denial | None:
     """What the gRPC guard and the HTTP middleware refuse before a handler runs: an endpoint
-    the table does not list, or one not granted to ``principal``. An OWNER_MAY endpoint passes:
-    its handler decides, knowing the object."""
+    the table does not list, or one not granted to ``principal``. An OWNER_MAY endpoint passes
+    (over HTTP, on its OWNER_ROUTES only): its handler decides, knowing the object
+    (``owner_denial``)."""
     group = ENDPOINTS.get(endpoint)
     if group is None:
         return acl.unlisted(principal, endpoint)
-    if endpoint in OWNER_MAY:
+    if endpoint in OWNER_MAY and (route is None or route in OWNER_ROUTES):
         return None
     return acl.call(principal, endpoint, group)
+
+
+def owner_denial(acl: Acl, principal: Principal, endpoint: str, owner: str | None) -> Denial | None:
+    """What an OWNER_MAY endpoint's handler refuses, knowing its object: a principal granted
+    the endpoint may call it; so may ``owner``, the principal that subscribed the object's
+    framework (None: there is no such object); anyone else is refused with the ACL's denial,
+    also for an object that does not exist, so an ungranted caller learns nothing of other
+    tenants' ids. (A plain-text master has no principals: its ACL grants everything.)"""
+    denial = acl.call(principal, endpoint, ENDPOINTS[endpoint])
+    if denial is None or (owner is not None and principal.name and owner == principal.name):
+        return None
+    return denial

@@ -17,12 +17,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral import events as cluster_events
 from corral.limits import JsonTooDeep, echo, parse_json
-from corral.master import views
+from corral.master import explanation, views
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected
 from corral.master.http_actions import HTTP_STATUS, add_routes
+from corral.master.http_auth import principal_of_http
 from corral.master.runtime import MasterRuntime
 from corral.master.ui.routes import add_ui_routes
 from corral.priority import PriorityClassError, class_from_json
@@ -115,15 +116,11 @@ def build_app(runtime: MasterRuntime) -> web.Application:
 
     async def explain(request: web.Request) -> web.Response:
         framework_id = request.match_info["framework_id"]
-        now = runtime.clock()
-
-        def run(core: MasterCore) -> dict[str, object]:
-            return core.explain(framework_id, now)
-
+        caller = principal_of_http(runtime, request)
         try:
-            return web.json_response(await runtime.query(run))
+            return web.json_response(await explanation.for_caller(runtime, caller, framework_id))
         except CallRejected as exc:
-            return web.json_response({"error": exc.message}, status=404)
+            return web.json_response({"error": exc.message}, status=HTTP_STATUS[exc.code])
 
     def refused(reason: str, status: int = 400) -> web.Response:
         return web.json_response({"error": reason}, status=status)

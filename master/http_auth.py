@@ -60,7 +60,8 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
             return await handler(request)  # plain text: no principals (--insecure)
         resource = request.match_info.route.resource
         method = "GET" if request.method == "HEAD" else request.method
-        endpoint = HTTP_ROUTES.get((method, resource.canonical)) if resource else None
+        route = (method, resource.canonical) if resource else None
+        endpoint = HTTP_ROUTES.get(route) if route else None
         if endpoint is None or endpoint == PUBLIC:
             return await handler(request)  # public, or a 404/405 aiohttp answers itself
         principal = principal_of_request(request, key, runtime.clock())
@@ -78,7 +79,7 @@ def auth_middleware(runtime: MasterRuntime) -> Any:
                 status=401,
                 headers={"WWW-Authenticate": 'Bearer realm="corral"'},
             )
-        denial = guard_denial(runtime.acl, principal, endpoint)
+        denial = guard_denial(runtime.acl, principal, endpoint, route)
         if denial is not None:
             audit.deny(runtime, Denied(denial, principal.name), runtime.stimulus("denied"))
             if request.path == "/":  # a browser: a page that says so, not JSON

@@ -11,7 +11,7 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import convert, task_files, tokens, views
+from corral.master import convert, explanation, task_files, tokens, views
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -36,17 +36,12 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     async def Explain(
         self, request: operator_pb2.ExplainRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.Explanation:
-        now = self.rt.clock()
-        framework_id = request.framework_id
-
-        def run(core: Any) -> dict[str, Any]:
-            result: dict[str, Any] = core.explain(framework_id, now)
-            return result
-
         try:
-            data = await self.rt.query(run)
+            data = await explanation.for_caller(
+                self.rt, principal_of(context), request.framework_id
+            )
         except CallRejected as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, exc.message)
+            await context.abort(code_of(exc), exc.message)
         return operator_pb2.Explanation(
             framework_id=data["framework_id"],
             state=data["state"],

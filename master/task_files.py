@@ -24,12 +24,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from corral.acl import LOGS, Principal
+from corral.acl import Principal
 from corral.master import audit
 from corral.master.core.kills import find_task
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Refusal
 from corral.master.core.types import TaskState
+from corral.master.endpoints import owner_denial
 from corral.master.runtime import MasterRuntime
 from corral.master.sandbox_relay import CHUNK_BYTES, check_path
 from corral.v1 import agent_pb2
@@ -72,15 +73,16 @@ async def located_for(
     rt: MasterRuntime, caller: Principal, framework_id: str, task_id: str
 ) -> Where:
     """Rules 1 and 3."""
-    denial = rt.acl.call(caller, "ReadTaskFile", LOGS)
-    if denial is None:
-        return await locate(rt, framework_id, task_id)
     try:
         where = await locate(rt, framework_id, task_id)
     except CallRejected:
-        where = None
-    if where is not None and caller.name and where.owner == caller.name:
-        return where
+        denial = owner_denial(rt.acl, caller, "ReadTaskFile", None)
+        if denial is None:
+            raise  # granted: NOT_FOUND and the like, as they are
+    else:
+        denial = owner_denial(rt.acl, caller, "ReadTaskFile", where.owner)
+        if denial is None:
+            return where
     refused = Denied(denial, caller.name)
     audit.deny(rt, refused, rt.stimulus("denied"))
     raise refused

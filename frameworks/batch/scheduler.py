@@ -66,14 +66,16 @@ class BatchScheduler(sdk.Scheduler):
         self.finished = asyncio.Event()
         self.refused_launches = 0
         self.revocable_launches = 0
-        # A refusal that will never change (an unknown priority class): the job cannot run.
+        # A refusal that will never change (an unknown or ungranted priority class): the job
+        # cannot run.
         self.failure: sdk.CallError | None = None
         # The last time a task was launched or ended: how long the job has been stalled.
         self.last_progress = self.started_at
         self._declined_since_revive = False
         # One SetDemands in flight, the latest wins (500 tasks ending in a burst make a few
-        # calls, not 500); refused for what it says (an unknown priority class), it never
-        # works, so the job ends with the master's reason rather than wait forever.
+        # calls, not 500); refused for what it says (an unknown priority class, one the ACLs do
+        # not grant), it never works, so the job ends with the master's reason rather than
+        # wait forever.
         self._demands = sdk.DemandSync(self.demands, on_refused=self.fail)
         self._stage_seen = 0
 

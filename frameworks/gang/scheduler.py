@@ -54,7 +54,8 @@ class GangScheduler(sdk.Scheduler):
         self.bundles: list[list[str]] = []  # per accepted bundle, the agents of its offers
         self.refused_launches = 0
         self._last_refusal = ""
-        # A refusal that will never change (an unknown priority class): the run cannot go on.
+        # A refusal that will never change (an unknown or ungranted priority class): the run
+        # cannot go on.
         self.failure: sdk.CallError | None = None
         self.waiting_since = self.started_at  # when the current attempt started waiting
 
@@ -70,9 +71,9 @@ class GangScheduler(sdk.Scheduler):
         try:
             await driver.set_demands(self.demands())
         except sdk.CallError as err:
-            if err.code.name == "INVALID_ARGUMENT":
-                # E.g. an unknown priority class: it never works, so end with the master's
-                # reason (``run_training`` tears down, then raises it).
+            if err.permanent:
+                # E.g. an unknown priority class, or one the ACLs do not grant: it never works,
+                # so end with the master's reason (``run_training`` tears down, then raises).
                 self.fail(err)
             # Disconnected: the driver resubscribes and ``subscribed`` sends them again.
 

@@ -20,10 +20,11 @@ class DemandSync:
     they may have changed (it never waits), ``resend()`` after (re)subscribing to a master that
     may not know them, and ``settle()`` to wait for the call in flight.
 
-    A call the master refuses with INVALID_ARGUMENT (an unknown priority class, a shape below
-    the granularity) never works: ``on_refused(error)`` is called and nothing more is sent
-    until ``changed`` is called with different demands. Any other failure (disconnected) waits
-    for ``resend()``."""
+    A call the master refuses for good (``CallError.permanent``: INVALID_ARGUMENT for an
+    unknown priority class or a shape below the granularity, PERMISSION_DENIED for a class or
+    toleration the ACLs do not grant) never works: ``on_refused(error)`` is called and nothing
+    more is sent until ``changed`` is called with different demands. Any other failure
+    (disconnected) waits for ``resend()``."""
 
     def __init__(
         self,
@@ -58,7 +59,7 @@ class DemandSync:
             try:
                 await driver.set_demands(want)
             except CallError as err:
-                if err.code.name == "INVALID_ARGUMENT":
+                if err.permanent:
                     self._refused = want
                     if self._on_refused is not None:
                         self._on_refused(err)

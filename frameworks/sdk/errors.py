@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import grpc
 
+_PERMANENT = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED})
+
 
 class DriverError(Exception):
     """Base class of every error the SDK raises on purpose."""
@@ -22,6 +24,14 @@ class CallError(DriverError):
         self.method = method
         self.code = code
         self.message = message
+
+    @property
+    def permanent(self) -> bool:
+        """The master will refuse the same call again: it is wrong (INVALID_ARGUMENT, e.g. an
+        unknown priority class) or not granted to this principal (PERMISSION_DENIED, e.g. a
+        class the ACLs do not grant). Sending it again changes nothing, so a framework should
+        say so and stop, not retry; any other failure (UNAVAILABLE, ...) may pass."""
+        return self.code in _PERMANENT
 
 
 class NotSubscribedError(CallError):

@@ -215,7 +215,9 @@ class AppRunner:
         if d.stuck(now, self.spec) and now - self._why_at >= WHY_PENDING_EVERY:
             self._why_at = now
             self._why_task = asyncio.get_running_loop().create_task(self._ask_why())
-        if d.assess(self.scheduler.app, now, wall):
+        refusal = self.scheduler.refusal
+        changed = d.refused(str(refusal), wall) if refusal is not None else False
+        if changed or d.assess(self.scheduler.app, now, wall):
             self.store.put_deployment(d.record)
             if d.record.state == "failed":
                 self.scheduler.app.held = True
@@ -231,10 +233,15 @@ class AppRunner:
 
     async def why_pending(self) -> list[sdk.PendingDemand]:
         """The master's why-pending for this app's demand; empty if it cannot say."""
-        if not self.framework_id:
+        driver = self.driver
+        if not self.framework_id or driver is None:
             return []
         try:
-            pending = await sdk.why_pending(self.master, self.framework_id, timeout=2.0)
+            # The driver's master and credential: the app's framework's own principal, which
+            # may explain its framework without any grant.
+            pending = await sdk.why_pending(
+                driver.address or self.master, self.framework_id, timeout=2.0, tls=driver.tls
+            )
         except sdk.CallError:
             return []
         return [p for p in pending if p.name == self.app_id]

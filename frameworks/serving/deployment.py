@@ -8,7 +8,9 @@ Rules (Marathon's deployments, with Kubernetes' progress deadline):
 3. It **fails** when ``upgrade.failure_threshold`` instances of its version have failed (ended
    on their own or were killed unhealthy), or when it has made no progress (more instances of
    its version ready, fewer old ones) for ``upgrade.progress_deadline`` seconds: an unhealthy
-   version, or no room in the cluster (the reason then carries the master's why-pending).
+   version, or no room in the cluster (the reason then carries the master's why-pending); and
+   at once when the master refuses the app's demand for good (a priority class or toleration
+   it does not know, or the ACLs do not grant the app's principal).
 4. A failed deployment holds the app: nothing more is launched and no old instance is killed,
    so what still runs keeps serving, until the app is changed, rolled back or restarted.
 
@@ -85,6 +87,15 @@ class Deployment:
     def stuck(self, now: float, spec: AppSpec) -> bool:
         """Past half the deadline with nothing gained: worth asking the master why."""
         return self.running and now - self.last_progress_at >= spec.upgrade.progress_deadline / 2
+
+    def refused(self, why: str, wall: float) -> bool:
+        """The master refused the app's demand for good (rule 3); True if the record changed."""
+        if not self.running:
+            return False
+        self._end(
+            "failed", f"the master refused the app's demand: {why}; held: apply a fixed app", wall
+        )
+        return True
 
     def supersede(self, wall: float) -> None:
         if self.running:

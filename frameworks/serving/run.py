@@ -59,7 +59,9 @@ async def run_app(
     teardown: bool = True,
 ) -> dict[str, object]:
     """Keep ``spec`` running until ``stop`` is set or ``duration`` seconds pass; the summary
-    (``ServingScheduler.summary``, as it was just before stopping).
+    (``ServingScheduler.summary``, as it was just before stopping). A demand the master
+    refuses for good (an ungranted priority class) tears the framework down and raises its
+    ``CallError``.
 
     ``config``: the app file to follow (a change in it, or ``reload`` set, applies it: scale,
     rolling restart). ``teardown``: kill the instances and end the framework at the end
@@ -90,6 +92,8 @@ async def run_app(
                     break
                 if stop.is_set() or (deadline is not None and loop.time() >= deadline):
                     break
+                if serving.refusal is not None:
+                    break  # the master will refuse the app's demand again: end with why
                 if reload.is_set() or (watch is not None and watch.changed()):
                     reload.clear()
                     _apply(serving, config, on_event or serving.on_event)
@@ -99,12 +103,15 @@ async def run_app(
             summary = serving.summary()
             await serving.close()
             if not waiting.done():
-                await (driver.teardown() if teardown else driver.stop())
+                refused = serving.refusal is not None
+                await (driver.teardown() if teardown or refused else driver.stop())
                 await waiting
         finally:
             for t in (waiting, stopping):
                 t.cancel()
             await serving.close()
+    if serving.refusal is not None:
+        raise serving.refusal  # `corral run serving`: exit 1 with the master's reason
     return summary
 
 

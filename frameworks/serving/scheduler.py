@@ -91,7 +91,11 @@ class ServingScheduler(sdk.Scheduler):
         self._lock = asyncio.Lock()
         self._declined = False  # declined with a long filter since the last revive
         self._need_revive = False
-        self._demands = sdk.DemandSync(self.demands)  # one call in flight, the latest wins
+        # One call in flight, the latest wins; refused for good (a priority class or toleration
+        # the master does not know or grant), the app launches nothing until it changes: its
+        # tasks would name a demand the master never took.
+        self._demands = sdk.DemandSync(self.demands, on_refused=self._refused)
+        self.refusal: sdk.CallError | None = None
         self._checks: dict[str, asyncio.Task[None]] = {}
         # Failed instances not replaced yet, oldest first: (task id, when it ended).
         self._replacing: deque[tuple[str, float]] = deque()
@@ -120,6 +124,7 @@ class ServingScheduler(sdk.Scheduler):
             raise AppError(f"id: an app cannot change its id ({old.id!r} -> {spec.id!r})")
         self.app.spec = spec
         self.app.held = False  # a change is a new deployment
+        self.refusal = None  # ... which the master is asked about afresh
         self._need_revive = True
         changes = []
         if spec.instances != old.instances:
@@ -167,7 +172,7 @@ class ServingScheduler(sdk.Scheduler):
     async def _place(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> list[sdk.Offer]:
         """Launch what is missing on ``offers``; the offers left unused."""
         n = self.app.to_launch(self.clock())
-        if n == 0:
+        if n == 0 or self.refusal is not None:
             return offers
         spec = self.app.spec
         placer = sdk.Placer(
@@ -337,6 +342,14 @@ class ServingScheduler(sdk.Scheduler):
     def demands(self) -> list[sdk.Demand]:
         count = self.app.demand_count(self.clock())
         return [self.app.spec.demand(count)] if count > 0 else []
+
+    def _refused(self, err: sdk.CallError) -> None:
+        """The master refused the app's demand for good: launch nothing until the app changes
+        (``corral run serving`` ends with the reason; the serving service fails the
+        deployment with it)."""
+        if self.refusal is None:
+            self.on_event(f"the master refused the app's demand: {err}; launching nothing")
+        self.refusal = err
 
     def _sync_demands(self, driver: sdk.Driver) -> None:
         """Send the demand if it changed (sdk.DemandSync)."""

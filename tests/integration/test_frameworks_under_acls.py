@@ -1,5 +1,5 @@
 """The shipped frameworks and the CLI as a tenant uses them, under the ACL docs/security.md
-shows, on real processes with real certificates (issue #40).
+shows, on real processes with real certificates (issue #40, defects 3, 4 and 5).
 
 The cluster: `corral certs init` makes a CA; `corral certs issue` certificates for an
 operator, two framework principals (inference, granted the GPU pool; batch, granted its role
@@ -15,9 +15,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
+import grpc
 import pytest
 
 from corral.frameworks import sdk
@@ -124,6 +127,79 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         )
         await c.wait_for_agents(2, WAIT)
         yield Env(c, pki, home)
+
+
+async def test_a_refused_demand_ends_the_job_at_once_and_a_framework_explains_its_own(
+    env: Env, tmp_path: Path
+) -> None:
+    # Issue #40, defect 3: `corral run batch --priority-class system`, not granted, printed
+    # "the master did not say why (PERMISSION_DENIED: ... Explain)" every 5 s for 10 minutes.
+    batch = env.flags("batch")
+    reason = "PERMISSION_DENIED: principal batch may not use priority class system"
+    started = time.monotonic()
+    done = await env.corral(
+        "run", "batch", *batch, "--role", "batch", "--tasks", "1", "--priority-class", "system"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith(f"corral run batch: SetDemands failed: {reason}"), done.stderr
+    gang = await env.corral(
+        *("run", "gang", *batch, "--role", "batch", "--workers", "1", "--steps", "1"),
+        *("--priority-class", "system", "--checkpoint-dir", str(tmp_path / "ckpt")),
+    )
+    assert gang.returncode == 1, gang.stdout + gang.stderr
+    assert gang.stderr.startswith(f"corral run gang: SetDemands failed: {reason}"), gang.stderr
+    app = tmp_path / "sys.json"
+    app.write_text(
+        json.dumps(
+            {"id": "sys", "command": "sleep 60", "priority_class": "system", "role": "batch"}
+        )
+    )
+    serving = await env.corral("run", "serving", *batch, "--config", str(app))
+    assert serving.returncode == 1, serving.stdout + serving.stderr
+    assert f"SetDemands failed: {reason}" in serving.stderr, serving.stderr
+    assert "names demand 'sys'" not in serving.stdout + serving.stderr
+    assert time.monotonic() - started < 60  # each ends at once, not after minutes
+    refusals = await env.denied("batch")
+    assert 3 <= refusals <= 6, refusals  # a refusal or two per run, not one every 5 s
+
+    # A job that waits: the master says why, to the framework's own principal (no grant).
+    done = await env.corral(
+        *("run", "batch", *batch, "--role", "batch", "--tasks", "1", "--cpus", "100"),
+        *("--duration", "1", "--give-up-after", "6"),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    waiting = [line for line in done.stdout.splitlines() if "waiting on the master: " in line]
+    assert waiting and all("insufficient cpus" in line for line in waiting), done.stdout
+    assert "did not say why" not in done.stdout
+    assert await env.denied("batch") == refusals
+
+    # Its own framework's explanation, over gRPC and HTTP; not another's, nor every tenant's.
+    info = sdk.FrameworkInfo(name="waits", role="batch")
+    async with sdk.Driver(None, info, env.cluster.master, tls=env.cred("batch")) as driver:
+        await driver.set_demands([sdk.Demand("big", 1, cpus=100, mem=64, priority_class="batch")])
+        await env.cluster.wait_for_cycles(2, WAIT)
+        (pending,) = await sdk.why_pending(
+            env.cluster.master, driver.framework_id, tls=env.cred("batch")
+        )
+        assert "insufficient cpus" in pending.summary
+        explained = await env.corral("explain", driver.framework_id, *batch)
+        assert explained.returncode == 0 and "demand big" in explained.stdout, explained.stderr
+        ssl = env.cred("batch").ssl_context()
+        base = f"https://{env.cluster.http}/api/v1"
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ssl)) as http:
+            async with http.get(f"{base}/frameworks/{driver.framework_id}/explain") as r:
+                assert r.status == 200 and (await r.json())["framework_id"] == driver.framework_id
+            async with http.get(f"{base}/pending") as r:
+                assert r.status == 403
+        inference = sdk.FrameworkInfo(name="other", role="inference")
+        async with sdk.Driver(None, inference, env.cluster.master, tls=env.cred("inference")) as o:
+            for framework_id in (o.framework_id, "no-such-framework"):
+                with pytest.raises(sdk.CallError) as refused:
+                    await sdk.why_pending(env.cluster.master, framework_id, tls=env.cred("batch"))
+                assert refused.value.code == grpc.StatusCode.PERMISSION_DENIED
+                assert "principal batch may not call Explain" in refused.value.message
+            await o.teardown()
+        await driver.teardown()
 
 
 async def test_a_framework_reads_its_task_s_output_through_the_cli(env: Env) -> None:

@@ -30,3 +30,23 @@ def test_every_http_route_is_in_the_table() -> None:
     assert not missing, f"add these to master/endpoints.py's HTTP_ROUTES: {missing}"
     for endpoint in HTTP_ROUTES.values():
         assert endpoint == PUBLIC or endpoint in ENDPOINTS
+
+
+def test_owner_routes_are_routes_of_owner_endpoints_and_the_rest_are_guarded() -> None:
+    from corral.acl import Principal, acl_from_data
+    from corral.master.endpoints import OWNER_MAY, OWNER_ROUTES, guard_denial, owner_denial
+
+    for route in OWNER_ROUTES:
+        assert HTTP_ROUTES[route] in OWNER_MAY, route
+    acl = acl_from_data({"rules": [{"name": "b", "principals": ["batch"], "frameworks": {}}]}, "t")
+    batch = Principal("batch", "framework")
+    # Explain passes the guard (its handler checks the owner) on gRPC and on its own route ...
+    assert guard_denial(acl, batch, "Explain") is None
+    own = ("GET", "/api/v1/frameworks/{framework_id}/explain")
+    assert guard_denial(acl, batch, "Explain", own) is None
+    # ... but not every framework's pending demands.
+    assert guard_denial(acl, batch, "Explain", ("GET", "/api/v1/pending")) is not None
+    # The handler: the owner may, nobody else, and not for a framework that does not exist.
+    assert owner_denial(acl, batch, "Explain", "batch") is None
+    assert owner_denial(acl, batch, "Explain", "inference") is not None
+    assert owner_denial(acl, batch, "Explain", None) is not None

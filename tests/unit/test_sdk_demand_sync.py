@@ -18,12 +18,13 @@ class Calls:
         self.sent: list[list[sdk.Demand]] = []
         self.gate = asyncio.Event()
         self.refuse = False
+        self.code = grpc.StatusCode.INVALID_ARGUMENT
 
     async def set_demands(self, demands: list[sdk.Demand]) -> None:
         self.sent.append(list(demands))
         await self.gate.wait()
         if self.refuse:
-            raise sdk.CallError("SetDemands", grpc.StatusCode.INVALID_ARGUMENT, "unknown class")
+            raise sdk.CallError("SetDemands", self.code, "unknown or ungranted class")
 
 
 def _d(n: int) -> list[sdk.Demand]:
@@ -67,3 +68,17 @@ async def test_a_refusal_is_reported_once_and_not_retried_until_the_demands_chan
     sync.changed(driver)
     await sync.settle()
     assert calls.sent[-1] == _d(6)
+
+
+async def test_a_class_the_acls_do_not_grant_is_refused_for_good_too() -> None:
+    # Issue #40, defect 3: PERMISSION_DENIED was taken for a passing failure, so the shipped
+    # frameworks waited forever on a demand the master would never take.
+    calls, refused = Calls(), []
+    sync = sdk.DemandSync(lambda: _d(1), on_refused=refused.append)
+    calls.refuse, calls.code = True, grpc.StatusCode.PERMISSION_DENIED
+    calls.gate.set()
+    sync.changed(cast(Any, calls))
+    await sync.settle()
+    assert [e.code for e in refused] == [grpc.StatusCode.PERMISSION_DENIED]
+    assert refused[0].permanent
+    assert not sdk.CallError("SetDemands", grpc.StatusCode.UNAVAILABLE, "away").permanent

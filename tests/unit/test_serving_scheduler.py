@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import grpc
+
 from corral.frameworks import sdk
 from corral.frameworks.serving.app import AppSpec
 from corral.frameworks.serving.scheduler import LONG_REFUSE_SECONDS, ServingScheduler
@@ -172,3 +174,31 @@ async def test_replaced_in_is_the_time_from_the_failure_to_the_replacement_runni
     clock.now += 2.5  # the replacement takes 2.5 s more to run
     await s.status(d, status(second.task_id, RUNNING))  # type: ignore[arg-type]
     assert events[-1] == f"instance {first.task_id} replaced by {second.task_id} on h2 in 3.5 s"
+
+
+async def test_a_refused_demand_launches_nothing_until_the_app_changes() -> None:
+    # Issue #40, defect 3: after the master refused the app's demand (an ungranted class), the
+    # app launched tasks naming it anyway: "names demand 'sys', which the framework has not set".
+    class Refusing(FakeDriver):
+        async def set_demands(self, demands: list[sdk.Demand]) -> None:
+            await super().set_demands(demands)
+            if any(d.priority_class == "system" for d in demands):
+                raise sdk.CallError(
+                    "SetDemands", grpc.StatusCode.PERMISSION_DENIED, "may not use system"
+                )
+
+    events: list[str] = []
+    spec = AppSpec.from_json({"id": "sys", "command": "x", "priority_class": "system"})
+    s, d = ServingScheduler(spec, events.append, clock=Clock()), Refusing()
+    await s.subscribed(d, "fw")  # type: ignore[arg-type]
+    await s.settle()
+    assert s.refusal is not None and s.refusal.code == grpc.StatusCode.PERMISSION_DENIED
+    assert "the master refused the app's demand" in events[-1]
+    await s.offers(d, [offer("h1", "a")])  # type: ignore[arg-type]
+    assert d.of("launch") == [] and d.of("decline")[-1][0] == ["h1"]
+    s.update(AppSpec.from_json({"id": "sys", "command": "x", "priority_class": "serving"}))
+    assert s.refusal is None
+    await s.tick(d)  # type: ignore[arg-type]
+    await s.settle()
+    await s.offers(d, [offer("h2", "a")])  # type: ignore[arg-type]
+    assert [host for host, _ in d.of("launch")] == ["h2"]

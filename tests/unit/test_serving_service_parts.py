@@ -125,6 +125,16 @@ def test_a_deployment_without_progress_fails_at_its_deadline_naming_why_pending(
     assert "1 instances cannot be placed (2 of 2 agents: insufficient cpus)" in d.record.reason
 
 
+def test_a_deployment_whose_demand_the_master_refuses_fails_at_once_naming_why() -> None:
+    # Issue #40, defect 3: the serving service's apps are held with the master's reason.
+    app = Instances(spec(instances=1), random.Random(0))
+    d = Deployment.start("web", 1, app.spec.version, wall=0.0, now=0.0)
+    why = "SetDemands failed: PERMISSION_DENIED: principal serving may not use priority class x"
+    assert d.refused(why, 1.0)
+    assert d.record.state == "failed" and why in d.record.reason
+    assert not d.refused(why, 2.0)  # once
+
+
 def test_the_store_keeps_apps_revisions_instances_and_deployments_across_opens(
     tmp_path: Path,
 ) -> None:
