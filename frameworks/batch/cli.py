@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from corral.frameworks.placement_args import add_placement_args, placement_from_args
 from corral.frameworks.registry import FrameworkCommand
 from corral.frameworks.sdk.argtypes import (
     non_negative_float,
@@ -16,7 +17,7 @@ from corral.frameworks.sdk.argtypes import (
 if TYPE_CHECKING:
     from corral.frameworks.batch.job import JobSpec
 
-_STAGE_FLAGS = ("cpus", "mem", "command", "duration")
+_STAGE_FLAGS = ("cpus", "mem", "gpus", "command", "duration")
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +29,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     one = parser.add_argument_group("the tasks of --tasks")
     one.add_argument("--cpus", type=positive_float, help="cpus per task (default 1)")
     one.add_argument("--mem", type=positive_float, help="MiB of memory per task (default 128)")
+    one.add_argument(
+        "--gpus",
+        type=non_negative_float,
+        help="GPUs per task (default 0); the framework then asks for agents with GPUs itself",
+    )
     one.add_argument("--command", help="what each task runs (sh -c); default: sleep DURATION")
     one.add_argument(
         "--duration",
@@ -55,6 +61,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="CLASS",
         help="the tasks' and demand's priority class (default 'batch': low, preemptible)",
     )
+    add_placement_args(parser, "tasks")
     parser.add_argument(
         "--revocable",
         action="store_true",
@@ -88,12 +95,15 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
     """The JobSpec the arguments describe (``ValueError`` for a bad one: exit 2)."""
     from corral.frameworks.batch.job import JobSpec, Stage
 
+    tolerations, constraints = placement_from_args(args)
     overrides = {
         "name": args.name,
         "max_cpus": args.max_cpus,
         "max_retries": args.max_retries,
         "priority_class": args.priority_class,
         "revocable": args.revocable,
+        "tolerations": tolerations or None,  # None: the job file's (flags add nothing)
+        "constraints": constraints or None,
     }
     if args.job is not None:
         given = [f"--{f}" for f in _STAGE_FLAGS if getattr(args, f) is not None]
@@ -108,6 +118,7 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
         args.tasks,
         cpus=1.0 if args.cpus is None else args.cpus,
         mem=128.0 if args.mem is None else args.mem,
+        gpus=0.0 if args.gpus is None else args.gpus,
         command=args.command or "",
         duration=duration,
     )

@@ -1,7 +1,7 @@
 """The batch job model: stages of many short tasks, retries, and the binpack choice.
 
-Pure bookkeeping, no SDK and no IO, so it is tested without a master: the scheduler asks it
-what to launch next and tells it what became of each task.
+Pure bookkeeping, no SDK calls and no IO (the SDK's placement values only), so it is tested
+without a master: the scheduler asks it what to launch next and tells it what became of each task.
 
 - A job is stages; stage k starts when every task of stage k-1 has ended for good. If a task of
   a stage ends for good without succeeding, the later stages are skipped (their tasks would
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from corral.frameworks.run_ids import with_run
+from corral.frameworks.sdk.placement import Constraint, Toleration
 
 EPSILON = 1e-9
 
@@ -74,6 +75,10 @@ class JobSpec:
     # REVOCABLE_RESOURCES capability and fills revocable offers too; a task whose resources
     # are taken back is retried like a preempted one.
     revocable: bool = False
+    # Where its tasks may go: taints they tolerate (a GPU pool's), attributes an agent must
+    # have (``gpu-sku=inference``). The framework's and its demands' (framework_info.py).
+    tolerations: tuple[Toleration, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -106,7 +111,16 @@ class JobSpec:
         replace the file's values (the command line wins)."""
         if not isinstance(data, Mapping):
             raise ValueError("a job is a JSON object")
-        known = {"name", "stages", "max_retries", "priority_class", "max_cpus", "revocable"}
+        known = {
+            "name",
+            "stages",
+            "max_retries",
+            "priority_class",
+            "max_cpus",
+            "revocable",
+            "tolerations",
+            "constraints",
+        }
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown job keys: {sorted(unknown)}")
@@ -127,6 +141,8 @@ class JobSpec:
                 raise ValueError(f"stage {i}: {err}") from None
         values = {k: v for k, v in data.items() if k != "stages"}
         values.setdefault("name", "batch")
+        values["tolerations"] = _parsed(data.get("tolerations", []), "tolerations", Toleration)
+        values["constraints"] = _parsed(data.get("constraints", []), "constraints", Constraint)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(stages=tuple(stages), **values)
 
@@ -142,6 +158,15 @@ class JobSpec:
             return cls.from_dict(data, **overrides)
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+
+
+def _parsed(value: object, name: str, kind: Any) -> tuple[Any, ...]:
+    """A job file's list of tolerations or constraints, each in its string form
+    (``gpu-sku=inference:NoSchedule``, ``zone=a``: ``sdk.Toleration.parse``,
+    ``sdk.Constraint.parse``)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name} must be a list of strings, got {value!r}")
+    return tuple(kind.parse(v) for v in value)
 
 
 def _quantity(name: str, value: object) -> None:

@@ -19,6 +19,7 @@ from corral.frameworks import sdk
 from corral.frameworks.batch.job import JobSpec
 from corral.frameworks.batch.progress import BarProgress, LineProgress, summary_text
 from corral.frameworks.batch.scheduler import BatchScheduler, Event
+from corral.frameworks.framework_info import framework_info
 from corral.frameworks.job_loop import JobTerms, run_to_end
 
 CHECK_SECONDS = 5.0  # how often the master is asked why tasks wait, while they do
@@ -46,9 +47,14 @@ async def run_job(
     status callback, once its last demand update has returned; with ``keep_running`` a stop
     leaves it (and its tasks) to the master for its failover timeout instead."""
     batch = scheduler or BatchScheduler(spec, on_event or (lambda e: None))
-    info = sdk.FrameworkInfo(name=f"batch:{spec.name}", role=role)
-    if spec.revocable:
-        info.capabilities.append(sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES)
+    info = framework_info(
+        f"batch:{spec.name}",
+        role,
+        gpus=any(s.gpus > 0 for s in spec.stages),
+        revocable=spec.revocable,
+        tolerations=spec.tolerations,
+        constraints=spec.constraints,
+    )
     terms = JobTerms(
         noun="tasks",
         live=lambda: len(batch.job.live),

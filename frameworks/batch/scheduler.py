@@ -96,6 +96,8 @@ class BatchScheduler(sdk.Scheduler):
                 disk=s.disk,
                 gpus=s.gpus,
                 priority_class=self.job.spec.priority_class,
+                constraints=self.job.spec.constraints,
+                tolerations=self.job.spec.tolerations,
             )
         ]
 

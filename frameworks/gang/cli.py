@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from corral.frameworks.placement_args import add_placement_args, placement_from_args
 from corral.frameworks.registry import FrameworkCommand
 from corral.frameworks.sdk.argtypes import (
     non_negative_float,
@@ -37,7 +38,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         type=non_negative_float,
         default=0.0,
         metavar="G",
-        help="GPUs per worker (default 0)",
+        help="GPUs per worker (default 0); the framework then asks for agents with GPUs itself",
     )
     parser.add_argument(
         "--cpus-per-worker",
@@ -85,6 +86,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="what each worker runs (sh -c) instead of the numpy trainer; it gets RANK, "
         "WORLD_SIZE, MASTER_ADDR, MASTER_PORT and GANG_* (docs/frameworks.md)",
     )
+    add_placement_args(parser, "workers")
     parser.add_argument("--name", default="train", help="the gang's name (default 'train')")
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="the training data's seed (default 0)"
@@ -125,6 +127,7 @@ def spec_from_args(args: argparse.Namespace) -> TrainSpec:
 
     from corral.frameworks.gang.spec import TrainSpec
 
+    tolerations, constraints = placement_from_args(args)
     directory = args.checkpoint_dir or tempfile.mkdtemp(prefix="corral-gang-")
     return TrainSpec(
         workers=args.workers,
@@ -141,6 +144,8 @@ def spec_from_args(args: argparse.Namespace) -> TrainSpec:
         seed=args.seed,
         step_seconds=args.step_seconds,
         peer_timeout=args.peer_timeout,
+        tolerations=tolerations,
+        constraints=constraints,
     )
 
 

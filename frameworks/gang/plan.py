@@ -110,6 +110,8 @@ def demand(spec: TrainSpec, attempt: int) -> sdk.Demand:
         gpus=spec.gpus,
         priority_class=spec.priority_class,
         min_member=spec.workers,
+        constraints=spec.constraints,
+        tolerations=spec.tolerations,
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from corral.frameworks import sdk
+from corral.frameworks.framework_info import framework_info
 from corral.frameworks.gang import checkpoint
 from corral.frameworks.gang.scheduler import Event, GangScheduler
 from corral.frameworks.gang.spec import TrainSpec
@@ -48,11 +49,13 @@ async def run_training(
     directory = Path(spec.checkpoint_dir)
     # A result left by an earlier run in this directory must not pass for this run's.
     (directory / checkpoint.RESULT).unlink(missing_ok=True)
-    # Agents with GPUs are offered only to frameworks that say they use GPUs. (By the enum's
-    # name: a framework imports the SDK, not the wire modules.)
-    gpus = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_GPU_RESOURCES
-    capabilities = [gpus] if spec.gpus > 0 else []
-    info = sdk.FrameworkInfo(name=f"gang:{spec.name}", role=role, capabilities=capabilities)
+    info = framework_info(
+        f"gang:{spec.name}",
+        role,
+        gpus=spec.gpus > 0,
+        tolerations=spec.tolerations,
+        constraints=spec.constraints,
+    )
     terms = JobTerms(
         noun="workers",
         live=lambda: len(gang.run.live),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from corral.frameworks.sdk.placement import Constraint, Toleration
+
 
 @dataclass(frozen=True)
 class TrainSpec:
@@ -23,6 +25,10 @@ class TrainSpec:
     seed: int = 0
     step_seconds: float = 0.0  # the default worker's minimum time per step
     peer_timeout: float = 30.0  # how long a worker waits for a peer before giving up
+    # Where its workers may go: taints they tolerate (a GPU pool's), attributes their agents
+    # must have. The framework's and its gang demand's (framework_info.py).
+    tolerations: tuple[Toleration, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("workers", "steps", "max_restarts", "checkpoint_every", "seed"):

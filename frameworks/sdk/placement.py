@@ -83,6 +83,27 @@ class Constraint:
     def exists(cls, attribute: str) -> Constraint:
         return cls(attribute, "exists")
 
+    @classmethod
+    def parse(cls, text: str) -> Constraint:
+        """A constraint as written on a command line or in a job file: ``zone=a`` (equals),
+        ``zone=a,b`` (one of), ``gpu-sku`` (the attribute exists). ``ValueError`` names what
+        is wrong."""
+        attribute, eq, values = text.strip().partition("=")
+        attribute = attribute.strip()
+        if not attribute:
+            raise ValueError(f"constraint {text!r}: write ATTRIBUTE=VALUE[,VALUE...] or ATTRIBUTE")
+        if not eq:
+            return cls.exists(attribute)
+        vals = tuple(v.strip() for v in values.split(","))
+        if not all(vals):
+            raise ValueError(f"constraint {text!r}: an empty value")
+        return cls.equals(attribute, vals[0]) if len(vals) == 1 else cls.one_of(attribute, *vals)
+
+    def __str__(self) -> str:
+        return (
+            self.attribute if self.op == "exists" else f"{self.attribute}={','.join(self.values)}"
+        )
+
     def matches(self, attributes: Mapping[str, str]) -> bool:
         if self.attribute not in attributes:
             return False
@@ -126,6 +147,31 @@ class Toleration:
     @classmethod
     def exists(cls, key: str, effect: Effect | None = None) -> Toleration:
         return cls(key, "", True, effect)
+
+    @classmethod
+    def parse(cls, text: str) -> Toleration:
+        """A toleration as written on a command line or in a job or app file, in the taint's
+        own spelling (``corral agent --taints``): ``gpu-sku=inference:NoSchedule`` tolerates
+        that taint, ``gpu-sku=inference`` it with any effect, ``spot:NoSchedule`` key ``spot``
+        with any value, ``spot`` every taint of key ``spot``. ``ValueError`` names what is
+        wrong."""
+        body, colon, effect = text.strip().rpartition(":")
+        if not colon:
+            body, effect = effect, ""
+        key, eq, value = body.partition("=")
+        key, value, effect = key.strip(), value.strip(), effect.strip()
+        if effect and effect not in _EFFECTS:
+            raise ValueError(
+                f"toleration {text!r}: the effect must be one of {', '.join(_EFFECTS)}, "
+                f"got {effect!r}"
+            )
+        if not key:
+            raise ValueError(f"toleration {text!r}: write KEY[=VALUE][:EFFECT]")
+        return cls(key, value, not eq, effect or None)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        value = "" if self.any_value else f"={self.value}"
+        return f"{self.key}{value}{':' + self.effect if self.effect else ''}"
 
     def tolerates(self, taint: TaintPb) -> bool:
         if taint.key != self.key:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from corral.frameworks import sdk
+from corral.frameworks.framework_info import framework_info
 
 Protocol = Literal["HTTP", "TCP", "COMMAND"]
 
@@ -116,6 +117,17 @@ class AppSpec:
             parts.append(self.restart_generation)
         what = json.dumps(parts)
         return hashlib.sha256(what.encode()).hexdigest()[:8]
+
+    def framework_info(self, role: str | None = None, **fields: Any) -> sdk.FrameworkInfo:
+        """What the app's framework subscribes with (framework_info.py): its tolerations, and
+        the GPU capability when an instance asks for GPUs. ``role``: instead of the app's."""
+        return framework_info(
+            f"serving:{self.id}",
+            role or self.role,
+            gpus=self.gpus > 0,
+            tolerations=self.tolerations,
+            **fields,
+        )
 
     def demand(self, count: int) -> sdk.Demand:
         cluster = [
@@ -353,10 +365,16 @@ def _spread(value: object) -> sdk.Spread:
 
 def _tolerations(value: object) -> tuple[sdk.Toleration, ...]:
     if not isinstance(value, list):
-        raise AppError(f"tolerations: must be a list of objects, got {value!r}")
+        raise AppError(f"tolerations: must be a list of objects or strings, got {value!r}")
     out = []
     for i, item in enumerate(value):
         where = f"tolerations[{i}]"
+        if isinstance(item, str):  # the taint's own spelling: "gpu-sku=inference:NoSchedule"
+            try:
+                out.append(sdk.Toleration.parse(item))
+            except ValueError as err:
+                raise AppError(f"{where}: {err}") from None
+            continue
         d = _object(item, where)
         _known(d, where, {"key", "operator", "value", "effect"})
         op = d.get("operator", "Equal")

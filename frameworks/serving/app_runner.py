@@ -130,8 +130,9 @@ class AppRunner:
         self.deployment.supersede(wall)
         self.deployment = Deployment.start(self.app_id, revision.revision, spec.version, wall, now)
         self.store.put_deployment(self.deployment.record)
-        if spec.tolerations != old.tolerations:
-            self._resubscribe = True  # tolerations are the framework's: tell the master
+        if spec.framework_info() != old.framework_info():
+            # Tolerations and the GPU capability are the framework's: tell the master.
+            self._resubscribe = True
         self._event(f"revision {revision.revision} applied: {what}")
         return what
 
@@ -159,13 +160,7 @@ class AppRunner:
 
     async def _subscribed_loop(self) -> None:
         spec = self.spec
-        info = sdk.FrameworkInfo(
-            id=self.framework_id,
-            name=f"serving:{self.app_id}",
-            role=spec.role,
-            tolerations=[t.to_pb() for t in spec.tolerations],
-            failover_timeout=self.failover_timeout,
-        )
+        info = spec.framework_info(id=self.framework_id, failover_timeout=self.failover_timeout)
         self._resubscribe = False
         driver = sdk.Driver(self.scheduler, info, self.master, connect_timeout=None)
         async with driver:

@@ -71,11 +71,7 @@ async def run_app(
     stop = stop or asyncio.Event()
     reload = reload or asyncio.Event()
     watch = FileWatch(config) if config is not None else None
-    info = sdk.FrameworkInfo(
-        name=f"serving:{spec.id}",
-        role=role or spec.role,
-        tolerations=[t.to_pb() for t in spec.tolerations],
-    )
+    info = spec.framework_info(role)
     loop = asyncio.get_running_loop()
     deadline = None if duration is None else loop.time() + duration
     async with sdk.Driver(serving, info, master, connect_timeout=connect_timeout) as driver:

@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -235,3 +236,85 @@ async def test_a_framework_reads_its_task_s_output_through_the_cli(env: Env) -> 
         assert other.returncode == 1
         assert "principal inference may not call ReadTaskFile" in other.stderr, other.stderr
         await driver.teardown()
+
+
+async def _running_on(env: Env, framework_name: str, count: int) -> list[str]:
+    """The agents of ``count`` RUNNING tasks of the framework named so, once there are."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    agents: list[str] = []
+    while asyncio.get_running_loop().time() < deadline:
+        state = await env.cluster.state()
+        ids = {f.info.id for f in state.frameworks if f.info.name == framework_name}
+        agents = [
+            t.info.agent_id
+            for t in state.tasks
+            if t.info.framework_id in ids and t.status.state == sdk.TaskState.TASK_STATE_RUNNING
+        ]
+        if len(agents) >= count:
+            return agents
+        await asyncio.sleep(0.2)  # another process's state: nothing to await
+    raise AssertionError(f"{framework_name}: {len(agents)} of {count} tasks running")
+
+
+async def test_the_shipped_frameworks_run_on_a_tainted_gpu_pool(env: Env, tmp_path: Path) -> None:
+    # Issue #40, defect 5: an app with "gpus": 1 stayed pending (no GPU_RESOURCES capability,
+    # which the app format could not set), and `corral run gang` had no toleration flag.
+    state = await env.cluster.state()
+    (gpu_agent,) = [a.info.id for a in state.agents if a.info.resources.gpus > 0]
+    inference = env.flags("inference")
+    pool = ("--toleration", GPU_TAINT, "--priority-class", "prod-inference")
+    app = tmp_path / "model.json"
+    app.write_text(
+        json.dumps(
+            {
+                "id": "model",
+                "command": "sleep 600",
+                "cpus": 0.5,
+                "mem": 64,
+                "gpus": 1,
+                "role": "inference",
+                "priority_class": "prod-inference",
+                "tolerations": [GPU_TAINT],
+            }
+        )
+    )
+    proc = await asyncio.create_subprocess_exec(
+        *CORRAL,
+        *("run", "serving", *inference, "--config", str(app)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env.env(),
+    )
+    try:
+        assert await _running_on(env, "serving:model", 1) == [gpu_agent]
+        proc.send_signal(signal.SIGTERM)
+        out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, out.decode() + err.decode()
+
+    batch = await env.corral(
+        *("run", "batch", *inference, "--role", "inference", "--tasks", "2", "--gpus", "1"),
+        *("--cpus", "0.5", "--mem", "32", "--command", "true", *pool),
+        *("--constraint", "gpu-sku=inference"),
+    )
+    assert batch.returncode == 0, batch.stdout + batch.stderr
+    assert "2 succeeded" in batch.stdout.splitlines()[-1], batch.stdout
+
+    gang = await env.corral(
+        *("run", "gang", *inference, "--role", "inference", "--workers", "2"),
+        *("--gpus-per-worker", "1", "--cpus-per-worker", "0.5", "--mem-per-worker", "128"),
+        *("--steps", "5", "--checkpoint-dir", str(tmp_path / "ckpt"), *pool),
+    )
+    assert gang.returncode == 0, gang.stdout + gang.stderr
+    assert "trained" in gang.stdout.splitlines()[-1], gang.stdout
+    state = await env.cluster.state()
+    ran = {
+        t.info.agent_id
+        for t in state.tasks
+        for f in state.frameworks
+        if f.info.id == t.info.framework_id and f.info.name.startswith(("batch:", "gang:"))
+    }
+    assert ran == {gpu_agent}, ran

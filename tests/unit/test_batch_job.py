@@ -224,6 +224,9 @@ def _args(**kw: Any) -> argparse.Namespace:
         "max_retries": None,
         "priority_class": None,
         "revocable": None,
+        "gpus": None,
+        "toleration": [],
+        "constraint": [],
     }
     return argparse.Namespace(**{**base, **kw})
 
@@ -241,6 +244,38 @@ def test_the_command_line_makes_a_one_stage_job() -> None:
     assert not job.revocable
     assert spec_from_args(_args(tasks=2, revocable=True)).revocable
     assert JobSpec.from_dict({"stages": [{"tasks": 1, "duration": 1}], "revocable": True}).revocable
+
+
+def test_gpus_tolerations_and_constraints_from_the_command_line_and_a_job_file() -> None:
+    # Issue #40, defect 5: batch jobs could not ask for a GPU or tainted pool.
+    job = spec_from_args(
+        _args(
+            tasks=2,
+            gpus=1,
+            toleration=["gpu-sku=inference:NoSchedule"],
+            constraint=["gpu-sku=inference", "zone=a,b"],
+        )
+    )
+    assert job.stages[0].gpus == 1
+    assert job.tolerations == (sdk.Toleration.equal("gpu-sku", "inference", "NoSchedule"),)
+    assert job.constraints == (
+        sdk.Constraint.equals("gpu-sku", "inference"),
+        sdk.Constraint.one_of("zone", "a", "b"),
+    )
+    (demand,) = BatchScheduler(job).demands()
+    assert (demand.gpus, demand.tolerations, demand.constraints) == (
+        1,
+        job.tolerations,
+        job.constraints,
+    )
+    from_file = JobSpec.from_dict(
+        {"stages": [{"tasks": 1, "duration": 1, "gpus": 1}], "tolerations": ["spot"]}
+    )
+    assert from_file.tolerations == (sdk.Toleration.exists("spot"),)
+    with pytest.raises(ValueError, match="the effect must be one of"):
+        spec_from_args(_args(tasks=1, toleration=["gpu-sku=inference:Sometimes"]))
+    with pytest.raises(ValueError, match="tolerations must be a list of strings"):
+        JobSpec.from_dict({"stages": [{"tasks": 1, "duration": 1}], "tolerations": "spot"})
 
 
 # -- the scheduler, with a driver double --------------------------------------------------------

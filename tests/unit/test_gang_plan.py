@@ -186,3 +186,21 @@ def test_the_command_line_builds_the_spec_with_a_temporary_checkpoint_dir(
     assert Path(spec.checkpoint_dir).name.startswith("corral-gang-")
     with pytest.raises(SystemExit):
         parser.parse_args(["--workers", "0", "--steps", "1"])
+
+
+def test_a_gang_takes_tolerations_and_constraints_for_its_framework_and_demand() -> None:
+    # Issue #40, defect 5: `corral run gang` had no toleration flag.
+    parser = argparse.ArgumentParser()
+    cli._configure(parser)
+    args = parser.parse_args(
+        [
+            *("--workers", "2", "--steps", "1", "--checkpoint-dir", "/tmp/x"),
+            *("--gpus-per-worker", "1", "--toleration", "gpu-sku=inference:NoSchedule"),
+            *("--constraint", "gpu-sku"),
+        ]
+    )
+    spec = cli.spec_from_args(args)
+    assert spec.tolerations == (sdk.Toleration.equal("gpu-sku", "inference", "NoSchedule"),)
+    assert spec.constraints == (sdk.Constraint.exists("gpu-sku"),)
+    d = plan.demand(spec, 0)
+    assert (d.tolerations, d.constraints, d.min_member) == (spec.tolerations, spec.constraints, 2)

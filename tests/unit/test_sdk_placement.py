@@ -5,6 +5,7 @@ orders, and the Placer that places many tasks over one batch of offers."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -300,3 +301,51 @@ def test_placer_rules_constraints_ports_and_binpack() -> None:
     assert sdk.Placer([offer("p", 4)]).place(shape(), ports=1) is None
     with pytest.raises(ValueError, match="order must be"):
         sdk.Placer(offers, order="random")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "toleration"),
+    [
+        (
+            "gpu-sku=inference:NoSchedule",
+            sdk.Toleration.equal("gpu-sku", "inference", "NoSchedule"),
+        ),
+        ("gpu-sku=inference", sdk.Toleration.equal("gpu-sku", "inference")),
+        ("spot:PreferNoSchedule", sdk.Toleration.exists("spot", "PreferNoSchedule")),
+        ("spot", sdk.Toleration.exists("spot")),
+    ],
+)
+def test_a_toleration_is_written_as_the_taint_it_tolerates(
+    text: str, toleration: sdk.Toleration
+) -> None:
+    assert sdk.Toleration.parse(text) == toleration
+    assert str(toleration) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "constraint"),
+    [
+        ("zone=a", sdk.Constraint.equals("zone", "a")),
+        ("zone=a,b", sdk.Constraint.one_of("zone", "a", "b")),
+        ("gpu-sku", sdk.Constraint.exists("gpu-sku")),
+    ],
+)
+def test_a_constraint_is_written_as_an_attribute(text: str, constraint: sdk.Constraint) -> None:
+    assert sdk.Constraint.parse(text) == constraint
+    assert str(constraint) == text
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "message"),
+    [
+        (sdk.Toleration, "=x", "write KEY"),
+        (sdk.Toleration, "k=v:Sometimes", "the effect must be one of"),
+        (sdk.Constraint, "", "write ATTRIBUTE"),
+        (sdk.Constraint, "zone=", "an empty value"),
+    ],
+)
+def test_malformed_tolerations_and_constraints_are_named(
+    kind: Any, text: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        kind.parse(text)

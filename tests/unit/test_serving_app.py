@@ -215,3 +215,23 @@ def test_rolling_restart_with_full_capacity_waits_for_new_instances() -> None:
     launch(app, 1)
     kills = app.to_kill(0)
     assert len(kills) == 1 and kills[0][0].version != app.spec.version
+
+
+def test_an_app_asking_for_gpus_subscribes_with_the_gpu_capability_and_its_tolerations() -> None:
+    # Issue #40, defect 5: an app with "gpus": 1 stayed pending forever ("the framework lacks
+    # the GPU_RESOURCES capability"), and its file had no way to set it: now it needs none.
+    gpu = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_GPU_RESOURCES
+    app = AppSpec.from_json(
+        {"id": "m", "command": "./serve", "gpus": 1, "tolerations": ["gpu-sku=inference"]}
+    )
+    info = app.framework_info(failover_timeout=60)
+    assert list(info.capabilities) == [gpu]
+    assert [(t.key, t.value) for t in info.tolerations] == [("gpu-sku", "inference")]
+    assert (info.name, info.role, info.failover_timeout) == ("serving:m", "*", 60)
+    cpu_only = AppSpec.from_json({"id": "c", "command": "./serve"})
+    assert list(cpu_only.framework_info("web").capabilities) == []
+    assert cpu_only.framework_info("web").role == "web"
+    # The string form round-trips through the app's JSON (what the serving service stores).
+    assert AppSpec.from_json(app.to_json()) == app
+    with pytest.raises(AppError, match=r"tolerations\[0\]: toleration 'k:Soon'"):
+        AppSpec.from_json({"id": "b", "command": "x", "tolerations": ["k:Soon"]})
