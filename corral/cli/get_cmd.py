@@ -39,7 +39,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-w",
         "--watch",
         action="store_true",
-        help="after the list, print each object again when it changes (Ctrl-C ends it)",
+        help=(
+            "after the list, print each object again when it changes (its state, agent, "
+            "reason, ...; not its measured use); Ctrl-C ends it"
+        ),
     )
     add_timeout_arg(p)
     add_master_arg(p)
@@ -419,5 +422,5 @@ def run(args: argparse.Namespace) -> int:
     if args.watch:
         from corral.cli.watch import watch
 
-        return watch(args.master, args.timeout, lambda: _fetch(args), first, as_json)
+        return watch(args.kind, args.master, args.timeout, lambda: _fetch(args), first, as_json)
     return 0

@@ -114,6 +114,89 @@ async def test_describe_and_watch(tmp_path: Path) -> None:
             await d.teardown()
 
 
+# A task whose memory use moves by a MiB every 0.2 s (up to 12 MiB more, then back), well
+# under the Keeper's 32 MiB limit: a measurement that changes while nothing else does.
+BREATHING = (
+    "python3 -c 'import time\n"
+    "while True:\n"
+    "    held = []\n"
+    "    for _ in range(12):\n"
+    '        held.append(b"x" * (1 << 20)); time.sleep(0.2)\''
+)
+
+
+async def test_watch_prints_a_task_again_for_its_state_not_its_memory(tmp_path: Path) -> None:
+    """Issue #40: a watch re-printed a running task each time its memory use moved. Now it is
+    printed once while its use moves (and the watch fetches the state again, on the cluster
+    events an operator's cordons make), and again when it is killed."""
+    async with LocalCluster(
+        agents=1,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--usage-interval", "0.2"),
+    ) as cluster:
+        m = ("--master", cluster.master)
+        keeper = Keeper(count=1, command=BREATHING)
+        async with sdk.Driver(keeper, sdk.FrameworkInfo(name="keeper"), cluster.master) as d:
+            await until("a task running", lambda: keeper.running, 30)
+            (task_id,) = keeper.running
+            agent_id = keeper.launched[task_id]
+            watch = subprocess.Popen(
+                [sys.executable, "-m", "corral.cli.main", "get", "tasks", "-w", "-o", "json", *m],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            lines: list[dict[str, object]] = []
+
+            async def read_line() -> dict[str, object]:
+                assert watch.stdout is not None
+                line = await asyncio.wait_for(asyncio.to_thread(watch.stdout.readline), 30)
+                assert line, watch.stderr.read() if watch.stderr else "the watch ended"
+                record: dict[str, object] = json.loads(line)
+                lines.append(record)
+                return record
+
+            async def reader() -> None:
+                while True:
+                    await read_line()
+
+            try:
+                first = await read_line()
+                assert first["id"] == task_id and first["state"] == "RUNNING"
+                reading = asyncio.create_task(reader())
+                # The task's measured use moves (the master's state says so) while the watch
+                # fetches the state again after each cordon and uncordon.
+                seen_mem: set[float] = set()
+                deadline = asyncio.get_running_loop().time() + 60
+                while len(seen_mem) < 4:
+                    assert asyncio.get_running_loop().time() < deadline, (
+                        f"the task's measured memory took only {sorted(seen_mem)} in 60 s"
+                    )
+                    listed = json.loads((await cli("get", "tasks", "-o", "json", *m)).stdout)
+                    usage = next(t for t in listed if t["id"] == task_id)["usage"]
+                    if usage:
+                        seen_mem.add(round(usage["mem"]))
+                    for verb in ("cordon", "uncordon"):
+                        assert (await cli(verb, agent_id, *m)).returncode == 0
+                assert (await cli("kill", task_id, *m)).returncode == 0
+                await until(
+                    "the killed task printed by the watch",
+                    lambda: any(r["id"] == task_id and r["state"] == "KILLED" for r in lines),
+                    30,
+                )
+                reading.cancel()
+                ours = [r["state"] for r in lines if r["id"] == task_id]
+                # Printed when it ran and when it was killed (KILLING between, if seen), never
+                # again only because its memory use moved.
+                assert ours[0] == "RUNNING" and ours[-1] == "KILLED", ours
+                assert ours.count("RUNNING") == 1, (ours, sorted(seen_mem))
+            finally:
+                watch.terminate()
+                watch.communicate(timeout=10)  # reaped, and its pipes closed
+            await d.teardown()
+
+
 async def test_the_master_is_set_once_by_env_or_context(tmp_path: Path) -> None:
     async with LocalCluster(agents=1, work_dir=tmp_path / "cluster") as cluster:
         config = tmp_path / "home" / "config.json"
