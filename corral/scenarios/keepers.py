@@ -45,6 +45,7 @@ class Keeper(sdk.Scheduler):
         self.limits = (cpus_limit, mem_limit)
         self.live: set[str] = set()
         self.running: set[str] = set()
+        self.most_running = 0  # the most tasks RUNNING at once
         self.launched = 0
         self._withdrawn = False
         self.finished = 0
@@ -118,6 +119,7 @@ class Keeper(sdk.Scheduler):
         v = sdk.view(status)
         if v.state == "RUNNING":
             self.running.add(v.task_id)
+            self.most_running = max(self.most_running, len(self.running))
         if not v.terminal or v.task_id not in self.live:
             return
         self.live.discard(v.task_id)
