@@ -12,6 +12,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.durable import PutAgent, RemoveAgent
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.states import agent_shown
 from corral.master.core.types import Maintenance, Requester, TaskReason, TaskState
 from tests.unit.core_harness import Harness, demand, of, status, task
 
@@ -223,6 +224,36 @@ def test_delete_refuses_a_connected_agent_and_forgets_a_gone_one() -> None:
     assert "alice" in events_of(out, "agent_deleted")[0].message
     assert h.core.frameworks[fw].demand_tasks == {}
     refused(h, ev.DeleteAgent, Refusal.NOT_FOUND, agent_id=aids[0])
+
+
+def test_a_deleted_agents_event_names_its_state_as_the_tables_do() -> None:
+    """Issue #40: a disconnected, drained agent was deleted as ``(active)``."""
+    h = Harness()
+    a, _ = h.add_agent()
+    op(h, ev.Drain, agent_id=a)
+    h.close_agent(a)
+    out = op(h, ev.DeleteAgent, agent_id=a)
+    (deleted,) = events_of(out, "agent_deleted")
+    assert "(disconnected,drained): deleted by" in deleted.message, deleted.message
+
+
+@pytest.mark.parametrize(
+    ("state", "connected", "mode", "drained", "shown"),
+    [
+        ("active", True, "", False, "active"),
+        ("active", False, "", False, "disconnected"),
+        ("active", True, "cordoned", False, "cordoned"),
+        ("active", True, "draining", False, "draining"),
+        ("active", True, "draining", True, "drained"),
+        ("active", False, "draining", True, "disconnected,drained"),
+        ("unreachable", False, "cordoned", False, "unreachable,cordoned"),
+        ("recovering", False, "", False, "recovering"),
+    ],
+)
+def test_how_an_agents_state_is_shown(
+    state: str, connected: bool, mode: str, drained: bool, shown: str
+) -> None:
+    assert agent_shown(state, connected, mode, drained) == shown
 
 
 def test_maintenance_survives_a_restart() -> None:
