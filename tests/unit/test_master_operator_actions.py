@@ -71,6 +71,11 @@ def test_an_operators_kill_reaches_the_framework_with_its_reason_and_who_asked()
     (update,) = of(cmd.SendUpdates, out)[0].statuses
     assert update.reason is TaskReason.KILLED_BY_OPERATOR
     assert "killed by operator alice" in update.message
+    # The TaskKilled event says it too (issue #40: its message was empty).
+    (killed,) = events_of(out, "task_killed")
+    assert killed.message.startswith(
+        f"framework {fw} on agent {aids[0]}: KILLED_BY_OPERATOR: killed by operator alice"
+    ), killed.message
 
 
 def test_a_kill_with_its_own_grace_and_at_once() -> None:
