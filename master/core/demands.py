@@ -352,12 +352,22 @@ def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str,
             continue
         if view is None:
             view = AgentView(core, agents)
-        reasons_out = demand_reasons(core, fw, d, agents, held, view)
+        counted = demand_reasons(core, fw, d, agents, held, view)
+        # An agent with room is not a reason to be pending (kube-scheduler's "0/3 nodes are
+        # available" never counts one): it is said apart, as where the demand's tasks can go.
+        reasons_out = [r for r in counted if r["reason"] != REASON_FITS]
+        room = next((r for r in counted if r["reason"] == REASON_FITS), None)
         n = len(agents)
         parts = [f"{r['agents']} of {n} agents: {r['reason']}" for r in reasons_out]
+        if room is not None:
+            parts.append(f"room for a task now on {room['agents']} of {n} agents")
         record = demand_json(fw, d, core.priority)
         record["agents"] = n
         record["reasons"] = reasons_out
+        record["room"] = {
+            "agents": room["agents"] if room else 0,
+            "sample_agents": room["sample_agents"] if room else [],
+        }
         record["summary"] = "; ".join(parts) if parts else "no agents connected"
         if gangs.waiting(fw, d):
             gang = gangs.explain(core, fw, d, now)
