@@ -128,10 +128,13 @@ def test_besteffort_thrash(tmp_path: Path) -> None:
 
 
 def test_preempt_vs_evict(tmp_path: Path) -> None:
-    without, fixed, _ = scenario("preempt-vs-evict", tmp_path)
+    without, fixed, out = scenario("preempt-vs-evict", tmp_path)
     # One run: 2 serving instances of 2 cpus preempt 4 batch tasks; 2 BestEffort tasks evicted.
     assert (fixed["preempted"], fixed["evicted"], fixed["killed"]) == (4, 2, 6)
     assert fixed["misattributed"] == 0
     # The same run read from exit codes alone: six plain kills, no cause named.
     assert (without["preempted"], without["evicted"]) == (0, 0)
     assert without["misattributed"] == without["killed"] == 6
+    # Said as a count of tasks ended by a signal, not {'signal': 6}: that reads as SIGABRT.
+    assert "exit statuses alone say only: 6 tasks ended by a signal (no exit code)" in out, out
+    assert "{'signal'" not in out
