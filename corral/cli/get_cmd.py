@@ -311,7 +311,10 @@ def rows(
                 f.info.role,
                 framework_state(f),
                 "yes" if f.suppressed else "no",
-                "-" if framework_state(f) == "removed" else str(f.priority),
+                # Its class's value, met or not (not its DRF level, the default's once met).
+                "-"
+                if framework_state(f) == "removed"
+                else str(state_json.class_priority(f, classes)),
                 str(sum(d.unmet for d in f.demands)) if f.demands else "-",
                 _res(f.used),
             ]
