@@ -114,6 +114,32 @@ async def test_describe_and_watch(tmp_path: Path) -> None:
             await d.teardown()
 
 
+async def test_describe_agent_takes_the_name_get_agents_prints(tmp_path: Path) -> None:
+    """Issue #40: `describe agent NAME` takes the NAME column (or a hostname), as kubectl takes
+    a node's name; a name several agents share is refused naming their ids."""
+    async with LocalCluster(agents=2, work_dir=tmp_path, agent_args=("--simulate",)) as cluster:
+        m = ("--master", cluster.master)
+        listed = await cli("get", "agents", "-o", "json", *m)
+        agents = {a["name"]: a for a in json.loads(listed.stdout)}
+        first = agents["agent-0"]
+        by_name = await cli("describe", "agent", "agent-0", "-o", "json", *m)
+        assert by_name.returncode == 0, by_name.stderr
+        described = json.loads(by_name.stdout)
+        assert described["object"]["id"] == first["id"]
+        assert "AgentAdded" in [e["reason"] for e in described["events"]]  # by its id
+        table = await cli("describe", "agent", "agent-0", *m)
+        assert table.returncode == 0 and first["id"] in table.stdout, table.stderr
+        # Both agents of a test cluster run on this host: its hostname names two of them.
+        assert {a["hostname"] for a in agents.values()} == {first["hostname"]}
+        shared = await cli("describe", "agent", first["hostname"], *m)
+        assert shared.returncode == 2, shared
+        assert f"2 agents are named {first['hostname']!r}" in shared.stderr
+        assert all(a["id"] in shared.stderr for a in agents.values())
+        assert "Traceback" not in shared.stderr
+        missing = await cli("describe", "agent", "nope", *m)
+        assert missing.returncode == 1 and "no agent 'nope'" in missing.stderr
+
+
 # A task whose memory use moves by a MiB every 0.2 s (up to 12 MiB more, then back), well
 # under the Keeper's 32 MiB limit: a measurement that changes while nothing else does.
 BREATHING = (
