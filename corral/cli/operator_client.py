@@ -62,15 +62,20 @@ def candidates(master: str, timeout: float) -> list[str]:
 def call_leader(
     master: str, method: str, request: Any, timeout: float, metadata: Metadata = ()
 ) -> tuple[Any, str]:
-    """The answer of the leading master, and its address."""
+    """The answer of the leading master, and its address.
+
+    A master that cannot be reached for a reason waiting will not change fails the call at
+    once (``unreachable``): nothing listens at its address (connection refused), or this
+    client cannot speak its TLS. Any other failure is tried again until ``timeout`` (a master
+    starting, a standby naming the leader). With several masters each is tried in turn, and
+    the call fails at once only when every one of them cannot be reached so."""
     deadline = time.monotonic() + timeout
     tls = credentials()
     queue = candidates(master, timeout)
-    # One master: wait for it as before. Several: a dead one must fail fast to try the next.
-    wait = len(queue) == 1
     last = ""
     hint = ""
     tried = 0
+    unreachable: dict[str, str] = {}
     while True:
         if hint:
             address, hint = hint, ""
@@ -86,23 +91,26 @@ def call_leader(
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
                 answer = getattr(stub, method)(
-                    request, timeout=left, wait_for_ready=wait, metadata=metadata or None
+                    request, timeout=left, wait_for_ready=False, metadata=metadata or None
                 )
                 return answer, address
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 detail = exc.details() if hasattr(exc, "details") else str(exc)
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                    why = _connection_error(stub, method, request)
                     raise CliError(
-                        f"no answer from the master at {master} within {timeout:g}s{why}"
+                        f"no answer from the master at {address} within {timeout:g}s"
                     ) from None
                 if code != grpc.StatusCode.UNAVAILABLE:
                     raise CliError(f"master at {address}: {detail}") from None
-                if _handshake_failed(detail):
-                    last = f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
-                    hint = ""
+                why = unreachable_reason(address, detail, tls)
+                if why:
+                    unreachable[address] = why
+                    if set(queue) <= set(unreachable):
+                        raise CliError("; ".join(unreachable[a] for a in queue)) from None
+                    last = why
                     continue
+                unreachable.pop(address, None)
                 last = f"master at {address}: {detail}"
                 hint = leader_hint(exc)
 
@@ -118,16 +126,27 @@ def _handshake_failed(detail: str) -> bool:
     return "handshake" in text or "ssl" in text or "certificate" in text
 
 
-def _connection_error(stub: Any, method: str, request: Any) -> str:
-    """Why a call that waited for the master got no answer, when the channel knows: a master
-    that is down, or one whose TLS this client cannot speak (a plain-text client, a wrong CA),
-    look alike from outside ("Socket closed", "handshake failed")."""
-    try:
-        getattr(stub, method)(request, timeout=1.0, wait_for_ready=False)
-    except grpc.RpcError as exc:
-        detail = exc.details() if hasattr(exc, "details") else ""
-        if detail and exc.code() == grpc.StatusCode.UNAVAILABLE:
-            return f" ({detail}; if the master is up: {_HINT})"
-    except Exception:  # the probe is best effort: the caller's error stands without it
-        pass
+def unreachable_reason(address: str, detail: str, tls: sdk_tls.Credentials) -> str:
+    """Why ``address`` cannot answer, when waiting will not change it ("": try again): nothing
+    listens there, or this client cannot speak the master's TLS. The TLS hint is given only
+    for a TLS failure, never for a master that is simply not there."""
+    text = detail.lower()
+    if "connection refused" in text:
+        return (
+            f"nothing listens at {address} (connection refused): is the master running, and is "
+            "this its gRPC address (corral master --grpc)?"
+        )
+    if "wrong_version_number" in text:  # it answered the handshake in plain text
+        return (
+            f"master at {address}: the TLS handshake failed: it speaks plain text (a master "
+            "started with --insecure); pass --insecure to talk to it"
+        )
+    if _handshake_failed(detail):
+        return f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
+    if isinstance(tls, sdk_tls.Insecure) and "socket closed" in text:
+        # A master speaking TLS closes a plain-text connection without a word.
+        return (
+            f"master at {address} closed the connection ({detail}): a master started without "
+            "--insecure speaks only TLS; drop --insecure (this client's) and pass --tls-dir"
+        )
     return ""
