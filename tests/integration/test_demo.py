@@ -9,6 +9,7 @@ import fcntl
 import itertools
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -280,15 +281,26 @@ def test_ctrl_c_in_an_80_by_24_terminal_prints_a_summary_and_the_view_fits(
 
         _wait(shows_the_fleet, 180, "the live view with the serving framework and events")
         os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C
-        os.set_blocking(leader, True)
         deadline = time.monotonic() + 150
-        while time.monotonic() < deadline and read_some():
-            pass
+        while demo.poll() is None and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.5)[0]:
+                read_some()  # read as it writes, or its writes to the terminal would block
+        with contextlib.suppress(BlockingIOError):
+            while read_some():  # what it wrote last
+                pass
         demo.wait(timeout=30)
     finally:
-        if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
+        if demo.poll() is None:  # failed before its end: stopped as a user would, then killed
+            os.killpg(demo.pid, signal.SIGTERM)
+            os.set_blocking(leader, False)
+            deadline = time.monotonic() + 120
+            while demo.poll() is None and time.monotonic() < deadline:
+                with contextlib.suppress(BlockingIOError):
+                    read_some()  # read, or its writes to the terminal would block its stop
+                time.sleep(0.1)
+            if demo.poll() is None:
+                os.killpg(demo.pid, signal.SIGKILL)
+                demo.wait()
         os.close(leader)
     text = screen()
     assert demo.returncode == 0, text[-4000:]
