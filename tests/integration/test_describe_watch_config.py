@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -175,22 +176,18 @@ async def test_watch_prints_a_task_again_for_its_state_not_its_memory(tmp_path: 
             )
             lines: list[dict[str, object]] = []
 
-            async def read_line() -> dict[str, object]:
+            def read_all() -> None:  # until the watch ends: what it printed, as it did
                 assert watch.stdout is not None
-                line = await asyncio.wait_for(asyncio.to_thread(watch.stdout.readline), 30)
-                assert line, watch.stderr.read() if watch.stderr else "the watch ended"
-                record: dict[str, object] = json.loads(line)
-                lines.append(record)
-                return record
+                for line in watch.stdout:
+                    lines.append(json.loads(line))
 
-            async def reader() -> None:
-                while True:
-                    await read_line()
-
+            reader = threading.Thread(target=read_all, daemon=True)
+            reader.start()
             try:
-                first = await read_line()
+                await until("the watch's first line", lambda: lines or not reader.is_alive(), 30)
+                assert lines, watch.stderr.read() if watch.stderr else "the watch ended"
+                first = lines[0]
                 assert first["id"] == task_id and first["state"] == "RUNNING"
-                reading = asyncio.create_task(reader())
                 # The task's measured use moves (the master's state says so) while the watch
                 # fetches the state again after each cordon and uncordon.
                 seen_mem: set[float] = set()
@@ -211,7 +208,6 @@ async def test_watch_prints_a_task_again_for_its_state_not_its_memory(tmp_path: 
                     lambda: any(r["id"] == task_id and r["state"] == "KILLED" for r in lines),
                     30,
                 )
-                reading.cancel()
                 ours = [r["state"] for r in lines if r["id"] == task_id]
                 # Printed when it ran and when it was killed (KILLING between, if seen), never
                 # again only because its memory use moved.
@@ -219,7 +215,12 @@ async def test_watch_prints_a_task_again_for_its_state_not_its_memory(tmp_path: 
                 assert ours.count("RUNNING") == 1, (ours, sorted(seen_mem))
             finally:
                 watch.terminate()
-                watch.communicate(timeout=10)  # reaped, and its pipes closed
+                watch.wait(timeout=10)
+                reader.join(timeout=10)  # the pipe's end ends it
+                assert watch.stderr is not None
+                watch.stderr.close()
+                assert watch.stdout is not None
+                watch.stdout.close()
             await d.teardown()
 
 
