@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from corral.agent.connection import ReconnectBackoff
@@ -49,3 +49,14 @@ class AgentConfig:
     # as it fills to the headroom; looked at every disk_watch_interval seconds.
     sandbox_gc: GcPolicy = field(default_factory=GcPolicy)
     disk_watch_interval: float = 60.0
+
+    @property
+    def allocatable(self) -> Resources:
+        """What the agent offers: its resources less the hard eviction threshold's memory
+        (kubelet's allocatable: capacity less the hard eviction threshold). Memory placed by
+        requests then never takes the agent below the threshold, so tasks that use what they
+        request are not evicted; pressure is still measured against the whole ``mem``."""
+        hard = self.thresholds.hard
+        if hard is None:
+            return self.resources
+        return replace(self.resources, mem=max(0.0, self.resources.mem - hard))

@@ -131,7 +131,7 @@ class Agent:
             )
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
-            config.hostname, config.resources, config.attributes, config.taints, name=config.name
+            config.hostname, config.allocatable, config.attributes, config.taints, name=config.name
         )
         self._log = log.bind(agent=config.hostname)
         # Debug lines per status cost as much as sending it when nobody reads them.
@@ -304,7 +304,7 @@ class Agent:
         self.config = replace(self.config, resources=resources)
         self._info = convert.agent_info(
             self.config.hostname,
-            resources,
+            self.config.allocatable,
             self.config.attributes,
             self.config.taints,
             name=self.config.name,

@@ -7,9 +7,6 @@ the process it is passed on to. docs/operations.md lists them.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 MiB = 1024 * 1024
 
 # One gRPC message, either way, on every channel (master, agents, frameworks, operators).
@@ -37,12 +34,6 @@ MAX_DEMAND_COUNT = 100_000  # tasks one demand may ask for
 # Resource quantities: finite, >= 0 and at most this, so sums over a cluster stay exact enough.
 MAX_SCALAR = 1e12
 
-# Arrays and objects nested in one JSON document (an HTTP body, a --quotas or --priority-classes
-# file): Corral's own nest three deep. Deeper ones are refused before anything walks them, so
-# no check or error message can recurse past Python's stack limit (issue #30: a body nested
-# 100,000 deep answered 500).
-MAX_JSON_DEPTH = 32
-
 # How much of an offending value an error message repeats.
 ECHO_CHARS = 64
 
@@ -53,31 +44,3 @@ def echo(value: object) -> str:
     if len(text) <= ECHO_CHARS:
         return text
     return f"{text[:ECHO_CHARS]}... ({len(text)} characters)"
-
-
-class JsonTooDeep(ValueError):
-    """A JSON document nested past MAX_JSON_DEPTH."""
-
-
-def parse_json(raw: str | bytes) -> Any:
-    """``json.loads(raw)`` (whose errors it raises as they are), refusing a document nested
-    past MAX_JSON_DEPTH with JsonTooDeep."""
-    too_deep = f"JSON nested more than {MAX_JSON_DEPTH} deep (arrays and objects)"
-    try:
-        value = json.loads(raw)
-    except RecursionError:
-        raise JsonTooDeep(too_deep) from None
-    # Walked with a stack of its own: a document that parsed may still be too deep to recurse.
-    todo: list[tuple[Any, int]] = [(value, 1)]
-    while todo:
-        item, depth = todo.pop()
-        if isinstance(item, dict):
-            children = list(item.values())
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > MAX_JSON_DEPTH:
-            raise JsonTooDeep(too_deep)
-        todo.extend((child, depth + 1) for child in children)
-    return value

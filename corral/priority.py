@@ -25,9 +25,7 @@ from corral.limits import (
     MAX_NAME_LENGTH,
     MAX_PRIORITY_CLASSES,
     MAX_VALUE_LENGTH,
-    JsonTooDeep,
     echo,
-    parse_json,
 )
 
 # Values are bounded so that any class fits the wire's int64 and the allocator's order key.
@@ -161,15 +159,10 @@ def class_from_json(item: object) -> PriorityClass:
     )
 
 
-def classes_from_json(text: str) -> tuple[PriorityClass, ...]:
-    """The classes of a ``--priority-classes`` file: a JSON list of objects with the fields of
+def classes_from_json(data: object) -> tuple[PriorityClass, ...]:
+    """The classes of a ``--priority-classes`` file as parsed (the CLI reads it with
+    ``corral.frameworks.sdk.json_input``): a JSON list of objects with the fields of
     ``PriorityClass.to_json`` (name and value required), at most one the global default."""
-    try:
-        data = parse_json(text)
-    except JsonTooDeep as exc:
-        raise PriorityClassError(str(exc)) from None
-    except ValueError as exc:
-        raise PriorityClassError(f"not JSON: {exc}") from None
     if not isinstance(data, list):
         raise PriorityClassError("the priority classes must be a JSON list of objects")
     if len(data) > MAX_PRIORITY_CLASSES:

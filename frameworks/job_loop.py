@@ -51,6 +51,7 @@ class JobTerms:
     note: Callable[[str, str], None]  # tell the user (kind, detail): "waiting", "stopping"
     gave_up: Callable[[float, str], str]  # (give_up_after, the master's why) -> the reason
     settle: Callable[[], Awaitable[None]] | None = None  # let a demand update in flight land
+    tick: Callable[[], None] | None = None  # called every second of the loop (progress lines)
 
 
 def new_ending() -> dict[str, Any]:
@@ -91,6 +92,8 @@ async def run_to_end(
                 await asyncio.wait(
                     {waiting, finished, stopping}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED
                 )
+                if terms.tick is not None:
+                    terms.tick()
                 if waiting.done():
                     waiting.result()  # the driver ended first: raise why
                     break

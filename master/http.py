@@ -1,7 +1,8 @@
 """The master's HTTP port (aiohttp): health, state as JSON, explanations, Prometheus metrics,
 roles' weights and quotas, priority classes, and the web UI (master/ui).
 
-Bad input to a PUT (a body that is not JSON or is nested past ``corral.limits.MAX_JSON_DEPTH``,
+Bad input to a PUT (a body that is not JSON, is nested past
+``corral.frameworks.sdk.json_input.MAX_JSON_DEPTH`` or larger than its ``MAX_JSON_BYTES`` (413),
 a wrong type, NaN, a negative or unknown resource, a limit below the guarantee, a role name
 ``corral.roles`` refuses) is answered 400 with ``{"error": reason}``; nothing changes.
 """
@@ -9,14 +10,15 @@ a wrong type, NaN, a negative or unknown resource, a limit below the guarantee, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral import events as cluster_events
-from corral.limits import JsonTooDeep, echo, parse_json
+from corral.frameworks.sdk.json_input import BadJson, read_json_body
+from corral.limits import echo
 from corral.master import explanation, views
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
@@ -84,12 +86,24 @@ def events_filter(pairs: Iterable[tuple[str, str]]) -> tuple[str, str]:
     return reason, given.get("subject", "")
 
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
 def event_json(e: ClusterEvent) -> dict[str, Any]:
     return cluster_events.record(e)
 
 
+@web.middleware
+async def _bad_json(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A body json_input refused, whichever endpoint read it: its status and reason."""
+    try:
+        return await handler(request)
+    except BadJson as exc:
+        return web.json_response({"error": str(exc)}, status=exc.status)
+
+
 def build_app(runtime: MasterRuntime) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[_bad_json])
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "master_id": runtime.master_id})
@@ -126,14 +140,9 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         return web.json_response({"error": reason}, status=status)
 
     async def body_of(request: web.Request) -> Any:
-        """The request's JSON body; RoleError (a 400) when it is not JSON or nested past
-        MAX_JSON_DEPTH."""
-        try:
-            return parse_json(await request.read())
-        except JsonTooDeep as exc:
-            raise RoleError(f"the body is {exc}") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise RoleError(f"the body is not JSON: {exc}") from None
+        """The request's JSON body (an empty one: None, which each caller refuses as the wrong
+        shape); BadJson, answered by ``_bad_json``, as json_input reads it."""
+        return await read_json_body(request)
 
     async def apply(event: ev.Event) -> web.Response | None:
         """Run an operator's event through the core: None, or the refusal as a response."""

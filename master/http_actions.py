@@ -24,6 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
+from corral.frameworks.sdk.json_input import read_json_body
 from corral.limits import MAX_ID_LENGTH, MAX_IDS_PER_CALL, echo
 from corral.master import task_files
 from corral.master.core import events as ev
@@ -43,7 +44,6 @@ HTTP_STATUS: dict[Refusal, int] = {
     Refusal.UNAVAILABLE: 503,
     Refusal.INTERNAL: 500,
 }
-MAX_BODY = 1024 * 1024
 FILE_QUERY = ("framework_id", "tail", "offset", "follow")
 
 
@@ -56,16 +56,11 @@ def _refused(reason: str, status: int = 400) -> web.Response:
 
 
 async def _body(request: web.Request, allowed: Iterable[str]) -> dict[str, Any]:
-    """The JSON object body (empty: {}); BadInput naming what is wrong."""
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise BadInput(f"the body is larger than {MAX_BODY} bytes")
-    if not raw.strip():
+    """The JSON object body (empty: {}); BadInput naming what is wrong (BadJson, which the
+    app's middleware answers, when json_input refuses it)."""
+    body = await read_json_body(request)
+    if body is None:
         return {}
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise BadInput(f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadInput("the body must be a JSON object")
     unknown = sorted(set(body) - set(allowed))

@@ -141,9 +141,19 @@ def framework(f: op.FrameworkState, classes: _Classes) -> dict[str, Any]:
         "used": resources(f.used),
         "registered_at": f.registered_at,
         "priority": None if removed else f.priority,  # a removed framework is in no level
+        # What `corral get frameworks` shows as PRIORITY: its demands' highest class value, met
+        # or not (master/core/demands.py, rule 2), where ``priority`` is its level in the DRF
+        # order now, the default's once it wants nothing.
+        "class_priority": None if removed else class_priority(f, classes),
         "wants_nothing": f.wants_nothing,
         "demands": [demand(d, classes) for d in f.demands],
     }
+
+
+def class_priority(f: op.FrameworkState, classes: _Classes) -> int:
+    """The highest class value among the framework's demands; with none, the default's."""
+    values = [classes.value(d.demand.priority_class) for d in f.demands]
+    return max(values) if values else classes.value("")
 
 
 def task(t: op.TaskEntry) -> dict[str, Any]:

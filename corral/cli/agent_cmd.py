@@ -119,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--eviction-hard",
         metavar="memory.available<X",
         help="evict at once when available memory (mem less what tasks use) is below X "
-        "(MiB, e.g. 256 or 256Mi, 1Gi, or 10%% of mem)",
+        "(MiB, e.g. 256 or 256Mi, 1Gi, or 10%% of mem); the agent then offers mem less X",
     )
     qos.add_argument(
         "--eviction-soft",

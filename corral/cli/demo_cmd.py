@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.live import Live
@@ -139,6 +140,17 @@ def run(args: argparse.Namespace) -> int:
             signal.signal(sig, old)
 
 
+@dataclass
+class _Progress:
+    """What a run knows so far: what its summary needs, however it ends (Ctrl-C included)."""
+
+    master: str = ""
+    agents: int = 0
+    fleet: Fleet | None = None
+    snap: Snapshot | None = None
+    served: int = 0  # serving instances running at once, at most
+
+
 def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
     # Here, not at the top: it needs psutil (the server extra), and `corral --help` imports
     # this module on a base install too.
@@ -146,12 +158,14 @@ def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
 
     keep = args.work_dir is not None  # a temporary folder goes, unless a message names it
     procs = Processes(work)
+    progress = _Progress()
     try:
-        return _run(args, procs)
+        return _run(args, procs, progress)
     except KeyboardInterrupt as stop:
         with contextlib.suppress(OSError):  # whoever read our output may be gone (make)
             name = stop.args[0] if stop.args else "SIGINT"
             print(f"stopped ({name}): stopping the frameworks, their tasks, the agents, the master")
+            _summary_when_stopped(procs, progress)
         return 0
     except CliError:
         keep = True  # its message names the logs
@@ -163,7 +177,22 @@ def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(args: argparse.Namespace, procs: Processes) -> int:
+def _summary_when_stopped(procs: Processes, progress: _Progress) -> None:
+    """The summary of a run stopped by a signal, as at the end of ``--duration``: the
+    frameworks are stopped first (each tears down), then the master is asked once more. A run
+    stopped before its frameworks started has nothing to sum up."""
+    if progress.fleet is None:
+        print("Summary: stopped before the frameworks started")
+        return
+    procs.stop_frameworks()
+    final = _snapshot(progress.master) or progress.snap
+    if final is None:
+        print("Summary: the master did not answer at the end of the demo")
+        return
+    _summary(final, progress.agents, progress.fleet, progress.served)
+
+
+def _run(args: argparse.Namespace, procs: Processes, progress: _Progress) -> int:
     work = procs.work
     ready = work / "master.json"
     ready.unlink(missing_ok=True)
@@ -176,8 +205,8 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
     # cores. The wait ends at once if the master exits, so a long bound costs nothing.
     addr = _wait_for(ready, master, MASTER_START_TIMEOUT)
     grpc_addr, http_addr = addr["grpc"], addr["http"]
-    procs.master = grpc_addr
-    agents = start_agents(procs, grpc_addr)
+    procs.master = progress.master = grpc_addr
+    agents = progress.agents = start_agents(procs, grpc_addr)
     header = [
         "Corral demo: serving, batch and a gang trainer share 4 agents (docs/frameworks.md)",
         f"  master gRPC   {grpc_addr}    try: corral get tasks --master {grpc_addr}",
@@ -185,18 +214,27 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
         "  security      mutual TLS with this host's operator credential (~/.corral/tls); "
         "the page wants a token: corral token (docs/security.md)",
         f"  logs          {work}",
-        "Press Ctrl-C to stop." if args.duration is None else f"Stopping in {args.duration:g} s.",
+        "Press Ctrl-C to stop (a summary follows)."
+        if args.duration is None
+        else f"Stopping in {args.duration:g} s.",
     ]
     scale_at = 20.0 if args.duration is None else args.duration / 2
     try:
         fleet = Fleet(procs, grpc_addr, scale_at, batch_tasks=args.tasks)
     except (RuntimeError, OSError) as err:
         raise CliError(f"{err} (logs in {work})") from None
+    progress.fleet = fleet
     header.insert(
         3,
         f"  serving API   {fleet.serving_url}/v1/apps   try: corral app list --serving "
         f"{fleet.serving_url}",
     )
+    # What a small terminal (80 x 24) shows instead: the addresses, and how it ends.
+    short_header = [
+        f"Corral demo   master {grpc_addr}   https://{http_addr}/",
+        f"  serving {fleet.serving_url}   logs {work}",
+        header[-1],
+    ]
     live = sys.stdout.isatty()
     if not live:
         print("\n".join(header), flush=True)
@@ -213,11 +251,12 @@ def _run(args: argparse.Namespace, procs: Processes) -> int:
                 what = ", ".join(dead) or "the serving framework"
                 raise CliError(f"{what} exited early (logs in {work})")
             fleet.tick()
-            snap = _snapshot(grpc_addr) or snap
+            snap = progress.snap = _snapshot(grpc_addr) or snap
             if snap is not None:
-                served = max(served, _serving_running(snap))
+                served = progress.served = max(served, _serving_running(snap))
                 if view is not None:
-                    view.update(render(snap, header))
+                    size = view.console.size  # the terminal's now: it may have been resized
+                    view.update(render(snap, header, short_header, size.width, size.height))
                 elif time.monotonic() >= next_line:
                     print(status_line(snap, time.monotonic() - began), flush=True)
                     next_line += 5

@@ -33,7 +33,12 @@ EVENTS_SHOWN = 20
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("describe", help="one agent, task, framework or role, and its events")
     p.add_argument("kind", choices=KINDS, help="what to describe")
-    p.add_argument("object_id", metavar="ID", help="its id (a role: its name)")
+    p.add_argument(
+        "object_id",
+        metavar="ID",
+        help="its id (an agent: or its name or hostname, as `corral get agents` prints; a role: "
+        "its name)",
+    )
     p.add_argument("--framework", default="", help="a task's framework (if ids are shared)")
     add_output_arg(p)
     add_timeout_arg(p)
@@ -61,15 +66,37 @@ def _events(master: str, timeout: float, match: Any, subject: str = "") -> list[
     return [record(e) for e in got.events if match(e.subject)]
 
 
+def find_agent(state: operator_pb2.State, given: str) -> operator_pb2.AgentState:
+    """The agent ``given`` names, as kubectl finds a node by its name: its id, else its name
+    (the NAME column of `corral get agents`) or its hostname, or ``HOST/NAME`` (the HOST column
+    of `corral get tasks`). CliError when none is, and when several are (exit 2, naming their
+    ids: several agents may share a hostname or a name)."""
+    for a in state.agents:
+        if a.info.id == given:
+            return a
+    named = [
+        a
+        for a in state.agents
+        if given in (a.info.name, a.info.hostname, f"{a.info.hostname}/{a.info.name}")
+    ]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        ids = ", ".join(sorted(a.info.id for a in named))
+        raise CliError(
+            f"{len(named)} agents are named {given!r} (by name or hostname): {ids}; give the id",
+            exit_code=2,
+        )
+    raise CliError(f"no agent {given!r} by id, name or hostname (corral get agents lists them)")
+
+
 def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dict[str, Any]]:
     """The object's message and its JSON record; CliError when there is no such object."""
     classes = state_json.classes_of(state)
     oid = args.object_id
     if args.kind == "agent":
-        for a in state.agents:
-            if a.info.id == oid:
-                return a, state_json.agent(a)
-        raise CliError(f"no agent {oid!r} (corral get agents lists them)")
+        a = find_agent(state, oid)
+        return a, state_json.agent(a)
     if args.kind == "framework":
         for f in state.frameworks:
             if f.info.id == oid:
@@ -101,7 +128,8 @@ def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dic
 def run(args: argparse.Namespace) -> int:
     state = fetch_state(args.master, args.timeout)
     msg, record = _find(args, state)
-    oid = args.object_id
+    # An agent may be given by name or hostname; its events are about its id.
+    oid = record["id"] if args.kind == "agent" else args.object_id
     if args.kind == "framework":
         events = _events(args.master, args.timeout, lambda s: s == oid or s.startswith(oid + "/"))
     elif args.kind == "task" and record["demand"]:

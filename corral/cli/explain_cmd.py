@@ -69,4 +69,7 @@ def run(args: argparse.Namespace) -> int:
         for r in d["reasons"]:
             if r["sample_agents"]:
                 print(f"    {r['reason']}: e.g. {', '.join(r['sample_agents'])}")
+        room = d.get("room") or {}  # a master before issue #40 counted room as a reason
+        if room.get("sample_agents"):
+            print(f"    room now: e.g. {', '.join(room['sample_agents'])}")
     return 0

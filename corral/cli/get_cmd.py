@@ -17,6 +17,7 @@ from corral.cli.common import add_master_arg, add_timeout_arg
 from corral.cli.operator_client import call_operator
 from corral.cli.table import print_table
 from corral.master import state_json
+from corral.master.core.states import agent_shown
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
@@ -39,7 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-w",
         "--watch",
         action="store_true",
-        help="after the list, print each object again when it changes (Ctrl-C ends it)",
+        help=(
+            "after the list, print each object again when it changes (its state, agent, "
+            "reason, ...; not its measured use); Ctrl-C ends it"
+        ),
     )
     add_timeout_arg(p)
     add_master_arg(p)
@@ -229,16 +233,16 @@ def _free_of(total: float, used: float) -> str:
 
 def agent_display_state(a: operator_pb2.AgentState) -> str:
     """active, cordoned, draining, drained, disconnected (active, its stream down, before its
-    timeout), recovering or unreachable; maintenance joins a state other than active."""
-    state = agent_state(a)
-    m = a.maintenance.mode if a.HasField("maintenance") else ""
-    if m == "draining" and a.maintenance.drained:
-        m = "drained"
-    if state == "active" and a.state and not a.connected:
-        state = "disconnected"
-    if not m:
-        return state
-    return m if state == "active" else f"{state},{m}"
+    timeout), recovering or unreachable; maintenance joins a state other than active. The
+    master's cluster events say it in the same words (master/core/states.agent_shown)."""
+    m = a.maintenance if a.HasField("maintenance") else None
+    return agent_shown(
+        agent_state(a),
+        # A master too old to send the state says nothing of the stream either.
+        a.connected or not a.state,
+        m.mode if m is not None else "",
+        m is not None and m.drained,
+    )
 
 
 def _hosts(state: operator_pb2.State) -> dict[str, str]:
@@ -307,7 +311,10 @@ def rows(
                 f.info.role,
                 framework_state(f),
                 "yes" if f.suppressed else "no",
-                "-" if framework_state(f) == "removed" else str(f.priority),
+                # Its class's value, met or not (not its DRF level, the default's once met).
+                "-"
+                if framework_state(f) == "removed"
+                else str(state_json.class_priority(f, classes)),
                 str(sum(d.unmet for d in f.demands)) if f.demands else "-",
                 _res(f.used),
             ]
@@ -419,5 +426,5 @@ def run(args: argparse.Namespace) -> int:
     if args.watch:
         from corral.cli.watch import watch
 
-        return watch(args.master, args.timeout, lambda: _fetch(args), first, as_json)
+        return watch(args.kind, args.master, args.timeout, lambda: _fetch(args), first, as_json)
     return 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from corral.cli.errors import CliError
-from corral.limits import parse_json
-from corral.priority import PriorityClass, PriorityClassError, classes_from_json
+from corral.frameworks.sdk.json_input import parse_json
+from corral.priority import PriorityClass, classes_from_json
 from corral.roles import Quota, RoleError, parse_weights, quotas_from_json
 
 
@@ -26,8 +26,8 @@ def roles_from_args(args: argparse.Namespace) -> tuple[dict[str, float], dict[st
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"--quotas: cannot read {args.quotas}: {exc}", exit_code=2) from None
         try:
-            quotas = quotas_from_json(parse_json(text))
-        except ValueError as exc:  # not JSON (or too deep), or a RoleError
+            quotas = quotas_from_json(parse_json(text, "the file"))
+        except ValueError as exc:  # not JSON (too deep, too large: BadJson), or a RoleError
             raise CliError(f"--quotas {args.quotas}: {exc}", exit_code=2) from None
     return weights, quotas
 
@@ -43,6 +43,6 @@ def priority_classes_from_args(args: argparse.Namespace) -> tuple[PriorityClass,
             f"--priority-classes: cannot read {args.priority_classes}: {exc}", exit_code=2
         ) from None
     try:
-        return classes_from_json(text)
-    except PriorityClassError as exc:
+        return classes_from_json(parse_json(text, "the file"))
+    except ValueError as exc:  # BadJson, or a PriorityClassError
         raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None

@@ -66,19 +66,25 @@ def candidates(master: str, timeout: float) -> list[str]:
 def call_leader(
     master: str, method: str, request: Any, timeout: float, metadata: Metadata = ()
 ) -> tuple[Any, str]:
-    """The answer of the leading master, and its address."""
+    """The answer of the leading master, and its address.
+
+    A master that cannot be reached for a reason waiting will not change fails the call at
+    once (``unreachable_reason``): nothing listens at its address (connection refused), or this
+    client cannot speak its TLS. Any other failure is tried again until ``timeout`` (a master
+    starting, a standby naming the leader). With several masters each is tried in turn, and
+    the call fails at once only when every one of them cannot be reached so."""
     leaders = _Leaders(master, timeout)
     while True:
-        address, left, wait = leaders.next()
+        address, left = leaders.next()
         with sdk_tls.channel(address, leaders.tls, OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             try:
                 answer = getattr(stub, method)(
-                    request, timeout=left, wait_for_ready=wait, metadata=metadata or None
+                    request, timeout=left, wait_for_ready=False, metadata=metadata or None
                 )
                 return answer, address
             except grpc.RpcError as exc:
-                leaders.failed(exc, address, stub, method, request)
+                leaders.failed(exc, address)
 
 
 def stream_leader(
@@ -93,19 +99,9 @@ def stream_leader(
     ``stream_timeout``: the whole stream's deadline (None: as long as it goes on)."""
     leaders = _Leaders(master, timeout)
     while True:
-        address, left, wait = leaders.next()
+        address, _left = leaders.next()
         with sdk_tls.channel(address, leaders.tls, OPTIONS) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
-            if wait:
-                # One master: wait for it to answer the connection as a call would, but not
-                # for the stream's whole deadline (a followed file's is None).
-                try:
-                    grpc.channel_ready_future(channel).result(timeout=left)
-                except grpc.FutureTimeoutError:
-                    why = _connection_error(stub, method, request)
-                    raise CliError(
-                        f"no answer from the master at {master} within {timeout:g}s{why}"
-                    ) from None
             started = False
             try:
                 for message in getattr(stub, method)(
@@ -118,13 +114,14 @@ def stream_leader(
                 if started:
                     detail = exc.details() if hasattr(exc, "details") else str(exc)
                     raise CliError(f"master at {address}: {detail}") from None
-                leaders.failed(exc, address, stub, method, request)
+                leaders.failed(exc, address)
 
 
 class _Leaders:
     """Which master to try next, within ``timeout``: the spec's list in turn (or the leader
     ZooKeeper names), a standby's refusal naming the leader first; a master that does not
-    answer is passed over. ``failed`` turns a refusal that is the answer into a CliError."""
+    answer is passed over. ``failed`` turns a refusal that is the answer into a CliError, and
+    fails at once when every master is unreachable for a reason waiting will not change."""
 
     def __init__(self, master: str, timeout: float) -> None:
         self.master = master
@@ -132,14 +129,13 @@ class _Leaders:
         self.deadline = time.monotonic() + timeout
         self.tls = credentials()
         self.queue = candidates(master, timeout)
-        # One master: wait for it as before. Several: a dead one must fail fast to try the next.
-        self.wait = len(self.queue) == 1
         self.last = ""
         self.hint = ""
         self.tried = 0
+        self.unreachable: dict[str, str] = {}
 
-    def next(self) -> tuple[str, float, bool]:
-        """(address, seconds left, wait for it to be ready); CliError once out of time."""
+    def next(self) -> tuple[str, float]:
+        """(address, seconds left); CliError once out of time."""
         if self.hint:
             address, self.hint = self.hint, ""
         else:
@@ -153,26 +149,27 @@ class _Leaders:
             raise CliError(
                 self.last or f"no answer from the master at {self.master} within {self.timeout:g}s"
             )
-        return address, left, self.wait
+        return address, left
 
-    def failed(
-        self, exc: grpc.RpcError, address: str, stub: Any, method: str, request: Any
-    ) -> None:
+    def failed(self, exc: grpc.RpcError, address: str) -> None:
         """A call to ``address`` failed: a CliError if that is the answer, else note why and
         where to go next."""
         code = exc.code() if hasattr(exc, "code") else None
         detail = exc.details() if hasattr(exc, "details") else str(exc)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            why = _connection_error(stub, method, request)
             raise CliError(
-                f"no answer from the master at {self.master} within {self.timeout:g}s{why}"
+                f"no answer from the master at {address} within {self.timeout:g}s"
             ) from None
         if code != grpc.StatusCode.UNAVAILABLE:
             raise CliError(f"master at {address}: {detail}") from None
-        if _handshake_failed(detail):
-            self.last = f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
-            self.hint = ""
+        why = unreachable_reason(address, detail, self.tls)
+        if why:
+            self.unreachable[address] = why
+            if set(self.queue) <= set(self.unreachable):
+                raise CliError("; ".join(self.unreachable[a] for a in self.queue)) from None
+            self.last = why
             return
+        self.unreachable.pop(address, None)
         self.last = f"master at {address}: {detail}"
         self.hint = leader_hint(exc)
 
@@ -188,18 +185,27 @@ def _handshake_failed(detail: str) -> bool:
     return "handshake" in text or "ssl" in text or "certificate" in text
 
 
-def _connection_error(stub: Any, method: str, request: Any) -> str:
-    """Why a call that waited for the master got no answer, when the channel knows: a master
-    that is down, or one whose TLS this client cannot speak (a plain-text client, a wrong CA),
-    look alike from outside ("Socket closed", "handshake failed")."""
-    try:
-        answer = getattr(stub, method)(request, timeout=1.0, wait_for_ready=False)
-        if isinstance(answer, Iterator):
-            next(answer, None)  # a stream fails at its first message
-    except grpc.RpcError as exc:
-        detail = exc.details() if hasattr(exc, "details") else ""
-        if detail and exc.code() == grpc.StatusCode.UNAVAILABLE:
-            return f" ({detail}; if the master is up: {_HINT})"
-    except Exception:  # the probe is best effort: the caller's error stands without it
-        pass
+def unreachable_reason(address: str, detail: str, tls: sdk_tls.Credentials) -> str:
+    """Why ``address`` cannot answer, when waiting will not change it ("": try again): nothing
+    listens there, or this client cannot speak the master's TLS. The TLS hint is given only
+    for a TLS failure, never for a master that is simply not there."""
+    text = detail.lower()
+    if "connection refused" in text:
+        return (
+            f"nothing listens at {address} (connection refused): is the master running, and is "
+            "this its gRPC address (corral master --grpc)?"
+        )
+    if "wrong_version_number" in text:  # it answered the handshake in plain text
+        return (
+            f"master at {address}: the TLS handshake failed: it speaks plain text (a master "
+            "started with --insecure); pass --insecure to talk to it"
+        )
+    if _handshake_failed(detail):
+        return f"master at {address}: the TLS handshake failed ({detail}); {_HINT}"
+    if isinstance(tls, sdk_tls.Insecure) and "socket closed" in text:
+        # A master speaking TLS closes a plain-text connection without a word.
+        return (
+            f"master at {address} closed the connection ({detail}): a master started without "
+            "--insecure speaks only TLS; drop --insecure (this client's) and pass --tls-dir"
+        )
     return ""

@@ -2,9 +2,14 @@
 
 The master's Watch stream (cluster events) says when something changed; the state is then
 fetched again (at most every ``MIN_INTERVAL``) and each object whose record differs from what was
-last printed is printed again, a row of the first table's columns (or, with ``-o json``, one
-JSON object per line). Ages are left out of the comparison, or every row would change every
-second. Ctrl-C ends it (exit 130); a master that goes away ends it with exit 1.
+last printed in something a person watches is printed again, a row of the first table's columns
+(or, with ``-o json``, one JSON object per line). What moves by itself is left out of the
+comparison (``MOVING``): measurements (a task's memory and cpu use, an agent's), clocks (an
+agent's last heartbeat, a status's timestamp) and the offers that come and go every cycle, or a
+running task would be printed again each time its memory use moved by a MiB. kubectl's watch
+prints on an object's updates, and a pod's metrics are not part of the pod. A printed row still
+shows the measurement as it is then. Ctrl-C ends it (exit 130); a master that goes away ends it
+with exit 1.
 """
 
 from __future__ import annotations
@@ -24,6 +29,26 @@ MIN_INTERVAL = 0.5  # seconds between two fetches of the state
 REFRESH = 10.0  # and at least this often, events or not (a master that says nothing)
 
 Fetch = Callable[[], tuple[list[str], list[list[str]], list[dict[str, Any]]]]
+
+
+# Per kind, the fields of a record (corral.master.state_json) that change without anything a
+# person watches changing. An agent's memory pressure level is watched (it is a condition, as a
+# node's MemoryPressure is); the figures beside it are not.
+MOVING: dict[str, frozenset[str]] = {
+    "tasks": frozenset({"usage", "updated_at"}),
+    "agents": frozenset({"usage", "last_seen", "offered"}),
+    "frameworks": frozenset({"offers", "pending_updates"}),
+    "roles": frozenset({"offered"}),
+}
+
+
+def watched(kind: str, record: dict[str, Any]) -> str:
+    """The part of ``record`` whose change prints it again, as comparable text."""
+    moving = MOVING.get(kind, frozenset())
+    kept = {k: v for k, v in record.items() if k not in moving}
+    if kind == "agents" and record.get("usage"):
+        kept["memory_pressure"] = record["usage"].get("memory_pressure", "")
+    return json.dumps(kept, sort_keys=True)
 
 
 def _key(record: dict[str, Any]) -> str:
@@ -73,6 +98,7 @@ class _EventSignal:
 
 
 def watch(
+    kind: str,
     master: str,
     timeout: float,
     fetch: Fetch,
@@ -83,7 +109,7 @@ def watch(
     signal = _EventSignal(master, timeout)
     cols, table, records = first
     widths = _widths(cols, table)
-    last = {_key(r): json.dumps(r, sort_keys=True) for r in records}
+    last = {_key(r): watched(kind, r) for r in records}
     while True:
         signal.changed.wait(REFRESH)
         signal.changed.clear()
@@ -92,7 +118,7 @@ def watch(
         time.sleep(MIN_INTERVAL)  # events come in bursts: one fetch for the burst
         _, table, records = fetch()
         for row, record in zip(table, records, strict=True):
-            key, text = _key(record), json.dumps(record, sort_keys=True)
+            key, text = _key(record), watched(kind, record)
             if last.get(key) == text:
                 continue
             last[key] = text

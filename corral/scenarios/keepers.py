@@ -45,12 +45,14 @@ class Keeper(sdk.Scheduler):
         self.limits = (cpus_limit, mem_limit)
         self.live: set[str] = set()
         self.running: set[str] = set()
+        self.most_running = 0  # the most tasks RUNNING at once
         self.launched = 0
         self._withdrawn = False
         self.finished = 0
         self.ended: Counter[str] = Counter()
         self.killed: dict[str, str] = {}  # task id -> reason name
-        self.exits: Counter[str] = Counter()  # what an exit code alone says ("signal", "0", ...)
+        # What an exit status alone says: "signal" (killed by one: no exit code), "0", "1", ...
+        self.exits: Counter[str] = Counter()
 
     def demand(self) -> sdk.Demand:
         rules = (sdk.Constraint.equals("zone", self.zone),) if self.zone else ()
@@ -118,6 +120,7 @@ class Keeper(sdk.Scheduler):
         v = sdk.view(status)
         if v.state == "RUNNING":
             self.running.add(v.task_id)
+            self.most_running = max(self.most_running, len(self.running))
         if not v.terminal or v.task_id not in self.live:
             return
         self.live.discard(v.task_id)
@@ -133,3 +136,16 @@ class Keeper(sdk.Scheduler):
     def restarts(self) -> int:
         """Tasks that ended other than by finishing (each relaunched when ``relaunch``)."""
         return sum(self.ended.values()) - self.finished
+
+
+def exits_text(exits: Counter[str]) -> str:
+    """``Keeper.exits`` as a person reads it: ``6 ended by a signal (no exit code)``, ``2 exited
+    with code 1``. (Not ``{'signal': 6}``, which reads as signal 6, SIGABRT.)"""
+    parts = []
+    for what, n in sorted(exits.items(), key=lambda kv: (-kv[1], kv[0])):
+        tasks = f"{n} task{'s' if n != 1 else ''}"
+        if what == "signal":
+            parts.append(f"{tasks} ended by a signal (no exit code)")
+        else:
+            parts.append(f"{tasks} exited with code {what}")
+    return ", ".join(parts) or "no task ended"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.scenarios.base import Figures, Scenario, Timeline, must
-from corral.scenarios.keepers import Keeper, hog
+from corral.scenarios.keepers import Keeper, exits_text, hog
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc as op_grpc
 
@@ -79,7 +79,8 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
     tl.say(
         f"{len(killed)} tasks killed: {len(preempted)} PREEMPTED (Preempted events: "
         f"{len(preempted_events)}), {len(evicted)} EVICTED (Evicted events: "
-        f"{len(evicted_events)}); their exit codes alone: {dict(batch.exits + scratch.exits)}"
+        f"{len(evicted_events)}); their exit statuses alone say only: "
+        f"{exits_text(batch.exits + scratch.exits)}"
     )
     by_code = {
         "killed": len(killed),

@@ -3,6 +3,7 @@ and a summary at the end."""
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -12,22 +13,33 @@ from corral.frameworks.batch.job import Job
 from corral.frameworks.batch.scheduler import Event
 from corral.frameworks.job_loop import ending_text
 
+# ``--progress lines``: the longest silence while the job runs, and the shortest gap between
+# two status lines (a job of thousands of tasks changes many times a second).
+LINE_EVERY = 10.0
+LINE_MIN_GAP = 1.0
+
 
 class LineProgress:
-    """One line per tenth of the job ended (and at most one per ``every`` seconds otherwise),
-    one per task given up. For logs and pipes."""
+    """Log lines, for logs and pipes: the job's status line whenever it changes (tasks waiting,
+    running, ended, retried; at most one a ``min_gap`` seconds: a change held back is said by
+    the next line), and again at least every ``every`` seconds while nothing changes (``tick``,
+    which the run loop calls every second), so a job whose few tasks run long is never silent
+    (issue #40: 34 s without a line). Besides: a line per task given up, per stage, per word of
+    the master's while tasks wait, and on stopping."""
 
     def __init__(
         self,
         job: Job,
         out: TextIO = sys.stdout,
-        every: float = 5.0,
+        every: float = LINE_EVERY,
         clock: Callable[[], float] = time.monotonic,
+        min_gap: float = LINE_MIN_GAP,
     ) -> None:
         self.job, self.out, self.every, self.clock = job, out, every, clock
+        self.min_gap = min_gap
         self.start = clock()
-        self.last_line = self.start
-        self.last_tenth = 0
+        self.last_line = -math.inf  # the first status line is said at once
+        self.said = ""  # the last status line printed
 
     def __call__(self, event: Event) -> None:
         if event.kind == "gave up":
@@ -40,19 +52,26 @@ class LineProgress:
         elif event.kind == "stopping":
             self._print(f"stopping: {event.detail}")
             return
-        total = self.job.spec.total_tasks
-        tenth = self.job.ended_tasks() * 10 // total
-        now = self.clock()
-        if tenth > self.last_tenth or now - self.last_line >= self.every:
-            self.last_tenth = max(tenth, self.last_tenth)
-            self._print(status_line(self.job))
+        self.tick()
+
+    def tick(self) -> None:
+        """The status line, if it changed (and ``min_gap`` has passed) or ``every`` has."""
+        line = status_line(self.job)
+        since = self.clock() - self.last_line
+        if (line != self.said and since >= self.min_gap) or since >= self.every:
+            self.said = line
+            self._print(line)
 
     def _print(self, text: str) -> None:
         self.last_line = self.clock()
         print(f"[{self.last_line - self.start:7.1f}s] {text}", file=self.out, flush=True)
 
     def close(self) -> None:
-        pass
+        """The last change, if ``min_gap`` held it back when the job ended."""
+        line = status_line(self.job)
+        if line != self.said:
+            self.said = line
+            self._print(line)
 
 
 class BarProgress:
@@ -90,6 +109,9 @@ class BarProgress:
         elif event.kind == "stopping":
             self.progress.console.print(f"stopping: {event.detail}")
         self.progress.update(self.task, completed=self.job.ended_tasks(), detail=_detail(self.job))
+
+    def tick(self) -> None:
+        pass  # rich refreshes the bar (and its elapsed time) by itself
 
     def close(self) -> None:
         self.progress.update(self.task, completed=self.job.ended_tasks(), detail=_detail(self.job))

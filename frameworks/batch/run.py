@@ -37,6 +37,7 @@ async def run_job(
     keep_running: bool = False,
     give_up_after: float | None = None,
     check_every: float = CHECK_SECONDS,
+    tick: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Run ``spec`` until every task has ended for good, ``stop`` fires or the job gives up;
     the summary (``BatchScheduler.summary`` plus how it ended: ``stopped_by``, ``gave_up``,
@@ -45,7 +46,8 @@ async def run_job(
 
     The framework is torn down at the end (nothing of it stays on the master), from outside the
     status callback, once its last demand update has returned; with ``keep_running`` a stop
-    leaves it (and its tasks) to the master for its failover timeout instead."""
+    leaves it (and its tasks) to the master for its failover timeout instead. ``tick`` is
+    called every second while it runs (``--progress lines`` says the job's status by it)."""
     batch = scheduler or BatchScheduler(spec, on_event or (lambda e: None))
     info = framework_info(
         f"batch:{spec.name}",
@@ -61,6 +63,7 @@ async def run_job(
         note=lambda kind, detail: batch.on_event(Event(kind, detail=detail)),
         gave_up=lambda after, why: f"no task launched or ended in {after:g} s; {why}",
         settle=batch.settle,
+        tick=tick,
     )
     ending = await run_to_end(
         sdk.Driver(batch, info, master, connect_timeout=connect_timeout),
@@ -109,6 +112,7 @@ async def main(
                 stop=stop,
                 keep_running=keep_running,
                 give_up_after=give_up_after,
+                tick=view.tick if view is not None else None,
             )
     finally:
         if view is not None:

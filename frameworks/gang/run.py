@@ -24,6 +24,7 @@ from corral.frameworks.gang.spec import TrainSpec
 from corral.frameworks.job_loop import JobTerms, ending_text, run_to_end
 
 CHECK_SECONDS = 5.0  # how often the master is asked why the gang waits, while it does
+LINE_EVERY = 10.0  # the longest silence while the gang trains: a line of where it is
 
 
 async def run_training(
@@ -38,6 +39,7 @@ async def run_training(
     keep_running: bool = False,
     give_up_after: float | None = None,
     check_every: float = CHECK_SECONDS,
+    tick: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Train until the gang succeeds, runs out of restarts, ``stop`` fires or it waited
     ``give_up_after`` seconds to be placed; the summary (``GangScheduler.summary`` plus
@@ -61,6 +63,7 @@ async def run_training(
         live=lambda: len(gang.run.live),
         note=lambda kind, detail: gang.on_event(Event(kind, detail)),
         gave_up=lambda after, why: f"the gang waited {after:g} s unplaced; {why}",
+        tick=tick,
     )
     ending = await run_to_end(
         sdk.Driver(gang, info, master, connect_timeout=connect_timeout),
@@ -79,6 +82,20 @@ def _with_result(summary: dict[str, Any], directory: Path) -> dict[str, Any]:
     summary["final_loss"] = None if result is None else result.get("final_loss")
     summary["resumed_from_step"] = None if result is None else result.get("resumed_from_step")
     return summary
+
+
+def training_line(gang: GangScheduler, directory: Path) -> str:
+    """Where the training is: its attempt, its running workers, its last checkpoint."""
+    run = gang.run
+    text = f"attempt {run.attempt}, {len(run.live)} of {run.workers} workers running"
+    try:
+        saved = checkpoint.load(directory)
+    except (OSError, ValueError, KeyError, TypeError):  # being written, or not a checkpoint
+        saved = None
+    if saved is not None:
+        step, _weights, loss = saved
+        text += f", last checkpoint at step {step} (loss {loss:.6g})"
+    return text
 
 
 def summary_text(s: dict[str, Any]) -> str:
@@ -111,9 +128,21 @@ async def main(
     gang waits), print the final loss and the summary; 0 if training completed, 1 if the gang
     ran out of restarts, gave up waiting or was stopped by SIGINT/SIGTERM."""
     started = time.monotonic()
+    last_line = started
+
+    def say(text: str) -> None:
+        nonlocal last_line
+        last_line = time.monotonic()
+        print(f"[{last_line - started:7.1f}s] {text}", file=out, flush=True)
 
     def show(e: Event) -> None:
-        print(f"[{time.monotonic() - started:7.1f}s] {e.kind}: {e.detail}", file=out, flush=True)
+        say(f"{e.kind}: {e.detail}")
+
+    gang = GangScheduler(spec, show)
+
+    def tick() -> None:  # every second of the run: never silent for long while it trains
+        if time.monotonic() - last_line >= LINE_EVERY:
+            say(f"{gang.run.phase.value}: {training_line(gang, Path(spec.checkpoint_dir))}")
 
     with sdk.StopSignals() as stop:
         summary = await run_training(
@@ -121,10 +150,11 @@ async def main(
             master,
             role=role,
             connect_timeout=connect_timeout,
-            on_event=show,
+            scheduler=gang,
             stop=stop,
             keep_running=keep_running,
             give_up_after=give_up_after,
+            tick=tick,
         )
     if summary["final_loss"] is not None:
         print(f"final loss {summary['final_loss']:.6g}", file=out)

@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from corral.frameworks.sdk.json_input import MAX_JSON_BYTES, BadJson, read_json_body
 from corral.frameworks.sdk.tls import peer_roles
 from corral.frameworks.serving.app import AppError
 from corral.frameworks.serving.service import Service, UnknownApp, endpoint_json
@@ -25,7 +26,6 @@ from corral.frameworks.serving.service import Service, UnknownApp, endpoint_json
 log = structlog.get_logger("corral.serving")
 
 WATCH_KEEPALIVE = 15.0
-MAX_BODY_BYTES = 1 << 20
 SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
 # Set when the service stops, so watches end instead of holding the shutdown up.
 STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
@@ -39,7 +39,7 @@ CLIENT_ROLE = "operator"
 def build_app(service: Service, require_role: str | None = None) -> web.Application:
     """The API; with ``require_role``, a caller whose certificate lacks that role gets 403."""
     middlewares = [_errors] if require_role is None else [_errors, _role_check(require_role)]
-    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_JSON_BYTES)
     app[SERVICE] = service
     app[STOPPING] = asyncio.Event()
     app.router.add_get("/v1/health", health)
@@ -87,6 +87,8 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return await handler(request)
     except AppError as err:
         return _error(400, str(err))
+    except BadJson as err:
+        return _error(err.status, str(err))
     except UnknownApp as err:
         return _error(404, str(err))
     except web.HTTPException as err:
@@ -99,15 +101,14 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 async def _body(request: web.Request, required: bool = True) -> Any:
-    text = await request.text()
-    if not text.strip():
+    """The JSON body, read with the bounds every Corral HTTP API reads with (json_input: too
+    large 413, not JSON or too deep 400, answered by ``_errors``)."""
+    body = await read_json_body(request)
+    if body is None:
         if required:
             raise AppError("body: a JSON object is required")
         return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise AppError(f"body: not JSON: {err}") from None
+    return body
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from corral.frameworks import sdk
 from corral.frameworks.framework_info import framework_info
+from corral.frameworks.sdk.json_input import BadJson, parse_json
 
 Protocol = Literal["HTTP", "TCP", "COMMAND"]
 
@@ -155,9 +156,9 @@ class AppSpec:
         except OSError as err:
             raise AppError(f"cannot read {path}: {err.strerror or err}") from None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise AppError(f"{path}: not JSON: {err}") from None
+            data = parse_json(text, str(path))
+        except BadJson as err:
+            raise AppError(str(err)) from None
         return cls.from_json(data)
 
     @classmethod

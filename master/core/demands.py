@@ -6,7 +6,10 @@ Rules:
    (``TaskSpec.demand``; a task in a non-terminal state, UNREACHABLE included, counts).
    Outstanding offers do not count: an offer is not yet a task.
 2. A framework's priority (the allocator's order key 1) is the highest class value among its
-   demands with an unmet count; with none, the global default class's value.
+   demands with an unmet count; with none, the global default class's value. What people are
+   shown as its priority (``class_priority``: `corral get frameworks`, the web UI) is the
+   highest class value among all its demands, met or not: a batch framework is -100 whether
+   or not it waits, where its place in the order falls to the default once it wants nothing.
 3. A framework that has called SetDemands is offered only while some demand is unmet
    (auto-suppress); one that never did is offered as in Mesos. Its own SUPPRESS still holds.
 4. A class named by a demand or by a live task cannot be deleted, and the global default
@@ -176,6 +179,14 @@ def unmet(fw: FrameworkRecord, d: Demand) -> int:
 def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
     """Rule 2."""
     values = [table.value(d.priority_class) for d in fw.demands.values() if unmet(fw, d) > 0]
+    return max(values) if values else table.value("")
+
+
+def class_priority(fw: FrameworkRecord, table: PriorityTable) -> int:
+    """Rule 2, as shown: the highest class value among all its demands; with none, the
+    global default class's value. ``corral.master.state_json`` says the same from the wire's
+    demands."""
+    values = [table.value(d.priority_class) for d in fw.demands.values()]
     return max(values) if values else table.value("")
 
 
@@ -352,12 +363,22 @@ def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str,
             continue
         if view is None:
             view = AgentView(core, agents)
-        reasons_out = demand_reasons(core, fw, d, agents, held, view)
+        counted = demand_reasons(core, fw, d, agents, held, view)
+        # An agent with room is not a reason to be pending (kube-scheduler's "0/3 nodes are
+        # available" never counts one): it is said apart, as where the demand's tasks can go.
+        reasons_out = [r for r in counted if r["reason"] != REASON_FITS]
+        room = next((r for r in counted if r["reason"] == REASON_FITS), None)
         n = len(agents)
         parts = [f"{r['agents']} of {n} agents: {r['reason']}" for r in reasons_out]
+        if room is not None:
+            parts.append(f"room for a task now on {room['agents']} of {n} agents")
         record = demand_json(fw, d, core.priority)
         record["agents"] = n
         record["reasons"] = reasons_out
+        record["room"] = {
+            "agents": room["agents"] if room else 0,
+            "sample_agents": room["sample_agents"] if room else [],
+        }
         record["summary"] = "; ".join(parts) if parts else "no agents connected"
         if gangs.waiting(fw, d):
             gang = gangs.explain(core, fw, d, now)

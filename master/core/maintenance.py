@@ -37,7 +37,7 @@ from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.master.core.states import AgentState
+from corral.master.core.states import AgentState, agent_shown
 from corral.master.core.types import CORDONED, DRAINING, Maintenance, TaskReason, TaskState
 
 if TYPE_CHECKING:
@@ -206,6 +206,12 @@ def delete_agent(core: MasterCore, e: ev.DeleteAgent) -> Commands:
             "(corral drain) and stop it before deleting it",
         )
     who = e.requester
+    shown = agent_shown(
+        agent.state.value,
+        agent.connection is not None,
+        agent.maintenance.mode if agent.maintenance is not None else "",
+        drained(agent),
+    )
     out: Commands = []
     gone = 0
     for task in list(agent.tasks.values()):
@@ -230,7 +236,7 @@ def delete_agent(core: MasterCore, e: ev.DeleteAgent) -> Commands:
             e,
             "agent_deleted",
             agent_id,
-            f"{agent.spec.hostname} ({was.value}): deleted by {who}; {gone} tasks reported GONE",
+            f"{agent.spec.hostname} ({shown}): deleted by {who}; {gone} tasks reported GONE",
         )
     )
     out.append(cmd.Answer(stimulus_id=e.stimulus_id, value=gone))

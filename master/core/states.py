@@ -61,6 +61,19 @@ AGENT_TRANSITIONS: Mapping[AgentState, frozenset[AgentState]] = {
 }
 
 
+def agent_shown(state: str, connected: bool, maintenance: str, drained: bool) -> str:
+    """How an agent's state is shown to people, in the CLI's tables and the cluster events:
+    active, cordoned, draining, drained, disconnected (ACTIVE, its stream down, before its
+    timeout), recovering or unreachable; maintenance joins a state other than active
+    (``disconnected,drained``). ``maintenance`` is the mode ("" none), ``drained``: draining
+    with no task left."""
+    mode = "drained" if maintenance == "draining" and drained else maintenance
+    shown = "disconnected" if state == AgentState.ACTIVE.value and not connected else state
+    if not mode:
+        return shown
+    return mode if shown == AgentState.ACTIVE.value else f"{shown},{mode}"
+
+
 class FrameworkState(Enum):
     SUBSCRIBED = "subscribed"
     DISCONNECTED = "disconnected"

@@ -70,6 +70,20 @@ _AGENT_CAUSES = {
 ENDED_KIND = {state: "task_" + state.name.lower() for state in TaskState if state.terminal}
 
 
+def ended_message(status: Status) -> str:
+    """What a task's ``TaskKilled``/``TaskFinished``/... event says: whose task, where, why
+    (the status's reason and message: who killed it, the pressure that evicted it, ...) and its
+    exit code. ``framework fw on agent a: KILLED_BY_OPERATOR: killed by operator ops at ...``."""
+    text = f"framework {status.framework_id} on agent {status.agent_id}"
+    if status.reason is not TaskReason.UNSPECIFIED:
+        text += f": {status.reason.name}"
+    if status.message:  # an agent's free text: an event keeps at most its first 1000 chars
+        text += f": {status.message[:1000]}"
+    if status.exit_code is not None:
+        text += f" (exit code {status.exit_code})"
+    return text
+
+
 def _summed(returns: list[tuple[str, str, Scalars]]) -> list[tuple[str, str, Scalars]]:
     """One entry per (framework, agent), in first-seen order. The tasks a status batch ends
     mostly share both (one offer's tasks), and the allocator's cost is per entry: recover_many
@@ -144,7 +158,8 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                     status.wire = None
                 core.set_task_state(task, status, e, ended)
                 if state.terminal:
-                    out.append(core.cluster_event(e, ENDED_KIND[state], task.task_id, ""))
+                    said = ended_message(status)
+                    out.append(core.cluster_event(e, ENDED_KIND[state], task.task_id, said))
                     kind = _AGENT_CAUSES.get(status.reason)
                     if kind is not None:  # rule 6
                         what = f"framework {task.framework_id} on agent {agent_id}: "

@@ -61,7 +61,8 @@ def framework_row(core: MasterCore, fw: FrameworkRecord, total: list[float]) -> 
         "principal": fw.spec.principal,
         "state": fw.state.value,
         "suppressed": fw.suppressed,
-        "priority": demands.priority(fw, core.priority),
+        # Its class's value, met or not (demands.py rule 2): not 0 once its demands are met.
+        "priority": demands.class_priority(fw, core.priority),
         "dominant_share": max(shares, default=0.0),
         "used": scalars_json(used),
         "offers": core.book.count_of(fw.framework_id),

@@ -1,5 +1,6 @@
 """HTTP and naming edge cases on a real master (issue #30, item 10): a JSON body nested deeper
-than Corral reads is a 400 on every endpoint that reads one, not a 500; a role name Mesos
+than Corral reads is a 400 on every endpoint that reads one, not a 500, on the master and the
+serving service alike (issue #40); a role name Mesos
 refuses (``..``, ``.``, empty or dot components, a leading ``-``, control characters) is refused
 with its reason at every entry: HTTP 400, gRPC INVALID_ARGUMENT, CLI exit 2. Nothing changes,
 and the master serves on."""
@@ -7,6 +8,7 @@ and the master serves on."""
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,7 +23,8 @@ from corral.v1 import agent_pb2, agent_pb2_grpc, operator_pb2, operator_pb2_grpc
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as s
 from tests.integration.corral_cli import corral
-from tests.master_http import master_session
+from tests.integration.serving_service import ServingProcess
+from tests.master_http import local_session, master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -50,28 +53,82 @@ async def _roles(http: aiohttp.ClientSession, base: str) -> Any:
         return (await r.json())["roles"]
 
 
+# Bodies every Corral HTTP API refuses alike (issue #40: one reader, corral.frameworks.sdk.
+# json_input): (what, body, status, the reason's words).
+BAD_BODIES = [
+    ("unclosed, past Python's recursion limit", "[" * 100_000, 400, "nested more than 32 deep"),
+    (
+        "closed, past Python's recursion limit",
+        "[" * 100_000 + "]" * 100_000,
+        400,
+        "nested more than 32 deep",
+    ),
+    ("33 objects deep", '{"weight": ' * 33 + "1" + "}" * 33, 400, "nested more than 32 deep"),
+    ("larger than 1 MiB", "[" + "1," * (1 << 19) + "1]", 413, "larger than 1048576 bytes"),
+]
+# Every endpoint of the master's HTTP API that reads a JSON body.
+MASTER_JSON_ENDPOINTS = [
+    ("PUT", "roles/web/weight"),
+    ("PUT", "roles/web/quota"),
+    ("PUT", "priorityclasses/gold"),
+    ("POST", "tasks/kill"),
+    ("POST", "frameworks/nosuch/teardown"),
+    ("POST", "agents/nosuch/cordon"),
+    ("POST", "agents/nosuch/uncordon"),
+    ("POST", "agents/nosuch/drain"),
+]
+
+
+async def _refuses_alike(http: aiohttp.ClientSession, method: str, url: str) -> None:
+    for what, body, status, words in BAD_BODIES:
+        # A stream, not bytes: aiohttp warns that a large bytes body blocks its loop.
+        async with http.request(method, url, data=io.BytesIO(body.encode())) as r:
+            assert r.status == status, (url, what, r.status, await r.text())
+            reason = (await r.json())["error"]
+            assert f"the body is {'JSON ' if status == 400 else ''}{words}" in reason, (
+                url,
+                what,
+                reason,
+            )
+
+
 async def test_a_deeply_nested_body_is_a_400_on_every_endpoint_that_reads_json(
     cluster: LocalCluster,
 ) -> None:
     base = cluster.base_url
-    bodies = {
-        "unclosed, past Python's recursion limit": "[" * 100_000,
-        "closed, past Python's recursion limit": "[" * 100_000 + "]" * 100_000,
-        "33 objects deep": '{"weight": ' * 33 + "1" + "}" * 33,
-    }
     async with master_session(cluster) as http:
         before = await _roles(http, base)
-        for path in ("roles/web/weight", "roles/web/quota", "priorityclasses/gold"):
-            for what, body in bodies.items():
-                async with http.put(f"{base}/api/v1/{path}", data=body) as r:
-                    assert r.status == 400, (path, what, r.status, await r.text())
-                    reason = (await r.json())["error"]
-                    assert "nested more than 32 deep" in reason, (path, what, reason)
+        for method, path in MASTER_JSON_ENDPOINTS:
+            await _refuses_alike(http, method, f"{base}/api/v1/{path}")
         assert await _roles(http, base) == before
         async with http.get(f"{base}/api/v1/priorityclasses") as r:
             assert "gold" not in await r.text()
         async with http.get(f"{base}/health") as r:
             assert r.status == 200
+
+
+async def test_the_serving_service_refuses_bad_bodies_as_the_master_does(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """Issue #40: the serving service answered 500 to a deeply nested body (RecursionError in
+    its log) where the master answered 400; both read bodies with the one reader now."""
+    service = await ServingProcess(
+        tmp_path / "state", cluster.master, tmp_path / "serving.log"
+    ).wait_ready()
+    try:
+        async with local_session() as http:
+            for method, path in [
+                ("PUT", "/v1/apps/web"),
+                ("PUT", "/v1/apps/web/scale"),
+                ("POST", "/v1/apps/web/rollback"),
+            ]:
+                await _refuses_alike(http, method, service.url + path)
+        assert (await service.ok("GET", "/v1/apps"))["apps"] == []
+        assert (await service.ok("GET", "/v1/health"))["ok"] is True
+        logs = service.logs()
+        assert "RecursionError" not in logs and "request failed" not in logs, logs
+    finally:
+        service.stop()
 
 
 async def test_bad_role_names_are_a_400_over_http(cluster: LocalCluster) -> None:

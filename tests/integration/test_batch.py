@@ -5,8 +5,10 @@ the job still succeeds."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import psutil
 import pytest
 
 from corral.frameworks import sdk
-from corral.frameworks.batch import run
+from corral.frameworks.batch import progress, run
 from corral.frameworks.batch.job import JobSpec, Stage
 from corral.frameworks.batch.scheduler import BatchScheduler
 from corral.frameworks.sdk.testing import LocalCluster
@@ -83,6 +85,37 @@ async def test_corral_run_batch_completes_a_500_task_job(tmp_path: Path) -> None
         assert [t.info.task_id for t in state.tasks if not sdk.is_terminal(t.status.state)] == []
         # Torn down: the master no longer counts the job as a framework.
         assert [f.info.name for f in state.frameworks if f.connected] == []
+
+
+async def test_progress_lines_say_each_change_and_are_never_long_silent(tmp_path: Path) -> None:
+    """Issue #40: `--progress lines` printed nothing for 34 s of a 4-task job (a line came only
+    with a tenth of the job ended). Now: a line when the tasks start running, and one at least
+    every LINE_EVERY seconds while they run on."""
+    async with small_cluster(tmp_path, agents=1) as cluster:
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL,
+            *("run", "batch", "--master", cluster.master, "--tasks", "4", "--cpus", "1"),
+            *("--mem", "64", "--duration", "30", "--progress", "lines"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out_b, err_b = await asyncio.wait_for(proc.communicate(), 180)
+        out = out_b.decode()
+        assert proc.returncode == 0, f"{out}\n{err_b.decode()}\n{cluster.logs()}"
+    stamped = [
+        (float(m.group(1)), m.group(2))
+        for m in re.finditer(r"^\[\s*([0-9.]+)s\] (.*)$", out, re.MULTILINE)
+    ]
+    said = [text for _, text in stamped]
+    # The change from waiting to running is said, before any task ended.
+    assert any(t.startswith("0/4 tasks ended") and "4 running" in t for t in said), out
+    assert said[-1].startswith("4/4 tasks ended (4 succeeded"), out
+    # Never silent for long while the tasks ran 30 s with nothing changing. The bound is twice
+    # the promise: each line is stamped with the job's own clock, and a loaded machine may
+    # delay the run loop's one-second tick, never by seconds on end.
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(stamped)]
+    assert max(gaps) <= 2 * progress.LINE_EVERY, (gaps, out)
+    assert len([t for t in said if "4 running" in t]) >= 2, out  # said again, unchanged
 
 
 class Serving(sdk.Scheduler):

@@ -4,10 +4,12 @@ ports are blocks reserved on this host; a failed start says why and keeps its lo
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -165,6 +167,8 @@ def test_sigterm_stops_the_demo_and_everything_it_started_and_its_ports_are_its_
     output = out_file.read_text()
     assert demo.returncode == 0, output
     assert "stopped (SIGTERM)" in output, output
+    # The summary, as after --duration (issue #40: a stopped demo printed none).
+    assert re.search(r"Summary: 4 agents, \d+ framework runs, \d+ tasks", output), output
     survivors = [p for p in started if _alive(p)]
     assert survivors == [], f"still running after the demo stopped: {survivors}"
     leftover = [p for p in psutil.process_iter() if _of_demo(p, str(work)) and _alive(p)]
@@ -218,3 +222,93 @@ def test_a_failed_start_keeps_the_log_it_names_and_says_the_port_is_taken(
     log = Path(named.group(1))
     assert log.parent.parent == tmp_path and log.exists(), line
     assert "corral master: cannot start: cannot listen for gRPC" in log.read_text()
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+def test_ctrl_c_in_an_80_by_24_terminal_prints_a_summary_and_the_view_fits(
+    tmp_path: Path,
+) -> None:
+    """Issue #40: on an 80 x 24 terminal the live view was cut (rich's overflow "..."), and
+    Ctrl-C stopped the demo without its summary. In a pseudo-terminal of that size, as a user
+    runs `make demo`: the view never overflows, and Ctrl-C ends with the summary, exit 0."""
+    import pty
+    import struct
+    import termios
+
+    work = tmp_path / "demo"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["TERM"] = "xterm-256color"
+    demo = subprocess.Popen(
+        [
+            *CORRAL,
+            "demo",
+            *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
+            "--work-dir",
+            str(work),
+        ],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env=env,
+        start_new_session=True,  # a terminal's Ctrl-C goes to its foreground group: this one
+    )
+    os.close(follower)
+    out = bytearray()
+
+    def read_some() -> bool:
+        """What the demo wrote since; False once it closed the terminal."""
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: every writer closed the terminal
+            return False
+        out.extend(chunk)
+        return bool(chunk)
+
+    def screen() -> str:
+        return ANSI.sub("", out.decode(errors="replace"))
+
+    try:
+        os.set_blocking(leader, False)
+
+        def shows_the_fleet() -> bool:
+            with contextlib.suppress(BlockingIOError):
+                read_some()
+            return "serving:web" in screen() and "last cluster events" in screen()
+
+        _wait(shows_the_fleet, 180, "the live view with the serving framework and events")
+        os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C
+        deadline = time.monotonic() + 150
+        while demo.poll() is None and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.5)[0]:
+                read_some()  # read as it writes, or its writes to the terminal would block
+        with contextlib.suppress(BlockingIOError):
+            while read_some():  # what it wrote last
+                pass
+        demo.wait(timeout=30)
+    finally:
+        if demo.poll() is None:  # failed before its end: stopped as a user would, then killed
+            os.killpg(demo.pid, signal.SIGTERM)
+            os.set_blocking(leader, False)
+            deadline = time.monotonic() + 120
+            while demo.poll() is None and time.monotonic() < deadline:
+                with contextlib.suppress(BlockingIOError):
+                    read_some()  # read, or its writes to the terminal would block its stop
+                time.sleep(0.1)
+            if demo.poll() is None:
+                os.killpg(demo.pid, signal.SIGKILL)
+                demo.wait()
+        os.close(leader)
+    text = screen()
+    assert demo.returncode == 0, text[-4000:]
+    assert "stopped (SIGINT)" in text, text[-4000:]
+    assert re.search(r"Summary: 4 agents, \d+ framework runs, \d+ tasks", text), text[-4000:]
+    assert "serving: " in text.split("Summary:")[-1], text[-4000:]
+    # rich's mark of a live view taller than the terminal: a line of "..." alone, centred.
+    assert not [line for line in text.splitlines() if line.strip() == "..."], text[-4000:]
+    assert "Press Ctrl-C to stop (a summary follows)." in text
+    leftover = [p for p in psutil.process_iter() if _of_demo(p, str(work)) and _alive(p)]
+    assert leftover == [], f"demo left processes running: {leftover}"

@@ -9,12 +9,15 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.v1 import operator_pb2 as op
+from corral.v1 import operator_pb2_grpc as op_grpc
 from tests.integration.corral_cli import corral
 from tests.integration.keeper import Keeper, until
 
@@ -111,6 +114,118 @@ async def test_describe_and_watch(tmp_path: Path) -> None:
             finally:
                 watch.terminate()
                 watch.communicate(timeout=10)  # reaped, and its pipes closed
+            await d.teardown()
+
+
+async def test_describe_agent_takes_the_name_get_agents_prints(tmp_path: Path) -> None:
+    """Issue #40: `describe agent NAME` takes the NAME column (or a hostname), as kubectl takes
+    a node's name; a name several agents share is refused naming their ids."""
+    async with LocalCluster(agents=2, work_dir=tmp_path, agent_args=("--simulate",)) as cluster:
+        m = ("--master", cluster.master)
+        listed = await cli("get", "agents", "-o", "json", *m)
+        agents = {a["name"]: a for a in json.loads(listed.stdout)}
+        first = agents["agent-0"]
+        by_name = await cli("describe", "agent", "agent-0", "-o", "json", *m)
+        assert by_name.returncode == 0, by_name.stderr
+        described = json.loads(by_name.stdout)
+        assert described["object"]["id"] == first["id"]
+        assert "AgentAdded" in [e["reason"] for e in described["events"]]  # by its id
+        table = await cli("describe", "agent", "agent-0", *m)
+        assert table.returncode == 0 and first["id"] in table.stdout, table.stderr
+        # Both agents of a test cluster run on this host: its hostname names two of them.
+        assert {a["hostname"] for a in agents.values()} == {first["hostname"]}
+        shared = await cli("describe", "agent", first["hostname"], *m)
+        assert shared.returncode == 2, shared
+        assert f"2 agents are named {first['hostname']!r}" in shared.stderr
+        assert all(a["id"] in shared.stderr for a in agents.values())
+        assert "Traceback" not in shared.stderr
+        missing = await cli("describe", "agent", "nope", *m)
+        assert missing.returncode == 1 and "no agent 'nope'" in missing.stderr
+
+
+# A task whose memory use moves by a MiB every 0.2 s (up to 12 MiB more, then back), well
+# under the Keeper's 32 MiB limit: a measurement that changes while nothing else does.
+BREATHING = (
+    "python3 -c 'import time\n"
+    "while True:\n"
+    "    held = []\n"
+    "    for _ in range(12):\n"
+    '        held.append(b"x" * (1 << 20)); time.sleep(0.2)\''
+)
+
+
+async def test_watch_prints_a_task_again_for_its_state_not_its_memory(tmp_path: Path) -> None:
+    """Issue #40: a watch re-printed a running task each time its memory use moved. Now it is
+    printed once while its use moves (and the watch fetches the state again, on the cluster
+    events an operator's cordons make), and again when it is killed."""
+    async with LocalCluster(
+        agents=1,
+        work_dir=tmp_path,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--usage-interval", "0.2"),
+    ) as cluster:
+        m = ("--master", cluster.master)
+        keeper = Keeper(count=1, command=BREATHING)
+        async with sdk.Driver(keeper, sdk.FrameworkInfo(name="keeper"), cluster.master) as d:
+            await until("a task running", lambda: keeper.running, 30)
+            (task_id,) = keeper.running
+            agent_id = keeper.launched[task_id]
+            watch = subprocess.Popen(
+                [sys.executable, "-m", "corral.cli.main", "get", "tasks", "-w", "-o", "json", *m],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            lines: list[dict[str, object]] = []
+
+            def read_all() -> None:  # until the watch ends: what it printed, as it did
+                assert watch.stdout is not None
+                for line in watch.stdout:
+                    lines.append(json.loads(line))
+
+            reader = threading.Thread(target=read_all, daemon=True)
+            reader.start()
+            try:
+                await until("the watch's first line", lambda: lines or not reader.is_alive(), 30)
+                assert lines, watch.stderr.read() if watch.stderr else "the watch ended"
+                first = lines[0]
+                assert first["id"] == task_id and first["state"] == "RUNNING"
+                # The task's measured use moves (the master's state says so) while the watch
+                # fetches the state again after each cordon and uncordon (cluster events).
+                seen_mem: set[float] = set()
+                deadline = asyncio.get_running_loop().time() + 120
+                async with cluster.channel() as channel:
+                    operator = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+                    while len(seen_mem) < 3:
+                        assert asyncio.get_running_loop().time() < deadline, (
+                            f"the task's measured memory took only {sorted(seen_mem)} in 120 s"
+                        )
+                        state = await cluster.state()
+                        (entry,) = [t for t in state.tasks if t.info.task_id == task_id]
+                        if entry.HasField("usage"):
+                            seen_mem.add(round(entry.usage.mem))
+                        await operator.Cordon(op.CordonRequest(agent_id=agent_id), timeout=10)
+                        await operator.Uncordon(op.UncordonRequest(agent_id=agent_id), timeout=10)
+                        await asyncio.sleep(0.7)  # past the watch's half-second gathering
+                assert (await cli("kill", task_id, *m)).returncode == 0
+                await until(
+                    "the killed task printed by the watch",
+                    lambda: any(r["id"] == task_id and r["state"] == "KILLED" for r in lines),
+                    30,
+                )
+                ours = [r["state"] for r in lines if r["id"] == task_id]
+                # Printed when it ran and when it was killed (KILLING between, if seen), never
+                # again only because its memory use moved.
+                assert ours[0] == "RUNNING" and ours[-1] == "KILLED", ours
+                assert ours.count("RUNNING") == 1, (ours, sorted(seen_mem))
+            finally:
+                watch.terminate()
+                watch.wait(timeout=10)
+                reader.join(timeout=10)  # the pipe's end ends it
+                assert watch.stderr is not None
+                watch.stderr.close()
+                assert watch.stdout is not None
+                watch.stdout.close()
             await d.teardown()
 
 

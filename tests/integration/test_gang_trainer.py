@@ -5,6 +5,7 @@ mid-training restarts the whole gang, which resumes from the last checkpoint and
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -109,6 +110,35 @@ async def test_corral_run_gang_places_four_workers_together_and_converges(
         assert begin == end and any(first <= begin <= last for first, last in ranges), ranges
         assert list(ports.values()) == [[]] * 3
         assert [f.info.name for f in state.frameworks if f.connected] == []  # torn down
+
+
+async def test_corral_run_gang_says_where_training_is_while_it_trains(tmp_path: Path) -> None:
+    """Issue #40: between `placed` and `succeeded` the trainer said nothing, however long the
+    training. Now a line of where it is at least every LINE_EVERY seconds."""
+    async with gang_cluster(tmp_path) as cluster:
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL,
+            *("run", "gang", "--master", cluster.master, "--workers", "4", "--steps", "200"),
+            *("--step-seconds", "0.15", "--gpus-per-worker", "1", "--cpus-per-worker", "1"),
+            *("--mem-per-worker", "128", "--checkpoint-dir", str(tmp_path / "ckpt")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out_b, err_b = await asyncio.wait_for(proc.communicate(), 180)
+        out = out_b.decode()
+        assert proc.returncode == 0, f"{out}\n{err_b.decode()}\n{cluster.logs()}"
+    stamped = [
+        (float(m.group(1)), m.group(2))
+        for m in re.finditer(r"^\[\s*([0-9.]+)s\] (.*)$", out, re.MULTILINE)
+    ]
+    said = [text for _, text in stamped]
+    training = [t for t in said if t.startswith("running: attempt 0, 4 of 4 workers running")]
+    assert training, out
+    assert any("last checkpoint at step" in t for t in training), out
+    # Each line is stamped with the run's own clock; twice the promise allows for a loaded
+    # machine delaying the loop's one-second tick, not for a silence through the training.
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(stamped)]
+    assert max(gaps) <= 2 * run.LINE_EVERY, (gaps, out)
 
 
 RUN_TOKEN = re.compile(r"-[0-9a-f]{6}$")

@@ -112,6 +112,16 @@ async def test_an_eight_gpu_gang_waits_for_the_eighth_gpu_then_launches_whole(
                 assert pending["summary"].startswith(
                     "1/8 tasks unplaceable: insufficient gpus on 1 agent;"
                 ), pending["summary"]
+                # The 7 agents with room are where its members can go, not a reason it waits
+                # (issue #40: "7 of 8 agents: fits" read as one).
+                assert [r["reason"] for r in pending["reasons"]] == ["insufficient gpus"]
+                assert pending["room"]["agents"] == 7
+                assert "fits" not in pending["summary"]
+                assert pending["summary"].endswith("room for a task now on 7 of 8 agents")
+                table = await asyncio.to_thread(
+                    corral_wide, "explain", d.framework_id, "--master", cluster.master
+                )
+                assert "fits" not in table.stdout and "room now: e.g. " in table.stdout, table
                 async with master_session(cluster) as http:
                     url = f"{cluster.base_url}/api/v1/frameworks/{d.framework_id}/explain"
                     async with http.get(url) as r:

@@ -8,6 +8,7 @@ master."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,11 @@ async def test_kill_and_teardown_are_answered_counted_and_recorded(tmp_path: Pat
 
         events = (await cli("events", "-o", "json", *m)).stdout
         assert '"reason": "KillRequested"' in events and "operator alice at 127.0.0.1:" in events
+        # The task's own TaskKilled event names why and who (issue #40: it was empty).
+        (killed,) = [
+            e for e in json.loads(events) if e["reason"] == "TaskKilled" and e["subject"] == victim
+        ]
+        assert "KILLED_BY_OPERATOR: killed by operator alice at 127.0.0.1:" in killed["message"]
         assert "teardown requested by operator bob at 127.0.0.1:" in events
         assert "teardown requested by operator carol at 127.0.0.1:" in events
         assert "mallory" not in events and "(declared)" not in events

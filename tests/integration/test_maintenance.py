@@ -114,3 +114,5 @@ async def test_cordon_and_drain_move_tasks_to_another_agent(tmp_path: Path) -> N
         assert (await cli("delete", "agent", second, *m)).returncode == 1
         events = (await cli("events", "--reason", "AgentDeleted", *m)).stdout
         assert "deleted by operator ops at 127.0.0.1:" in events
+        # Its state as `corral get agents` showed it, not "active" (issue #40).
+        assert "(disconnected,drained): deleted by" in events, events

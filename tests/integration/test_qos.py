@@ -190,7 +190,10 @@ async def test_hard_pressure_evicts_besteffort_first_and_guaranteed_survives(mod
             (evicted,) = await events(c, "Evicted")
             assert evicted.subject == "besteffort" and "memory pressure" in evicted.message
             assert not await events(c, "Preempted")
+            # Pressure is measured against the whole mem; the agent offers mem less the hard
+            # threshold (kubelet's allocatable), so placement by requests stays out of it.
             assert agent_usage(state).usage.mem_total == 600
+            assert agent_usage(state).info.resources.mem == 600 - 150
 
 
 async def test_a_soft_threshold_waits_its_grace() -> None:

@@ -220,7 +220,7 @@ async def test_operator_grpc_refuses_bad_input_with_a_reason(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("flag", "content", "reason"),
     [
-        ("--quotas", "{not json", "--quotas {file}: Expecting property name"),
+        ("--quotas", "{not json", "--quotas {file}: the file is not JSON: Expecting property name"),
         ("--quotas", '{"web": {"limit": "cpus:-1"}}', "cpus is negative (-1)"),
         ("--quotas", '{"web": {"guarantee": "cpus:2", "limit": "cpus:1"}}', "is below"),
         ("--quotas", None, "--quotas: cannot read {file}"),

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from corral import scenarios
+from corral.scenarios import besteffort_thrash
 from tests.integration.corral_cli import corral
 
 pytestmark = pytest.mark.e2e
@@ -112,18 +113,28 @@ def test_besteffort_thrash(tmp_path: Path) -> None:
     # is evicted under pressure, again and again.
     assert without["serving_restarts"] > 0 and without["serving_evicted"] > 0
     assert without["evictions"] >= without["serving_evicted"]
-    # Modest requests and class batch: only batch tasks are evicted; serving never restarts.
+    assert without["times_under_pressure"] > 0
+    # Honest requests and class batch (issue #40: the earlier fix still evicted batch tasks 90
+    # times and more, and serving too on a loaded machine). Placement counts every task's memory
+    # against what the agent offers (its mem less the hard threshold), so it runs at most
+    # (604 - 3 * 150) // 48 = 3 batch tasks at once, and the agent stays out of pressure: what
+    # the figures hold is arithmetic on requests and measured use, not timing.
+    assert fixed["batch_most_at_once"] <= 3
+    assert fixed["peak_mem_used"] < besteffort_thrash.AGENT_MEM - besteffort_thrash.HARD
     assert (fixed["serving_restarts"], fixed["serving_evicted"]) == (0, 0)
-    assert fixed["evictions"] == fixed["batch_evicted"] > 0
+    assert fixed["evictions"] * 4 <= without["evictions"], (without, fixed)
     assert fixed["batch_completed"] > 0
     assert "Symptom:" in out and "Fix:" in out
 
 
 def test_preempt_vs_evict(tmp_path: Path) -> None:
-    without, fixed, _ = scenario("preempt-vs-evict", tmp_path)
+    without, fixed, out = scenario("preempt-vs-evict", tmp_path)
     # One run: 2 serving instances of 2 cpus preempt 4 batch tasks; 2 BestEffort tasks evicted.
     assert (fixed["preempted"], fixed["evicted"], fixed["killed"]) == (4, 2, 6)
     assert fixed["misattributed"] == 0
     # The same run read from exit codes alone: six plain kills, no cause named.
     assert (without["preempted"], without["evicted"]) == (0, 0)
     assert without["misattributed"] == without["killed"] == 6
+    # Said as a count of tasks ended by a signal, not {'signal': 6}: that reads as SIGABRT.
+    assert "exit statuses alone say only: 6 tasks ended by a signal (no exit code)" in out, out
+    assert "{'signal'" not in out

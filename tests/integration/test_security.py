@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -171,10 +173,15 @@ async def test_transport_needs_a_certificate_from_the_cluster_ca(
             with pytest.raises(grpc.aio.AioRpcError) as exc:
                 await stub.GetState(request, timeout=5)
             assert exc.value.code() == grpc.StatusCode.UNAVAILABLE, exc.value
-    # The CLI says so in one line, and --insecure does not talk to a TLS master.
-    for flags in (("--insecure",), ("--tls-dir", str(other / "ops"))):
+    # The CLI says so in one line, and why: --insecure does not talk to a TLS master, another
+    # CA's certificate fails the handshake.
+    for flags, why in (
+        (("--insecure",), "a master started without --insecure speaks only TLS"),
+        (("--tls-dir", str(other / "ops")), "the TLS handshake failed"),
+    ):
         done = corral("get", "agents", "--master", c.master, "--timeout", "3", *flags)
         assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert why in done.stderr, done.stderr
     # HTTP: no certificate and no token is 401; a browser is sent to /login; the right
     # certificate is answered; a token from `corral token` works as a bearer.
     async with aiohttp.ClientSession() as http:
@@ -479,3 +486,28 @@ def test_a_bad_acl_file_stops_the_master_with_one_line(tmp_path: Path) -> None:
         assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     done = corral("master", "--insecure", "--acls", str(bad))
     assert done.returncode == 2 and "--acls needs TLS" in done.stderr
+
+
+async def test_the_cli_fails_fast_naming_why_it_cannot_reach_a_master(
+    cluster: tuple[LocalCluster, Path],
+) -> None:
+    """Issue #40: a refused connection took the whole --timeout and hinted at TLS. Nothing
+    listening is said at once, with no TLS hint; a plain-text master is named as one."""
+    _c, pki = cluster
+    ops = ("--tls-dir", str(pki / "ops"))
+    with socket.socket() as bound:  # bound, never listening: connections to it are refused
+        bound.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{bound.getsockname()[1]}"
+        started = time.monotonic()
+        done = corral("get", "agents", "--master", address, "--timeout", "60", *ops)
+        took = time.monotonic() - started
+    assert done.returncode == 1, done
+    assert done.stderr.strip() == (
+        f"corral get: nothing listens at {address} (connection refused): is the master "
+        "running, and is this its gRPC address (corral master --grpc)?"
+    ), done.stderr
+    assert took < 30, f"it waited {took:.1f} s of its 60 s timeout for nothing"
+    async with LocalCluster(agents=0, insecure=True) as plain:
+        done = corral("get", "agents", "--master", plain.master, "--timeout", "60", *ops)
+        assert done.returncode == 1, done
+        assert "speaks plain text (a master started with --insecure)" in done.stderr, done.stderr

@@ -122,8 +122,12 @@ def test_qos_flags_become_the_agents_thresholds_and_margin(tmp_path: Path) -> No
     t = config.thresholds
     assert (t.hard, t.soft, t.soft_grace, t.transition) == (100.0, 256.0, 30.0, 5.0)
     assert (config.revocable_margin, config.cgroups, config.usage_interval) == (0.3, "none", 2.0)
+    # It offers its mem less the hard threshold (kubelet's allocatable); the rest as given.
+    assert config.allocatable.mem == 900 and config.resources.mem == 1000
+    assert config.allocatable.cpus == 2
     (plain,) = agent_cmd.build_configs(parse("--work-dir", str(tmp_path), "--resources", "mem:10"))
     assert plain.revocable_margin is None and not plain.thresholds.enabled
+    assert plain.allocatable == plain.resources
 
 
 def test_memory_reserve() -> None:

@@ -240,3 +240,22 @@ def test_tasks_tell_apart_agents_of_one_host_and_show_age_zone_ports() -> None:
         "unhealthy",
     )
     assert records[0]["resources"]["ports"] == [[31002, 31002]] and records[0]["healthy"] is False
+
+
+def test_a_watch_compares_what_a_person_watches_not_measurements() -> None:
+    """`corral get -w` (issue #40): a task's memory use or an agent's heartbeat changes no
+    row; a state does, and so does an agent's memory pressure level (a condition)."""
+    from corral.cli.watch import watched
+
+    task = {"id": "t", "state": "RUNNING", "usage": {"mem": 10.0}, "updated_at": 1.0}
+    assert watched("tasks", task) == watched(
+        "tasks", {**task, "usage": {"mem": 11.0}, "updated_at": 2.0}
+    )
+    assert watched("tasks", task) != watched("tasks", {**task, "state": "KILLED"})
+    agent = {"id": "a", "last_seen": 1.0, "usage": {"mem_used": 5.0, "memory_pressure": ""}}
+    assert watched("agents", agent) == watched(
+        "agents", {**agent, "last_seen": 2.0, "usage": {"mem_used": 9.0, "memory_pressure": ""}}
+    )
+    assert watched("agents", agent) != watched(
+        "agents", {**agent, "usage": {"mem_used": 9.0, "memory_pressure": "hard"}}
+    )

@@ -40,4 +40,6 @@ def test_a_gpu_capable_framework_has_the_gpu_agent_as_room() -> None:
     trainer, _ = h.subscribe("trainer", gpu_resources=True)
     # More than the agent holds, so the demand stays pending and is explained.
     h.set_demands(trainer, demand("workers", "cpus:2;mem:64;gpus:1", count=3))
-    assert _reasons(h, trainer) == {"fits": [gpu_agent]}
+    assert _reasons(h, trainer) == {}
+    (pending,) = demands.explain(h.core, h.core.frameworks[trainer], h.now)
+    assert pending["room"] == {"agents": 1, "sample_agents": [gpu_agent]}

@@ -42,6 +42,9 @@ KERNEL = (
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
 CLIENT_TLS = "corral.frameworks.sdk.tls"
+# One JSON reader with one set of bounds for every HTTP API (the master's, the serving
+# service's): stdlib only, in the SDK because the serving service may import only the SDK.
+JSON_INPUT = "corral.frameworks.sdk.json_input"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
     "corral.v1": (),
@@ -50,7 +53,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
     # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
     # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
+    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     "corral.frameworks.sdk": WIRE,

@@ -188,5 +188,10 @@ def test_explain_counts_agents_per_reason_for_each_pending_demand() -> None:
     reasons = {r["reason"]: r for r in train["reasons"]}
     assert reasons["insufficient gpus"]["agents"] == 2
     assert sorted(reasons["insufficient gpus"]["sample_agents"]) == ["a1", "a2"]
-    assert reasons["fits"]["agents"] == 1
+    # The agent with room is where its tasks can go, not a reason it is pending (issue #40:
+    # "1 of 2 agents: fits" read as one).
+    assert "fits" not in reasons
+    assert train["room"] == {"agents": 1, "sample_agents": ["a3"]}
     assert "2 of 3 agents: insufficient gpus" in train["summary"]
+    assert "fits" not in train["summary"]
+    assert "room for a task now on 1 of 3 agents" in train["summary"]

@@ -12,6 +12,7 @@ from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.durable import PutAgent, RemoveAgent
 from corral.master.core.refusals import CallRejected, Refusal
+from corral.master.core.states import agent_shown
 from corral.master.core.types import Maintenance, Requester, TaskReason, TaskState
 from tests.unit.core_harness import Harness, demand, of, status, task
 
@@ -70,6 +71,11 @@ def test_an_operators_kill_reaches_the_framework_with_its_reason_and_who_asked()
     (update,) = of(cmd.SendUpdates, out)[0].statuses
     assert update.reason is TaskReason.KILLED_BY_OPERATOR
     assert "killed by operator alice" in update.message
+    # The TaskKilled event says it too (issue #40: its message was empty).
+    (killed,) = events_of(out, "task_killed")
+    assert killed.message.startswith(
+        f"framework {fw} on agent {aids[0]}: KILLED_BY_OPERATOR: killed by operator alice"
+    ), killed.message
 
 
 def test_a_kill_with_its_own_grace_and_at_once() -> None:
@@ -223,6 +229,36 @@ def test_delete_refuses_a_connected_agent_and_forgets_a_gone_one() -> None:
     assert "alice" in events_of(out, "agent_deleted")[0].message
     assert h.core.frameworks[fw].demand_tasks == {}
     refused(h, ev.DeleteAgent, Refusal.NOT_FOUND, agent_id=aids[0])
+
+
+def test_a_deleted_agents_event_names_its_state_as_the_tables_do() -> None:
+    """Issue #40: a disconnected, drained agent was deleted as ``(active)``."""
+    h = Harness()
+    a, _ = h.add_agent()
+    op(h, ev.Drain, agent_id=a)
+    h.close_agent(a)
+    out = op(h, ev.DeleteAgent, agent_id=a)
+    (deleted,) = events_of(out, "agent_deleted")
+    assert "(disconnected,drained): deleted by" in deleted.message, deleted.message
+
+
+@pytest.mark.parametrize(
+    ("state", "connected", "mode", "drained", "shown"),
+    [
+        ("active", True, "", False, "active"),
+        ("active", False, "", False, "disconnected"),
+        ("active", True, "cordoned", False, "cordoned"),
+        ("active", True, "draining", False, "draining"),
+        ("active", True, "draining", True, "drained"),
+        ("active", False, "draining", True, "disconnected,drained"),
+        ("unreachable", False, "cordoned", False, "unreachable,cordoned"),
+        ("recovering", False, "", False, "recovering"),
+    ],
+)
+def test_how_an_agents_state_is_shown(
+    state: str, connected: bool, mode: str, drained: bool, shown: str
+) -> None:
+    assert agent_shown(state, connected, mode, drained) == shown
 
 
 def test_maintenance_survives_a_restart() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from corral import limits
 from corral.agent import connection
-from corral.frameworks.sdk import driver
+from corral.frameworks.sdk import driver, json_input
 from corral.master import server
 
 
@@ -31,18 +31,25 @@ def test_master_agent_and_sdk_channels_all_use_the_one_limit() -> None:
 
 
 def test_json_nested_past_the_limit_is_refused_however_deep() -> None:
-    fits = "[" * limits.MAX_JSON_DEPTH + "]" * limits.MAX_JSON_DEPTH
-    assert limits.parse_json(fits) is not None
+    fits = "[" * json_input.MAX_JSON_DEPTH + "]" * json_input.MAX_JSON_DEPTH
+    assert json_input.parse_json(fits) is not None
     for deep in (
-        "[" * (limits.MAX_JSON_DEPTH + 1) + "]" * (limits.MAX_JSON_DEPTH + 1),
+        "[" * (json_input.MAX_JSON_DEPTH + 1) + "]" * (json_input.MAX_JSON_DEPTH + 1),
         '{"a": ' * 500 + "1" + "}" * 500,  # parses, then too deep to walk by recursion
         "[" * 100_000 + "]" * 100_000,  # past Python's own recursion limit
         "[" * 100_000,  # and not even closed
     ):
-        with pytest.raises(limits.JsonTooDeep, match="nested more than 32 deep"):
-            limits.parse_json(deep)
+        with pytest.raises(json_input.BadJson, match="nested more than 32 deep") as refused:
+            json_input.parse_json(deep)
+        assert refused.value.status == 400
 
 
-def test_json_that_is_not_json_raises_as_json_does() -> None:
-    with pytest.raises(ValueError, match="Expecting property name"):
-        limits.parse_json("{not json")
+def test_json_that_is_not_json_or_too_large_is_refused_with_its_reason() -> None:
+    with pytest.raises(json_input.BadJson, match="the body is not JSON: Expecting property name"):
+        json_input.parse_json("{not json")
+    with pytest.raises(json_input.BadJson, match=r"x\.json is not JSON"):
+        json_input.parse_json(b"\xff", "x.json")
+    big = b"[" + b"1," * (json_input.MAX_JSON_BYTES // 2) + b"1]"
+    with pytest.raises(json_input.BadJson, match="larger than 1048576 bytes") as refused:
+        json_input.parse_json(big)
+    assert refused.value.status == 413

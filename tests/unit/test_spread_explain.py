@@ -80,7 +80,7 @@ def test_schedule_anyway_is_no_reason_to_be_pending() -> None:
     _place(h, fw, agents, "abcab")
     (pending,) = demands.explain(h.core, h.core.frameworks[fw], h.now)
     fits = {r["reason"]: r["agents"] for r in pending["reasons"]}
-    assert fits == {"fits": 2, "insufficient cpus": 1}
+    assert fits == {"insufficient cpus": 1} and pending["room"]["agents"] == 2
 
 
 def test_domains_are_the_agents_the_demand_may_use() -> None:
@@ -91,7 +91,7 @@ def test_domains_are_the_agents_the_demand_may_use() -> None:
     _place(h, fw, agents, "ab")
     (pending,) = demands.explain(h.core, h.core.frameworks[fw], h.now)
     reasons = {r["reason"]: r["agents"] for r in pending["reasons"]}
-    assert reasons["fits"] == 2
+    assert pending["room"]["agents"] == 2
     assert not any(r.startswith("spread") for r in reasons)
 
 
