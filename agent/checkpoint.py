@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -17,11 +16,13 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
 
+from corral import work_dirs
 from corral.v1 import common_pb2
+from corral.work_dirs import WorkDirBusy as WorkDirBusy
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 
@@ -71,33 +72,11 @@ class FileAgentIdStore:
         os.replace(tmp, self.path)
 
 
-class WorkDirBusy(Exception):
-    pass
-
-
-class WorkDirLock:
+class WorkDirLock(work_dirs.WorkDirLock):
     """An exclusive flock on ``work_dir/agent.lock``, released when the agent (process) ends."""
 
     def __init__(self, work_dir: Path) -> None:
-        self.path = work_dir / "agent.lock"
-        self._file: IO[str] | None = None
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise WorkDirBusy(
-                f"work dir {self.path.parent} is in use by another agent (use --work-dir)"
-            ) from None
-        self._file = handle
-
-    def release(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        super().__init__(work_dir, "agent.lock", "agent")
 
 
 # --- what survives an agent restart besides its id: its configuration and its tasks -------
