@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 from corral import limits
-from corral.master import convert, usage_wire
+from corral.master import convert, seals, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -46,7 +46,11 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             spec = convert.agent_spec_from_pb(first.register.info)
             latest = {s.task_id: s for s in first.register.task_statuses}
             tasks = tuple(
-                convert.reported_task_from_pb(t, latest.get(t.task_id))
+                seals.checked_owner(
+                    rt.seals,
+                    convert.reported_task_from_pb(t, latest.get(t.task_id)),
+                    t.framework_seal,
+                )
                 for t in first.register.tasks
             )
         except WireError as exc:

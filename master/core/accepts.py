@@ -305,6 +305,8 @@ def launch(
             agent_id=agent.agent_id,
             framework_id=fw.framework_id,
             tasks=tuple(tasks),
+            principal=fw.spec.principal,
+            role=fw.spec.role,
         )
     ]
 

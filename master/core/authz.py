@@ -7,8 +7,10 @@ framework subscribed with. Each gate is a small function of its own, so that pla
 Rules:
 1. Identity, whatever the ACL: a framework's ``principal`` field, when set, is its
    certificate's; a framework id subscribed by one principal is not taken over by another,
-   and an agent id registered by one principal is not registered by another (its principal is
-   in the registry). With no principal (a plain-text master) there is nothing to check.
+   also when the master knows it only from its tasks' reports (a placeholder: the principal
+   the agents report, sealed by the master, else nobody); and an agent id registered by one
+   principal is not registered by another (its principal is in the registry). With no
+   principal (a plain-text master) there is nothing to check.
 2. A framework registers only in a role it is granted, with tolerations it is granted.
 3. A demand or a task names only priority classes it is granted (the empty name, the global
    default, always: the operator chose it); a demand's tolerations are granted ones.
@@ -89,6 +91,35 @@ def framework_owner(acl: Acl, p: Principal, fw: FrameworkRecord, spec: Framework
                 ),
                 p.name,
             )
+
+
+def placeholder_owner(acl: Acl, p: Principal, fw: FrameworkRecord) -> None:
+    """A framework known only from its tasks' reports is the principal's they name (rule 1):
+    a master that forgot its registry must not give it to whoever subscribes first."""
+    if not p.name:
+        return
+    fw_id = fw.framework_id
+    if not fw.owner_reported:
+        denied(
+            _identity(
+                p,
+                f"framework {fw_id} is known only from its tasks on agents, and no report "
+                "says (with this master's seal) which principal owns it: its id cannot be "
+                "taken over; subscribe without an id",
+                acl,
+            ),
+            p.name,
+        )
+    if fw.spec.principal != p.name:
+        denied(
+            _identity(
+                p,
+                f"framework {fw_id} belongs to principal {echo(fw.spec.principal)} (as its "
+                "tasks' agents report it): an id alone takes over nothing",
+                acl,
+            ),
+            p.name,
+        )
 
 
 def agent_owner(acl: Acl, p: Principal, known: AgentRecord | None, agent_id: str) -> None:

@@ -86,6 +86,10 @@ class SendLaunch(Command):
     agent_id: str
     framework_id: str
     tasks: tuple[TaskSpec, ...]
+    # The framework's owner, sent with each task (sealed by the shell: master/seals.py) for the
+    # agent to keep and report after a master restart.
+    principal: str = ""
+    role: str = "*"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

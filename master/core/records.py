@@ -181,6 +181,9 @@ class FrameworkRecord:
     pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
     # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.
     placeholder: bool = False
+    # A placeholder's owner (spec.principal and spec.role) came from a report the master
+    # sealed: only that principal may subscribe with its id (subscriptions.py rule 3).
+    owner_reported: bool = False
     removed_at: float | None = None
     # What it still needs (SetDemands), by name in the order given. ``wants_by_demand`` is
     # True once it has called SetDemands: from then on it is offered only while a demand is

@@ -38,6 +38,7 @@ def _ports(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[
 
 def validate(core: MasterCore) -> None:
     _offers(core)
+    _frameworks(core)
     _tasks(core)
     _charges(core)
     _free_ports(core)
@@ -70,6 +71,29 @@ def _offers(core: MasterCore) -> None:
         by_agent == by_fw == len(core.offers),
         f"{len(core.offers)} offers, {by_agent} by their agents, {by_fw} by their frameworks",
     )
+
+
+def _frameworks(core: MasterCore) -> None:
+    """Identity (authz.py rule 1): a framework subscribed by a principal carries it in its
+    spec; a placeholder has no stream, and no principal unless a sealed report named it."""
+    for fw_id, fw in core.frameworks.items():
+        _check(fw.framework_id == fw_id, f"framework {fw_id} is filed under another id")
+        if fw.principal.name:
+            _check(
+                fw.spec.principal == fw.principal.name,
+                f"framework {fw_id} subscribed by {fw.principal.name} says {fw.spec.principal}",
+            )
+        if fw.placeholder:
+            _check(
+                fw.state is not FrameworkState.SUBSCRIBED and fw.connection is None,
+                f"placeholder {fw_id} is subscribed",
+            )
+            _check(
+                fw.owner_reported or fw.spec.principal == "",
+                f"placeholder {fw_id} names a principal no report gave it",
+            )
+        else:
+            _check(not fw.owner_reported, f"framework {fw_id} subscribed, owner still reported")
 
 
 def _tasks(core: MasterCore) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -479,3 +480,74 @@ def test_a_bad_acl_file_stops_the_master_with_one_line(tmp_path: Path) -> None:
         assert words in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     done = corral("master", "--insecure", "--acls", str(bad))
     assert done.returncode == 2 and "--acls needs TLS" in done.stderr
+
+
+async def _running(driver: sdk.Driver, task_id: str) -> None:
+    async with asyncio.timeout(WAIT):
+        async for event in driver.events():
+            if isinstance(event, sdk.UpdateEvent) and event.status.task_id == task_id:
+                assert not sdk.is_terminal(event.status.state), event.status
+                if event.status.state == sdk.TaskState.TASK_STATE_RUNNING:
+                    return
+
+
+async def _framework_known(c: LocalCluster, framework_id: str) -> None:
+    async with asyncio.timeout(WAIT):
+        while framework_id not in {f.info.id for f in (await c.state()).frameworks}:
+            await asyncio.sleep(0.2)  # the agent re-registers with the restarted master
+
+
+async def test_a_restarted_master_that_forgot_its_registry_gives_a_framework_to_its_owner_only(
+    tmp_path: Path,
+) -> None:
+    # Issue #41, item 1: a master restarted with no registry learns a framework from its
+    # tasks' agents; the first principal to SUBSCRIBE with its id took it (and its tasks'
+    # secrets, through their output). Its owner must survive the restart, and its id be
+    # unguessable.
+    pki = await asyncio.to_thread(make_pki, tmp_path)
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(ACLS)
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path / "cluster",
+        master_args=(
+            *("--tls-dir", str(pki / "master"), "--acls", str(acls)),
+            *("--registry", "memory"),  # the master forgets every framework when it stops
+        ),
+        tls=cred(pki, "ops"),
+        agent_tls=cred(pki, "node-1"),
+    ) as c:
+        await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+        await c.wait_for_agents(1, WAIT)
+        inference, batch = cred(pki, "inference"), cred(pki, "batch")
+        show = sdk.task(
+            "show", 'echo "got $TOKEN"; sleep 600', cpus=0.1, mem=16, secret_env={"TOKEN": SECRET}
+        )
+        async with sdk.Driver(None, info("i", "inference"), c.master, tls=inference) as driver:
+            framework_id = driver.framework_id
+            offers = await _first_offers(driver)
+            await driver.launch(offers[:1], [show])
+            await _running(driver, show.task_id)
+        master_id = json.loads(await c.http_get("/health"))["master_id"]
+        assert re.fullmatch(rf"{master_id}-F[0-9a-f]{{24}}", framework_id), framework_id
+        await c.restart_master()
+        await c.wait_for_agents(1, WAIT)
+        await _framework_known(c, framework_id)
+        # Batch, knowing the id, subscribes first: in its own role, or in the owner's.
+        for role in ("batch", "inference"):
+            hijack = info("i", role, id=framework_id)
+            message = await denied(sdk.Driver(None, hijack, c.master, tls=batch).__aenter__())
+            if role == "batch":
+                assert f"framework {framework_id} belongs to principal 'inference'" in message
+        message = await denied(_task_file(c, batch, show.task_id))
+        assert "may not call ReadTaskFile" in message
+        # The owner takes it back, with its task still running; its output is the owner's.
+        again = info("i", "inference", id=framework_id)
+        async with sdk.Driver(None, again, c.master, tls=inference) as driver:
+            assert driver.framework_id == framework_id
+            tasks = {t.info.task_id: t for t in (await c.state()).tasks}
+            assert tasks[show.task_id].status.state == sdk.TaskState.TASK_STATE_RUNNING
+            assert f"got {SECRET}".encode() in await _task_file(c, inference, show.task_id)
+            await driver.kill(show.task_id)
+    audit = await asyncio.to_thread(lambda: (tmp_path / "cluster" / "master.log").read_text())
+    assert SECRET not in audit

@@ -8,12 +8,13 @@ import pytest
 
 from corral import acl as acls
 from corral.acl import Principal, acl_from_data
+from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import Denied
-from corral.master.core.types import FrameworkSpec, TaskState
+from corral.master.core.types import FrameworkOwner, FrameworkSpec, ReportedTask, TaskState
 from corral.placement import Taint, TaintEffect, Toleration
 from corral.resources import parse_resources
-from tests.unit.core_harness import Harness, demand, status, task
+from tests.unit.core_harness import Harness, demand, of, status, task
 
 RULES = {
     "version": "t",
@@ -149,3 +150,56 @@ def test_a_new_acl_applies_to_the_next_call(h: Harness) -> None:
     out = h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(more, "test")))
     assert [c.kind for c in out] == ["acls_loaded"]  # type: ignore[attr-defined]
     h.set_demands(other, demand("d", priority_class="system"))
+
+
+def _reported(fid: str, task_id: str, owner: FrameworkOwner | None) -> ReportedTask:
+    return ReportedTask(fid, task(task_id), status(task_id, fid, "", TaskState.RUNNING), owner)
+
+
+def test_launches_carry_the_frameworks_owner_for_the_agent_to_keep(h: Harness) -> None:
+    h.add_agent(peer=NODE)
+    fid, _ = h.subscribe("web", role="web", peer=TEAM)
+    [offer] = h.offers_for(fid)
+    [launch] = of(cmd.SendLaunch, h.accept(fid, [offer.offer_id], task("t1")))
+    assert (launch.principal, launch.role) == ("team", "web")
+
+
+def test_a_framework_known_only_from_its_tasks_is_its_reported_principals(h: Harness) -> None:
+    # A master that forgot its registry (no Recover): an agent comes back with its id and a
+    # task of framework F, whose owner the master sealed when it launched it.
+    owner = FrameworkOwner("team", "web")
+    aid, _ = h.add_agent("A1", peer=NODE, tasks=(_reported("F-x", "t1", owner),))
+    fw = h.core.frameworks["F-x"]
+    assert fw.placeholder and fw.owner_reported
+    assert (fw.spec.principal, fw.spec.role) == ("team", "web")  # its task counts in role web
+    # Another principal (granted every role) may not subscribe with its id; its owner may.
+    d = denial_of(h, h.subscribe, "web", framework_id="F-x", role="web", peer=OTHER)
+    assert "framework F-x belongs to principal 'team'" in d.message
+    assert d.denial.action == acls.IDENTITY
+    assert h.core.frameworks["F-x"].placeholder
+    fid, _ = h.subscribe("web", framework_id="F-x", role="web", peer=TEAM)
+    assert not h.core.frameworks[fid].placeholder
+    assert list(h.core.frameworks[fid].tasks) == ["t1"]
+    assert h.core.agents[aid].tasks[(fid, "t1")].state is TaskState.RUNNING
+
+
+def test_a_framework_no_report_names_an_owner_of_is_taken_over_by_nobody(h: Harness) -> None:
+    # Reports without a (checked) seal: tasks launched before owners were sealed, or a forged
+    # one the shell dropped.
+    h.add_agent("A1", peer=NODE, tasks=(_reported("F-y", "t1", None),))
+    assert not h.core.frameworks["F-y"].owner_reported
+    for who in (TEAM, OTHER):
+        d = denial_of(h, h.subscribe, "web", framework_id="F-y", role="web", peer=who)
+        assert "no report says" in d.message
+    # A later sealed report (another agent with another of its tasks) names the owner.
+    h.add_agent("A2", peer=NODE2, tasks=(_reported("F-y", "t2", FrameworkOwner("team", "web")),))
+    assert h.core.frameworks["F-y"].spec.role == "web"
+    h.subscribe("web", framework_id="F-y", role="web", peer=TEAM)
+    assert sorted(h.core.frameworks["F-y"].tasks) == ["t1", "t2"]
+
+
+def test_without_principals_a_placeholder_goes_to_whoever_subscribes() -> None:
+    h = Harness()  # plain text: no principals to tell apart, as before
+    h.add_agent("A1", tasks=(_reported("F-z", "t1", None),))
+    fid, _ = h.subscribe("anything", framework_id="F-z")
+    assert list(h.core.frameworks[fid].tasks) == ["t1"]
