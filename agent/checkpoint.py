@@ -27,46 +27,57 @@ from corral.work_dirs import WorkDirBusy as WorkDirBusy
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
+@dataclass(frozen=True, slots=True)
+class AgentIdentity:
+    """What the master handed out at registration: the id, the secret that proves it, and the
+    principal (certificate) the id was issued to. The agent presents all three when it
+    re-registers; the master refuses the id to any other certificate."""
+
+    agent_id: str = ""
+    secret: str = ""
+    principal: str = ""
+
+
 class AgentIdStore(Protocol):
-    def load(self) -> tuple[str, str]: ...
-    def save(self, agent_id: str, secret: str) -> None: ...
+    def load(self) -> AgentIdentity: ...
+    def save(self, identity: AgentIdentity) -> None: ...
 
 
 class MemoryAgentIdStore:
     """For simulated agents: thousands of them in one process, ids gone with the process."""
 
-    def __init__(self, agent_id: str = "", secret: str = "") -> None:
-        self.agent_id = agent_id
-        self.secret = secret
+    def __init__(self, identity: AgentIdentity | None = None) -> None:
+        self.identity = identity or AgentIdentity()
 
-    def load(self) -> tuple[str, str]:
-        return self.agent_id, self.secret
+    def load(self) -> AgentIdentity:
+        return self.identity
 
-    def save(self, agent_id: str, secret: str) -> None:
-        self.agent_id, self.secret = agent_id, secret
+    def save(self, identity: AgentIdentity) -> None:
+        self.identity = identity
 
 
 class FileAgentIdStore:
-    """``work_dir/agent_id`` (the id, then the secret, a line each), replaced atomically so a
-    crash never leaves half an identity. Owner-only: the secret is a credential."""
+    """``work_dir/agent_id`` (the id, the secret, the principal, a line each), replaced
+    atomically so a crash never leaves half an identity. Owner-only: the secret is a
+    credential. A file written before secrets or principals were kept has fewer lines: those
+    are empty."""
 
     def __init__(self, work_dir: Path) -> None:
         self.path = work_dir / "agent_id"
 
-    def load(self) -> tuple[str, str]:
+    def load(self) -> AgentIdentity:
         try:
             lines = self.path.read_text().splitlines()
         except FileNotFoundError:
-            return "", ""
-        agent_id = lines[0].strip() if lines else ""
-        secret = lines[1].strip() if len(lines) > 1 else ""  # files from before secrets: none
-        return agent_id, secret
+            return AgentIdentity()
+        fields = [line.strip() for line in lines[:3]]
+        return AgentIdentity(*fields)
 
-    def save(self, agent_id: str, secret: str) -> None:
+    def save(self, identity: AgentIdentity) -> None:
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"{agent_id}\n{secret}\n")
+            f.write(f"{identity.agent_id}\n{identity.secret}\n{identity.principal}\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)

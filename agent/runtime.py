@@ -25,6 +25,7 @@ import grpc.aio
 from corral.agent import convert, sandbox_files
 from corral.agent.checkpoint import (
     AgentConfigCheckpoint,
+    AgentIdentity,
     AgentIdStore,
     FileAgentIdStore,
     MemoryAgentIdStore,
@@ -159,7 +160,9 @@ class Agent:
         if self._lock is not None:
             self.config.work_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()  # raises WorkDirBusy
-        self.core.agent_id, self.core.secret = self.id_store.load()
+        identity = self.id_store.load()
+        self.core.agent_id, self.core.secret = identity.agent_id, identity.secret
+        self.core.principal = identity.principal
         if self.task_checkpoints is not None:
             self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
         detector, pool = self._detector, self._pool
@@ -414,8 +417,8 @@ class Agent:
                     conn.send(convert.register_to_pb(cmd, self._info))
             case c.CheckpointTask() | c.ForgetTask():
                 self._checkpoint(cmd)
-            case c.CheckpointAgentId(agent_id=agent_id, secret=secret):
-                self.id_store.save(agent_id, secret)
+            case c.CheckpointAgentId(agent_id=agent_id, secret=secret, principal=principal):
+                self.id_store.save(AgentIdentity(agent_id, secret, principal))
                 self._log.info("agent id assigned", agent_id=agent_id)
             case c.LogWarning(message=message, task_id=task_id):
                 self._log.warning(message, task_id=task_id, stimulus_id=cmd.stimulus_id)

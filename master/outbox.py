@@ -175,6 +175,7 @@ class Outbox:
                             agent_id=c.agent_id,
                             heartbeat_interval_seconds=c.heartbeat_interval,
                             secret=c.secret,
+                            principal=c.principal,
                         ),
                         epoch=c.epoch,
                     ),

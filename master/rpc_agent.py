@@ -57,6 +57,18 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         connection = rt.new_connection()
         agent_id = spec.agent_id or rt.new_id("S")
+        principal = principal_of(context)
+        secret = first.register.secret
+        sealed = False
+        if rt.seals is not None and principal.name:
+            # An id's secret is the seal of the id and the certificate it was issued to, so a
+            # master that forgot the id can still check it (master/seals.py).
+            new_secret = rt.seals.agent_secret(agent_id, principal.name)
+            sealed = bool(spec.agent_id) and rt.seals.agent_secret_ok(
+                spec.agent_id, principal.name, secret
+            )
+        else:
+            new_secret = rt.new_secret()
         stream = rt.new_stream("agent")
         cut_when_behind(rt, stream, context, "agent")
         rt.agent_streams[connection] = stream
@@ -69,9 +81,10 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     spec=spec,
                     new_agent_id=agent_id,
                     tasks=tasks,
-                    secret=first.register.secret,
-                    new_secret=rt.new_secret(),
-                    principal=principal_of(context),
+                    secret=secret,
+                    new_secret=new_secret,
+                    secret_sealed=sealed,
+                    principal=principal,
                 )
             )
         except CallRejected as exc:

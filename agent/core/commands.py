@@ -19,12 +19,14 @@ class SendRegister(Command):
     agent_id: str
     secret: str
     tasks: tuple[tuple[TaskSpec, Status], ...]
+    principal: str = ""  # the principal agent_id was issued to (the master checks it)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointAgentId(Command):
     agent_id: str
     secret: str
+    principal: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

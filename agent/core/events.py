@@ -42,6 +42,7 @@ class Registered(Event):
     agent_id: str
     heartbeat_interval: float
     secret: str = ""
+    principal: str = ""  # the certificate's the master bound agent_id to
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

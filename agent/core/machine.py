@@ -97,6 +97,7 @@ class AgentCore:
         self.config = config or AgentCoreConfig()
         self.agent_id = agent_id
         self.secret = ""  # proves agent_id to the master (see corral.agent.checkpoint)
+        self.principal = ""  # whom the master issued agent_id to; presented with it
         self.registered = False
         self.shutting_down = False
         self.stopped = False
@@ -203,12 +204,21 @@ class AgentCore:
     def _on_stream_opened(self, event: e.StreamOpened) -> None:
         self.registered = False
         tasks = tuple((t.spec, t.latest) for t in self._tasks.values() if t.latest is not None)
-        self._emit(c.SendRegister(agent_id=self.agent_id, secret=self.secret, tasks=tasks))
+        self._emit(
+            c.SendRegister(
+                agent_id=self.agent_id, secret=self.secret, principal=self.principal, tasks=tasks
+            )
+        )
 
     def _on_registered(self, event: e.Registered) -> None:
-        if event.agent_id and (event.agent_id, event.secret) != (self.agent_id, self.secret):
-            self.agent_id, self.secret = event.agent_id, event.secret
-            self._emit(c.CheckpointAgentId(agent_id=event.agent_id, secret=event.secret))
+        identity = (event.agent_id, event.secret, event.principal)
+        if event.agent_id and identity != (self.agent_id, self.secret, self.principal):
+            self.agent_id, self.secret, self.principal = identity
+            self._emit(
+                c.CheckpointAgentId(
+                    agent_id=event.agent_id, secret=event.secret, principal=event.principal
+                )
+            )
         interval = event.heartbeat_interval
         if not (math.isfinite(interval) and interval > 0):
             interval = self.config.default_heartbeat_interval

@@ -173,8 +173,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--adopt-unknown-agents",
         action="store_true",
         help="for this start, take in the tasks that agents with ids the registry does not hold "
-        "report (after restoring a backup: the agents admitted since it); otherwise they are "
-        "killed as tasks the master never launched",
+        "report (after restoring a backup: the agents admitted since it), and such ids whose "
+        "secrets the master cannot check (issued before secrets were sealed); otherwise those "
+        "ids are refused and such tasks killed as tasks the master never launched",
     )
     p.add_argument(
         "--agent-removal-rate",

@@ -122,6 +122,40 @@ def placeholder_owner(acl: Acl, p: Principal, fw: FrameworkRecord) -> None:
         )
 
 
+def agent_identity(acl: Acl, e: ev.AgentRegister, needs_seal: bool) -> None:
+    """An agent re-registering with its id: the principal its checkpoint says the id was issued
+    to is its certificate's, and for an id the master does not know (``needs_seal``) the secret
+    proves it was issued to this certificate (master/seals.py): an agent id and its principal
+    belong together wherever the master learns them."""
+    p, agent_id = e.principal, e.spec.agent_id
+    if not p.name:
+        return
+    claimed = e.spec.principal
+    if claimed and claimed != p.name:
+        denied(
+            _identity(
+                p,
+                f"agent id {echo(agent_id)} was issued to principal {echo(claimed)} (the "
+                "agent's checkpoint says), not this certificate's; register without an id to "
+                "join as a new agent",
+                acl,
+            ),
+            p.name,
+        )
+    if needs_seal and not e.secret_sealed:
+        denied(
+            _identity(
+                p,
+                f"agent id {echo(agent_id)} is not known to this master, and its secret does "
+                f"not prove it was issued to principal {echo(p.name)}; register without an id "
+                "to join as a new agent (an id issued before secrets were sealed is taken in "
+                "by a master started with --adopt-unknown-agents)",
+                acl,
+            ),
+            p.name,
+        )
+
+
 def agent_owner(acl: Acl, p: Principal, known: AgentRecord | None, agent_id: str) -> None:
     """An agent id stays with the principal that registered it."""
     if not p.name or known is None or not known.spec.principal:

@@ -71,6 +71,7 @@ class SendRegistered(Command):
     heartbeat_interval: float
     secret: str = ""
     epoch: int = 0  # the master's leadership epoch (the agent refuses a lower one)
+    principal: str = ""  # whom the id is bound to: the agent keeps it with the id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -551,3 +551,48 @@ async def test_a_restarted_master_that_forgot_its_registry_gives_a_framework_to_
             await driver.kill(show.task_id)
     audit = await asyncio.to_thread(lambda: (tmp_path / "cluster" / "master.log").read_text())
     assert SECRET not in audit
+
+
+async def test_a_restarted_master_that_forgot_its_registry_gives_an_agent_id_to_its_owner_only(
+    tmp_path: Path,
+) -> None:
+    # Issue #41, item 2: right after a restart that forgot every agent, node-2 registered with
+    # gpu-node-1's id; the GPU agent was then refused on every retry.
+    pki = await asyncio.to_thread(make_pki, tmp_path)
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(ACLS)
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path / "cluster",
+        master_args=(
+            *("--tls-dir", str(pki / "master"), "--acls", str(acls)),
+            *("--registry", "memory"),
+        ),
+        tls=cred(pki, "ops"),
+        agent_tls=cred(pki, "gpu-node-1"),
+    ) as c:
+        gpu, resources = {"zone": "a", "gpu-sku": "inference"}, "cpus:4;mem:4096;disk:1000;gpus:2"
+        await c.add_agent("gpu-node-1", resources, attributes=gpu)
+        await c.wait_for_agents(1, WAIT)
+        (agent,) = (await c.state()).agents
+        gpu_id = agent.info.id
+        # The agent keeps the principal its id was issued to beside the id and its secret.
+        kept = (c.work_dir / "gpu-node-1" / "agent_id").read_text().splitlines()
+        assert (kept[0], kept[2]) == (gpu_id, "gpu-node-1")
+        await c.kill("gpu-node-1")
+        await c.restart_master()
+        # node-2 is granted agents, and presents the GPU agent's id first: refused, with any
+        # secret, and whatever principal it says the id was issued to.
+        node2 = cred(pki, "node-2")
+        for claimed in ("", "node-2", "gpu-node-1"):
+            takeover = _register("h")
+            takeover.register.info.id = gpu_id
+            takeover.register.info.principal = claimed
+            takeover.register.secret = "guessed"
+            message = await denied(_connect(c, node2, takeover))
+            assert "node-2" in message and gpu_id in message, message
+        # The GPU agent comes back with its id (its sealed secret proves it) and is active.
+        await c.restart_agent("gpu-node-1", resources)
+        await c.wait_for_agents(1, WAIT)
+        (agent,) = (await c.state()).agents
+        assert (agent.info.id, agent.info.principal) == (gpu_id, "gpu-node-1")

@@ -168,7 +168,7 @@ def test_a_framework_known_only_from_its_tasks_is_its_reported_principals(h: Har
     # A master that forgot its registry (no Recover): an agent comes back with its id and a
     # task of framework F, whose owner the master sealed when it launched it.
     owner = FrameworkOwner("team", "web")
-    aid, _ = h.add_agent("A1", peer=NODE, tasks=(_reported("F-x", "t1", owner),))
+    aid, _ = h.add_agent("A1", peer=NODE, sealed=True, tasks=(_reported("F-x", "t1", owner),))
     fw = h.core.frameworks["F-x"]
     assert fw.placeholder and fw.owner_reported
     assert (fw.spec.principal, fw.spec.role) == ("team", "web")  # its task counts in role web
@@ -186,13 +186,18 @@ def test_a_framework_known_only_from_its_tasks_is_its_reported_principals(h: Har
 def test_a_framework_no_report_names_an_owner_of_is_taken_over_by_nobody(h: Harness) -> None:
     # Reports without a (checked) seal: tasks launched before owners were sealed, or a forged
     # one the shell dropped.
-    h.add_agent("A1", peer=NODE, tasks=(_reported("F-y", "t1", None),))
+    h.add_agent("A1", peer=NODE, sealed=True, tasks=(_reported("F-y", "t1", None),))
     assert not h.core.frameworks["F-y"].owner_reported
     for who in (TEAM, OTHER):
         d = denial_of(h, h.subscribe, "web", framework_id="F-y", role="web", peer=who)
         assert "no report says" in d.message
     # A later sealed report (another agent with another of its tasks) names the owner.
-    h.add_agent("A2", peer=NODE2, tasks=(_reported("F-y", "t2", FrameworkOwner("team", "web")),))
+    h.add_agent(
+        "A2",
+        peer=NODE2,
+        sealed=True,
+        tasks=(_reported("F-y", "t2", FrameworkOwner("team", "web")),),
+    )
     assert h.core.frameworks["F-y"].spec.role == "web"
     h.subscribe("web", framework_id="F-y", role="web", peer=TEAM)
     assert sorted(h.core.frameworks["F-y"].tasks) == ["t1", "t2"]
@@ -203,3 +208,42 @@ def test_without_principals_a_placeholder_goes_to_whoever_subscribes() -> None:
     h.add_agent("A1", tasks=(_reported("F-z", "t1", None),))
     fid, _ = h.subscribe("anything", framework_id="F-z")
     assert list(h.core.frameworks[fid].tasks) == ["t1"]
+
+
+def test_an_agent_id_the_master_forgot_goes_only_to_the_certificate_it_was_issued_to(
+    h: Harness,
+) -> None:
+    # A master that forgot its registry (no Recover). node-1 presents gpu-node's id: its
+    # secret is not the seal of that id and node-1's certificate, so it is refused, and the
+    # real agent, whose secret is, comes back with its id.
+    d = denial_of(h, h.add_agent, "S-gpu", peer=NODE2)
+    assert "agent id 'S-gpu' is not known to this master" in d.message
+    assert d.denial.action == acls.IDENTITY and "S-gpu" not in h.core.agents
+    aid, out = h.add_agent("S-gpu", peer=NODE, sealed=True)
+    assert aid == "S-gpu" and of(cmd.SendRegistered, out)[0].principal == "node-1"
+    # Known now: another certificate is refused by the principal the master holds.
+    d = denial_of(h, h.add_agent, "S-gpu", peer=NODE2, sealed=True)
+    assert "belongs to principal 'node-1'" in d.message
+
+
+def test_an_agents_checkpointed_principal_must_be_its_certificates(h: Harness) -> None:
+    # The agent keeps the principal its id was issued to (Registered.principal): started again
+    # with another certificate, it is told so, known id or not.
+    d = denial_of(h, h.add_agent, "S1", peer=NODE2, sealed=True, claimed="node-1")
+    assert "was issued to principal 'node-1' (the agent's checkpoint says)" in d.message
+    aid, _ = h.add_agent("S1", peer=NODE, sealed=True, claimed="node-1")
+    h.close_agent(aid)
+    d = denial_of(h, h.add_agent, "S1", peer=NODE2, claimed="node-1")
+    assert "belongs to principal 'node-1'" in d.message  # the master's own record says it first
+    h.add_agent("S1", peer=NODE, claimed="node-1")  # itself again: a known id needs no seal
+
+
+def test_adopt_unknown_agents_takes_in_ids_whose_secrets_were_not_sealed() -> None:
+    from dataclasses import replace
+
+    from corral.master.core.config import MasterConfig
+
+    h = Harness(config=replace(MasterConfig(), adopt_unknown_agents=True))
+    h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(RULES, "test")))
+    aid, _ = h.add_agent("S-old", peer=NODE)  # a secret from before seals: the operator said so
+    assert h.core.agents[aid].spec.principal == "node-1"
