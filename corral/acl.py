@@ -23,11 +23,14 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
         agents:                    # register agents (NodeRestriction)
           attributes: {gpu-sku: [inference]}
           reservations: [inference]
-          max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim
+          max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim; a
+                                                       # resource not named: none (disk here)
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
-grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
+grant the section (one without ``max_resources`` grants no cap). A frameworks cap leaves a
+resource it does not name uncapped; an agents cap refuses it (0): NodeRestriction denies by
+default. ``"*"`` in a list grants all.
 """
 
 from __future__ import annotations
@@ -305,9 +308,10 @@ class Acl:
         for name, have, cap in zip(SCALARS, total, caps, strict=True):
             if have > cap + 1e-9:
                 rule = rules[0] if len(rules) == 1 else ", ".join(rules)
-                return self._deny(
-                    p, action, what, rule, f"{name} {have:g} would exceed the cap of {cap:g}: "
-                )
+                why = f"{name} {have:g} would exceed the cap of {cap:g}"
+                if cap == 0 and action == CLAIM_RESOURCES:
+                    why += f" (agents.max_resources names no {name}: none may be claimed)"
+                return self._deny(p, action, what, rule, why + ": ")
         return None
 
 

@@ -366,6 +366,11 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
     assert "cpus 1e+06 would exceed the cap of 64" in await denied(
         _connect(c, node2, _register("h", resources=huge))
     )
+    # ... nor GPUs its rule's cap does not name (deny by default: issue #41).
+    gpus = common_pb2.Resources(cpus=4, mem=4096, disk=1000, gpus=1000)
+    assert "gpus 1000 would exceed the cap of 0" in await denied(
+        _connect(c, node2, _register("h", resources=gpus))
+    )
     assert "may not claim attribute gpu-sku=inference" in await denied(
         _connect(c, node2, _register("h", attributes={"gpu-sku": "inference"}))
     )

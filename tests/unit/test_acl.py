@@ -123,6 +123,31 @@ def test_agents_claim_attributes_reservations_and_resources_as_granted(acl: acls
     assert acl.decide(INF_A, acls.REGISTER_AGENT, "h") is not None
 
 
+def test_an_agents_cap_refuses_what_it_does_not_name(acl: acls.Acl) -> None:
+    # NodeRestriction denies by default: gpu-nodes' cap names cpus and gpus only, so a gpu
+    # node may claim no mem or disk; a frameworks cap leaves what it does not name uncapped.
+    assert acl.within_caps(GPU, acls.CLAIM_RESOURCES, (64.0, 0.0, 0.0, 8.0), "x") is None
+    denial = acl.within_caps(GPU, acls.CLAIM_RESOURCES, (1.0, 1.0, 0.0, 0.0), "mem:1")
+    assert denial is not None
+    assert "mem 1 would exceed the cap of 0 (agents.max_resources names no mem" in denial.message
+    assert acl.within_caps(INF_A, acls.LAUNCH, (1e6, 1e9, 1e9, 4.0), "x") is None
+    # A mapping may lift a resource's cap explicitly (YAML's .inf).
+    doc = {
+        "rules": [
+            {
+                "name": "n",
+                "principals": ["n"],
+                "agents": {"max_resources": {"cpus": 8, "mem": math.inf}},
+            }
+        ]
+    }
+    node = Principal("n", frozenset({"agent"}))
+    open_mem = acl_from_data(doc, "t")
+    assert open_mem.within_caps(node, acls.CLAIM_RESOURCES, (8.0, 1e9, 0.0, 0.0), "x") is None
+    refused = open_mem.within_caps(node, acls.CLAIM_RESOURCES, (8.0, 1.0, 0.0, 1.0), "gpus:1")
+    assert refused is not None and "gpus 1 would exceed the cap of 0" in refused.message
+
+
 @pytest.mark.parametrize(
     ("doc", "words"),
     [

@@ -33,7 +33,10 @@ RULES = {
         {
             "name": "nodes",
             "principals": ["node-*"],
-            "agents": {"attributes": {"gpu": ["yes"]}, "max_resources": "gpus:4"},
+            "agents": {
+                "attributes": {"gpu": ["yes"]},
+                "max_resources": "cpus:64;mem:65536;disk:10000;gpus:4",
+            },
         },
     ],
 }
