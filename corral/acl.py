@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from corral.acl_rules import ANY as ANY
+from corral.acl_rules import CERT_ROLES, Rule, TolerationGrant, parse_rule
 from corral.acl_rules import AclError as AclError
-from corral.acl_rules import Rule, TolerationGrant, parse_rule
 from corral.placement import Toleration
 from corral.resources import SCALARS
 
@@ -202,8 +202,12 @@ class Acl:
         source: str,
         *,
         allow_all: bool = False,
+        revoked: frozenset[str] = frozenset(),
     ) -> None:
         self.rules = tuple(rules)
+        # Certificate roles this ACL means to grant nothing (``revoke_cert_roles``): a reload
+        # may lock their clients in use out (``lockouts``).
+        self.revoked = revoked
         self.version = version
         self.digest = digest
         self.source = source
@@ -324,9 +328,11 @@ def acl_from_data(data: Any, source: str) -> Acl:
     """An ACL from a decoded document (the module's docstring); AclError naming what is wrong."""
     if not isinstance(data, Mapping):
         raise AclError("the ACL must be a mapping with a 'rules' list")
-    unknown = sorted(set(data) - {"version", "rules"})
+    unknown = sorted(set(data) - {"version", "rules", "revoke_cert_roles"})
     if unknown:
-        raise AclError(f"unknown top-level field {unknown[0]!r} (fields: rules, version)")
+        raise AclError(
+            f"unknown top-level field {unknown[0]!r} (fields: revoke_cert_roles, rules, version)"
+        )
     rules_data = data.get("rules")
     if not isinstance(rules_data, list):
         raise AclError("'rules' must be a list (an empty list denies everything)")
@@ -338,8 +344,57 @@ def acl_from_data(data: Any, source: str) -> Acl:
     version = data.get("version", "")
     if not isinstance(version, str | int) or isinstance(version, bool):
         raise AclError(f"version must be a string or a number, got {version!r}")
+    revoked = _revoked(data.get("revoke_cert_roles", []), rules)
     digest = _digest(data)
-    return Acl(rules, str(version) or digest, digest, source)
+    return Acl(rules, str(version) or digest, digest, source, revoked=revoked)
+
+
+def _revoked(value: Any, rules: Sequence[Rule]) -> frozenset[str]:
+    """``revoke_cert_roles``: the certificate roles the document means to grant nothing. A
+    rule that grants one contradicts it; so a half-written copy of a document that grants a
+    role can never carry the field for it (lockouts())."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AclError("revoke_cert_roles must be a list of certificate roles")
+    for role in value:
+        if role not in CERT_ROLES:
+            raise AclError(
+                f"revoke_cert_roles: unknown certificate role {role!r} "
+                f"(one of {', '.join(CERT_ROLES)})"
+            )
+        granting = [r.name for r in rules if r.grants_cert_role(role)]
+        if granting:
+            raise AclError(
+                f"revoke_cert_roles names {role!r}, but rule {granting[0]!r} grants it: "
+                "drop one or the other"
+            )
+    return frozenset(value)
+
+
+def lockouts(
+    old: Acl, new: Acl, in_use: Iterable[tuple[Principal, str, str]]
+) -> list[tuple[str, str]]:
+    """The certificate roles in use that ``new`` would lock out: some principal of the role in
+    use (``in_use``: each with the action it does, REGISTER_AGENT or REGISTER_FRAMEWORK, and
+    its object) is allowed it by ``old``, and none by ``new``, and ``new`` does not name the
+    role in ``revoke_cert_roles``. A half-written ACL file that still parses looks like this:
+    its end, the rules for the agents, say, is missing. One (role, why) per role."""
+    by_role: dict[str, list[tuple[Principal, str, str]]] = {}
+    for item in in_use:
+        for role in item[0].roles:
+            by_role.setdefault(role, []).append(item)
+    out = []
+    for role, items in sorted(by_role.items()):
+        if role in new.revoked:
+            continue
+        if any(old.decide(*i) is None for i in items) and all(new.decide(*i) for i in items):
+            names = sorted({p.name for p, _, _ in items})
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            why = (
+                f"it grants certificate role {role!r} nothing its {len(names)} principals in "
+                f"use ({shown}) do"
+            )
+            out.append((role, why))
+    return out
 
 
 # What a master given no --acls grants: each certificate role what its kind of client does,

@@ -117,6 +117,17 @@ class Rule:
     agents: AgentGrant | None = None
     operator: tuple[str, ...] = ()
 
+    def grants_cert_role(self, role: str) -> bool:
+        """Whether the rule may grant a certificate of ``role`` what that kind of client does
+        (frameworks: register frameworks; agents: register; operators: call endpoints)."""
+        if self.cert_roles and role not in self.cert_roles:
+            return False
+        if role == "framework":
+            return self.frameworks is not None
+        if role == "agent":
+            return self.agents is not None
+        return bool(self.operator)
+
     def matches(self, name: str, roles: frozenset[str]) -> bool:
         """Whether the rule is for a principal of this name and certificate roles."""
         if not name:
@@ -127,6 +138,8 @@ class Rule:
 
 
 _RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator"}
+# The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
+CERT_ROLES = ("framework", "agent", "operator")
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
 _AGENT_KEYS = {"attributes", "reservations", "max_resources"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")

@@ -52,6 +52,20 @@ def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
     ]
 
 
+def in_use(core: MasterCore) -> list[tuple[Principal, str, str]]:
+    """The principals in use and what each does, as an ACL decides it: connected agents
+    registered, subscribed frameworks registered in their roles. A reload of the ACL that
+    would lock a certificate role of them out is refused unless asked (corral.acl.lockouts)."""
+    out: list[tuple[Principal, str, str]] = []
+    for agent in core.agents.values():
+        if agent.connection is not None and agent.peer.name:
+            out.append((agent.peer, acls.REGISTER_AGENT, agent.spec.hostname))
+    for fw in core.frameworks.values():
+        if fw.connection is not None and fw.principal.name:
+            out.append((fw.principal, acls.REGISTER_FRAMEWORK, fw.spec.role))
+    return out
+
+
 def _identity(p: Principal, message: str, acl: Acl) -> Denial:
     return Denial(acls.IDENTITY, "", "identity", f"{message} (principal {p}, ACL {acl.version})")
 

@@ -186,6 +186,7 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
     out += maintenance.reregistered(core, agent, e)  # a draining agent's tasks are killed
     agent.tasks_known = True
+    agent.peer = e.principal
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)
     mirror.mark_agent(core, agent)

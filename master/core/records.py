@@ -127,6 +127,9 @@ class AgentRecord:
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
     maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py; durable)
     usage: AgentUsage | None = None  # its latest usage report (usage.py); None: none yet
+    # The certificate it registered with, roles included (not durable: told again when it
+    # re-registers): what the ACL's reloads must not lock out unasked (authz.in_use).
+    peer: Principal = ANONYMOUS
 
     def add_task(self, key: tuple[str, str], task: TaskRecord) -> None:
         if key not in self.tasks:

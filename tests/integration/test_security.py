@@ -601,3 +601,29 @@ async def test_a_restarted_master_that_forgot_its_registry_gives_an_agent_id_to_
         await c.wait_for_agents(1, WAIT)
         (agent,) = (await c.state()).agents
         assert (agent.info.id, agent.info.principal) == (gpu_id, "gpu-node-1")
+
+
+async def test_a_half_written_acl_file_that_still_parses_is_not_applied(
+    cluster: tuple[LocalCluster, Path], tmp_path: Path
+) -> None:
+    # Issue #41, item 6: cut inside a rule, the file parsed, and the master applied it with
+    # the agents' rules gone. A reload that would lock out a certificate role in use is
+    # refused, unless the file says it means it.
+    c, _ = cluster
+    await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+    await c.wait_for_agents(1, WAIT)
+    acls = tmp_path / "acls.yaml"
+    cut = ACLS[: ACLS.index("    agents:\n      attributes: {zone: [\"*\"]}\n")]
+    acls.write_text(cut)  # the writer stopped here: a crash, a full disk
+    async with asyncio.timeout(WAIT):
+        while not (rejected := await events(c, "AclsRejected")):
+            await asyncio.sleep(0.2)  # another process's file watch: no event to await
+    message = rejected[0].message
+    assert "grants certificate role 'agent' nothing its 1 principals in use (node-1) do" in message
+    assert "revoke_cert_roles: [agent]" in message, message
+    state = await c.state()
+    assert state.acls.version == "1" and "gpu-nodes" in state.acls.rules
+    # Meant: the operator names the role, and the file is applied.
+    acls.write_text(cut.replace('version: "1"', 'version: "2"\nrevoke_cert_roles: [agent]'))
+    await _wait_version(c, "2")
+    assert "gpu-nodes" not in (await c.state()).acls.rules

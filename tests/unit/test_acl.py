@@ -191,6 +191,15 @@ def test_an_agents_cap_refuses_what_it_does_not_name(acl: acls.Acl) -> None:
             "rule name 'x' is used twice",
         ),
         ({"version": True, "rules": []}, "version must be a string or a number"),
+        ({"revoke_cert_roles": ["admin"], "rules": []}, "unknown certificate role 'admin'"),
+        ({"revoke_cert_roles": "agent", "rules": []}, "must be a list of certificate roles"),
+        (
+            {
+                "revoke_cert_roles": ["agent"],
+                "rules": [{"name": "n", "principals": ["node-*"], "agents": {}}],
+            },
+            "revoke_cert_roles names 'agent', but rule 'n' grants it",
+        ),
     ],
 )
 def test_bad_documents_are_refused_naming_the_problem(doc: Any, words: str) -> None:
@@ -221,3 +230,34 @@ def test_the_builtin_grants_each_certificate_role_its_kind_of_client() -> None:
     assert acl.call(agent, "GetState", "read") is not None
     assert acl.call(OPS, "SetWeight", "write") is None
     assert acl.decide(Principal("x"), acls.REGISTER_AGENT, "h") is not None  # no role: nothing
+
+
+def test_a_reload_that_locks_out_a_certificate_role_in_use_is_named_unless_meant() -> None:
+    # The whole file, and the same file cut inside its agents' rule (it still parses): every
+    # agent in use would be refused from then on, the frameworks not.
+    whole = acl_from_data(DOC, "t")
+    cut = acl_from_data({**DOC, "rules": DOC["rules"][:-1]}, "t")
+    in_use = [
+        (GPU, acls.REGISTER_AGENT, "h1"),
+        (Principal("gpu-2", frozenset({"agent"})), acls.REGISTER_AGENT, "h2"),
+        (INF_A, acls.REGISTER_FRAMEWORK, "inference"),
+    ]
+    [(role, why)] = acls.lockouts(whole, cut, in_use)
+    assert role == "agent"
+    assert "certificate role 'agent' nothing its 2 principals in use (gpu-1, gpu-2) do" in why
+    assert acls.lockouts(whole, whole, in_use) == []
+    assert acls.lockouts(cut, cut, in_use) == []  # nothing in use was allowed before either
+    # Meant: the file names the role it grants nothing.
+    meant = acl_from_data({**DOC, "rules": DOC["rules"][:-1], "revoke_cert_roles": ["agent"]}, "t")
+    assert meant.revoked == {"agent"} and acls.lockouts(whole, meant, in_use) == []
+    # Revoking one principal while another of its role keeps its grant is no lockout: the
+    # operator took one tenant's rule away, not every framework's.
+    tenants = [
+        (INF_A, acls.REGISTER_FRAMEWORK, "batch"),
+        (INF_B, acls.REGISTER_FRAMEWORK, "inference"),
+    ]
+    fewer = acl_from_data(
+        {**DOC, "rules": [r for r in DOC["rules"] if r["name"] != "inference-more"]}, "t"
+    )
+    assert fewer.decide(INF_A, acls.REGISTER_FRAMEWORK, "batch") is not None
+    assert acls.lockouts(whole, fewer, tenants) == []

@@ -8,6 +8,7 @@ import pytest
 
 from corral import acl as acls
 from corral.acl import Principal, acl_from_data
+from corral.master.core import authz
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import Denied
@@ -250,3 +251,16 @@ def test_adopt_unknown_agents_takes_in_ids_whose_secrets_were_not_sealed() -> No
     h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(RULES, "test")))
     aid, _ = h.add_agent("S-old", peer=NODE)  # a secret from before seals: the operator said so
     assert h.core.agents[aid].spec.principal == "node-1"
+
+
+def test_the_principals_in_use_are_connected_agents_and_subscribed_frameworks(h: Harness) -> None:
+    # What a reload of the ACL must not lock out unasked (corral.acl.lockouts).
+    node = Principal("node-1", frozenset({"agent"}))
+    aid, _ = h.add_agent(peer=node, hostname="h1")
+    team = Principal("team", frozenset({"framework"}))
+    h.subscribe("web", role="web", peer=team)
+    assert sorted(authz.in_use(h.core), key=str) == sorted(
+        [(node, acls.REGISTER_AGENT, "h1"), (team, acls.REGISTER_FRAMEWORK, "web")], key=str
+    )
+    h.close_agent(aid)
+    assert authz.in_use(h.core) == [(team, acls.REGISTER_FRAMEWORK, "web")]
