@@ -207,9 +207,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=non_negative_float,
         default=default("offer_timeout"),
         metavar="SECONDS",
-        help="rescind an offer outstanding this long; its resources go back as after a "
-        "decline without a filter, so a framework that holds offers cannot keep them from "
-        f"others forever (default {default('offer_timeout'):g}; 0: never)",
+        help="rescind an offer outstanding this long and take it as declined: the framework is "
+        "not offered that agent again for twice this, doubling while its offers keep running "
+        "out, so a framework that holds offers cannot keep them from others "
+        f"(default {default('offer_timeout'):g}; 0: never)",
     )
     p.add_argument(
         "--max-completed-frameworks",

@@ -67,6 +67,7 @@ def refuse_seconds(core: MasterCore, value: float | None) -> float:
 def accept(core: MasterCore, e: ev.Accept) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
+    core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
     _no_repeats(list(e.offer_ids), "offer id")
     if core.revocable.out and any(map(core.revocable.mine, e.offer_ids)):
         return revocable.accept(core, fw, e, refuse)  # rule 5
@@ -314,6 +315,7 @@ def launch(
 def decline(core: MasterCore, e: ev.Decline) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
+    core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
     _no_repeats(e.offer_ids, "offer id")
     fid = fw.framework_id
     offer_ids = e.offer_ids

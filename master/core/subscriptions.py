@@ -279,6 +279,7 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
     nominations.release_framework(core, fw.framework_id)
     core.preemption_budget.forget(fw.framework_id)
     core.quarantine.forget(fw.framework_id)
+    core.expiries.forget(fw.framework_id)
     out: Commands = []
     for task in list(fw.tasks.values()):
         agent = core.agents.get(task.agent_id)

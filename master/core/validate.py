@@ -48,6 +48,7 @@ def validate(core: MasterCore) -> None:
     _principal_held(core)
     _nominations(core)
     _gangs(core)
+    _expiries(core)
     _admission(core)
 
 
@@ -380,3 +381,23 @@ def _offer_book(book: OfferBook) -> list[str]:
     if detached:
         faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
     return faults
+
+
+def _expiries(core: MasterCore) -> None:
+    """offer_expiry.py: streaks and holds are of frameworks the core keeps, not removed ones
+    (rule 5), each hold of an agent with an amount of every scalar, and a streak positive."""
+    for fw_id, n in core.expiries.streak.items():
+        fw = core.frameworks.get(fw_id)
+        _check(n > 0, f"framework {fw_id}'s expiry streak is {n}")
+        _check(
+            fw is not None and fw.state is not FrameworkState.REMOVED,
+            f"expiry streak of gone framework {fw_id}",
+        )
+    for fw_id, holds in core.expiries.holds.items():
+        fw = core.frameworks.get(fw_id)
+        _check(
+            fw is not None and fw.state is not FrameworkState.REMOVED and bool(holds),
+            f"expiry holds of gone framework {fw_id} (or an empty entry)",
+        )
+        for agent_id, (_, amount) in holds.items():
+            _check(len(amount) == len(SCALARS), f"expiry hold of {fw_id} on {agent_id}: {amount}")

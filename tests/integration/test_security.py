@@ -613,7 +613,7 @@ async def test_a_half_written_acl_file_that_still_parses_is_not_applied(
     await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
     await c.wait_for_agents(1, WAIT)
     acls = tmp_path / "acls.yaml"
-    cut = ACLS[: ACLS.index("    agents:\n      attributes: {zone: [\"*\"]}\n")]
+    cut = ACLS[: ACLS.index('    agents:\n      attributes: {zone: ["*"]}\n')]
     acls.write_text(cut)  # the writer stopped here: a crash, a full disk
     async with asyncio.timeout(WAIT):
         while not (rejected := await events(c, "AclsRejected")):
