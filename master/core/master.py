@@ -256,6 +256,7 @@ class MasterCore:
         fw_id = fw.framework_id
         self.allocator.set_priority(fw_id, demands.priority(fw, self.priority))
         self.allocator.set_besteffort(fw_id, demands.besteffort_only(fw))
+        self.allocator.set_demand_shapes(fw_id, demands.unmet_shapes(fw))
         off = (
             fw.suppressed
             or fw.state is not FrameworkState.SUBSCRIBED

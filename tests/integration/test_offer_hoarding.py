@@ -122,3 +122,33 @@ async def test_an_innocent_frameworks_offers_stay_within_half_its_rate_while_a_h
     expired = [e.message for e in got.events if "rescinded, and taken as declined" in e.message]
     assert len(expired) >= 2, expired
     assert held > 3, f"the hoarder was sent only {held} offers"
+
+
+async def test_a_framework_whose_every_demand_fits_nowhere_is_offered_nothing(
+    cluster: LocalCluster,
+) -> None:
+    # The probe: the hoarder's only demand (cpus: 1000, in a class it may use) fits no
+    # agent. Offers could never serve it; it is sent none, and others lose nothing to it.
+    async with _running(cluster, "innocent", _innocent) as innocent:
+        await _offered(innocent)
+        baseline = await _rate(cluster, innocent)
+        async with _running(cluster, "hoarder", _hoarder) as hoarder:
+            huge = sdk.Demand("huge", 1, cpus=1000, mem=128, priority_class="batch")
+            await hoarder.driver.set_demands([huge])
+            # Offers made before its demands arrived run out (the offer timeout), then none.
+            await cluster.wait_for_cycles(int(2 * OFFER_TIMEOUT / 0.2), WAIT * 4)
+            before = hoarder.offers
+            with_hoarder = await _rate(cluster, innocent)
+            assert hoarder.offers == before, f"sent {hoarder.offers - before} offers"
+            async with cluster.channel() as ch:
+                stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+                why = await stub.Explain(
+                    operator_pb2.ExplainRequest(framework_id=hoarder.driver.framework_id),
+                    timeout=10,
+                )
+        assert why.reasons["none of its unmet demands fits the agent"] == 3, why
+        print(
+            f"\ninnocent offers per cycle: alone {baseline:.2f}, beside a framework whose "
+            f"demand fits nowhere {with_hoarder:.2f} ({with_hoarder / baseline:.0%})"
+        )
+        assert with_hoarder >= baseline / 2
