@@ -21,6 +21,7 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           tolerations: ["gpu-sku=inference:NoSchedule"]
           max_resources: {gpus: 8}       # what its tasks hold at once, all its frameworks
         agents:                    # register agents (NodeRestriction)
+          hostnames: ["{principal}.gpu.example.com"]   # globs; none given: any hostname
           attributes: {gpu-sku: [inference]}
           reservations: [inference]
           max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim; a
@@ -35,6 +36,7 @@ default. ``"*"`` in a list grants all.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import math
@@ -57,6 +59,7 @@ REGISTER_AGENT: Final = "register_agent"  # object: the agent's hostname
 CLAIM_ATTRIBUTE: Final = "claim_attribute"  # object: key=value
 RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
+CLAIM_HOSTNAME: Final = "claim_hostname"  # object: the hostname an agent registers with
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
@@ -84,6 +87,7 @@ PHRASES: Final = {
     CLAIM_ATTRIBUTE: "claim attribute {}",
     RESERVE: "reserve resources for role {}",
     CLAIM_RESOURCES: "claim {}",
+    CLAIM_HOSTNAME: "register an agent with hostname {}",
     CALL: "call {}",
 }
 
@@ -149,6 +153,9 @@ class Grants:
     reservations: set[str] = field(default_factory=set)
     agent_caps: tuple[float, ...] | None = None
     agent_cap_rules: tuple[str, ...] = ()
+    # Globs an agent's hostname must match (``{principal}`` substituted); None: any hostname
+    # (some matching rule grants agents without pinning hostnames).
+    agent_hostnames: tuple[str, ...] | None = ()
     endpoints: set[str] = field(default_factory=set)
 
     @property
@@ -179,6 +186,11 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
             g.agent_caps = _merge_caps(g.agent_caps, a.caps)
             if a.caps is not None:
                 g.agent_cap_rules = (*g.agent_cap_rules, r.name)
+            if a.hostnames is None or g.agent_hostnames is None:
+                g.agent_hostnames = None
+            else:
+                pinned = tuple(h.replace("{principal}", p.name) for h in a.hostnames)
+                g.agent_hostnames = (*g.agent_hostnames, *pinned)
         g.endpoints.update(r.operator)
     return g
 
@@ -273,6 +285,16 @@ class Acl:
         if self.allow_all:
             return None
         return self._deny(p, CALL, endpoint, "", "the master's endpoint table does not list it; ")
+
+    def claim_hostname(self, p: Principal, hostname: str) -> Denial | None:
+        """May an agent of ``p`` register with ``hostname`` (NodeRestriction: a rule's
+        ``agents.hostnames`` pins them, as its ``attributes`` pin labels)?"""
+        if self.allow_all:
+            return None
+        pinned = self.grants(p).agent_hostnames
+        if pinned is None or any(fnmatch.fnmatchcase(hostname, h) for h in pinned):
+            return None
+        return self._deny(p, CLAIM_HOSTNAME, hostname, "", "")
 
     def tolerate(self, p: Principal, t: Toleration) -> Denial | None:
         if self.allow_all:

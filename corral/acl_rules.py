@@ -106,6 +106,9 @@ class AgentGrant:
     attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reservations: tuple[str, ...] = ()
     caps: tuple[float, ...] | None = None
+    # The hostnames its agents may register with (globs; ``{principal}`` stands for the
+    # certificate's name): None, any (a rule that pins none).
+    hostnames: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +144,7 @@ _RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "opera
 # The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
 CERT_ROLES = ("framework", "agent", "operator")
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
-_AGENT_KEYS = {"attributes", "reservations", "max_resources"}
+_AGENT_KEYS = {"attributes", "reservations", "max_resources", "hostnames"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
@@ -190,6 +193,9 @@ def parse_rule(data: Any, i: int) -> Rule:
                 (str(k), _strings(v, f"{where}.agents.attributes.{k}")) for k, v in attrs.items()
             ),
             reservations=_strings(a.get("reservations", []), f"{where}.agents.reservations"),
+            hostnames=(
+                _strings(a["hostnames"], f"{where}.agents.hostnames") if "hostnames" in a else None
+            ),
             # NodeRestriction denies by default: an agent may claim none of a resource its
             # cap does not name (a general node claiming gpus: 1000 is refused).
             caps=_caps(a.get("max_resources"), f"{where}.agents.max_resources", 0.0),

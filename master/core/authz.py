@@ -16,8 +16,9 @@ Rules:
    default, always: the operator chose it); a demand's tolerations are granted ones.
 4. A principal's tasks together hold at most its cap (``max_resources``), counted over all its
    frameworks from the moment a task is accepted to the moment it ends (``PrincipalHeld``).
-5. An agent registers only if granted, claims only the attributes and reservations it is
-   granted, and no more resources than its cap.
+5. An agent registers only if granted, with a hostname its grant pins (if it pins any),
+   claims only the attributes and reservations it is granted, and no more resources than its
+   cap.
 A refusal is ``Denied`` (PERMISSION_DENIED naming the rule) and changes nothing.
 """
 
@@ -268,6 +269,7 @@ def agent_gate(acl: Acl, p: Principal, spec: AgentSpec) -> None:
     if acl.allow_all:
         return
     denied(acl.decide(p, acls.REGISTER_AGENT, spec.hostname), p.name)
+    denied(acl.claim_hostname(p, spec.hostname), p.name)
     for key, value in sorted(spec.attributes.items()):
         denied(acl.claim_attribute(p, key, value), p.name)
     for role in sorted(spec.reservations):

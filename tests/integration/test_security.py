@@ -69,6 +69,12 @@ rules:
     agents:
       attributes: {zone: ["*"], gpu-sku: [inference]}
       max_resources: "cpus:64;mem:262144;disk:1000000;gpus:8"
+  - name: edge-nodes
+    principals: [edge-*]
+    cert_roles: [agent]
+    agents:
+      hostnames: ["{principal}", "{principal}.edge.example.com"]
+      max_resources: "cpus:64;mem:262144;disk:1000000"
 """
 
 
@@ -91,6 +97,7 @@ def make_pki(root: Path) -> Path:
         ("node-2", "agent"),
         ("gpu-node-1", "agent"),
         ("rogue", "agent"),
+        ("edge-1", "agent"),
     ):
         done = corral("certs", "issue", name, "--role", role, "--dir", str(pki))
         assert done.returncode == 0, done.stderr
@@ -431,6 +438,12 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
     assert SECRET not in logs
     checkpoints = [p.read_bytes() for p in (c.work_dir / "node-1").rglob("task.json")]
     assert all(SECRET.encode() not in b for b in checkpoints)
+    # An agent whose grant pins hostnames may not register as another node (issue #41).
+    edge = cred(pki, "edge-1")
+    assert "may not register an agent with hostname gpu-host-1" in await denied(
+        _connect(c, edge, _register("gpu-host-1"))
+    )
+    assert (await _connect(c, edge, _register("edge-1.edge.example.com"))).HasField("registered")
 
 
 async def _task_file(c: LocalCluster, who: sdk_tls.TLS, task_id: str) -> bytes:

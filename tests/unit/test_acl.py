@@ -261,3 +261,33 @@ def test_a_reload_that_locks_out_a_certificate_role_in_use_is_named_unless_meant
     )
     assert fewer.decide(INF_A, acls.REGISTER_FRAMEWORK, "batch") is not None
     assert acls.lockouts(whole, fewer, tenants) == []
+
+
+def test_an_agents_hostname_is_pinned_by_its_grant() -> None:
+    # NodeRestriction pins hostnames as it pins attributes: node-* agents each on their own
+    # host ({principal}), gpu agents on the GPU hosts; a rule pinning none allows any.
+    doc = {
+        "rules": [
+            {
+                "name": "nodes",
+                "principals": ["node-*"],
+                "agents": {"hostnames": ["{principal}", "{principal}.example.com"]},
+            },
+            {"name": "gpus", "principals": ["gpu-*"], "agents": {"hostnames": ["gpu-host-*"]}},
+            {"name": "lab", "principals": ["lab-*"], "agents": {}},
+        ]
+    }
+    acl = acl_from_data(doc, "t")
+    node = Principal("node-1", frozenset({"agent"}))
+    assert acl.claim_hostname(node, "node-1") is None
+    assert acl.claim_hostname(node, "node-1.example.com") is None
+    denial = acl.claim_hostname(node, "gpu-host-1")  # another node's name
+    assert denial is not None and denial.action == acls.CLAIM_HOSTNAME
+    assert "may not register an agent with hostname gpu-host-1" in denial.message
+    assert acl.claim_hostname(Principal("node-2"), "node-1") is not None
+    assert acl.claim_hostname(Principal("gpu-7"), "gpu-host-3") is None
+    assert acl.claim_hostname(Principal("lab-1"), "anything") is None
+    with pytest.raises(AclError, match="hostnames must be a list"):
+        acl_from_data(
+            {"rules": [{"name": "x", "principals": ["a"], "agents": {"hostnames": 3}}]}, "t"
+        )
