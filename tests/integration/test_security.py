@@ -594,8 +594,13 @@ async def test_a_restarted_master_that_forgot_its_registry_gives_an_agent_id_to_
         await c.wait_for_agents(1, WAIT)
         (agent,) = (await c.state()).agents
         gpu_id = agent.info.id
-        # The agent keeps the principal its id was issued to beside the id and its secret.
-        kept = (c.work_dir / "gpu-node-1" / "agent_id").read_text().splitlines()
+        # The agent keeps the principal its id was issued to beside the id and its secret
+        # (written once it has read the master's answer: another process, so polled).
+        id_file = c.work_dir / "gpu-node-1" / "agent_id"
+        async with asyncio.timeout(WAIT):
+            while not id_file.exists() or len(id_file.read_text().splitlines()) < 3:
+                await asyncio.sleep(0.05)
+        kept = id_file.read_text().splitlines()
         assert (kept[0], kept[2]) == (gpu_id, "gpu-node-1")
         await c.kill("gpu-node-1")
         await c.restart_master()
