@@ -218,7 +218,9 @@ def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -
             for k in msg.kill_tasks.kills
         ]
     if kind == "acknowledgements":
-        acks = tuple((a.task_id, a.uuid) for a in msg.acknowledgements.acknowledgements)
+        acks = tuple(
+            (a.framework_id, a.task_id, a.uuid) for a in msg.acknowledgements.acknowledgements
+        )
         return [e.Acknowledged(now=now, stimulus_id=stimulus_id, acknowledgements=acks)]
     if kind == "shutdown":
         reason = msg.shutdown.reason or "requested by the master"

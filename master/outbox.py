@@ -256,8 +256,8 @@ class Outbox:
                 if amsgs and amsgs[-1].HasField("acknowledgements")
                 else None
             )
-            for task_id, uuid in c.acknowledgements:
-                size = 16 + text_bytes(task_id) + len(uuid)
+            for framework_id, task_id, uuid in c.acknowledgements:
+                size = 20 + text_bytes(task_id) + text_bytes(framework_id) + len(uuid)
                 if acks is None or not self._fits(c.agent_id, size):
                     amsgs.append(
                         agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
@@ -265,7 +265,7 @@ class Outbox:
                     acks = amsgs[-1].acknowledgements
                     self.agent_sizes.setdefault(c.agent_id, []).append(0)
                 self.agent_sizes[c.agent_id][-1] += size
-                acks.acknowledgements.add(task_id=task_id, uuid=uuid)
+                acks.acknowledgements.add(task_id=task_id, uuid=uuid, framework_id=framework_id)
         elif isinstance(c, cmd.Persist):
             self.changes.extend(c.changes)
         elif isinstance(c, cmd.ClusterEvent):

@@ -44,11 +44,12 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             convert.count(first.register.tasks, "reported tasks", limits.MAX_TASKS_PER_AGENT)
             convert.ident(first.register.secret, "register.secret")
             spec = convert.agent_spec_from_pb(first.register.info)
-            latest = {s.task_id: s for s in first.register.task_statuses}
+            # Keyed as the agent keys its tasks: two frameworks' tasks may share an id.
+            latest = {(s.framework_id, s.task_id): s for s in first.register.task_statuses}
             tasks = tuple(
                 seals.checked_owner(
                     rt.seals,
-                    convert.reported_task_from_pb(t, latest.get(t.task_id)),
+                    convert.reported_task_from_pb(t, latest.get((t.framework_id, t.task_id))),
                     t.framework_seal,
                 )
                 for t in first.register.tasks

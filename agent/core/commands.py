@@ -76,14 +76,16 @@ class SignalGroup(Command):
 
     task_id: str
     signal: Signal
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScheduleGraceExpiry(Command):
-    """Deliver ``GraceExpired(task_id)`` at ``at``."""
+    """Deliver ``GraceExpired(task_id, framework_id)`` at ``at``."""
 
     task_id: str
     at: float
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

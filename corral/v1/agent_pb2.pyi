@@ -138,12 +138,14 @@ class StatusAcknowledgements(_message.Message):
     def __init__(self, acknowledgements: _Optional[_Iterable[_Union[StatusAcknowledgement, _Mapping]]] = ...) -> None: ...
 
 class StatusAcknowledgement(_message.Message):
-    __slots__ = ("task_id", "uuid")
+    __slots__ = ("task_id", "uuid", "framework_id")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     uuid: bytes
-    def __init__(self, task_id: _Optional[str] = ..., uuid: _Optional[bytes] = ...) -> None: ...
+    framework_id: str
+    def __init__(self, task_id: _Optional[str] = ..., uuid: _Optional[bytes] = ..., framework_id: _Optional[str] = ...) -> None: ...
 
 class Shutdown(_message.Message):
     __slots__ = ("reason",)

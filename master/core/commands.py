@@ -104,7 +104,8 @@ class SendKill(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendAgentAcks(Command):
     agent_id: str
-    acknowledgements: tuple[tuple[str, bytes], ...]  # (task_id, uuid)
+    # (framework_id, task_id, uuid): an agent keys its tasks by framework and id, as Mesos'
+    acknowledgements: tuple[tuple[str, str, bytes], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,6 +10,7 @@ prod-inference class; a batch team, granted neither) and agents; the master runs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import subprocess
@@ -645,3 +646,53 @@ async def test_a_half_written_acl_file_that_still_parses_is_not_applied(
     acls.write_text(cut.replace('version: "1"', 'version: "2"\nrevoke_cert_roles: [agent]'))
     await _wait_version(c, "2")
     assert "gpu-nodes" not in (await c.state()).acls.rules
+
+
+async def test_two_tenants_run_a_task_of_one_id_on_one_agent_apart(
+    cluster: tuple[LocalCluster, Path],
+) -> None:
+    # Issue #41, item 7: a task id another tenant used on a shared agent was refused "in use on
+    # agent S by another framework", which told a tenant which ids others use. Agents key tasks
+    # by (framework, task), as Mesos does: both run, apart, and each sees only its own.
+    c, pki = cluster
+    await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+    await c.wait_for_agents(1, WAIT)
+    tenants = {"inference": cred(pki, "inference"), "batch": cred(pki, "batch")}
+    async with contextlib.AsyncExitStack() as stack:
+        drivers: dict[str, sdk.Driver] = {}
+        for name, tls in tenants.items():  # one after the other: one agent, one offer at a time
+            driver = drivers[name] = await stack.enter_async_context(
+                sdk.Driver(None, info(name[0], name), c.master, tls=tls)
+            )
+            offers = await _first_offers(driver)
+            # The same id for both tenants, on the one agent.
+            job = sdk.task(
+                "job", f"echo {name}-was-here; sleep 600", cpus=0.1, mem=16, task_id="job"
+            )
+            await driver.launch(offers[:1], [job])
+            await _running(driver, "job")
+        tasks = [(t.info.framework_id, t.status.state) for t in (await c.state()).tasks]
+        running = sdk.TaskState.TASK_STATE_RUNNING
+        assert sorted(tasks) == sorted((d.framework_id, running) for d in drivers.values())
+        # Batch kills its "job": inference's runs on; each reads its own output only.
+        await drivers["batch"].kill("job")
+        async with asyncio.timeout(WAIT):
+            async for event in drivers["batch"].events():
+                if isinstance(event, sdk.UpdateEvent) and sdk.is_terminal(event.status.state):
+                    break
+        by_fw = {t.info.framework_id: t.status.state for t in (await c.state()).tasks}
+        assert by_fw[drivers["inference"].framework_id] == running
+        mine = await _task_file_of(c, tenants["inference"], drivers["inference"], "job")
+        assert b"inference-was-here" in mine and b"batch" not in mine
+        await drivers["inference"].kill("job")
+
+
+async def _task_file_of(
+    c: LocalCluster, who: sdk_tls.TLS, driver: sdk.Driver, task_id: str
+) -> bytes:
+    request = operator_pb2.ReadTaskFileRequest(
+        task_id=task_id, framework_id=driver.framework_id, path="stdout"
+    )
+    async with sdk_tls.aio_channel(c.master, who) as ch:
+        stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+        return b"".join([chunk.data async for chunk in stub.ReadTaskFile(request, timeout=10)])

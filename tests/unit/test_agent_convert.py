@@ -147,7 +147,7 @@ def test_master_messages_become_events() -> None:
         acknowledgements=[agent_pb2.StatusAcknowledgement(task_id="t", uuid=b"1")]
     )
     assert events(acknowledgements=acks) == [
-        e.Acknowledged(now=5.0, stimulus_id="s", acknowledgements=(("t", b"1"),))
+        e.Acknowledged(now=5.0, stimulus_id="s", acknowledgements=(("", "t", b"1"),))
     ]
     assert events(shutdown=agent_pb2.Shutdown()) == [
         e.Shutdown(now=5.0, stimulus_id="s", reason="requested by the master")
