@@ -470,7 +470,6 @@ def _work_dir(args: argparse.Namespace) -> tuple[Path | None, WorkDirLock | None
         raise CliError(f"cannot start: {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot start: work dir {args.work_dir}: {exc}") from None
-    log.info("work_dir", work_dir=str(args.work_dir), registry=args.registry or "sqlite")
     return (None if args.registry == "memory" else args.work_dir), lock
 
 
