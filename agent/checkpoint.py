@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -17,87 +16,78 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from google.protobuf.message import DecodeError
 
+from corral import work_dirs
 from corral.v1 import common_pb2
+from corral.work_dirs import WorkDirBusy as WorkDirBusy
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
+@dataclass(frozen=True, slots=True)
+class AgentIdentity:
+    """What the master handed out at registration: the id, the secret that proves it, and the
+    principal (certificate) the id was issued to. The agent presents all three when it
+    re-registers; the master refuses the id to any other certificate."""
+
+    agent_id: str = ""
+    secret: str = ""
+    principal: str = ""
+
+
 class AgentIdStore(Protocol):
-    def load(self) -> tuple[str, str]: ...
-    def save(self, agent_id: str, secret: str) -> None: ...
+    def load(self) -> AgentIdentity: ...
+    def save(self, identity: AgentIdentity) -> None: ...
 
 
 class MemoryAgentIdStore:
     """For simulated agents: thousands of them in one process, ids gone with the process."""
 
-    def __init__(self, agent_id: str = "", secret: str = "") -> None:
-        self.agent_id = agent_id
-        self.secret = secret
+    def __init__(self, identity: AgentIdentity | None = None) -> None:
+        self.identity = identity or AgentIdentity()
 
-    def load(self) -> tuple[str, str]:
-        return self.agent_id, self.secret
+    def load(self) -> AgentIdentity:
+        return self.identity
 
-    def save(self, agent_id: str, secret: str) -> None:
-        self.agent_id, self.secret = agent_id, secret
+    def save(self, identity: AgentIdentity) -> None:
+        self.identity = identity
 
 
 class FileAgentIdStore:
-    """``work_dir/agent_id`` (the id, then the secret, a line each), replaced atomically so a
-    crash never leaves half an identity. Owner-only: the secret is a credential."""
+    """``work_dir/agent_id`` (the id, the secret, the principal, a line each), replaced
+    atomically so a crash never leaves half an identity. Owner-only: the secret is a
+    credential. A file written before secrets or principals were kept has fewer lines: those
+    are empty."""
 
     def __init__(self, work_dir: Path) -> None:
         self.path = work_dir / "agent_id"
 
-    def load(self) -> tuple[str, str]:
+    def load(self) -> AgentIdentity:
         try:
             lines = self.path.read_text().splitlines()
         except FileNotFoundError:
-            return "", ""
-        agent_id = lines[0].strip() if lines else ""
-        secret = lines[1].strip() if len(lines) > 1 else ""  # files from before secrets: none
-        return agent_id, secret
+            return AgentIdentity()
+        fields = [line.strip() for line in lines[:3]]
+        return AgentIdentity(*fields)
 
-    def save(self, agent_id: str, secret: str) -> None:
+    def save(self, identity: AgentIdentity) -> None:
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"{agent_id}\n{secret}\n")
+            f.write(f"{identity.agent_id}\n{identity.secret}\n{identity.principal}\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
 
 
-class WorkDirBusy(Exception):
-    pass
-
-
-class WorkDirLock:
+class WorkDirLock(work_dirs.WorkDirLock):
     """An exclusive flock on ``work_dir/agent.lock``, released when the agent (process) ends."""
 
     def __init__(self, work_dir: Path) -> None:
-        self.path = work_dir / "agent.lock"
-        self._file: IO[str] | None = None
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise WorkDirBusy(
-                f"work dir {self.path.parent} is in use by another agent (use --work-dir)"
-            ) from None
-        self._file = handle
-
-    def release(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        super().__init__(work_dir, "agent.lock", "agent")
 
 
 # --- what survives an agent restart besides its id: its configuration and its tasks -------

@@ -138,7 +138,7 @@ class MasterConnection:
         # The STATUS_UPDATES message statuses are being added to, and its tasks whose last
         # status in it is a STARTING (which the task's next status replaces).
         self._open: agent_pb2.AgentMessage | None = None
-        self._starting: dict[str, common_pb2.TaskStatus] = {}
+        self._starting: dict[tuple[str, str], common_pb2.TaskStatus] = {}
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -158,8 +158,9 @@ class MasterConnection:
         self._outbox.append(message)
         self._kick()
 
-    def status_slot(self, task_id: str, starting: bool) -> common_pb2.TaskStatus | None:
-        """A status of ``task_id`` (a STARTING if ``starting``) for the caller to fill in place,
+    def status_slot(self, task: tuple[str, str], starting: bool) -> common_pb2.TaskStatus | None:
+        """A status of ``task`` (framework id, task id; a STARTING if ``starting``) for the
+        caller to fill in place,
         in the STATUS_UPDATES message still open at the end of the outbox (building each status
         apart and copying it in cost twice as much): the place of the task's STARTING if that is
         its last status there, else a new one. None while there is no stream. The writer is
@@ -172,13 +173,13 @@ class MasterConnection:
             self._starting.clear()
             self._outbox.append(last)
         self._kick()
-        slot = self._starting.pop(task_id, None)
+        slot = self._starting.pop(task, None)
         if slot is None:
             slot = last.status_updates.statuses.add()
         else:
             slot.Clear()
         if starting:
-            self._starting[task_id] = slot
+            self._starting[task] = slot
         return slot
 
     def send_heartbeat(self, timestamp: float) -> None:

@@ -165,6 +165,7 @@ def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.A
     registered_info = common_pb2.AgentInfo()
     registered_info.CopyFrom(info)
     registered_info.id = cmd.agent_id
+    registered_info.principal = cmd.principal
     return agent_pb2.AgentMessage(
         register=agent_pb2.Register(
             info=registered_info,
@@ -187,6 +188,7 @@ def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -
                 agent_id=reg.agent_id,
                 heartbeat_interval=reg.heartbeat_interval_seconds,
                 secret=reg.secret,
+                principal=reg.principal,
             )
         ]
     if kind == "heartbeat_interval":
@@ -216,7 +218,9 @@ def events_from_pb(msg: agent_pb2.MasterMessage, now: float, stimulus_id: str) -
             for k in msg.kill_tasks.kills
         ]
     if kind == "acknowledgements":
-        acks = tuple((a.task_id, a.uuid) for a in msg.acknowledgements.acknowledgements)
+        acks = tuple(
+            (a.framework_id, a.task_id, a.uuid) for a in msg.acknowledgements.acknowledgements
+        )
         return [e.Acknowledged(now=now, stimulus_id=stimulus_id, acknowledgements=acks)]
     if kind == "shutdown":
         reason = msg.shutdown.reason or "requested by the master"

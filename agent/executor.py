@@ -19,7 +19,9 @@ Clock = Callable[[], float]
 class Executor(Protocol):
     def start(self, task: TaskSpec, agent_id: str) -> None: ...
 
-    def signal(self, task_id: str, signal: Signal) -> None: ...
+    def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
+        """Signal the task's process group; tasks are keyed by (framework id, task id)."""
+        ...
 
     async def close(self) -> None:
         """Kill whatever still runs, hard; the agent is exiting."""

@@ -36,6 +36,7 @@ import psutil
 
 from corral.agent.checkpoint import read_json, safe_name, task_dir, write_atomically
 from corral.agent.core import events as e
+from corral.agent.core.status_updates import TaskKey
 from corral.agent.core.types import ProcessFate, Signal, TaskSpec, TaskUsage
 from corral.agent.executor import Clock, EventSink
 from corral.agent.memory_control import MemoryControl, NoControl, task_key
@@ -111,14 +112,15 @@ class ProcessExecutor:
         self._clock = clock
         self.memory: MemoryControl = memory or NoControl()
         self._cpu = CpuRates()
-        self._pgids: dict[str, int] = {}  # task id -> its process group, while it runs
-        self._keys: dict[str, str] = {}  # task id -> its cgroup's name (memory_control)
-        # Task id -> its sandbox, while its process may write there (sandbox_collector.py).
-        self._sandboxes: dict[str, Path] = {}
-        self._children: dict[str, asyncio.subprocess.Process] = {}  # shims we started
+        # By task, (framework id, task id), as the agent keys its tasks:
+        self._pgids: dict[TaskKey, int] = {}  # its process group, while it runs
+        self._cgroups: dict[TaskKey, str] = {}  # its cgroup's name (memory_control)
+        # Its sandbox, while its process may write there (sandbox_collector.py).
+        self._sandboxes: dict[TaskKey, Path] = {}
+        self._children: dict[TaskKey, asyncio.subprocess.Process] = {}  # shims we started
         self._runs: set[asyncio.Task[None]] = set()
         # A re-attached shim's watch: its pidfd, or the timer that polls it.
-        self._watches: dict[str, int | asyncio.TimerHandle] = {}
+        self._watches: dict[TaskKey, int | asyncio.TimerHandle] = {}
 
     # --- the Executor protocol -------------------------------------------------------------
 
@@ -127,16 +129,16 @@ class ProcessExecutor:
         self._runs.add(run)
         run.add_done_callback(self._runs.discard)
 
-    def signal(self, task_id: str, signal: Signal) -> None:
-        pgid = self._pgids.get(task_id)
+    def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
+        pgid = self._pgids.get((framework_id, task_id))
         if pgid is not None:
             _killpg(pgid, signals.Signals(int(signal)))
 
     async def close(self) -> None:
         for pgid in self._pgids.values():
             _killpg(pgid, signals.SIGKILL)
-        for task_id in list(self._watches):
-            self._unwatch(task_id)
+        for k in list(self._watches):
+            self._unwatch(k)
         for run in list(self._runs):
             run.cancel()
         await asyncio.gather(*self._runs, return_exceptions=True)
@@ -152,16 +154,16 @@ class ProcessExecutor:
         pgids = dict(self._pgids)
         groups = sample_groups(pgids.values())
         out: list[TaskUsage] = []
-        for task_id, pgid in pgids.items():
+        for k, pgid in pgids.items():
             group = groups.get(pgid)
-            key = self._keys.get(task_id)
-            mem = self.memory.usage_mib(key) if key is not None else None
+            cgroup = self._cgroups.get(k)
+            mem = self.memory.usage_mib(cgroup) if cgroup is not None else None
             if mem is None:
                 if group is None:
                     continue  # nothing of it left to measure: its exit is on the way
                 mem = group.mem_mib
-            cpus = self._cpu.rate(task_id, now, group.cpu_seconds) if group else 0.0
-            out.append(TaskUsage(task_id, cpus=cpus, mem=mem))
+            cpus = self._cpu.rate(k, now, group.cpu_seconds) if group else 0.0
+            out.append(TaskUsage(k[1], cpus=cpus, mem=mem, framework_id=k[0]))
         self._cpu.keep(set(pgids))
         return out
 
@@ -171,26 +173,32 @@ class ProcessExecutor:
     # --- a new task ---------------------------------------------------------------------------
 
     async def _run(self, task: TaskSpec, agent_id: str) -> None:
-        task_id = task.task_id
+        task_id, framework_id = task.task_id, task.framework_id
+        k = (framework_id, task_id)
+
+        def failed(message: str) -> e.LaunchFailed:
+            return e.LaunchFailed(
+                now=self._clock(), task_id=task_id, framework_id=framework_id, message=message
+            )
+
         cmd = task.command
         if cmd is None:  # the core refuses such a task; this keeps the executor honest
-            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message="no command"))
+            self._sink(failed("no command"))
             return
         argv = ["/bin/sh", "-c", cmd.value] if cmd.shell else list(cmd.arguments)
-        meta = task_dir(self.work_dir, task.framework_id, task_id)
-        key = task_key(task.framework_id, task_id)
+        meta = task_dir(self.work_dir, framework_id, task_id)
+        cgroup = task_key(framework_id, task_id)
         try:
-            join = self.memory.prepare(key, task.enforced_mem_limit)
+            join = self.memory.prepare(cgroup, task.enforced_mem_limit)
         except OSError as exc:
-            message = f"cannot make the task's cgroup ({self.memory.name}): {exc}"
-            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
+            self._sink(failed(f"cannot make the task's cgroup ({self.memory.name}): {exc}"))
             return
-        self._keys[task_id] = key
+        self._cgroups[k] = cgroup
         ours, theirs = socket.socketpair()
         try:
             meta.mkdir(parents=True, exist_ok=True)
             (meta / "exit_status").unlink(missing_ok=True)  # of an earlier task with this id
-            sandbox = self._sandboxes[task_id] = self._make_sandbox(task)
+            sandbox = self._sandboxes[k] = self._make_sandbox(task)
             env = {
                 **os.environ,
                 **cmd.environment,
@@ -215,14 +223,13 @@ class ProcessExecutor:
                 )
         except OSError as exc:
             ours.close()
-            self._release(task_id)
+            self._release(k)
             reason = exc.strerror or str(exc)
-            message = f"cannot start {argv[0]!r}: {reason}"
-            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
+            self._sink(failed(f"cannot start {argv[0]!r}: {reason}"))
             return
         finally:
             theirs.close()
-        self._children[task_id] = shim
+        self._children[k] = shim
         try:
             process: dict[str, object] = {
                 "shim_pid": shim.pid,
@@ -235,35 +242,39 @@ class ProcessExecutor:
             ours.close()
         if answer.startswith("started "):
             pid = int(answer.split()[1])
-            self._pgids[task_id] = pid
+            self._pgids[k] = pid
             process["pid"] = pid
             write_atomically(meta / "process.json", json.dumps(process).encode())
-            self._sink(e.ProcessStarted(now=self._clock(), task_id=task_id, pid=pid))
+            self._sink(
+                e.ProcessStarted(
+                    now=self._clock(), task_id=task_id, framework_id=framework_id, pid=pid
+                )
+            )
         try:
             code = await shim.wait()
         finally:
-            self._children.pop(task_id, None)
-            self._pgids.pop(task_id, None)
+            self._children.pop(k, None)
+            self._pgids.pop(k, None)
         ended = _ended(self._read_status(meta))
         if not answer.startswith("started "):
             message = answer.removeprefix("error ") if answer else ""
             if not message and ended is not None and ended.message:
                 message = ended.message
             message = message or f"the task shim ended before starting the task (status {code})"
-            self._release(task_id)
-            self._sink(e.LaunchFailed(now=self._clock(), task_id=task_id, message=message))
+            self._release(k)
+            self._sink(failed(message))
             return
-        self._report_exit(task_id, ended, code)
+        self._report_exit(k, ended, code)
 
     def sandboxes_in_use(self) -> set[Path]:
         """The sandboxes of tasks whose process runs or is starting: never collected."""
         return set(self._sandboxes.values())
 
-    def _release(self, task_id: str) -> None:
-        self._sandboxes.pop(task_id, None)
-        key = self._keys.pop(task_id, None)
-        if key is not None:
-            self.memory.release(key)
+    def _release(self, k: TaskKey) -> None:
+        self._sandboxes.pop(k, None)
+        cgroup = self._cgroups.pop(k, None)
+        if cgroup is not None:
+            self.memory.release(cgroup)
 
     @staticmethod
     async def _handshake(sock: socket.socket, join: str | None) -> str:
@@ -282,7 +293,8 @@ class ProcessExecutor:
                 data += chunk
         return data.decode(errors="replace").strip()
 
-    def _report_exit(self, task_id: str, ended: Adopted | None, shim_code: int | None) -> None:
+    def _report_exit(self, k: TaskKey, ended: Adopted | None, shim_code: int | None) -> None:
+        framework_id, task_id = k
         if ended is None or ended.process is not ProcessFate.EXITED:
             # The shim died without a word (killed from outside): the kernel killed the
             # task's main process with it (PR_SET_PDEATHSIG); report the shim's end.
@@ -291,15 +303,18 @@ class ProcessExecutor:
                 ended = Adopted(ProcessFate.EXITED, signal=-shim_code)
             else:
                 ended = Adopted(ProcessFate.EXITED, signal=int(signals.SIGKILL))
-        key = self._keys.get(task_id)
+        cgroup = self._cgroups.get(k)
         oom = (
-            ended.signal == int(signals.SIGKILL) and key is not None and self.memory.oom_killed(key)
+            ended.signal == int(signals.SIGKILL)
+            and cgroup is not None
+            and self.memory.oom_killed(cgroup)
         )
-        self._release(task_id)
+        self._release(k)
         self._sink(
             e.ProcessExited(
                 now=self._clock(),
                 task_id=task_id,
+                framework_id=framework_id,
                 exit_code=ended.exit_code,
                 signal=ended.signal,
                 memory_limit=oom,
@@ -343,34 +358,33 @@ class ProcessExecutor:
             return _ended(exit_status) or Adopted(ProcessFate.NOT_STARTED)
         shim_pid = process.get("shim_pid")
         pid = process.get("pid")
-        if isinstance(shim_pid, int) and self._watch(
-            task_id, shim_pid, process.get("shim_start"), meta
-        ):
+        k = (framework_id, task_id)
+        if isinstance(shim_pid, int) and self._watch(k, shim_pid, process.get("shim_start"), meta):
             if not isinstance(pid, int):
                 # The agent died between the shim's answer and its write: ask the OS.
                 with contextlib.suppress(psutil.Error):
                     children = psutil.Process(shim_pid).children()
                     pid = children[0].pid if children else None
             if isinstance(pid, int):
-                self._pgids[task_id] = pid
-            self._keys[task_id] = task_key(framework_id, task_id)
+                self._pgids[k] = pid
+            self._cgroups[k] = task_key(framework_id, task_id)
             sandbox = process.get("sandbox")
             if isinstance(sandbox, str):
-                self._sandboxes[task_id] = Path(sandbox)
+                self._sandboxes[k] = Path(sandbox)
             return Adopted(ProcessFate.ALIVE)
         # The shim is gone; its exit_status (read now: it may have exited since the load).
         self.memory.release(task_key(framework_id, task_id))
         return _ended(self._read_status(meta) or exit_status) or Adopted(ProcessFate.UNKNOWN)
 
-    def _watch(self, task_id: str, pid: int, start: object, meta: Path) -> bool:
+    def _watch(self, k: TaskKey, pid: int, start: object, meta: Path) -> bool:
         """Watch shim ``pid`` if it is the process started at ``start`` (not a reused pid)."""
         start_time = _as_time(start)
         loop = asyncio.get_running_loop()
 
         def meta_exit() -> None:
-            self._unwatch(task_id)
-            self._pgids.pop(task_id, None)
-            self._report_exit(task_id, _ended(self._read_status(meta)), None)
+            self._unwatch(k)
+            self._pgids.pop(k, None)
+            self._report_exit(k, _ended(self._read_status(meta)), None)
 
         try:
             pidfd = os.pidfd_open(pid)
@@ -382,21 +396,21 @@ class ProcessExecutor:
                 os.close(pidfd)
             return False
         if pidfd is not None:
-            self._watches[task_id] = pidfd
+            self._watches[k] = pidfd
             loop.add_reader(pidfd, meta_exit)
         else:
 
             def poll() -> None:
                 if _same_process(pid, start_time):
-                    self._watches[task_id] = loop.call_later(POLL_INTERVAL, poll)
+                    self._watches[k] = loop.call_later(POLL_INTERVAL, poll)
                 else:
                     meta_exit()
 
-            self._watches[task_id] = loop.call_later(POLL_INTERVAL, poll)
+            self._watches[k] = loop.call_later(POLL_INTERVAL, poll)
         return True
 
-    def _unwatch(self, task_id: str) -> None:
-        watch = self._watches.pop(task_id, None)
+    def _unwatch(self, k: TaskKey) -> None:
+        watch = self._watches.pop(k, None)
         if isinstance(watch, int):
             asyncio.get_running_loop().remove_reader(watch)
             os.close(watch)

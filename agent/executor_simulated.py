@@ -14,18 +14,20 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from corral.agent.core import events as e
+from corral.agent.core.status_updates import TaskKey
 from corral.agent.core.types import Signal, SimulationSpec, TaskSpec
 from corral.agent.executor import Clock, EventSink
 
 
 class _Exits:
-    """Tasks that end together: the timer, and the ids still running under it."""
+    """Tasks that end together: the timer, and the tasks still running under it (by
+    (framework id, task id), as the agent keys them)."""
 
     __slots__ = ("handle", "task_ids")
 
     def __init__(self) -> None:
         self.handle: asyncio.Handle | None = None
-        self.task_ids: dict[str, None] = {}  # ordered, O(1) removal
+        self.task_ids: dict[TaskKey, None] = {}  # ordered, O(1) removal
 
 
 class SimulatedExecutor:
@@ -40,10 +42,10 @@ class SimulatedExecutor:
         # agent core handles them as one batch; one by one without it.
         self._sink_many = sink_many or self._one_by_one
         self._clock = clock
-        self._starting: dict[str, SimulationSpec] = {}  # started in a later callback
+        self._starting: dict[TaskKey, SimulationSpec] = {}  # started in a later callback
         self._start_handle: asyncio.Handle | None = None
-        self._running: dict[str, _Exits] = {}
-        self._signalled: dict[str, asyncio.Handle] = {}
+        self._running: dict[TaskKey, _Exits] = {}
+        self._signalled: dict[TaskKey, asyncio.Handle] = {}
 
     def _one_by_one(self, events: Sequence[e.Event]) -> None:
         for event in events:
@@ -51,7 +53,7 @@ class SimulatedExecutor:
 
     def start(self, task: TaskSpec, agent_id: str) -> None:
         # Started in a later callback, like a real process, so the core never re-enters itself.
-        self._starting[task.task_id] = task.simulation or SimulationSpec()
+        self._starting[(task.framework_id, task.task_id)] = task.simulation or SimulationSpec()
         if self._start_handle is None:
             self._start_handle = asyncio.get_running_loop().call_soon(self._start_batch)
 
@@ -60,60 +62,67 @@ class SimulatedExecutor:
         starting, self._starting = self._starting, {}
         loop = asyncio.get_running_loop()
         groups: dict[tuple[float, int], _Exits] = {}
-        for task_id, sim in starting.items():
-            key = (sim.duration_seconds, sim.exit_code)
-            exits = groups.get(key)
+        for k, sim in starting.items():
+            group = (sim.duration_seconds, sim.exit_code)
+            exits = groups.get(group)
             if exits is None:
-                exits = groups[key] = _Exits()
+                exits = groups[group] = _Exits()
                 exits.handle = loop.call_later(
-                    sim.duration_seconds, self._exit_batch, exits, key[1]
+                    sim.duration_seconds, self._exit_batch, exits, group[1]
                 )
-            exits.task_ids[task_id] = None
-            self._running[task_id] = exits
+            exits.task_ids[k] = None
+            self._running[k] = exits
         now = self._clock()
         self._sink_many(
             [
                 e.ProcessStarted(
-                    now=now, task_id=task_id, pid=None, stimulus_id=f"simulated:{task_id}"
+                    now=now,
+                    task_id=task_id,
+                    framework_id=framework_id,
+                    pid=None,
+                    stimulus_id=f"simulated:{task_id}",
                 )
-                for task_id in starting
+                for framework_id, task_id in starting
             ]
         )
 
     def _exit_batch(self, exits: _Exits, exit_code: int) -> None:
-        self._sink_many([self._exit(task_id, exit_code, None) for task_id in list(exits.task_ids)])
+        self._sink_many([self._exit(k, exit_code, None) for k in list(exits.task_ids)])
 
-    def _exited(self, task_id: str, exit_code: int | None, signal: int | None) -> None:
-        self._sink(self._exit(task_id, exit_code, signal))
+    def _exited(self, k: TaskKey, exit_code: int | None, signal: int | None) -> None:
+        self._sink(self._exit(k, exit_code, signal))
 
-    def _exit(self, task_id: str, exit_code: int | None, signal: int | None) -> e.ProcessExited:
-        exits = self._running.pop(task_id, None)
+    def _exit(self, k: TaskKey, exit_code: int | None, signal: int | None) -> e.ProcessExited:
+        exits = self._running.pop(k, None)
         if exits is not None:
-            exits.task_ids.pop(task_id, None)
-        self._signalled.pop(task_id, None)
+            exits.task_ids.pop(k, None)
+        self._signalled.pop(k, None)
+        framework_id, task_id = k
         return e.ProcessExited(
             now=self._clock(),
             task_id=task_id,
+            framework_id=framework_id,
             exit_code=exit_code,
             signal=signal,
             stimulus_id=f"simulated:{task_id}",
         )
 
-    def signal(self, task_id: str, signal: Signal) -> None:
-        if self._starting.pop(task_id, None) is not None:
+    def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
+        k = (framework_id, task_id)
+        if self._starting.pop(k, None) is not None:
             # Signalled before it started: it ends without ever having run.
-            self._signalled[task_id] = asyncio.get_running_loop().call_soon(
-                self._exited, task_id, None, int(signal)
+            self._signalled[k] = asyncio.get_running_loop().call_soon(
+                self._exited, k, None, int(signal)
             )
             return
-        exits = self._running.get(task_id)
-        if exits is None or task_id in self._signalled:
+        exits = self._running.get(k)
+        if exits is None or k in self._signalled:
             return
-        exits.task_ids.pop(task_id, None)
+        exits.task_ids.pop(k, None)
         if not exits.task_ids and exits.handle is not None:
             exits.handle.cancel()
-        self._signalled[task_id] = asyncio.get_running_loop().call_soon(
-            self._exited, task_id, None, int(signal)
+        self._signalled[k] = asyncio.get_running_loop().call_soon(
+            self._exited, k, None, int(signal)
         )
 
     async def close(self) -> None:

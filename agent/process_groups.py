@@ -53,15 +53,16 @@ class CpuRates:
     """Cores used per task between two measurements."""
 
     def __init__(self) -> None:
-        self._last: dict[str, tuple[float, float]] = {}  # task id -> (time, cpu seconds)
+        # Per task, (framework id, task id): (time, cpu seconds).
+        self._last: dict[tuple[str, str], tuple[float, float]] = {}
 
-    def rate(self, task_id: str, now: float, cpu_seconds: float) -> float:
-        last = self._last.get(task_id)
-        self._last[task_id] = (now, cpu_seconds)
+    def rate(self, task: tuple[str, str], now: float, cpu_seconds: float) -> float:
+        last = self._last.get(task)
+        self._last[task] = (now, cpu_seconds)
         if last is None or now <= last[0]:
             return 0.0
         return max(cpu_seconds - last[1], 0.0) / (now - last[0])
 
-    def keep(self, task_ids: set[str]) -> None:
-        for gone in self._last.keys() - task_ids:
+    def keep(self, tasks: set[tuple[str, str]]) -> None:
+        for gone in self._last.keys() - tasks:
             del self._last[gone]

@@ -25,6 +25,7 @@ import grpc.aio
 from corral.agent import convert, sandbox_files
 from corral.agent.checkpoint import (
     AgentConfigCheckpoint,
+    AgentIdentity,
     AgentIdStore,
     FileAgentIdStore,
     MemoryAgentIdStore,
@@ -140,7 +141,7 @@ class Agent:
         self._dispatching = False
         self._seq = itertools.count(1)
         self._tick: asyncio.TimerHandle | None = None
-        self._grace: dict[str, asyncio.TimerHandle] = {}
+        self._grace: dict[tuple[str, str], asyncio.TimerHandle] = {}  # (framework, task)
         self._done = asyncio.Event()
         self._failure: BaseException | None = None
         self.connection: MasterConnection | None = None
@@ -159,7 +160,9 @@ class Agent:
         if self._lock is not None:
             self.config.work_dir.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()  # raises WorkDirBusy
-        self.core.agent_id, self.core.secret = self.id_store.load()
+        identity = self.id_store.load()
+        self.core.agent_id, self.core.secret = identity.agent_id, identity.secret
+        self.core.principal = identity.principal
         if self.task_checkpoints is not None:
             self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
         detector, pool = self._detector, self._pool
@@ -378,7 +381,7 @@ class Agent:
                 if conn is not None:
                     slot = conn.status_slot
                     for s in statuses:
-                        out = slot(s.task_id, s.state is TaskState.STARTING)
+                        out = slot((s.framework_id, s.task_id), s.state is TaskState.STARTING)
                         if out is None:
                             break
                         convert.status_into_pb(s, out)
@@ -395,17 +398,18 @@ class Agent:
                     conn.send(convert.usage_to_pb(report))
             case c.StartProcess(task=task):
                 self.executor.start(task, self.agent_id)
-            case c.SignalGroup(task_id=task_id, signal=signal):
-                self.executor.signal(task_id, signal)
+            case c.SignalGroup(task_id=task_id, framework_id=framework_id, signal=signal):
+                self.executor.signal(framework_id, task_id, signal)
             case c.ScheduleTick(at=at):
                 if self._tick is not None:
                     self._tick.cancel()
                 self._tick = self._call_at(at, self._on_tick)
-            case c.ScheduleGraceExpiry(task_id=task_id, at=at):
-                old = self._grace.pop(task_id, None)
+            case c.ScheduleGraceExpiry(task_id=task_id, framework_id=framework_id, at=at):
+                key = (framework_id, task_id)
+                old = self._grace.pop(key, None)
                 if old is not None:
                     old.cancel()
-                self._grace[task_id] = self._call_at(at, self._on_grace, task_id)
+                self._grace[key] = self._call_at(at, self._on_grace, key)
             case c.SendHeartbeat(timestamp=timestamp):
                 if conn is not None:
                     conn.send_heartbeat(timestamp)
@@ -414,8 +418,8 @@ class Agent:
                     conn.send(convert.register_to_pb(cmd, self._info))
             case c.CheckpointTask() | c.ForgetTask():
                 self._checkpoint(cmd)
-            case c.CheckpointAgentId(agent_id=agent_id, secret=secret):
-                self.id_store.save(agent_id, secret)
+            case c.CheckpointAgentId(agent_id=agent_id, secret=secret, principal=principal):
+                self.id_store.save(AgentIdentity(agent_id, secret, principal))
                 self._log.info("agent id assigned", agent_id=agent_id)
             case c.LogWarning(message=message, task_id=task_id):
                 self._log.warning(message, task_id=task_id, stimulus_id=cmd.stimulus_id)
@@ -436,9 +440,9 @@ class Agent:
         self._tick = None
         self.post(e.Tick(now=self._clock()))
 
-    def _on_grace(self, task_id: str) -> None:
-        self._grace.pop(task_id, None)
-        self.post(e.GraceExpired(now=self._clock(), task_id=task_id))
+    def _on_grace(self, key: tuple[str, str]) -> None:
+        self._grace.pop(key, None)
+        self.post(e.GraceExpired(now=self._clock(), framework_id=key[0], task_id=key[1]))
 
     def _cancel_timers(self) -> None:
         if self._tick is not None:

@@ -21,17 +21,22 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           tolerations: ["gpu-sku=inference:NoSchedule"]
           max_resources: {gpus: 8}       # what its tasks hold at once, all its frameworks
         agents:                    # register agents (NodeRestriction)
+          hostnames: ["{principal}.gpu.example.com"]   # globs; none given: any hostname
           attributes: {gpu-sku: [inference]}
           reservations: [inference]
-          max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim
+          max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim; a
+                                                       # resource not named: none (disk here)
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
-grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
+grant the section (one without ``max_resources`` grants no cap). A frameworks cap leaves a
+resource it does not name uncapped; an agents cap refuses it (0): NodeRestriction denies by
+default. ``"*"`` in a list grants all.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import math
@@ -40,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from corral.acl_rules import ANY as ANY
+from corral.acl_rules import CERT_ROLES, Rule, TolerationGrant, parse_rule
 from corral.acl_rules import AclError as AclError
-from corral.acl_rules import Rule, TolerationGrant, parse_rule
 from corral.placement import Toleration
 from corral.resources import SCALARS
 
@@ -54,6 +59,7 @@ REGISTER_AGENT: Final = "register_agent"  # object: the agent's hostname
 CLAIM_ATTRIBUTE: Final = "claim_attribute"  # object: key=value
 RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
+CLAIM_HOSTNAME: Final = "claim_hostname"  # object: the hostname an agent registers with
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
@@ -81,6 +87,7 @@ PHRASES: Final = {
     CLAIM_ATTRIBUTE: "claim attribute {}",
     RESERVE: "reserve resources for role {}",
     CLAIM_RESOURCES: "claim {}",
+    CLAIM_HOSTNAME: "register an agent with hostname {}",
     CALL: "call {}",
 }
 
@@ -146,6 +153,9 @@ class Grants:
     reservations: set[str] = field(default_factory=set)
     agent_caps: tuple[float, ...] | None = None
     agent_cap_rules: tuple[str, ...] = ()
+    # Globs an agent's hostname must match (``{principal}`` substituted); None: any hostname
+    # (some matching rule grants agents without pinning hostnames).
+    agent_hostnames: tuple[str, ...] | None = ()
     endpoints: set[str] = field(default_factory=set)
 
     @property
@@ -176,6 +186,11 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
             g.agent_caps = _merge_caps(g.agent_caps, a.caps)
             if a.caps is not None:
                 g.agent_cap_rules = (*g.agent_cap_rules, r.name)
+            if a.hostnames is None or g.agent_hostnames is None:
+                g.agent_hostnames = None
+            else:
+                pinned = tuple(h.replace("{principal}", p.name) for h in a.hostnames)
+                g.agent_hostnames = (*g.agent_hostnames, *pinned)
         g.endpoints.update(r.operator)
     return g
 
@@ -199,8 +214,12 @@ class Acl:
         source: str,
         *,
         allow_all: bool = False,
+        revoked: frozenset[str] = frozenset(),
     ) -> None:
         self.rules = tuple(rules)
+        # Certificate roles this ACL means to grant nothing (``revoke_cert_roles``): a reload
+        # may lock their clients in use out (``lockouts``).
+        self.revoked = revoked
         self.version = version
         self.digest = digest
         self.source = source
@@ -267,6 +286,16 @@ class Acl:
             return None
         return self._deny(p, CALL, endpoint, "", "the master's endpoint table does not list it; ")
 
+    def claim_hostname(self, p: Principal, hostname: str) -> Denial | None:
+        """May an agent of ``p`` register with ``hostname`` (NodeRestriction: a rule's
+        ``agents.hostnames`` pins them, as its ``attributes`` pin labels)?"""
+        if self.allow_all:
+            return None
+        pinned = self.grants(p).agent_hostnames
+        if pinned is None or any(fnmatch.fnmatchcase(hostname, h) for h in pinned):
+            return None
+        return self._deny(p, CLAIM_HOSTNAME, hostname, "", "")
+
     def tolerate(self, p: Principal, t: Toleration) -> Denial | None:
         if self.allow_all:
             return None
@@ -305,9 +334,10 @@ class Acl:
         for name, have, cap in zip(SCALARS, total, caps, strict=True):
             if have > cap + 1e-9:
                 rule = rules[0] if len(rules) == 1 else ", ".join(rules)
-                return self._deny(
-                    p, action, what, rule, f"{name} {have:g} would exceed the cap of {cap:g}: "
-                )
+                why = f"{name} {have:g} would exceed the cap of {cap:g}"
+                if cap == 0 and action == CLAIM_RESOURCES:
+                    why += f" (agents.max_resources names no {name}: none may be claimed)"
+                return self._deny(p, action, what, rule, why + ": ")
         return None
 
 
@@ -320,9 +350,11 @@ def acl_from_data(data: Any, source: str) -> Acl:
     """An ACL from a decoded document (the module's docstring); AclError naming what is wrong."""
     if not isinstance(data, Mapping):
         raise AclError("the ACL must be a mapping with a 'rules' list")
-    unknown = sorted(set(data) - {"version", "rules"})
+    unknown = sorted(set(data) - {"version", "rules", "revoke_cert_roles"})
     if unknown:
-        raise AclError(f"unknown top-level field {unknown[0]!r} (fields: rules, version)")
+        raise AclError(
+            f"unknown top-level field {unknown[0]!r} (fields: revoke_cert_roles, rules, version)"
+        )
     rules_data = data.get("rules")
     if not isinstance(rules_data, list):
         raise AclError("'rules' must be a list (an empty list denies everything)")
@@ -334,8 +366,57 @@ def acl_from_data(data: Any, source: str) -> Acl:
     version = data.get("version", "")
     if not isinstance(version, str | int) or isinstance(version, bool):
         raise AclError(f"version must be a string or a number, got {version!r}")
+    revoked = _revoked(data.get("revoke_cert_roles", []), rules)
     digest = _digest(data)
-    return Acl(rules, str(version) or digest, digest, source)
+    return Acl(rules, str(version) or digest, digest, source, revoked=revoked)
+
+
+def _revoked(value: Any, rules: Sequence[Rule]) -> frozenset[str]:
+    """``revoke_cert_roles``: the certificate roles the document means to grant nothing. A
+    rule that grants one contradicts it; so a half-written copy of a document that grants a
+    role can never carry the field for it (lockouts())."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AclError("revoke_cert_roles must be a list of certificate roles")
+    for role in value:
+        if role not in CERT_ROLES:
+            raise AclError(
+                f"revoke_cert_roles: unknown certificate role {role!r} "
+                f"(one of {', '.join(CERT_ROLES)})"
+            )
+        granting = [r.name for r in rules if r.grants_cert_role(role)]
+        if granting:
+            raise AclError(
+                f"revoke_cert_roles names {role!r}, but rule {granting[0]!r} grants it: "
+                "drop one or the other"
+            )
+    return frozenset(value)
+
+
+def lockouts(
+    old: Acl, new: Acl, in_use: Iterable[tuple[Principal, str, str]]
+) -> list[tuple[str, str]]:
+    """The certificate roles in use that ``new`` would lock out: some principal of the role in
+    use (``in_use``: each with the action it does, REGISTER_AGENT or REGISTER_FRAMEWORK, and
+    its object) is allowed it by ``old``, and none by ``new``, and ``new`` does not name the
+    role in ``revoke_cert_roles``. A half-written ACL file that still parses looks like this:
+    its end, the rules for the agents, say, is missing. One (role, why) per role."""
+    by_role: dict[str, list[tuple[Principal, str, str]]] = {}
+    for item in in_use:
+        for role in item[0].roles:
+            by_role.setdefault(role, []).append(item)
+    out = []
+    for role, items in sorted(by_role.items()):
+        if role in new.revoked:
+            continue
+        if any(old.decide(*i) is None for i in items) and all(new.decide(*i) for i in items):
+            names = sorted({p.name for p, _, _ in items})
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            why = (
+                f"it grants certificate role {role!r} nothing its {len(names)} principals in "
+                f"use ({shown}) do"
+            )
+            out.append((role, why))
+    return out
 
 
 # What a master given no --acls grants: each certificate role what its kind of client does,

@@ -28,7 +28,10 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _caps(value: Any, where: str) -> tuple[float, ...] | None:
+def _caps(value: Any, where: str, unnamed: float) -> tuple[float, ...] | None:
+    """A ``max_resources``: a mapping or a resources string; a resource it does not name is
+    capped at ``unnamed`` (a principal's tasks: not capped, ``inf``; an agent's claim: 0, deny
+    by default, NodeRestriction). ``.inf`` in a mapping (YAML) is no cap."""
     if value is None:
         return None
     if isinstance(value, Mapping):
@@ -39,7 +42,7 @@ def _caps(value: Any, where: str) -> tuple[float, ...] | None:
             )
         caps = []
         for name in SCALARS:
-            v = value.get(name, math.inf)
+            v = value.get(name, unnamed)
             if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
                 raise AclError(f"{where}.{name} must be a number >= 0, got {v!r}")
             caps.append(float(v))
@@ -50,7 +53,7 @@ def _caps(value: Any, where: str) -> tuple[float, ...] | None:
         except ValueError as exc:
             raise AclError(f"{where}: {exc}") from None
         named = {part.split(":", 1)[0].strip() for part in value.split(";") if part.strip()}
-        return tuple(getattr(r, n) if n in named else math.inf for n in SCALARS)
+        return tuple(getattr(r, n) if n in named else unnamed for n in SCALARS)
     raise AclError(f'{where} must be a mapping like {{"gpus": 8}} or a string like "gpus:8"')
 
 
@@ -103,6 +106,9 @@ class AgentGrant:
     attributes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     reservations: tuple[str, ...] = ()
     caps: tuple[float, ...] | None = None
+    # The hostnames its agents may register with (globs; ``{principal}`` stands for the
+    # certificate's name): None, any (a rule that pins none).
+    hostnames: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,17 @@ class Rule:
     agents: AgentGrant | None = None
     operator: tuple[str, ...] = ()
 
+    def grants_cert_role(self, role: str) -> bool:
+        """Whether the rule may grant a certificate of ``role`` what that kind of client does
+        (frameworks: register frameworks; agents: register; operators: call endpoints)."""
+        if self.cert_roles and role not in self.cert_roles:
+            return False
+        if role == "framework":
+            return self.frameworks is not None
+        if role == "agent":
+            return self.agents is not None
+        return bool(self.operator)
+
     def matches(self, name: str, roles: frozenset[str]) -> bool:
         """Whether the rule is for a principal of this name and certificate roles."""
         if not name:
@@ -124,8 +141,10 @@ class Rule:
 
 
 _RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator"}
+# The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
+CERT_ROLES = ("framework", "agent", "operator")
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
-_AGENT_KEYS = {"attributes", "reservations", "max_resources"}
+_AGENT_KEYS = {"attributes", "reservations", "max_resources", "hostnames"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
@@ -161,7 +180,7 @@ def parse_rule(data: Any, i: int) -> Rule:
                 TolerationGrant.parse(t, f"{where}.frameworks.tolerations")
                 for t in _strings(f.get("tolerations", []), f"{where}.frameworks.tolerations")
             ),
-            caps=_caps(f.get("max_resources"), f"{where}.frameworks.max_resources"),
+            caps=_caps(f.get("max_resources"), f"{where}.frameworks.max_resources", math.inf),
         )
     agents = None
     if "agents" in data:
@@ -174,7 +193,12 @@ def parse_rule(data: Any, i: int) -> Rule:
                 (str(k), _strings(v, f"{where}.agents.attributes.{k}")) for k, v in attrs.items()
             ),
             reservations=_strings(a.get("reservations", []), f"{where}.agents.reservations"),
-            caps=_caps(a.get("max_resources"), f"{where}.agents.max_resources"),
+            hostnames=(
+                _strings(a["hostnames"], f"{where}.agents.hostnames") if "hostnames" in a else None
+            ),
+            # NodeRestriction denies by default: an agent may claim none of a resource its
+            # cap does not name (a general node claiming gpus: 1000 is refused).
+            caps=_caps(a.get("max_resources"), f"{where}.agents.max_resources", 0.0),
         )
     return Rule(
         name=name,

@@ -1,10 +1,10 @@
 """A run's own token at the end of its task ids (batch's ``map-3.0-5be1c2``, the gang's
 ``train-a0-rank1-5be1c2``).
 
-Two runs of one job at once are two frameworks whose tasks may share an agent, and an agent
-runs one task per id: without a token of its own, the second run's launches are refused
-wherever the first run's task of that id lives. Drawn in the shell (the schedulers), given as
-an input to the models, which stay deterministic.
+Two runs of one job at once are two frameworks. Agents key tasks by framework and id, so
+their tasks never collide there, but people name tasks by id (`corral logs`, `corral kill`
+without a framework): a token of its own keeps each run's ids apart for them. Drawn in the
+shell (the schedulers), given as an input to the models, which stay deterministic.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from corral.master.convert_placement import (
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import (
     AgentSpec,
+    FrameworkOwner,
     FrameworkSpec,
     ReportedTask,
     Status,
@@ -298,7 +299,12 @@ def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTa
         )
     if not t.framework_id:
         raise WireError(f"reported task {t.task_id!r} has no framework_id")
-    return ReportedTask(framework_id=t.framework_id, spec=spec, status=status)
+    what = f"reported task {t.task_id!r}"
+    name(t.framework_principal, f"{what}: framework_principal")
+    name(t.framework_role, f"{what}: framework_role")
+    # As the agent says; the shell keeps it only if its seal checks (master/seals.py).
+    owner = FrameworkOwner(t.framework_principal, t.framework_role) if t.framework_role else None
+    return ReportedTask(framework_id=t.framework_id, spec=spec, status=status, owner=owner)
 
 
 # --- core values -> wire messages, for the registry (read back with the *_from_pb above) ------

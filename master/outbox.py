@@ -18,6 +18,7 @@ from corral.master.core.durable import Change
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.types import Status
 from corral.master.offer_wire import OfferEncoder
+from corral.master.seals import Seals
 from corral.v1 import agent_pb2, scheduler_pb2
 
 # A status batch larger than this is split so one message stays well under the size limit.
@@ -71,6 +72,8 @@ class Outbox:
     # Offers are kept as OfferBatch and encoded by ``encoder`` (master/offer_wire.py) when
     # ``wire`` hands them to a stream; everything else is a protobuf message.
     encoder: OfferEncoder = field(default_factory=OfferEncoder)
+    # Seals each launched task's framework owner (None: plain text, nothing sealed).
+    seals: Seals | None = None
     framework_msgs: dict[str, list[scheduler_pb2.Event | OfferBatch | UpdateBatch]] = field(
         default_factory=dict
     )
@@ -172,6 +175,7 @@ class Outbox:
                             agent_id=c.agent_id,
                             heartbeat_interval_seconds=c.heartbeat_interval,
                             secret=c.secret,
+                            principal=c.principal,
                         ),
                         epoch=c.epoch,
                     ),
@@ -191,6 +195,12 @@ class Outbox:
                 and last.launch_tasks.framework_id == c.framework_id
                 else None
             )
+            seal = (
+                self.seals.framework(c.framework_id, c.principal, c.role)
+                if self.seals is not None
+                else b""
+            )
+            ids += 12 + text_bytes(c.principal) + text_bytes(c.role) + len(seal)
             for t in c.tasks:
                 wire = t.wire
                 if wire is None:
@@ -211,6 +221,10 @@ class Outbox:
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
                 task.framework_id = c.framework_id
+                # The master's, whatever the framework put there (master/seals.py).
+                task.framework_principal = c.principal
+                task.framework_role = c.role
+                task.framework_seal = seal
                 if t.priority:
                     task.priority = t.priority  # the agent evicts the lowest first
         elif isinstance(c, cmd.SendHeartbeatInterval):
@@ -242,8 +256,8 @@ class Outbox:
                 if amsgs and amsgs[-1].HasField("acknowledgements")
                 else None
             )
-            for task_id, uuid in c.acknowledgements:
-                size = 16 + text_bytes(task_id) + len(uuid)
+            for framework_id, task_id, uuid in c.acknowledgements:
+                size = 20 + text_bytes(task_id) + text_bytes(framework_id) + len(uuid)
                 if acks is None or not self._fits(c.agent_id, size):
                     amsgs.append(
                         agent_pb2.MasterMessage(acknowledgements=agent_pb2.StatusAcknowledgements())
@@ -251,7 +265,7 @@ class Outbox:
                     acks = amsgs[-1].acknowledgements
                     self.agent_sizes.setdefault(c.agent_id, []).append(0)
                 self.agent_sizes[c.agent_id][-1] += size
-                acks.acknowledgements.add(task_id=task_id, uuid=uuid)
+                acks.acknowledgements.add(task_id=task_id, uuid=uuid, framework_id=framework_id)
         elif isinstance(c, cmd.Persist):
             self.changes.extend(c.changes)
         elif isinstance(c, cmd.ClusterEvent):

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 
 from corral import limits
-from corral.master import convert, usage_wire
+from corral.master import convert, seals, usage_wire
 from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -44,15 +44,32 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             convert.count(first.register.tasks, "reported tasks", limits.MAX_TASKS_PER_AGENT)
             convert.ident(first.register.secret, "register.secret")
             spec = convert.agent_spec_from_pb(first.register.info)
-            latest = {s.task_id: s for s in first.register.task_statuses}
+            # Keyed as the agent keys its tasks: two frameworks' tasks may share an id.
+            latest = {(s.framework_id, s.task_id): s for s in first.register.task_statuses}
             tasks = tuple(
-                convert.reported_task_from_pb(t, latest.get(t.task_id))
+                seals.checked_owner(
+                    rt.seals,
+                    convert.reported_task_from_pb(t, latest.get((t.framework_id, t.task_id))),
+                    t.framework_seal,
+                )
                 for t in first.register.tasks
             )
         except WireError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         connection = rt.new_connection()
         agent_id = spec.agent_id or rt.new_id("S")
+        principal = principal_of(context)
+        secret = first.register.secret
+        sealed = False
+        if rt.seals is not None and principal.name:
+            # An id's secret is the seal of the id and the certificate it was issued to, so a
+            # master that forgot the id can still check it (master/seals.py).
+            new_secret = rt.seals.agent_secret(agent_id, principal.name)
+            sealed = bool(spec.agent_id) and rt.seals.agent_secret_ok(
+                spec.agent_id, principal.name, secret
+            )
+        else:
+            new_secret = rt.new_secret()
         stream = rt.new_stream("agent")
         cut_when_behind(rt, stream, context, "agent")
         rt.agent_streams[connection] = stream
@@ -65,9 +82,10 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     spec=spec,
                     new_agent_id=agent_id,
                     tasks=tasks,
-                    secret=first.register.secret,
-                    new_secret=rt.new_secret(),
-                    principal=principal_of(context),
+                    secret=secret,
+                    new_secret=new_secret,
+                    secret_sealed=sealed,
+                    principal=principal,
                 )
             )
         except CallRejected as exc:

@@ -37,7 +37,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
         except WireError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         stream_id = rt.new_secret()  # a credential: calls naming it act for the framework
-        framework_id = spec.framework_id or rt.new_id("F")
+        framework_id = spec.framework_id or rt.new_framework_id()
         stream = rt.new_stream("framework")
         cut_when_behind(rt, stream, context, "framework")
         rt.framework_streams[stream_id] = stream

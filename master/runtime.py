@@ -40,6 +40,7 @@ from corral.master.outbox import Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
 from corral.master.requester import RequesterSource
 from corral.master.sandbox_relay import SandboxRelay
+from corral.master.seals import Seals
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
@@ -79,7 +80,8 @@ class MasterRuntime:
         # What the shell authorizes with (operator endpoints) and the core too (SetAcls when it
         # changes): None is a plain-text master's, which has no principals to tell apart.
         self.acl = acl if acl is not None else acls.allow_all()
-        self.token_key: bytes | None = None  # signs the web page's tokens (tokens.py); TLS only
+        self._token_key: bytes | None = None
+        self.seals: Seals | None = None  # what agents report back, checked (seals.py); TLS only
         self.config = config
         self.core = MasterCore(config, allocator, self.master_id, self.acl)
         self.registry: Registry = registry if registry is not None else MemoryRegistry()
@@ -116,6 +118,16 @@ class MasterRuntime:
         self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
         self.requesters = RequesterSource(self)  # who asked for an operator's action
 
+    @property
+    def token_key(self) -> bytes | None:
+        """Signs the web page's tokens (tokens.py) and keys the seals (seals.py); TLS only."""
+        return self._token_key
+
+    @token_key.setter
+    def token_key(self, key: bytes | None) -> None:
+        self._token_key = key
+        self.seals = Seals(key) if key is not None else None
+
     # -------------------------------------------------------------- plumbing
 
     def stimulus(self, kind: str) -> str:
@@ -123,6 +135,11 @@ class MasterRuntime:
 
     def new_id(self, kind: str) -> str:
         return f"{self.master_id}-{kind}{next(self._seq)}"
+
+    def new_framework_id(self) -> str:
+        """A framework id no one can guess (an id is asked for at SUBSCRIBE to fail over: the
+        master's id, public at /health, and a counter would name every framework)."""
+        return f"{self.master_id}-F{secrets.token_hex(12)}"
 
     def new_secret(self) -> str:
         """An unguessable token (stream ids, agent secrets): randomness stays in the shell."""
@@ -308,7 +325,7 @@ class MasterRuntime:
             while len(batch) < BATCH_LIMIT and not self._inbox.empty():
                 batch.append(self._inbox.get_nowait())
             self.metrics.inbox_depth.set(self._inbox.qsize())
-            outbox = Outbox(self._offer_encoder)
+            outbox = Outbox(self._offer_encoder, self.seals)
             for item, future in batch:
                 self._process(item, future, outbox)
                 if isinstance(item, ev.AgentStatusUpdates):

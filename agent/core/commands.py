@@ -19,12 +19,14 @@ class SendRegister(Command):
     agent_id: str
     secret: str
     tasks: tuple[tuple[TaskSpec, Status], ...]
+    principal: str = ""  # the principal agent_id was issued to (the master checks it)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointAgentId(Command):
     agent_id: str
     secret: str
+    principal: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,14 +76,16 @@ class SignalGroup(Command):
 
     task_id: str
     signal: Signal
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScheduleGraceExpiry(Command):
-    """Deliver ``GraceExpired(task_id)`` at ``at``."""
+    """Deliver ``GraceExpired(task_id, framework_id)`` at ``at``."""
 
     task_id: str
     at: float
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

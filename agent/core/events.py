@@ -42,6 +42,7 @@ class Registered(Event):
     agent_id: str
     heartbeat_interval: float
     secret: str = ""
+    principal: str = ""  # the certificate's the master bound agent_id to
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +73,9 @@ class KillTask(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Acknowledged(Event):
-    acknowledgements: tuple[tuple[str, bytes], ...]  # (task_id, uuid)
+    # (framework_id, task_id, uuid); a framework id left empty (a master from before tasks
+    # were keyed by framework) names the one task of that id, if only one has it.
+    acknowledgements: tuple[tuple[str, str, bytes], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,12 +92,14 @@ class Shutdown(Event):
 class ProcessStarted(Event):
     task_id: str
     pid: int | None = None  # None for simulated tasks
+    framework_id: str = ""  # with task_id, the task's key ("": the one task of that id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LaunchFailed(Event):
     task_id: str
     message: str
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +112,7 @@ class ProcessExited(Event):
     exit_code: int | None = None
     signal: int | None = None
     memory_limit: bool = False
+    framework_id: str = ""
 
 
 # --- timers and the host ----------------------------------------------------------------
@@ -120,6 +126,7 @@ class Tick(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GraceExpired(Event):
     task_id: str
+    framework_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -35,6 +35,7 @@ class EvictionCandidate:
     request_mem: float  # MiB requested
     usage_mem: float  # MiB used, as last measured
     revocable: bool = False
+    framework_id: str = ""  # with task_id, the task's key on the agent
 
     @property
     def over_request(self) -> float:
@@ -53,10 +54,10 @@ def tier(c: EvictionCandidate) -> int:
 def rank(candidates: Iterable[EvictionCandidate]) -> list[EvictionCandidate]:
     """The candidates in eviction order (first is evicted first)."""
 
-    def key(c: EvictionCandidate) -> tuple[int, int, float, str]:
+    def key(c: EvictionCandidate) -> tuple[int, int, float, str, str]:
         t = tier(c)
         size = c.over_request if t <= 1 else c.usage_mem
-        return (t, c.priority, -size, c.task_id)
+        return (t, c.priority, -size, c.task_id, c.framework_id)
 
     return sorted(candidates, key=key)
 

@@ -5,7 +5,10 @@ The rules:
   status updates still owed to the master (``status_updates.py``).
 - Every status gets a fresh uuid from the injected ``new_uuid`` and the ``now`` of its event.
 - Statuses are sent only while registered; they are kept, and resent after re-registration.
-- A launch of a task id the agent already knows is ignored (it is the master retrying, or a bug
+- Tasks are keyed by (framework id, task id), as Mesos keys them: two frameworks' tasks of one
+  id are two tasks, and no framework learns another's ids. An event naming no framework (a
+  master from before) names the one task of that id, if only one has it.
+- A launch of a task the agent already knows is ignored (it is the master retrying, or a bug
   to log); an invalid task ends ERROR; a kill of an unknown task ends KILLED with a message,
   so the master learns that nothing runs under that id here.
 - A kill is SIGTERM to the task's process group, then SIGKILL when the grace period expires.
@@ -44,7 +47,7 @@ from corral.agent.core import events as e
 from corral.agent.core import recovery, usage
 from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import check
-from corral.agent.core.status_updates import Backoff, StatusUpdateManager
+from corral.agent.core.status_updates import Backoff, StatusUpdateManager, TaskKey
 from corral.agent.core.types import (
     Signal,
     Status,
@@ -97,13 +100,17 @@ class AgentCore:
         self.config = config or AgentCoreConfig()
         self.agent_id = agent_id
         self.secret = ""  # proves agent_id to the master (see corral.agent.checkpoint)
+        self.principal = ""  # whom the master issued agent_id to; presented with it
         self.registered = False
         self.shutting_down = False
         self.stopped = False
         self._new_uuid = new_uuid
         self._phase = phase
         self.pressure = PressureTracker(self.config.thresholds)
-        self._tasks: dict[str, _Task] = {}
+        self._tasks: dict[TaskKey, _Task] = {}
+        # Per task id, the frameworks with a task of that id here: an event that names no
+        # framework (a master from before tasks were keyed by framework) finds its task.
+        self._frameworks_of: dict[str, dict[str, None]] = {}
         self.updates = StatusUpdateManager(self.config.status_backoff)
         self._heartbeat_interval = self.config.default_heartbeat_interval
         self._next_heartbeat: float | None = None
@@ -118,17 +125,47 @@ class AgentCore:
         self._statuses: list[Status] = []
         self._out: list[c.Command] = []
         self._checkpoint = self.config.checkpoint
-        self._dirty: dict[str, str] = {}  # task id -> framework id, to checkpoint or forget
+        self._dirty: dict[TaskKey, None] = {}  # tasks to checkpoint or forget
         self._event: e.Event = e.Tick(now=0.0)
 
     # --- queries (for the shell and tests) ----------------------------------------------
 
-    def task_state(self, task_id: str) -> TaskState | None:
-        task = self._tasks.get(task_id)
+    def task_state(self, task_id: str, framework_id: str = "") -> TaskState | None:
+        task = self._find(framework_id, task_id)
         return task.state if task else None
 
     def task_ids(self) -> list[str]:
+        return [task_id for _, task_id in self._tasks]
+
+    def task_keys(self) -> list[TaskKey]:
         return list(self._tasks)
+
+    # --- the task index ------------------------------------------------------------------
+
+    def _put(self, task: _Task) -> None:
+        spec = task.spec
+        self._tasks[(spec.framework_id, spec.task_id)] = task
+        self._frameworks_of.setdefault(spec.task_id, {})[spec.framework_id] = None
+
+    def _drop(self, key: TaskKey) -> None:
+        if self._tasks.pop(key, None) is None:
+            return
+        framework_id, task_id = key
+        frameworks = self._frameworks_of.get(task_id)
+        if frameworks is not None:
+            frameworks.pop(framework_id, None)
+            if not frameworks:
+                del self._frameworks_of[task_id]
+
+    def _find(self, framework_id: str, task_id: str) -> _Task | None:
+        """The task of ``framework_id`` with ``task_id``; with no framework id, the one task of
+        that id (None if none or several)."""
+        if framework_id:
+            return self._tasks.get((framework_id, task_id))
+        frameworks = self._frameworks_of.get(task_id)
+        if frameworks is None or len(frameworks) != 1:
+            return None
+        return self._tasks.get((next(iter(frameworks)), task_id))
 
     def live_tasks(self) -> int:
         return sum(1 for t in self._tasks.values() if not t.state.terminal)
@@ -203,12 +240,21 @@ class AgentCore:
     def _on_stream_opened(self, event: e.StreamOpened) -> None:
         self.registered = False
         tasks = tuple((t.spec, t.latest) for t in self._tasks.values() if t.latest is not None)
-        self._emit(c.SendRegister(agent_id=self.agent_id, secret=self.secret, tasks=tasks))
+        self._emit(
+            c.SendRegister(
+                agent_id=self.agent_id, secret=self.secret, principal=self.principal, tasks=tasks
+            )
+        )
 
     def _on_registered(self, event: e.Registered) -> None:
-        if event.agent_id and (event.agent_id, event.secret) != (self.agent_id, self.secret):
-            self.agent_id, self.secret = event.agent_id, event.secret
-            self._emit(c.CheckpointAgentId(agent_id=event.agent_id, secret=event.secret))
+        identity = (event.agent_id, event.secret, event.principal)
+        if event.agent_id and identity != (self.agent_id, self.secret, self.principal):
+            self.agent_id, self.secret, self.principal = identity
+            self._emit(
+                c.CheckpointAgentId(
+                    agent_id=event.agent_id, secret=event.secret, principal=event.principal
+                )
+            )
         interval = event.heartbeat_interval
         if not (math.isfinite(interval) and interval > 0):
             interval = self.config.default_heartbeat_interval
@@ -261,15 +307,21 @@ class AgentCore:
         self._next_heartbeat = self._last_sent + delay
 
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
-        for task_id, uuid in event.acknowledgements:
-            status = self.updates.acknowledge(task_id, uuid)
+        for framework_id, task_id, uuid in event.acknowledgements:
+            if not framework_id:
+                known = self._find("", task_id)
+                if known is None:
+                    continue
+                framework_id = known.spec.framework_id
+            status = self.updates.acknowledge(framework_id, task_id, uuid)
             if status is None:
                 continue
-            task = self._tasks.get(task_id)
+            key = (framework_id, task_id)
+            task = self._tasks.get(key)
             if status.state.terminal:
-                self._tasks.pop(task_id, None)
+                self._drop(key)
             if self._checkpoint and task is not None:
-                self._dirty[task_id] = task.spec.framework_id
+                self._dirty[key] = None
 
     # --- tasks from the master -----------------------------------------------------------
 
@@ -280,12 +332,12 @@ class AgentCore:
             if not spec.task_id:
                 self._warn("launch of a task without an id ignored")
                 continue
-            known = self._tasks.get(spec.task_id)
+            known = self._tasks.get((spec.framework_id, spec.task_id))
             if known is not None:
                 self._warn(f"duplicate launch ignored: task is {known.state.name}", spec.task_id)
                 continue
             task = _Task(spec=spec, state=TaskState.STAGING)
-            self._tasks[spec.task_id] = task
+            self._put(task)
             problem = self._invalid(spec)
             if self.shutting_down:
                 self._move(
@@ -323,11 +375,11 @@ class AgentCore:
         return ""
 
     def _on_kill(self, event: e.KillTask) -> None:
-        task = self._tasks.get(event.task_id)
+        task = self._find(event.framework_id, event.task_id)
         if task is None:
             spec = TaskSpec(task_id=event.task_id, framework_id=event.framework_id)
             task = _Task(spec=spec, state=TaskState.STAGING)
-            self._tasks[event.task_id] = task
+            self._put(task)
             self._move(
                 task,
                 TaskState.KILLED,
@@ -353,8 +405,13 @@ class AgentCore:
 
     def _signal_term(self, task: _Task) -> None:
         now = self._event.now
-        self._emit(c.SignalGroup(task_id=task.spec.task_id, signal=Signal.TERM))
-        self._emit(c.ScheduleGraceExpiry(task_id=task.spec.task_id, at=now + task.grace_period))
+        task_id, framework_id = task.spec.task_id, task.spec.framework_id
+        self._emit(c.SignalGroup(task_id=task_id, framework_id=framework_id, signal=Signal.TERM))
+        self._emit(
+            c.ScheduleGraceExpiry(
+                task_id=task_id, framework_id=framework_id, at=now + task.grace_period
+            )
+        )
 
     def _on_shutdown(self, event: e.Shutdown) -> None:
         self.shutting_down = True
@@ -364,7 +421,7 @@ class AgentCore:
     # --- executors -----------------------------------------------------------------------
 
     def _on_started(self, event: e.ProcessStarted) -> None:
-        task = self._executor_task(event.task_id, "start")
+        task = self._executor_task(event.framework_id, event.task_id, "start")
         if task is None:
             return
         task.started = True
@@ -374,7 +431,7 @@ class AgentCore:
             self._move(task, TaskState.RUNNING)
 
     def _on_launch_failed(self, event: e.LaunchFailed) -> None:
-        task = self._executor_task(event.task_id, "launch failure")
+        task = self._executor_task(event.framework_id, event.task_id, "launch failure")
         if task is None:
             return
         if task.state is TaskState.KILLING:
@@ -383,7 +440,7 @@ class AgentCore:
             self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, event.message)
 
     def _on_exited(self, event: e.ProcessExited) -> None:
-        task = self._executor_task(event.task_id, "exit")
+        task = self._executor_task(event.framework_id, event.task_id, "exit")
         if task is None:
             return
         if event.memory_limit and not task.limit_message:
@@ -411,12 +468,18 @@ class AgentCore:
             self._move(task, TaskState.FAILED, TaskReason.COMMAND_EXITED, how, exit_code=exit_code)
 
     def _on_grace_expired(self, event: e.GraceExpired) -> None:
-        task = self._tasks.get(event.task_id)
+        task = self._find(event.framework_id, event.task_id)
         if task is not None and task.state is TaskState.KILLING and task.started:
-            self._emit(c.SignalGroup(task_id=event.task_id, signal=Signal.KILL))
+            self._emit(
+                c.SignalGroup(
+                    task_id=task.spec.task_id,
+                    framework_id=task.spec.framework_id,
+                    signal=Signal.KILL,
+                )
+            )
 
-    def _executor_task(self, task_id: str, what: str) -> _Task | None:
-        task = self._tasks.get(task_id)
+    def _executor_task(self, framework_id: str, task_id: str, what: str) -> _Task | None:
+        task = self._find(framework_id, task_id)
         if task is None or task.state.terminal:
             self._warn(f"{what} reported for a task that is not running", task_id)
             return None
@@ -427,7 +490,7 @@ class AgentCore:
     def _on_recovered(self, event: e.Recovered) -> None:
         for rt in event.tasks:
             task_id = rt.spec.task_id
-            if task_id in self._tasks:
+            if (rt.spec.framework_id, task_id) in self._tasks:
                 self._warn("a recovered task is already known: the checkpoint ignored", task_id)
                 continue
             recovery.recover_task(self, rt)
@@ -461,7 +524,7 @@ class AgentCore:
         self.updates.add(status, self._event.now)
         self._statuses.append(status)
         if self._checkpoint:
-            self._dirty[task.spec.task_id] = task.spec.framework_id
+            self._dirty[(task.spec.framework_id, task.spec.task_id)] = None
 
     def _emit(self, command: c.Command) -> None:
         sid = self._event.stimulus_id

@@ -22,14 +22,14 @@ def recover_task(core: AgentCore, rt: RecoveredTask) -> None:
     if state is TaskState.KILLING:
         task.kill_reason, task.kill_message = rt.latest.reason, rt.latest.message
         task.grace_period = rt.spec.kill_grace_period or core.config.default_grace_period
-    core._tasks[rt.spec.task_id] = task
+    core._put(task)
     for status in rt.pending:
         core.updates.add(status, core._event.now)
     if state.terminal:
         if not rt.pending:  # acknowledged; only its checkpoint was left to remove
-            core._tasks.pop(rt.spec.task_id)
+            core._drop((rt.spec.framework_id, rt.spec.task_id))
             if core._checkpoint:
-                core._dirty[rt.spec.task_id] = rt.spec.framework_id
+                core._dirty[(rt.spec.framework_id, rt.spec.task_id)] = None
         return
     while_down = " while the agent was down"
     match rt.process:
@@ -62,8 +62,9 @@ def recover_task(core: AgentCore, rt: RecoveredTask) -> None:
 def checkpoints(core: AgentCore, stimulus_id: str) -> list[c.Command]:
     """The checkpoint writes (and removals) of the tasks changed since the last."""
     out: list[c.Command] = []
-    for task_id, framework_id in core._dirty.items():
-        task = core._tasks.get(task_id)
+    for key in core._dirty:
+        task = core._tasks.get(key)
+        framework_id, task_id = key
         if task is None or task.latest is None:
             out.append(
                 c.ForgetTask(stimulus_id=stimulus_id, task_id=task_id, framework_id=framework_id)
@@ -74,7 +75,7 @@ def checkpoints(core: AgentCore, stimulus_id: str) -> list[c.Command]:
                     stimulus_id=stimulus_id,
                     task=task.spec,
                     latest=task.latest,
-                    pending=core.updates.pending(task_id),
+                    pending=core.updates.pending(framework_id, task_id),
                 )
             )
     core._dirty.clear()

@@ -38,6 +38,7 @@ class Borrower:
     task_id: str
     cpus: float
     mem: float
+    framework_id: str = ""  # with task_id, the task's key on the agent
 
 
 def lendable(lenders: Sequence[Lender]) -> tuple[float, float]:
@@ -58,14 +59,14 @@ def estimate(lenders: Sequence[Lender], margin: float) -> tuple[float, float]:
     return cpus * keep, mem * keep
 
 
-def reclaim(lenders: Sequence[Lender], borrowers: Sequence[Borrower]) -> list[str]:
+def reclaim(lenders: Sequence[Lender], borrowers: Sequence[Borrower]) -> list[Borrower]:
     """Rule 2: the revocable tasks to kill, in order."""
     _, room = lendable(lenders)
     held = sum(b.mem for b in borrowers)
-    out: list[str] = []
-    for b in sorted(borrowers, key=lambda b: (-b.mem, b.task_id)):
+    out: list[Borrower] = []
+    for b in sorted(borrowers, key=lambda b: (-b.mem, b.task_id, b.framework_id)):
         if held <= room + 1e-9:
             break
-        out.append(b.task_id)
+        out.append(b)
         held -= b.mem
     return out

@@ -3,6 +3,7 @@
 The rules:
 - Every status is kept until the master acknowledges its uuid. Acknowledging a status also
   settles the older statuses of the same task: the master has seen something newer.
+- Tasks are keyed by (framework id, task id), as the agent keys them.
 - Statuses travel per task and in order: a retry resends all of a task's pending statuses,
   oldest first, so a master that lost track replays the task's history as it happened.
 - A task's retries back off exponentially (``initial``, times ``factor``, capped at ``maximum``); a
@@ -18,6 +19,8 @@ import itertools
 from dataclasses import dataclass, field
 
 from corral.agent.core.types import Status
+
+TaskKey = tuple[str, str]  # (framework id, task id)
 
 
 @dataclass(slots=True)
@@ -41,76 +44,78 @@ class Backoff:
 class StatusUpdateManager:
     def __init__(self, backoff: Backoff | None = None) -> None:
         self._backoff = backoff or Backoff()
-        self._tasks: dict[str, _TaskUpdates] = {}
-        # (next_retry, token, task id): the agent asks for the earliest retry after every
+        self._tasks: dict[TaskKey, _TaskUpdates] = {}
+        # (next_retry, token, task key): the agent asks for the earliest retry after every
         # event, and a scan of every pending task was 5 % of a busy agent. An entry is live
         # while its token is its task's; the others are dropped when they reach the top.
-        self._heap: list[tuple[float, int, str]] = []
+        self._heap: list[tuple[float, int, TaskKey]] = []
         self._tokens = itertools.count()
 
-    def _schedule(self, task_id: str, updates: _TaskUpdates, at: float) -> None:
+    def _schedule(self, key: TaskKey, updates: _TaskUpdates, at: float) -> None:
         updates.next_retry = at
         updates.token = token = next(self._tokens)
-        heapq.heappush(self._heap, (at, token, task_id))
+        heapq.heappush(self._heap, (at, token, key))
         if len(self._heap) > 2 * len(self._tasks) + 64:  # mostly dead entries: rebuild
             self._heap = [(u.next_retry, u.token, t) for t, u in self._tasks.items()]
             heapq.heapify(self._heap)
 
     def add(self, status: Status, now: float) -> None:
-        updates = self._tasks.get(status.task_id)
+        key = (status.framework_id, status.task_id)
+        updates = self._tasks.get(key)
         if updates is None:
-            updates = self._tasks[status.task_id] = _TaskUpdates()
+            updates = self._tasks[key] = _TaskUpdates()
         updates.pending.append(status)
         updates.interval = self._backoff.initial
-        self._schedule(status.task_id, updates, now + updates.interval)
+        self._schedule(key, updates, now + updates.interval)
 
-    def acknowledge(self, task_id: str, uuid: bytes) -> Status | None:
+    def acknowledge(self, framework_id: str, task_id: str, uuid: bytes) -> Status | None:
         """Settle ``uuid`` (and the task's older statuses); return the status, None if unknown
         (a duplicate acknowledgement, which is normal under at-least-once)."""
-        updates = self._tasks.get(task_id)
+        key = (framework_id, task_id)
+        updates = self._tasks.get(key)
         if updates is None:
             return None
         for index, status in enumerate(updates.pending):
             if status.uuid == uuid:
                 del updates.pending[: index + 1]
                 if not updates.pending:
-                    del self._tasks[task_id]
+                    del self._tasks[key]
                 return status
         return None
 
     def due(self, now: float) -> list[Status]:
         """Statuses to resend now; their tasks back off."""
         out: list[Status] = []
-        for task_id, updates in self._tasks.items():
+        for key, updates in self._tasks.items():
             if updates.next_retry <= now:
                 out.extend(updates.pending)
                 updates.interval = min(
                     updates.interval * self._backoff.factor, self._backoff.maximum
                 )
-                self._schedule(task_id, updates, now + updates.interval)
+                self._schedule(key, updates, now + updates.interval)
         return out
 
     def resend_all(self, now: float) -> list[Status]:
         """Everything pending, oldest first per task; every backoff starts over."""
         out: list[Status] = []
-        for task_id, updates in self._tasks.items():
+        for key, updates in self._tasks.items():
             out.extend(updates.pending)
             updates.interval = self._backoff.initial
-            self._schedule(task_id, updates, now + updates.interval)
+            self._schedule(key, updates, now + updates.interval)
         return out
 
     def next_retry(self) -> float | None:
         heap, tasks = self._heap, self._tasks
         while heap:
-            at, token, task_id = heap[0]
-            updates = tasks.get(task_id)
+            at, token, key = heap[0]
+            updates = tasks.get(key)
             if updates is not None and updates.token == token:
                 return at
             heapq.heappop(heap)
         return None
 
-    def pending(self, task_id: str) -> tuple[Status, ...]:
-        updates = self._tasks.get(task_id)
+    def pending(self, framework_id: str, task_id: str) -> tuple[Status, ...]:
+        updates = self._tasks.get((framework_id, task_id))
         return tuple(updates.pending) if updates else ()
 
     def __len__(self) -> int:

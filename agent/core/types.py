@@ -88,6 +88,7 @@ class TaskUsage:
     task_id: str
     cpus: float = 0.0
     mem: float = 0.0
+    framework_id: str = ""  # with task_id, the task's key on the agent
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,9 +41,8 @@ def _live(task: _Task) -> bool:
 
 
 def on_usage(core: AgentCore, event: e.UsageMeasured) -> None:
-    tasks = core._tasks
     for u in event.tasks:
-        task = tasks.get(u.task_id)
+        task = core._find(u.framework_id, u.task_id)
         if task is not None and not task.state.terminal:
             task.usage = u
     _enforce_limits(core)
@@ -63,7 +62,13 @@ def _enforce_limits(core: AgentCore) -> None:
             task.limit_message = (
                 f"memory limit exceeded: used {task.usage.mem:.0f} MiB, limit {limit:.0f} MiB"
             )
-            core._emit(c.SignalGroup(task_id=task.spec.task_id, signal=Signal.KILL))
+            core._emit(
+                c.SignalGroup(
+                    task_id=task.spec.task_id,
+                    framework_id=task.spec.framework_id,
+                    signal=Signal.KILL,
+                )
+            )
 
 
 def _lenders(core: AgentCore) -> list[revocable.Lender]:
@@ -81,7 +86,7 @@ def _lenders(core: AgentCore) -> list[revocable.Lender]:
 
 def _reclaim(core: AgentCore) -> None:
     borrowers = [
-        revocable.Borrower(t.spec.task_id, t.spec.cpus, t.spec.mem)
+        revocable.Borrower(t.spec.task_id, t.spec.cpus, t.spec.mem, t.spec.framework_id)
         for t in core._tasks.values()
         if _live(t) and t.spec.revocable
     ]
@@ -97,8 +102,8 @@ def _reclaim(core: AgentCore) -> None:
         f"revocable resources reclaimed: the agent's own tasks now leave {room:.0f} MiB "
         f"unused and revocable tasks held {held:.0f} MiB"
     )
-    for task_id in victims:
-        task = core._tasks[task_id]
+    for victim in victims:
+        task = core._tasks[(victim.framework_id, victim.task_id)]
         core._kill(task, 0.0, TaskReason.REVOCABLE_RESOURCES_RECLAIMED, message)
 
 
@@ -123,13 +128,14 @@ def _evict(core: AgentCore, now: float) -> Verdict:
             t.spec.mem,
             t.usage.mem,
             t.spec.revocable,
+            t.spec.framework_id,
         )
         for t in core._tasks.values()
         if _live(t) and t.usage is not None
     ]
     grace_hard = verdict.threshold == HARD
     for victim in eviction.select(candidates, verdict.need_mib):
-        task = core._tasks[victim.task_id]
+        task = core._tasks[(victim.framework_id, victim.task_id)]
         reason = (
             TaskReason.REVOCABLE_RESOURCES_RECLAIMED if victim.revocable else TaskReason.EVICTED
         )

@@ -200,6 +200,8 @@ def _run(args: argparse.Namespace, procs: Processes, progress: _Progress) -> int
         "master",
         "master",
         *("--grpc", args.grpc, "--http", args.http, "--ready-file", str(ready), "--log-json"),
+        # The demo's own registry, gone with its work dir: not the user's default one.
+        *("--work-dir", str(work / "master")),
     )
     # A first start compiles the allocator (numba, cached afterwards): ~15 s on 2 busy
     # cores. The wait ends at once if the master exits, so a long bound costs nothing.

@@ -24,8 +24,10 @@ from corral.frameworks.sdk.detector import parse_zk_url
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
 from corral.priority import PriorityClass
 from corral.roles import Quota
+from corral.work_dirs import WorkDirBusy, WorkDirLock
 
 MIB = 1024 * 1024
+DEFAULT_WORK_DIR = "~/.corral/master"
 
 
 def zk_url(text: str) -> str:
@@ -93,8 +95,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         metavar="DIR",
         help="keep the registry (admitted agents, frameworks, operators' weights and quotas) in "
-        "DIR/registry.db, so a restarted master remembers them (default: none; a master "
-        "without one forgets everything when it stops)",
+        "DIR/registry.db, so a restarted master remembers them; one master per work dir "
+        f"(default {DEFAULT_WORK_DIR}, i.e. $CORRAL_HOME/master)",
+    )
+    p.add_argument(
+        "--registry",
+        choices=("sqlite", "memory"),
+        default=None,
+        help="sqlite: the registry in the work dir (default); memory: none, the master forgets "
+        "every agent and framework when it stops (logged as a warning; a lab or a benchmark "
+        "only). With --zk the registry is ZooKeeper's",
     )
     ha = p.add_argument_group("high availability (docs/operations.md, 'Highly available masters')")
     ha.add_argument(
@@ -163,8 +173,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--adopt-unknown-agents",
         action="store_true",
         help="for this start, take in the tasks that agents with ids the registry does not hold "
-        "report (after restoring a backup: the agents admitted since it); otherwise they are "
-        "killed as tasks the master never launched",
+        "report (after restoring a backup: the agents admitted since it), and such ids whose "
+        "secrets the master cannot check (issued before secrets were sealed); otherwise those "
+        "ids are refused and such tasks killed as tasks the master never launched",
     )
     p.add_argument(
         "--agent-removal-rate",
@@ -196,9 +207,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=non_negative_float,
         default=default("offer_timeout"),
         metavar="SECONDS",
-        help="rescind an offer outstanding this long; its resources go back as after a "
-        "decline without a filter, so a framework that holds offers cannot keep them from "
-        f"others forever (default {default('offer_timeout'):g}; 0: never)",
+        help="rescind an offer outstanding this long and take it as declined: the framework is "
+        "not offered that agent again for twice this, doubling while its offers keep running "
+        "out, so a framework that holds offers cannot keep them from others "
+        f"(default {default('offer_timeout'):g}; 0: never)",
     )
     p.add_argument(
         "--max-completed-frameworks",
@@ -368,11 +380,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
     if args.zk is not None:
-        if args.work_dir is not None:
-            raise CliError(
-                "--zk keeps the registry in ZooKeeper, shared by the masters: drop --work-dir",
-                exit_code=2,
-            )
+        for flag, given in (("--work-dir", args.work_dir), ("--registry", args.registry)):
+            if given is not None:
+                raise CliError(
+                    f"--zk keeps the registry in ZooKeeper, shared by the masters: drop {flag}",
+                    exit_code=2,
+                )
         hosts, path = parse_zk_url(args.zk)
         if args.zk_registry and (
             not args.zk_registry.startswith("/") or args.zk_registry.rstrip("/") == path
@@ -407,6 +420,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, RegistryError) as exc:
             raise CliError(f"cannot start: {exc}") from None
     _check_ports(args)
+    registry_dir, _lock = _work_dir(args)  # the lock is held until run() returns
     security = security_from_args(args, acl)
     try:
         return asyncio.run(
@@ -417,13 +431,46 @@ def run(args: argparse.Namespace) -> int:
                 args.allocator,
                 args.ready_file,
                 allocator_options=allocator_options,
-                work_dir=args.work_dir,
+                work_dir=registry_dir,
                 accept_empty_registry=args.accept_empty_registry,
                 **security,
             )
         )
     except (OSError, RegistryError) as exc:
         raise CliError(f"cannot start: {exc}") from None
+
+
+def _work_dir(args: argparse.Namespace) -> tuple[Path | None, WorkDirLock | None]:
+    """Where the registry lives (None: in memory), and the lock that keeps the work dir this
+    master's (held while the caller keeps it).
+
+    Mesos' master requires a work dir; Corral's has a default (``$CORRAL_HOME/master``), so a
+    master started with no flags remembers the agents and frameworks it admitted, and who owns
+    each, across a restart. Forgetting is an explicit choice (``--registry memory``): a master
+    that forgot must believe what agents report after a restart (docs/security.md). ``args.
+    work_dir`` is set to the directory used (TLS writes its certificate there)."""
+    from corral.frameworks.sdk.tls import home
+    from corral.logging import get_logger
+
+    log = get_logger("corral.master")
+    if args.registry == "memory":
+        log.warning(
+            "registry_in_memory",
+            detail="--registry memory: every agent and framework admitted is forgotten when "
+            "this master stops; after a restart it believes what agents report",
+        )
+    elif args.work_dir is None:
+        args.work_dir = home() / "master"
+    if args.work_dir is None:
+        return None, None
+    lock = WorkDirLock(args.work_dir, "master.lock", "master")
+    try:
+        lock.acquire()
+    except WorkDirBusy as exc:
+        raise CliError(f"cannot start: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"cannot start: work dir {args.work_dir}: {exc}") from None
+    return (None if args.registry == "memory" else args.work_dir), lock
 
 
 def _check_ports(args: argparse.Namespace) -> None:

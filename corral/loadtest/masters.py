@@ -43,7 +43,8 @@ class Masters:
 
 async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
     masters = Masters()
-    extra: tuple[str, ...] = ()
+    # An explicit choice each: a master's default registry is the user's ~/.corral/master.
+    extra: tuple[str, ...] = ("--registry", "memory")
     if opts.registry == "sqlite":
         extra = ("--work-dir", str(group.work_dir / "master-registry"))
     elif opts.registry == "zookeeper":

@@ -88,16 +88,18 @@ class MasterMessage(_message.Message):
     def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., read_file: _Optional[_Union[ReadSandboxFile, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Registered(_message.Message):
-    __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret")
+    __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret", "principal")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     SECRET_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     master_id: str
     heartbeat_interval_seconds: float
     secret: str
-    def __init__(self, agent_id: _Optional[str] = ..., master_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., secret: _Optional[str] = ...) -> None: ...
+    principal: str
+    def __init__(self, agent_id: _Optional[str] = ..., master_id: _Optional[str] = ..., heartbeat_interval_seconds: _Optional[float] = ..., secret: _Optional[str] = ..., principal: _Optional[str] = ...) -> None: ...
 
 class HeartbeatInterval(_message.Message):
     __slots__ = ("seconds",)
@@ -136,12 +138,14 @@ class StatusAcknowledgements(_message.Message):
     def __init__(self, acknowledgements: _Optional[_Iterable[_Union[StatusAcknowledgement, _Mapping]]] = ...) -> None: ...
 
 class StatusAcknowledgement(_message.Message):
-    __slots__ = ("task_id", "uuid")
+    __slots__ = ("task_id", "uuid", "framework_id")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     UUID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     uuid: bytes
-    def __init__(self, task_id: _Optional[str] = ..., uuid: _Optional[bytes] = ...) -> None: ...
+    framework_id: str
+    def __init__(self, task_id: _Optional[str] = ..., uuid: _Optional[bytes] = ..., framework_id: _Optional[str] = ...) -> None: ...
 
 class Shutdown(_message.Message):
     __slots__ = ("reason",)

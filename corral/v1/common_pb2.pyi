@@ -317,7 +317,7 @@ class SimulationInfo(_message.Message):
     def __init__(self, duration_seconds: _Optional[float] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority")
+    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority", "framework_principal", "framework_role", "framework_seal")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -339,6 +339,9 @@ class TaskInfo(_message.Message):
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     REVOCABLE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ROLE_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_SEAL_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     agent_id: str
@@ -353,7 +356,10 @@ class TaskInfo(_message.Message):
     limits: Resources
     revocable: bool
     priority: int
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ...) -> None: ...
+    framework_principal: str
+    framework_role: str
+    framework_seal: bytes
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ...) -> None: ...
 
 class Demand(_message.Message):
     __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations", "spread")

@@ -349,6 +349,12 @@ class Allocator(Protocol):
     def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
         """The framework wants (or no longer wants) only BestEffort work (rules/pressure.py)."""
 
+    def set_demand_shapes(
+        self, framework_id: str, shapes: tuple[tuple[float, ...], ...] | None
+    ) -> None:
+        """One task's shape per unmet demand of the framework (None: it sets no demands); an
+        agent none of them fits is not offered to it (rules/demand_fit.py)."""
+
     def add_framework(
         self,
         framework_id: str,

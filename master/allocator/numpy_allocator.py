@@ -228,7 +228,12 @@ class DrfAllocator:
         self.filters.clear_agent(a)
         self.reservations.set_agent(a, by_role)
         self.placement.set_agent(
-            a, attributes, taints, self._live_frameworks(), has_gpus=tot[3] > 0
+            a,
+            attributes,
+            taints,
+            self._live_frameworks(),
+            has_gpus=tot[3] > 0,
+            capacity=tuple(tot),
         )
         m = self._frameworks.size
         row = eligibility.row(self, a, m)  # a new agent: no filter holds yet
@@ -273,6 +278,21 @@ class DrfAllocator:
             self._column_delta(f, +1)
         if changed:
             self._fit_cache.clear()
+
+    def set_demand_shapes(
+        self, framework_id: str, shapes: tuple[tuple[float, ...], ...] | None
+    ) -> None:
+        f = self._framework(framework_id)
+        facts = self.placement.framework_sigs[int(self.placement.framework_sig[f])]
+        if facts.demand_shapes == shapes:
+            return  # the common call: nothing moved
+        active = bool(self.fw_active[f])
+        if active:
+            self._column_delta(f, -1)
+        self.placement.set_framework_shapes(f, shapes, self._live_agents())
+        if active:
+            self._column_delta(f, +1)
+        self._fit_cache.clear()
 
     @property
     def rule_options(self) -> RuleOptions:

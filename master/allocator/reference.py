@@ -178,6 +178,7 @@ class _Framework:
     constraints: tuple[AttributeConstraint, ...]
     gpu_resources: bool = False  # the GPU_RESOURCES capability
     besteffort_only: bool = False  # its unmet demands are all BestEffort (rules/pressure.py)
+    demand_shapes: tuple[tuple[float, ...], ...] | None = None  # rules/demand_fit.py
     suppressed: bool = False
     priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
@@ -246,6 +247,11 @@ class ReferenceAllocator:
 
     def set_besteffort(self, framework_id: str, besteffort_only: bool) -> None:
         self._framework(framework_id).besteffort_only = besteffort_only
+
+    def set_demand_shapes(
+        self, framework_id: str, shapes: tuple[tuple[float, ...], ...] | None
+    ) -> None:
+        self._framework(framework_id).demand_shapes = shapes
 
     # ---- frameworks and roles -----------------------------------------------------------------
 
@@ -535,7 +541,11 @@ class ReferenceAllocator:
     @staticmethod
     def _agent_facts(agent: _Agent) -> AgentFacts:
         return AgentFacts(
-            agent.attributes, tuple(agent.taints), agent.total[3], agent.under_pressure
+            agent.attributes,
+            tuple(agent.taints),
+            agent.total[3],
+            agent.under_pressure,
+            tuple(agent.total),
         )
 
     @staticmethod
@@ -546,6 +556,7 @@ class ReferenceAllocator:
             fw.gpu_resources,
             fw.role,
             fw.besteffort_only,
+            fw.demand_shapes,
         )
 
     @property

@@ -4,13 +4,13 @@ back, with a refuse filter).
 Rules:
 1. An accept is checked whole before anything changes: the offers are the framework's and
    outstanding, of one agent (or one gang's bundle, all of it: gangs.py rule 3), the tasks'
-   ids new and each named once, and none live on its agent for another framework (an agent
-   keys tasks by id alone, as it reports them), naming only priority classes and demands
-   that exist, no port asked for by two tasks, and all of it within what the offers hold; the
-   ACLs must grant its priority classes and its principal's cap must hold it (authz.py); then
-   admission control may refuse it (admission.py). A refused accept changes nothing: its
-   offers are still the framework's. A task asking for no cpus and no mem is BestEffort
-   (corral.qos): it is charged nothing.
+   ids new to the framework and each named once (an agent keys tasks by framework and id, as
+   Mesos does: another framework's ids are no concern, nor told), naming only priority
+   classes and demands that exist, no port asked for by two tasks, and all of it within what
+   the offers hold; the ACLs must grant its priority classes and its principal's cap must
+   hold it (authz.py); then admission control may refuse it (admission.py). A refused accept
+   changes nothing: its offers are still the framework's. A task asking for no cpus and no
+   mem is BestEffort (corral.qos): it is charged nothing.
 2. Accepted: the offers are used whole; what the tasks leave goes back to the pool under the
    refuse filter (nothing left: no filter), and each task is STAGING on its agent, sent to it
    in one LAUNCH per agent.
@@ -67,6 +67,7 @@ def refuse_seconds(core: MasterCore, value: float | None) -> float:
 def accept(core: MasterCore, e: ev.Accept) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
+    core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
     _no_repeats(list(e.offer_ids), "offer id")
     if core.revocable.out and any(map(core.revocable.mine, e.offer_ids)):
         return revocable.accept(core, fw, e, refuse)  # rule 5
@@ -100,7 +101,6 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
                 f"the offers hold {offered}"
             )
     for aid, (_, tasks, _) in groups.items():
-        check_ids_on_agent(core.agents[aid], fw, tasks)
         _check_pressure(core, core.agents[aid], tasks)
     authz.tasks_gate(core.acl, fw.principal, e.tasks, core.principal_held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
@@ -156,21 +156,6 @@ def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]
             "each port can go to one task"
         )
     return need
-
-
-def check_ids_on_agent(agent: AgentRecord, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> None:
-    """Rule 1: a task id live on the agent for another framework is refused (the framework's
-    own were refused by check_tasks)."""
-    ids = agent.task_ids
-    if not ids:
-        return
-    for t in tasks:
-        if t.task_id in ids and (fw.framework_id, t.task_id) not in agent.tasks:
-            raise _invalid(
-                f"task id {t.task_id!r} is in use on agent {agent.agent_id} by another "
-                "framework: an agent runs one task per id; choose ids unique to your "
-                "framework (e.g. prefixed with its name)"
-            )
 
 
 def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
@@ -305,6 +290,8 @@ def launch(
             agent_id=agent.agent_id,
             framework_id=fw.framework_id,
             tasks=tuple(tasks),
+            principal=fw.spec.principal,
+            role=fw.spec.role,
         )
     ]
 
@@ -312,6 +299,7 @@ def launch(
 def decline(core: MasterCore, e: ev.Decline) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
+    core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
     _no_repeats(e.offer_ids, "offer id")
     fid = fw.framework_id
     offer_ids = e.offer_ids

@@ -7,15 +7,18 @@ framework subscribed with. Each gate is a small function of its own, so that pla
 Rules:
 1. Identity, whatever the ACL: a framework's ``principal`` field, when set, is its
    certificate's; a framework id subscribed by one principal is not taken over by another,
-   and an agent id registered by one principal is not registered by another (its principal is
-   in the registry). With no principal (a plain-text master) there is nothing to check.
+   also when the master knows it only from its tasks' reports (a placeholder: the principal
+   the agents report, sealed by the master, else nobody); and an agent id registered by one
+   principal is not registered by another (its principal is in the registry). With no
+   principal (a plain-text master) there is nothing to check.
 2. A framework registers only in a role it is granted, with tolerations it is granted.
 3. A demand or a task names only priority classes it is granted (the empty name, the global
    default, always: the operator chose it); a demand's tolerations are granted ones.
 4. A principal's tasks together hold at most its cap (``max_resources``), counted over all its
    frameworks from the moment a task is accepted to the moment it ends (``PrincipalHeld``).
-5. An agent registers only if granted, claims only the attributes and reservations it is
-   granted, and no more resources than its cap.
+5. An agent registers only if granted, with a hostname its grant pins (if it pins any),
+   claims only the attributes and reservations it is granted, and no more resources than its
+   cap.
 A refusal is ``Denied`` (PERMISSION_DENIED naming the rule) and changes nothing.
 """
 
@@ -48,6 +51,20 @@ def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
             e, "acls_loaded", core.master_id, f"{e.acl.source}: version {e.acl.version}"
         )
     ]
+
+
+def in_use(core: MasterCore) -> list[tuple[Principal, str, str]]:
+    """The principals in use and what each does, as an ACL decides it: connected agents
+    registered, subscribed frameworks registered in their roles. A reload of the ACL that
+    would lock a certificate role of them out is refused unless asked (corral.acl.lockouts)."""
+    out: list[tuple[Principal, str, str]] = []
+    for agent in core.agents.values():
+        if agent.connection is not None and agent.peer.name:
+            out.append((agent.peer, acls.REGISTER_AGENT, agent.spec.hostname))
+    for fw in core.frameworks.values():
+        if fw.connection is not None and fw.principal.name:
+            out.append((fw.principal, acls.REGISTER_FRAMEWORK, fw.spec.role))
+    return out
 
 
 def _identity(p: Principal, message: str, acl: Acl) -> Denial:
@@ -89,6 +106,69 @@ def framework_owner(acl: Acl, p: Principal, fw: FrameworkRecord, spec: Framework
                 ),
                 p.name,
             )
+
+
+def placeholder_owner(acl: Acl, p: Principal, fw: FrameworkRecord) -> None:
+    """A framework known only from its tasks' reports is the principal's they name (rule 1):
+    a master that forgot its registry must not give it to whoever subscribes first."""
+    if not p.name:
+        return
+    fw_id = fw.framework_id
+    if not fw.owner_reported:
+        denied(
+            _identity(
+                p,
+                f"framework {fw_id} is known only from its tasks on agents, and no report "
+                "says (with this master's seal) which principal owns it: its id cannot be "
+                "taken over; subscribe without an id",
+                acl,
+            ),
+            p.name,
+        )
+    if fw.spec.principal != p.name:
+        denied(
+            _identity(
+                p,
+                f"framework {fw_id} belongs to principal {echo(fw.spec.principal)} (as its "
+                "tasks' agents report it): an id alone takes over nothing",
+                acl,
+            ),
+            p.name,
+        )
+
+
+def agent_identity(acl: Acl, e: ev.AgentRegister, needs_seal: bool) -> None:
+    """An agent re-registering with its id: the principal its checkpoint says the id was issued
+    to is its certificate's, and for an id the master does not know (``needs_seal``) the secret
+    proves it was issued to this certificate (master/seals.py): an agent id and its principal
+    belong together wherever the master learns them."""
+    p, agent_id = e.principal, e.spec.agent_id
+    if not p.name:
+        return
+    claimed = e.spec.principal
+    if claimed and claimed != p.name:
+        denied(
+            _identity(
+                p,
+                f"agent id {echo(agent_id)} was issued to principal {echo(claimed)} (the "
+                "agent's checkpoint says), not this certificate's; register without an id to "
+                "join as a new agent",
+                acl,
+            ),
+            p.name,
+        )
+    if needs_seal and not e.secret_sealed:
+        denied(
+            _identity(
+                p,
+                f"agent id {echo(agent_id)} is not known to this master, and its secret does "
+                f"not prove it was issued to principal {echo(p.name)}; register without an id "
+                "to join as a new agent (an id issued before secrets were sealed is taken in "
+                "by a master started with --adopt-unknown-agents)",
+                acl,
+            ),
+            p.name,
+        )
 
 
 def agent_owner(acl: Acl, p: Principal, known: AgentRecord | None, agent_id: str) -> None:
@@ -189,6 +269,7 @@ def agent_gate(acl: Acl, p: Principal, spec: AgentSpec) -> None:
     if acl.allow_all:
         return
     denied(acl.decide(p, acls.REGISTER_AGENT, spec.hostname), p.name)
+    denied(acl.claim_hostname(p, spec.hostname), p.name)
     for key, value in sorted(spec.attributes.items()):
         denied(acl.claim_attribute(p, key, value), p.name)
     for role in sorted(spec.reservations):

@@ -71,6 +71,7 @@ class SendRegistered(Command):
     heartbeat_interval: float
     secret: str = ""
     epoch: int = 0  # the master's leadership epoch (the agent refuses a lower one)
+    principal: str = ""  # whom the id is bound to: the agent keeps it with the id
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +87,10 @@ class SendLaunch(Command):
     agent_id: str
     framework_id: str
     tasks: tuple[TaskSpec, ...]
+    # The framework's owner, sent with each task (sealed by the shell: master/seals.py) for the
+    # agent to keep and report after a master restart.
+    principal: str = ""
+    role: str = "*"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +104,8 @@ class SendKill(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SendAgentAcks(Command):
     agent_id: str
-    acknowledgements: tuple[tuple[str, bytes], ...]  # (task_id, uuid)
+    # (framework_id, task_id, uuid): an agent keys its tasks by framework and id, as Mesos'
+    acknowledgements: tuple[tuple[str, str, bytes], ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

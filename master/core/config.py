@@ -63,10 +63,10 @@ class MasterConfig:
     default_refuse_seconds: float = 5.0
     max_refuse_seconds: float = 365 * 24 * 3600.0
     status_retry_interval: float = 5.0
-    # An offer outstanding this long is rescinded and its resources go back as after a decline
-    # without a filter (Mesos' --offer_timeout, which has no default there): a framework that
-    # holds offers without answering would otherwise keep them from everyone else forever.
-    # 0: offers never expire.
+    # An offer outstanding this long is rescinded and taken as declined, with a filter that
+    # doubles while it keeps happening (offer_expiry.py; Mesos' --offer_timeout, which has no
+    # default there): a framework that holds offers without answering would otherwise keep
+    # them from everyone else. 0: offers never expire.
     offer_timeout: float = 60.0
     # Ended state kept for operators and for the master's own answers (reconciliation, a kill
     # of an ended task, an agent that reports a task the master declared ended): the last

@@ -22,6 +22,9 @@ Rules:
    (explain says so: master/allocator/rules/pressure.py).
 7. A framework whose unmet demands are all BestEffort is offered no agent under memory
    pressure (``besteffort_only``, handed to the allocator with its priority).
+8. A framework that set demands is offered no agent none of its unmet demands fits, even
+   empty (``unmet_shapes``, handed to the allocator with its priority: rules/demand_fit.py).
+   A demand that fits nowhere is pending, and holds nothing from anyone (issue #41).
 """
 
 from __future__ import annotations
@@ -197,6 +200,15 @@ def besteffort_only(fw: FrameworkRecord) -> bool:
         return False
     wanted = [d for d in fw.demands.values() if unmet(fw, d) > 0]
     return bool(wanted) and all(is_besteffort(d.resources.cpus, d.resources.mem) for d in wanted)
+
+
+def unmet_shapes(fw: FrameworkRecord) -> tuple[tuple[float, ...], ...] | None:
+    """Rule 8: one task's shape per unmet demand, each once, in order (None: the framework
+    never set demands, and is offered as in Mesos)."""
+    if not fw.wants_by_demand:
+        return None
+    shapes = {d.resources.scalars() for d in fw.demands.values() if unmet(fw, d) > 0}
+    return tuple(sorted(shapes))
 
 
 def wants_nothing(fw: FrameworkRecord) -> bool:

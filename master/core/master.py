@@ -81,6 +81,7 @@ from corral.master.core.durable import (
     FrameworkEntry,
 )
 from corral.master.core.offer_book import OfferBook, return_ports
+from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preemption_budget import PreemptionBudget
 from corral.master.core.quarantine import Quarantine
@@ -221,6 +222,7 @@ class MasterCore:
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
         self.maybe_drained: set[str] = set()  # draining agents a task ended on (maintenance.py)
+        self.expiries = OfferExpiries()  # offer_expiry.py: expired offers count as declines
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -254,6 +256,7 @@ class MasterCore:
         fw_id = fw.framework_id
         self.allocator.set_priority(fw_id, demands.priority(fw, self.priority))
         self.allocator.set_besteffort(fw_id, demands.besteffort_only(fw))
+        self.allocator.set_demand_shapes(fw_id, demands.unmet_shapes(fw))
         off = (
             fw.suppressed
             or fw.state is not FrameworkState.SUBSCRIBED

@@ -4,8 +4,11 @@ Transitions: ``ACTIVE ⇄ UNREACHABLE``, ``RECOVERING → ACTIVE | UNREACHABLE``
 
 Rules:
 1. A registration is checked before anything changes: an id the master knows must come from
-   the principal that registered it and with its secret, and the ACLs must grant the agent, the
-   attributes and reservations it claims and its resources (PERMISSION_DENIED, authz.py);
+   the principal that registered it and with its secret; an id it does not know (a restart
+   that forgot it) with the secret the shell sealed for that id and the certificate (unless
+   ``--adopt-unknown-agents``); either way the principal the agent says its id was issued to
+   (its checkpoint's) must be the certificate's (authz.py rule 1). The ACLs must grant the
+   agent, the attributes and reservations it claims and its resources (PERMISSION_DENIED);
    reservations are for valid role names (corral.roles) and fit in the agent's resources, and
    the tasks it reports are each named once, in states an agent can know, not running on
    another agent, and live ones within its resources (INVALID_ARGUMENT). An agent registering
@@ -65,6 +68,9 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
             "agent re-registering with its id recovers tasks"
         )
     authz.agent_owner(core.acl, e.principal, known, agent_id)
+    if spec.agent_id:
+        # The id as the agent holds it: issued to its certificate (rule 1).
+        authz.agent_identity(core.acl, e, known is None and not core.config.adopt_unknown_agents)
     if known is not None and known.secret and e.secret != known.secret:
         raise CallRejected(
             Refusal.PERMISSION_DENIED,
@@ -174,11 +180,13 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
             heartbeat_interval=agent.heartbeat_interval,
             secret=agent.secret,
             epoch=core.epoch,
+            principal=agent.spec.principal,
         )
     )
     out += reconcile.agent_tasks(core, agent, e, was_unreachable, trusted)
     out += maintenance.reregistered(core, agent, e)  # a draining agent's tasks are killed
     agent.tasks_known = True
+    agent.peer = e.principal
     agent.free_ports = core.book.free_ports(agent)
     _attach(core, agent)
     mirror.mark_agent(core, agent)

@@ -433,10 +433,12 @@ class OfferBook:
         self._freed_at.pop(agent.agent_id, None)
         return out
 
-    def expire(self, made_before: float, sid: str) -> tuple[list[cmd.Command], dict[str, int]]:
+    def expire(
+        self, made_before: float, sid: str
+    ) -> tuple[list[cmd.Command], dict[str, dict[str, tuple[float, ...]]]]:
         """Rescind the offers made before ``made_before`` (the offer timeout ran out): they go
-        back as a decline without a filter does. Returns the RESCIND commands and how many
-        offers each framework lost.
+        back as a declined offer does (its filter is the caller's: offer_expiry.py). Returns
+        the RESCIND commands and, per framework, per agent, what its expired offers held.
 
         Cost: the offers that expire, plus one look at the front of the batches (oldest first,
         see the module's rules), however many are outstanding."""
@@ -447,10 +449,17 @@ class OfferBook:
             old[cols] = cols.live_indices()
         if not old:
             return [], {}
-        per_fw: dict[str, int] = {}
+        old = self._whole_gangs(old)
+        per_fw: dict[str, dict[str, tuple[float, ...]]] = {}
         for cols, idx in old.items():
-            per_fw[cols.framework_id] = per_fw.get(cols.framework_id, 0) + len(idx)
-        self.expired += sum(per_fw.values())
+            held = per_fw.setdefault(cols.framework_id, {})
+            rows = cols.scalar_rows()
+            for i in idx:
+                aid = cols.agent_ids[i]
+                had = held.get(aid)
+                row = tuple(rows[i])
+                held[aid] = row if had is None else tuple(map(sum, zip(had, row, strict=True)))
+            self.expired += len(idx)
         return self._rescind(old, sid), per_fw
 
     def _rescind(self, entries: Entries, sid: str) -> list[cmd.Command]:

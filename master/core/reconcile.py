@@ -105,7 +105,9 @@ def agent_tasks(
             continue
         fw = core.frameworks.get(fw_id)
         if fw is None:
-            fw = subscriptions.placeholder(core, fw_id, e.now)
+            fw = subscriptions.placeholder(core, fw_id, e.now, rt.owner)
+        else:
+            subscriptions.reported_owner(core, fw, rt.owner)
         if rt.status.state.terminal and task is None:
             # Its terminal status is resent by the agent and handled as an update; until
             # then the master knows how it ended (a reconciliation may ask right now).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -121,35 +120,26 @@ class AgentRecord:
     # it reports that the master does not hold was never launched there (reconcile.py rule 2).
     # False for a record read from the registry until the agent re-registers.
     tasks_known: bool = False
-    tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)  # (fw, task) ->
-    # How many of ``tasks`` carry each task id: frameworks choose their ids, and an agent keys
-    # its tasks by id alone, so a second framework's live id is refused here (accepts.py
-    # rule 1). Changed only through add_task/pop_task/clear_tasks (validate.py checks it).
-    task_ids: Counter[str] = field(default_factory=Counter)
+    # By (framework id, task id), as the agent keys them (and Mesos): frameworks choose their
+    # ids, and two frameworks' tasks of one id on one agent are two tasks.
+    tasks: dict[tuple[str, str], TaskRecord] = field(default_factory=dict)
     # Proves the id: a re-registration with this agent's id must present it.
     secret: str = ""
     unreachable_at: float | None = None  # when it last became UNREACHABLE (durable)
     maintenance: Maintenance | None = None  # cordoned or draining (maintenance.py; durable)
     usage: AgentUsage | None = None  # its latest usage report (usage.py); None: none yet
+    # The certificate it registered with, roles included (not durable: told again when it
+    # re-registers): what the ACL's reloads must not lock out unasked (authz.in_use).
+    peer: Principal = ANONYMOUS
 
     def add_task(self, key: tuple[str, str], task: TaskRecord) -> None:
-        if key not in self.tasks:
-            self.task_ids[key[1]] += 1
         self.tasks[key] = task
 
     def pop_task(self, key: tuple[str, str]) -> TaskRecord | None:
-        task = self.tasks.pop(key, None)
-        if task is not None:
-            left = self.task_ids[key[1]] - 1
-            if left:
-                self.task_ids[key[1]] = left
-            else:
-                del self.task_ids[key[1]]
-        return task
+        return self.tasks.pop(key, None)
 
     def clear_tasks(self) -> None:
         self.tasks.clear()
-        self.task_ids.clear()
 
     @property
     def under_pressure(self) -> bool:
@@ -185,6 +175,9 @@ class FrameworkRecord:
     pending: dict[tuple[str, bytes], PendingStatus] = field(default_factory=dict)
     # Known only from agents' reports (no SUBSCRIBE yet): its first subscriber sets the spec.
     placeholder: bool = False
+    # A placeholder's owner (spec.principal and spec.role) came from a report the master
+    # sealed: only that principal may subscribe with its id (subscriptions.py rule 3).
+    owner_reported: bool = False
     removed_at: float | None = None
     # What it still needs (SetDemands), by name in the order given. ``wants_by_demand`` is
     # True once it has called SetDemands: from then on it is offered only while a demand is

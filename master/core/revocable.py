@@ -257,7 +257,6 @@ def accept(core: MasterCore, fw: FrameworkRecord, e: ev.Accept, refuse: float) -
         if t.revocable.cpus <= 0 and t.revocable.mem <= 0:
             raise invalid(f"revocable task {echo(t.task_id)} asks for no cpus and no mem")
     accepts.check_tasks(core, fw, e.tasks)
-    accepts.check_ids_on_agent(agent, fw, e.tasks)
     need = _need(e.tasks)
     cpus = sum(o.scalars[0] for o in offers)
     mem = sum(o.scalars[1] for o in offers)

@@ -104,7 +104,7 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
     agent, out = core.heard_from(e)
     if agent is None:
         return out
-    orphan_acks: list[tuple[str, bytes]] = []
+    orphan_acks: list[tuple[str, str, bytes]] = []
     # This runs for every status of every agent, so the work is batched per event: one
     # UPDATE command per framework and one allocator call for the tasks that ended (one
     # command and one ``recover`` per status were ~15 % of the master in the load test).
@@ -115,7 +115,7 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
         fw = frameworks.get(status.framework_id)
         if fw is None or fw.state is FrameworkState.REMOVED:
             if status.uuid:
-                orphan_acks.append((status.task_id, status.uuid))
+                orphan_acks.append((status.framework_id, status.task_id, status.uuid))
             continue
         task = tasks.get((status.framework_id, status.task_id))
         if task is None or status.state not in AGENT_REPORTED_STATES:
@@ -124,7 +124,7 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
             problem = _foreign(core, fw, agent, status)
             if problem:
                 if status.uuid:
-                    orphan_acks.append((status.task_id, status.uuid))
+                    orphan_acks.append((status.framework_id, status.task_id, status.uuid))
                 out.append(core.cluster_event(e, "status_ignored", status.task_id, problem))
                 continue
         if status.agent_id != agent_id:
@@ -135,7 +135,7 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
                 if state not in TASK_TRANSITIONS[task.state]:
                     exc = IllegalTransition("task", task.task_id, task.state, state)
                     if status.uuid:
-                        orphan_acks.append((status.task_id, status.uuid))
+                        orphan_acks.append((status.framework_id, status.task_id, status.uuid))
                     out.append(core.cluster_event(e, "status_ignored", task.task_id, str(exc)))
                     continue
                 if (
@@ -246,14 +246,14 @@ def acknowledge(core: MasterCore, e: ev.Acknowledge) -> Commands:
         [f"{task_id!r}/{uuid.hex()}" for _, task_id, uuid in e.acknowledgements],
         "acknowledgement (task/uuid)",
     )
-    per_agent: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+    per_agent: dict[str, list[tuple[str, str, bytes]]] = defaultdict(list)
     bound = core.config.max_framework_pending_statuses
     if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:
         core.demands_moved.add(fw.framework_id)  # may drop below the bound: offered again
     for agent_id, task_id, uuid in e.acknowledgements:
         pending = fw.pending.pop((task_id, uuid), None)
         target = pending.status.agent_id if pending is not None else agent_id
-        per_agent[target].append((task_id, uuid))
+        per_agent[target].append((fw.framework_id, task_id, uuid))
     out: Commands = []
     for agent_id, acks in per_agent.items():
         agent = core.agents.get(agent_id)

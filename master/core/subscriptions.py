@@ -18,7 +18,11 @@ Rules:
    rest are due at the next tick.
 3. A placeholder (a framework known only from an agent's tasks, e.g. after a master restart) is
    DISCONNECTED and suppressed, keeps its tasks until the framework subscribes or its failover
-   timeout runs out, and is not durable (recovery.py).
+   timeout runs out, and is not durable (recovery.py). Its owner, the principal and role its
+   tasks were launched with, is what the agents report with the master's seal (the first such
+   report; master/seals.py): its tasks count in that role, and only that principal may
+   subscribe with its id (authz.py rule 1). A placeholder no report names an owner of is
+   taken over by no principal (a plain-text master has none to tell apart).
 4. A framework whose stream closes is DISCONNECTED: its offers come back, its nominations are
    released (nominations.py) and it is suppressed; the core's tick removes it once its failover
    timeout (its own, else the master's) has run out.
@@ -42,7 +46,7 @@ from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
 from corral.master.core.statuses import RESEND_BATCH
-from corral.master.core.types import FrameworkSpec, TaskReason, TaskState
+from corral.master.core.types import FrameworkOwner, FrameworkSpec, TaskReason, TaskState
 from corral.roles import RoleError, check_role
 
 if TYPE_CHECKING:
@@ -81,6 +85,9 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         # Failing over is the same framework coming back; an id alone is not enough to take
         # over someone else's: its principal (a certificate's) and name must be the same.
         authz.framework_owner(core.acl, e.principal, fw, spec)
+    elif fw is not None:
+        # Known from its tasks only: the principal they were launched for (rule 3).
+        authz.placeholder_owner(core.acl, e.principal, fw)
     authz.framework_gate(core.acl, e.principal, spec)
     out: Commands = []
     if fw is None:
@@ -107,7 +114,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         core.book.take_back(fw)
         if fw.spec != spec:
             _replace_in_allocator(core, fw, spec)
-        if fw.placeholder and spec.principal:
+        if spec.principal != fw.spec.principal:
             _held_by(core, fw, spec.principal)
         fw.spec = spec
         fw.state = check(
@@ -117,6 +124,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         fw.connection = e.connection
         fw.disconnected_at = None
         fw.placeholder = False
+        fw.owner_reported = False
         kind = "framework_resubscribed"
     fw.principal = e.principal
     core.sync_allocator(fw)
@@ -149,11 +157,14 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
 
 
 def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
-    """A placeholder's live tasks (taken in from agents' reports, counted under no principal)
-    count towards the principal that subscribes it (authz.py rule 4)."""
+    """The framework's live tasks count towards ``principal`` from now on, no longer towards
+    its spec's (authz.py rule 4): a placeholder's owner learned from a report, or (a principal
+    a placeholder never had) the principal that subscribes it on a plain-text master."""
     for task in fw.tasks.values():
         if not task.state.terminal:
-            core.principal_held.add(principal, task.spec.resources.scalars(), +1)
+            scalars = task.spec.resources.scalars()
+            core.principal_held.add(fw.spec.principal, scalars, -1)
+            core.principal_held.add(principal, scalars, +1)
 
 
 def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
@@ -164,10 +175,15 @@ def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
     return replace(spec, failover_timeout=longest)
 
 
-def placeholder(core: MasterCore, fw_id: str, now: float) -> FrameworkRecord:
+def placeholder(
+    core: MasterCore, fw_id: str, now: float, owner: FrameworkOwner | None
+) -> FrameworkRecord:
     """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
-    its tasks until it re-subscribes or its failover timeout runs out."""
+    its tasks until it re-subscribes or its failover timeout runs out (rule 3)."""
+    owner = _valid(owner)
     spec = FrameworkSpec(framework_id=fw_id, name="(unknown until it re-subscribes)")
+    if owner is not None:
+        spec = replace(spec, principal=owner.principal, role=owner.role)
     fw = FrameworkRecord(
         spec=spec,
         state=FrameworkState.DISCONNECTED,
@@ -176,11 +192,39 @@ def placeholder(core: MasterCore, fw_id: str, now: float) -> FrameworkRecord:
         registered_at=now,
         disconnected_at=now,
         placeholder=True,
+        owner_reported=owner is not None,
     )
     core.frameworks[fw_id] = fw
     core.allocator.add_framework(fw_id, spec.role)
     core.allocator.set_suppressed(fw_id, True)
     return fw
+
+
+def reported_owner(core: MasterCore, fw: FrameworkRecord, owner: FrameworkOwner | None) -> None:
+    """Another report of a placeholder's owner (rule 3): the first sealed one counts. Sealed
+    reports name one principal per framework (a failover keeps it); a framework whose role
+    changed on a failover has tasks sealed with either role, and keeps the first reported."""
+    owner = _valid(owner)
+    if owner is None or not fw.placeholder or fw.owner_reported:
+        return
+    spec = replace(fw.spec, principal=owner.principal, role=owner.role)
+    _held_by(core, fw, owner.principal)
+    if spec.role != fw.spec.role:
+        _replace_in_allocator(core, fw, spec)
+        core.allocator.set_suppressed(fw.framework_id, True)
+    fw.spec = spec
+    fw.owner_reported = True
+
+
+def _valid(owner: FrameworkOwner | None) -> FrameworkOwner | None:
+    """An owner whose role is a role (a plain-text master takes agents at their word)."""
+    if owner is None:
+        return None
+    try:
+        check_role(owner.role)
+    except RoleError:
+        return None
+    return owner
 
 
 def add_to_allocator(core: MasterCore, fw_id: str, spec: FrameworkSpec) -> None:
@@ -235,6 +279,7 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
     nominations.release_framework(core, fw.framework_id)
     core.preemption_budget.forget(fw.framework_id)
     core.quarantine.forget(fw.framework_id)
+    core.expiries.forget(fw.framework_id)
     out: Commands = []
     for task in list(fw.tasks.values()):
         agent = core.agents.get(task.agent_id)

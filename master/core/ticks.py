@@ -11,7 +11,8 @@ Rules (each tick, in this order):
 3. When agents came or went since the last tick, agents whose heartbeat interval is off by more
    than 25 % from the one the cluster's size calls for (``heartbeat_interval_for``: at most
    ``max_agent_heartbeats_per_second`` from all agents together) are told the new one.
-4. Offers outstanding past ``offer_timeout`` go back, as after a decline without a filter.
+4. Offers outstanding past ``offer_timeout`` go back as declined: the framework is filtered on
+   those agents, longer each time it lets them expire again (offer_expiry.py).
 5. A framework DISCONNECTED past its failover timeout is removed; a SUBSCRIBED one whose
    stream has drained is sent its statuses unacknowledged for ``status_retry_interval``, at
    most one UPDATE's worth (``resend``).
@@ -178,17 +179,21 @@ def resend(
 
 
 def _expire_offers(core: MasterCore, e: ev.Tick) -> Commands:
-    """Offers outstanding past the offer timeout go back, as a decline without a filter."""
+    """Rule 4: offers outstanding past the offer timeout go back, as declined ones do."""
+    core.expiries.sweep(e.now)
     rescinds, per_fw = core.book.expire(e.now - core.config.offer_timeout, e.stimulus_id)
     out: Commands = list(rescinds)
-    for fw_id, count in per_fw.items():
-        core.pacer.declined(count)
+    for fw_id, held in per_fw.items():
+        core.pacer.declined(len(held))
+        seconds = core.expiries.expired(core, fw_id, held.items(), e.now)
         out.append(
             core.cluster_event(
                 e,
                 "offers_expired",
                 fw_id,
-                f"{count} offers unanswered for {core.config.offer_timeout:g}s rescinded",
+                f"offers of {len(held)} agents unanswered for {core.config.offer_timeout:g}s "
+                f"rescinded, and taken as declined: not offered to it again for {seconds:g}s "
+                "(longer each time its offers run out)",
             )
         )
     return out

@@ -167,9 +167,21 @@ class AgentUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class FrameworkOwner:
+    """Whose a framework is: the principal that subscribed it and its role, as the master
+    launched its tasks with them (master/seals.py). An agent reports them with each task."""
+
+    principal: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReportedTask:
-    """A task an agent reports at (re-)registration, with its latest status."""
+    """A task an agent reports at (re-)registration, with its latest status, and its
+    framework's owner as the master launched it: None when the report says no owner the shell
+    could check (its seal missing or wrong, a task launched before owners were sealed)."""
 
     framework_id: str
     spec: TaskSpec
     status: Status
+    owner: FrameworkOwner | None = None

@@ -7,7 +7,6 @@ allocator; a broken rule raises ``InvariantBroken`` naming the record that broke
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TYPE_CHECKING
 
 from corral.master.core.admission import launching
@@ -38,6 +37,7 @@ def _ports(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[
 
 def validate(core: MasterCore) -> None:
     _offers(core)
+    _frameworks(core)
     _tasks(core)
     _charges(core)
     _free_ports(core)
@@ -47,6 +47,7 @@ def validate(core: MasterCore) -> None:
     _principal_held(core)
     _nominations(core)
     _gangs(core)
+    _expiries(core)
     _admission(core)
 
 
@@ -72,6 +73,29 @@ def _offers(core: MasterCore) -> None:
     )
 
 
+def _frameworks(core: MasterCore) -> None:
+    """Identity (authz.py rule 1): a framework subscribed by a principal carries it in its
+    spec; a placeholder has no stream, and no principal unless a sealed report named it."""
+    for fw_id, fw in core.frameworks.items():
+        _check(fw.framework_id == fw_id, f"framework {fw_id} is filed under another id")
+        if fw.principal.name:
+            _check(
+                fw.spec.principal == fw.principal.name,
+                f"framework {fw_id} subscribed by {fw.principal.name} says {fw.spec.principal}",
+            )
+        if fw.placeholder:
+            _check(
+                fw.state is not FrameworkState.SUBSCRIBED and fw.connection is None,
+                f"placeholder {fw_id} is subscribed",
+            )
+            _check(
+                fw.owner_reported or fw.spec.principal == "",
+                f"placeholder {fw_id} names a principal no report gave it",
+            )
+        else:
+            _check(not fw.owner_reported, f"framework {fw_id} subscribed, owner still reported")
+
+
 def _tasks(core: MasterCore) -> None:
     """A live task is the same record in its framework's and its agent's index, and live."""
     for fw in core.frameworks.values():
@@ -84,8 +108,6 @@ def _tasks(core: MasterCore) -> None:
             held = agent.tasks.get((fw.framework_id, task_id))
             _check(held is task, f"task {task_id} missing from agent {task.agent_id}'s index")
     for agent in core.agents.values():
-        ids = Counter(task_id for _, task_id in agent.tasks)
-        _check(agent.task_ids == ids, f"agent {agent.agent_id}'s task id counts are stale")
         for (fw_id, task_id), task in agent.tasks.items():
             owner = core.frameworks.get(fw_id)
             _check(
@@ -356,3 +378,23 @@ def _offer_book(book: OfferBook) -> list[str]:
     if detached:
         faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
     return faults
+
+
+def _expiries(core: MasterCore) -> None:
+    """offer_expiry.py: streaks and holds are of frameworks the core keeps, not removed ones
+    (rule 5), each hold of an agent with an amount of every scalar, and a streak positive."""
+    for fw_id, n in core.expiries.streak.items():
+        fw = core.frameworks.get(fw_id)
+        _check(n > 0, f"framework {fw_id}'s expiry streak is {n}")
+        _check(
+            fw is not None and fw.state is not FrameworkState.REMOVED,
+            f"expiry streak of gone framework {fw_id}",
+        )
+    for fw_id, holds in core.expiries.holds.items():
+        fw = core.frameworks.get(fw_id)
+        _check(
+            fw is not None and fw.state is not FrameworkState.REMOVED and bool(holds),
+            f"expiry holds of gone framework {fw_id} (or an empty entry)",
+        )
+        for agent_id, (_, amount) in holds.items():
+            _check(len(amount) == len(SCALARS), f"expiry hold of {fw_id} on {agent_id}: {amount}")

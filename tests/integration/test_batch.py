@@ -174,8 +174,8 @@ async def test_preempted_batch_tasks_are_retried_and_the_job_succeeds(
 
 
 async def test_two_runs_of_one_job_share_an_agent_without_a_refused_launch(tmp_path: Path) -> None:
-    """Two runs of one job at once are two frameworks; each run's task ids end with its own
-    token, so the master (one task per id on an agent) refuses neither run's launches."""
+    """Two runs of one job at once are two frameworks sharing an agent: neither run's launches
+    are refused, and each run's task ids end with its own token (for people: `corral logs`)."""
     async with small_cluster(tmp_path, agents=1) as cluster:
         spec = JobSpec("etl", (Stage("map", 2, cpus=1, mem=64, duration=600),))
         runs = [BatchScheduler(spec), BatchScheduler(spec)]

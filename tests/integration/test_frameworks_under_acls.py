@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -44,11 +45,18 @@ PRINCIPALS = (
 )
 
 
+GPU_HOST = socket.gethostname()
+
+
 def docs_acl() -> str:
     """The ACL example of docs/security.md, as an operator would copy it."""
     text = (ROOT / "docs" / "security.md").read_text()
     (block,) = re.findall(r"```yaml\n(version:.*?)```", text, re.S)
-    return str(block)
+    # The example pins each GPU node to its own DNS name; here every agent runs on this host,
+    # whose name the gang's workers must resolve to find each other, so the pin names it.
+    pin = '"{principal}.gpu.example.com"'
+    assert pin in block, "the docs' example no longer pins GPU nodes' hostnames"
+    return str(block).replace(pin, f'"{GPU_HOST}"')
 
 
 class Env:
@@ -125,6 +133,7 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
             "gpu-node-1",
             "cpus:4;mem:4096;disk:1000;gpus:2;ports:{ports}",
             attributes={"zone": "a", "gpu-sku": "inference"},
+            hostname=GPU_HOST,  # the docs' rule pins GPU nodes' hostnames (docs_acl)
         )
         await c.wait_for_agents(2, WAIT)
         yield Env(c, pki, home)

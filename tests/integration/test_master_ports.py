@@ -29,6 +29,9 @@ def test_busy_ports_are_errors(tmp_path: Path) -> None:
             "127.0.0.1:0",
             "--ready-file",
             str(ready),
+            # Its own work dir (its registry and lock), not the user's default one.
+            "--work-dir",
+            str(tmp_path / "master"),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

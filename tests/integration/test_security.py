@@ -10,7 +10,9 @@ prod-inference class; a batch team, granted neither) and agents; the master runs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -70,6 +72,12 @@ rules:
     agents:
       attributes: {zone: ["*"], gpu-sku: [inference]}
       max_resources: "cpus:64;mem:262144;disk:1000000;gpus:8"
+  - name: edge-nodes
+    principals: [edge-*]
+    cert_roles: [agent]
+    agents:
+      hostnames: ["{principal}", "{principal}.edge.example.com"]
+      max_resources: "cpus:64;mem:262144;disk:1000000"
 """
 
 
@@ -92,6 +100,7 @@ def make_pki(root: Path) -> Path:
         ("node-2", "agent"),
         ("gpu-node-1", "agent"),
         ("rogue", "agent"),
+        ("edge-1", "agent"),
     ):
         done = corral("certs", "issue", name, "--role", role, "--dir", str(pki))
         assert done.returncode == 0, done.stderr
@@ -372,6 +381,11 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
     assert "cpus 1e+06 would exceed the cap of 64" in await denied(
         _connect(c, node2, _register("h", resources=huge))
     )
+    # ... nor GPUs its rule's cap does not name (deny by default: issue #41).
+    gpus = common_pb2.Resources(cpus=4, mem=4096, disk=1000, gpus=1000)
+    assert "gpus 1000 would exceed the cap of 0" in await denied(
+        _connect(c, node2, _register("h", resources=gpus))
+    )
     assert "may not claim attribute gpu-sku=inference" in await denied(
         _connect(c, node2, _register("h", attributes={"gpu-sku": "inference"}))
     )
@@ -432,6 +446,12 @@ async def test_agents_claim_only_what_they_are_granted_and_secrets_reach_only_th
     assert SECRET not in logs
     checkpoints = [p.read_bytes() for p in (c.work_dir / "node-1").rglob("task.json")]
     assert all(SECRET.encode() not in b for b in checkpoints)
+    # An agent whose grant pins hostnames may not register as another node (issue #41).
+    edge = cred(pki, "edge-1")
+    assert "may not register an agent with hostname gpu-host-1" in await denied(
+        _connect(c, edge, _register("gpu-host-1"))
+    )
+    assert (await _connect(c, edge, _register("edge-1.edge.example.com"))).HasField("registered")
 
 
 async def _task_file(c: LocalCluster, who: sdk_tls.TLS, task_id: str) -> bytes:
@@ -511,3 +531,200 @@ async def test_the_cli_fails_fast_naming_why_it_cannot_reach_a_master(
         done = corral("get", "agents", "--master", plain.master, "--timeout", "60", *ops)
         assert done.returncode == 1, done
         assert "speaks plain text (a master started with --insecure)" in done.stderr, done.stderr
+
+
+async def _running(driver: sdk.Driver, task_id: str) -> None:
+    async with asyncio.timeout(WAIT):
+        async for event in driver.events():
+            if isinstance(event, sdk.UpdateEvent) and event.status.task_id == task_id:
+                assert not sdk.is_terminal(event.status.state), event.status
+                if event.status.state == sdk.TaskState.TASK_STATE_RUNNING:
+                    return
+
+
+async def _framework_known(c: LocalCluster, framework_id: str) -> None:
+    async with asyncio.timeout(WAIT):
+        while framework_id not in {f.info.id for f in (await c.state()).frameworks}:
+            await asyncio.sleep(0.2)  # the agent re-registers with the restarted master
+
+
+async def test_a_restarted_master_that_forgot_its_registry_gives_a_framework_to_its_owner_only(
+    tmp_path: Path,
+) -> None:
+    # Issue #41, item 1: a master restarted with no registry learns a framework from its
+    # tasks' agents; the first principal to SUBSCRIBE with its id took it (and its tasks'
+    # secrets, through their output). Its owner must survive the restart, and its id be
+    # unguessable.
+    pki = await asyncio.to_thread(make_pki, tmp_path)
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(ACLS)
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path / "cluster",
+        master_args=(
+            *("--tls-dir", str(pki / "master"), "--acls", str(acls)),
+            *("--registry", "memory"),  # the master forgets every framework when it stops
+        ),
+        tls=cred(pki, "ops"),
+        agent_tls=cred(pki, "node-1"),
+    ) as c:
+        await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+        await c.wait_for_agents(1, WAIT)
+        inference, batch = cred(pki, "inference"), cred(pki, "batch")
+        show = sdk.task(
+            "show", 'echo "got $TOKEN"; sleep 600', cpus=0.1, mem=16, secret_env={"TOKEN": SECRET}
+        )
+        async with sdk.Driver(None, info("i", "inference"), c.master, tls=inference) as driver:
+            framework_id = driver.framework_id
+            offers = await _first_offers(driver)
+            await driver.launch(offers[:1], [show])
+            await _running(driver, show.task_id)
+        master_id = json.loads(await c.http_get("/health"))["master_id"]
+        assert re.fullmatch(rf"{master_id}-F[0-9a-f]{{24}}", framework_id), framework_id
+        await c.restart_master()
+        await c.wait_for_agents(1, WAIT)
+        await _framework_known(c, framework_id)
+        # Batch, knowing the id, subscribes first: in its own role, or in the owner's.
+        for role in ("batch", "inference"):
+            hijack = info("i", role, id=framework_id)
+            message = await denied(sdk.Driver(None, hijack, c.master, tls=batch).__aenter__())
+            if role == "batch":
+                assert f"framework {framework_id} belongs to principal 'inference'" in message
+        message = await denied(_task_file(c, batch, show.task_id))
+        assert "may not call ReadTaskFile" in message
+        # The owner takes it back, with its task still running; its output is the owner's.
+        again = info("i", "inference", id=framework_id)
+        async with sdk.Driver(None, again, c.master, tls=inference) as driver:
+            assert driver.framework_id == framework_id
+            tasks = {t.info.task_id: t for t in (await c.state()).tasks}
+            assert tasks[show.task_id].status.state == sdk.TaskState.TASK_STATE_RUNNING
+            assert f"got {SECRET}".encode() in await _task_file(c, inference, show.task_id)
+            await driver.kill(show.task_id)
+    audit = await asyncio.to_thread(lambda: (tmp_path / "cluster" / "master.log").read_text())
+    assert SECRET not in audit
+
+
+async def test_a_restarted_master_that_forgot_its_registry_gives_an_agent_id_to_its_owner_only(
+    tmp_path: Path,
+) -> None:
+    # Issue #41, item 2: right after a restart that forgot every agent, node-2 registered with
+    # gpu-node-1's id; the GPU agent was then refused on every retry.
+    pki = await asyncio.to_thread(make_pki, tmp_path)
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(ACLS)
+    async with LocalCluster(
+        agents=0,
+        work_dir=tmp_path / "cluster",
+        master_args=(
+            *("--tls-dir", str(pki / "master"), "--acls", str(acls)),
+            *("--registry", "memory"),
+        ),
+        tls=cred(pki, "ops"),
+        agent_tls=cred(pki, "gpu-node-1"),
+    ) as c:
+        gpu, resources = {"zone": "a", "gpu-sku": "inference"}, "cpus:4;mem:4096;disk:1000;gpus:2"
+        await c.add_agent("gpu-node-1", resources, attributes=gpu)
+        await c.wait_for_agents(1, WAIT)
+        (agent,) = (await c.state()).agents
+        gpu_id = agent.info.id
+        # The agent keeps the principal its id was issued to beside the id and its secret
+        # (written once it has read the master's answer: another process, so polled).
+        id_file = c.work_dir / "gpu-node-1" / "agent_id"
+        async with asyncio.timeout(WAIT):
+            while not id_file.exists() or len(id_file.read_text().splitlines()) < 3:
+                await asyncio.sleep(0.05)
+        kept = id_file.read_text().splitlines()
+        assert (kept[0], kept[2]) == (gpu_id, "gpu-node-1")
+        await c.kill("gpu-node-1")
+        await c.restart_master()
+        # node-2 is granted agents, and presents the GPU agent's id first: refused, with any
+        # secret, and whatever principal it says the id was issued to.
+        node2 = cred(pki, "node-2")
+        for claimed in ("", "node-2", "gpu-node-1"):
+            takeover = _register("h")
+            takeover.register.info.id = gpu_id
+            takeover.register.info.principal = claimed
+            takeover.register.secret = "guessed"
+            message = await denied(_connect(c, node2, takeover))
+            assert "node-2" in message and gpu_id in message, message
+        # The GPU agent comes back with its id (its sealed secret proves it) and is active.
+        await c.restart_agent("gpu-node-1", resources)
+        await c.wait_for_agents(1, WAIT)
+        (agent,) = (await c.state()).agents
+        assert (agent.info.id, agent.info.principal) == (gpu_id, "gpu-node-1")
+
+
+async def test_a_half_written_acl_file_that_still_parses_is_not_applied(
+    cluster: tuple[LocalCluster, Path], tmp_path: Path
+) -> None:
+    # Issue #41, item 6: cut inside a rule, the file parsed, and the master applied it with
+    # the agents' rules gone. A reload that would lock out a certificate role in use is
+    # refused, unless the file says it means it.
+    c, _ = cluster
+    await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+    await c.wait_for_agents(1, WAIT)
+    acls = tmp_path / "acls.yaml"
+    cut = ACLS[: ACLS.index('    agents:\n      attributes: {zone: ["*"]}\n')]
+    acls.write_text(cut)  # the writer stopped here: a crash, a full disk
+    async with asyncio.timeout(WAIT):
+        while not (rejected := await events(c, "AclsRejected")):
+            await asyncio.sleep(0.2)  # another process's file watch: no event to await
+    message = rejected[0].message
+    assert "grants certificate role 'agent' nothing its 1 principals in use (node-1) do" in message
+    assert "revoke_cert_roles: [agent]" in message, message
+    state = await c.state()
+    assert state.acls.version == "1" and "gpu-nodes" in state.acls.rules
+    # Meant: the operator names the role, and the file is applied.
+    acls.write_text(cut.replace('version: "1"', 'version: "2"\nrevoke_cert_roles: [agent]'))
+    await _wait_version(c, "2")
+    assert "gpu-nodes" not in (await c.state()).acls.rules
+
+
+async def test_two_tenants_run_a_task_of_one_id_on_one_agent_apart(
+    cluster: tuple[LocalCluster, Path],
+) -> None:
+    # Issue #41, item 7: a task id another tenant used on a shared agent was refused "in use on
+    # agent S by another framework", which told a tenant which ids others use. Agents key tasks
+    # by (framework, task), as Mesos does: both run, apart, and each sees only its own.
+    c, pki = cluster
+    await c.add_agent("node-1", "cpus:4;mem:4096;disk:1000;ports:[31000-31010]")
+    await c.wait_for_agents(1, WAIT)
+    tenants = {"inference": cred(pki, "inference"), "batch": cred(pki, "batch")}
+    async with contextlib.AsyncExitStack() as stack:
+        drivers: dict[str, sdk.Driver] = {}
+        for name, tls in tenants.items():  # one after the other: one agent, one offer at a time
+            driver = drivers[name] = await stack.enter_async_context(
+                sdk.Driver(None, info(name[0], name), c.master, tls=tls)
+            )
+            offers = await _first_offers(driver)
+            # The same id for both tenants, on the one agent.
+            job = sdk.task(
+                "job", f"echo {name}-was-here; sleep 600", cpus=0.1, mem=16, task_id="job"
+            )
+            await driver.launch(offers[:1], [job])
+            await _running(driver, "job")
+        tasks = [(t.info.framework_id, t.status.state) for t in (await c.state()).tasks]
+        running = sdk.TaskState.TASK_STATE_RUNNING
+        assert sorted(tasks) == sorted((d.framework_id, running) for d in drivers.values())
+        # Batch kills its "job": inference's runs on; each reads its own output only.
+        await drivers["batch"].kill("job")
+        async with asyncio.timeout(WAIT):
+            async for event in drivers["batch"].events():
+                if isinstance(event, sdk.UpdateEvent) and sdk.is_terminal(event.status.state):
+                    break
+        by_fw = {t.info.framework_id: t.status.state for t in (await c.state()).tasks}
+        assert by_fw[drivers["inference"].framework_id] == running
+        mine = await _task_file_of(c, tenants["inference"], drivers["inference"], "job")
+        assert b"inference-was-here" in mine and b"batch" not in mine
+        await drivers["inference"].kill("job")
+
+
+async def _task_file_of(
+    c: LocalCluster, who: sdk_tls.TLS, driver: sdk.Driver, task_id: str
+) -> bytes:
+    request = operator_pb2.ReadTaskFileRequest(
+        task_id=task_id, framework_id=driver.framework_id, path="stdout"
+    )
+    async with sdk_tls.aio_channel(c.master, who) as ch:
+        stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+        return b"".join([chunk.data async for chunk in stub.ReadTaskFile(request, timeout=10)])

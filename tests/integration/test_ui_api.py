@@ -147,7 +147,7 @@ class Launcher(sdk.Scheduler):
                 continue
             tasks = [
                 sdk.task(f"t-{self.launched + k}", "sleep 600", cpus=1, mem=16,
-                         simulate_seconds=600)
+                         simulate_seconds=600, demand="small")
                 for k in range(n)
             ]  # fmt: skip
             self.launched += n
@@ -209,7 +209,11 @@ async def read_the_ui(http: aiohttp.ClientSession, cluster: LocalCluster, base: 
         info = sdk.FrameworkInfo(name="launcher", role="web")
         async with sdk.Driver(launcher, info, cluster.master) as driver:
             fid = driver.framework_id
-            await driver.set_demands([sdk.Demand("big", 2, cpus=64, mem=1)])
+            # "big" fits no agent: stays pending. "small" is what the launcher's tasks serve (a
+            # framework whose every demand fits nowhere is offered nothing: issue #41).
+            await driver.set_demands(
+                [sdk.Demand("big", 2, cpus=64, mem=1), sdk.Demand("small", 3, cpus=1, mem=16)]
+            )
             seen: list[dict[str, Any]] = []
             while not any(e["reason"] == "DemandsSet" for e in seen):
                 kind, data = await asyncio.wait_for(read_message(stream), WAIT)

@@ -74,7 +74,12 @@ class Harness:
         hostname: str = "",
         peer: Principal = ANONYMOUS,
         reservations: dict[str, Resources] | None = None,
+        sealed: bool = False,
+        claimed: str = "",
     ) -> tuple[str, list[cmd.Command]]:
+        """Register an agent; ``sealed``: its secret is the shell's seal of its id and ``peer``
+        (master/seals.py); ``claimed``: the principal its checkpoint says its id was issued
+        to."""
         from corral.resources import parse_resources
 
         res = parse_resources(resources) if isinstance(resources, str) else resources
@@ -87,6 +92,7 @@ class Harness:
             attributes=attributes or {},
             taints=taints,
             reservations=reservations or {},
+            principal=claimed,
         )
         out = self.handle(
             ev.AgentRegister(
@@ -96,6 +102,7 @@ class Harness:
                 new_agent_id=new_id,
                 tasks=tasks,
                 principal=peer,
+                secret_sealed=sealed,
             )
         )
         aid = of(cmd.SendRegistered, out)[0].agent_id

@@ -123,6 +123,31 @@ def test_agents_claim_attributes_reservations_and_resources_as_granted(acl: acls
     assert acl.decide(INF_A, acls.REGISTER_AGENT, "h") is not None
 
 
+def test_an_agents_cap_refuses_what_it_does_not_name(acl: acls.Acl) -> None:
+    # NodeRestriction denies by default: gpu-nodes' cap names cpus and gpus only, so a gpu
+    # node may claim no mem or disk; a frameworks cap leaves what it does not name uncapped.
+    assert acl.within_caps(GPU, acls.CLAIM_RESOURCES, (64.0, 0.0, 0.0, 8.0), "x") is None
+    denial = acl.within_caps(GPU, acls.CLAIM_RESOURCES, (1.0, 1.0, 0.0, 0.0), "mem:1")
+    assert denial is not None
+    assert "mem 1 would exceed the cap of 0 (agents.max_resources names no mem" in denial.message
+    assert acl.within_caps(INF_A, acls.LAUNCH, (1e6, 1e9, 1e9, 4.0), "x") is None
+    # A mapping may lift a resource's cap explicitly (YAML's .inf).
+    doc = {
+        "rules": [
+            {
+                "name": "n",
+                "principals": ["n"],
+                "agents": {"max_resources": {"cpus": 8, "mem": math.inf}},
+            }
+        ]
+    }
+    node = Principal("n", frozenset({"agent"}))
+    open_mem = acl_from_data(doc, "t")
+    assert open_mem.within_caps(node, acls.CLAIM_RESOURCES, (8.0, 1e9, 0.0, 0.0), "x") is None
+    refused = open_mem.within_caps(node, acls.CLAIM_RESOURCES, (8.0, 1.0, 0.0, 1.0), "gpus:1")
+    assert refused is not None and "gpus 1 would exceed the cap of 0" in refused.message
+
+
 @pytest.mark.parametrize(
     ("doc", "words"),
     [
@@ -166,6 +191,15 @@ def test_agents_claim_attributes_reservations_and_resources_as_granted(acl: acls
             "rule name 'x' is used twice",
         ),
         ({"version": True, "rules": []}, "version must be a string or a number"),
+        ({"revoke_cert_roles": ["admin"], "rules": []}, "unknown certificate role 'admin'"),
+        ({"revoke_cert_roles": "agent", "rules": []}, "must be a list of certificate roles"),
+        (
+            {
+                "revoke_cert_roles": ["agent"],
+                "rules": [{"name": "n", "principals": ["node-*"], "agents": {}}],
+            },
+            "revoke_cert_roles names 'agent', but rule 'n' grants it",
+        ),
     ],
 )
 def test_bad_documents_are_refused_naming_the_problem(doc: Any, words: str) -> None:
@@ -196,3 +230,64 @@ def test_the_builtin_grants_each_certificate_role_its_kind_of_client() -> None:
     assert acl.call(agent, "GetState", "read") is not None
     assert acl.call(OPS, "SetWeight", "write") is None
     assert acl.decide(Principal("x"), acls.REGISTER_AGENT, "h") is not None  # no role: nothing
+
+
+def test_a_reload_that_locks_out_a_certificate_role_in_use_is_named_unless_meant() -> None:
+    # The whole file, and the same file cut inside its agents' rule (it still parses): every
+    # agent in use would be refused from then on, the frameworks not.
+    whole = acl_from_data(DOC, "t")
+    cut = acl_from_data({**DOC, "rules": DOC["rules"][:-1]}, "t")
+    in_use = [
+        (GPU, acls.REGISTER_AGENT, "h1"),
+        (Principal("gpu-2", frozenset({"agent"})), acls.REGISTER_AGENT, "h2"),
+        (INF_A, acls.REGISTER_FRAMEWORK, "inference"),
+    ]
+    [(role, why)] = acls.lockouts(whole, cut, in_use)
+    assert role == "agent"
+    assert "certificate role 'agent' nothing its 2 principals in use (gpu-1, gpu-2) do" in why
+    assert acls.lockouts(whole, whole, in_use) == []
+    assert acls.lockouts(cut, cut, in_use) == []  # nothing in use was allowed before either
+    # Meant: the file names the role it grants nothing.
+    meant = acl_from_data({**DOC, "rules": DOC["rules"][:-1], "revoke_cert_roles": ["agent"]}, "t")
+    assert meant.revoked == {"agent"} and acls.lockouts(whole, meant, in_use) == []
+    # Revoking one principal while another of its role keeps its grant is no lockout: the
+    # operator took one tenant's rule away, not every framework's.
+    tenants = [
+        (INF_A, acls.REGISTER_FRAMEWORK, "batch"),
+        (INF_B, acls.REGISTER_FRAMEWORK, "inference"),
+    ]
+    fewer = acl_from_data(
+        {**DOC, "rules": [r for r in DOC["rules"] if r["name"] != "inference-more"]}, "t"
+    )
+    assert fewer.decide(INF_A, acls.REGISTER_FRAMEWORK, "batch") is not None
+    assert acls.lockouts(whole, fewer, tenants) == []
+
+
+def test_an_agents_hostname_is_pinned_by_its_grant() -> None:
+    # NodeRestriction pins hostnames as it pins attributes: node-* agents each on their own
+    # host ({principal}), gpu agents on the GPU hosts; a rule pinning none allows any.
+    doc = {
+        "rules": [
+            {
+                "name": "nodes",
+                "principals": ["node-*"],
+                "agents": {"hostnames": ["{principal}", "{principal}.example.com"]},
+            },
+            {"name": "gpus", "principals": ["gpu-*"], "agents": {"hostnames": ["gpu-host-*"]}},
+            {"name": "lab", "principals": ["lab-*"], "agents": {}},
+        ]
+    }
+    acl = acl_from_data(doc, "t")
+    node = Principal("node-1", frozenset({"agent"}))
+    assert acl.claim_hostname(node, "node-1") is None
+    assert acl.claim_hostname(node, "node-1.example.com") is None
+    denial = acl.claim_hostname(node, "gpu-host-1")  # another node's name
+    assert denial is not None and denial.action == acls.CLAIM_HOSTNAME
+    assert "may not register an agent with hostname gpu-host-1" in denial.message
+    assert acl.claim_hostname(Principal("node-2"), "node-1") is not None
+    assert acl.claim_hostname(Principal("gpu-7"), "gpu-host-3") is None
+    assert acl.claim_hostname(Principal("lab-1"), "anything") is None
+    with pytest.raises(AclError, match="hostnames must be a list"):
+        acl_from_data(
+            {"rules": [{"name": "x", "principals": ["a"], "agents": {"hostnames": 3}}]}, "t"
+        )

@@ -8,7 +8,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from corral.agent.checkpoint import FileAgentIdStore, WorkDirBusy, WorkDirLock
+from corral.agent.checkpoint import AgentIdentity, FileAgentIdStore, WorkDirBusy, WorkDirLock
 from corral.agent.host import DEFAULT_PORTS, memory_reserve_mib
 from corral.cli import agent_cmd
 from corral.cli.errors import CliError
@@ -137,12 +137,14 @@ def test_memory_reserve() -> None:
 
 def test_agent_id_checkpoint_round_trip_and_lock(tmp_path: Path) -> None:
     store = FileAgentIdStore(tmp_path)
-    assert store.load() == ("", "")
-    store.save("agent-7", "s3cret")
-    assert FileAgentIdStore(tmp_path).load() == ("agent-7", "s3cret")
+    assert store.load() == AgentIdentity()
+    store.save(AgentIdentity("agent-7", "s3cret", "node-1"))
+    assert FileAgentIdStore(tmp_path).load() == AgentIdentity("agent-7", "s3cret", "node-1")
     assert (tmp_path / "agent_id").stat().st_mode & 0o077 == 0, "the secret is readable by others"
     (tmp_path / "agent_id").write_text("agent-6\n")  # a checkpoint from before secrets
-    assert FileAgentIdStore(tmp_path).load() == ("agent-6", "")
+    assert FileAgentIdStore(tmp_path).load() == AgentIdentity("agent-6")
+    (tmp_path / "agent_id").write_text("agent-5\nk\n")  # ... and from before principals
+    assert FileAgentIdStore(tmp_path).load() == AgentIdentity("agent-5", "k")
     first = WorkDirLock(tmp_path)
     first.acquire()
     with pytest.raises(WorkDirBusy, match="in use"):

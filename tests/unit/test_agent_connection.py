@@ -68,7 +68,7 @@ class Owner:
 
     def add_status(self, task_id: str, state: int = common_pb2.TASK_STATE_RUNNING) -> None:
         assert self.conn is not None
-        slot = self.conn.status_slot(task_id, state == common_pb2.TASK_STATE_STARTING)
+        slot = self.conn.status_slot(("f", task_id), state == common_pb2.TASK_STATE_STARTING)
         assert slot is not None, "the stream is open: there is a batch to add to"
         slot.task_id, slot.state = task_id, state  # type: ignore[assignment]
 

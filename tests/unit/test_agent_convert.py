@@ -102,6 +102,27 @@ def test_register_carries_info_id_tasks_and_latest_statuses() -> None:
     assert [s.state for s in reg.task_statuses] == [common_pb2.TASK_STATE_RUNNING]
 
 
+def test_a_reported_task_carries_its_frameworks_sealed_owner_as_it_was_launched() -> None:
+    # The master's seal of the owner comes back unchanged (the agent never reads it), so a
+    # master that forgot the framework learns whose it is (master/seals.py).
+    launched = common_pb2.TaskInfo(
+        task_id="t",
+        framework_principal="team",
+        framework_role="web",
+        framework_seal=b"s" * 16,
+        command=common_pb2.CommandInfo(value="x", secret_environment={"K": "v"}),
+    )
+    task = convert.task_from_pb(launched, "fw")
+    running = Status("t", "fw", "a1", TaskState.RUNNING)
+    info = convert.agent_info("h", parse_resources("cpus:2"), {}, ())
+    [sent] = convert.register_to_pb(
+        SendRegister(agent_id="a1", secret="k", tasks=((task, running),)), info
+    ).register.tasks
+    owner = (sent.framework_principal, sent.framework_role, sent.framework_seal)
+    assert owner == ("team", "web", b"s" * 16)
+    assert not sent.command.secret_environment
+
+
 def test_master_messages_become_events() -> None:
     def events(**kw: object) -> list[e.Event]:
         return convert.events_from_pb(agent_pb2.MasterMessage(**kw), 5.0, "s")  # type: ignore[arg-type]
@@ -126,7 +147,7 @@ def test_master_messages_become_events() -> None:
         acknowledgements=[agent_pb2.StatusAcknowledgement(task_id="t", uuid=b"1")]
     )
     assert events(acknowledgements=acks) == [
-        e.Acknowledged(now=5.0, stimulus_id="s", acknowledgements=(("t", b"1"),))
+        e.Acknowledged(now=5.0, stimulus_id="s", acknowledgements=(("", "t", b"1"),))
     ]
     assert events(shutdown=agent_pb2.Shutdown()) == [
         e.Shutdown(now=5.0, stimulus_id="s", reason="requested by the master")

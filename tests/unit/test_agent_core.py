@@ -115,7 +115,7 @@ def test_a_busy_agent_sends_no_heartbeat_until_it_has_been_quiet_an_interval() -
     h = Harness(agent_id="a1")
     h.register()  # heartbeat every 5 s, first due at 5
     h(e.LaunchTasks(now=3.0, framework_id="f1", tasks=(spec(),)))  # STARTING goes out at 3
-    h(e.Acknowledged(now=3.1, acknowledgements=(("t1", u(1)),)))
+    h(e.Acknowledged(now=3.1, acknowledgements=(("f1", "t1", u(1)),)))
     cmds = h(e.Tick(now=5.0))
     assert of(cmds, c.SendHeartbeat) == []  # the master heard from it 2 s ago
     assert cmds == [c.ScheduleTick(at=8.0)]
@@ -144,7 +144,7 @@ def test_the_first_heartbeat_after_registering_or_a_new_interval_comes_at_its_ph
         c.ScheduleTick(at=46.0)
     )
     h(e.LaunchTasks(now=41.0, framework_id="f1", tasks=(spec(),)))
-    h(e.Acknowledged(now=41.1, acknowledgements=(("t1", u(1)),)))
+    h(e.Acknowledged(now=41.1, acknowledgements=(("f1", "t1", u(1)),)))
     assert h(e.Tick(now=46.0)) == [c.ScheduleTick(at=49.0)]
     assert h(e.Tick(now=49.0)) == [c.SendHeartbeat(timestamp=49.0), c.ScheduleTick(at=57.0)]
 
@@ -368,13 +368,13 @@ def test_kill_sends_term_then_kill_after_grace(
     )
     assert cmds == [
         c.SendStatusUpdates(stimulus_id="K", statuses=(killing,)),
-        c.SignalGroup(stimulus_id="K", task_id="t1", signal=Signal.TERM),
-        c.ScheduleGraceExpiry(stimulus_id="K", task_id="t1", at=10.0 + expected),
+        c.SignalGroup(stimulus_id="K", task_id="t1", framework_id="f1", signal=Signal.TERM),
+        c.ScheduleGraceExpiry(stimulus_id="K", task_id="t1", framework_id="f1", at=10.0 + expected),
         c.ScheduleTick(stimulus_id="K", at=5.0),  # the heartbeat is due before the retry
     ]
     assert h(e.KillTask(now=10.5, task_id="t1")) == []  # a repeated kill changes nothing
     assert h(e.GraceExpired(now=10.0 + expected, task_id="t1")) == [
-        c.SignalGroup(task_id="t1", signal=Signal.KILL)
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.KILL)
     ]
     cmds = h(e.ProcessExited(now=20.0, task_id="t1", signal=9))
     (st,) = cmds[0].statuses  # type: ignore[attr-defined]
@@ -401,8 +401,8 @@ def test_kill_while_starting_waits_for_the_process_then_signals() -> None:
     cmds = h(e.ProcessStarted(now=0.2, task_id="t1", pid=7))
     assert sent(cmds) == []  # no RUNNING for a task being killed
     assert cmds[:2] == [
-        c.SignalGroup(task_id="t1", signal=Signal.TERM),
-        c.ScheduleGraceExpiry(task_id="t1", at=2.2),
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.TERM),
+        c.ScheduleGraceExpiry(task_id="t1", framework_id="f1", at=2.2),
     ]
 
 
@@ -427,7 +427,7 @@ def test_kill_of_unknown_task_reports_killed_until_acknowledged() -> None:
     )
     assert "not known to this agent" in st.message
     assert h.core.task_state("ghost") is S.KILLED
-    h(e.Acknowledged(now=1.1, acknowledgements=(("ghost", st.uuid),)))
+    h(e.Acknowledged(now=1.1, acknowledgements=(("f9", "ghost", st.uuid),)))
     assert h.core.task_state("ghost") is None
 
 
@@ -444,7 +444,7 @@ def test_unacknowledged_statuses_are_resent_with_backoff_until_acked() -> None:
     cmds = h(e.Tick(now=3.0))
     assert sent(cmds) == [("t1", S.STARTING)]
     assert cmds[-1] == c.ScheduleTick(at=5.0)  # the heartbeat comes before the retry at 7
-    h(e.Acknowledged(now=3.5, acknowledgements=((("t1", u(1))),)))
+    h(e.Acknowledged(now=3.5, acknowledgements=((("f1", "t1", u(1))),)))
     cmds = h(e.Tick(now=7.0))
     assert sent(cmds) == []
     assert h.core.task_state("t1") is S.STARTING  # acked but not terminal: still known
@@ -455,10 +455,10 @@ def test_terminal_task_is_forgotten_once_its_terminal_status_is_acked() -> None:
     h.register()
     h.running(spec())
     h(e.ProcessExited(now=1.0, task_id="t1", exit_code=0))
-    h(e.Acknowledged(now=1.1, acknowledgements=(("t1", u(1)), ("t1", u(2)))))
+    h(e.Acknowledged(now=1.1, acknowledgements=(("f1", "t1", u(1)), ("f1", "t1", u(2)))))
     assert h.core.task_state("t1") is S.FINISHED
     assert len(h.core.updates) == 1
-    h(e.Acknowledged(now=1.2, acknowledgements=(("t1", u(3)), ("t1", u(3)))))
+    h(e.Acknowledged(now=1.2, acknowledgements=(("f1", "t1", u(3)), ("f1", "t1", u(3)))))
     assert h.core.task_state("t1") is None
     assert len(h.core.updates) == 0
     assert sent(h(e.StreamOpened(now=2.0))) == []
@@ -484,8 +484,8 @@ def test_shutdown_kills_everything_then_stops_after_the_last_exit() -> None:
     cmds = h(e.Shutdown(now=1.0, reason="master said so"))
     assert sent(cmds) == [("t1", S.KILLING), ("t2", S.KILLING)]
     assert of(cmds, c.SignalGroup) == [
-        c.SignalGroup(task_id="t1", signal=Signal.TERM),
-        c.SignalGroup(task_id="t2", signal=Signal.TERM),
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.TERM),
+        c.SignalGroup(task_id="t2", framework_id="f1", signal=Signal.TERM),
     ]
     assert cmds[0].statuses[0].reason is TaskReason.AGENT_SHUTDOWN  # type: ignore[attr-defined]
     assert sent(h(e.LaunchTasks(now=1.1, framework_id="f1", tasks=(spec("t3"),)))) == [
@@ -556,3 +556,36 @@ def test_statuses_made_before_a_registration_in_the_same_batch_go_out_once() -> 
         ]
     )
     assert sent(cmds) == [("t1", S.STARTING), ("t1", S.RUNNING)]  # the resend, nothing twice
+
+
+# --- tasks keyed by (framework, task) --------------------------------------------------
+
+
+def test_two_frameworks_tasks_of_one_id_are_two_tasks() -> None:
+    # As Mesos keys an agent's tasks (issue #41): neither framework's id collides with the
+    # other's, and events, signals, acknowledgements reach the one they name.
+    h = Harness()
+    h.register()
+    a, b = spec("job", framework_id="fa"), spec("job", framework_id="fb")
+    h(e.LaunchTasks(now=1.0, framework_id="fa", tasks=(a,)))
+    cmds = h(e.LaunchTasks(now=1.0, framework_id="fb", tasks=(b,)))
+    assert [t.task.framework_id for t in of(cmds, c.StartProcess)] == ["fb"]  # type: ignore[attr-defined]
+    for fw in ("fa", "fb"):
+        h(e.ProcessStarted(now=1.1, task_id="job", framework_id=fw, pid=1))
+    assert sorted(h.core.task_keys()) == [("fa", "job"), ("fb", "job")]
+    cmds = h(e.KillTask(now=2.0, task_id="job", framework_id="fb"))
+    assert of(cmds, c.SignalGroup) == [
+        c.SignalGroup(task_id="job", framework_id="fb", signal=Signal.TERM)
+    ]
+    cmds = h(e.ProcessExited(now=2.1, task_id="job", framework_id="fb", signal=15))
+    [(killed)] = [s for cmd in of(cmds, c.SendStatusUpdates) for s in cmd.statuses]  # type: ignore[attr-defined]
+    assert (killed.framework_id, killed.state) == ("fb", S.KILLED)
+    assert h.core.task_state("job", "fa") is S.RUNNING
+    # An event naming no framework (an older master) finds no task when two share the id...
+    assert h.core.task_state("job") is None
+    h(e.Acknowledged(now=3.0, acknowledgements=(("", "job", killed.uuid),)))
+    assert h.core.task_state("job", "fb") is S.KILLED
+    # ... and the framework's acknowledgement settles it; then the id is a's alone.
+    h(e.Acknowledged(now=3.1, acknowledgements=(("fb", "job", killed.uuid),)))
+    assert h.core.task_keys() == [("fa", "job")]
+    assert h.core.task_state("job") is S.RUNNING

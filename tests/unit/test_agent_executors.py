@@ -32,13 +32,17 @@ async def test_simulated_task_starts_then_exits_with_its_code() -> None:
     sim.start(TaskSpec("k", "f", simulation=SimulationSpec(600, 0)), "a")
     await until(lambda: len(got) == 3)
     assert got[:2] == [
-        e.ProcessStarted(now=1.0, stimulus_id="simulated:t", task_id="t"),
-        e.ProcessStarted(now=1.0, stimulus_id="simulated:k", task_id="k"),
+        e.ProcessStarted(now=1.0, stimulus_id="simulated:t", task_id="t", framework_id="f"),
+        e.ProcessStarted(now=1.0, stimulus_id="simulated:k", task_id="k", framework_id="f"),
     ]
-    assert got[2] == e.ProcessExited(now=1.0, stimulus_id="simulated:t", task_id="t", exit_code=4)
-    sim.signal("k", Signal.TERM)
+    assert got[2] == e.ProcessExited(
+        now=1.0, stimulus_id="simulated:t", task_id="t", framework_id="f", exit_code=4
+    )
+    sim.signal("f", "k", Signal.TERM)
     await until(lambda: len(got) == 4)
-    assert got[3] == e.ProcessExited(now=1.0, stimulus_id="simulated:k", task_id="k", signal=15)
+    assert got[3] == e.ProcessExited(
+        now=1.0, stimulus_id="simulated:k", task_id="k", framework_id="f", signal=15
+    )
     assert len(sim) == 0
 
 
@@ -68,18 +72,25 @@ async def test_simulated_tasks_started_together_end_together_and_one_can_be_kill
     for name, seconds in (("a", 0.05), ("b", 600.0), ("c", 0.05)):  # b only ends when told
         sim.start(TaskSpec(name, "f", simulation=SimulationSpec(seconds, 0)), "x")
     sim.start(TaskSpec("early", "f", simulation=SimulationSpec(0.05, 0)), "x")
-    sim.signal("early", Signal.KILL)  # before it started: it never runs
+    sim.signal("f", "early", Signal.KILL)  # before it started: it never runs
     assert len(sim) == 4
     await until(lambda: len(got) == 4)
     assert got == [
-        *(e.ProcessStarted(now=2.0, stimulus_id=f"simulated:{n}", task_id=n) for n in "abc"),
-        e.ProcessExited(now=2.0, stimulus_id="simulated:early", task_id="early", signal=9),
+        *(
+            e.ProcessStarted(now=2.0, stimulus_id=f"simulated:{n}", task_id=n, framework_id="f")
+            for n in "abc"
+        ),
+        e.ProcessExited(
+            now=2.0, stimulus_id="simulated:early", task_id="early", framework_id="f", signal=9
+        ),
     ]
-    sim.signal("b", Signal.TERM)
-    sim.signal("b", Signal.TERM)  # a second signal changes nothing
+    sim.signal("f", "b", Signal.TERM)
+    sim.signal("f", "b", Signal.TERM)  # a second signal changes nothing
     await until(lambda: len(got) == 7)
     ended = {g.task_id: g for g in got[4:]}
-    assert ended["b"] == e.ProcessExited(now=2.0, stimulus_id="simulated:b", task_id="b", signal=15)
+    assert ended["b"] == e.ProcessExited(
+        now=2.0, stimulus_id="simulated:b", task_id="b", framework_id="f", signal=15
+    )
     ran = [ended["a"], ended["c"]]
     assert all(isinstance(g, e.ProcessExited) and g.exit_code == 0 for g in ran)
     assert got.index(ended["a"]) + 1 == got.index(ended["c"]) or got.index(

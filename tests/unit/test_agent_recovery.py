@@ -98,13 +98,13 @@ def test_a_task_is_checkpointed_before_its_status_is_sent_and_its_process_starte
     running = status("t1", S.RUNNING, 2, now=2.0)
     assert cmds[0] == c.CheckpointTask(task=task, latest=running, pending=(starting, running))
     # An acknowledgement shrinks what is pending: checkpointed again, nothing sent.
-    cmds = h(e.Acknowledged(now=3.0, acknowledgements=(("t1", u(2)),)))
+    cmds = h(e.Acknowledged(now=3.0, acknowledgements=(("f1", "t1", u(2)),)))
     assert cmds == [c.CheckpointTask(task=task, latest=running, pending=())]
     # A duplicate acknowledgement changes nothing: no write.
-    assert h(e.Acknowledged(now=3.1, acknowledgements=(("t1", u(2)),))) == []
+    assert h(e.Acknowledged(now=3.1, acknowledgements=(("f1", "t1", u(2)),))) == []
     h(e.ProcessExited(now=4.0, task_id="t1", exit_code=0))
     # The terminal status acknowledged: the task is forgotten, and so is its checkpoint.
-    cmds = h(e.Acknowledged(now=5.0, acknowledgements=(("t1", u(3)),)))
+    cmds = h(e.Acknowledged(now=5.0, acknowledgements=(("f1", "t1", u(3)),)))
     assert cmds == [c.ForgetTask(task_id="t1", framework_id="f1")]
     assert h.core.task_ids() == []
 
@@ -143,10 +143,10 @@ def test_a_running_task_whose_process_is_alive_is_reattached_and_listed_at_regis
     assert h.core.task_state("t1") is S.RUNNING
     # The re-attached task can be killed: TERM to its group, then KILL after the grace.
     cmds = h(e.KillTask(now=11.0, task_id="t1", framework_id="f1"))
-    assert c.SignalGroup(task_id="t1", signal=Signal.TERM) in cmds
-    assert c.ScheduleGraceExpiry(task_id="t1", at=14.0) in cmds
+    assert c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.TERM) in cmds
+    assert c.ScheduleGraceExpiry(task_id="t1", framework_id="f1", at=14.0) in cmds
     assert h(e.GraceExpired(now=14.0, task_id="t1"))[0] == c.SignalGroup(
-        task_id="t1", signal=Signal.KILL
+        task_id="t1", framework_id="f1", signal=Signal.KILL
     )
     cmds = h(e.ProcessExited(now=14.1, task_id="t1", signal=9))
     assert [(s.state, s.reason) for s in sent(cmds)] == [(S.KILLED, TaskReason.KILLED_BY_FRAMEWORK)]
@@ -164,7 +164,7 @@ def test_unacknowledged_statuses_are_resent_with_their_original_uuids_and_no_oth
     cmds = h.register(now=10.0)
     assert sent(cmds) == [running]  # STARTING was acknowledged before the restart
     assert starting not in sent(cmds)
-    assert h(e.Acknowledged(now=10.5, acknowledgements=(("t1", u(2)),))) == [
+    assert h(e.Acknowledged(now=10.5, acknowledgements=(("f1", "t1", u(2)),))) == [
         c.CheckpointTask(task=spec(), latest=running, pending=())
     ]
 
@@ -210,7 +210,7 @@ def test_a_task_that_exited_while_the_agent_was_down_ends_with_its_real_exit_sta
         exit_code,
         u(11),
     )
-    assert h(e.Acknowledged(now=11.0, acknowledgements=(("t1", u(11)),))) == [
+    assert h(e.Acknowledged(now=11.0, acknowledgements=(("f1", "t1", u(11)),))) == [
         c.ForgetTask(task_id="t1", framework_id="f1")
     ]
 
@@ -237,8 +237,8 @@ def test_a_kill_under_way_is_signalled_again_or_ends_killed() -> None:
         e.Recovered(now=10.0, tasks=(recovered(S.KILLING, ProcessFate.ALIVE, latest=killing),))
     )
     assert cmds == [
-        c.SignalGroup(task_id="t1", signal=Signal.TERM),
-        c.ScheduleGraceExpiry(task_id="t1", at=13.0),
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.TERM),
+        c.ScheduleGraceExpiry(task_id="t1", framework_id="f1", at=13.0),
     ]
     cmds = h(e.ProcessExited(now=10.5, task_id="t1", signal=15))
     (end,) = [cmd for cmd in cmds if isinstance(cmd, c.CheckpointTask)]
@@ -290,3 +290,22 @@ def test_terminal_tasks_resend_their_pending_status_or_are_forgotten() -> None:
     )
     assert cmds == [c.ForgetTask(task_id="t1", framework_id="f1")]
     assert h.core.task_ids() == []
+
+
+def test_two_frameworks_tasks_of_one_id_are_both_recovered() -> None:
+    # Checkpoints were always kept per framework (tasks/<framework>/<task>): both come back.
+    h = Harness()
+    tasks = tuple(
+        RecoveredTask(
+            spec=spec("job", framework_id=fw),
+            latest=Status("job", fw, "a1", S.RUNNING, uuid=u(1 + i)),
+            pending=(),
+            process=ProcessFate.ALIVE,
+        )
+        for i, fw in enumerate(("fa", "fb"))
+    )
+    cmds = h(e.Recovered(now=1.0, tasks=tasks))
+    assert not [cmd for cmd in cmds if isinstance(cmd, c.LogWarning)]
+    assert sorted(h.core.task_keys()) == [("fa", "job"), ("fb", "job")]
+    [register] = [cmd for cmd in h(e.StreamOpened(now=2.0)) if isinstance(cmd, c.SendRegister)]
+    assert sorted(t.framework_id for t, _ in register.tasks) == ["fa", "fb"]

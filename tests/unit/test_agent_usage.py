@@ -73,7 +73,9 @@ def test_a_task_over_its_memory_limit_is_killed_at_once_and_ends_failed_memory_l
     h.running(spec("t1", mem=100.0, mem_limit=200.0))
     assert of(h(measure(1.0, t1=150.0)), c.SignalGroup) == []
     cmds = h(measure(2.0, t1=250.0))
-    assert of(cmds, c.SignalGroup) == [c.SignalGroup(task_id="t1", signal=Signal.KILL)]
+    assert of(cmds, c.SignalGroup) == [
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.KILL)
+    ]
     assert sent(cmds) == []  # still RUNNING until its process is gone
     assert of(h(measure(3.0, t1=260.0)), c.SignalGroup) == []  # not killed twice
     cmds = h(e.ProcessExited(now=3.1, task_id="t1", signal=9))
@@ -247,8 +249,12 @@ def test_revocable_estimate_is_the_unused_requests_less_the_margin() -> None:
 def test_reclaim_kills_the_biggest_borrowers_until_the_rest_fits() -> None:
     lenders = [Lender(1.0, 400.0, 0.1, 250.0)]  # 150 MiB lendable
     borrowers = [Borrower("r1", 0.1, 100.0), Borrower("r2", 0.1, 60.0), Borrower("r3", 0.1, 40.0)]
-    assert reclaim(lenders, borrowers) == ["r1"]
-    assert reclaim([Lender(1.0, 400.0, 0.1, 400.0)], borrowers) == ["r1", "r2", "r3"]
+    assert [b.task_id for b in reclaim(lenders, borrowers)] == ["r1"]
+    assert [b.task_id for b in reclaim([Lender(1.0, 400.0, 0.1, 400.0)], borrowers)] == [
+        "r1",
+        "r2",
+        "r3",
+    ]
     assert reclaim([Lender(1.0, 400.0, 0.1, 100.0)], borrowers) == []
 
 
@@ -284,7 +290,7 @@ def test_a_revocable_task_is_limited_to_what_it_borrowed() -> None:
     h = harness()
     h.running(spec("rev", cpus=0.1, mem=100.0, revocable=True))
     assert of(h(measure(1.0, rev=150)), c.SignalGroup) == [
-        c.SignalGroup(task_id="rev", signal=Signal.KILL)
+        c.SignalGroup(task_id="rev", framework_id="f1", signal=Signal.KILL)
     ]
 
 

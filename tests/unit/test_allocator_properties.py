@@ -37,6 +37,8 @@ CONSTRAINTS = [
 ROLES = ["web", "batch", "ml"]
 # Task shapes the rooms are compared for: small, cpus-heavy, GPU (agents hold 0-2 GPUs).
 ROOM_SHAPES = [(0.25, 0.0, 0.0, 0.0), (2.0, 512.0, 100.0, 0.0), (0.5, 256.0, 0.0, 1.0)]
+# Unmet demands' shapes: some fit most agents, one fits none (rules/demand_fit.py).
+DEMAND_SHAPES = [*ROOM_SHAPES, (4.0, 8.0, 0.0, 0.0), (1000.0, 0.0, 0.0, 0.0)]
 
 quarter = st.integers(0, 32).map(lambda n: n / 4)
 scalars = st.tuples(
@@ -335,6 +337,15 @@ def test_numpy_matches_reference_over_a_history(data: st.DataObject) -> None:
             aid = data.draw(st.sampled_from(agent_ids))
             twin.both("set_agent_pressure", aid, data.draw(st.booleans()))
             twin.both("set_besteffort", data.draw(st.sampled_from(fids)), data.draw(st.booleans()))
+            # Demand fit (rules/demand_fit.py): a framework's unmet demands' shapes change as
+            # demands are set and met; an agent none fits is not offered to it.
+            shapes = data.draw(
+                st.none()
+                | st.lists(st.sampled_from(DEMAND_SHAPES), min_size=1, max_size=2).map(
+                    lambda xs: tuple(sorted(set(xs)))
+                )
+            )
+            twin.both("set_demand_shapes", data.draw(st.sampled_from(fids)), shapes)
 
 
 @settings(max_examples=60, deadline=None)

@@ -38,6 +38,7 @@ KERNEL = (
     "corral.pki",
     "corral.acl",
     "corral.acl_rules",
+    "corral.work_dirs",
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"

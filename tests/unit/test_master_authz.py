@@ -8,12 +8,14 @@ import pytest
 
 from corral import acl as acls
 from corral.acl import Principal, acl_from_data
+from corral.master.core import authz
+from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import Denied
-from corral.master.core.types import FrameworkSpec, TaskState
+from corral.master.core.types import FrameworkOwner, FrameworkSpec, ReportedTask, TaskState
 from corral.placement import Taint, TaintEffect, Toleration
 from corral.resources import parse_resources
-from tests.unit.core_harness import Harness, demand, status, task
+from tests.unit.core_harness import Harness, demand, of, status, task
 
 RULES = {
     "version": "t",
@@ -32,7 +34,10 @@ RULES = {
         {
             "name": "nodes",
             "principals": ["node-*"],
-            "agents": {"attributes": {"gpu": ["yes"]}, "max_resources": "gpus:4"},
+            "agents": {
+                "attributes": {"gpu": ["yes"]},
+                "max_resources": "cpus:64;mem:65536;disk:10000;gpus:4",
+            },
         },
     ],
 }
@@ -149,3 +154,113 @@ def test_a_new_acl_applies_to_the_next_call(h: Harness) -> None:
     out = h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(more, "test")))
     assert [c.kind for c in out] == ["acls_loaded"]  # type: ignore[attr-defined]
     h.set_demands(other, demand("d", priority_class="system"))
+
+
+def _reported(fid: str, task_id: str, owner: FrameworkOwner | None) -> ReportedTask:
+    return ReportedTask(fid, task(task_id), status(task_id, fid, "", TaskState.RUNNING), owner)
+
+
+def test_launches_carry_the_frameworks_owner_for_the_agent_to_keep(h: Harness) -> None:
+    h.add_agent(peer=NODE)
+    fid, _ = h.subscribe("web", role="web", peer=TEAM)
+    [offer] = h.offers_for(fid)
+    [launch] = of(cmd.SendLaunch, h.accept(fid, [offer.offer_id], task("t1")))
+    assert (launch.principal, launch.role) == ("team", "web")
+
+
+def test_a_framework_known_only_from_its_tasks_is_its_reported_principals(h: Harness) -> None:
+    # A master that forgot its registry (no Recover): an agent comes back with its id and a
+    # task of framework F, whose owner the master sealed when it launched it.
+    owner = FrameworkOwner("team", "web")
+    aid, _ = h.add_agent("A1", peer=NODE, sealed=True, tasks=(_reported("F-x", "t1", owner),))
+    fw = h.core.frameworks["F-x"]
+    assert fw.placeholder and fw.owner_reported
+    assert (fw.spec.principal, fw.spec.role) == ("team", "web")  # its task counts in role web
+    # Another principal (granted every role) may not subscribe with its id; its owner may.
+    d = denial_of(h, h.subscribe, "web", framework_id="F-x", role="web", peer=OTHER)
+    assert "framework F-x belongs to principal 'team'" in d.message
+    assert d.denial.action == acls.IDENTITY
+    assert h.core.frameworks["F-x"].placeholder
+    fid, _ = h.subscribe("web", framework_id="F-x", role="web", peer=TEAM)
+    assert not h.core.frameworks[fid].placeholder
+    assert list(h.core.frameworks[fid].tasks) == ["t1"]
+    assert h.core.agents[aid].tasks[(fid, "t1")].state is TaskState.RUNNING
+
+
+def test_a_framework_no_report_names_an_owner_of_is_taken_over_by_nobody(h: Harness) -> None:
+    # Reports without a (checked) seal: tasks launched before owners were sealed, or a forged
+    # one the shell dropped.
+    h.add_agent("A1", peer=NODE, sealed=True, tasks=(_reported("F-y", "t1", None),))
+    assert not h.core.frameworks["F-y"].owner_reported
+    for who in (TEAM, OTHER):
+        d = denial_of(h, h.subscribe, "web", framework_id="F-y", role="web", peer=who)
+        assert "no report says" in d.message
+    # A later sealed report (another agent with another of its tasks) names the owner.
+    h.add_agent(
+        "A2",
+        peer=NODE2,
+        sealed=True,
+        tasks=(_reported("F-y", "t2", FrameworkOwner("team", "web")),),
+    )
+    assert h.core.frameworks["F-y"].spec.role == "web"
+    h.subscribe("web", framework_id="F-y", role="web", peer=TEAM)
+    assert sorted(h.core.frameworks["F-y"].tasks) == ["t1", "t2"]
+
+
+def test_without_principals_a_placeholder_goes_to_whoever_subscribes() -> None:
+    h = Harness()  # plain text: no principals to tell apart, as before
+    h.add_agent("A1", tasks=(_reported("F-z", "t1", None),))
+    fid, _ = h.subscribe("anything", framework_id="F-z")
+    assert list(h.core.frameworks[fid].tasks) == ["t1"]
+
+
+def test_an_agent_id_the_master_forgot_goes_only_to_the_certificate_it_was_issued_to(
+    h: Harness,
+) -> None:
+    # A master that forgot its registry (no Recover). node-1 presents gpu-node's id: its
+    # secret is not the seal of that id and node-1's certificate, so it is refused, and the
+    # real agent, whose secret is, comes back with its id.
+    d = denial_of(h, h.add_agent, "S-gpu", peer=NODE2)
+    assert "agent id 'S-gpu' is not known to this master" in d.message
+    assert d.denial.action == acls.IDENTITY and "S-gpu" not in h.core.agents
+    aid, out = h.add_agent("S-gpu", peer=NODE, sealed=True)
+    assert aid == "S-gpu" and of(cmd.SendRegistered, out)[0].principal == "node-1"
+    # Known now: another certificate is refused by the principal the master holds.
+    d = denial_of(h, h.add_agent, "S-gpu", peer=NODE2, sealed=True)
+    assert "belongs to principal 'node-1'" in d.message
+
+
+def test_an_agents_checkpointed_principal_must_be_its_certificates(h: Harness) -> None:
+    # The agent keeps the principal its id was issued to (Registered.principal): started again
+    # with another certificate, it is told so, known id or not.
+    d = denial_of(h, h.add_agent, "S1", peer=NODE2, sealed=True, claimed="node-1")
+    assert "was issued to principal 'node-1' (the agent's checkpoint says)" in d.message
+    aid, _ = h.add_agent("S1", peer=NODE, sealed=True, claimed="node-1")
+    h.close_agent(aid)
+    d = denial_of(h, h.add_agent, "S1", peer=NODE2, claimed="node-1")
+    assert "belongs to principal 'node-1'" in d.message  # the master's own record says it first
+    h.add_agent("S1", peer=NODE, claimed="node-1")  # itself again: a known id needs no seal
+
+
+def test_adopt_unknown_agents_takes_in_ids_whose_secrets_were_not_sealed() -> None:
+    from dataclasses import replace
+
+    from corral.master.core.config import MasterConfig
+
+    h = Harness(config=replace(MasterConfig(), adopt_unknown_agents=True))
+    h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(RULES, "test")))
+    aid, _ = h.add_agent("S-old", peer=NODE)  # a secret from before seals: the operator said so
+    assert h.core.agents[aid].spec.principal == "node-1"
+
+
+def test_the_principals_in_use_are_connected_agents_and_subscribed_frameworks(h: Harness) -> None:
+    # What a reload of the ACL must not lock out unasked (corral.acl.lockouts).
+    node = Principal("node-1", frozenset({"agent"}))
+    aid, _ = h.add_agent(peer=node, hostname="h1")
+    team = Principal("team", frozenset({"framework"}))
+    h.subscribe("web", role="web", peer=team)
+    assert sorted(authz.in_use(h.core), key=str) == sorted(
+        [(node, acls.REGISTER_AGENT, "h1"), (team, acls.REGISTER_FRAMEWORK, "web")], key=str
+    )
+    h.close_agent(aid)
+    assert authz.in_use(h.core) == [(team, acls.REGISTER_FRAMEWORK, "web")]

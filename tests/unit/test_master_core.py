@@ -169,9 +169,9 @@ def test_task_id_in_use_and_used_offer_are_refused() -> None:
         h.accept(fid, [oid], task("t2"))
 
 
-def test_a_task_id_live_on_the_agent_for_another_framework_is_refused_until_it_ends() -> None:
-    # An agent keys its tasks by id alone: a second framework's task with a live id would be
-    # ignored there as a duplicate launch and stay STAGING for good.
+def test_two_frameworks_each_run_a_task_of_one_id_on_one_agent() -> None:
+    # An agent keys its tasks by (framework, task), as Mesos does (issue #41): tenants never
+    # collide on an id, and an accept tells nobody which ids another framework uses.
     h = Harness()
     aid, _ = h.add_agent()
     a, _ = h.subscribe("a")
@@ -179,15 +179,14 @@ def test_a_task_id_live_on_the_agent_for_another_framework_is_refused_until_it_e
     h.accept(a, [oa.offer_id], task("t1"), refuse=0)
     b, _ = h.subscribe("b")
     [ob] = h.offers_for(b)
-    with pytest.raises(CallRejected, match=f"'t1' is in use on agent {aid} by another framework"):
-        h.accept(b, [ob.offer_id], task("t1"))
-    h.accept(b, [ob.offer_id], task("t2"), refuse=0)  # the offer is still b's
-    assert h.core.agents[aid].task_ids == {"t1": 1, "t2": 1}
+    [launch] = of(cmd.SendLaunch, h.accept(b, [ob.offer_id], task("t1"), refuse=0))
+    assert (launch.framework_id, [t.task_id for t in launch.tasks]) == (b, ["t1"])
+    assert set(h.core.agents[aid].tasks) == {(a, "t1"), (b, "t1")}
+    # Their statuses are told apart by framework: a's task ends, b's runs on.
     h.agent_updates(aid, status("t1", a, aid, TaskState.FINISHED, uuid=b"u1"))
-    assert h.core.agents[aid].task_ids == {"t2": 1}
-    h.handle(ev.Suppress(**h.call_base(a)))  # a wants nothing more: the room goes to b
-    [ob2] = h.offers_for(b)
-    assert of(cmd.SendLaunch, h.accept(b, [ob2.offer_id], task("t1")))
+    h.agent_updates(aid, status("t1", b, aid, TaskState.RUNNING, uuid=b"u2"))
+    assert set(h.core.agents[aid].tasks) == {(b, "t1")}
+    assert h.core.frameworks[b].tasks["t1"].state is TaskState.RUNNING
 
 
 def test_offers_of_two_agents_in_one_accept_are_refused() -> None:
@@ -238,7 +237,10 @@ def test_status_flow_forwards_and_acks_reach_agent() -> None:
         )
     )
     [acks] = of(cmd.SendAgentAcks, out)
-    assert acks.agent_id == aid and acks.acknowledgements == (("t1", b"u1"), ("t1", b"u2"))
+    assert acks.agent_id == aid and acks.acknowledgements == (
+        (fid, "t1", b"u1"),
+        (fid, "t1", b"u2"),
+    )
     assert h.core.frameworks[fid].pending == {}
     # The task's resources are free again: the whole agent is offerable.
     [offer] = h.offers_for(fid)
@@ -272,7 +274,7 @@ def test_status_going_backwards_is_ignored_and_acked() -> None:
     h.agent_updates(aid, status("t1", fid, aid, TaskState.RUNNING, uuid=b"u1"))
     out = h.agent_updates(aid, status("t1", fid, aid, TaskState.STARTING, uuid=b"u0"))
     assert of(cmd.SendUpdates, out) == []
-    assert of(cmd.SendAgentAcks, out)[0].acknowledgements == (("t1", b"u0"),)
+    assert of(cmd.SendAgentAcks, out)[0].acknowledgements == ((fid, "t1", b"u0"),)
     assert of(cmd.ClusterEvent, out)[0].kind == "status_ignored"
 
 

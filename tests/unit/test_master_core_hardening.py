@@ -66,7 +66,7 @@ def test_a_state_only_the_master_sets_is_ignored_and_teardown_and_timeouts_still
     out = h.agent_updates(aid, status("t1", fid, aid, TaskState.UNKNOWN, uuid=b"u1"))
     assert [e.kind for e in of(cmd.ClusterEvent, out)] == ["status_ignored"]
     assert of(cmd.SendUpdates, out) == [], "the framework was told a state the agent may not set"
-    assert of(cmd.SendAgentAcks, out)[0].acknowledgements == (("t1", b"u1"),)
+    assert of(cmd.SendAgentAcks, out)[0].acknowledgements == ((fid, "t1", b"u1"),)
     assert h.core.frameworks[fid].tasks["t1"].state is TaskState.STAGING
     # The framework's failover timeout still removes it, and its task is killed.
     h.handle(ev.FrameworkStreamClosed(**h.base(), framework_id=fid, stream_id=h.streams[fid]))

@@ -195,3 +195,26 @@ def test_explain_counts_agents_per_reason_for_each_pending_demand() -> None:
     assert "2 of 3 agents: insufficient gpus" in train["summary"]
     assert "fits" not in train["summary"]
     assert "room for a task now on 1 of 3 agents" in train["summary"]
+
+
+def test_a_framework_is_not_offered_an_agent_none_of_its_unmet_demands_fits() -> None:
+    # Issue #41: a framework whose only demand fits nowhere held every agent's offer, which
+    # could never serve it. It is offered only agents one of its unmet demands fits, empty.
+    h = Harness()
+    small = h.add_agent("small", resources="cpus:2;mem:1024")[0]
+    big = h.add_agent("big", resources="cpus:16;mem:65536")[0]
+    fid, _ = h.subscribe()
+    h.set_demands(fid, demand("huge", "cpus:1000;mem:128"))
+    assert h.offers_for(fid) == []
+    reasons = h.core.explain(fid, h.now)["reasons"]
+    assert reasons.get("none of its unmet demands fits the agent") == 2, reasons
+    h.set_demands(fid, demand("huge", "cpus:1000;mem:128"), demand("large", "cpus:8;mem:1024"))
+    assert [o.agent_id for o in h.offers_for(fid)] == [big]  # only where "large" fits
+    # Once "large" is met, only "huge" is unmet again: nothing more is offered.
+    [offer] = [o for o in h.core.offers.values() if o.framework_id == fid]
+    h.accept(fid, [offer.offer_id], task("l1", "cpus:8;mem:1024", demand="large"), refuse=0)
+    h.now += 10
+    assert h.offers_for(fid) == []
+    # Another framework is offered what the first is not.
+    other, _ = h.subscribe("other")
+    assert {o.agent_id for o in h.offers_for(other)} == {small, big}

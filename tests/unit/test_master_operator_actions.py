@@ -99,7 +99,7 @@ def test_a_kill_naming_an_unknown_task_kills_nothing() -> None:
 def test_a_task_id_two_frameworks_use_needs_the_framework() -> None:
     h, _, _ = running()
     other, _ = h.subscribe("other")
-    # On another agent: on the same one, a live id of another framework is refused at accept.
+    # On another agent (on the same one alike: agents key tasks by framework and id).
     aid, _ = h.add_agent()
     offer = next(o for o in h.offers_for(other) if o.agent_id == aid)
     h.accept(other, [offer.offer_id], task("t0"))

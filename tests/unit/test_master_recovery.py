@@ -278,7 +278,7 @@ def test_a_task_the_framework_was_told_is_lost_does_not_end_again() -> None:
     out = h.agent_updates(aid, status("t1", fid, aid, TaskState.FINISHED, uuid=b"u2"))
     assert of(cmd.SendUpdates, out) == []  # a task ends once
     [ack] = of(cmd.SendAgentAcks, out)
-    assert ack.acknowledgements == (("t1", b"u2"),)  # the agent may forget it
+    assert ack.acknowledgements == ((fid, "t1", b"u2"),)  # the agent may forget it
     [ignored] = [c for c in of(cmd.ClusterEvent, out) if c.kind == "status_ignored"]
     assert "already ended LOST" in ignored.message
 

@@ -98,7 +98,7 @@ def test_updates_launches_kills_and_acks_stay_under_the_bound(small_batches: int
             cmd.SendAgentAcks(
                 stimulus_id="s",
                 agent_id="a",
-                acknowledgements=tuple((f"t{i}", b"u" * 64) for i in range(60)),
+                acknowledgements=tuple(("F" * 40, f"t{i}", b"u" * 64) for i in range(60)),
             )
         ]
     )

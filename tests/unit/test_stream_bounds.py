@@ -77,7 +77,7 @@ def test_every_agent_message_has_a_size_estimate_at_least_its_size() -> None:
             cmd.SendAgentAcks(
                 stimulus_id="s",
                 agent_id="a",
-                acknowledgements=tuple((f"t{i}", b"u" * 16) for i in range(5)),
+                acknowledgements=tuple(("F" * 40, f"t{i}", b"u" * 16) for i in range(5)),
             ),
             cmd.SendLaunch(stimulus_id="s", agent_id="a", framework_id="f", tasks=tasks[:2]),
         ]

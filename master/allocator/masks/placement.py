@@ -1,7 +1,8 @@
 """The static placement rules' array form (rules/: taints, constraints, GPUs, memory pressure,
 and whatever is registered there), as ``ok[a, f]``, plus ``prefer_not[a, f]`` for soft rules'
-ordering. An agent's pressure and a framework's wish for BestEffort work change at run time:
-``set_agent_pressure`` and ``set_framework_besteffort`` re-evaluate its one row or column.
+ordering. An agent's pressure, a framework's wish for BestEffort work and its unmet demands'
+shapes change at run time: ``set_agent_pressure``, ``set_framework_besteffort`` and
+``set_framework_shapes`` re-evaluate its one row or column.
 
 Agents are grouped by their facts' keys (``rules.agent_key``) and frameworks by theirs
 (``rules.framework_key``); the registry's rules are asked once per pair of groups, so adding one
@@ -75,9 +76,14 @@ class PlacementMask:
         framework_rows: npt.NDArray[np.intp],
         has_gpus: bool = False,
         under_pressure: bool = False,
+        capacity: tuple[float, ...] = (),
     ) -> None:
         facts = AgentFacts(
-            dict(attributes), tuple(agent_taints), 1.0 if has_gpus else 0.0, under_pressure
+            dict(attributes),
+            tuple(agent_taints),
+            1.0 if has_gpus else 0.0,
+            under_pressure,
+            capacity,
         )
         self._set_agent_facts(row, facts, framework_rows)
 
@@ -99,6 +105,20 @@ class PlacementMask:
         if facts.besteffort_only == besteffort:
             return False
         self._set_framework_facts(col, replace(facts, besteffort_only=besteffort), agent_rows)
+        return True
+
+    def set_framework_shapes(
+        self,
+        col: int,
+        shapes: tuple[tuple[float, ...], ...] | None,
+        agent_rows: npt.NDArray[np.intp],
+    ) -> bool:
+        """The framework's unmet demands' shapes changed (rules/demand_fit.py): its column
+        again. False if they had not."""
+        facts = self.framework_sigs[int(self.framework_sig[col])]
+        if facts.demand_shapes == shapes:
+            return False
+        self._set_framework_facts(col, replace(facts, demand_shapes=shapes), agent_rows)
         return True
 
     def _set_agent_facts(

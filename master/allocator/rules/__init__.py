@@ -1,8 +1,9 @@
 """The placement rules, one module each, and the one list every consumer iterates.
 
 A framework (or one of its demands) may use an agent when every rule allows it. The **static**
-rules (``STATIC``: taints, constraints, GPUs, memory pressure) decide from the two sides' facts
-alone (memory pressure's change at run time, re-evaluated by row or column); every consumer
+rules (``STATIC``: taints, constraints, GPUs, memory pressure, demand fit) decide from the two
+sides' facts alone (memory pressure's and demand shapes change at run time, re-evaluated by row
+or column); every consumer
 asks them through ``blocking`` / ``prefers_not`` below, grouping agents and frameworks by
 ``agent_key`` / ``framework_key`` where it works over many (the allocator's placement mask,
 the why-pending scan's agent view). The **dynamic** rules (``DYNAMIC``) depend on state that
@@ -26,6 +27,7 @@ from contextlib import contextmanager
 
 from corral.master.allocator.rules import (
     constraints,
+    demand_fit,
     draining,
     filters,
     gpus,
@@ -44,6 +46,7 @@ STATIC: list[StaticRule] = [
     constraints.RULE,
     gpus.RULE,
     pressure.RULE,
+    demand_fit.RULE,
 ]
 
 DYNAMIC: tuple[DynamicRule, ...] = (

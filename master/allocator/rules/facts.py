@@ -15,6 +15,8 @@ class AgentFacts:
     taints: tuple[Taint, ...] = ()
     gpus: float = 0.0  # the agent's total GPUs
     under_pressure: bool = False  # memory pressure, as it last reported (pressure.py)
+    # Its total cpus, mem, disk, GPUs (demand_fit.py); empty: not known, nothing is ruled out.
+    capacity: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,9 @@ class FrameworkFacts:
     # Wants only BestEffort work (no cpus, no mem): every unmet demand of a framework, or
     # the demand itself (pressure.py).
     besteffort_only: bool = False
+    # One task's shape (cpus, mem, disk, GPUs) per unmet demand of a framework that set
+    # demands; None: it set none (demand_fit.py). A demand's own facts leave it out.
+    demand_shapes: tuple[tuple[float, ...], ...] | None = None
 
     def with_demand(
         self,
@@ -34,8 +39,14 @@ class FrameworkFacts:
         besteffort: bool = False,
     ) -> FrameworkFacts:
         """The facts a demand's tasks are placed by: the framework's and the demand's own
-        (its shape decides ``besteffort_only``)."""
-        if not constraints and not tolerations and besteffort == self.besteffort_only:
+        (its shape decides ``besteffort_only``; its fit is the resources rule's, so the
+        framework's ``demand_shapes`` are left out)."""
+        if (
+            not constraints
+            and not tolerations
+            and besteffort == self.besteffort_only
+            and self.demand_shapes is None
+        ):
             return self
         return FrameworkFacts(
             (*self.tolerations, *tolerations),
