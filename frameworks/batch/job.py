@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from corral.frameworks.run_ids import with_run
-
-EPSILON = 1e-9
+from corral.frameworks.sdk.offers import EPSILON
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from corral.limits import MAX_DEMAND_COUNT
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.master.allocator.rules.facts import RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
+from corral.resources import EPSILON
 
 Scalars = tuple[float, float, float, float]
 
@@ -243,11 +244,11 @@ class Room:
 
     ``agent_ids`` are the agents the eligibility rule lets it be offered (placement, refuse
     filters, not draining; its own suppression is not asked) on which one task of the shape
-    fits (``unreserved + reserved >= shape - ROOM_EPSILON`` in every resource the shape asks
-    for), sorted by id so every allocator gives the same answer; ``unreserved`` and
-    ``reserved`` their free resources, rows in that order (``reserved``: its role's
-    reservations); ``headroom`` what its role may still take of unreserved resources (quota
-    limit, other roles' guarantees; inf: no bound). Asking with the shape first keeps a room
+    fits (``corral.resources.fits`` of ``unreserved + reserved``), sorted by id so every
+    allocator gives the same answer; ``unreserved`` and ``reserved`` their free resources,
+    rows in that order (``reserved``: its role's reservations); ``headroom`` what its role
+    may still take of unreserved resources (quota limit, other roles' guarantees; inf: no
+    bound). Asking with the shape first keeps a room
     of a 10k-agent cluster small when few agents fit (a GPU gang), so waiting gangs cost little
     per cycle."""
 
@@ -284,25 +285,17 @@ class HeldBack:
         return dict(sorted(out.items()))
 
 
-ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
-SLOT_EPSILON = 1e-9  # a slot count's tolerance: floor(free / need + SLOT_EPSILON)
 # A slot count is cut here: no demand asks for more tasks (corral.limits.MAX_DEMAND_COUNT), and
 # counts (and the fit cache's sort keys, slots times agents) stay far inside int64 for any
 # quantity, however small, that reaches the allocator.
 MAX_SLOTS = MAX_DEMAND_COUNT
 
 
-def fits_of_one(free: Sequence[float], shape: Scalars) -> bool:
-    """Room's fit test for one agent: one task of ``shape`` fits ``free`` (its array form is
-    ``Allocator.room``'s, a resource at a time)."""
-    return all(need <= 0 or f >= need - ROOM_EPSILON for f, need in zip(free, shape, strict=True))
-
-
 def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
     """``slots`` for one agent, in plain Python (numpy's call overhead would cost more than
     the arithmetic: a charge recounts one agent, a gang cut a small room)."""
     counts = [
-        math.floor(min(f / need, MAX_SLOTS) + SLOT_EPSILON)
+        math.floor(min(f / need, MAX_SLOTS) + EPSILON)
         for f, need in zip(free, shape, strict=True)
         if need > 0
     ]
@@ -317,9 +310,7 @@ def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64
     if not asked.any():
         return np.zeros(len(free), dtype=np.int64)
     with np.errstate(over="ignore"):  # a quotient past MAX_SLOTS is cut to it just below
-        per = np.floor(np.minimum(free[:, asked] / need[asked], MAX_SLOTS) + SLOT_EPSILON).min(
-            axis=1
-        )
+        per = np.floor(np.minimum(free[:, asked] / need[asked], MAX_SLOTS) + EPSILON).min(axis=1)
     out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
     return out
 

@@ -21,7 +21,8 @@ STATE
   refused being the scalars refused (None: everything). Adding keeps the later expiry and
   takes the newest refused amount. A filter is active while ``now < expires_at``; it is dropped
   when the agent's free resources (unreserved free plus every role's reserved free) come to
-  exceed ``refused`` by more than GROWTH_EPSILON in some resource, checked whenever resources
+  exceed ``refused`` by more than EPSILON in some resource (the refused amount no longer
+  ``corral.resources.fits`` what is free), checked whenever resources
   return to the agent (recover): more is free than was refused, so it is offered again at once.
   REVIVE clears a framework's filters.
   Removing a framework drops its charges (given back to the pools) and filters; removing an
@@ -99,7 +100,6 @@ import numpy.typing as npt
 
 from corral.master.allocator import order, rules
 from corral.master.allocator.interface import (
-    ROOM_EPSILON,
     Allocation,
     Explanation,
     HeldBack,
@@ -108,7 +108,6 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
@@ -125,7 +124,7 @@ from corral.master.allocator.options import (
 )
 from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
-from corral.resources import SCALARS
+from corral.resources import SCALARS, fits
 
 Vec = list[float]
 N = len(SCALARS)
@@ -327,9 +326,7 @@ class ReferenceAllocator:
             if agent_id not in fw.filters:
                 continue
             refused = fw.refused.get(agent_id)
-            if refused is not None and any(
-                f > r + GROWTH_EPSILON for f, r in zip(free, refused, strict=True)
-            ):
+            if refused is not None and not fits(refused, free):
                 del fw.filters[agent_id]
                 del fw.refused[agent_id]
 
@@ -612,9 +609,7 @@ class ReferenceAllocator:
             if [b for b in blockers if b != REASON_SUPPRESSED]:
                 continue
             free, held = agent.unreserved_free(), agent.reserved_free(fw.role)
-            if any(
-                x > 0 and f + h < x - ROOM_EPSILON for x, f, h in zip(need, free, held, strict=True)
-            ):
+            if not fits([f + h for f, h in zip(free, held, strict=True)], need):
                 continue  # not one task of the shape fits
             ids.append(agent_id)
             unreserved.append(free)

@@ -14,7 +14,8 @@ import numpy.typing as npt
 
 from corral.master.allocator import eligibility, order, quota, rooms_compiled
 from corral.master.allocator.fit_cache import Entry
-from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
+from corral.master.allocator.interface import Room, Scalars
+from corral.resources import covers_array
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
@@ -56,7 +57,7 @@ def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]
                 col = np.maximum(al.capacity[rows, k] - al.used[rows, k], 0.0)
                 if reserved_all is not None:
                     col += reserved_all[rows, k]
-                fits = col >= need - ROOM_EPSILON
+                fits = covers_array(col, need)
                 rows, ids = rows[fits], ids[fits]
         free = al._unreserved_free(rows)
         if reserved_all is not None:

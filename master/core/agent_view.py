@@ -26,17 +26,17 @@ from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.master.allocator.rules import AgentFacts
+from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import placement_facts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
 from corral.placement import HOSTNAME_KEY
-from corral.resources import SCALARS
+from corral.resources import SCALARS, covers_array
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
 
-EPSILON = 1e-9
 Mask = npt.NDArray[np.bool_]
 
 
@@ -84,7 +84,7 @@ class Statics:
         self.held_ids: Sequence[str] | None = None  # the HeldBack order last placed
         self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
 
-    def fits(self, agents: Sequence[AgentRecord]) -> bool:
+    def built_from(self, agents: Sequence[AgentRecord]) -> bool:
         """These are the agents (and specs, and pressure) it was built from, in the same
         order."""
         return (
@@ -101,7 +101,7 @@ class AgentView:
     def __init__(
         self, core: MasterCore, agents: Sequence[AgentRecord], statics: Statics | None = None
     ) -> None:
-        if statics is None or not statics.fits(agents):
+        if statics is None or not statics.built_from(agents):
             statics = Statics(agents)
         self.statics = statics
         self.agents = statics.agents
@@ -182,7 +182,7 @@ class AgentView:
     ) -> list[dict[str, Any]]:
         """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
         up to three of them, most agents first (``fits`` names the agents with none)."""
-        from corral.master.core.demands import SAMPLE_AGENTS, insufficient
+        from corral.master.core.demands import SAMPLE_AGENTS
 
         n = len(self.agents)
         masks: dict[str, Mask] = {}
@@ -200,7 +200,7 @@ class AgentView:
                 if i is not None:
                     free[i] += np.asarray(offer.scalars, dtype=np.float64)
         for k, (name, need) in enumerate(zip(SCALARS, d.resources.scalars(), strict=True)):
-            short = need > free[:, k] + EPSILON
+            short = ~covers_array(free[:, k], need)
             if short.any():
                 mark(insufficient(name), short)
         facts = placement_facts.demand_facts(fw, d)
