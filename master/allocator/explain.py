@@ -64,7 +64,7 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     frameworks = np.flatnonzero(alloc.fw_alive[: alloc._frameworks.size])
     cols = drf.fair_columns(alloc.cluster, alloc._fair)
     fkey = np.zeros(alloc.alloc.shape[0])
-    fkey[frameworks] = drf.shares(alloc.alloc[frameworks], alloc.cluster, cols)
+    fkey[frameworks] = drf.dominant_shares(alloc.alloc[frameworks], alloc.cluster, cols)
     ranked = alloc.rank(frameworks, fkey, alloc.role_keys())
     position = int(np.flatnonzero(ranked == f)[0])
     count(REASON_ORDER, position)
@@ -73,8 +73,8 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     details: dict[str, Any] = {
         "role": alloc.role_names[r],
         "weight": alloc.weight[r],
-        "dominant_share": drf.share(alloc.alloc[f].tolist(), total, cols),
-        "role_share": drf.share(role_alloc, total, cols),
+        "dominant_share": drf.dominant_share([alloc.alloc[f].tolist()], 0, total, cols),
+        "role_share": drf.dominant_share([role_alloc], 0, total, cols),
         "drf_position": position,
         "eligible_agents": len(eligible),
         "priority": int(alloc.fw_priority[f]),

@@ -96,7 +96,7 @@ def _walk_compiled(
 ) -> Walked:
     cols = np.asarray(drf.fair_columns(al.cluster, al._fair), dtype=np.intp)
     share = np.zeros(m)
-    share[active] = drf.shares(al.alloc[active], al.cluster, cols.tolist())
+    share[active] = drf.dominant_shares(al.alloc[active], al.cluster, cols.tolist())
     count = al.fw_count  # charged in place by the kernel
     rank = np.ascontiguousarray(al.framework_ranks()[:m])
     order = active[np.lexsort((rank[active], count[active], share[active]))]
@@ -118,7 +118,7 @@ def _walk_numpy(
     """The same walk in Python over the numpy masks (no compiler needed)."""
     cols = drf.fair_columns(al.cluster, al._fair)
     total = al.cluster.tolist()
-    shares = drf.shares(al.alloc[active], al.cluster, cols).tolist()
+    shares = drf.dominant_shares(al.alloc[active], al.cluster, cols).tolist()
     counts = al.fw_count[active].tolist()
     ranks = al.framework_ranks()[active].tolist()
     keys: list[tuple[float, int, int, int]] = sorted(
@@ -181,7 +181,7 @@ def _walk_numpy(
         role_row = [x + y for x, y in zip(role_row, offer, strict=True)]
         old = key_of[f]
         del keys[bisect_left(keys, old)]
-        new = (drf.share(row, total, cols), old[1] + 1, old[2], f)
+        new = (drf.dominant_share([row], 0, total, cols), old[1] + 1, old[2], f)
         insort(keys, new)
         key_of[f] = new
         charged.add(f)

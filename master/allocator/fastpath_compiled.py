@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from corral.master.allocator.drf import dominant_share
 from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
 
 AHEAD = 8  # agents
@@ -84,11 +85,7 @@ def _walk(
             alloc[f, k] += x
             role_row[k] += x
             used[a, k] += x
-        s = 0.0
-        for c in range(cols.shape[0]):
-            v = alloc[f, cols[c]] / total[cols[c]]
-            if c == 0 or v > s:
-                s = v
+        s = dominant_share(alloc, f, total, cols)
         share[f] = s
         count[f] += 1
         got = count[f]

@@ -70,7 +70,7 @@ def walk(
     roles = len(al.role_names)
     cols_list = drf.fair_columns(al.cluster, al._fair)
     cols = np.asarray(cols_list, dtype=np.intp)
-    fkey = np.ascontiguousarray(drf.shares(al.alloc[:m], al.cluster, cols_list))
+    fkey = np.ascontiguousarray(drf.dominant_shares(al.alloc[:m], al.cluster, cols_list))
     rank = np.ascontiguousarray(al.framework_ranks()[:m])
     tier, rkey, rrank = al.role_keys()
     buf, base, cap, start, end = _role_buffers(al, active, fkey, rank)

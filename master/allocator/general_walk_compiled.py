@@ -14,9 +14,9 @@ Skipped frameworks stay skipped, as in ``general_walk_numpy.Walk.serve`` (the re
 says why): after a charge of framework f in role r, roles passed over in this pass are flagged,
 role r resumes after f's old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``quota.py``, ``charge_moves.charge``,
-``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
-results are bit-identical. The one sum kept incrementally is the headroom's available
+Arithmetic mirrors ``quota.py``, ``charge_moves.charge`` and ``ReservationBook`` operation by
+operation (IEEE doubles, same order), and calls ``drf.dominant_share``, so the results are
+bit-identical. The one sum kept incrementally is the headroom's available
 unreserved free resources (summed over every agent by the numpy path): the walk carries a
 running sum with a rounding-error bound, and sums afresh, in the numpy path's row order,
 whenever the bound cannot decide whether the allowance is the smallest term of an offer.
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from corral.master.allocator.drf import dominant_share
 from corral.master.allocator.fastpath_compiled import fw_before
 from corral.master.allocator.jit import compiled, prefetch
 
@@ -44,18 +45,6 @@ AHEAD_ROLES = 3
 def _max0(v: float) -> float:
     # Python's max(0.0, v): 0.0 unless v is greater.
     return v if v > 0.0 else 0.0
-
-
-@compiled
-def _share(mat: Any, row: int, total: Any, cols: Any) -> float:
-    # drf.share of mat[row]: max over the fair columns of mat[row, k] / total[k], the first
-    # maximum kept. (A row index, not a row view: a view costs a reference count per call.)
-    s = 0.0
-    for c in range(cols.shape[0]):
-        v = mat[row, cols[c]] / total[cols[c]]
-        if c == 0 or v > s:
-            s = v
-    return s
 
 
 @compiled
@@ -320,8 +309,8 @@ def _walk(
                 planned[0] = planned[0] + offer[0]
                 done[f] = stamp
                 # ---- keys (general_walk_numpy.Walk._update) ----
-                fkey[f] = _share(alloc, f, total, cols)
-                rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
+                fkey[f] = dominant_share(alloc, f, total, cols)
+                rkey[r] = dominant_share(role_alloc, r, total, cols) / weight[r]
                 if has_guarantee[r]:
                     _refresh_unmet(role_alloc, unalloc, has_res, guarantee, unmet, req)
                     t = 1

@@ -36,7 +36,7 @@ class Walk:
         self.cols = drf.fair_columns(alloc.cluster, alloc._fair)
         self.total = alloc.cluster.tolist()
         self.tier, self.rkey, self.rrank = alloc.role_keys()
-        self.fkey = drf.shares(alloc.alloc, alloc.cluster, self.cols)
+        self.fkey = drf.dominant_shares(alloc.alloc, alloc.cluster, self.cols)
         self.guarded = any(any(g > 0 for g in gs) for gs in alloc.guarantee)
 
     def serve(self, a: int, frameworks: npt.NDArray[np.intp]) -> list[tuple[int, Vec]]:
@@ -77,9 +77,9 @@ class Walk:
     def _update(self, f: int) -> None:
         alloc = self.a
         r = int(alloc.fw_role[f])
-        self.fkey[f] = drf.share(alloc.alloc[f].tolist(), self.total, self.cols)
+        self.fkey[f] = drf.dominant_share(alloc.alloc, f, self.total, self.cols)
         ralloc = alloc.role_alloc[r].tolist()
-        self.rkey[r] = drf.share(ralloc, self.total, self.cols) / alloc.weight[r]
+        self.rkey[r] = drf.dominant_share([ralloc], 0, self.total, self.cols) / alloc.weight[r]
         self.tier[r] = 0 if any(u > 0 for u in quota.unmet(alloc, r)) else 1
 
 

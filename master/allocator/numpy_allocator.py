@@ -447,7 +447,7 @@ class DrfAllocator:
         tier = np.asarray(
             [0 if any(u > 0 for u in quota.unmet(self, r)) else 1 for r in range(n)], dtype=np.int64
         )
-        key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
+        key = drf.dominant_shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
         return tier, key, order.name_ranks(self.role_names)
 
     # ---- explain ------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import order, rules
+from corral.master.allocator import drf, order, rules
 from corral.master.allocator.interface import (
     Allocation,
     Explanation,
@@ -451,10 +451,6 @@ class ReferenceAllocator:
             total = [t + x for t, x in zip(total, agent.total, strict=True)]
         return total
 
-    def _share(self, amounts: Vec, total: Vec) -> float:
-        shares = [amounts[k] / total[k] for k in self._fair if total[k] > 0]
-        return max(shares, default=0.0)
-
     def _allocations(self) -> tuple[dict[str, Vec], dict[str, Vec]]:
         """Allocation of every framework (sum of its charges) and of every role."""
         fw_alloc: dict[str, Vec] = {}
@@ -484,12 +480,16 @@ class ReferenceAllocator:
         self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
     ) -> list[str]:
         total = self._cluster_total()
+        fair = drf.fair_columns(total, self._fair)
         facts = self._agent_facts(agent) if agent is not None else None
         role_keys: dict[str, tuple[int, float]] = {}
         for name, role in self._roles.items():
             alloc = role_alloc[name]
             unmet = any(u > 0 for u in self._unmet(name, role_alloc))
-            role_keys[name] = (0 if unmet else 1, self._share(alloc, total) / role.weight)
+            role_keys[name] = (
+                0 if unmet else 1,
+                drf.dominant_share([alloc], 0, total, fair) / role.weight,
+            )
 
         def key(item: tuple[str, _Framework]) -> order.ReferenceKey:
             fid, fw = item
@@ -502,7 +502,7 @@ class ReferenceAllocator:
                 role_key=rkey,
                 role_count=self._roles[fw.role].count,
                 role_name=fw.role,
-                share=self._share(fw_alloc[fid], total),
+                share=drf.dominant_share([fw_alloc[fid]], 0, total, fair),
                 count=fw.count,
                 framework_id=fid,
             )
@@ -686,11 +686,12 @@ class ReferenceAllocator:
         if position:
             reasons[REASON_ORDER] = position
         total = self._cluster_total()
+        fair = drf.fair_columns(total, self._fair)
         details: dict[str, Any] = {
             "role": fw.role,
             "weight": role.weight,
-            "dominant_share": self._share(fw_alloc[framework_id], total),
-            "role_share": self._share(alloc, total),
+            "dominant_share": drf.dominant_share([fw_alloc[framework_id]], 0, total, fair),
+            "role_share": drf.dominant_share([alloc], 0, total, fair),
             "drf_position": position,
             "eligible_agents": len(eligible),
             "priority": fw.priority,

@@ -193,12 +193,13 @@ def _tolerances(tree: ast.AST) -> list[str]:
     return out
 
 
-def test_one_tolerance_and_one_fit_test() -> None:
+def test_one_tolerance_one_fit_test_and_one_dominant_share() -> None:
     """Issue #42: the scalar tolerance and the resource fit test are written once, in the
-    kernel (corral/resources.py); everyone else imports them. The SDK's ``fits`` takes wire
-    messages and asks the kernel's."""
+    kernel (corral/resources.py), and the dominant share once, in the allocator's drf.py;
+    everyone else imports them. The SDK's ``fits`` takes wire messages and asks the kernel's."""
     tolerances = {}
     fit_tests = {}
+    shares = {}
     for module, path in MODULES.items():
         tree = ast.parse(path.read_text(), filename=str(path))
         if found := _tolerances(tree):
@@ -210,5 +211,13 @@ def test_one_tolerance_and_one_fit_test() -> None:
         ]
         if defs:
             fit_tests[module] = defs
+        share_defs = [
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.name in {"_share", "share", "dominant_share"}
+        ]
+        if share_defs:
+            shares[module] = share_defs
     assert tolerances == {"corral.resources": ["EPSILON"]}
+    assert shares == {"corral.master.allocator.drf": ["dominant_share"]}
     assert fit_tests == {"corral.resources": ["fits"], "corral.frameworks.sdk.offers": ["fits"]}
