@@ -1,9 +1,10 @@
-"""The general walk of a cycle with the numba kernel: the state ``general_walk_compiled``
-walks, built from the allocator's arrays, and its results written back.
+"""The general walk of a cycle: the state its kernel (``general_walk_kernel``) walks, built
+from the allocator's arrays, and its results written back.
 
 ``DrfAllocator.cycle`` takes this when the fast path does not apply (several roles, a quota,
-reservations or PreferNoSchedule taints on the candidates) and the kernel is ``"numba"``; the
-``"numpy"`` kernel keeps the Python ``general_walk_numpy``. Both make the reference's decisions.
+reservations or PreferNoSchedule taints on the candidates), with either allocator kind: the
+kernel runs compiled (``"numba"``) or as its own source (``"numpy"``), making the reference's
+decisions either way.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, general_walk_compiled
+from corral.master.allocator import drf, general_walk_kernel
 from corral.master.allocator.fastpath import Walked
+from corral.master.allocator.jit import python
 from corral.master.allocator.reservations import to_arrays
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def _role_buffers(
     al: DrfAllocator, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.intp], ...]:
     """Per role, its active frameworks sorted by (share, count, id rank) in a region of one
-    buffer, with room to move right (``general_walk_compiled`` compacts a region when it is full).
+    buffer, with room to move right (``general_walk_kernel`` compacts a region when it is full).
     Returns (buf, base, cap, start, end)."""
     roles = len(al.role_names)
     role_of = al.fw_role[active]
@@ -91,7 +93,7 @@ def walk(
             unalloc[r] = book.unallocated(r)
     unmet = np.zeros((roles, 4))
     req = np.zeros(4)
-    general_walk_compiled.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
+    general_walk_kernel.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
     # The available sum is computed by the walk when first needed (an infinite error bound).
     avail, err = np.zeros(4), np.full(4, math.inf)
     counted = al.offerable_agents()
@@ -105,9 +107,12 @@ def walk(
     out_f = np.empty(size, dtype=np.intp)
     out_a = np.empty(size, dtype=np.intp)
     out_x = np.empty((size, 4))
+    kernel = general_walk_kernel.walk_kernel
+    if al.kernel == "numpy":
+        kernel = python(kernel)
     i, n = 0, 0
     while True:
-        i = general_walk_compiled.compiled_walk(
+        i = kernel(
             candidates, free, i, float(cpus), al.placement.ok, refused(al), al.placement.prefer_not,
             al.placement.has_soft_taints, al.capacity, al.used, counted,
             al.alloc, fkey, al.fw_count, rank, al.fw_role,
@@ -139,9 +144,10 @@ def warm() -> None:
     """Compile (or load from numba's cache) before the first cycle."""
     from corral.master.allocator.numpy_allocator import DrfAllocator
 
-    al = DrfAllocator(kernel="numpy")
+    al = DrfAllocator(kernel="numpy")  # "numpy": its constructor does not warm up (recursion)
     al.add_agent("a", (1.0, 1.0, 1.0, 0.0), {}, [], {"r": (0.5, 0.0, 0.0, 0.0)})
     al.add_framework("f", "r")
     al.set_quota("r", (1.0, 0.0, 0.0, 0.0), None)
+    al.kernel = "numba"  # walked compiled: what is warmed
     rows = np.flatnonzero(al.fw_active[: al._frameworks.size])
     walk(al, np.zeros(1, dtype=np.intp), np.ones((1, 4)), rows, al._frameworks.size, math.inf)

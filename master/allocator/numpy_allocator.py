@@ -6,10 +6,10 @@ the [A, F] masks, so one agent's eligibility over all frameworks is one contiguo
 ``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
 roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
 roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
-``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``,
-``general_walk_numpy``), ``quota`` (a role's quota arithmetic and an agent's offer),
-``charge_moves`` (charges and returns),
-``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``), ``quota`` (a
+role's quota arithmetic and an agent's offer), ``charge_moves`` (charges and returns),
+``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``. ``kernel``: whether the
+cycle's loops run compiled (``"numba"``) or as their own source (``"numpy"``, jit.py).
 
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
@@ -31,6 +31,7 @@ from corral.master.allocator import (
     cycle,
     drf,
     eligibility,
+    fastpath_kernel,
     general_walk,
     order,
     quota,
@@ -38,7 +39,6 @@ from corral.master.allocator import (
     rooms,
     rooms_compiled,
 )
-from corral.master.allocator import fastpath_compiled as compiled
 from corral.master.allocator.charge_table import ChargeBook
 from corral.master.allocator.charge_table import warm as warm_charges
 from corral.master.allocator.explain import explain
@@ -83,8 +83,9 @@ class DrfAllocator:
         warm_charges()
         filter_matrix.warm()
         rooms_compiled.warm()
-        if kernel == "numba":
-            compiled.warm()
+        if kernel == "numba":  # "numpy" runs the cycle's kernels as their own source
+            cycle.warm()
+            fastpath_kernel.warm()
             general_walk.warm()
         self.kernel = kernel
         self.options = options or AllocatorOptions()

@@ -1,6 +1,5 @@
 """What a role may still be given under its quota, and so what an agent offers a framework:
-the numpy allocator's form of reference.py's OFFER SIZE, shared by the numpy walk, explain
-and ``room``.
+the numpy allocator's form of reference.py's OFFER SIZE, shared by explain and ``room``.
 
 The rules kept (Mesos' quota, per role r, per resource):
 
@@ -12,7 +11,7 @@ The rules kept (Mesos' quota, per role r, per resource):
 - offer = the role's free reservation on the agent + min(unreserved free, limit - consumption,
   allowance).
 
-``general_walk_compiled.py`` does the same arithmetic compiled, operation for operation.
+``general_walk_kernel.py`` does the same arithmetic in its walk, operation for operation.
 """
 
 from __future__ import annotations

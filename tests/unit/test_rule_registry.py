@@ -2,8 +2,8 @@
 
 A rule only this test knows ("guarded": an agent with the attribute guard=on is closed to every
 framework outside the role `trusted`) is registered, and each consumer must change its answer
-for it: the allocators' cycles (numpy walk, compiled kernel, reference), their rooms (the gang
-cut) and explain, the master's why-pending reasons (the fast agent view and its
+for it: the allocators' cycles (the walk kernels compiled and uncompiled, the reference), their
+rooms (the gang cut) and explain, the master's why-pending reasons (the fast agent view and its
 specification), preemption's victim search and the spread domains. A consumer that writes its
 own rules instead of iterating the registry fails here.
 """

@@ -9,7 +9,7 @@ the why-pending scan's agent view). The **dynamic** rules (``DYNAMIC``) depend o
 changes between cycles; each module says where its array form lives.
 
 Consumers of ``STATIC`` (tests/unit/test_rule_registry.py registers a rule and checks each):
-the allocator's placement mask (``masks/placement.py``, read by the numpy walk and the compiled
+the allocator's placement mask (``masks/placement.py``, read by the walk
 kernels) and so its rooms and explain; the reference allocator (``reference.py``); the master's
 why-pending reasons (``core/agent_view.py`` and its specification ``core/demands.py``);
 preemption's victim search (``core/nominations.py``); the gang cut's demand filter
