@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import fastpath, general_walk, order
+from corral.master.allocator import eligibility, fastpath, general_walk, order
 from corral.master.allocator.interface import Plan
 from corral.master.allocator.jit import compiled, prefetch, python
 
@@ -37,21 +37,22 @@ SELECT_AHEAD = 16  # agents whose rows are asked for ahead (jit.prefetch)
 def run(al: DrfAllocator, now: float, seed: int, cpus: float = math.inf) -> Plan:
     """``Allocator.cycle``."""
     al._fit_cache.sweep()
-    if al.filters.expire(now):
-        al._recount()
+    eligibility.sweep(al, now)
     al._last_plan_frameworks = np.zeros(0, dtype=np.intp)
     if not al.count_ok[: al._agents.size].any():
         return Plan([], [])  # every agent filtered (or blocked) for every active framework
     agents = ordered_agents(al)
     order_ = agents[np.random.default_rng(seed).permutation(len(agents))]
     m = al._frameworks.size
-    passes = order.levels(al.fw_priority, np.flatnonzero(al.fw_active[:m]))
+    # The dynamic rules' masks at now (eligibility.py), the same for every pass.
+    masks = Masks(eligibility.closed_agents(al, now), eligibility.blocked_pairs(al, now))
+    passes = order.levels(al.fw_priority, eligibility.open_frameworks(al, now))
     walked: list[fastpath.Walked] = []
     planned = 0.0  # cpus planned by the passes before, added up as the reference does
     for active in passes:
         if planned >= cpus:
             break
-        part = _pass(al, order_, active, m, cpus, planned)
+        part = _pass(al, order_, active, m, cpus, planned, masks)
         if part is None:
             continue
         walked.append(part)
@@ -82,19 +83,26 @@ def ordered_agents(al: DrfAllocator) -> npt.NDArray[np.intp]:
     return al._agent_order
 
 
+class Masks(NamedTuple):
+    """The dynamic rules' masks a cycle's kernels read (eligibility.py)."""
+
+    closed: npt.NDArray[np.bool_]  # [agents]: closed to every framework (draining, ...)
+    blocked: npt.NDArray[np.bool_]  # [agents, frameworks]: pairs closed (refuse filters, ...)
+
+
 def select(
-    al: DrfAllocator, order: npt.NDArray[np.intp]
+    al: DrfAllocator, order: npt.NDArray[np.intp], closed: npt.NDArray[np.bool_]
 ) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
     """The cycle's candidates in walk order: agents in ``order`` someone may be offered, not
-    draining, with something allocatable. Returns (candidates, their unreserved free resources,
-    whether any has reservations, whether any has PreferNoSchedule taints)."""
+    ``closed``, with something allocatable. Returns (candidates, their unreserved free
+    resources, whether any has reservations, whether any has PreferNoSchedule taints)."""
     n = al._agents.size
     rows = np.empty(len(order), dtype=np.intp)
     free = np.empty((len(order), 4))
     flags = np.zeros(2, dtype=np.bool_)
     kernel = python(select_kernel) if al.kernel == "numpy" else select_kernel
     got = kernel(
-        order, al.count_ok[:n], al.draining[:n], al.capacity[:n], al.used[:n],
+        order, al.count_ok[:n], closed, al.capacity[:n], al.used[:n],
         al.reservations.free_sum[:n], al.placement.has_soft_taints[:n], al._min_array,
         rows, free, flags,
     )  # fmt: skip
@@ -104,7 +112,7 @@ def select(
 def _select(
     order: Any,
     count_ok: Any,
-    draining: Any,
+    closed: Any,
     capacity: Any,
     used: Any,
     free_sum: Any,
@@ -120,12 +128,12 @@ def _select(
         if i + SELECT_AHEAD < order.shape[0]:  # random order: ask for the rows ahead (walks)
             b = order[i + SELECT_AHEAD]
             prefetch(count_ok, b, 0)
-            prefetch(draining, b, 0)
+            prefetch(closed, b, 0)
             prefetch(soft, b, 0)
             prefetch(capacity, b, 0)
             prefetch(used, b, 0)
             prefetch(free_sum, b, 0)
-        if count_ok[a] <= 0 or draining[a]:
+        if count_ok[a] <= 0 or closed[a]:
             continue
         reserved = False
         for k in range(4):
@@ -173,19 +181,21 @@ def _pass(
     m: int,
     cpus: float,
     planned: float,
+    masks: Masks,
 ) -> fastpath.Walked | None:
     """One pass of the cycle (order.py): the agents in ``order_`` walked for the framework
     rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
-    candidates, free, reserved, soft = select(al, order_)
+    candidates, free, reserved, soft = select(al, order_, masks.closed)
     if not len(candidates):
         return None
     if not reserved and not soft and fastpath.applies(al, active):
         # No candidate has reservations, so its free resources are the unreserved ones.
         if cpus == math.inf:
-            return fastpath.walk(al, candidates, free, active, m)
-        return walk_within(al, candidates, free, active, m, cpus, planned)
+            return fastpath.walk(al, candidates, free, active, m, masks.blocked)
+        return walk_within(al, candidates, free, active, m, masks.blocked, cpus, planned)
     al.general_walks += 1
-    return general_walk.walk(al, candidates, free, active, m, cpus, planned)
+    counted = al.agent_alive[: al._agents.size] & ~masks.closed  # the headroom's agents
+    return general_walk.walk(al, candidates, free, active, m, masks.blocked, counted, cpus, planned)
 
 
 def walk_within(
@@ -194,6 +204,7 @@ def walk_within(
     free: F64,
     active: npt.NDArray[np.intp],
     m: int,
+    blocked: npt.NDArray[np.bool_],
     cpus: float,
     planned: float = 0.0,
 ) -> fastpath.Walked:
@@ -219,7 +230,7 @@ def walk_within(
                 chunk *= 2
             reach += free_cpus[end]
             end += 1
-        part = fastpath.walk(al, candidates[start:end], free[start:end], active, m)
+        part = fastpath.walk(al, candidates[start:end], free[start:end], active, m, blocked)
         for x in part.offers[:, 0].tolist():
             planned += x
         parts.append(part)

@@ -63,10 +63,11 @@ def walk(
     free: F64,
     active: npt.NDArray[np.intp],
     m: int,
+    blocked: npt.NDArray[np.bool_],
 ) -> Walked:
     """(frameworks, agents, offers) in walk order for the framework rows ``active`` (the
     cycle's pass); charges the allocator as it goes. ``free[i]``: what candidate i has free
-    (all of it is offered)."""
+    (all of it is offered); ``blocked``: the pairs the dynamic rules close (eligibility.py)."""
     cols = np.asarray(drf.fair_columns(al.cluster, al._fair), dtype=np.intp)
     share = np.zeros(m)
     share[active] = drf.dominant_shares(al.alloc[active], al.cluster, cols.tolist())
@@ -75,7 +76,7 @@ def walk(
     order = active[np.lexsort((rank[active], count[active], share[active]))]
     role = int(al.fw_role[active[0]])
     idx, frameworks = fastpath_kernel.walk(
-        candidates, free, al.placement.ok, al.filters.active, order, share, count, rank,
+        candidates, free, al.placement.ok, blocked, order, share, count, rank,
         al.alloc, al.role_alloc[role], al.cluster, cols, al.used, al.kernel == "numpy",
     )  # fmt: skip
     al.role_count[role] += len(idx)

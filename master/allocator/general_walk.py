@@ -27,13 +27,6 @@ if TYPE_CHECKING:
 F64 = npt.NDArray[np.float64]
 
 
-def refused(al: DrfAllocator) -> npt.NDArray[np.bool_]:
-    """The refuse filters as the walk reads them: ``refused(al)[a, f]`` is True while framework
-    row f has an active filter on agent row a. The one place the general walk reads the filter
-    representation."""
-    return al.filters.active
-
-
 def _role_buffers(
     al: DrfAllocator, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.intp], ...]:
@@ -62,13 +55,17 @@ def walk(
     free: F64,
     active: npt.NDArray[np.intp],
     m: int,
+    blocked: npt.NDArray[np.bool_],
+    counted: npt.NDArray[np.bool_],
     cpus: float,
     planned_before: float = 0.0,
 ) -> Walked:
     """(frameworks, agents, offers) of the candidates in walk order for the framework rows
     ``active`` (the cycle's pass), stopping at the ``cpus`` budget as ``DrfAllocator.cycle``
     does, ``planned_before`` cpus being planned already; charges the allocator as it goes.
-    ``free[i]``: candidate i's unreserved free resources (``cycle.select``)."""
+    ``free[i]``: candidate i's unreserved free resources (``cycle.select``); ``blocked``: the
+    pairs the dynamic rules close; ``counted``: the agents whose free resources count in the
+    headroom (alive, not closed; quota.allowance)."""
     roles = len(al.role_names)
     cols_list = drf.fair_columns(al.cluster, al._fair)
     cols = np.asarray(cols_list, dtype=np.intp)
@@ -96,7 +93,6 @@ def walk(
     general_walk_kernel.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
     # The available sum is computed by the walk when first needed (an infinite error bound).
     avail, err = np.zeros(4), np.full(4, math.inf)
-    counted = al.offerable_agents()
     done = np.zeros(m, dtype=np.int64)
     skipped = np.zeros(roles, dtype=np.bool_)
     resume = np.zeros(roles, dtype=np.intp)
@@ -113,7 +109,7 @@ def walk(
     i, n = 0, 0
     while True:
         i = kernel(
-            candidates, free, i, float(cpus), al.placement.ok, refused(al), al.placement.prefer_not,
+            candidates, free, i, float(cpus), al.placement.ok, blocked, al.placement.prefer_not,
             al.placement.has_soft_taints, al.capacity, al.used, counted,
             al.alloc, fkey, al.fw_count, rank, al.fw_role,
             al.role_alloc, rkey, tier, al.role_count, rrank, np.asarray(al.weight),
@@ -150,4 +146,7 @@ def warm() -> None:
     al.set_quota("r", (1.0, 0.0, 0.0, 0.0), None)
     al.kernel = "numba"  # walked compiled: what is warmed
     rows = np.flatnonzero(al.fw_active[: al._frameworks.size])
-    walk(al, np.zeros(1, dtype=np.intp), np.ones((1, 4)), rows, al._frameworks.size, math.inf)
+    blocked = np.zeros((1, 1), dtype=np.bool_)
+    counted = np.ones(1, dtype=np.bool_)
+    one = np.ones((1, 4))
+    walk(al, np.zeros(1, dtype=np.intp), one, rows, al._frameworks.size, blocked, counted, math.inf)

@@ -265,23 +265,38 @@ class Room:
 @dataclass(frozen=True, slots=True)
 class HeldBack:
     """``Allocator.held_back`` as arrays, for counting reasons over every agent at once (the
-    why-pending scan): ``agent_ids`` every agent the allocator knows, by id; in that order,
-    ``filtered`` (an active refuse filter holds it), ``draining`` (draining and not filtered)
-    and ``kept_for_gpus`` (an agent with GPUs, kept from a framework without the GPU_RESOURCES
-    capability, masks/gpus.py; neither filtered nor draining). One reason per agent, in that
-    order of precedence."""
+    why-pending scan): ``agent_ids`` every agent the allocator knows, by id; ``held`` each
+    reason with the agents, in that order, it holds back: the dynamic rules rooms ask, in
+    registry order (refuse filter, agent draining, any registered; rules.masks(rooms=True)),
+    then an agent with GPUs kept from a framework without the GPU_RESOURCES capability
+    (rules/gpus.py). One reason per agent: each mask leaves out the agents of those before."""
 
     agent_ids: Sequence[str]
-    filtered: npt.NDArray[np.bool_]
-    draining: npt.NDArray[np.bool_]
-    kept_for_gpus: npt.NDArray[np.bool_]
+    held: tuple[tuple[str, npt.NDArray[np.bool_]], ...]
+
+    def of(self, reason: str) -> npt.NDArray[np.bool_]:
+        """The agents ``reason`` holds back (none if it is not among ``held``)."""
+        for why, mask in self.held:
+            if why == reason:
+                return mask
+        return np.zeros(len(self.agent_ids), dtype=np.bool_)
+
+    @property
+    def filtered(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_FILTER)
+
+    @property
+    def draining(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_DRAINING)
+
+    @property
+    def kept_for_gpus(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_GPU)
 
     def as_dict(self) -> dict[str, str]:
         """The ``held_back`` form: reason by agent id, for the held agents."""
         ids = self.agent_ids
-        out = {ids[i]: REASON_FILTER for i in np.flatnonzero(self.filtered).tolist()}
-        out.update({ids[i]: REASON_DRAINING for i in np.flatnonzero(self.draining).tolist()})
-        out.update({ids[i]: REASON_GPU for i in np.flatnonzero(self.kept_for_gpus).tolist()})
+        out = {ids[i]: why for why, mask in self.held for i in np.flatnonzero(mask).tolist()}
         return dict(sorted(out.items()))
 
 
@@ -333,6 +348,14 @@ class Allocator(Protocol):
     def remove_agent(self, agent_id: str) -> None: ...
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None: ...
+
+    def set_agent_condition(self, agent_id: str, name: str, on: bool) -> None:
+        """Set (or clear) a named agent condition a dynamic rule reads (rules/base.py;
+        ``set_agent_draining`` is the "draining" condition's)."""
+
+    def set_framework_condition(self, framework_id: str, name: str, on: bool) -> None:
+        """Set (or clear) a named framework condition a dynamic rule reads (``set_suppressed``
+        is the "suppressed" condition's)."""
 
     def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
         """The agent is (or no longer is) under memory pressure (rules/pressure.py)."""
@@ -412,9 +435,11 @@ class Allocator(Protocol):
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         """Agents the framework is not offered now for a reason of its own or the agent's
         state, by id: "refuse filter" (its active refuse filters), "agent draining" (the
-        filter when both) or, with neither, an agent kept for GPU work from a framework without
-        the GPU_RESOURCES capability (masks/gpus.py). Taints and constraints are not asked: the
-        master's explain counts them against a demand's own tolerations and constraints."""
+        filter when both), a registered dynamic rule's reason (rules.masks(rooms=True), in
+        registry order) or, with none of those, an agent kept for GPU work from a framework
+        without the GPU_RESOURCES capability (rules/gpus.py). Taints and constraints are not
+        asked: the master's explain counts them against a demand's own tolerations and
+        constraints."""
 
     def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
         """``held_back`` over every agent as arrays (see ``HeldBack``)."""

@@ -58,7 +58,7 @@ class AllocatorOptions:
 
     min_allocatable: tuple[Alternative, ...] = DEFAULT_MIN_ALLOCATABLE
     fairness_exclude: tuple[str, ...] = ("gpus",)
-    filter_gpu_resources: bool = True  # masks/gpus.py
+    filter_gpu_resources: bool = True  # rules/gpus.py
 
     def __post_init__(self) -> None:
         if not self.min_allocatable:

@@ -24,7 +24,6 @@ import numpy.typing as npt
 
 from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.master.allocator.rules import AgentFacts
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import placement_facts
@@ -149,8 +148,8 @@ class AgentView:
             if why:
                 mark(why, self.attrs_of == s)
 
-    def _held(self, held: HeldBack) -> tuple[Mask, Mask, Mask]:
-        """``held``'s masks in this view's agent order. The allocator's agents by id are
+    def _held(self, held: HeldBack) -> list[tuple[str, Mask]]:
+        """``held``'s reasons and masks in this view's agent order. The allocator's agents by id are
         this view's (the connected agents, by id) unless an agent is between the two: then
         each is placed by id, once per order (kept with the statics)."""
         st = self.statics
@@ -168,14 +167,14 @@ class AgentView:
             )
         at = st.held_at
         if at is None:
-            return held.filtered, held.draining, held.kept_for_gpus
+            return list(held.held)
         n = len(self.ids)
         out = []
-        for mask in (held.filtered, held.draining, held.kept_for_gpus):
+        for reason, mask in held.held:
             where = np.zeros(n, dtype=np.bool_)
             where[at[mask & (at >= 0)]] = True
-            out.append(where)
-        return out[0], out[1], out[2]
+            out.append((reason, where))
+        return out
 
     def reasons(
         self, fw: FrameworkRecord, d: Demand, held: HeldBack | dict[str, str], fits: str
@@ -209,13 +208,9 @@ class AgentView:
             for reason in rules.blocking(agent, facts, options):
                 mark(reason, self.rules_of == s)
         if isinstance(held, HeldBack):
-            filtered, drained, kept = self._held(held)
-            if filtered.any():
-                mark(REASON_FILTER, filtered)
-            if drained.any():
-                mark(REASON_DRAINING, drained)
-            if kept.any():
-                mark(REASON_GPU, kept)
+            for reason, where in self._held(held):
+                if where.any():
+                    mark(reason, where)
         else:
             by_reason: dict[str, list[int]] = {}
             for agent_id, why in held.items():
