@@ -136,11 +136,10 @@ def walk(
 
 
 @functools.cache  # once per process
-def warm() -> None:
-    """Compile (or load from numba's cache) before the first cycle."""
-    from corral.master.allocator.numpy_allocator import DrfAllocator
-
-    al = DrfAllocator(kernel="numpy")  # "numpy": its constructor does not warm up (recursion)
+def warm(allocator: type[DrfAllocator]) -> None:
+    """Compile (or load from numba's cache) before the first cycle. ``allocator``: the class
+    whose state the walk reads (passed in, so this module imports it for types only)."""
+    al = allocator(kernel="numpy")  # "numpy": its constructor does not warm up (recursion)
     al.add_agent("a", (1.0, 1.0, 1.0, 0.0), {}, [], {"r": (0.5, 0.0, 0.0, 0.0)})
     al.add_framework("f", "r")
     al.set_quota("r", (1.0, 0.0, 0.0, 0.0), None)

@@ -88,7 +88,7 @@ class DrfAllocator:
         if kernel == "numba":  # "numpy" runs the cycle's kernels as their own source
             cycle.warm()
             fastpath_kernel.warm()
-            general_walk.warm()
+            general_walk.warm(DrfAllocator)
         self.kernel = kernel
         self.options = options or AllocatorOptions()
         self._min = self.options.min_rows()
