@@ -48,7 +48,7 @@ from corral.acl_rules import ANY as ANY
 from corral.acl_rules import CERT_ROLES, Rule, TolerationGrant, parse_rule
 from corral.acl_rules import AclError as AclError
 from corral.placement import Toleration
-from corral.resources import SCALARS
+from corral.resources import SCALARS, covers
 
 # --- actions: the verbs of (principal, action, object) --------------------------------------
 REGISTER_FRAMEWORK: Final = "register_framework"  # object: the framework's role
@@ -332,7 +332,7 @@ class Acl:
         if caps is None:
             return None  # the section is not granted at all: refused by decide() first
         for name, have, cap in zip(SCALARS, total, caps, strict=True):
-            if have > cap + 1e-9:
+            if not covers(cap, have):
                 rule = rules[0] if len(rules) == 1 else ", ".join(rules)
                 why = f"{name} {have:g} would exceed the cap of {cap:g}"
                 if cap == 0 and action == CLAIM_RESOURCES:

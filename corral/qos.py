@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-# Two quantities closer than this are equal (float noise from the wire).
-EPSILON = 1e-9
+# Two quantities closer than this are equal (float noise from the wire): the one tolerance.
+from corral.resources import EPSILON
 
 
 class QosClass(StrEnum):

@@ -13,12 +13,20 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from corral.limits import MAX_SCALAR, echo
 from corral.pairs import items
 
+if TYPE_CHECKING:  # the array form only: numpy is the server extra's, not the base install's
+    import numpy as np
+    import numpy.typing as npt
+
 SCALARS: tuple[str, ...] = ("cpus", "mem", "disk", "gpus")
-# Below these a remainder is dust: the allocator does not offer it and fits() treats it as zero.
+# The one tolerance of every scalar comparison in Corral (master, allocator, agent, SDK): sums
+# of floats and quantities off the wire differ from the exact figure by float noise, so two
+# quantities this close are equal, and a remainder below it is dust (not offered, not free).
+# The compiled kernels read this module-level float too (numba freezes it as a constant).
 EPSILON = 1e-9
 # The smallest quantity a task or a demand may ask for (Mesos keeps scalars as fixed point
 # with three decimals). Asking for less but more than nothing is refused: a shape of 1e-300
@@ -26,6 +34,50 @@ EPSILON = 1e-9
 GRANULARITY = 0.001
 
 PortRanges = tuple[tuple[int, int], ...]
+
+
+def covers(have: float, need: float) -> bool:
+    """The one fit comparison, for one resource: ``have`` holds ``need`` within EPSILON. A
+    resource the shape does not ask for (``need <= 0``) is not looked at, so a shape fits an
+    over-committed agent (free below zero) in the resources it does not ask for, as the
+    allocator offers it."""
+    return need <= 0 or need <= have + EPSILON
+
+
+def fits(free: Sequence[float], shape: Sequence[float]) -> bool:
+    """One task of ``shape`` fits in ``free`` (scalars in SCALARS order): ``covers`` in every
+    resource. The allocator's rooms, the master's why-pending reasons, preemption, the gang cut,
+    the accept check (``Resources.contains``) and the SDK all ask this."""
+    return all(covers(have, need) for have, need in zip(free, shape, strict=True))
+
+
+def lacking(free: Sequence[float], shape: Sequence[float]) -> list[int]:
+    """The resources (indices into SCALARS) in which ``shape`` does not fit ``free``."""
+    return [
+        k for k, (have, need) in enumerate(zip(free, shape, strict=True)) if not covers(have, need)
+    ]
+
+
+def covers_array(have: npt.NDArray[np.float64], need: float) -> npt.NDArray[np.bool_]:
+    """``covers`` for one resource over many rows (``have``: a numpy array), the same
+    comparison vectorised: the allocator's rooms and the master's why-pending scan ask it of
+    every agent at once."""
+    import numpy as np  # only server code (the allocator, the master) asks for arrays
+
+    if need <= 0:
+        return np.ones(have.shape, dtype=np.bool_)
+    return np.asarray(need <= have + EPSILON)
+
+
+def fits_rows(free: npt.NDArray[np.float64], shape: Sequence[float]) -> npt.NDArray[np.bool_]:
+    """``fits`` of each row of ``free`` ([n, len(SCALARS)]): ``covers_array`` per resource."""
+    import numpy as np
+
+    out = np.ones(free.shape[0], dtype=np.bool_)
+    for k, need in enumerate(shape):
+        if need > 0:
+            out &= covers_array(free[:, k], need)
+    return out
 
 
 class ResourceError(ValueError):
@@ -163,17 +215,11 @@ class Resources:
         )
 
     def contains(self, other: Resources) -> bool:
-        return all(
-            o <= s + EPSILON for s, o in zip(self.scalars(), other.scalars(), strict=True)
-        ) and ranges_contain(self.ports, other.ports)
+        return fits(self.scalars(), other.scalars()) and ranges_contain(self.ports, other.ports)
 
     def exceeded_by(self, other: Resources) -> list[str]:
         """Names of the resources of which ``other`` asks more than ``self`` has."""
-        names = [
-            name
-            for name, s, o in zip(SCALARS, self.scalars(), other.scalars(), strict=True)
-            if o > s + EPSILON
-        ]
+        names = [SCALARS[k] for k in lacking(self.scalars(), other.scalars())]
         if not ranges_contain(self.ports, other.ports):
             names.append("ports")
         return names

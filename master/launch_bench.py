@@ -35,6 +35,7 @@ from corral.master.offer_bench import build, stream_id
 from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
 from corral.master.step_costs import StepCosts
+from corral.resources import EPSILON
 from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb
 
@@ -124,7 +125,7 @@ class _Round:
             for raw in events:
                 for offer in scheduler_pb2.Event.FromString(raw).offers.offers:
                     r = offer.resources
-                    n = int(min(r.cpus / TASK_CPUS, r.mem / TASK_MEM) + 1e-9)
+                    n = int(min(r.cpus / TASK_CPUS, r.mem / TASK_MEM) + EPSILON)
                     request = scheduler_pb2.AcceptRequest(
                         caller=scheduler_pb2.Caller(framework_id=fid, stream_id=stream_id(fid)),
                         offer_ids=[offer.id],

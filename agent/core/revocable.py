@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from corral.resources import EPSILON
+
 
 @dataclass(frozen=True, slots=True)
 class Lender:
@@ -65,7 +67,7 @@ def reclaim(lenders: Sequence[Lender], borrowers: Sequence[Borrower]) -> list[Bo
     held = sum(b.mem for b in borrowers)
     out: list[Borrower] = []
     for b in sorted(borrowers, key=lambda b: (-b.mem, b.task_id, b.framework_id)):
-        if held <= room + 1e-9:
+        if held <= room + EPSILON:
             break
         out.append(b)
         held -= b.mem

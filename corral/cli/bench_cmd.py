@@ -23,7 +23,9 @@ def _sizes(text: str) -> list[int]:
     return values
 
 
-_ALLOCATOR_HELP = "the allocator's walk: compiled with numba (the default) or numpy"
+_ALLOCATOR_HELP = (
+    "the allocator's walks: compiled with numba (the default) or run as Python (numpy)"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -72,7 +74,8 @@ def register(subparsers: Any) -> None:
         "--kernel",
         choices=("numba", "numpy"),
         default="numba",
-        help="the numpy allocator's walk: compiled with numba (the master's default) or numpy",
+        help="the numpy allocator's walks: compiled with numba (the master's default) or run "
+        "as Python (numpy)",
     )
     alloc.set_defaults(func=run, needs_server=True)
 

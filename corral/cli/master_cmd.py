@@ -245,8 +245,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--allocator",
         choices=("numba", "numpy", "reference"),
         default="numba",
-        help="numba: the DRF allocator with its walk compiled (default); numpy: the same "
-        "decisions without a compiler; reference: the plain-Python specification (slow)",
+        help="numba: the DRF allocator with its walks compiled (default); numpy: the same "
+        "walks run as Python, no compiler; reference: the plain-Python specification (slow)",
     )
     p.add_argument(
         "--min-allocatable-resources",

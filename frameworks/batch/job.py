@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from corral.frameworks.run_ids import with_run
+from corral.frameworks.sdk.offers import EPSILON
 from corral.frameworks.sdk.placement import Constraint, Toleration
-
-EPSILON = 1e-9
 
 
 @dataclass(frozen=True)

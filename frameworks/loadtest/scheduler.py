@@ -19,6 +19,7 @@ from typing import Any
 
 from corral.frameworks import sdk
 from corral.frameworks.loadtest.histogram import Histogram
+from corral.frameworks.sdk.offers import EPSILON
 
 # What "lost" means for a load test: a task that ended any other way than by finishing.
 LOST_STATES = frozenset(
@@ -118,7 +119,7 @@ class LoadScheduler(sdk.Scheduler):
     def _pack(self, offer: sdk.Offer) -> list[sdk.TaskInfo]:
         r = offer.resources
         shape = self._shape
-        n = min(int(r.cpus / shape.cpus + 1e-9), int(r.mem / shape.mem + 1e-9))
+        n = min(int(r.cpus / shape.cpus + EPSILON), int(r.mem / shape.mem + EPSILON))
         tasks = []
         for _ in range(max(0, n)):
             t = sdk.TaskInfo()

@@ -1,8 +1,9 @@
 """Offer arithmetic: does a task fit, how many fit, and packing several tasks into one offer.
 
 These work on the wire messages directly (``corral.v1`` Resources, Offer, TaskInfo) so a
-framework needs nothing else. Scalars compare with a small tolerance, as the master does, so
-ten tasks of 0.1 cpu fit in 1 cpu.
+framework needs nothing else. Scalars compare with the master's own fit test and tolerance
+(``corral.resources.fits`` and ``EPSILON``, the kernel module both share), so ten tasks of 0.1
+cpu fit in 1 cpu, and a task the SDK packs is one the master accepts.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from corral.resources import EPSILON as EPSILON  # the frameworks' tolerance, re-exported
+from corral.resources import SCALARS
+from corral.resources import fits as scalars_fit
 from corral.v1.common_pb2 import Offer, Range, Resources, TaskInfo
-
-EPSILON = 1e-9
-_SCALARS = ("cpus", "mem", "disk", "gpus")
 
 _Ranges = list[tuple[int, int]]
 
@@ -65,10 +66,11 @@ def fits(available: Offer | Resources, task: TaskInfo | Resources) -> bool:
     """True when every resource the task asks for (including its exact ports) is available."""
     have = _resources_of(available)
     want = _resources_of(task)
-    for name in _SCALARS:
-        if getattr(want, name) > getattr(have, name) + EPSILON:
-            return False
-    return _contains(_ranges(have), _ranges(want))
+    return scalars_fit(_scalars(have), _scalars(want)) and _contains(_ranges(have), _ranges(want))
+
+
+def _scalars(resources: Resources) -> tuple[float, float, float, float]:
+    return (resources.cpus, resources.mem, resources.disk, resources.gpus)
 
 
 def how_many_fit(available: Offer | Resources, shape: TaskInfo | Resources) -> int:
@@ -80,7 +82,7 @@ def how_many_fit(available: Offer | Resources, shape: TaskInfo | Resources) -> i
     have = _resources_of(available)
     want = _resources_of(shape)
     counts: list[int] = []
-    for name in _SCALARS:
+    for name in SCALARS:
         need = float(getattr(want, name))
         if need > EPSILON:
             counts.append(math.floor((float(getattr(have, name)) + EPSILON) / need))
@@ -105,7 +107,7 @@ class OfferPacker:
     def __init__(self, offer: Offer) -> None:
         self.offer = offer
         self.tasks: list[TaskInfo] = []
-        self._scalars = {name: float(getattr(offer.resources, name)) for name in _SCALARS}
+        self._scalars = {name: float(getattr(offer.resources, name)) for name in SCALARS}
         self._ports = _ranges(offer.resources)
 
     @property
@@ -142,7 +144,7 @@ class OfferPacker:
             assigned = got
             ranges = _subtract(ranges, assigned)
         # Committed from here on: nothing below can fail.
-        for name in _SCALARS:
+        for name in SCALARS:
             self._scalars[name] = max(0.0, self._scalars[name] - getattr(task.resources, name))
         self._ports = ranges
         if assigned:
@@ -174,7 +176,7 @@ def place_gang(offers: Sequence[Offer], tasks: Sequence[TaskInfo]) -> list[TaskI
     for t in tasks:
         for room, offer in zip(left, offers, strict=True):
             if fits(room, t):
-                for name in _SCALARS:
+                for name in SCALARS:
                     setattr(room, name, max(0.0, getattr(room, name) - getattr(t.resources, name)))
                 copy = TaskInfo()
                 copy.CopyFrom(t)

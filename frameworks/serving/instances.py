@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from corral.frameworks import sdk
+from corral.frameworks.sdk.offers import EPSILON
 from corral.frameworks.serving.app import AppSpec
 
 State = Literal["staging", "running", "unreachable"]
@@ -160,7 +161,7 @@ class Instances:
         if old and not self.held:
             # Readiness, where the app has a readiness check, decides the steps (Marathon's
             # readinessChecks); otherwise it is the same as health.
-            floor = math.ceil(self.spec.upgrade.minimum_health_capacity * target - 1e-9)
+            floor = math.ceil(self.spec.upgrade.minimum_health_capacity * target - EPSILON)
             up = sum(self.is_ready(i) for i in self.live.values() if not i.killing)
             up -= sum(self.is_ready(i) for i, _ in kills)
             for i in sorted(old, key=lambda i: (self.is_ready(i), i.launched_at)):

@@ -6,50 +6,53 @@ registration order permuted by the seed; one pass per priority level of the acti
 highest first (order.py); the cycle stops once the plan holds ``cpus`` cpus, added up offer by
 offer in plan order.
 
-Why it is cheap: the candidates of a pass are chosen with a few vector operations over the
-agents (or one compiled loop, ``fastpath_compiled.select``): only agents that are not draining,
-have some framework eligible (``count_ok``) and something allocatable free are walked. The walk
-itself is one of three, each charging the allocator as it goes: ``fastpath`` (one role, no
-quota, no reservations or PreferNoSchedule taints on the candidates), else ``general_walk``
-(numba kernel) or ``general_walk_numpy`` (numpy kernel).
+Why it is cheap: the candidates of a pass are chosen with one loop (``select``, a kernel like
+the walks: compiled, or its own source for the numpy allocator): only agents that are not
+draining, have some framework eligible (``count_ok``) and something allocatable free are walked.
+The walk itself is one of two kernels, each charging the allocator as it goes: ``fastpath`` (one
+role, no quota, no reservations or PreferNoSchedule taints on the candidates), else
+``general_walk``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import fastpath, general_walk, general_walk_numpy, order
-from corral.master.allocator import fastpath_compiled as compiled
+from corral.master.allocator import eligibility, fastpath, general_walk, order
 from corral.master.allocator.interface import Plan
+from corral.master.allocator.jit import compiled, prefetch, python
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
 
 F64 = npt.NDArray[np.float64]
+SELECT_AHEAD = 16  # agents whose rows are asked for ahead (jit.prefetch)
 
 
 def run(al: DrfAllocator, now: float, seed: int, cpus: float = math.inf) -> Plan:
     """``Allocator.cycle``."""
     al._fit_cache.sweep()
-    if al.filters.expire(now):
-        al._recount()
+    eligibility.sweep(al, now)
     al._last_plan_frameworks = np.zeros(0, dtype=np.intp)
     if not al.count_ok[: al._agents.size].any():
         return Plan([], [])  # every agent filtered (or blocked) for every active framework
     agents = ordered_agents(al)
     order_ = agents[np.random.default_rng(seed).permutation(len(agents))]
     m = al._frameworks.size
-    passes = order.levels(al.fw_priority, np.flatnonzero(al.fw_active[:m]))
+    # The dynamic rules' masks at now (eligibility.py), the same for every pass.
+    masks = Masks(eligibility.closed_agents(al, now), eligibility.blocked_pairs(al, now))
+    passes = order.levels(al.fw_priority, eligibility.open_frameworks(al, now))
     walked: list[fastpath.Walked] = []
     planned = 0.0  # cpus planned by the passes before, added up as the reference does
     for active in passes:
         if planned >= cpus:
             break
-        part = _pass(al, order_, active, m, cpus, planned)
+        part = _pass(al, order_, active, m, cpus, planned, masks)
         if part is None:
             continue
         walked.append(part)
@@ -80,32 +83,95 @@ def ordered_agents(al: DrfAllocator) -> npt.NDArray[np.intp]:
     return al._agent_order
 
 
+class Masks(NamedTuple):
+    """The dynamic rules' masks a cycle's kernels read (eligibility.py)."""
+
+    closed: npt.NDArray[np.bool_]  # [agents]: closed to every framework (draining, ...)
+    blocked: npt.NDArray[np.bool_]  # [agents, frameworks]: pairs closed (refuse filters, ...)
+
+
 def select(
-    al: DrfAllocator, order: npt.NDArray[np.intp]
+    al: DrfAllocator, order: npt.NDArray[np.intp], closed: npt.NDArray[np.bool_]
 ) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
-    """See ``fastpath_compiled.select``; the numpy kernel selects the same with array ops."""
+    """The cycle's candidates in walk order: agents in ``order`` someone may be offered, not
+    ``closed``, with something allocatable. Returns (candidates, their unreserved free
+    resources, whether any has reservations, whether any has PreferNoSchedule taints)."""
     n = al._agents.size
-    if al.kernel == "numba":
-        return compiled.select(
-            order, al.count_ok[:n], al.draining[:n], al.capacity[:n], al.used[:n],
-            al.reservations.free_sum[:n], al.placement.has_soft_taints[:n],
-            al._min_array,
-        )  # fmt: skip
-    order = order[(al.count_ok[order] > 0) & ~al.draining[order]]
-    unreserved = al._unreserved_free(order)
-    offerable = allocatable_rows(al, unreserved + al.reservations.free_sum[order])
-    candidates = order[offerable]
-    reserved = bool(al.reservations.free_sum[candidates].any())
-    soft = bool(al.placement.has_soft_taints[candidates].any())
-    return candidates, unreserved[offerable], reserved, soft
+    rows = np.empty(len(order), dtype=np.intp)
+    free = np.empty((len(order), 4))
+    flags = np.zeros(2, dtype=np.bool_)
+    kernel = python(select_kernel) if al.kernel == "numpy" else select_kernel
+    got = kernel(
+        order, al.count_ok[:n], closed, al.capacity[:n], al.used[:n],
+        al.reservations.free_sum[:n], al.placement.has_soft_taints[:n], al._min_array,
+        rows, free, flags,
+    )  # fmt: skip
+    return rows[:got], free[:got], bool(flags[0]), bool(flags[1])
 
 
-def allocatable_rows(al: DrfAllocator, offers: F64) -> npt.NDArray[np.bool_]:
-    """``options.allocatable`` of each row of ``offers``."""
-    met = np.zeros(offers.shape[0], dtype=np.bool_)
-    for row in al._min_array:
-        met |= (offers >= row).all(axis=1)
-    return met
+def _select(
+    order: Any,
+    count_ok: Any,
+    closed: Any,
+    capacity: Any,
+    used: Any,
+    free_sum: Any,
+    soft: Any,
+    min_rows: Any,
+    out_rows: Any,
+    out_free: Any,
+    flags: Any,
+) -> int:
+    n = 0
+    for i in range(order.shape[0]):
+        a = order[i]
+        if i + SELECT_AHEAD < order.shape[0]:  # random order: ask for the rows ahead (walks)
+            b = order[i + SELECT_AHEAD]
+            prefetch(count_ok, b, 0)
+            prefetch(closed, b, 0)
+            prefetch(soft, b, 0)
+            prefetch(capacity, b, 0)
+            prefetch(used, b, 0)
+            prefetch(free_sum, b, 0)
+        if count_ok[a] <= 0 or closed[a]:
+            continue
+        reserved = False
+        for k in range(4):
+            x = capacity[a, k] - used[a, k]
+            x = max(x, 0.0)
+            out_free[n, k] = x
+            if free_sum[a, k] != 0:
+                reserved = True
+        # Allocatable: every threshold of some alternative met (options.allocatable).
+        offerable = False
+        for r in range(min_rows.shape[0]):
+            met = True
+            for k in range(4):
+                if out_free[n, k] + free_sum[a, k] < min_rows[r, k]:
+                    met = False
+                    break
+            if met:
+                offerable = True
+                break
+        if offerable:
+            out_rows[n] = a
+            flags[0] |= reserved
+            flags[1] |= soft[a]
+            n += 1
+    return n
+
+
+select_kernel = compiled(_select)
+
+
+@functools.cache  # once per process
+def warm() -> None:
+    """Compile (or load from numba's cache) the selection before the first cycle."""
+    ok = np.ones(1, dtype=np.bool_)
+    one = np.ones((1, 4))
+    out = (np.empty(1, dtype=np.intp), np.empty((1, 4)), np.zeros(2, dtype=np.bool_))
+    zero = np.zeros(1, dtype=np.intp)
+    select_kernel(zero, np.ones(1, dtype=np.int64), ~ok, one, one, one, ok, one, *out)
 
 
 def _pass(
@@ -115,21 +181,21 @@ def _pass(
     m: int,
     cpus: float,
     planned: float,
+    masks: Masks,
 ) -> fastpath.Walked | None:
     """One pass of the cycle (order.py): the agents in ``order_`` walked for the framework
     rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
-    candidates, free, reserved, soft = select(al, order_)
+    candidates, free, reserved, soft = select(al, order_, masks.closed)
     if not len(candidates):
         return None
     if not reserved and not soft and fastpath.applies(al, active):
         # No candidate has reservations, so its free resources are the unreserved ones.
         if cpus == math.inf:
-            return fastpath.walk(al, candidates, free, active, m)
-        return walk_within(al, candidates, free, active, m, cpus, planned)
-    if al.kernel == "numba":
-        al.general_walks += 1
-        return general_walk.walk(al, candidates, free, active, m, cpus, planned)
-    return general_walk_numpy.walk(al, candidates, active, m, cpus, planned)
+            return fastpath.walk(al, candidates, free, active, m, masks.blocked)
+        return walk_within(al, candidates, free, active, m, masks.blocked, cpus, planned)
+    al.general_walks += 1
+    counted = al.agent_alive[: al._agents.size] & ~masks.closed  # the headroom's agents
+    return general_walk.walk(al, candidates, free, active, m, masks.blocked, counted, cpus, planned)
 
 
 def walk_within(
@@ -138,6 +204,7 @@ def walk_within(
     free: F64,
     active: npt.NDArray[np.intp],
     m: int,
+    blocked: npt.NDArray[np.bool_],
     cpus: float,
     planned: float = 0.0,
 ) -> fastpath.Walked:
@@ -163,7 +230,7 @@ def walk_within(
                 chunk *= 2
             reach += free_cpus[end]
             end += 1
-        part = fastpath.walk(al, candidates[start:end], free[start:end], active, m)
+        part = fastpath.walk(al, candidates[start:end], free[start:end], active, m, blocked)
         for x in part.offers[:, 0].tolist():
             planned += x
         parts.append(part)

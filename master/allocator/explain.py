@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from corral.master.allocator import drf, quota
+from corral.master.allocator import drf, eligibility, quota, rules
 from corral.master.allocator.interface import Explanation
 from corral.master.allocator.options import (
     REASON_HEADROOM,
@@ -15,7 +15,6 @@ from corral.master.allocator.options import (
     allocatable,
     quota_reason,
 )
-from corral.master.allocator.rules import draining, filters, suppression
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -30,18 +29,19 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
         if n:
             reasons[reason] = reasons.get(reason, 0) + n
 
-    if alloc.suppressed[f]:
-        count(suppression.REASON, len(live))
-    filtered = alloc.filters.at(f, now)[live]
-    count(filters.REASON, int(filtered.sum()))
-    drained = alloc.draining[live]
-    count(draining.REASON, int(drained.sum()))
+    # Each dynamic rule's own mask (eligibility.py), after the filters' sweep at now.
+    eligibility.sweep(alloc, now)
+    closed = np.zeros(len(live), dtype=np.bool_)
+    for rule in rules.masks():
+        held = eligibility.rule_rows(alloc, rule, f, live, now)
+        count(rule.reasons[0], int(held.sum()))
+        closed |= held
     fsig = int(alloc.placement.framework_sig[f])
     sigs, per_sig = np.unique(alloc.placement.agent_sig[live], return_counts=True)
     for asig, n in zip(sigs.tolist(), per_sig.tolist(), strict=True):
         for reason in alloc.placement.pair(asig, fsig)[2]:
             count(reason, n)
-    ok = alloc.placement.ok[live, f] & ~filtered & ~drained & ~alloc.suppressed[f]
+    ok = alloc.placement.ok[live, f] & ~closed
     eligible = live[ok].tolist()
 
     r = int(alloc.fw_role[f])
@@ -51,7 +51,7 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
         for k, name in enumerate(SCALARS):
             if consumed[k] >= alloc.limit[r][k]:
                 count(quota_reason(name), len(eligible))
-    allowance = quota.allowance(alloc, r)
+    allowance = quota.allowance(alloc, r, now)
     if allowance[0] <= 0 and allowance[1] <= 0:
         count(REASON_HEADROOM, len(eligible))
     count(
@@ -64,7 +64,7 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     frameworks = np.flatnonzero(alloc.fw_alive[: alloc._frameworks.size])
     cols = drf.fair_columns(alloc.cluster, alloc._fair)
     fkey = np.zeros(alloc.alloc.shape[0])
-    fkey[frameworks] = drf.shares(alloc.alloc[frameworks], alloc.cluster, cols)
+    fkey[frameworks] = drf.dominant_shares(alloc.alloc[frameworks], alloc.cluster, cols)
     ranked = alloc.rank(frameworks, fkey, alloc.role_keys())
     position = int(np.flatnonzero(ranked == f)[0])
     count(REASON_ORDER, position)
@@ -73,8 +73,8 @@ def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Expla
     details: dict[str, Any] = {
         "role": alloc.role_names[r],
         "weight": alloc.weight[r],
-        "dominant_share": drf.share(alloc.alloc[f].tolist(), total, cols),
-        "role_share": drf.share(role_alloc, total, cols),
+        "dominant_share": drf.dominant_share([alloc.alloc[f].tolist()], 0, total, cols),
+        "role_share": drf.dominant_share([role_alloc], 0, total, cols),
         "drf_position": position,
         "eligible_agents": len(eligible),
         "priority": int(alloc.fw_priority[f]),

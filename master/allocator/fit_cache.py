@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import rooms_compiled
-from corral.master.allocator.interface import Scalars, fits_of_one, slots, slots_of_one
+from corral.master.allocator.interface import Scalars, slots, slots_of_one
+from corral.resources import fits
 
 Key = tuple[Scalars, int]  # (one task's shape, role row)
 Rows = npt.NDArray[np.intp]
@@ -128,7 +129,7 @@ class FitCache:
                     now = by_role.get(role)
                     if now is None:
                         now = by_role[role] = free(agent, role).tolist()
-                    e.fits[i] = fits_of_one(now, shape)
+                    e.fits[i] = fits(now, shape)
                     e.move(i, slots_of_one(now, shape))
 
     def charged_many(self, agents: Rows, free: Free) -> None:
@@ -148,13 +149,13 @@ class FitCache:
             for a in rows:
                 i = int(e.position[a]) if a < len(e.position) else -1
                 now = free(a, role).tolist()
-                fits = fits_of_one(now, shape)
+                fit = fits(now, shape)
                 if i < 0:
-                    if fits:
+                    if fit:
                         del self._entries[key]
                         break
                     continue
-                e.fits[i] = fits
+                e.fits[i] = fit
                 e.move(i, slots_of_one(now, shape))
 
     def _to_recount(self, agents: Rows) -> list[int]:

@@ -1,9 +1,10 @@
-"""The general walk of a cycle with the numba kernel: the state ``general_walk_compiled``
-walks, built from the allocator's arrays, and its results written back.
+"""The general walk of a cycle: the state its kernel (``general_walk_kernel``) walks, built
+from the allocator's arrays, and its results written back.
 
 ``DrfAllocator.cycle`` takes this when the fast path does not apply (several roles, a quota,
-reservations or PreferNoSchedule taints on the candidates) and the kernel is ``"numba"``; the
-``"numpy"`` kernel keeps the Python ``general_walk_numpy``. Both make the reference's decisions.
+reservations or PreferNoSchedule taints on the candidates), with either allocator kind: the
+kernel runs compiled (``"numba"``) or as its own source (``"numpy"``), making the reference's
+decisions either way.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import drf, general_walk_compiled
+from corral.master.allocator import drf, general_walk_kernel
 from corral.master.allocator.fastpath import Walked
+from corral.master.allocator.jit import python
 from corral.master.allocator.reservations import to_arrays
 
 if TYPE_CHECKING:
@@ -25,18 +27,11 @@ if TYPE_CHECKING:
 F64 = npt.NDArray[np.float64]
 
 
-def refused(al: DrfAllocator) -> npt.NDArray[np.bool_]:
-    """The refuse filters as the walk reads them: ``refused(al)[a, f]`` is True while framework
-    row f has an active filter on agent row a. The one place the general walk reads the filter
-    representation."""
-    return al.filters.active
-
-
 def _role_buffers(
     al: DrfAllocator, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.intp], ...]:
     """Per role, its active frameworks sorted by (share, count, id rank) in a region of one
-    buffer, with room to move right (``general_walk_compiled`` compacts a region when it is full).
+    buffer, with room to move right (``general_walk_kernel`` compacts a region when it is full).
     Returns (buf, base, cap, start, end)."""
     roles = len(al.role_names)
     role_of = al.fw_role[active]
@@ -60,17 +55,21 @@ def walk(
     free: F64,
     active: npt.NDArray[np.intp],
     m: int,
+    blocked: npt.NDArray[np.bool_],
+    counted: npt.NDArray[np.bool_],
     cpus: float,
     planned_before: float = 0.0,
 ) -> Walked:
     """(frameworks, agents, offers) of the candidates in walk order for the framework rows
     ``active`` (the cycle's pass), stopping at the ``cpus`` budget as ``DrfAllocator.cycle``
     does, ``planned_before`` cpus being planned already; charges the allocator as it goes.
-    ``free[i]``: candidate i's unreserved free resources (``cycle.select``)."""
+    ``free[i]``: candidate i's unreserved free resources (``cycle.select``); ``blocked``: the
+    pairs the dynamic rules close; ``counted``: the agents whose free resources count in the
+    headroom (alive, not closed; quota.allowance)."""
     roles = len(al.role_names)
     cols_list = drf.fair_columns(al.cluster, al._fair)
     cols = np.asarray(cols_list, dtype=np.intp)
-    fkey = np.ascontiguousarray(drf.shares(al.alloc[:m], al.cluster, cols_list))
+    fkey = np.ascontiguousarray(drf.dominant_shares(al.alloc[:m], al.cluster, cols_list))
     rank = np.ascontiguousarray(al.framework_ranks()[:m])
     tier, rkey, rrank = al.role_keys()
     buf, base, cap, start, end = _role_buffers(al, active, fkey, rank)
@@ -91,10 +90,9 @@ def walk(
             unalloc[r] = book.unallocated(r)
     unmet = np.zeros((roles, 4))
     req = np.zeros(4)
-    general_walk_compiled.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
+    general_walk_kernel.refresh_unmet(al.role_alloc, unalloc, has_res, guarantee, unmet, req)
     # The available sum is computed by the walk when first needed (an infinite error bound).
     avail, err = np.zeros(4), np.full(4, math.inf)
-    counted = al.offerable_agents()
     done = np.zeros(m, dtype=np.int64)
     skipped = np.zeros(roles, dtype=np.bool_)
     resume = np.zeros(roles, dtype=np.intp)
@@ -105,10 +103,13 @@ def walk(
     out_f = np.empty(size, dtype=np.intp)
     out_a = np.empty(size, dtype=np.intp)
     out_x = np.empty((size, 4))
+    kernel = general_walk_kernel.walk_kernel
+    if al.kernel == "numpy":
+        kernel = python(kernel)
     i, n = 0, 0
     while True:
-        i = general_walk_compiled.compiled_walk(
-            candidates, free, i, float(cpus), al.placement.ok, refused(al), al.placement.prefer_not,
+        i = kernel(
+            candidates, free, i, float(cpus), al.placement.ok, blocked, al.placement.prefer_not,
             al.placement.has_soft_taints, al.capacity, al.used, counted,
             al.alloc, fkey, al.fw_count, rank, al.fw_role,
             al.role_alloc, rkey, tier, al.role_count, rrank, np.asarray(al.weight),
@@ -135,13 +136,16 @@ def walk(
 
 
 @functools.cache  # once per process
-def warm() -> None:
-    """Compile (or load from numba's cache) before the first cycle."""
-    from corral.master.allocator.numpy_allocator import DrfAllocator
-
-    al = DrfAllocator(kernel="numpy")
+def warm(allocator: type[DrfAllocator]) -> None:
+    """Compile (or load from numba's cache) before the first cycle. ``allocator``: the class
+    whose state the walk reads (passed in, so this module imports it for types only)."""
+    al = allocator(kernel="numpy")  # "numpy": its constructor does not warm up (recursion)
     al.add_agent("a", (1.0, 1.0, 1.0, 0.0), {}, [], {"r": (0.5, 0.0, 0.0, 0.0)})
     al.add_framework("f", "r")
     al.set_quota("r", (1.0, 0.0, 0.0, 0.0), None)
+    al.kernel = "numba"  # walked compiled: what is warmed
     rows = np.flatnonzero(al.fw_active[: al._frameworks.size])
-    walk(al, np.zeros(1, dtype=np.intp), np.ones((1, 4)), rows, al._frameworks.size, math.inf)
+    blocked = np.zeros((1, 1), dtype=np.bool_)
+    counted = np.ones(1, dtype=np.bool_)
+    one = np.ones((1, 4))
+    walk(al, np.zeros(1, dtype=np.intp), one, rows, al._frameworks.size, blocked, counted, math.inf)

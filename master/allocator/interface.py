@@ -29,6 +29,7 @@ from corral.limits import MAX_DEMAND_COUNT
 from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.master.allocator.rules.facts import RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
+from corral.resources import EPSILON
 
 Scalars = tuple[float, float, float, float]
 
@@ -243,11 +244,11 @@ class Room:
 
     ``agent_ids`` are the agents the eligibility rule lets it be offered (placement, refuse
     filters, not draining; its own suppression is not asked) on which one task of the shape
-    fits (``unreserved + reserved >= shape - ROOM_EPSILON`` in every resource the shape asks
-    for), sorted by id so every allocator gives the same answer; ``unreserved`` and
-    ``reserved`` their free resources, rows in that order (``reserved``: its role's
-    reservations); ``headroom`` what its role may still take of unreserved resources (quota
-    limit, other roles' guarantees; inf: no bound). Asking with the shape first keeps a room
+    fits (``corral.resources.fits`` of ``unreserved + reserved``), sorted by id so every
+    allocator gives the same answer; ``unreserved`` and ``reserved`` their free resources,
+    rows in that order (``reserved``: its role's reservations); ``headroom`` what its role
+    may still take of unreserved resources (quota limit, other roles' guarantees; inf: no
+    bound). Asking with the shape first keeps a room
     of a 10k-agent cluster small when few agents fit (a GPU gang), so waiting gangs cost little
     per cycle."""
 
@@ -264,45 +265,52 @@ class Room:
 @dataclass(frozen=True, slots=True)
 class HeldBack:
     """``Allocator.held_back`` as arrays, for counting reasons over every agent at once (the
-    why-pending scan): ``agent_ids`` every agent the allocator knows, by id; in that order,
-    ``filtered`` (an active refuse filter holds it), ``draining`` (draining and not filtered)
-    and ``kept_for_gpus`` (an agent with GPUs, kept from a framework without the GPU_RESOURCES
-    capability, masks/gpus.py; neither filtered nor draining). One reason per agent, in that
-    order of precedence."""
+    why-pending scan): ``agent_ids`` every agent the allocator knows, by id; ``held`` each
+    reason with the agents, in that order, it holds back: the dynamic rules rooms ask, in
+    registry order (refuse filter, agent draining, any registered; rules.masks(rooms=True)),
+    then an agent with GPUs kept from a framework without the GPU_RESOURCES capability
+    (rules/gpus.py). One reason per agent: each mask leaves out the agents of those before."""
 
     agent_ids: Sequence[str]
-    filtered: npt.NDArray[np.bool_]
-    draining: npt.NDArray[np.bool_]
-    kept_for_gpus: npt.NDArray[np.bool_]
+    held: tuple[tuple[str, npt.NDArray[np.bool_]], ...]
+
+    def of(self, reason: str) -> npt.NDArray[np.bool_]:
+        """The agents ``reason`` holds back (none if it is not among ``held``)."""
+        for why, mask in self.held:
+            if why == reason:
+                return mask
+        return np.zeros(len(self.agent_ids), dtype=np.bool_)
+
+    @property
+    def filtered(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_FILTER)
+
+    @property
+    def draining(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_DRAINING)
+
+    @property
+    def kept_for_gpus(self) -> npt.NDArray[np.bool_]:
+        return self.of(REASON_GPU)
 
     def as_dict(self) -> dict[str, str]:
         """The ``held_back`` form: reason by agent id, for the held agents."""
         ids = self.agent_ids
-        out = {ids[i]: REASON_FILTER for i in np.flatnonzero(self.filtered).tolist()}
-        out.update({ids[i]: REASON_DRAINING for i in np.flatnonzero(self.draining).tolist()})
-        out.update({ids[i]: REASON_GPU for i in np.flatnonzero(self.kept_for_gpus).tolist()})
+        out = {ids[i]: why for why, mask in self.held for i in np.flatnonzero(mask).tolist()}
         return dict(sorted(out.items()))
 
 
-ROOM_EPSILON = 1e-9  # Room's fit test: scalars compare with the master's tolerance
-SLOT_EPSILON = 1e-9  # a slot count's tolerance: floor(free / need + SLOT_EPSILON)
 # A slot count is cut here: no demand asks for more tasks (corral.limits.MAX_DEMAND_COUNT), and
 # counts (and the fit cache's sort keys, slots times agents) stay far inside int64 for any
 # quantity, however small, that reaches the allocator.
 MAX_SLOTS = MAX_DEMAND_COUNT
 
 
-def fits_of_one(free: Sequence[float], shape: Scalars) -> bool:
-    """Room's fit test for one agent: one task of ``shape`` fits ``free`` (its array form is
-    ``Allocator.room``'s, a resource at a time)."""
-    return all(need <= 0 or f >= need - ROOM_EPSILON for f, need in zip(free, shape, strict=True))
-
-
 def slots_of_one(free: Sequence[float], shape: Scalars) -> int:
     """``slots`` for one agent, in plain Python (numpy's call overhead would cost more than
     the arithmetic: a charge recounts one agent, a gang cut a small room)."""
     counts = [
-        math.floor(min(f / need, MAX_SLOTS) + SLOT_EPSILON)
+        math.floor(min(f / need, MAX_SLOTS) + EPSILON)
         for f, need in zip(free, shape, strict=True)
         if need > 0
     ]
@@ -317,9 +325,7 @@ def slots(free: npt.NDArray[np.float64], shape: Scalars) -> npt.NDArray[np.int64
     if not asked.any():
         return np.zeros(len(free), dtype=np.int64)
     with np.errstate(over="ignore"):  # a quotient past MAX_SLOTS is cut to it just below
-        per = np.floor(np.minimum(free[:, asked] / need[asked], MAX_SLOTS) + SLOT_EPSILON).min(
-            axis=1
-        )
+        per = np.floor(np.minimum(free[:, asked] / need[asked], MAX_SLOTS) + EPSILON).min(axis=1)
     out: npt.NDArray[np.int64] = np.maximum(per, 0).astype(np.int64)
     return out
 
@@ -342,6 +348,14 @@ class Allocator(Protocol):
     def remove_agent(self, agent_id: str) -> None: ...
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None: ...
+
+    def set_agent_condition(self, agent_id: str, name: str, on: bool) -> None:
+        """Set (or clear) a named agent condition a dynamic rule reads (rules/base.py;
+        ``set_agent_draining`` is the "draining" condition's)."""
+
+    def set_framework_condition(self, framework_id: str, name: str, on: bool) -> None:
+        """Set (or clear) a named framework condition a dynamic rule reads (``set_suppressed``
+        is the "suppressed" condition's)."""
 
     def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
         """The agent is (or no longer is) under memory pressure (rules/pressure.py)."""
@@ -427,9 +441,11 @@ class Allocator(Protocol):
     def held_back(self, framework_id: str, now: float) -> dict[str, str]:
         """Agents the framework is not offered now for a reason of its own or the agent's
         state, by id: "refuse filter" (its active refuse filters), "agent draining" (the
-        filter when both) or, with neither, an agent kept for GPU work from a framework without
-        the GPU_RESOURCES capability (masks/gpus.py). Taints and constraints are not asked: the
-        master's explain counts them against a demand's own tolerations and constraints."""
+        filter when both), a registered dynamic rule's reason (rules.masks(rooms=True), in
+        registry order) or, with none of those, an agent kept for GPU work from a framework
+        without the GPU_RESOURCES capability (rules/gpus.py). Taints and constraints are not
+        asked: the master's explain counts them against a demand's own tolerations and
+        constraints."""
 
     def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
         """``held_back`` over every agent as arrays (see ``HeldBack``)."""

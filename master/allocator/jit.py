@@ -1,9 +1,13 @@
 """Compiling the allocator's loops with numba, and what happens without it.
 
 The loops are written in the subset of Python numba compiles, so without numba they still run,
-as plain Python. Compiled code is cached on disk (next to the sources, in ``NUMBA_CACHE_DIR``,
-or in the user's cache directory); where none of those is writable the loops are compiled in
-each process instead of failing to import.
+as plain Python: one source per loop, compiled or not. ``compiled`` makes a kernel (a loop the
+allocator calls); ``python(kernel)`` is that kernel's own source, uncompiled (the ``"numpy"``
+allocator runs its walks so); ``helper`` marks a small function the kernels call (a dominant
+share, a comparison), compiled into each kernel that calls it and plain Python when Python calls
+it. Compiled code is cached on disk (next to the sources, in ``NUMBA_CACHE_DIR``, or in the
+user's cache directory); where none of those is writable the loops are compiled in each process
+instead of failing to import.
 """
 
 from __future__ import annotations
@@ -29,6 +33,22 @@ def compiled(fn: F) -> F:
         return cast(F, numba.njit(cache=True, nogil=True)(fn))
     except RuntimeError:  # "cannot cache function ...: no locator available"
         return cast(F, numba.njit(nogil=True)(fn))
+
+
+def python(kernel: F) -> F:
+    """``kernel``'s own source, run by the interpreter (itself without numba)."""
+    return cast(F, getattr(kernel, "py_func", kernel))
+
+
+def helper(fn: F) -> F:
+    """``fn``, callable from compiled kernels (compiled into each) and, unchanged, from Python:
+    numba's ``register_jitable``. Python callers (the reference, the core) and the kernels then
+    run one definition."""
+    if numba is None:  # pragma: no cover
+        return fn
+    from numba.extending import register_jitable
+
+    return register_jitable(fn)
 
 
 def prefetch(arr: Any, i: int, j: int) -> None:

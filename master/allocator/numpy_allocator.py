@@ -6,10 +6,10 @@ the [A, F] masks, so one agent's eligibility over all frameworks is one contiguo
 ``DrfAllocator`` holds the state (the arrays, the masks, the charge and reservation books, the
 roles) and implements the ``Allocator`` protocol: adding and removing agents, frameworks and
 roles, and the DRF keys, are here; the rest is a module each, taking the allocator first:
-``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``,
-``general_walk_numpy``), ``quota`` (a role's quota arithmetic and an agent's offer),
-``charge_moves`` (charges and returns),
-``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``.
+``cycle`` (the allocation cycle and its walks: ``fastpath``, ``general_walk``), ``quota`` (a
+role's quota arithmetic and an agent's offer), ``charge_moves`` (charges and returns),
+``refuse_filters``, ``rooms`` (``room``, ``has_room``) and ``explain``. ``kernel``: whether the
+cycle's loops run compiled (``"numba"``) or as their own source (``"numpy"``, jit.py).
 
 Why a cycle is cheap: ``count_ok[a]`` (active frameworks neither blocked by placement nor
 filtered on agent a) is maintained on every filter/suppress/revive/add/remove, so a cycle first
@@ -31,14 +31,15 @@ from corral.master.allocator import (
     cycle,
     drf,
     eligibility,
+    fastpath_kernel,
     general_walk,
     order,
     quota,
     refuse_filters,
     rooms,
     rooms_compiled,
+    rules,
 )
-from corral.master.allocator import fastpath_compiled as compiled
 from corral.master.allocator.charge_table import ChargeBook
 from corral.master.allocator.charge_table import warm as warm_charges
 from corral.master.allocator.explain import explain
@@ -63,6 +64,7 @@ from corral.master.allocator.options import (
 )
 from corral.master.allocator.reservations import ReservationBook
 from corral.master.allocator.rules import RuleOptions, suppression
+from corral.master.allocator.rules import draining as draining_rule
 from corral.placement import AttributeConstraint, Taint, Toleration
 
 Vec = list[float]
@@ -83,9 +85,10 @@ class DrfAllocator:
         warm_charges()
         filter_matrix.warm()
         rooms_compiled.warm()
-        if kernel == "numba":
-            compiled.warm()
-            general_walk.warm()
+        if kernel == "numba":  # "numpy" runs the cycle's kernels as their own source
+            cycle.warm()
+            fastpath_kernel.warm()
+            general_walk.warm(DrfAllocator)
         self.kernel = kernel
         self.options = options or AllocatorOptions()
         self._min = self.options.min_rows()
@@ -98,7 +101,10 @@ class DrfAllocator:
         self.capacity = np.zeros((_START, 4))  # unreserved capacity
         self.used = np.zeros((_START, 4))  # unreserved used
         self.agent_alive = np.zeros(_START, dtype=np.bool_)
-        self.draining = np.zeros(_START, dtype=np.bool_)
+        # The dynamic rules' conditions by name, a boolean per row (rules/base.py): draining
+        # is one of the agents', suppression one of the frameworks'.
+        self._agent_conditions: dict[str, npt.NDArray[np.bool_]] = {}
+        self._framework_conditions: dict[str, npt.NDArray[np.bool_]] = {}
         self.agent_seq = np.zeros(_START, dtype=np.int64)
         self.count_ok = np.zeros(_START, dtype=np.int64)
         # frameworks (columns)
@@ -107,8 +113,7 @@ class DrfAllocator:
         self.fw_count = np.zeros(_START, dtype=np.int64)  # allocations received (order.py)
         self.fw_priority = np.zeros(_START, dtype=np.int64)  # order.py's key 1
         self.fw_alive = np.zeros(_START, dtype=np.bool_)
-        self.suppressed = np.zeros(_START, dtype=np.bool_)
-        self.fw_active = np.zeros(_START, dtype=np.bool_)
+        self.fw_active = np.zeros(_START, dtype=np.bool_)  # alive, not suppressed (count_ok)
         self.charges = ChargeBook()
         # roles
         self.role_names: list[str] = []
@@ -143,15 +148,17 @@ class DrfAllocator:
         a, f = self._agents.size, self._frameworks.size
         for name, fill in (("total", 0.0), ("capacity", 0.0), ("used", 0.0)):
             setattr(self, name, grow_rows(getattr(self, name), a, fill))
-        for name in ("agent_alive", "draining"):
-            setattr(self, name, grow_rows(getattr(self, name), a, False))
+        self.agent_alive = grow_rows(self.agent_alive, a, False)
+        for conditions, size in ((self._agent_conditions, a), (self._framework_conditions, f)):
+            for name, rows in conditions.items():
+                conditions[name] = grow_rows(rows, size, False)
         self.agent_seq = grow_rows(self.agent_seq, a, 0)
         self.count_ok = grow_rows(self.count_ok, a, 0)
         self.alloc = grow_rows(self.alloc, f, 0.0)
         self.fw_role = grow_rows(self.fw_role, f, 0)
         self.fw_count = grow_rows(self.fw_count, f, 0)
         self.fw_priority = grow_rows(self.fw_priority, f, 0)
-        for name in ("fw_alive", "suppressed", "fw_active"):
+        for name in ("fw_alive", "fw_active"):
             setattr(self, name, grow_rows(getattr(self, name), f, False))
         self.filters.grow(self.total.shape[0], self.alloc.shape[0])
         self.placement.grow(self.total.shape[0], self.alloc.shape[0])
@@ -221,7 +228,9 @@ class DrfAllocator:
         a = self._agents.add(agent_id)
         self._ensure()
         self.total[a], self.capacity[a], self.used[a] = tot, cap, 0.0
-        self.agent_alive[a], self.draining[a] = True, False
+        self.agent_alive[a] = True
+        for rows in self._agent_conditions.values():  # a row may be a removed agent's
+            rows[a] = False
         self.agent_seq[a] = self._seq
         self._seq += 1
         self.cluster += np.asarray(tot)
@@ -260,7 +269,24 @@ class DrfAllocator:
         self._fit_cache.clear()
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
-        self.draining[self._agent(agent_id)] = draining
+        self.set_agent_condition(agent_id, draining_rule.CONDITION, draining)
+
+    def set_agent_condition(self, agent_id: str, name: str, on: bool) -> None:
+        self.agent_condition(name)[self._agent(agent_id)] = on
+
+    def agent_condition(self, name: str) -> npt.NDArray[np.bool_]:
+        """Where the named agent condition is set, by agent row (rules/base.py)."""
+        rows = self._agent_conditions.get(name)
+        if rows is None:
+            rows = self._agent_conditions[name] = np.zeros(len(self.agent_alive), dtype=np.bool_)
+        return rows
+
+    def framework_condition(self, name: str) -> npt.NDArray[np.bool_]:
+        """Where the named framework condition is set, by framework row (rules/base.py)."""
+        rows = self._framework_conditions.get(name)
+        if rows is None:
+            rows = self._framework_conditions[name] = np.zeros(len(self.fw_alive), dtype=np.bool_)
+        return rows
 
     def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
         a = self._agent(agent_id)
@@ -298,10 +324,11 @@ class DrfAllocator:
     def rule_options(self) -> RuleOptions:
         return self.placement.options
 
-    def offerable_agents(self) -> npt.NDArray[np.bool_]:
-        """Agents whose resources may be offered, by row: alive and not draining (the
-        draining rule, rules/draining.py, as an array)."""
-        return np.asarray(self.agent_alive & ~self.draining)
+    def offerable_agents(self, now: float) -> npt.NDArray[np.bool_]:
+        """Agents whose resources may be offered at ``now``, by row: alive and closed by no
+        dynamic rule of the agent's scope (draining, and any registered)."""
+        n = self._agents.size
+        return np.asarray(self.agent_alive[:n] & ~eligibility.closed_agents(self, now))
 
     # ---- frameworks and roles -----------------------------------------------------------------
 
@@ -321,7 +348,9 @@ class DrfAllocator:
         self.alloc[f] = 0.0
         self.fw_role[f], self.fw_count[f], self.fw_priority[f] = r, 0, 0
         self._framework_ranks = None
-        self.fw_alive[f], self.suppressed[f], self.fw_active[f] = True, False, True
+        self.fw_alive[f], self.fw_active[f] = True, True
+        for rows in self._framework_conditions.values():  # a row may be a removed framework's
+            rows[f] = False
         self.filters.clear_framework(f)
         self.placement.set_framework(
             f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources, role=role
@@ -342,12 +371,20 @@ class DrfAllocator:
 
     def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
         f = self._framework(framework_id)
-        if bool(self.suppressed[f]) == suppressed:
+        rows = self.framework_condition(suppression.CONDITION)
+        if bool(rows[f]) == suppressed:
             return
-        self.suppressed[f] = suppressed
-        # Suppression's rule (rules/suppression.py), kept as the fw_active array.
-        self.fw_active[f] = not suppression.blocks(bool(self.fw_alive[f]), suppressed)
+        rows[f] = suppressed
+        # Suppression's condition also keeps fw_active and so count_ok (the cycle's index of
+        # agents someone may be offered, exact for placement, filters and suppression).
+        self.fw_active[f] = not suppressed
         self._column_delta(f, -1 if suppressed else +1)
+
+    def set_framework_condition(self, framework_id: str, name: str, on: bool) -> None:
+        if name == suppression.CONDITION:
+            self.set_suppressed(framework_id, on)
+            return
+        self.framework_condition(name)[self._framework(framework_id)] = on
 
     def set_priority(self, framework_id: str, priority: int) -> None:
         f = self._framework(framework_id)
@@ -467,7 +504,7 @@ class DrfAllocator:
         tier = np.asarray(
             [0 if any(u > 0 for u in quota.unmet(self, r)) else 1 for r in range(n)], dtype=np.int64
         )
-        key = drf.shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
+        key = drf.dominant_shares(self.role_alloc, self.cluster, cols) / np.asarray(self.weight)
         return tier, key, order.name_ranks(self.role_names)
 
     # ---- explain ------------------------------------------------------------------------------
@@ -480,12 +517,17 @@ class DrfAllocator:
 
     def held_back_masks(self, framework_id: str, now: float) -> HeldBack:
         f = self._framework(framework_id)
+        eligibility.sweep(self, now)
         rows, ids = rooms.by_id(self)
-        filtered = np.asarray(self.filters.until[rows, f] > now)
-        draining = np.asarray(self.draining[rows] & ~filtered)
-        # The GPU rule as the placement mask applies it (masks/gpus.py, per signature pair).
-        kept = self.placement.blocked_by(REASON_GPU, rows, f) & ~filtered & ~draining
-        return HeldBack(cast(Sequence[str], ids), filtered, draining, kept)
+        taken = np.zeros(len(rows), dtype=np.bool_)
+        held: list[tuple[str, npt.NDArray[np.bool_]]] = []
+        for rule in rules.masks(rooms=True):  # registry order is the precedence
+            mask = eligibility.rule_rows(self, rule, f, rows, now) & ~taken
+            held.append((rule.reasons[0], mask))
+            taken |= mask
+        # The GPU rule as the placement mask applies it (rules/gpus.py, per signature pair).
+        held.append((REASON_GPU, self.placement.blocked_by(REASON_GPU, rows, f) & ~taken))
+        return HeldBack(cast(Sequence[str], ids), tuple(held))
 
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
         return rooms.has_room(self, self._framework(framework_id), now, shape)

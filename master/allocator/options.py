@@ -1,8 +1,12 @@
 """What both allocator implementations share: their options, input validation and the fixed
 reason strings of ``explain()``.
 
-Sharing these (and only these) keeps the numpy allocator and the reference from drifting apart in
-anything that is not a decision; the decisions themselves are written twice on purpose.
+Sharing these keeps the numpy allocator and the reference from drifting apart in anything that
+is not a decision. A decision that is one formula is written once and both call it (resource
+fit: corral/resources.py; the dominant share: drf.py; an offer's size and each rule's
+predicate: rules/); how the decisions are walked is written twice on purpose, plainly in the
+reference and as arrays and kernels in the numpy allocator, and the property tests hold the two
+equal.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ class AllocatorOptions:
 
     min_allocatable: tuple[Alternative, ...] = DEFAULT_MIN_ALLOCATABLE
     fairness_exclude: tuple[str, ...] = ("gpus",)
-    filter_gpu_resources: bool = True  # masks/gpus.py
+    filter_gpu_resources: bool = True  # rules/gpus.py
 
     def __post_init__(self) -> None:
         if not self.min_allocatable:

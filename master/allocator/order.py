@@ -1,5 +1,5 @@
 """The DRF order: which framework is offered an agent first. Written once, here; the reference,
-the numpy walk, the compiled walks and explain all rank frameworks with these keys.
+the two walk kernels and explain all rank frameworks with these keys.
 
 A framework f is ranked on agent a by this key, smallest first:
 

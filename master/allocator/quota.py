@@ -1,18 +1,17 @@
 """What a role may still be given under its quota, and so what an agent offers a framework:
-the numpy allocator's form of reference.py's OFFER SIZE, shared by the numpy walk, explain
-and ``room``.
+the numpy allocator's form of reference.py's OFFER SIZE, shared by explain and ``room``.
 
 The rules kept (Mesos' quota, per role r, per resource):
 
 - consumption[r] = allocation + the role's unallocated reservations;
 - unmet[r] = max(0, guarantee - consumption); required = the sum of unmet over roles;
 - allowance[r] = unmet[r] + max(0, available - required), available being the unreserved free
-  of the agents that are not draining (the headroom kept for other roles' unmet guarantees);
-  unbounded while no guarantee is pending;
+  of the agents no dynamic rule closes (not draining: the headroom kept for other roles' unmet
+  guarantees); unbounded while no guarantee is pending;
 - offer = the role's free reservation on the agent + min(unreserved free, limit - consumption,
-  allowance).
+  allowance): rules/quota.py's ``offer``.
 
-``general_walk_compiled.py`` does the same arithmetic compiled, operation for operation.
+``general_walk_kernel.py`` does the same arithmetic in its walk, operation for operation.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from corral.master.allocator.rules import quota as quota_rule
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
@@ -52,9 +53,9 @@ def unmet(al: DrfAllocator, r: int) -> Vec:
     return [max(0.0, g - x) for g, x in zip(al.guarantee[r], consumed, strict=True)]
 
 
-def allowance(al: DrfAllocator, r: int) -> Vec:
+def allowance(al: DrfAllocator, r: int, now: float) -> Vec:
     """What role row r may take of unreserved resources without eating the headroom kept for
-    the other roles' unmet guarantees."""
+    the other roles' unmet guarantees, at ``now``."""
     # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
     # its allocation x, nothing while no allocation has gone below zero (float noise
     # could), so nothing is required (asked once per gang room: skip the loop).
@@ -67,23 +68,19 @@ def allowance(al: DrfAllocator, r: int) -> Vec:
     needed = required(al)
     if all(q <= 0 for q in needed):
         return [INF] * 4
-    rows = np.flatnonzero(al.offerable_agents())
+    rows = np.flatnonzero(al.offerable_agents(now))
     available = [0.0] * 4
     for free in al._unreserved_free(rows).tolist():
         available = [x + y for x, y in zip(available, free, strict=True)]
     return [u + max(0.0, x - q) for u, x, q in zip(unmet(al, r), available, needed, strict=True)]
 
 
-def offer(al: DrfAllocator, f: int, a: int, allowed: Vec | None = None) -> Vec:
-    """What agent row a offers framework row f now; ``allowed``: its role's ``allowance``
-    if the caller has it already."""
+def offer(al: DrfAllocator, f: int, a: int, allowed: Vec) -> Vec:
+    """What agent row a offers framework row f now; ``allowed``: its role's ``allowance``."""
     r = int(al.fw_role[f])
     consumed = consumption(al, r)
     remaining = [max(0.0, lim - x) for lim, x in zip(al.limit[r], consumed, strict=True)]
     from_res = al.reservations.free(a, r)
-    if allowed is None:
-        allowed = allowance(al, r)
     cap, used = al.capacity[a].tolist(), al.used[a].tolist()
     unres = [max(0.0, c - u) for c, u in zip(cap, used, strict=True)]
-    from_unres = [min(x, y, z) for x, y, z in zip(unres, remaining, allowed, strict=True)]
-    return [x + y for x, y in zip(from_res, from_unres, strict=True)]
+    return quota_rule.offer(unres, from_res, remaining, allowed)

@@ -5,11 +5,14 @@ make exactly the same decisions, which the property tests check. The rules:
 
 STATE
   Agents, in registration order: ``total`` (cpus, mem, disk, gpus), attributes, taints, static
-  reservations ``{role: scalars}`` (part of the total; their sum may not exceed it), draining.
+  reservations ``{role: scalars}`` (part of the total; their sum may not exceed it), conditions
+  (names set at run time: "draining" by ``set_agent_draining``, others by
+  ``set_agent_condition``).
   An agent's *unreserved capacity* is total minus all reservations.
-  Frameworks: role, tolerations, attribute constraints, suppressed, priority (an int, default
-  0). Roles exist once named; weight (default 1), quota guarantee (default 0) and limit
-  (default unlimited).
+  Frameworks: role, tolerations, attribute constraints, conditions ("suppressed" by
+  ``set_suppressed``, others by ``set_framework_condition``), priority (an int, default 0).
+  Roles exist once named; weight (default 1), quota guarantee (default 0) and limit (default
+  unlimited).
   Charges: what each framework holds on each agent. A charge on an agent draws first on the
   reservation of the framework's role there, then on the unreserved capacity; a recovery gives
   back to the role's reservation first, then to the unreserved pool (never more than was
@@ -21,7 +24,8 @@ STATE
   refused being the scalars refused (None: everything). Adding keeps the later expiry and
   takes the newest refused amount. A filter is active while ``now < expires_at``; it is dropped
   when the agent's free resources (unreserved free plus every role's reserved free) come to
-  exceed ``refused`` by more than GROWTH_EPSILON in some resource, checked whenever resources
+  exceed ``refused`` by more than EPSILON in some resource (the refused amount no longer
+  ``corral.resources.fits`` what is free), checked whenever resources
   return to the agent (recover): more is free than was refused, so it is offered again at once.
   REVIVE clears a framework's filters.
   Removing a framework drops its charges (given back to the pools) and filters; removing an
@@ -45,11 +49,14 @@ DRF ORDER (for an agent a)
   Allocations received: every charge (cycle offer or ``allocate()``) adds one to the
   framework's count and to its role's; counts never go down.
 
-ELIGIBILITY of framework f on agent a (the masks; each has a fixed reason string)
-  f not suppressed; no active refuse filter (f, a); a not draining; every NoSchedule or
-  NoExecute taint of a tolerated by f; every attribute constraint of f met by a's attributes;
-  if a has GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability; if a is
-  under memory pressure, f does not want only BestEffort work (rules/pressure.py).
+ELIGIBILITY of framework f on agent a (the rules; each has a fixed reason string)
+  No dynamic rule closes the pair now (rules.masks(), asked pair by pair with the pair's
+  DynamicFacts: f not suppressed; no active refuse filter (f, a); a not draining; and any
+  registered), and every static rule allows it (rules.STATIC: every NoSchedule or NoExecute
+  taint of a tolerated by f; every attribute constraint of f met by a's attributes; if a has
+  GPUs (and filter_gpu_resources is on), f has the GPU_RESOURCES capability; if a is under
+  memory pressure, f does not want only BestEffort work; and any registered). An agent an
+  agent-scope dynamic rule closes (draining) is *closed*.
 
 OFFER SIZE for f (role r) on a
   remaining_limit = max(0, limit[r] - consumption[r]) per resource.
@@ -57,17 +64,18 @@ OFFER SIZE for f (role r) on a
   allowance = unmet_guarantee[r] + max(0, headroom_available - headroom_required), where
     unmet_guarantee[r] = max(0, guarantee[r] - consumption[r]),
     headroom_required = sum over roles of unmet_guarantee, and
-    headroom_available = sum of unreserved_free over non-draining agents (all per resource);
+    headroom_available = sum of unreserved_free over agents not closed (all per resource);
   from_unreserved = min(unreserved_free, remaining_limit, allowance).
-  offer = from_reserved + from_unreserved. It is *allocatable* if it meets every threshold of
-  some alternative of min_allocatable (Mesos' format; default "cpus:0.01|mem:32").
+  offer = from_reserved + from_unreserved (rules/quota.py's ``offer``). It is *allocatable* if
+  it meets every threshold of some alternative of min_allocatable (Mesos' format; default
+  "cpus:0.01|mem:32").
 
 CYCLE(now, seed, cpus)
   1. Drop expired filters.
   2. order = agents in registration order permuted by numpy.random.default_rng(seed)
      .permutation(number of agents).
   3. For each priority level p of the frameworks, highest first (a pass; order.py says why):
-     for each agent a in order (skipping draining ones; stopping the whole cycle once the
+     for each agent a in order (skipping closed ones; stopping the whole cycle once the
      plan holds ``cpus`` cpus, added up offer by offer in plan order): repeat
        take the first framework f of level p in the DRF order for a (recomputed now, since
        shares move with every charge) that is eligible on a, was not yet offered a in this
@@ -79,12 +87,12 @@ CYCLE(now, seed, cpus)
 
 EXPLAIN(f, now)
   offered_agents = agents offered to f in the last cycle. reasons, each with its count:
-  suppressed (all agents), refuse filter / agent draining / each untolerated taint / each unmet
-  constraint (agents it applies to), quota limit <res> reached (eligible agents, if the role's
-  consumption of <res> reached its limit), headroom kept for unmet guarantees (eligible agents
-  where the allowance is zero in cpus and mem), no free resources (eligible agents whose
-  current offer would not be allocatable), lower DRF order (frameworks ahead of f). Zero counts
-  are left out.
+  each dynamic rule's reason (suppressed: all agents; refuse filter, agent draining: the agents
+  it applies to) / each untolerated taint / each unmet constraint (agents it applies to),
+  quota limit <res> reached (eligible agents, if the role's consumption of <res> reached its
+  limit), headroom kept for unmet guarantees (eligible agents where the allowance is zero in
+  cpus and mem), no free resources (eligible agents whose current offer would not be
+  allocatable), lower DRF order (frameworks ahead of f). Zero counts are left out.
 """
 
 from __future__ import annotations
@@ -97,9 +105,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator import order, rules
+from corral.master.allocator import drf, order, rules
 from corral.master.allocator.interface import (
-    ROOM_EPSILON,
     Allocation,
     Explanation,
     HeldBack,
@@ -108,24 +115,20 @@ from corral.master.allocator.interface import (
     Room,
     Scalars,
 )
-from corral.master.allocator.masks.filters import GROWTH_EPSILON
 from corral.master.allocator.options import (
-    REASON_DRAINING,
-    REASON_FILTER,
     REASON_GPU,
     REASON_HEADROOM,
     REASON_NO_FREE,
     REASON_ORDER,
-    REASON_SUPPRESSED,
     AllocatorOptions,
     allocatable,
     check_scalars,
     check_weight,
     quota_reason,
 )
-from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
+from corral.master.allocator.rules import AgentFacts, DynamicFacts, FrameworkFacts, RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
-from corral.resources import SCALARS
+from corral.resources import SCALARS, fits
 
 Vec = list[float]
 N = len(SCALARS)
@@ -150,7 +153,7 @@ class _Agent:
     attributes: dict[str, str]
     taints: tuple[Taint, ...]
     reserved: dict[str, Vec]
-    draining: bool = False
+    conditions: frozenset[str] = frozenset()  # draining and others (rules/base.py)
     under_pressure: bool = False  # memory pressure (rules/pressure.py)
     used_unreserved: Vec = field(default_factory=_zeros)
     used_reserved: dict[str, Vec] = field(default_factory=dict)
@@ -179,7 +182,7 @@ class _Framework:
     gpu_resources: bool = False  # the GPU_RESOURCES capability
     besteffort_only: bool = False  # its unmet demands are all BestEffort (rules/pressure.py)
     demand_shapes: tuple[tuple[float, ...], ...] | None = None  # rules/demand_fit.py
-    suppressed: bool = False
+    conditions: frozenset[str] = frozenset()  # suppressed and others (rules/base.py)
     priority: int = 0
     charges: dict[str, Vec] = field(default_factory=dict)
     filters: dict[str, float] = field(default_factory=dict)  # agent -> expires_at
@@ -240,7 +243,11 @@ class ReferenceAllocator:
             fw.refused.pop(agent_id, None)
 
     def set_agent_draining(self, agent_id: str, draining: bool) -> None:
-        self._agent(agent_id).draining = draining
+        self.set_agent_condition(agent_id, rules.draining.CONDITION, draining)
+
+    def set_agent_condition(self, agent_id: str, name: str, on: bool) -> None:
+        agent = self._agent(agent_id)
+        agent.conditions = agent.conditions | {name} if on else agent.conditions - {name}
 
     def set_agent_pressure(self, agent_id: str, under_pressure: bool) -> None:
         self._agent(agent_id).under_pressure = under_pressure
@@ -278,7 +285,11 @@ class ReferenceAllocator:
         self._last_offered.pop(framework_id, None)
 
     def set_suppressed(self, framework_id: str, suppressed: bool) -> None:
-        self._framework(framework_id).suppressed = suppressed
+        self.set_framework_condition(framework_id, rules.suppression.CONDITION, suppressed)
+
+    def set_framework_condition(self, framework_id: str, name: str, on: bool) -> None:
+        fw = self._framework(framework_id)
+        fw.conditions = fw.conditions | {name} if on else fw.conditions - {name}
 
     def set_priority(self, framework_id: str, priority: int) -> None:
         self._framework(framework_id).priority = order.check_priority(framework_id, priority)
@@ -333,9 +344,7 @@ class ReferenceAllocator:
             if agent_id not in fw.filters:
                 continue
             refused = fw.refused.get(agent_id)
-            if refused is not None and any(
-                f > r + GROWTH_EPSILON for f, r in zip(free, refused, strict=True)
-            ):
+            if refused is not None and not fits(refused, free):
                 del fw.filters[agent_id]
                 del fw.refused[agent_id]
 
@@ -413,7 +422,7 @@ class ReferenceAllocator:
                     break
                 agent_id = agent_ids[int(i)]
                 agent = self._agents[agent_id]
-                if agent.draining:
+                if self._closed(agent, now):
                     continue
                 while True:
                     choice = self._pick(agent_id, agent, now, done[agent_id], level)
@@ -447,7 +456,7 @@ class ReferenceAllocator:
         for framework_id in self._drf_order(agent, fw_alloc, role_alloc):
             if framework_id in candidates:
                 fw = self._frameworks[framework_id]
-                offer = self._offer(fw, agent, role_alloc)
+                offer = self._offer(fw, agent, role_alloc, now)
                 if self._allocatable(offer):
                     return framework_id, offer
         return None
@@ -459,10 +468,6 @@ class ReferenceAllocator:
         for agent in self._agents.values():
             total = [t + x for t, x in zip(total, agent.total, strict=True)]
         return total
-
-    def _share(self, amounts: Vec, total: Vec) -> float:
-        shares = [amounts[k] / total[k] for k in self._fair if total[k] > 0]
-        return max(shares, default=0.0)
 
     def _allocations(self) -> tuple[dict[str, Vec], dict[str, Vec]]:
         """Allocation of every framework (sum of its charges) and of every role."""
@@ -493,12 +498,16 @@ class ReferenceAllocator:
         self, agent: _Agent | None, fw_alloc: dict[str, Vec], role_alloc: dict[str, Vec]
     ) -> list[str]:
         total = self._cluster_total()
+        fair = drf.fair_columns(total, self._fair)
         facts = self._agent_facts(agent) if agent is not None else None
         role_keys: dict[str, tuple[int, float]] = {}
         for name, role in self._roles.items():
             alloc = role_alloc[name]
             unmet = any(u > 0 for u in self._unmet(name, role_alloc))
-            role_keys[name] = (0 if unmet else 1, self._share(alloc, total) / role.weight)
+            role_keys[name] = (
+                0 if unmet else 1,
+                drf.dominant_share([alloc], 0, total, fair) / role.weight,
+            )
 
         def key(item: tuple[str, _Framework]) -> order.ReferenceKey:
             fid, fw = item
@@ -511,7 +520,7 @@ class ReferenceAllocator:
                 role_key=rkey,
                 role_count=self._roles[fw.role].count,
                 role_name=fw.role,
-                share=self._share(fw_alloc[fid], total),
+                share=drf.dominant_share([fw_alloc[fid]], 0, total, fair),
                 count=fw.count,
                 framework_id=fid,
             )
@@ -519,24 +528,26 @@ class ReferenceAllocator:
         return [fid for fid, _ in sorted(self._frameworks.items(), key=key)]
 
     def _eligible(self, fw: _Framework, agent_id: str, agent: _Agent, now: float) -> bool:
-        if fw.suppressed or agent.draining or now < fw.filters.get(agent_id, -INF):
-            return False
         return not self._blockers(fw, agent_id, agent, now)
 
-    def _blockers(self, fw: _Framework, agent_id: str, agent: _Agent, now: float) -> list[str]:
-        """The reasons (mask by mask) that make ``fw`` ineligible on the agent."""
-        reasons: list[str] = []
-        if fw.suppressed:
-            reasons.append(REASON_SUPPRESSED)
-        if now < fw.filters.get(agent_id, -INF):
-            reasons.append(REASON_FILTER)
-        if agent.draining:
-            reasons.append(REASON_DRAINING)
-        # The static placement rules, as every consumer asks them (rules/__init__.py).
+    def _blockers(
+        self, fw: _Framework, agent_id: str, agent: _Agent, now: float, rooms: bool = False
+    ) -> list[str]:
+        """The reasons (rule by rule) that make ``fw`` ineligible on the agent; ``rooms``: only
+        the dynamic rules rooms ask (not suppression)."""
+        # The dynamic rules, then the static ones, as every consumer asks them (rules/).
+        facts = DynamicFacts(now, agent.conditions, fw.conditions, fw.filters.get(agent_id, -INF))
+        reasons = rules.blocking_now(facts, rooms)
         reasons += rules.blocking(
             self._agent_facts(agent), self._framework_facts(fw), self.rule_options
         )
         return reasons
+
+    @staticmethod
+    def _closed(agent: _Agent, now: float) -> bool:
+        """An agent-scope dynamic rule (draining, ...) closes the agent to every framework."""
+        facts = DynamicFacts(now, agent.conditions)
+        return any(r.blocks(facts) for r in rules.masks() if r.scope == "agent")
 
     @staticmethod
     def _agent_facts(agent: _Agent) -> AgentFacts:
@@ -563,7 +574,7 @@ class ReferenceAllocator:
     def rule_options(self) -> RuleOptions:
         return RuleOptions(filter_gpu_resources=self.options.filter_gpu_resources)
 
-    def _allowance(self, role: str, role_alloc: dict[str, Vec]) -> Vec:
+    def _allowance(self, role: str, role_alloc: dict[str, Vec], now: float) -> Vec:
         required = _zeros()
         for name in self._roles:
             unmet = self._unmet(name, role_alloc)
@@ -572,7 +583,7 @@ class ReferenceAllocator:
             return [INF] * N  # no guarantee pending: nothing to hold back
         available = _zeros()
         for agent in self._agents.values():
-            if not agent.draining:
+            if not self._closed(agent, now):
                 free = agent.unreserved_free()
                 available = [a + f for a, f in zip(available, free, strict=True)]
         return [
@@ -580,17 +591,13 @@ class ReferenceAllocator:
             for u, a, r in zip(self._unmet(role, role_alloc), available, required, strict=True)
         ]
 
-    def _offer(self, fw: _Framework, agent: _Agent, role_alloc: dict[str, Vec]) -> Vec:
+    def _offer(self, fw: _Framework, agent: _Agent, role_alloc: dict[str, Vec], now: float) -> Vec:
         role = self._roles[fw.role]
         consumed = self._consumption(fw.role, role_alloc)
         remaining = [max(0.0, lim - c) for lim, c in zip(role.limit, consumed, strict=True)]
         from_res = agent.reserved_free(fw.role)
-        allowance = self._allowance(fw.role, role_alloc)
-        from_unres = [
-            min(f, r, a)
-            for f, r, a in zip(agent.unreserved_free(), remaining, allowance, strict=True)
-        ]
-        return [x + y for x, y in zip(from_res, from_unres, strict=True)]
+        allowance = self._allowance(fw.role, role_alloc, now)
+        return rules.quota.offer(agent.unreserved_free(), from_res, remaining, allowance)
 
     def _allocatable(self, offer: Vec) -> bool:
         return allocatable(offer, self._min)
@@ -619,20 +626,17 @@ class ReferenceAllocator:
         reserved: list[Vec] = []
         for agent_id in sorted(self._agents):
             agent = self._agents[agent_id]
-            blockers = self._blockers(fw, agent_id, agent, now)
-            if [b for b in blockers if b != REASON_SUPPRESSED]:
+            if self._blockers(fw, agent_id, agent, now, rooms=True):
                 continue
             free, held = agent.unreserved_free(), agent.reserved_free(fw.role)
-            if any(
-                x > 0 and f + h < x - ROOM_EPSILON for x, f, h in zip(need, free, held, strict=True)
-            ):
+            if not fits([f + h for f, h in zip(free, held, strict=True)], need):
                 continue  # not one task of the shape fits
             ids.append(agent_id)
             unreserved.append(free)
             reserved.append(held)
         _, role_alloc = self._allocations()
         consumed = self._consumption(fw.role, role_alloc)
-        allowance = self._allowance(fw.role, role_alloc)
+        allowance = self._allowance(fw.role, role_alloc, now)
         limit = self._roles[fw.role].limit
         headroom = [
             min(max(0.0, lim - c), a) for lim, c, a in zip(limit, consumed, allowance, strict=True)
@@ -651,10 +655,13 @@ class ReferenceAllocator:
         out: dict[str, str] = {}
         for agent_id in sorted(self._agents):
             agent = self._agents[agent_id]
-            if now < fw.filters.get(agent_id, -INF):
-                out[agent_id] = REASON_FILTER
-            elif agent.draining:
-                out[agent_id] = REASON_DRAINING
+            # The dynamic rules rooms ask, in registry order (the precedence), then GPUs.
+            facts = DynamicFacts(
+                now, agent.conditions, fw.conditions, fw.filters.get(agent_id, -INF)
+            )
+            dynamic = rules.blocking_now(facts, rooms=True)
+            if dynamic:
+                out[agent_id] = dynamic[0]
             elif REASON_GPU in rules.gpus.RULE.blocking(
                 self._agent_facts(agent), self._framework_facts(fw), self.rule_options
             ):
@@ -665,11 +672,10 @@ class ReferenceAllocator:
         held = self.held_back(framework_id, now)
         ids = sorted(self._agents)
         why = [held.get(a) for a in ids]
+        reasons = [r.reasons[0] for r in rules.masks(rooms=True)] + [REASON_GPU]
         return HeldBack(
             ids,
-            np.array([w == REASON_FILTER for w in why], dtype=np.bool_),
-            np.array([w == REASON_DRAINING for w in why], dtype=np.bool_),
-            np.array([w == REASON_GPU for w in why], dtype=np.bool_),
+            tuple((r, np.array([w == r for w in why], dtype=np.bool_)) for r in reasons),
         )
 
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
@@ -692,21 +698,24 @@ class ReferenceAllocator:
         for k, name in enumerate(SCALARS):
             if consumed[k] >= role.limit[k] and eligible:
                 reasons[quota_reason(name)] = len(eligible)
-        allowance = self._allowance(fw.role, role_alloc)
+        allowance = self._allowance(fw.role, role_alloc, now)
         if allowance[0] <= 0 and allowance[1] <= 0 and eligible:
             reasons[REASON_HEADROOM] = len(eligible)
-        no_free = sum(1 for a in eligible if not self._allocatable(self._offer(fw, a, role_alloc)))
+        no_free = sum(
+            1 for a in eligible if not self._allocatable(self._offer(fw, a, role_alloc, now))
+        )
         if no_free:
             reasons[REASON_NO_FREE] = no_free
         position = self._drf_order(None, fw_alloc, role_alloc).index(framework_id)
         if position:
             reasons[REASON_ORDER] = position
         total = self._cluster_total()
+        fair = drf.fair_columns(total, self._fair)
         details: dict[str, Any] = {
             "role": fw.role,
             "weight": role.weight,
-            "dominant_share": self._share(fw_alloc[framework_id], total),
-            "role_share": self._share(alloc, total),
+            "dominant_share": drf.dominant_share([fw_alloc[framework_id]], 0, total, fair),
+            "role_share": drf.dominant_share([alloc], 0, total, fair),
             "drf_position": position,
             "eligible_agents": len(eligible),
             "priority": fw.priority,

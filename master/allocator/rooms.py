@@ -1,8 +1,9 @@
 """Where one task of a shape could go for one framework now (``Allocator.room``): the agents it
 fits on (cached per shape and role across charges, fit_cache.py) that the eligibility rule
-lets the framework be offered, with their free resources and the role's headroom. Asked with
-``want``, only the head of the room: the agents with the most slots, until ``want`` tasks fit
-(a gang cut of that many takes the same agents from it as from the whole room)."""
+(eligibility.py: the static rules and the dynamic rules rooms ask) lets the framework be
+offered, with their free resources and the role's headroom. Asked with ``want``, only the head
+of the room: the agents with the most slots, until ``want`` tasks fit (a gang cut of that many
+takes the same agents from it as from the whole room)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ import numpy.typing as npt
 
 from corral.master.allocator import eligibility, order, quota, rooms_compiled
 from corral.master.allocator.fit_cache import Entry
-from corral.master.allocator.interface import ROOM_EPSILON, Room, Scalars
+from corral.master.allocator.interface import Room, Scalars
+from corral.resources import covers_array
 
 if TYPE_CHECKING:
     from corral.master.allocator.numpy_allocator import DrfAllocator
 
 F64 = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 
 
 def by_id(al: DrfAllocator) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
@@ -56,7 +59,7 @@ def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]
                 col = np.maximum(al.capacity[rows, k] - al.used[rows, k], 0.0)
                 if reserved_all is not None:
                     col += reserved_all[rows, k]
-                fits = col >= need - ROOM_EPSILON
+                fits = covers_array(col, need)
                 rows, ids = rows[fits], ids[fits]
         free = al._unreserved_free(rows)
         if reserved_all is not None:
@@ -65,18 +68,24 @@ def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]
     return entry, reserved_all
 
 
+def _masks(al: DrfAllocator, f: int, now: float) -> tuple[Mask, Mask] | None:
+    """The dynamic rules rooms ask, at ``now`` (eligibility.py, after a sweep): (agents closed,
+    pairs blocked), or None when a rule closes framework row f itself."""
+    eligibility.sweep(al, now)
+    if eligibility.closed_frameworks(al, now, rooms=True)[f]:
+        return None
+    return eligibility.closed_agents(al, now, rooms=True), eligibility.blocked_pairs(al, now, True)
+
+
 def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
     """``Allocator.has_room``: the room's test, stopping at its first agent."""
+    masks = _masks(al, f, now)
+    if masks is None:
+        return False
     entry, _ = _entry(al, int(al.fw_role[f]), shape)
-    ok, filters = al.placement.ok, al.filters
-    if filters.current(now):
-        return bool(
-            rooms_compiled.any_unfiltered(
-                entry.fits, entry.rows, ok, filters.active, al.draining, f
-            )
-        )
+    closed, blocked = masks
     return bool(
-        rooms_compiled.any_eligible(entry.fits, entry.rows, ok, filters.until, al.draining, f, now)
+        rooms_compiled.any_eligible(entry.fits, entry.rows, al.placement.ok, blocked, closed, f)
     )
 
 
@@ -84,8 +93,9 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
     """``Allocator.room`` for framework row f (see ``Room``); with ``want``, the head of the
     room when it holds that many tasks (``Room.partial``)."""
     r = int(al.fw_role[f])
+    masks = _masks(al, f, now)
     entry, reserved_all = _entry(al, r, shape)
-    positions = None if want is None else _head(al, entry, f, now, want)
+    positions = None if want is None or masks is None else _head(al, entry, f, masks, want)
     if positions is None:  # the whole room
         positions = np.flatnonzero(entry.fits & eligibility.at(al, entry.rows, f, now))
         partial = False
@@ -93,7 +103,7 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
         partial = True
     rows, ids = entry.rows[positions], entry.ids[positions]
     consumed = quota.consumption(al, r)
-    allowance = quota.allowance(al, r)
+    allowance = quota.allowance(al, r, now)
     headroom = [
         min(max(0.0, lim - x), w)
         for lim, x, w in zip(al.limit[r], consumed, allowance, strict=True)
@@ -108,7 +118,7 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
 
 
 def _head(
-    al: DrfAllocator, entry: Entry, f: int, now: float, want: int
+    al: DrfAllocator, entry: Entry, f: int, masks: tuple[Mask, Mask], want: int
 ) -> npt.NDArray[np.intp] | None:
     """Positions (in id order) of the fewest agents at the head of the entry's order (most
     slots first) that framework row f may be offered and that hold ``want`` slots; None
@@ -117,10 +127,11 @@ def _head(
     out = np.empty(min(max(want, 0), len(entry.order)), dtype=np.intp)
     if not len(out):
         return None if want > 0 else out
+    closed, blocked = masks
     k = rooms_compiled.head(
         entry.order, entry.keys, entry.gone, entry.moved, entry.moved_keys,
         int(entry.n_moved[0]), entry.fits, entry.per, entry.rows,
-        al.placement.ok, al.filters.until, al.draining, f, now, want, out,
+        al.placement.ok, blocked, closed, f, want, out,
     )  # fmt: skip
     if k < 0:
         return None

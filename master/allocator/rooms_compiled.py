@@ -11,15 +11,18 @@ each step is one call:
   row f may be offered until ``want`` slots are found: ``rooms._head``'s chunked gathers,
   agent by agent, stopping at the first agent that completes the count.
 - ``any_eligible``: is any agent of the cached fit test one framework row f may be offered
-  (the why-pending scan's fast test), stopping at the first.
+  (the why-pending scan's fast test), stopping at the first. It reads the pairs' boolean mask
+  (one byte per agent, not an eight-byte expiry: the column of a framework that declined
+  everything is read ~3x faster).
 - ``move``: re-place one agent after a charge changed its slots: out of the sorted order
   and into the short sorted list of moved agents. (Shifting it within the sorted order cost
   ~20 µs at 10k agents: a charged agent moves from the head past every agent of its old
   slot count.)
 
-The eligibility asked is ``eligibility.at``'s, read from the same three arrays (placement,
-the filters' expiries, draining); tests/unit/test_fit_cache.py and the allocator property
-tests hold the head equal to the whole room's cut.
+The eligibility asked is ``eligibility.at``'s, read from the arrays it combines: placement's
+``ok``, the dynamic rules' blocked pairs and closed agents (eligibility.py, after the filters'
+sweep); tests/unit/test_fit_cache.py and the allocator property tests hold the head equal to
+the whole room's cut.
 """
 
 from __future__ import annotations
@@ -44,10 +47,9 @@ def head(
     per: Any,
     rows: Any,
     ok: Any,
-    until: Any,
-    draining: Any,
+    blocked: Any,
+    closed: Any,
     f: int,
-    now: float,
     want: int,
     out: Any,
 ) -> int:
@@ -77,7 +79,7 @@ def head(
         if not fits[i]:
             continue
         row = rows[i]
-        if draining[row] or until[row, f] > now or not ok[row, f]:
+        if closed[row] or blocked[row, f] or not ok[row, f]:
             continue
         out[k] = i
         k += 1
@@ -88,32 +90,14 @@ def head(
 
 
 @compiled
-def any_eligible(
-    fits: Any, rows: Any, ok: Any, until: Any, draining: Any, f: int, now: float
-) -> bool:
+def any_eligible(fits: Any, rows: Any, ok: Any, blocked: Any, closed: Any, f: int) -> bool:
     """Some position that passed the fit test holds an agent framework row ``f`` may be
-    offered at ``now``."""
+    offered (``closed`` agents, ``blocked`` pairs: the dynamic rules' masks)."""
     for i in range(rows.shape[0]):
         if not fits[i]:
             continue
         a = rows[i]
-        # The filter first: a framework that declined everything is filtered on every
-        # agent, and each test is a read far from the last (one column of a wide matrix).
-        if not draining[a] and until[a, f] <= now and ok[a, f]:
-            return True
-    return False
-
-
-@compiled
-def any_unfiltered(fits: Any, rows: Any, ok: Any, active: Any, draining: Any, f: int) -> bool:
-    """``any_eligible`` reading the filters' boolean view (valid at the time asked:
-    FilterMatrix.current): one byte per agent instead of an eight-byte expiry, so the column
-    of a framework that declined everything is read ~3x faster."""
-    for i in range(rows.shape[0]):
-        if not fits[i]:
-            continue
-        a = rows[i]
-        if not draining[a] and not active[a, f] and ok[a, f]:
+        if not closed[a] and not blocked[a, f] and ok[a, f]:
             return True
     return False
 
@@ -160,8 +144,8 @@ def warm() -> None:
     keys = -per * 3 + np.arange(2, dtype=np.int64)
     fits = np.ones(2, dtype=np.bool_)
     ok = np.ones((2, 1), dtype=np.bool_)
-    until = np.full((2, 1), -np.inf)
-    draining = np.zeros(2, dtype=np.bool_)
+    blocked = np.zeros((2, 1), dtype=np.bool_)
+    closed = np.zeros(2, dtype=np.bool_)
     out = np.zeros(2, dtype=np.intp)
     gone = np.zeros(2, dtype=np.bool_)
     moved, moved_keys, n_moved = np.zeros(2, np.intp), np.zeros(2, np.int64), np.zeros(1, np.int64)
@@ -177,12 +161,10 @@ def warm() -> None:
         per,
         order,
         ok,
-        until,
-        draining,
+        blocked,
+        closed,
         0,
-        0.0,
         1,
         out,
     )
-    any_eligible(fits, order, ok, until, draining, 0, 0.0)
-    any_unfiltered(fits, order, ok, ok, draining, 0)
+    any_eligible(fits, order, ok, blocked, closed, 0)

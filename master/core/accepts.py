@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
+from corral.master.allocator.rules import pressure
 from corral.master.core import admission, authz, pending, revocable
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -159,11 +160,11 @@ def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]
 
 
 def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
-    """Rule 6: no BestEffort task on an agent under memory pressure."""
-    if not agent.under_pressure:
-        return
+    """Rule 6: no BestEffort task on an agent under memory pressure, the placement rule's
+    predicate asked per task (a revocable task is not BestEffort work: it uses lent room)."""
     for t in tasks:
-        if t.revocable is None and is_besteffort(t.resources.cpus, t.resources.mem):
+        besteffort = t.revocable is None and is_besteffort(t.resources.cpus, t.resources.mem)
+        if pressure.blocks(agent.under_pressure, besteffort):
             usage = agent.usage
             why = usage.pressure_message if usage is not None else "memory pressure"
             raise CallRejected(

@@ -24,19 +24,18 @@ import numpy.typing as npt
 
 from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.options import REASON_DRAINING, REASON_FILTER, REASON_GPU
 from corral.master.allocator.rules import AgentFacts
+from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import placement_facts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
 from corral.placement import HOSTNAME_KEY
-from corral.resources import SCALARS
+from corral.resources import SCALARS, covers_array
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
 
-EPSILON = 1e-9
 Mask = npt.NDArray[np.bool_]
 
 
@@ -84,7 +83,7 @@ class Statics:
         self.held_ids: Sequence[str] | None = None  # the HeldBack order last placed
         self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
 
-    def fits(self, agents: Sequence[AgentRecord]) -> bool:
+    def built_from(self, agents: Sequence[AgentRecord]) -> bool:
         """These are the agents (and specs, and pressure) it was built from, in the same
         order."""
         return (
@@ -101,7 +100,7 @@ class AgentView:
     def __init__(
         self, core: MasterCore, agents: Sequence[AgentRecord], statics: Statics | None = None
     ) -> None:
-        if statics is None or not statics.fits(agents):
+        if statics is None or not statics.built_from(agents):
             statics = Statics(agents)
         self.statics = statics
         self.agents = statics.agents
@@ -149,8 +148,8 @@ class AgentView:
             if why:
                 mark(why, self.attrs_of == s)
 
-    def _held(self, held: HeldBack) -> tuple[Mask, Mask, Mask]:
-        """``held``'s masks in this view's agent order. The allocator's agents by id are
+    def _held(self, held: HeldBack) -> list[tuple[str, Mask]]:
+        """``held``'s reasons and masks in this view's agent order. The allocator's agents by id are
         this view's (the connected agents, by id) unless an agent is between the two: then
         each is placed by id, once per order (kept with the statics)."""
         st = self.statics
@@ -168,21 +167,21 @@ class AgentView:
             )
         at = st.held_at
         if at is None:
-            return held.filtered, held.draining, held.kept_for_gpus
+            return list(held.held)
         n = len(self.ids)
         out = []
-        for mask in (held.filtered, held.draining, held.kept_for_gpus):
+        for reason, mask in held.held:
             where = np.zeros(n, dtype=np.bool_)
             where[at[mask & (at >= 0)]] = True
-            out.append(where)
-        return out[0], out[1], out[2]
+            out.append((reason, where))
+        return out
 
     def reasons(
         self, fw: FrameworkRecord, d: Demand, held: HeldBack | dict[str, str], fits: str
     ) -> list[dict[str, Any]]:
         """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
         up to three of them, most agents first (``fits`` names the agents with none)."""
-        from corral.master.core.demands import SAMPLE_AGENTS, insufficient
+        from corral.master.core.demands import SAMPLE_AGENTS
 
         n = len(self.agents)
         masks: dict[str, Mask] = {}
@@ -200,7 +199,7 @@ class AgentView:
                 if i is not None:
                     free[i] += np.asarray(offer.scalars, dtype=np.float64)
         for k, (name, need) in enumerate(zip(SCALARS, d.resources.scalars(), strict=True)):
-            short = need > free[:, k] + EPSILON
+            short = ~covers_array(free[:, k], need)
             if short.any():
                 mark(insufficient(name), short)
         facts = placement_facts.demand_facts(fw, d)
@@ -209,13 +208,9 @@ class AgentView:
             for reason in rules.blocking(agent, facts, options):
                 mark(reason, self.rules_of == s)
         if isinstance(held, HeldBack):
-            filtered, drained, kept = self._held(held)
-            if filtered.any():
-                mark(REASON_FILTER, filtered)
-            if drained.any():
-                mark(REASON_DRAINING, drained)
-            if kept.any():
-                mark(REASON_GPU, kept)
+            for reason, where in self._held(held):
+                if where.any():
+                    mark(reason, where)
         else:
             by_reason: dict[str, list[int]] = {}
             for agent_id, why in held.items():

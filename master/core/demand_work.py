@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from corral.master.allocator.interface import Scalars
 from corral.master.core.types import Demand
+from corral.resources import fits
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -67,8 +68,7 @@ class Largest:
         return self._value
 
     def never_fits(self, core: MasterCore, shape: Scalars) -> bool:
-        top = self.get(core)
-        return any(need > have + 1e-9 for need, have in zip(shape, top, strict=True))
+        return not fits(self.get(core), shape)
 
 
 def shape_key(framework_id: str, d: Demand, value: int) -> Hashable:

@@ -42,6 +42,7 @@ from corral.limits import (
     echo,
 )
 from corral.master.allocator.interface import HeldBack
+from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import gangs, placement_facts
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
@@ -50,7 +51,7 @@ from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
 from corral.qos import is_besteffort
-from corral.resources import GRANULARITY, SCALARS
+from corral.resources import GRANULARITY, SCALARS, lacking
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -58,10 +59,6 @@ if TYPE_CHECKING:
 # Agents named per reason in an explanation ("naming up to a few agents per reason").
 SAMPLE_AGENTS = 3
 REASON_FITS = "fits"  # an agent with room for a task of the shape now
-
-
-def insufficient(resource: str) -> str:
-    return f"insufficient {resource}"
 
 
 class DemandError(ValueError):
@@ -286,11 +283,7 @@ def _agent_reasons(
     reasons = placement_facts.blocking(core, placement_facts.demand_facts(fw, d), agent)
     free = _free_for(core, fw, agent)
     shape = d.resources.scalars()
-    reasons.extend(
-        insufficient(name)
-        for name, need, have in zip(SCALARS, shape, free, strict=True)
-        if need > have + 1e-9
-    )
+    reasons.extend(insufficient(SCALARS[k]) for k in lacking(free, shape))
     why = held.get(agent.agent_id)
     if why is not None:
         reasons.append(why)

@@ -45,11 +45,10 @@ from corral.master.core import placement_facts
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
+from corral.resources import fits
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
-
-EPSILON = 1e-9  # scalars compare with the tolerance the rest of the master uses
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +130,7 @@ def _fit_arrays(
     # What comes out of unreserved resources counts against the role's headroom.
     take = counts[:, None] * need[None, :]
     unreserved = np.maximum(take - room.reserved[chosen], 0.0).sum(axis=0)
-    if (unreserved > np.asarray(room.headroom) + EPSILON).any():
+    if not fits(room.headroom, unreserved.tolist()):
         return Fit(members, placeable, (), over_headroom=True)
     ids = room.agent_ids
     return Fit(
@@ -175,7 +174,7 @@ def _fit_small(
     for i, k in chosen:
         for j in range(4):
             over[j] += max(k * shape[j] - reserved[i][j], 0.0)
-    if any(o > h + EPSILON for o, h in zip(over, room.headroom, strict=True)):
+    if not fits(room.headroom, over):
         return Fit(members, placeable, (), over_headroom=True)
     return Fit(members, placeable, tuple((str(ids[i]), k) for i, k in chosen))
 

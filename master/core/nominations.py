@@ -41,6 +41,7 @@ from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
 from corral.priority import PreemptionPolicy
 from corral.qos import is_besteffort
+from corral.resources import fits
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
@@ -165,7 +166,7 @@ def _search(
         for offer in core.book.of_agent(agent.agent_id):  # its own offers are room it can use
             if offer.framework_id == fw.framework_id and not gang:
                 free = [f + x for f, x in zip(free, offer.scalars, strict=True)]
-        while need > 0 and preemption.fits(shape, free):
+        while need > 0 and fits(free, shape):
             need -= 1
             free = [f - x for f, x in zip(free, shape, strict=True)]
             if gang:
@@ -173,7 +174,7 @@ def _search(
         if need <= 0:
             return [], {}  # room for every unmet task: nothing to preempt
         lower = used.lower(agent, value)
-        if not preemption.fits(shape, [f + x for f, x in zip(free, lower, strict=True)]):
+        if not fits([f + x for f, x in zip(free, lower, strict=True)], shape):
             continue  # not even every lower task gone would make room here
         candidates = tuple(
             _candidate(core, t) for t in agent.tasks.values() if may_die(core, t, value)

@@ -28,11 +28,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from corral.priority import MAX_PRIORITY
+from corral.resources import fits
 
 Vec = tuple[float, ...]  # cpus, mem, disk, gpus (corral.resources.SCALARS order)
 
-# Sums of floats: a shape fits when it exceeds what is free by no more than this.
-EPSILON = 1e-9
 # Added to each victim's priority before summing (rule 4): every term positive.
 _OFFSET = MAX_PRIORITY + 1
 
@@ -67,10 +66,6 @@ class Placement:
     victims: tuple[Candidate, ...]
 
 
-def fits(shape: Vec, free: Sequence[float]) -> bool:
-    return all(need <= have + EPSILON for need, have in zip(shape, free, strict=True))
-
-
 def _plus(a: Sequence[float], b: Sequence[float]) -> Vec:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
@@ -103,12 +98,12 @@ def victims_on_agent(
         room = free
         for t in potential:
             room = _plus(room, t.scalars)
-        if not fits(shape, room):
+        if not fits(room, shape):
             return None
         victims: list[Candidate] = []
         for t in potential:
             back = _minus(room, t.scalars)
-            if fits(shape, back):
+            if fits(back, shape):
                 room = back  # reprieved: the shape fits with it kept
             else:
                 victims.append(t)

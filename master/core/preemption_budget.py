@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from corral.resources import EPSILON
+
 MAX_BACKOFF_DOUBLINGS = 5  # 30 s doubled five times: 16 minutes
 
 
@@ -61,7 +63,7 @@ class PreemptionBudget:
         s = self._strikes.get((framework_id, demand))
         if s is not None and now < s.until:
             return 0
-        return int(self._bucket(framework_id, now).tokens + 1e-9)
+        return int(self._bucket(framework_id, now).tokens + EPSILON)
 
     def blocked_until(self, framework_id: str, demand: str) -> float | None:
         s = self._strikes.get((framework_id, demand))

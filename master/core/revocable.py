@@ -42,7 +42,7 @@ from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import invalid
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import TaskSpec
-from corral.resources import Resources
+from corral.resources import EPSILON, Resources
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
@@ -216,7 +216,7 @@ def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Comma
     if not offers:
         return []
     cpus, mem = pool(core, agent)
-    if cpus >= -1e-9 and mem >= -1e-9 and not agent.under_pressure:
+    if cpus >= -EPSILON and mem >= -EPSILON and not agent.under_pressure:
         return []
     ids = {o.offer_id for o in offers}
     return rescind(

@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from corral.master.allocator.drf import dominant_share, fair_columns
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.states import FrameworkState
-from corral.resources import Resources
-from corral.roles import DEFAULT_WEIGHT, Quota, Scalars
+from corral.resources import SCALARS, Resources
+from corral.roles import DEFAULT_WEIGHT, Quota
 
 # The resources a role's share is computed over (the allocator's default fairness set).
 SHARE_RESOURCES = ("cpus", "mem", "disk")
+_SHARE_COLUMNS = tuple(SCALARS.index(name) for name in SHARE_RESOURCES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +93,13 @@ class RolesTable:
                     quota=self.quota(role),
                     allocated=allocated,
                     offered=offered,
-                    share=dominant_share(allocated.scalars(), total.scalars()),
+                    share=dominant_share(
+                        [allocated.scalars()],
+                        0,
+                        total.scalars(),
+                        fair_columns(total.scalars(), _SHARE_COLUMNS),
+                    ),
                     framework_ids=tuple(sorted(fw.framework_id for fw in members.get(role, ()))),
                 )
             )
         return out
-
-
-def dominant_share(held: Scalars, total: Scalars) -> float:
-    """max over SHARE_RESOURCES of held / total (resources the cluster has none of count 0)."""
-    share = 0.0
-    for i, name in enumerate(("cpus", "mem", "disk", "gpus")):
-        if name in SHARE_RESOURCES and total[i] > 0:
-            share = max(share, held[i] / total[i])
-    return share

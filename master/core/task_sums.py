@@ -23,12 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator.interface import Scalars
+from corral.resources import fits_rows
 
 if TYPE_CHECKING:
     from corral.master.core.records import AgentRecord
 
 F64 = npt.NDArray[np.float64]
-EPSILON = 1e-9
 
 
 class TaskSums:
@@ -96,9 +96,7 @@ class TaskSums:
         for v, arr in self.by_value.items():
             if v >= value:
                 room -= arr
-        need = np.asarray(shape)
-        asked = need > 0
-        ok = (room[:, asked] >= need[asked] - EPSILON).all(axis=1)
+        ok = fits_rows(room, shape)
         ids = self.ids[np.flatnonzero(ok)]
         return sorted(str(i) for i in ids if i is not None)
 

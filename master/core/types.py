@@ -95,7 +95,7 @@ class FrameworkSpec:
     role: str = "*"
     principal: str = ""
     partition_aware: bool = False
-    gpu_resources: bool = False  # the GPU_RESOURCES capability (masks/gpus.py)
+    gpu_resources: bool = False  # the GPU_RESOURCES capability (rules/gpus.py)
     revocable_resources: bool = False  # the REVOCABLE_RESOURCES capability (revocable.py)
     failover_timeout: float = 0.0  # 0: the master's default
     tolerations: tuple[Toleration, ...] = ()

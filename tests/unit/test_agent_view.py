@@ -131,7 +131,7 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
     # others (here: statics of a view without the first agent).
     for kept in (AgentView(core, agents).statics, AgentView(core, some).statics):
         view = AgentView(core, agents, kept)
-        assert view.statics.fits(agents)
-        assert (view.statics is kept) == kept.fits(agents)
+        assert view.statics.built_from(agents)
+        assert (view.statics is kept) == kept.built_from(agents)
         assert demands.demand_reasons(core, record, d, agents, masks, view) == slow
     assert other  # the second framework's offers are in the view as others' offers

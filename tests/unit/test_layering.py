@@ -57,7 +57,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
-    "corral.frameworks.sdk": WIRE,
+    # One kernel module: resources' fit test and tolerance, so a task the SDK packs into an
+    # offer is one the master accepts (numpy-free: the base install imports it).
+    "corral.frameworks.sdk": (*WIRE, "corral.resources"),
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),
@@ -176,3 +178,50 @@ def test_the_kernel_imports_no_layer_above_it() -> None:
     for module in KERNEL:
         project = {n for n in _imports(MODULES[module], module) if n.startswith("corral.")}
         assert all(_within(n, KERNEL) for n in project), (module, project)
+
+
+def _tolerances(tree: ast.AST) -> list[str]:
+    """Names assigned the float 1e-9 (a scalar tolerance) at a module's top level or in its
+    classes, and names ending in EPSILON assigned anything."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for target in targets:
+                if not isinstance(target, ast.Name):
+                    continue
+                literal = isinstance(value, ast.Constant) and value.value == 1e-9
+                if literal or target.id.endswith("EPSILON"):
+                    out.append(target.id)
+    return out
+
+
+def test_one_tolerance_one_fit_test_and_one_dominant_share() -> None:
+    """Issue #42: the scalar tolerance and the resource fit test are written once, in the
+    kernel (corral/resources.py), and the dominant share once, in the allocator's drf.py;
+    everyone else imports them. The SDK's ``fits`` takes wire messages and asks the kernel's."""
+    tolerances = {}
+    fit_tests = {}
+    shares = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        if found := _tolerances(tree):
+            tolerances[module] = found
+        defs = [
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.name in {"fits", "fits_of_one"}
+        ]
+        if defs:
+            fit_tests[module] = defs
+        share_defs = [
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and n.name in {"_share", "share", "dominant_share"}
+        ]
+        if share_defs:
+            shares[module] = share_defs
+    assert tolerances == {"corral.resources": ["EPSILON"]}
+    assert shares == {"corral.master.allocator.drf": ["dominant_share"]}
+    assert fit_tests == {"corral.resources": ["fits"], "corral.frameworks.sdk.offers": ["fits"]}

@@ -22,7 +22,7 @@ Loops = dict[str, Callable[..., Any]]
 
 
 def loops_for(mode: str) -> Loops:
-    names = ("move", "head", "any_eligible", "any_unfiltered")
+    names = ("move", "head", "any_eligible")
     if mode == "python":
         if not charge_table.COMPILED:
             pytest.skip("numba is not installed: the loops already run as Python")
@@ -138,26 +138,24 @@ def test_head_takes_the_agents_the_whole_room_gives(mode: str, data: st.DataObje
     # Agent rows 0..m-1 in a shuffled placement; framework column 1 of 2.
     rows = np.array(data.draw(st.permutations(range(m))), dtype=np.intp)
     ok = np.array(data.draw(st.lists(st.booleans(), min_size=2 * m, max_size=2 * m))).reshape(m, 2)
-    expiry = st.sampled_from([-np.inf, 0.5, 1.0, 2.0])
-    until = np.array(data.draw(st.lists(expiry, min_size=2 * m, max_size=2 * m))).reshape(m, 2)
-    draining = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)))
-    now = 1.0
-    eligible = ok[rows, 1] & (until[rows, 1] <= now) & ~draining[rows]
+    # The dynamic rules' masks (eligibility.py): pairs blocked, agents closed.
+    blocked = np.array(data.draw(st.lists(st.booleans(), min_size=2 * m, max_size=2 * m)))
+    blocked = blocked.reshape(m, 2)
+    closed = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)))
+    eligible = ok[rows, 1] & ~blocked[rows, 1] & ~closed[rows]
     for want in (1, 2, 5, 17, 400):
         out = np.empty(min(want, m), dtype=np.intp)
         k = loops["head"](
             e.order, e.keys, e.gone, e.moved, e.moved_keys, int(e.n_moved[0]),
-            fits, per, rows, ok, until, draining, 1, now, want, out,
+            fits, per, rows, ok, blocked, closed, 1, want, out,
         )  # fmt: skip
         expected = whole_head(order, fits, per, eligible, want)
         if expected is None:
             assert k == -1
         else:
             assert np.sort(out[:k]).tolist() == expected.tolist()
-    found = loops["any_eligible"](fits, rows, ok, until, draining, 1, now)
+    found = loops["any_eligible"](fits, rows, ok, blocked, closed, 1)
     assert found == bool((fits & eligible).any())
-    active = until > now  # the filters' boolean view, current at now
-    assert loops["any_unfiltered"](fits, rows, ok, active, draining, 1) == found
 
 
 class OldBook:

@@ -27,11 +27,9 @@ import numpy.typing as npt
 from corral.master.allocator.growable import grow_cols, grow_rows
 from corral.master.allocator.jit import compiled
 from corral.master.allocator.options import REASON_FILTER
+from corral.resources import EPSILON
 
 REASON = REASON_FILTER
-
-# Free resources count as grown only past this much more than was refused (float noise).
-GROWTH_EPSILON = 1e-9
 _SLOTS = 255  # distinct refused amounts per agent; index _SLOTS: refuses everything
 EVERYTHING_SLOT = _SLOTS
 _EVERYTHING = np.full(4, np.inf)
@@ -119,7 +117,7 @@ class FilterMatrix:
         once. One compiled pass: a batch of declines returns hundreds of agents, and gathering,
         comparing and de-duplicating them with numpy calls was ~70 µs per batch that usually
         lifts nothing."""
-        hits = _past_floor(agents, capacity, used, reserved_free, self.floor, GROWTH_EPSILON)
+        hits = _past_floor(agents, capacity, used, reserved_free, self.floor)
         return np.unique(hits) if len(hits) > 1 else hits
 
     def lift(self, agent: int, free: npt.NDArray[np.float64], m: int) -> npt.NDArray[np.intp]:
@@ -134,7 +132,9 @@ class FilterMatrix:
         slots = self.snap[agent, cols].astype(np.intp)
         slots[slots >= len(known)] = len(known)  # the "everything" row
         amounts = table[slots]
-        grown = (free > amounts + GROWTH_EPSILON).any(axis=1)
+        # Grown: the refused amount no longer covers what is free (corral.resources.covers,
+        # inverted, a row per filter; free and refused are never below zero).
+        grown = (free > amounts + EPSILON).any(axis=1)
         gone: npt.NDArray[np.intp] = cols[grown]
         self.active[agent, gone] = False
         self.until[agent, gone] = -np.inf
@@ -173,17 +173,16 @@ class FilterMatrix:
 
 
 @compiled
-def _past_floor(
-    agents: Any, capacity: Any, used: Any, reserved: Any, floor: Any, eps: float
-) -> Any:
-    """The entries of ``agents`` whose free resources exceed their floor + eps somewhere."""
+def _past_floor(agents: Any, capacity: Any, used: Any, reserved: Any, floor: Any) -> Any:
+    """The entries of ``agents`` whose free resources exceed their floor by more than
+    EPSILON somewhere (``lift``'s test against the least any filter refused)."""
     out = np.empty(agents.shape[0], dtype=np.intp)
     n = 0
     for i in range(agents.shape[0]):
         a = agents[i]
         for c in range(4):
             free = max(capacity[a, c] - used[a, c], 0.0) + reserved[a, c]
-            if free > floor[a, c] + eps:
+            if free > floor[a, c] + EPSILON:
                 out[n] = a
                 n += 1
                 break
@@ -194,4 +193,4 @@ def _past_floor(
 def warm() -> None:
     """Compile (or load from numba's cache) the growth test before the first return needs it."""
     one = np.zeros(1, dtype=np.intp)
-    _past_floor(one, np.ones((1, 4)), np.zeros((1, 4)), np.zeros((1, 4)), np.ones((1, 4)), 0.0)
+    _past_floor(one, np.ones((1, 4)), np.zeros((1, 4)), np.zeros((1, 4)), np.ones((1, 4)))

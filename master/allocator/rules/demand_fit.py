@@ -16,13 +16,9 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from corral.master.allocator.rules.facts import AgentFacts, FrameworkFacts, RuleOptions
+from corral.resources import fits
 
 REASON = "none of its unmet demands fits the agent"
-_EPSILON = 1e-9
-
-
-def fits(shape: tuple[float, ...], capacity: tuple[float, ...]) -> bool:
-    return all(x <= c + _EPSILON for x, c in zip(shape, capacity, strict=True))
 
 
 class DemandFit:
@@ -41,7 +37,7 @@ class DemandFit:
         shapes = framework.demand_shapes
         if not shapes or not agent.capacity:
             return []  # no demands (or none unmet: it is suppressed), or a capacity unknown
-        if any(fits(shape, agent.capacity) for shape in shapes):
+        if any(fits(agent.capacity, shape) for shape in shapes):
             return []
         return [REASON]
 

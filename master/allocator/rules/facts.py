@@ -1,8 +1,10 @@
 """What the placement rules read: the facts of an agent and of a framework (or a framework's
-demand, with the demand's own constraints and tolerations added to the framework's)."""
+demand, with the demand's own constraints and tolerations added to the framework's), and what a
+dynamic rule reads of a pair at a time (``DynamicFacts``)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -60,3 +62,18 @@ class FrameworkFacts:
 @dataclass(frozen=True, slots=True)
 class RuleOptions:
     filter_gpu_resources: bool = True  # Mesos' --filter_gpu_resources (gpus.py)
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicFacts:
+    """What a dynamic rule's scalar predicate reads of one (agent, framework) pair at ``now``
+    (the reference allocator asks so; the numpy allocator asks the rule's array form).
+
+    ``agent_conditions`` and ``framework_conditions`` are the named conditions set on each side
+    at run time (``Allocator.set_agent_condition`` / ``set_framework_condition``; draining and
+    suppression are two); ``filter_until`` is the pair's refuse filter expiry (-inf: none)."""
+
+    now: float
+    agent_conditions: frozenset[str] = frozenset()
+    framework_conditions: frozenset[str] = frozenset()
+    filter_until: float = -math.inf

@@ -9,7 +9,8 @@ The agent's side is ``AgentFacts.under_pressure`` (its latest usage report, mast
 the framework's ``FrameworkFacts.besteffort_only``: for a framework, that its unmet demands all
 ask for no cpus and no mem (master/core/demands.py); for a demand, that it does. Both change at
 run time: the allocator re-evaluates the one row or column (``masks/placement.py``). Accepts
-check the same rule per task (master/core/accepts.py).
+ask the same predicate (``blocks``) per task (master/core/accepts.py), so the rule is decided
+in one place.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from collections.abc import Hashable
 from corral.master.allocator.rules.facts import AgentFacts, FrameworkFacts, RuleOptions
 
 REASON = "agent under memory pressure (no BestEffort work)"
+
+
+def blocks(under_pressure: bool, besteffort: bool) -> bool:
+    """The rule: work that is BestEffort (no cpus, no mem: ``corral.qos.is_besteffort``) is
+    kept off an agent under memory pressure."""
+    return under_pressure and besteffort
 
 
 class Pressure:
@@ -34,9 +41,7 @@ class Pressure:
     def blocking(
         self, agent: AgentFacts, framework: FrameworkFacts, options: RuleOptions
     ) -> list[str]:
-        if agent.under_pressure and framework.besteffort_only:
-            return [REASON]
-        return []
+        return [REASON] if blocks(agent.under_pressure, framework.besteffort_only) else []
 
     def prefers_not(self, agent: AgentFacts, framework: FrameworkFacts) -> bool:
         return False

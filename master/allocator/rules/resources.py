@@ -1,29 +1,32 @@
 """Resources fit: an offer is made only of what is free and allocatable (Mesos'
 --min_allocatable_resources); a demand's task fits an agent when every resource it asks for is
-free there."""
+free there: ``corral.resources.fits``, the one fit test (the kernel's, shared with the core
+and the SDK).
+
+An offer rule: the walk kernels offer an agent's free resources when allocatable; its array
+operation is the fit test over many agents at once, a resource at a time
+(``corral.resources.covers_array``: rooms and the why-pending scan)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
+from typing import Any
 
-from corral.master.allocator.rules.base import DynamicRule
+from corral.master.allocator.rules.base import Scope
+from corral.resources import covers_array
 
 REASON_NO_FREE = "no free resources"
-EPSILON = 1e-9
 
 
 def insufficient(resource: str) -> str:
     return f"insufficient {resource}"
 
 
-def fits(free: Sequence[float], shape: Sequence[float]) -> bool:
-    """One task of ``shape`` fits ``free`` (a resource not asked for is not looked at)."""
-    return all(need <= 0 or f >= need - EPSILON for f, need in zip(free, shape, strict=True))
+class Resources:
+    name = "resources"
+    reasons = (REASON_NO_FREE, insufficient("cpus"))
+    scope: Scope = "offer"
+    array_form: Callable[..., Any] = staticmethod(covers_array)
 
 
-RULE = DynamicRule(
-    "resources",
-    (REASON_NO_FREE, insufficient("cpus")),
-    "free[agent] = capacity - used (charge_table.py); the walk offers what is allocatable "
-    "(cycle.py), rooms and has_room test a shape column by column (rooms.py)",
-)
+RULE = Resources()

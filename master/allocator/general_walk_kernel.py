@@ -1,24 +1,27 @@
-"""The general walk compiled with numba: the decisions of ``general_walk_numpy.Walk`` (several
-roles, weights, quota guarantees and limits, headroom, reservations, PreferNoSchedule taints).
+"""The general walk (several roles, weights, quota guarantees and limits, headroom,
+reservations, PreferNoSchedule taints): the one kernel of that shape, compiled with numba for
+``--allocator numba`` (the master's default) and run as this same source by the interpreter for
+``--allocator numpy`` and where numba is absent (jit.py). general_walk.py builds its state and
+writes its results back; it makes the reference's decisions (reference.py's CYCLE).
 
 Why it is fast: the DRF order is kept as Mesos' hierarchical sorter keeps it, not re-sorted per
 agent. Roles (few) are one array sorted by (quota tier, share / weight, count, name rank);
 within a role its frameworks are a gap buffer sorted by (share, count, id rank), as in
-``fastpath_compiled.py``. A charge raises only the charged framework's key and its role's key,
+``fastpath_kernel.py``. A charge raises only the charged framework's key and its role's key,
 so each moves right, and nothing else moves. An offer depends on the framework only through its
 role, so it is computed once per role visited, and a role whose offer is not allocatable is
 passed over whole. PreferNoSchedule puts intolerant frameworks after all tolerant ones on that
 agent: the agent is walked in two passes over the same orders.
 
-Skipped frameworks stay skipped, as in ``general_walk_numpy.Walk.serve`` (the reference's docstring
-says why): after a charge of framework f in role r, roles passed over in this pass are flagged,
-role r resumes after f's old place, and later roles are walked from their head.
+Skipped frameworks stay skipped, as in the reference (its docstring says why): after a charge
+of framework f in role r, roles passed over in this pass are flagged, role r resumes after f's
+old place, and later roles are walked from their head.
 
-Arithmetic mirrors ``quota.py``, ``charge_moves.charge``,
-``ReservationBook`` and ``drf.share`` operation by operation (IEEE doubles, same order), so the
-results are bit-identical. The one sum kept incrementally is the headroom's available
-unreserved free resources (summed over every agent by the numpy path): the walk carries a
-running sum with a rounding-error bound, and sums afresh, in the numpy path's row order,
+Arithmetic mirrors ``quota.py``, ``charge_moves.charge`` and ``ReservationBook`` operation by
+operation (IEEE doubles, same order), and calls ``drf.dominant_share``, so the results are
+bit-identical. The one sum kept incrementally is the headroom's available
+unreserved free resources (summed over every agent by ``quota.allowance``): the walk carries a
+running sum with a rounding-error bound, and sums afresh, in ``quota.allowance``'s row order,
 whenever the bound cannot decide whether the allowance is the smallest term of an offer.
 """
 
@@ -29,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from corral.master.allocator.fastpath_compiled import fw_before
-from corral.master.allocator.jit import compiled, prefetch
+from corral.master.allocator.drf import dominant_share
+from corral.master.allocator.fastpath_kernel import fw_before
+from corral.master.allocator.jit import compiled, helper, prefetch
 
 _EPS = 2.0**-52
 INF = math.inf
@@ -40,25 +44,13 @@ AHEAD = 8
 AHEAD_ROLES = 3
 
 
-@compiled
+@helper
 def _max0(v: float) -> float:
     # Python's max(0.0, v): 0.0 unless v is greater.
     return v if v > 0.0 else 0.0
 
 
-@compiled
-def _share(mat: Any, row: int, total: Any, cols: Any) -> float:
-    # drf.share of mat[row]: max over the fair columns of mat[row, k] / total[k], the first
-    # maximum kept. (A row index, not a row view: a view costs a reference count per call.)
-    s = 0.0
-    for c in range(cols.shape[0]):
-        v = mat[row, cols[c]] / total[cols[c]]
-        if c == 0 or v > s:
-            s = v
-    return s
-
-
-@compiled
+@helper
 def _allocatable(x: Any, min_rows: Any) -> bool:
     for r in range(min_rows.shape[0]):
         met = True
@@ -71,7 +63,7 @@ def _allocatable(x: Any, min_rows: Any) -> bool:
     return False
 
 
-@compiled
+@helper
 def _entry(e_first: Any, e_count: Any, e_role: Any, a: int, r: int) -> int:
     """The reservation entry of role r on agent a, or -1."""
     first = e_first[a]
@@ -83,7 +75,7 @@ def _entry(e_first: Any, e_count: Any, e_role: Any, a: int, r: int) -> int:
     return -1
 
 
-@compiled
+@helper
 def _unallocated(r: int, role_ptr: Any, role_entries: Any, e_amount: Any, e_used: Any,
                  out: Any) -> None:  # fmt: skip
     # ReservationBook.unallocated: free of the role's entries summed in agent row order.
@@ -95,7 +87,7 @@ def _unallocated(r: int, role_ptr: Any, role_entries: Any, e_amount: Any, e_used
             out[r, k] = out[r, k] + _max0(e_amount[e, k] - e_used[e, k])
 
 
-@compiled
+@helper
 def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> float:
     # quota.consumption: allocation (+ unallocated reservations if any exist).
     x: float = role_alloc[r, k]
@@ -104,7 +96,7 @@ def _consumed(r: int, k: int, role_alloc: Any, unalloc: Any, has_res: bool) -> f
     return x
 
 
-@compiled
+@helper
 def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any, unmet: Any,
                    req: Any) -> None:  # fmt: skip
     # quota.unmet for every role and quota.required (summed in role order).
@@ -116,7 +108,7 @@ def _refresh_unmet(role_alloc: Any, unalloc: Any, has_res: bool, guarantee: Any,
             req[k] = req[k] + unmet[r, k]
 
 
-@compiled
+@helper
 def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: Any) -> None:
     # quota.allowance's available: unreserved free of the counted rows, in row order.
     for k in range(4):
@@ -129,11 +121,11 @@ def _exact_available(capacity: Any, used: Any, counted: Any, avail: Any, err: An
                 avail[k] = avail[k] + (x if x > 0.0 else 0.0)
 
 
-# The role comparison takes keys, not the key arrays (as ``fastpath_compiled.fw_before`` does for
+# The role comparison takes keys, not the key arrays (as ``fastpath_kernel.fw_before`` does for
 # frameworks): an array passed to a compiled helper costs two atomic reference-count updates
 # per call, and these run ~20 times per charge (a third of the walk's time when they took
 # arrays).
-@compiled
+@helper
 def _role_before(
     t1: int, k1: float, c1: int, q1: int, t2: int, k2: float, c2: int, q2: int
 ) -> bool:
@@ -165,7 +157,7 @@ def _walk(
 ) -> int:  # fmt: skip
     """Walks candidates[i0:] until the output has less than ``room`` slots left; returns the
     next candidate index (len(candidates) when done, -1 - i when the budget stopped it at i).
-    ``free0[i]``: candidate i's unreserved free resources as ``fastpath_compiled.select`` found them
+    ``free0[i]``: candidate i's unreserved free resources as ``cycle.select`` found them
     (nothing charges an agent before its turn). ``n0`` offers are already in the output; the
     count after is ``count[0]``, the cpus planned so far ``planned[0]``."""
     n = n0
@@ -207,7 +199,8 @@ def _walk(
             charged = False  # the candidates were selected with something allocatable
             while True:
                 if charged:
-                    # Has the agent anything allocatable left? (general_walk_numpy.Walk._has_more)
+                    # Has the agent anything allocatable left? (reference.py's _pick: no
+                    # offer of the agent can be allocatable any more)
                     for k in range(4):
                         most[k] = _max0(capacity[a, k] - used[a, k])
                         if has_res:
@@ -319,9 +312,9 @@ def _walk(
                 n += 1
                 planned[0] = planned[0] + offer[0]
                 done[f] = stamp
-                # ---- keys (general_walk_numpy.Walk._update) ----
-                fkey[f] = _share(alloc, f, total, cols)
-                rkey[r] = _share(role_alloc, r, total, cols) / weight[r]
+                # ---- keys (recomputed as the reference recomputes them) ----
+                fkey[f] = dominant_share(alloc, f, total, cols)
+                rkey[r] = dominant_share(role_alloc, r, total, cols) / weight[r]
                 if has_guarantee[r]:
                     _refresh_unmet(role_alloc, unalloc, has_res, guarantee, unmet, req)
                     t = 1
@@ -376,5 +369,5 @@ def _walk(
     return i
 
 
-compiled_walk = compiled(_walk)
+walk_kernel = compiled(_walk)
 refresh_unmet = _refresh_unmet

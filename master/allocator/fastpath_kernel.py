@@ -1,4 +1,6 @@
-"""The fast path's walk compiled with numba: the same decisions as ``fastpath._walk_numpy``.
+"""The fast path's walk (fastpath.py says when it applies): the one kernel of that shape,
+compiled with numba for ``--allocator numba`` (the master's default) and run as this same
+source by the interpreter for ``--allocator numpy`` and where numba is absent (jit.py).
 
 Why compiled: the walk is sequential (every charge moves the DRF order), so numpy cannot
 vectorise it, and in Python it costs ~10 µs per offered agent. Compiled, it is a scan of two
@@ -12,8 +14,8 @@ advances). When shares are close, the charged framework is near the head and lan
 tail, so both shifts are short. ``buf`` has room for one advance per candidate, so it never
 needs compacting.
 
-Arithmetic mirrors ``charge_moves.charge`` operation for operation (IEEE doubles, same order),
-so results are bit-identical to the numpy path and to the reference.
+Arithmetic mirrors ``charge_moves.charge`` operation for operation (IEEE doubles, same order)
+and the share is ``drf.dominant_share``, so results are bit-identical to the reference's.
 """
 
 from __future__ import annotations
@@ -24,17 +26,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.jit import AVAILABLE, compiled, prefetch
+from corral.master.allocator.drf import dominant_share
+from corral.master.allocator.jit import compiled, helper, prefetch, python
 
 AHEAD = 8  # agents
-SELECT_AHEAD = 16  # agents: a select step is shorter than a walk step
 
 
-@compiled
+@helper
 def fw_before(s1: float, c1: int, q1: int, s2: float, c2: int, q2: int) -> bool:
     """Does a framework keyed (share, count, id rank) s1, c1, q1 sort before one keyed
-    s2, c2, q2? (order.py's keys 7-9, for both compiled walks; keys, not the key arrays: an
-    array passed to a compiled helper costs two atomic reference counts per call.)"""
+    s2, c2, q2? (order.py's keys 7-9, for both walks; keys, not the key arrays: an array
+    passed to a compiled helper costs two atomic reference counts per call.)"""
     return s1 < s2 or (s1 == s2 and (c1 < c2 or (c1 == c2 and q1 < q2)))
 
 
@@ -84,11 +86,7 @@ def _walk(
             alloc[f, k] += x
             role_row[k] += x
             used[a, k] += x
-        s = 0.0
-        for c in range(cols.shape[0]):
-            v = alloc[f, cols[c]] / total[cols[c]]
-            if c == 0 or v > s:
-                s = v
+        s = dominant_share(alloc, f, total, cols)
         share[f] = s
         count[f] += 1
         got = count[f]
@@ -117,84 +115,7 @@ def _walk(
     return n
 
 
-def _select(
-    order: Any,
-    count_ok: Any,
-    draining: Any,
-    capacity: Any,
-    used: Any,
-    free_sum: Any,
-    soft: Any,
-    min_rows: Any,
-    out_rows: Any,
-    out_free: Any,
-    flags: Any,
-) -> int:
-    n = 0
-    for i in range(order.shape[0]):
-        a = order[i]
-        if i + SELECT_AHEAD < order.shape[0]:  # random order: ask for the rows ahead (_walk)
-            b = order[i + SELECT_AHEAD]
-            prefetch(count_ok, b, 0)
-            prefetch(draining, b, 0)
-            prefetch(soft, b, 0)
-            prefetch(capacity, b, 0)
-            prefetch(used, b, 0)
-            prefetch(free_sum, b, 0)
-        if count_ok[a] <= 0 or draining[a]:
-            continue
-        reserved = False
-        for k in range(4):
-            x = capacity[a, k] - used[a, k]
-            x = max(x, 0.0)
-            out_free[n, k] = x
-            if free_sum[a, k] != 0:
-                reserved = True
-        # Allocatable: every threshold of some alternative met (options.allocatable).
-        offerable = False
-        for r in range(min_rows.shape[0]):
-            met = True
-            for k in range(4):
-                if out_free[n, k] + free_sum[a, k] < min_rows[r, k]:
-                    met = False
-                    break
-            if met:
-                offerable = True
-                break
-        if offerable:
-            out_rows[n] = a
-            flags[0] |= reserved
-            flags[1] |= soft[a]
-            n += 1
-    return n
-
-
-_compiled = compiled(_walk) if AVAILABLE else None
-_compiled_select = compiled(_select) if AVAILABLE else None
-
-
-def select(
-    order: npt.NDArray[np.intp],
-    count_ok: npt.NDArray[np.int64],
-    draining: npt.NDArray[np.bool_],
-    capacity: npt.NDArray[np.float64],
-    used: npt.NDArray[np.float64],
-    free_sum: npt.NDArray[np.float64],
-    soft: npt.NDArray[np.bool_],
-    min_rows: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64], bool, bool]:
-    """The cycle's candidates in walk order: agents in ``order`` someone may be offered, not
-    draining, with something allocatable. Returns (candidates, their unreserved free resources,
-    whether any has reservations, whether any has PreferNoSchedule taints)."""
-    if _compiled_select is None:
-        raise RuntimeError("numba is not installed: use the numpy allocator kernel")
-    rows = np.empty(len(order), dtype=np.intp)
-    free = np.empty((len(order), 4))
-    flags = np.zeros(2, dtype=np.bool_)
-    n = _compiled_select(
-        order, count_ok, draining, capacity, used, free_sum, soft, min_rows, rows, free, flags
-    )
-    return rows[:n], free[:n], bool(flags[0]), bool(flags[1])
+walk_kernel = compiled(_walk)
 
 
 def walk(
@@ -211,18 +132,19 @@ def walk(
     total: npt.NDArray[np.float64],
     cols: npt.NDArray[np.intp],
     used: npt.NDArray[np.float64],
+    uncompiled: bool = False,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """(candidate index, framework) per offer, in walk order. ``order`` holds the active
     frameworks sorted by (share, count, rank); the three are indexed by framework row.
-    Charges ``alloc``, ``count``, ``role_row`` and ``used`` in place."""
-    if _compiled is None:
-        raise RuntimeError("numba is not installed: use the numpy allocator kernel")
+    Charges ``alloc``, ``count``, ``role_row`` and ``used`` in place; ``uncompiled``: the
+    kernel's own source runs, by the interpreter (the numpy allocator)."""
     n = len(candidates)
     buf = np.empty(len(order) + n + 1, dtype=np.intp)
     buf[: len(order)] = order
     out_i = np.empty(n, dtype=np.intp)
     out_f = np.empty(n, dtype=np.intp)
-    got = _compiled(
+    kernel = python(walk_kernel) if uncompiled else walk_kernel
+    got = kernel(
         candidates, free, ok, filtered, buf, len(order), share, count, rank, alloc, role_row,
         total, cols, used, out_i, out_f,
     )  # fmt: skip
@@ -234,10 +156,6 @@ def warm() -> None:
     """Compile (or load from numba's cache) before the first cycle, so that cycle is not the one
     that pays for it."""
     ok = np.ones((1, 1), dtype=np.bool_)
-    one = np.ones((1, 4))
-    select(
-        np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.int64), ~ok[0], one, one, one, ok[0], one
-    )
     walk(
         np.zeros(1, dtype=np.intp),
         np.ones((1, 4)),
