@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port, positive_float
+from corral.cli.common import add_master_arg, host_port, positive_float, zk_spec
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5090"
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "time: a second one exits 1 naming the first, or with --standby waits and takes over "
         "when the first is gone.",
     )
-    add_master_arg(s)
+    add_master_arg(s, zk_alias=False)
     s.add_argument(
         "--state",
         type=Path,
@@ -63,7 +63,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--standby",
         action="store_true",
         help="if another service holds the store, wait and take over when it is gone "
-        "(instead of exiting 1)",
+        "(instead of exiting 1); with --zk every service is a candidate",
+    )
+    s.add_argument(
+        "--zk",
+        type=zk_spec,
+        default=None,
+        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
+        help="highly available: elect the leading service in ZooKeeper under PATH and keep the "
+        "apps there (PATH-store), so standbys on other hosts take over (the master, if in "
+        "ZooKeeper too: --master zk://...)",
+    )
+    s.add_argument(
+        "--zk-session-timeout",
+        type=positive_float,
+        default=6.0,
+        metavar="SECONDS",
+        help="the ZooKeeper session: a standby takes over about this long after the leader "
+        "dies (default 6)",
+    )
+    s.add_argument(
+        "--advertise",
+        default="",
+        metavar="URL",
+        help="with --zk, the URL standbys and clients are told to reach this service at "
+        "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
     )
     s.add_argument(
         "--ready-file",
@@ -101,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
                 args.failover_timeout,
                 args.standby,
                 args.ready_file,
+                zk=args.zk,
+                zk_session_timeout=args.zk_session_timeout,
+                advertise=args.advertise,
             )
         )
     except (StoreLocked, StoreError) as err:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -27,10 +28,11 @@ from corral.frameworks.service.http_api import (
 from corral.frameworks.serving.service import Service, endpoint_json
 
 WATCH_KEEPALIVE = 15.0
-SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
+# The service, as the scaffold holds it: made once this process leads.
+SERVICE: web.AppKey[Callable[[], Service]] = web.AppKey("service")
 
 
-def add_routes(app: web.Application, service: Service) -> None:
+def add_routes(app: web.Application, service: Callable[[], Service]) -> None:
     app[SERVICE] = service
     app.router.add_get("/v1/apps", list_apps)
     app.router.add_get("/v1/apps/{id}", get_app)
@@ -45,7 +47,7 @@ def add_routes(app: web.Application, service: Service) -> None:
 
 
 def _service(request: web.Request) -> Service:
-    return request.app[SERVICE]
+    return request.app[SERVICE]()
 
 
 async def list_apps(request: web.Request) -> web.Response:

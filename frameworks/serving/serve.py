@@ -14,6 +14,7 @@ from aiohttp import web
 
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
+from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
 from corral.frameworks.serving import api
 from corral.frameworks.serving.app import AppError
@@ -27,32 +28,47 @@ CLIENT_ROLE = "operator"
 
 
 class Hosted:
-    """The serving service as the scaffold hosts it."""
+    """The serving service as the scaffold hosts it: a ``Service`` over the records, made
+    when this process comes to lead."""
 
     errors: Mapping[type[Exception], int] = {AppError: 400, UnknownApp: 404}
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, master: str, failover_timeout: float) -> None:
+        self.master = master
+        self.failover_timeout = failover_timeout
+        self.service: Service | None = None
 
-    async def start(self) -> None:
+    def current(self) -> Service:
+        assert self.service is not None, "the scaffold routes requests only once started"
+        return self.service
+
+    def add_routes(self, app: web.Application) -> None:
+        api.add_routes(app, self.current)
+
+    async def start(self, records: Records) -> None:
+        self.service = Service(Store(records), self.master, self.failover_timeout)
         await self.service.start()
 
     async def close(self) -> None:
-        await self.service.close()
-
-    def add_routes(self, app: web.Application) -> None:
-        api.add_routes(app, self.service)
+        if self.service is not None:
+            await self.service.close()
 
     def health(self) -> Mapping[str, Any]:
-        return {"master": self.service.master, "apps": len(self.service.apps())}
+        return {"master": self.master, "apps": len(self.current().apps())}
 
     def describe(self) -> str:
-        n = len(self.service.runners)
-        return f"master {self.service.master}, {n} app{'s' if n != 1 else ''} taken back"
+        n = len(self.current().runners)
+        return f"master {self.master}, {n} app{'s' if n != 1 else ''} taken back"
 
 
 def options(
-    state_dir: Path, listen: str, standby: bool = False, ready_file: Path | None = None
+    state_dir: Path,
+    listen: str,
+    standby: bool = False,
+    ready_file: Path | None = None,
+    zk: str | None = None,
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
+    advertise: str = "",
 ) -> process.Options:
     return process.Options(
         NAME,
@@ -62,12 +78,15 @@ def options(
         ready_file=ready_file,
         require_role=CLIENT_ROLE,
         migrate=migrate_tables,
+        zk=zk,
+        zk_session_timeout=zk_session_timeout,
+        advertise=advertise,
     )
 
 
 def hosting(master: str, failover_timeout: float) -> process.MakeHosted:
-    def make(records: Records, tls: sdk_tls.Credentials) -> Hosted:
-        return Hosted(Service(Store(records), master, failover_timeout))
+    def make(tls: sdk_tls.Credentials) -> Hosted:
+        return Hosted(master, failover_timeout)
 
     return make
 
@@ -80,12 +99,12 @@ async def serve(
     failover_timeout: float,
     standby: bool = False,
     ready_file: Path | None = None,
+    zk: str | None = None,
     stop: asyncio.Event | None = None,
 ) -> int:
     """Run until ``stop`` is set (process.serve)."""
-    return await process.serve(
-        options(state_dir, listen, standby, ready_file), hosting(master, failover_timeout), stop
-    )
+    opts = options(state_dir, listen, standby, ready_file, zk)
+    return await process.serve(opts, hosting(master, failover_timeout), stop)
 
 
 async def main(
@@ -95,7 +114,9 @@ async def main(
     failover_timeout: float,
     standby: bool,
     ready_file: Path | None,
+    zk: str | None = None,
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
+    advertise: str = "",
 ) -> int:
-    return await process.main(
-        options(state_dir, listen, standby, ready_file), hosting(master, failover_timeout)
-    )
+    opts = options(state_dir, listen, standby, ready_file, zk, zk_session_timeout, advertise)
+    return await process.main(opts, hosting(master, failover_timeout))
