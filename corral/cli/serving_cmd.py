@@ -90,6 +90,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
     )
     s.add_argument(
+        "--dns",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve the apps' ready instances by DNS here, UDP and TCP (e.g. 127.0.0.1:5353; "
+        "port 0: any free port): A APP.DOMAIN, SRV _PORT._tcp.APP.DOMAIN",
+    )
+    s.add_argument(
+        "--dns-domain",
+        type=_domain,
+        default="corral",
+        metavar="DOMAIN",
+        help="the zone the DNS server answers for (default corral)",
+    )
+    s.add_argument(
+        "--dns-ttl",
+        type=_ttl,
+        default=2,
+        metavar="SECONDS",
+        help="the TTL of its answers, negative ones too (default 2)",
+    )
+    s.add_argument(
+        "--dns-forward",
+        type=_forward,
+        default=None,
+        metavar="IP:PORT",
+        help="ask this DNS server about names outside the domain (default: refuse them)",
+    )
+    s.add_argument(
         "--ready-file",
         type=Path,
         default=None,
@@ -103,6 +132,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="log lines on stderr from this level up (default info)",
     )
     s.set_defaults(func=run, needs_server=True)
+
+
+def _domain(text: str) -> str:
+    from corral.frameworks.serving.dns_names import parse_domain
+
+    try:
+        return parse_domain(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _forward(text: str) -> tuple[str, int]:
+    from corral.frameworks.serving.dns_names import parse_forward
+
+    try:
+        return parse_forward(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _ttl(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds, 0..86400")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,6 +185,9 @@ def run(args: argparse.Namespace) -> int:
                 zk=args.zk,
                 zk_session_timeout=args.zk_session_timeout,
                 advertise=args.advertise,
+                dns=None
+                if args.dns is None
+                else serve.DnsOptions(args.dns, args.dns_domain, args.dns_ttl, args.dns_forward),
             )
         )
     except (StoreLocked, StoreError) as err:

@@ -11,8 +11,8 @@ API with); the scaffold does the rest, in this order:
    nothing until it leads. Held by another process and not ``standby``: ``StoreLocked``.
 2. Once leading: the records (``NAME.db`` in ``--state``, or ZooKeeper's, fenced), then
    ``Hosted.start(records)`` (take back what it kept), then the API answers.
-3. The ready file (``{"http", "url", "state", "leading"}``; written again when a standby comes
-   to lead) and a line on stderr.
+3. The ready file (``{"http", "url", "state", "leading"}`` and, once leading, what
+   ``/v1/health`` shows; written again when a standby comes to lead) and a line on stderr.
 4. On ``stop``: watches end (``STOPPING``), the API closes, ``Hosted.close()``, the records
    close, the leadership is given up (a ZooKeeper standby takes over at once). On a lost
    leadership the same, at once, and the exit status is ``LEADERSHIP_LOST`` (3) so that a
@@ -151,11 +151,11 @@ class _Api:
         scheme = "https" if self.secure else "http"
         self.url = self.options.advertise or f"{scheme}://{_advertised(host)}:{bound}"
 
-    def ready(self, state: str, leading: bool) -> None:
+    def ready(self, state: str, leading: bool, health: Mapping[str, Any] | None = None) -> None:
         if self.options.ready_file is not None:
             local = f"{'https' if self.secure else 'http'}://{self.address}"
-            data = {"http": self.address, "url": local, "state": state, "leading": leading}
-            write_ready(self.options.ready_file, data)
+            data = {**(health or {}), "http": self.address, "url": local, "state": state}
+            write_ready(self.options.ready_file, {**data, "leading": leading})
 
     async def stop(self) -> None:
         self.app[http_api.STOPPING].set()
@@ -201,7 +201,7 @@ async def _act(
         if not api.url:
             await api.start()
         api.gate.leading = True
-        api.ready(records.describe(), leading=True)
+        api.ready(records.describe(), leading=True, health=hosted.health())
         say(
             f"{options.name} service on {api.url} ({hosted.describe()}; store {records.describe()})"
         )

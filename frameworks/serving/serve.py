@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
 from corral.frameworks.serving import api
 from corral.frameworks.serving.app import AppError
+from corral.frameworks.serving.dns import DnsServer
+from corral.frameworks.serving.dns_names import DEFAULT_DOMAIN, DEFAULT_TTL
 from corral.frameworks.serving.service import Service, UnknownApp
 from corral.frameworks.serving.store import Store, migrate_tables
 
@@ -27,16 +30,28 @@ DEFAULT_LISTEN = "127.0.0.1:5090"
 CLIENT_ROLE = "operator"
 
 
+@dataclass(frozen=True)
+class DnsOptions:
+    """``--dns``: where the DNS server listens, its domain, TTL and upstream (dns.py)."""
+
+    listen: str
+    domain: str = DEFAULT_DOMAIN
+    ttl: int = DEFAULT_TTL
+    forward: tuple[str, int] | None = None
+
+
 class Hosted:
     """The serving service as the scaffold hosts it: a ``Service`` over the records, made
     when this process comes to lead."""
 
     errors: Mapping[type[Exception], int] = {AppError: 400, UnknownApp: 404}
 
-    def __init__(self, master: str, failover_timeout: float) -> None:
+    def __init__(self, master: str, failover_timeout: float, dns: DnsOptions | None = None) -> None:
         self.master = master
         self.failover_timeout = failover_timeout
+        self.dns_options = dns
         self.service: Service | None = None
+        self.dns: DnsServer | None = None
 
     def current(self) -> Service:
         assert self.service is not None, "the scaffold routes requests only once started"
@@ -48,13 +63,28 @@ class Hosted:
     async def start(self, records: Records) -> None:
         self.service = Service(Store(records), self.master, self.failover_timeout)
         await self.service.start()
+        o = self.dns_options
+        if o is not None:
+            self.dns = DnsServer(self.service.dns_view, o.domain, o.ttl, o.forward)
+            try:
+                await self.dns.start(o.listen)
+            except OSError as exc:
+                await self.service.close()
+                why = exc.strerror or exc
+                raise OSError(f"cannot serve DNS on {o.listen}: {why}") from None
 
     async def close(self) -> None:
+        if self.dns is not None:
+            await self.dns.close()
         if self.service is not None:
             await self.service.close()
 
     def health(self) -> Mapping[str, Any]:
-        return {"master": self.master, "apps": len(self.current().apps())}
+        out: dict[str, Any] = {"master": self.master, "apps": len(self.current().apps())}
+        if self.dns is not None:
+            out["dns"] = self.dns.address
+            out["dns_domain"] = self.dns.origin.to_text(omit_final_dot=True)
+        return out
 
     def describe(self) -> str:
         n = len(self.current().runners)
@@ -84,9 +114,11 @@ def options(
     )
 
 
-def hosting(master: str, failover_timeout: float) -> process.MakeHosted:
+def hosting(
+    master: str, failover_timeout: float, dns: DnsOptions | None = None
+) -> process.MakeHosted:
     def make(tls: sdk_tls.Credentials) -> Hosted:
-        return Hosted(master, failover_timeout)
+        return Hosted(master, failover_timeout, dns)
 
     return make
 
@@ -117,6 +149,7 @@ async def main(
     zk: str | None = None,
     zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
     advertise: str = "",
+    dns: DnsOptions | None = None,
 ) -> int:
     opts = options(state_dir, listen, standby, ready_file, zk, zk_session_timeout, advertise)
-    return await process.main(opts, hosting(master, failover_timeout))
+    return await process.main(opts, hosting(master, failover_timeout, dns))

@@ -14,6 +14,7 @@ from typing import Any
 
 from corral.frameworks.serving.app import AppError, AppSpec
 from corral.frameworks.serving.app_runner import AppRunner, running_spec
+from corral.frameworks.serving.dns_names import AppView, is_label
 from corral.frameworks.serving.instances import Endpoint
 from corral.frameworks.serving.store import Revision, Store
 
@@ -229,6 +230,18 @@ class Service:
         """The ready instances and an event set when they change next."""
         runner = self._get(app_id)
         return runner.endpoints, runner.endpoints_changed
+
+    def dns_view(self, label: str) -> AppView | None:
+        """The app DNS names ``label`` (its id, case-insensitive; an id that is not a DNS
+        label is not served), with its ready instances as they are now (dns.py)."""
+        runner = self.runners.get(label)
+        if runner is None or not is_label(runner.app_id):
+            runner = next(
+                (r for i, r in self.runners.items() if i.lower() == label and is_label(i)), None
+            )
+        if runner is None or runner.deleted.is_set():
+            return None
+        return AppView(runner.spec.port_names, runner.endpoints)
 
     def is_deleted(self, app_id: str) -> bool:
         runner = self.runners.get(app_id)
