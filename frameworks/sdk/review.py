@@ -50,16 +50,19 @@ class Reviewer:
         demands: Iterable[Demand] = (),
         act_for: str = "",
         framework_id: str = "",
+        quiet: bool = False,
     ) -> ReviewResult:
         """May ``subject`` (name, certificate roles) register ``framework``, ask for
         ``demands`` (their classes, tolerations and count x shape against its cap, besides
-        what its tasks hold but ``framework_id``'s), act for ``act_for``'s objects?"""
+        what its tasks hold but ``framework_id``'s), act for ``act_for``'s objects? ``quiet``:
+        a question only, a refusal not recorded as a Denied event."""
         name, roles = subject
         request = ReviewRequest(
             subject=Principal(name=name, roles=sorted(roles)),
             demands=[d.to_pb() for d in demands],
             act_for=act_for,
             framework_id=framework_id,
+            quiet=quiet,
         )
         if framework is not None:
             request.framework.CopyFrom(framework)

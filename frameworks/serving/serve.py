@@ -13,10 +13,12 @@ from typing import Any
 
 from aiohttp import web
 
+from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
 from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
+from corral.frameworks.service.tenancy import Tenancy
 from corral.frameworks.serving import api
 from corral.frameworks.serving.app import AppError
 from corral.frameworks.serving.dns import DnsServer
@@ -26,8 +28,9 @@ from corral.frameworks.serving.store import Store, migrate_tables
 
 NAME = "serving"
 DEFAULT_LISTEN = "127.0.0.1:5090"
-# Over TLS, who may call the API: a certificate of the cluster's CA with this role.
-CLIENT_ROLE = "operator"
+# Over TLS, who may call the API: any certificate of the cluster's CA (the TLS handshake
+# refuses others); what each caller may do to which app is the master's to say (tenancy.py).
+CLIENT_ROLE = None
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,15 @@ class Hosted:
 
     errors: Mapping[type[Exception], int] = {AppError: 400, UnknownApp: 404}
 
-    def __init__(self, master: str, failover_timeout: float, dns: DnsOptions | None = None) -> None:
+    def __init__(
+        self,
+        master: str,
+        failover_timeout: float,
+        dns: DnsOptions | None = None,
+        tls: sdk_tls.Credentials | None = None,
+    ) -> None:
         self.master = master
+        self.tls = tls
         self.failover_timeout = failover_timeout
         self.dns_options = dns
         self.service: Service | None = None
@@ -61,7 +71,11 @@ class Hosted:
         api.add_routes(app, self.current)
 
     async def start(self, records: Records) -> None:
-        self.service = Service(Store(records), self.master, self.failover_timeout)
+        # Over TLS the master decides for the apps' owners (tenancy.py); in plain text nobody
+        # can be told apart.
+        secure = isinstance(self.tls, sdk_tls.TLS)
+        tenancy = Tenancy(sdk.Reviewer(self.master, self.tls) if secure else None)
+        self.service = Service(Store(records), self.master, self.failover_timeout, tenancy)
         await self.service.start()
         o = self.dns_options
         if o is not None:
@@ -78,6 +92,7 @@ class Hosted:
             await self.dns.close()
         if self.service is not None:
             await self.service.close()
+            await self.service.tenancy.close()
 
     def health(self) -> Mapping[str, Any]:
         out: dict[str, Any] = {"master": self.master, "apps": len(self.current().apps())}
@@ -118,7 +133,7 @@ def hosting(
     master: str, failover_timeout: float, dns: DnsOptions | None = None
 ) -> process.MakeHosted:
     def make(tls: sdk_tls.Credentials) -> Hosted:
-        return Hosted(master, failover_timeout, dns)
+        return Hosted(master, failover_timeout, dns, tls)
 
     return make
 
