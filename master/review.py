@@ -3,8 +3,9 @@ may register a framework, ask for demands, or act for another principal's object
 service, answered by the core's gates (``authz.review``) against the ACL and what each
 principal's tasks hold now. A thin handler: the decision is the core's.
 
-Who may ask: a principal granted ``Review`` (the ACLs' ``read`` group), or a service about a
-subject it may launch for (``launch_for``); anyone else is refused PERMISSION_DENIED, counted
+Who may ask: a principal granted ``Review`` (the ACLs' ``read`` group), or a service about an
+owner it may launch for (``launch_for``): what that owner may ask for, and who may act for it;
+anyone else is refused PERMISSION_DENIED, counted
 and recorded as the guards do. A refusal in the answer is recorded as a Denied event naming
 the subject (unless the request is ``quiet``): the audit trail shows what tenants were
 refused through a service."""
@@ -33,8 +34,8 @@ async def for_caller(
     ``Denied`` for a caller that may not ask about this subject."""
     subject = Principal(request.subject.name, frozenset(request.subject.roles))
     refused = rt.acl.call(caller, "Review", ENDPOINTS["Review"])
-    if refused is not None and rt.acl.delegate(caller, acls.LAUNCH_FOR, subject.name) is None:
-        refused = None  # a service may ask about those it may launch for
+    if refused is not None and _serves(rt, caller, subject.name, request.act_for):
+        refused = None
     if refused is not None:
         exc = Denied(refused, caller.name)
         audit.deny(rt, exc, rt.stimulus("denied"))
@@ -73,6 +74,13 @@ async def for_caller(
         rule=denial.rule,
         message=denial.message,
     )
+
+
+def _serves(rt: MasterRuntime, caller: Principal, subject: str, act_for: str) -> bool:
+    """A service may ask about the owners it may launch for: what they may ask for, and who
+    may act for them."""
+    owner = act_for or subject
+    return rt.acl.delegate(caller, acls.LAUNCH_FOR, owner) is None
 
 
 def _held(fw: FrameworkRecord) -> tuple[float, float, float, float]:
