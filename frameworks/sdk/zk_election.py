@@ -43,7 +43,12 @@ class ZooKeeperUnreachable(OSError):
 
 
 class FencedOut(Exception):
-    """This leader may not write: it no longer leads, or a newer leader fenced the store."""
+    """This leader may not write: it no longer leads, or (``superseded``) a newer leader fenced
+    the store."""
+
+    def __init__(self, message: str, superseded: bool = False) -> None:
+        super().__init__(message)
+        self.superseded = superseded
 
 
 class Contender:
@@ -247,7 +252,8 @@ class Fence:
         if isinstance(results[1], Exception):
             raise FencedOut(
                 f"another leader moved {self.epoch_path} past {current} at the same time "
-                f"({results[1]!r})"
+                f"({results[1]!r})",
+                superseded=True,
             )
         self.epoch = current + 1
         self.epoch_version = results[1].version
@@ -271,7 +277,8 @@ class Fence:
         results = txn.commit()
         if isinstance(results[0], BadVersionError | NoNodeError):
             raise FencedOut(
-                f"fenced: another leader writes {self.root} now (it is past epoch {self.epoch})"
+                f"fenced: another leader writes {self.root} now (it is past epoch {self.epoch})",
+                superseded=True,
             )
         if isinstance(results[1], NoNodeError):
             raise FencedOut(

@@ -41,6 +41,8 @@ KERNEL = (
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
+# The election and its fence, shared by masters and services (the SDK: the layer both import).
+ELECTION = "corral.frameworks.sdk.zk_election"
 CLIENT_TLS = "corral.frameworks.sdk.tls"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
@@ -50,7 +52,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
     # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
     # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
+    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, ELECTION),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     "corral.frameworks.sdk": WIRE,
