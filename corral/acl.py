@@ -27,6 +27,8 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim; a
                                                        # resource not named: none (disk here)
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
+        act_for: [web-*]           # read and change these principals' objects in services
+        launch_for: [web-*]        # a service: launch for these owners, with their grants
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
 grant the section (one without ``max_resources`` grants no cap). A frameworks cap leaves a
@@ -61,6 +63,8 @@ RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
 CLAIM_HOSTNAME: Final = "claim_hostname"  # object: the hostname an agent registers with
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
+ACT_FOR: Final = "act_for"  # object: the owner of an object in a service ("*": no owner)
+LAUNCH_FOR: Final = "launch_for"  # object: the owner a service launches for
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
 IDENTITY: Final = "identity"
@@ -74,6 +78,8 @@ ACTIONS: Final = (
     RESERVE,
     CLAIM_RESOURCES,
     CALL,
+    ACT_FOR,
+    LAUNCH_FOR,
     IDENTITY,
 )
 
@@ -89,6 +95,8 @@ PHRASES: Final = {
     CLAIM_RESOURCES: "claim {}",
     CLAIM_HOSTNAME: "register an agent with hostname {}",
     CALL: "call {}",
+    ACT_FOR: "act for {}",
+    LAUNCH_FOR: "launch for {}",
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
@@ -157,6 +165,8 @@ class Grants:
     # (some matching rule grants agents without pinning hostnames).
     agent_hostnames: tuple[str, ...] | None = ()
     endpoints: set[str] = field(default_factory=set)
+    act_for: set[str] = field(default_factory=set)
+    launch_for: set[str] = field(default_factory=set)
 
     @property
     def capped(self) -> bool:
@@ -192,6 +202,8 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
                 pinned = tuple(h.replace("{principal}", p.name) for h in a.hostnames)
                 g.agent_hostnames = (*g.agent_hostnames, *pinned)
         g.endpoints.update(r.operator)
+        g.act_for.update(r.act_for)
+        g.launch_for.update(r.launch_for)
     return g
 
 
@@ -295,6 +307,19 @@ class Acl:
         if pinned is None or any(fnmatch.fnmatchcase(hostname, h) for h in pinned):
             return None
         return self._deny(p, CLAIM_HOSTNAME, hostname, "", "")
+
+    def delegate(self, p: Principal, action: str, owner: str) -> Denial | None:
+        """May ``p`` act for (``ACT_FOR``) or launch for (``LAUNCH_FOR``) ``owner``? A glob
+        grants the names it matches; only ``"*"`` grants ``"*"`` (the objects of no owner)."""
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        globs = g.act_for if action == ACT_FOR else g.launch_for
+        if owner == ANY:
+            ok = ANY in globs
+        else:
+            ok = any(fnmatch.fnmatchcase(owner, glob) for glob in globs)
+        return None if ok else self._deny(p, action, owner, "", "")
 
     def tolerate(self, p: Principal, t: Toleration) -> Denial | None:
         if self.allow_all:
@@ -431,12 +456,17 @@ BUILTIN: Final = {
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
             "operator": [ANY],
+            "act_for": [ANY],
+            "launch_for": [ANY],
         },
         {
             "name": "builtin-frameworks",
             "cert_roles": ["framework"],
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "operator": [READ],
+            # A framework may be a service launching for its callers (the serving service),
+            # who may use anything here anyway.
+            "launch_for": [ANY],
         },
         {
             "name": "builtin-agents",

@@ -119,6 +119,14 @@ class Rule:
     frameworks: FrameworkGrant | None = None
     agents: AgentGrant | None = None
     operator: tuple[str, ...] = ()
+    # Principals (globs; "*" every one, and the objects of no one) whose objects in Corral's
+    # services (serving apps, jobs) this rule's principals may read and change: a team naming
+    # its members, operators "*".
+    act_for: tuple[str, ...] = ()
+    # Principals (globs) a service of this rule may launch for (FrameworkInfo.on_behalf_of):
+    # the master then authorizes the framework with the owner's grants (Kubernetes'
+    # impersonate). Grant it to services only.
+    launch_for: tuple[str, ...] = ()
 
     def grants_cert_role(self, role: str) -> bool:
         """Whether the rule may grant a certificate of ``role`` what that kind of client does
@@ -140,7 +148,16 @@ class Rule:
         return not self.cert_roles or bool(roles.intersection(self.cert_roles))
 
 
-_RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator"}
+_RULE_KEYS = {
+    "name",
+    "principals",
+    "cert_roles",
+    "frameworks",
+    "agents",
+    "operator",
+    "act_for",
+    "launch_for",
+}
 # The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
 CERT_ROLES = ("framework", "agent", "operator")
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
@@ -207,4 +224,6 @@ def parse_rule(data: Any, i: int) -> Rule:
         frameworks=frameworks,
         agents=agents,
         operator=_strings(data.get("operator", []), f"{where}.operator"),
+        act_for=_strings(data.get("act_for", []), f"{where}.act_for"),
+        launch_for=_strings(data.get("launch_for", []), f"{where}.launch_for"),
     )

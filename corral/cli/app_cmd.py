@@ -170,6 +170,7 @@ def list_apps(args: argparse.Namespace) -> int:
     rows = [
         [
             a["id"],
+            a.get("owner") or "-",
             str(a["revision"]),
             f"{a['ready']}/{a['wanted']}",
             str(a["running"]),
@@ -179,7 +180,9 @@ def list_apps(args: argparse.Namespace) -> int:
         for a in apps
     ]
     print_table(
-        ["ID", "REVISION", "READY", "RUNNING", "PENDING", "DEPLOYMENT"], rows, empty="no apps"
+        ["ID", "OWNER", "REVISION", "READY", "RUNNING", "PENDING", "DEPLOYMENT"],
+        rows,
+        empty="no apps",
     )
     return 0
 

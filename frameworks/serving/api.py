@@ -1,7 +1,11 @@
-"""The serving service's HTTP API (docs/frameworks.md, "The serving service"), on aiohttp.
+"""The serving service's HTTP API (docs/frameworks.md, "The serving service"), on the services
+scaffold (``corral.frameworks.service.http_api``: JSON, errors, health, metrics, TLS).
 
 Every answer is JSON; an error is ``{"error": "..."}`` with 400 (bad input, naming the field:
-nothing changed), 404 (no such app) or 500 (a bug; logged, the service goes on). The endpoints'
+nothing changed), 403 (the caller may not act on the app, or the master refuses what the app
+asks for to its owner: tenancy.py), 404 (no such app), 409 (the app changed while the master
+was asked: try again), 503 (the master could not be asked) or 500 (a bug; logged, the service
+goes on). Each handler asks the tenancy rules first, then changes the service. The endpoints'
 watch form streams one JSON object per line (``application/x-ndjson``): the current endpoints
 at once, then the whole list again after every change, and an empty line every
 ``WATCH_KEEPALIVE`` seconds so a client (and we) notice a dead connection.
@@ -11,38 +15,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
 
-import structlog
 from aiohttp import web
 
-from corral.frameworks.sdk.json_input import MAX_JSON_BYTES, BadJson, read_json_body
-from corral.frameworks.sdk.tls import peer_roles
-from corral.frameworks.serving.app import AppError
+from corral.frameworks.service.http_api import (
+    STOPPING,
+    ApiError,
+    BadRequest,
+    caller,
+    json_object,
+    json_response,
+    known_fields,
+    read_json,
+)
+from corral.frameworks.service.tenancy import NOBODY, Owner
+from corral.frameworks.serving.app import AppSpec
 from corral.frameworks.serving.service import Service, UnknownApp, endpoint_json
 
-log = structlog.get_logger("corral.serving")
-
 WATCH_KEEPALIVE = 15.0
-SERVICE: web.AppKey[Service] = web.AppKey("service", Service)
-# Set when the service stops, so watches end instead of holding the shutdown up.
-STOPPING: web.AppKey[asyncio.Event] = web.AppKey("stopping", asyncio.Event)
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-# Over TLS, who may call the API: a certificate of the cluster's CA with this role (the TLS
-# handshake already refused any other CA's, or none).
-CLIENT_ROLE = "operator"
+# The service, as the scaffold holds it: made once this process leads.
+SERVICE: web.AppKey[Callable[[], Service]] = web.AppKey("service")
 
 
-def build_app(service: Service, require_role: str | None = None) -> web.Application:
-    """The API; with ``require_role``, a caller whose certificate lacks that role gets 403."""
-    middlewares = [_errors] if require_role is None else [_errors, _role_check(require_role)]
-    app = web.Application(middlewares=middlewares, client_max_size=MAX_JSON_BYTES)
+def add_routes(app: web.Application, service: Callable[[], Service]) -> None:
     app[SERVICE] = service
-    app[STOPPING] = asyncio.Event()
-    app.router.add_get("/v1/health", health)
     app.router.add_get("/v1/apps", list_apps)
     app.router.add_get("/v1/apps/{id}", get_app)
     app.router.add_put("/v1/apps/{id}", put_app)
@@ -53,97 +52,73 @@ def build_app(service: Service, require_role: str | None = None) -> web.Applicat
     app.router.add_get("/v1/apps/{id}/versions", versions)
     app.router.add_get("/v1/apps/{id}/status", status)
     app.router.add_get("/v1/apps/{id}/endpoints", endpoints)
-    return app
-
-
-def _role_check(role: str) -> Any:
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != "/v1/health":
-            transport = request.transport
-            name, roles = peer_roles(transport.get_extra_info("peercert") if transport else None)
-            if role not in roles:
-                return _error(
-                    403,
-                    f"principal {name or '(none)'} may not use the serving service: its "
-                    f"certificate's roles are {', '.join(sorted(roles)) or 'none'}, not {role}",
-                )
-        return await handler(request)
-
-    return check
-
-
-def _json(data: Any, status: int = 200) -> web.Response:
-    return web.json_response(data, status=status, dumps=lambda d: json.dumps(d, indent=2))
-
-
-def _error(status: int, message: str) -> web.Response:
-    return _json({"error": message}, status)
-
-
-@web.middleware
-async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except AppError as err:
-        return _error(400, str(err))
-    except BadJson as err:
-        return _error(err.status, str(err))
-    except UnknownApp as err:
-        return _error(404, str(err))
-    except web.HTTPException as err:
-        if err.status >= 400:
-            return _error(err.status, err.reason)
-        raise
-    except Exception:
-        log.exception("request failed", method=request.method, path=request.path)
-        return _error(500, "internal error (see the service's log)")
-
-
-async def _body(request: web.Request, required: bool = True) -> Any:
-    """The JSON body, read with the bounds every Corral HTTP API reads with (json_input: too
-    large 413, not JSON or too deep 400, answered by ``_errors``)."""
-    body = await read_json_body(request)
-    if body is None:
-        if required:
-            raise AppError("body: a JSON object is required")
-        return {}
-    return body
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise AppError(f"body: must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 def _service(request: web.Request) -> Service:
-    return request.app[SERVICE]
+    return request.app[SERVICE]()
 
 
-async def health(request: web.Request) -> web.Response:
-    s = _service(request)
-    return _json({"ok": True, "master": s.master, "apps": len(s.apps())})
+async def _may(request: web.Request, what: str) -> tuple[Service, str, Owner]:
+    """The app of the path, its owner, once the caller may act on it (tenancy rule 2): 404
+    for no such app, 403 for one the caller may not touch."""
+    service, app_id = _service(request), request.match_info["id"]
+    owner = service.owner(app_id)
+    if owner is None:
+        raise UnknownApp(app_id)
+    await service.tenancy.may_act_for(caller(request), owner, f"{what} app {app_id}")
+    return service, app_id, owner
+
+
+async def _may_run(service: Service, app_id: str, owner: Owner, spec: AppSpec, what: str) -> None:
+    """Tenancy rule 3: the master reviews what ``spec`` asks for, for ``owner``."""
+    await service.tenancy.may_ask(
+        owner,
+        spec.framework_info(),
+        [spec.demand(spec.instances)],
+        service.framework_id(app_id),
+        f"{what} of app {app_id}",
+    )
+
+
+def _unchanged(service: Service, app_id: str, owner: Owner | None) -> None:
+    """The app still belongs to whom it did when the master was asked."""
+    if service.owner(app_id) != owner:
+        raise ApiError(f"app {app_id} changed while the master was asked; try again", 409)
 
 
 async def list_apps(request: web.Request) -> web.Response:
-    return _json({"apps": _service(request).apps()})
+    service = _service(request)
+    apps = service.apps()
+    owners = {service.owner(a["id"]) or NOBODY for a in apps}
+    visible = await service.tenancy.visible(caller(request), owners)
+    return json_response({"apps": [a for a in apps if a["owner"] in visible]})
 
 
 async def get_app(request: web.Request) -> web.Response:
-    return _json(_service(request).get(request.match_info["id"]))
+    service, app_id, _ = await _may(request, "read")
+    return json_response(service.get(app_id))
 
 
 async def put_app(request: web.Request) -> web.Response:
-    created, answer = _service(request).put(request.match_info["id"], await _body(request))
-    return _json(answer, 201 if created else 200)
+    service, app_id = _service(request), request.match_info["id"]
+    body = await read_json(request)
+    spec = service.parse(app_id, body)  # 400 before anything is asked
+    who = caller(request)
+    existing = service.owner(app_id)
+    if existing is not None:
+        await service.tenancy.may_act_for(who, existing, f"change app {app_id}")
+    owner = existing if existing is not None else service.tenancy.owner_of(who)
+    await _may_run(service, app_id, owner, spec, "the app" if existing is None else "the change")
+    _unchanged(service, app_id, existing)
+    created, answer = service.put(app_id, body, owner)
+    return json_response(answer, 201 if created else 200)
 
 
 async def delete_app(request: web.Request) -> web.Response:
-    app_id = request.match_info["id"]
-    if await _service(request).delete(app_id):
-        return _json({"deleted": app_id})
-    return _json(
+    service, app_id, _ = await _may(request, "delete")
+    if await service.delete(app_id):
+        return json_response({"deleted": app_id})
+    return json_response(
         {
             "deleting": app_id,
             "reason": "the master has not answered yet; the app's instances are killed and "
@@ -154,44 +129,54 @@ async def delete_app(request: web.Request) -> web.Response:
 
 
 async def scale_app(request: web.Request) -> web.Response:
-    body = _object(await _body(request))
-    unknown = sorted(set(body) - {"instances"})
-    if unknown:
-        raise AppError(f"body: unknown field {unknown[0]!r} (known: instances)")
+    body = json_object(await read_json(request))
+    known_fields(body, {"instances"})
     if "instances" not in body:
-        raise AppError("instances: required")
-    return _json(_service(request).scale(request.match_info["id"], body["instances"]))
+        raise BadRequest("instances: required")
+    service, app_id, owner = await _may(request, "scale")
+    instances = body["instances"]
+    if isinstance(instances, int) and not isinstance(instances, bool) and instances >= 0:
+        spec = dataclasses.replace(service.spec(app_id), instances=instances)
+        await _may_run(service, app_id, owner, spec, f"the scale to {instances}")
+        _unchanged(service, app_id, owner)
+    return json_response(service.scale(app_id, instances))  # a bad count: 400 from here
 
 
 async def restart_app(request: web.Request) -> web.Response:
-    return _json(_service(request).restart(request.match_info["id"]))
+    service, app_id, owner = await _may(request, "restart")
+    await _may_run(service, app_id, owner, service.spec(app_id), "the restart")
+    _unchanged(service, app_id, owner)
+    return json_response(service.restart(app_id))
 
 
 async def rollback_app(request: web.Request) -> web.Response:
-    body = _object(await _body(request, required=False))
-    unknown = sorted(set(body) - {"revision"})
-    if unknown:
-        raise AppError(f"body: unknown field {unknown[0]!r} (known: revision)")
-    return _json(_service(request).rollback(request.match_info["id"], body.get("revision")))
+    body = json_object(await read_json(request, required=False))
+    known_fields(body, {"revision"})
+    service, app_id, owner = await _may(request, "roll back")
+    to = body.get("revision")
+    await _may_run(service, app_id, owner, service.rollback_spec(app_id, to), "the rollback")
+    _unchanged(service, app_id, owner)
+    return json_response(service.rollback(app_id, to))
 
 
 async def versions(request: web.Request) -> web.Response:
-    app_id = request.match_info["id"]
-    return _json({"app": app_id, "revisions": _service(request).history(app_id)})
+    service, app_id, _ = await _may(request, "read")
+    return json_response({"app": app_id, "revisions": service.history(app_id)})
 
 
 async def status(request: web.Request) -> web.Response:
-    return _json(await _service(request).status(request.match_info["id"]))
+    service, app_id, _ = await _may(request, "read")
+    return json_response(await service.status(app_id))
 
 
 async def endpoints(request: web.Request) -> web.StreamResponse:
-    service, app_id = _service(request), request.match_info["id"]
+    service, app_id, _ = await _may(request, "read")
     found, changed = service.endpoints(app_id)
     watch = request.query.get("watch", "").lower()
     if watch not in ("", "0", "false", "1", "true"):
-        raise AppError(f"watch: must be true or false, got {watch!r}")
+        raise BadRequest(f"watch: must be true or false, got {watch!r}")
     if watch not in ("1", "true"):
-        return _json({"app": app_id, "endpoints": [endpoint_json(e) for e in found]})
+        return json_response({"app": app_id, "endpoints": [endpoint_json(e) for e in found]})
     response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await response.prepare(request)
     stopping = request.app[STOPPING]

@@ -88,7 +88,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
     elif fw is not None:
         # Known from its tasks only: the principal they were launched for (rule 3).
         authz.placeholder_owner(core.acl, e.principal, fw)
-    authz.framework_gate(core.acl, e.principal, spec)
+    authz.framework_gate(core.acl, authz.delegation_gate(core.acl, e.principal, spec), spec)
     out: Commands = []
     if fw is None:
         fw = FrameworkRecord(
@@ -114,8 +114,8 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         core.book.take_back(fw)
         if fw.spec != spec:
             _replace_in_allocator(core, fw, spec)
-        if spec.principal != fw.spec.principal:
-            _held_by(core, fw, spec.principal)
+        if spec.held_by != fw.spec.held_by:
+            _held_by(core, fw, spec.held_by)
         fw.spec = spec
         fw.state = check(
             FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
@@ -158,12 +158,13 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
 
 def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
     """The framework's live tasks count towards ``principal`` from now on, no longer towards
-    its spec's (authz.py rule 4): a placeholder's owner learned from a report, or (a principal
-    a placeholder never had) the principal that subscribes it on a plain-text master."""
+    its spec's (authz.py rule 4): a placeholder's owner learned from a report, (a principal
+    a placeholder never had) the principal that subscribes it on a plain-text master, or the
+    owner a service subscribes it for (rule 6)."""
     for task in fw.tasks.values():
         if not task.state.terminal:
             scalars = task.spec.resources.scalars()
-            core.principal_held.add(fw.spec.principal, scalars, -1)
+            core.principal_held.add(fw.spec.held_by, scalars, -1)
             core.principal_held.add(principal, scalars, +1)
 
 

@@ -12,7 +12,7 @@ Names are percent-encoded. A record's data is ``N\\n`` then its first chunk (JSO
 messages inside as base64); a record over ``CHUNK`` bytes continues in N-1 children ``1``,
 ``2``... so no znode nears ZooKeeper's 1 MB limit.
 
-Rules:
+Rules (the fence is the SDK's ``zk_election.Fence``, shared with the services' stores):
 1. ``fence()`` makes this master the writer: one transaction checks that its election znode
    still exists and moves ``epoch`` up by one from the version read. The new number is the
    master's epoch.
@@ -30,7 +30,6 @@ Rules:
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import math
 from collections.abc import Sequence
@@ -40,6 +39,7 @@ from urllib.parse import quote, unquote
 
 from google.protobuf.message import DecodeError
 
+from corral.frameworks.sdk.zk_election import Fence, FencedOut
 from corral.master.convert import (
     WireError,
     agent_spec_from_pb,
@@ -98,8 +98,8 @@ class ZooKeeperRegistry:
         self._client = client
         self.root = root.rstrip("/")
         self.leader_znode = leader_znode
+        self._fence = Fence(client, self.root, leader_znode)
         self.epoch = 0
-        self._epoch_version = -1
         self._versions: dict[str, int] = {}  # record and chunk znodes -> version last written
         self._chunks: dict[str, int] = {}  # record znode -> chunk count
         self._removed: dict[str, float] = {}  # removed frameworks -> removed_at (pruning)
@@ -118,34 +118,16 @@ class ZooKeeperRegistry:
 
     def fence(self) -> int:
         """Become the registry's one writer (rule 1); returns the new epoch."""
-        from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+        from kazoo.exceptions import KazooException
 
-        epoch_path = f"{self.root}/epoch"
         try:
             for kind in KINDS:
                 self._client.ensure_path(f"{self.root}/{kind}")
-            with contextlib.suppress(NodeExistsError):
-                self._client.create(epoch_path, b"0")
-            data, stat = self._client.get(epoch_path)
-            current = int(data.decode() or 0)
-            txn = self._client.transaction()
-            txn.check(self.leader_znode, -1)
-            txn.set_data(epoch_path, str(current + 1).encode(), version=stat.version)
-            results = txn.commit()
+            self.epoch = self._fence.fence()
+        except FencedOut as exc:
+            raise RegistryError(f"cannot fence the registry {self.root}: {exc}") from None
         except (KazooException, ValueError) as exc:
             raise RegistryError(f"cannot fence the registry {self.root}: {exc!r}") from None
-        if isinstance(results[0], NoNodeError):
-            raise RegistryError(
-                f"cannot fence the registry {self.root}: this master's election znode "
-                f"{self.leader_znode} is gone (its session expired): it does not lead"
-            )
-        if isinstance(results[1], Exception):
-            raise RegistryError(
-                f"cannot fence the registry {self.root}: another master moved the epoch past "
-                f"{current} at the same time ({results[1]!r})"
-            )
-        self.epoch = current + 1
-        self._epoch_version = results[1].version
         return self.epoch
 
     # --- reading -----------------------------------------------------------------------------
@@ -241,7 +223,7 @@ class ZooKeeperRegistry:
     # --- writing (rules 2 and 3) ----------------------------------------------------------------
 
     def apply(self, changes: Sequence[Change]) -> None:
-        if self._epoch_version < 0:
+        if self._fence.epoch_version < 0:
             raise RegistryError(
                 f"the registry {self.root} was not fenced: this master is no leader"
             )
@@ -341,12 +323,9 @@ class ZooKeeperRegistry:
         batch.size += size
 
     def _commit(self, batch: _Batch) -> None:
-        from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
+        from kazoo.exceptions import KazooException
 
-        client = self._client
-        txn = client.transaction()
-        txn.check(f"{self.root}/epoch", self._epoch_version)
-        txn.check(self.leader_znode, -1)
+        txn = self._fence.transaction()  # rule 2's two checks first
         for op in batch.ops:
             if op.kind == "create":
                 txn.create(op.path, op.data)
@@ -355,28 +334,29 @@ class ZooKeeperRegistry:
             else:
                 txn.delete(op.path, version=self._versions.get(op.path, -1))
         try:
-            results = txn.commit()
+            results = self._fence.commit(txn)
         except KazooException as exc:
             raise RegistryError(f"cannot write the registry {self.root}: {exc!r}") from None
-        self.transactions += 1
-        if isinstance(results[0], BadVersionError | NoNodeError):
-            raise RegistryError(
-                f"fenced: another master leads now (the registry {self.root} is past epoch "
-                f"{self.epoch})"
-            )
-        if isinstance(results[1], NoNodeError):
+        except FencedOut as exc:
+            self.transactions += 1
+            if exc.superseded:
+                raise RegistryError(
+                    f"fenced: another master leads now (the registry {self.root} is past epoch "
+                    f"{self.epoch})"
+                ) from None
             raise RegistryError(
                 f"fenced: this master's election znode {self.leader_znode} is gone (its "
                 "ZooKeeper session expired): it no longer leads"
-            )
-        failed = [(op, r) for op, r in zip(batch.ops, results[2:], strict=True) if _failed(r)]
+            ) from None
+        self.transactions += 1
+        failed = [(op, r) for op, r in zip(batch.ops, results, strict=True) if _failed(r)]
         if failed:
             op, error = failed[0]
             raise RegistryError(
                 f"cannot write the registry {self.root}: {op.kind} {op.path}: {error!r} (was it "
                 "changed by something other than this master?)"
             )
-        for op, result in zip(batch.ops, results[2:], strict=True):
+        for op, result in zip(batch.ops, results, strict=True):
             if op.kind == "create":
                 self._versions[op.path] = 0
             elif op.kind == "set":

@@ -42,6 +42,8 @@ KERNEL = (
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"
+# The election and its fence, shared by masters and services (the SDK: the layer both import).
+ELECTION = "corral.frameworks.sdk.zk_election"
 CLIENT_TLS = "corral.frameworks.sdk.tls"
 # One JSON reader with one set of bounds for every HTTP API (the master's, the serving
 # service's): stdlib only, in the SDK because the serving service may import only the SDK.
@@ -54,12 +56,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
     # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
     # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT),
+    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT, ELECTION),
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     # One kernel module: resources' fit test and tolerance, so a task the SDK packs into an
     # offer is one the master accepts (numpy-free: the base install imports it).
     "corral.frameworks.sdk": (*WIRE, "corral.resources"),
+    # The services scaffold (serving, jobs): what services share, none of their own policy.
+    "corral.frameworks.service": ("corral.frameworks.sdk",),
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),
