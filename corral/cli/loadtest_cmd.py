@@ -145,7 +145,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the figures")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE", help="write a PNG chart")
     p.add_argument("--seed", type=int, default=0, help="the load's seed (default 0)")
-    p.set_defaults(func=run, needs_server=True)
+    p.set_defaults(func=run, needs_server=True, starts_processes=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--work-dir", type=Path, help="where the clusters keep logs (default: a temporary folder)"
     )
-    p.set_defaults(func=run, needs_server=True)
+    p.set_defaults(func=run, needs_server=True, starts_processes=True)
 
 
 def run(args: argparse.Namespace) -> int:

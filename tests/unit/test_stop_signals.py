@@ -1,0 +1,39 @@
+"""corral/stop_signals.py in this process: the first stop signal raises Stopped, later ones do
+nothing, ``stopping()`` makes every later one do nothing, and the handlers before it come back.
+(With real processes: tests/integration/test_stop_signals.py.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from corral import stop_signals
+from corral.stop_signals import Stopped, stop_on_signals
+
+
+def _signal_self(sig: signal.Signals) -> None:
+    os.kill(os.getpid(), sig)
+    # The handler runs in the main thread at the next bytecode: give it one.
+    for _ in range(1000):
+        pass
+
+
+@pytest.mark.parametrize("sig", stop_signals.STOP_SIGNALS, ids=lambda s: s.name)
+def test_the_first_signal_raises_stopped_and_later_ones_do_nothing(sig: signal.Signals) -> None:
+    before = signal.getsignal(sig)
+    with stop_on_signals():
+        with pytest.raises(Stopped) as stopped:
+            _signal_self(sig)
+        assert (stopped.value.signum, stopped.value.name) == (sig, sig.name)
+        assert isinstance(stopped.value, KeyboardInterrupt)  # Ctrl-C's handling applies
+        for later in stop_signals.STOP_SIGNALS:
+            _signal_self(later)  # the stop under way is not cut short
+    assert signal.getsignal(sig) == before
+
+
+def test_after_stopping_a_signal_does_nothing() -> None:
+    with stop_on_signals():
+        stop_signals.stopping()
+        _signal_self(signal.SIGTERM)  # no Stopped: the command is stopping on its own
