@@ -8,11 +8,11 @@ write the figures and a chart. The logic lives in ``corral.loadtest``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import json
 from pathlib import Path
 
+from corral import stop_signals
 from corral.cli.client_tls import add_tls_args, credentials
 from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         credentials()  # a master of one's own: its credential must be there (exit 2 if not)
     console = Console(stderr=True)
     try:
-        figures, series = asyncio.run(run_loadtest(opts, console))
+        figures, series = stop_signals.run(run_loadtest(opts, console))
     except LoadTestError as exc:
         raise CliError(str(exc)) from None
     print_final(Console(), figures)

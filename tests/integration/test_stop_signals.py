@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -36,6 +37,16 @@ def _wait(check: Callable[[], object], timeout: float, what: str) -> None:
         time.sleep(0.2)  # other processes' state: there is no event to wait on
 
 
+def _survivors(procs: list[psutil.Process]) -> list[str]:
+    """The command lines of those of ``procs`` still running (for the failure message)."""
+    out = []
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            if _alive(proc):
+                out.append(" ".join(proc.cmdline()))
+    return out
+
+
 def _started(command: psutil.Process) -> list[psutil.Process]:
     try:
         return command.children(recursive=True)
@@ -54,15 +65,28 @@ def _runs(procs: list[psutil.Process], *words: str) -> bool:
     return False
 
 
+def _naming(text: str) -> list[psutil.Process]:
+    """The processes whose command line names ``text`` (the command's work dir)."""
+    out = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if text in " ".join(proc.cmdline()):
+                out.append(proc)
+    return out
+
+
 def _stop_and_check(
     argv: list[str],
     tmp_path: Path,
     ready: Callable[[list[psutil.Process]], bool],
     what: str,
     sig: signal.Signals,
+    work_dir: Callable[[str], str],
 ) -> str:
     """Start ``argv``; once ``ready(its processes)``, send ``sig`` to it alone; it must exit
-    128 + sig saying so, and every process it started must be gone. Returns its output."""
+    128 + sig saying so, and every process it started must be gone: those seen as its
+    children until it exited, and any naming its work dir (``work_dir(its output so far)``),
+    such as one it was starting when the signal came. Returns its output."""
     out_file = tmp_path / "command.out"
     with out_file.open("wb") as out:
         command = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
@@ -77,9 +101,18 @@ def _stop_and_check(
             return ready(started)
 
         _wait(is_ready, 180, what)
+        work = work_dir(out_file.read_text())
         os.kill(command.pid, sig)
-        command.wait(timeout=120)
-        _wait(lambda: not [p for p in started if _alive(p)], 30, "what the command started to end")
+        deadline = time.monotonic() + 120
+        while command.poll() is None:
+            started.extend(p for p in _started(me) if p not in started)
+            assert time.monotonic() < deadline, "the command did not exit within 120 s"
+            time.sleep(0.05)  # another process's state: there is no event to wait on
+        started.extend(p for p in _naming(work) if p not in started)
+        deadline = time.monotonic() + 30
+        while left := _survivors(started):
+            assert time.monotonic() < deadline, f"still running 30 s after it stopped: {left}"
+            time.sleep(0.2)  # other processes' state: there is no event to wait on
         output = out_file.read_text()
         assert command.returncode == 128 + sig, output
         assert f"stopped ({sig.name})" in output, output
@@ -111,13 +144,20 @@ def test_a_stopped_loadtest_leaves_no_process(tmp_path: Path, sig: signal.Signal
         workers = sum(_runs([p], "corral.frameworks.loadtest.worker") for p in procs)
         return masters and agents == 2 and workers == 2
 
-    _stop_and_check(argv, tmp_path, all_kinds, "the master, agents and workers", sig)
+    def logs_dir(output: str) -> str:
+        found = re.search(r"logs in (/\S+?)\)", output)
+        assert found, output
+        return found[1]
+
+    _stop_and_check(argv, tmp_path, all_kinds, "the master, agents and workers", sig, logs_dir)
 
 
 def test_a_stopped_scenario_leaves_no_process(tmp_path: Path) -> None:
-    argv = [*CORRAL, "scenario", "batch-wave", "--work-dir", str(tmp_path / "work")]
+    work = str(tmp_path / "work")
+    argv = [*CORRAL, "scenario", "batch-wave", "--work-dir", work]
 
     def cluster_up(procs: list[psutil.Process]) -> bool:
         return _runs(procs, "master") and _runs(procs, "agent")
 
-    _stop_and_check(argv, tmp_path, cluster_up, "the scenario's master and agents", signal.SIGTERM)
+    what = "the scenario's master and agents"
+    _stop_and_check(argv, tmp_path, cluster_up, what, signal.SIGTERM, lambda _: work)
