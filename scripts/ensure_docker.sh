@@ -5,8 +5,18 @@
 # Why: CI runs on a fresh machine with no engine; Debian's docker.io and docker-compose (v1) are
 # the only sources reachable here (no registry, no get.docker.com).
 #
+# `--packages-only`: install what is missing and start no engine (what `.ci/run` does before
+# the tests, so the compose file checks find a compose tool; the smoke test starts the engine).
+#
 # Env: DOCKERD_LOG (default /var/log/corral-dockerd.log), DOCKER_WAIT_SECONDS (default 60).
 set -euo pipefail
+
+packages_only=0
+case "${1:-}" in
+    "") ;;
+    --packages-only) packages_only=1 ;;
+    *) echo "usage: $0 [--packages-only]" >&2; exit 2 ;;
+esac
 
 log() { echo "ensure_docker: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -39,6 +49,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         "${pkgs[@]}" >/dev/null
 fi
+
+[ "$packages_only" = 0 ] || exit 0
 
 # 2. Engine. If nothing answers, start dockerd in the background (no systemd on these machines).
 if engine_answers; then

@@ -1,7 +1,8 @@
 """Where the CLI finds the master when no flag says: ``CORRAL_MASTER``, then the current context
 of the config file (kubectl's kubeconfig, in JSON), then ``127.0.0.1:5050``.
 
-The file is ``$CORRAL_CONFIG`` or ``~/.corral/config.json``:
+The file is ``$CORRAL_CONFIG``, else ``config.json`` in Corral's per-user directory
+(``$CORRAL_HOME``, default ``~/.corral``):
 
     {"current_context": "prod",
      "contexts": {"prod": {"master": "m1:5050,m2:5050", "operator": "alice"},
@@ -24,6 +25,7 @@ from typing import Any
 
 from corral.cli.errors import CliError
 from corral.frameworks.sdk.detector import parse_master
+from corral.frameworks.sdk.tls import home
 
 ENV_MASTER = "CORRAL_MASTER"
 ENV_CONFIG = "CORRAL_CONFIG"
@@ -39,7 +41,7 @@ class Context:
 
 def config_path() -> Path:
     env = os.environ.get(ENV_CONFIG)
-    return Path(env) if env else Path.home() / ".corral" / "config.json"
+    return Path(env) if env else home() / "config.json"
 
 
 def _bad(path: Path, why: str) -> CliError:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from corral.cli.demo_view import Snapshot, render, status_line
 from corral.cli.errors import CliError
 from corral.cli.get_cmd import fetch_state, task_state_name
 from corral.cli.operator_client import call_operator
+from corral.stop_signals import stopping
 from corral.v1 import common_pb2, operator_pb2
 
 
@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="where agents keep sandboxes and logs (default: a temporary folder)",
     )
-    p.set_defaults(func=run, needs_server=True)
+    p.set_defaults(func=run, needs_server=True, starts_processes=True)
 
 
 MASTER_START_TIMEOUT = 120.0
@@ -101,43 +101,16 @@ def _last_error(log: Path) -> str:
     return f"it exited ({lines[-1] if lines else 'no output'})"
 
 
-class Stopped(KeyboardInterrupt):
-    """SIGINT, SIGTERM or SIGHUP: the demo stops as on Ctrl-C (``timeout 300 make demo``
-    sends SIGTERM), rather than die and leave its master, agents, frameworks and tasks
-    running."""
-
-
-class _StopOnce:
-    """The signal handler: the first signal raises ``Stopped``, later ones do nothing, so a
-    second signal cannot cut the stop short (``timeout`` signals the demo's process group and
-    make then signals the demo again, a moment later)."""
-
-    def __init__(self) -> None:
-        self.fired = False
-
-    def __call__(self, signum: int, frame: object) -> None:
-        if self.fired:
-            return
-        self.fired = True
-        raise Stopped(signal.Signals(signum).name)
-
-
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
 def run(args: argparse.Namespace) -> int:
-    handler = _StopOnce()
-    previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
-    try:
-        if args.work_dir is None:
-            work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
-        else:
-            work = args.work_dir
-            work.mkdir(parents=True, exist_ok=True)
-        return _run_in(work, args, handler)
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+    # SIGINT, SIGTERM and SIGHUP stop the demo as Ctrl-C does (``timeout 300 make demo``
+    # sends SIGTERM), rather than kill it and leave its master, agents, frameworks and tasks
+    # running: `corral` raises Stopped for them (starts_processes, corral/stop_signals.py).
+    if args.work_dir is None:
+        work = Path(tempfile.mkdtemp(prefix="corral-demo-"))
+    else:
+        work = args.work_dir
+        work.mkdir(parents=True, exist_ok=True)
+    return _run_in(work, args)
 
 
 @dataclass
@@ -151,7 +124,7 @@ class _Progress:
     served: int = 0  # serving instances running at once, at most
 
 
-def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
+def _run_in(work: Path, args: argparse.Namespace) -> int:
     # Here, not at the top: it needs psutil (the server extra), and `corral --help` imports
     # this module on a base install too.
     from corral.cli.demo_stop import stop_everything
@@ -171,7 +144,7 @@ def _run_in(work: Path, args: argparse.Namespace, handler: _StopOnce) -> int:
         keep = True  # its message names the logs
         raise
     finally:
-        handler.fired = True  # from here on a signal changes nothing: the stop is bounded
+        stopping()  # from here on a signal changes nothing: the stop is bounded
         stop_everything(procs, procs.master)
         if not keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -8,11 +8,11 @@ write the figures and a chart. The logic lives in ``corral.loadtest``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
 import json
 from pathlib import Path
 
+from corral import stop_signals
 from corral.cli.client_tls import add_tls_args, credentials
 from corral.cli.common import host_port, non_negative_float, positive_float, positive_int
 from corral.cli.errors import CliError
@@ -145,7 +145,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the figures")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE", help="write a PNG chart")
     p.add_argument("--seed", type=int, default=0, help="the load's seed (default 0)")
-    p.set_defaults(func=run, needs_server=True)
+    p.set_defaults(func=run, needs_server=True, starts_processes=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         credentials()  # a master of one's own: its credential must be there (exit 2 if not)
     console = Console(stderr=True)
     try:
-        figures, series = asyncio.run(run_loadtest(opts, console))
+        figures, series = stop_signals.run(run_loadtest(opts, console))
     except LoadTestError as exc:
         raise CliError(str(exc)) from None
     print_final(Console(), figures)

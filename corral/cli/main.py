@@ -6,12 +6,15 @@ also sets ``needs_server=True`` and imports that code only inside ``func``: the 
 (SDK and client commands) must be able to build this parser. Usage errors exit 2 (argparse),
 with the usage of the (sub-)command they were made in; user-facing failures raise ``CliError``
 and exit 1 with a one-line message headed by the command's name (``cli_prog`` when a command
-sets it, as ``corral run NAME`` does); no traceback reaches the user.
+sets it, as ``corral run NAME`` does); no traceback reaches the user. A command that starts
+processes sets ``starts_processes=True``: SIGINT, SIGTERM and SIGHUP then stop them all
+(corral/stop_signals.py) and it exits 128 + the signal's number.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -32,6 +35,7 @@ os.environ.setdefault(
 from corral import extras
 from corral.cli import client_tls
 from corral.cli.errors import CliError
+from corral.stop_signals import Stopped, stop_on_signals
 
 # Sub-command modules, in the order `corral --help` lists them.
 COMMANDS: tuple[str, ...] = (
@@ -89,6 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         inner: argparse.ArgumentParser = getattr(args, "cli_parser", parser)
         inner.error(f"unrecognized arguments: {' '.join(unknown)}")
     prog = getattr(args, "cli_prog", None) or f"corral {args.cli_command}"
+    # A command that starts processes (a master, agents, frameworks) stops them all on SIGINT,
+    # SIGTERM and SIGHUP, not only on Ctrl-C (corral/stop_signals.py).
+    starts_processes = getattr(args, "starts_processes", False)
     if getattr(args, "needs_server", False):
         absent = extras.missing()
         if absent:
@@ -104,10 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             args.master = default_master()[0]
         client_tls.apply(args)
-        code = args.func(args)
+        with stop_on_signals() if starts_processes else contextlib.nullcontext():
+            code = args.func(args)
     except CliError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return exc.exit_code
+    except Stopped as stop:
+        with contextlib.suppress(OSError):  # whoever read our output may be gone
+            print(f"{prog}: stopped ({stop.name}); what it started is stopped", file=sys.stderr)
+        return 128 + stop.signum
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -4,13 +4,13 @@ and with its fix (docs/scenarios.md); ``corral scenario --list`` lists them."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+from corral import stop_signals
 from corral.cli.errors import CliError
 from corral.scenarios import NAMES  # names only: a scenario's module loads when it runs
 
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--work-dir", type=Path, help="where the clusters keep logs (default: a temporary folder)"
     )
-    p.set_defaults(func=run, needs_server=True)
+    p.set_defaults(func=run, needs_server=True, starts_processes=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     work: Path = args.work_dir or Path(tempfile.mkdtemp(prefix="corral-scenario-"))
     keep = args.work_dir is not None
     try:
-        result = asyncio.run(run_scenario(scenario, args.size, work, sys.stdout))
+        result = stop_signals.run(run_scenario(scenario, args.size, work, sys.stdout))
     except ScenarioError as e:
         keep = True  # the processes' logs say why: the message points at them
         raise CliError(f"scenario {args.name}: {e} (logs in {work})") from None

@@ -48,14 +48,37 @@ async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
     if opts.registry == "sqlite":
         extra = ("--work-dir", str(group.work_dir / "master-registry"))
     elif opts.registry == "zookeeper":
-        try:
-            masters.zookeeper = await asyncio.to_thread(
-                LocalZooKeeper(group.work_dir / "zookeeper").start
-            )
-        except ZooKeeperUnavailable as exc:
-            raise ProcessFailed(f"cannot start ZooKeeper for --masters: {exc}") from None
+        masters.zookeeper = await _start_zookeeper(group)
         masters.spec = masters.zookeeper.url("/corral")
         extra = ("--zk", masters.spec, "--zk-session-timeout", f"{ZK_SESSION:g}")
+    try:
+        return await _start_masters(group, opts, masters, extra)
+    except BaseException:
+        masters.close()  # failed or stopped: the caller never gets it to close
+        raise
+
+
+async def _start_zookeeper(group: ProcessGroup) -> LocalZooKeeper:
+    zookeeper = LocalZooKeeper(group.work_dir / "zookeeper")
+    # In a thread (it waits for the server to answer); shielded, so that a stop meanwhile
+    # (Ctrl-C, SIGTERM: the task is cancelled) waits for the start to end, then stops it.
+    starting = asyncio.get_running_loop().run_in_executor(None, zookeeper.start)
+    try:
+        return await asyncio.shield(starting)
+    except ZooKeeperUnavailable as exc:
+        raise ProcessFailed(f"cannot start ZooKeeper for --masters: {exc}") from None
+    except BaseException:
+        try:
+            with contextlib.suppress(Exception):
+                await starting
+        finally:
+            zookeeper.stop()
+        raise
+
+
+async def _start_masters(
+    group: ProcessGroup, opts: LoadTestOptions, masters: Masters, extra: tuple[str, ...]
+) -> Masters:
     if opts.insecure:
         extra = (*extra, "--insecure")
     if opts.acls is not None:

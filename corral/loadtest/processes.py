@@ -2,7 +2,7 @@
 
 Each child runs in its own process group with its output in a log file of the work directory
 (workers' stdout is a pipe: their JSON lines). ``close`` sends SIGTERM to every group it started,
-then SIGKILL to what is left after a grace period.
+then SIGKILL to what is left after a grace period, or at once if its wait is interrupted.
 """
 
 from __future__ import annotations
@@ -180,10 +180,13 @@ class ProcessGroup:
         # Frameworks first (they tear down cleanly), then agents, then the master.
         for child in reversed(self.children):
             self.signal([child], signal.SIGTERM)
-        waits = [c.process.wait() for c in self.children]
         try:
             async with asyncio.timeout(grace):
-                await asyncio.gather(*waits)
-        except TimeoutError:
+                await asyncio.gather(*(c.process.wait() for c in self.children))
+        except BaseException as exc:
+            # Too slow, or the wait itself was stopped (cancelled, a second Ctrl-C): nothing
+            # may be left running either way.
             self.signal(self.children, signal.SIGKILL)
+            if not isinstance(exc, TimeoutError):
+                raise
             await asyncio.gather(*(c.process.wait() for c in self.children))

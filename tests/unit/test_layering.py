@@ -31,6 +31,7 @@ KERNEL = (
     "corral.limits",
     "corral.pairs",
     "corral.supervise",
+    "corral.stop_signals",
     "corral.roles",
     "corral.priority",
     "corral.qos",

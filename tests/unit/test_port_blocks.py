@@ -1,9 +1,12 @@
 """Port blocks for clusters side by side: held by a lock per block, by any process on the host,
-until released or the holder dies. The tests use a range of their own (no cluster uses it)."""
+until released or the holder dies, and skipped while something listens on one of their ports.
+The tests use ranges of their own: below the clusters' (20000 up) and the kernel's ephemeral
+ports (32768 up), where no cluster and no port-0 listener of a parallel test lands."""
 
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 
@@ -11,19 +14,19 @@ import pytest
 
 from corral.frameworks.sdk.testing import port_blocks
 
-FIRST, LAST = 40000, 40299  # three blocks of 100
+FIRST, LAST = 19000, 19299  # three blocks of 100
 
 
 def test_blocks_are_distinct_until_released() -> None:
     a = port_blocks.reserve(first=FIRST, last=LAST)
     b = port_blocks.reserve(first=FIRST, last=LAST)
     try:
-        assert (a.begin, a.end) == (40000, 40099)
-        assert (b.begin, b.end) == (40100, 40199)
-        assert a.range == "[40000-40099]"
+        assert (a.begin, a.end) == (19000, 19099)
+        assert (b.begin, b.end) == (19100, 19199)
+        assert a.range == "[19000-19099]"
         a.release()
         again = port_blocks.reserve(first=FIRST, last=LAST)
-        assert again.begin == 40000  # released: free for the next cluster
+        assert again.begin == 19000  # released: free for the next cluster
         again.release()
     finally:
         a.release()
@@ -33,7 +36,8 @@ def test_blocks_are_distinct_until_released() -> None:
 def test_every_block_held_is_a_clear_error() -> None:
     held = [port_blocks.reserve(first=FIRST, last=LAST) for _ in range(3)]
     try:
-        with pytest.raises(port_blocks.NoPortBlock, match="every block of 100 ports"):
+        held_or_used = r"every block of 100 ports .* held by another cluster or has a port"
+        with pytest.raises(port_blocks.NoPortBlock, match=held_or_used):
             port_blocks.reserve(first=FIRST, last=LAST)
     finally:
         for block in held:
@@ -62,3 +66,28 @@ def test_another_process_holds_its_block_until_it_dies() -> None:
             after.release()
         finally:
             holder.kill()
+
+
+def _listener_in(first: int, last: int) -> socket.socket:
+    for port in range(first, last + 1):
+        try:
+            return socket.create_server(("127.0.0.1", port))
+        except OSError:
+            continue
+    raise AssertionError(f"no port of {first}-{last} could be bound")
+
+
+def test_a_block_with_a_port_something_listens_on_is_skipped() -> None:
+    # A task left listening by a cluster that died: the block's lock is free, its port is not.
+    first, last = 19300, 19499  # two blocks: the first holds the listened port
+    with _listener_in(first, first + 99):
+        block = port_blocks.reserve(first=first, last=last)
+        try:
+            assert (block.begin, block.end) == (first + 100, last)
+        finally:
+            block.release()
+    after = port_blocks.reserve(first=first, last=last)
+    try:
+        assert after.begin == first  # nothing listens any more
+    finally:
+        after.release()

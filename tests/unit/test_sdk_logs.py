@@ -1,5 +1,8 @@
 """The SDK's default logging, in a fresh process that did not configure structlog: warnings as
-JSON lines on stderr (not a terminal here), info hidden, stdout left to the framework."""
+JSON lines on stderr (not a terminal here), info hidden, stdout left to the framework.
+
+Constructing a Driver is what sets the default up; it connects to nothing, so the programs
+say which credential to use (plain text) rather than depend on one being found."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import sys
 PROGRAM = """
 from corral.frameworks import sdk
 from corral.frameworks.sdk.driver import log
-sdk.Driver(sdk.Scheduler(), sdk.FrameworkInfo(name="x"))
+sdk.Driver(sdk.Scheduler(), sdk.FrameworkInfo(name="x"), tls=sdk.INSECURE)
 log.info("subscribed", master="m")
 log.warning("acknowledgements not sent", count=2, error="UNAVAILABLE")
 print("framework output")
@@ -21,7 +24,7 @@ import structlog
 structlog.configure(processors=[structlog.processors.KeyValueRenderer(key_order=["event"])])
 from corral.frameworks import sdk
 from corral.frameworks.sdk.driver import log
-sdk.Driver(sdk.Scheduler(), sdk.FrameworkInfo(name="x"))
+sdk.Driver(sdk.Scheduler(), sdk.FrameworkInfo(name="x"), tls=sdk.INSECURE)
 log.info("subscribed", master="m")
 """
 

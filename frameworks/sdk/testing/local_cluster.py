@@ -398,8 +398,16 @@ class LocalCluster:
 
     async def close(self) -> None:
         # Agents first, so the master does not log their loss as a failure of the test.
-        for name in sorted(self.processes, key=lambda n: n == "master"):
-            await self._terminate(self.processes[name])
+        try:
+            for name in sorted(self.processes, key=lambda n: n == "master"):
+                await self._terminate(self.processes[name])
+        except BaseException:
+            # Stopped while stopping (cancelled, a second Ctrl-C): none may be left running.
+            for proc in self.processes.values():
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+            raise
         self.processes.clear()
         for block in self._ports.values():
             block.release()

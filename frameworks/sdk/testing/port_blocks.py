@@ -7,12 +7,18 @@ its own: a lock file per block, held with ``flock`` for as long as its cluster r
 process on the host (another pytest worker, another suite) skips it, and the kernel lets it go
 when the holder exits, even by SIGKILL. Blocks are below the kernel's ephemeral ports (32768
 and up by default), which outgoing connections take at random.
+
+A free lock says only that no live cluster holds the block: a task outlives its agent by design,
+so a cluster that died (killed, or stopped uncleanly) can leave a task listening on one of the
+block's ports, and every task given that port would fail to bind it. A block with a port that
+something listens on is skipped too.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -59,5 +65,27 @@ def reserve(first: int = FIRST, last: int = LAST) -> PortBlock:
         except BlockingIOError:
             os.close(fd)
             continue
+        if _listened_on(begin, begin + SIZE - 1):
+            os.close(fd)  # and with it the lock: the block is no one's, but not usable
+            continue
         return PortBlock(begin, begin + SIZE - 1, fd)
-    raise NoPortBlock(f"every block of {SIZE} ports in {first}-{last} is held by another cluster")
+    raise NoPortBlock(
+        f"every block of {SIZE} ports in {first}-{last} is held by another cluster "
+        "or has a port something listens on"
+    )
+
+
+def _listened_on(begin: int, end: int) -> bool:
+    """Whether something listens on one of the ports on this host's loopback (a listener on
+    any address takes those too). A connection, not a bind: a port an outgoing connection
+    happens to use is no one's listener, and a refused connection on loopback costs
+    microseconds."""
+    for port in range(begin, end + 1):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except TimeoutError:
+            return True  # a listener too busy to answer is still one
+        except OSError:
+            continue
+    return False
