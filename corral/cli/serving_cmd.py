@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from corral.frameworks import sdk
+    from corral.frameworks.service.records import StoreError
+    from corral.frameworks.service.store_lock import StoreLocked
     from corral.frameworks.serving import serve
-    from corral.frameworks.serving.store import StoreError
-    from corral.frameworks.serving.store_lock import StoreLocked
 
     sdk.configure_logging(args.log_level)
     credentials()  # none found: one line and exit 2, before the store is touched

@@ -1,19 +1,21 @@
-"""The serving service's app store: a SQLite file (``serving.db`` in ``--state DIR``).
+"""The serving service's app store, as records (``corral.frameworks.service.records``): in a
+SQLite file (``serving.db`` in ``--state DIR``) by default, or in ZooKeeper (``--zk``).
 
 What a restarted service needs to take over without touching a running instance:
 
-- ``apps``: each app's framework id (the service fails over into it) and current revision;
-- ``revisions``: every version of each app as it was applied (the app JSON, the restart
-  generation, what changed), numbered 1, 2, ... per app: the history and what a rollback
-  returns to (the newest ``KEEP_REVISIONS`` are kept);
-- ``instances``: each live instance (its task, version, agent, ports), written *before* its
-  launch goes to the master and removed when it ends, so no task of the service is unknown
-  to it after a crash;
-- ``deployments``: the latest deployment of each app, with its state and why it failed.
+- ``apps`` (key: the app id): each app's framework id (the service fails over into it) and
+  current revision;
+- ``revisions`` (key: ``APP N``): every version of each app as it was applied (the app JSON,
+  the restart generation, what changed), numbered 1, 2, ... per app: the history and what a
+  rollback returns to (the newest ``KEEP_REVISIONS`` are kept);
+- ``instances`` (key: the task id): each live instance (its task, version, agent, ports),
+  written *before* its launch goes to the master and removed when it ends, so no task of the
+  service is unknown to it after a crash;
+- ``deployments`` (key: the app id): the latest deployment of each app, with its state and why
+  it failed.
 
-Writes go straight to the file (WAL, ``synchronous=NORMAL``: a crashed process loses nothing
-committed; a power cut may lose the last writes, which reconciliation then sorts out). Times
-are wall-clock seconds here; the scheduler's are monotonic and converted at this boundary.
+Each change is one transaction of the backend. Times are wall-clock seconds here; the
+scheduler's are monotonic and converted at this boundary.
 """
 
 from __future__ import annotations
@@ -21,66 +23,21 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from corral.frameworks.service.records import Delete, Put, Record, Records, StoreError
+from corral.frameworks.service.sqlite_records import SqliteRecords
 from corral.frameworks.serving.instances import Instance
 
 DB_FILE = "serving.db"
 KEEP_REVISIONS = 100
-SCHEMA_VERSION = 1
 
 DeploymentState = Literal["running", "succeeded", "failed", "superseded"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS apps (
-    id TEXT PRIMARY KEY,
-    framework_id TEXT NOT NULL DEFAULT '',
-    revision INTEGER NOT NULL,
-    deleting INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS revisions (
-    app_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    spec TEXT NOT NULL,
-    restarts INTEGER NOT NULL,
-    change TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (app_id, revision)
-);
-CREATE TABLE IF NOT EXISTS instances (
-    task_id TEXT PRIMARY KEY,
-    app_id TEXT NOT NULL,
-    version TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    placement TEXT NOT NULL,
-    ports TEXT NOT NULL,
-    launched_at REAL NOT NULL,
-    state TEXT NOT NULL,
-    healthy INTEGER,
-    ready INTEGER,
-    kill_reason TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS instances_by_app ON instances (app_id);
-CREATE TABLE IF NOT EXISTS deployments (
-    app_id TEXT PRIMARY KEY,
-    revision INTEGER NOT NULL,
-    version TEXT NOT NULL,
-    state TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    failures INTEGER NOT NULL,
-    started_at REAL NOT NULL,
-    ended_at REAL
-);
-"""
-
-
-class StoreError(Exception):
-    """The store file cannot be used (another schema, not a database, not writable)."""
+__all__ = ["DB_FILE", "AppRecord", "DeploymentRecord", "Revision", "Store", "StoreError"]
 
 
 @dataclass(frozen=True)
@@ -115,197 +72,215 @@ class DeploymentRecord:
     ended_at: float | None = None
 
 
+def _revision_key(app_id: str, number: int) -> str:
+    return f"{app_id} {number}"  # an app id has no whitespace (app.py)
+
+
 class Store:
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / DB_FILE
-        try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
-                self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise StoreError(
-                    f"{self.path}: schema {row[0]}, this version reads {SCHEMA_VERSION}"
-                )
-        except sqlite3.Error as err:
-            raise StoreError(f"{self.path}: {err}") from None
+    def __init__(self, records: Records) -> None:
+        self.records = records
+        self.path = records.describe()
+        # Indexes of what the records hold, kept with every write.
+        self._revisions: dict[str, set[int]] = defaultdict(set)
+        for r in records.all("revisions").values():
+            self._revisions[r["app_id"]].add(int(r["revision"]))
+        self._instances: dict[str, set[str]] = defaultdict(set)
+        for task_id, r in records.all("instances").items():
+            self._instances[r["app_id"]].add(task_id)
+
+    @classmethod
+    def sqlite(cls, state_dir: Path) -> Store:
+        """The default store: ``serving.db`` in ``state_dir`` (an older file's tables are
+        converted to records once)."""
+        return cls(Records(SqliteRecords(state_dir / DB_FILE, migrate=migrate_tables)))
 
     def close(self) -> None:
-        self.db.close()
+        self.records.close()
 
     # -- apps and revisions -----------------------------------------------------------------
 
     def apps(self) -> list[AppRecord]:
-        rows = self.db.execute("SELECT * FROM apps ORDER BY id").fetchall()
-        return [_app(r) for r in rows]
+        return [_app(k, r) for k, r in sorted(self.records.all("apps").items())]
 
     def app(self, app_id: str) -> AppRecord | None:
-        row = self.db.execute("SELECT * FROM apps WHERE id=?", (app_id,)).fetchone()
-        return None if row is None else _app(row)
+        r = self.records.get("apps", app_id)
+        return None if r is None else _app(app_id, r)
 
     def add_revision(
         self, app_id: str, spec: dict[str, Any], restarts: int, change: str
     ) -> Revision:
         """The app's next revision (the first creates the app), made current."""
         now = time.time()
-        with self._transaction():
-            row = self.db.execute("SELECT revision FROM apps WHERE id=?", (app_id,)).fetchone()
-            number = 1 if row is None else row[0] + 1
-            self.db.execute(
-                "INSERT INTO revisions VALUES (?, ?, ?, ?, ?, ?)",
-                (app_id, number, json.dumps(spec), restarts, change, now),
-            )
-            if row is None:
-                self.db.execute(
-                    "INSERT INTO apps VALUES (?, '', ?, 0, ?, ?)", (app_id, number, now, now)
-                )
-            else:
-                self.db.execute(
-                    "UPDATE apps SET revision=?, updated_at=? WHERE id=?", (number, now, app_id)
-                )
-            self.db.execute(
-                "DELETE FROM revisions WHERE app_id=? AND revision<=?",
-                (app_id, number - KEEP_REVISIONS),
-            )
-        return Revision(app_id, number, spec, restarts, change, now)
+        app = self.records.get("apps", app_id)
+        number = 1 if app is None else int(app["revision"]) + 1
+        rev = Revision(app_id, number, spec, restarts, change, now)
+        if app is None:
+            app = {"framework_id": "", "deleting": False, "created_at": now}
+        dropped = [n for n in self._revisions[app_id] if n <= number - KEEP_REVISIONS]
+        self.records.write(
+            Put("revisions", _revision_key(app_id, number), asdict(rev)),
+            Put("apps", app_id, {**app, "revision": number, "updated_at": now}),
+            [Delete("revisions", _revision_key(app_id, n)) for n in dropped],
+        )
+        self._revisions[app_id].add(number)
+        self._revisions[app_id].difference_update(dropped)
+        return rev
 
     def revisions(self, app_id: str) -> list[Revision]:
-        rows = self.db.execute(
-            "SELECT * FROM revisions WHERE app_id=? ORDER BY revision", (app_id,)
-        ).fetchall()
-        return [_revision(r) for r in rows]
+        found = (self.revision(app_id, n) for n in sorted(self._revisions.get(app_id, ())))
+        return [r for r in found if r is not None]
 
     def revision(self, app_id: str, number: int) -> Revision | None:
-        row = self.db.execute(
-            "SELECT * FROM revisions WHERE app_id=? AND revision=?", (app_id, number)
-        ).fetchone()
-        return None if row is None else _revision(row)
+        r = self.records.get("revisions", _revision_key(app_id, number))
+        return None if r is None else Revision(**r)
 
     def set_framework_id(self, app_id: str, framework_id: str) -> None:
-        self.db.execute("UPDATE apps SET framework_id=? WHERE id=?", (framework_id, app_id))
+        self._update_app(app_id, framework_id=framework_id)
 
     def mark_deleting(self, app_id: str) -> None:
-        self.db.execute("UPDATE apps SET deleting=1 WHERE id=?", (app_id,))
+        self._update_app(app_id, deleting=True)
+
+    def _update_app(self, app_id: str, **fields: Any) -> None:
+        app = self.records.get("apps", app_id)
+        if app is not None:
+            self.records.write(Put("apps", app_id, {**app, **fields}))
 
     def delete_app(self, app_id: str) -> None:
-        with self._transaction():
-            for table, column in (
-                ("apps", "id"),
-                ("revisions", "app_id"),
-                ("instances", "app_id"),
-                ("deployments", "app_id"),
-            ):
-                self.db.execute(f"DELETE FROM {table} WHERE {column}=?", (app_id,))
+        revisions = self._revisions.pop(app_id, set())
+        instances = self._instances.pop(app_id, set())
+        self.records.write(
+            Delete("apps", app_id),
+            Delete("deployments", app_id),
+            [Delete("revisions", _revision_key(app_id, n)) for n in sorted(revisions)],
+            [Delete("instances", t) for t in sorted(instances)],
+        )
 
     # -- instances ----------------------------------------------------------------------------
 
     def put_instances(self, app_id: str, instances: list[Instance]) -> None:
         offset = time.time() - time.monotonic()
-        with self._transaction():
-            self.db.executemany(
-                "INSERT OR REPLACE INTO instances VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_instance_row(app_id, i, offset) for i in instances],
-            )
+        self.records.write(
+            [Put("instances", i.task_id, _instance_record(app_id, i, offset)) for i in instances]
+        )
+        self._instances[app_id].update(i.task_id for i in instances)
 
     def delete_instances(self, task_ids: list[str]) -> None:
-        with self._transaction():
-            self.db.executemany("DELETE FROM instances WHERE task_id=?", [(t,) for t in task_ids])
+        known = [t for t in task_ids if self.records.get("instances", t) is not None]
+        apps = {t: self.records.all("instances")[t]["app_id"] for t in known}
+        self.records.write([Delete("instances", t) for t in known])
+        for t, app_id in apps.items():
+            self._instances[app_id].discard(t)
 
     def forget_instances(self, app_id: str) -> None:
-        self.db.execute("DELETE FROM instances WHERE app_id=?", (app_id,))
+        self.delete_instances(sorted(self._instances.get(app_id, ())))
 
     def instances(self, app_id: str) -> list[Instance]:
         """The app's instances as the scheduler keeps them (times on the monotonic clock)."""
         offset = time.time() - time.monotonic()
-        rows = self.db.execute(
-            "SELECT * FROM instances WHERE app_id=? ORDER BY task_id", (app_id,)
-        ).fetchall()
-        return [_instance(r, offset) for r in rows]
+        out = []
+        for task_id in sorted(self._instances.get(app_id, ())):
+            r = self.records.get("instances", task_id)
+            if r is not None:
+                out.append(_instance(task_id, r, offset))
+        return out
 
     # -- deployments ------------------------------------------------------------------------
 
     def put_deployment(self, d: DeploymentRecord) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO deployments VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                d.app_id,
-                d.revision,
-                d.version,
-                d.state,
-                d.reason,
-                d.failures,
-                d.started_at,
-                d.ended_at,
-            ),
-        )
+        self.records.write(Put("deployments", d.app_id, asdict(d)))
 
     def deployment(self, app_id: str) -> DeploymentRecord | None:
-        row = self.db.execute("SELECT * FROM deployments WHERE app_id=?", (app_id,)).fetchone()
-        return None if row is None else DeploymentRecord(*row)
-
-    # -- helpers ----------------------------------------------------------------------------
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self.db)
+        r = self.records.get("deployments", app_id)
+        return None if r is None else DeploymentRecord(**r)
 
 
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
-
-def _app(row: tuple[Any, ...]) -> AppRecord:
-    app_id, framework_id, revision, deleting, created, updated = row
-    return AppRecord(app_id, framework_id, revision, bool(deleting), created, updated)
-
-
-def _revision(row: tuple[Any, ...]) -> Revision:
-    app_id, number, spec, restarts, change, created = row
-    return Revision(app_id, number, json.loads(spec), restarts, change, created)
-
-
-def _flag(value: bool | None) -> int | None:
-    return None if value is None else int(value)
-
-
-def _instance_row(app_id: str, i: Instance, offset: float) -> tuple[Any, ...]:
-    return (
-        i.task_id,
+def _app(app_id: str, r: Record) -> AppRecord:
+    return AppRecord(
         app_id,
-        i.version,
-        i.agent_id,
-        json.dumps(i.where),
-        json.dumps(i.ports),
-        i.launched_at + offset,
-        i.state,
-        _flag(i.healthy),
-        _flag(i.ready),
-        i.kill_reason,
+        str(r["framework_id"]),
+        int(r["revision"]),
+        bool(r["deleting"]),
+        float(r["created_at"]),
+        float(r["updated_at"]),
     )
 
 
-def _instance(row: tuple[Any, ...], offset: float) -> Instance:
-    task_id, _, version, agent_id, where, ports, launched, state, healthy, ready, kill = row
+def _instance_record(app_id: str, i: Instance, offset: float) -> Record:
+    return {
+        "app_id": app_id,
+        "version": i.version,
+        "agent_id": i.agent_id,
+        "where": i.where,
+        "ports": i.ports,
+        "launched_at": i.launched_at + offset,
+        "state": i.state,
+        "healthy": i.healthy,
+        "ready": i.ready,
+        "kill_reason": i.kill_reason,
+    }
+
+
+def _instance(task_id: str, r: Record, offset: float) -> Instance:
     now = time.monotonic()
+    launched = float(r["launched_at"]) - offset
     inst = Instance(
-        task_id, version, agent_id, json.loads(where), json.loads(ports), launched - offset
+        task_id, r["version"], r["agent_id"], dict(r["where"]), list(r["ports"]), launched
     )
-    inst.state = state
+    inst.state = r["state"]
     # Health and readiness as last seen: the checks start again at once and correct them.
-    inst.healthy = None if healthy is None else bool(healthy)
-    inst.ready = None if ready is None else bool(ready)
-    inst.kill_reason = kill
-    if state == "running":
+    inst.healthy = r["healthy"]
+    inst.ready = r["ready"]
+    inst.kill_reason = r["kill_reason"]
+    if inst.state == "running":
         inst.running_since = now
         if inst.healthy:
             inst.healthy_since = now
     return inst
+
+
+# -- the file of an earlier version ----------------------------------------------------------
+
+
+def migrate_tables(db: sqlite3.Connection) -> list[Put]:
+    """``serving.db`` as versions before the records table wrote it (schema 1: a table per
+    kind), as records; nothing when the file is new."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "apps" not in tables:
+        return []
+    puts: list[Put] = []
+    for app_id, fw, revision, deleting, created, updated in db.execute("SELECT * FROM apps"):
+        puts.append(
+            Put(
+                "apps",
+                app_id,
+                {
+                    "framework_id": fw,
+                    "revision": revision,
+                    "deleting": bool(deleting),
+                    "created_at": created,
+                    "updated_at": updated,
+                },
+            )
+        )
+    for app_id, number, spec, restarts, change, created in db.execute("SELECT * FROM revisions"):
+        rev = Revision(app_id, number, json.loads(spec), restarts, change, created)
+        puts.append(Put("revisions", _revision_key(app_id, number), asdict(rev)))
+    for row in db.execute("SELECT * FROM instances"):
+        task_id, app_id, version, agent_id, where, ports, launched, state, h, rdy, kill = row
+        record = {
+            "app_id": app_id,
+            "version": version,
+            "agent_id": agent_id,
+            "where": json.loads(where),
+            "ports": json.loads(ports),
+            "launched_at": launched,
+            "state": state,
+            "healthy": None if h is None else bool(h),
+            "ready": None if rdy is None else bool(rdy),
+            "kill_reason": kill,
+        }
+        puts.append(Put("instances", task_id, record))
+    for row in db.execute("SELECT * FROM deployments"):
+        d = DeploymentRecord(*row)
+        puts.append(Put("deployments", d.app_id, asdict(d)))
+    return puts

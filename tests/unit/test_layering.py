@@ -54,6 +54,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.agent.core": KERNEL,
     "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
     "corral.frameworks.sdk": WIRE,
+    # The services scaffold (serving, jobs): what services share, none of their own policy.
+    "corral.frameworks.service": ("corral.frameworks.sdk",),
     "corral.frameworks": ("corral.frameworks.sdk",),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),

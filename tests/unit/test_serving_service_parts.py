@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from corral.cli import app_client
+from corral.frameworks.service.store_lock import StoreLock, StoreLocked
 from corral.frameworks.serving.app import AppError, AppSpec
 from corral.frameworks.serving.deployment import Deployment, rolled_out
 from corral.frameworks.serving.instances import Instance, Instances
 from corral.frameworks.serving.store import DeploymentRecord, Store
-from corral.frameworks.serving.store_lock import StoreLock, StoreLocked
 
 
 def spec(**fields: object) -> AppSpec:
@@ -138,7 +138,7 @@ def test_a_deployment_whose_demand_the_master_refuses_fails_at_once_naming_why()
 def test_the_store_keeps_apps_revisions_instances_and_deployments_across_opens(
     tmp_path: Path,
 ) -> None:
-    store = Store(tmp_path)
+    store = Store.sqlite(tmp_path)
     r1 = store.add_revision("web", spec().to_json(), 0, "create")
     r2 = store.add_revision("web", spec(instances=3).to_json(), 0, "scale 1 -> 3")
     store.set_framework_id("web", "M-F1")
@@ -149,7 +149,7 @@ def test_the_store_keeps_apps_revisions_instances_and_deployments_across_opens(
     store.put_deployment(DeploymentRecord("web", 2, "v1", "failed", "why", 3, 100.0, 101.0))
     store.close()
 
-    again = Store(tmp_path)
+    again = Store.sqlite(tmp_path)
     (app,) = again.apps()
     assert (app.id, app.framework_id, app.revision, app.deleting) == ("web", "M-F1", 2, False)
     assert [r.revision for r in again.revisions("web")] == [r1.revision, r2.revision] == [1, 2]
@@ -168,6 +168,54 @@ def test_the_store_keeps_apps_revisions_instances_and_deployments_across_opens(
     )
     again.delete_app("web")
     assert again.apps() == [] and again.instances("web") == [] and again.revisions("web") == []
+    again.close()
+    assert Store.sqlite(tmp_path).apps() == []
+
+
+def test_a_store_file_of_the_table_per_kind_layout_is_converted_once(tmp_path: Path) -> None:
+    """serving.db as the service wrote it before the records table: its apps come back."""
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "serving.db")
+    db.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('schema', '1');
+        CREATE TABLE apps (id TEXT PRIMARY KEY, framework_id TEXT, revision INTEGER,
+            deleting INTEGER, created_at REAL, updated_at REAL);
+        CREATE TABLE revisions (app_id TEXT, revision INTEGER, spec TEXT, restarts INTEGER,
+            change TEXT, created_at REAL);
+        CREATE TABLE instances (task_id TEXT PRIMARY KEY, app_id TEXT, version TEXT,
+            agent_id TEXT, placement TEXT, ports TEXT, launched_at REAL, state TEXT,
+            healthy INTEGER, ready INTEGER, kill_reason TEXT);
+        CREATE TABLE deployments (app_id TEXT PRIMARY KEY, revision INTEGER, version TEXT,
+            state TEXT, reason TEXT, failures INTEGER, started_at REAL, ended_at REAL);
+        """
+    )
+    body = '{"id": "web", "command": "./serve"}'
+    db.execute("INSERT INTO apps VALUES ('web', 'M-F1', 1, 0, 10.0, 11.0)")
+    db.execute("INSERT INTO revisions VALUES ('web', 1, ?, 0, 'create', 10.0)", (body,))
+    db.execute(
+        "INSERT INTO instances VALUES ('web-1', 'web', 'v1', 'a1', '{\"hostname\": \"h\"}', "
+        "'[31000]', 12.0, 'running', 1, NULL, '')"
+    )
+    db.execute("INSERT INTO deployments VALUES ('web', 1, 'v1', 'succeeded', '', 0, 10.0, 12.0)")
+    db.commit()
+    db.close()
+    for _ in range(2):  # converted on the first open; the second reads the records
+        store = Store.sqlite(tmp_path)
+        (app,) = store.apps()
+        assert (app.id, app.framework_id, app.revision) == ("web", "M-F1", 1)
+        assert store.revision("web", 1).spec == {"id": "web", "command": "./serve"}  # type: ignore[union-attr]
+        (inst,) = store.instances("web")
+        assert (inst.task_id, inst.where, inst.healthy, inst.ready) == (
+            "web-1",
+            {"hostname": "h"},
+            True,
+            None,
+        )
+        assert store.deployment("web").state == "succeeded"  # type: ignore[union-attr]
+        store.close()
 
 
 def test_the_lock_lets_one_process_act_and_names_the_holder(tmp_path: Path) -> None:
@@ -179,8 +227,8 @@ def test_the_lock_lets_one_process_act_and_names_the_holder(tmp_path: Path) -> N
                 f"""
                 import sys, time
                 from pathlib import Path
-                from corral.frameworks.serving.store_lock import StoreLock
-                StoreLock(Path({str(tmp_path)!r})).acquire()
+                from corral.frameworks.service.store_lock import StoreLock
+                StoreLock(Path({str(tmp_path)!r}), 'serving').acquire()
                 print("held", flush=True)
                 time.sleep(60)
                 """
@@ -191,7 +239,7 @@ def test_the_lock_lets_one_process_act_and_names_the_holder(tmp_path: Path) -> N
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        lock = StoreLock(tmp_path)
+        lock = StoreLock(tmp_path, "serving")
         with pytest.raises(StoreLocked, match=f"pid {holder.pid}"):
             lock.acquire()
         holder.kill()  # as kill -9: the kernel drops the lock

@@ -1,11 +1,11 @@
-"""One serving service per store: an exclusive ``flock`` on ``serving.lock`` in the state folder.
+"""One service per store: an exclusive ``flock`` on ``NAME.lock`` in the state folder.
 
-Two processes acting on the same apps would launch every instance twice and fight over each
-app's framework id, so the second one either stops at once (``StoreLocked``, naming the
-holder's pid) or, as a standby, waits until the holder is gone and then takes over. The kernel
-drops the lock when its holder dies however it dies (kill -9 included), so a stale lock file
-never blocks a restart. flock is local to one machine: a standby on another host needs the
-leader election that comes with HA.
+Two processes acting on the same records would act twice (the serving service: launch every
+instance twice and fight over each app's framework id), so the second one either stops at
+once (``StoreLocked``, naming the holder's pid) or, as a standby, waits until the holder is
+gone and then takes over. The kernel drops the lock when its holder dies however it dies
+(kill -9 included), so a stale lock file never blocks a restart. flock is local to one
+machine: standbys on other hosts elect their leader in ZooKeeper instead (``--zk``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import fcntl
 import os
 from pathlib import Path
 
-LOCK_FILE = "serving.lock"
 STANDBY_POLL_SECONDS = 1.0
 
 
@@ -25,8 +24,9 @@ class StoreLocked(Exception):
 
 
 class StoreLock:
-    def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / LOCK_FILE
+    def __init__(self, state_dir: Path, name: str) -> None:
+        self.name = name  # the service's name: its lock is NAME.lock
+        self.path = state_dir / f"{name}.lock"
         self._fd: int | None = None
 
     def holder(self) -> str:
@@ -51,7 +51,7 @@ class StoreLock:
     def acquire(self) -> None:
         if not self.try_acquire():
             raise StoreLocked(
-                f"another serving service (pid {self.holder()}) holds {self.path}; stop it, "
+                f"another {self.name} service (pid {self.holder()}) holds {self.path}; stop it, "
                 "or start this one with --standby to take over when it is gone"
             )
 
