@@ -25,6 +25,8 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           reservations: [inference]
           max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
+        jobs:                      # the job service (docs/jobs.md)
+          queues: [team-a]         # local queues it may submit jobs to
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
 grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
@@ -55,6 +57,7 @@ CLAIM_ATTRIBUTE: Final = "claim_attribute"  # object: key=value
 RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
+SUBMIT_JOB: Final = "submit_job"  # object: a job service queue (docs/jobs.md)
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
 IDENTITY: Final = "identity"
@@ -68,6 +71,7 @@ ACTIONS: Final = (
     RESERVE,
     CLAIM_RESOURCES,
     CALL,
+    SUBMIT_JOB,
     IDENTITY,
 )
 
@@ -82,6 +86,7 @@ PHRASES: Final = {
     RESERVE: "reserve resources for role {}",
     CLAIM_RESOURCES: "claim {}",
     CALL: "call {}",
+    SUBMIT_JOB: "submit jobs to queue {}",
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
@@ -147,6 +152,7 @@ class Grants:
     agent_caps: tuple[float, ...] | None = None
     agent_cap_rules: tuple[str, ...] = ()
     endpoints: set[str] = field(default_factory=set)
+    job_queues: set[str] = field(default_factory=set)
 
     @property
     def capped(self) -> bool:
@@ -177,6 +183,7 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
             if a.caps is not None:
                 g.agent_cap_rules = (*g.agent_cap_rules, r.name)
         g.endpoints.update(r.operator)
+        g.job_queues.update(r.job_queues)
     return g
 
 
@@ -246,6 +253,8 @@ class Acl:
             ok = g.agent and _granted(g.reservations, obj)
         elif action == REGISTER_AGENT:
             ok = g.agent
+        elif action == SUBMIT_JOB:
+            ok = _granted(g.job_queues, obj)
         else:
             raise ValueError(f"decide() does not take action {action!r}; see its docstring")
         return None if ok else self._deny(p, action, obj, "", "")
@@ -350,12 +359,14 @@ BUILTIN: Final = {
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
             "operator": [ANY],
+            "jobs": {"queues": [ANY]},
         },
         {
             "name": "builtin-frameworks",
             "cert_roles": ["framework"],
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "operator": [READ],
+            "jobs": {"queues": [ANY]},
         },
         {
             "name": "builtin-agents",

@@ -113,6 +113,8 @@ class Rule:
     frameworks: FrameworkGrant | None = None
     agents: AgentGrant | None = None
     operator: tuple[str, ...] = ()
+    # The job service's queues (docs/jobs.md) the principal may submit jobs to.
+    job_queues: tuple[str, ...] = ()
 
     def matches(self, name: str, roles: frozenset[str]) -> bool:
         """Whether the rule is for a principal of this name and certificate roles."""
@@ -123,7 +125,8 @@ class Rule:
         return not self.cert_roles or bool(roles.intersection(self.cert_roles))
 
 
-_RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator"}
+_RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator", "jobs"}
+_JOBS_KEYS = {"queues"}
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
 _AGENT_KEYS = {"attributes", "reservations", "max_resources"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -176,6 +179,10 @@ def parse_rule(data: Any, i: int) -> Rule:
             reservations=_strings(a.get("reservations", []), f"{where}.agents.reservations"),
             caps=_caps(a.get("max_resources"), f"{where}.agents.max_resources"),
         )
+    job_queues: tuple[str, ...] = ()
+    if "jobs" in data:
+        j = _section(data["jobs"], _JOBS_KEYS, f"{where}.jobs")
+        job_queues = _strings(j.get("queues", []), f"{where}.jobs.queues")
     return Rule(
         name=name,
         principals=principals,
@@ -183,4 +190,5 @@ def parse_rule(data: Any, i: int) -> Rule:
         frameworks=frameworks,
         agents=agents,
         operator=_strings(data.get("operator", []), f"{where}.operator"),
+        job_queues=job_queues,
     )
