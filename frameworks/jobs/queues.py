@@ -46,6 +46,8 @@ UNITS = {"cpus": "cpus", "mem": "MiB mem", "disk": "MiB disk", "gpus": "gpus"}
 Vector = tuple[float, float, float, float]
 ZERO: Vector = (0.0, 0.0, 0.0, 0.0)
 DEFAULT_FLAVOR = "default"
+# The master's built-in priority classes (corral/priority.py), by value.
+DEFAULT_PRIORITIES = {"system": 2_000_000_000, "serving": 1000, "default": 0, "batch": -100}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
@@ -135,6 +137,12 @@ class QueueConfig:
     cluster_queues: dict[str, ClusterQueue]
     local_queues: dict[str, LocalQueue]
     cohorts: dict[str, tuple[str, ...]] = field(default_factory=dict)  # cohort -> its queues
+    # A job's order in its queue: its priority class's value (the master's defaults unless
+    # the configuration names others, as Kueue's WorkloadPriorityClass stands apart).
+    priority_classes: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRIORITIES))
+
+    def priority(self, priority_class: str) -> int | None:
+        return self.priority_classes.get(priority_class or "default")
 
     def cluster_queue_of(self, local_queue: str) -> ClusterQueue | None:
         lq = self.local_queues.get(local_queue)
@@ -148,7 +156,21 @@ class QueueConfig:
     def from_json(cls, data: Any) -> QueueConfig:
         if not isinstance(data, Mapping):
             raise QueueConfigError("the queue configuration must be a mapping")
-        _known(data, {"flavors", "cluster_queues", "local_queues"}, "the queue configuration")
+        _known(
+            data,
+            {"flavors", "cluster_queues", "local_queues", "priority_classes"},
+            "the queue configuration",
+        )
+        priorities = dict(DEFAULT_PRIORITIES)
+        raw_pc = data.get("priority_classes", {})
+        if not isinstance(raw_pc, Mapping):
+            raise QueueConfigError("priority_classes must map class names to values")
+        for pc, value in raw_pc.items():
+            if isinstance(value, bool) or not isinstance(value, int) or abs(value) > 2_000_000_000:
+                raise QueueConfigError(
+                    f"priority_classes.{pc}: must be a whole number within +-2e9, got {value!r}"
+                )
+            priorities[_name(pc, "priority_classes")] = value
         flavors = _flavors(data.get("flavors"))
         raw_cqs = data.get("cluster_queues", [])
         if not isinstance(raw_cqs, list):
@@ -180,7 +202,7 @@ class QueueConfig:
         for cq in cqs.values():
             if cq.cohort:
                 cohorts.setdefault(cq.cohort, []).append(cq.name)
-        return cls(flavors, cqs, locals_, {k: tuple(v) for k, v in cohorts.items()})
+        return cls(flavors, cqs, locals_, {k: tuple(v) for k, v in cohorts.items()}, priorities)
 
     def to_json(self) -> dict[str, Any]:
         """The configuration as written (defaults spelled out): what ``GET /v1/queues`` shows."""
@@ -217,6 +239,7 @@ class QueueConfig:
                 {"name": lq.name, "cluster_queue": lq.cluster_queue}
                 for lq in self.local_queues.values()
             ],
+            "priority_classes": dict(self.priority_classes),
         }
 
 
