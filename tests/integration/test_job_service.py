@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from corral.frameworks import sdk
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
-from tests.integration.job_service import JobsProcess
+from tests.integration.corral_cli import corral
+from tests.integration.job_service import JobsProcess, until_async
 
 pytestmark = pytest.mark.e2e
 
@@ -129,3 +131,228 @@ async def _text(s: JobsProcess, path: str) -> str:
 
     async with local_session() as session, session.get(s.url + path) as response:
         return await response.text()
+
+
+async def test_a_gang_is_admitted_only_whole_and_strict_against_best_effort_fifo(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    s = await start(
+        tmp_path,
+        cluster,
+        {
+            "cluster_queues": [
+                queue("gangs", 3),
+                queue("strict", 2, strategy="StrictFIFO"),
+                queue("best", 2, strategy="BestEffortFIFO"),
+            ]
+        },
+    ).wait_ready()
+    gang = {"workers": 4, "steps": 1, "cpus": 1, "mem": 32, "command": "exec sleep 120"}
+    try:
+        # 4 workers of 1 cpu in a queue of 3: nothing of it is admitted, and it says why.
+        await s.ok("POST", "/v1/jobs", {"name": "big-gang", "queue": "gangs", **gang})
+        await s.ok("POST", "/v1/jobs", {"name": "pair", "queue": "gangs", **gang, "workers": 2})
+        pair = await s.wait_phase("pair", "Admitted")
+        await until_async(
+            lambda: _live_count(cluster, pair["framework_id"], 2), 30, "both workers live", s.logs
+        )
+        big = await s.job("big-gang")
+        assert big["phase"] == "Pending" and big["framework_id"] == ""
+        assert big["reason"] == "queue gangs needs 4 cpus, 1 free nominal", big
+        assert len(await live_by_framework(cluster)) == 1  # no framework of the big gang
+
+        # StrictFIFO: a head that does not fit holds back the small job behind it;
+        # BestEffortFIFO lets the small one by.
+        for q in ("strict", "best"):
+            await s.ok("POST", "/v1/jobs", batch(f"{q}-running", q, 1, "exec sleep 120"))
+            await s.wait_phase(f"{q}-running", "Admitted")
+            await s.ok("POST", "/v1/jobs", batch(f"{q}-big", q, 2, "exec sleep 120"))
+            await s.ok("POST", "/v1/jobs", batch(f"{q}-small", q, 1, "exec sleep 120"))
+        await s.wait_phase("best-small", "Admitted")
+        strict_small = await s.job("strict-small")
+        assert strict_small["phase"] == "Pending" and strict_small["position"] == 1
+        assert strict_small["reason"] == (
+            "queue strict is StrictFIFO and 1 job wait ahead of it (head: strict-big)"
+        )
+        assert (await s.job("best-big"))["phase"] == "Pending"
+        listed = s.corral("list", "--queue", "strict")
+        assert listed.returncode == 0, listed.stderr
+        assert [line.split()[0] for line in listed.stdout.splitlines()[1:]] == [
+            "strict-running",
+            "strict-big",
+            "strict-small",
+        ]
+    finally:
+        s.stop()
+
+
+async def _live_count(cluster: LocalCluster, framework_id: str, n: int) -> bool:
+    return (await live_by_framework(cluster)).get(framework_id, 0) == n
+
+
+async def test_kill_9_and_restart_keeps_the_running_job_and_the_queue_order(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # Each task appends its id to a file of its stage and index: a task run twice leaves two
+    # lines. Stage 1 holds long enough for the service to die and come back under it.
+    mark = f"echo $CORRAL_TASK_ID >> {marks}/$CORRAL_STAGE-$CORRAL_TASK_INDEX"
+    job = {
+        "name": "etl",
+        "queue": "q",
+        "stages": [
+            {"name": "map", "tasks": 2, "cpus": 1, "mem": 32, "command": f"{mark}; sleep 6"},
+            {"name": "reduce", "tasks": 1, "cpus": 1, "mem": 32, "command": mark},
+        ],
+    }
+    config = {"cluster_queues": [queue("q", 2)]}
+    s = await start(tmp_path, cluster, config).wait_ready()
+    try:
+        await s.ok("POST", "/v1/jobs", job)
+        for name in ("second", "third"):
+            await s.ok("POST", "/v1/jobs", batch(name, "q", 2, "true"))
+        before = await s.wait_phase("etl", "Admitted")
+        await until_async(
+            lambda: _live_count(cluster, before["framework_id"], 2), 30, "map's tasks", s.logs
+        )
+        assert [(await s.job(n))["position"] for n in ("second", "third")] == [0, 1]
+        s.kill9()
+        # Nothing of the job stopped with the service.
+        assert (await live_by_framework(cluster)).get(before["framework_id"]) == 2
+    finally:
+        s.stop()
+    s = await start(tmp_path, cluster, config).wait_ready()
+    try:
+        again = await s.job("etl")
+        assert again["framework_id"] == before["framework_id"]
+        assert again["phase"] in ("Admitted", "QuotaReserved", "Succeeded")
+        assert [(await s.job(n))["position"] for n in ("second", "third")] in ([0, 1], [None, 0])
+        done = await s.wait_phase("etl", "Succeeded", timeout=90)
+        assert done["progress"]["succeeded"] == 3 and done["progress"]["attempts"] == 3, done
+        for name in ("map-0", "map-1", "reduce-0"):
+            lines = (marks / name).read_text().split()
+            assert len(lines) == 1, f"{name} ran {len(lines)} times: {lines}"
+        # The queue goes on in its order.
+        await s.wait_phase("second", "Succeeded", timeout=60)
+        await s.wait_phase("third", "Succeeded", timeout=60)
+        hist = (await s.ok("GET", "/v1/jobs/second/history"))["history"]
+        third = (await s.ok("GET", "/v1/jobs/third/history"))["history"]
+        admitted = [h["at"] for h in hist if h["kind"] == "QuotaReserved"]
+        assert admitted[0] < next(h["at"] for h in third if h["kind"] == "QuotaReserved")
+    finally:
+        s.stop()
+
+
+async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(
+    tmp_path: Path, cluster: LocalCluster
+) -> None:
+    # A tenant of its own: bob, a framework certificate from the cluster's CA, granted queue
+    # team-b and class batch in the ACL file the service reads (the master's format).
+    bob = tmp_path / "bob"
+    issued = corral(
+        *("certs", "issue", "bob", "--role", "framework"),
+        *("--dir", str(sdk_tls.home() / "ca"), "--out", str(bob)),
+    )
+    assert issued.returncode == 0, issued.stderr
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(
+        json.dumps(
+            {
+                "version": "jobs-1",
+                "rules": [
+                    {
+                        "name": "ops",
+                        "cert_roles": ["operator"],
+                        "jobs": {"queues": ["*"]},
+                        "frameworks": {"priority_classes": ["*"]},
+                    },
+                    {
+                        "name": "team-b",
+                        "principals": ["bob"],
+                        "jobs": {"queues": ["team-b"]},
+                        "frameworks": {"priority_classes": ["batch"]},
+                    },
+                ],
+            }
+        )
+    )
+    s = await start(
+        tmp_path,
+        cluster,
+        {"cluster_queues": [queue("team-a", 8), queue("team-b", 8)]},
+        "--acls",
+        str(acls),
+    ).wait_ready()
+    try:
+        # Cancel a running job: its framework and tasks leave the master.
+        await s.ok("POST", "/v1/jobs", batch("long", "team-a", 2, "exec sleep 120"))
+        long = await s.wait_phase("long", "Admitted")
+        await until_async(
+            lambda: _live_count(cluster, long["framework_id"], 2), 30, "its tasks", s.logs
+        )
+        done = s.corral("cancel", "long")
+        assert done.returncode == 0, done.stderr
+        await s.wait_phase("long", "Cancelled")
+        await until_async(
+            lambda: _live_count(cluster, long["framework_id"], 0), 30, "its tasks gone", s.logs
+        )
+        # Cancel a suspended one, and resume another in its old place.
+        await s.ok("POST", "/v1/jobs", batch("later", "team-a", 1, "true", suspend=True))
+        assert (await s.job("later"))["phase"] == "Suspended"
+        assert s.corral("cancel", "later").returncode == 0
+        assert (await s.job("later"))["phase"] == "Cancelled"
+        again = s.corral("cancel", "later")
+        assert again.returncode == 2 and "job later has ended (Cancelled)" in again.stderr
+
+        # bob may submit to team-b, not to team-a; the refusal names the rule, as the master's.
+        job_file = tmp_path / "bob-job.json"
+        job_file.write_text(json.dumps(batch("bobs", "team-a", 1, "true")))
+        as_bob = ("--tls-dir", str(bob))
+        refused = s.corral("submit", "-f", str(job_file), *as_bob)
+        assert refused.returncode == 1
+        assert refused.stderr.strip() == (
+            "corral job: principal bob may not submit jobs to queue team-a: no rule grants it "
+            "(deny by default) (ACL jobs-1)"
+        )
+        job_file.write_text(json.dumps(batch("bobs", "team-b", 1, "true")))
+        ok = s.corral("submit", "-f", str(job_file), *as_bob)
+        assert ok.returncode == 0, ok.stderr
+        assert ok.stdout.startswith("job bobs submitted in queue team-b")
+        # A class bob is not granted, even in his queue.
+        job_file.write_text(
+            json.dumps(batch("bobs2", "team-b", 1, "true", priority_class="serving"))
+        )
+        refused = s.corral("submit", "-f", str(job_file), *as_bob)
+        assert "principal bob may not use priority class serving" in refused.stderr
+        # bob sees his own jobs only; another's is not there for him.
+        listed = s.corral("list", "-o", "json", *as_bob)
+        assert [j["name"] for j in json.loads(listed.stdout)] == ["bobs"]
+        hidden = s.corral("get", "long", *as_bob)
+        assert hidden.returncode == 1 and "no job 'long'" in hidden.stderr
+
+        # Bad job files: one line each, exit 2, nothing queued.
+        bad = tmp_path / "bad.json"
+        cases = {
+            "{not json": "bad.json: not JSON",
+            json.dumps(["a list"]): "the job must be an object, got list",
+            json.dumps({**batch("x", "team-a", 1, "true"), "colour": "red"}): (
+                "unknown job keys: ['colour']"
+            ),
+            json.dumps(batch("x", "nowhere", 1, "true")): (
+                "queue: no queue 'nowhere' (queues: team-a, team-b)"
+            ),
+            json.dumps({"name": "x", "workers": 2}): "steps: required for a gang",
+            json.dumps({**batch("x", "team-a", 1, "true"), "schedule": "every day"}): (
+                "not a cron expression: 'every day'"
+            ),
+        }
+        for text, message in cases.items():
+            bad.write_text(text)
+            got = s.corral("submit", "-f", str(bad))
+            assert got.returncode == 2, (text, got.stdout, got.stderr)
+            assert len(got.stderr.strip().splitlines()) == 1, got.stderr
+            assert message in got.stderr, (message, got.stderr)
+        assert "x" not in [j["name"] for j in (await s.ok("GET", "/v1/jobs"))["jobs"]]
+    finally:
+        s.stop()
