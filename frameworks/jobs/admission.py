@@ -59,9 +59,6 @@ from corral.frameworks.jobs.queues import (
     WithinQueuePolicy,
 )
 
-# How many failed requests per queue and pass are remembered to pass over bigger ones at once.
-_FAILED_MEMORY = 8
-
 
 class State(StrEnum):
     PENDING = "Pending"
@@ -138,6 +135,12 @@ class Admission:
         self.ledger = Ledger(config)
         self.workloads: dict[str, Workload] = {}
         self.pending: dict[str, list[Workload]] = {q: [] for q in config.cluster_queues}
+        # Admitted and evicting workloads per queue (what holds its quota).
+        self.admitted: dict[str, dict[str, Workload]] = {q: {} for q in config.cluster_queues}
+        self._dirty: set[str] = set(config.cluster_queues)  # queues to look at next cycle
+        # Per queue, no pending job asks for less than this of any resource (a bound kept
+        # while jobs come, reset when the queue empties): when it does not fit, none does.
+        self._smallest: dict[str, Vector] = {q: _NOTHING for q in config.cluster_queues}
         self._seq = 0
         self._fresh: set[str] = set()
 
@@ -167,6 +170,7 @@ class Admission:
         w = Workload(name, cluster_queue, priority, submitted, seq, request, flavors)
         self.workloads[name] = w
         self._enqueue(w)
+        self._touch(cluster_queue)
         return w
 
     def restore_admitted(
@@ -188,6 +192,7 @@ class Admission:
         if self.config.cluster_queues[cluster_queue].quotas(flavor) is None:
             raise AdmissionError(f"workload {name!r}: queue {cluster_queue} has no flavor {flavor}")
         self.ledger.charge(cluster_queue, flavor, request)
+        self.admitted[cluster_queue][name] = w
         w.state = State.EVICTING if evicting else State.ADMITTED
         w.flavor, w.admitted_at, w.reason = flavor, admitted_at, reason
         w.borrowing = self.ledger.borrowing(cluster_queue, flavor, request)
@@ -203,6 +208,8 @@ class Admission:
             self._dequeue(w)
         else:
             self.ledger.charge(w.cluster_queue, w.flavor, w.request, -1.0)
+            del self.admitted[w.cluster_queue][name]
+            self._touch(w.cluster_queue, cohort=True)
 
     def evicted(self, name: str) -> None:
         """A preempted workload's tasks have all ended: its quota is released and it goes
@@ -211,6 +218,8 @@ class Admission:
         if w is None or w.state is not State.EVICTING:
             return
         self.ledger.charge(w.cluster_queue, w.flavor, w.request, -1.0)
+        del self.admitted[w.cluster_queue][name]
+        self._touch(w.cluster_queue, cohort=True)
         w.state, w.flavor, w.admitted_at, w.borrowing = State.PENDING, "", None, False
         w.last_eviction, w.reason = w.reason.removeprefix("preempted: "), ""
         self._enqueue(w)
@@ -225,76 +234,126 @@ class Admission:
     # -- the cycle ------------------------------------------------------------------------
 
     def cycle(self, now: float) -> CycleResult:
+        """One admission cycle (rules 3-6). Only queues where something changed since they
+        were last looked at are looked at again (a job submitted to them, quota released in
+        their cohort, a cohort member that started borrowing): otherwise nothing of theirs can
+        fit now that did not fit then, as Kueue parks inadmissible workloads."""
         result = CycleResult()
         self._fresh = set()  # admitted in this cycle
+        todo, self._dirty = self._dirty, set()
         leftover: dict[str, list[Workload]] = {}
-        blocked: set[str] = set()  # StrictFIFO queues whose head waits
         # Pass 1: each queue's own free nominal quota, queue by queue.
-        for name, queue in self.pending.items():
+        for name in sorted(todo):
+            queue = self.pending[name]
             if not queue:
                 continue
             cq = self.config.cluster_queues[name]
             strict = cq.strategy is QueueingStrategy.STRICT_FIFO
-            failed: list[_Failed] = []
+            smallest = self._smallest[name]
             rest: list[Workload] = []
-            for i, w in enumerate(queue):
+            if not self._room_for(cq, smallest, nominal_only=True):
+                rest = queue  # not even its smallest job fits: nothing does
+            for i, w in enumerate(queue if rest is not queue else ()):
                 result.considered += 1
-                if _dominated(w, failed):
-                    rest.append(w)
-                    continue
                 flavor = self._first_fit(cq, w, nominal_only=True)
                 if flavor is None:
                     if strict:
                         rest.extend(queue[i:])
                         break
                     rest.append(w)
-                    if len(failed) < _FAILED_MEMORY:
-                        failed.append((w.request, w.flavors))
                     continue
                 self._admit(w, flavor, now, result)
+                if not self._room_for(cq, smallest, nominal_only=True):
+                    rest.extend(queue[i + 1 :])
+                    break
             self.pending[name] = rest
             if rest:
                 leftover[name] = rest
-        # Pass 2: borrowing, then preemption, across queues in priority and submission order.
-        # One preemption attempt per queue and cycle: its first workload that fits nowhere.
+        # Pass 2, per cohort: borrowing across its queues in priority and submission order
+        # while its pool has room, then one preemption attempt per queue.
+        by_group: dict[str, dict[str, list[Workload]]] = {}
+        for name, rest in leftover.items():
+            cohort = self.config.cluster_queues[name].cohort
+            by_group.setdefault(cohort or f"queue:{name}", {})[name] = rest
+        for group, queues in by_group.items():
+            if group.startswith("queue:") or not self._pool_has_room(group):
+                for name, rest in queues.items():
+                    cq = self.config.cluster_queues[name]
+                    self._try_preempt(cq, rest[0], result, now)
+                    if cq.strategy is QueueingStrategy.STRICT_FIFO:
+                        continue
+                    for w in rest[1:]:
+                        w.reason = ""  # explain() says why from the ledger as it is then
+                continue
+            self._borrow(queues, result, now)
+        return result
+
+    def _pool_has_room(self, cohort: str) -> bool:
+        for (c, _flavor), total in self.ledger.pool_total.items():
+            if c != cohort:
+                continue
+            used = self.ledger.pool_used[(c, _flavor)]
+            if any(total[r] - used[r] > EPSILON for r in range(len(RESOURCES))):
+                return True
+        return False
+
+    def _borrow(self, queues: dict[str, list[Workload]], result: CycleResult, now: float) -> None:
+        """The cohort's queues' leftovers merged in priority and submission order; a queue
+        drops out of the merge once not even its smallest job could borrow, or (StrictFIFO)
+        its head does not fit. Each queue's first workload that fits nowhere may preempt."""
         tried: set[str] = set()
-        failed_by_queue: dict[str, list[_Failed]] = {}
         admitted: set[str] = set()
-        for w in _merged(leftover):
-            q = w.cluster_queue
-            if q in blocked:
-                continue
-            cq = self.config.cluster_queues[q]
-            failed = failed_by_queue.setdefault(q, [])
-            if q in tried and _dominated(w, failed):
-                w.reason = ""  # explain() says why from the ledger as it is then
-                continue
+        heap = [(rest[0].key, name, 0) for name, rest in queues.items()]
+        heapq.heapify(heap)
+        while heap:
+            _, name, i = heapq.heappop(heap)
+            rest = queues[name]
+            w = rest[i]
+            cq = self.config.cluster_queues[name]
+            more = i + 1 < len(rest)
+            if not self._room_for(cq, self._smallest[name], nominal_only=False):
+                if name not in tried:
+                    tried.add(name)
+                    self._try_preempt(cq, w, result, now)
+                continue  # nothing more of this queue fits this cycle
+            result.considered += 1
             flavor = self._first_fit(cq, w, nominal_only=False)
             if flavor is not None:
                 self._admit(w, flavor, now, result)
                 admitted.add(w.name)
-                continue
-            if q not in tried:
-                tried.add(q)
-                self._try_preempt(cq, w, result, now)
             else:
-                w.reason = ""
-            if cq.strategy is QueueingStrategy.STRICT_FIFO:
-                blocked.add(q)
-            if len(failed) < _FAILED_MEMORY:
-                failed.append((w.request, w.flavors))
+                if name not in tried:
+                    tried.add(name)
+                    self._try_preempt(cq, w, result, now)
+                else:
+                    w.reason = ""  # explain() says why from the ledger as it is then
+                if cq.strategy is QueueingStrategy.STRICT_FIFO:
+                    continue
+            if more:
+                heapq.heappush(heap, (rest[i + 1].key, name, i + 1))
         if admitted:
-            for name, rest in leftover.items():
+            for name, rest in queues.items():
                 self.pending[name] = [w for w in rest if w.name not in admitted]
-        return result
+
+    def _room_for(self, cq: ClusterQueue, request: Vector, nominal_only: bool) -> bool:
+        """Whether ``request`` fits in some flavor of the queue."""
+        return any(self.ledger.fits(cq.name, fq.flavor, request, nominal_only) for fq in cq.flavors)
 
     def _admit(self, w: Workload, flavor: str, now: float, result: CycleResult) -> None:
         self.ledger.charge(w.cluster_queue, flavor, w.request)
         w.state, w.flavor, w.admitted_at = State.ADMITTED, flavor, now
         w.borrowing = self.ledger.borrowing(w.cluster_queue, flavor, w.request)
         w.reason, w.preempted_by = "", ""
+        self.admitted[w.cluster_queue][w.name] = w
         result.admitted.append(Admit(w.name, w.cluster_queue, flavor, w.borrowing))
         self._fresh.add(w.name)
+        if w.borrowing:  # new reclaim candidates for the cohort's other queues
+            self._touch(w.cluster_queue, cohort=True)
+
+    def _touch(self, queue: str, cohort: bool = False) -> None:
+        """Look at ``queue`` (and with ``cohort``, every queue of its cohort) next cycle."""
+        cq = self.config.cluster_queues[queue]
+        self._dirty.update(self.config.members(cq) if cohort else (queue,))
 
     def _flavors(self, cq: ClusterQueue, w: Workload) -> Iterator[str]:
         for fq in cq.flavors:
@@ -302,9 +361,12 @@ class Admission:
                 yield fq.flavor
 
     def _first_fit(self, cq: ClusterQueue, w: Workload, nominal_only: bool) -> str | None:
-        for flavor in self._flavors(cq, w):
-            if self.ledger.fits(cq.name, flavor, w.request, nominal_only):
-                return flavor
+        fits, allowed = self.ledger.fits, w.flavors
+        for fq in cq.flavors:
+            if (allowed is None or fq.flavor in allowed) and fits(
+                cq.name, fq.flavor, w.request, nominal_only
+            ):
+                return fq.flavor
         return None
 
     # -- preemption -----------------------------------------------------------------------
@@ -318,10 +380,9 @@ class Admission:
             without_evicting = self.ledger.copy()
             evicting = [
                 v
-                for v in self.workloads.values()
-                if v.state is State.EVICTING
-                and v.flavor == flavor
-                and v.cluster_queue in self.config.members(cq)
+                for m in self.config.members(cq)
+                for v in self.admitted[m].values()
+                if v.state is State.EVICTING and v.flavor == flavor
             ]
             for v in evicting:
                 without_evicting.charge(v.cluster_queue, flavor, v.request, -1.0)
@@ -338,9 +399,10 @@ class Admission:
                     reason = self._preempt_reason(cq, w, v)
                     v.state, v.reason, v.preempted_by = State.EVICTING, reason, w.name
                     result.preempted.append(Preempt(v.name, w.name, reason))
+                names = ", ".join(sorted(v.name for v in victims)[:3])
                 w.reason = (
-                    f"preempting {len(victims)} job{'s' if len(victims) > 1 else ''} "
-                    f"({', '.join(v.name for v in victims[:3])}) to make room in flavor {flavor}"
+                    f"waiting for {len(victims)} preempted job{'s' if len(victims) > 1 else ''}"
+                    f" to end ({names}) in flavor {flavor}"
                 )
                 return [v.name for v in victims]
         w.reason = ""
@@ -353,7 +415,7 @@ class Admission:
         reclaim_ok = cq.reclaim_within_cohort is not ReclaimPolicy.NEVER
         within_ok = cq.within_cluster_queue is WithinQueuePolicy.LOWER_PRIORITY
         candidates: list[Workload] = []
-        for v in self.workloads.values():
+        for v in (v for m in members for v in self.admitted[m].values()):
             if v.state is not State.ADMITTED or v.flavor != flavor or v.name in self._fresh:
                 continue  # (one admitted this very cycle is not undone in it)
             if v.cluster_queue == cq.name:
@@ -531,6 +593,13 @@ class Admission:
                 assert self.workloads.get(w.name) is w, f"{w.name} queued but unknown"
                 queued[w.name] -= 1
         assert all(v == 0 for v in queued.values()), f"pending workloads not queued once: {queued}"
+        for qname, held in self.admitted.items():
+            for name, w in held.items():
+                assert self.workloads.get(name) is w and w.cluster_queue == qname, name
+                assert w.state is not State.PENDING, name
+        assert sum(len(h) for h in self.admitted.values()) == sum(
+            w.state is not State.PENDING for w in self.workloads.values()
+        ), "admitted index out of step"
         for key, used in self.ledger.usage.items():
             for r in range(len(RESOURCES)):
                 assert abs(used[r] - expected[key][r]) < 1e-6, (key, used, expected[key])
@@ -554,7 +623,18 @@ class Admission:
     # -- helpers --------------------------------------------------------------------------
 
     def _enqueue(self, w: Workload) -> None:
-        bisect.insort(self.pending[w.cluster_queue], w, key=lambda x: x.key)
+        queue = self.pending[w.cluster_queue]
+        if not queue:
+            self._smallest[w.cluster_queue] = w.request
+        else:
+            least = self._smallest[w.cluster_queue]
+            self._smallest[w.cluster_queue] = (
+                min(least[0], w.request[0]),
+                min(least[1], w.request[1]),
+                min(least[2], w.request[2]),
+                min(least[3], w.request[3]),
+            )
+        bisect.insort(queue, w, key=lambda x: x.key)
 
     def _dequeue(self, w: Workload) -> None:
         queue = self.pending[w.cluster_queue]
@@ -565,21 +645,7 @@ class Admission:
             queue.remove(w)
 
 
-_Failed = tuple[Vector, tuple[str, ...] | None]
-
-
-def _dominated(w: Workload, failed: list[_Failed]) -> bool:
-    """``w`` needs at least as much of everything as a workload of the same flavors that did
-    not fit (usage only grows within a pass, so it cannot fit either)."""
-    request = w.request
-    return any(
-        flavors == w.flavors and all(request[r] >= f[r] for r in range(len(RESOURCES)))
-        for f, flavors in failed
-    )
-
-
-def _merged(queues: dict[str, list[Workload]]) -> Iterator[Workload]:
-    return heapq.merge(*queues.values(), key=lambda w: w.key)
+_NOTHING: Vector = (math.inf, math.inf, math.inf, math.inf)
 
 
 def _amount(value: float) -> str:

@@ -62,9 +62,13 @@ class Ledger:
                     if q is not UNCOUNTED:
                         total[r] += q.lendable
 
+        # (queue, flavor) -> (free nominal, available): valid until the next charge
+        self._rooms: dict[tuple[str, str], tuple[Vector, Vector]] = {}
+
     def copy(self) -> Ledger:
         other = Ledger.__new__(Ledger)
         other.config = self.config
+        other._rooms = {}
         other.usage = {k: list(v) for k, v in self.usage.items()}
         other.pool_total = self.pool_total
         other.pool_used = {k: list(v) for k, v in self.pool_used.items()}
@@ -72,6 +76,7 @@ class Ledger:
 
     def charge(self, queue: str, flavor: str, request: Vector, sign: float = 1.0) -> None:
         """Add (``sign`` 1) or return (-1) ``request`` to the queue's use of ``flavor``."""
+        self._rooms.clear()  # a charge may change any queue's room in the cohort
         cq = self.config.cluster_queues[queue]
         quotas = cq.quotas(flavor)
         assert quotas is not None, f"queue {queue} has no flavor {flavor}"
@@ -92,6 +97,14 @@ class Ledger:
                 pool[r] += max(0.0, after - g) - max(0.0, before - g)
 
     def room(self, queue: str, flavor: str) -> Room:
+        free, avail = self._room(queue, flavor)
+        return Room(free, avail)
+
+    def _room(self, queue: str, flavor: str) -> tuple[Vector, Vector]:
+        key = (queue, flavor)
+        cached = self._rooms.get(key)
+        if cached is not None:
+            return cached
         cq = self.config.cluster_queues[queue]
         quotas = cq.quotas(flavor)
         assert quotas is not None
@@ -118,12 +131,19 @@ class Ledger:
                 )
             free.append(min(own, a))
             avail.append(a)
-        return Room(tuple(free), tuple(avail))  # type: ignore[arg-type]
+        found = (tuple(free), tuple(avail))
+        self._rooms[key] = found  # type: ignore[assignment]
+        return found  # type: ignore[return-value]
 
     def fits(self, queue: str, flavor: str, request: Vector, nominal_only: bool = False) -> bool:
-        room = self.room(queue, flavor)
-        limit = room.free_nominal if nominal_only else room.available
-        return all(request[r] <= limit[r] + EPSILON for r in _R)
+        free, avail = self._rooms.get((queue, flavor)) or self._room(queue, flavor)
+        limit = free if nominal_only else avail
+        return (
+            request[0] <= limit[0] + EPSILON
+            and request[1] <= limit[1] + EPSILON
+            and request[2] <= limit[2] + EPSILON
+            and request[3] <= limit[3] + EPSILON
+        )
 
     def borrowing(self, queue: str, flavor: str, resources: Vector | None = None) -> bool:
         """Whether the queue uses more than its nominal quota of ``flavor`` (of the resources

@@ -292,8 +292,8 @@ class JobService:
         schedule = cron.Schedule.from_json(p["spec"]["schedule"])
         finished = [
             cron.FinishedRun(r["name"], r["phase"] == SUCCEEDED, r.get("ended_at") or 0.0)
-            for r in self.store.jobs()
-            if r.get("parent") == parent and r["phase"] in ENDED
+            for r in self.store.runs_of(parent)
+            if r["phase"] in ENDED
         ]
         for old in cron.prune(schedule, finished):
             self.store.delete_job(old)
@@ -301,12 +301,13 @@ class JobService:
     # -- periodic jobs --------------------------------------------------------------------
 
     def _periodic(self, now: float) -> None:
-        for rec in self.store.jobs():
-            if rec["phase"] != SCHEDULED:
+        for name in sorted(self.store.periodic):
+            rec = self.store.job(name)
+            if rec is None or rec["phase"] != SCHEDULED:
                 continue
             job = JobFile.from_json(rec["spec"])
             assert job.schedule is not None
-            runs = [r for r in self.store.jobs() if r.get("parent") == rec["name"]]
+            runs = self.store.runs_of(rec["name"])
             active = [
                 r["name"] for r in runs if r["phase"] not in ENDED and r["phase"] != SUSPENDED
             ]
@@ -554,9 +555,7 @@ class JobService:
             if rec["spec"].get("schedule"):
                 out["schedule"] = rec["spec"]["schedule"]
                 out["last_schedule"] = rec.get("last_schedule")
-                out["runs"] = sorted(
-                    r["name"] for r in self.store.jobs() if r.get("parent") == name
-                )
+                out["runs"] = sorted(r["name"] for r in self.store.runs_of(name))
         return out
 
     def _tasks(self, rec: dict[str, Any], runner: JobRunner | None) -> list[dict[str, Any]]:

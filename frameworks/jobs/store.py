@@ -38,6 +38,11 @@ class JobStore:
         self._tasks: dict[str, set[str]] = {}
         for key in records.all(TASK):
             self._tasks.setdefault(key.rsplit("/", 2)[0], set()).add(key)
+        # Periodic jobs, and the runs each has made (the service's step looks at these only).
+        self.periodic: set[str] = set()
+        self._runs: dict[str, set[str]] = {}
+        for rec in records.all(JOB).values():
+            self._index(rec)
         meta = records.get(META, "seq")
         self.seq = int(meta["next"]) if meta else 0
         self._event_seq = int(meta.get("events", 0)) if meta else 0
@@ -59,6 +64,18 @@ class JobStore:
             self._meta(),
             self._history_ops(record["name"], *note),
         )
+        self._index(record)
+
+    def _index(self, rec: Record) -> None:
+        if rec.get("spec", {}).get("schedule"):
+            self.periodic.add(rec["name"])
+        if rec.get("parent"):
+            self._runs.setdefault(rec["parent"], set()).add(rec["name"])
+
+    def runs_of(self, parent: str) -> list[Record]:
+        """The runs a periodic job has made that are still kept."""
+        found = (self.records.get(JOB, n) for n in sorted(self._runs.get(parent, ())))
+        return [r for r in found if r is not None]
 
     def set_fields(self, name: str, note: tuple[str, str] | None = None, **fields: Any) -> None:
         rec = self.records.get(JOB, name)
@@ -73,6 +90,10 @@ class JobStore:
         self.records.write(self._history_ops(name, kind, message))
 
     def delete_job(self, name: str) -> None:
+        rec = self.records.get(JOB, name)
+        if rec is not None and rec.get("parent"):
+            self._runs.get(rec["parent"], set()).discard(name)
+        self.periodic.discard(name)
         ops: list[Op] = [Delete(JOB, name), Delete(GANG, name)]
         ops += [Delete(TASK, k) for k in self._tasks.pop(name, set())]
         ops += [Delete(HISTORY, k) for k in self._history.pop(name, [])]

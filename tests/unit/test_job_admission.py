@@ -143,7 +143,9 @@ def test_borrowing_from_the_cohort_and_reclaim_by_the_lender() -> None:
         "(queue team-a borrows it) for job b0"
     )
     assert m.state("a6") is State.EVICTING
-    assert m.m.explain("b0").startswith("Pending: preempting 2 jobs (a6, a4)")
+    assert m.m.explain("b0") == (
+        "Pending: waiting for 2 preempted jobs to end (a4, a6) in flavor default"
+    )
     # The next cycle waits for them rather than preempting more.
     assert m.cycle() == ([], [])
     assert m.m.explain("b0").startswith("Pending: waiting for 2 preempted jobs to end")
