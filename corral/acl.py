@@ -27,6 +27,8 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
         jobs:                      # the job service (docs/jobs.md)
           queues: [team-a]         # local queues it may submit jobs to
+        act_for: [web-*]           # read and change these principals' objects in services
+        launch_for: [web-*]        # a service: launch for these owners, with their grants
 
 Grants of several matching rules add up; a cap is the largest among the matching rules that
 grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a list grants all.
@@ -34,6 +36,7 @@ grant the section (one without ``max_resources`` grants no cap). ``"*"`` in a li
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import math
@@ -58,6 +61,8 @@ RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
 SUBMIT_JOB: Final = "submit_job"  # object: a job service queue (docs/jobs.md)
+ACT_FOR: Final = "act_for"  # object: the owner of an object in a service ("*": no owner)
+LAUNCH_FOR: Final = "launch_for"  # object: the owner a service launches for
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
 IDENTITY: Final = "identity"
@@ -72,6 +77,8 @@ ACTIONS: Final = (
     CLAIM_RESOURCES,
     CALL,
     SUBMIT_JOB,
+    ACT_FOR,
+    LAUNCH_FOR,
     IDENTITY,
 )
 
@@ -87,6 +94,8 @@ PHRASES: Final = {
     CLAIM_RESOURCES: "claim {}",
     CALL: "call {}",
     SUBMIT_JOB: "submit jobs to queue {}",
+    ACT_FOR: "act for {}",
+    LAUNCH_FOR: "launch for {}",
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
@@ -153,6 +162,8 @@ class Grants:
     agent_cap_rules: tuple[str, ...] = ()
     endpoints: set[str] = field(default_factory=set)
     job_queues: set[str] = field(default_factory=set)
+    act_for: set[str] = field(default_factory=set)
+    launch_for: set[str] = field(default_factory=set)
 
     @property
     def capped(self) -> bool:
@@ -184,6 +195,8 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
                 g.agent_cap_rules = (*g.agent_cap_rules, r.name)
         g.endpoints.update(r.operator)
         g.job_queues.update(r.job_queues)
+        g.act_for.update(r.act_for)
+        g.launch_for.update(r.launch_for)
     return g
 
 
@@ -276,6 +289,19 @@ class Acl:
             return None
         return self._deny(p, CALL, endpoint, "", "the master's endpoint table does not list it; ")
 
+    def delegate(self, p: Principal, action: str, owner: str) -> Denial | None:
+        """May ``p`` act for (``ACT_FOR``) or launch for (``LAUNCH_FOR``) ``owner``? A glob
+        grants the names it matches; only ``"*"`` grants ``"*"`` (the objects of no owner)."""
+        if self.allow_all:
+            return None
+        g = self.grants(p)
+        globs = g.act_for if action == ACT_FOR else g.launch_for
+        if owner == ANY:
+            ok = ANY in globs
+        else:
+            ok = any(fnmatch.fnmatchcase(owner, glob) for glob in globs)
+        return None if ok else self._deny(p, action, owner, "", "")
+
     def tolerate(self, p: Principal, t: Toleration) -> Denial | None:
         if self.allow_all:
             return None
@@ -360,6 +386,8 @@ BUILTIN: Final = {
             "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
             "operator": [ANY],
             "jobs": {"queues": [ANY]},
+            "act_for": [ANY],
+            "launch_for": [ANY],
         },
         {
             "name": "builtin-frameworks",
@@ -367,6 +395,9 @@ BUILTIN: Final = {
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "operator": [READ],
             "jobs": {"queues": [ANY]},
+            # A framework may be a service launching for its callers (the serving service),
+            # who may use anything here anyway.
+            "launch_for": [ANY],
         },
         {
             "name": "builtin-agents",

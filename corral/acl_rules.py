@@ -115,6 +115,14 @@ class Rule:
     operator: tuple[str, ...] = ()
     # The job service's queues (docs/jobs.md) the principal may submit jobs to.
     job_queues: tuple[str, ...] = ()
+    # Principals (globs; "*" every one, and the objects of no one) whose objects in Corral's
+    # services (serving apps, jobs) this rule's principals may read and change: a team naming
+    # its members, operators "*".
+    act_for: tuple[str, ...] = ()
+    # Principals (globs) a service of this rule may launch for (FrameworkInfo.on_behalf_of):
+    # the master then authorizes the framework with the owner's grants (Kubernetes'
+    # impersonate). Grant it to services only.
+    launch_for: tuple[str, ...] = ()
 
     def matches(self, name: str, roles: frozenset[str]) -> bool:
         """Whether the rule is for a principal of this name and certificate roles."""
@@ -125,7 +133,17 @@ class Rule:
         return not self.cert_roles or bool(roles.intersection(self.cert_roles))
 
 
-_RULE_KEYS = {"name", "principals", "cert_roles", "frameworks", "agents", "operator", "jobs"}
+_RULE_KEYS = {
+    "name",
+    "principals",
+    "cert_roles",
+    "frameworks",
+    "agents",
+    "operator",
+    "act_for",
+    "launch_for",
+    "jobs",
+}
 _JOBS_KEYS = {"queues"}
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
 _AGENT_KEYS = {"attributes", "reservations", "max_resources"}
@@ -191,4 +209,6 @@ def parse_rule(data: Any, i: int) -> Rule:
         agents=agents,
         operator=_strings(data.get("operator", []), f"{where}.operator"),
         job_queues=job_queues,
+        act_for=_strings(data.get("act_for", []), f"{where}.act_for"),
+        launch_for=_strings(data.get("launch_for", []), f"{where}.launch_for"),
     )

@@ -22,6 +22,7 @@ SERVER_MODULES: tuple[str, ...] = (
     "cryptography",
     "yaml",
     "croniter",
+    "dns",
 )
 
 

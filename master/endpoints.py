@@ -23,6 +23,9 @@ ENDPOINTS: Final[dict[str, str]] = {
     # A token acts as the principal it is issued to, no more: reading is enough to ask one.
     "IssueToken": READ,
     "ReadTaskFile": LOGS,  # corral logs: a task's sandbox files, through its agent
+    # Would the master let a principal do this (review.py)? A service may also ask about the
+    # principals it may launch for without the grant (OWNER_MAY).
+    "Review": READ,
     "SetWeight": WRITE,
     "SetQuota": WRITE,
     "SetPriorityClass": WRITE,

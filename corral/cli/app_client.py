@@ -32,10 +32,46 @@ def default_url() -> str:
     return DEFAULT_SERVING.replace("https://", "http://") if insecure else DEFAULT_SERVING
 
 
+def leader_url(zk: str, timeout: float) -> str:
+    """The URL of the service that leads under ``zk`` (``zk://HOSTS/PATH``, the services'
+    ``--zk``): its election znode says where it serves."""
+    from corral.frameworks.sdk.detector import lowest_contender, parse_zk_url
+    from corral.frameworks.sdk.zk_detector import kazoo_client
+
+    try:
+        hosts, path = parse_zk_url(zk)
+        client = kazoo_client(hosts, session_timeout=max(timeout, 2.0))
+    except (ValueError, ImportError) as err:
+        raise CliError(str(err), exit_code=2) from None
+    try:
+        try:
+            client.start(timeout=timeout)
+        except Exception:  # kazoo's own timeout: nothing answered
+            raise CliError(f"cannot reach ZooKeeper at {hosts} within {timeout:g} s") from None
+        from kazoo.exceptions import NoNodeError
+
+        for _ in range(3):  # the leader may go between the two reads
+            try:
+                name = lowest_contender(client.get_children(path))
+                if name is None:
+                    break
+                data, _stat = client.get(f"{path}/{name}")
+                return str(json.loads(data)["url"])
+            except NoNodeError:
+                continue
+            except (ValueError, KeyError, TypeError):
+                break
+        raise CliError(f"no serving service leads in ZooKeeper at {zk}")
+    finally:
+        client.stop()
+        client.close()
+
+
 class Serving:
-    """The serving service at ``base`` (https://HOST:PORT; http:// when it runs --insecure).
-    Over HTTPS the command presents its credential (--tls-dir, ~/.corral/tls) and checks the
-    service's certificate against the cluster's CA and the URL's host."""
+    """The serving service at ``base`` (https://HOST:PORT; http:// when it runs --insecure;
+    ``zk://HOSTS/PATH``: the one that leads there). Over HTTPS the command presents its
+    credential (--tls-dir, ~/.corral/tls) and checks the service's certificate against the
+    cluster's CA and the URL's host. A standby's 503 names the leader: the call goes there."""
 
     # How an unreachable service is named, and the command that starts it.
     service_name = "serving service"
@@ -43,6 +79,8 @@ class Serving:
     url_hint = "--serving URL or CORRAL_SERVING"
 
     def __init__(self, base: str, timeout: float) -> None:
+        if base.startswith("zk://"):
+            base = leader_url(base, timeout)
         self.base = base.rstrip("/")
         self.timeout = timeout
         self.context: ssl.SSLContext | None = None
@@ -61,6 +99,13 @@ class Serving:
     def call(self, method: str, path: str, body: object = None) -> Any:
         """The answer's JSON; an error answer raises CliError with its message (exit 2 for
         400: the input was bad)."""
+        try:
+            return self._call(method, path, body)
+        except _Standby as standby:
+            self.base = standby.leader.rstrip("/")
+            return self._call(method, path, body, follow=False)
+
+    def _call(self, method: str, path: str, body: object, follow: bool = True) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url(path), data=data, method=method)
         if data is not None:
@@ -71,7 +116,12 @@ class Serving:
             ) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
-            raise CliError(_message(err), exit_code=2 if err.code == 400 else 1) from None
+            answer = _answer(err)
+            leader = answer.get("leader")
+            if err.code == 503 and follow and isinstance(leader, str) and leader:
+                raise _Standby(leader) from None
+            message = str(answer.get("error") or f"HTTP {err.code} {err.reason}")
+            raise CliError(message, exit_code=2 if err.code == 400 else 1) from None
         except (urllib.error.URLError, OSError) as err:
             raise self._unreachable(err) from None
         except json.JSONDecodeError:
@@ -102,11 +152,21 @@ class Serving:
         )
 
 
-def _message(err: urllib.error.HTTPError) -> str:
+class _Standby(Exception):
+    def __init__(self, leader: str) -> None:
+        self.leader = leader
+
+
+def _answer(err: urllib.error.HTTPError) -> dict[str, Any]:
     try:
-        return str(json.loads(err.read())["error"])
-    except (ValueError, KeyError, TypeError, OSError):
-        return f"HTTP {err.code} {err.reason}"
+        answer = json.loads(err.read())
+    except (ValueError, OSError):
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def _message(err: urllib.error.HTTPError) -> str:
+    return str(_answer(err).get("error") or f"HTTP {err.code} {err.reason}")
 
 
 def quote(app_id: str) -> str:

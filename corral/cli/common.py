@@ -94,10 +94,11 @@ def add_output_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_master_arg(parser: argparse.ArgumentParser) -> None:
+def add_master_arg(parser: argparse.ArgumentParser, zk_alias: bool = True) -> None:
     """--master or --zk, both into ``args.master`` (a master spec the SDK's detector reads;
     neither given, corral.cli.main sets it from CORRAL_MASTER or the current context), and the
-    TLS flags every connection to a master takes (corral.cli.client_tls)."""
+    TLS flags every connection to a master takes (corral.cli.client_tls). ``zk_alias`` False:
+    no --zk (a service's own --zk is its election; its master is ``--master zk://...``)."""
     parser.set_defaults(master_from_context=True)
     add_tls_args(parser)
     where = parser.add_mutually_exclusive_group()
@@ -110,6 +111,8 @@ def add_master_arg(parser: argparse.ArgumentParser) -> None:
         f"(default: $CORRAL_MASTER, else the current context's (corral config), else "
         f"{DEFAULT_MASTER})",
     )
+    if not zk_alias:
+        return
     where.add_argument(
         "--zk",
         dest="master",

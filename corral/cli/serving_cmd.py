@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port, positive_float
+from corral.cli.common import add_master_arg, host_port, positive_float, zk_spec
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5090"
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "time: a second one exits 1 naming the first, or with --standby waits and takes over "
         "when the first is gone.",
     )
-    add_master_arg(s)
+    add_master_arg(s, zk_alias=False)
     s.add_argument(
         "--state",
         type=Path,
@@ -63,7 +63,60 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--standby",
         action="store_true",
         help="if another service holds the store, wait and take over when it is gone "
-        "(instead of exiting 1)",
+        "(instead of exiting 1); with --zk every service is a candidate",
+    )
+    s.add_argument(
+        "--zk",
+        type=zk_spec,
+        default=None,
+        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
+        help="highly available: elect the leading service in ZooKeeper under PATH and keep the "
+        "apps there (PATH-store), so standbys on other hosts take over (the master, if in "
+        "ZooKeeper too: --master zk://...)",
+    )
+    s.add_argument(
+        "--zk-session-timeout",
+        type=positive_float,
+        default=6.0,
+        metavar="SECONDS",
+        help="the ZooKeeper session: a standby takes over about this long after the leader "
+        "dies (default 6)",
+    )
+    s.add_argument(
+        "--advertise",
+        default="",
+        metavar="URL",
+        help="with --zk, the URL standbys and clients are told to reach this service at "
+        "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
+    )
+    s.add_argument(
+        "--dns",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve the apps' ready instances by DNS here, UDP and TCP (e.g. 127.0.0.1:5353; "
+        "port 0: any free port): A APP.DOMAIN, SRV _PORT._tcp.APP.DOMAIN",
+    )
+    s.add_argument(
+        "--dns-domain",
+        type=_domain,
+        default="corral",
+        metavar="DOMAIN",
+        help="the zone the DNS server answers for (default corral)",
+    )
+    s.add_argument(
+        "--dns-ttl",
+        type=_ttl,
+        default=2,
+        metavar="SECONDS",
+        help="the TTL of its answers, negative ones too (default 2)",
+    )
+    s.add_argument(
+        "--dns-forward",
+        type=_forward,
+        default=None,
+        metavar="IP:PORT",
+        help="ask this DNS server about names outside the domain (default: refuse them)",
     )
     s.add_argument(
         "--ready-file",
@@ -79,6 +132,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="log lines on stderr from this level up (default info)",
     )
     s.set_defaults(func=run, needs_server=True)
+
+
+def _domain(text: str) -> str:
+    from corral.frameworks.serving.dns_names import parse_domain
+
+    try:
+        return parse_domain(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _forward(text: str) -> tuple[str, int]:
+    from corral.frameworks.serving.dns_names import parse_forward
+
+    try:
+        return parse_forward(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _ttl(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of seconds, 0..86400")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,6 +182,12 @@ def run(args: argparse.Namespace) -> int:
                 args.failover_timeout,
                 args.standby,
                 args.ready_file,
+                zk=args.zk,
+                zk_session_timeout=args.zk_session_timeout,
+                advertise=args.advertise,
+                dns=None
+                if args.dns is None
+                else serve.DnsOptions(args.dns, args.dns_domain, args.dns_ttl, args.dns_forward),
             )
         )
     except (StoreLocked, StoreError) as err:

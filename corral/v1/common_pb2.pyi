@@ -228,7 +228,7 @@ class AgentInfo(_message.Message):
     def __init__(self, id: _Optional[str] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., attributes: _Optional[_Mapping[str, str]] = ..., taints: _Optional[_Iterable[_Union[Taint, _Mapping]]] = ..., reservations: _Optional[_Mapping[str, Resources]] = ..., name: _Optional[str] = ..., principal: _Optional[str] = ...) -> None: ...
 
 class FrameworkInfo(_message.Message):
-    __slots__ = ("id", "name", "role", "principal", "capabilities", "failover_timeout", "tolerations", "offer_constraints", "hostname", "user")
+    __slots__ = ("id", "name", "role", "principal", "capabilities", "failover_timeout", "tolerations", "offer_constraints", "hostname", "user", "on_behalf_of")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -239,6 +239,7 @@ class FrameworkInfo(_message.Message):
     OFFER_CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
     USER_FIELD_NUMBER: _ClassVar[int]
+    ON_BEHALF_OF_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     role: str
@@ -249,7 +250,16 @@ class FrameworkInfo(_message.Message):
     offer_constraints: _containers.RepeatedCompositeFieldContainer[AttributeConstraint]
     hostname: str
     user: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[str] = ..., principal: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[FrameworkCapability, str]]] = ..., failover_timeout: _Optional[float] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., offer_constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., hostname: _Optional[str] = ..., user: _Optional[str] = ...) -> None: ...
+    on_behalf_of: Principal
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., role: _Optional[str] = ..., principal: _Optional[str] = ..., capabilities: _Optional[_Iterable[_Union[FrameworkCapability, str]]] = ..., failover_timeout: _Optional[float] = ..., tolerations: _Optional[_Iterable[_Union[Toleration, _Mapping]]] = ..., offer_constraints: _Optional[_Iterable[_Union[AttributeConstraint, _Mapping]]] = ..., hostname: _Optional[str] = ..., user: _Optional[str] = ..., on_behalf_of: _Optional[_Union[Principal, _Mapping]] = ...) -> None: ...
+
+class Principal(_message.Message):
+    __slots__ = ("name", "roles")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ROLES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    roles: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., roles: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Offer(_message.Message):
     __slots__ = ("id", "framework_id", "agent_id", "hostname", "resources", "attributes", "taints", "gang_id", "revocable")

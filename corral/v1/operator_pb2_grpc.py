@@ -124,6 +124,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.IssueTokenRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.Token.FromString,
                 _registered_method=True)
+        self.Review = channel.unary_unary(
+                '/corral.v1.Operator/Review',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ReviewRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.ReviewResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -259,6 +264,16 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Review(self, request, context):
+        """Would the master let `subject` do this (Kubernetes' SubjectAccessReview)? Asked by a
+        service before it accepts a tenant's request: answered by the ACLs the master enforces,
+        a refusal recorded as a Denied event. Callers: those granted Review (group read), or a
+        service about a subject it may launch for (docs/security.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -351,6 +366,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.IssueToken,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.IssueTokenRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.Token.SerializeToString,
+            ),
+            'Review': grpc.unary_unary_rpc_method_handler(
+                    servicer.Review,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ReviewRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.ReviewResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -839,6 +859,33 @@ class Operator:
             '/corral.v1.Operator/IssueToken',
             corral_dot_v1_dot_operator__pb2.IssueTokenRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.Token.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Review(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Review',
+            corral_dot_v1_dot_operator__pb2.ReviewRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.ReviewResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -38,6 +38,7 @@ from corral.frameworks.sdk.placement import (
     spread_order,
     where,
 )
+from corral.frameworks.sdk.review import Reviewer, ReviewResult
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.signals import StopSignals
 from corral.frameworks.sdk.states import (
@@ -54,6 +55,7 @@ from corral.v1.common_pb2 import (
     FrameworkCapability,
     FrameworkInfo,
     Offer,
+    Principal,
     Resources,
     TaskInfo,
     TaskReason,
@@ -90,9 +92,12 @@ __all__ = [
     "OffersEvent",
     "PendingDemand",
     "Placer",
+    "Principal",
     "ReasonName",
     "RescindEvent",
     "Resources",
+    "ReviewResult",
+    "Reviewer",
     "Rule",
     "Scheduler",
     "Spread",

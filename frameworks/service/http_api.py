@@ -60,6 +60,15 @@ class NotFound(ApiError):
     status = 404
 
 
+class Gate:
+    """Whether this process leads: a standby answers 503 naming the leader's URL on every route
+    but the open ones (``OPEN_PATHS``), so a client goes there."""
+
+    def __init__(self) -> None:
+        self.leading = False
+        self.leader: Callable[[], str | None] = lambda: None
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who called: its certificate's common name and ``corral:ROLE`` roles; ``secure`` False
@@ -123,6 +132,7 @@ def build_api(
     errors: Mapping[type[Exception], int] | None = None,
     require_role: str | None = None,
     health: Callable[[], Mapping[str, Any]] = dict,
+    gate: Gate | None = None,
 ) -> web.Application:
     """The API of service ``name`` (the metrics' label) with ``/v1/health`` (``{"ok": true}``
     and what ``health()`` adds) and ``/metrics``; the service adds its own routes."""
@@ -133,7 +143,8 @@ def build_api(
         ["service", "method", "route", "status"],
         registry=registry,
     )
-    middlewares = [_metrics(name, requests), _errors(dict(errors or {}))]
+    gate = gate or Gate()
+    middlewares = [_metrics(name, requests), _errors(dict(errors or {})), _leader_only(name, gate)]
     if require_role is not None:
         middlewares.append(_role_check(name, require_role))
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY_BYTES)
@@ -141,7 +152,9 @@ def build_api(
     app[METRICS] = registry
 
     async def health_route(request: web.Request) -> web.Response:
-        return json_response({"ok": True, **health()})
+        if not gate.leading:
+            return json_response({"ok": True, "leading": False, "leader": gate.leader()})
+        return json_response({"ok": True, "leading": True, **health()})
 
     app.router.add_get("/v1/health", health_route)
     app.router.add_get("/metrics", _metrics_route)
@@ -163,6 +176,23 @@ def _metrics(name: str, requests: Counter) -> Any:
         return response
 
     return count
+
+
+def _leader_only(name: str, gate: Gate) -> Any:
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if gate.leading or request.path in OPEN_PATHS:
+            return await handler(request)
+        leader = gate.leader()
+        where = f"the leader is at {leader}" if leader else "no leader is known yet"
+        response = json_response(
+            {"error": f"this {name} service is a standby: {where}", "leader": leader}, 503
+        )
+        if leader:
+            response.headers["Location"] = leader + request.path_qs
+        return response
+
+    return check
 
 
 def _role_check(name: str, role: str) -> Any:

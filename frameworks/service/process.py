@@ -1,17 +1,22 @@
 """A service as a process: lead (or wait as a standby), open the records, start the service,
 serve its HTTP API, and on SIGINT/SIGTERM (``stop``) stop it and leave its work running.
 
-``serve(options, make)`` does it for any service: ``make(records, tls)`` builds the service's
-``Hosted`` (its own policy) from the records and the credential the process holds (towards the
-master, and to serve the API with); the scaffold does the rest, in this order:
+``serve(options, make)`` does it for any service: ``make(tls)`` builds the service's ``Hosted``
+(its own policy) with the credential the process holds (towards the master, and to serve the
+API with); the scaffold does the rest, in this order:
 
-1. Leadership: ``NAME.lock`` in ``--state`` (``store_lock.py``). Held by another process: exit
-   (``StoreLocked``), or with ``standby`` wait until it is free.
-2. The records (``NAME.db`` in ``--state``), then ``Hosted.start()`` (take back what it kept).
-3. The HTTP API on ``--listen`` over TLS (the process's own certificate; clients present
-   theirs), the ready file (``{"http", "url", "state"}``), a line on stderr.
+1. Leadership (``leadership.py``): the lock ``NAME.lock`` in ``--state``, or with ``zk`` an
+   election in ZooKeeper. A ZooKeeper standby serves its API at once, answering every route
+   but ``/v1/health`` and ``/metrics`` with 503 naming the leader's URL; a lock standby binds
+   nothing until it leads. Held by another process and not ``standby``: ``StoreLocked``.
+2. Once leading: the records (``NAME.db`` in ``--state``, or ZooKeeper's, fenced), then
+   ``Hosted.start(records)`` (take back what it kept), then the API answers.
+3. The ready file (``{"http", "url", "state", "leading"}`` and, once leading, what
+   ``/v1/health`` shows; written again when a standby comes to lead) and a line on stderr.
 4. On ``stop``: watches end (``STOPPING``), the API closes, ``Hosted.close()``, the records
-   close, the lock is released.
+   close, the leadership is given up (a ZooKeeper standby takes over at once). On a lost
+   leadership the same, at once, and the exit status is ``LEADERSHIP_LOST`` (3) so that a
+   supervisor starts the process again as a fresh contender.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
+import socket
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -30,9 +37,15 @@ from aiohttp import web
 
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import http_api
+from corral.frameworks.service.leadership import (
+    DEFAULT_SESSION_TIMEOUT,
+    LEADERSHIP_LOST,
+    FileLeadership,
+    Leadership,
+    ZooKeeperLeadership,
+)
 from corral.frameworks.service.records import Records
-from corral.frameworks.service.sqlite_records import Migration, SqliteRecords
-from corral.frameworks.service.store_lock import StoreLock
+from corral.frameworks.service.sqlite_records import Migration
 
 
 @dataclass(frozen=True)
@@ -45,6 +58,10 @@ class Options:
     # Over TLS, the certificate role a caller needs (None: any certificate of the CA).
     require_role: str | None = "operator"
     migrate: Migration | None = None  # converts an older NAME.db (sqlite_records.py)
+    zk: str | None = None  # zk://HOSTS/PATH: elect the leader and keep the records there
+    zk_store: str = ""  # the records' root in ZooKeeper (default PATH-store)
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT
+    advertise: str = ""  # the URL standbys name as the leader's (default: the bound address)
 
 
 class Hosted(Protocol):
@@ -52,23 +69,24 @@ class Hosted(Protocol):
 
     errors: Mapping[type[Exception], int]  # its exceptions as HTTP statuses
 
-    async def start(self) -> None:
-        """Take back what the records hold."""
+    def add_routes(self, app: web.Application) -> None:
+        """Its routes (before it leads: requests reach them only once ``start`` returned)."""
+
+    async def start(self, records: Records) -> None:
+        """Lead: take back what the records hold."""
 
     async def close(self) -> None:
         """Stop acting; what runs keeps running for the next process."""
 
-    def add_routes(self, app: web.Application) -> None: ...
-
     def health(self) -> Mapping[str, Any]:
-        """What ``/v1/health`` shows beside ``ok``."""
+        """What ``/v1/health`` shows beside ``ok`` (once started)."""
 
     def describe(self) -> str:
         """For the start line: what it talks to and took back ("master M, 3 apps taken
         back")."""
 
 
-MakeHosted = Callable[[Records, sdk_tls.Credentials], Hosted]
+MakeHosted = Callable[[sdk_tls.Credentials], Hosted]
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -76,70 +94,139 @@ def split_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def leadership_of(options: Options) -> Leadership:
+    if options.zk:
+        return ZooKeeperLeadership(options.zk, options.zk_store, options.zk_session_timeout)
+    return FileLeadership(options.state_dir, options.name, options.standby, options.migrate)
+
+
 async def serve(options: Options, make: MakeHosted, stop: asyncio.Event | None = None) -> int:
-    """Run until ``stop`` is set. Raises ``StoreLocked`` (another process holds the store, and
-    not ``standby``), ``StoreError`` or ``OSError`` (the address)."""
-    options.state_dir.mkdir(parents=True, exist_ok=True)
+    """Run until ``stop`` is set: 0, or ``LEADERSHIP_LOST``. Raises ``StoreLocked`` (another
+    process holds the store, and not ``standby``), ``StoreError``, ``ZooKeeperUnreachable`` or
+    ``OSError`` (the address)."""
     stop = stop or asyncio.Event()
-    lock = StoreLock(options.state_dir, options.name)
-    if options.standby and not lock.try_acquire():
-        say(f"standby: {lock.path} is held by pid {lock.holder()}; taking over when it is free")
-        waiting = asyncio.ensure_future(lock.wait())
-        stopping = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if not waiting.done():
-            waiting.cancel()
-            return 0
-    elif not options.standby:
-        lock.acquire()
+    tls = sdk_tls.resolve()  # its credential to the master serves its API too
+    hosted = make(tls)
+    leadership = leadership_of(options)
+    await leadership.prepare()
     try:
-        db = options.state_dir / f"{options.name}.db"
-        records = Records(SqliteRecords(db, migrate=options.migrate))
+        return await _lead(options, hosted, leadership, tls, stop)
+    finally:
+        await leadership.close()
+
+
+class _Api:
+    """The API's site and what the ready file says."""
+
+    def __init__(self, options: Options, hosted: Hosted, tls: sdk_tls.Credentials) -> None:
+        self.options = options
+        self.secure = isinstance(tls, sdk_tls.TLS)
+        self.tls = tls
+        self.gate = http_api.Gate()
+        self.app = http_api.build_api(
+            options.name,
+            errors=hosted.errors,
+            require_role=options.require_role if self.secure else None,
+            health=hosted.health,
+            gate=self.gate,
+        )
+        hosted.add_routes(self.app)
+        self.runner = web.AppRunner(self.app, access_log=None)
+        self.url = ""
+        self.address = ""
+
+    async def start(self) -> None:
+        await self.runner.setup()
+        host, port = split_address(self.options.listen)
         try:
-            return await _serve(options, records, make, stop)
+            ssl = self.tls.server_context() if isinstance(self.tls, sdk_tls.TLS) else None
+            await web.TCPSite(self.runner, host, port, ssl_context=ssl).start()
+        except OSError as exc:
+            await self.runner.cleanup()
+            raise OSError(
+                f"cannot listen on {self.options.listen}: {exc.strerror or exc}"
+            ) from None
+        bound = self.runner.addresses[0][1] if self.runner.addresses else port
+        self.address = f"{host}:{bound}"
+        scheme = "https" if self.secure else "http"
+        self.url = self.options.advertise or f"{scheme}://{_advertised(host)}:{bound}"
+
+    def ready(self, state: str, leading: bool, health: Mapping[str, Any] | None = None) -> None:
+        if self.options.ready_file is not None:
+            local = f"{'https' if self.secure else 'http'}://{self.address}"
+            data = {**(health or {}), "http": self.address, "url": local, "state": state}
+            write_ready(self.options.ready_file, {**data, "leading": leading})
+
+    async def stop(self) -> None:
+        self.app[http_api.STOPPING].set()
+        await self.runner.cleanup()  # nothing when it never started
+
+
+async def _lead(
+    options: Options,
+    hosted: Hosted,
+    leadership: Leadership,
+    tls: sdk_tls.Credentials,
+    stop: asyncio.Event,
+) -> int:
+    api = _Api(options, hosted, tls)
+    api.gate.leader = lambda: (leadership.leader() or {}).get("url")
+    try:
+        if leadership.binds_early:
+            await api.start()
+            info = {"url": api.url, "pid": os.getpid(), "host": socket.gethostname()}
+            await leadership.join(info)
+            api.ready("", leading=False)
+        if not await leadership.acquire(stop, lambda why: say(f"standby: {why}")):
+            return LEADERSHIP_LOST if leadership.lost.is_set() else 0
+        records = await leadership.open_records()
+        try:
+            return await _act(options, hosted, leadership, api, records, stop)
         finally:
             records.close()
     finally:
-        lock.release()
+        await api.stop()
 
 
-async def _serve(options: Options, records: Records, make: MakeHosted, stop: asyncio.Event) -> int:
-    tls = sdk_tls.resolve()  # its credential to the master serves its API too
-    hosted = make(records, tls)
-    await hosted.start()
-    secure = isinstance(tls, sdk_tls.TLS)
-    app = http_api.build_api(
-        options.name,
-        errors=hosted.errors,
-        require_role=options.require_role if secure else None,
-        health=hosted.health,
-    )
-    hosted.add_routes(app)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    host, port = split_address(options.listen)
+async def _act(
+    options: Options,
+    hosted: Hosted,
+    leadership: Leadership,
+    api: _Api,
+    records: Records,
+    stop: asyncio.Event,
+) -> int:
+    await hosted.start(records)
     try:
-        ssl = tls.server_context() if isinstance(tls, sdk_tls.TLS) else None
-        await web.TCPSite(runner, host, port, ssl_context=ssl).start()
-    except OSError as exc:
-        await runner.cleanup()
-        await hosted.close()
-        raise OSError(f"cannot listen on {options.listen}: {exc.strerror or exc}") from None
-    bound = runner.addresses[0][1] if runner.addresses else port
-    address = f"{host}:{bound}"
-    url = f"{'https' if secure else 'http'}://{address}"
-    if options.ready_file is not None:
-        write_ready(options.ready_file, {"http": address, "url": url, "state": records.describe()})
-    say(f"{options.name} service on {url} ({hosted.describe()}; store {records.describe()})")
-    try:
-        await stop.wait()
+        if not api.url:
+            await api.start()
+        api.gate.leading = True
+        api.ready(records.describe(), leading=True, health=hosted.health())
+        say(
+            f"{options.name} service on {api.url} ({hosted.describe()}; store {records.describe()})"
+        )
+        waits = {asyncio.ensure_future(stop.wait()), asyncio.ensure_future(leadership.lost.wait())}
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if leadership.lost.is_set():
+            say(f"{options.name} service: leadership lost; stopping (exit {LEADERSHIP_LOST})")
+            return LEADERSHIP_LOST
+        return 0
     finally:
-        app[http_api.STOPPING].set()
-        await runner.cleanup()
+        api.gate.leading = False  # refuse every request from now on
         await hosted.close()
-    say(f"{options.name} service stopped; what it runs keeps running")
-    return 0
+        if not leadership.lost.is_set():
+            say(f"{options.name} service stopped; what it runs keeps running")
+
+
+def _advertised(host: str) -> str:
+    """The address others reach a wildcard listener at."""
+    if host in ("", "0.0.0.0", "::"):
+        return socket.gethostname()
+    return host
 
 
 def write_ready(path: Path, data: Mapping[str, Any]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,9 @@ class AppSpec:
     disk: float = 0.0
     gpus: float = 0.0
     ports: int = 0
+    # DNS names of the ports, in order (``_NAME._tcp.APP.DOMAIN``); a port without one is
+    # ``portI`` (serving/dns.py).
+    port_names: tuple[str, ...] = ()
     priority_class: str = "serving"
     role: str = "*"
     env: Mapping[str, str] = field(default_factory=dict)
@@ -102,6 +106,10 @@ class AppSpec:
     backoff: BackoffSpec = BackoffSpec()
     upgrade: Upgrade = Upgrade()
     kill_grace_period: float | None = None
+    # An instance a scale-down or a rolling restart stops leaves the endpoints (and DNS) first,
+    # and is killed this many seconds later, so proxies and resolvers stop sending it traffic
+    # before it goes (an instance that was not ready is killed at once).
+    drain_seconds: float = 2.0
     # How long an instance "runs" on agents started with --simulate (ignored by real agents).
     simulate_seconds: float = 86400.0
     # Not part of the app's JSON: the serving service counts `restart`s here, so a restart
@@ -173,6 +181,7 @@ class AppSpec:
             disk=_num(d.get("disk", 0), "disk"),
             gpus=_num(d.get("gpus", 0), "gpus"),
             ports=_int(d.get("ports", 0), "ports", 0),
+            port_names=_port_names(d.get("port_names", [])),
             priority_class=_name(d.get("priority_class", "serving"), "priority_class"),
             role=_name(d.get("role", "*"), "role"),
             env=_env(d.get("env", {})),
@@ -191,9 +200,15 @@ class AppSpec:
                 else _num(d["kill_grace_period"], "kill_grace_period")
             ),
             simulate_seconds=_num(d.get("simulate_seconds", 86400), "simulate_seconds"),
+            drain_seconds=_num(d.get("drain_seconds", 2), "drain_seconds"),
         )
         if spec.cpus <= 0 and spec.mem <= 0:
             raise AppError("cpus, mem: an instance must ask for some cpus or mem")
+        if len(spec.port_names) > spec.ports:
+            raise AppError(
+                f"port_names: {len(spec.port_names)} names for {spec.ports} ports (name at most "
+                "one per port)"
+            )
         hc = spec.health_check
         if hc is not None and hc.protocol != "COMMAND" and hc.port_index >= spec.ports:
             raise AppError(
@@ -220,6 +235,7 @@ class AppSpec:
             "disk": self.disk,
             "gpus": self.gpus,
             "ports": self.ports,
+            "port_names": list(self.port_names),
             "priority_class": self.priority_class,
             "role": self.role,
             "env": dict(self.env),
@@ -235,6 +251,7 @@ class AppSpec:
             "upgrade": _dataclass_json(self.upgrade),
             "kill_grace_period": self.kill_grace_period,
             "simulate_seconds": self.simulate_seconds,
+            "drain_seconds": self.drain_seconds,
         }
         if self.spread is not None:
             out["spread"] = {
@@ -254,6 +271,7 @@ _APP_KEYS = {
     "disk",
     "gpus",
     "ports",
+    "port_names",
     "priority_class",
     "role",
     "env",
@@ -266,6 +284,7 @@ _APP_KEYS = {
     "upgrade",
     "kill_grace_period",
     "simulate_seconds",
+    "drain_seconds",
 }
 
 
@@ -328,6 +347,22 @@ def _int(value: object, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise AppError(f"{name}: must be a whole number >= {low}, got {value!r}")
     return value
+
+
+_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def _port_names(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise AppError(f"port_names: must be a list of names, got {value!r}")
+    for i, name in enumerate(value):
+        if not isinstance(name, str) or not _LABEL.fullmatch(name):
+            raise AppError(
+                f"port_names[{i}]: {name!r} is not a DNS label (a-z, 0-9 and '-', at most 63)"
+            )
+    if len(set(value)) != len(value):
+        raise AppError(f"port_names: a name is used twice in {value!r}")
+    return tuple(value)
 
 
 def _env(value: object) -> dict[str, str]:

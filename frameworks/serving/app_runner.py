@@ -20,6 +20,7 @@ import grpc
 import structlog
 
 from corral.frameworks import sdk
+from corral.frameworks.service.tenancy import NOBODY, Owner
 from corral.frameworks.serving.app import AppSpec
 from corral.frameworks.serving.deployment import Deployment
 from corral.frameworks.serving.instances import Endpoint, Instance
@@ -47,8 +48,10 @@ class AppRunner:
         framework_id: str,
         master: str,
         failover_timeout: float,
+        owner: Owner = NOBODY,
     ) -> None:
         self.store = store
+        self.owner = owner  # the app launches on its behalf (tenancy.py rule 3)
         self.master = master
         self.failover_timeout = failover_timeout
         self.revision = revision
@@ -160,7 +163,11 @@ class AppRunner:
 
     async def _subscribed_loop(self) -> None:
         spec = self.spec
-        info = spec.framework_info(id=self.framework_id, failover_timeout=self.failover_timeout)
+        info = spec.framework_info(
+            id=self.framework_id,
+            failover_timeout=self.failover_timeout,
+            on_behalf_of=self.owner.principal(),
+        )
         self._resubscribe = False
         driver = sdk.Driver(self.scheduler, info, self.master, connect_timeout=None)
         async with driver:

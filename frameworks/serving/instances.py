@@ -17,6 +17,7 @@ State = Literal["staging", "running", "unreachable"]
 # Why the framework killed an instance; an instance that ends for any other reason failed.
 KillReason = Literal["", "scale-down", "upgrade", "unhealthy", "stop"]
 EXPECTED_KILLS = ("scale-down", "upgrade", "stop")
+DRAINED = ("scale-down", "upgrade")  # kills that wait out the app's drain_seconds
 
 
 @dataclass
@@ -33,7 +34,13 @@ class Instance:
     healthy_since: float | None = None
     ready: bool | None = None  # None: no readiness check passed or failed yet
     why_unhealthy: str = ""  # the last failed health check's reason
+    # Set when the framework decides to kill it: from then on it is out of the endpoints. The
+    # kill goes to the master at ``kill_at`` (after the app's drain_seconds for an instance
+    # that was ready) and is sent again until it went out (``kill_sent``; a restarted service
+    # sends it again: a kill is idempotent).
     kill_reason: KillReason = ""
+    kill_at: float = 0.0
+    kill_sent: bool = False
 
     @property
     def host(self) -> str:
@@ -144,6 +151,23 @@ class Instances:
         """The demand's count as the master counts it: every live task names the demand, so
         this is the live ones plus those to launch now (unmet = to launch)."""
         return len(self.live) + self.to_launch(now)
+
+    def mark_kill(self, i: Instance, reason: KillReason, now: float) -> float:
+        """Decide to kill ``i``: out of the endpoints now, killed after the drain (for a
+        scale-down or an upgrade of an instance that gets traffic); the drain's seconds."""
+        drain = self.spec.drain_seconds if reason in DRAINED and self.is_ready(i) else 0.0
+        i.kill_reason = reason
+        i.kill_at = now + drain
+        i.kill_sent = False
+        return drain
+
+    def due_kills(self, now: float) -> list[Instance]:
+        """Instances marked for a kill whose kill is due and has not gone out yet."""
+        return [
+            i
+            for i in sorted(self.live.values(), key=lambda i: i.task_id)
+            if i.kill_reason and not i.kill_sent and i.kill_at <= now
+        ]
 
     def to_kill(self, now: float) -> list[tuple[Instance, KillReason]]:
         """Instances to kill now: extras after a scale-down, and old versions as far as the

@@ -316,7 +316,9 @@ class ServingScheduler(sdk.Scheduler):
     async def _step(self, driver: sdk.Driver) -> None:
         now = self.clock()
         for inst, reason in self.app.to_kill(now):
-            await self._kill(driver, inst, reason)
+            self._mark(inst, reason, now)
+        for inst in self.app.due_kills(now):
+            await self._send_kill(driver, inst)
         self.app.settle_backoff(now)
         if self._need_revive and self._declined and self.app.to_launch(now) > 0:
             # Something changed that may need the agents we turned down for an hour.
@@ -327,17 +329,28 @@ class ServingScheduler(sdk.Scheduler):
                 pass  # disconnected: the next subscription has no filters
         self._sync_demands(driver)
 
+    def _mark(self, inst: Instance, reason: KillReason, now: float) -> None:
+        """Out of the endpoints (the observer publishes them) before the kill goes out."""
+        drain = self.app.mark_kill(inst, reason, now)
+        self.observer.changed(inst)
+        if drain:
+            self.on_event(f"draining {inst.task_id} on {inst.host} for {drain:g} s: {reason}")
+
     async def _kill(self, driver: sdk.Driver, inst: Instance, reason: KillReason) -> None:
+        self._mark(inst, reason, self.clock())
+        if not inst.kill_at > self.clock():
+            await self._send_kill(driver, inst)
+
+    async def _send_kill(self, driver: sdk.Driver, inst: Instance) -> None:
         try:
             await driver.kill(inst.task_id, inst.agent_id)
         except sdk.NotSubscribedError:
-            return  # reconnecting: the next step tries again
+            return  # reconnecting: the next step sends it
         except sdk.DriverError as err:
             self.on_event(f"kill of {inst.task_id} refused: {err}")
             return
-        inst.kill_reason = reason
-        self.observer.changed(inst)
-        self.on_event(f"killing {inst.task_id} on {inst.host}: {reason}")
+        inst.kill_sent = True
+        self.on_event(f"killing {inst.task_id} on {inst.host}: {inst.kill_reason}")
 
     def demands(self) -> list[sdk.Demand]:
         count = self.app.demand_count(self.clock())
@@ -386,8 +399,7 @@ class ServingScheduler(sdk.Scheduler):
                     async with self._lock:
                         await self._kill(driver, inst, "unhealthy")
                         await self._step(driver)
-                    if inst.killing:
-                        return  # otherwise the kill did not go out: keep checking, kill again
+                    return  # killing: a kill that did not go out is sent again by each step
             await asyncio.sleep(hc.interval)  # the check's period, not a wait for a condition
 
     async def _ready_watch(self, inst: Instance) -> None:

@@ -7,52 +7,113 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
+from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
+from corral.frameworks.service.tenancy import Tenancy
 from corral.frameworks.serving import api
 from corral.frameworks.serving.app import AppError
+from corral.frameworks.serving.dns import DnsServer
+from corral.frameworks.serving.dns_names import DEFAULT_DOMAIN, DEFAULT_TTL
 from corral.frameworks.serving.service import Service, UnknownApp
 from corral.frameworks.serving.store import Store, migrate_tables
 
 NAME = "serving"
 DEFAULT_LISTEN = "127.0.0.1:5090"
-# Over TLS, who may call the API: a certificate of the cluster's CA with this role.
-CLIENT_ROLE = "operator"
+# Over TLS, who may call the API: any certificate of the cluster's CA (the TLS handshake
+# refuses others); what each caller may do to which app is the master's to say (tenancy.py).
+CLIENT_ROLE = None
+
+
+@dataclass(frozen=True)
+class DnsOptions:
+    """``--dns``: where the DNS server listens, its domain, TTL and upstream (dns.py)."""
+
+    listen: str
+    domain: str = DEFAULT_DOMAIN
+    ttl: int = DEFAULT_TTL
+    forward: tuple[str, int] | None = None
 
 
 class Hosted:
-    """The serving service as the scaffold hosts it."""
+    """The serving service as the scaffold hosts it: a ``Service`` over the records, made
+    when this process comes to lead."""
 
     errors: Mapping[type[Exception], int] = {AppError: 400, UnknownApp: 404}
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(
+        self,
+        master: str,
+        failover_timeout: float,
+        dns: DnsOptions | None = None,
+        tls: sdk_tls.Credentials | None = None,
+    ) -> None:
+        self.master = master
+        self.tls = tls
+        self.failover_timeout = failover_timeout
+        self.dns_options = dns
+        self.service: Service | None = None
+        self.dns: DnsServer | None = None
 
-    async def start(self) -> None:
-        await self.service.start()
-
-    async def close(self) -> None:
-        await self.service.close()
+    def current(self) -> Service:
+        assert self.service is not None, "the scaffold routes requests only once started"
+        return self.service
 
     def add_routes(self, app: web.Application) -> None:
-        api.add_routes(app, self.service)
+        api.add_routes(app, self.current)
+
+    async def start(self, records: Records) -> None:
+        # Over TLS the master decides for the apps' owners (tenancy.py); in plain text nobody
+        # can be told apart.
+        secure = isinstance(self.tls, sdk_tls.TLS)
+        tenancy = Tenancy(sdk.Reviewer(self.master, self.tls) if secure else None)
+        self.service = Service(Store(records), self.master, self.failover_timeout, tenancy)
+        await self.service.start()
+        o = self.dns_options
+        if o is not None:
+            self.dns = DnsServer(self.service.dns_view, o.domain, o.ttl, o.forward)
+            try:
+                await self.dns.start(o.listen)
+            except OSError as exc:
+                await self.service.close()
+                why = exc.strerror or exc
+                raise OSError(f"cannot serve DNS on {o.listen}: {why}") from None
+
+    async def close(self) -> None:
+        if self.dns is not None:
+            await self.dns.close()
+        if self.service is not None:
+            await self.service.close()
+            await self.service.tenancy.close()
 
     def health(self) -> Mapping[str, Any]:
-        return {"master": self.service.master, "apps": len(self.service.apps())}
+        out: dict[str, Any] = {"master": self.master, "apps": len(self.current().apps())}
+        if self.dns is not None:
+            out["dns"] = self.dns.address
+            out["dns_domain"] = self.dns.origin.to_text(omit_final_dot=True)
+        return out
 
     def describe(self) -> str:
-        n = len(self.service.runners)
-        return f"master {self.service.master}, {n} app{'s' if n != 1 else ''} taken back"
+        n = len(self.current().runners)
+        return f"master {self.master}, {n} app{'s' if n != 1 else ''} taken back"
 
 
 def options(
-    state_dir: Path, listen: str, standby: bool = False, ready_file: Path | None = None
+    state_dir: Path,
+    listen: str,
+    standby: bool = False,
+    ready_file: Path | None = None,
+    zk: str | None = None,
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
+    advertise: str = "",
 ) -> process.Options:
     return process.Options(
         NAME,
@@ -62,12 +123,17 @@ def options(
         ready_file=ready_file,
         require_role=CLIENT_ROLE,
         migrate=migrate_tables,
+        zk=zk,
+        zk_session_timeout=zk_session_timeout,
+        advertise=advertise,
     )
 
 
-def hosting(master: str, failover_timeout: float) -> process.MakeHosted:
-    def make(records: Records, tls: sdk_tls.Credentials) -> Hosted:
-        return Hosted(Service(Store(records), master, failover_timeout))
+def hosting(
+    master: str, failover_timeout: float, dns: DnsOptions | None = None
+) -> process.MakeHosted:
+    def make(tls: sdk_tls.Credentials) -> Hosted:
+        return Hosted(master, failover_timeout, dns, tls)
 
     return make
 
@@ -80,12 +146,12 @@ async def serve(
     failover_timeout: float,
     standby: bool = False,
     ready_file: Path | None = None,
+    zk: str | None = None,
     stop: asyncio.Event | None = None,
 ) -> int:
     """Run until ``stop`` is set (process.serve)."""
-    return await process.serve(
-        options(state_dir, listen, standby, ready_file), hosting(master, failover_timeout), stop
-    )
+    opts = options(state_dir, listen, standby, ready_file, zk)
+    return await process.serve(opts, hosting(master, failover_timeout), stop)
 
 
 async def main(
@@ -95,7 +161,10 @@ async def main(
     failover_timeout: float,
     standby: bool,
     ready_file: Path | None,
+    zk: str | None = None,
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
+    advertise: str = "",
+    dns: DnsOptions | None = None,
 ) -> int:
-    return await process.main(
-        options(state_dir, listen, standby, ready_file), hosting(master, failover_timeout)
-    )
+    opts = options(state_dir, listen, standby, ready_file, zk, zk_session_timeout, advertise)
+    return await process.main(opts, hosting(master, failover_timeout, dns))

@@ -12,8 +12,10 @@ import asyncio
 import time
 from typing import Any
 
+from corral.frameworks.service.tenancy import NOBODY, Owner, Tenancy
 from corral.frameworks.serving.app import AppError, AppSpec
 from corral.frameworks.serving.app_runner import AppRunner, running_spec
+from corral.frameworks.serving.dns_names import AppView, is_label
 from corral.frameworks.serving.instances import Endpoint
 from corral.frameworks.serving.store import Revision, Store
 
@@ -28,11 +30,18 @@ class UnknownApp(LookupError):
 
 class Service:
     def __init__(
-        self, store: Store, master: str, failover_timeout: float = DEFAULT_FAILOVER_TIMEOUT
+        self,
+        store: Store,
+        master: str,
+        failover_timeout: float = DEFAULT_FAILOVER_TIMEOUT,
+        tenancy: Tenancy | None = None,
     ) -> None:
         self.store = store
         self.master = master
         self.failover_timeout = failover_timeout
+        # Who may do what to which app, and what an app may ask for: the master's to decide
+        # (tenancy.py); the HTTP API asks before it calls a change here.
+        self.tenancy = tenancy or Tenancy(None)
         self.runners: dict[str, AppRunner] = {}
         self.started_at = time.time()
 
@@ -42,7 +51,7 @@ class Service:
             revision = self.store.revision(rec.id, rec.revision)
             if revision is None:  # cannot happen: written in one transaction with the app
                 continue
-            runner = self._runner(revision, rec.framework_id)
+            runner = self._runner(revision, rec.framework_id, rec.owner)
             runner.start(self.store.instances(rec.id))
             if rec.deleting:
                 runner.delete()
@@ -51,8 +60,10 @@ class Service:
         """Stop every app's driver; the instances keep running (the failover timeout)."""
         await asyncio.gather(*(r.stop() for r in self.runners.values()))
 
-    def _runner(self, revision: Revision, framework_id: str) -> AppRunner:
-        runner = AppRunner(self.store, revision, framework_id, self.master, self.failover_timeout)
+    def _runner(self, revision: Revision, framework_id: str, owner: Owner) -> AppRunner:
+        runner = AppRunner(
+            self.store, revision, framework_id, self.master, self.failover_timeout, owner
+        )
         self.runners[revision.app_id] = runner
         return runner
 
@@ -64,13 +75,34 @@ class Service:
 
     # -- changes ----------------------------------------------------------------------------
 
-    def put(self, app_id: str, body: object) -> tuple[bool, dict[str, Any]]:
-        """Create or change an app; (created, the answer)."""
+    def spec(self, app_id: str) -> AppSpec:
+        """The app as it runs now (its JSON's fields; UnknownApp)."""
+        return AppSpec.from_json(self._get(app_id).revision.spec)
+
+    def owner(self, app_id: str) -> Owner | None:
+        """Who owns the app (None: there is no such app)."""
+        runner = self.runners.get(app_id)
+        if runner is None or runner.deleted.is_set():
+            return None
+        return runner.owner
+
+    def framework_id(self, app_id: str) -> str:
+        runner = self.runners.get(app_id)
+        return runner.framework_id if runner is not None else ""
+
+    @staticmethod
+    def parse(app_id: str, body: object) -> AppSpec:
+        """The app ``body`` describes, for the path's ``app_id`` (AppError if it cannot be)."""
         if isinstance(body, dict) and "id" not in body:
             body = {**body, "id": app_id}
         spec = AppSpec.from_json(body)
         if spec.id != app_id:
             raise AppError(f"id: the body's id {spec.id!r} is not the path's {app_id!r}")
+        return spec
+
+    def put(self, app_id: str, body: object, owner: Owner = NOBODY) -> tuple[bool, dict[str, Any]]:
+        """Create (owned by ``owner``) or change an app; (created, the answer)."""
+        spec = self.parse(app_id, body)
         runner = self.runners.get(app_id)
         if runner is not None and runner.deleted.is_set():
             del self.runners[app_id]
@@ -87,8 +119,8 @@ class Service:
                 return False, self._changed(runner, "no change")
             rev = self.store.add_revision(app_id, spec.to_json(), runner.revision.restarts, "apply")
             return False, self._changed(runner, runner.apply(rev))
-        rev = self.store.add_revision(app_id, spec.to_json(), 0, "create")
-        runner = self._runner(rev, "")
+        rev = self.store.add_revision(app_id, spec.to_json(), 0, "create", owner)
+        runner = self._runner(rev, "", owner)
         runner.start([])
         return True, self._changed(runner, "created")
 
@@ -112,6 +144,20 @@ class Service:
         """A new revision with the app of an earlier one (default: the one before the
         current), keeping today's instance count, as ``kubectl rollout undo`` does."""
         runner = self._get(app_id)
+        target = self._rollback_target(runner, to)
+        spec = {**target.spec, "instances": runner.spec.instances}
+        change = f"rollback to {target.revision}"
+        rev = self.store.add_revision(app_id, spec, target.restarts, change)
+        return self._changed(runner, runner.apply(rev))
+
+    def rollback_spec(self, app_id: str, to: object = None) -> AppSpec:
+        """The app a rollback would run (AppError if there is no such revision)."""
+        runner = self._get(app_id)
+        target = self._rollback_target(runner, to)
+        return AppSpec.from_json({**target.spec, "instances": runner.spec.instances})
+
+    def _rollback_target(self, runner: AppRunner, to: object) -> Revision:
+        app_id = runner.app_id
         current = runner.revision.revision
         if to is None:
             earlier = [r for r in self.store.revisions(app_id) if r.revision < current]
@@ -125,10 +171,7 @@ class Service:
             if found is None:
                 raise AppError(f"revision: app {app_id!r} has no revision {to}")
             target = found
-        spec = {**target.spec, "instances": runner.spec.instances}
-        change = f"rollback to {target.revision}"
-        rev = self.store.add_revision(app_id, spec, target.restarts, change)
-        return self._changed(runner, runner.apply(rev))
+        return target
 
     async def delete(self, app_id: str) -> bool:
         """Kill the app's instances and forget it; False if the master did not answer within
@@ -180,6 +223,7 @@ class Service:
         c = runner.scheduler.counts()
         return {
             "id": runner.app_id,
+            "owner": runner.owner.name,
             "revision": runner.revision.revision,
             "version": runner.spec.version,
             "framework_id": runner.framework_id,
@@ -229,6 +273,18 @@ class Service:
         """The ready instances and an event set when they change next."""
         runner = self._get(app_id)
         return runner.endpoints, runner.endpoints_changed
+
+    def dns_view(self, label: str) -> AppView | None:
+        """The app DNS names ``label`` (its id, case-insensitive; an id that is not a DNS
+        label is not served), with its ready instances as they are now (dns.py)."""
+        runner = self.runners.get(label)
+        if runner is None or not is_label(runner.app_id):
+            runner = next(
+                (r for i, r in self.runners.items() if i.lower() == label and is_label(i)), None
+            )
+        if runner is None or runner.deleted.is_set():
+            return None
+        return AppView(runner.spec.port_names, runner.endpoints)
 
     def is_deleted(self, app_id: str) -> bool:
         runner = self.runners.get(app_id)

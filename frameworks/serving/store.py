@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from corral.frameworks.service.records import Delete, Put, Record, Records, StoreError
 from corral.frameworks.service.sqlite_records import SqliteRecords
+from corral.frameworks.service.tenancy import NOBODY, Owner
 from corral.frameworks.serving.instances import Instance
 
 DB_FILE = "serving.db"
@@ -48,6 +49,7 @@ class AppRecord:
     deleting: bool
     created_at: float
     updated_at: float
+    owner: Owner = NOBODY  # who created it (tenancy.py), kept through restarts
 
 
 @dataclass(frozen=True)
@@ -107,15 +109,26 @@ class Store:
         return None if r is None else _app(app_id, r)
 
     def add_revision(
-        self, app_id: str, spec: dict[str, Any], restarts: int, change: str
+        self,
+        app_id: str,
+        spec: dict[str, Any],
+        restarts: int,
+        change: str,
+        owner: Owner = NOBODY,
     ) -> Revision:
-        """The app's next revision (the first creates the app), made current."""
+        """The app's next revision (the first creates the app, owned by ``owner``), made
+        current."""
         now = time.time()
         app = self.records.get("apps", app_id)
         number = 1 if app is None else int(app["revision"]) + 1
         rev = Revision(app_id, number, spec, restarts, change, now)
         if app is None:
-            app = {"framework_id": "", "deleting": False, "created_at": now}
+            app = {
+                "framework_id": "",
+                "deleting": False,
+                "created_at": now,
+                "owner": owner.to_json(),
+            }
         dropped = [n for n in self._revisions[app_id] if n <= number - KEEP_REVISIONS]
         self.records.write(
             Put("revisions", _revision_key(app_id, number), asdict(rev)),
@@ -202,6 +215,7 @@ def _app(app_id: str, r: Record) -> AppRecord:
         bool(r["deleting"]),
         float(r["created_at"]),
         float(r["updated_at"]),
+        Owner.from_json(r.get("owner")),
     )
 
 

@@ -221,3 +221,37 @@ def test_job_queues_are_granted_by_name_or_glob_and_denied_otherwise() -> None:
         acl_from_data({"rules": [{"name": "bad", "principals": ["x"], "jobs": {"queue": []}}]}, "t")
     # No --acls: operators and frameworks may use every queue.
     assert acls.builtin().decide(alice, acls.SUBMIT_JOB, "any") is None
+
+
+def test_act_for_and_launch_for_grant_by_glob_and_only_a_star_grants_the_unowned() -> None:
+    acl = acl_from_data(
+        {
+            "rules": [
+                {"name": "ops", "cert_roles": ["operator"], "act_for": ["*"]},
+                {"name": "web-team", "principals": ["alice", "bob"], "act_for": ["alice", "bob"]},
+                {"name": "serving", "principals": ["serving"], "launch_for": ["team-*"]},
+            ]
+        },
+        "t",
+    )
+    bob, ops, svc = (
+        Principal("bob"),
+        Principal("root", frozenset({"operator"})),
+        Principal("serving"),
+    )
+    assert acl.delegate(bob, acls.ACT_FOR, "alice") is None
+    assert acl.delegate(ops, acls.ACT_FOR, "anyone") is None
+    assert acl.delegate(ops, acls.ACT_FOR, "*") is None  # operators: the unowned too
+    denial = acl.delegate(bob, acls.ACT_FOR, "carol")
+    assert denial is not None and denial.message == (
+        "principal bob may not act for carol: no rule grants it (deny by default) (ACL sha256:"
+        + acl.digest.split(":")[1]
+        + ")"
+    )
+    assert acl.delegate(bob, acls.ACT_FOR, "*") is not None  # a glob is not "*"
+    # launch_for is its own grant: acting for an owner is not launching for it.
+    assert acl.delegate(bob, acls.LAUNCH_FOR, "alice") is not None
+    assert acl.delegate(svc, acls.LAUNCH_FOR, "team-a") is None
+    assert acl.delegate(svc, acls.LAUNCH_FOR, "root") is not None
+    with pytest.raises(AclError, match=r"rule 'x'\.launch_for must be a list"):
+        acl_from_data({"rules": [{"name": "x", "principals": ["a"], "launch_for": [3]}]}, "t")

@@ -51,9 +51,12 @@ def test_public_api_is_pinned() -> None:
         "OffersEvent",
         "PendingDemand",
         "Placer",
+        "Principal",
         "ReasonName",
         "RescindEvent",
         "Resources",
+        "ReviewResult",
+        "Reviewer",
         "Rule",
         "Scheduler",
         "Spread",
@@ -162,9 +165,9 @@ def test_example_uses_only_the_public_sdk() -> None:
     assert used <= set(corral.frameworks.sdk.__all__), used - set(corral.frameworks.sdk.__all__)
 
 
-# The one exception: the ZooKeeper detector imports kazoo inside its functions, so only a
-# framework given a zk:// master needs it (the `ha` extra).
-LAZY_IMPORTS = {("zk_detector.py", "kazoo")}
+# The exceptions: the ZooKeeper detector and the election (masters' and services') import kazoo
+# inside their functions, so only a process given a zk:// URL needs it (the `ha` extra).
+LAZY_IMPORTS = {("zk_detector.py", "kazoo"), ("zk_election.py", "kazoo")}
 
 
 def _lazy_imports(tree: ast.Module) -> set[int]:

@@ -133,7 +133,7 @@ async def test_an_instance_the_cluster_took_away_is_replaced_at_once_and_is_no_f
 
 
 async def test_scaling_down_kills_the_extra_instances_without_a_backoff() -> None:
-    s, d, _ = serving(instances=3)
+    s, d, clock = serving(instances=3)
     await s.offers(d, [offer("h1", "a", 8)])  # type: ignore[arg-type]
     tasks = d.of("launch")[0][1]
     for t in tasks:
@@ -141,6 +141,13 @@ async def test_scaling_down_kills_the_extra_instances_without_a_backoff() -> Non
     assert "instances 3 -> 1" in s.update(
         AppSpec.from_json({"id": "web", "command": "./serve", "cpus": 1, "mem": 64, "instances": 1})
     )
+    await s.tick(d)  # type: ignore[arg-type]
+    # The two leave the endpoints at once, and are killed after the drain (2 s by default).
+    assert len(s.app.endpoints()) == 1 and d.of("kill") == []
+    clock.now += 1.9
+    await s.tick(d)  # type: ignore[arg-type]
+    assert d.of("kill") == []
+    clock.now += 0.1
     await s.tick(d)  # type: ignore[arg-type]
     killed = d.of("kill")
     assert len(killed) == 2
@@ -202,3 +209,54 @@ async def test_a_refused_demand_launches_nothing_until_the_app_changes() -> None
     await s.settle()
     await s.offers(d, [offer("h2", "a")])  # type: ignore[arg-type]
     assert [host for host, _ in d.of("launch")] == ["h2"]
+
+
+class Recorder:
+    """An observer that notes what the endpoints were at each change, beside the driver's
+    calls, in one sequence."""
+
+    def __init__(self, s: ServingScheduler, d: FakeDriver) -> None:
+        self.s, self.d = s, d
+
+    def subscribed(self, framework_id: str) -> None:
+        pass
+
+    def launching(self, instances: list[Any]) -> None:
+        pass
+
+    def not_launched(self, instances: list[Any]) -> None:
+        pass
+
+    def changed(self, inst: Any) -> None:
+        self.d.calls.append(("endpoints", [e.task_id for e in self.s.app.endpoints()]))
+
+    def ended(self, inst: Any, failed: bool, why: str) -> None:
+        pass
+
+
+async def test_a_rolling_restart_takes_an_old_instance_out_of_endpoints_before_its_kill() -> None:
+    fields = {"instances": 1, "drain_seconds": 0, "upgrade": {"minimum_health_capacity": 0}}
+    s, d, _ = serving(**fields)
+    s.observer = Recorder(s, d)
+    await s.offers(d, [offer("h1", "a", 8)])  # type: ignore[arg-type]
+    (old,) = d.of("launch")[0][1]
+    await s.status(d, status(old.task_id, RUNNING))  # type: ignore[arg-type]
+    assert d.of("endpoints")[-1] == [old.task_id]
+    v2 = {"id": "web", "command": "./serve --v2", "cpus": 1, "mem": 64, **fields}
+    s.update(AppSpec.from_json(v2))
+    await s.tick(d)  # type: ignore[arg-type]
+    # Even with no drain, the endpoints without it are published before the kill goes out.
+    kinds = [k for k, _ in d.calls]
+    assert kinds.index("kill") > max(i for i, k in enumerate(kinds) if k == "endpoints")
+    assert d.of("endpoints")[-1] == [] and d.of("kill") == [old.task_id]
+
+
+async def test_an_instance_that_is_not_ready_is_killed_without_a_drain() -> None:
+    s, d, _ = serving(instances=2, drain_seconds=30)
+    await s.offers(d, [offer("h1", "a", 8)])  # type: ignore[arg-type]
+    first, second = d.of("launch")[0][1]
+    await s.status(d, status(first.task_id, RUNNING))  # type: ignore[arg-type]
+    s.update(AppSpec.from_json({"id": "web", "command": "./serve", "cpus": 1, "mem": 64}))
+    await s.tick(d)  # type: ignore[arg-type]
+    # The one still staging (never ready) goes at once; the running one would drain.
+    assert d.of("kill") == [second.task_id]

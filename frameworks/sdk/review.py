@@ -1,0 +1,91 @@
+"""Asking the master whether a principal may do something (``Operator.Review``, Kubernetes'
+SubjectAccessReview): what a service asks before it takes a tenant's request, so that the
+master's ACLs decide for the tenant (docs/security.md, "Services acting for tenants").
+
+``Reviewer(master, tls)`` keeps a detector of the leading master (a ``HOST:PORT`` list or
+``zk://``) for a service's lifetime; ``await reviewer.review(subject, framework=..., demands=...,
+act_for=..., framework_id=...)`` is a ``ReviewResult``. A refusal is an answer, not an error
+(``allowed`` False, with the rule and the master's message); ``CallError`` means the master
+could not be asked (UNAVAILABLE, or PERMISSION_DENIED: this service may not ask about
+``subject``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import grpc
+
+from corral.frameworks.sdk.demands import Demand
+from corral.frameworks.sdk.detector import leader_hint, make_detector, parse_master
+from corral.frameworks.sdk.errors import CallError
+from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
+from corral.v1.common_pb2 import FrameworkInfo, Principal
+from corral.v1.operator_pb2 import ReviewRequest
+from corral.v1.operator_pb2_grpc import OperatorStub
+
+TRIES = 3  # a standby's redirect, then the leader
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewResult:
+    allowed: bool
+    action: str = ""
+    object: str = ""
+    rule: str = ""
+    message: str = ""
+
+
+class Reviewer:
+    def __init__(self, master: str, tls: Credentials | None = None, timeout: float = 5.0) -> None:
+        self.detector = make_detector(parse_master(master))
+        self.tls = resolve(tls)
+        self.timeout = timeout
+
+    async def review(
+        self,
+        subject: tuple[str, Iterable[str]],
+        *,
+        framework: FrameworkInfo | None = None,
+        demands: Iterable[Demand] = (),
+        act_for: str = "",
+        framework_id: str = "",
+        quiet: bool = False,
+    ) -> ReviewResult:
+        """May ``subject`` (name, certificate roles) register ``framework``, ask for
+        ``demands`` (their classes, tolerations and count x shape against its cap, besides
+        what its tasks hold but ``framework_id``'s), act for ``act_for``'s objects? ``quiet``:
+        a question only, a refusal not recorded as a Denied event."""
+        name, roles = subject
+        request = ReviewRequest(
+            subject=Principal(name=name, roles=sorted(roles)),
+            demands=[d.to_pb() for d in demands],
+            act_for=act_for,
+            framework_id=framework_id,
+            quiet=quiet,
+        )
+        if framework is not None:
+            request.framework.CopyFrom(framework)
+        last: grpc.aio.AioRpcError | None = None
+        for _ in range(TRIES):
+            address = await self.detector.leader()
+            async with aio_channel(address, self.tls) as channel:
+                stub = OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated
+                try:
+                    r = await stub.Review(request, timeout=self.timeout)
+                except grpc.aio.AioRpcError as err:
+                    last = err
+                    hint = leader_hint(err)
+                    if err.code() == grpc.StatusCode.UNAVAILABLE:
+                        if hint:
+                            self.detector.redirected(hint)
+                        else:
+                            self.detector.failed(address)
+                        continue
+                    raise CallError("Review", err.code(), err.details() or "") from None
+            return ReviewResult(r.allowed, r.action, r.object, r.rule, r.message)
+        assert last is not None
+        raise CallError("Review", last.code(), last.details() or "")
+
+    async def close(self) -> None:
+        await self.detector.close()
