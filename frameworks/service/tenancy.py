@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from corral.frameworks import sdk
+import corral.frameworks.sdk as sdk
 from corral.frameworks.service.http_api import ApiError, Caller, Forbidden
 
 
