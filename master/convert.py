@@ -95,6 +95,12 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         raise WireError(
             f"framework info: failover_timeout must be finite and >= 0, got {info.failover_timeout}"
         )
+    owner = info.on_behalf_of
+    name(owner.name, "framework info: on_behalf_of.name")
+    for role in owner.roles:
+        name(role, "framework info: on_behalf_of.roles")
+    if owner.roles and not owner.name:
+        raise WireError("framework info: on_behalf_of has roles but no name")
     return FrameworkSpec(
         framework_id=info.id,
         name=info.name,
@@ -108,6 +114,8 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
         offer_constraints=tuple(constraints),
         hostname=info.hostname,
         user=info.user,
+        owner=owner.name,
+        owner_roles=tuple(sorted(set(owner.roles))),
     )
 
 
@@ -341,6 +349,9 @@ def framework_spec_to_pb(spec: FrameworkSpec, out: pb.FrameworkInfo) -> pb.Frame
     for c in spec.offer_constraints:
         out.offer_constraints.add(attribute=c.attribute, operator=_OP_TO_PB[c.op], values=c.values)
     out.hostname, out.user = spec.hostname, spec.user
+    if spec.owner:
+        out.on_behalf_of.name = spec.owner
+        out.on_behalf_of.roles.extend(spec.owner_roles)
     return out
 
 

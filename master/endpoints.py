@@ -44,7 +44,8 @@ ENDPOINTS: Final[dict[str, str]] = {
 # is the caller's (``owner_denial``), with the same denial. ReadTaskFile: a task's output is its
 # owner's (task_files.py). Explain: why its own demands wait is the framework's to know (it
 # sees the same agents in its offers); the shipped frameworks ask it while their work waits.
-OWNER_MAY: Final = frozenset({"ReadTaskFile", "Explain"})
+# Review: a service asks about the principals it may launch for (review.py).
+OWNER_MAY: Final = frozenset({"ReadTaskFile", "Explain", "Review"})
 # The HTTP routes of OWNER_MAY endpoints whose handlers check the owner. Any other route of such
 # an endpoint is guarded as usual: /api/v1/pending (every framework's pending demands) is an
 # Explain for those granted it only.

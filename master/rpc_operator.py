@@ -11,7 +11,7 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import convert, explanation, task_files, tokens, views
+from corral.master import convert, explanation, review, task_files, tokens, views
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -54,6 +54,15 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
             wants_nothing=data["wants_nothing"],
             pending_demands_json=json.dumps(data["pending_demands"]),
         )
+
+    async def Review(
+        self, request: operator_pb2.ReviewRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.ReviewResponse:
+        try:
+            return await review.for_caller(self.rt, principal_of(context), request)
+        except CallRejected as exc:
+            await context.abort(code_of(exc), exc.message)
+            raise  # abort() raised already
 
     async def _operator_call(
         self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event

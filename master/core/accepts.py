@@ -102,7 +102,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
     for aid, (_, tasks, _) in groups.items():
         check_ids_on_agent(core.agents[aid], fw, tasks)
         _check_pressure(core, core.agents[aid], tasks)
-    authz.tasks_gate(core.acl, fw.principal, e.tasks, core.principal_held)
+    authz.tasks_gate(core.acl, authz.acting(fw), e.tasks, core.principal_held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
     # Valid and admitted: apply.
     out: Commands = []

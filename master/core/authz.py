@@ -16,6 +16,16 @@ Rules:
    frameworks from the moment a task is accepted to the moment it ends (``PrincipalHeld``).
 5. An agent registers only if granted, claims only the attributes and reservations it is
    granted, and no more resources than its cap.
+6. A service launching for a tenant names it in ``FrameworkInfo.on_behalf_of`` (the owner):
+   the subscribing principal must be granted ``launch_for`` that owner (Kubernetes'
+   impersonate), and from then on the framework is authorized as the OWNER (rules 2-4: its
+   role, tolerations, classes, and the owner's cap, which its tasks count against), so the
+   service can never grant more than the owner has. The owner stays with the framework id,
+   as its principal does (rule 1).
+7. ``review`` answers, without changing anything, whether a principal may register a
+   framework, ask for demands (their classes, tolerations, and count x shape against its
+   cap) or act for another principal's objects in a service (``act_for``): the checks of
+   rules 2-4 and 6, for a service to ask before it takes a tenant's request.
 A refusal is ``Denied`` (PERMISSION_DENIED naming the rule) and changes nothing.
 """
 
@@ -27,7 +37,7 @@ from typing import TYPE_CHECKING
 from corral import acl as acls
 from corral.acl import Acl, Denial, Principal
 from corral.limits import echo
-from corral.master.core.refusals import denied
+from corral.master.core.refusals import Denied, denied
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec, TaskSpec
 from corral.placement import Toleration
 from corral.resources import SCALARS
@@ -77,7 +87,7 @@ def framework_principal(acl: Acl, p: Principal, spec: FrameworkSpec) -> str:
 
 def framework_owner(acl: Acl, p: Principal, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
     """A failover keeps the framework's principal (and name): an id alone takes over nothing."""
-    for field_name in ("principal", "name"):
+    for field_name in ("principal", "name", "owner"):
         mine, theirs = getattr(fw.spec, field_name), getattr(spec, field_name)
         if mine != theirs:
             denied(
@@ -105,6 +115,61 @@ def agent_owner(acl: Acl, p: Principal, known: AgentRecord | None, agent_id: str
             ),
             p.name,
         )
+
+
+# --- rule 6: a service acting for its owner ---------------------------------------------------
+
+
+def delegation_gate(acl: Acl, p: Principal, spec: FrameworkSpec) -> Principal:
+    """Rule 6 at SUBSCRIBE: whom the framework is authorized as (``p`` itself, or the owner it
+    may launch for)."""
+    if not spec.owner:
+        return p
+    denied(acl.delegate(p, acls.LAUNCH_FOR, spec.owner), p.name)
+    return Principal(spec.owner, frozenset(spec.owner_roles))
+
+
+def acting(fw: FrameworkRecord) -> Principal:
+    """Whom a framework's calls are authorized as (rule 6): its owner, or who subscribed it."""
+    if fw.spec.owner:
+        return Principal(fw.spec.owner, frozenset(fw.spec.owner_roles))
+    return fw.principal
+
+
+# --- rule 7: a review -------------------------------------------------------------------------
+
+
+def review(
+    acl: Acl,
+    subject: Principal,
+    spec: FrameworkSpec | None,
+    demands: Iterable[Demand],
+    act_for: str,
+    held: PrincipalHeld,
+    replaced: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+) -> Denial | None:
+    """Rule 7: None, or the first refusal. ``replaced``: what the framework being changed
+    holds now (its tasks give way to the demands, so they are not counted twice)."""
+    try:
+        if act_for:
+            denied(acl.delegate(subject, acls.ACT_FOR, act_for), subject.name)
+        if spec is not None:
+            framework_gate(acl, subject, spec)
+        demands = list(demands)
+        demands_gate(acl, subject, demands)
+        if demands and not acl.allow_all and acl.grants(subject).capped:
+            total = [h - r for h, r in zip(held.of(subject.name), replaced, strict=True)]
+            for d in demands:
+                for i, v in enumerate(d.resources.scalars()):
+                    total[i] += d.count * v
+            what = ", ".join(f"{n}:{v:g}" for n, v in zip(SCALARS, total, strict=True) if v)
+            denied(
+                acl.within_caps(subject, acls.LAUNCH, tuple(total), f"tasks holding {what}"),
+                subject.name,
+            )
+    except Denied as exc:
+        return exc.denial
+    return None
 
 
 # --- rules 2 and 3: roles, tolerations, priority classes ------------------------------------

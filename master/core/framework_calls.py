@@ -53,7 +53,7 @@ def set_demands(core: MasterCore, e: ev.SetDemands) -> Commands:
         demands.check_demands(e.demands, core.priority)
     except demands.DemandError as exc:
         raise _invalid(str(exc)) from None
-    authz.demands_gate(core.acl, fw.principal, e.demands)
+    authz.demands_gate(core.acl, authz.acting(fw), e.demands)
     previous = fw.demands
     fw.demands = {d.name: d for d in e.demands}
     fw.wants_by_demand = True

@@ -269,7 +269,7 @@ class MasterCore:
         value = self.priority.value(task.spec.priority_class)
         scalars = task.spec.resources.scalars()
         self.task_sums.task(task.agent_id, value, scalars, delta)
-        self.principal_held.add(fw.spec.principal, scalars, delta)
+        self.principal_held.add(fw.spec.held_by, scalars, delta)
         name = task.spec.demand
         if not name:
             return

@@ -81,7 +81,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         # Failing over is the same framework coming back; an id alone is not enough to take
         # over someone else's: its principal (a certificate's) and name must be the same.
         authz.framework_owner(core.acl, e.principal, fw, spec)
-    authz.framework_gate(core.acl, e.principal, spec)
+    authz.framework_gate(core.acl, authz.delegation_gate(core.acl, e.principal, spec), spec)
     out: Commands = []
     if fw is None:
         fw = FrameworkRecord(
@@ -107,8 +107,8 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         core.book.take_back(fw)
         if fw.spec != spec:
             _replace_in_allocator(core, fw, spec)
-        if fw.placeholder and spec.principal:
-            _held_by(core, fw, spec.principal)
+        if fw.placeholder and spec.held_by:
+            _held_by(core, fw, spec.held_by)
         fw.spec = spec
         fw.state = check(
             FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED

@@ -102,6 +102,16 @@ class FrameworkSpec:
     offer_constraints: tuple[AttributeConstraint, ...] = ()
     hostname: str = ""
     user: str = ""
+    # A service launching for its owner (FrameworkInfo.on_behalf_of): the principal, with its
+    # certificate roles, whose grants authorize the framework and whose cap its tasks count
+    # against (authz.py rule 6). Empty: the subscribing principal's own.
+    owner: str = ""
+    owner_roles: tuple[str, ...] = ()
+
+    @property
+    def held_by(self) -> str:
+        """Whose cap the framework's tasks count against (authz.py rule 4)."""
+        return self.owner or self.principal
 
 
 @dataclass(frozen=True, slots=True)

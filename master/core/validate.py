@@ -234,12 +234,12 @@ def _principal_held(core: MasterCore) -> None:
     """authz.py rule 4: what each principal's tasks hold is its frameworks' live tasks."""
     expected: dict[str, list[float]] = {}
     for fw in core.frameworks.values():
-        if not fw.spec.principal:
+        if not fw.spec.held_by:
             continue
         for t in fw.tasks.values():
             if t.state.terminal:
                 continue
-            had = expected.setdefault(fw.spec.principal, [0.0, 0.0, 0.0, 0.0])
+            had = expected.setdefault(fw.spec.held_by, [0.0, 0.0, 0.0, 0.0])
             for k, x in enumerate(t.spec.resources.scalars()):
                 had[k] += x
     for principal in set(expected) | set(core.principal_held.held):

@@ -149,3 +149,99 @@ def test_a_new_acl_applies_to_the_next_call(h: Harness) -> None:
     out = h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(more, "test")))
     assert [c.kind for c in out] == ["acls_loaded"]  # type: ignore[attr-defined]
     h.set_demands(other, demand("d", priority_class="system"))
+
+
+# --- rule 6: a service launching for its owner; rule 7: reviews -------------------------------
+
+SERVICE_RULES = {
+    "version": "s",
+    "rules": [
+        *RULES["rules"],
+        {
+            # The service may do much more than its tenants: that must not leak to them.
+            "name": "serving",
+            "principals": ["serving"],
+            "frameworks": {"roles": ["*"], "priority_classes": ["*"], "tolerations": ["*"]},
+            "launch_for": ["team"],
+        },
+        {"name": "web-team", "principals": ["team", "mate"], "act_for": ["team", "mate"]},
+    ],
+}
+SERVING = Principal("serving")
+
+
+@pytest.fixture
+def svc() -> Harness:
+    return Harness(acl=acl_from_data(SERVICE_RULES, "test"))
+
+
+def test_a_service_launching_for_an_owner_is_authorized_as_the_owner(svc: Harness) -> None:
+    fid, _ = svc.subscribe("serving:web", role="web", peer=SERVING, owner="team")
+    assert svc.core.frameworks[fid].spec.principal == "serving"  # its identity stays its own
+    # The owner's grants, not the service's: no other role, no system class, no other taint.
+    d = denial_of(svc, svc.subscribe, "serving:x", role="batch", peer=SERVING, owner="team")
+    assert d.denial.action == acls.REGISTER_FRAMEWORK and "principal team may not" in d.message
+    d = denial_of(svc, svc.set_demands, fid, demand("d", priority_class="system"))
+    assert d.denial.action == acls.USE_PRIORITY_CLASS and "principal team" in d.message
+    bad = Toleration("pool", "other", effect=TaintEffect.NO_SCHEDULE)
+    denial_of(svc, svc.set_demands, fid, demand("d", tolerations=(bad,)))
+    svc.set_demands(fid, demand("d", priority_class="serving", tolerations=(TOLERATE,)))
+    # Launching for someone it is not granted: refused, whatever else it may do.
+    d = denial_of(svc, svc.subscribe, "serving:y", role="web", peer=SERVING, owner="other")
+    assert d.denial.action == acls.LAUNCH_FOR and d.message.startswith(
+        "principal serving may not launch for other: no rule grants it"
+    )
+    d = denial_of(svc, svc.subscribe, "mine", role="web", peer=TEAM, owner="team")
+    assert d.denial.action == acls.LAUNCH_FOR  # a tenant may not delegate to itself either
+
+
+def test_the_owners_cap_counts_its_tasks_through_the_service_and_its_own(svc: Harness) -> None:
+    svc.add_agent(resources="cpus:8;mem:4096;disk:100;gpus:4", peer=NODE)
+    app, _ = svc.subscribe(
+        "serving:web", role="web", peer=SERVING, owner="team", gpu_resources=True
+    )
+    own, _ = svc.subscribe("own", role="web", peer=TEAM, gpu_resources=True)
+    offer = svc.offers_for(app)[0]
+    svc.accept(app, [offer.offer_id], task("t1", "cpus:1;mem:64;gpus:1"))
+    assert svc.core.principal_held.of("team") == (1.0, 64.0, 0.0, 1.0)
+    assert svc.core.principal_held.of("serving") == (0.0, 0.0, 0.0, 0.0)
+    offer = svc.offers_for(own)[0]
+    d = denial_of(svc, svc.accept, own, [offer.offer_id], task("t2", "cpus:1;mem:64;gpus:1"))
+    assert "gpus 2 would exceed the cap of 1" in d.message
+
+
+def test_a_failover_keeps_the_owner(svc: Harness) -> None:
+    fid, _ = svc.subscribe("serving:web", role="web", peer=SERVING, owner="team")
+    d = denial_of(
+        svc, svc.subscribe, "serving:web", framework_id=fid, role="web", peer=SERVING, owner=""
+    )
+    assert "subscribed with owner 'team', not ''" in d.message
+    svc.subscribe("serving:web", framework_id=fid, role="web", peer=SERVING, owner="team")
+
+
+def test_a_review_answers_what_the_gates_would_for_the_subject(svc: Harness) -> None:
+    from corral.master.core import authz
+
+    acl, held = svc.core.acl, svc.core.principal_held
+    ok = FrameworkSpec(framework_id="", name="x", role="web", tolerations=(TOLERATE,))
+    assert authz.review(acl, TEAM, ok, [demand("d", priority_class="serving")], "", held) is None
+    d = authz.review(acl, TEAM, None, [demand("d", priority_class="system")], "", held)
+    assert d is not None and d.action == acls.USE_PRIORITY_CLASS
+    pool = Toleration("pool", "x")
+    d = authz.review(
+        acl, TEAM, FrameworkSpec("", "x", role="web", tolerations=(pool,)), [], "", held
+    )
+    assert d is not None and d.action == acls.TOLERATE
+    # Caps: count x shape, besides what the subject holds, but what the changed one holds.
+    two = demand("d", "cpus:1;mem:1;gpus:1", count=2)
+    d = authz.review(acl, TEAM, None, [two], "", held)
+    assert d is not None and "gpus 2 would exceed the cap of 1" in d.message
+    held.add("team", (1.0, 1.0, 0.0, 1.0), +1)
+    one = demand("d", "cpus:1;mem:1;gpus:1", count=1)
+    assert authz.review(acl, TEAM, None, [one], "", held, replaced=(1.0, 1.0, 0.0, 1.0)) is None
+    assert authz.review(acl, TEAM, None, [one], "", held) is not None
+    # act_for: a team's member for another, not for strangers; only "*" for the unowned.
+    assert authz.review(acl, Principal("mate"), None, [], "team", held) is None
+    d = authz.review(acl, OTHER, None, [], "team", held)
+    assert d is not None and d.action == acls.ACT_FOR
+    assert authz.review(acl, Principal("mate"), None, [], "*", held) is not None
