@@ -1,14 +1,12 @@
-"""Who may use the job service, decided with the master's own ACL file (``corral jobs serve
---acls FILE``, the file ``corral master --acls`` reads; docs/jobs.md, docs/security.md).
+"""Which queues a principal may submit jobs to: the ``jobs.queues`` grant of the master's own
+ACL file (``corral jobs serve --acls FILE``, the file ``corral master --acls`` reads; docs/
+jobs.md, docs/security.md), checked for the **caller** (the submitting principal, from its
+certificate). Everything else a job asks for (its framework's role and tolerations, its
+demands' classes and size) the master reviews for the job's owner (service/tenancy.py), and
+who may read or change a job is the master's ``act_for``.
 
-- Submitting to a queue needs the rule's ``jobs.queues`` grant for the **caller** (the
-  submitting principal, from its certificate), and the job's priority class and tolerations
-  must be granted to the caller too (its ``frameworks`` grants): the service never lends its
-  own broader grant (design.md, "Services on the SDK").
-- A job is seen and changed (cancel, suspend, resume, history) by its owner and by principals
-  granted its queue; to anyone else it does not exist (404).
-- No ``--acls``: the master's built-in grants (operators and frameworks: every queue); over
-  plain text (``--insecure``) nobody can be told apart and all is allowed.
+No ``--acls``: the master's built-in grants (operators and frameworks: every queue); over plain
+text (``--insecure``) nobody can be told apart and all is allowed.
 
 The file is read again when it changes (its time, size or inode), as the master does; a file
 that no longer checks is logged and the last good one is kept.
@@ -25,9 +23,7 @@ import structlog
 
 from corral import acl as acls
 from corral.acl import Acl, AclError, Principal, acl_from_data
-from corral.frameworks.jobs.spec import JobFile
 from corral.frameworks.service.http_api import Caller
-from corral.placement import TaintEffect, Toleration
 
 log = structlog.get_logger("corral.jobs")
 
@@ -54,7 +50,7 @@ def load(path: Path) -> Acl:
         raise AclError(f"{path}: {exc}") from None
 
 
-class AclAuthorizer:
+class QueueGrants:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.acl = load(path) if path is not None else acls.builtin()
@@ -80,22 +76,10 @@ class AclAuthorizer:
                 log.error("acls_rejected", error=str(exc), kept=self.acl.version)
         return self.acl
 
-    def submit(self, caller: Caller, queue: str, job: JobFile) -> str | None:
+    def submit(self, caller: Caller, queue: str) -> str | None:
         if not caller.secure:
             return None
-        acl, p = self._current(), Principal(caller.name, caller.roles)
-        denied = acl.decide(p, acls.SUBMIT_JOB, queue)
-        if denied is None and job.priority_class:
-            denied = acl.decide(p, acls.USE_PRIORITY_CLASS, job.priority_class)
-        for t in job.tolerations:
-            if denied is not None:
-                break
-            effect = TaintEffect(t.effect) if t.effect else None
-            denied = acl.tolerate(p, Toleration(t.key, t.value, t.any_value, effect))
+        denied = self._current().decide(
+            Principal(caller.name, caller.roles), acls.SUBMIT_JOB, queue
+        )
         return None if denied is None else denied.message
-
-    def manage(self, caller: Caller, owner: str, queue: str) -> bool:
-        if not caller.secure or caller.name == owner:
-            return True
-        p = Principal(caller.name, caller.roles)
-        return self._current().decide(p, acls.SUBMIT_JOB, queue) is None

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port, positive_float
+from corral.cli.common import (
+    add_master_arg,
+    add_service_leadership_args,
+    host_port,
+    positive_float,
+)
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5091"
@@ -37,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "and keep running through a restart of the service. One service acts on a store at a "
         "time (--standby waits to take over).",
     )
-    add_master_arg(s)
+    add_master_arg(s, zk_alias=False)
     s.add_argument(
         "--state",
         type=Path,
@@ -58,9 +63,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="the master's ACL file: who may submit to which queue (jobs.queues), and the "
-        "priority classes and tolerations a submitter may use (default: the master's "
-        "built-in grants)",
+        help="the master's ACL file, for who may submit to which queue (jobs.queues; the "
+        "master itself reviews everything else a job asks for, for its owner). Default: the "
+        "master's built-in grants",
     )
     s.add_argument(
         "--role", default="*", help="the role the jobs' frameworks register in (default *)"
@@ -79,11 +84,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="how long the master keeps the jobs' tasks while the service is away (a week)",
     )
-    s.add_argument(
-        "--standby",
-        action="store_true",
-        help="if another service holds the store, wait and take over when it is gone",
-    )
+    add_service_leadership_args(s, "jobs")
     s.add_argument(
         "--ready-file",
         type=Path,
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from corral.acl import AclError
-    from corral.cli.jobs_acl import AclAuthorizer
+    from corral.cli.jobs_acl import QueueGrants
     from corral.frameworks import sdk
     from corral.frameworks.jobs import serve
     from corral.frameworks.jobs.queues import QueueConfig, QueueConfigError, single_queue
@@ -142,26 +143,27 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--queues {args.queues}: {err}", exit_code=2) from None
     else:
         config = single_queue("default")
-    authorizer = None
+    grants = None
     if isinstance(tls, sdk_tls.TLS):
         try:
-            authorizer = AclAuthorizer(args.acls)
+            grants = QueueGrants(args.acls)
         except AclError as err:
             raise CliError(f"--acls: {err}", exit_code=2) from None
     elif args.acls is not None:
         raise CliError("--acls needs TLS: over --insecure nobody can be told apart", 2)
     state = args.state or default_state_dir()
-    options = serve.options(state, args.listen, args.standby, args.ready_file)
-    make = serve.hosting(
-        args.master,
-        config,
+    options = serve.options(
         state,
-        role=args.role,
-        failover_timeout=args.failover_timeout,
-        authorizer=authorizer,
+        args.listen,
+        args.standby,
+        args.ready_file,
+        zk=args.zk,
+        zk_session_timeout=args.zk_session_timeout,
+        advertise=args.advertise,
     )
+    settings = serve.Settings(args.master, config, state, args.role, args.failover_timeout, grants)
     try:
-        return asyncio.run(process.main(options, make))
+        return asyncio.run(process.main(options, serve.hosting(settings)))
     except (StoreLocked, StoreError) as err:
         raise CliError(str(err)) from None
     except OSError as err:

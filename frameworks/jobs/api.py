@@ -21,7 +21,7 @@ last admission cycle) and ``corral_job_service_preemptions_total``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from aiohttp import web
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -36,10 +36,11 @@ from corral.frameworks.service.http_api import (
     read_json,
 )
 
-SERVICE: web.AppKey[JobService] = web.AppKey("jobs", JobService)
+# The service, once this process leads (the scaffold routes requests only then).
+SERVICE: web.AppKey[Callable[[], JobService]] = web.AppKey("jobs")
 
 
-def add_routes(app: web.Application, service: JobService) -> None:
+def add_routes(app: web.Application, service: Callable[[], JobService]) -> None:
     app[SERVICE] = service
     app.router.add_post("/v1/jobs", submit)
     app.router.add_get("/v1/jobs", list_jobs)
@@ -55,26 +56,26 @@ def add_routes(app: web.Application, service: JobService) -> None:
 
 
 def _service(request: web.Request) -> JobService:
-    return request.app[SERVICE]
+    return request.app[SERVICE]()
 
 
 async def submit(request: web.Request) -> web.Response:
     body = await read_json(request)
-    return json_response(_service(request).submit(body, caller(request)), 201)
+    return json_response(await _service(request).submit(body, caller(request)), 201)
 
 
 async def list_jobs(request: web.Request) -> web.Response:
     queue = request.query.get("queue")
-    return json_response({"jobs": _service(request).jobs(caller(request), queue)})
+    return json_response({"jobs": await _service(request).jobs(caller(request), queue)})
 
 
 async def get_job(request: web.Request) -> web.Response:
-    return json_response(_service(request).get(request.match_info["name"], caller(request)))
+    return json_response(await _service(request).get(request.match_info["name"], caller(request)))
 
 
 async def explain(request: web.Request) -> web.Response:
     s, name, who = _service(request), request.match_info["name"], caller(request)
-    job = s.get(name, who)
+    job = await s.get(name, who)
     return json_response(
         {
             "name": name,
@@ -88,20 +89,23 @@ async def explain(request: web.Request) -> web.Response:
 async def history(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     return json_response(
-        {"name": name, "history": _service(request).history(name, caller(request))}
+        {"name": name, "history": await _service(request).history(name, caller(request))}
     )
 
 
 async def cancel(request: web.Request) -> web.Response:
-    return json_response(_service(request).cancel(request.match_info["name"], caller(request)))
+    name = request.match_info["name"]
+    return json_response(await _service(request).cancel(name, caller(request)))
 
 
 async def suspend(request: web.Request) -> web.Response:
-    return json_response(_service(request).suspend(request.match_info["name"], caller(request)))
+    name = request.match_info["name"]
+    return json_response(await _service(request).suspend(name, caller(request)))
 
 
 async def resume(request: web.Request) -> web.Response:
-    return json_response(_service(request).resume(request.match_info["name"], caller(request)))
+    name = request.match_info["name"]
+    return json_response(await _service(request).resume(name, caller(request)))
 
 
 async def queues(request: web.Request) -> web.Response:
@@ -112,17 +116,20 @@ async def events(request: web.Request) -> web.Response:
     raw = request.query.get("limit", "200")
     if not raw.isdigit() or not 0 < int(raw) <= 1000:
         raise BadRequest(f"limit: a whole number from 1 to 1000, got {raw!r}")
-    return json_response({"events": _service(request).events(caller(request), int(raw))})
+    return json_response({"events": await _service(request).events(caller(request), int(raw))})
 
 
 class _QueueMetrics:
-    """The queues' figures, read at each scrape."""
+    """The queues' figures, read at each scrape (none before this process leads)."""
 
-    def __init__(self, service: JobService) -> None:
+    def __init__(self, service: Callable[[], JobService]) -> None:
         self.service = service
 
     def collect(self) -> Iterator[Metric]:
-        s = self.service
+        try:
+            s = self.service()
+        except AssertionError:
+            return
         pending = GaugeMetricFamily(
             "corral_queue_pending_jobs", "Jobs waiting in the queue", labels=["queue"]
         )

@@ -37,6 +37,7 @@ from corral.frameworks.jobs.store import JobStore
 from corral.frameworks.sdk.placement import Constraint, Toleration
 from corral.frameworks.sdk.tls import Credentials
 from corral.frameworks.service.records import Fenced
+from corral.frameworks.service.tenancy import NOBODY, Owner
 
 log = structlog.get_logger("corral.jobs")
 
@@ -85,6 +86,61 @@ def placed(job: JobFile, where: Placement, checkpoints: Path) -> JobFile:
     )
 
 
+def framework_for(job: JobFile, role: str, **fields: Any) -> sdk.FrameworkInfo:
+    """The framework a job runs as (``job:NAME``): its GPU capability, tolerations and
+    constraints; ``fields``: the rest of FrameworkInfo (id, failover timeout, owner)."""
+    if job.batch is not None:
+        b = job.batch
+        return framework_info(
+            f"job:{job.name}",
+            role,
+            gpus=any(s.gpus > 0 for s in b.stages),
+            revocable=b.revocable,
+            tolerations=b.tolerations,
+            constraints=b.constraints,
+            **fields,
+        )
+    assert job.gang is not None
+    g = job.gang
+    return framework_info(
+        f"job:{job.name}",
+        role,
+        gpus=g.gpus > 0,
+        tolerations=g.tolerations,
+        constraints=g.constraints,
+        **fields,
+    )
+
+
+def demands_of(job: JobFile) -> list[sdk.Demand]:
+    """What the job will ask the master for: a demand per stage (its tasks at once, within
+    ``max_cpus``), or the gang's (``min_member`` = workers). The master reviews these for the
+    job's owner at submission (their classes, tolerations and size against its cap)."""
+    if job.gang is not None:
+        return [plan.demand(job.gang, 0)]
+    assert job.batch is not None
+    b = job.batch
+    out = []
+    for st in b.stages:
+        n = st.tasks
+        if b.max_cpus is not None and st.cpus > 0:
+            n = min(n, max(1, int(b.max_cpus / st.cpus + 1e-9)))
+        out.append(
+            sdk.Demand(
+                st.name,
+                n,
+                cpus=st.cpus,
+                mem=st.mem,
+                disk=st.disk,
+                gpus=st.gpus,
+                priority_class=b.priority_class,
+                constraints=b.constraints,
+                tolerations=b.tolerations,
+            )
+        )
+    return out
+
+
 class JobRunner:
     def __init__(
         self,
@@ -95,8 +151,10 @@ class JobRunner:
         failover_timeout: float,
         on_event: Callable[[str, str, str], None],
         tls: Credentials | None = None,
+        owner: Owner = NOBODY,
     ) -> None:
         self.store = store
+        self.owner = owner  # the master authorizes its framework as the owner
         self.job = job
         self.name = job.name
         self.master = master
@@ -202,28 +260,12 @@ class JobRunner:
                 await asyncio.sleep(RETRY_SECONDS)
 
     def _info(self) -> sdk.FrameworkInfo:
-        if self.job.batch is not None:
-            b = self.job.batch
-            return framework_info(
-                f"job:{self.name}",
-                self.role,
-                gpus=any(s.gpus > 0 for s in b.stages),
-                revocable=b.revocable,
-                tolerations=b.tolerations,
-                constraints=b.constraints,
-                id=self.framework_id,
-                failover_timeout=self.failover_timeout,
-            )
-        assert self.job.gang is not None
-        g = self.job.gang
-        return framework_info(
-            f"job:{self.name}",
+        return framework_for(
+            self.job,
             self.role,
-            gpus=g.gpus > 0,
-            tolerations=g.tolerations,
-            constraints=g.constraints,
             id=self.framework_id,
             failover_timeout=self.failover_timeout,
+            on_behalf_of=self.owner.principal(),
         )
 
     async def _subscribed_loop(self) -> None:

@@ -16,6 +16,13 @@ A job's phase (``corral job get``):
 
 Bad input raises ``JobError`` (400), an unknown job ``UnknownJob`` (404), a job that exists
 ``JobExists`` (409); a caller without a grant ``Forbidden`` (403, naming the rule).
+
+Tenancy is the scaffold's (``service/tenancy.py``): a job's owner is the principal that
+submitted it; what it asks for (its framework, its demands' classes, tolerations and size) is
+reviewed by the master **for the owner** at submission, and its framework launches on the
+owner's behalf (the master checks again); reading and changing a job is for its owner and
+those the master lets act for it. Which queues a principal may submit to is the ``jobs.queues``
+grant of the same ACL file (``QueueGrants``).
 """
 
 from __future__ import annotations
@@ -34,12 +41,19 @@ from corral.frameworks import sdk
 from corral.frameworks.jobs import cron
 from corral.frameworks.jobs.admission import Admission, State
 from corral.frameworks.jobs.queues import RESOURCES, QueueConfig
-from corral.frameworks.jobs.runner import JobRunner, Placement, placed
+from corral.frameworks.jobs.runner import (
+    JobRunner,
+    Placement,
+    demands_of,
+    framework_for,
+    placed,
+)
 from corral.frameworks.jobs.spec import JobFile
 from corral.frameworks.jobs.store import JobStore
 from corral.frameworks.run_ids import new_run_id, with_run
 from corral.frameworks.sdk.tls import Credentials
 from corral.frameworks.service.http_api import Caller, Forbidden
+from corral.frameworks.service.tenancy import Owner, Tenancy
 
 log = structlog.get_logger("corral.jobs")
 
@@ -67,25 +81,19 @@ class JobExists(ValueError):
     """409."""
 
 
-class Authorizer(Protocol):
-    """Who may do what, from the master's ACL file (the CLI makes it; docs/jobs.md)."""
+class QueueGrants(Protocol):
+    """Who may submit to which queue: the ``jobs.queues`` grant of the master's ACL file
+    (the CLI reads it; docs/jobs.md)."""
 
-    def submit(self, caller: Caller, queue: str, job: JobFile) -> str | None:
-        """None, or why ``caller`` may not submit ``job`` to ``queue`` (its ``jobs.queues``
-        grant; the priority class and tolerations of its ``frameworks`` grant)."""
-
-    def manage(self, caller: Caller, owner: str, queue: str) -> bool:
-        """Whether ``caller`` may see and change a job of ``owner`` in ``queue``."""
+    def submit(self, caller: Caller, queue: str) -> str | None:
+        """None, or why ``caller`` may not submit jobs to ``queue`` (naming the rule)."""
 
 
-class AllowAll:
+class AnyQueue:
     """No ACLs (``--insecure``, or tests of the service's parts)."""
 
-    def submit(self, caller: Caller, queue: str, job: JobFile) -> str | None:
+    def submit(self, caller: Caller, queue: str) -> str | None:
         return None
-
-    def manage(self, caller: Caller, owner: str, queue: str) -> bool:
-        return True
 
 
 @dataclass
@@ -108,7 +116,8 @@ class JobService:
         state_dir: Path,
         role: str = "*",
         failover_timeout: float = DEFAULT_FAILOVER_TIMEOUT,
-        authorizer: Authorizer | None = None,
+        queue_grants: QueueGrants | None = None,
+        tenancy: Tenancy | None = None,
         tls: Credentials | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -118,7 +127,8 @@ class JobService:
         self.state_dir = state_dir
         self.role = role
         self.failover_timeout = failover_timeout
-        self.authorizer = authorizer or AllowAll()
+        self.queue_grants = queue_grants or AnyQueue()
+        self.tenancy = tenancy or Tenancy(None)
         self.tls = tls
         self.clock = clock
         self.admission = Admission(config)
@@ -329,7 +339,7 @@ class JobService:
             if notes:
                 self.store.set_fields(rec["name"], last_note=d.notes[-1])
             for victim in d.cancel:
-                self.cancel(
+                self._cancel(
                     victim,
                     reason=f"replaced by the run of {cron.when(d.start or now, schedule.time_zone)}"
                     " (concurrency_policy Replace)",
@@ -339,11 +349,11 @@ class JobService:
             if d.start is not None:
                 spec = {k: v for k, v in rec["spec"].items() if k not in ("schedule", "suspend")}
                 spec["name"] = d.run_name
-                self._queue_new(JobFile.from_json(spec), rec["owner"], parent=rec["name"], now=now)
+                self._queue_new(JobFile.from_json(spec), owner_of(rec), parent=rec["name"], now=now)
 
     # -- what callers do ------------------------------------------------------------------
 
-    def submit(self, body: Any, caller: Caller) -> dict[str, Any]:
+    async def submit(self, body: Any, caller: Caller) -> dict[str, Any]:
         try:
             job = JobFile.from_json(body)
         except ValueError as err:
@@ -364,24 +374,30 @@ class JobService:
                 f"constraints: none of queue {job.queue}'s flavors has agents they allow "
                 f"({', '.join(str(c) for c in job.constraints)})"
             )
-        denied = self.authorizer.submit(caller, job.queue, job)
+        denied = self.queue_grants.submit(caller, job.queue)
         if denied is not None:
             raise Forbidden(denied)
         if self.store.job(job.name) is not None:
             raise JobExists(f"job {job.name!r} exists; delete it, or submit under another name")
+        owner = self.tenancy.owner_of(caller)
+        # The master reviews what the job asks for as its owner (never the service's grants).
+        info = framework_for(job, self.role, on_behalf_of=owner.principal())
+        await self.tenancy.may_ask(owner, info, demands_of(job), "", f"job {job.name}")
+        if self.store.job(job.name) is not None:  # submitted meanwhile
+            raise JobExists(f"job {job.name!r} exists; delete it, or submit under another name")
         now = self.clock()
         if job.schedule is not None:
             self.store.add_job(
-                self._record(job, caller.name, now, phase=SUSPENDED if job.suspend else SCHEDULED),
+                self._record(job, owner, now, phase=SUSPENDED if job.suspend else SCHEDULED),
                 ("Submitted", f"periodic: {job.schedule.cron} ({job.schedule.time_zone})"),
             )
             self._wake.set()
-            return self.get(job.name, caller)
-        self._queue_new(job, caller.name, now=now)
+            return self._view(self._rec(job.name), detail=True)
+        self._queue_new(job, owner, now=now)
         self._wake.set()
-        return self.get(job.name, caller)
+        return self._view(self._rec(job.name), detail=True)
 
-    def _queue_new(self, job: JobFile, owner: str, now: float, parent: str = "") -> None:
+    def _queue_new(self, job: JobFile, owner: Owner, now: float, parent: str = "") -> None:
         phase = SUSPENDED if job.suspend else PENDING
         rec = self._record(job, owner, now, phase=phase, parent=parent)
         self.store.add_job(
@@ -403,13 +419,13 @@ class JobService:
         )
 
     def _record(
-        self, job: JobFile, owner: str, now: float, phase: str, parent: str = ""
+        self, job: JobFile, owner: Owner, now: float, phase: str, parent: str = ""
     ) -> dict[str, Any]:
         return {
             "name": job.name,
             "kind": job.kind,
             "spec": dict(job.raw or {}),
-            "owner": owner,
+            "owner": owner.to_json(),
             "queue": job.queue,
             "priority_class": job.priority_class,
             "priority": self.config.priority(job.priority_class),
@@ -438,26 +454,35 @@ class JobService:
             if job.allows_flavor(dict(self.config.flavors[fq.flavor].attributes))
         )
 
-    def _job(self, name: str, caller: Caller) -> dict[str, Any]:
+    def _rec(self, name: str) -> dict[str, Any]:
         rec = self.store.job(name)
-        if rec is None or not self.authorizer.manage(caller, rec["owner"], rec["queue"]):
-            raise UnknownJob(name)  # another tenant's job is not even there
-        return rec
-
-    def cancel(self, name: str, caller: Caller | None = None, reason: str = "") -> dict[str, Any]:
-        rec = self._job(name, caller) if caller is not None else self.store.job(name)
         if rec is None:
             raise UnknownJob(name)
-        why = reason or f"cancelled by {caller or 'the service'}"
-        return self._stop(rec, CANCELLED, why, caller)
+        return rec
 
-    def suspend(self, name: str, caller: Caller) -> dict[str, Any]:
-        rec = self._job(name, caller)
-        return self._stop(rec, SUSPENDED, f"suspended by {caller}", caller)
+    async def _job(self, name: str, caller: Caller, what: str) -> dict[str, Any]:
+        """The job's record, if ``caller`` may ``what`` it: its owner, or one the master lets
+        act for the owner (403 otherwise)."""
+        rec = self._rec(name)
+        await self.tenancy.may_act_for(caller, owner_of(rec), f"{what} job {name}")
+        return rec
 
-    def _stop(
-        self, rec: dict[str, Any], target: str, why: str, caller: Caller | None
-    ) -> dict[str, Any]:
+    async def cancel(self, name: str, caller: Caller) -> dict[str, Any]:
+        rec = await self._job(name, caller, "cancel")
+        self._stop(rec, CANCELLED, f"cancelled by {caller}")
+        return self._view(self._rec(name), detail=True)
+
+    def _cancel(self, name: str, reason: str) -> None:
+        rec = self.store.job(name)
+        if rec is not None and rec["phase"] not in ENDED:
+            self._stop(rec, CANCELLED, reason)
+
+    async def suspend(self, name: str, caller: Caller) -> dict[str, Any]:
+        rec = await self._job(name, caller, "suspend")
+        self._stop(rec, SUSPENDED, f"suspended by {caller}")
+        return self._view(self._rec(name), detail=True)
+
+    def _stop(self, rec: dict[str, Any], target: str, why: str) -> None:
         name, phase = rec["name"], rec["phase"]
         if phase in ENDED:
             raise JobError(f"job {name} has ended ({phase})")
@@ -470,11 +495,11 @@ class JobService:
             else:
                 fields["phase"] = SUSPENDED
             self.store.set_fields(name, (target, why), **fields)
-            return self.get(name, caller) if caller else {}
+            return
         if phase == SUSPENDED:
             if target == CANCELLED:
                 self.store.set_fields(name, (target, why), phase=target, ended_at=self.clock())
-            return self.get(name, caller) if caller else {}
+            return
         if phase == PENDING:
             self.admission.finish(name)
             fields = {"phase": target, "reason": why}
@@ -492,10 +517,9 @@ class JobService:
             if runner is not None:
                 runner.stop(why)
         self._wake.set()
-        return self.get(name, caller) if caller else {}
 
-    def resume(self, name: str, caller: Caller) -> dict[str, Any]:
-        rec = self._job(name, caller)
+    async def resume(self, name: str, caller: Caller) -> dict[str, Any]:
+        rec = await self._job(name, caller, "resume")
         if rec["phase"] != SUSPENDED:
             raise JobError(f"job {name} is not suspended ({rec['phase']})")
         job = JobFile.from_json(rec["spec"])
@@ -509,12 +533,12 @@ class JobService:
             )
             self._enqueue(rec, job)
         self._wake.set()
-        return self.get(name, caller)
+        return self._view(self._rec(name), detail=True)
 
     # -- reading --------------------------------------------------------------------------
 
-    def get(self, name: str, caller: Caller) -> dict[str, Any]:
-        rec = self._job(name, caller)
+    async def get(self, name: str, caller: Caller) -> dict[str, Any]:
+        rec = await self._job(name, caller, "read")
         return self._view(rec, detail=True)
 
     def _view(self, rec: dict[str, Any], detail: bool = False) -> dict[str, Any]:
@@ -528,7 +552,7 @@ class JobService:
             "cluster_queue": self.config.local_queues[rec["queue"]].cluster_queue
             if rec["queue"] in self.config.local_queues
             else "",
-            "owner": rec["owner"],
+            "owner": owner_of(rec).name,
             "priority_class": rec["priority_class"],
             "priority": rec["priority"],
             "phase": rec["phase"],
@@ -587,32 +611,31 @@ class JobService:
             for r in range(g["workers"])
         ]
 
-    def jobs(self, caller: Caller, queue: str | None = None) -> list[dict[str, Any]]:
-        out = []
-        for rec in sorted(self.store.jobs(), key=lambda r: r["seq"]):
-            if queue is not None and rec["queue"] != queue:
-                continue
-            if not self.authorizer.manage(caller, rec["owner"], rec["queue"]):
-                continue
-            out.append(self._view(rec))
-        return out
+    async def jobs(self, caller: Caller, queue: str | None = None) -> list[dict[str, Any]]:
+        """The jobs ``caller`` may read (its own, and those of owners the master lets it act
+        for), in submission order."""
+        found = [r for r in self.store.jobs() if queue is None or r["queue"] == queue]
+        visible = await self.tenancy.visible(caller, {owner_of(r) for r in found})
+        return [
+            self._view(rec)
+            for rec in sorted(found, key=lambda r: r["seq"])
+            if owner_of(rec).name in visible
+        ]
 
-    def history(self, name: str, caller: Caller) -> list[dict[str, Any]]:
-        self._job(name, caller)
+    async def history(self, name: str, caller: Caller) -> list[dict[str, Any]]:
+        await self._job(name, caller, "read")
         return self.store.history(name)
 
-    def events(self, caller: Caller, limit: int = 200) -> list[dict[str, Any]]:
-        out = []
-        for e in self.store.recent_events(EVENTS_KEPT):
-            rec = self.store.job(e["job"])
-            if rec is not None and not self.authorizer.manage(caller, rec["owner"], rec["queue"]):
-                continue
-            out.append(e)
+    async def events(self, caller: Caller, limit: int = 200) -> list[dict[str, Any]]:
+        found = self.store.recent_events(EVENTS_KEPT)
+        owners = {n: owner_of(r) for n in {e["job"] for e in found} if (r := self.store.job(n))}
+        visible = await self.tenancy.visible(caller, set(owners.values()))
+        out = [e for e in found if e["job"] in owners and owners[e["job"]].name in visible]
         return out[-limit:]
 
     async def why_pending(self, name: str, caller: Caller) -> list[str]:
         """The master's why-pending for an admitted job whose tasks wait to be placed."""
-        self._job(name, caller)
+        await self._job(name, caller, "read")
         runner = self.runners.get(name)
         if runner is None or runner.driver is None or not runner.framework_id:
             return []
@@ -652,6 +675,10 @@ class JobService:
         log.info(message, job=job, kind=kind)
         if self.store.job(job) is not None:
             self.store.note(job, kind, message)
+
+
+def owner_of(rec: dict[str, Any]) -> Owner:
+    return Owner.from_json(rec.get("owner"))
 
 
 def _resources(v: tuple[float, ...]) -> dict[str, float | None]:

@@ -244,17 +244,10 @@ async def test_kill_9_and_restart_keeps_the_running_job_and_the_queue_order(
         s.stop()
 
 
-async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(
-    tmp_path: Path, cluster: LocalCluster
-) -> None:
-    # A tenant of its own: bob, a framework certificate from the cluster's CA, granted queue
-    # team-b and class batch in the ACL file the service reads (the master's format).
-    bob = tmp_path / "bob"
-    issued = corral(
-        *("certs", "issue", "bob", "--role", "framework"),
-        *("--dir", str(sdk_tls.home() / "ca"), "--out", str(bob)),
-    )
-    assert issued.returncode == 0, issued.stderr
+async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(tmp_path: Path) -> None:
+    # The master and the service decide with one ACL file: bob, a framework certificate of the
+    # cluster's CA, may submit to queue team-b only, with class batch; the service (admin, an
+    # operator) may launch for anyone.
     acls = tmp_path / "acls.yaml"
     acls.write_text(
         json.dumps(
@@ -264,19 +257,45 @@ async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(
                     {
                         "name": "ops",
                         "cert_roles": ["operator"],
+                        "operator": ["*"],
+                        "frameworks": {
+                            "roles": ["*"],
+                            "priority_classes": ["*"],
+                            "tolerations": ["*"],
+                        },
+                        "agents": {"attributes": {"*": ["*"]}, "reservations": ["*"]},
                         "jobs": {"queues": ["*"]},
-                        "frameworks": {"priority_classes": ["*"]},
+                        "act_for": ["*"],
+                        "launch_for": ["*"],
                     },
                     {
                         "name": "team-b",
                         "principals": ["bob"],
+                        "frameworks": {"roles": ["*"], "priority_classes": ["batch"]},
                         "jobs": {"queues": ["team-b"]},
-                        "frameworks": {"priority_classes": ["batch"]},
                     },
                 ],
             }
         )
     )
+    async with LocalCluster(
+        agents=2,
+        agent_resources="cpus:4;mem:4096;disk:1000;ports:{ports}",
+        work_dir=tmp_path / "cluster",
+        master_args=(*FAST, "--acls", str(acls)),
+        agent_args=("--hostname", "127.0.0.1"),
+    ) as cluster:
+        await cluster.wait_for_agents(2, 30)
+        await _cancel_tenants_and_bad_files(tmp_path, cluster, acls)
+
+
+async def _cancel_tenants_and_bad_files(tmp_path: Path, cluster: LocalCluster, acls: Path) -> None:
+    bob = tmp_path / "bob"
+    issued = corral(
+        *("certs", "issue", "bob", "--role", "framework"),
+        *("--dir", str(sdk_tls.home() / "ca"), "--out", str(bob)),
+    )
+    assert issued.returncode == 0, issued.stderr
     s = await start(
         tmp_path,
         cluster,
@@ -319,17 +338,33 @@ async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(
         ok = s.corral("submit", "-f", str(job_file), *as_bob)
         assert ok.returncode == 0, ok.stderr
         assert ok.stdout.startswith("job bobs submitted in queue team-b")
-        # A class bob is not granted, even in his queue.
-        job_file.write_text(
-            json.dumps(batch("bobs2", "team-b", 1, "true", priority_class="serving"))
-        )
+        bobs = await s.wait_phase("bobs", "Succeeded")
+        assert bobs["owner"] == "bob"
+        # A class bob is not granted, even in his queue: the master says so, for the owner,
+        # although the service's own principal could use it.
+        serving = batch("bobs2", "team-b", 1, "true", priority_class="serving")
+        job_file.write_text(json.dumps(serving))
         refused = s.corral("submit", "-f", str(job_file), *as_bob)
-        assert "principal bob may not use priority class serving" in refused.stderr
-        # bob sees his own jobs only; another's is not there for him.
+        assert refused.returncode == 1, refused.stderr
+        assert refused.stderr.strip() == (
+            "corral job: job bobs2 refused by the master for its owner: principal bob may not "
+            "use priority class serving: no rule grants it (deny by default) (ACL jobs-1)"
+        )
+        # bob sees his own jobs only, and may not touch another's.
         listed = s.corral("list", "-o", "json", *as_bob)
         assert [j["name"] for j in json.loads(listed.stdout)] == ["bobs"]
-        hidden = s.corral("get", "long", *as_bob)
-        assert hidden.returncode == 1 and "no job 'long'" in hidden.stderr
+        ended = s.corral("cancel", "bobs", *as_bob)
+        assert ended.returncode == 2 and "has ended (Succeeded)" in ended.stderr
+        other = s.corral("get", "long", *as_bob)
+        assert other.returncode == 1
+        assert other.stderr.strip() == (
+            "corral job: bob may not read job long: it is admin's, and the master says: "
+            "principal bob may not act for admin: no rule grants it (deny by default) "
+            "(ACL jobs-1)"
+        )
+        # The admin (act_for *) sees both.
+        every = s.corral("list", "-o", "json")
+        assert {"long", "bobs"} <= {j["name"] for j in json.loads(every.stdout)}
 
         # Bad job files: one line each, exit 2, nothing queued.
         bad = tmp_path / "bad.json"

@@ -4,7 +4,6 @@ so no framework starts), the records a restart reads back, and the service's ref
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,28 +58,28 @@ def history(s: JobService, name: str) -> list[tuple[str, str]]:
     return [(h["kind"], h["message"]) for h in s.store.history(name)]
 
 
-def test_a_periodic_job_makes_one_run_per_time_and_after_an_outage_the_latest_once(
+async def test_a_periodic_job_makes_one_run_per_time_and_after_an_outage_the_latest_once(
     tmp_path: Path,
 ) -> None:
     clock = Clock(utc(2026, 6, 1, 0, 0, 30))
     s = service(tmp_path, clock)
     schedule = {"cron": "*/10 * * * *", "concurrency_policy": "Allow"}
-    s.submit(job("tick", schedule=schedule), ADMIN)
-    assert s.get("tick", ADMIN)["phase"] == "Scheduled"
+    await s.submit(job("tick", schedule=schedule), ADMIN)
+    assert (await s.get("tick", ADMIN))["phase"] == "Scheduled"
     s.step()
-    assert s.get("tick", ADMIN)["runs"] == []
+    assert (await s.get("tick", ADMIN))["runs"] == []
     clock.t = utc(2026, 6, 1, 0, 10, 1)
     s.step()
     s.step()  # the same time again makes nothing
     first = f"tick-{int(utc(2026, 6, 1, 0, 10) // 60)}"
-    assert s.get("tick", ADMIN)["runs"] == [first]
-    assert s.get(first, ADMIN)["phase"] == "Pending"
-    assert s.get(first, ADMIN)["reason"] == "queue q needs 1 cpus, 0 free nominal"
+    assert (await s.get("tick", ADMIN))["runs"] == [first]
+    assert (await s.get(first, ADMIN))["phase"] == "Pending"
+    assert (await s.get(first, ADMIN))["reason"] == "queue q needs 1 cpus, 0 free nominal"
     # The service is down from 00:15 to 00:52: 00:20 .. 00:50 missed; only 00:50 starts.
     clock.t = utc(2026, 6, 1, 0, 52)
     s.step()
     latest = f"tick-{int(utc(2026, 6, 1, 0, 50) // 60)}"
-    assert s.get("tick", ADMIN)["runs"] == [first, latest]
+    assert (await s.get("tick", ADMIN))["runs"] == [first, latest]
     notes = [m for k, m in history(s, "tick") if k == "Schedule"]
     assert notes[-2] == (
         "missed 3 earlier runs (2026-06-01 00:20 UTC to 2026-06-01 00:40 UTC) while the "
@@ -90,46 +89,46 @@ def test_a_periodic_job_makes_one_run_per_time_and_after_an_outage_the_latest_on
     # A restarted service reads the same back and makes nothing twice.
     s2 = service(tmp_path, clock)
     s2.step()
-    assert s2.get("tick", ADMIN)["runs"] == [first, latest]
+    assert (await s2.get("tick", ADMIN))["runs"] == [first, latest]
 
 
-def test_forbid_waits_for_the_active_run_and_replace_cancels_it(tmp_path: Path) -> None:
+async def test_forbid_waits_for_the_active_run_and_replace_cancels_it(tmp_path: Path) -> None:
     clock = Clock(utc(2026, 6, 1, 0, 0, 30))
     s = service(tmp_path, clock)
-    s.submit(job("f", schedule={"cron": "*/10 * * * *", "concurrency_policy": "Forbid"}), ADMIN)
-    s.submit(job("r", schedule={"cron": "*/10 * * * *", "concurrency_policy": "Replace"}), ADMIN)
+    await s.submit(
+        job("f", schedule={"cron": "*/10 * * * *", "concurrency_policy": "Forbid"}), ADMIN
+    )
+    await s.submit(
+        job("r", schedule={"cron": "*/10 * * * *", "concurrency_policy": "Replace"}), ADMIN
+    )
     clock.t = utc(2026, 6, 1, 0, 10, 1)
     s.step()
     clock.t = utc(2026, 6, 1, 0, 20, 1)
     s.step()
-    assert len(s.get("f", ADMIN)["runs"]) == 1  # the first still waits in its queue
+    assert len((await s.get("f", ADMIN))["runs"]) == 1  # the first still waits in its queue
     assert "(concurrency_policy Forbid)" in history(s, "f")[-1][1]
-    runs = s.get("r", ADMIN)["runs"]
+    runs = (await s.get("r", ADMIN))["runs"]
     assert len(runs) == 2
-    assert s.get(runs[0], ADMIN)["phase"] == "Cancelled"
-    assert "(concurrency_policy Replace)" in s.get(runs[0], ADMIN)["reason"]
+    assert (await s.get(runs[0], ADMIN))["phase"] == "Cancelled"
+    assert "(concurrency_policy Replace)" in (await s.get(runs[0], ADMIN))["reason"]
 
 
-def test_pending_jobs_come_back_in_their_order(tmp_path: Path) -> None:
+async def test_pending_jobs_come_back_in_their_order(tmp_path: Path) -> None:
     clock = Clock(1000.0)
     s = service(tmp_path, clock)
     for name, pclass in (("a", "batch"), ("b", "batch"), ("urgent", "serving")):
         clock.t += 1
-        s.submit(job(name, priority_class=pclass), ADMIN)
+        await s.submit(job(name, priority_class=pclass), ADMIN)
     s.step()
-    s.suspend("b", ADMIN)
-    order = [(j["name"], j["position"]) for j in s.jobs(ADMIN)]
+    await s.suspend("b", ADMIN)
+    order = [(j["name"], j["position"]) for j in (await s.jobs(ADMIN))]
     assert order == [("a", 1), ("b", None), ("urgent", 0)]
     s2 = service(tmp_path, clock)
-
-    async def start() -> None:
-        await s2.start()
-        await s2.close()
-
-    asyncio.run(start())
-    assert [(j["name"], j["position"]) for j in s2.jobs(ADMIN)] == order
-    s2.resume("b", ADMIN)
-    assert s2.get("b", ADMIN)["position"] == 2  # behind a: its old place by submission
+    await s2.start()
+    await s2.close()
+    assert [(j["name"], j["position"]) for j in (await s2.jobs(ADMIN))] == order
+    await s2.resume("b", ADMIN)
+    assert (await s2.get("b", ADMIN))["position"] == 2  # behind a: its old place by submission
 
 
 @pytest.mark.parametrize(
@@ -141,17 +140,17 @@ def test_pending_jobs_come_back_in_their_order(tmp_path: Path) -> None:
         ({"name": "x"}, JobError, "kind: batch (give stages)"),
     ],
 )
-def test_refusals(tmp_path: Path, body: Any, error: type[Exception], message: str) -> None:
+async def test_refusals(tmp_path: Path, body: Any, error: type[Exception], message: str) -> None:
     s = service(tmp_path, Clock(0.0))
     with pytest.raises(error) as err:
-        s.submit(body, ADMIN)
+        await s.submit(body, ADMIN)
     assert message in str(err.value)
 
 
-def test_names_are_unique_and_unknown_jobs_are_404(tmp_path: Path) -> None:
+async def test_names_are_unique_and_unknown_jobs_are_404(tmp_path: Path) -> None:
     s = service(tmp_path, Clock(0.0))
-    s.submit(job("x"), ADMIN)
+    await s.submit(job("x"), ADMIN)
     with pytest.raises(JobExists):
-        s.submit(job("x"), ADMIN)
+        await s.submit(job("x"), ADMIN)
     with pytest.raises(UnknownJob):
-        s.cancel("nope", ADMIN)
+        await s.cancel("nope", ADMIN)
