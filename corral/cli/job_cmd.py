@@ -15,7 +15,7 @@ from typing import Any
 from corral.cli import app_client
 from corral.cli.app_client import Serving, quote
 from corral.cli.client_tls import add_tls_args
-from corral.cli.common import add_master_arg, positive_float
+from corral.cli.common import add_master_arg, add_output_arg, positive_float
 from corral.cli.errors import CliError
 from corral.cli.table import print_table
 
@@ -72,19 +72,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     s = verb("submit", "submit a job from a file (JSON, or YAML)", submit, job=False)
     s.add_argument("-f", "--file", required=True, metavar="FILE", help="the job (- for stdin)")
     g = verb("get", "a job: phase, why, progress", get)
-    g.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    add_output_arg(g)
     verb("describe", "a job in full: spec, tasks, why, history", describe)
     verb("explain", "why a job waits: its queue, and the master's why-pending", explain)
     lst = verb("list", "jobs in queue order", list_jobs, job=False)
     lst.add_argument("--queue", default=None, help="only this queue's jobs")
-    lst.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    lst.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="a table or JSON"
+    )
     verb("cancel", "end a job (its tasks are killed)", cancel)
     verb("suspend", "take a job out of its queue, keeping it (its tasks are killed)", suspend)
     verb("resume", "queue a suspended job again, in its old place", resume)
     h = verb("history", "what happened to a job", history)
-    h.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    h.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="a table or JSON"
+    )
     q = verb("queues", "every queue: nominal, used, borrowed, lent, jobs", queues, job=False)
-    q.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    q.add_argument(
+        "-o", "--output", choices=("table", "json"), default="table", help="a table or JSON"
+    )
     e = verb("events", "the newest events of the jobs you may see", events, job=False)
     e.add_argument("--limit", type=int, default=50, help="how many (default 50)")
     lg = verb(
