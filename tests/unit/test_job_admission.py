@@ -423,6 +423,12 @@ def test_any_sequence_keeps_the_invariants(
             for victim, reason in preempted:
                 assert before[victim] is State.ADMITTED and "queue" in reason
             _check_no_fitting_job_waits(m.m, strategy)
+            if strategy == "StrictFIFO":
+                # Nothing admitted from a queue while a job ahead of it stays pending.
+                for name in admitted:
+                    w = m.m.workloads[name]
+                    ahead = [p for p in m.m.pending[w.cluster_queue] if p.key < w.key]
+                    assert not ahead, (name, [p.name for p in ahead])
         elif op == "finish" and names:
             m.finish(names[g % len(names)])
         elif op == "evicted":
