@@ -27,6 +27,8 @@ The document (YAML or JSON; the shell reads the file, this module checks the dat
           max_resources: "cpus:64;mem:262144;gpus:8"   # the most one agent may claim; a
                                                        # resource not named: none (disk here)
         operator: [read, SetWeight]    # operator endpoints; read, write, logs, * for groups
+        jobs:                      # the job service (docs/jobs.md)
+          queues: [team-a]         # local queues it may submit jobs to
         act_for: [web-*]           # read and change these principals' objects in services
         launch_for: [web-*]        # a service: launch for these owners, with their grants
 
@@ -63,6 +65,7 @@ RESERVE: Final = "reserve"  # object: the role reserved for
 CLAIM_RESOURCES: Final = "claim_resources"  # object: the agent's resources
 CLAIM_HOSTNAME: Final = "claim_hostname"  # object: the hostname an agent registers with
 CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
+SUBMIT_JOB: Final = "submit_job"  # object: a job service queue (docs/jobs.md)
 ACT_FOR: Final = "act_for"  # object: the owner of an object in a service ("*": no owner)
 LAUNCH_FOR: Final = "launch_for"  # object: the owner a service launches for
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
@@ -78,6 +81,7 @@ ACTIONS: Final = (
     RESERVE,
     CLAIM_RESOURCES,
     CALL,
+    SUBMIT_JOB,
     ACT_FOR,
     LAUNCH_FOR,
     IDENTITY,
@@ -95,6 +99,7 @@ PHRASES: Final = {
     CLAIM_RESOURCES: "claim {}",
     CLAIM_HOSTNAME: "register an agent with hostname {}",
     CALL: "call {}",
+    SUBMIT_JOB: "submit jobs to queue {}",
     ACT_FOR: "act for {}",
     LAUNCH_FOR: "launch for {}",
 }
@@ -165,6 +170,7 @@ class Grants:
     # (some matching rule grants agents without pinning hostnames).
     agent_hostnames: tuple[str, ...] | None = ()
     endpoints: set[str] = field(default_factory=set)
+    job_queues: set[str] = field(default_factory=set)
     act_for: set[str] = field(default_factory=set)
     launch_for: set[str] = field(default_factory=set)
 
@@ -202,6 +208,7 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
                 pinned = tuple(h.replace("{principal}", p.name) for h in a.hostnames)
                 g.agent_hostnames = (*g.agent_hostnames, *pinned)
         g.endpoints.update(r.operator)
+        g.job_queues.update(r.job_queues)
         g.act_for.update(r.act_for)
         g.launch_for.update(r.launch_for)
     return g
@@ -277,6 +284,8 @@ class Acl:
             ok = g.agent and _granted(g.reservations, obj)
         elif action == REGISTER_AGENT:
             ok = g.agent
+        elif action == SUBMIT_JOB:
+            ok = _granted(g.job_queues, obj)
         else:
             raise ValueError(f"decide() does not take action {action!r}; see its docstring")
         return None if ok else self._deny(p, action, obj, "", "")
@@ -456,6 +465,7 @@ BUILTIN: Final = {
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
             "operator": [ANY],
+            "jobs": {"queues": [ANY]},
             "act_for": [ANY],
             "launch_for": [ANY],
         },
@@ -464,6 +474,7 @@ BUILTIN: Final = {
             "cert_roles": ["framework"],
             "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
             "operator": [READ],
+            "jobs": {"queues": [ANY]},
             # A framework may be a service launching for its callers (the serving service),
             # who may use anything here anyway.
             "launch_for": [ANY],

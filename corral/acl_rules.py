@@ -119,6 +119,8 @@ class Rule:
     frameworks: FrameworkGrant | None = None
     agents: AgentGrant | None = None
     operator: tuple[str, ...] = ()
+    # The job service's queues (docs/jobs.md) the principal may submit jobs to.
+    job_queues: tuple[str, ...] = ()
     # Principals (globs; "*" every one, and the objects of no one) whose objects in Corral's
     # services (serving apps, jobs) this rule's principals may read and change: a team naming
     # its members, operators "*".
@@ -157,9 +159,11 @@ _RULE_KEYS = {
     "operator",
     "act_for",
     "launch_for",
+    "jobs",
 }
 # The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
 CERT_ROLES = ("framework", "agent", "operator")
+_JOBS_KEYS = {"queues"}
 _FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
 _AGENT_KEYS = {"attributes", "reservations", "max_resources", "hostnames"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
@@ -217,6 +221,10 @@ def parse_rule(data: Any, i: int) -> Rule:
             # cap does not name (a general node claiming gpus: 1000 is refused).
             caps=_caps(a.get("max_resources"), f"{where}.agents.max_resources", 0.0),
         )
+    job_queues: tuple[str, ...] = ()
+    if "jobs" in data:
+        j = _section(data["jobs"], _JOBS_KEYS, f"{where}.jobs")
+        job_queues = _strings(j.get("queues", []), f"{where}.jobs.queues")
     return Rule(
         name=name,
         principals=principals,
@@ -224,6 +232,7 @@ def parse_rule(data: Any, i: int) -> Rule:
         frameworks=frameworks,
         agents=agents,
         operator=_strings(data.get("operator", []), f"{where}.operator"),
+        job_queues=job_queues,
         act_for=_strings(data.get("act_for", []), f"{where}.act_for"),
         launch_for=_strings(data.get("launch_for", []), f"{where}.launch_for"),
     )

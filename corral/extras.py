@@ -21,6 +21,7 @@ SERVER_MODULES: tuple[str, ...] = (
     "kazoo",
     "cryptography",
     "yaml",
+    "croniter",
     "dns",
 )
 

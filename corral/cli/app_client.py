@@ -73,6 +73,11 @@ class Serving:
     credential (--tls-dir, ~/.corral/tls) and checks the service's certificate against the
     cluster's CA and the URL's host. A standby's 503 names the leader: the call goes there."""
 
+    # How an unreachable service is named, and the command that starts it.
+    service_name = "serving service"
+    start_command = "corral serving serve"
+    url_hint = "--serving URL or CORRAL_SERVING"
+
     def __init__(self, base: str, timeout: float) -> None:
         if base.startswith("zk://"):
             base = leader_url(base, timeout)
@@ -142,8 +147,8 @@ class Serving:
     def _unreachable(self, err: Exception) -> CliError:
         why = getattr(err, "reason", None) or err
         return CliError(
-            f"cannot reach the serving service at {self.base} ({why}); is `corral serving "
-            "serve` running? (--serving URL or CORRAL_SERVING)"
+            f"cannot reach the {self.service_name} at {self.base} ({why}); is "
+            f"`{self.start_command}` running? ({self.url_hint})"
         )
 
 
@@ -168,19 +173,28 @@ def quote(app_id: str) -> str:
     return urllib.parse.quote(app_id, safe="")
 
 
-def read_app(path: str) -> dict[str, Any]:
-    """An app file (``-``: standard input) as JSON, or YAML when it is not JSON (needs
-    PyYAML: ``pip install 'corral[yaml]'``). Usage errors (exit 2) name the file."""
+def read_document(path: str, what: str) -> dict[str, Any]:
+    """A file (``-``: standard input) of one object as JSON, or YAML when it is not JSON
+    (needs PyYAML: ``pip install 'corral[yaml]'``). Usage errors (exit 2) name the file;
+    ``what`` names the object ("app", "job")."""
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text()
     except OSError as err:
         raise CliError(f"cannot read {path}: {err.strerror or err}", exit_code=2) from None
+    except UnicodeDecodeError as err:
+        raise CliError(f"{path}: not text: {err.reason}", exit_code=2) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         data = _yaml(path, text, err)
     if not isinstance(data, dict):
-        raise CliError(f"{path}: the app must be an object, got {type(data).__name__}", 2)
+        raise CliError(f"{path}: the {what} must be an object, got {type(data).__name__}", 2)
+    return data
+
+
+def read_app(path: str) -> dict[str, Any]:
+    """An app file (``read_document``) with its ``id``."""
+    data = read_document(path, "app")
     if not isinstance(data.get("id"), str) or not data["id"]:
         raise CliError(f"{path}: id: required (the app's name)", exit_code=2)
     return data

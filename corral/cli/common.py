@@ -121,3 +121,38 @@ def add_master_arg(parser: argparse.ArgumentParser, zk_alias: bool = True) -> No
         metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
         help="find the leading master in ZooKeeper (the masters' --zk)",
     )
+
+
+def add_service_leadership_args(parser: argparse.ArgumentParser, what: str) -> None:
+    """A service's leadership flags (the services scaffold, frameworks/service/leadership.py):
+    --standby, --zk, --zk-session-timeout, --advertise; ``what`` it keeps ("apps", "jobs")."""
+    parser.add_argument(
+        "--standby",
+        action="store_true",
+        help="if another service holds the store, wait and take over when it is gone "
+        "(instead of exiting 1); with --zk every service is a candidate",
+    )
+    parser.add_argument(
+        "--zk",
+        type=zk_spec,
+        default=None,
+        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
+        help=f"highly available: elect the leading service in ZooKeeper under PATH and keep the "
+        f"{what} there (PATH-store), so standbys on other hosts take over (the master, if in "
+        "ZooKeeper too: --master zk://...)",
+    )
+    parser.add_argument(
+        "--zk-session-timeout",
+        type=positive_float,
+        default=6.0,
+        metavar="SECONDS",
+        help="the ZooKeeper session: a standby takes over about this long after the leader "
+        "dies (default 6)",
+    )
+    parser.add_argument(
+        "--advertise",
+        default="",
+        metavar="URL",
+        help="with --zk, the URL standbys and clients are told to reach this service at "
+        "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
+    )

@@ -44,6 +44,8 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.run_cmd",
     "corral.cli.serving_cmd",
     "corral.cli.app_cmd",
+    "corral.cli.jobs_cmd",
+    "corral.cli.job_cmd",
     "corral.cli.get_cmd",
     "corral.cli.describe_cmd",
     "corral.cli.logs_cmd",

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port, positive_float, zk_spec
+from corral.cli.common import add_master_arg, add_service_leadership_args, host_port, positive_float
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5090"
@@ -59,36 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="how long the master keeps the apps' instances while the service is away "
         "(default a week, as Marathon's)",
     )
-    s.add_argument(
-        "--standby",
-        action="store_true",
-        help="if another service holds the store, wait and take over when it is gone "
-        "(instead of exiting 1); with --zk every service is a candidate",
-    )
-    s.add_argument(
-        "--zk",
-        type=zk_spec,
-        default=None,
-        metavar="zk://HOST:PORT[,HOST:PORT...]/PATH",
-        help="highly available: elect the leading service in ZooKeeper under PATH and keep the "
-        "apps there (PATH-store), so standbys on other hosts take over (the master, if in "
-        "ZooKeeper too: --master zk://...)",
-    )
-    s.add_argument(
-        "--zk-session-timeout",
-        type=positive_float,
-        default=6.0,
-        metavar="SECONDS",
-        help="the ZooKeeper session: a standby takes over about this long after the leader "
-        "dies (default 6)",
-    )
-    s.add_argument(
-        "--advertise",
-        default="",
-        metavar="URL",
-        help="with --zk, the URL standbys and clients are told to reach this service at "
-        "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
-    )
+    add_service_leadership_args(s, "apps")
     s.add_argument(
         "--dns",
         type=host_port,

@@ -17,6 +17,7 @@ _MODULES = {
     "spread-pending": "corral.scenarios.spread_pending",
     "besteffort-thrash": "corral.scenarios.besteffort_thrash",
     "preempt-vs-evict": "corral.scenarios.preempt_vs_evict",
+    "queue-wave": "corral.scenarios.queue_wave",
 }
 NAMES = tuple(_MODULES)
 

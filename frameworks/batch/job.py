@@ -337,6 +337,74 @@ class Job:
                 return
             self.queue = deque(range(self.current.tasks))
 
+    # -- kept and taken back (the job service's store) -------------------------------------
+
+    def saved(self, stage: int, index: int) -> dict[str, Any]:
+        """One task's record as JSON, with its live attempt's id (``live``, "" if none):
+        what a restarted job service needs to take the job back (``restore``)."""
+        rec = self.records[stage][index]
+        live = next((t for t, a in self.live.items() if a.stage == stage and a.index == index), "")
+        return {
+            "stage": stage,
+            "index": index,
+            "attempts": rec.attempts,
+            "retries": rec.retries,
+            "disruptions": rec.disruptions,
+            "failures": rec.failures,
+            "succeeded": rec.succeeded,
+            "gave_up": rec.gave_up,
+            "last_error": rec.last_error,
+            "live": live,
+        }
+
+    @classmethod
+    def restore(cls, spec: JobSpec, run: str, saved: Iterable[Mapping[str, Any]]) -> Job:
+        """The job as its saved task records left it: finished tasks stay finished (none runs
+        twice), live attempts are live again (the caller asks the master about them), the rest
+        wait in their stage's queue. Tasks with no record have not started."""
+        job = cls(spec, run=run)
+        for s in saved:
+            rec = job.records[s["stage"]][s["index"]]
+            rec.attempts, rec.retries = s["attempts"], s["retries"]
+            rec.disruptions, rec.failures = s["disruptions"], s["failures"]
+            rec.succeeded, rec.gave_up = s["succeeded"], s["gave_up"]
+            rec.last_error = s["last_error"]
+            if s["live"]:
+                job.live[s["live"]] = Attempt(s["live"], s["stage"], s["index"], rec.attempts - 1)
+                job.live_cpus += spec.stages[s["stage"]].cpus
+        job.stage = 0
+        job.queue = deque()
+        for k, records in enumerate(job.records):
+            if not all(r.ended for r in records):
+                job.stage = k
+                break
+        else:
+            job.stage = len(spec.stages)
+        if not job.done:
+            if any(r.gave_up for stage in job.records[: job.stage] for r in stage):
+                for later in job.records[job.stage :]:
+                    for r in later:
+                        r.skipped = True
+                job.stage = len(spec.stages)
+                return job
+            busy = {a.index for a in job.live.values() if a.stage == job.stage}
+            job.queue = deque(
+                r.index for r in job.records[job.stage] if not r.ended and r.index not in busy
+            )
+            job._advance()
+        return job
+
+    def disrupted_all(self) -> list[tuple[int, int]]:
+        """Every live attempt ended by the cluster (the job service preempted or suspended the
+        job and tore its framework down): back in the queue, no retry spent. The (stage,
+        index) of each, for the store."""
+        touched = []
+        for task_id in list(self.live):
+            a = self.live[task_id]
+            self.ended(task_id, succeeded=False, disrupted=True, error="preempted by its queue")
+            touched.append((a.stage, a.index))
+        return touched
+
     # -- the summary ------------------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:

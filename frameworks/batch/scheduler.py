@@ -21,6 +21,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from corral.frameworks import sdk
 from corral.frameworks.batch.job import (
@@ -47,6 +48,13 @@ class Event:
     detail: str = ""
 
 
+class Saver(Protocol):
+    """Keeps tasks' records where a restarted job service finds them (``Job.saved``): called
+    before a launch goes to the master (with the agent), and after each change."""
+
+    def save(self, job: Job, tasks: list[tuple[int, int]], agent_id: str = "") -> None: ...
+
+
 class BatchScheduler(sdk.Scheduler):
     def __init__(
         self,
@@ -55,8 +63,11 @@ class BatchScheduler(sdk.Scheduler):
         clock: Callable[[], float] = time.monotonic,
         simulate: bool = True,
         run_id: str | None = None,
+        job: Job | None = None,
+        saver: Saver | None = None,
     ) -> None:
-        self.job = Job(spec, run=new_run_id() if run_id is None else run_id)
+        self.job = job or Job(spec, run=new_run_id() if run_id is None else run_id)
+        self.saver = saver
         self.on_event = on_event
         self.clock = clock
         self.simulate = simulate
@@ -201,11 +212,16 @@ class BatchScheduler(sdk.Scheduler):
     async def _launch(
         self, driver: sdk.Driver, offer: sdk.Offer, attempts: list[Attempt], revocable: bool = False
     ) -> None:
+        where = [(a.stage, a.index) for a in attempts]
+        if self.saver is not None:
+            self.saver.save(self.job, where, offer.agent_id)  # before the master hears of it
         try:
             await driver.launch([offer], [self._task(a, revocable) for a in attempts])
         except sdk.DriverError as err:
             # Rescinded meanwhile, or refused: nothing ran; they wait for the next offer.
             self.job.unlaunch(attempts)
+            if self.saver is not None:
+                self.saver.save(self.job, where)
             self.refused_launches += 1
             self.on_event(Event("refused", detail=str(err)))
             # A refusal for one of the master's bounds (RESOURCE_EXHAUSTED) leaves the offer
@@ -228,6 +244,7 @@ class BatchScheduler(sdk.Scheduler):
         succeeded = status.state == _FINISHED
         disrupted = sdk.is_disruption(status)
         before = self.job.pending
+        attempt = self.job.live.get(status.task_id)
         outcome = self.job.ended(
             status.task_id,
             succeeded=succeeded,
@@ -236,6 +253,8 @@ class BatchScheduler(sdk.Scheduler):
         )
         if outcome is Outcome.IGNORED:
             return
+        if self.saver is not None and attempt is not None:
+            self.saver.save(self.job, [(attempt.stage, attempt.index)])
         self.last_progress = self.clock()
         detail = sdk.view(status).reason.lower() if disrupted else sdk.state_name(status.state)
         self.on_event(Event(outcome.value, status.task_id, detail))

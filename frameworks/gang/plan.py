@@ -19,6 +19,7 @@ import enum
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from corral.frameworks import sdk
 from corral.frameworks.gang.spec import TrainSpec
@@ -180,6 +181,42 @@ class Run:
         if self.phase is Phase.STOPPING and not self.live:
             return self._next_attempt()
         return Action.NOTHING
+
+    def saved(self, launching: dict[str, str] | None = None) -> dict[str, object]:
+        """The run as JSON for the job service's store; ``launching``: members about to be
+        launched (saved as live and running before the master hears of them)."""
+        return {
+            "workers": self.workers,
+            "max_restarts": self.max_restarts,
+            "attempt": self.attempt,
+            "restarts": self.restarts,
+            "phase": self.phase.value if launching is None else Phase.RUNNING.value,
+            "live": dict(self.live if launching is None else launching),
+            "failures": list(self.failures),
+            "disruptions": self.disruptions,
+            "disrupted_last": self.disrupted_last,
+        }
+
+    @classmethod
+    def restore(cls, saved: dict[str, Any]) -> Run:
+        run = cls(saved["workers"], saved["max_restarts"])
+        run.attempt, run.restarts = saved["attempt"], saved["restarts"]
+        run.phase = Phase(saved["phase"])
+        run.live = dict(saved["live"])
+        run.failures = list(saved["failures"])
+        run.disruptions, run.disrupted_last = saved["disruptions"], saved["disrupted_last"]
+        return run
+
+    def disrupted_all(self) -> None:
+        """Every live member was ended by the cluster (the job service preempted or suspended
+        the gang and tore its framework down): the next attempt, no restart spent."""
+        if self.done:
+            return
+        self.live.clear()
+        if self.phase in (Phase.RUNNING, Phase.STOPPING):
+            self.disruptions += 1
+            self.attempt += 1
+        self.phase = Phase.WAITING
 
     def _next_attempt(self) -> Action:
         if self.disrupted_last:

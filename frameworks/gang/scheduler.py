@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from corral.frameworks import sdk
 from corral.frameworks.gang import plan
@@ -35,6 +36,13 @@ class Event:
     detail: str = ""
 
 
+class Saver(Protocol):
+    """Keeps the run where a restarted job service finds it (``plan.Run.saved``): before a
+    gang's launch goes to the master, and after each change."""
+
+    def save(self, saved: dict[str, Any]) -> None: ...
+
+
 class GangScheduler(sdk.Scheduler):
     def __init__(
         self,
@@ -42,10 +50,13 @@ class GangScheduler(sdk.Scheduler):
         on_event: Callable[[Event], None] = lambda e: None,
         clock: Callable[[], float] = time.monotonic,
         run_id: str | None = None,
+        run: plan.Run | None = None,
+        saver: Saver | None = None,
     ) -> None:
         self.spec = spec
         self.run_id = new_run_id() if run_id is None else run_id  # ends its task ids
-        self.run = plan.Run(spec.workers, spec.max_restarts)
+        self.run = run or plan.Run(spec.workers, spec.max_restarts)
+        self.saver = saver
         self.on_event = on_event
         self.clock = clock
         self.started_at = clock()
@@ -118,14 +129,19 @@ class GangScheduler(sdk.Scheduler):
                 self._last_refusal = str(err)
                 self.on_event(Event("refused", str(err)))
             return False
+        placed = {t.task_id: t.agent_id for t in tasks}
+        if self.saver is not None:
+            self.saver.save(self.run.saved(launching=placed))  # before the master hears of it
         try:
             await driver.launch(bundle, tasks)
         except sdk.DriverError as err:
             # Rescinded meanwhile (an agent left, the demand changed): the next bundle will do.
             self.refused_launches += 1
             self.on_event(Event("refused", str(err)))
+            if self.saver is not None:
+                self.saver.save(self.run.saved())
             return False  # declined: void already, or returned whole to be cut again
-        self.run.launched({t.task_id: t.agent_id for t in tasks})
+        self.run.launched(placed)
         agents = sorted({o.agent_id for o in bundle})
         self.bundles.append(agents)
         self.on_event(
@@ -144,7 +160,10 @@ class GangScheduler(sdk.Scheduler):
         why = f"{state} {status.message}".strip()
         was_running = self.run.phase is plan.Phase.RUNNING
         disrupted = sdk.is_disruption(status)
+        member = status.task_id in self.run.live
         action = self.run.ended(status.task_id, status.state == _FINISHED, why, disrupted)
+        if member and self.saver is not None:
+            self.saver.save(self.run.saved())
         if action is plan.Action.NOTHING:
             return
         if was_running and status.state != _FINISHED:

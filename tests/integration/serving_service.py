@@ -49,6 +49,11 @@ async def until_async(
 
 
 class ServingProcess:
+    # The service's command and its client's (the job service's harness changes them).
+    serve_command: tuple[str, ...] = ("serving", "serve")
+    client_command: tuple[str, ...] = ("app",)
+    url_flag = "--serving"
+
     def __init__(self, state: Path, master: str, log: Path, *extra: str) -> None:
         self.state, self.master, self.log_path = state, master, log
         self.ready = state.parent / f"{log.stem}.ready.json"
@@ -57,7 +62,8 @@ class ServingProcess:
         self.proc = subprocess.Popen(
             [
                 *CORRAL,
-                *("serving", "serve", "--master", master, "--listen", "127.0.0.1:0"),
+                *self.serve_command,
+                *("--master", master, "--listen", "127.0.0.1:0"),
                 *("--state", str(state), "--ready-file", str(self.ready), *extra),
             ],
             stdout=self.log,
@@ -70,7 +76,7 @@ class ServingProcess:
         await until(
             lambda: self.ready.exists() or self.proc.poll() is not None,
             timeout,
-            "the serving service's ready file",
+            f"the {' '.join(self.serve_command)} process's ready file",
             self.logs(),
         )
         assert self.proc.poll() is None, f"the service exited {self.proc.returncode}\n{self.logs()}"
@@ -113,7 +119,7 @@ class ServingProcess:
     def corral(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """`corral app ...` against this service, as a user runs it."""
         return subprocess.run(
-            [*CORRAL, "app", *args, "--serving", self.url],
+            [*CORRAL, *self.client_command, *args, self.url_flag, self.url],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -95,6 +95,19 @@ def test_partial_gang(tmp_path: Path) -> None:
     assert fixed["idle_gpu_seconds"] < without["idle_gpu_seconds"] / 5
 
 
+def test_queue_wave(tmp_path: Path) -> None:
+    without, fixed, out = scenario("queue-wave", tmp_path)
+    # Without queues B waits for A's training jobs to end (10 s in the small size).
+    assert without["team_b_wait_seconds"] >= 8
+    assert without["team_a_jobs_preempted"] == 0
+    # With them B reclaims its nominal quota within seconds, preempting whole jobs of A ...
+    assert fixed["team_b_wait_seconds"] <= 5
+    assert fixed["team_a_jobs_preempted"] >= 1
+    # ... and A keeps borrowing what B does not use: B runs 2 GPUs of its 4, A holds 6.
+    assert fixed["team_a_gpus_while_b_runs"] == fixed["gpus"] - 2
+    assert "team B's jobs started after" in out
+
+
 def test_spread_pending(tmp_path: Path) -> None:
     without, fixed, out = scenario("spread-pending", tmp_path)
     # Zone c has room for one: a and b may hold two each, the sixth instance waits forever.

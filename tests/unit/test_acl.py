@@ -293,6 +293,31 @@ def test_an_agents_hostname_is_pinned_by_its_grant() -> None:
         )
 
 
+def test_job_queues_are_granted_by_name_or_glob_and_denied_otherwise() -> None:
+    acl = acl_from_data(
+        {
+            "version": "q1",
+            "rules": [
+                {"name": "team-a", "principals": ["alice"], "jobs": {"queues": ["team-a"]}},
+                {"name": "admins", "cert_roles": ["operator"], "jobs": {"queues": ["*"]}},
+            ],
+        },
+        "test",
+    )
+    alice = Principal("alice", frozenset({"framework"}))
+    assert acl.decide(alice, acls.SUBMIT_JOB, "team-a") is None
+    denied = acl.decide(alice, acls.SUBMIT_JOB, "team-b")
+    assert denied is not None and denied.message == (
+        "principal alice may not submit jobs to queue team-b: no rule grants it "
+        "(deny by default) (ACL q1)"
+    )
+    assert acl.decide(Principal("ops", frozenset({"operator"})), acls.SUBMIT_JOB, "x") is None
+    with pytest.raises(AclError, match=r"rule 'bad'.jobs: unknown field 'queue'"):
+        acl_from_data({"rules": [{"name": "bad", "principals": ["x"], "jobs": {"queue": []}}]}, "t")
+    # No --acls: operators and frameworks may use every queue.
+    assert acls.builtin().decide(alice, acls.SUBMIT_JOB, "any") is None
+
+
 def test_act_for_and_launch_for_grant_by_glob_and_only_a_star_grants_the_unowned() -> None:
     acl = acl_from_data(
         {

@@ -10,6 +10,8 @@ from typing import Any
 
 import grpc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corral.frameworks import sdk
 from corral.frameworks.batch.cli import spec_from_args
@@ -360,3 +362,38 @@ async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:
     assert driver.of("launch") == []
     assert driver.of("decline") == [(["o-a"], 0)]
     assert batch.job.pending == 2  # nothing ran: both wait for the next offer
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=60),
+)
+def test_a_job_restored_from_its_saved_records_is_the_same_job(
+    steps: list[tuple[int, int]],
+) -> None:
+    """The job service saves each task's record (Job.saved) and a restarted service takes the
+    job back from them (Job.restore): same stage, counts, live attempts and waiting tasks."""
+    spec = JobSpec(
+        "j",
+        (Stage("a", 3, duration=1), Stage("b", 2, duration=1), Stage("c", 1, duration=1)),
+        max_retries=1,
+    )
+    job = Job(spec, run="r1")
+    for take, how in steps:
+        if job.done:
+            break
+        job.take(take)
+        if job.live and how < 3:
+            task_id = sorted(job.live)[0]
+            job.ended(task_id, succeeded=how == 0, disrupted=how == 2)
+    saved = [job.saved(k, i) for k, s in enumerate(spec.stages) for i in range(s.tasks)]
+    back = Job.restore(spec, "r1", saved)
+    assert (back.stage, back.done, back.counts()) == (job.stage, job.done, job.counts())
+    assert back.live == job.live and back.live_cpus == job.live_cpus
+    assert sorted(back.queue) == sorted(job.queue)
+    # A task that succeeded is never handed out again.
+    succeeded = {(r.stage, r.index) for st_ in job.records for r in st_ if r.succeeded}
+    while not back.done and back.queue:
+        for a in back.take(10):
+            assert (a.stage, a.index) not in succeeded
+            back.ended(a.task_id, succeeded=True, disrupted=False)

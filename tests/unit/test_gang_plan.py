@@ -204,3 +204,24 @@ def test_a_gang_takes_tolerations_and_constraints_for_its_framework_and_demand()
     assert spec.constraints == (sdk.Constraint.exists("gpu-sku"),)
     d = plan.demand(spec, 0)
     assert (d.tolerations, d.constraints, d.min_member) == (spec.tolerations, spec.constraints, 2)
+
+
+def test_a_run_saved_and_restored_is_the_same_run() -> None:
+    run = plan.Run(workers=2, max_restarts=2)
+    before_launch = run.saved(launching={"t-a0-r0": "ag1", "t-a0-r1": "ag2"})
+    assert before_launch["phase"] == "running" and before_launch["live"] == {
+        "t-a0-r0": "ag1",
+        "t-a0-r1": "ag2",
+    }
+    run.launched({"t-a0-r0": "ag1", "t-a0-r1": "ag2"})
+    run.ended("t-a0-r0", succeeded=False, why="FAILED")
+    back = plan.Run.restore(run.saved())
+    assert back == run
+    # The service tore the gang down (preempted): the next attempt, no restart spent.
+    back.disrupted_all()
+    assert (back.phase, back.attempt, back.restarts, back.disruptions) == (
+        plan.Phase.WAITING,
+        1,
+        0,
+        1,
+    )

@@ -65,7 +65,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.frameworks.sdk": (*WIRE, "corral.resources"),
     # The services scaffold (serving, jobs): what services share, none of their own policy.
     "corral.frameworks.service": ("corral.frameworks.sdk",),
-    "corral.frameworks": ("corral.frameworks.sdk",),
+    # Frameworks and services fit requests to room with the kernel's one fit test too.
+    "corral.frameworks": ("corral.frameworks.sdk", "corral.resources"),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),
     # The composition root: the one layer that may wire master and agent together.
