@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from corral.frameworks.jobs.ledger import EPSILON, Ledger, Room
+from corral.frameworks.jobs.ledger import Ledger, Room
 from corral.frameworks.jobs.queues import (
     RESOURCES,
     UNCOUNTED,
@@ -58,6 +58,7 @@ from corral.frameworks.jobs.queues import (
     Vector,
     WithinQueuePolicy,
 )
+from corral.resources import EPSILON
 
 
 class State(StrEnum):
