@@ -26,6 +26,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from corral.frameworks.sdk.json_input import BadJson, read_json_body
 from corral.frameworks.sdk.tls import peer_roles
 
 log = structlog.get_logger("corral.service")
@@ -100,17 +101,18 @@ def error_response(status: int, message: str) -> web.Response:
 
 
 async def read_json(request: web.Request, required: bool = True) -> Any:
-    """The body as JSON; ``{}`` for an empty body unless ``required``."""
-    # TODO(issue #40 item 9): the one bounded-depth JSON reader every HTTP API shares.
-    text = await request.text()
-    if not text.strip():
+    """The body as JSON; ``{}`` for an empty body unless ``required``. Read with the one
+    bounded reader every Corral HTTP API shares (size and nesting depth: json_input), so a
+    body nested past the bound is a 400 that names it and one past the size a 413."""
+    try:
+        body = await read_json_body(request)
+    except BadJson as err:
+        raise ApiError(f"body: {err}", err.status) from None
+    if body is None:
         if required:
             raise BadRequest("body: a JSON object is required")
         return {}
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as err:
-        raise BadRequest(f"body: not JSON: {err}") from None
+    return body
 
 
 def json_object(value: Any, where: str = "body") -> dict[str, Any]:
