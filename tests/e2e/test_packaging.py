@@ -139,7 +139,10 @@ def test_server_commands_name_the_extra_without_it(base_env: Path, command: str)
 def test_server_modules_match_the_server_extra() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     dists = [re.split(r"[<>=!~\[; ]", d)[0] for d in project["optional-dependencies"]["server"]]
-    import_names = {"pyyaml": "yaml"}  # distributions whose import name is another
+    import_names = {
+        "pyyaml": "yaml",
+        "dnspython": "dns",
+    }  # distributions whose import name is another
     assert [import_names.get(d, d.replace("-", "_")) for d in dists] == list(extras.SERVER_MODULES)
 
 

@@ -337,42 +337,50 @@ async def test_a_signal_tears_the_job_down_or_leaves_it_to_fail_over(
 
 async def test_a_drain_is_not_the_task_s_failure_even_with_no_retries(tmp_path: Path) -> None:
     # Issue #40, defect 7: `corral drain` of the agent of a --max-retries 0 job failed its 2
-    # tasks, though a drain (AGENT_DRAINING) is not the task's failure.
+    # tasks, though a drain (AGENT_DRAINING) is not the task's failure. The second agent is
+    # there from the start, cordoned, so both tasks run on the first and nothing slow (an agent
+    # starting) stands between them running and the drain: a busy machine cannot let them
+    # finish first.
     async with LocalCluster(
-        agents=1,
+        agents=2,
         agent_resources="cpus:2;mem:1024;disk:100",
         work_dir=tmp_path,
         master_args=("--allocation-interval", "0.2"),
         agent_args=("--simulate",),
         insecure=True,
     ) as cluster:
+        await cluster.wait_for_agents(2, 60)
+        m = ("--master", cluster.master, "--insecure")
+        first, second = sorted(a.info.id for a in (await cluster.state()).agents)
+
+        def corral(*argv: str) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run([*CORRAL, *argv, *m], capture_output=True, text=True, timeout=90)
+            assert done.returncode == 0, done.stdout + done.stderr
+            return done
+
+        await asyncio.to_thread(corral, "cordon", second)
         summary_file = tmp_path / "summary.json"
         proc = await asyncio.create_subprocess_exec(
             *CORRAL,
             *("run", "batch", "--master", cluster.master, "--insecure", "--tasks", "2"),
-            *("--cpus", "1", "--mem", "64", "--duration", "5", "--max-retries", "0"),
+            *("--cpus", "1", "--mem", "64", "--duration", "10", "--max-retries", "0"),
             *("--json", str(summary_file)),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         try:
-            for _ in range(600):  # both tasks running on agent-0
+            running: list[str] = []
+
+            async def both_running_on_first() -> bool:
                 state = await cluster.state()
-                if sum(t.status.state == _RUNNING for t in state.tasks) == 2:
-                    break
-                await asyncio.sleep(0.1)
-            (first,) = [a.info.id for a in state.agents]
-            await cluster.add_agent("agent-1")
-            await cluster.wait_for_agents(2, 60)
-            m = ("--master", cluster.master, "--insecure")
-            drain = await asyncio.to_thread(
-                subprocess.run,
-                [*CORRAL, "drain", first, "--grace", "0", "--timeout", "60", *m],
-                capture_output=True,
-                text=True,
-                timeout=90,
-            )
-            assert drain.returncode == 0, drain.stdout + drain.stderr
+                running[:] = [t.info.agent_id for t in state.tasks if t.status.state == _RUNNING]
+                return running == [first, first]
+
+            async with asyncio.timeout(60):
+                while not await both_running_on_first():
+                    await asyncio.sleep(0.1)
+            await asyncio.to_thread(corral, "drain", first, "--grace", "0", "--timeout", "60")
+            await asyncio.to_thread(corral, "uncordon", second)
             out_b, err_b = await asyncio.wait_for(proc.communicate(), 90)
         finally:
             if proc.returncode is None:

@@ -319,11 +319,13 @@ async def test_missing_heartbeats_make_the_driver_reconnect() -> None:
 
 
 async def test_heartbeats_keep_a_quiet_connection_alive() -> None:
-    async with FakeMaster(heartbeat_interval=0.02) as master:
+    # A 1 s heartbeat timeout (4 missed of 0.25 s), not tens of milliseconds: a busy machine
+    # can stall this process that long, and the driver is right to give up on a silent stream.
+    async with FakeMaster(heartbeat_interval=0.25) as master:
         rec = Recorder()
-        async with driver_for(master, rec, missed_heartbeats=3) as driver:
-            # Far longer than the 0.06 s heartbeat timeout, with only heartbeats on the stream.
-            await master.wait_for(lambda: master.heartbeats_sent >= 20, what="20 heartbeats")
+        async with driver_for(master, rec, missed_heartbeats=4) as driver:
+            # Three times the heartbeat timeout, with only heartbeats on the stream.
+            await master.wait_for(lambda: master.heartbeats_sent >= 12, 30, "12 heartbeats")
             await master.send_offers([offer("o1")])
             await until(lambda: "offers" in rec.names(), "the offers callback")
             await driver.stop()
