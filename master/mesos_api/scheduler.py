@@ -326,7 +326,8 @@ class MesosScheduler:
                 refusal = CallRejected(Refusal.INVALID_ARGUMENT, str(exc))
             if refusal is None:
                 return 202
-            self._tell_refused(sub, tasks, refusal)
+            gone = await self._offers_gone(caller.framework_id, offer_ids)
+            self._tell_refused(sub, tasks, refusal, gone)
         # Nothing launched: the offers go back under the filters, as an ACCEPT without
         # operations does on Mesos (a DECLINE).
         decline = spb.DeclineRequest(caller=caller, offer_ids=offer_ids, filters=filters)
@@ -345,10 +346,27 @@ class MesosScheduler:
     ) -> None:
         sub.stream.put(wire.master_status(task_id, agent_id, state, reason, message, now))
 
+    async def _offers_gone(self, framework_id: str, offer_ids: list[str]) -> bool:
+        """Whether an offer of a refused ACCEPT is not the framework's outstanding offer (an
+        offer rescinded or used meanwhile is normal, and Mesos answers it as such)."""
+
+        def gone(core: Any) -> bool:
+            for oid in offer_ids:
+                offer = core.book.get(oid) or core.revocable.out.get(oid)
+                if offer is None or offer.framework_id != framework_id:
+                    return True
+            return not offer_ids
+
+        result: bool = await self.rt.query(gone)
+        return result
+
     def _tell_refused(
-        self, sub: Subscription, tasks: list[pb.TaskInfo], refusal: CallRejected
+        self, sub: Subscription, tasks: list[pb.TaskInfo], refusal: CallRejected, gone: bool
     ) -> None:
-        if refusal.code is Refusal.INVALID_ARGUMENT:
+        if gone:
+            state = "TASK_DROPPED" if sub.partition_aware else "TASK_LOST"
+            reason = "REASON_INVALID_OFFERS"
+        elif refusal.code is Refusal.INVALID_ARGUMENT:
             state, reason = "TASK_ERROR", "REASON_TASK_INVALID"
         elif refusal.code is Refusal.PERMISSION_DENIED:
             state, reason = "TASK_ERROR", "REASON_TASK_UNAUTHORIZED"

@@ -4,13 +4,14 @@ JSON lines, and it takes commands on stdin, one a line, so a test drives it step
 
     python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
         [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
+        [--refuse SECONDS]
 
 It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
-declines every other offer (no filter: the master's default). Commands: ``kill TASK``,
-``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS`` (decline what is offered
-from now on with that refuse filter), ``revive``, ``suppress``, ``launch K`` (K more tasks),
-``stop`` (tear down), ``failover`` (stop without tearing down: the framework stays for a new
-process to take over with --framework-id).
+declines every other offer (with --refuse's filter; none: the master's default).
+Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
+(decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
+``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
+the framework stays for a new process to take over with --framework-id).
 
 Lines written: {"event": "registered", "framework_id": ...}, {"event": "offers", "offers": [
 {"id", "agent_id", "hostname", "resources", "attributes"}]}, {"event": "update", "task_id",
@@ -44,7 +45,7 @@ class Program(Scheduler):  # type: ignore[misc]
         self.lock = threading.Lock()
         self.to_launch = args.tasks
         self.launched = 0
-        self.refuse: float | None = None
+        self.refuse: float | None = args.refuse
 
     def registered(self, driver: Any, framework_id: Any, master_info: Any) -> None:
         emit(event="registered", framework_id=framework_id["value"], master=dict(master_info))
@@ -68,9 +69,7 @@ class Program(Scheduler):  # type: ignore[misc]
         )
         for offer in offers:
             with self.lock:
-                cpus = sum(
-                    r["scalar"]["value"] for r in offer["resources"] if r["name"] == "cpus"
-                )
+                cpus = sum(r["scalar"]["value"] for r in offer["resources"] if r["name"] == "cpus")
                 mem = sum(r["scalar"]["value"] for r in offer["resources"] if r["name"] == "mem")
                 tasks = []
                 while (
@@ -137,6 +136,7 @@ def main() -> int:
     p.add_argument("--command", default="sleep 300")
     p.add_argument("--framework-id", default="")
     p.add_argument("--failover-timeout", type=float, default=0.0)
+    p.add_argument("--refuse", type=float, default=None, help="decline with this filter")
     args = p.parse_args()
     framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
     if args.role:
@@ -151,6 +151,15 @@ def main() -> int:
         program, framework, args.master, principal=args.principal, secret=args.secret
     )
     driver.start()
+    # Commands on a thread of their own: the main thread waits in join(), which returns when
+    # the driver stops (a command) or aborts (pymesos then interrupts the main thread).
+    threading.Thread(target=commands, args=(driver, program), daemon=True).start()
+    driver.join()
+    emit(event="stopped")
+    return 0
+
+
+def commands(driver: Any, program: Program) -> None:
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -173,18 +182,11 @@ def main() -> int:
             driver.reviveOffers()
         elif verb == "stop":
             driver.stop()
-            driver.join()
-            emit(event="stopped")
-            return 0
+            return
         elif verb == "failover":
             driver.stop(failover=True)
-            driver.join()
-            emit(event="stopped")
-            return 0
+            return
         emit(event="done", command=line.strip())
-    driver.stop()
-    driver.join()
-    return 0
 
 
 if __name__ == "__main__":
