@@ -130,6 +130,7 @@ async def start_master(
     acl: Acl | None = None,
     acl_file: Path | None = None,
     mesos: mesos_api.MesosApiOptions | None = None,
+    mesos_middlewares: Sequence[Any] = (),
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
@@ -201,7 +202,7 @@ async def start_master(
     )
     if mesos is not None:
         try:
-            running.mesos = await mesos_api.start(runtime, mesos, tls)
+            running.mesos = await mesos_api.start(runtime, mesos, tls, mesos_middlewares)
         except OSError:
             await runner.cleanup()
             await server.stop(grace=None)

@@ -383,12 +383,6 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc), exit_code=2) from None
     if args.zk is not None:
-        if mesos is not None:
-            raise CliError(
-                "--mesos-api does not work with --zk yet (a standby would have to redirect "
-                "Mesos clients to the leader; docs/mesos-compat.md)",
-                exit_code=2,
-            )
         for flag, given in (("--work-dir", args.work_dir), ("--registry", args.registry)):
             if given is not None:
                 raise CliError(
@@ -423,6 +417,7 @@ def run(args: argparse.Namespace) -> int:
                     args.ready_file,
                     ha,
                     allocator_options=allocator_options,
+                    mesos=mesos,
                     **security,
                 )
             )

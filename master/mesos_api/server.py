@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,12 +91,16 @@ def _master_info(runtime: MasterRuntime, host: str, port: int) -> dict[str, Any]
 
 
 async def start(
-    runtime: MasterRuntime, options: MesosApiOptions, tls: ServerTLS | None
+    runtime: MasterRuntime,
+    options: MesosApiOptions,
+    tls: ServerTLS | None,
+    middlewares: Sequence[Any] = (),
 ) -> RunningMesosApi:
-    """Listen; OSError if the address cannot be had, MesosApiError for unsafe options."""
+    """Listen; OSError if the address cannot be had, MesosApiError for unsafe options.
+    ``middlewares``: a standby's redirect to the leader (master/leader_gate.py)."""
     check(options, tls is not None)
     host, _, port_text = options.address.rpartition(":")
-    app = web.Application(client_max_size=MAX_MESSAGE_BYTES)
+    app = web.Application(client_max_size=MAX_MESSAGE_BYTES, middlewares=list(middlewares))
     scheduler = MesosScheduler(runtime, options.credentials, {})
     credentials = options.credentials
 

@@ -22,7 +22,12 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.loadtest.zookeeper import LocalZooKeeper
+from tests.ha_cluster import HaCluster
 from tests.integration.recording import WAIT
+from tests.zk import zookeeper
+
+__all__ = ["zookeeper"]  # the fixture, used by name
 
 pytestmark = pytest.mark.e2e
 
@@ -71,13 +76,13 @@ class PyMesos:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def start(cls, cluster: LocalCluster, name: str, *args: str) -> PyMesos:
+    async def start(cls, cluster: LocalCluster, name: str, *args: str, master: str = "") -> PyMesos:
         stderr = cluster.work_dir / f"{name}.stderr"
         with stderr.open("ab") as err:  # the child keeps its own copy of the descriptor
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 str(PROGRAM),
-                *("--master", cluster.ready["mesos"], "--name", name),
+                *("--master", master or cluster.ready["mesos"], "--name", name),
                 *args,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -143,8 +148,10 @@ class PyMesos:
 
 
 @contextlib.asynccontextmanager
-async def pymesos(cluster: LocalCluster, name: str, *args: str) -> AsyncIterator[PyMesos]:
-    fw = await PyMesos.start(cluster, name, *args)
+async def pymesos(
+    cluster: LocalCluster, name: str, *args: str, master: str = ""
+) -> AsyncIterator[PyMesos]:
+    fw = await PyMesos.start(cluster, name, *args, master=master)
     try:
         yield fw
     finally:
@@ -336,6 +343,52 @@ async def test_acls_status_codes_and_drf_between_a_grpc_and_a_pymesos_framework(
             shares = used(state)
             assert shares == {"grpc-greedy": 2.0, "mesos-greedy": 2.0}, shares
             await driver.stop()
+
+
+async def test_a_pymesos_framework_given_zk_follows_a_killed_leader(
+    zookeeper: LocalZooKeeper, tmp_path: Path
+) -> None:
+    """Three masters with --mesos-api in one election: the leader's znode names its Mesos API,
+    so pymesos given zk:// finds it; after kill -9 of the leader it finds the next one and
+    subscribes again with its framework id, which keeps its task."""
+    async with (
+        HaCluster(
+            zookeeper,
+            masters=3,
+            agents=1,
+            corral=CORRAL,
+            work_dir=tmp_path / "cluster",
+            master_args=mesos_args(tmp_path, "--agent-reregister-timeout", "60"),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "ha",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "1"),
+            *("--failover-timeout", "600"),
+            master=cluster.url,
+        ) as fw,
+    ):
+        framework_id = (await fw.line(event="registered"))["framework_id"]
+        await fw.line(event="update", task_id="ha-1", state="TASK_RUNNING")
+        old = await cluster.leader()
+        await cluster.kill(old)
+        new = await cluster.leader(timeout=WAIT)
+        assert new != old
+        await fw.line(event="reregistered", framework_id=framework_id, timeout=2 * WAIT)
+        await cluster.wait_for_agents(1, WAIT)
+        await fw.send("reconcile ha-1")
+        answer = await fw.line(
+            event="update", task_id="ha-1", reason="REASON_RECONCILIATION", timeout=WAIT
+        )
+        assert answer["state"] == "TASK_RUNNING", fw.report()
+        await until_state(
+            cluster,
+            "the framework subscribed to the new leader with its task",
+            lambda s: any(
+                f.info.id == framework_id and f.state == "subscribed" and f.tasks == 1
+                for f in s.frameworks
+            ),
+        )
 
 
 class Greedy(sdk.Scheduler):
