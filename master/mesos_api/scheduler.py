@@ -187,8 +187,9 @@ class MesosScheduler:
                     data = json.dumps(event, separators=(",", ":")).encode()
                     await response.write(b"%d\n%s" % (len(data), data))
             return response
-        except (ConnectionError, asyncio.CancelledError):
-            # The framework went away, or the stream was cut: the core hears of it below.
+        except ConnectionError:
+            # The framework went away mid-write: the core hears of it below. (Gone between
+            # writes, or the stream cut: the handler is cancelled, and the same holds.)
             if response is None:
                 raise
             return response

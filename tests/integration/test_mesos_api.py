@@ -381,6 +381,24 @@ async def test_a_pymesos_framework_given_zk_follows_a_killed_leader(
             event="update", task_id="ha-1", reason="REASON_RECONCILIATION", timeout=WAIT
         )
         assert answer["state"] == "TASK_RUNNING", fw.report()
+        # A standby answers Mesos calls with the leader's Mesos API, as a Mesos standby.
+        mesos_of = {
+            name: json.loads((cluster.work_dir / f"{name}-ready.json").read_text())["mesos"]
+            for name in cluster.masters
+            if name != old
+        }
+        (standby,) = [name for name in mesos_of if name != new]
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(
+                f"http://{mesos_of[standby]}/api/v1/scheduler",
+                json={"type": "SUBSCRIBE", "subscribe": {"framework_info": {"name": "x"}}},
+                headers=basic("ml", "ml-secret"),
+                allow_redirects=False,
+            ) as r,
+        ):
+            assert r.status == 307
+            assert r.headers["Location"] == f"http://{mesos_of[new]}/api/v1/scheduler"
         await until_state(
             cluster,
             "the framework subscribed to the new leader with its task",
