@@ -35,6 +35,7 @@ def _pip(*args: str, cwd: str | None = None) -> None:
 
 
 def main() -> int:
+    _pip("install", "setuptools>=70.1")  # bdist_wheel built in (grpcio-tools needs it anyway)
     with tempfile.TemporaryDirectory(prefix="corral-pymesos-") as tmp:
         _pip("download", "--no-deps", "--no-binary", ":all:", HTTP_PARSER, "-d", tmp)
         (sdist,) = glob.glob(f"{tmp}/http[-_]parser-*.tar.gz")

@@ -248,3 +248,21 @@ def test_every_corral_task_state_has_its_mesos_name() -> None:
     for value in pb.TaskState.values():
         if value != pb.TASK_STATE_UNSPECIFIED:
             assert wire.task_state_name(value) in mesos_states
+
+
+def test_a_leaders_znode_names_its_mesos_api_for_mesos_clients_and_grpc_for_corrals() -> None:
+    from corral.frameworks.sdk.detector import leader_info, master_info_json
+
+    data = master_info_json("m1", "127.0.0.1:5050", "127.0.0.1:5080", "h", "0.1", "127.0.0.1:5051")
+    info = json.loads(data)
+    # What pymesos' detector reads: address.ip and address.port.
+    assert (info["address"]["ip"], info["address"]["port"]) == ("127.0.0.1", 5051)
+    assert info["pid"] == "master@127.0.0.1:5051"
+    leader = leader_info(data)
+    assert (leader.grpc, leader.http, leader.mesos) == (
+        "127.0.0.1:5050",
+        "127.0.0.1:5080",
+        "127.0.0.1:5051",
+    )
+    without = json.loads(master_info_json("m1", "127.0.0.1:5050", "127.0.0.1:5080", "h", "0.1"))
+    assert without["address"]["port"] == 5050 and "mesos" not in without["corral"]
