@@ -2,4 +2,4 @@
 master's shell that turns Mesos calls into the core events the gRPC Scheduler service makes,
 and the core's messages to frameworks into Mesos events. ``server`` runs its listener,
 ``scheduler`` the calls and the event stream, ``wire`` the JSON shapes, ``credentials`` HTTP
-Basic, ``state`` the read-only endpoints."""
+Basic, ``media`` JSON and protobuf, ``state`` the read-only endpoints."""

@@ -6,7 +6,8 @@ Status codes as Mesos answers them (docs/mesos-compat.md): SUBSCRIBE 200 and a c
 stream (``<length>\\n<json>``) with a ``Mesos-Stream-Id`` header; other calls 202; 400 for a bad
 body or a missing or wrong ``Mesos-Stream-Id``; 401 without valid Basic credentials; 403 when
 the ACLs refuse (recorded as a ``Denied`` event by the runtime, as for a certificate); 405 for
-another method; 406 when the client accepts no JSON; 415 for another content type.
+another method; 406 when the client accepts neither JSON nor protobuf; 415 for another content
+type. Calls and events are ``application/json`` or ``application/x-protobuf`` (media.py).
 
 As on Mesos, an ACCEPT whose launch the master refuses is still 202: its tasks come back as
 UPDATEs from the master (TASK_ERROR for a task that is invalid or unauthorized, TASK_DROPPED
@@ -16,7 +17,6 @@ or TASK_LOST for offers that are gone), and the offers' resources go back to the
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.http_actions import HTTP_STATUS
-from corral.master.mesos_api import wire
+from corral.master.mesos_api import media, wire
 from corral.master.mesos_api.credentials import Credentials
 from corral.master.mesos_api.wire import BadCall, TaskInvalid
 from corral.master.out_stream import OutStream
@@ -40,8 +40,7 @@ from corral.v1 import scheduler_pb2 as spb
 
 log = get_logger("corral.master.mesos")
 
-JSON = "application/json"
-PROTOBUF = "application/x-protobuf"
+JSON, PROTOBUF = media.JSON, media.PROTOBUF
 STREAM_ID = "Mesos-Stream-Id"
 
 
@@ -58,13 +57,6 @@ class Subscription:
 
 def _reply(status: int, reason: str = "") -> web.Response:
     return web.Response(status=status, text=reason, content_type="text/plain")
-
-
-def _accepts_json(accept: str) -> bool:
-    if not accept.strip():
-        return True
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(kinds & {JSON, "application/*", "*/*", "application/recordio"})
 
 
 class MesosScheduler:
@@ -84,12 +76,10 @@ class MesosScheduler:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if content_type == PROTOBUF:
+        if content_type not in media.TYPES:
             return _reply(
-                415, "application/x-protobuf is not supported by Corral yet; send application/json"
+                415, f"expected Content-Type {JSON} or {PROTOBUF}, got {content_type or 'none'}"
             )
-        if content_type != JSON:
-            return _reply(415, f"expected Content-Type {JSON}, got {content_type or 'none'}")
         principal = ANONYMOUS
         if self.credentials is not None:
             found = self.credentials.principal_of(request.headers.get("Authorization"))
@@ -101,18 +91,15 @@ class MesosScheduler:
                 )
             principal = found
         try:
-            body = json.loads(await request.read())
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _reply(400, f"the body is not JSON: {exc}")
-        try:
-            call = wire.obj(body, "the call")
+            call = wire.obj(media.decode_call(await request.read(), content_type), "the call")
             kind = call.get("type")
             if kind == "SUBSCRIBE":
                 if STREAM_ID in request.headers:
                     raise BadCall(f"SUBSCRIBE must not carry a {STREAM_ID} header")
-                if not _accepts_json(request.headers.get("Accept", "")):
-                    return _reply(406, f"the event stream is {JSON}; Accept does not allow it")
-                return await self._subscribe(request, call, principal)
+                stream_type = media.stream_media(request.headers.get("Accept", ""), content_type)
+                if stream_type is None:
+                    return _reply(406, f"events are {JSON} or {PROTOBUF}; Accept allows neither")
+                return await self._subscribe(request, call, principal, stream_type)
             return await self._call(request, call, kind, principal)
         except BadCall as exc:
             return _reply(400, str(exc))
@@ -124,7 +111,7 @@ class MesosScheduler:
     # -- SUBSCRIBE -----------------------------------------------------------------------------
 
     async def _subscribe(
-        self, request: web.Request, call: dict[str, Any], principal: Principal
+        self, request: web.Request, call: dict[str, Any], principal: Principal, stream_type: str
     ) -> web.StreamResponse:
         rt = self.rt
         subscribe = wire.field(call, "subscribe", "the call")
@@ -177,14 +164,18 @@ class MesosScheduler:
                 return _reply(HTTP_STATUS[exc.code], exc.message)
             response = web.StreamResponse(
                 status=200,
-                headers={"Content-Type": JSON, STREAM_ID: stream_id, "Cache-Control": "no-cache"},
+                headers={
+                    "Content-Type": stream_type,
+                    STREAM_ID: stream_id,
+                    "Cache-Control": "no-cache",
+                },
             )
             response.enable_chunked_encoding()
             await response.prepare(request)
             caller = spb.Caller(framework_id=framework_id, stream_id=stream_id)
             async for msg in stream.messages():
                 for event in await self._mesos_events(msg, sub, caller):
-                    data = json.dumps(event, separators=(",", ":")).encode()
+                    data = media.encode_event(event, stream_type)
                     await response.write(b"%d\n%s" % (len(data), data))
             return response
         except ConnectionError:

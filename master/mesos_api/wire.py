@@ -71,9 +71,14 @@ def items(data: Mapping[str, Any], key: str, what: str) -> list[Any]:
 
 
 def number(v: Any, what: str) -> float:
+    if isinstance(v, str) and _INTEGER.fullmatch(v):
+        v = int(v)  # a 64-bit integer as protobuf's JSON mapping writes it (a protobuf call)
     if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
         raise BadCall(f"{what} must be a finite number")
     return float(v)
+
+
+_INTEGER = re.compile(r"-?\d{1,20}")
 
 
 def text(v: Any, what: str) -> str:

@@ -23,6 +23,7 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.loadtest.zookeeper import LocalZooKeeper
+from corral.v1 import mesos_pb2
 from tests.ha_cluster import HaCluster
 from tests.integration.recording import WAIT
 from tests.zk import zookeeper
@@ -456,10 +457,11 @@ async def _status_codes(url: str) -> None:
         async with http.get(url, headers=ml) as r:
             assert r.status == 405
         assert (await post(subscribe, **ml, **{"Content-Type": "text/plain"}))[0] == 415
-        status, why = await post(subscribe, **ml, **{"Content-Type": "application/x-protobuf"})
-        assert status == 415 and "application/json" in why
-        status, _ = await post(subscribe, **ml, **json_type, Accept="application/x-protobuf")
+        status, _ = await post(subscribe, **ml, **json_type, Accept="text/html")
         assert status == 406
+        status, why = await post(b"\x0a\xff", **ml, **{"Content-Type": "application/x-protobuf"})
+        assert status == 400 and "Call" in why, why
+        await _protobuf_subscription(http, url, ml)
         assert (await post(b"{not json", **ml, **json_type))[0] == 400
         status, why = await post(
             {"type": "DECLINE", "framework_id": {"value": "x"}, "decline": {}}, **ml, **json_type
@@ -549,6 +551,33 @@ async def _status_codes(url: str) -> None:
             assert seen["t2"]["reason"] == "REASON_TASK_INVALID"
             assert "executor" in seen["t2"]["message"]
             assert (await post({**call, "type": "TEARDOWN"}, **with_stream))[0] == 202
+
+
+async def _protobuf_subscription(
+    http: aiohttp.ClientSession, url: str, auth: dict[str, str]
+) -> None:
+    """SUBSCRIBE and a call in application/x-protobuf: Mesos' own bytes both ways."""
+    call = mesos_pb2.Call(type=mesos_pb2.Call.SUBSCRIBE)
+    call.subscribe.framework_info.user = ""
+    call.subscribe.framework_info.name = "raw-protobuf"
+    protobuf = {"Content-Type": "application/x-protobuf", "Accept": "application/x-protobuf"}
+    async with http.post(url, data=call.SerializeToString(), headers={**auth, **protobuf}) as r:
+        assert r.status == 200, await r.text()
+        assert r.headers["Content-Type"] == "application/x-protobuf"
+        length = int((await r.content.readline()).decode())
+        event = mesos_pb2.Event.FromString(await r.content.readexactly(length))
+        assert event.type == mesos_pb2.Event.SUBSCRIBED
+        framework_id = event.subscribed.framework_id.value
+        assert framework_id and event.subscribed.heartbeat_interval_seconds > 0
+        suppress = mesos_pb2.Call(type=mesos_pb2.Call.SUPPRESS)
+        suppress.framework_id.value = framework_id
+        headers = {**auth, **protobuf, "Mesos-Stream-Id": r.headers["Mesos-Stream-Id"]}
+        async with http.post(url, data=suppress.SerializeToString(), headers=headers) as ok:
+            assert ok.status == 202, await ok.text()
+        teardown = mesos_pb2.Call(type=mesos_pb2.Call.TEARDOWN)
+        teardown.framework_id.value = framework_id
+        async with http.post(url, data=teardown.SerializeToString(), headers=headers) as ok:
+            assert ok.status == 202, await ok.text()
 
 
 @pytest.mark.parametrize(

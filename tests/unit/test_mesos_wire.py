@@ -266,3 +266,89 @@ def test_a_leaders_znode_names_its_mesos_api_for_mesos_clients_and_grpc_for_corr
     )
     without = json.loads(master_info_json("m1", "127.0.0.1:5050", "127.0.0.1:5080", "h", "0.1"))
     assert without["address"]["port"] == 5050 and "mesos" not in without["corral"]
+
+
+def test_a_protobuf_call_reads_as_its_json_shape_and_maps_the_same() -> None:
+    from corral.master.mesos_api import media
+    from corral.v1 import mesos_pb2
+
+    call = mesos_pb2.Call(type=mesos_pb2.Call.ACCEPT)
+    call.framework_id.value = "f1"
+    call.accept.offer_ids.add(value="o1")
+    call.accept.filters.refuse_seconds = 30
+    op = call.accept.operations.add(type=mesos_pb2.Offer.Operation.LAUNCH)
+    task = op.launch.task_infos.add(name="t")
+    task.task_id.value, task.agent_id.value = "t1", "a1"
+    cpus = task.resources.add(name="cpus", type=mesos_pb2.Value.SCALAR)
+    cpus.scalar.value = 0.5
+    ports = task.resources.add(name="ports", type=mesos_pb2.Value.RANGES)
+    ports.ranges.range.add(begin=8080, end=8081)
+    task.command.value = "echo hi"
+    task.kill_policy.grace_period.nanoseconds = 3_000_000_000
+    as_json = media.decode_call(call.SerializeToString(), media.PROTOBUF)
+    assert as_json["type"] == "ACCEPT" and as_json["framework_id"] == {"value": "f1"}
+    accept = as_json["accept"]
+    assert wire.offer_ids(accept, "accept") == ["o1"]
+    assert wire.filters(accept, "accept").refuse_seconds == 30
+    t = wire.task_info(accept["operations"][0]["launch"]["task_infos"][0], 0)
+    assert t.command.shell and t.command.value == "echo hi"  # Mesos' default: shell
+    assert [(p.begin, p.end) for p in t.resources.ports] == [(8080, 8081)]
+    assert t.kill_grace_period_seconds == 3.0
+    # A task with an executor is refused whichever way it came.
+    task.executor.SetInParent()
+    as_json = media.decode_call(call.SerializeToString(), media.PROTOBUF)
+    with pytest.raises(wire.TaskInvalid, match="custom executors"):
+        wire.task_info(as_json["accept"]["operations"][0]["launch"]["task_infos"][0], 0)
+    with pytest.raises(wire.BadCall, match="not a mesos"):
+        media.decode_call(b"\x0a\xff", media.PROTOBUF)
+
+
+def test_events_encode_as_mesos_protobuf() -> None:
+    from corral.master.mesos_api import media
+    from corral.v1 import mesos_pb2
+
+    update = spb.Event(
+        update=spb.Update(
+            statuses=[
+                pb.TaskStatus(
+                    task_id="t1",
+                    state=pb.TASK_STATE_STAGING,
+                    source=pb.TASK_SOURCE_AGENT,
+                    agent_id="a1",
+                    uuid=b"\x00\x01",
+                    timestamp=12.5,
+                )
+            ]
+        )
+    )
+    (event,) = wire.events_json(update, "r", {})
+    decoded = mesos_pb2.Event.FromString(media.encode_event(event, media.PROTOBUF))
+    assert decoded.type == mesos_pb2.Event.UPDATE
+    status = decoded.update.status
+    assert status.state == mesos_pb2.TASK_STAGING and status.uuid == b"\x00\x01"
+    assert status.source == mesos_pb2.TaskStatus.SOURCE_AGENT and status.timestamp == 12.5
+    offers = spb.Event(
+        offers=spb.Offers(
+            offers=[
+                pb.Offer(
+                    id="o1",
+                    framework_id="f1",
+                    agent_id="a1",
+                    hostname="h",
+                    resources=pb.Resources(cpus=2, ports=[pb.Range(begin=1, end=9)]),
+                    attributes={"zone": "a"},
+                )
+            ]
+        )
+    )
+    (event,) = wire.events_json(offers, "web", {})
+    decoded = mesos_pb2.Event.FromString(media.encode_event(event, media.PROTOBUF))
+    (offer,) = decoded.offers.offers
+    assert offer.id.value == "o1" and offer.hostname == "h"
+    assert [r.name for r in offer.resources] == ["cpus", "ports"]
+    assert offer.resources[1].ranges.range[0].end == 9
+    assert offer.attributes[0].text.value == "a" and offer.allocation_info.role == "web"
+    assert media.stream_media("application/x-protobuf", media.JSON) == media.PROTOBUF
+    assert media.stream_media("*/*", media.PROTOBUF) == media.PROTOBUF
+    assert media.stream_media("", media.JSON) == media.JSON
+    assert media.stream_media("text/html", media.JSON) is None
