@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: demo test lint typecheck unit proto e2e clean fuzz chaos
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install_pymesos.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) scripts/install_pymesos.py
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -25,8 +25,9 @@ from corral.gc_tuning import tune_gc
 from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions
 from corral.master.core.config import MasterConfig
-from corral.master.leader_gate import LeaderGate, http_middleware
+from corral.master.leader_gate import LeaderGate, http_middleware, mesos_middleware
 from corral.master.leadership import Contender
+from corral.master.mesos_api.server import MesosApiOptions
 from corral.master.registry import RegistryError
 from corral.master.registry.zookeeper import ZooKeeperRegistry
 from corral.master.server import RunningMaster, start_master, write_ready_file
@@ -78,6 +79,7 @@ async def serve_ha(
     tls: ServerTLS | None = None,
     acl: Acl | None = None,
     acl_file: Path | None = None,
+    mesos: MesosApiOptions | None = None,
 ) -> int:
     """Serve as a candidate, a standby and, once elected, the leader; 0 after SIGINT or
     SIGTERM, LEADERSHIP_LOST when the leadership ended, 1 when a loop of the runtime died."""
@@ -98,6 +100,8 @@ async def serve_ha(
             tls=tls,
             acl=acl,
             acl_file=acl_file,
+            mesos=mesos,
+            mesos_middlewares=[mesos_middleware(gate)],
         )
     except BaseException:
         await contender.close()
@@ -112,8 +116,11 @@ async def serve_ha(
         runtime.halt()
 
     contender.on_lost.append(halt)
+    mesos_address = (
+        _advertised(master.mesos.address, ha.advertise_host) if master.mesos is not None else ""
+    )
     contender.info = master_info_json(
-        runtime.master_id, gate.grpc_address, http, socket.gethostname(), _version()
+        runtime.master_id, gate.grpc_address, http, socket.gethostname(), _version(), mesos_address
     )
     try:
         await contender.join()

@@ -126,3 +126,24 @@ def http_middleware(gate: LeaderGate) -> Any:
         return web.json_response({"error": message}, status=503)
 
     return leader_only
+
+
+def mesos_middleware(gate: LeaderGate) -> Any:
+    """The Mesos API's answer on a master that does not lead, as a Mesos standby's: ``307`` to
+    the leader's Mesos API (pymesos follows it), ``503`` while no leader is known (it retries).
+    ``/health`` and ``/version`` are this master's own."""
+
+    @web.middleware
+    async def leader_only(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if gate.is_open or request.path in ("/health", "/version"):
+            return await handler(request)
+        message, leader_grpc = gate.refusal()
+        info = gate.contender.leader
+        if leader_grpc and info is not None and info.mesos:
+            scheme = "https" if request.secure else "http"
+            raise web.HTTPTemporaryRedirect(f"{scheme}://{info.mesos}{request.path_qs}")
+        return web.Response(status=503, text=message)
+
+    return leader_only

@@ -25,6 +25,7 @@ from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
 from corral.master.http import HTTP_READ_TIMEOUT, build_app
 from corral.master.http_auth import add_login, auth_middleware
+from corral.master.mesos_api import server as mesos_api
 from corral.master.registry import Registry, SqliteRegistry, open_registry
 from corral.master.rpc import add_servicers
 from corral.master.runtime import MasterRuntime
@@ -61,11 +62,14 @@ class RunningMaster:
     http_address: str
     tls: bool = True  # False: plain text (--insecure)
     acl_watch: asyncio.Task[None] | None = None  # reloads --acls when it changes
+    mesos: mesos_api.RunningMesosApi | None = None  # --mesos-api (docs/mesos-compat.md)
 
     async def stop(self) -> None:
         if self.acl_watch is not None:
             self.acl_watch.cancel()
             await asyncio.gather(self.acl_watch, return_exceptions=True)
+        if self.mesos is not None:
+            await self.mesos.stop()
         await self.runtime.stop()
         await self.grpc_server.stop(grace=1.0)
         await self.http_runner.cleanup()
@@ -125,13 +129,18 @@ async def start_master(
     tls: ServerTLS | None,
     acl: Acl | None = None,
     acl_file: Path | None = None,
+    mesos: mesos_api.MesosApiOptions | None = None,
+    mesos_middlewares: Sequence[Any] = (),
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
     ``runtime.start`` (a standby of a highly available master, master/ha.py). ``tls`` None is
     plain text (``--insecure``); otherwise both ports are TLS and gRPC requires a client
     certificate. ``acl`` is what principals may do (None: corral.acl's builtin grants;
-    ignored in plain text), read again from ``acl_file`` whenever it changes."""
+    ignored in plain text), read again from ``acl_file`` whenever it changes. ``mesos``: also
+    serve Mesos' v1 scheduler API (master/mesos_api)."""
+    if mesos is not None:
+        mesos_api.check(mesos, tls is not None)  # before anything listens
     runtime = MasterRuntime(
         config,
         make_allocator(allocator, options=allocator_options),
@@ -191,6 +200,14 @@ async def start_master(
     running = RunningMaster(
         runtime, server, runner, f"{grpc_host}:{port}", f"{http_host}:{bound}", tls is not None
     )
+    if mesos is not None:
+        try:
+            running.mesos = await mesos_api.start(runtime, mesos, tls, mesos_middlewares)
+        except OSError:
+            await runner.cleanup()
+            await server.stop(grace=None)
+            await runtime.stop()
+            raise
     log.info(
         "master_started",
         master_id=runtime.master_id,
@@ -218,6 +235,7 @@ def write_ready_file(path: Path | None, master: RunningMaster, **extra: str) -> 
                 "http": master.http_address,
                 "master_id": master.runtime.master_id,
                 "tls": master.tls,
+                **({"mesos": master.mesos.address} if master.mesos is not None else {}),
                 **extra,
             }
         )
@@ -237,6 +255,7 @@ async def serve_forever(
     tls: ServerTLS | None = None,
     acl: Acl | None = None,
     acl_file: Path | None = None,
+    mesos: mesos_api.MesosApiOptions | None = None,
 ) -> int:
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
@@ -261,6 +280,7 @@ async def serve_forever(
             tls=tls,
             acl=acl,
             acl_file=acl_file,
+            mesos=mesos,
         )
     except BaseException:
         registry.close()

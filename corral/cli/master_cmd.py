@@ -18,6 +18,7 @@ from corral.cli.common import (
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
 from corral.cli.master_files import priority_classes_from_args, roles_from_args
+from corral.cli.master_mesos import add_mesos_args, mesos_from_args
 from corral.cli.master_scheduling_flags import add_scheduling_flags
 from corral.cli.master_security import acl_from_args, add_security_args, security_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
@@ -294,6 +295,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "changes them later)",
     )
     add_security_args(p)
+    add_mesos_args(p)
     p.add_argument(
         "--ready-file",
         type=Path,
@@ -369,6 +371,7 @@ def run(args: argparse.Namespace) -> int:
     classes = priority_classes_from_args(args)
     configure(args.log_level, json=args.log_json)
     acl = acl_from_args(args)  # a bad file stops here; TLS is set up once the ports are free
+    mesos = mesos_from_args(args)  # so does a bad --mesos-credentials
     try:
         config = config_from_args(args, weights, quotas, classes)
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
@@ -414,6 +417,7 @@ def run(args: argparse.Namespace) -> int:
                     args.ready_file,
                     ha,
                     allocator_options=allocator_options,
+                    mesos=mesos,
                     **security,
                 )
             )
@@ -433,6 +437,7 @@ def run(args: argparse.Namespace) -> int:
                 allocator_options=allocator_options,
                 work_dir=registry_dir,
                 accept_empty_registry=args.accept_empty_registry,
+                mesos=mesos,
                 **security,
             )
         )

@@ -88,12 +88,19 @@ def parse_master(text: str) -> MasterSpec:
 
 
 def master_info_json(
-    master_id: str, grpc_address: str, http_address: str, hostname: str, version: str
+    master_id: str,
+    grpc_address: str,
+    http_address: str,
+    hostname: str,
+    version: str,
+    mesos_address: str = "",
 ) -> bytes:
     """The znode data of a master at ``grpc_address``: Mesos' MasterInfo fields (``id``,
     ``hostname``, ``version``, ``address``, ``pid``, ``port``, and ``ip`` when it is an IPv4
-    address), and Corral's own addresses under ``corral``."""
-    host, _, port = grpc_address.rpartition(":")
+    address), and Corral's own addresses under ``corral``. With ``mesos_address`` (``corral
+    master --mesos-api``) Mesos' fields name that address, the one Mesos clients (pymesos given
+    ``zk://``) dial; Corral's clients read ``corral``."""
+    host, _, port = (mesos_address or grpc_address).rpartition(":")
     host = host.strip("[]")
     ip = _resolve(host)
     info: dict[str, Any] = {
@@ -105,6 +112,8 @@ def master_info_json(
         "address": {"ip": ip, "port": int(port), "hostname": hostname},
         "corral": {"grpc": grpc_address, "http": http_address},
     }
+    if mesos_address:
+        info["corral"]["mesos"] = mesos_address
     with contextlib.suppress(ValueError):
         packed = ipaddress.IPv4Address(ip).packed
         info["ip"] = int.from_bytes(packed, "little")  # Mesos: network order read as uint32
@@ -130,6 +139,7 @@ class LeaderInfo:
     master_id: str
     grpc: str
     http: str
+    mesos: str = ""  # its Mesos API (--mesos-api), "" if none
 
 
 def leader_info(data: bytes) -> LeaderInfo:
@@ -143,6 +153,7 @@ def leader_info(data: bytes) -> LeaderInfo:
             master_id=str(info.get("id", "")),
             grpc=check_host_port(str(grpc_address)),
             http=str(corral.get("http", "")),
+            mesos=str(corral.get("mesos", "")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"not a MasterInfo JSON: {exc}") from None

@@ -83,6 +83,8 @@ class LocalCluster:
         self._work_dir = Path(work_dir) if work_dir is not None else None
         self.master = ""
         self.http = ""
+        # The master's whole ready file: its addresses, and "mesos" with --mesos-api.
+        self.ready: dict[str, Any] = {}
         self.processes: dict[str, asyncio.subprocess.Process] = {}
         self._logs: dict[str, Path] = {}
         self._killed: set[str] = set()  # stopped by kill(), not by a failure
@@ -262,6 +264,7 @@ class LocalCluster:
             try:
                 ready = json.loads(path.read_text())
                 self.master, self.http = ready["grpc"], ready["http"]
+                self.ready = ready
                 return
             except (OSError, ValueError, KeyError):
                 pass  # not written (completely) yet

@@ -1,0 +1,193 @@
+"""An unmodified pymesos (0.3.15) framework, run as a program by tests/integration/
+test_mesos_api.py against a Corral master's Mesos API: what happens to it goes to stdout as
+JSON lines, and it takes commands on stdin, one a line, so a test drives it step by step.
+
+    python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
+        [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
+        [--refuse SECONDS]
+
+It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
+declines every other offer (with --refuse's filter; none: the master's default).
+Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
+(decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
+``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
+the framework stays for a new process to take over with --framework-id).
+
+Lines written: {"event": "registered", "framework_id": ...}, {"event": "offers", "offers": [
+{"id", "agent_id", "hostname", "resources", "attributes"}]}, {"event": "update", "task_id",
+"state", "reason", "source", "message", "has_uuid"}, {"event": "launched", "task_ids": [...]},
+{"event": "error", "message"}, {"event": "stopped"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from typing import Any
+
+from pymesos import MesosSchedulerDriver, Scheduler
+
+
+def emit(**fields: Any) -> None:
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def scalar(name: str, value: float) -> dict[str, Any]:
+    return {"name": name, "type": "SCALAR", "scalar": {"value": value}}
+
+
+class Program(Scheduler):  # type: ignore[misc]
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.lock = threading.Lock()
+        self.to_launch = args.tasks
+        self.launched = 0
+        self.refuse: float | None = args.refuse
+
+    def registered(self, driver: Any, framework_id: Any, master_info: Any) -> None:
+        emit(event="registered", framework_id=framework_id["value"], master=dict(master_info))
+
+    def reregistered(self, driver: Any, master_info: Any) -> None:
+        emit(event="reregistered", framework_id=driver.framework_id)
+
+    def resourceOffers(self, driver: Any, offers: list[Any]) -> None:
+        emit(
+            event="offers",
+            offers=[
+                {
+                    "id": o["id"]["value"],
+                    "agent_id": o["agent_id"]["value"],
+                    "hostname": o["hostname"],
+                    "resources": o["resources"],
+                    "attributes": o.get("attributes", []),
+                }
+                for o in offers
+            ],
+        )
+        for offer in offers:
+            with self.lock:
+                cpus = sum(r["scalar"]["value"] for r in offer["resources"] if r["name"] == "cpus")
+                mem = sum(r["scalar"]["value"] for r in offer["resources"] if r["name"] == "mem")
+                tasks = []
+                while (
+                    self.to_launch > 0
+                    and cpus >= self.args.cpus - 1e-9
+                    and mem >= self.args.mem - 1e-9
+                ):
+                    self.launched += 1
+                    self.to_launch -= 1
+                    cpus -= self.args.cpus
+                    mem -= self.args.mem
+                    tasks.append(
+                        {
+                            "name": f"{self.args.name}-{self.launched}",
+                            "task_id": {"value": f"{self.args.name}-{self.launched}"},
+                            "agent_id": offer["agent_id"],
+                            "resources": [
+                                scalar("cpus", self.args.cpus),
+                                scalar("mem", self.args.mem),
+                            ],
+                            "command": {"value": self.args.command},
+                        }
+                    )
+                refuse = self.refuse
+            if tasks:
+                driver.launchTasks(offer["id"], tasks)
+                emit(event="launched", task_ids=[t["task_id"]["value"] for t in tasks])
+            elif refuse is not None:
+                driver.declineOffer(offer["id"], {"refuse_seconds": refuse})
+                emit(event="declined", offer_id=offer["id"]["value"], refuse_seconds=refuse)
+            else:
+                driver.declineOffer(offer["id"])
+                emit(event="declined", offer_id=offer["id"]["value"], refuse_seconds=None)
+
+    def offerRescinded(self, driver: Any, offer_id: Any) -> None:
+        emit(event="rescinded", offer_id=offer_id["value"])
+
+    def statusUpdate(self, driver: Any, update: Any) -> None:
+        emit(
+            event="update",
+            task_id=update["task_id"]["value"],
+            state=update["state"],
+            reason=update.get("reason"),
+            source=update.get("source"),
+            message=update.get("message", ""),
+            agent_id=update.get("agent_id", {}).get("value"),
+            has_uuid="uuid" in update,
+        )
+
+    def error(self, driver: Any, message: str) -> None:
+        emit(event="error", message=message)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--master", required=True)
+    p.add_argument("--principal")
+    p.add_argument("--secret")
+    p.add_argument("--name", default="pymesos")
+    p.add_argument("--role", default="")
+    p.add_argument("--tasks", type=int, default=0)
+    p.add_argument("--cpus", type=float, default=0.1)
+    p.add_argument("--mem", type=float, default=32.0)
+    p.add_argument("--command", default="sleep 300")
+    p.add_argument("--framework-id", default="")
+    p.add_argument("--failover-timeout", type=float, default=0.0)
+    p.add_argument("--refuse", type=float, default=None, help="decline with this filter")
+    args = p.parse_args()
+    framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
+    if args.role:
+        framework["roles"] = [args.role]
+        framework["capabilities"] = [{"type": "MULTI_ROLE"}]
+    if args.framework_id:
+        framework["id"] = {"value": args.framework_id}
+    if args.failover_timeout:
+        framework["failover_timeout"] = args.failover_timeout
+    program = Program(args)
+    driver = MesosSchedulerDriver(
+        program, framework, args.master, principal=args.principal, secret=args.secret
+    )
+    driver.start()
+    # Commands on a thread of their own: the main thread waits in join(), which returns when
+    # the driver stops (a command) or aborts (pymesos then interrupts the main thread).
+    threading.Thread(target=commands, args=(driver, program), daemon=True).start()
+    driver.join()
+    emit(event="stopped")
+    return 0
+
+
+def commands(driver: Any, program: Program) -> None:
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        verb, rest = words[0], words[1:]
+        if verb == "kill":
+            driver.killTask({"value": rest[0]})
+        elif verb == "reconcile":
+            driver.reconcileTasks([{"task_id": {"value": t}} for t in rest])
+        elif verb == "decline-filter":
+            with program.lock:
+                program.refuse = float(rest[0])
+        elif verb == "revive":
+            driver.reviveOffers()
+        elif verb == "suppress":
+            driver.suppressOffers()
+        elif verb == "launch":
+            with program.lock:
+                program.to_launch += int(rest[0])
+            driver.reviveOffers()
+        elif verb == "stop":
+            driver.stop()
+            return
+        elif verb == "failover":
+            driver.stop(failover=True)
+            return
+        emit(event="done", command=line.strip())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
