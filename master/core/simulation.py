@@ -1,0 +1,381 @@
+"""What if: the cluster autoscaler's questions (docs/autoscaler.md), answered by the master's own
+placement rules so the autoscaler never re-implements placement (issue #47).
+
+A query, not an event: it reads the core and changes nothing (the shell runs it between two
+events, ``MasterRuntime.query``), and its answer depends only on the core's state, the request
+and ``now``.
+
+Rules:
+1. **Pending.** The demands considered are the why-pending scan's (pending.py rule 1: unmet
+   tasks, of a framework subscribed, connected and not suppressed). A demand is *unschedulable*
+   by the scan's own test (pending.py rules 2 and 3: no connected agent has room for a task, or
+   a waiting gang whose missing members the cut cannot place). Only unschedulable demands ask
+   for nodes; a demand whose class value is below ``priority_cutoff`` (Cluster Autoscaler's
+   ``expendable-pods-priority-cutoff``) never does.
+2. **Scale-up options.** For each node group of the request, independently (as Cluster
+   Autoscaler's estimator does), the unschedulable demands are packed onto up to ``max_new``
+   hypothetical agents of the group's template, highest priority first, then by framework and
+   demand: each task first fits on a new agent already opened, else opens one. A task may go on
+   a template only when every static placement rule allows the demand there
+   (``rules.blocking``: taints and tolerations, constraints, GPUs...), when its shape fits the
+   template's total, and, for a DoNotSchedule spread, when one more task in the template's
+   domain keeps the skew (its live tasks counted by domain, plus the tasks this option already
+   placed; the template's domain joins the domains).
+3. **Gangs: all or nothing.** A waiting gang needs its missing members less those the cut
+   could place on the agents there are; they all go on new agents of one option or none do
+   (the option is left as it was).
+4. **Why not.** Each unschedulable demand says, per group it does not place on, the first
+   reason: a rule's reason, ``insufficient <resource>`` (the template is too small),
+   the spread's reason, ``group at max`` (``max_new`` is 0), ``gang needs N more nodes than the
+   group may add``, ``below the priority cutoff``.
+5. **Removals.** Each agent named in ``remove`` (unknown ones say so) has a utilization, the
+   larger of its cpus and mem used over its total (Cluster Autoscaler's). Agents below
+   ``utilization_threshold`` are tried in increasing utilization, each as if the removable ones
+   before it were gone: an agent holding a gang member, or a task no other agent (connected,
+   not under maintenance, not itself being removed) could take with every static rule
+   allowing it, is not removable; otherwise its tasks are charged where they would go (the
+   largest first, first fit), so the next agent's tasks do not count the same room twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from corral.master.allocator import rules
+from corral.master.allocator.interface import Scalars
+from corral.master.allocator.rules import FrameworkFacts
+from corral.master.allocator.rules.resources import insufficient
+from corral.master.core import demands, gangs, pending, placement_facts
+from corral.master.core import events as ev
+from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.spread import spread_counts
+from corral.master.core.states import FrameworkState
+from corral.master.core.types import AgentSpec, Demand
+from corral.resources import SCALARS, fits, lacking
+
+if TYPE_CHECKING:
+    from corral.master.core.master import MasterCore
+
+GROUP_AT_MAX = "group at max"
+BELOW_CUTOFF = "below the priority cutoff"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGroupOption:
+    """A node group the caller could grow: ``max_new`` more agents like ``template``."""
+
+    name: str
+    template: AgentSpec
+    max_new: int
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationRequest:
+    groups: tuple[NodeGroupOption, ...] = ()
+    priority_cutoff: int | None = None  # demands of a lower class value never scale up
+    remove: tuple[str, ...] = ()  # agent ids to consider for removal (rule 5)
+    utilization_threshold: float = 0.5
+
+
+@dataclass(slots=True)
+class _Wanting:
+    """An unschedulable demand: how many tasks it asks new agents for."""
+
+    fw: FrameworkRecord
+    d: Demand
+    tasks: int
+    gang: bool
+    priority: int
+    facts: FrameworkFacts
+    spread_counts: Counter[str] | None = None
+    spread_domains: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class _Option:
+    group: NodeGroupOption
+    nodes: list[list[float]] = field(default_factory=list)  # free scalars per new agent
+    placed: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def simulate(core: MasterCore, request: SimulationRequest, now: float) -> dict[str, Any]:
+    wanting, pending_out = _pending(core, request, now)
+    options = [_pack(core, g, wanting, pending_out) for g in request.groups]
+    return {
+        "pending": list(pending_out.values()),
+        "options": [o for o in options if o["nodes"]],
+        "removals": _removals(core, request),
+    }
+
+
+def _pending(
+    core: MasterCore, request: SimulationRequest, now: float
+) -> tuple[list[_Wanting], dict[tuple[str, str], dict[str, Any]]]:
+    """Rule 1: the unschedulable demands, and each one's answer (filled in by ``_pack``)."""
+    probe = ev.Event(stimulus_id="simulate", now=now)
+    roomy: dict[tuple[str, Scalars], bool] = {}
+    wanting: list[_Wanting] = []
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    agents: list[AgentRecord] | None = None
+    for fw in sorted(core.frameworks.values(), key=lambda f: f.framework_id):
+        if (
+            not fw.wants_by_demand
+            or fw.state is not FrameworkState.SUBSCRIBED
+            or fw.connection is None
+            or fw.suppressed
+        ):
+            continue
+        for d in sorted(fw.demands.values(), key=lambda x: x.name):
+            unmet = demands.unmet(fw, d)
+            if unmet <= 0:
+                continue
+            never = core.largest.never_fits(core, d.resources.scalars())
+            # The scan's own test (pending.py rules 2-3), so "unschedulable" means one thing.
+            kind, gang = pending._test(core, fw, d, never, roomy, probe)
+            priority = core.priority.value(d.priority_class)
+            entry: dict[str, Any] = {
+                "framework_id": fw.framework_id,
+                "demand": d.name,
+                "unmet": unmet,
+                "priority": priority,
+                "gang": gangs.waiting(fw, d),
+                "schedulable": kind is None,
+                "tasks_wanted": 0,
+                "expendable": False,
+                "not_placed": {},
+            }
+            out[(fw.framework_id, d.name)] = entry
+            if kind is None:
+                continue
+            tasks = unmet
+            if gang is not None:
+                tasks = max(0, int(gang["members"]) - int(gang["placeable"]))
+            entry["tasks_wanted"] = tasks
+            if request.priority_cutoff is not None and priority < request.priority_cutoff:
+                entry["expendable"] = True
+                continue
+            w = _Wanting(fw, d, tasks, gang is not None, priority, _facts(fw, d))
+            if d.spread is not None and not d.spread.schedule_anyway:
+                if agents is None:
+                    agents = demands.connected_agents(core)
+                counted = spread_counts(core, fw, d, agents)
+                if counted is not None:
+                    w.spread_counts = counted.counts
+                    rule = d.spread
+                    w.spread_domains = frozenset(
+                        v
+                        for a in agents
+                        if placement_facts.in_spread_domain(core, w.facts, a)
+                        and (v := rule.value_of(a.spec.hostname, a.spec.attributes)) is not None
+                    )
+            wanting.append(w)
+    wanting.sort(key=lambda w: (-w.priority, w.fw.framework_id, w.d.name))
+    return wanting, out
+
+
+def _facts(fw: FrameworkRecord, d: Demand) -> FrameworkFacts:
+    return placement_facts.demand_facts(fw, d)
+
+
+def _pack(
+    core: MasterCore,
+    group: NodeGroupOption,
+    wanting: Sequence[_Wanting],
+    answers: dict[tuple[str, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Rules 2-4 for one group."""
+    template = group.template
+    total = list(template.resources.scalars())
+    afacts = placement_facts.agent_facts(template)
+    options = core.allocator.rule_options
+    verdicts: dict[object, list[str]] = {}  # static rules per framework key: asked once
+    opt = _Option(group)
+    for w in wanting:
+        if w.tasks <= 0:
+            continue
+        answer = answers[(w.fw.framework_id, w.d.name)]
+        fkey = rules.framework_key(w.facts)
+        blocked = verdicts.get(fkey)
+        if blocked is None:
+            blocked = verdicts[fkey] = rules.blocking(afacts, w.facts, options)
+        shape = w.d.resources.scalars()
+        if blocked:
+            answer["not_placed"][group.name] = blocked[0]
+            continue
+        if not fits(total, shape):
+            answer["not_placed"][group.name] = insufficient(SCALARS[lacking(total, shape)[0]])
+            continue
+        placed, why = _place(opt, w, shape, total, template)
+        if placed < w.tasks and (placed == 0 or w.gang):
+            answer["not_placed"][group.name] = why
+    nodes = opt.nodes
+    waste = [0.0, 0.0]
+    for free in nodes:
+        for k in (0, 1):
+            waste[k] += free[k] / total[k] if total[k] > 0 else 0.0
+    n = len(nodes)
+    return {
+        "group": group.name,
+        "nodes": n,
+        "tasks": sum(opt.placed.values()),
+        "demands": [
+            {"framework_id": f, "demand": d, "tasks": t} for (f, d), t in sorted(opt.placed.items())
+        ],
+        # Cluster Autoscaler's least-waste score: the share of cpus and mem the new agents
+        # would leave idle, averaged over them.
+        "waste_cpus": waste[0] / n if n else 0.0,
+        "waste_mem": waste[1] / n if n else 0.0,
+    }
+
+
+def _spread_reason(w: _Wanting, value: str | None, more: int) -> str:
+    """The spread's reason against one more task of ``w`` in domain ``value`` once ``more``
+    were placed there by this option (empty: it may go)."""
+    rule = w.d.spread
+    if rule is None or w.spread_counts is None:
+        return ""
+    counts = Counter(w.spread_counts)
+    domains = set(w.spread_domains)
+    if value is not None:
+        counts[value] += more
+        domains.add(value)
+    fewest = min((counts.get(v, 0) for v in domains), default=0)
+    return rule.blocked(value, counts, fewest)
+
+
+def _place(
+    opt: _Option, w: _Wanting, shape: Scalars, total: list[float], template: AgentSpec
+) -> tuple[int, str]:
+    """Rules 2-3: pack ``w``'s tasks (a gang's all or none): how many were placed and, when
+    not all, why the next one was not."""
+    max_new = opt.group.max_new
+    nodes = [list(free) for free in opt.nodes] if w.gang else opt.nodes
+    rule = w.d.spread
+    value = rule.value_of(template.hostname, template.attributes) if rule is not None else None
+    placed = 0
+    why = ""
+    for _ in range(w.tasks):
+        if (why := _spread_reason(w, value, placed)) != "":
+            break
+        for free in nodes:
+            if fits(free, shape):
+                break
+        else:
+            if len(nodes) >= max_new:
+                why = (
+                    GROUP_AT_MAX
+                    if max_new <= 0 or not w.gang
+                    else f"gang needs more nodes than the group may add ({max_new})"
+                )
+                break
+            free = list(total)
+            nodes.append(free)
+        for k, x in enumerate(shape):
+            free[k] -= x
+        placed += 1
+    if w.gang:
+        if placed < w.tasks:
+            return placed, why  # all or none: the option is left as it was
+        opt.nodes[:] = nodes
+    if placed:
+        key = (w.fw.framework_id, w.d.name)
+        opt.placed[key] = opt.placed.get(key, 0) + placed
+    return placed, why
+
+
+def _utilization(agent: AgentRecord) -> float:
+    total = agent.spec.resources
+    used = agent.used
+    shares = [used.cpus / total.cpus if total.cpus > 0 else 0.0]
+    shares.append(used.mem / total.mem if total.mem > 0 else 0.0)
+    return max(shares)
+
+
+def _removals(core: MasterCore, request: SimulationRequest) -> list[dict[str, Any]]:
+    """Rule 5."""
+    out: dict[str, dict[str, Any]] = {}
+    candidates: list[tuple[float, str, AgentRecord]] = []
+    for aid in request.remove:
+        agent = core.agents.get(aid)
+        if agent is None:
+            out[aid] = {"agent_id": aid, "removable": False, "reason": "unknown agent"}
+            continue
+        u = _utilization(agent)
+        out[aid] = {"agent_id": aid, "utilization": u, "removable": False, "reason": ""}
+        if u >= request.utilization_threshold:
+            out[aid]["reason"] = (
+                f"utilization {u:.2f} not below the threshold {request.utilization_threshold}"
+            )
+            continue
+        candidates.append((u, aid, agent))
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    # The agents that could take tasks: connected, not under maintenance, not removed.
+    targets = [a for a in demands.connected_agents(core) if a.maintenance is None]
+    free = {a.agent_id: _free(a) for a in targets}
+    options = core.allocator.rule_options
+    for _, aid, agent in candidates:
+        others = [a for a in targets if a.agent_id != aid]
+        reason, charged = _moves(core, agent, others, free, options)
+        out[aid]["reason"] = reason
+        out[aid]["removable"] = not reason
+        if not reason:
+            targets = others
+            for tid, shape in charged:
+                for k, x in enumerate(shape):
+                    free[tid][k] -= x
+    return [out[aid] for aid in request.remove if aid in out]
+
+
+def _free(agent: AgentRecord) -> list[float]:
+    free = list(agent.spec.resources.scalars())
+    for k, x in enumerate(agent.used.scalars()):
+        free[k] -= x
+    return free
+
+
+def _moves(
+    core: MasterCore,
+    agent: AgentRecord,
+    targets: Sequence[AgentRecord],
+    free: dict[str, list[float]],
+    options: rules.RuleOptions,
+) -> tuple[str, list[tuple[str, Scalars]]]:
+    """Where ``agent``'s tasks would go: ("", charges) or (why not, [])."""
+    tasks = sorted(
+        agent.tasks.values(),
+        key=lambda t: (-sum(t.spec.resources.scalars()), t.framework_id, t.task_id),
+    )
+    scratch = {aid: list(f) for aid, f in free.items()}
+    charged: list[tuple[str, Scalars]] = []
+    for t in tasks:
+        fw = core.frameworks.get(t.framework_id)
+        d = fw.demands.get(t.spec.demand) if fw is not None and t.spec.demand else None
+        if d is not None and d.min_member > 0:
+            return f"holds a member of gang {t.framework_id}/{d.name} (task {t.task_id})", []
+        facts = placement_facts.demand_facts(fw, d) if fw is not None else FrameworkFacts()
+        shape = t.spec.resources.scalars()
+        for target in targets:
+            room = scratch[target.agent_id]
+            if fits(room, shape) and rules.allows(
+                placement_facts.record_facts(target), facts, options
+            ):
+                for k, x in enumerate(shape):
+                    room[k] -= x
+                charged.append((target.agent_id, shape))
+                break
+        else:
+            return f"task {t.task_id} of {t.framework_id} fits no other agent", []
+    return "", charged
+
+
+def agent_template(
+    name: str, resources: Any, attributes: dict[str, str], taints: tuple[Any, ...]
+) -> AgentSpec:
+    """A hypothetical agent: no id, its group's name as its hostname."""
+    return AgentSpec("", name, resources, dict(attributes), tuple(taints))
+
+
+__all__ = ["NodeGroupOption", "SimulationRequest", "agent_template", "simulate"]
