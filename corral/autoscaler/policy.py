@@ -282,15 +282,19 @@ class Policy:
             group = self.config.group(chosen["group"])
             assert group is not None
             made = self._create(group, int(chosen["nodes"]), now, plan)
+            by_key = {(p["framework_id"], p["demand"]): p for p in wanting}
             for d in chosen["demands"]:
                 placed.add((d["framework_id"], d["demand"]))
+                not_placed = by_key.get((d["framework_id"], d["demand"]), {}).get("not_placed")
+                others = "; ".join(f"{g}: {r}" for g, r in sorted((not_placed or {}).items()))
                 self._event(
                     plan,
                     "TriggeredScaleUp",
                     f"{d['framework_id']}/{d['demand']}",
                     f"group {group.name}: +{len(made)} node{'s' if len(made) != 1 else ''} "
                     f"({', '.join(n.name for n in made)}) for {d['tasks']} task"
-                    f"{'s' if d['tasks'] != 1 else ''} (expander {self.config.options.expander})",
+                    f"{'s' if d['tasks'] != 1 else ''} (expander {self.config.options.expander})"
+                    + (f"; not {others}" if others else ""),
                     now,
                     always=True,
                 )

@@ -9,7 +9,10 @@ Rules:
 1. **Pending.** The demands considered are the why-pending scan's (pending.py rule 1: unmet
    tasks, of a framework subscribed, connected and not suppressed). A demand is *unschedulable*
    by the scan's own test (pending.py rules 2 and 3: no connected agent has room for a task, or
-   a waiting gang whose missing members the cut cannot place). Only unschedulable demands ask
+   a waiting gang whose missing members the cut cannot place), except that room the scan's fast
+   test leaves out still counts as room: the framework's own outstanding offers and agents
+   only its refuse filters hold back (the why-pending reasons' "fits", demands.py; a cordoned
+   or draining agent is no room). Only unschedulable demands ask
    for nodes; a demand whose class value is below ``priority_cutoff`` (Cluster Autoscaler's
    ``expendable-pods-priority-cutoff``) never does.
 2. **Scale-up options.** For each node group of the request, independently (as Cluster
@@ -29,7 +32,8 @@ Rules:
    the spread's reason, ``group at max`` (``max_new`` is 0), ``gang needs N more nodes than the
    group may add``, ``below the priority cutoff``.
 5. **Removals.** Each agent named in ``remove`` (unknown ones say so) has a utilization, the
-   larger of its cpus and mem used over its total (Cluster Autoscaler's). Agents below
+   larger of its cpus and mem used over its total, or for an agent with GPUs its GPUs' (Cluster
+   Autoscaler's). Agents below
    ``utilization_threshold`` are tried in increasing utilization, each as if the removable ones
    before it were gone: an agent holding a gang member, or a task no other agent (connected,
    not under maintenance, not itself being removed) could take with every static rule
@@ -50,6 +54,7 @@ from corral.master.allocator.rules import FrameworkFacts
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import demands, gangs, pending, placement_facts
 from corral.master.core import events as ev
+from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.states import FrameworkState
@@ -120,6 +125,8 @@ def _pending(
     wanting: list[_Wanting] = []
     out: dict[tuple[str, str], dict[str, Any]] = {}
     agents: list[AgentRecord] | None = None
+    view: AgentView | None = None
+    held: dict[str, str] = {}
     for fw in sorted(core.frameworks.values(), key=lambda f: f.framework_id):
         if (
             not fw.wants_by_demand
@@ -135,6 +142,16 @@ def _pending(
             never = core.largest.never_fits(core, d.resources.scalars())
             # The scan's own test (pending.py rules 2-3), so "unschedulable" means one thing.
             kind, gang = pending._test(core, fw, d, never, roomy, probe)
+            if kind is not None and gang is None and not never:
+                # Room the fast test does not count is no reason for a node (rule 1): the
+                # framework's own offers, agents its refuse filters hold back for now.
+                if view is None:
+                    agents = agents or demands.connected_agents(core)
+                    view = AgentView(core, agents)
+                    held = {a.agent_id: "cordoned" for a in agents if a.maintenance is not None}
+                reasons = demands.demand_reasons(core, fw, d, agents or [], held, view)
+                if any(r["reason"] == demands.REASON_FITS for r in reasons):
+                    kind = None
             priority = core.priority.value(d.priority_class)
             entry: dict[str, Any] = {
                 "framework_id": fw.framework_id,
@@ -287,8 +304,12 @@ def _place(
 
 
 def _utilization(agent: AgentRecord) -> float:
+    """Cluster Autoscaler's: a GPU agent's is its GPUs' (idle GPUs are what it costs), any
+    other's the larger of its cpus' and mem's."""
     total = agent.spec.resources
     used = agent.used
+    if total.gpus > 0:
+        return used.gpus / total.gpus
     shares = [used.cpus / total.cpus if total.cpus > 0 else 0.0]
     shares.append(used.mem / total.mem if total.mem > 0 else 0.0)
     return max(shares)

@@ -29,7 +29,6 @@ from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
 
-GPU = common_pb2.FRAMEWORK_CAPABILITY_GPU_RESOURCES
 FAST = ("--allocation-interval", "0.2")
 
 
@@ -77,8 +76,8 @@ class Batch(sdk.Scheduler):
     """Runs ``count`` tasks of its demand (``seconds`` each) wherever it is offered room; a gang
     launches its bundle whole. Once every task ended it asks for nothing more."""
 
-    def __init__(self, count: int, seconds: float, gpus: float = 0, gang: bool = False) -> None:
-        self.count, self.seconds, self.gpus, self.gang = count, seconds, gpus, gang
+    def __init__(self, count: int, seconds: float, cpus: float = 1, gang: bool = False) -> None:
+        self.count, self.seconds, self.cpus, self.gang = count, seconds, cpus, gang
         self.launched = 0
         self.running: set[str] = set()
         self.ended: set[str] = set()
@@ -89,7 +88,7 @@ class Batch(sdk.Scheduler):
         n = self.launched
         self.launched += 1
         return sdk.task(
-            f"t{n}", f"sleep {self.seconds}", cpus=1, mem=64, gpus=self.gpus,
+            f"t{n}", f"sleep {self.seconds}", cpus=self.cpus, mem=64,
             demand="work", simulate_seconds=self.seconds,
         )  # fmt: skip
 
@@ -169,7 +168,10 @@ async def test_pending_batch_work_adds_nodes_runs_and_they_go_after_the_unneeded
             assert "small" in table.stdout and "big" in table.stdout
     finally:
         a.stop()
-    assert _agent_processes(tmp_path) == [], "an agent process outlived its scale-down"
+        left = _agent_processes(tmp_path)
+        for pid in left:
+            os.killpg(pid, signal.SIGKILL)
+    assert left == [], "an agent process outlived its scale-down"
 
 
 async def _no_nodes(a: Autoscaler, cluster: LocalCluster) -> bool:
@@ -194,26 +196,28 @@ def _agent_processes(tmp_path: Path) -> list[int]:
 async def test_a_gang_scales_up_by_all_its_members_or_not_at_all(
     tmp_path: Path, cluster: LocalCluster
 ) -> None:
-    gpu = "cpus:2;mem:1024;disk:100;gpus:1"
+    node = "cpus:4;mem:1024;disk:100"
     config = config_file(
         tmp_path / "as.json",
         # The priority expander prefers "pair", which could hold only 2 of the 3 members:
         # it is never chosen, and says why.
-        [group("pair", gpu, 2, priority=10), group("gpus", gpu, 3, priority=1)],
+        [group("pair", node, 2, priority=10), group("trio", node, 3, priority=1)],
         expander="priority",
+        # Each node is 3/4 busy: below the threshold, removable but for its gang member.
+        **{"scale-down-utilization-threshold": 0.9},
     )
     a = await start(tmp_path, cluster, config).wait_ready()
     try:
-        gang = Batch(count=3, seconds=600, gpus=1, gang=True)
-        info = sdk.FrameworkInfo(name="trainer", capabilities=[GPU])
+        # Three members of 3 cpus each: one per 4-cpu node.
+        gang = Batch(count=3, seconds=600, cpus=3, gang=True)
+        info = sdk.FrameworkInfo(name="trainer")
         async with sdk.Driver(gang, info, cluster.master) as d:
-            await d.set_demands([sdk.Demand("work", 3, cpus=1, mem=64, gpus=1, min_member=3)])
+            await d.set_demands([sdk.Demand("work", 3, cpus=3, mem=64, min_member=3)])
             await a.wait(lambda: _running(gang, 3), "the gang's 3 members running")
             (up,) = await a.events("TriggeredScaleUp")
-            assert "group gpus: +3 nodes (gpus-1, gpus-2, gpus-3)" in up["message"]
-            assert [n["group"] for n in await a.nodes()] == ["gpus"] * 3
-            (why,) = [e for e in await a.events("NotTriggerScaleUp")] or [None]
-            assert why is None or "pair: gang needs more nodes" in why["message"]
+            assert "group trio: +3 nodes (trio-1, trio-2, trio-3)" in up["message"]
+            assert [n["group"] for n in await a.nodes()] == ["trio"] * 3
+            assert "; not pair: gang needs more nodes than the group may add (2)" in up["message"]
             # While the gang holds them the nodes are not removed (a gang member on each).
             await a.wait(
                 lambda: _said(a, "Unremovable", "holds a member of gang"),

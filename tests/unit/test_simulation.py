@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from corral.master.core import events as ev
 from corral.master.core.simulation import (
     GROUP_AT_MAX,
     NodeGroupOption,
@@ -14,6 +15,7 @@ from corral.master.core.simulation import (
     agent_template,
     simulate,
 )
+from corral.master.core.types import Requester
 from corral.placement import Taint, TaintEffect, Toleration, TopologySpread
 from corral.resources import parse_resources
 from tests.unit.core_harness import Harness, demand, task
@@ -77,6 +79,25 @@ def test_a_demand_with_room_now_asks_for_nothing() -> None:
     answer = ask(h, SimulationRequest((group("small"),)))
     assert pending(answer, "work")["schedulable"] is True
     assert answer["options"] == []
+
+
+def test_room_in_its_own_offers_or_behind_its_refuse_filters_asks_for_no_node() -> None:
+    h = Harness()
+    h.add_agent(resources="cpus:4;mem:4096")
+    fid, _ = h.subscribe("batch")
+    h.set_demands(fid, demand("work", "cpus:1;mem:128", count=2))
+    (offer,) = h.offers_for(fid)  # outstanding: the framework's to use
+    assert pending(ask(h, SimulationRequest((group("small"),))), "work")["schedulable"] is True
+    h.handle(ev.Decline(**h.call_base(fid), offer_ids=(offer.offer_id,), refuse_seconds=3600))
+    # Declined for an hour: the scan's fast test sees no room, yet the agent has it.
+    answer = ask(h, SimulationRequest((group("small"),)))
+    assert pending(answer, "work")["schedulable"] is True
+    assert answer["options"] == []
+    # Cordoned, it is no room: a node is asked for.
+    h.handle(ev.Cordon(**h.base(), agent_id=next(iter(h.core.agents)), requester=Requester("t")))
+    answer = ask(h, SimulationRequest((group("small"),)))
+    assert pending(answer, "work")["schedulable"] is False
+    assert option(answer, "small") is not None
 
 
 def test_an_untolerated_taint_never_places_and_says_so() -> None:
@@ -228,20 +249,28 @@ def test_removals_move_tasks_elsewhere_and_never_a_gang_member() -> None:
 
 def test_a_node_holding_a_gang_member_is_unremovable() -> None:
     h = Harness()
-    fid, _ = h.subscribe("trainer", gpu_resources=True)
-    gpu = "cpus:4;mem:4096;gpus:1"
-    g0, _ = h.add_agent("g0", resources=gpu)
-    h.add_agent("g1", resources=gpu)
-    h.set_demands(fid, demand("train", "cpus:1;mem:128;gpus:1", count=1, min_member=1))
+    fid, _ = h.subscribe("trainer")
+    g0, _ = h.add_agent("g0", resources="cpus:4;mem:4096")
+    h.add_agent("g1", resources="cpus:4;mem:4096")
+    h.set_demands(fid, demand("train", "cpus:1;mem:128", count=1, min_member=1))
     offers = h.offers_for(fid)
-    mine = [o for o in offers if o.agent_id == g0]
-    t = task("m0", "cpus:1;mem:128;gpus:1", demand="train")
+    t = task("m0", "cpus:1;mem:128", demand="train")
     t.agent_id = g0
-    h.accept(fid, [o.offer_id for o in offers], t, refuse=0)
-    answer = ask(h, SimulationRequest(remove=(g0,), utilization_threshold=1.0))
-    assert mine
-    (r,) = answer["removals"]
-    assert r["removable"] is False and "gang" in r["reason"]
+    h.accept(fid, [o.offer_id for o in offers if o.agent_id == g0], t, refuse=0)
+    (r,) = ask(h, SimulationRequest(remove=(g0,)))["removals"]
+    assert r["removable"] is False
+    assert r["reason"] == f"holds a member of gang {fid}/train (task m0)"
+
+
+def test_a_gpu_agents_utilization_is_its_gpus() -> None:
+    h = Harness()
+    fid, _ = h.subscribe("trainer", gpu_resources=True)
+    g0, _ = h.add_agent("g0", resources="cpus:8;mem:4096;gpus:2")
+    h.set_demands(fid, demand("work", "cpus:1;mem:128;gpus:1", count=1))
+    (offer,) = h.offers_for(fid)
+    h.accept(fid, [offer.offer_id], task("w0", "cpus:1;mem:128;gpus:1", demand="work"), refuse=0)
+    (r,) = ask(h, SimulationRequest(remove=(g0,), utilization_threshold=0.6))["removals"]
+    assert r["utilization"] == 0.5  # 1 of 2 GPUs, though 1 of 8 cpus
 
 
 def test_a_busy_agent_is_above_the_threshold() -> None:
