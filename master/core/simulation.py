@@ -39,6 +39,15 @@ Rules:
    not under maintenance, not itself being removed) could take with every static rule
    allowing it, is not removable; otherwise its tasks are charged where they would go (the
    largest first, first fit), so the next agent's tasks do not count the same room twice.
+6. **Disruption budgets** (Kubernetes' PodDisruptionBudget, Marathon's minimum health; the
+   master's ``--disruption-budgets``): a budget selects live tasks by labels (every one given
+   must match; ``app: NAME`` is the serving service's app) and/or framework name, and holds
+   ``min_available`` of them healthy (RUNNING, no kill asked) or at most ``max_unavailable``
+   of them not. Disrupting agents (a drain, rule 5's removals, counted together) would
+   disrupt their healthy selected tasks; when that breaks a budget the drain is refused
+   (FAILED_PRECONDITION naming the budget: ``corral drain`` waits) and the removal is not
+   removable. A budget already broken by other agents blocks only the agents holding its
+   tasks.
 """
 
 from __future__ import annotations
@@ -58,7 +67,7 @@ from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.states import FrameworkState
-from corral.master.core.types import AgentSpec, Demand
+from corral.master.core.types import AgentSpec, Demand, TaskState
 from corral.resources import SCALARS, fits, lacking
 
 if TYPE_CHECKING:
@@ -66,6 +75,104 @@ if TYPE_CHECKING:
 
 GROUP_AT_MAX = "group at max"
 BELOW_CUTOFF = "below the priority cutoff"
+
+
+@dataclass(frozen=True, slots=True)
+class DisruptionBudget:
+    """Rule 6's budget; exactly one of ``min_available`` and ``max_unavailable`` is set."""
+
+    name: str
+    labels: tuple[tuple[str, str], ...] = ()
+    framework: str = ""  # a framework's name; empty: any
+    min_available: int | None = None
+    max_unavailable: int | None = None
+
+    def selects(self, fw: FrameworkRecord, labels: Any) -> bool:
+        if self.framework and fw.spec.name != self.framework:
+            return False
+        return all(labels is not None and labels.get(k) == v for k, v in self.labels)
+
+    def __str__(self) -> str:
+        if self.min_available is not None:
+            return f"{self.name} (min_available {self.min_available})"
+        return f"{self.name} (max_unavailable {self.max_unavailable})"
+
+
+class BudgetError(ValueError):
+    """A budget that cannot be used; the text names it and the problem."""
+
+
+def budgets_from_json(doc: Any) -> tuple[DisruptionBudget, ...]:
+    """``[{"name", "selector": {"labels": {..}, "app": NAME, "framework": NAME},
+    "min_available": N | "max_unavailable": N}, ...]``."""
+    if not isinstance(doc, list):
+        raise BudgetError("disruption budgets must be a list")
+    out: list[DisruptionBudget] = []
+    for i, b in enumerate(doc):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str) or not b["name"]:
+            raise BudgetError(f"budget {i}: a mapping with a name")
+        where = f"budget {b['name']}"
+        unknown = sorted(set(b) - {"name", "selector", "min_available", "max_unavailable"})
+        if unknown:
+            raise BudgetError(f"{where}: unknown key {unknown[0]!r}")
+        sel = b.get("selector", {})
+        if not isinstance(sel, dict) or set(sel) - {"labels", "app", "framework"}:
+            raise BudgetError(f"{where}: selector has labels, app and/or framework")
+        labels = dict(sel.get("labels", {}))
+        if "app" in sel:
+            labels["app"] = sel["app"]
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+            raise BudgetError(f"{where}: labels are strings")
+        framework = sel.get("framework", "")
+        if not isinstance(framework, str) or not (labels or framework):
+            raise BudgetError(f"{where}: the selector selects nothing")
+        bounds = [k for k in ("min_available", "max_unavailable") if k in b]
+        if len(bounds) != 1:
+            raise BudgetError(f"{where}: exactly one of min_available and max_unavailable")
+        n = b[bounds[0]]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise BudgetError(f"{where}: {bounds[0]} must be a whole number >= 0")
+        out.append(
+            DisruptionBudget(
+                b["name"],
+                tuple(sorted(labels.items())),
+                framework,
+                n if bounds[0] == "min_available" else None,
+                n if bounds[0] == "max_unavailable" else None,
+            )
+        )
+    if len({b.name for b in out}) != len(out):
+        raise BudgetError("two budgets share a name")
+    return tuple(out)
+
+
+def budget_denial(core: MasterCore, agent_ids: set[str]) -> str:
+    """Rule 6: why disrupting ``agent_ids`` together breaks a budget (empty: it does not)."""
+    for b in core.config.disruption_budgets:
+        selected = healthy = disrupted = 0
+        for fw in core.frameworks.values():
+            if b.framework and fw.spec.name != b.framework:
+                continue
+            for t in fw.tasks.values():
+                if t.state.terminal or not b.selects(fw, getattr(t.spec.wire, "labels", None)):
+                    continue
+                selected += 1
+                if t.state is TaskState.RUNNING and not t.kill_requested:
+                    healthy += 1
+                    disrupted += t.agent_id in agent_ids
+        if not disrupted:
+            continue
+        if b.min_available is not None and healthy - disrupted < b.min_available:
+            return (
+                f"disruption budget {b}: {healthy} of {selected} healthy, disrupting "
+                f"{disrupted} would leave {healthy - disrupted}"
+            )
+        if b.max_unavailable is not None and selected - healthy + disrupted > b.max_unavailable:
+            return (
+                f"disruption budget {b}: {selected - healthy} of {selected} unavailable, "
+                f"disrupting {disrupted} more would make {selected - healthy + disrupted}"
+            )
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,9 +444,14 @@ def _removals(core: MasterCore, request: SimulationRequest) -> list[dict[str, An
     targets = [a for a in demands.connected_agents(core) if a.maintenance is None]
     free = {a.agent_id: _free(a) for a in targets}
     options = core.allocator.rule_options
+    gone: set[str] = set()
     for _, aid, agent in candidates:
         others = [a for a in targets if a.agent_id != aid]
         reason, charged = _moves(core, agent, others, free, options)
+        if not reason:
+            reason = budget_denial(core, gone | {aid})
+        if not reason:
+            gone.add(aid)
         out[aid]["reason"] = reason
         out[aid]["removable"] = not reason
         if not reason:

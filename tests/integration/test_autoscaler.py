@@ -394,3 +394,60 @@ async def _what_if(tmp_path: Path, cluster: LocalCluster) -> None:
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await stub.Simulate(request, timeout=10)
             assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+async def test_a_node_under_a_disruption_budget_is_not_removed_and_drain_says_why(
+    tmp_path: Path,
+) -> None:
+    budgets = tmp_path / "budgets.json"
+    budgets.write_text(
+        json.dumps([{"name": "batch-2", "selector": {"framework": "batch"}, "min_available": 2}])
+    )
+    async with LocalCluster(
+        agents=1,
+        agent_resources="cpus:8;mem:8192;disk:100",
+        work_dir=tmp_path / "cluster",
+        master_args=(*FAST, "--disruption-budgets", str(budgets)),
+        agent_args=("--simulate",),
+    ) as cluster:
+        await cluster.wait_for_agents(1, 30)
+        (static,) = [a.info.id for a in (await cluster.state()).agents]
+        async with cluster.channel() as ch:
+            stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+            await stub.Cordon(operator_pb2.CordonRequest(agent_id=static), timeout=10)
+            config = config_file(
+                tmp_path / "as.json",
+                [group("small", "cpus:4;mem:4096;disk:100", 2)],
+                **{"scale-down-utilization-threshold": 0.9},
+            )
+            a = await start(tmp_path, cluster, config).wait_ready()
+            try:
+                batch = Batch(count=2, seconds=600)
+                async with sdk.Driver(batch, sdk.FrameworkInfo(name="batch"), cluster.master) as d:
+                    await d.set_demands([sdk.Demand("work", 2, cpus=1, mem=64)])
+                    await a.wait(lambda: _running(batch, 2), "the 2 tasks running on a new node")
+                    (node,) = await a.nodes()
+                    # The static agent takes offers again: small-1's tasks would fit there, but
+                    # moving them would leave 0 of the 2 the budget holds.
+                    await stub.Uncordon(operator_pb2.UncordonRequest(agent_id=static), timeout=10)
+                    await a.wait(
+                        lambda: _said(a, "Unremovable", "disruption budget batch-2"),
+                        "Unremovable naming the budget",
+                    )
+                    evals = int((await a.ok("GET", "/v1/health"))["evaluations"])
+                    await a.wait(lambda: _evaluations_past(a, evals + 6), "six more scans")
+                    assert [n["name"] for n in await a.nodes()] == [node["name"]]
+                    # `corral drain` on it waits for the budget, says which, and times out.
+                    done = await asyncio.to_thread(
+                        corral,
+                        *("drain", node["agent_id"], "--timeout", "2"),
+                        *("--master", cluster.master),
+                    )
+                    assert done.returncode == 1, done
+                    assert "waiting: disruption budget batch-2 (min_available 2)" in done.stdout
+                    assert "not drained after" in done.stderr
+                    assert len(batch.running - batch.ended) == 2
+            finally:
+                a.stop()
+                for pid in _agent_processes(tmp_path):
+                    os.killpg(pid, signal.SIGKILL)

@@ -7,18 +7,25 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.simulation import (
     GROUP_AT_MAX,
+    BudgetError,
     NodeGroupOption,
     SimulationRequest,
     agent_template,
+    budgets_from_json,
     simulate,
 )
-from corral.master.core.types import Requester
+from corral.master.core.types import Requester, TaskState
 from corral.placement import Taint, TaintEffect, Toleration, TopologySpread
 from corral.resources import parse_resources
-from tests.unit.core_harness import Harness, demand, task
+from corral.v1 import common_pb2
+from tests.unit.core_harness import Harness, demand, status, task
 
 GPU_TAINT = Taint("gpu", "true", TaintEffect.NO_SCHEDULE)
 
@@ -282,3 +289,78 @@ def test_a_busy_agent_is_above_the_threshold() -> None:
     h.accept(fid, [offer.offer_id], task("t1", "cpus:2;mem:128", demand="work"), refuse=0)
     (r,) = ask(h, SimulationRequest(remove=(a1,), utilization_threshold=0.5))["removals"]
     assert r["removable"] is False and r["reason"].startswith("utilization 1.00")
+
+
+# --- disruption budgets (rule 6) ------------------------------------------------------------
+
+
+def _web_cluster(budgets: Any) -> tuple[Harness, str, list[str]]:
+    """Three agents with one RUNNING task of app web each (labels app=web)."""
+    h = Harness(config=MasterConfig(disruption_budgets=budgets_from_json(budgets)))
+    agents = [h.add_agent(f"a{i}", resources="cpus:4;mem:4096")[0] for i in range(3)]
+    fid, _ = h.subscribe("serving")
+    h.set_demands(fid, demand("web", count=3))
+    offers = {o.agent_id: o for o in h.offers_for(fid)}
+    for i, aid in enumerate(agents):
+        t = task(f"w{i}", demand="web")
+        t.wire = common_pb2.TaskInfo(labels={"app": "web"})
+        h.accept(fid, [offers[aid].offer_id], t, refuse=0)
+        h.agent_updates(aid, status(f"w{i}", fid, aid, TaskState.RUNNING))
+    return h, fid, agents
+
+
+def drain(h: Harness, agent_id: str) -> list[Any]:
+    return h.handle(ev.Drain(**h.base(), agent_id=agent_id, requester=Requester("t")))
+
+
+def test_a_drain_that_would_break_a_budget_is_refused_naming_it() -> None:
+    h, _fid, (a0, a1, _a2) = _web_cluster(
+        [{"name": "web", "selector": {"app": "web"}, "min_available": 2}]
+    )
+    drain(h, a0)  # 3 healthy, 2 left: allowed
+    with pytest.raises(CallRejected) as exc:
+        drain(h, a1)
+    assert exc.value.code is Refusal.FAILED_PRECONDITION
+    assert str(exc.value.message) == (
+        "disruption budget web (min_available 2): 2 of 3 healthy, disrupting 1 would leave 1"
+    )
+    assert h.core.agents[a1].maintenance is None  # refused: nothing changed
+    # Draining again what drains already is no new disruption.
+    drain(h, a0)
+
+
+def test_max_unavailable_and_the_autoscalers_removals_count_together() -> None:
+    h, _fid, agents = _web_cluster(
+        [{"name": "web", "selector": {"labels": {"app": "web"}}, "max_unavailable": 1}]
+    )
+    answer = ask(h, SimulationRequest(remove=tuple(agents), utilization_threshold=1.0))
+    by = {r["agent_id"]: r for r in answer["removals"]}
+    assert by[agents[0]]["removable"] is True
+    assert by[agents[1]]["removable"] is False
+    assert by[agents[1]]["reason"].startswith("disruption budget web (max_unavailable 1)")
+
+
+def test_a_budget_of_another_framework_or_label_does_not_hold() -> None:
+    h, _fid, (a0, a1, _a2) = _web_cluster(
+        [
+            {"name": "api", "selector": {"app": "api"}, "min_available": 3},
+            {"name": "other", "selector": {"framework": "batch"}, "min_available": 3},
+        ]
+    )
+    drain(h, a0)
+    drain(h, a1)
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([{"name": "x", "selector": {}, "min_available": 1}], "budget x: the selector selects"),
+        ([{"name": "x", "selector": {"app": "w"}}], "budget x: exactly one of"),
+        ([{"name": "x", "selector": {"app": "w"}, "min_available": -1}], "budget x: min_av"),
+        ({"name": "x"}, "disruption budgets must be a list"),
+    ],
+)
+def test_bad_budgets_say_why(doc: Any, message: str) -> None:
+    with pytest.raises(BudgetError) as exc:
+        budgets_from_json(doc)
+    assert str(exc.value).startswith(message)
