@@ -53,9 +53,12 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from corral.master.allocator import rules
 from corral.master.allocator.interface import Scalars
@@ -65,10 +68,9 @@ from corral.master.core import demands, gangs, pending, placement_facts
 from corral.master.core import events as ev
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
-from corral.master.core.spread import spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import AgentSpec, Demand, TaskState
-from corral.resources import SCALARS, fits, lacking
+from corral.resources import SCALARS, fits, fits_rows, lacking
 
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
@@ -202,6 +204,9 @@ class _Wanting:
     gang: bool
     priority: int
     facts: FrameworkFacts
+    fkey: Hashable
+    shape: Scalars
+    not_placed: dict[str, str]  # its answer's, by group (rule 4)
     spread_counts: Counter[str] | None = None
     spread_domains: frozenset[str] = frozenset()
 
@@ -211,11 +216,30 @@ class _Option:
     group: NodeGroupOption
     nodes: list[list[float]] = field(default_factory=list)  # free scalars per new agent
     placed: dict[tuple[str, str], int] = field(default_factory=dict)
+    # With the group at its max, the most any new agent has free of each resource: a shape
+    # that does not fit it fits none (asked without a walk over the nodes). None: stale.
+    most_free: list[float] | None = None
+
+    # known_full's answers per shape while most_free holds (shapes repeat: a few dozen).
+    full_memo: dict[Scalars, bool] = field(default_factory=dict)
+
+    def known_full(self, shape: Scalars) -> bool:
+        if len(self.nodes) < self.group.max_new:
+            return False
+        if self.most_free is None:
+            self.most_free = [max(col) for col in zip(*self.nodes, strict=True)] or [0.0] * len(
+                SCALARS
+            )
+            self.full_memo.clear()
+        got = self.full_memo.get(shape)
+        if got is None:
+            got = self.full_memo[shape] = not fits(self.most_free, shape)
+        return got
 
 
 def simulate(core: MasterCore, request: SimulationRequest, now: float) -> dict[str, Any]:
     wanting, pending_out = _pending(core, request, now)
-    options = [_pack(core, g, wanting, pending_out) for g in request.groups]
+    options = [_pack(core, g, wanting) for g in request.groups]
     return {
         "pending": list(pending_out.values()),
         "options": [o for o in options if o["nodes"]],
@@ -233,7 +257,10 @@ def _pending(
     out: dict[tuple[str, str], dict[str, Any]] = {}
     agents: list[AgentRecord] | None = None
     view: AgentView | None = None
+    free: npt.NDArray[np.float64] | None = None
     held: dict[str, str] = {}
+    # A spread's domains depend on the demand's facts alone (spread.py): asked once per key.
+    domains: dict[tuple[Hashable, str], frozenset[str]] = {}
     for fw in sorted(core.frameworks.values(), key=lambda f: f.framework_id):
         if (
             not fw.wants_by_demand
@@ -251,14 +278,22 @@ def _pending(
             kind, gang = pending._test(core, fw, d, never, roomy, probe)
             if kind is not None and gang is None and not never:
                 # Room the fast test does not count is no reason for a node (rule 1): the
-                # framework's own offers, agents its refuse filters hold back for now.
-                if view is None:
+                # framework's own offers, agents its refuse filters hold back for now. First
+                # a look over every usable agent's free array (no room there, none at all),
+                # then the why-pending reasons for the few demands that pass it.
+                if free is None:
                     agents = agents or demands.connected_agents(core)
-                    view = AgentView(core, agents)
+                    usable = [a for a in agents if a.maintenance is None]
+                    free = np.array([_free(a) for a in usable], dtype=np.float64).reshape(
+                        len(usable), len(SCALARS)
+                    )
                     held = {a.agent_id: "cordoned" for a in agents if a.maintenance is not None}
-                reasons = demands.demand_reasons(core, fw, d, agents or [], held, view)
-                if any(r["reason"] == demands.REASON_FITS for r in reasons):
-                    kind = None
+                if fits_rows(free, d.resources.scalars()).any():
+                    if view is None:
+                        view = AgentView(core, agents or [])
+                    reasons = demands.demand_reasons(core, fw, d, agents or [], held, view)
+                    if any(r["reason"] == demands.REASON_FITS for r in reasons):
+                        kind = None
             priority = core.priority.value(d.priority_class)
             entry: dict[str, Any] = {
                 "framework_id": fw.framework_id,
@@ -281,20 +316,32 @@ def _pending(
             if request.priority_cutoff is not None and priority < request.priority_cutoff:
                 entry["expendable"] = True
                 continue
-            w = _Wanting(fw, d, tasks, gang is not None, priority, _facts(fw, d))
-            if d.spread is not None and not d.spread.schedule_anyway:
-                if agents is None:
-                    agents = demands.connected_agents(core)
-                counted = spread_counts(core, fw, d, agents)
-                if counted is not None:
-                    w.spread_counts = counted.counts
-                    rule = d.spread
-                    w.spread_domains = frozenset(
+            facts = _facts(fw, d)
+            w = _Wanting(
+                fw,
+                d,
+                tasks,
+                gang is not None,
+                priority,
+                facts,
+                rules.framework_key(facts),
+                d.resources.scalars(),
+                entry["not_placed"],
+            )
+            rule = d.spread
+            if rule is not None and not rule.schedule_anyway:
+                agents = agents or demands.connected_agents(core)
+                w.spread_counts = _spread_counts(core, fw, d)
+                key = (w.fkey, rule.topology_key)
+                found = domains.get(key)
+                if found is None:
+                    found = domains[key] = frozenset(
                         v
                         for a in agents
-                        if placement_facts.in_spread_domain(core, w.facts, a)
+                        if placement_facts.in_spread_domain(core, facts, a)
                         and (v := rule.value_of(a.spec.hostname, a.spec.attributes)) is not None
                     )
+                w.spread_domains = found
             wanting.append(w)
     wanting.sort(key=lambda w: (-w.priority, w.fw.framework_id, w.d.name))
     return wanting, out
@@ -304,11 +351,26 @@ def _facts(fw: FrameworkRecord, d: Demand) -> FrameworkFacts:
     return placement_facts.demand_facts(fw, d)
 
 
+def _spread_counts(core: MasterCore, fw: FrameworkRecord, d: Demand) -> Counter[str]:
+    """The demand's live tasks per domain, as spread.py counts them."""
+    rule = d.spread
+    assert rule is not None
+    counts: Counter[str] = Counter()
+    for task in fw.tasks.values():
+        if task.spec.demand != d.name:
+            continue
+        agent = core.agents.get(task.agent_id)
+        if agent is not None:
+            value = rule.value_of(agent.spec.hostname, agent.spec.attributes)
+            if value is not None:
+                counts[value] += 1
+    return counts
+
+
 def _pack(
     core: MasterCore,
     group: NodeGroupOption,
     wanting: Sequence[_Wanting],
-    answers: dict[tuple[str, str], dict[str, Any]],
 ) -> dict[str, Any]:
     """Rules 2-4 for one group."""
     template = group.template
@@ -316,25 +378,32 @@ def _pack(
     afacts = placement_facts.agent_facts(template)
     options = core.allocator.rule_options
     verdicts: dict[object, list[str]] = {}  # static rules per framework key: asked once
+    too_small: dict[Scalars, str] = {}  # per shape: the template's lack (empty: it fits)
     opt = _Option(group)
+    name = group.name
     for w in wanting:
         if w.tasks <= 0:
             continue
-        answer = answers[(w.fw.framework_id, w.d.name)]
-        fkey = rules.framework_key(w.facts)
-        blocked = verdicts.get(fkey)
+        blocked = verdicts.get(w.fkey)
         if blocked is None:
-            blocked = verdicts[fkey] = rules.blocking(afacts, w.facts, options)
-        shape = w.d.resources.scalars()
+            blocked = verdicts[w.fkey] = rules.blocking(afacts, w.facts, options)
         if blocked:
-            answer["not_placed"][group.name] = blocked[0]
+            w.not_placed[name] = blocked[0]
             continue
-        if not fits(total, shape):
-            answer["not_placed"][group.name] = insufficient(SCALARS[lacking(total, shape)[0]])
+        shape = w.shape
+        small = too_small.get(shape)
+        if small is None:
+            lack = lacking(total, shape)
+            small = too_small[shape] = insufficient(SCALARS[lack[0]]) if lack else ""
+        if small:
+            w.not_placed[name] = small
+            continue
+        if opt.known_full(shape):  # the common case once the group is at its max
+            w.not_placed[name] = GROUP_AT_MAX if not w.gang else _gang_at_max(group.max_new)
             continue
         placed, why = _place(opt, w, shape, total, template)
         if placed < w.tasks and (placed == 0 or w.gang):
-            answer["not_placed"][group.name] = why
+            w.not_placed[name] = why
     nodes = opt.nodes
     waste = [0.0, 0.0]
     for free in nodes:
@@ -370,6 +439,14 @@ def _spread_reason(w: _Wanting, value: str | None, more: int) -> str:
     return rule.blocked(value, counts, fewest)
 
 
+def _gang_at_max(max_new: int) -> str:
+    return (
+        GROUP_AT_MAX
+        if max_new <= 0
+        else f"gang needs more nodes than the group may add ({max_new})"
+    )
+
+
 def _place(
     opt: _Option, w: _Wanting, shape: Scalars, total: list[float], template: AgentSpec
 ) -> tuple[int, str]:
@@ -381,6 +458,7 @@ def _place(
     value = rule.value_of(template.hostname, template.attributes) if rule is not None else None
     placed = 0
     why = ""
+    at_max = GROUP_AT_MAX if max_new <= 0 or not w.gang else _gang_at_max(max_new)
     for _ in range(w.tasks):
         if (why := _spread_reason(w, value, placed)) != "":
             break
@@ -389,17 +467,14 @@ def _place(
                 break
         else:
             if len(nodes) >= max_new:
-                why = (
-                    GROUP_AT_MAX
-                    if max_new <= 0 or not w.gang
-                    else f"gang needs more nodes than the group may add ({max_new})"
-                )
+                why = at_max
                 break
             free = list(total)
             nodes.append(free)
         for k, x in enumerate(shape):
             free[k] -= x
         placed += 1
+        opt.most_free = None
     if w.gang:
         if placed < w.tasks:
             return placed, why  # all or none: the option is left as it was
