@@ -404,6 +404,13 @@ class Policy:
                 always=True,
             )
 
+    def drain_refused(self, node: Node, why: str, now: float) -> Event:
+        """The master refused the drain (a disruption budget it now breaks, the agent gone):
+        the node is ready again, its unneeded time starts over, nothing is deleted."""
+        node.phase, node.drain_started_at = READY, None
+        self.unneeded_since.pop(node.name, None)
+        return Event("ScaleDownFailed", node.name, f"drain refused: {why}", now)
+
     def _event(
         self, plan: Plan, reason: str, subject: str, message: str, now: float, always: bool = False
     ) -> None:

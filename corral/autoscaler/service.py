@@ -187,7 +187,9 @@ class AutoscalerService:
                     timeout=CALL_TIMEOUT,
                 )
             except grpc.aio.AioRpcError as err:
-                self._failed(node, f"drain refused: {err.details()}", now)
+                # Not draining: never deleted for it (its tasks run on); ready again.
+                self._record([self.policy.drain_refused(node, err.details() or "", now)])
+                self.records.write(Put(NODE, node.name, node.to_json()))
         for node in plan.delete:
             await self._delete_node(stub, node, forget_record=True)
 

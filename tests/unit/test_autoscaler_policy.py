@@ -270,3 +270,18 @@ def test_never_below_min_and_not_right_after_a_scale_up() -> None:
     q.evaluate(answer(pend=[], removals=removals), agents, 10.0)
     plan = q.evaluate(answer(pend=[], removals=removals), agents, 80.0)
     assert plan.drain == [] and "a scale-up happened less than 600 s ago" in plan.events[0].message
+
+
+def test_a_refused_drain_makes_the_node_ready_again_and_deletes_nothing() -> None:
+    p = _ready_policy()
+    removals = [removal("A1", True), removal("A2", False, "busy")]
+    agents = [AgentSeen("A1", "small-1", True, 1), AgentSeen("A2", "small-2", True, 1)]
+    p.evaluate(answer(pend=[], removals=removals), agents, 10.0)
+    (node,) = p.evaluate(answer(pend=[], removals=removals), agents, 70.0).drain
+    e = p.drain_refused(node, "disruption budget web (min_available 2): ...", 70.0)
+    assert (e.reason, node.phase) == ("ScaleDownFailed", READY)
+    # Long past the drain grace, its task still running: it is not deleted, and its unneeded
+    # time started over (drained again only after another scale-down-unneeded-time).
+    removals = [removal("A1", False, "disruption budget web"), removal("A2", False, "busy")]
+    plan = p.evaluate(answer(pend=[], removals=removals), agents, 500.0)
+    assert plan.delete == [] and plan.drain == [] and p.nodes["small-1"].phase == READY
