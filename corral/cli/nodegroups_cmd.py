@@ -4,7 +4,11 @@ Autoscaler's status ConfigMap show them."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import time
+import urllib.parse
 from typing import Any
 
 from corral.cli.app_client import Serving
@@ -58,3 +62,39 @@ def rows(
                 f"{g['price']:g}",
             ]
     return cols, table, list(groups)
+
+
+def describe(args: argparse.Namespace) -> int:
+    """`corral describe nodegroup NAME`: the group, its nodes and its recent events."""
+    url = args.autoscaler or default_url()
+    name = urllib.parse.quote(args.object_id, safe="")
+    g = Autoscaler(url, args.timeout).call("GET", f"/v1/nodegroups/{name}")
+    if args.output == "json":
+        print(json.dumps({"kind": "nodegroup", "object": g, "events": g["events"]}, indent=2))
+        return 0
+    t = g["template"]
+    lines = [
+        ("Name", g["name"]),
+        ("Min/Max", f"{g['min']}/{g['max']}"),
+        ("Provider", g["provider"]),
+        ("Template", t["resources"]),
+        ("Attributes", ", ".join(f"{k}={v}" for k, v in sorted(t["attributes"].items())) or "-"),
+        ("Taints", ", ".join(t["taints"]) or "-"),
+        ("Priority/Price", f"{g['priority']} / {g['price']:g}"),
+        ("Nodes", f"{g['nodes']} ({g['ready']} ready, {g['upcoming']} upcoming, "
+                  f"{g['draining']} draining)"),
+        ("Backoff", f"{g['backoff_seconds']:.0f}s" if g["backoff_seconds"] else "-"),
+    ]  # fmt: skip
+    width = max(len(k) for k, _ in lines) + 2
+    for key, value in lines:
+        print(f"{key + ':':<{width}}{value}")
+    for n in g["nodes"]:
+        agent = n["agent_id"] or "-"
+        print(f"  {n['name']:<16} {n['phase']:<9} agent {agent}")
+    print("Events:")
+    if not g["events"]:
+        print("  <none>")
+    now = time.time()
+    for e in g["events"]:
+        print(f"  {now - e['at']:>6.0f}s ago  {e['reason']:<18} {e['subject']}: {e['message']}")
+    return 0

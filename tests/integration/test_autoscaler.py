@@ -166,6 +166,15 @@ async def test_pending_batch_work_adds_nodes_runs_and_they_go_after_the_unneeded
             )
             assert table.returncode == 0, table.stderr
             assert "small" in table.stdout and "big" in table.stdout
+            described = await asyncio.to_thread(
+                corral, "describe", "nodegroup", "small", "--autoscaler", a.url
+            )
+            assert described.returncode == 0, described.stderr
+            assert "Min/Max:" in described.stdout and "ScaleDown" in described.stdout
+            unknown = await asyncio.to_thread(
+                corral, "describe", "nodegroup", "nope", "--autoscaler", a.url
+            )
+            assert unknown.returncode == 1 and "no node group 'nope'" in unknown.stderr
     finally:
         a.stop()
         left = _agent_processes(tmp_path)
