@@ -57,10 +57,16 @@ class Hosted:
             if found is None:
                 raise UnknownGroup(f"no node group {name!r}")
             nodes = [n for n in s.nodes() if n["group"] == name]
+            # Its own and its nodes' events, and the demands' that name it (why it did or did
+            # not grow: "group NAME: +2 nodes", "NAME: group at max").
             events = [
                 e
                 for e in s.recent_events()
-                if e["subject"] == name or e["subject"].startswith(f"{name}-")
+                if e["subject"] == name
+                or e["subject"].startswith(f"{name}-")
+                or f"group {name}:" in e["message"]
+                or e["message"].startswith(f"{name}: ")
+                or f"; {name}: " in e["message"]
             ]
             return http_api.json_response({**found, "nodes": nodes, "events": events[-50:]})
 
