@@ -304,6 +304,10 @@ async def test_kill_9_and_restart_do_not_scale_up_twice(
             os.killpg(pid, signal.SIGKILL)
 
 
+async def _ready_nodes(a: Autoscaler) -> list[dict[str, Any]]:
+    return [n for n in await a.nodes() if n["phase"] == "ready"]
+
+
 async def _some_nodes(a: Autoscaler) -> list[dict[str, Any]]:
     return await a.nodes()
 
@@ -435,7 +439,8 @@ async def test_a_node_under_a_disruption_budget_is_not_removed_and_drain_says_wh
                 async with sdk.Driver(batch, sdk.FrameworkInfo(name="batch"), cluster.master) as d:
                     await d.set_demands([sdk.Demand("work", 2, cpus=1, mem=64)])
                     await a.wait(lambda: _running(batch, 2), "the 2 tasks running on a new node")
-                    (node,) = await a.nodes()
+                    # The tasks may run before the autoscaler's next scan sees the node ready.
+                    (node,) = await a.wait(lambda: _ready_nodes(a), "the node ready")
                     # The static agent takes offers again: small-1's tasks would fit there, but
                     # moving them would leave 0 of the 2 the budget holds.
                     await stub.Uncordon(operator_pb2.UncordonRequest(agent_id=static), timeout=10)
