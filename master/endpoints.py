@@ -26,6 +26,8 @@ ENDPOINTS: Final[dict[str, str]] = {
     # Would the master let a principal do this (review.py)? A service may also ask about the
     # principals it may launch for without the grant (OWNER_MAY).
     "Review": READ,
+    # The autoscaler's what-if (what_if.py): reads the state, changes nothing.
+    "Simulate": READ,
     "SetWeight": WRITE,
     "SetQuota": WRITE,
     "SetPriorityClass": WRITE,
@@ -77,6 +79,7 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
     ("PUT", "/api/v1/priorityclasses/{name}"): "SetPriorityClass",
     ("DELETE", "/api/v1/priorityclasses/{name}"): "DeletePriorityClass",
     ("GET", "/metrics"): "GetMetrics",
+    ("POST", "/api/v1/simulate"): "Simulate",
     ("GET", "/plain"): "GetState",
     # Operators' actions and tasks' files (http_actions.py).
     ("POST", "/api/v1/tasks/kill"): "KillTasks",

@@ -19,7 +19,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from corral import events as cluster_events
 from corral.frameworks.sdk.json_input import BadJson, read_json_body
 from corral.limits import echo
-from corral.master import explanation, views
+from corral.master import explanation, views, what_if
+from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
@@ -244,6 +245,13 @@ def build_app(runtime: MasterRuntime) -> web.Application:
         data = await runtime.query(lambda core: views.state_json(core, tasks=False))
         return web.Response(text=views.index_html(data), content_type="text/html")
 
+    async def simulate(request: web.Request) -> web.Response:
+        try:
+            asked = what_if.request_from_json(await body_of(request))
+        except WireError as exc:
+            return refused(str(exc))
+        return web.json_response(await what_if.answer(runtime, asked))
+
     # The web UI at / (docs/ui.md); the plain page, which needs no JavaScript, at /plain.
     add_ui_routes(app, runtime)
     app.router.add_get("/plain", plain)
@@ -259,5 +267,6 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_put("/api/v1/priorityclasses/{name}", set_priority_class)
     app.router.add_delete("/api/v1/priorityclasses/{name}", delete_priority_class)
     app.router.add_get("/metrics", metrics)
+    app.router.add_post("/api/v1/simulate", simulate)
     add_routes(app, runtime)  # operators' actions and tasks' files (http_actions.py)
     return app

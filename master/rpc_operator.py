@@ -11,7 +11,7 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import convert, explanation, review, task_files, tokens, views
+from corral.master import convert, explanation, review, task_files, tokens, views, what_if
 from corral.master.convert import WireError
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
@@ -63,6 +63,16 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         except CallRejected as exc:
             await context.abort(code_of(exc), exc.message)
             raise  # abort() raised already
+
+    async def Simulate(
+        self, request: operator_pb2.SimulateRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.SimulateResponse:
+        try:
+            asked = what_if.request_from_pb(request)
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        answer = await what_if.answer(self.rt, asked)
+        return operator_pb2.SimulateResponse(result_json=json.dumps(answer))
 
     async def _operator_call(
         self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event

@@ -4,7 +4,8 @@ TeardownFramework, Cordon, Uncordon, Drain and DeleteAgent; docs/operations.md, 
 tasks and agents"). Each declares who asks (``--as``, the context's operator, else $USER); the
 master records it in a cluster event.
 
-`corral drain` waits, as kubectl drain does, until the agent has no task left (``--timeout``,
+`corral drain` waits, as kubectl drain does, while a disruption budget refuses it (saying
+which) and then until the agent has no task left (``--timeout``,
 0: no limit), printing what it waits for; a drain that times out exits 1 naming the tasks left
 (the agent stays draining: run it again, or `corral uncordon`).
 """
@@ -12,6 +13,7 @@ master records it in a cluster event.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 
@@ -146,7 +148,9 @@ def maintain(args: argparse.Namespace) -> int:
         if args.grace is not None:
             drain.grace_seconds = args.grace
         request, method = drain, "Drain"
-    answer = _call(args, method, request)
+    answer = _call_within_budgets(args, request) if args.verb == "drain" else None
+    if answer is None:
+        answer = _call(args, method, request)
     assert isinstance(answer, operator_pb2.MaintenanceResponse)
     if args.verb == "uncordon":
         print(f"agent {args.agent_id} uncordoned: offered again")
@@ -157,6 +161,28 @@ def maintain(args: argparse.Namespace) -> int:
     killed = list(answer.tasks_killed)
     print(f"agent {args.agent_id} draining: {len(killed)} tasks being killed")
     return _wait_drained(args)
+
+
+def _call_within_budgets(args: argparse.Namespace, request: object) -> object:
+    """Drain; while a disruption budget refuses it, say which and try again, as kubectl drain
+    waits on a PodDisruptionBudget, until ``--timeout`` (exit 1, the agent left as it was)."""
+    started = time.monotonic()
+    said = -math.inf
+    while True:
+        try:
+            return _call(args, "Drain", request)
+        except CliError as exc:
+            if "disruption budget" not in str(exc):
+                raise
+            waited = time.monotonic() - started
+            if args.wait_seconds and waited >= args.wait_seconds:
+                raise CliError(
+                    f"agent {args.agent_id} not drained after {waited:.0f}s: {exc}"
+                ) from None
+            if time.monotonic() - said >= SAY_EVERY:
+                said = time.monotonic()
+                print(f"waiting: {str(exc).split(': ', 1)[-1]}", flush=True)
+            time.sleep(POLL)
 
 
 def _wait_drained(args: argparse.Namespace) -> int:

@@ -122,9 +122,10 @@ def register(subparsers: Any) -> None:
     dem.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     dem.set_defaults(func=run_demands, needs_server=True)
 
-    from corral.cli import bench_jobs
+    from corral.cli import bench_autoscaler, bench_jobs
 
     bench_jobs.register(what)
+    bench_autoscaler.register(what)
 
 
 def _run_hostile(args: argparse.Namespace) -> int:

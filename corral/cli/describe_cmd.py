@@ -26,12 +26,14 @@ from corral.events import record
 from corral.master import state_json
 from corral.v1 import operator_pb2
 
-KINDS = ("agent", "task", "framework", "role")
+KINDS = ("agent", "task", "framework", "role", "nodegroup")
 EVENTS_SHOWN = 20
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("describe", help="one agent, task, framework or role, and its events")
+    p = sub.add_parser(
+        "describe", help="one agent, task, framework, role or node group, and its events"
+    )
     p.add_argument("kind", choices=KINDS, help="what to describe")
     p.add_argument(
         "object_id",
@@ -40,6 +42,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "its name)",
     )
     p.add_argument("--framework", default="", help="a task's framework (if ids are shared)")
+    p.add_argument(
+        "--autoscaler",
+        default=None,
+        metavar="URL",
+        help="nodegroup: the autoscaler's API (default $CORRAL_AUTOSCALER, else "
+        "https://127.0.0.1:5092)",
+    )
     add_output_arg(p)
     add_timeout_arg(p)
     add_master_arg(p)
@@ -126,6 +135,10 @@ def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dic
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kind == "nodegroup":
+        from corral.cli import nodegroups_cmd
+
+        return nodegroups_cmd.describe(args)
     state = fetch_state(args.master, args.timeout)
     msg, record = _find(args, state)
     # An agent may be given by name or hostname; its events are about its id.

@@ -21,12 +21,13 @@ from corral.master.core.states import agent_shown
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
-KINDS = ("agents", "frameworks", "tasks", "offers", "roles", "priorityclasses")
+KINDS = ("agents", "frameworks", "tasks", "offers", "roles", "priorityclasses", "nodegroups")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
-        "get", help="list agents, frameworks, tasks, offers, roles or priority classes"
+        "get",
+        help="list agents, frameworks, tasks, offers, roles, priority classes or node groups",
     )
     p.add_argument("kind", choices=KINDS, help="what to list")
     p.add_argument(
@@ -44,6 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "after the list, print each object again when it changes (its state, agent, "
             "reason, ...; not its measured use); Ctrl-C ends it"
         ),
+    )
+    p.add_argument(
+        "--autoscaler",
+        default=None,
+        metavar="URL",
+        help="nodegroups: the autoscaler's API (default $CORRAL_AUTOSCALER, else "
+        "https://127.0.0.1:5092)",
     )
     add_timeout_arg(p)
     add_master_arg(p)
@@ -397,6 +405,11 @@ def _health(s: common_pb2.TaskStatus) -> str:
 
 
 def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    if args.kind == "nodegroups":
+        from corral.cli import nodegroups_cmd
+
+        url = args.autoscaler or nodegroups_cmd.default_url()
+        return nodegroups_cmd.rows(url, args.timeout, wide=args.output == "wide")
     if args.kind == "roles":
         roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
         return role_rows(roles)

@@ -46,6 +46,7 @@ COMMANDS: tuple[str, ...] = (
     "corral.cli.app_cmd",
     "corral.cli.jobs_cmd",
     "corral.cli.job_cmd",
+    "corral.cli.autoscaler_cmd",
     "corral.cli.get_cmd",
     "corral.cli.describe_cmd",
     "corral.cli.logs_cmd",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import math
 from pathlib import Path
 
@@ -17,7 +18,11 @@ from corral.cli.common import (
 )
 from corral.cli.errors import CliError
 from corral.cli.listen_check import cannot_listen
-from corral.cli.master_files import priority_classes_from_args, roles_from_args
+from corral.cli.master_files import (
+    budgets_from_args,
+    priority_classes_from_args,
+    roles_from_args,
+)
 from corral.cli.master_mesos import add_mesos_args, mesos_from_args
 from corral.cli.master_scheduling_flags import add_scheduling_flags
 from corral.cli.master_security import acl_from_args, add_security_args, security_from_args
@@ -294,6 +299,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         '"Never", "description": "...", "global_default": false}] (`corral set priorityclass` '
         "changes them later)",
     )
+    p.add_argument(
+        "--disruption-budgets",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='disruption budgets drains and the autoscaler keep, a JSON list: [{"name": "web", '
+        '"selector": {"app": "web"}, "min_available": 2}] (selector: labels, app, framework; '
+        "or max_unavailable; docs/autoscaler.md)",
+    )
     add_security_args(p)
     add_mesos_args(p)
     p.add_argument(
@@ -373,7 +387,10 @@ def run(args: argparse.Namespace) -> int:
     acl = acl_from_args(args)  # a bad file stops here; TLS is set up once the ports are free
     mesos = mesos_from_args(args)  # so does a bad --mesos-credentials
     try:
-        config = config_from_args(args, weights, quotas, classes)
+        config = dataclasses.replace(
+            config_from_args(args, weights, quotas, classes),
+            disruption_budgets=budgets_from_args(args),
+        )
         excluded = [n.strip() for n in args.fair_sharing_excluded_resources.split(",")]
         allocator_options = make_options(
             args.min_allocatable_resources,

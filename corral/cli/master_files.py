@@ -1,9 +1,11 @@
-"""`corral master`'s --weights, --quotas and --priority-classes, read and checked: a bad one
-stops the master at once as a usage error (exit 2, one line naming the problem)."""
+"""`corral master`'s --weights, --quotas, --priority-classes and --disruption-budgets, read and
+checked: a bad one stops the master at once as a usage error (exit 2, one line naming the
+problem)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from corral.cli.errors import CliError
 from corral.frameworks.sdk.json_input import parse_json
@@ -46,3 +48,21 @@ def priority_classes_from_args(args: argparse.Namespace) -> tuple[PriorityClass,
         return classes_from_json(parse_json(text, "the file"))
     except ValueError as exc:  # BadJson, or a PriorityClassError
         raise CliError(f"--priority-classes {args.priority_classes}: {exc}", exit_code=2) from None
+
+
+def budgets_from_args(args: argparse.Namespace) -> tuple[Any, ...]:
+    """The --disruption-budgets file (JSON), checked: a bad one is a usage error (exit 2)."""
+    if args.disruption_budgets is None:
+        return ()
+    from corral.master.core.simulation import budgets_from_json
+
+    try:
+        text = args.disruption_budgets.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(
+            f"--disruption-budgets: cannot read {args.disruption_budgets}: {exc}", exit_code=2
+        ) from None
+    try:
+        return budgets_from_json(parse_json(text, "the file"))
+    except ValueError as exc:
+        raise CliError(f"--disruption-budgets {args.disruption_budgets}: {exc}", 2) from None

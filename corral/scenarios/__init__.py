@@ -15,6 +15,7 @@ _MODULES = {
     "batch-wave": "corral.scenarios.batch_wave",
     "partial-gang": "corral.scenarios.partial_gang",
     "spread-pending": "corral.scenarios.spread_pending",
+    "spread-autoscaler": "corral.scenarios.spread_autoscaler",
     "besteffort-thrash": "corral.scenarios.besteffort_thrash",
     "preempt-vs-evict": "corral.scenarios.preempt_vs_evict",
     "queue-wave": "corral.scenarios.queue_wave",

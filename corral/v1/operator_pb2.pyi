@@ -477,3 +477,31 @@ class ClusterEvent(_message.Message):
     reason: str
     object_kind: str
     def __init__(self, timestamp: _Optional[float] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., message: _Optional[str] = ..., stimulus_id: _Optional[str] = ..., reason: _Optional[str] = ..., object_kind: _Optional[str] = ...) -> None: ...
+
+class SimulatedGroup(_message.Message):
+    __slots__ = ("name", "template", "max_new")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TEMPLATE_FIELD_NUMBER: _ClassVar[int]
+    MAX_NEW_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    template: _common_pb2.AgentInfo
+    max_new: int
+    def __init__(self, name: _Optional[str] = ..., template: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., max_new: _Optional[int] = ...) -> None: ...
+
+class SimulateRequest(_message.Message):
+    __slots__ = ("groups", "priority_cutoff", "remove_agent_ids", "utilization_threshold")
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CUTOFF_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_AGENT_IDS_FIELD_NUMBER: _ClassVar[int]
+    UTILIZATION_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[SimulatedGroup]
+    priority_cutoff: int
+    remove_agent_ids: _containers.RepeatedScalarFieldContainer[str]
+    utilization_threshold: float
+    def __init__(self, groups: _Optional[_Iterable[_Union[SimulatedGroup, _Mapping]]] = ..., priority_cutoff: _Optional[int] = ..., remove_agent_ids: _Optional[_Iterable[str]] = ..., utilization_threshold: _Optional[float] = ...) -> None: ...
+
+class SimulateResponse(_message.Message):
+    __slots__ = ("result_json",)
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    result_json: str
+    def __init__(self, result_json: _Optional[str] = ...) -> None: ...

@@ -129,6 +129,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.ReviewRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.ReviewResponse.FromString,
                 _registered_method=True)
+        self.Simulate = channel.unary_unary(
+                '/corral.v1.Operator/Simulate',
+                request_serializer=corral_dot_v1_dot_operator__pb2.SimulateRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.SimulateResponse.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -274,6 +279,16 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Simulate(self, request, context):
+        """What if (the cluster autoscaler's question, docs/autoscaler.md): would the pending demands
+        fit on hypothetical agents of these node groups, and which would each place; could these
+        agents go, their tasks fitting elsewhere. Answered by the master's own placement rules;
+        changes nothing. Group read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -371,6 +386,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.Review,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.ReviewRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.ReviewResponse.SerializeToString,
+            ),
+            'Simulate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Simulate,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.SimulateRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.SimulateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -886,6 +906,33 @@ class Operator:
             '/corral.v1.Operator/Review',
             corral_dot_v1_dot_operator__pb2.ReviewRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.ReviewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Simulate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/Simulate',
+            corral_dot_v1_dot_operator__pb2.SimulateRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.SimulateResponse.FromString,
             options,
             channel_credentials,
             insecure,

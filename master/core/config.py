@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
+
+if TYPE_CHECKING:
+    from corral.master.core.simulation import DisruptionBudget
 
 # The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
 # stream must be able to queue one of those. (The core does not import the shell's limits.)
@@ -117,6 +120,9 @@ class MasterConfig:
     # Priority classes at start (the master's --priority-classes), set over the defaults
     # (corral.priority.DEFAULTS) by name, as if an operator had set them in this order.
     priority_classes: tuple[PriorityClass, ...] = field(default=())
+    # Disruption budgets (the master's --disruption-budgets; simulation.py rule 6): drains and
+    # the autoscaler's removals keep them.
+    disruption_budgets: tuple[DisruptionBudget, ...] = field(default=())
     # Preemption (master/core/preemption.py, docs/scheduling.md): at each tick, before the cycle, a
     # demand whose tasks have no room anywhere takes room from tasks of lower priority. False: never
     # (the master's --no-preemption).
@@ -165,6 +171,7 @@ class MasterConfig:
                 "role_weights",
                 "role_quotas",
                 "priority_classes",
+                "disruption_budgets",
             ):
                 continue
             if f.name == "agent_removal_rate" and value == math.inf:

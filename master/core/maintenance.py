@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, ticks
+from corral.master.core import mirror, nominations, reconcile, simulation, ticks
 from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
@@ -120,8 +120,12 @@ def uncordon(core: MasterCore, e: ev.Uncordon) -> Commands:
 
 
 def drain(core: MasterCore, e: ev.Drain) -> Commands:
-    """Rule 2."""
+    """Rule 2, within the disruption budgets (simulation.py rule 6)."""
     agent = _agent(core, e.agent_id)
+    if agent.maintenance is None or agent.maintenance.mode != DRAINING:
+        denial = simulation.budget_denial(core, {agent.agent_id})
+        if denial:
+            raise CallRejected(Refusal.FAILED_PRECONDITION, denial)
     grace = grace_of(e.grace_seconds)
     out: Commands = []
     if agent.maintenance is None:

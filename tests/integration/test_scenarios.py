@@ -120,6 +120,21 @@ def test_spread_pending(tmp_path: Path) -> None:
     assert (fixed["running"], fixed["pending"], fixed["explain"]) == (6, 0, "")
 
 
+def test_spread_autoscaler(tmp_path: Path) -> None:
+    without, fixed, out = scenario("spread-autoscaler", tmp_path)
+    # Zone c full and its group at max 0: the sixth replica waits for good, and the autoscaler
+    # adds nothing in a or b, where the spread forbids it, and says so.
+    assert (without["running"], without["pending"], without["permanent_pending"]) == (5, 1, True)
+    assert without["nodes_added"] == {"a": 0, "b": 0, "c": 0} and without["scale_ups"] == 0
+    said = without["not_trigger_scale_up"]
+    assert "zone-c-pool: group at max" in said, said
+    assert "zone-a-pool: spread: zone=a would exceed max_skew 1" in said, said
+    # Zone c's group may grow: exactly one zone-c node, every replica runs.
+    assert (fixed["running"], fixed["pending"], fixed["permanent_pending"]) == (6, 0, False)
+    assert fixed["nodes_added"] == {"a": 0, "b": 0, "c": 1} and fixed["scale_ups"] == 1
+    assert "TriggeredScaleUp: group zone-c-pool: +1 node" in out
+
+
 def test_besteffort_thrash(tmp_path: Path) -> None:
     without, fixed, out = scenario("besteffort-thrash", tmp_path)
     # BestEffort batch beside serving at equal priority: serving (furthest over its request)

@@ -69,6 +69,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "corral.frameworks": ("corral.frameworks.sdk", "corral.resources"),
     "corral.loadtest": (*KERNEL, *WIRE, "corral.frameworks"),
     "corral.scenarios": (*WIRE, "corral.frameworks"),
+    # The autoscaler: a client of the master's operator API (wire) on the services scaffold;
+    # its templates are parsed by the kernel's parsers, the ones `corral agent` flags use.
+    "corral.autoscaler": (*WIRE, "corral.frameworks", "corral.resources", "corral.placement"),
     # The composition root: the one layer that may wire master and agent together.
     "corral.cli": ("corral",),
 }

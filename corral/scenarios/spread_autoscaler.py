@@ -1,0 +1,184 @@
+"""spread-autoscaler: aggressive spread and an undersized node group are permanent Pending (the
+seed: "TopologySpread conflicts with the Cluster Autoscaler"). A serving app spreads with
+max_skew 1 over three zones whose zone c is full; `corral autoscaler` has a node group per zone,
+zone c's at its max (0). Zones a and b could take more, but the spread forbids it, and the
+autoscaler, asking the master's own placement rules, adds no node there: NotTriggerScaleUp names
+zone c's group at its max and the spread on a and b. The fix compared: zone c's group may grow
+(max 2), and the autoscaler adds exactly one zone-c node. Figures: the longest a replica waited
+(``pending_seconds``), nodes added per zone, what NotTriggerScaleUp said."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from corral.frameworks.sdk.testing import LocalCluster
+from corral.scenarios.base import Figures, Scenario, ScenarioError, Timeline, must, until
+from corral.scenarios.workloads import LONG, ServingRun
+
+CORRAL = (sys.executable, "-m", "corral.cli.main")
+
+
+@dataclass(frozen=True)
+class Size:
+    big: int  # cpus of zones a and b
+    instances: int
+    settle: float  # seconds the run waits for every replica
+
+
+SIZES = {"small": Size(4, 6, 20.0), "full": Size(8, 9, 30.0)}
+
+
+def _agents(size: str) -> list[tuple[str, str, dict[str, str]]]:
+    s = SIZES[size]
+    shape = "cpus:{};mem:16384;disk:1000"
+    return [
+        ("zone-a", shape.format(s.big), {"zone": "a"}),
+        ("zone-b", shape.format(s.big), {"zone": "b"}),
+        ("zone-c", shape.format(1), {"zone": "c"}),
+    ]
+
+
+def _config(path: Path, zone_c_max: int) -> None:
+    groups = [
+        {
+            "name": f"zone-{z}-pool",
+            "min": 0,
+            "max": zone_c_max if z == "c" else 2,
+            "simulate": True,
+            "template": {"resources": "cpus:2;mem:16384;disk:1000", "attributes": {"zone": z}},
+        }
+        for z in "abc"
+    ]
+    doc = {
+        "scan-interval": 0.5,
+        "expander": "least-waste",
+        "scale-down-enabled": False,
+        "node-groups": groups,
+    }
+    path.write_text(json.dumps(doc))
+
+
+async def _corral(*args: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        *CORRAL, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    if proc.returncode != 0:
+        raise ScenarioError(f"corral {args[0]} failed: {err.decode().strip()}")
+    return out.decode()
+
+
+async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -> Figures:
+    s = SIZES[size]
+    zone_c_max = 2 if with_fix else 0
+    tl.say(f"zones a and b have {s.big} cpus each, zone c 1; node groups per zone, zone c's max "
+           f"{zone_c_max}")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="corral-scenario-autoscaler-") as tmp:
+        state = Path(tmp)
+        config, ready = state / "autoscaler.json", state / "ready.json"
+        _config(config, zone_c_max)
+        log = open(state / "autoscaler.log", "wb")  # noqa: SIM115 - closed below
+        proc = await asyncio.create_subprocess_exec(
+            *CORRAL, "autoscaler", "--master", cluster.master, "--config", str(config),
+            "--state", str(state), "--listen", "127.0.0.1:0", "--ready-file", str(ready),
+            stdout=log, stderr=log, start_new_session=True,
+        )  # fmt: skip
+        app: dict[str, object] = {
+            "id": "web",
+            "command": f"sleep {LONG:g}",
+            "instances": s.instances,
+            "cpus": 1,
+            "mem": 128,
+            "spread": {"topology_key": "zone", "max_skew": 1},
+            "simulate_seconds": LONG,
+        }
+        web: ServingRun | None = None
+        try:
+            await must(ready.exists, 30, "the autoscaler to serve")
+            url = json.loads(ready.read_text())["url"]
+            web = ServingRun(app, cluster.master)
+            started = tl.now()
+            tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone")
+            full = await until(lambda: web is not None and web.running >= s.instances,
+                               s.settle, "all placed")  # fmt: skip
+            waited = tl.now() - started
+            running = web.running
+            tl.say(f"{running}/{s.instances} running after {waited:.1f} s")
+            groups = json.loads(await _corral("get", "nodegroups", "-o", "json",
+                                              "--autoscaler", url))  # fmt: skip
+            added = {g["name"]: g["nodes"] for g in groups}
+            tl.say("nodes added: " + ", ".join(f"{k}={v}" for k, v in sorted(added.items())))
+            events = await _events(url)
+            said = next((e["message"] for e in reversed(events)
+                         if e["reason"] == "NotTriggerScaleUp"), "")  # fmt: skip
+            if said:
+                tl.say(f"NotTriggerScaleUp: {said}")
+            up = [e["message"] for e in events if e["reason"] == "TriggeredScaleUp"]
+            for m in up:
+                tl.say(f"TriggeredScaleUp: {m}")
+        finally:
+            if web is not None:
+                await web.close()
+            if proc.returncode is None:
+                proc.terminate()
+                await asyncio.wait_for(proc.wait(), 30)
+            log.close()
+            await _stop_nodes(state)
+    per_zone = Counter({k.split("-")[1]: v for k, v in added.items()})
+    return {
+        "wanted": s.instances,
+        "running": running,
+        "pending": s.instances - running,
+        # The longest a replica waited: the whole run when one never ran.
+        "pending_seconds": round(waited, 1),
+        "permanent_pending": not full,
+        "nodes_added": dict(sorted(per_zone.items())),
+        "scale_ups": len(up),
+        "not_trigger_scale_up": said,
+    }
+
+
+async def _events(url: str) -> list[dict[str, object]]:
+    """The autoscaler's events about zone c's group, as `corral describe nodegroup` shows
+    them (those of its nodes, and the demands' that name it)."""
+    got = json.loads(await _corral("describe", "nodegroup", "zone-c-pool", "-o", "json",
+                                   "--autoscaler", url))  # fmt: skip
+    return list(got["events"])
+
+
+async def _stop_nodes(state: Path) -> None:
+    """The agents the autoscaler started outlive it (their own sessions): stop them."""
+    import os
+    import signal
+
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "agent" in argv and str(state) in argv:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(int(pid), signal.SIGKILL)
+
+
+SCENARIO = Scenario(
+    name="spread-autoscaler",
+    summary="max_skew 1 over zones with zone c's node group at its max: permanent Pending",
+    symptom="a replica stays pending forever although the autoscaler could add nodes in "
+    "zones a and b",
+    cause="max_skew 1: zone c is full, a and b may not get further ahead of it; the autoscaler "
+    "asks the master's placement rules, so it adds no node where the spread forbids the "
+    "replica, and zone c's group is at its max (NotTriggerScaleUp says both)",
+    fix="let zone c's node group grow (balanced groups per zone): one zone-c node, no Pending",
+    agents=_agents,
+    run=_run,
+)
