@@ -49,6 +49,11 @@ class AgentConfig:
     # as it fills to the headroom; looked at every disk_watch_interval seconds.
     sandbox_gc: GcPolicy = field(default_factory=GcPolicy)
     disk_watch_interval: float = 60.0
+    # What runs its tasks (corral.containers): "process", and "docker" for tasks in images,
+    # through the engine at docker_host (None: the client's default, DOCKER_HOST or the
+    # local socket). Advertised as the attribute `containerizers`.
+    containerizers: tuple[str, ...] = ("process",)
+    docker_host: str | None = None
 
     @property
     def allocatable(self) -> Resources:

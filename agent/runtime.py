@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc.aio
 
+from corral import containers
 from corral.agent import convert, sandbox_files
 from corral.agent.checkpoint import (
     AgentConfigCheckpoint,
@@ -132,7 +133,7 @@ class Agent:
             )
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
-            config.hostname, config.allocatable, config.attributes, config.taints, name=config.name
+            config.hostname, config.allocatable, self._advertised(), config.taints, name=config.name
         )
         self._log = log.bind(agent=config.hostname)
         # Debug lines per status cost as much as sending it when nobody reads them.
@@ -308,10 +309,20 @@ class Agent:
         self._info = convert.agent_info(
             self.config.hostname,
             self.config.allocatable,
-            self.config.attributes,
+            self._advertised(),
             self.config.taints,
             name=self.config.name,
         )
+
+    def _advertised(self) -> dict[str, str]:
+        """The attributes the agent registers with: its own, and what runs its tasks
+        (corral.containers rule 1; simulated agents run every task alike)."""
+        if self.config.simulate:
+            return dict(self.config.attributes)
+        return {
+            **self.config.attributes,
+            containers.CONTAINERIZERS_ATTRIBUTE: ",".join(self.config.containerizers),
+        }
 
     def _checkpoint(self, cmd: c.CheckpointTask | c.ForgetTask) -> None:
         store = self.task_checkpoints

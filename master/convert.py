@@ -24,6 +24,7 @@ from corral.master.convert_checks import (
     text,
     uuid,
 )
+from corral.master.convert_container import container_from_pb
 from corral.master.convert_placement import (
     _EFFECT_TO_PB,
     _OP_TO_PB,
@@ -144,7 +145,12 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
             )
         _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
-    if not simulated and not (t.command.value or t.command.arguments):
+    # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
+    if (
+        not simulated
+        and not t.HasField("container")
+        and not (t.command.value or t.command.arguments)
+    ):
         raise WireError(f"{what}: command is empty")
     if simulated and (
         not math.isfinite(t.simulation.duration_seconds) or t.simulation.duration_seconds < 0
@@ -153,6 +159,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
         raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
     resources = task_resources_from_pb(t.resources, what)
+    container = container_from_pb(t, resources, what)
     cpus_limit = mem_limit = 0.0
     if t.HasField("limits"):
         lim = resources_from_pb(t.limits, f"{what}: limits")
@@ -178,6 +185,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         cpus_limit=cpus_limit,
         mem_limit=mem_limit,
         revocable=revocable,
+        container=container,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
+from corral.containers import ContainerSpec
 from corral.qos import QosClass, qos_class
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
@@ -66,6 +67,8 @@ class TaskSpec:
     mem_limit: float = 0.0
     priority: int = 0
     revocable: bool = False
+    # The image it runs in (None: a process); the shell hands it to its containerizer.
+    container: ContainerSpec | None = None
     wire: object = None
 
     @property

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
+from corral.containers import CONTAINERIZERS_ATTRIBUTE, DOCKER, parse_containerizers
 from corral.gc_tuning import tune_gc
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
@@ -97,6 +98,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="60",
         metavar="SECONDS",
         help="how often the disk and the sandboxes are looked at (default 60)",
+    )
+    p.add_argument(
+        "--containerizers",
+        default="process",
+        metavar="LIST",
+        help="what runs tasks, comma-separated (Mesos' flag): process (the default) and docker "
+        "(tasks in images, on the Docker engine; docs/containers.md); advertised as the "
+        "agent's attribute 'containerizers'",
+    )
+    p.add_argument(
+        "--docker-host",
+        default=None,
+        metavar="URL",
+        help="the Docker engine's address for --containerizers docker (default: DOCKER_HOST, "
+        "else unix:///var/run/docker.sock)",
     )
     qos = p.add_argument_group(
         "usage, limits, eviction and revocable resources (docs/operations.md, 'Agent flags')"
@@ -198,12 +214,19 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
         raise _usage(f"--work-dir {work_dir} is not a directory")
     try:
         attributes = parse_attributes(args.attributes)
+        containerizers = parse_containerizers(args.containerizers)
         taints = tuple(parse_taints(args.taints))
         resources: Resources | None = (
             parse_resources(args.resources) if args.resources is not None else None
         )
     except ValueError as exc:
         raise _usage(str(exc)) from None
+    if CONTAINERIZERS_ATTRIBUTE in attributes:
+        raise _usage(
+            f"--attributes: {CONTAINERIZERS_ATTRIBUTE} is set by --containerizers, not by hand"
+        )
+    if DOCKER in containerizers and args.simulate:
+        raise _usage("--containerizers docker runs real containers: not with --simulate")
     if resources is not None and resources.is_empty():
         # An agent offering nothing registers and is never offered: refuse it instead.
         raise _usage(
@@ -239,6 +262,8 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
             revocable_margin=qos.revocable_margin,
             sandbox_gc=sandbox_gc,
             disk_watch_interval=disk_watch,
+            containerizers=containerizers,
+            docker_host=args.docker_host,
         )
         for name in names
     ]

@@ -48,7 +48,7 @@ from corral.frameworks.sdk.states import (
     is_terminal,
     state_name,
 )
-from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
+from corral.frameworks.sdk.tasks import docker, new_task_id, qos_class, task
 from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
@@ -114,6 +114,7 @@ __all__ = [
     "UpdateEvent",
     "binpack_order",
     "configure_logging",
+    "docker",
     "fits",
     "how_many_fit",
     "is_disruption",

@@ -38,6 +38,9 @@ def parse(*argv: str) -> argparse.Namespace:
         (["--taints", "spot=true"], "key=value:Effect"),
         (["--kill-grace-period", "-1"], ">= 0"),
         (["--hostname", " "], "must not be empty"),
+        (["--containerizers", "process,rkt"], "unknown containerizer 'rkt'"),
+        (["--attributes", "containerizers:docker"], "set by --containerizers"),
+        (["--simulate", "--containerizers", "docker"], "not with --simulate"),
         (["--usage-interval", "0"], "--usage-interval must be a number > 0"),
         (["--eviction-hard", "mem<1"], "--eviction-hard: 'mem<1' is not memory.available<X"),
         (

@@ -73,6 +73,7 @@ def test_public_api_is_pinned() -> None:
         "UpdateEvent",
         "binpack_order",
         "configure_logging",
+        "docker",
         "fits",
         "how_many_fit",
         "is_disruption",
