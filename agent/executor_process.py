@@ -198,7 +198,7 @@ class ProcessExecutor:
         try:
             meta.mkdir(parents=True, exist_ok=True)
             (meta / "exit_status").unlink(missing_ok=True)  # of an earlier task with this id
-            sandbox = self._sandboxes[k] = self._make_sandbox(task)
+            sandbox = self._sandboxes[k] = self.make_sandbox(task)
             env = {
                 **os.environ,
                 **cmd.environment,
@@ -328,7 +328,8 @@ class ProcessExecutor:
         except ValueError:
             return None
 
-    def _make_sandbox(self, task: TaskSpec) -> Path:
+    def make_sandbox(self, task: TaskSpec) -> Path:
+        """A new sandbox folder for the task (the docker containerizer's too)."""
         base = self.sandbox_for(task)
         base.parent.mkdir(parents=True, exist_ok=True)
         path, n = base, 1

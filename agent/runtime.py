@@ -35,11 +35,13 @@ from corral.agent.checkpoint import (
 )
 from corral.agent.config import AgentConfig
 from corral.agent.connection import ChannelPool, MasterConnection
+from corral.agent.containerizers import Containerizers
 from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
 from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
 from corral.agent.executor import Executor
+from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
 from corral.agent.memory_control import MemoryControl, detect
@@ -116,6 +118,7 @@ class Agent:
             phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
+        self._docker: DockerExecutor | None = None
         self.usage: UsageMonitor | None = None
         self.sandbox_gc: SandboxCollector | None = None
         self.memory_notes: list[str] = []  # why --cgroups auto passed over a way
@@ -127,9 +130,23 @@ class Agent:
             self.executor = self._processes = ProcessExecutor(
                 config.work_dir, self.post, clock, memory
             )
+            in_use = None
+            if config.containerizers != containers.DEFAULT:  # the seam (containerizers.py)
+                if containers.DOCKER in config.containerizers:
+                    self._docker = DockerExecutor(
+                        config.work_dir,
+                        self.post,
+                        clock,
+                        self._processes.make_sandbox,
+                        host=config.docker_host,
+                    )
+                router = Containerizers(
+                    self._processes, self._docker, self.post, clock, config.containerizers
+                )
+                self.executor, in_use = router, router.sandboxes_in_use
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
             self.sandbox_gc = collector_for(
-                self._processes, config.sandbox_gc, config.disk_watch_interval
+                self._processes, config.sandbox_gc, config.disk_watch_interval, in_use
             )
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
@@ -165,6 +182,8 @@ class Agent:
         self.core.agent_id, self.core.secret = identity.agent_id, identity.secret
         self.core.principal = identity.principal
         if self.task_checkpoints is not None:
+            if self._docker is not None:
+                await self._docker.survey()  # its containers, found by label before recovery
             self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
         detector, pool = self._detector, self._pool
         own_detector = own_pool = False
@@ -263,6 +282,8 @@ class Agent:
                     framework_id=record.framework_id,
                     killed=killed,
                 )
+            if self._docker is not None:
+                self._docker.remove_strays()
             return
         recovered: list[RecoveredTask] = []
         for record in records:
@@ -270,7 +291,13 @@ class Agent:
             latest = convert.status_from_pb(record.latest)
             fate = ProcessFate.EXITED  # a terminal task: its process no longer matters
             extra: dict[str, Any] = {}
-            if not latest.state.terminal and self._processes is not None:
+            if not latest.state.terminal and spec.container is not None and self._docker:
+                got = self._docker.adopt(
+                    spec.framework_id, spec.task_id, record.directory, record.process
+                )
+                fate = got.process
+                extra = {"exit_code": got.exit_code, "signal": got.signal, "message": got.message}
+            elif not latest.state.terminal and self._processes is not None:
                 adopted = self._processes.adopt(
                     spec.task_id,
                     record.directory,
@@ -301,6 +328,8 @@ class Agent:
                 process=fate.value,
                 unacknowledged=len(record.pending),
             )
+        if self._docker is not None:
+            self._docker.remove_strays()
         if recovered:
             self.post(e.Recovered(now=self._clock(), tasks=tuple(recovered)))
 
@@ -396,6 +425,10 @@ class Agent:
                         if out is None:
                             break
                         convert.status_into_pb(s, out)
+                        if self._docker is not None:
+                            cid = self._docker.container_id(s.framework_id, s.task_id)
+                            if cid:
+                                out.container_status.container_id = cid
                 for s in statuses if self._debug else ():
                     self._log.debug(
                         "status",
@@ -429,6 +462,8 @@ class Agent:
                     conn.send(convert.register_to_pb(cmd, self._info))
             case c.CheckpointTask() | c.ForgetTask():
                 self._checkpoint(cmd)
+                if isinstance(cmd, c.ForgetTask) and self._docker is not None:
+                    self._docker.forget(cmd.framework_id, cmd.task_id)
             case c.CheckpointAgentId(agent_id=agent_id, secret=secret, principal=principal):
                 self.id_store.save(AgentIdentity(agent_id, secret, principal))
                 self._log.info("agent id assigned", agent_id=agent_id)

@@ -445,7 +445,8 @@ class AgentCore:
             return
         if event.memory_limit and not task.limit_message:
             task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
-        self._exited(task, event.exit_code, event.signal)
+        when = f" ({event.message})" if event.message else ""
+        self._exited(task, event.exit_code, event.signal, when)
 
     def _exited(
         self, task: _Task, exit_code: int | None, signal: int | None, when: str = ""
