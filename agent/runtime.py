@@ -344,9 +344,10 @@ class Agent:
         )
 
     def _advertised(self) -> dict[str, str]:
-        """The attributes the agent registers with: its own, and what runs its tasks
-        (corral.containers rule 1; simulated agents run every task alike)."""
-        if self.config.simulate:
+        """The attributes the agent registers with: its own, and what runs its tasks when that
+        is more than processes (corral.containers rule 1: no attribute means processes only,
+        so a process agent's attributes read as they always did)."""
+        if self.config.simulate or self.config.containerizers == containers.DEFAULT:
             return dict(self.config.attributes)
         return {
             **self.config.attributes,

@@ -7,8 +7,9 @@ container, authz.py checks the image, network and host paths against the ACL) an
 
 Rules:
 1. An agent advertises the containerizers it runs as its attribute ``containerizers``, a
-   comma-separated list ("process,docker"), set by ``corral agent --containerizers``; an agent
-   without the attribute runs processes only (an agent older than containers).
+   comma-separated list in the order process, docker ("process,docker"), set by ``corral agent
+   --containerizers``; an agent without the attribute runs processes only (the default, and
+   an agent older than containers).
 2. A task with a container needs the agent to advertise that container's containerizer
    (``docker`` for a Docker image); a task without one needs ``process``.
 """
@@ -72,7 +73,9 @@ def parse_containerizers(text: str) -> tuple[str, ...]:
         raise ValueError(
             f"unknown containerizer {unknown[0]!r}: the agent knows {', '.join(KNOWN)}"
         )
-    return names
+    # In KNOWN's order, so the attribute has one spelling per set: a framework's constraint
+    # (containerizers in docker, process,docker) finds every agent that runs images.
+    return tuple(n for n in KNOWN if n in names)
 
 
 def advertised(attributes: Mapping[str, str]) -> tuple[str, ...]:

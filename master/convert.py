@@ -203,6 +203,7 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         len(s.task_id) > limits.MAX_ID_LENGTH
         or len(s.framework_id) > limits.MAX_ID_LENGTH
         or len(s.agent_id) > limits.MAX_ID_LENGTH
+        or len(s.container_status.container_id) > limits.MAX_ID_LENGTH
     ):
         raise WireError(f"status of task {limits.echo(s.task_id)}: an id is too long")
     uuid(s.uuid, f"status of task {limits.echo(s.task_id)}: uuid")
@@ -217,6 +218,7 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         s.timestamp,
         s.uuid,
         s.exit_code if s.HasField("exit_code") else None,
+        s.container_status.container_id,
     )
 
 
@@ -279,6 +281,8 @@ def status_to_pb(s: Status, out: pb.TaskStatus) -> pb.TaskStatus:
     out.uuid = s.uuid
     if s.exit_code is not None:
         out.exit_code = s.exit_code
+    if s.container_id:
+        out.container_status.container_id = s.container_id
     return out
 
 

@@ -85,3 +85,22 @@ def container_from_pb(t: pb.TaskInfo, resources: Resources, what: str) -> Contai
         volumes=volumes,
         force_pull_image=c.docker.force_pull_image,
     )
+
+
+def container_to_pb(c: ContainerSpec, out: pb.ContainerInfo) -> pb.ContainerInfo:
+    """The task's container as the master's state shows it."""
+    out.type = pb.CONTAINER_TYPE_DOCKER
+    out.docker.image = c.image
+    out.docker.network = c.network.value  # type: ignore[assignment]
+    out.docker.force_pull_image = c.force_pull_image
+    for m in c.port_mappings:
+        out.docker.port_mappings.add(
+            host_port=m.host_port, container_port=m.container_port, protocol=m.protocol
+        )
+    for v in c.volumes:
+        out.volumes.add(
+            host_path=v.host_path,
+            container_path=v.container_path,
+            mode=pb.VOLUME_MODE_RO if v.read_only else pb.VOLUME_MODE_RW,
+        )
+    return out

@@ -52,6 +52,7 @@ from corral.frameworks.sdk.tasks import docker, new_task_id, qos_class, task
 from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
+    ContainerInfo,
     FrameworkCapability,
     FrameworkInfo,
     Offer,
@@ -73,6 +74,7 @@ __all__ = [
     "CallError",
     "ConnectError",
     "Constraint",
+    "ContainerInfo",
     "Demand",
     "DemandSync",
     "DisconnectedEvent",

@@ -95,6 +95,9 @@ async def test_a_container_task_runs_with_its_limits_and_its_output_in_corral_lo
             out = await cli("logs", "boxed", *m)
         assert out.stdout == "hello from boxed\n", out
         assert (await cli("logs", "boxed", "--stderr", *m)).stdout == "to-stderr\n"
+        described = (await cli("describe", "task", "boxed", *m)).stdout
+        assert f"Image           {image}" in described or image in described, described
+        assert cid in described, described
         # A kill: SIGTERM reaches the task through docker-init; the container is removed.
         await d.kill("boxed")
         v = await s.reaches("boxed", "KILLED", WAIT)
@@ -310,3 +313,17 @@ async def test_with_the_engine_gone_container_tasks_fail_and_process_tasks_go_on
                 assert s.state_of("plain") == "RUNNING"
     finally:
         remove_containers_under(tmp_path)
+
+
+async def test_corral_run_batch_with_an_image_runs_its_tasks_in_containers(
+    cluster: LocalCluster, image: str
+) -> None:
+    # /.dockerenv exists only inside a container: the command fails on the host.
+    done = await cli(
+        *("run", "batch", "--tasks", "2", "--cpus", "0.1", "--mem", "32"),
+        *("--image", image, "--command", "test -f /.dockerenv", "--progress", "none"),
+        *("--give-up-after", "60", "--master", cluster.master),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 succeeded" in done.stdout or "succeeded" in done.stdout, done.stdout
+    assert not containers_under(cluster.work_dir)

@@ -282,7 +282,7 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
             1024.0,
         )
         assert [(r.begin, r.end) for r in info.resources.ports] == [(31000, 31010)]
-        assert dict(info.attributes) == {"zone": "a", "rack": "r1", "containerizers": "process"}
+        assert dict(info.attributes) == {"zone": "a", "rack": "r1"}
         assert [(t.key, t.value, t.effect) for t in info.taints] == [
             ("spot", "true", S.TAINT_EFFECT_NO_SCHEDULE)
         ]

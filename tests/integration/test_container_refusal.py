@@ -20,7 +20,8 @@ async def test_a_container_task_is_refused_on_an_agent_without_docker() -> None:
         assert refusal.code.name == "FAILED_PRECONDITION", refusal
         assert "'docker' containerizer" in refusal.message, refusal.message
         assert "app:1.2.3" in refusal.message and "runs only process" in refusal.message
-        # The agent says what it runs; the same offer then launches a process task.
-        assert s.offers_seen[0].attributes["containerizers"] == "process"
+        # An agent that runs processes only says nothing more (corral.containers rule 1); the
+        # same offer then launches a process task.
+        assert "containerizers" not in s.offers_seen[0].attributes
         await s.reaches("plain", "RUNNING")
         assert s.last(image.task_id) is None

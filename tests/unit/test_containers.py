@@ -104,3 +104,45 @@ def test_the_refusal_names_the_containerizer_the_agent_and_the_flag() -> None:
     assert "--containerizers process,docker" in why
     why = containers.refusal("t", None, "a2", {"containerizers": "docker"})
     assert why is not None and "'process' containerizer" in why
+
+
+def test_the_masters_state_shows_the_container_it_checked() -> None:
+    from corral.master.convert_container import container_from_pb, container_to_pb
+    from corral.resources import Resources
+
+    info = sdk.task(
+        "t",
+        None,
+        cpus=0.1,
+        mem=8,
+        ports=[(31000, 31000)],
+        container=sdk.docker(
+            "img:1", network="bridge", port_mappings={80: 31000}, volumes=[("/a", "/b", "rw")]
+        ),
+    )
+    spec = task_spec_from_pb(info).container
+    assert spec is not None
+    shown = sdk.TaskInfo()
+    container_to_pb(spec, shown.container)
+    assert container_from_pb(shown, Resources(ports=((31000, 31000),)), "t") == spec
+
+
+def test_batch_and_gang_with_an_image_run_in_it_on_agents_that_run_images(tmp_path: object) -> None:
+    from corral.frameworks.batch.job import JobSpec, Stage
+    from corral.frameworks.gang import plan
+    from corral.frameworks.gang.spec import TrainSpec
+    from corral.frameworks.placement_args import docker_agents
+
+    job = JobSpec("j", (Stage("s", 1, cpus=0.1, mem=8, command="true"),), image="app:1")
+    assert docker_agents() in job.constraints
+    assert docker_agents().matches({"containerizers": "process,docker"})
+    assert not docker_agents().matches({"containerizers": "process"})
+    loaded = JobSpec.from_dict({"image": "app:1", "stages": [{"tasks": 1, "command": "true"}]})
+    assert loaded.image == "app:1"
+    with pytest.raises(ValueError, match="image"):
+        JobSpec("j", (Stage("s", 1, cpus=0.1, mem=8, command="true"),), image="bad image")
+    spec = TrainSpec(workers=1, steps=1, checkpoint_dir="/ckpt", image="trainer:2")
+    assert docker_agents() in spec.constraints
+    c = plan.container(spec)
+    assert c is not None and c.docker.image == "trainer:2"
+    assert [(v.host_path, v.container_path, v.mode) for v in c.volumes] == [("/ckpt", "/ckpt", 1)]

@@ -32,6 +32,7 @@ def test_public_api_is_pinned() -> None:
         "CallError",
         "ConnectError",
         "Constraint",
+        "ContainerInfo",
         "Demand",
         "DemandSync",
         "DisconnectedEvent",
