@@ -54,6 +54,9 @@ class AgentConfig:
     # local socket). Advertised as the attribute `containerizers`.
     containerizers: tuple[str, ...] = ("process",)
     docker_host: str | None = None
+    # The GPU devices it hands out, one per whole gpu a task asks for (agent/gpu_devices.py);
+    # its gpus resource is their number. Empty: GPUs are only counted.
+    gpu_devices: tuple[str, ...] = ()
 
     @property
     def allocatable(self) -> Resources:

@@ -118,6 +118,7 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
         priority=info.priority,
         revocable=info.revocable,
         container=container_from_pb(info),
+        gpus=info.resources.gpus,
         wire=info,
     )
 

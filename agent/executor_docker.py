@@ -125,6 +125,10 @@ def container_config(
         "NetworkMode": "host" if container.network is Network.HOST else "bridge",
         "Privileged": False,
     }
+    if task.gpu_devices:  # gpu_devices.py rule 2: the engine's device request (nvidia)
+        host["DeviceRequests"] = [
+            {"Driver": "nvidia", "DeviceIDs": list(task.gpu_devices), "Capabilities": [["gpu"]]}
+        ]
     exposed: dict[str, dict[str, str]] = {}
     if container.port_mappings:
         bindings: dict[str, list[dict[str, str]]] = {}

@@ -44,6 +44,7 @@ from corral.agent.executor import Executor
 from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
+from corral.agent.gpu_devices import GpuDevices
 from corral.agent.memory_control import MemoryControl, detect
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
@@ -119,6 +120,7 @@ class Agent:
         )
         self._processes: ProcessExecutor | None = None
         self._docker: DockerExecutor | None = None
+        self._gpus: GpuDevices | None = None
         self.usage: UsageMonitor | None = None
         self.sandbox_gc: SandboxCollector | None = None
         self.memory_notes: list[str] = []  # why --cgroups auto passed over a way
@@ -127,22 +129,29 @@ class Agent:
         else:
             if memory is None:  # ControlUnavailable when --cgroups v1/v2 cannot be used
                 memory, self.memory_notes = detect(config.cgroups, config.work_dir)
-            self.executor = self._processes = ProcessExecutor(
-                config.work_dir, self.post, clock, memory
-            )
             in_use = None
-            if config.containerizers != containers.DEFAULT:  # the seam (containerizers.py)
+            sink = self.post
+            router: Containerizers | None = None
+            # The seam (containerizers.py): only an agent that runs more than processes, or
+            # hands out GPU devices, routes its tasks; a process agent's path is unchanged.
+            if config.containerizers != containers.DEFAULT or config.gpu_devices:
+                gpus = None
+                if config.gpu_devices:
+                    where = config.work_dir / "gpu_devices.json" if config.checkpoint else None
+                    gpus = self._gpus = GpuDevices(config.gpu_devices, where)
+                router = Containerizers(self.post, clock, config.containerizers, gpus)
+                sink = router.observe
+            self.executor = self._processes = ProcessExecutor(config.work_dir, sink, clock, memory)
+            if router is not None:
+                router.processes = self._processes
                 if containers.DOCKER in config.containerizers:
-                    self._docker = DockerExecutor(
+                    router.docker = self._docker = DockerExecutor(
                         config.work_dir,
-                        self.post,
+                        sink,
                         clock,
                         self._processes.make_sandbox,
                         host=config.docker_host,
                     )
-                router = Containerizers(
-                    self._processes, self._docker, self.post, clock, config.containerizers
-                )
                 self.executor, in_use = router, router.sandboxes_in_use
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
             self.sandbox_gc = collector_for(
@@ -284,6 +293,8 @@ class Agent:
                 )
             if self._docker is not None:
                 self._docker.remove_strays()
+            if self._gpus is not None:
+                self._gpus.keep_only(set())
             return
         recovered: list[RecoveredTask] = []
         for record in records:
@@ -330,6 +341,14 @@ class Agent:
             )
         if self._docker is not None:
             self._docker.remove_strays()
+        if self._gpus is not None:  # gpu_devices.py rule 4
+            self._gpus.keep_only(
+                {
+                    (r.spec.framework_id, r.spec.task_id)
+                    for r in recovered
+                    if r.process is ProcessFate.ALIVE
+                }
+            )
         if recovered:
             self.post(e.Recovered(now=self._clock(), tasks=tuple(recovered)))
 

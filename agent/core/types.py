@@ -69,6 +69,9 @@ class TaskSpec:
     revocable: bool = False
     # The image it runs in (None: a process); the shell hands it to its containerizer.
     container: ContainerSpec | None = None
+    gpus: float = 0.0
+    # The agent's GPU devices it holds (agent/gpu_devices.py), filled in by the shell.
+    gpu_devices: tuple[str, ...] = ()
     wire: object = None
 
     @property
