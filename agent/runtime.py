@@ -40,6 +40,7 @@ from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
 from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
+from corral.agent.cpu_control import detect_cpu
 from corral.agent.executor import Executor
 from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
@@ -141,7 +142,12 @@ class Agent:
                     gpus = self._gpus = GpuDevices(config.gpu_devices, where)
                 router = Containerizers(self.post, clock, config.containerizers, gpus)
                 sink = router.observe
-            self.executor = self._processes = ProcessExecutor(config.work_dir, sink, clock, memory)
+            cpu, cpu_note = detect_cpu(memory, config.work_dir)  # cpu_control.py
+            if cpu_note:
+                self.memory_notes.append(cpu_note)
+            self.executor = self._processes = ProcessExecutor(
+                config.work_dir, sink, clock, memory, cpu
+            )
             if router is not None:
                 router.processes = self._processes
                 if containers.DOCKER in config.containerizers:
@@ -233,6 +239,7 @@ class Agent:
             resources=str(self.config.resources),
             simulate=self.config.simulate,
             usage=self._processes.memory.name if self._processes is not None else "",
+            cpu_limits=self._processes.cpu.name if self._processes is not None else "",
             usage_notes="; ".join(self.memory_notes),
         )
         try:
