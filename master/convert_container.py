@@ -16,6 +16,8 @@ MAX_PORT_MAPPINGS = 64
 MAX_VOLUMES = 64
 _NETWORKS = {int(n.value): n for n in Network}
 _PROTOCOLS = ("tcp", "udp")
+# Never mounted into a task, whatever the ACL grants: the engine's socket is root on the host.
+ENGINE_SOCKETS = ("/var/run/docker.sock", "/run/docker.sock")
 
 
 def _in_ranges(port: int, ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -70,6 +72,13 @@ def container_from_pb(t: pb.TaskInfo, resources: Resources, what: str) -> Contai
         seen.add((m.host_port, protocol))
         mappings.append(PortMapping(m.host_port, m.container_port, protocol))
     count(c.volumes, f"{where}: volumes", MAX_VOLUMES)
+    for v in c.volumes:
+        top = posixpath.normpath(v.host_path).rstrip("/") + "/"
+        if any(f"{sock}/".startswith(top) for sock in ENGINE_SOCKETS):
+            raise WireError(
+                f"{where}: host_path {limits.echo(v.host_path)} would give the task the "
+                "container engine's socket (root on the host): never mounted"
+            )
     volumes = tuple(
         Volume(
             _absolute(v.host_path, f"{where}: volume host_path"),

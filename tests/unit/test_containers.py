@@ -146,3 +146,50 @@ def test_batch_and_gang_with_an_image_run_in_it_on_agents_that_run_images(tmp_pa
     c = plan.container(spec)
     assert c is not None and c.docker.image == "trainer:2"
     assert [(v.host_path, v.container_path, v.mode) for v in c.volumes] == [("/ckpt", "/ckpt", 1)]
+
+
+def test_the_engine_socket_is_never_mounted() -> None:
+    for path in ("/var/run/docker.sock", "/var/run", "/var", "/", "/run/"):
+        info = sdk.task(
+            "t", None, cpus=0.1, mem=8, container=sdk.docker("img", volumes=[(path, "/s")])
+        )
+        with pytest.raises(WireError, match="engine's socket"):
+            task_spec_from_pb(info)
+    ok = sdk.task(
+        "t", None, cpus=0.1, mem=8, container=sdk.docker("img", volumes=[("/var/lib/x", "/s")])
+    )
+    assert task_spec_from_pb(ok).container is not None
+
+
+def test_acl_grants_for_images_host_network_and_paths() -> None:
+    from corral import acl as acls
+    from corral.acl import AclError, Principal, acl_from_data
+
+    data = {
+        "rules": [
+            {
+                "name": "team",
+                "principals": ["t"],
+                "frameworks": {
+                    "images": ["reg.example.com/team/*"],
+                    "host_paths": ["/data"],
+                },
+            }
+        ]
+    }
+    acl = acl_from_data(data, "test")
+    p = Principal("t")
+    assert acl.decide(p, acls.USE_IMAGE, "reg.example.com/team/app:1") is None
+    assert acl.decide(p, acls.USE_IMAGE, "reg.example.com/other/app:1") is not None
+    assert acl.decide(p, acls.USE_HOST_NETWORK, "task") is not None
+    assert acl.decide(p, acls.MOUNT_HOST_PATH, "/data/x") is None
+    assert acl.decide(p, acls.MOUNT_HOST_PATH, "/data") is None
+    assert acl.decide(p, acls.MOUNT_HOST_PATH, "/database") is not None
+    for bad, why in (
+        ({"host_network": "yes"}, "true or false"),
+        ({"host_paths": ["rel"]}, "absolute"),
+    ):
+        with pytest.raises(AclError, match=why):
+            acl_from_data({"rules": [{"name": "r", "principals": ["x"], "frameworks": bad}]}, "t")
+    framework = Principal("f", frozenset({"framework"}))
+    assert acls.builtin().decide(framework, acls.USE_IMAGE, "any:1") is None
