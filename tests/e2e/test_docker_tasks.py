@@ -327,3 +327,24 @@ async def test_corral_run_batch_with_an_image_runs_its_tasks_in_containers(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 succeeded" in done.stdout or "succeeded" in done.stdout, done.stdout
     assert not containers_under(cluster.work_dir)
+
+
+async def test_a_container_whose_task_the_master_ended_while_its_agent_was_down_is_removed(
+    cluster: LocalCluster, image: str
+) -> None:
+    t = sdk.task(
+        "orphan", "exec sleep 300", cpus=0.1, mem=16, task_id="orphan", container=sdk.docker(image)
+    )
+    s = Launcher([t])
+    async with sdk.Driver(s, sdk.FrameworkInfo(name="gone"), master=cluster.master) as d:
+        await s.reaches("orphan", "RUNNING", WAIT)
+        await cluster.kill("agent-0")  # kill -9: the container runs on
+        assert len(containers_under(cluster.work_dir)) == 1
+        await d.teardown()  # the master forgets the framework and its tasks
+    await cluster.restart_agent("agent-0")
+    await cluster.wait_for_agents(1, WAIT)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT
+    while containers_under(cluster.work_dir):
+        assert loop.time() < deadline, "the container of a task the master ended is still there"
+        await asyncio.sleep(0.3)
