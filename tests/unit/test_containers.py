@@ -193,3 +193,29 @@ def test_acl_grants_for_images_host_network_and_paths() -> None:
             acl_from_data({"rules": [{"name": "r", "principals": ["x"], "frameworks": bad}]}, "t")
     framework = Principal("f", frozenset({"framework"}))
     assert acls.builtin().decide(framework, acls.USE_IMAGE, "any:1") is None
+
+
+def test_the_core_places_container_tasks_only_on_docker_agents_and_shows_the_container() -> None:
+    from dataclasses import replace
+
+    from corral.master.core.refusals import CallRejected, Refusal
+    from corral.master.core.types import TaskState
+    from corral.master.ui import tasks as ui_tasks
+    from tests.unit.core_harness import Harness, status, task
+
+    h = Harness()
+    plain, _ = h.add_agent(hostname="plain")
+    boxy, _ = h.add_agent(hostname="boxy", attributes={"containerizers": "process,docker"})
+    fid, _ = h.subscribe("web")
+    offers = {o.agent_id: o for o in h.offers_for(fid)}
+    boxed = replace(task("c1"), container=ContainerSpec(image="app:1"))
+    with pytest.raises(CallRejected) as info:
+        h.accept(fid, [offers[plain].offer_id], boxed)
+    assert info.value.code is Refusal.FAILED_PRECONDITION
+    assert "'docker' containerizer" in info.value.message and plain in info.value.message
+    h.accept(fid, [offers[boxy].offer_id], boxed)
+    running = replace(status("c1", fid, boxy, TaskState.RUNNING), container_id="abc123")
+    h.agent_updates(boxy, running)
+    detail = ui_tasks.task_detail(h.core, "c1", "", [])
+    assert detail is not None
+    assert (detail["tasks"][0]["image"], detail["tasks"][0]["container_id"]) == ("app:1", "abc123")
