@@ -49,6 +49,14 @@ class AgentConfig:
     # as it fills to the headroom; looked at every disk_watch_interval seconds.
     sandbox_gc: GcPolicy = field(default_factory=GcPolicy)
     disk_watch_interval: float = 60.0
+    # What runs its tasks (corral.containers): "process", and "docker" for tasks in images,
+    # through the engine at docker_host (None: the client's default, DOCKER_HOST or the
+    # local socket). Advertised as the attribute `containerizers`.
+    containerizers: tuple[str, ...] = ("process",)
+    docker_host: str | None = None
+    # The GPU devices it hands out, one per whole gpu a task asks for (agent/gpu_devices.py);
+    # its gpus resource is their number. Empty: GPUs are only counted.
+    gpu_devices: tuple[str, ...] = ()
 
     @property
     def allocatable(self) -> Resources:

@@ -20,6 +20,7 @@ from corral.agent.core.types import (
     TaskState,
     UsageReport,
 )
+from corral.containers import ContainerSpec, Network, PortMapping, Volume
 from corral.pbmaps import as_dict
 from corral.placement import Taint, TaintEffect
 from corral.resources import Resources
@@ -63,6 +64,28 @@ def agent_info(
     )
 
 
+def container_from_pb(info: common_pb2.TaskInfo) -> ContainerSpec | None:
+    """The task's container as the master checked it (master/convert_container.py)."""
+    if not info.HasField("container"):
+        return None
+    c = info.container
+    return ContainerSpec(
+        image=c.docker.image,
+        network=Network.BRIDGE
+        if c.docker.network == common_pb2.CONTAINER_NETWORK_BRIDGE
+        else Network.HOST,
+        port_mappings=tuple(
+            PortMapping(m.host_port, m.container_port, m.protocol or "tcp")
+            for m in c.docker.port_mappings
+        ),
+        volumes=tuple(
+            Volume(v.host_path, v.container_path, v.mode != common_pb2.VOLUME_MODE_RW)
+            for v in c.volumes
+        ),
+        force_pull_image=c.docker.force_pull_image,
+    )
+
+
 def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
     command = None
     if info.HasField("command"):
@@ -94,6 +117,8 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
         mem_limit=info.limits.mem,
         priority=info.priority,
         revocable=info.revocable,
+        container=container_from_pb(info),
+        gpus=info.resources.gpus,
         wire=info,
     )
 

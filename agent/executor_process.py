@@ -38,6 +38,7 @@ from corral.agent.checkpoint import read_json, safe_name, task_dir, write_atomic
 from corral.agent.core import events as e
 from corral.agent.core.status_updates import TaskKey
 from corral.agent.core.types import ProcessFate, Signal, TaskSpec, TaskUsage
+from corral.agent.cpu_control import CpuControl, NoCpuControl
 from corral.agent.executor import Clock, EventSink
 from corral.agent.memory_control import MemoryControl, NoControl, task_key
 from corral.agent.process_groups import CpuRates, sample_groups
@@ -102,7 +103,12 @@ def _ended(status: dict[str, Any] | None) -> Adopted | None:
 
 class ProcessExecutor:
     def __init__(
-        self, work_dir: Path, sink: EventSink, clock: Clock, memory: MemoryControl | None = None
+        self,
+        work_dir: Path,
+        sink: EventSink,
+        clock: Clock,
+        memory: MemoryControl | None = None,
+        cpu: CpuControl | None = None,
     ) -> None:
         # Absolute: the shim runs in the task's sandbox, so a path relative to the agent's
         # working directory (a relative --work-dir) would lose the task's exit status.
@@ -111,6 +117,7 @@ class ProcessExecutor:
         self._sink = sink
         self._clock = clock
         self.memory: MemoryControl = memory or NoControl()
+        self.cpu: CpuControl = cpu or NoCpuControl()
         self._cpu = CpuRates()
         # By task, (framework id, task id), as the agent keys its tasks:
         self._pgids: dict[TaskKey, int] = {}  # its process group, while it runs
@@ -143,7 +150,7 @@ class ProcessExecutor:
             run.cancel()
         await asyncio.gather(*self._runs, return_exceptions=True)
         for _ in range(20):  # the killed tasks' processes leave their cgroups as they die
-            if self.memory.close():
+            if self.memory.close() & self.cpu.close():
                 break
             await asyncio.sleep(0.05)
 
@@ -194,11 +201,18 @@ class ProcessExecutor:
             self._sink(failed(f"cannot make the task's cgroup ({self.memory.name}): {exc}"))
             return
         self._cgroups[k] = cgroup
+        try:
+            cpu_join = self.cpu.prepare(cgroup, task.cpus, task.cpus_limit)
+        except OSError as exc:
+            self._release(k)
+            self._sink(failed(f"cannot make the task's CPU cgroup ({self.cpu.name}): {exc}"))
+            return
+        joins = "\t".join(dict.fromkeys(p for p in (join, cpu_join) if p))
         ours, theirs = socket.socketpair()
         try:
             meta.mkdir(parents=True, exist_ok=True)
             (meta / "exit_status").unlink(missing_ok=True)  # of an earlier task with this id
-            sandbox = self._sandboxes[k] = self._make_sandbox(task)
+            sandbox = self._sandboxes[k] = self.make_sandbox(task)
             env = {
                 **os.environ,
                 **cmd.environment,
@@ -237,7 +251,7 @@ class ProcessExecutor:
                 "sandbox": str(sandbox),
             }
             write_atomically(meta / "process.json", json.dumps(process).encode())
-            answer = await self._handshake(ours, join)
+            answer = await self._handshake(ours, joins)
         finally:
             ours.close()
         if answer.startswith("started "):
@@ -275,9 +289,10 @@ class ProcessExecutor:
         cgroup = self._cgroups.pop(k, None)
         if cgroup is not None:
             self.memory.release(cgroup)
+            self.cpu.release(cgroup)
 
     @staticmethod
-    async def _handshake(sock: socket.socket, join: str | None) -> str:
+    async def _handshake(sock: socket.socket, join: str) -> str:
         """Tell the shim to go (and which cgroup its task joins); its one-line answer ("" if
         it died first)."""
         loop = asyncio.get_running_loop()
@@ -328,7 +343,8 @@ class ProcessExecutor:
         except ValueError:
             return None
 
-    def _make_sandbox(self, task: TaskSpec) -> Path:
+    def make_sandbox(self, task: TaskSpec) -> Path:
+        """A new sandbox folder for the task (the docker containerizer's too)."""
         base = self.sandbox_for(task)
         base.parent.mkdir(parents=True, exist_ok=True)
         path, n = base, 1
@@ -374,6 +390,7 @@ class ProcessExecutor:
             return Adopted(ProcessFate.ALIVE)
         # The shim is gone; its exit_status (read now: it may have exited since the load).
         self.memory.release(task_key(framework_id, task_id))
+        self.cpu.release(task_key(framework_id, task_id))
         return _ended(self._read_status(meta) or exit_status) or Adopted(ProcessFate.UNKNOWN)
 
     def _watch(self, k: TaskKey, pid: int, start: object, meta: Path) -> bool:

@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc.aio
 
+from corral import containers
 from corral.agent import convert, sandbox_files
 from corral.agent.checkpoint import (
     AgentConfigCheckpoint,
@@ -34,13 +35,17 @@ from corral.agent.checkpoint import (
 )
 from corral.agent.config import AgentConfig
 from corral.agent.connection import ChannelPool, MasterConnection
+from corral.agent.containerizers import Containerizers
 from corral.agent.core import AgentCore, AgentCoreConfig
 from corral.agent.core import commands as c
 from corral.agent.core import events as e
 from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
+from corral.agent.cpu_control import detect_cpu
 from corral.agent.executor import Executor
+from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
+from corral.agent.gpu_devices import GpuDevices
 from corral.agent.memory_control import MemoryControl, detect
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
@@ -115,6 +120,8 @@ class Agent:
             phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
+        self._docker: DockerExecutor | None = None
+        self._gpus: GpuDevices | None = None
         self.usage: UsageMonitor | None = None
         self.sandbox_gc: SandboxCollector | None = None
         self.memory_notes: list[str] = []  # why --cgroups auto passed over a way
@@ -123,16 +130,42 @@ class Agent:
         else:
             if memory is None:  # ControlUnavailable when --cgroups v1/v2 cannot be used
                 memory, self.memory_notes = detect(config.cgroups, config.work_dir)
+            in_use = None
+            sink = self.post
+            router: Containerizers | None = None
+            # The seam (containerizers.py): only an agent that runs more than processes, or
+            # hands out GPU devices, routes its tasks; a process agent's path is unchanged.
+            if config.containerizers != containers.DEFAULT or config.gpu_devices:
+                gpus = None
+                if config.gpu_devices:
+                    where = config.work_dir / "gpu_devices.json" if config.checkpoint else None
+                    gpus = self._gpus = GpuDevices(config.gpu_devices, where)
+                router = Containerizers(self.post, clock, config.containerizers, gpus)
+                sink = router.observe
+            cpu, cpu_note = detect_cpu(memory, config.work_dir)  # cpu_control.py
+            if cpu_note:
+                self.memory_notes.append(cpu_note)
             self.executor = self._processes = ProcessExecutor(
-                config.work_dir, self.post, clock, memory
+                config.work_dir, sink, clock, memory, cpu
             )
+            if router is not None:
+                router.processes = self._processes
+                if containers.DOCKER in config.containerizers:
+                    router.docker = self._docker = DockerExecutor(
+                        config.work_dir,
+                        sink,
+                        clock,
+                        self._processes.make_sandbox,
+                        host=config.docker_host,
+                    )
+                self.executor, in_use = router, router.sandboxes_in_use
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
             self.sandbox_gc = collector_for(
-                self._processes, config.sandbox_gc, config.disk_watch_interval
+                self._processes, config.sandbox_gc, config.disk_watch_interval, in_use
             )
         self.task_checkpoints = TaskCheckpoints(config.work_dir) if config.checkpoint else None
         self._info = convert.agent_info(
-            config.hostname, config.allocatable, config.attributes, config.taints, name=config.name
+            config.hostname, config.allocatable, self._advertised(), config.taints, name=config.name
         )
         self._log = log.bind(agent=config.hostname)
         # Debug lines per status cost as much as sending it when nobody reads them.
@@ -164,6 +197,8 @@ class Agent:
         self.core.agent_id, self.core.secret = identity.agent_id, identity.secret
         self.core.principal = identity.principal
         if self.task_checkpoints is not None:
+            if self._docker is not None:
+                await self._docker.survey()  # its containers, found by label before recovery
             self._recover(self.task_checkpoints)  # before the stream: REGISTER lists the tasks
         detector, pool = self._detector, self._pool
         own_detector = own_pool = False
@@ -204,6 +239,7 @@ class Agent:
             resources=str(self.config.resources),
             simulate=self.config.simulate,
             usage=self._processes.memory.name if self._processes is not None else "",
+            cpu_limits=self._processes.cpu.name if self._processes is not None else "",
             usage_notes="; ".join(self.memory_notes),
         )
         try:
@@ -262,6 +298,10 @@ class Agent:
                     framework_id=record.framework_id,
                     killed=killed,
                 )
+            if self._docker is not None:
+                self._docker.remove_strays()
+            if self._gpus is not None:
+                self._gpus.keep_only(set())
             return
         recovered: list[RecoveredTask] = []
         for record in records:
@@ -269,7 +309,13 @@ class Agent:
             latest = convert.status_from_pb(record.latest)
             fate = ProcessFate.EXITED  # a terminal task: its process no longer matters
             extra: dict[str, Any] = {}
-            if not latest.state.terminal and self._processes is not None:
+            if not latest.state.terminal and spec.container is not None and self._docker:
+                got = self._docker.adopt(
+                    spec.framework_id, spec.task_id, record.directory, record.process
+                )
+                fate = got.process
+                extra = {"exit_code": got.exit_code, "signal": got.signal, "message": got.message}
+            elif not latest.state.terminal and self._processes is not None:
                 adopted = self._processes.adopt(
                     spec.task_id,
                     record.directory,
@@ -300,6 +346,16 @@ class Agent:
                 process=fate.value,
                 unacknowledged=len(record.pending),
             )
+        if self._docker is not None:
+            self._docker.remove_strays()
+        if self._gpus is not None:  # gpu_devices.py rule 4
+            self._gpus.keep_only(
+                {
+                    (r.spec.framework_id, r.spec.task_id)
+                    for r in recovered
+                    if r.process is ProcessFate.ALIVE
+                }
+            )
         if recovered:
             self.post(e.Recovered(now=self._clock(), tasks=tuple(recovered)))
 
@@ -308,10 +364,21 @@ class Agent:
         self._info = convert.agent_info(
             self.config.hostname,
             self.config.allocatable,
-            self.config.attributes,
+            self._advertised(),
             self.config.taints,
             name=self.config.name,
         )
+
+    def _advertised(self) -> dict[str, str]:
+        """The attributes the agent registers with: its own, and what runs its tasks when that
+        is more than processes (corral.containers rule 1: no attribute means processes only,
+        so a process agent's attributes read as they always did)."""
+        if self.config.simulate or self.config.containerizers == containers.DEFAULT:
+            return dict(self.config.attributes)
+        return {
+            **self.config.attributes,
+            containers.CONTAINERIZERS_ATTRIBUTE: ",".join(self.config.containerizers),
+        }
 
     def _checkpoint(self, cmd: c.CheckpointTask | c.ForgetTask) -> None:
         store = self.task_checkpoints
@@ -385,6 +452,10 @@ class Agent:
                         if out is None:
                             break
                         convert.status_into_pb(s, out)
+                        if self._docker is not None:
+                            cid = self._docker.container_id(s.framework_id, s.task_id)
+                            if cid:
+                                out.container_status.container_id = cid
                 for s in statuses if self._debug else ():
                     self._log.debug(
                         "status",
@@ -418,6 +489,8 @@ class Agent:
                     conn.send(convert.register_to_pb(cmd, self._info))
             case c.CheckpointTask() | c.ForgetTask():
                 self._checkpoint(cmd)
+                if isinstance(cmd, c.ForgetTask) and self._docker is not None:
+                    self._docker.forget(cmd.framework_id, cmd.task_id)
             case c.CheckpointAgentId(agent_id=agent_id, secret=secret, principal=principal):
                 self.id_store.save(AgentIdentity(agent_id, secret, principal))
                 self._log.info("agent id assigned", agent_id=agent_id)

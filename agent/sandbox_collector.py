@@ -73,11 +73,17 @@ class SandboxCollector:
         return removed
 
 
-def collector_for(executor: ProcessExecutor, policy: GcPolicy, interval: float) -> SandboxCollector:
+def collector_for(
+    executor: ProcessExecutor,
+    policy: GcPolicy,
+    interval: float,
+    in_use: Callable[[], set[Path]] | None = None,
+) -> SandboxCollector:
     """The collector of an executor's sandboxes; file times are the wall clock's, whatever
-    clock the agent runs on."""
+    clock the agent runs on. ``in_use``: the sandboxes never collected (default: those of the
+    executor's running tasks; an agent with containers adds its containers')."""
     return SandboxCollector(
-        executor.sandboxes, policy, interval, executor.sandboxes_in_use, time.time
+        executor.sandboxes, policy, interval, in_use or executor.sandboxes_in_use, time.time
     )
 
 

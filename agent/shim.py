@@ -5,9 +5,10 @@ fast and needs no import path). The agent starts the shim in a session of its ow
 
 1. waits for ``go`` on SOCKET_FD (one end of a socket pair; the agent sends it once it has
    checkpointed the shim's pid). End of file instead means the agent died before that: the task
-   is not started (a task never runs unless the agent's checkpoint can find it). ``go PATH``
-   names a cgroup's ``cgroup.procs``: the task's process writes its pid there between fork and
-   exec, so all of its memory is charged to its cgroup (agent/memory_control.py);
+   is not started (a task never runs unless the agent's checkpoint can find it). ``go PATHS``
+   names cgroups' ``cgroup.procs`` files, separated by tabs: the task's process writes its pid
+   to each between fork and exec, so all of its memory is charged to its cgroup
+   (agent/memory_control.py) and its CPU limited by its CPU cgroup (agent/cpu_control.py);
 2. starts ARGV in a new process group (pgid == the task's pid), inheriting stdio, cwd and env,
    and answers ``started <pid>`` (or ``error <message>`` when ARGV cannot be started, or its
    cgroup cannot be joined);
@@ -40,9 +41,9 @@ def _preexec(cgroup_procs: str) -> None:
     with contextlib.suppress(Exception):  # Linux only; elsewhere the task just outlives a shim
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if cgroup_procs:
+    for procs in filter(None, cgroup_procs.split("\t")):
         # Raises (the launch fails, and says why) rather than run the task unlimited.
-        with open(cgroup_procs, "w") as f:
+        with open(procs, "w") as f:
             f.write(str(os.getpid()))
 
 
@@ -98,11 +99,12 @@ def main(argv: list[str]) -> int:
     if cgroup_procs is None:
         _write_status(status_path, {"launch_error": "the agent stopped before the task started"})
         return 0
-    if cgroup_procs and not os.access(cgroup_procs, os.W_OK):
-        message = f"cannot join the task's cgroup: {cgroup_procs} is not writable"
-        _write_status(status_path, {"launch_error": message})
-        _answer(sock, f"error {message}")
-        return 0
+    for procs in filter(None, cgroup_procs.split("\t")):
+        if not os.access(procs, os.W_OK):
+            message = f"cannot join the task's cgroup: {procs} is not writable"
+            _write_status(status_path, {"launch_error": message})
+            _answer(sock, f"error {message}")
+            return 0
     try:
         proc = subprocess.Popen(
             command,

@@ -68,6 +68,9 @@ CALL: Final = "call"  # object: an operator endpoint (an Operator RPC's name)
 SUBMIT_JOB: Final = "submit_job"  # object: a job service queue (docs/jobs.md)
 ACT_FOR: Final = "act_for"  # object: the owner of an object in a service ("*": no owner)
 LAUNCH_FOR: Final = "launch_for"  # object: the owner a service launches for
+USE_IMAGE: Final = "use_image"  # object: a container image, as the task names it
+USE_HOST_NETWORK: Final = "use_host_network"  # object: the task's id
+MOUNT_HOST_PATH: Final = "mount_host_path"  # object: the host path a container mounts
 # Identity, not grants: a framework's principal field, a framework or agent id bound to
 # another principal. Refused whatever the ACL says.
 IDENTITY: Final = "identity"
@@ -84,6 +87,9 @@ ACTIONS: Final = (
     SUBMIT_JOB,
     ACT_FOR,
     LAUNCH_FOR,
+    USE_IMAGE,
+    USE_HOST_NETWORK,
+    MOUNT_HOST_PATH,
     IDENTITY,
 )
 
@@ -102,6 +108,9 @@ PHRASES: Final = {
     SUBMIT_JOB: "submit jobs to queue {}",
     ACT_FOR: "act for {}",
     LAUNCH_FOR: "launch for {}",
+    USE_IMAGE: "run image {}",
+    USE_HOST_NETWORK: "give task {} the host's network",
+    MOUNT_HOST_PATH: "mount host path {} into a container",
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
@@ -173,6 +182,9 @@ class Grants:
     job_queues: set[str] = field(default_factory=set)
     act_for: set[str] = field(default_factory=set)
     launch_for: set[str] = field(default_factory=set)
+    images: set[str] = field(default_factory=set)
+    host_network: bool = False
+    host_paths: set[str] = field(default_factory=set)
 
     @property
     def capped(self) -> bool:
@@ -190,6 +202,9 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
             g.framework_roles.update(f.roles)
             g.priority_classes.update(f.priority_classes)
             g.tolerations.extend(f.tolerations)
+            g.images.update(f.images)
+            g.host_network = g.host_network or f.host_network
+            g.host_paths.update(f.host_paths)
             g.framework_caps = _merge_caps(g.framework_caps, f.caps)
             if f.caps is not None:
                 g.cap_rules = (*g.cap_rules, r.name)
@@ -216,6 +231,23 @@ def _grants(rules: Sequence[Rule], p: Principal) -> Grants:
 
 def _granted(values: Iterable[str], item: str) -> bool:
     return any(v in (ANY, item) for v in values)
+
+
+def _image_granted(globs: Iterable[str], image: str) -> bool:
+    """An image name against ``frameworks.images`` globs (``registry.example.com/team/*``)."""
+    return any(g == ANY or fnmatch.fnmatchcase(image, g) for g in globs)
+
+
+def _path_granted(granted: Iterable[str], path: str) -> bool:
+    """A host path is granted by itself or a folder above it (``/data`` grants ``/data/x``,
+    never ``/database``). Paths come normalized (no ``..``: master/convert_container.py)."""
+    for g in granted:
+        if g == ANY:
+            return True
+        top = g.rstrip("/") or "/"
+        if path == top or path.startswith(top if top == "/" else top + "/"):
+            return True
+    return False
 
 
 # --- the ACL ----------------------------------------------------------------------------------
@@ -286,6 +318,12 @@ class Acl:
             ok = g.agent
         elif action == SUBMIT_JOB:
             ok = _granted(g.job_queues, obj)
+        elif action == USE_IMAGE:
+            ok = _image_granted(g.images, obj)
+        elif action == USE_HOST_NETWORK:
+            ok = g.host_network
+        elif action == MOUNT_HOST_PATH:
+            ok = _path_granted(g.host_paths, obj)
         else:
             raise ValueError(f"decide() does not take action {action!r}; see its docstring")
         return None if ok else self._deny(p, action, obj, "", "")
@@ -462,7 +500,14 @@ BUILTIN: Final = {
         {
             "name": "builtin-operators",
             "cert_roles": ["operator"],
-            "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
+            "frameworks": {
+                "roles": [ANY],
+                "priority_classes": [ANY],
+                "tolerations": [ANY],
+                "images": [ANY],
+                "host_network": True,
+                "host_paths": [ANY],
+            },
             "agents": {"attributes": {ANY: [ANY]}, "reservations": [ANY]},
             "operator": [ANY],
             "jobs": {"queues": [ANY]},
@@ -472,7 +517,14 @@ BUILTIN: Final = {
         {
             "name": "builtin-frameworks",
             "cert_roles": ["framework"],
-            "frameworks": {"roles": [ANY], "priority_classes": [ANY], "tolerations": [ANY]},
+            "frameworks": {
+                "roles": [ANY],
+                "priority_classes": [ANY],
+                "tolerations": [ANY],
+                "images": [ANY],
+                "host_network": True,
+                "host_paths": [ANY],
+            },
             "operator": [READ],
             "jobs": {"queues": [ANY]},
             # A framework may be a service launching for its callers (the serving service),

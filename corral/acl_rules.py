@@ -28,6 +28,20 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise AclError(f"{where} must be true or false")
+    return value
+
+
+def _paths(value: Any, where: str) -> tuple[str, ...]:
+    paths = _strings(value, where)
+    for p in paths:
+        if p != ANY and not p.startswith("/"):
+            raise AclError(f"{where}: {p!r} is not an absolute path (or *)")
+    return paths
+
+
 def _caps(value: Any, where: str, unnamed: float) -> tuple[float, ...] | None:
     """A ``max_resources``: a mapping or a resources string; a resource it does not name is
     capped at ``unnamed`` (a principal's tasks: not capped, ``inf``; an agent's claim: 0, deny
@@ -99,6 +113,11 @@ class FrameworkGrant:
     priority_classes: tuple[str, ...] = ()
     tolerations: tuple[TolerationGrant, ...] = ()
     caps: tuple[float, ...] | None = None
+    # Containers (docs/containers.md): the images its tasks may run (globs), whether they may
+    # use the host's network, the host paths they may mount (a path grants what is under it).
+    images: tuple[str, ...] = ()
+    host_network: bool = False
+    host_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +183,15 @@ _RULE_KEYS = {
 # The certificate roles `corral certs issue --role` makes (corral.pki.ROLES).
 CERT_ROLES = ("framework", "agent", "operator")
 _JOBS_KEYS = {"queues"}
-_FRAMEWORK_KEYS = {"roles", "priority_classes", "tolerations", "max_resources"}
+_FRAMEWORK_KEYS = {
+    "roles",
+    "priority_classes",
+    "tolerations",
+    "max_resources",
+    "images",
+    "host_network",
+    "host_paths",
+}
 _AGENT_KEYS = {"attributes", "reservations", "max_resources", "hostnames"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
@@ -202,6 +229,9 @@ def parse_rule(data: Any, i: int) -> Rule:
                 for t in _strings(f.get("tolerations", []), f"{where}.frameworks.tolerations")
             ),
             caps=_caps(f.get("max_resources"), f"{where}.frameworks.max_resources", math.inf),
+            images=_strings(f.get("images", []), f"{where}.frameworks.images"),
+            host_network=_flag(f.get("host_network", False), f"{where}.frameworks.host_network"),
+            host_paths=_paths(f.get("host_paths", []), f"{where}.frameworks.host_paths"),
         )
     agents = None
     if "agents" in data:

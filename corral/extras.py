@@ -23,6 +23,7 @@ SERVER_MODULES: tuple[str, ...] = (
     "yaml",
     "croniter",
     "dns",
+    "aiodocker",
 )
 
 

@@ -110,6 +110,9 @@ class Status:
     timestamp: float = 0.0
     uuid: bytes = b""
     exit_code: int | None = None
+    # The engine's id of the task's container (TaskStatus.container_status), for a task in an
+    # image; set by its agent's shell.
+    container_id: str = ""
     # The wire message an agent's status arrived in, while the shell forwards it (it clears
     # the field once the status's event is handled). Not an argument: ``replace`` (master-made
     # reconciliation statuses) never inherits a message that no longer matches.

@@ -9,6 +9,27 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+# The agents that run images (`corral agent --containerizers`: the attribute lists them in the
+# order process, docker): the constraint a framework given --image places by.
+CONTAINERIZERS_ATTRIBUTE = "containerizers"
+DOCKER_AGENT_VALUES = ("docker", "process,docker")
+
+
+def docker_agents() -> Any:
+    """``sdk.Constraint``: agents that run the docker containerizer."""
+    from corral.frameworks.sdk.placement import Constraint
+
+    return Constraint.one_of(CONTAINERIZERS_ATTRIBUTE, *DOCKER_AGENT_VALUES)
+
+
+def add_image_arg(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help=f"run the {what} in this Docker image (on agents started with --containerizers "
+        "process,docker, which the framework then asks for; docs/containers.md)",
+    )
+
 
 def add_placement_args(parser: argparse.ArgumentParser, what: str) -> None:
     group = parser.add_argument_group(f"where the {what} may run")

@@ -24,6 +24,7 @@ from corral.master.convert_checks import (
     text,
     uuid,
 )
+from corral.master.convert_container import container_from_pb
 from corral.master.convert_placement import (
     _EFFECT_TO_PB,
     _OP_TO_PB,
@@ -144,7 +145,12 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
             )
         _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
-    if not simulated and not (t.command.value or t.command.arguments):
+    # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
+    if (
+        not simulated
+        and not t.HasField("container")
+        and not (t.command.value or t.command.arguments)
+    ):
         raise WireError(f"{what}: command is empty")
     if simulated and (
         not math.isfinite(t.simulation.duration_seconds) or t.simulation.duration_seconds < 0
@@ -153,6 +159,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
     if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
         raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
     resources = task_resources_from_pb(t.resources, what)
+    container = container_from_pb(t, resources, what)
     cpus_limit = mem_limit = 0.0
     if t.HasField("limits"):
         lim = resources_from_pb(t.limits, f"{what}: limits")
@@ -178,6 +185,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         cpus_limit=cpus_limit,
         mem_limit=mem_limit,
         revocable=revocable,
+        container=container,
     )
 
 
@@ -195,6 +203,7 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         len(s.task_id) > limits.MAX_ID_LENGTH
         or len(s.framework_id) > limits.MAX_ID_LENGTH
         or len(s.agent_id) > limits.MAX_ID_LENGTH
+        or len(s.container_status.container_id) > limits.MAX_ID_LENGTH
     ):
         raise WireError(f"status of task {limits.echo(s.task_id)}: an id is too long")
     uuid(s.uuid, f"status of task {limits.echo(s.task_id)}: uuid")
@@ -209,6 +218,7 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         s.timestamp,
         s.uuid,
         s.exit_code if s.HasField("exit_code") else None,
+        s.container_status.container_id,
     )
 
 
@@ -271,6 +281,8 @@ def status_to_pb(s: Status, out: pb.TaskStatus) -> pb.TaskStatus:
     out.uuid = s.uuid
     if s.exit_code is not None:
         out.exit_code = s.exit_code
+    if s.container_id:
+        out.container_status.container_id = s.container_id
     return out
 
 

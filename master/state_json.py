@@ -177,6 +177,8 @@ def task(t: op.TaskEntry) -> dict[str, Any]:
         "qos_class": t.qos_class,
         "revocable": info.revocable,
         "usage": {"cpus": t.usage.cpus, "mem": t.usage.mem} if t.HasField("usage") else None,
+        "image": info.container.docker.image if info.HasField("container") else None,
+        "container_id": s.container_status.container_id or None,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from corral.master import convert, usage_wire
 from corral.master import state_json as wire_json
+from corral.master.convert_container import container_to_pb
 from corral.master.core import demands, revocable
 from corral.master.core.maintenance import drained
 from corral.master.core.master import MasterCore
@@ -168,6 +169,8 @@ def state_pb(
             ti.limits.cpus, ti.limits.mem = t.spec.cpus_limit, t.spec.mem_limit
         ti.revocable = t.spec.revocable is not None
         ti.priority = t.spec.priority
+        if t.spec.container is not None:
+            container_to_pb(t.spec.container, ti.container)
         tentry.qos_class = t.spec.qos.value
         if t.usage is not None:
             tentry.usage.task_id, tentry.usage.framework_id = t.task_id, t.framework_id

@@ -113,6 +113,8 @@ class ProcessExited(Event):
     signal: int | None = None
     memory_limit: bool = False
     framework_id: str = ""
+    # Why, when the shell knows more than the code (e.g. the container engine went away).
+    message: str = ""
 
 
 # --- timers and the host ----------------------------------------------------------------

@@ -359,7 +359,7 @@ class AgentCore:
         grace = spec.kill_grace_period
         if not math.isfinite(grace) or grace < 0:
             return f"kill_grace_period_seconds must be finite and >= 0, got {grace}"
-        if self.config.require_command:
+        if self.config.require_command and spec.container is None:  # an image has its own
             cmd = spec.command
             if cmd is None or (cmd.shell and not cmd.value.strip()):
                 return "the task has an empty command"
@@ -445,7 +445,8 @@ class AgentCore:
             return
         if event.memory_limit and not task.limit_message:
             task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
-        self._exited(task, event.exit_code, event.signal)
+        when = f" ({event.message})" if event.message else ""
+        self._exited(task, event.exit_code, event.signal, when)
 
     def _exited(
         self, task: _Task, exit_code: int | None, signal: int | None, when: str = ""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 
+from corral.containers import ContainerSpec
 from corral.qos import QosClass, qos_class
 
 # Re-exported: the cores' modules import task vocabulary from their own types module.
@@ -66,6 +67,11 @@ class TaskSpec:
     mem_limit: float = 0.0
     priority: int = 0
     revocable: bool = False
+    # The image it runs in (None: a process); the shell hands it to its containerizer.
+    container: ContainerSpec | None = None
+    gpus: float = 0.0
+    # The agent's GPU devices it holds (agent/gpu_devices.py), filled in by the shell.
+    gpu_devices: tuple[str, ...] = ()
     wire: object = None
 
     @property

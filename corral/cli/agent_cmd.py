@@ -8,12 +8,14 @@ import math
 import signal
 import socket
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
+from corral.containers import CONTAINERIZERS_ATTRIBUTE, DOCKER, parse_containerizers
 from corral.gc_tuning import tune_gc
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
@@ -98,6 +100,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help="how often the disk and the sandboxes are looked at (default 60)",
     )
+    p.add_argument(
+        "--containerizers",
+        default="process",
+        metavar="LIST",
+        help="what runs tasks, comma-separated (Mesos' flag): process (the default) and docker "
+        "(tasks in images, on the Docker engine; docs/containers.md); advertised as the "
+        "agent's attribute 'containerizers'",
+    )
+    p.add_argument(
+        "--docker-host",
+        default=None,
+        metavar="URL",
+        help="the Docker engine's address for --containerizers docker (default: DOCKER_HOST, "
+        "else unix:///var/run/docker.sock)",
+    )
+    p.add_argument(
+        "--gpu-devices",
+        default=None,
+        metavar="LIST",
+        help="the GPU device indices this agent hands out, e.g. 0,1,2,3: each GPU task gets "
+        "its own (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES); the gpus resource is their "
+        "number (docs/containers.md)",
+    )
     qos = p.add_argument_group(
         "usage, limits, eviction and revocable resources (docs/operations.md, 'Agent flags')"
     )
@@ -168,6 +193,7 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
     ``tls``: the agents' credential (None: found when they connect)."""
     from corral.agent.config import AgentConfig
     from corral.agent.core.status_updates import Backoff
+    from corral.agent.gpu_devices import parse_devices
     from corral.agent.host import detect_resources
 
     try:
@@ -198,12 +224,32 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
         raise _usage(f"--work-dir {work_dir} is not a directory")
     try:
         attributes = parse_attributes(args.attributes)
+        containerizers = parse_containerizers(args.containerizers)
         taints = tuple(parse_taints(args.taints))
         resources: Resources | None = (
             parse_resources(args.resources) if args.resources is not None else None
         )
     except ValueError as exc:
         raise _usage(str(exc)) from None
+    if CONTAINERIZERS_ATTRIBUTE in attributes:
+        raise _usage(
+            f"--attributes: {CONTAINERIZERS_ATTRIBUTE} is set by --containerizers, not by hand"
+        )
+    if DOCKER in containerizers and args.simulate:
+        raise _usage("--containerizers docker runs real containers: not with --simulate")
+    gpu_devices: tuple[str, ...] = ()
+    if args.gpu_devices is not None:
+        try:
+            gpu_devices = parse_devices(args.gpu_devices)
+        except ValueError as exc:
+            raise _usage(str(exc)) from None
+        if args.simulate:
+            raise _usage("--gpu-devices hands out real devices: not with --simulate")
+        if resources is not None and resources.gpus and resources.gpus != len(gpu_devices):
+            raise _usage(
+                f"--resources gives gpus:{resources.gpus:g} and --gpu-devices lists "
+                f"{len(gpu_devices)} devices: leave gpus out of --resources, or make them agree"
+            )
     if resources is not None and resources.is_empty():
         # An agent offering nothing registers and is never offered: refuse it instead.
         raise _usage(
@@ -212,6 +258,8 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
         )
     if resources is None:
         resources = detect_resources(work_dir)
+    if gpu_devices:
+        resources = replace(resources, gpus=float(len(gpu_devices)))
     qos = _qos_settings(args, resources.mem)
     sandbox_gc, disk_watch = _gc_settings(args)
     names = [hostname] if count == 1 else [f"{hostname}-{i}" for i in range(count)]
@@ -239,6 +287,9 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
             revocable_margin=qos.revocable_margin,
             sandbox_gc=sandbox_gc,
             disk_watch_interval=disk_watch,
+            containerizers=containerizers,
+            docker_host=args.docker_host,
+            gpu_devices=gpu_devices,
         )
         for name in names
     ]

@@ -265,6 +265,8 @@ def _task(r: dict[str, Any], state: operator_pb2.State, now: float) -> list[tupl
         ("Exit code", "-" if r["exit_code"] is None else str(r["exit_code"])),
         ("Health", "-" if r["healthy"] is None else ("healthy" if r["healthy"] else "unhealthy")),
         ("Resources", _res(r["resources"])),
+        ("Image", r["image"] or "- (a process)"),
+        ("Container", r["container_id"] or "-"),
         ("Priority class", r["priority_class"] or "(the default)"),
         ("Demand", r["demand"] or "-"),
         ("Launched", _when(r["launched_at"], now)),

@@ -35,6 +35,21 @@ class FrameworkCapability(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: _ClassVar[FrameworkCapability]
     FRAMEWORK_CAPABILITY_GPU_RESOURCES: _ClassVar[FrameworkCapability]
 
+class ContainerType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTAINER_TYPE_UNSPECIFIED: _ClassVar[ContainerType]
+    CONTAINER_TYPE_DOCKER: _ClassVar[ContainerType]
+
+class ContainerNetwork(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTAINER_NETWORK_HOST: _ClassVar[ContainerNetwork]
+    CONTAINER_NETWORK_BRIDGE: _ClassVar[ContainerNetwork]
+
+class VolumeMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VOLUME_MODE_RO: _ClassVar[VolumeMode]
+    VOLUME_MODE_RW: _ClassVar[VolumeMode]
+
 class WhenUnsatisfiable(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: _ClassVar[WhenUnsatisfiable]
@@ -100,6 +115,12 @@ FRAMEWORK_CAPABILITY_PARTITION_AWARE: FrameworkCapability
 FRAMEWORK_CAPABILITY_GANG: FrameworkCapability
 FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES: FrameworkCapability
 FRAMEWORK_CAPABILITY_GPU_RESOURCES: FrameworkCapability
+CONTAINER_TYPE_UNSPECIFIED: ContainerType
+CONTAINER_TYPE_DOCKER: ContainerType
+CONTAINER_NETWORK_HOST: ContainerNetwork
+CONTAINER_NETWORK_BRIDGE: ContainerNetwork
+VOLUME_MODE_RO: VolumeMode
+VOLUME_MODE_RW: VolumeMode
 WHEN_UNSATISFIABLE_DO_NOT_SCHEDULE: WhenUnsatisfiable
 WHEN_UNSATISFIABLE_SCHEDULE_ANYWAY: WhenUnsatisfiable
 TASK_STATE_UNSPECIFIED: TaskState
@@ -327,7 +348,7 @@ class SimulationInfo(_message.Message):
     def __init__(self, duration_seconds: _Optional[float] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority", "framework_principal", "framework_role", "framework_seal")
+    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority", "framework_principal", "framework_role", "framework_seal", "container")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -352,6 +373,7 @@ class TaskInfo(_message.Message):
     FRAMEWORK_PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_ROLE_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_SEAL_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     agent_id: str
@@ -369,7 +391,50 @@ class TaskInfo(_message.Message):
     framework_principal: str
     framework_role: str
     framework_seal: bytes
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ...) -> None: ...
+    container: ContainerInfo
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ..., container: _Optional[_Union[ContainerInfo, _Mapping]] = ...) -> None: ...
+
+class ContainerInfo(_message.Message):
+    __slots__ = ("type", "docker", "volumes")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DOCKER_FIELD_NUMBER: _ClassVar[int]
+    VOLUMES_FIELD_NUMBER: _ClassVar[int]
+    type: ContainerType
+    docker: DockerInfo
+    volumes: _containers.RepeatedCompositeFieldContainer[Volume]
+    def __init__(self, type: _Optional[_Union[ContainerType, str]] = ..., docker: _Optional[_Union[DockerInfo, _Mapping]] = ..., volumes: _Optional[_Iterable[_Union[Volume, _Mapping]]] = ...) -> None: ...
+
+class DockerInfo(_message.Message):
+    __slots__ = ("image", "network", "port_mappings", "force_pull_image")
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_FIELD_NUMBER: _ClassVar[int]
+    PORT_MAPPINGS_FIELD_NUMBER: _ClassVar[int]
+    FORCE_PULL_IMAGE_FIELD_NUMBER: _ClassVar[int]
+    image: str
+    network: ContainerNetwork
+    port_mappings: _containers.RepeatedCompositeFieldContainer[PortMapping]
+    force_pull_image: bool
+    def __init__(self, image: _Optional[str] = ..., network: _Optional[_Union[ContainerNetwork, str]] = ..., port_mappings: _Optional[_Iterable[_Union[PortMapping, _Mapping]]] = ..., force_pull_image: _Optional[bool] = ...) -> None: ...
+
+class PortMapping(_message.Message):
+    __slots__ = ("host_port", "container_port", "protocol")
+    HOST_PORT_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_PORT_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    host_port: int
+    container_port: int
+    protocol: str
+    def __init__(self, host_port: _Optional[int] = ..., container_port: _Optional[int] = ..., protocol: _Optional[str] = ...) -> None: ...
+
+class Volume(_message.Message):
+    __slots__ = ("host_path", "container_path", "mode")
+    HOST_PATH_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_PATH_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    host_path: str
+    container_path: str
+    mode: VolumeMode
+    def __init__(self, host_path: _Optional[str] = ..., container_path: _Optional[str] = ..., mode: _Optional[_Union[VolumeMode, str]] = ...) -> None: ...
 
 class Demand(_message.Message):
     __slots__ = ("name", "resources", "count", "priority_class", "min_member", "constraints", "tolerations", "spread")
@@ -416,7 +481,7 @@ class PriorityClass(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[int] = ..., preemption_policy: _Optional[str] = ..., description: _Optional[str] = ..., global_default: _Optional[bool] = ...) -> None: ...
 
 class TaskStatus(_message.Message):
-    __slots__ = ("task_id", "state", "reason", "message", "source", "agent_id", "framework_id", "timestamp", "uuid", "exit_code", "healthy")
+    __slots__ = ("task_id", "state", "reason", "message", "source", "agent_id", "framework_id", "timestamp", "uuid", "exit_code", "healthy", "container_status")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -428,6 +493,7 @@ class TaskStatus(_message.Message):
     UUID_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    CONTAINER_STATUS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     state: TaskState
     reason: TaskReason
@@ -439,7 +505,14 @@ class TaskStatus(_message.Message):
     uuid: bytes
     exit_code: int
     healthy: bool
-    def __init__(self, task_id: _Optional[str] = ..., state: _Optional[_Union[TaskState, str]] = ..., reason: _Optional[_Union[TaskReason, str]] = ..., message: _Optional[str] = ..., source: _Optional[_Union[TaskSource, str]] = ..., agent_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., timestamp: _Optional[float] = ..., uuid: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., healthy: _Optional[bool] = ...) -> None: ...
+    container_status: ContainerStatus
+    def __init__(self, task_id: _Optional[str] = ..., state: _Optional[_Union[TaskState, str]] = ..., reason: _Optional[_Union[TaskReason, str]] = ..., message: _Optional[str] = ..., source: _Optional[_Union[TaskSource, str]] = ..., agent_id: _Optional[str] = ..., framework_id: _Optional[str] = ..., timestamp: _Optional[float] = ..., uuid: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., healthy: _Optional[bool] = ..., container_status: _Optional[_Union[ContainerStatus, _Mapping]] = ...) -> None: ...
+
+class ContainerStatus(_message.Message):
+    __slots__ = ("container_id",)
+    CONTAINER_ID_FIELD_NUMBER: _ClassVar[int]
+    container_id: str
+    def __init__(self, container_id: _Optional[str] = ...) -> None: ...
 
 class TaskUsage(_message.Message):
     __slots__ = ("task_id", "framework_id", "cpus", "mem")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from corral.frameworks.placement_args import add_placement_args, placement_from_args
+from corral.frameworks.placement_args import add_image_arg, add_placement_args, placement_from_args
 from corral.frameworks.registry import FrameworkCommand
 from corral.frameworks.sdk.argtypes import (
     non_negative_float,
@@ -62,6 +62,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="the tasks' and demand's priority class (default 'batch': low, preemptible)",
     )
     add_placement_args(parser, "tasks")
+    add_image_arg(parser, "tasks")
     parser.add_argument(
         "--revocable",
         action="store_true",
@@ -104,6 +105,7 @@ def spec_from_args(args: argparse.Namespace) -> JobSpec:
         "revocable": args.revocable,
         "tolerations": tolerations or None,  # None: the job file's (flags add nothing)
         "constraints": constraints or None,
+        "image": args.image,
     }
     if args.job is not None:
         given = [f"--{f}" for f in _STAGE_FLAGS if getattr(args, f) is not None]

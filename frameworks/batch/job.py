@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral.frameworks.placement_args import docker_agents
 from corral.frameworks.run_ids import with_run
 from corral.frameworks.sdk.offers import EPSILON
 from corral.frameworks.sdk.placement import Constraint, Toleration
@@ -78,10 +79,19 @@ class JobSpec:
     # have (``gpu-sku=inference``). The framework's and its demands' (framework_info.py).
     tolerations: tuple[Toleration, ...] = ()
     constraints: tuple[Constraint, ...] = ()
+    # The Docker image its tasks run in ("": processes on the agents); the job then places
+    # only on agents that run images (placement_args.docker_agents, added here).
+    image: str = ""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("a job needs a name")
+        if self.image:
+            if not isinstance(self.image, str) or any(ch.isspace() for ch in self.image):
+                raise ValueError(f"image must name an image, got {self.image!r}")
+            docker = docker_agents()
+            if docker not in self.constraints:
+                object.__setattr__(self, "constraints", (*self.constraints, docker))
         if not self.stages:
             raise ValueError(f"job {self.name!r} has no stages")
         names = [s.name for s in self.stages]
@@ -119,6 +129,7 @@ class JobSpec:
             "revocable",
             "tolerations",
             "constraints",
+            "image",
         }
         unknown = set(data) - known
         if unknown:

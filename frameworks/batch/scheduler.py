@@ -207,6 +207,7 @@ class BatchScheduler(sdk.Scheduler):
             demand=s.name,
             simulate_seconds=s.duration if self.simulate else None,
             revocable=revocable,
+            container=sdk.docker(self.job.spec.image) if self.job.spec.image else None,
         )
 
     async def _launch(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from corral.frameworks.placement_args import add_placement_args, placement_from_args
+from corral.frameworks.placement_args import add_image_arg, add_placement_args, placement_from_args
 from corral.frameworks.registry import FrameworkCommand
 from corral.frameworks.sdk.argtypes import (
     non_negative_float,
@@ -87,6 +87,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "WORLD_SIZE, MASTER_ADDR, MASTER_PORT and GANG_* (docs/frameworks.md)",
     )
     add_placement_args(parser, "workers")
+    add_image_arg(parser, "workers")
     parser.add_argument("--name", default="train", help="the gang's name (default 'train')")
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="the training data's seed (default 0)"
@@ -146,6 +147,7 @@ def spec_from_args(args: argparse.Namespace) -> TrainSpec:
         peer_timeout=args.peer_timeout,
         tolerations=tolerations,
         constraints=constraints,
+        image=args.image or "",
     )
 
 

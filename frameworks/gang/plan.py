@@ -16,6 +16,7 @@ Rules of a run (``Run``):
 from __future__ import annotations
 
 import enum
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -91,10 +92,20 @@ def members(
             ports=[(port, port)] if rank == 0 else (),
             priority_class=spec.priority_class,
             demand=demand,
+            container=container(spec),
         )
         for rank in range(spec.workers)
     ]
     return sdk.place_gang(ordered, tasks)
+
+
+def container(spec: TrainSpec) -> sdk.ContainerInfo | None:
+    """The workers' image, with the checkpoint directory mounted read-write at its own path
+    (every rank reads and writes it there); None: they run as processes."""
+    if not spec.image:
+        return None
+    path = os.path.abspath(spec.checkpoint_dir)
+    return sdk.docker(spec.image, volumes=[(path, path, "rw")])
 
 
 def demand_name(spec: TrainSpec, attempt: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from corral.frameworks.placement_args import docker_agents
 from corral.frameworks.sdk.placement import Constraint, Toleration
 
 
@@ -29,8 +30,18 @@ class TrainSpec:
     # must have. The framework's and its gang demand's (framework_info.py).
     tolerations: tuple[Toleration, ...] = ()
     constraints: tuple[Constraint, ...] = ()
+    # The Docker image its workers run in ("": processes); it needs corral (the default worker
+    # is python -m corral.frameworks.gang.worker) unless --command says otherwise. The gang
+    # then places only on agents that run images.
+    image: str = ""
 
     def __post_init__(self) -> None:
+        if self.image:
+            if any(ch.isspace() for ch in self.image):
+                raise ValueError(f"image must name an image, got {self.image!r}")
+            docker = docker_agents()
+            if docker not in self.constraints:
+                object.__setattr__(self, "constraints", (*self.constraints, docker))
         for name in ("workers", "steps", "max_restarts", "checkpoint_every", "seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):

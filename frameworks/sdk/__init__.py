@@ -48,10 +48,11 @@ from corral.frameworks.sdk.states import (
     is_terminal,
     state_name,
 )
-from corral.frameworks.sdk.tasks import new_task_id, qos_class, task
+from corral.frameworks.sdk.tasks import docker, new_task_id, qos_class, task
 from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.v1.common_pb2 import (
+    ContainerInfo,
     FrameworkCapability,
     FrameworkInfo,
     Offer,
@@ -73,6 +74,7 @@ __all__ = [
     "CallError",
     "ConnectError",
     "Constraint",
+    "ContainerInfo",
     "Demand",
     "DemandSync",
     "DisconnectedEvent",
@@ -114,6 +116,7 @@ __all__ = [
     "UpdateEvent",
     "binpack_order",
     "configure_logging",
+    "docker",
     "fits",
     "how_many_fit",
     "is_disruption",

@@ -6,7 +6,22 @@ import math
 import uuid
 from collections.abc import Mapping, Sequence
 
-from corral.v1.common_pb2 import CommandInfo, Range, Resources, SimulationInfo, TaskInfo
+from corral.v1.common_pb2 import (
+    CONTAINER_NETWORK_BRIDGE,
+    CONTAINER_NETWORK_HOST,
+    CONTAINER_TYPE_DOCKER,
+    VOLUME_MODE_RO,
+    VOLUME_MODE_RW,
+    CommandInfo,
+    ContainerInfo,
+    DockerInfo,
+    PortMapping,
+    Range,
+    Resources,
+    SimulationInfo,
+    TaskInfo,
+    Volume,
+)
 
 
 def _quantity(name: str, value: float) -> float:
@@ -24,9 +39,59 @@ def new_task_id(name: str) -> str:
     return f"{name}-{uuid.uuid4().hex[:12]}"
 
 
+def docker(
+    image: str,
+    *,
+    network: str = "host",
+    port_mappings: Mapping[int, int] | Sequence[tuple[int, int]] = (),
+    volumes: Sequence[tuple[str, str] | tuple[str, str, str]] = (),
+    force_pull_image: bool = False,
+) -> ContainerInfo:
+    """A Docker container for ``task(container=...)`` (Mesos' ContainerInfo, type DOCKER).
+
+    ``network`` is "host" (the default, as in Mesos) or "bridge"; ``port_mappings`` maps
+    container ports to host ports, ``{8080: 31000}`` or ``[(8080, 31000)]``, each host port one
+    of the task's ``ports`` (bridge only); ``volumes`` are ``(host_path, container_path)`` or
+    ``(host_path, container_path, "rw")``, read-only unless "rw". The agent must run the docker
+    containerizer (``corral agent --containerizers process,docker``); the master refuses the
+    task on one that does not."""
+    if not image or any(ch.isspace() for ch in image):
+        raise ValueError(f"docker needs an image name, got {image!r}")
+    nets = {"host": CONTAINER_NETWORK_HOST, "bridge": CONTAINER_NETWORK_BRIDGE}
+    if network.lower() not in nets:
+        raise ValueError(f"network must be 'host' or 'bridge', got {network!r}")
+    pairs = list(port_mappings.items()) if isinstance(port_mappings, Mapping) else port_mappings
+    if pairs and network.lower() != "bridge":
+        raise ValueError("port_mappings need network='bridge'")
+    info = ContainerInfo(
+        type=CONTAINER_TYPE_DOCKER,
+        docker=DockerInfo(
+            image=image,
+            network=nets[network.lower()],
+            force_pull_image=force_pull_image,
+            port_mappings=[PortMapping(container_port=c, host_port=h) for c, h in pairs],
+        ),
+    )
+    for volume in volumes:
+        host, inside, *mode = volume
+        if not host.startswith("/") or not inside.startswith("/"):
+            raise ValueError(f"volume paths must be absolute, got {host!r} -> {inside!r}")
+        if mode and mode[0] not in ("ro", "rw"):
+            raise ValueError(f"volume mode must be 'ro' or 'rw', got {mode[0]!r}")
+        rw = bool(mode) and mode[0] == "rw"
+        info.volumes.append(
+            Volume(
+                host_path=host,
+                container_path=inside,
+                mode=VOLUME_MODE_RW if rw else VOLUME_MODE_RO,
+            )
+        )
+    return info
+
+
 def task(
     name: str,
-    command: str | Sequence[str],
+    command: str | Sequence[str] | None,
     cpus: float,
     mem: float,
     disk: float = 0,
@@ -45,6 +110,7 @@ def task(
     cpus_limit: float | None = None,
     mem_limit: float | None = None,
     revocable: bool = False,
+    container: ContainerInfo | None = None,
 ) -> TaskInfo:
     """A task to launch. A string ``command`` runs with ``/bin/sh -c``; a sequence is an argv.
 
@@ -62,10 +128,16 @@ def task(
     ``secret_env`` is environment whose values are secret: in the task's environment like
     ``env``, sent only to the agent that runs it, never shown by the master (its state, logs,
     events, web page) nor reported back by the agent.
+    ``container`` (``docker(...)``) runs the task in an image; its ``command`` may then be None
+    (the image's own entrypoint and command) or override the image's.
     """
     if not name:
         raise ValueError("a task needs a name")
-    if isinstance(command, str):
+    if command is None or (container is not None and not command):
+        if container is None:
+            raise ValueError("a task needs a command (or a container, whose image has one)")
+        cmd = CommandInfo(environment=dict(env or {}))
+    elif isinstance(command, str):
         if not command.strip():
             raise ValueError("a task needs a command")
         cmd = CommandInfo(value=command, shell=True, environment=dict(env or {}))
@@ -106,6 +178,8 @@ def task(
         info.limits.CopyFrom(Resources(cpus=lim_cpus, mem=lim_mem))
     if revocable:
         info.revocable = True
+    if container is not None:
+        info.container.CopyFrom(container)
     if kill_grace_period is not None:
         info.kill_grace_period_seconds = _quantity("kill_grace_period", kill_grace_period)
     if simulate_seconds is not None:

@@ -20,7 +20,10 @@ Rules:
 4. A refuse filter lasts at least one allocation interval (``refuse_seconds``).
 5. Revocable offers (revocable.py) are accepted and declined there; a task marked revocable
    is refused on regular offers.
-6. Memory pressure is a placement rule (rules/pressure.py): a BestEffort task is refused
+6. A task goes only to an agent that runs its containerizer (corral.containers rule 2): a
+   container task on an agent without ``docker`` is refused (FAILED_PRECONDITION) with a
+   reason naming the containerizer and the agent.
+7. Memory pressure is a placement rule (rules/pressure.py): a BestEffort task is refused
    (FAILED_PRECONDITION, naming the pressure) on an agent under it, as Kubernetes'
    ``memory-pressure:NoSchedule`` taint keeps BestEffort pods off.
 """
@@ -31,6 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from corral import containers
 from corral.limits import echo
 from corral.master.allocator.rules import pressure
 from corral.master.core import admission, authz, pending, revocable
@@ -102,6 +106,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
                 f"the offers hold {offered}"
             )
     for aid, (_, tasks, _) in groups.items():
+        _check_containerizers(core.agents[aid], tasks)
         _check_pressure(core, core.agents[aid], tasks)
     authz.tasks_gate(core.acl, authz.acting(fw), e.tasks, core.principal_held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
@@ -159,8 +164,16 @@ def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]
     return need
 
 
+def _check_containerizers(agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
+    """Rule 6."""
+    for t in tasks:
+        why = containers.refusal(t.task_id, t.container, agent.agent_id, agent.spec.attributes)
+        if why is not None:
+            raise CallRejected(Refusal.FAILED_PRECONDITION, why)
+
+
 def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
-    """Rule 6: no BestEffort task on an agent under memory pressure, the placement rule's
+    """Rule 7: no BestEffort task on an agent under memory pressure, the placement rule's
     predicate asked per task (a revocable task is not BestEffort work: it uses lent room)."""
     for t in tasks:
         besteffort = t.revocable is None and is_besteffort(t.resources.cpus, t.resources.mem)

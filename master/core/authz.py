@@ -29,6 +29,9 @@ Rules:
    framework, ask for demands (their classes, tolerations, and count x shape against its
    cap) or act for another principal's objects in a service (``act_for``): the checks of
    rules 2-4 and 6, for a service to ask before it takes a tenant's request.
+8. A task in an image runs only an image its principal is granted (``frameworks.images``
+   globs), uses the host's network only if granted ``host_network``, and mounts only host
+   paths under a granted ``host_paths`` entry (docs/containers.md).
 A refusal is ``Denied`` (PERMISSION_DENIED naming the rule) and changes nothing.
 """
 
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from corral import acl as acls
 from corral.acl import Acl, Denial, Principal
+from corral.containers import Network, host_paths
 from corral.limits import echo
 from corral.master.core.refusals import Denied, denied
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec, TaskSpec
@@ -274,6 +278,18 @@ def priority_class_gate(acl: Acl, p: Principal, name: str) -> None:
         denied(acl.decide(p, acls.USE_PRIORITY_CLASS, name), p.name)
 
 
+def container_gate(acl: Acl, p: Principal, t: TaskSpec) -> None:
+    """Rule 8."""
+    c = t.container
+    if c is None:
+        return
+    denied(acl.decide(p, acls.USE_IMAGE, c.image), p.name)
+    if c.network is Network.HOST:
+        denied(acl.decide(p, acls.USE_HOST_NETWORK, t.task_id), p.name)
+    for path in host_paths(c):
+        denied(acl.decide(p, acls.MOUNT_HOST_PATH, path), p.name)
+
+
 def demands_gate(acl: Acl, p: Principal, demands: Iterable[Demand]) -> None:
     if acl.allow_all:
         return
@@ -317,6 +333,8 @@ def tasks_gate(acl: Acl, p: Principal, tasks: Iterable[TaskSpec], held: Principa
     for t in tasks:
         if t.priority_class:
             priority_class_gate(acl, p, t.priority_class)
+        if t.container is not None:
+            container_gate(acl, p, t)
     if not acl.grants(p).capped:
         return
     total = list(held.of(p.name))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from corral.containers import ContainerSpec
 from corral.placement import AttributeConstraint, Taint, Toleration, TopologySpread
 from corral.qos import QosClass, qos_class
 from corral.resources import Resources
@@ -47,6 +48,8 @@ class TaskSpec:
     revocable: Resources | None = None
     # Its class's value when launched (set by the accept): the agent evicts the lowest first.
     priority: int = 0
+    # The image it runs in (TaskInfo.container); None: a process (corral.containers).
+    container: ContainerSpec | None = None
 
     @property
     def qos(self) -> QosClass:

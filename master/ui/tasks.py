@@ -130,6 +130,9 @@ def task_detail(
                 "kill_requested": t.kill_requested,
                 "preempted_by": t.preempted_by,
                 "ended": t.state in TERMINAL_STATES,
+                # docs/containers.md: the image it runs in, the engine's container id
+                "image": t.spec.container.image if t.spec.container is not None else None,
+                "container_id": t.status.container_id or None,
             }
         )
     return {"tasks": out, "events": history}

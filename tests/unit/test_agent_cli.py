@@ -38,6 +38,12 @@ def parse(*argv: str) -> argparse.Namespace:
         (["--taints", "spot=true"], "key=value:Effect"),
         (["--kill-grace-period", "-1"], ">= 0"),
         (["--hostname", " "], "must not be empty"),
+        (["--containerizers", "process,rkt"], "unknown containerizer 'rkt'"),
+        (["--attributes", "containerizers:docker"], "set by --containerizers"),
+        (["--simulate", "--containerizers", "docker"], "not with --simulate"),
+        (["--gpu-devices", "0,zero"], "not a device index"),
+        (["--gpu-devices", "0,1", "--resources", "cpus:1;gpus:3"], "make them agree"),
+        (["--simulate", "--gpu-devices", "0"], "not with --simulate"),
         (["--usage-interval", "0"], "--usage-interval must be a number > 0"),
         (["--eviction-hard", "mem<1"], "--eviction-hard: 'mem<1' is not memory.available<X"),
         (

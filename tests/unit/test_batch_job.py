@@ -229,6 +229,7 @@ def _args(**kw: Any) -> argparse.Namespace:
         "gpus": None,
         "toleration": [],
         "constraint": [],
+        "image": None,
     }
     return argparse.Namespace(**{**base, **kw})
 

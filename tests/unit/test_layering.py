@@ -40,6 +40,7 @@ KERNEL = (
     "corral.acl",
     "corral.acl_rules",
     "corral.work_dirs",
+    "corral.containers",
 )
 WIRE = ("corral.v1",)
 DETECTOR = "corral.frameworks.sdk.detector"

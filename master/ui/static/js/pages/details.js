@@ -20,6 +20,8 @@ function Task({ t, beat }) {
         ${t.exit_code !== null ? html`<${Field} name="exit code">${t.exit_code}<//>` : null}
         ${t.preempted_by && t.preempted_by !== t.message ? html`<${Field} name="preempted">${t.preempted_by}<//>` : null}
         <${Field} name="resources"><${Resources} r=${t.resources} /><//>
+        ${t.image ? html`<${Field} name="image"><span class="mono">${t.image}</span><//>` : null}
+        ${t.container_id ? html`<${Field} name="container"><span class="mono">${t.container_id}</span><//>` : null}
         <${Field} name="priority class">${t.priority_class || "(the default)"}<//>
         <${Field} name="demand">${t.demand || "–"}<//>
         <${Field} name="launched">${dateTime(t.launched_at)} (${ago(t.launched_at)})<//>
