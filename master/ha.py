@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corral.acl import Acl
-from corral.frameworks.sdk.detector import master_info_json
 from corral.gc_tuning import tune_gc
+from corral.leader_record import master_info_json
 from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions
 from corral.master.core.config import MasterConfig

@@ -2,7 +2,7 @@
 roles' weights and quotas, priority classes, and the web UI (master/ui).
 
 Bad input to a PUT (a body that is not JSON, is nested past
-``corral.frameworks.sdk.json_input.MAX_JSON_DEPTH`` or larger than its ``MAX_JSON_BYTES`` (413),
+``corral.json_input.MAX_JSON_DEPTH`` or larger than its ``MAX_JSON_BYTES`` (413),
 a wrong type, NaN, a negative or unknown resource, a limit below the guarantee, a role name
 ``corral.roles`` refuses) is answered 400 with ``{"error": reason}``; nothing changes.
 """
@@ -17,7 +17,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from corral import events as cluster_events
-from corral.frameworks.sdk.json_input import BadJson, read_json_body
+from corral.json_input import BadJson, read_json_body
 from corral.limits import echo
 from corral.master import explanation, views
 from corral.master.core import events as ev

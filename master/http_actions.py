@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from corral.frameworks.sdk.json_input import read_json_body
+from corral.json_input import read_json_body
 from corral.limits import MAX_ID_LENGTH, MAX_IDS_PER_CALL, echo
 from corral.master import task_files
 from corral.master.core import events as ev

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 from aiohttp import web
 
-from corral.frameworks.sdk.detector import LEADER_METADATA
+from corral.leader_record import LEADER_METADATA
 from corral.master.leadership import Contender
 
 

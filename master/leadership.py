@@ -5,6 +5,6 @@ again when its session expires) are written there."""
 
 from __future__ import annotations
 
-from corral.frameworks.sdk.zk_election import Contender, ZooKeeperUnreachable
+from corral.zk_election import Contender, ZooKeeperUnreachable
 
 __all__ = ["Contender", "ZooKeeperUnreachable"]

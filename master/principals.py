@@ -14,7 +14,7 @@ from typing import Any
 
 from corral import pki
 from corral.acl import ANONYMOUS, Principal
-from corral.frameworks.sdk.tls import peer_roles
+from corral.tls import peer_roles
 
 
 @lru_cache(maxsize=4096)

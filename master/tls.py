@@ -29,7 +29,7 @@ from pathlib import Path
 import grpc
 
 from corral import pki
-from corral.frameworks.sdk.tls import home
+from corral.tls import home
 
 LOCAL_OPERATOR = "admin"  # the principal of the operator credential a master writes locally
 

@@ -39,7 +39,6 @@ from urllib.parse import quote, unquote
 
 from google.protobuf.message import DecodeError
 
-from corral.frameworks.sdk.zk_election import Fence, FencedOut
 from corral.master.convert import (
     WireError,
     agent_spec_from_pb,
@@ -65,6 +64,7 @@ from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
 from corral.priority import class_from_json
 from corral.roles import Quota
 from corral.v1 import common_pb2 as pb
+from corral.zk_election import Fence, FencedOut
 
 CHUNK = 256 * 1024  # bytes of a record per znode
 TXN_BYTES = 512 * 1024  # bytes of records per transaction (ZooKeeper takes up to ~1 MB)

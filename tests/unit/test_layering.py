@@ -20,12 +20,25 @@ PACKAGE_DIRS = {
     "corral.agent": ROOT / "agent",
     "corral.frameworks": ROOT / "frameworks",
 }
+# What the master, the agent and the SDK share, kept in the kernel (base install: stdlib, grpc,
+# structlog; kazoo lazily) and re-exported under the SDK's old names: the leader record and the
+# detectors, the ZooKeeper election and its fence, client TLS (TLS home, credential loading,
+# peer roles), one JSON reader with one set of bounds for every HTTP API.
+SDK_KERNEL = (
+    "corral.leader_record",
+    "corral.detector",
+    "corral.zk_detector",
+    "corral.zk_election",
+    "corral.tls",
+    "corral.shared_channels",
+    "corral.json_input",
+    "corral.logging",
+)
 KERNEL = (
     "corral.resources",
     "corral.placement",
     "corral.tasks",
     "corral.pbmaps",
-    "corral.logging",
     "corral.gc_tuning",
     "corral.extras",
     "corral.limits",
@@ -40,29 +53,24 @@ KERNEL = (
     "corral.acl",
     "corral.acl_rules",
     "corral.work_dirs",
+    *SDK_KERNEL,
 )
 WIRE = ("corral.v1",)
-DETECTOR = "corral.frameworks.sdk.detector"
-# The election and its fence, shared by masters and services (the SDK: the layer both import).
-ELECTION = "corral.frameworks.sdk.zk_election"
-CLIENT_TLS = "corral.frameworks.sdk.tls"
-# One JSON reader with one set of bounds for every HTTP API (the master's, the serving
-# service's): stdlib only, in the SDK because the serving service may import only the SDK.
-JSON_INPUT = "corral.frameworks.sdk.json_input"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
     "corral.v1": (),
     **{k: KERNEL for k in KERNEL},
     "corral.master.allocator": KERNEL,
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
-    # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
-    # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT, ELECTION),
+    # The master and the agent import nothing from corral.frameworks: what they share with the
+    # SDK (leader record, election, TLS, JSON input) is the kernel's.
+    "corral.master": (*KERNEL, *WIRE),
     "corral.agent.core": KERNEL,
-    "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
-    # One kernel module: resources' fit test and tolerance, so a task the SDK packs into an
-    # offer is one the master accepts (numpy-free: the base install imports it).
-    "corral.frameworks.sdk": (*WIRE, "corral.resources"),
+    "corral.agent": (*KERNEL, *WIRE),
+    # Kernel modules of the base install: resources' fit test and tolerance, so a task the SDK
+    # packs into an offer is one the master accepts (numpy-free), and what it shares with the
+    # master and the agent (SDK_KERNEL).
+    "corral.frameworks.sdk": (*WIRE, "corral.resources", *SDK_KERNEL),
     # The services scaffold (serving, jobs): what services share, none of their own policy.
     "corral.frameworks.service": ("corral.frameworks.sdk",),
     # Frameworks and services fit requests to room with the kernel's one fit test too.
@@ -178,6 +186,16 @@ def test_only_the_cli_may_import_both_master_and_agent() -> None:
         if reaches(layer, "corral.master.runtime") and reaches(layer, "corral.agent.runtime")
     ]
     assert both == ["corral.cli"], both
+
+
+@pytest.mark.parametrize("shell", ["corral.master", "corral.agent"])
+def test_the_master_and_the_agent_import_nothing_from_the_frameworks(shell: str) -> None:
+    offenders = {
+        m: sorted(n for n in _imports(MODULES[m], m) if _within(n, ("corral.frameworks",)))
+        for m in MODULES
+        if _within(m, (shell,))
+    }
+    assert {m: names for m, names in offenders.items() if names} == {}
 
 
 def test_the_kernel_imports_no_layer_above_it() -> None:
