@@ -41,7 +41,8 @@ from corral.agent.core.types import ProcessFate, RecoveredTask, TaskState
 from corral.agent.executor import Executor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
-from corral.agent.memory_control import MemoryControl, detect
+from corral.agent.memory_control import MemoryControl
+from corral.agent.memory_detect import detect
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
 from corral.detector import MasterDetector, make_detector, parse_master
