@@ -11,7 +11,7 @@ recorded as a Denied event like a gRPC refusal. ``/health`` and ``/login`` are p
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -21,7 +21,9 @@ from corral.master import audit, login_page, tokens
 from corral.master.core.refusals import Denied
 from corral.master.endpoints import HTTP_ROUTES, PUBLIC, guard_denial
 from corral.master.principals import principal_of_peer
-from corral.master.runtime import MasterRuntime
+
+if TYPE_CHECKING:  # the runtime imports this module (through requester.py)
+    from corral.master.runtime import MasterRuntime
 
 COOKIE = "corral_token"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
 
 Mask = npt.NDArray[np.bool_]
+# Agents named per reason in an explanation ("naming up to a few agents per reason").
+SAMPLE_AGENTS = 3
 
 
 class Statics:
@@ -181,8 +183,6 @@ class AgentView:
     ) -> list[dict[str, Any]]:
         """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
         up to three of them, most agents first (``fits`` names the agents with none)."""
-        from corral.master.core.demands import SAMPLE_AGENTS
-
         n = len(self.agents)
         masks: dict[str, Mask] = {}
 

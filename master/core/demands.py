@@ -44,7 +44,7 @@ from corral.limits import (
 from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import gangs, placement_facts
-from corral.master.core.agent_view import AgentView
+from corral.master.core.agent_view import SAMPLE_AGENTS, AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
@@ -56,8 +56,6 @@ from corral.resources import GRANULARITY, SCALARS, lacking
 if TYPE_CHECKING:
     from corral.master.core.master import MasterCore
 
-# Agents named per reason in an explanation ("naming up to a few agents per reason").
-SAMPLE_AGENTS = 3
 REASON_FITS = "fits"  # an agent with room for a task of the shape now
 
 

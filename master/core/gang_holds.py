@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from corral.master.allocator.interface import Scalars, slots_of_one
 from corral.master.core import commands as cmd
 from corral.master.core import gangs
+from corral.master.core.nomination_holds import release
 from corral.master.core.records import FrameworkRecord, Nomination
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
@@ -72,8 +73,6 @@ def became_ready(core: MasterCore, key: Group, now: float) -> None:
 
 def offer(core: MasterCore, key: Group, e: ev.Event) -> Commands:
     """Rule 2: the group as one bundle, if its victims are gone and its members fit."""
-    from corral.master.core.nominations import release
-
     members = group(core, key)
     if not members or any(n.victims or n.offer_id for n in members):
         return []

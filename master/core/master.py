@@ -80,6 +80,7 @@ from corral.master.core.durable import (
     Change,
     FrameworkEntry,
 )
+from corral.master.core.nomination_holds import NominationKey
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
@@ -205,9 +206,9 @@ class MasterCore:
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
         # nominations; what victims freed in the event in hand; live tasks per class name
         # (a cycle with nobody below a demand's priority looks no further).
-        self.nominations: dict[nominations.NominationKey, Nomination] = {}
-        self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
-        self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
+        self.nominations: dict[NominationKey, Nomination] = {}
+        self.victim_of: dict[tuple[str, str], NominationKey] = {}
+        self.victims_freed: list[tuple[NominationKey, Scalars]] = []
         self.live_classes: Counter[str] = Counter()
         self.preemption_budget = PreemptionBudget(  # preemption_budget.py: per preemptor
             config.preemption_victims_burst,

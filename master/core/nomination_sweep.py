@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
 from corral.master.core import gang_holds
-from corral.master.core.nominations import _key, release
+from corral.master.core.nomination_holds import key as _key
+from corral.master.core.nomination_holds import release
 from corral.master.core.records import Nomination
 
 if TYPE_CHECKING:

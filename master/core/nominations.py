@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
 from corral.master.core import demand_work, gang_holds, gangs, preemption
+from corral.master.core.nomination_holds import NominationKey, release
 from corral.master.core.preemption_room import UsedRoom, may_die
 from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
 from corral.master.core.states import AgentState, FrameworkState
@@ -46,12 +47,6 @@ from corral.resources import fits
 if TYPE_CHECKING:
     from corral.master.core import events as ev
     from corral.master.core.master import MasterCore
-
-NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
-
-
-def _key(n: Nomination) -> NominationKey:
-    return (n.framework_id, n.demand, n.agent_id)
 
 
 def _lowest_live_priority(core: MasterCore) -> float:
@@ -405,21 +400,6 @@ def _top_up(
     k = min(whole, max(0, d.count - fw.demand_tasks.get(d.name, 0)))
     a, b, c, g = (min(f, max(0.0, k * x - h)) for f, x, h in zip(free, shape, held, strict=True))
     return (a, b, c, g)
-
-
-def release(core: MasterCore, n: Nomination) -> None:
-    """Give a hold back to the pool and forget the nomination (victims still dying end as
-    PREEMPTED, but free their resources to everyone)."""
-    core.nominations.pop(_key(n), None)
-    for v in n.victims:
-        core.victim_of.pop(v, None)
-    agent = core.agents.get(n.agent_id)
-    if any(x > 0 for x in n.held) and agent is not None and agent.in_allocator:
-        core.allocator.recover(
-            n.framework_id, n.agent_id, (n.held[0], n.held[1], n.held[2], n.held[3])
-        )
-        core.freed(agent)
-    n.held = [0.0, 0.0, 0.0, 0.0]
 
 
 def release_agent(core: MasterCore, agent_id: str) -> None:
