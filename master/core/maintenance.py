@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, ticks
+from corral.master.core import mirror, nominations, reconcile
 from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
@@ -227,7 +227,7 @@ def delete_agent(core: MasterCore, e: ev.DeleteAgent) -> Commands:
     core.task_sums.remove_agent(agent_id)
     core.holds.held.discard(agent_id)
     core.maybe_drained.discard(agent_id)
-    ticks.retell_intervals(core)
+    core.clocks.retell_intervals()
     if was is AgentState.RECOVERING:
         core.recovering -= 1
     out += reconcile.answer_held(core, agent_id, e)

@@ -72,6 +72,7 @@ from corral.master.core import (
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
+from corral.master.core.clocks import Clocks
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
 from corral.master.core.demand_work import Largest, Rotation
@@ -141,7 +142,7 @@ class MasterCore:
         self.revocable = RevocableOffers(master_id)  # revocable.py: kept apart from the book
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
-        self.clocks = ticks.Clocks()  # ticks.py: heartbeat deadlines, the removal rate limit
+        self.clocks = Clocks()  # clocks.py: heartbeat deadlines, the removal rate limit
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
@@ -348,7 +349,7 @@ class MasterCore:
         connection = agent.connection
         assert connection is not None  # the caller matched the event's connection
         agent.connection = None
-        ticks.retell_intervals(self)
+        self.clocks.retell_intervals()
         return [
             cmd.CloseAgentStream(
                 stimulus_id=e.stimulus_id,

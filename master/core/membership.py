@@ -40,8 +40,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile, ticks
+from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile
 from corral.master.core import commands as cmd
+from corral.master.core.clocks import heartbeat_interval_for
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -168,10 +169,10 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         kind = "agent_reregistered"
     # Counting every record, not only the connected ones, keeps this O(1) per registration;
     # the tick corrects the interval with the exact count.
-    agent.heartbeat_interval = ticks.heartbeat_interval_for(core, len(core.agents))
+    agent.heartbeat_interval = heartbeat_interval_for(core.config, len(core.agents))
     agent.interval_set_at = now
-    ticks.watch_deadline(core, agent)
-    ticks.retell_intervals(core)
+    core.clocks.watch_deadline(core.config, agent)
+    core.clocks.retell_intervals()
     out.append(
         cmd.SendRegistered(
             stimulus_id=sid,
@@ -207,7 +208,7 @@ def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
     if agent is None or agent.connection != e.connection:
         return []
     agent.connection = None
-    ticks.retell_intervals(core)
+    core.clocks.retell_intervals()
     out = detach(core, agent, e, "the agent disconnected")
     out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
     return out

@@ -264,3 +264,22 @@ def acknowledge(core: MasterCore, e: ev.Acknowledge) -> Commands:
                 )
             )
     return out
+
+
+def resend(fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> list[cmd.Command]:
+    """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
+    rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
+    with many unacknowledged statuses is never handed them all at once, past its stream's
+    bound."""
+    batch = pending[:RESEND_BATCH]
+    if not batch:
+        return []
+    for p in batch:
+        p.last_sent = e.now
+    return [
+        cmd.SendUpdates(
+            stimulus_id=e.stimulus_id,
+            framework_id=fw.framework_id,
+            statuses=tuple(p.status for p in batch),
+        )
+    ]

@@ -40,7 +40,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from corral.master.core import authz, mirror, nominations, ticks
+from corral.master.core import authz, mirror, nominations, statuses
 from corral.master.core import commands as cmd
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
@@ -140,7 +140,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         pending = list(fw.pending.values())
         for p in pending[RESEND_BATCH:]:
             p.last_sent = -math.inf  # due at the next tick
-        out += ticks.resend(core, fw, pending, e)
+        out += statuses.resend(fw, pending, e)
     mirror.mark_framework(core, fw)
     out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
     if asked != spec.failover_timeout:

@@ -249,3 +249,100 @@ def test_one_tolerance_one_fit_test_and_one_dominant_share() -> None:
     assert tolerances == {"corral.resources": ["EPSILON"]}
     assert shares == {"corral.master.allocator.drf": ["dominant_share"]}
     assert fit_tests == {"corral.resources": ["fits"], "corral.frameworks.sdk.offers": ["fits"]}
+
+
+# --- import cycles ---------------------------------------------------------------------------
+# Issue #42: no module imports itself back at run time, through any chain (an import under
+# ``if TYPE_CHECKING:`` runs only for the type checker and is counted apart). The same graph as
+# the team's tools/import_cycles.py: ``from P import m`` is an edge to the module ``P.m`` when
+# there is one, else to ``P``; an import inside a function counts as one at the top.
+
+
+def _edges(module: str) -> tuple[set[str], set[str]]:
+    """The project modules ``module`` imports: (at run time, only under TYPE_CHECKING)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            guarded |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+    run: set[str] = set()
+    checking: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")
+                if path.name != "__init__.py":
+                    package = package[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join([*package, base] if base else package)
+            names = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                (checking if id(node) in guarded else run).add(name)
+    return run, checking
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module, largest first
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found, key=len, reverse=True)
+
+
+EDGES = {module: _edges(module) for module in MODULES}
+
+
+def test_no_import_cycle_at_run_time() -> None:
+    cycles = _strongly_connected({m: run for m, (run, _) in EDGES.items()})
+    assert cycles == [], f"modules that import each other back at run time: {cycles}"
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _strongly_connected(graph) == [["a", "b", "c"]]
