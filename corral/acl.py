@@ -105,12 +105,13 @@ PHRASES: Final = {
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
-# table, master/endpoints.py, says which group each endpoint is in).
+# table, master/security/endpoints.py, says which group each endpoint is in).
 READ: Final = "read"
 WRITE: Final = "write"
 # Tasks' sandbox files (`corral logs`): what a task prints may be a secret it was given, so
 # reading the state does not grant it (Kubernetes' pods/log, Mesos' access_sandboxes). A
-# framework's principal reads its own tasks' files without it (master/endpoints.py, OWNER_MAY).
+# framework's principal reads its own tasks' files without it (master/security/endpoints.py,
+# OWNER_MAY).
 LOGS: Final = "logs"
 
 

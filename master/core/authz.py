@@ -150,7 +150,8 @@ def placeholder_owner(acl: Acl, p: Principal, fw: FrameworkRecord) -> None:
 def agent_identity(acl: Acl, e: ev.AgentRegister, needs_seal: bool) -> None:
     """An agent re-registering with its id: the principal its checkpoint says the id was issued
     to is its certificate's, and for an id the master does not know (``needs_seal``) the secret
-    proves it was issued to this certificate (master/seals.py): an agent id and its principal
+    proves it was issued to this certificate (master/security/seals.py): an agent id and its
+    principal
     belong together wherever the master learns them."""
     p, agent_id = e.principal, e.spec.agent_id
     if not p.name:

@@ -182,7 +182,7 @@ def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
 
 def class_priority(fw: FrameworkRecord, table: PriorityTable) -> int:
     """Rule 2, as shown: the highest class value among all its demands; with none, the
-    global default class's value. ``corral.master.state_json`` says the same from the wire's
+    global default class's value. ``corral.master.http.state_json`` says the same from the wire's
     demands."""
     values = [table.value(d.priority_class) for d in fw.demands.values()]
     return max(values) if values else table.value("")

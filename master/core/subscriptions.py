@@ -20,7 +20,7 @@ Rules:
    DISCONNECTED and suppressed, keeps its tasks until the framework subscribes or its failover
    timeout runs out, and is not durable (recovery.py). Its owner, the principal and role its
    tasks were launched with, is what the agents report with the master's seal (the first such
-   report; master/seals.py): its tasks count in that role, and only that principal may
+   report; master/security/seals.py): its tasks count in that role, and only that principal may
    subscribe with its id (authz.py rule 1). A placeholder no report names an owner of is
    taken over by no principal (a plain-text master has none to tell apart).
 4. A framework whose stream closes is DISCONNECTED: its offers come back, its nominations are

@@ -7,7 +7,10 @@ import math
 from collections.abc import Sequence
 
 from corral import limits
-from corral.master.convert_checks import (
+from corral.master.core.types import (
+    Demand,
+)
+from corral.master.wire.convert_checks import (
     WireError,
     count,
     name,
@@ -15,9 +18,6 @@ from corral.master.convert_checks import (
     resources_to_pb,
     scalars_to_pb,
     text,
-)
-from corral.master.core.types import (
-    Demand,
 )
 from corral.placement import (
     AttributeConstraint,

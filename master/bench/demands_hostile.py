@@ -22,12 +22,12 @@ from typing import Any
 
 from corral.master import views
 from corral.master.allocator import make_allocator
+from corral.master.bench.demands import AGENT, _set, _subscribe
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
 from corral.master.core.types import AgentSpec, Demand, Status, TaskSource, TaskSpec, TaskState
-from corral.master.demand_bench import AGENT, _set, _subscribe
 from corral.resources import parse_resources
 
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from corral.master.allocator import make_allocator
+from corral.master.bench.step_costs import StepCosts
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
 from corral.master.core.types import AgentSpec, FrameworkSpec
-from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
-from corral.master.step_costs import StepCosts
+from corral.master.wire.offers import OfferEncoder, event_wire
 from corral.resources import parse_resources
 from corral.v1 import scheduler_pb2
 

@@ -10,14 +10,16 @@ from typing import Any
 import grpc
 
 from corral import limits
-from corral.master import convert, seals, usage_wire
-from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
-from corral.master.out_stream import OutStream
-from corral.master.principals import principal_of
-from corral.master.rpc_common import code_of, cut_when_behind, log
+from corral.master.rpc.common import code_of, cut_when_behind, log
+from corral.master.rpc.out_stream import OutStream
 from corral.master.runtime import MasterRuntime
+from corral.master.security import seals
+from corral.master.security.principals import principal_of
+from corral.master.wire import convert
+from corral.master.wire import usage as usage_wire
+from corral.master.wire.convert import WireError
 from corral.supervise import spawn
 from corral.v1 import agent_pb2, agent_pb2_grpc
 
@@ -63,7 +65,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         sealed = False
         if rt.seals is not None and principal.name:
             # An id's secret is the seal of the id and the certificate it was issued to, so a
-            # master that forgot the id can still check it (master/seals.py).
+            # master that forgot the id can still check it (master/security/seals.py).
             new_secret = rt.seals.agent_secret(agent_id, principal.name)
             sealed = bool(spec.agent_id) and rt.seals.agent_secret_ok(
                 spec.agent_id, principal.name, secret

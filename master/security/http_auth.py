@@ -1,6 +1,6 @@
 """Who may ask what of the master's HTTP port (TLS only; a plain-text master asks nothing).
 
-Every request to a route of master/endpoints.py's table is made by a principal: the client
+Every request to a route of master/security/endpoints.py's table is made by a principal: the client
 certificate the TLS handshake verified (curl, tools), else a bearer token the master issued
 (tokens.py: ``Authorization: Bearer TOKEN``, or the ``corral_token`` cookie that ``/login``
 sets for a browser). Without either, the answer is 401 (the page: a redirect to ``/login``);
@@ -17,10 +17,11 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from corral.acl import ANONYMOUS, Principal
-from corral.master import audit, login_page, tokens
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import HTTP_ROUTES, PUBLIC, guard_denial
-from corral.master.principals import principal_of_peer
+from corral.master.http import login_page
+from corral.master.security import audit, tokens
+from corral.master.security.endpoints import HTTP_ROUTES, PUBLIC, guard_denial
+from corral.master.security.principals import principal_of_peer
 
 if TYPE_CHECKING:  # the runtime imports this module (through requester.py)
     from corral.master.runtime import MasterRuntime

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from corral.master import convert
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import AgentSpec
+from corral.master.wire import convert
 from corral.resources import PortRanges
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2

@@ -3,7 +3,7 @@
 
 The master's HTTP state is this function of its own ``GetState`` message, and the CLI applies
 it to the message it received, so an object has the same shape in both by construction. It
-imports only the wire contract and the kernel (``corral.master.convert`` for placement rules'
+imports only the wire contract and the kernel (``corral.master.wire.convert`` for placement rules'
 text): the CLI uses it on a base install.
 
 Shapes (docs/operations.md, "HTTP endpoints"): resources are ``{"cpus", "mem", "disk",
@@ -17,7 +17,7 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
-from corral.master import convert
+from corral.master.wire import convert
 from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
 

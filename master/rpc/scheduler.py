@@ -10,15 +10,15 @@ from typing import Any
 
 import grpc
 
-from corral.master import convert
-from corral.master.call_events import CallEvents
-from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.outbox import MAX_BATCH_BYTES, text_bytes
-from corral.master.principals import principal_of
-from corral.master.rpc_common import answer, code_of, cut_when_behind, log
+from corral.master.rpc.common import answer, code_of, cut_when_behind, log
 from corral.master.runtime import MasterRuntime
+from corral.master.security.principals import principal_of
+from corral.master.wire import convert
+from corral.master.wire.call_events import CallEvents
+from corral.master.wire.convert import WireError
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2, scheduler_pb2_grpc
 

@@ -25,12 +25,12 @@ from corral.leader_record import master_info_json
 from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions
 from corral.master.core.config import MasterConfig
-from corral.master.leader_gate import LeaderGate, http_middleware
-from corral.master.leadership import Contender
+from corral.master.ha.leader_gate import LeaderGate, http_middleware
+from corral.master.ha.leadership import Contender
 from corral.master.registry import RegistryError
 from corral.master.registry.zookeeper import ZooKeeperRegistry
+from corral.master.security.tls import ServerTLS
 from corral.master.server import RunningMaster, start_master, write_ready_file
-from corral.master.tls import ServerTLS
 
 log = get_logger("corral.master")
 

@@ -16,7 +16,7 @@ import grpc
 from aiohttp import web
 
 from corral.leader_record import LEADER_METADATA
-from corral.master.leadership import Contender
+from corral.master.ha.leadership import Contender
 
 
 class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio untyped

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 from corral import limits
-from corral.master.convert import WireError, count, ident, name, resources_from_pb, text
 from corral.master.core.types import AgentUsage, TaskUsage
+from corral.master.wire.convert import WireError, count, ident, name, resources_from_pb, text
 from corral.v1 import agent_pb2
 from corral.v1 import common_pb2 as pb
 

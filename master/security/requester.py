@@ -14,7 +14,7 @@ from typing import Any
 
 from corral.limits import MAX_NAME_LENGTH, echo
 from corral.master.core.types import Requester
-from corral.master.principals import principal_of
+from corral.master.security.principals import principal_of
 
 GRPC_METADATA = "corral-operator"
 HTTP_HEADER = "X-Corral-Operator"
@@ -59,7 +59,9 @@ class RequesterSource:
         peer = request.transport.get_extra_info("peername") if request.transport else None
         address = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else (request.remote or "")
         if self._runtime is not None:
-            from corral.master.http_auth import principal_of_http  # aiohttp: the HTTP shell's
+            from corral.master.security.http_auth import (
+                principal_of_http,  # aiohttp: the HTTP shell's
+            )
 
             verified = principal_of_http(self._runtime, request)
             if verified.name:

@@ -1,6 +1,6 @@
 """A framework call's core event, decoded from its request (WireError for what does not
 decode). The Scheduler service's unary RPCs and its CALLS stream decode with it, and so does
-``corral bench launches`` (master/launch_bench.py), so the bench times the decoding the master
+``corral bench launches`` (master/bench/launches.py), so the bench times the decoding the master
 does. A method per kind of call, named as the field of ``Call``'s oneof."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from corral import limits
-from corral.master import convert
-from corral.master.convert import WireError
 from corral.master.core import events as ev
+from corral.master.wire import convert
+from corral.master.wire.convert import WireError
 from corral.v1 import scheduler_pb2
 
 

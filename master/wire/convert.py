@@ -10,7 +10,19 @@ import math
 from collections.abc import Callable
 
 from corral import limits
-from corral.master.convert_checks import (
+from corral.master.core.records import OfferRecord
+from corral.master.core.types import (
+    AgentSpec,
+    FrameworkOwner,
+    FrameworkSpec,
+    ReportedTask,
+    Status,
+    TaskReason,
+    TaskSource,
+    TaskSpec,
+    TaskState,
+)
+from corral.master.wire.convert_checks import (
     WireError,
     _mapping,
     count,
@@ -24,7 +36,7 @@ from corral.master.convert_checks import (
     text,
     uuid,
 )
-from corral.master.convert_placement import (
+from corral.master.wire.convert_placement import (
     _EFFECT_TO_PB,
     _OP_TO_PB,
     constraints_from_pb,
@@ -38,18 +50,6 @@ from corral.master.convert_placement import (
     taint_to_pb,
     taints_from_pb,
     tolerations_from_pb,
-)
-from corral.master.core.records import OfferRecord
-from corral.master.core.types import (
-    AgentSpec,
-    FrameworkOwner,
-    FrameworkSpec,
-    ReportedTask,
-    Status,
-    TaskReason,
-    TaskSource,
-    TaskSpec,
-    TaskState,
 )
 from corral.pbmaps import as_dict
 from corral.qos import limits_problem
@@ -310,7 +310,7 @@ def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTa
     what = f"reported task {t.task_id!r}"
     name(t.framework_principal, f"{what}: framework_principal")
     name(t.framework_role, f"{what}: framework_role")
-    # As the agent says; the shell keeps it only if its seal checks (master/seals.py).
+    # As the agent says; the shell keeps it only if its seal checks (master/security/seals.py).
     owner = FrameworkOwner(t.framework_principal, t.framework_role) if t.framework_role else None
     return ReportedTask(framework_id=t.framework_id, spec=spec, status=status, owner=owner)
 

@@ -26,15 +26,15 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from corral.master import convert
-from corral.master.call_events import CallEvents
+from corral.master.bench.offers import build, stream_id
+from corral.master.bench.step_costs import StepCosts
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
-from corral.master.offer_bench import build, stream_id
-from corral.master.offer_wire import OfferEncoder, event_wire
 from corral.master.outbox import Outbox
-from corral.master.step_costs import StepCosts
+from corral.master.wire import convert
+from corral.master.wire.call_events import CallEvents
+from corral.master.wire.offers import OfferEncoder, event_wire
 from corral.resources import EPSILON
 from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb

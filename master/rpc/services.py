@@ -12,16 +12,16 @@ from typing import Any
 
 import grpc
 
-from corral.master import audit
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import guard_denial
-from corral.master.offer_wire import event_wire
-from corral.master.principals import principal_of
-from corral.master.rpc_agent import AgentServicer
-from corral.master.rpc_checked import add_servicer
-from corral.master.rpc_operator import OperatorServicer
-from corral.master.rpc_scheduler import SchedulerServicer
+from corral.master.rpc.agent import AgentServicer
+from corral.master.rpc.checked import add_servicer
+from corral.master.rpc.operator import OperatorServicer
+from corral.master.rpc.scheduler import SchedulerServicer
 from corral.master.runtime import MasterRuntime
+from corral.master.security import audit
+from corral.master.security.endpoints import guard_denial
+from corral.master.security.principals import principal_of
+from corral.master.wire.offers import event_wire
 from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2, scheduler_pb2_grpc
 
 
@@ -29,7 +29,7 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
     """The master's three services on ``server``."""
     counting = runtime.metrics.message_counters  # grpc_server_msg_{received,sent}_total
     scheduler = SchedulerServicer(runtime)
-    # Subscribe writes OFFERS as the pre-encoded bytes master/offer_wire.py makes.
+    # Subscribe writes OFFERS as the pre-encoded bytes master/wire/offers.py makes.
     subscribe = grpc.unary_stream_rpc_method_handler(
         scheduler.Subscribe,
         request_deserializer=scheduler_pb2.SubscribeRequest.FromString,
@@ -59,7 +59,8 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
 
 def operator_guard(runtime: MasterRuntime) -> Any:
     """Every Operator RPC is an endpoint the caller's principal must be granted
-    (master/endpoints.py); a refusal ends the call with PERMISSION_DENIED naming the rule."""
+    (master/security/endpoints.py); a refusal ends the call with PERMISSION_DENIED naming the
+    rule."""
 
     async def guard(method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         principal = principal_of(context)

@@ -11,16 +11,18 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import convert, explanation, review, task_files, tokens, views
-from corral.master.convert import WireError
+from corral.master import explanation, task_files, views
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.core.types import Requester
-from corral.master.principals import principal_of
-from corral.master.requester import BadRequester
-from corral.master.rpc_common import code_of
+from corral.master.rpc.common import code_of
 from corral.master.runtime import MasterRuntime
+from corral.master.security import review, tokens
+from corral.master.security.principals import principal_of
+from corral.master.security.requester import BadRequester
+from corral.master.wire import convert
+from corral.master.wire.convert import WireError
 from corral.v1 import operator_pb2, operator_pb2_grpc
 
 

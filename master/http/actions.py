@@ -9,7 +9,7 @@ first, this second, the CLI third).
     DELETE /api/v1/agents/{id}
     GET    /api/v1/tasks/{id}/files/{path}?framework_id=&tail=N&offset=B&follow=true
 
-Who asked: the ``X-Corral-Operator`` header and the caller's address (master/requester.py).
+Who asked: the ``X-Corral-Operator`` header and the caller's address (master/security/requester.py).
 Bad input is a 400 with ``{"error": reason}``; a refusal keeps its meaning (404, 409, 503).
 A file is sent as it is read (chunked ``application/octet-stream``); a refusal found once the
 body has started ends the body with a line ``corral: REASON``.
@@ -30,9 +30,9 @@ from corral.master import task_files
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.types import Requester
-from corral.master.http_auth import principal_of_http
-from corral.master.requester import BadRequester
 from corral.master.runtime import MasterRuntime
+from corral.master.security.http_auth import principal_of_http
+from corral.master.security.requester import BadRequester
 
 HTTP_STATUS: dict[Refusal, int] = {
     Refusal.INVALID_ARGUMENT: 400,

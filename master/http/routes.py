@@ -24,9 +24,9 @@ from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected
-from corral.master.http_actions import HTTP_STATUS, add_routes
-from corral.master.http_auth import principal_of_http
+from corral.master.http.actions import HTTP_STATUS, add_routes
 from corral.master.runtime import MasterRuntime
+from corral.master.security.http_auth import principal_of_http
 from corral.master.ui.routes import add_ui_routes
 from corral.priority import PriorityClassError, class_from_json
 from corral.roles import RoleError, quota_from_json

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from corral import acl as acls
 from corral.acl import Denial, Principal
-from corral.master import audit
-from corral.master.convert import WireError, framework_spec_from_pb
-from corral.master.convert_placement import demand_from_pb
 from corral.master.core import authz
 from corral.master.core.master import MasterCore
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Denied, Refusal
 from corral.master.core.types import Demand, FrameworkSpec
-from corral.master.endpoints import ENDPOINTS
 from corral.master.runtime import MasterRuntime
+from corral.master.security import audit
+from corral.master.security.endpoints import ENDPOINTS
+from corral.master.wire.convert import WireError, framework_spec_from_pb
+from corral.master.wire.convert_placement import demand_from_pb
 from corral.v1 import operator_pb2
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import grpc
 
 from corral.logging import get_logger
-from corral.master.convert import WireError
 from corral.master.core.refusals import CallRejected
-from corral.master.out_stream import OutStream
+from corral.master.rpc.out_stream import OutStream
 from corral.master.runtime import MasterRuntime
+from corral.master.wire.convert import WireError
 from corral.v1 import scheduler_pb2
 
-log = get_logger("corral.master.rpc")
+log = get_logger("corral.master.rpc.services")
 
 
 def code_of(exc: CallRejected) -> grpc.StatusCode:
