@@ -47,12 +47,12 @@ from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, Resources, ranges_count
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def refuse_seconds(core: MasterCore, value: float | None) -> float:
+def refuse_seconds(core: CoreState, value: float | None) -> float:
     """How long a refuse filter lasts. A filter shorter than one allocation interval would
     expire before the next cycle could honour it: it lasts one interval (Mesos MESOS-4302),
     so a short ``refuse_seconds`` means "not in the next cycle", not "no filter"."""
@@ -65,7 +65,7 @@ def refuse_seconds(core: MasterCore, value: float | None) -> float:
     return min(max(value, core.config.allocation_interval), core.config.max_refuse_seconds)
 
 
-def accept(core: MasterCore, e: ev.Accept) -> Commands:
+def accept(core: CoreState, e: ev.Accept) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
     core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
@@ -121,7 +121,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
     return out
 
 
-def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> Resources:
+def check_tasks(core: CoreState, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> Resources:
     """Rule 1 for the tasks alone; returns what they need (charged resources, ports)."""
     need = Resources()
     seen: set[str] = set()
@@ -159,7 +159,7 @@ def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]
     return need
 
 
-def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
+def _check_pressure(core: CoreState, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
     """Rule 6: no BestEffort task on an agent under memory pressure, the placement rule's
     predicate asked per task (a revocable task is not BestEffort work: it uses lent room)."""
     for t in tasks:
@@ -175,7 +175,7 @@ def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSp
             )
 
 
-def gang_of(core: MasterCore, offers: Sequence[OfferRecord]) -> Gang | None:
+def gang_of(core: CoreState, offers: Sequence[OfferRecord]) -> Gang | None:
     """The gang the accepted offers are, None for ordinary offers; a mixture is refused."""
     if not core.book.gangs:
         return None
@@ -239,7 +239,7 @@ def gang_groups(
 
 
 def launch(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     agent: AgentRecord,
     offers: Sequence[OfferRecord],
@@ -297,7 +297,7 @@ def launch(
     ]
 
 
-def decline(core: MasterCore, e: ev.Decline) -> Commands:
+def decline(core: CoreState, e: ev.Decline) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
     core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
@@ -324,9 +324,7 @@ def decline(core: MasterCore, e: ev.Decline) -> Commands:
     return []
 
 
-def accept_revocable(
-    core: MasterCore, fw: FrameworkRecord, e: ev.Accept, refuse: float
-) -> Commands:
+def accept_revocable(core: CoreState, fw: FrameworkRecord, e: ev.Accept, refuse: float) -> Commands:
     """revocable.py's rule 4 (rule 5 here): launch marked tasks on revocable offers of one
     agent; the rest is filtered. Here, beside the regular path whose checks and launch it
     shares, so revocable.py never imports this module."""

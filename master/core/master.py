@@ -81,16 +81,17 @@ from corral.master.core.durable import (
     Change,
     FrameworkEntry,
 )
-from corral.master.core.nomination_holds import NominationKey
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preemption_budget import PreemptionBudget
+from corral.master.core.priority_table import PriorityTable
 from corral.master.core.quarantine import Quarantine
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     Nomination,
+    NominationKey,
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
@@ -196,7 +197,7 @@ class MasterCore:
             operator_settings.apply_weight(self, role, weight)
         for role, quota in config.role_quotas:
             operator_settings.apply_quota(self, role, quota)
-        self.priority = demands.PriorityTable(DEFAULTS)
+        self.priority = PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
         # Frameworks with a gang demand (min_member > 0): the allocation tick cuts bundles

@@ -53,12 +53,12 @@ from corral.tasks import AGENT_REPORTED_STATES
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
+def _check(core: CoreState, e: ev.AgentRegister, agent_id: str) -> None:
     """Refuse (CallRejected) a registration the master cannot believe, before anything
     changes: the agent is told why and no record is made."""
     spec = e.spec
@@ -115,7 +115,7 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
         )
 
 
-def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
+def register(core: CoreState, e: ev.AgentRegister) -> Commands:
     """An agent's REGISTER (rules 1-3)."""
     sid, now = e.stimulus_id, e.now
     agent_id = e.spec.agent_id or e.new_agent_id
@@ -197,12 +197,12 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     return out
 
 
-def heartbeat(core: MasterCore, e: ev.AgentHeartbeat) -> Commands:
+def heartbeat(core: CoreState, e: ev.AgentHeartbeat) -> Commands:
     """Rule 4."""
     return core.heard_from(e)[1]
 
 
-def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
+def stream_closed(core: CoreState, e: ev.AgentStreamClosed) -> Commands:
     """The agent's stream closed: detached until it registers again (rule 5)."""
     agent = core.agents.get(e.agent_id)
     if agent is None or agent.connection != e.connection:
@@ -214,7 +214,7 @@ def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
     return out
 
 
-def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
     """Mark the agent UNREACHABLE (rule 6)."""
     was = agent.state
     agent.state = check(
@@ -240,7 +240,7 @@ def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> 
     return out
 
 
-def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+def detach(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
     """Rule 5: rescind the agent's offers and take it out of the allocator."""
     out = core.book.rescind_agent(agent, e.stimulus_id)
     out += core.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
@@ -254,7 +254,7 @@ def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Comma
     return out
 
 
-def _attach(core: MasterCore, agent: AgentRecord) -> None:
+def _attach(core: CoreState, agent: AgentRecord) -> None:
     """Rule 5: the agent and its tasks' charges go (back) into the allocator."""
     spec = agent.spec
     core.allocator.add_agent(

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corral.master.core.records import Nomination
+from corral.master.core.records import Nomination, NominationKey
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
-
-NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
+    from corral.master.core.state import CoreState
 
 
 def key(n: Nomination) -> NominationKey:
     return (n.framework_id, n.demand, n.agent_id)
 
 
-def release(core: MasterCore, n: Nomination) -> None:
+def release(core: CoreState, n: Nomination) -> None:
     """Give a hold back to the pool and forget the nomination (victims still dying end as
     PREEMPTED, but free their resources to everyone)."""
     core.nominations.pop(key(n), None)

@@ -28,7 +28,6 @@ Rules:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,41 +37,18 @@ from corral.master.core import commands as cmd
 from corral.master.core import demands
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
+from corral.master.core.revocable_book import RevocableOffers as RevocableOffers
 from corral.master.core.states import FrameworkState
 from corral.resources import EPSILON
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 MIN_CPUS = 0.01
 MIN_MEM = 32.0
-
-
-class RevocableOffers:
-    """The outstanding revocable offers (rule 5), the frameworks' refuse filters on agents'
-    revocable pools, and how many each framework was made (rule 2's turns)."""
-
-    def __init__(self, master_id: str) -> None:
-        self.prefix = f"{master_id}-R"
-        self.seq = 0
-        self.out: dict[str, OfferRecord] = {}
-        self.filters: dict[tuple[str, str], float] = {}  # (framework, agent) -> until
-        self.made: Counter[str] = Counter()
-        # Agents whose latest report has a revocable estimate (usage.py keeps it): the only
-        # ones a tick looks at, so a cluster without oversubscription pays nothing.
-        self.lenders: set[str] = set()
-
-    def mine(self, offer_id: str) -> bool:
-        return offer_id.startswith(self.prefix)
-
-    def of_agent(self, agent_id: str) -> list[OfferRecord]:
-        return [o for o in self.out.values() if o.agent_id == agent_id]
-
-    def of_framework(self, framework_id: str) -> list[OfferRecord]:
-        return [o for o in self.out.values() if o.framework_id == framework_id]
 
 
 def held(agent: AgentRecord) -> tuple[float, float]:
@@ -86,7 +62,7 @@ def held(agent: AgentRecord) -> tuple[float, float]:
     return cpus, mem
 
 
-def pool(core: MasterCore, agent: AgentRecord) -> tuple[float, float]:
+def pool(core: CoreState, agent: AgentRecord) -> tuple[float, float]:
     """Rule 1: what of the agent's estimate is neither held nor offered (may be negative)."""
     if agent.usage is None:
         return 0.0, 0.0
@@ -98,7 +74,7 @@ def pool(core: MasterCore, agent: AgentRecord) -> tuple[float, float]:
     return cpus, mem
 
 
-def _offerable(core: MasterCore, fw: FrameworkRecord) -> bool:
+def _offerable(core: CoreState, fw: FrameworkRecord) -> bool:
     return (
         fw.spec.revocable_resources
         and fw.state is FrameworkState.SUBSCRIBED
@@ -108,7 +84,7 @@ def _offerable(core: MasterCore, fw: FrameworkRecord) -> bool:
     )
 
 
-def offer(core: MasterCore, e: ev.AllocationTick) -> tuple[dict[str, OfferColumns], Commands]:
+def offer(core: CoreState, e: ev.AllocationTick) -> tuple[dict[str, OfferColumns], Commands]:
     """Rules 1 and 2 at an allocation tick, after the sweep (rule 5): the revocable offers
     made, one batch per framework, and the rescinds of the sweep."""
     book = core.revocable
@@ -165,7 +141,7 @@ def offer(core: MasterCore, e: ev.AllocationTick) -> tuple[dict[str, OfferColumn
     return batches, out
 
 
-def sweep(core: MasterCore, e: ev.Event) -> Commands:
+def sweep(core: CoreState, e: ev.Event) -> Commands:
     """Rule 5: offers whose framework is gone are dropped; those of agents out of the
     allocator or under pressure, or past ``offer_timeout``, are rescinded. Expired filters
     are forgotten."""
@@ -187,7 +163,7 @@ def sweep(core: MasterCore, e: ev.Event) -> Commands:
 
 
 def rescind(
-    core: MasterCore, which: Callable[[OfferRecord], bool], e: ev.Event, why: str
+    core: CoreState, which: Callable[[OfferRecord], bool], e: ev.Event, why: str
 ) -> Commands:
     book = core.revocable
     per_fw: dict[str, list[str]] = {}
@@ -205,7 +181,7 @@ def rescind(
     return out + core.rescinded_events(out, e, f"(revocable) {why}")
 
 
-def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+def estimate_changed(core: CoreState, agent: AgentRecord, e: ev.Event) -> Commands:
     """Rule 5 after a usage report: the agent's revocable offers are rescinded when its pool
     went negative (the estimate shrank below what is held and offered) or it is under
     pressure."""
@@ -224,7 +200,7 @@ def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Comma
     )
 
 
-def decline(core: MasterCore, fw: FrameworkRecord, e: ev.Decline, refuse: float) -> list[str]:
+def decline(core: CoreState, fw: FrameworkRecord, e: ev.Decline, refuse: float) -> list[str]:
     """The revocable offers among a decline go back, each agent's pool filtered for the
     framework for ``refuse`` seconds; returns the other ids (the regular decline's)."""
     book = core.revocable

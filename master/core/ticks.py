@@ -34,12 +34,12 @@ from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.statuses import RESEND_BATCH, resend
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
+def _retell_heartbeat_intervals(core: CoreState, e: ev.Tick) -> Commands:
     connected = [a for a in core.agents.values() if a.connection is not None]
     target = heartbeat_interval_for(core.config, len(connected))
     out: Commands = []
@@ -63,7 +63,7 @@ def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
     return out
 
 
-def tick(core: MasterCore, e: ev.Tick) -> Commands:
+def tick(core: CoreState, e: ev.Tick) -> Commands:
     """The module's rules 1 to 6, in that order."""
     out: Commands = []
     now = e.now
@@ -113,7 +113,7 @@ def tick(core: MasterCore, e: ev.Tick) -> Commands:
     return out
 
 
-def _expire_offers(core: MasterCore, e: ev.Tick) -> Commands:
+def _expire_offers(core: CoreState, e: ev.Tick) -> Commands:
     """Rule 4: offers outstanding past the offer timeout go back, as declined ones do."""
     core.expiries.sweep(e.now)
     rescinds, per_fw = core.book.expire(e.now - core.config.offer_timeout, e.stimulus_id)

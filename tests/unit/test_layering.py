@@ -343,6 +343,18 @@ def test_no_import_cycle_at_run_time() -> None:
     assert cycles == [], f"modules that import each other back at run time: {cycles}"
 
 
+# Issue #42: imports for types only may still close a circle, but a small one: a protocol both
+# sides import (master/core/state.py, master/allocator/arrays.py), or a component and the state
+# that holds it.
+LARGEST_TYPE_CHECKING_CYCLE = 6
+
+
+def test_no_import_cycle_wider_than_six_modules_counting_type_only_imports() -> None:
+    cycles = _strongly_connected({m: run | checking for m, (run, checking) in EDGES.items()})
+    wide = [c for c in cycles if len(c) > LARGEST_TYPE_CHECKING_CYCLE]
+    assert wide == [], f"import circles (TYPE_CHECKING included) wider than six modules: {wide}"
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _strongly_connected(graph) == [["a", "b", "c"]]
