@@ -9,9 +9,9 @@ from corral.agent.connection import ReconnectBackoff
 from corral.agent.core.pressure import Thresholds
 from corral.agent.core.sandbox_gc import GcPolicy
 from corral.agent.core.status_updates import Backoff
-from corral.frameworks.sdk.tls import Credentials
 from corral.placement import Taint
 from corral.resources import Resources
+from corral.tls import Credentials
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class AgentConfig:
     resources_detected: bool = False
     master: str = "127.0.0.1:5050"
     # The agent's credential (its certificate names its principal); None: found as
-    # corral.frameworks.sdk.tls says (CORRAL_TLS_DIR, ~/.corral/tls), INSECURE: plain text.
+    # corral.tls says (CORRAL_TLS_DIR, ~/.corral/tls), INSECURE: plain text.
     tls: Credentials | None = None
     attributes: dict[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()

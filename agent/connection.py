@@ -15,7 +15,7 @@ The rules:
 - When the stream breaks the outbox is dropped (the core resends after re-registration), the
   owner is told ``on_close``, and a new stream is tried after an exponential backoff with jitter
   (``initial`` doubling to ``maximum``), reset once the master answers.
-- With several masters, a detector (``corral.frameworks.sdk.detector``) says which to connect
+- With several masters, a detector (``corral.detector``) says which to connect
   to: each stream goes to the leader it names, and is closed when it names another. A
   standby's refusal names the leader (tried next); a master that does not answer is skipped.
 - Fencing: every message carries its master's leadership epoch. A message from a lower epoch
@@ -35,11 +35,11 @@ from typing import Protocol
 import grpc
 import grpc.aio
 
-from corral.frameworks.sdk.detector import MasterDetector, leader_hint
-from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
+from corral.detector import MasterDetector, leader_hint
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.supervise import spawn
+from corral.tls import Credentials, aio_channel, resolve
 from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
 
 log = get_logger("corral.agent.connection")
@@ -66,7 +66,7 @@ REFUSED_RETRY = 30.0
 
 def open_channel(target: str, tls: Credentials | None = None) -> grpc.aio.Channel:
     """A channel to the master at ``target``: mutual TLS with the agent's credential (``tls``,
-    else found as corral.frameworks.sdk.tls says), plain text only when told ``INSECURE``."""
+    else found as corral.tls says), plain text only when told ``INSECURE``."""
     return aio_channel(target, resolve(tls), CHANNEL_OPTIONS)
 
 

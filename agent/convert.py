@@ -65,7 +65,7 @@ def agent_info(
 
 
 def container_from_pb(info: common_pb2.TaskInfo) -> ContainerSpec | None:
-    """The task's container as the master checked it (master/convert_container.py)."""
+    """The task's container as the master checked it (master/wire/convert_container.py)."""
     if not info.HasField("container"):
         return None
     c = info.container

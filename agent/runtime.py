@@ -46,10 +46,11 @@ from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
 from corral.agent.executor_simulated import SimulatedExecutor
 from corral.agent.gpu_devices import GpuDevices
-from corral.agent.memory_control import MemoryControl, detect
+from corral.agent.memory_control import MemoryControl
+from corral.agent.memory_detect import detect
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
-from corral.frameworks.sdk.detector import MasterDetector, make_detector, parse_master
+from corral.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
 from corral.resources import Resources, parse_resources
 from corral.supervise import spawn

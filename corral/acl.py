@@ -114,12 +114,13 @@ PHRASES: Final = {
 }
 
 # Operator endpoint groups an ACL may name instead of each endpoint (the master's endpoint
-# table, master/endpoints.py, says which group each endpoint is in).
+# table, master/security/endpoints.py, says which group each endpoint is in).
 READ: Final = "read"
 WRITE: Final = "write"
 # Tasks' sandbox files (`corral logs`): what a task prints may be a secret it was given, so
 # reading the state does not grant it (Kubernetes' pods/log, Mesos' access_sandboxes). A
-# framework's principal reads its own tasks' files without it (master/endpoints.py, OWNER_MAY).
+# framework's principal reads its own tasks' files without it (master/security/endpoints.py,
+# OWNER_MAY).
 LOGS: Final = "logs"
 
 
@@ -240,7 +241,7 @@ def _image_granted(globs: Iterable[str], image: str) -> bool:
 
 def _path_granted(granted: Iterable[str], path: str) -> bool:
     """A host path is granted by itself or a folder above it (``/data`` grants ``/data/x``,
-    never ``/database``). Paths come normalized (no ``..``: master/convert_container.py)."""
+    never ``/database``). Paths come normalized (no ``..``: master/wire/convert_container.py)."""
     for g in granted:
         if g == ANY:
             return True

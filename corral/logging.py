@@ -35,3 +35,14 @@ def configure(level: str = "info", json: bool | None = None) -> None:
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
     logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
     return logger
+
+
+def uncached_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    """A lazy proxy that never caches: each line takes the configuration in force when it is
+    logged (a program's own, made after the kernel module was imported; a test's
+    capture_logs). For the modules the SDK shares with the master (the detector, the election),
+    which log rarely; the same as the SDK's own ``get_logger``."""
+    logger: structlog.typing.FilteringBoundLogger = structlog.wrap_logger(
+        None, cache_logger_on_first_use=False, logger_factory_args=(name,)
+    )
+    return logger

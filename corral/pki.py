@@ -35,8 +35,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-# Held equal to corral.frameworks.sdk.tls.MASTER_SERVER_NAME by a test (the SDK may not import
-# the kernel).
+# Held equal to corral.tls.MASTER_SERVER_NAME by a test (corral.tls, in the base install, may
+# not import this module: cryptography is the server extra's).
 MASTER_SERVER_NAME = "master.corral"
 ROLES = ("framework", "agent", "operator")
 MASTER_ROLE = "master"

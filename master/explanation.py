@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from corral.acl import Denial, Principal
-from corral.master import audit
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import Denied
-from corral.master.endpoints import owner_denial
 from corral.master.runtime import MasterRuntime
+from corral.master.security import audit
+from corral.master.security.endpoints import owner_denial
 
 
 async def for_caller(rt: MasterRuntime, caller: Principal, framework_id: str) -> dict[str, Any]:

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from corral.limits import MAX_MESSAGE_BYTES
-from corral.master import convert
 from corral.master.core import commands as cmd
 from corral.master.core.durable import Change
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.types import Status
-from corral.master.offer_wire import OfferEncoder
-from corral.master.seals import Seals
+from corral.master.security.seals import Seals
+from corral.master.wire import convert
+from corral.master.wire.offers import OfferEncoder
 from corral.v1 import agent_pb2, scheduler_pb2
 
 # A status batch larger than this is split so one message stays well under the size limit.
@@ -69,7 +69,7 @@ class OfferBatch:
 
 @dataclass
 class Outbox:
-    # Offers are kept as OfferBatch and encoded by ``encoder`` (master/offer_wire.py) when
+    # Offers are kept as OfferBatch and encoded by ``encoder`` (master/wire/offers.py) when
     # ``wire`` hands them to a stream; everything else is a protobuf message.
     encoder: OfferEncoder = field(default_factory=OfferEncoder)
     # Seals each launched task's framework owner (None: plain text, nothing sealed).
@@ -221,7 +221,7 @@ class Outbox:
                 task.CopyFrom(wire)  # type: ignore[arg-type]
                 task.agent_id = c.agent_id
                 task.framework_id = c.framework_id
-                # The master's, whatever the framework put there (master/seals.py).
+                # The master's, whatever the framework put there (master/security/seals.py).
                 task.framework_principal = c.principal
                 task.framework_role = c.role
                 task.framework_seal = seal

@@ -23,7 +23,7 @@ import numpy as np
 
 from corral import acl as acls
 from corral.logging import get_logger
-from corral.master import audit, runtime_outputs
+from corral.master import runtime_outputs
 from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
 from corral.master.core import commands as cmd
@@ -34,13 +34,14 @@ from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
 from corral.master.event_log import EventLog
 from corral.master.metrics import MasterMetrics
-from corral.master.offer_wire import OfferEncoder
-from corral.master.out_stream import OutStream
 from corral.master.outbox import Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
-from corral.master.requester import RequesterSource
+from corral.master.rpc.out_stream import OutStream
 from corral.master.sandbox_relay import SandboxRelay
-from corral.master.seals import Seals
+from corral.master.security import audit
+from corral.master.security.requester import RequesterSource
+from corral.master.security.seals import Seals
+from corral.master.wire.offers import OfferEncoder
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
 
@@ -241,7 +242,7 @@ class MasterRuntime:
     def halt(self) -> None:
         """Stop acting now, from the loop's own thread: no next loop turn, no offer, no
         registry write; every stream ends, what it had queued dropped (a leader that lost
-        ZooKeeper, master/ha.py)."""
+        ZooKeeper, master/ha/candidate.py)."""
         for t in self._tasks:
             t.cancel()
         for stream in list(self.framework_streams.values()) + list(self.agent_streams.values()):

@@ -20,16 +20,16 @@ from corral.acl import Acl
 from corral.gc_tuning import tune_gc
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
-from corral.master.acl_file import watch as acl_file_watch
 from corral.master.allocator import AllocatorOptions, make_allocator
 from corral.master.core.config import MasterConfig
-from corral.master.http import HTTP_READ_TIMEOUT, build_app
-from corral.master.http_auth import add_login, auth_middleware
+from corral.master.http.routes import HTTP_READ_TIMEOUT, build_app
 from corral.master.mesos_api import server as mesos_api
 from corral.master.registry import Registry, SqliteRegistry, open_registry
-from corral.master.rpc import add_servicers
+from corral.master.rpc.services import add_servicers
 from corral.master.runtime import MasterRuntime
-from corral.master.tls import ServerTLS
+from corral.master.security.acl_file import watch as acl_file_watch
+from corral.master.security.http_auth import add_login, auth_middleware
+from corral.master.security.tls import ServerTLS
 
 log = get_logger("corral.master")
 
@@ -134,7 +134,8 @@ async def start_master(
 ) -> RunningMaster:
     """Start a master; raises OSError if an address cannot be had, RegistryError if the
     registry cannot be read. With ``lead`` False the servers listen but the runtime waits for
-    ``runtime.start`` (a standby of a highly available master, master/ha.py). ``tls`` None is
+    ``runtime.start`` (a standby of a highly available master, master/ha/candidate.py). ``tls``
+    None is
     plain text (``--insecure``); otherwise both ports are TLS and gRPC requires a client
     certificate. ``acl`` is what principals may do (None: corral.acl's builtin grants;
     ignored in plain text), read again from ``acl_file`` whenever it changes. ``mesos``: also

@@ -25,14 +25,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from corral.acl import Principal
-from corral.master import audit
 from corral.master.core.kills import find_task
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Refusal
 from corral.master.core.types import TaskState
-from corral.master.endpoints import owner_denial
 from corral.master.runtime import MasterRuntime
 from corral.master.sandbox_relay import CHUNK_BYTES, check_path
+from corral.master.security import audit
+from corral.master.security.endpoints import owner_denial
 from corral.v1 import agent_pb2
 
 POLL_SECONDS = 0.5

@@ -9,9 +9,6 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
-from corral.master import convert, usage_wire
-from corral.master import state_json as wire_json
-from corral.master.convert_container import container_to_pb
 from corral.master.core import demands, revocable
 from corral.master.core.maintenance import drained
 from corral.master.core.master import MasterCore
@@ -19,6 +16,10 @@ from corral.master.core.records import OfferRecord, TaskRecord
 from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Maintenance
+from corral.master.http import state_json as wire_json
+from corral.master.wire import convert
+from corral.master.wire import usage as usage_wire
+from corral.master.wire.convert_container import container_to_pb
 from corral.resources import Resources
 from corral.v1 import operator_pb2
 
@@ -85,7 +86,7 @@ def state_json(
     completed: bool = True,
     tasks: bool = True,
 ) -> dict[str, Any]:
-    """``/api/v1/state``: ``state_pb`` as JSON (master/state_json.py, the shape `corral get -o
+    """``/api/v1/state``: ``state_pb`` as JSON (master/http/state_json.py, the shape `corral get -o
     json` prints too), with a summary that always counts everything."""
     out = wire_json.state(state_pb(core, framework_id, completed, tasks))
     out["summary"] = {

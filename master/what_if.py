@@ -11,11 +11,11 @@ from typing import Any
 from google.protobuf import json_format
 
 from corral import limits
-from corral.master.convert import WireError, agent_spec_from_pb
-from corral.master.convert_checks import count, idents, name
 from corral.master.core.master import MasterCore
 from corral.master.core.simulation import NodeGroupOption, SimulationRequest, simulate
 from corral.master.runtime import MasterRuntime
+from corral.master.wire.convert import WireError, agent_spec_from_pb
+from corral.master.wire.convert_checks import count, idents, name
 from corral.v1 import operator_pb2
 
 MAX_GROUPS = 1000

@@ -22,7 +22,7 @@ from corral.frameworks.sdk.detector import LEADER_METADATA
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.loadtest.zookeeper import LocalZooKeeper
-from corral.master.ha import LEADERSHIP_LOST
+from corral.master.ha.candidate import LEADERSHIP_LOST
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc as op_grpc
 from tests.master_http import local_context

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from corral import pki
 from corral.frameworks.sdk import tls as sdk_tls
-from corral.master.tls import ServerTLS
+from corral.master.security.tls import ServerTLS
 
 
 class TestPKI:

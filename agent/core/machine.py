@@ -494,7 +494,8 @@ class AgentCore:
             if (rt.spec.framework_id, task_id) in self._tasks:
                 self._warn("a recovered task is already known: the checkpoint ignored", task_id)
                 continue
-            recovery.recover_task(self, rt)
+            task = _Task(spec=rt.spec, state=rt.latest.state, latest=rt.latest, started=True)
+            recovery.recover_task(self, rt, task)
 
     # --- helpers -----------------------------------------------------------------------
 

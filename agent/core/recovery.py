@@ -9,16 +9,14 @@ from corral.agent.core import commands as c
 from corral.agent.core.types import ProcessFate, RecoveredTask, TaskReason, TaskSource, TaskState
 
 if TYPE_CHECKING:
-    from corral.agent.core.machine import AgentCore
+    from corral.agent.core.machine import AgentCore, _Task
 
 
-def recover_task(core: AgentCore, rt: RecoveredTask) -> None:
-    """One task from the checkpoint, as it was when the agent stopped, moved on by what became
-    of its process while the agent was down."""
-    from corral.agent.core.machine import _Task  # machine.py imports this module
-
+def recover_task(core: AgentCore, rt: RecoveredTask, task: _Task) -> None:
+    """One task from the checkpoint, as it was when the agent stopped (``task``, its record as
+    machine.py makes it from ``rt``: this module never imports machine.py at run time), moved on
+    by what became of its process while the agent was down."""
     state = rt.latest.state
-    task = _Task(spec=rt.spec, state=state, latest=rt.latest, started=True)
     if state is TaskState.KILLING:
         task.kill_reason, task.kill_message = rt.latest.reason, rt.latest.message
         task.grace_period = rt.spec.kill_grace_period or core.config.default_grace_period

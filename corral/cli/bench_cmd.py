@@ -114,7 +114,7 @@ def register(subparsers: Any) -> None:
         metavar="FRAMEWORKS",
         help="instead: FRAMEWORKS hostile frameworks, each with --demands demands that fit "
         "nowhere and all of different shapes, beside running tasks preemption cannot clear "
-        "(master/demand_bench_hostile.py)",
+        "(master/bench/demands_hostile.py)",
     )
     dem.add_argument(
         "--allocator", choices=("numba", "numpy"), default="numba", help=_ALLOCATOR_HELP
@@ -132,7 +132,7 @@ def _run_hostile(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from corral.gc_tuning import tuned_gc
-    from corral.master import demand_bench_hostile
+    from corral.master.bench import demands_hostile as demand_bench_hostile
 
     console = Console()
     shape = f"{args.agents} agents, {args.hostile} x {args.demands} demands that fit nowhere"
@@ -281,13 +281,13 @@ def _steps_parser(
 
 
 def run_offers(args: argparse.Namespace) -> int:
-    from corral.master import offer_bench
+    from corral.master.bench import offers as offer_bench
 
     return _run_steps(args, offer_bench.run, offer_bench.STEPS, "offer", "offers")
 
 
 def run_launches(args: argparse.Namespace) -> int:
-    from corral.master import launch_bench
+    from corral.master.bench import launches as launch_bench
 
     return _run_steps(args, launch_bench.run, launch_bench.STEPS, "launched task", "tasks")
 
@@ -300,7 +300,7 @@ def _run_steps(
     from rich.table import Table
 
     from corral.gc_tuning import tuned_gc
-    from corral.master.step_costs import StepCosts
+    from corral.master.bench.step_costs import StepCosts
 
     console = Console()
     with tuned_gc(), console.status(f"{args.agents} agents x {args.frameworks} frameworks"):
@@ -326,7 +326,7 @@ def run_demands(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from corral.gc_tuning import tuned_gc
-    from corral.master import demand_bench
+    from corral.master.bench import demands as demand_bench
 
     if args.hostile:
         return _run_hostile(args)

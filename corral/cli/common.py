@@ -66,7 +66,7 @@ def operator_name(text: str) -> str:
 
 def add_operator_arg(parser: argparse.ArgumentParser) -> None:
     """--as NAME: who a plain-text master records as asking for an operator's action (a TLS
-    master records the certificate's principal: master/requester.py)."""
+    master records the certificate's principal: master/security/requester.py)."""
     parser.add_argument(
         "--as",
         dest="operator",

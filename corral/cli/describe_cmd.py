@@ -1,7 +1,7 @@
 """`corral describe agent|task|framework|role ID`: everything the master knows of one object and
 its recent cluster events (kubectl describe). Made from GetState, GetEvents and, for a
 framework, Explain; ``-o json`` gives ``{"kind", "object", "events"}`` with the object in the
-shape of /api/v1/state (corral.master.state_json) and the events in /api/v1/events'.
+shape of /api/v1/state (corral.master.http.state_json) and the events in /api/v1/events'.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from corral.cli.get_cmd import (
 )
 from corral.cli.operator_client import call_operator
 from corral.events import record
-from corral.master import state_json
+from corral.master.http import state_json
 from corral.v1 import operator_pb2
 
 KINDS = ("agent", "task", "framework", "role", "nodegroup")

@@ -16,8 +16,8 @@ from typing import Any
 from corral.cli.common import add_master_arg, add_timeout_arg
 from corral.cli.operator_client import call_operator
 from corral.cli.table import print_table
-from corral.master import state_json
 from corral.master.core.states import agent_shown
+from corral.master.http import state_json
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
@@ -273,7 +273,7 @@ def rows(
     kind: str, state: operator_pb2.State, *, wide: bool = False, now: float | None = None
 ) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     """Column names, table rows (``wide``: with the long columns) and JSON records (the shape
-    of the master's /api/v1/state: corral.master.state_json) for one kind. The first columns
+    of the master's /api/v1/state: corral.master.http.state_json) for one kind. The first columns
     are the same either way."""
     now = time.time() if now is None else now
     classes = state_json.classes_of(state)

@@ -377,7 +377,7 @@ def config_from_args(
 def run(args: argparse.Namespace) -> int:
     from corral.logging import configure
     from corral.master.allocator.options import make_options
-    from corral.master.ha import HaOptions, serve_ha
+    from corral.master.ha.candidate import HaOptions, serve_ha
     from corral.master.registry import RegistryError
     from corral.master.server import serve_forever
 

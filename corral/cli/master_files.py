@@ -54,7 +54,7 @@ def budgets_from_args(args: argparse.Namespace) -> tuple[Any, ...]:
     """The --disruption-budgets file (JSON), checked: a bad one is a usage error (exit 2)."""
     if args.disruption_budgets is None:
         return ()
-    from corral.master.core.simulation import budgets_from_json
+    from corral.master.core.disruption_budgets import budgets_from_json
 
     try:
         text = args.disruption_budgets.read_text()

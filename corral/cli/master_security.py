@@ -11,7 +11,7 @@ from corral.cli.errors import CliError
 
 if TYPE_CHECKING:
     from corral.acl import Acl
-    from corral.master.tls import ServerTLS
+    from corral.master.security.tls import ServerTLS
 
 
 def add_security_args(p: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def tls_from_args(args: argparse.Namespace) -> ServerTLS | None:
     """The master's TLS from the flags (None: --insecure); a bad --tls-dir is exit 2."""
     from corral import pki
     from corral.logging import get_logger
-    from corral.master import tls
+    from corral.master.security import tls
 
     if args.insecure:
         get_logger("corral.master").warning(
@@ -77,7 +77,7 @@ def acl_from_args(args: argparse.Namespace) -> Acl | None:
             exit_code=2,
         )
     from corral.acl import AclError
-    from corral.master.acl_file import load
+    from corral.master.security.acl_file import load
 
     try:
         return load(args.acls)

@@ -29,7 +29,7 @@ OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
 
 
 Metadata = tuple[tuple[str, str], ...]
-OPERATOR_METADATA = "corral-operator"  # master/requester.py reads it
+OPERATOR_METADATA = "corral-operator"  # master/security/requester.py reads it
 
 
 def operator_metadata(name: str) -> Metadata:

@@ -31,7 +31,7 @@ REFRESH = 10.0  # and at least this often, events or not (a master that says not
 Fetch = Callable[[], tuple[list[str], list[list[str]], list[dict[str, Any]]]]
 
 
-# Per kind, the fields of a record (corral.master.state_json) that change without anything a
+# Per kind, the fields of a record (corral.master.http.state_json) that change without anything a
 # person watches changing. An agent's memory pressure level is watched (it is a condition, as a
 # node's MemoryPressure is); the figures beside it are not.
 MOVING: dict[str, frozenset[str]] = {

@@ -49,8 +49,8 @@ from corral.frameworks.sdk.states import (
     state_name,
 )
 from corral.frameworks.sdk.tasks import docker, new_task_id, qos_class, task
-from corral.frameworks.sdk.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
+from corral.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.v1.common_pb2 import (
     ContainerInfo,
     FrameworkCapability,

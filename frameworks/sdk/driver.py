@@ -20,17 +20,17 @@ from typing import Any, Final
 
 import grpc
 
+from corral.detector import MasterDetector, leader_hint, make_detector, parse_master
 from corral.frameworks.sdk.backoff import Backoff
 from corral.frameworks.sdk.calls import CallStream
 from corral.frameworks.sdk.demands import Demand
-from corral.frameworks.sdk.detector import MasterDetector, leader_hint, make_detector, parse_master
 from corral.frameworks.sdk.driver_calls import DriverCalls
 from corral.frameworks.sdk.errors import CallError, ConnectError, FrameworkError, NotSubscribedError
 from corral.frameworks.sdk.events import DriverEvent, EventChannel
 from corral.frameworks.sdk.logs import ensure_configured, get_logger
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.states import TERMINAL_STATES
-from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
+from corral.tls import Credentials, aio_channel, resolve
 from corral.v1.common_pb2 import FrameworkInfo, TaskState
 from corral.v1.scheduler_pb2 import (
     Acknowledgement,
@@ -113,7 +113,7 @@ class Driver(DriverCalls):
         ensure_configured()
         self.master = master
         # Mutual TLS with the credential given, found in the environment or in ~/.corral/tls
-        # (corral.frameworks.sdk.tls); NoCredentials (a ValueError) if there is none.
+        # (corral.tls); NoCredentials (a ValueError) if there is none.
         self.tls = resolve(tls)
         # HOST:PORT, a list of masters, or zk://...: ValueError here for a malformed one.
         self._spec = parse_master(master)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import grpc
 
 from corral.frameworks.sdk.errors import CallError
-from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
+from corral.tls import Credentials, aio_channel, resolve
 from corral.v1.operator_pb2 import ExplainRequest
 from corral.v1.operator_pb2_grpc import OperatorStub
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import grpc
 
+from corral.detector import leader_hint, make_detector, parse_master
 from corral.frameworks.sdk.demands import Demand
-from corral.frameworks.sdk.detector import leader_hint, make_detector, parse_master
 from corral.frameworks.sdk.errors import CallError
-from corral.frameworks.sdk.tls import Credentials, aio_channel, resolve
+from corral.tls import Credentials, aio_channel, resolve
 from corral.v1.common_pb2 import FrameworkInfo, Principal
 from corral.v1.operator_pb2 import ReviewRequest
 from corral.v1.operator_pb2_grpc import OperatorStub

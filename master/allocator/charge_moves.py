@@ -31,13 +31,13 @@ from corral.master.allocator.interface import PAIR_FW_BITS, PAIR_FW_MASK, PlanSo
 from corral.master.allocator.options import check_scalar_rows
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 Vec = list[float]
 F64 = npt.NDArray[np.float64]
 
 
-def charge(al: DrfAllocator, f: int, a: int, amounts: Vec) -> None:
+def charge(al: AllocatorArrays, f: int, a: int, amounts: Vec) -> None:
     """Charge framework row f ``amounts`` of agent row a (checked by the caller)."""
     r = int(al.fw_role[f])
     from_res = al.reservations.take(a, r, amounts)
@@ -48,7 +48,7 @@ def charge(al: DrfAllocator, f: int, a: int, amounts: Vec) -> None:
     al._fit_cache.charged(a, al._free_for)
 
 
-def recover_many(al: DrfAllocator, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
+def recover_many(al: AllocatorArrays, returns: Sequence[tuple[str, str, Sequence[float]]]) -> None:
     """``Allocator.recover_many``: (framework id, agent id, scalars) given back, in order."""
     # Validate the whole batch first (with array operations: batches are thousands of
     # declined offers): a bad entry changes nothing.
@@ -65,7 +65,7 @@ def recover_many(al: DrfAllocator, returns: Sequence[tuple[str, str, Sequence[fl
 
 
 def recover_handles(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     source: PlanSource,
     handles: npt.ArrayLike,
     scalars: npt.ArrayLike,
@@ -93,7 +93,10 @@ def recover_handles(
 
 
 def recover_rows(
-    al: DrfAllocator, frameworks: npt.NDArray[np.intp], agents: npt.NDArray[np.intp], amounts: F64
+    al: AllocatorArrays,
+    frameworks: npt.NDArray[np.intp],
+    agents: npt.NDArray[np.intp],
+    amounts: F64,
 ) -> None:
     """Give back charges in order: what each pair is charged caps what comes back."""
     if not len(frameworks):
@@ -120,7 +123,7 @@ def recover_rows(
     al._fit_cache.returned(agents, al._free_for)
 
 
-def charged(al: DrfAllocator, framework_id: str, agent_id: str) -> Scalars:
+def charged(al: AllocatorArrays, framework_id: str, agent_id: str) -> Scalars:
     """``Allocator.charged``: what the pair is charged now (zeros if either is unknown)."""
     f, a = al._frameworks.rows.get(framework_id), al._agents.rows.get(agent_id)
     got = None if f is None or a is None else al.charges.get(f, a)

@@ -28,13 +28,13 @@ from corral.master.allocator.interface import Plan
 from corral.master.allocator.jit import compiled, prefetch, python
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 F64 = npt.NDArray[np.float64]
 SELECT_AHEAD = 16  # agents whose rows are asked for ahead (jit.prefetch)
 
 
-def run(al: DrfAllocator, now: float, seed: int, cpus: float = math.inf) -> Plan:
+def run(al: AllocatorArrays, now: float, seed: int, cpus: float = math.inf) -> Plan:
     """``Allocator.cycle``."""
     al._fit_cache.sweep()
     eligibility.sweep(al, now)
@@ -75,7 +75,7 @@ def run(al: DrfAllocator, now: float, seed: int, cpus: float = math.inf) -> Plan
     return Plan.from_rows(fw_ids, frameworks, agent_ids, agents, offers)
 
 
-def ordered_agents(al: DrfAllocator) -> npt.NDArray[np.intp]:
+def ordered_agents(al: AllocatorArrays) -> npt.NDArray[np.intp]:
     """The live agent rows in registration order (kept until the agents change)."""
     if al._agent_order is None:
         live = al._live_agents()
@@ -91,7 +91,7 @@ class Masks(NamedTuple):
 
 
 def select(
-    al: DrfAllocator, order: npt.NDArray[np.intp], closed: npt.NDArray[np.bool_]
+    al: AllocatorArrays, order: npt.NDArray[np.intp], closed: npt.NDArray[np.bool_]
 ) -> tuple[npt.NDArray[np.intp], F64, bool, bool]:
     """The cycle's candidates in walk order: agents in ``order`` someone may be offered, not
     ``closed``, with something allocatable. Returns (candidates, their unreserved free
@@ -175,7 +175,7 @@ def warm() -> None:
 
 
 def _pass(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     order_: npt.NDArray[np.intp],
     active: npt.NDArray[np.intp],
     m: int,
@@ -199,7 +199,7 @@ def _pass(
 
 
 def walk_within(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     candidates: npt.NDArray[np.intp],
     free: F64,
     active: npt.NDArray[np.intp],

@@ -31,12 +31,12 @@ from corral.master.allocator import rules
 from corral.master.allocator.rules import MaskRule
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 Mask = npt.NDArray[np.bool_]
 
 
-def sweep(al: DrfAllocator, now: float) -> None:
+def sweep(al: AllocatorArrays, now: float) -> None:
     """Drop the refuse filters expired at ``now`` (and recount ``count_ok``), as a cycle does
     first: the filters' boolean view is then current for every question asked at ``now``."""
     if al.filters.expire(now):
@@ -54,7 +54,7 @@ def _combined(masks: list[Mask], size: int) -> Mask:
     return out
 
 
-def closed_agents(al: DrfAllocator, now: float, rooms: bool = False) -> Mask:
+def closed_agents(al: AllocatorArrays, now: float, rooms: bool = False) -> Mask:
     """[live agent rows]: agents an agent-scope rule closes to every framework (``rooms``:
     those rules rooms ask)."""
     n = al._agents.size
@@ -62,7 +62,7 @@ def closed_agents(al: DrfAllocator, now: float, rooms: bool = False) -> Mask:
     return _combined(masks, n)
 
 
-def closed_frameworks(al: DrfAllocator, now: float, rooms: bool = False) -> Mask:
+def closed_frameworks(al: AllocatorArrays, now: float, rooms: bool = False) -> Mask:
     """[framework rows]: frameworks a framework-scope rule closes (suppression among them,
     unless ``rooms``)."""
     m = al._frameworks.size
@@ -70,7 +70,7 @@ def closed_frameworks(al: DrfAllocator, now: float, rooms: bool = False) -> Mask
     return _combined(masks, m)
 
 
-def blocked_pairs(al: DrfAllocator, now: float, rooms: bool = False) -> Mask:
+def blocked_pairs(al: AllocatorArrays, now: float, rooms: bool = False) -> Mask:
     """[agent rows, framework rows] (at least the live ones): pairs a pair-scope rule closes.
     The refuse filters' swept view itself while they are the only such rule."""
     masks = [r.array_form(al, now) for r in rules.masks(rooms) if r.scope == "pair"]
@@ -83,14 +83,14 @@ def blocked_pairs(al: DrfAllocator, now: float, rooms: bool = False) -> Mask:
     return out
 
 
-def open_frameworks(al: DrfAllocator, now: float) -> npt.NDArray[np.intp]:
+def open_frameworks(al: AllocatorArrays, now: float) -> npt.NDArray[np.intp]:
     """The framework rows a cycle may serve: alive and closed by no rule."""
     m = al._frameworks.size
     return np.flatnonzero(al.fw_alive[:m] & ~closed_frameworks(al, now))
 
 
 def rule_rows(
-    al: DrfAllocator, rule: MaskRule, framework: int, rows: npt.NDArray[np.intp], now: float
+    al: AllocatorArrays, rule: MaskRule, framework: int, rows: npt.NDArray[np.intp], now: float
 ) -> Mask:
     """Of agent ``rows``, those ``rule`` closes to framework row ``framework`` (explain and
     ``held_back`` count a rule at a time)."""
@@ -102,7 +102,7 @@ def rule_rows(
     return np.asarray(mask[rows, framework])
 
 
-def at(al: DrfAllocator, rows: npt.NDArray[np.intp], framework: int, now: float) -> Mask:
+def at(al: AllocatorArrays, rows: npt.NDArray[np.intp], framework: int, now: float) -> Mask:
     """Which of agent ``rows`` framework row ``framework`` may be offered at ``now``: the
     rule as ``Allocator.room`` asks it (the rules rooms ask, after ``sweep``)."""
     out = np.asarray(al.placement.ok[rows, framework]).copy()
@@ -111,17 +111,17 @@ def at(al: DrfAllocator, rows: npt.NDArray[np.intp], framework: int, now: float)
     return out
 
 
-def row(al: DrfAllocator, agent: int, m: int) -> Mask:
+def row(al: AllocatorArrays, agent: int, m: int) -> Mask:
     """``count_ok``'s rule for agent row ``agent``: which of the first ``m`` framework rows."""
     return np.asarray(al.placement.ok[agent, :m] & ~al.filters.active[agent, :m] & al.fw_active[:m])
 
 
-def column(al: DrfAllocator, framework: int, n: int) -> Mask:
+def column(al: AllocatorArrays, framework: int, n: int) -> Mask:
     """``count_ok``'s rule for framework row ``framework`` over the first ``n`` agent rows, were
     it active (its own activity is the caller's to check)."""
     return np.asarray(al.placement.ok[:n, framework] & ~al.filters.active[:n, framework])
 
 
-def matrix(al: DrfAllocator, n: int, m: int) -> Mask:
+def matrix(al: AllocatorArrays, n: int, m: int) -> Mask:
     """``count_ok``'s rule for the first ``n`` agents and ``m`` frameworks."""
     return np.asarray(al.placement.ok[:n, :m] & ~al.filters.active[:n, :m] & al.fw_active[:m])

@@ -18,10 +18,10 @@ from corral.master.allocator.options import (
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 
-def explain(alloc: DrfAllocator, f: int, framework_id: str, now: float) -> Explanation:
+def explain(alloc: AllocatorArrays, f: int, framework_id: str, now: float) -> Explanation:
     live = np.flatnonzero(alloc.agent_alive[: alloc._agents.size])
     reasons: dict[str, int] = {}
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from corral.master.allocator import drf, fastpath_kernel
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 F64 = npt.NDArray[np.float64]
 
@@ -44,7 +44,7 @@ class Walked(NamedTuple):
         )
 
 
-def applies(al: DrfAllocator, active: npt.NDArray[np.intp]) -> bool:
+def applies(al: AllocatorArrays, active: npt.NDArray[np.intp]) -> bool:
     """The rules on frameworks and roles for the pass's framework rows ``active``; the caller
     checks the candidates' reservations and soft taints (it has them from its selection)."""
     if not len(active):
@@ -58,7 +58,7 @@ def applies(al: DrfAllocator, active: npt.NDArray[np.intp]) -> bool:
 
 
 def walk(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     candidates: npt.NDArray[np.intp],
     free: F64,
     active: npt.NDArray[np.intp],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,13 +23,13 @@ from corral.master.allocator.jit import python
 from corral.master.allocator.reservations import to_arrays
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 F64 = npt.NDArray[np.float64]
 
 
 def _role_buffers(
-    al: DrfAllocator, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
+    al: AllocatorArrays, active: npt.NDArray[np.intp], fkey: F64, rank: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.intp], ...]:
     """Per role, its active frameworks sorted by (share, count, id rank) in a region of one
     buffer, with room to move right (``general_walk_kernel`` compacts a region when it is full).
@@ -50,7 +51,7 @@ def _role_buffers(
 
 
 def walk(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     candidates: npt.NDArray[np.intp],
     free: F64,
     active: npt.NDArray[np.intp],
@@ -136,9 +137,9 @@ def walk(
 
 
 @functools.cache  # once per process
-def warm(allocator: type[DrfAllocator]) -> None:
+def warm(allocator: Callable[..., AllocatorArrays]) -> None:
     """Compile (or load from numba's cache) before the first cycle. ``allocator``: the class
-    whose state the walk reads (passed in, so this module imports it for types only)."""
+    whose state the walk reads (passed in, so this module never imports it)."""
     al = allocator(kernel="numpy")  # "numpy": its constructor does not warm up (recursion)
     al.add_agent("a", (1.0, 1.0, 1.0, 0.0), {}, [], {"r": (0.5, 0.0, 0.0, 0.0)})
     al.add_framework("f", "r")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal, cast
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,9 @@ from corral.master.allocator import (
     rooms_compiled,
     rules,
 )
+from corral.master.allocator.arrays import F64, INF, RoleKeys, Vec
+from corral.master.allocator.arrays import KERNELS as KERNELS  # where tests and bench look
+from corral.master.allocator.arrays import Kernel as Kernel
 from corral.master.allocator.charge_table import ChargeBook
 from corral.master.allocator.charge_table import warm as warm_charges
 from corral.master.allocator.explain import explain
@@ -67,13 +70,7 @@ from corral.master.allocator.rules import RuleOptions, suppression
 from corral.master.allocator.rules import draining as draining_rule
 from corral.placement import AttributeConstraint, Taint, Toleration
 
-Vec = list[float]
-F64 = npt.NDArray[np.float64]
-INF = math.inf
 _START = 64
-Kernel = Literal["numba", "numpy"]
-RoleKeys = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
-KERNELS: tuple[Kernel, ...] = ("numba", "numpy")
 
 
 class DrfAllocator:

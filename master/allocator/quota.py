@@ -24,13 +24,13 @@ import numpy as np
 from corral.master.allocator.rules import quota as quota_rule
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 Vec = list[float]
 INF = math.inf
 
 
-def required(al: DrfAllocator) -> Vec:
+def required(al: AllocatorArrays) -> Vec:
     """The headroom required: every role's unmet guarantee, summed in role order."""
     out = [0.0] * 4
     for r in range(len(al.role_names)):
@@ -39,7 +39,7 @@ def required(al: DrfAllocator) -> Vec:
     return out
 
 
-def consumption(al: DrfAllocator, r: int) -> Vec:
+def consumption(al: AllocatorArrays, r: int) -> Vec:
     """Allocation plus unallocated reservations: role row r's quota consumption."""
     alloc: Vec = al.role_alloc[r].tolist()
     if not al.reservations.by_agent:
@@ -47,13 +47,13 @@ def consumption(al: DrfAllocator, r: int) -> Vec:
     return [x + y for x, y in zip(alloc, al.reservations.unallocated(r), strict=True)]
 
 
-def unmet(al: DrfAllocator, r: int) -> Vec:
+def unmet(al: AllocatorArrays, r: int) -> Vec:
     """What role row r's guarantee still asks for."""
     consumed = consumption(al, r)
     return [max(0.0, g - x) for g, x in zip(al.guarantee[r], consumed, strict=True)]
 
 
-def allowance(al: DrfAllocator, r: int, now: float) -> Vec:
+def allowance(al: AllocatorArrays, r: int, now: float) -> Vec:
     """What role row r may take of unreserved resources without eating the headroom kept for
     the other roles' unmet guarantees, at ``now``."""
     # No guarantee and no reservation: every role's unmet guarantee is max(0, 0 - x) of
@@ -75,7 +75,7 @@ def allowance(al: DrfAllocator, r: int, now: float) -> Vec:
     return [u + max(0.0, x - q) for u, x, q in zip(unmet(al, r), available, needed, strict=True)]
 
 
-def offer(al: DrfAllocator, f: int, a: int, allowed: Vec) -> Vec:
+def offer(al: AllocatorArrays, f: int, a: int, allowed: Vec) -> Vec:
     """What agent row a offers framework row f now; ``allowed``: its role's ``allowance``."""
     r = int(al.fw_role[f])
     consumed = consumption(al, r)

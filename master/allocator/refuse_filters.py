@@ -23,11 +23,11 @@ from corral.master.allocator.masks import filters as filter_mask
 from corral.master.allocator.options import check_scalars
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 
 def add(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     framework_id: str,
     agent_id: str,
     expires_at: float,
@@ -50,7 +50,7 @@ def add(
 
 
 def add_many(
-    al: DrfAllocator,
+    al: AllocatorArrays,
     framework_id: str,
     agent_ids: Sequence[str],
     expires_at: float,
@@ -85,7 +85,7 @@ def add_many(
         np.subtract.at(al.count_ok, newly[al.placement.ok[newly, f]], 1)
 
 
-def clear(al: DrfAllocator, f: int) -> None:
+def clear(al: AllocatorArrays, f: int) -> None:
     """Framework row f's filters all go (a revive): it counts as eligible where they held."""
     n = al._agents.size
     was = al.filters.clear_framework(f)[:n]
@@ -93,7 +93,7 @@ def clear(al: DrfAllocator, f: int) -> None:
         al.count_ok[:n] += (was & al.placement.ok[:n, f]).astype(np.int64)
 
 
-def lift(al: DrfAllocator, agents: npt.NDArray[np.intp]) -> None:
+def lift(al: AllocatorArrays, agents: npt.NDArray[np.intp]) -> None:
     """Resources came back to ``agents``: filters that refused less than an agent now has
     free lift (masks/filters.py), and the frameworks they held count as eligible again."""
     growing = al.filters.grown_past_floor(agents, al.capacity, al.used, al.reservations.free_sum)

@@ -19,13 +19,13 @@ from corral.master.allocator.interface import Room, Scalars
 from corral.resources import covers_array
 
 if TYPE_CHECKING:
-    from corral.master.allocator.numpy_allocator import DrfAllocator
+    from corral.master.allocator.arrays import AllocatorArrays
 
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
 
-def by_id(al: DrfAllocator) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
+def by_id(al: AllocatorArrays) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object_]]:
     """The live agent rows in id order, and their ids (kept until the agents change)."""
     if al._agents_by_id is None:
         live = al._live_agents()
@@ -36,7 +36,7 @@ def by_id(al: DrfAllocator) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.object
     return al._agents_by_id, al._ids_by_id
 
 
-def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]:
+def _entry(al: AllocatorArrays, r: int, shape: Scalars) -> tuple[Entry, F64 | None]:
     """The fit cache's entry for (shape, role row r), tested now if not cached, and the
     role's free reservations per agent row (None: no agent has reservations)."""
     n = al._agents.size
@@ -68,7 +68,7 @@ def _entry(al: DrfAllocator, r: int, shape: Scalars) -> tuple[Entry, F64 | None]
     return entry, reserved_all
 
 
-def _masks(al: DrfAllocator, f: int, now: float) -> tuple[Mask, Mask] | None:
+def _masks(al: AllocatorArrays, f: int, now: float) -> tuple[Mask, Mask] | None:
     """The dynamic rules rooms ask, at ``now`` (eligibility.py, after a sweep): (agents closed,
     pairs blocked), or None when a rule closes framework row f itself."""
     eligibility.sweep(al, now)
@@ -77,7 +77,7 @@ def _masks(al: DrfAllocator, f: int, now: float) -> tuple[Mask, Mask] | None:
     return eligibility.closed_agents(al, now, rooms=True), eligibility.blocked_pairs(al, now, True)
 
 
-def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
+def has_room(al: AllocatorArrays, f: int, now: float, shape: Scalars) -> bool:
     """``Allocator.has_room``: the room's test, stopping at its first agent."""
     masks = _masks(al, f, now)
     if masks is None:
@@ -89,7 +89,7 @@ def has_room(al: DrfAllocator, f: int, now: float, shape: Scalars) -> bool:
     )
 
 
-def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None) -> Room:
+def room(al: AllocatorArrays, f: int, now: float, shape: Scalars, want: int | None) -> Room:
     """``Allocator.room`` for framework row f (see ``Room``); with ``want``, the head of the
     room when it holds that many tasks (``Room.partial``)."""
     r = int(al.fw_role[f])
@@ -118,7 +118,7 @@ def room(al: DrfAllocator, f: int, now: float, shape: Scalars, want: int | None)
 
 
 def _head(
-    al: DrfAllocator, entry: Entry, f: int, masks: tuple[Mask, Mask], want: int
+    al: AllocatorArrays, entry: Entry, f: int, masks: tuple[Mask, Mask], want: int
 ) -> npt.NDArray[np.intp] | None:
     """Positions (in id order) of the fewest agents at the head of the entry's order (most
     slots first) that framework row f may be offered and that hold ``want`` slots; None

@@ -51,12 +51,12 @@ from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, Resources, ranges_count
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def refuse_seconds(core: MasterCore, value: float | None) -> float:
+def refuse_seconds(core: CoreState, value: float | None) -> float:
     """How long a refuse filter lasts. A filter shorter than one allocation interval would
     expire before the next cycle could honour it: it lasts one interval (Mesos MESOS-4302),
     so a short ``refuse_seconds`` means "not in the next cycle", not "no filter"."""
@@ -69,13 +69,13 @@ def refuse_seconds(core: MasterCore, value: float | None) -> float:
     return min(max(value, core.config.allocation_interval), core.config.max_refuse_seconds)
 
 
-def accept(core: MasterCore, e: ev.Accept) -> Commands:
+def accept(core: CoreState, e: ev.Accept) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
     core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
     _no_repeats(list(e.offer_ids), "offer id")
     if core.revocable.out and any(map(core.revocable.mine, e.offer_ids)):
-        return revocable.accept(core, fw, e, refuse)  # rule 5
+        return accept_revocable(core, fw, e, refuse)  # rule 5
     offers = core.book.own(fw, e.offer_ids)
     agent_ids = sorted({o.agent_id for o in offers})
     gang = gang_of(core, offers)
@@ -126,7 +126,7 @@ def accept(core: MasterCore, e: ev.Accept) -> Commands:
     return out
 
 
-def check_tasks(core: MasterCore, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> Resources:
+def check_tasks(core: CoreState, fw: FrameworkRecord, tasks: Sequence[TaskSpec]) -> Resources:
     """Rule 1 for the tasks alone; returns what they need (charged resources, ports)."""
     need = Resources()
     seen: set[str] = set()
@@ -172,7 +172,7 @@ def _check_containerizers(agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None
             raise CallRejected(Refusal.FAILED_PRECONDITION, why)
 
 
-def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
+def _check_pressure(core: CoreState, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
     """Rule 7: no BestEffort task on an agent under memory pressure, the placement rule's
     predicate asked per task (a revocable task is not BestEffort work: it uses lent room)."""
     for t in tasks:
@@ -188,7 +188,7 @@ def _check_pressure(core: MasterCore, agent: AgentRecord, tasks: Sequence[TaskSp
             )
 
 
-def gang_of(core: MasterCore, offers: Sequence[OfferRecord]) -> Gang | None:
+def gang_of(core: CoreState, offers: Sequence[OfferRecord]) -> Gang | None:
     """The gang the accepted offers are, None for ordinary offers; a mixture is refused."""
     if not core.book.gangs:
         return None
@@ -252,7 +252,7 @@ def gang_groups(
 
 
 def launch(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     agent: AgentRecord,
     offers: Sequence[OfferRecord],
@@ -310,7 +310,7 @@ def launch(
     ]
 
 
-def decline(core: MasterCore, e: ev.Decline) -> Commands:
+def decline(core: CoreState, e: ev.Decline) -> Commands:
     fw = core.caller(e)
     refuse = refuse_seconds(core, e.refuse_seconds)
     core.expiries.answered(fw.framework_id)  # offer_expiry.py rule 3
@@ -335,3 +335,64 @@ def decline(core: MasterCore, e: ev.Decline) -> Commands:
         for agent_id, amount in refused.items():
             core.allocator.add_filter(fid, agent_id, e.now + refuse, amount)
     return []
+
+
+def accept_revocable(core: CoreState, fw: FrameworkRecord, e: ev.Accept, refuse: float) -> Commands:
+    """revocable.py's rule 4 (rule 5 here): launch marked tasks on revocable offers of one
+    agent; the rest is filtered. Here, beside the regular path whose checks and launch it
+    shares, so revocable.py never imports this module."""
+    book = core.revocable
+    offers: list[OfferRecord] = []
+    for oid in e.offer_ids:
+        o = book.out.get(oid)
+        if o is None or o.framework_id != fw.framework_id:
+            if not book.mine(oid):
+                raise _invalid(
+                    "revocable and regular offers in one accept: accept each kind on its own"
+                )
+            raise _invalid(f"offer {echo(oid)} is unknown, rescinded or already used")
+        offers.append(o)
+    agent_ids = sorted({o.agent_id for o in offers})
+    if len(agent_ids) > 1:
+        raise _invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
+    agent = core.agents.get(agent_ids[0])
+    if agent is None or not agent.in_allocator or agent.connection is None:
+        raise _invalid(f"the offers' agent {agent_ids[0]} is gone: they are void")
+    for t in e.tasks:
+        if t.revocable is None:
+            raise _invalid(
+                f"task {echo(t.task_id)} is not marked revocable (TaskInfo.revocable) and the "
+                "offers are revocable: a task on revocable resources must say so"
+            )
+        if t.revocable.cpus <= 0 and t.revocable.mem <= 0:
+            raise _invalid(f"revocable task {echo(t.task_id)} asks for no cpus and no mem")
+    check_tasks(core, fw, e.tasks)
+    need = _revocable_need(e.tasks)
+    cpus = sum(o.scalars[0] for o in offers)
+    mem = sum(o.scalars[1] for o in offers)
+    offered = Resources(cpus=cpus, mem=mem)
+    short = offered.exceeded_by(need)
+    if short:
+        raise _invalid(
+            f"revocable tasks exceed the offered {', '.join(short)}: they need {need}, "
+            f"the offers hold {offered}"
+        )
+    admission.check_accept(core, fw, [(agent.agent_id, len(e.tasks))])
+    for o in offers:
+        del book.out[o.offer_id]
+    left = offered - need
+    if refuse > 0 and (left.cpus >= revocable.MIN_CPUS or left.mem >= revocable.MIN_MEM):
+        book.filters[(fw.framework_id, agent.agent_id)] = e.now + refuse
+    if not e.tasks:
+        return []
+    out = launch(core, fw, agent, [], e.tasks, Resources(), Resources(), 0.0, e)
+    core.holds.launched(core, agent)
+    return out
+
+
+def _revocable_need(tasks: Sequence[TaskSpec]) -> Resources:
+    need = Resources()
+    for t in tasks:
+        if t.revocable is not None:
+            need = need + t.revocable
+    return need

@@ -9,7 +9,7 @@ whatever pacing does (or with it off), so that no backlog grows with the load:
    draining mask, so explain says "agent draining") until its launches move on, which each
    allocation cycle checks. An accept that would pass the bound is refused.
 2. Statuses forwarded to one framework and not yet acknowledged: at
-   ``max_framework_pending_statuses`` the framework is offered nothing (MasterCore's
+   ``max_framework_pending_statuses`` the framework is offered nothing (CoreState's
    ``sync_allocator``) and its accepts are refused until it acknowledges.
 
 3. Accepts waiting for the core (counted by the shell, which alone sees them queue) stay at
@@ -27,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from corral.master.core.pacing import LAUNCHING
-from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.agent_holds import AgentHolds as AgentHolds
+from corral.master.core.agent_holds import launching as launching
+from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import Overloaded
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 # The bounds' names (Overloaded.bound, the accepts_refused metric's label).
 AGENT_LAUNCHES = "agent_launches"
@@ -58,20 +59,12 @@ def cycle_hold(waiting: int, bound: int) -> str:
     return f"{waiting} accepts wait for the master (holding at {half:g})" if waiting >= half else ""
 
 
-def launching(agent: AgentRecord) -> int:
-    """Tasks on ``agent`` accepted and not yet RUNNING (an agent holds tens of tasks: a count
-    is cheaper than a counter kept right through every transition)."""
-    return sum(1 for t in agent.tasks.values() if t.state in LAUNCHING)
-
-
 def statuses_held(fw: FrameworkRecord, bound: int) -> bool:
     """Whether ``fw`` has as many unacknowledged statuses as the bound allows."""
     return len(fw.pending) >= bound
 
 
-def check_accept(
-    core: MasterCore, fw: FrameworkRecord, tasks_on: Iterable[tuple[str, int]]
-) -> None:
+def check_accept(core: CoreState, fw: FrameworkRecord, tasks_on: Iterable[tuple[str, int]]) -> None:
     """Refuse (Overloaded: RESOURCE_EXHAUSTED) an accept of ``tasks_on`` (agent id, number of
     tasks) that would pass a bound; nothing has changed yet."""
     cfg = core.config
@@ -94,33 +87,3 @@ def check_accept(
                 f"{cfg.max_agent_launches} launches in flight per agent: decline the offer or "
                 "try again later",
             )
-
-
-class AgentHolds:
-    """Agents held out of offers because their launches in flight reached the bound."""
-
-    def __init__(self) -> None:
-        self.held: set[str] = set()
-
-    def launched(self, core: MasterCore, agent: AgentRecord) -> None:
-        """Tasks were just launched on ``agent``: hold it if that reached the bound."""
-        if agent.in_allocator and launching(agent) >= core.config.max_agent_launches:
-            core.allocator.set_agent_draining(agent.agent_id, True)
-            self.held.add(agent.agent_id)
-
-    def release(self, core: MasterCore) -> None:
-        """Before a cycle: agents whose launches moved on are offered again. One still at the
-        bound is held again (an agent that left the allocator and came back is unheld there)."""
-        bound = core.config.max_agent_launches
-        for agent_id in list(self.held):
-            agent = core.agents.get(agent_id)
-            if agent is None:
-                self.held.discard(agent_id)
-            elif not agent.in_allocator:
-                continue
-            elif launching(agent) < bound:
-                # A cordoned agent stays out (maintenance.py): only its launches moved on.
-                core.allocator.set_agent_draining(agent_id, agent.maintenance is not None)
-                self.held.discard(agent_id)
-            else:
-                core.allocator.set_agent_draining(agent_id, True)

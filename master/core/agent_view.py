@@ -16,7 +16,7 @@ scan (or explain) and answers the same question for all agents with array operat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,9 +24,9 @@ import numpy.typing as npt
 
 from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
-from corral.master.allocator.rules import AgentFacts
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import placement_facts
+from corral.master.core.agent_statics import Statics as Statics
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
@@ -34,71 +34,16 @@ from corral.placement import HOSTNAME_KEY
 from corral.resources import SCALARS, covers_array
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Mask = npt.NDArray[np.bool_]
-
-
-class Statics:
-    """What a view needs of its agents that only their specs decide: ids, totals, taint and
-    attribute signatures. Kept across scans (``AgentView(..., statics=...)``) while the
-    agents and their specs are the same objects: a scan at 10k agents then builds only the
-    free array, not a signature per agent."""
-
-    def __init__(self, agents: Sequence[AgentRecord]) -> None:
-        self.agents = list(agents)
-        self.specs = [a.spec for a in self.agents]
-        self.ids = [s.agent_id for s in self.specs]
-        self.index = {aid: i for i, aid in enumerate(self.ids)}
-        n = len(self.agents)
-        self.totals = np.array(
-            [s.resources.scalars() for s in self.specs], dtype=np.float64
-        ).reshape(n, len(SCALARS))
-        rule_sigs: dict[Hashable, int] = {}
-        attr_sigs: dict[tuple[tuple[str, str], ...], int] = {}
-        rules_of: list[int] = []
-        attrs_of: list[int] = []
-        self.rule_sets: list[AgentFacts] = []  # one agent's facts per rule signature
-        self.attr_sets: list[dict[str, str]] = []  # for spread's domains
-        # Memory pressure is a fact of the agent that changes without a new spec: kept to
-        # tell when these statics no longer fit.
-        self.pressure = [a.under_pressure for a in self.agents]
-        for spec, under_pressure in zip(self.specs, self.pressure, strict=True):
-            facts = placement_facts.agent_facts(spec, under_pressure)
-            key = rules.agent_key(facts)
-            s = rule_sigs.get(key)
-            if s is None:
-                s = rule_sigs[key] = len(self.rule_sets)
-                self.rule_sets.append(facts)
-            rules_of.append(s)
-            attributes = spec.attributes
-            attrs = tuple(sorted(attributes.items())) if attributes else ()
-            a = attr_sigs.get(attrs)
-            if a is None:
-                a = attr_sigs[attrs] = len(self.attr_sets)
-                self.attr_sets.append(attributes)
-            attrs_of.append(a)
-        self.rules_of = np.array(rules_of, dtype=np.int64)
-        self.attrs_of = np.array(attrs_of, dtype=np.int64)
-        self.held_ids: Sequence[str] | None = None  # the HeldBack order last placed
-        self.held_at: npt.NDArray[np.intp] | None = None  # its positions here (None: same)
-
-    def built_from(self, agents: Sequence[AgentRecord]) -> bool:
-        """These are the agents (and specs, and pressure) it was built from, in the same
-        order."""
-        return (
-            len(agents) == len(self.agents)
-            and all(
-                a is b and a.spec is s
-                for a, b, s in zip(agents, self.agents, self.specs, strict=True)
-            )
-            and [a.under_pressure for a in agents] == self.pressure
-        )
+# Agents named per reason in an explanation ("naming up to a few agents per reason").
+SAMPLE_AGENTS = 3
 
 
 class AgentView:
     def __init__(
-        self, core: MasterCore, agents: Sequence[AgentRecord], statics: Statics | None = None
+        self, core: CoreState, agents: Sequence[AgentRecord], statics: Statics | None = None
     ) -> None:
         if statics is None or not statics.built_from(agents):
             statics = Statics(agents)
@@ -181,8 +126,6 @@ class AgentView:
     ) -> list[dict[str, Any]]:
         """``demands.demand_reasons`` over this view's agents: per reason, how many agents and
         up to three of them, most agents first (``fits`` names the agents with none)."""
-        from corral.master.core.demands import SAMPLE_AGENTS
-
         n = len(self.agents)
         masks: dict[str, Mask] = {}
 

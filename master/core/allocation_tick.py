@@ -17,7 +17,7 @@ Rules (in this order):
 5. A unit of the passes over demands that raises quarantines its demand, and the tick goes on
    for everyone else (quarantine.py).
 6. The window was in the way if the plan reached it (``pacer.limited``: the next cycle comes
-   sooner, MasterCore.cycle_interval); why-pending events follow, rate-limited (pending.py).
+   sooner, CoreState.cycle_interval); why-pending events follow, rate-limited (pending.py).
 6. Revocable resources are offered after the regular cycle, apart from the allocator
    (revocable.py).
 """
@@ -46,12 +46,12 @@ from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
+def allocation_tick(core: CoreState, e: ev.AllocationTick) -> Commands:
     out: Commands = nomination_sweep.sweep(core, e) if core.nominations else []
     if core.nominations:
         out += gang_holds.retry(core, e)  # gangs' holds waiting for room for their bundle
@@ -108,7 +108,7 @@ def allocation_tick(core: MasterCore, e: ev.AllocationTick) -> Commands:
     return out + core.quarantine.take_events()
 
 
-def _top_regular_priority(core: MasterCore) -> float:
+def _top_regular_priority(core: CoreState) -> float:
     """The highest priority among the frameworks the regular cycle offers to (subscribed, not
     suppressed, wanting something of it); -inf with none."""
     top = -float("inf")
@@ -126,7 +126,7 @@ def _top_regular_priority(core: MasterCore) -> float:
 MAX_ROOM_TESTS = 16  # (framework, shape) pairs a tick tests for room before rescinding bundles
 
 
-def _rescind_lower_bundles(core: MasterCore, e: ev.AllocationTick) -> Commands:
+def _rescind_lower_bundles(core: CoreState, e: ev.AllocationTick) -> Commands:
     """Gang rule 5: a demand with unmet tasks, no room anywhere, and a class above an
     outstanding bundle's has that bundle (and any lower) rescinded, so its resources are
     free for the higher demand this tick. Demands are tested highest class first, a
@@ -182,7 +182,7 @@ class _GangPass:
         self.failed: dict[Hashable, int] = {}
 
 
-def _cut(core: MasterCore, fw: FrameworkRecord, d: Demand, members: int, now: float) -> gangs.Fit:
+def _cut(core: CoreState, fw: FrameworkRecord, d: Demand, members: int, now: float) -> gangs.Fit:
     """Gang rule 2's cut for one gang, changing nothing (a quarantine unit)."""
     shape = d.resources.scalars()
     allowed = gangs.demand_filter(core, d, fw)
@@ -197,7 +197,7 @@ def _cut(core: MasterCore, fw: FrameworkRecord, d: Demand, members: int, now: fl
 
 
 def _offer_gangs(
-    core: MasterCore,
+    core: CoreState,
     e: ev.AllocationTick,
     allowance: float,
     per_fw: dict[str, list[OfferColumns]],

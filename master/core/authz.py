@@ -44,6 +44,7 @@ from corral import acl as acls
 from corral.acl import Acl, Denial, Principal
 from corral.containers import Network, host_paths
 from corral.limits import echo
+from corral.master.core.principal_held import PrincipalHeld as PrincipalHeld
 from corral.master.core.refusals import Denied, denied
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec, TaskSpec
 from corral.placement import Toleration
@@ -52,11 +53,11 @@ from corral.resources import SCALARS
 if TYPE_CHECKING:
     from corral.master.core import commands as cmd
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
     from corral.master.core.records import AgentRecord, FrameworkRecord
+    from corral.master.core.state import CoreState
 
 
-def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
+def set_acls(core: CoreState, e: ev.SetAcls) -> list[cmd.Command]:
     """The ACL the core decides with from now on. What was granted before stays (a framework
     subscribed in a role, a task launched); each new call is checked."""
     core.acl = e.acl
@@ -67,7 +68,7 @@ def set_acls(core: MasterCore, e: ev.SetAcls) -> list[cmd.Command]:
     ]
 
 
-def in_use(core: MasterCore) -> list[tuple[Principal, str, str]]:
+def in_use(core: CoreState) -> list[tuple[Principal, str, str]]:
     """The principals in use and what each does, as an ACL decides it: connected agents
     registered, subscribed frameworks registered in their roles. A reload of the ACL that
     would lock a certificate role of them out is refused unless asked (corral.acl.lockouts)."""
@@ -154,7 +155,8 @@ def placeholder_owner(acl: Acl, p: Principal, fw: FrameworkRecord) -> None:
 def agent_identity(acl: Acl, e: ev.AgentRegister, needs_seal: bool) -> None:
     """An agent re-registering with its id: the principal its checkpoint says the id was issued
     to is its certificate's, and for an id the master does not know (``needs_seal``) the secret
-    proves it was issued to this certificate (master/seals.py): an agent id and its principal
+    proves it was issued to this certificate (master/security/seals.py): an agent id and its
+    principal
     belong together wherever the master learns them."""
     p, agent_id = e.principal, e.spec.agent_id
     if not p.name:
@@ -299,31 +301,6 @@ def demands_gate(acl: Acl, p: Principal, demands: Iterable[Demand]) -> None:
 
 
 # --- rule 4: what a principal's tasks hold ----------------------------------------------------
-
-
-class PrincipalHeld:
-    """Per principal, the scalars its live tasks hold (all its frameworks), kept as tasks are
-    accepted and end (``MasterCore.count_demand_task``)."""
-
-    def __init__(self) -> None:
-        self.held: dict[str, list[float]] = {}
-
-    def add(self, principal: str, scalars: tuple[float, ...], delta: int) -> None:
-        # Twice per task (it starts, it ends): kept to a few additions.
-        if not principal:
-            return
-        row = self.held.get(principal)
-        if row is None:
-            row = self.held[principal] = [0.0, 0.0, 0.0, 0.0]
-        cpus, mem, disk, gpus = scalars
-        row[0] += delta * cpus
-        row[1] += delta * mem
-        row[2] += delta * disk
-        row[3] += delta * gpus
-
-    def of(self, principal: str) -> tuple[float, ...]:
-        row = self.held.get(principal)
-        return tuple(row) if row is not None else (0.0,) * len(SCALARS)
 
 
 def tasks_gate(acl: Acl, p: Principal, tasks: Iterable[TaskSpec], held: PrincipalHeld) -> None:

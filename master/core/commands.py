@@ -87,7 +87,8 @@ class SendLaunch(Command):
     agent_id: str
     framework_id: str
     tasks: tuple[TaskSpec, ...]
-    # The framework's owner, sent with each task (sealed by the shell: master/seals.py) for the
+    # The framework's owner, sent with each task (sealed by the shell: master/security/seals.py)
+    # for the
     # agent to keep and report after a master restart.
     principal: str = ""
     role: str = "*"

@@ -4,11 +4,12 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from corral.master.core.priority_table import PriorityTable
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
 
 if TYPE_CHECKING:
-    from corral.master.core.simulation import DisruptionBudget
+    from corral.master.core.disruption_budgets import DisruptionBudget
 
 # The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
 # stream must be able to queue one of those. (The core does not import the shell's limits.)
@@ -157,10 +158,6 @@ class MasterConfig:
         for role, quota in self.role_quotas:
             check_quota(check_role(role), quota.guarantee, quota.limit)
         check_unique(self.priority_classes)
-        # Imported here: demands pulls in the allocator, and `corral master --help` reads its
-        # defaults from this module's fields.
-        from corral.master.core.demands import PriorityTable
-
         # Set over the defaults here, so a file the core could not apply fails at start.
         table = PriorityTable()
         for c in self.priority_classes:

@@ -29,7 +29,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from corral.limits import (
@@ -37,93 +37,29 @@ from corral.limits import (
     MAX_DEMAND_COUNT,
     MAX_DEMANDS,
     MAX_NAME_LENGTH,
-    MAX_PRIORITY_CLASSES,
     MAX_TOLERATIONS,
     echo,
 )
 from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import gangs, placement_facts
-from corral.master.core.agent_view import AgentView
+from corral.master.core.agent_view import SAMPLE_AGENTS, AgentView
+from corral.master.core.priority_table import PriorityTable as PriorityTable
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import SpreadCounts, spread_counts
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
-from corral.priority import DEFAULTS, PriorityClass, PriorityClassError
 from corral.qos import is_besteffort
 from corral.resources import GRANULARITY, SCALARS, lacking
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
-# Agents named per reason in an explanation ("naming up to a few agents per reason").
-SAMPLE_AGENTS = 3
 REASON_FITS = "fits"  # an agent with room for a task of the shape now
 
 
 class DemandError(ValueError):
     """A demand the master refuses; the message names the demand and the problem."""
-
-
-class PriorityTable:
-    """The cluster's priority classes by name, one of them the global default."""
-
-    def __init__(self, classes: Iterable[PriorityClass] = DEFAULTS) -> None:
-        self.classes: dict[str, PriorityClass] = {}
-        self.default = ""
-        for c in classes:
-            self.set(c)
-
-    def set(self, c: PriorityClass) -> None:
-        old = self.classes.get(c.name)
-        if old is not None and old.global_default and not c.global_default:
-            raise PriorityClassError(
-                f"priority class {echo(c.name)} is the global default; make another class "
-                "the global default first"
-            )
-        if c.name not in self.classes and len(self.classes) >= MAX_PRIORITY_CLASSES:
-            raise PriorityClassError(
-                f"the cluster has {len(self.classes)} priority classes, the limit"
-            )
-        if c.global_default and self.default and self.default != c.name:
-            previous = self.classes[self.default]
-            self.classes[self.default] = _replace_default(previous, False)
-        self.classes[c.name] = c
-        if c.global_default:
-            self.default = c.name
-
-    def delete(self, name: str) -> None:
-        if name not in self.classes:
-            raise KeyError(name)
-        if name == self.default:
-            raise PriorityClassError(
-                f"priority class {echo(name)} is the global default; make another class "
-                "the global default first"
-            )
-        del self.classes[name]
-
-    def resolve(self, name: str) -> PriorityClass:
-        """The class ``name`` names; the global default for "" and for a name the table does
-        not hold. Never raises: a task's class comes from outside the core (an agent's report,
-        a class deleted or forgotten since), and no lookup in the tick may fail on it (rule 5;
-        ``known`` tells the two apart where a call must be refused)."""
-        c = self.classes.get(name) if name else None
-        return c if c is not None else self.classes[self.default]
-
-    def known(self, name: str) -> bool:
-        """``name`` is "" (the global default) or a class the table holds."""
-        return not name or name in self.classes
-
-    def value(self, name: str) -> int:
-        return self.resolve(name).value
-
-    def sorted(self) -> list[PriorityClass]:
-        """Highest value first, then by name."""
-        return sorted(self.classes.values(), key=lambda c: (-c.value, c.name))
-
-
-def _replace_default(c: PriorityClass, flag: bool) -> PriorityClass:
-    return PriorityClass(c.name, c.value, c.preemption_policy, c.description, flag)
 
 
 def check_demands(demands: Sequence[Demand], table: PriorityTable) -> None:
@@ -184,7 +120,7 @@ def priority(fw: FrameworkRecord, table: PriorityTable) -> int:
 
 def class_priority(fw: FrameworkRecord, table: PriorityTable) -> int:
     """Rule 2, as shown: the highest class value among all its demands; with none, the
-    global default class's value. ``corral.master.state_json`` says the same from the wire's
+    global default class's value. ``corral.master.http.state_json`` says the same from the wire's
     demands."""
     values = [table.value(d.priority_class) for d in fw.demands.values()]
     return max(values) if values else table.value("")
@@ -221,7 +157,7 @@ def offered_regularly(fw: FrameworkRecord) -> bool:
     return any(unmet(fw, d) > 0 and not gangs.waiting(fw, d) for d in fw.demands.values())
 
 
-def classes_in_use(core: MasterCore, name: str) -> str:
+def classes_in_use(core: CoreState, name: str) -> str:
     """Who names class ``name`` (rule 4), as a reason; empty when nobody does."""
     live = core.live_classes.get(name, 0)
     if live > 0:
@@ -255,7 +191,7 @@ def demand_json(fw: FrameworkRecord, d: Demand, table: PriorityTable) -> dict[st
     }
 
 
-def _free_for(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord) -> list[float]:
+def _free_for(core: CoreState, fw: FrameworkRecord, agent: AgentRecord) -> list[float]:
     """What the framework could get of the agent now: its total less the tasks on it and the
     offers outstanding to other frameworks (its own offers are its to use)."""
     free = list(agent.spec.resources.scalars())
@@ -270,7 +206,7 @@ def _free_for(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord) -> list
 
 
 def _agent_reasons(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     agent: AgentRecord,
@@ -280,7 +216,7 @@ def _agent_reasons(
     """Why one task of ``d`` cannot go on ``agent`` now (empty: it fits). ``held``: the
     allocator's refuse filters and draining agents for the framework (Allocator.held_back);
     ``spread``: where the demand's tasks are, if it has a spread rule (spread.py)."""
-    reasons = placement_facts.blocking(core, placement_facts.demand_facts(fw, d), agent)
+    reasons = placement_facts.blocking(core.allocator, placement_facts.demand_facts(fw, d), agent)
     free = _free_for(core, fw, agent)
     shape = d.resources.scalars()
     reasons.extend(insufficient(SCALARS[k]) for k in lacking(free, shape))
@@ -293,20 +229,20 @@ def _agent_reasons(
     return list(dict.fromkeys(reasons))
 
 
-def connected_agents(core: MasterCore) -> list[AgentRecord]:
+def connected_agents(core: CoreState) -> list[AgentRecord]:
     """The agents explain counts (those in the allocator), by id."""
     agents = core.agents  # by id: sorting the ids is a plain string sort, no key per agent
     return [agents[aid] for aid in sorted(aid for aid, a in agents.items() if a.in_allocator)]
 
 
-def held_back(core: MasterCore, fw: FrameworkRecord, now: float) -> dict[str, str]:
+def held_back(core: CoreState, fw: FrameworkRecord, now: float) -> dict[str, str]:
     try:
         return core.allocator.held_back(fw.framework_id, now)
     except KeyError:  # not in the allocator (removed): nothing of it is held back
         return {}
 
 
-def held_back_masks(core: MasterCore, fw: FrameworkRecord, now: float) -> HeldBack | dict[str, str]:
+def held_back_masks(core: CoreState, fw: FrameworkRecord, now: float) -> HeldBack | dict[str, str]:
     """``held_back`` as the allocator's arrays (one gather, not a dict of every filtered
     agent: a framework that declined everything has one filter per agent)."""
     try:
@@ -316,7 +252,7 @@ def held_back_masks(core: MasterCore, fw: FrameworkRecord, now: float) -> HeldBa
 
 
 def demand_reasons(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     agents: Sequence[AgentRecord],
@@ -332,7 +268,7 @@ def demand_reasons(
 
 
 def demand_reasons_reference(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     agents: Sequence[AgentRecord],
@@ -352,7 +288,7 @@ def demand_reasons_reference(
     ]
 
 
-def explain(core: MasterCore, fw: FrameworkRecord, now: float) -> list[dict[str, Any]]:
+def explain(core: CoreState, fw: FrameworkRecord, now: float) -> list[dict[str, Any]]:
     """Each pending demand (unmet > 0) with why: per reason, how many of the connected agents
     it applies to and a few of them by id, and a one-line summary ("3 of 5 agents:
     insufficient gpus"). A waiting gang (gangs.py) also gets ``gang``: its missing members,

@@ -42,7 +42,8 @@ class AgentRegister(Event):
     tasks: tuple[ReportedTask, ...] = ()
     secret: str = ""  # what the agent presents with spec.agent_id
     new_secret: str = ""  # unguessable, made by the shell: handed out with a new identity
-    # The shell checked ``secret`` as its seal of (spec.agent_id, principal) (master/seals.py):
+    # The shell checked ``secret`` as its seal of (spec.agent_id, principal)
+    # (master/security/seals.py):
     # the id was issued to this certificate, whether or not the master still knows it.
     secret_sealed: bool = False
     # From the agent's verified certificate (the shell's TLS peer), never from a message.

@@ -1,7 +1,7 @@
 """Why the allocator sees a framework as suppressed, said as the cause (issue #32, defect 9:
 `corral explain` said "held back by: suppressed: 4" of a framework that never suppressed).
 
-The core hands the allocator one flag per framework (MasterCore.sync_allocator): offered
+The core hands the allocator one flag per framework (CoreState.sync_allocator): offered
 nothing when it asked (SUPPRESS), is not subscribed, wants nothing by its demands, waits only
 for a gang's bundle, or has too many statuses unacknowledged. The allocator's explain knows
 only the flag; explain replaces it with the causes that hold, in that order.
@@ -19,7 +19,7 @@ from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FrameworkState
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 SUPPRESSED_BY_FRAMEWORK = "suppressed by the framework (SUPPRESS; REVIVE ends it)"
 NOT_SUBSCRIBED = "framework not subscribed (disconnected)"
@@ -27,7 +27,7 @@ WANTS_NOTHING = "wants nothing: its demands are met"
 GANG_ONLY = "its only unmet demands are gangs, offered only as a bundle (see its demands)"
 
 
-def causes(core: MasterCore, fw: FrameworkRecord) -> list[str]:
+def causes(core: CoreState, fw: FrameworkRecord) -> list[str]:
     """Why ``fw`` is offered nothing by the regular cycle; empty when it may be offered."""
     out: list[str] = []
     if fw.suppressed:
@@ -47,7 +47,7 @@ def causes(core: MasterCore, fw: FrameworkRecord) -> list[str]:
     return out
 
 
-def explained(core: MasterCore, fw: FrameworkRecord, reasons: dict[str, int]) -> dict[str, int]:
+def explained(core: CoreState, fw: FrameworkRecord, reasons: dict[str, int]) -> dict[str, int]:
     """The allocator's reasons with its bare "suppressed" replaced by the causes."""
     count = reasons.pop(REASON_SUPPRESSED, None)
     if count is None:
@@ -57,7 +57,7 @@ def explained(core: MasterCore, fw: FrameworkRecord, reasons: dict[str, int]) ->
     return reasons
 
 
-def explain(core: MasterCore, framework_id: str, now: float) -> dict[str, Any]:
+def explain(core: CoreState, framework_id: str, now: float) -> dict[str, Any]:
     """The Operator Explain answer: the allocator's reasons for the last cycle, with their
     causes named, the framework's priority and its pending demands."""
     fw = core.frameworks.get(framework_id)

@@ -27,19 +27,19 @@ from corral.master.core.types import Demand, TaskReason
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def suppress(core: MasterCore, e: ev.Suppress) -> Commands:
+def suppress(core: CoreState, e: ev.Suppress) -> Commands:
     fw = core.caller(e)
     fw.suppressed = True
     core.sync_allocator(fw)
     return []
 
 
-def revive(core: MasterCore, e: ev.Revive) -> Commands:
+def revive(core: CoreState, e: ev.Revive) -> Commands:
     fw = core.caller(e)
     fw.suppressed = False
     core.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
@@ -48,7 +48,7 @@ def revive(core: MasterCore, e: ev.Revive) -> Commands:
     return []
 
 
-def set_demands(core: MasterCore, e: ev.SetDemands) -> Commands:
+def set_demands(core: CoreState, e: ev.SetDemands) -> Commands:
     fw = core.caller(e)
     try:
         demands.check_demands(e.demands, core.priority)
@@ -77,7 +77,7 @@ def set_demands(core: MasterCore, e: ev.SetDemands) -> Commands:
 
 
 def _rescind_stale_gangs(
-    core: MasterCore, fw: FrameworkRecord, previous: dict[str, Demand], e: ev.Event
+    core: CoreState, fw: FrameworkRecord, previous: dict[str, Demand], e: ev.Event
 ) -> Commands:
     """A bundle was cut for a demand as it was: withdrawn or changed, its offers go back
     (RESCIND), and a gang still waiting gets a new bundle of the new shape."""
@@ -100,7 +100,7 @@ def _rescind_stale_gangs(
     )
 
 
-def kill(core: MasterCore, e: ev.Kill) -> Commands:
+def kill(core: CoreState, e: ev.Kill) -> Commands:
     fw = core.caller(e)
     if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
         raise _invalid(f"kill grace period must be a finite number >= 0, got {e.grace_seconds}")

@@ -30,30 +30,31 @@ from typing import TYPE_CHECKING
 from corral.master.allocator.interface import Scalars, slots_of_one
 from corral.master.core import commands as cmd
 from corral.master.core import gangs
+from corral.master.core.nomination_holds import release
 from corral.master.core.records import FrameworkRecord, Nomination
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 Group = tuple[str, str]  # (framework id, demand)
 
 
-def is_gang_hold(core: MasterCore, n: Nomination) -> bool:
+def is_gang_hold(core: CoreState, n: Nomination) -> bool:
     """The nomination holds room for a gang still waiting for its bundle."""
     fw = core.frameworks.get(n.framework_id)
     d = fw.demands.get(n.demand) if fw is not None else None
     return d is not None and fw is not None and gangs.waiting(fw, d)
 
 
-def group(core: MasterCore, key: Group) -> list[Nomination]:
+def group(core: CoreState, key: Group) -> list[Nomination]:
     return [n for n in core.nominations.values() if (n.framework_id, n.demand) == key]
 
 
-def ready_groups(core: MasterCore) -> list[Group]:
+def ready_groups(core: CoreState) -> list[Group]:
     """Groups whose victims are all gone and that are not offered yet (rule 2's retry)."""
     groups: dict[Group, bool] = {}
     for n in core.nominations.values():
@@ -63,17 +64,15 @@ def ready_groups(core: MasterCore) -> list[Group]:
     return [k for k, ok in groups.items() if ok]
 
 
-def became_ready(core: MasterCore, key: Group, now: float) -> None:
+def became_ready(core: CoreState, key: Group, now: float) -> None:
     """The group's last victim ended: its holds wait ``preemption_nomination_seconds`` at most."""
     deadline = now + core.config.preemption_nomination_seconds
     for n in group(core, key):
         n.expires_at = deadline
 
 
-def offer(core: MasterCore, key: Group, e: ev.Event) -> Commands:
+def offer(core: CoreState, key: Group, e: ev.Event) -> Commands:
     """Rule 2: the group as one bundle, if its victims are gone and its members fit."""
-    from corral.master.core.nominations import release
-
     members = group(core, key)
     if not members or any(n.victims or n.offer_id for n in members):
         return []
@@ -128,7 +127,7 @@ def offer(core: MasterCore, key: Group, e: ev.Event) -> Commands:
     ]
 
 
-def retry(core: MasterCore, e: ev.Event) -> Commands:
+def retry(core: CoreState, e: ev.Event) -> Commands:
     """Rule 2's retry, at each allocation tick before gangs are cut."""
     out: Commands = []
     for key in ready_groups(core):
@@ -136,7 +135,7 @@ def retry(core: MasterCore, e: ev.Event) -> Commands:
     return out
 
 
-def _slots(core: MasterCore, n: Nomination, shape: Scalars) -> int:
+def _slots(core: CoreState, n: Nomination, shape: Scalars) -> int:
     """Whole members the hold takes with the agent's free room beside it."""
     from corral.master.core.preemption_room import UsedRoom
 
@@ -149,7 +148,7 @@ def _slots(core: MasterCore, n: Nomination, shape: Scalars) -> int:
 
 
 def _room_elsewhere(
-    core: MasterCore, fw: FrameworkRecord, d: Demand, skip: set[str], count: int, now: float
+    core: CoreState, fw: FrameworkRecord, d: Demand, skip: set[str], count: int, now: float
 ) -> list[tuple[str, int]] | None:
     """``count`` members of ``d`` on agents other than ``skip``, as the gang cut would place
     them (gangs.py rule 2); None if they do not fit."""

@@ -42,24 +42,14 @@ import numpy as np
 from corral.master.allocator.interface import Room, Scalars, slots_of_one
 from corral.master.allocator.interface import slots as room_slots
 from corral.master.core import placement_facts
+from corral.master.core.gang_bundle import Gang as Gang
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 from corral.resources import fits
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
-
-
-@dataclass(frozen=True, slots=True)
-class Gang:
-    """One outstanding bundle: its offers (one per agent) and how many tasks it holds."""
-
-    gang_id: str
-    framework_id: str
-    demand: str
-    members: int
-    offer_ids: tuple[str, ...]
+    from corral.master.core.state import CoreState
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +169,7 @@ def _fit_small(
     return Fit(members, placeable, tuple((str(ids[i]), k) for i, k in chosen))
 
 
-def demand_filter(core: MasterCore, d: Demand, fw: FrameworkRecord) -> Callable[[str], bool] | None:
+def demand_filter(core: CoreState, d: Demand, fw: FrameworkRecord) -> Callable[[str], bool] | None:
     """The placement rules per agent with the demand's own constraints added (the framework's
     alone are the allocator's, in room); None when it has none. Its tolerations cannot open an
     agent its framework's do not: an offer is the framework's, and the allocator's eligibility
@@ -190,12 +180,12 @@ def demand_filter(core: MasterCore, d: Demand, fw: FrameworkRecord) -> Callable[
     facts = placement_facts.framework_facts(fw.spec).with_demand(d.constraints, ())
 
     def allowed(agent_id: str) -> bool:
-        return placement_facts.allows(core, facts, agents[agent_id])
+        return placement_facts.allows(core.allocator, facts, agents[agent_id])
 
     return allowed
 
 
-def candidates(core: MasterCore, now: float) -> list[tuple[FrameworkRecord, Demand, int, int]]:
+def candidates(core: CoreState, now: float) -> list[tuple[FrameworkRecord, Demand, int, int]]:
     """Waiting gangs without a bundle outstanding, of frameworks that may be offered, in rule
     2's order, with the members each lacks and its class value."""
     out: list[tuple[int, str, str, FrameworkRecord, Demand, int]] = []
@@ -229,7 +219,7 @@ def candidates(core: MasterCore, now: float) -> list[tuple[FrameworkRecord, Dema
     return [(fw, d, n, -v) for v, _, _, fw, d, n in ordered]
 
 
-def value_of(core: MasterCore, g: Gang) -> int:
+def value_of(core: CoreState, g: Gang) -> int:
     """The class value of an outstanding bundle's demand (the lowest if it is gone)."""
     fw = core.frameworks.get(g.framework_id)
     d = fw.demands.get(g.demand) if fw is not None else None
@@ -237,7 +227,7 @@ def value_of(core: MasterCore, g: Gang) -> int:
 
 
 def explain(
-    core: MasterCore, fw: FrameworkRecord, d: Demand, now: float, never_fits: bool = False
+    core: CoreState, fw: FrameworkRecord, d: Demand, now: float, never_fits: bool = False
 ) -> dict[str, Any]:
     """What explain says of a gang demand: its bundle if one is outstanding, else how many of
     its missing members fit now (rule 2's cut, charging nothing; none when ``never_fits``: its

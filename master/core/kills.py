@@ -16,7 +16,7 @@ from corral.master.core.types import TaskReason
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
@@ -33,7 +33,7 @@ def grace_of(seconds: float | None) -> float:
     return max(seconds, AT_ONCE)
 
 
-def find_task(core: MasterCore, framework_id: str, task_id: str) -> TaskRecord:
+def find_task(core: CoreState, framework_id: str, task_id: str) -> TaskRecord:
     """The live or kept ended task (rule 1); CallRejected when unknown or ambiguous."""
     if framework_id:
         fw = core.frameworks.get(framework_id)
@@ -62,7 +62,7 @@ def find_task(core: MasterCore, framework_id: str, task_id: str) -> TaskRecord:
 
 
 def kill_one(
-    core: MasterCore,
+    core: CoreState,
     task: TaskRecord,
     grace: float,
     why: tuple[TaskReason, str],

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, simulation, ticks
+from corral.master.core import mirror, nominations, reconcile, simulation
 from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
@@ -42,19 +42,19 @@ from corral.master.core.types import CORDONED, DRAINING, Maintenance, TaskReason
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def _agent(core: MasterCore, agent_id: str) -> AgentRecord:
+def _agent(core: CoreState, agent_id: str) -> AgentRecord:
     agent = core.agents.get(agent_id)
     if agent is None:
         raise CallRejected(Refusal.NOT_FOUND, f"unknown agent {echo(agent_id)}")
     return agent
 
 
-def held_out(core: MasterCore, agent: AgentRecord) -> bool:
+def held_out(core: CoreState, agent: AgentRecord) -> bool:
     """Whether the allocator must hold the agent out: cordoned, or at its launch bound."""
     return agent.maintenance is not None or agent.agent_id in core.holds.held
 
@@ -68,7 +68,7 @@ def _answer(e: ev.Event, agent: AgentRecord, killed: tuple[str, ...] = ()) -> cm
     return cmd.Answer(stimulus_id=e.stimulus_id, value=(agent.maintenance, killed))
 
 
-def _cordon(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+def _cordon(core: CoreState, agent: AgentRecord, e: ev.Event) -> Commands:
     """Rule 1: out of offers from now."""
     out = core.book.rescind_agent(agent, e.stimulus_id)
     out += core.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: it is cordoned")
@@ -78,7 +78,7 @@ def _cordon(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
     return out
 
 
-def cordon(core: MasterCore, e: ev.Cordon) -> Commands:
+def cordon(core: CoreState, e: ev.Cordon) -> Commands:
     agent = _agent(core, e.agent_id)
     if agent.maintenance is not None:  # already cordoned or draining: nothing changes
         return [_answer(e, agent)]
@@ -97,7 +97,7 @@ def cordon(core: MasterCore, e: ev.Cordon) -> Commands:
     return out
 
 
-def uncordon(core: MasterCore, e: ev.Uncordon) -> Commands:
+def uncordon(core: CoreState, e: ev.Uncordon) -> Commands:
     """Rule 3."""
     agent = _agent(core, e.agent_id)
     if agent.maintenance is None:
@@ -119,7 +119,7 @@ def uncordon(core: MasterCore, e: ev.Uncordon) -> Commands:
     ]
 
 
-def drain(core: MasterCore, e: ev.Drain) -> Commands:
+def drain(core: CoreState, e: ev.Drain) -> Commands:
     """Rule 2, within the disruption budgets (simulation.py rule 6)."""
     agent = _agent(core, e.agent_id)
     if agent.maintenance is None or agent.maintenance.mode != DRAINING:
@@ -159,7 +159,7 @@ def drain(core: MasterCore, e: ev.Drain) -> Commands:
     return out
 
 
-def reregistered(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+def reregistered(core: CoreState, agent: AgentRecord, e: ev.Event) -> Commands:
     """Rule 2 for an agent that re-registers while draining (after a master restart its tasks
     are new records): the live tasks it brings that no kill is under way for are killed."""
     m = agent.maintenance
@@ -178,19 +178,19 @@ def reregistered(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
     return out
 
 
-def _drained_event(core: MasterCore, agent: AgentRecord, e: ev.Event) -> cmd.ClusterEvent:
+def _drained_event(core: CoreState, agent: AgentRecord, e: ev.Event) -> cmd.ClusterEvent:
     return core.cluster_event(
         e, "agent_drained", agent.agent_id, f"{agent.spec.hostname}: no task left"
     )
 
 
-def task_ended(core: MasterCore, agent: AgentRecord) -> None:
-    """A task on ``agent`` ended (MasterCore.finish_task): a draining agent may be drained."""
+def task_ended(core: CoreState, agent: AgentRecord) -> None:
+    """A task on ``agent`` ended (CoreState.finish_task): a draining agent may be drained."""
     if drained(agent):
         core.maybe_drained.add(agent.agent_id)
 
 
-def settle(core: MasterCore, e: ev.Event) -> Commands:
+def settle(core: CoreState, e: ev.Event) -> Commands:
     """After an event: the drained event of each agent whose last task ended in it."""
     ids, core.maybe_drained = core.maybe_drained, set()
     return [
@@ -200,7 +200,7 @@ def settle(core: MasterCore, e: ev.Event) -> Commands:
     ]
 
 
-def delete_agent(core: MasterCore, e: ev.DeleteAgent) -> Commands:
+def delete_agent(core: CoreState, e: ev.DeleteAgent) -> Commands:
     """Rule 5."""
     agent = _agent(core, e.agent_id)
     if agent.connection is not None:
@@ -231,7 +231,7 @@ def delete_agent(core: MasterCore, e: ev.DeleteAgent) -> Commands:
     core.task_sums.remove_agent(agent_id)
     core.holds.held.discard(agent_id)
     core.maybe_drained.discard(agent_id)
-    ticks.retell_intervals(core)
+    core.clocks.retell_intervals()
     if was is AgentState.RECOVERING:
         core.recovering -= 1
     out += reconcile.answer_held(core, agent_id, e)

@@ -72,6 +72,7 @@ from corral.master.core import (
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
+from corral.master.core.clocks import Clocks
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
 from corral.master.core.demand_work import Largest, Rotation
@@ -84,11 +85,13 @@ from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preemption_budget import PreemptionBudget
+from corral.master.core.priority_table import PriorityTable
 from corral.master.core.quarantine import Quarantine
 from corral.master.core.records import (
     AgentRecord,
     FrameworkRecord,
     Nomination,
+    NominationKey,
     TaskRecord,
 )
 from corral.master.core.refusals import CallRejected, Refusal
@@ -140,7 +143,7 @@ class MasterCore:
         self.revocable = RevocableOffers(master_id)  # revocable.py: kept apart from the book
         self.pacer = LaunchPacer(config)  # pacing.py
         self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
-        self.clocks = ticks.Clocks()  # ticks.py: heartbeat deadlines, the removal rate limit
+        self.clocks = Clocks()  # clocks.py: heartbeat deadlines, the removal rate limit
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
         self.durable_frameworks: dict[str, FrameworkEntry] = {}
@@ -194,7 +197,7 @@ class MasterCore:
             operator_settings.apply_weight(self, role, weight)
         for role, quota in config.role_quotas:
             operator_settings.apply_quota(self, role, quota)
-        self.priority = demands.PriorityTable(DEFAULTS)
+        self.priority = PriorityTable(DEFAULTS)
         for c in config.priority_classes:
             self.priority.set(c)
         # Frameworks with a gang demand (min_member > 0): the allocation tick cuts bundles
@@ -205,9 +208,9 @@ class MasterCore:
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
         # nominations; what victims freed in the event in hand; live tasks per class name
         # (a cycle with nobody below a demand's priority looks no further).
-        self.nominations: dict[nominations.NominationKey, Nomination] = {}
-        self.victim_of: dict[tuple[str, str], nominations.NominationKey] = {}
-        self.victims_freed: list[tuple[nominations.NominationKey, Scalars]] = []
+        self.nominations: dict[NominationKey, Nomination] = {}
+        self.victim_of: dict[tuple[str, str], NominationKey] = {}
+        self.victims_freed: list[tuple[NominationKey, Scalars]] = []
         self.live_classes: Counter[str] = Counter()
         self.preemption_budget = PreemptionBudget(  # preemption_budget.py: per preemptor
             config.preemption_victims_burst,
@@ -347,7 +350,7 @@ class MasterCore:
         connection = agent.connection
         assert connection is not None  # the caller matched the event's connection
         agent.connection = None
-        ticks.retell_intervals(self)
+        self.clocks.retell_intervals()
         return [
             cmd.CloseAgentStream(
                 stimulus_id=e.stimulus_id,

@@ -40,8 +40,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile, ticks
+from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile
 from corral.master.core import commands as cmd
+from corral.master.core.clocks import heartbeat_interval_for
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
@@ -52,12 +53,12 @@ from corral.tasks import AGENT_REPORTED_STATES
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
+def _check(core: CoreState, e: ev.AgentRegister, agent_id: str) -> None:
     """Refuse (CallRejected) a registration the master cannot believe, before anything
     changes: the agent is told why and no record is made."""
     spec = e.spec
@@ -114,7 +115,7 @@ def _check(core: MasterCore, e: ev.AgentRegister, agent_id: str) -> None:
         )
 
 
-def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
+def register(core: CoreState, e: ev.AgentRegister) -> Commands:
     """An agent's REGISTER (rules 1-3)."""
     sid, now = e.stimulus_id, e.now
     agent_id = e.spec.agent_id or e.new_agent_id
@@ -168,10 +169,10 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
         kind = "agent_reregistered"
     # Counting every record, not only the connected ones, keeps this O(1) per registration;
     # the tick corrects the interval with the exact count.
-    agent.heartbeat_interval = ticks.heartbeat_interval_for(core, len(core.agents))
+    agent.heartbeat_interval = heartbeat_interval_for(core.config, len(core.agents))
     agent.interval_set_at = now
-    ticks.watch_deadline(core, agent)
-    ticks.retell_intervals(core)
+    core.clocks.watch_deadline(core.config, agent)
+    core.clocks.retell_intervals()
     out.append(
         cmd.SendRegistered(
             stimulus_id=sid,
@@ -196,24 +197,24 @@ def register(core: MasterCore, e: ev.AgentRegister) -> Commands:
     return out
 
 
-def heartbeat(core: MasterCore, e: ev.AgentHeartbeat) -> Commands:
+def heartbeat(core: CoreState, e: ev.AgentHeartbeat) -> Commands:
     """Rule 4."""
     return core.heard_from(e)[1]
 
 
-def stream_closed(core: MasterCore, e: ev.AgentStreamClosed) -> Commands:
+def stream_closed(core: CoreState, e: ev.AgentStreamClosed) -> Commands:
     """The agent's stream closed: detached until it registers again (rule 5)."""
     agent = core.agents.get(e.agent_id)
     if agent is None or agent.connection != e.connection:
         return []
     agent.connection = None
-    ticks.retell_intervals(core)
+    core.clocks.retell_intervals()
     out = detach(core, agent, e, "the agent disconnected")
     out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
     return out
 
 
-def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
     """Mark the agent UNREACHABLE (rule 6)."""
     was = agent.state
     agent.state = check(
@@ -239,7 +240,7 @@ def unreachable(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> 
     return out
 
 
-def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
+def detach(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
     """Rule 5: rescind the agent's offers and take it out of the allocator."""
     out = core.book.rescind_agent(agent, e.stimulus_id)
     out += core.rescinded_events(out, e, f"of agent {agent.agent_id} rescinded: {why}")
@@ -253,7 +254,7 @@ def detach(core: MasterCore, agent: AgentRecord, e: ev.Event, why: str) -> Comma
     return out
 
 
-def _attach(core: MasterCore, agent: AgentRecord) -> None:
+def _attach(core: CoreState, agent: AgentRecord) -> None:
     """Rule 5: the agent and its tasks' charges go (back) into the allocator."""
     spec = agent.spec
     core.allocator.add_agent(

@@ -19,10 +19,10 @@ from corral.master.core.durable import PutAgent, PutFramework, agent_entry, fram
 from corral.master.core.records import AgentRecord, FrameworkRecord
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 
-def mark_agent(core: MasterCore, agent: AgentRecord) -> None:
+def mark_agent(core: CoreState, agent: AgentRecord) -> None:
     """Persist the agent's record if it changed since last persisted."""
     entry = agent_entry(agent)
     if core.durable_agents.get(agent.agent_id) != entry:
@@ -30,7 +30,7 @@ def mark_agent(core: MasterCore, agent: AgentRecord) -> None:
         core.changes.append(PutAgent(entry))
 
 
-def mark_framework(core: MasterCore, fw: FrameworkRecord) -> None:
+def mark_framework(core: CoreState, fw: FrameworkRecord) -> None:
     """The same for a framework (rule 2: placeholders are not durable)."""
     if fw.placeholder:
         return

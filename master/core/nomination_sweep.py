@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
 from corral.master.core import gang_holds
-from corral.master.core.nominations import _key, release
+from corral.master.core.nomination_holds import key as _key
+from corral.master.core.nomination_holds import release
 from corral.master.core.records import Nomination
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 
-def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+def sweep(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     """End nominations whose offer was used or returned, expired, or whose victims outlived
     the kill timeout (rule 4). A gang's holds end together, as one (gang_holds.py rule 3)."""
     out: list[cmd.Command] = []
@@ -68,7 +69,7 @@ def sweep(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
     return out
 
 
-def _launched_in(core: MasterCore, n: Nomination) -> bool:
+def _launched_in(core: CoreState, n: Nomination) -> bool:
     """The hold's offer launched tasks of its demand (preemption_budget.py rule 2)."""
     agent = core.agents.get(n.agent_id)
     if agent is None:
@@ -81,7 +82,7 @@ def _launched_in(core: MasterCore, n: Nomination) -> bool:
     )
 
 
-def _unused(core: MasterCore, n: Nomination, e: ev.Event, what: str) -> cmd.ClusterEvent:
+def _unused(core: CoreState, n: Nomination, e: ev.Event, what: str) -> cmd.ClusterEvent:
     """A strike against the demand (preemption_budget.py rule 2), said as an event."""
     backoff = core.preemption_budget.unused(n.framework_id, n.demand, e.now)
     return core.cluster_event(

@@ -35,8 +35,15 @@ from typing import TYPE_CHECKING
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
 from corral.master.core import demand_work, gang_holds, gangs, preemption
+from corral.master.core.nomination_holds import release
 from corral.master.core.preemption_room import UsedRoom, may_die
-from corral.master.core.records import AgentRecord, FrameworkRecord, Nomination, TaskRecord
+from corral.master.core.records import (
+    AgentRecord,
+    FrameworkRecord,
+    Nomination,
+    NominationKey,
+    TaskRecord,
+)
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand
 from corral.priority import PreemptionPolicy
@@ -45,21 +52,15 @@ from corral.resources import fits
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
-
-NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
+    from corral.master.core.state import CoreState
 
 
-def _key(n: Nomination) -> NominationKey:
-    return (n.framework_id, n.demand, n.agent_id)
-
-
-def _lowest_live_priority(core: MasterCore) -> float:
+def _lowest_live_priority(core: CoreState) -> float:
     values = [core.priority.value(name) for name, n in core.live_classes.items() if n > 0]
     return min(values) if values else float("inf")
 
 
-def preempt(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+def preempt(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     """Rule 1 and 2, once per allocation cycle."""
     lowest = _lowest_live_priority(core)
     if all(c.value <= lowest for c in core.priority.classes.values()):
@@ -131,7 +132,7 @@ def _victims_this_cycle(out: list[cmd.Command]) -> int:
 
 
 def _search(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     value: int,
@@ -190,7 +191,7 @@ def _group(task: TaskRecord) -> str:
     return f"{task.framework_id}/{task.spec.demand}" if task.spec.demand else ""
 
 
-def _candidate(core: MasterCore, task: TaskRecord) -> preemption.Candidate:
+def _candidate(core: CoreState, task: TaskRecord) -> preemption.Candidate:
     return preemption.Candidate(
         (task.framework_id, task.task_id),
         core.priority.value(task.spec.priority_class),
@@ -200,7 +201,7 @@ def _candidate(core: MasterCore, task: TaskRecord) -> preemption.Candidate:
     )
 
 
-def _spare(core: MasterCore) -> dict[str, int]:
+def _spare(core: CoreState) -> dict[str, int]:
     """Per gang (a demand with min_member), how many of its live tasks it can lose."""
     spare: dict[str, int] = {}
     for fw in core.frameworks.values():
@@ -212,7 +213,7 @@ def _spare(core: MasterCore) -> dict[str, int]:
 
 
 def _nominate(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
@@ -279,7 +280,7 @@ def _nominate(
 
 
 def _hold_free_room(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     placements: list[preemption.Placement],
@@ -318,7 +319,7 @@ def _hold_free_room(
         used.charge(agent_id, part)
 
 
-def victim_ended(core: MasterCore, task: TaskRecord) -> None:
+def victim_ended(core: CoreState, task: TaskRecord) -> None:
     """A task ended; if it was a victim, what it held goes to its nomination (rule 3) when the
     event's other returns are done (``settle``)."""
     key = (task.framework_id, task.task_id)
@@ -334,7 +335,7 @@ def victim_ended(core: MasterCore, task: TaskRecord) -> None:
         core.victims_freed.append((nkey, task.spec.resources.scalars()))
 
 
-def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+def settle(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     """After an event: charge what victims freed to their preemptors (rule 3) and offer each
     hold whose victims are all gone (rule 4)."""
     freed, core.victims_freed = core.victims_freed, []
@@ -380,7 +381,7 @@ def settle(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
 
 
 def _top_up(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     n: Nomination,
     agent: AgentRecord,
@@ -407,26 +408,11 @@ def _top_up(
     return (a, b, c, g)
 
 
-def release(core: MasterCore, n: Nomination) -> None:
-    """Give a hold back to the pool and forget the nomination (victims still dying end as
-    PREEMPTED, but free their resources to everyone)."""
-    core.nominations.pop(_key(n), None)
-    for v in n.victims:
-        core.victim_of.pop(v, None)
-    agent = core.agents.get(n.agent_id)
-    if any(x > 0 for x in n.held) and agent is not None and agent.in_allocator:
-        core.allocator.recover(
-            n.framework_id, n.agent_id, (n.held[0], n.held[1], n.held[2], n.held[3])
-        )
-        core.freed(agent)
-    n.held = [0.0, 0.0, 0.0, 0.0]
-
-
-def release_agent(core: MasterCore, agent_id: str) -> None:
+def release_agent(core: CoreState, agent_id: str) -> None:
     for n in [n for n in core.nominations.values() if n.agent_id == agent_id and not n.offer_id]:
         release(core, n)
 
 
-def release_framework(core: MasterCore, framework_id: str) -> None:
+def release_framework(core: CoreState, framework_id: str) -> None:
     for n in [n for n in core.nominations.values() if n.framework_id == framework_id]:
         release(core, n)

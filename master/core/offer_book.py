@@ -42,7 +42,7 @@ from corral.limits import echo
 from corral.master.allocator.interface import Allocator, Plan, PlanSource, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import offer_ids as offer_ids_mod
-from corral.master.core.gangs import Gang
+from corral.master.core.gang_bundle import Gang
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.offer_view import OfferView
 from corral.master.core.pacing import allowance_cut

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 MAX_DOUBLINGS = 6  # 2T, 4T, ... 128T: with the default 60 s timeout about two hours at most
 
@@ -38,7 +38,7 @@ class OfferExpiries:
     # Per framework, per agent: until when an expiry's filter holds it, and what it refused.
     holds: dict[str, dict[str, tuple[float, tuple[float, ...]]]] = field(default_factory=dict)
 
-    def filter_seconds(self, core: MasterCore, framework_id: str) -> float:
+    def filter_seconds(self, core: CoreState, framework_id: str) -> float:
         """Rule 2: how long the filter of this expiry lasts (the streak grows by one)."""
         n = self.streak.get(framework_id, 0)
         self.streak[framework_id] = n + 1
@@ -47,7 +47,7 @@ class OfferExpiries:
 
     def expired(
         self,
-        core: MasterCore,
+        core: CoreState,
         framework_id: str,
         refused: Iterable[tuple[str, tuple[float, ...]]],
         now: float,
@@ -67,7 +67,7 @@ class OfferExpiries:
         if self.streak:
             self.streak.pop(framework_id, None)
 
-    def revived(self, core: MasterCore, framework_id: str, now: float) -> None:
+    def revived(self, core: CoreState, framework_id: str, now: float) -> None:
         """Rule 4: after the framework's filters were cleared, its expiries' go back."""
         for agent_id, (until, amount) in self.holds.get(framework_id, {}).items():
             if until > now:

@@ -31,12 +31,12 @@ from corral.master.core.types import TaskReason
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def kill_tasks(core: MasterCore, e: ev.KillTasks) -> Commands:
+def kill_tasks(core: CoreState, e: ev.KillTasks) -> Commands:
     """Rules 1, 2 and 4."""
     if not e.tasks:
         raise invalid("name at least one task")
@@ -70,7 +70,7 @@ def kill_tasks(core: MasterCore, e: ev.KillTasks) -> Commands:
     return out
 
 
-def teardown(core: MasterCore, e: ev.TeardownFramework) -> Commands:
+def teardown(core: CoreState, e: ev.TeardownFramework) -> Commands:
     """Rules 3 and 4."""
     fw = core.frameworks.get(e.framework_id)
     if fw is None:

@@ -26,12 +26,12 @@ from corral.priority import PriorityClassError
 from corral.roles import Quota, RoleError, check_quota, check_role, check_weight
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def set_priority_class(core: MasterCore, e: ev.SetPriorityClass) -> Commands:
+def set_priority_class(core: CoreState, e: ev.SetPriorityClass) -> Commands:
     c = e.priority_class
     try:
         core.priority.set(c)
@@ -52,7 +52,7 @@ def set_priority_class(core: MasterCore, e: ev.SetPriorityClass) -> Commands:
     ]
 
 
-def delete_priority_class(core: MasterCore, e: ev.DeletePriorityClass) -> Commands:
+def delete_priority_class(core: CoreState, e: ev.DeletePriorityClass) -> Commands:
     if e.name not in core.priority.classes:
         raise CallRejected(Refusal.NOT_FOUND, f"unknown priority class {echo(e.name)}")
     user = demands.classes_in_use(core, e.name)
@@ -70,7 +70,7 @@ def delete_priority_class(core: MasterCore, e: ev.DeletePriorityClass) -> Comman
     return [core.cluster_event(e, "priority_class_deleted", e.name, "")]
 
 
-def set_weight(core: MasterCore, e: ev.SetWeight) -> Commands:
+def set_weight(core: CoreState, e: ev.SetWeight) -> Commands:
     try:
         weight = check_weight(check_role(e.role), e.weight)
     except RoleError as exc:
@@ -80,7 +80,7 @@ def set_weight(core: MasterCore, e: ev.SetWeight) -> Commands:
     return [core.cluster_event(e, "role_weight_set", e.role, f"weight {weight:g}")]
 
 
-def set_quota(core: MasterCore, e: ev.SetQuota) -> Commands:
+def set_quota(core: CoreState, e: ev.SetQuota) -> Commands:
     try:
         quota = check_quota(check_role(e.role), e.guarantee, e.limit)
     except RoleError as exc:
@@ -90,12 +90,12 @@ def set_quota(core: MasterCore, e: ev.SetQuota) -> Commands:
     return [core.cluster_event(e, "role_quota_set", e.role, f"quota {quota}")]
 
 
-def apply_weight(core: MasterCore, role: str, weight: float) -> None:
+def apply_weight(core: CoreState, role: str, weight: float) -> None:
     core.allocator.set_weight(role, weight)
     core.roles.set_weight(role, weight)
 
 
-def apply_quota(core: MasterCore, role: str, quota: Quota) -> None:
+def apply_quota(core: CoreState, role: str, quota: Quota) -> None:
     none = quota.is_none()
     core.allocator.set_quota(
         role,

@@ -34,7 +34,6 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
@@ -42,39 +41,21 @@ from corral.master.allocator.interface import HeldBack, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demand_work, demands, gangs
 from corral.master.core import events as ev
-from corral.master.core.agent_view import AgentView, Statics
+from corral.master.core.agent_view import AgentView
+from corral.master.core.pending_events import Key as Key
+from corral.master.core.pending_events import Note as Note
+from corral.master.core.pending_events import PendingEvents as PendingEvents
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 MAX_REASONED_PER_SCAN = 32
-Key = tuple[str, str]  # (framework id, demand name)
 
 
-@dataclass(slots=True)
-class Note:
-    """The last pending event recorded for a demand (rule 4)."""
-
-    message: str
-    recorded_at: float
-    reasoned_at: float
-
-
-class PendingEvents:
-    def __init__(self) -> None:
-        self.notes: dict[Key, Note] = {}
-        self.scanned_at = -float("inf")
-        self.statics: Statics | None = None  # the agents' signatures, kept across scans
-        self.tested: dict[Key, float] = {}  # when each pending demand was last tested (rule 5)
-
-    def forget(self, framework_id: str, demand: str) -> None:
-        self.notes.pop((framework_id, demand), None)
-
-
-def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
+def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     """Rules 1-5, after a cycle."""
     config = core.config
     state = core.pending
@@ -173,7 +154,7 @@ def scan(core: MasterCore, e: ev.Event) -> list[cmd.Command]:
 
 
 def _test(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     never: bool,
@@ -193,7 +174,7 @@ def _test(
 
 
 def _room_somewhere(
-    core: MasterCore,
+    core: CoreState,
     fw: FrameworkRecord,
     d: Demand,
     now: float,
@@ -227,7 +208,7 @@ def failed_scheduling_message(agents: int, reasons: list[dict[str, Any]]) -> str
 
 
 def scheduled(
-    core: MasterCore, fw: FrameworkRecord, launched: dict[str, list[str]], e: ev.Event
+    core: CoreState, fw: FrameworkRecord, launched: dict[str, list[str]], e: ev.Event
 ) -> list[cmd.Command]:
     """Rule 6: ``launched`` is, per demand, the agents its tasks of this accept went to (one
     entry per task)."""

@@ -1,20 +1,17 @@
 """The core's side of the placement rules (master/allocator/rules): its records as the rules'
 facts, and the rules asked for one demand on one agent. Every consumer in the core (preemption's
 victim search, the gang cut, the why-pending reasons and their specification, spread domains)
-asks through here, so a rule registered there is honoured everywhere."""
+asks through here, so a rule registered there is honoured everywhere. It takes the allocator
+(whose rule options the rules read), never the core."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from corral.master.allocator import rules
+from corral.master.allocator.interface import Allocator
 from corral.master.allocator.rules import AgentFacts, FrameworkFacts
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec
 from corral.qos import is_besteffort
-
-if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
 
 
 def agent_facts(spec: AgentSpec, under_pressure: bool = False) -> AgentFacts:
@@ -39,13 +36,13 @@ def demand_facts(fw: FrameworkRecord, d: Demand | None) -> FrameworkFacts:
     return facts.with_demand(d.constraints, d.tolerations, besteffort)
 
 
-def blocking(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> list[str]:
-    return rules.blocking(record_facts(agent), facts, core.allocator.rule_options)
+def blocking(allocator: Allocator, facts: FrameworkFacts, agent: AgentRecord) -> list[str]:
+    return rules.blocking(record_facts(agent), facts, allocator.rule_options)
 
 
-def in_spread_domain(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
-    return rules.in_spread_domain(record_facts(agent), facts, core.allocator.rule_options)
+def in_spread_domain(allocator: Allocator, facts: FrameworkFacts, agent: AgentRecord) -> bool:
+    return rules.in_spread_domain(record_facts(agent), facts, allocator.rule_options)
 
 
-def allows(core: MasterCore, facts: FrameworkFacts, agent: AgentRecord) -> bool:
-    return rules.allows(record_facts(agent), facts, core.allocator.rule_options)
+def allows(allocator: Allocator, facts: FrameworkFacts, agent: AgentRecord) -> bool:
+    return rules.allows(record_facts(agent), facts, allocator.rule_options)

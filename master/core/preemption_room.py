@@ -12,10 +12,10 @@ from corral.master.core.records import AgentRecord, FrameworkRecord, TaskRecord
 from corral.master.core.types import Demand
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 
-def may_die(core: MasterCore, task: TaskRecord, value: int) -> bool:
+def may_die(core: CoreState, task: TaskRecord, value: int) -> bool:
     """A victim candidate for a demand of class ``value``: live, not being killed, and of a
     strictly lower priority."""
     return (
@@ -29,7 +29,7 @@ class UsedRoom:
     """Per attached agent: its tasks, its offers and the holds on it, summed; computed for an
     agent when first asked (a demand that finds room early walks few agents), once a cycle."""
 
-    def __init__(self, core: MasterCore) -> None:
+    def __init__(self, core: CoreState) -> None:
         self._core = core
         self._cache: dict[str, list[float]] = {}
         self._lower: dict[tuple[str, int], list[float]] = {}
@@ -48,7 +48,7 @@ class UsedRoom:
         ok = per.get(agent.agent_id)
         if ok is None:
             ok = per[agent.agent_id] = placement_facts.allows(
-                self._core, placement_facts.demand_facts(fw, d), agent
+                self._core.allocator, placement_facts.demand_facts(fw, d), agent
             )
         return ok
 

@@ -33,22 +33,22 @@ from corral.master.core.records import AgentRecord
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def became_unreachable(core: MasterCore, agent: AgentRecord, since: float) -> None:
+def became_unreachable(core: CoreState, agent: AgentRecord, since: float) -> None:
     """Rule 1: the agent is UNREACHABLE from ``since`` (its ``unreachable_at``), the latest."""
     core.clocks.unreachable[agent.agent_id] = since
 
 
-def came_back(core: MasterCore, agent_id: str) -> None:
+def came_back(core: CoreState, agent_id: str) -> None:
     """Rule 1: the agent is no longer UNREACHABLE."""
     core.clocks.unreachable.pop(agent_id, None)
 
 
-def prune(core: MasterCore, e: ev.Tick) -> Commands:
+def prune(core: CoreState, e: ev.Tick) -> Commands:
     """Rule 2: forget the agents past the age, then the oldest past the count."""
     order = core.clocks.unreachable
     cfg = core.config
@@ -74,7 +74,7 @@ def prune(core: MasterCore, e: ev.Tick) -> Commands:
     return out
 
 
-def _forget(core: MasterCore, agent: AgentRecord, e: ev.Tick, why: str) -> cmd.ClusterEvent:
+def _forget(core: CoreState, agent: AgentRecord, e: ev.Tick, why: str) -> cmd.ClusterEvent:
     """Rule 3."""
     for (fw_id, task_id), task in agent.tasks.items():
         fw = core.frameworks.get(fw_id)

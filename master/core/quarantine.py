@@ -32,7 +32,7 @@ from corral.master.core import commands as cmd
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 T = TypeVar("T")
 BACKOFF = 30.0
@@ -59,7 +59,7 @@ class Quarantine:
 
     def run(
         self,
-        core: MasterCore,
+        core: CoreState,
         e: ev.Event,
         what: str,
         framework_id: str,
@@ -78,7 +78,7 @@ class Quarantine:
             del self._records[key]  # tried again after its backoff, and it went through
         return result
 
-    def _failed(self, core: MasterCore, e: ev.Event, what: str, key: Key, exc: Exception) -> None:
+    def _failed(self, core: CoreState, e: ev.Event, what: str, key: Key, exc: Exception) -> None:
         had = self._records.get(key)
         backoff = BACKOFF if had is None else min(MAX_BACKOFF, had.backoff * 2)
         failures = 1 if had is None else had.failures + 1

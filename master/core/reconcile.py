@@ -50,13 +50,13 @@ from corral.resources import Resources
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
 def agent_tasks(
-    core: MasterCore,
+    core: CoreState,
     agent: AgentRecord,
     e: ev.AgentRegister,
     was_unreachable: bool = False,
@@ -176,7 +176,7 @@ def agent_tasks(
     return out
 
 
-def answer_call(core: MasterCore, e: ev.Reconcile) -> Commands:
+def answer_call(core: CoreState, e: ev.Reconcile) -> Commands:
     """A framework's RECONCILE (rules 4 and 5)."""
     fw = core.caller(e)
     statuses: list[Status] = []
@@ -202,11 +202,11 @@ def _reconciled(status: Status) -> Status:
     return replace(status, uuid=b"", reason=TaskReason.RECONCILIATION)
 
 
-def _known_task(core: MasterCore, fw: FrameworkRecord, task_id: str) -> TaskRecord | None:
+def _known_task(core: CoreState, fw: FrameworkRecord, task_id: str) -> TaskRecord | None:
     return fw.tasks.get(task_id) or core.completed.get((fw.framework_id, task_id))
 
 
-def _unknown_yet(core: MasterCore, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
+def _unknown_yet(core: CoreState, fw: FrameworkRecord, task_id: str, agent_id: str) -> bool:
     """Rule 5: a task the master does not know, on an agent (or, naming none, on any agent)
     that may still re-register with it."""
     if _known_task(core, fw, task_id) is not None:
@@ -218,7 +218,7 @@ def _unknown_yet(core: MasterCore, fw: FrameworkRecord, task_id: str, agent_id: 
 
 
 def _answer(
-    core: MasterCore, fw: FrameworkRecord, task_id: str, agent_id: str, now: float
+    core: CoreState, fw: FrameworkRecord, task_id: str, agent_id: str, now: float
 ) -> Status:
     """What the master says of one task a framework asks about."""
     task = _known_task(core, fw, task_id)
@@ -250,7 +250,7 @@ def _answer(
     return answer
 
 
-def _unknown_class(core: MasterCore, task: TaskRecord, e: ev.AgentRegister) -> cmd.ClusterEvent:
+def _unknown_class(core: CoreState, task: TaskRecord, e: ev.AgentRegister) -> cmd.ClusterEvent:
     """Demands' rule 5: the task counts as the global default's class, said once, here."""
     default = core.priority.resolve("")
     return core.cluster_event(
@@ -264,7 +264,7 @@ def _unknown_class(core: MasterCore, task: TaskRecord, e: ev.AgentRegister) -> c
 
 
 def _remember_ended(
-    core: MasterCore,
+    core: CoreState,
     spec: TaskSpec,
     framework_id: str,
     agent_id: str,
@@ -284,7 +284,7 @@ def _remember_ended(
     )
 
 
-def answer_held(core: MasterCore, agent_id: str, e: ev.Event) -> Commands:
+def answer_held(core: CoreState, agent_id: str, e: ev.Event) -> Commands:
     """Rule 5: the agent's recovery ended (it re-registered or is UNREACHABLE): answer the
     questions held for it, and those naming no agent once no agent is RECOVERING."""
     questions = list(core.held.pop(agent_id, {}))

@@ -34,6 +34,9 @@ def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
     return total
 
 
+NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)
+
+
 @dataclass(slots=True)  # immutable by convention; not frozen for speed (see types._HOT_PATH)
 class OfferRecord:
     """One outstanding offer as an object. The book keeps offers as columns (offer_columns.py)

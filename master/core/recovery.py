@@ -28,12 +28,12 @@ from corral.master.core.states import AgentState, FrameworkState
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def recover(core: MasterCore, e: ev.Recover) -> Commands:
+def recover(core: CoreState, e: ev.Recover) -> Commands:
     """Rebuild from the registry (rules 1-4). The core starts the re-registration timeout of
     the agents RECOVERING (rule 3)."""
     if core.agents or core.frameworks:

@@ -1,5 +1,6 @@
 """Why the core refuses a call: a closed set of codes, each named after the gRPC status the
-shell answers with (one mapping, ``master/rpc_common.py``; HTTP has its own, ``master/http.py``).
+shell answers with (one mapping, ``master/rpc/common.py``; HTTP has its own,
+``master/http/routes.py``).
 
 A StrEnum so a code reads and compares as its name ("INVALID_ARGUMENT") in logs, metrics labels
 and tests, while an unknown code cannot be written at all. ``invalid`` and ``no_repeats`` are the

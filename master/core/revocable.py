@@ -19,7 +19,7 @@ Rules:
    usage rises.
 4. An accept uses revocable offers or regular ones, never both, of one agent; every task on
    revocable offers is marked revocable (TaskInfo.revocable), asks for cpus or mem, and a
-   marked task goes on revocable offers only (accepts.py refuses it elsewhere).
+   marked task goes on revocable offers only (accepts.py checks both: ``accept_revocable``).
 5. Revocable offers go back when used, declined or past ``offer_timeout``; they are
    rescinded when their agent leaves the allocator or comes under pressure, when its estimate
    shrinks below what is held and offered, and dropped when their framework is gone (each
@@ -28,54 +28,27 @@ Rules:
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from corral.limits import echo
 from corral.master.core import commands as cmd
 from corral.master.core import demands
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
-from corral.master.core.refusals import invalid
+from corral.master.core.revocable_book import RevocableOffers as RevocableOffers
 from corral.master.core.states import FrameworkState
-from corral.master.core.types import TaskSpec
-from corral.resources import EPSILON, Resources
+from corral.resources import EPSILON
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 MIN_CPUS = 0.01
 MIN_MEM = 32.0
-
-
-class RevocableOffers:
-    """The outstanding revocable offers (rule 5), the frameworks' refuse filters on agents'
-    revocable pools, and how many each framework was made (rule 2's turns)."""
-
-    def __init__(self, master_id: str) -> None:
-        self.prefix = f"{master_id}-R"
-        self.seq = 0
-        self.out: dict[str, OfferRecord] = {}
-        self.filters: dict[tuple[str, str], float] = {}  # (framework, agent) -> until
-        self.made: Counter[str] = Counter()
-        # Agents whose latest report has a revocable estimate (usage.py keeps it): the only
-        # ones a tick looks at, so a cluster without oversubscription pays nothing.
-        self.lenders: set[str] = set()
-
-    def mine(self, offer_id: str) -> bool:
-        return offer_id.startswith(self.prefix)
-
-    def of_agent(self, agent_id: str) -> list[OfferRecord]:
-        return [o for o in self.out.values() if o.agent_id == agent_id]
-
-    def of_framework(self, framework_id: str) -> list[OfferRecord]:
-        return [o for o in self.out.values() if o.framework_id == framework_id]
 
 
 def held(agent: AgentRecord) -> tuple[float, float]:
@@ -89,7 +62,7 @@ def held(agent: AgentRecord) -> tuple[float, float]:
     return cpus, mem
 
 
-def pool(core: MasterCore, agent: AgentRecord) -> tuple[float, float]:
+def pool(core: CoreState, agent: AgentRecord) -> tuple[float, float]:
     """Rule 1: what of the agent's estimate is neither held nor offered (may be negative)."""
     if agent.usage is None:
         return 0.0, 0.0
@@ -101,7 +74,7 @@ def pool(core: MasterCore, agent: AgentRecord) -> tuple[float, float]:
     return cpus, mem
 
 
-def _offerable(core: MasterCore, fw: FrameworkRecord) -> bool:
+def _offerable(core: CoreState, fw: FrameworkRecord) -> bool:
     return (
         fw.spec.revocable_resources
         and fw.state is FrameworkState.SUBSCRIBED
@@ -111,7 +84,7 @@ def _offerable(core: MasterCore, fw: FrameworkRecord) -> bool:
     )
 
 
-def offer(core: MasterCore, e: ev.AllocationTick) -> tuple[dict[str, OfferColumns], Commands]:
+def offer(core: CoreState, e: ev.AllocationTick) -> tuple[dict[str, OfferColumns], Commands]:
     """Rules 1 and 2 at an allocation tick, after the sweep (rule 5): the revocable offers
     made, one batch per framework, and the rescinds of the sweep."""
     book = core.revocable
@@ -168,7 +141,7 @@ def offer(core: MasterCore, e: ev.AllocationTick) -> tuple[dict[str, OfferColumn
     return batches, out
 
 
-def sweep(core: MasterCore, e: ev.Event) -> Commands:
+def sweep(core: CoreState, e: ev.Event) -> Commands:
     """Rule 5: offers whose framework is gone are dropped; those of agents out of the
     allocator or under pressure, or past ``offer_timeout``, are rescinded. Expired filters
     are forgotten."""
@@ -190,7 +163,7 @@ def sweep(core: MasterCore, e: ev.Event) -> Commands:
 
 
 def rescind(
-    core: MasterCore, which: Callable[[OfferRecord], bool], e: ev.Event, why: str
+    core: CoreState, which: Callable[[OfferRecord], bool], e: ev.Event, why: str
 ) -> Commands:
     book = core.revocable
     per_fw: dict[str, list[str]] = {}
@@ -208,7 +181,7 @@ def rescind(
     return out + core.rescinded_events(out, e, f"(revocable) {why}")
 
 
-def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Commands:
+def estimate_changed(core: CoreState, agent: AgentRecord, e: ev.Event) -> Commands:
     """Rule 5 after a usage report: the agent's revocable offers are rescinded when its pool
     went negative (the estimate shrank below what is held and offered) or it is under
     pressure."""
@@ -227,70 +200,7 @@ def estimate_changed(core: MasterCore, agent: AgentRecord, e: ev.Event) -> Comma
     )
 
 
-def accept(core: MasterCore, fw: FrameworkRecord, e: ev.Accept, refuse: float) -> Commands:
-    """Rule 4: launch marked tasks on revocable offers of one agent; the rest is filtered."""
-    from corral.master.core import accepts  # the regular path, whose checks and launch we share
-
-    book = core.revocable
-    offers: list[OfferRecord] = []
-    for oid in e.offer_ids:
-        o = book.out.get(oid)
-        if o is None or o.framework_id != fw.framework_id:
-            if not book.mine(oid):
-                raise invalid(
-                    "revocable and regular offers in one accept: accept each kind on its own"
-                )
-            raise invalid(f"offer {echo(oid)} is unknown, rescinded or already used")
-        offers.append(o)
-    agent_ids = sorted({o.agent_id for o in offers})
-    if len(agent_ids) > 1:
-        raise invalid(f"offers of different agents ({', '.join(agent_ids)}) in one accept")
-    agent = core.agents.get(agent_ids[0])
-    if agent is None or not agent.in_allocator or agent.connection is None:
-        raise invalid(f"the offers' agent {agent_ids[0]} is gone: they are void")
-    for t in e.tasks:
-        if t.revocable is None:
-            raise invalid(
-                f"task {echo(t.task_id)} is not marked revocable (TaskInfo.revocable) and the "
-                "offers are revocable: a task on revocable resources must say so"
-            )
-        if t.revocable.cpus <= 0 and t.revocable.mem <= 0:
-            raise invalid(f"revocable task {echo(t.task_id)} asks for no cpus and no mem")
-    accepts.check_tasks(core, fw, e.tasks)
-    need = _need(e.tasks)
-    cpus = sum(o.scalars[0] for o in offers)
-    mem = sum(o.scalars[1] for o in offers)
-    offered = Resources(cpus=cpus, mem=mem)
-    short = offered.exceeded_by(need)
-    if short:
-        raise invalid(
-            f"revocable tasks exceed the offered {', '.join(short)}: they need {need}, "
-            f"the offers hold {offered}"
-        )
-    from corral.master.core import admission
-
-    admission.check_accept(core, fw, [(agent.agent_id, len(e.tasks))])
-    for o in offers:
-        del book.out[o.offer_id]
-    left = offered - need
-    if refuse > 0 and (left.cpus >= MIN_CPUS or left.mem >= MIN_MEM):
-        book.filters[(fw.framework_id, agent.agent_id)] = e.now + refuse
-    if not e.tasks:
-        return []
-    out = accepts.launch(core, fw, agent, [], e.tasks, Resources(), Resources(), 0.0, e)
-    core.holds.launched(core, agent)
-    return out
-
-
-def _need(tasks: Sequence[TaskSpec]) -> Resources:
-    need = Resources()
-    for t in tasks:
-        if t.revocable is not None:
-            need = need + t.revocable
-    return need
-
-
-def decline(core: MasterCore, fw: FrameworkRecord, e: ev.Decline, refuse: float) -> list[str]:
+def decline(core: CoreState, fw: FrameworkRecord, e: ev.Decline, refuse: float) -> list[str]:
     """The revocable offers among a decline go back, each agent's pool filtered for the
     framework for ``refuse`` seconds; returns the other ids (the regular decline's)."""
     book = core.revocable

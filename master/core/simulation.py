@@ -73,82 +73,13 @@ from corral.master.core.types import AgentSpec, Demand, TaskState
 from corral.resources import SCALARS, fits, fits_rows, lacking
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 GROUP_AT_MAX = "group at max"
 BELOW_CUTOFF = "below the priority cutoff"
 
 
-@dataclass(frozen=True, slots=True)
-class DisruptionBudget:
-    """Rule 6's budget; exactly one of ``min_available`` and ``max_unavailable`` is set."""
-
-    name: str
-    labels: tuple[tuple[str, str], ...] = ()
-    framework: str = ""  # a framework's name; empty: any
-    min_available: int | None = None
-    max_unavailable: int | None = None
-
-    def selects(self, fw: FrameworkRecord, labels: Any) -> bool:
-        if self.framework and fw.spec.name != self.framework:
-            return False
-        return all(labels is not None and labels.get(k) == v for k, v in self.labels)
-
-    def __str__(self) -> str:
-        if self.min_available is not None:
-            return f"{self.name} (min_available {self.min_available})"
-        return f"{self.name} (max_unavailable {self.max_unavailable})"
-
-
-class BudgetError(ValueError):
-    """A budget that cannot be used; the text names it and the problem."""
-
-
-def budgets_from_json(doc: Any) -> tuple[DisruptionBudget, ...]:
-    """``[{"name", "selector": {"labels": {..}, "app": NAME, "framework": NAME},
-    "min_available": N | "max_unavailable": N}, ...]``."""
-    if not isinstance(doc, list):
-        raise BudgetError("disruption budgets must be a list")
-    out: list[DisruptionBudget] = []
-    for i, b in enumerate(doc):
-        if not isinstance(b, dict) or not isinstance(b.get("name"), str) or not b["name"]:
-            raise BudgetError(f"budget {i}: a mapping with a name")
-        where = f"budget {b['name']}"
-        unknown = sorted(set(b) - {"name", "selector", "min_available", "max_unavailable"})
-        if unknown:
-            raise BudgetError(f"{where}: unknown key {unknown[0]!r}")
-        sel = b.get("selector", {})
-        if not isinstance(sel, dict) or set(sel) - {"labels", "app", "framework"}:
-            raise BudgetError(f"{where}: selector has labels, app and/or framework")
-        labels = dict(sel.get("labels", {}))
-        if "app" in sel:
-            labels["app"] = sel["app"]
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
-            raise BudgetError(f"{where}: labels are strings")
-        framework = sel.get("framework", "")
-        if not isinstance(framework, str) or not (labels or framework):
-            raise BudgetError(f"{where}: the selector selects nothing")
-        bounds = [k for k in ("min_available", "max_unavailable") if k in b]
-        if len(bounds) != 1:
-            raise BudgetError(f"{where}: exactly one of min_available and max_unavailable")
-        n = b[bounds[0]]
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise BudgetError(f"{where}: {bounds[0]} must be a whole number >= 0")
-        out.append(
-            DisruptionBudget(
-                b["name"],
-                tuple(sorted(labels.items())),
-                framework,
-                n if bounds[0] == "min_available" else None,
-                n if bounds[0] == "max_unavailable" else None,
-            )
-        )
-    if len({b.name for b in out}) != len(out):
-        raise BudgetError("two budgets share a name")
-    return tuple(out)
-
-
-def budget_denial(core: MasterCore, agent_ids: set[str]) -> str:
+def budget_denial(core: CoreState, agent_ids: set[str]) -> str:
     """Rule 6: why disrupting ``agent_ids`` together breaks a budget (empty: it does not)."""
     for b in core.config.disruption_budgets:
         selected = healthy = disrupted = 0
@@ -237,7 +168,7 @@ class _Option:
         return got
 
 
-def simulate(core: MasterCore, request: SimulationRequest, now: float) -> dict[str, Any]:
+def simulate(core: CoreState, request: SimulationRequest, now: float) -> dict[str, Any]:
     wanting, pending_out = _pending(core, request, now)
     options = [_pack(core, g, wanting) for g in request.groups]
     return {
@@ -248,7 +179,7 @@ def simulate(core: MasterCore, request: SimulationRequest, now: float) -> dict[s
 
 
 def _pending(
-    core: MasterCore, request: SimulationRequest, now: float
+    core: CoreState, request: SimulationRequest, now: float
 ) -> tuple[list[_Wanting], dict[tuple[str, str], dict[str, Any]]]:
     """Rule 1: the unschedulable demands, and each one's answer (filled in by ``_pack``)."""
     probe = ev.Event(stimulus_id="simulate", now=now)
@@ -338,7 +269,7 @@ def _pending(
                     found = domains[key] = frozenset(
                         v
                         for a in agents
-                        if placement_facts.in_spread_domain(core, facts, a)
+                        if placement_facts.in_spread_domain(core.allocator, facts, a)
                         and (v := rule.value_of(a.spec.hostname, a.spec.attributes)) is not None
                     )
                 w.spread_domains = found
@@ -351,7 +282,7 @@ def _facts(fw: FrameworkRecord, d: Demand) -> FrameworkFacts:
     return placement_facts.demand_facts(fw, d)
 
 
-def _spread_counts(core: MasterCore, fw: FrameworkRecord, d: Demand) -> Counter[str]:
+def _spread_counts(core: CoreState, fw: FrameworkRecord, d: Demand) -> Counter[str]:
     """The demand's live tasks per domain, as spread.py counts them."""
     rule = d.spread
     assert rule is not None
@@ -368,7 +299,7 @@ def _spread_counts(core: MasterCore, fw: FrameworkRecord, d: Demand) -> Counter[
 
 
 def _pack(
-    core: MasterCore,
+    core: CoreState,
     group: NodeGroupOption,
     wanting: Sequence[_Wanting],
 ) -> dict[str, Any]:
@@ -497,7 +428,7 @@ def _utilization(agent: AgentRecord) -> float:
     return max(shares)
 
 
-def _removals(core: MasterCore, request: SimulationRequest) -> list[dict[str, Any]]:
+def _removals(core: CoreState, request: SimulationRequest) -> list[dict[str, Any]]:
     """Rule 5."""
     out: dict[str, dict[str, Any]] = {}
     candidates: list[tuple[float, str, AgentRecord]] = []
@@ -545,7 +476,7 @@ def _free(agent: AgentRecord) -> list[float]:
 
 
 def _moves(
-    core: MasterCore,
+    core: CoreState,
     agent: AgentRecord,
     targets: Sequence[AgentRecord],
     free: dict[str, list[float]],

@@ -19,7 +19,7 @@ from corral.master.core.types import Demand
 from corral.placement import TopologySpread
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class SpreadCounts:
 
 
 def spread_counts(
-    core: MasterCore, fw: FrameworkRecord, d: Demand, agents: Sequence[AgentRecord]
+    core: CoreState, fw: FrameworkRecord, d: Demand, agents: Sequence[AgentRecord]
 ) -> SpreadCounts | None:
     """None when the demand has no spread rule or only a preference (ScheduleAnyway)."""
     rule = d.spread
@@ -55,7 +55,7 @@ def spread_counts(
     domains = {
         value
         for agent in agents
-        if placement_facts.in_spread_domain(core, facts, agent)
+        if placement_facts.in_spread_domain(core.allocator, facts, agent)
         and (value := rule.value_of(agent.spec.hostname, agent.spec.attributes)) is not None
     }
     fewest = min((counts.get(v, 0) for v in domains), default=0)

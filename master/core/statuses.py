@@ -51,7 +51,7 @@ from corral.tasks import AGENT_REPORTED_STATES
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
@@ -99,7 +99,7 @@ def _summed(returns: list[tuple[str, str, Scalars]]) -> list[tuple[str, str, Sca
     return [(fw_id, agent_id, scalars) for (fw_id, agent_id), scalars in sums.items()]
 
 
-def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
+def agent_updates(core: CoreState, e: ev.AgentStatusUpdates) -> Commands:
     """An agent's statuses (rules 1-5); first, they are a heartbeat (membership.py, rule 4)."""
     agent, out = core.heard_from(e)
     if agent is None:
@@ -189,7 +189,7 @@ def agent_updates(core: MasterCore, e: ev.AgentStatusUpdates) -> Commands:
     return out
 
 
-def _foreign(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord, status: Status) -> str:
+def _foreign(core: CoreState, fw: FrameworkRecord, agent: AgentRecord, status: Status) -> str:
     """Why ``agent`` may not report ``status`` (empty if it may)."""
     if status.state not in AGENT_REPORTED_STATES:
         return (
@@ -218,7 +218,7 @@ def _foreign(core: MasterCore, fw: FrameworkRecord, agent: AgentRecord, status: 
     return ""
 
 
-def _keep_pending(core: MasterCore, fw: FrameworkRecord, status: Status, now: float) -> None:
+def _keep_pending(core: CoreState, fw: FrameworkRecord, status: Status, now: float) -> None:
     """Until the framework acknowledges it, a status is resent (at-least-once)."""
     if status.uuid:
         fw.pending[(status.task_id, status.uuid)] = PendingStatus(status, now)
@@ -226,7 +226,7 @@ def _keep_pending(core: MasterCore, fw: FrameworkRecord, status: Status, now: fl
             core.demands_moved.add(fw.framework_id)  # held: offered nothing (admission.py)
 
 
-def forward(core: MasterCore, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
+def forward(core: CoreState, fw: FrameworkRecord, status: Status, e: ev.Event) -> Commands:
     """Send one status to its framework, kept until acknowledged (rule 4)."""
     _keep_pending(core, fw, status, e.now)
     if fw.connection is None:
@@ -236,7 +236,7 @@ def forward(core: MasterCore, fw: FrameworkRecord, status: Status, e: ev.Event) 
     ]
 
 
-def acknowledge(core: MasterCore, e: ev.Acknowledge) -> Commands:
+def acknowledge(core: CoreState, e: ev.Acknowledge) -> Commands:
     """A framework's acknowledgements (rule 4): forgotten as pending, passed to their agents."""
     fw = core.caller(e)
     for _agent_id, task_id, uuid in e.acknowledgements:
@@ -264,3 +264,22 @@ def acknowledge(core: MasterCore, e: ev.Acknowledge) -> Commands:
                 )
             )
     return out
+
+
+def resend(fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event) -> list[cmd.Command]:
+    """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
+    rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
+    with many unacknowledged statuses is never handed them all at once, past its stream's
+    bound."""
+    batch = pending[:RESEND_BATCH]
+    if not batch:
+        return []
+    for p in batch:
+        p.last_sent = e.now
+    return [
+        cmd.SendUpdates(
+            stimulus_id=e.stimulus_id,
+            framework_id=fw.framework_id,
+            statuses=tuple(p.status for p in batch),
+        )
+    ]

@@ -20,7 +20,7 @@ Rules:
    DISCONNECTED and suppressed, keeps its tasks until the framework subscribes or its failover
    timeout runs out, and is not durable (recovery.py). Its owner, the principal and role its
    tasks were launched with, is what the agents report with the master's seal (the first such
-   report; master/seals.py): its tasks count in that role, and only that principal may
+   report; master/security/seals.py): its tasks count in that role, and only that principal may
    subscribe with its id (authz.py rule 1). A placeholder no report names an owner of is
    taken over by no principal (a plain-text master has none to tell apart).
 4. A framework whose stream closes is DISCONNECTED: its offers come back, its nominations are
@@ -40,7 +40,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from corral.master.core import authz, mirror, nominations, ticks
+from corral.master.core import authz, mirror, nominations, statuses
 from corral.master.core import commands as cmd
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
@@ -51,12 +51,12 @@ from corral.roles import RoleError, check_role
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
+def subscribe(core: CoreState, e: ev.FrameworkSubscribe) -> Commands:
     """A SUBSCRIBE: a new framework, or one failing over (rules 1 and 2)."""
     spec = e.spec
     if not math.isfinite(spec.failover_timeout) or spec.failover_timeout < 0:
@@ -140,7 +140,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
         pending = list(fw.pending.values())
         for p in pending[RESEND_BATCH:]:
             p.last_sent = -math.inf  # due at the next tick
-        out += ticks.resend(core, fw, pending, e)
+        out += statuses.resend(fw, pending, e)
     mirror.mark_framework(core, fw)
     out.append(core.cluster_event(e, kind, fw_id, f"{spec.name} role={spec.role}"))
     if asked != spec.failover_timeout:
@@ -156,7 +156,7 @@ def subscribe(core: MasterCore, e: ev.FrameworkSubscribe) -> Commands:
     return out
 
 
-def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
+def _held_by(core: CoreState, fw: FrameworkRecord, principal: str) -> None:
     """The framework's live tasks count towards ``principal`` from now on, no longer towards
     its spec's (authz.py rule 4): a placeholder's owner learned from a report, (a principal
     a placeholder never had) the principal that subscribes it on a plain-text master, or the
@@ -168,7 +168,7 @@ def _held_by(core: MasterCore, fw: FrameworkRecord, principal: str) -> None:
             core.principal_held.add(principal, scalars, +1)
 
 
-def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
+def capped(core: CoreState, spec: FrameworkSpec) -> FrameworkSpec:
     """Rule 1: the spec with its failover timeout at most ``max_failover_timeout``."""
     longest = core.config.max_failover_timeout
     if spec.failover_timeout <= longest:
@@ -177,7 +177,7 @@ def capped(core: MasterCore, spec: FrameworkSpec) -> FrameworkSpec:
 
 
 def placeholder(
-    core: MasterCore, fw_id: str, now: float, owner: FrameworkOwner | None
+    core: CoreState, fw_id: str, now: float, owner: FrameworkOwner | None
 ) -> FrameworkRecord:
     """A framework known only from an agent's tasks (e.g. after a master restart): it keeps
     its tasks until it re-subscribes or its failover timeout runs out (rule 3)."""
@@ -201,7 +201,7 @@ def placeholder(
     return fw
 
 
-def reported_owner(core: MasterCore, fw: FrameworkRecord, owner: FrameworkOwner | None) -> None:
+def reported_owner(core: CoreState, fw: FrameworkRecord, owner: FrameworkOwner | None) -> None:
     """Another report of a placeholder's owner (rule 3): the first sealed one counts. Sealed
     reports name one principal per framework (a failover keeps it); a framework whose role
     changed on a failover has tasks sealed with either role, and keeps the first reported."""
@@ -228,7 +228,7 @@ def _valid(owner: FrameworkOwner | None) -> FrameworkOwner | None:
     return owner
 
 
-def add_to_allocator(core: MasterCore, fw_id: str, spec: FrameworkSpec) -> None:
+def add_to_allocator(core: CoreState, fw_id: str, spec: FrameworkSpec) -> None:
     core.allocator.add_framework(
         fw_id,
         spec.role,
@@ -238,7 +238,7 @@ def add_to_allocator(core: MasterCore, fw_id: str, spec: FrameworkSpec) -> None:
     )
 
 
-def _replace_in_allocator(core: MasterCore, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
+def _replace_in_allocator(core: CoreState, fw: FrameworkRecord, spec: FrameworkSpec) -> None:
     """Role, tolerations or constraints changed: re-add the framework with its charges."""
     fw_id = fw.framework_id
     for task in fw.tasks.values():
@@ -253,7 +253,7 @@ def _replace_in_allocator(core: MasterCore, fw: FrameworkRecord, spec: Framework
             core.allocator.allocate(fw_id, task.agent_id, task.spec.resources.scalars())
 
 
-def stream_closed(core: MasterCore, e: ev.FrameworkStreamClosed) -> Commands:
+def stream_closed(core: CoreState, e: ev.FrameworkStreamClosed) -> Commands:
     """The framework's stream closed (rule 4)."""
     fw = core.frameworks.get(e.framework_id)
     if fw is None or fw.stream_id != e.stream_id or fw.state is not FrameworkState.SUBSCRIBED:
@@ -274,7 +274,7 @@ def stream_closed(core: MasterCore, e: ev.FrameworkStreamClosed) -> Commands:
     return [core.cluster_event(e, "framework_disconnected", fw.framework_id, "")]
 
 
-def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
+def remove(core: CoreState, fw: FrameworkRecord, e: ev.Event, why: str) -> Commands:
     """Remove the framework (rule 5)."""
     core.book.take_back(fw)
     nominations.release_framework(core, fw.framework_id)
@@ -324,7 +324,7 @@ def remove(core: MasterCore, fw: FrameworkRecord, e: ev.Event, why: str) -> Comm
     return out
 
 
-def keep_removed(core: MasterCore, fw_id: str) -> None:
+def keep_removed(core: CoreState, fw_id: str) -> None:
     """The removed framework joins those kept; the oldest past the bound are forgotten
     (the registry keeps more of them, on disk: registry/prune.py)."""
     for old_id in core.completed.framework_removed(fw_id):
@@ -334,7 +334,7 @@ def keep_removed(core: MasterCore, fw_id: str) -> None:
             core.durable_frameworks.pop(old_id, None)
 
 
-def teardown(core: MasterCore, e: ev.Teardown) -> Commands:
+def teardown(core: CoreState, e: ev.Teardown) -> Commands:
     """A framework's TEARDOWN: removed at its own request (rule 5)."""
     fw = core.caller(e)
     return remove(core, fw, e, "teardown")

@@ -1,4 +1,4 @@
-"""The core's clock: what a Tick does, and the heartbeat deadlines it keeps.
+"""The core's clock: what a Tick does (the heartbeat deadlines it keeps are clocks.py's).
 
 Rules (each tick, in this order):
 1. An ACTIVE agent not heard from for its timeout (as many heartbeat intervals as
@@ -23,62 +23,25 @@ Rules (each tick, in this order):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core import membership, pruning, subscriptions
-from corral.master.core.records import AgentRecord, FrameworkRecord, PendingStatus
+from corral.master.core.clocks import agent_timeout, deadline, heartbeat_interval_for
 from corral.master.core.states import AgentState, FrameworkState
-from corral.master.core.statuses import RESEND_BATCH
+from corral.master.core.statuses import RESEND_BATCH, resend
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-@dataclass(slots=True)
-class Clocks:
-    """What the tick remembers between ticks (the core's ``clocks``)."""
-
-    # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
-    # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
-    intervals_dirty: bool = False
-    # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
-    # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
-    earliest_deadline: float = math.inf
-    # Rule 2: when agents still RECOVERING become UNREACHABLE (set by the core's Recover).
-    recovery_deadline: float = math.inf
-    # Marking agents UNREACHABLE is rate-limited (config.agent_removal_rate): a token bucket
-    # of one, refilled at the rate.
-    removal_tokens: float = 1.0
-    removal_refilled_at: float = 0.0
-    # Rule 6: UNREACHABLE agents' ids and since when, oldest first (pruning.py).
-    unreachable: dict[str, float] = field(default_factory=dict)
-
-
-def retell_intervals(core: MasterCore) -> None:
-    """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
-    core.clocks.intervals_dirty = True
-
-
-def heartbeat_interval_for(core: MasterCore, agents: int) -> float:
-    cfg = core.config
-    return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
-
-
-def agent_timeout(core: MasterCore, agent: AgentRecord) -> float:
-    """As many missed heartbeats as the configured timeout allows at the base interval."""
-    cfg = core.config
-    return agent.heartbeat_interval * (cfg.agent_timeout / cfg.agent_heartbeat_interval)
-
-
-def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
+def _retell_heartbeat_intervals(core: CoreState, e: ev.Tick) -> Commands:
     connected = [a for a in core.agents.values() if a.connection is not None]
-    target = heartbeat_interval_for(core, len(connected))
+    target = heartbeat_interval_for(core.config, len(connected))
     out: Commands = []
     for agent in connected:
         # A band of 25 % either way, so a cluster that grows by a few agents does not send
@@ -89,7 +52,7 @@ def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
         ):
             agent.heartbeat_interval = target
             agent.interval_set_at = e.now
-            watch_deadline(core, agent)
+            core.clocks.watch_deadline(core.config, agent)
             out.append(
                 cmd.SendHeartbeatInterval(
                     stimulus_id=e.stimulus_id,
@@ -100,16 +63,7 @@ def _retell_heartbeat_intervals(core: MasterCore, e: ev.Tick) -> Commands:
     return out
 
 
-def deadline(core: MasterCore, agent: AgentRecord) -> float:
-    """When an ACTIVE agent not heard from becomes UNREACHABLE."""
-    return max(agent.last_seen, agent.interval_set_at) + agent_timeout(core, agent)
-
-
-def watch_deadline(core: MasterCore, agent: AgentRecord) -> None:
-    core.clocks.earliest_deadline = min(core.clocks.earliest_deadline, deadline(core, agent))
-
-
-def tick(core: MasterCore, e: ev.Tick) -> Commands:
+def tick(core: CoreState, e: ev.Tick) -> Commands:
     """The module's rules 1 to 6, in that order."""
     out: Commands = []
     now = e.now
@@ -118,11 +72,11 @@ def tick(core: MasterCore, e: ev.Tick) -> Commands:
         for agent in list(core.agents.values()):
             if agent.state is not AgentState.ACTIVE:
                 continue
-            due = deadline(core, agent)
+            due = deadline(core.config, agent)
             if now <= due:
                 earliest = min(earliest, due)
-            elif _may_mark_unreachable(core, now):
-                timeout = agent_timeout(core, agent)
+            elif core.clocks.may_mark_unreachable(core.config, now):
+                timeout = agent_timeout(core.config, agent)
                 out += membership.unreachable(core, agent, e, f"no heartbeat for {timeout:g}s")
             else:
                 earliest = now  # held back by the rate limit: again at the next tick
@@ -133,7 +87,9 @@ def tick(core: MasterCore, e: ev.Tick) -> Commands:
             "master's restart"
         )
         for agent in list(core.agents.values()):
-            if agent.state is AgentState.RECOVERING and _may_mark_unreachable(core, now):
+            if agent.state is AgentState.RECOVERING and core.clocks.may_mark_unreachable(
+                core.config, now
+            ):
                 out += membership.unreachable(core, agent, e, why)
     if core.clocks.intervals_dirty:
         core.clocks.intervals_dirty = False
@@ -152,33 +108,12 @@ def tick(core: MasterCore, e: ev.Tick) -> Commands:
         ):
             retry = core.config.status_retry_interval
             late = (p for p in fw.pending.values() if now - p.last_sent >= retry)
-            out += resend(core, fw, list(islice(late, RESEND_BATCH)), e)
+            out += resend(fw, list(islice(late, RESEND_BATCH)), e)
     out += pruning.prune(core, e)
     return out
 
 
-def resend(
-    core: MasterCore, fw: FrameworkRecord, pending: list[PendingStatus], e: ev.Event
-) -> Commands:
-    """Send pending statuses again, oldest first, at most RESEND_BATCH (one UPDATE): the
-    rest go at later ticks once the stream has drained (Tick.backlogged), so a framework
-    with many unacknowledged statuses is never handed them all at once, past its stream's
-    bound."""
-    batch = pending[:RESEND_BATCH]
-    if not batch:
-        return []
-    for p in batch:
-        p.last_sent = e.now
-    return [
-        cmd.SendUpdates(
-            stimulus_id=e.stimulus_id,
-            framework_id=fw.framework_id,
-            statuses=tuple(p.status for p in batch),
-        )
-    ]
-
-
-def _expire_offers(core: MasterCore, e: ev.Tick) -> Commands:
+def _expire_offers(core: CoreState, e: ev.Tick) -> Commands:
     """Rule 4: offers outstanding past the offer timeout go back, as declined ones do."""
     core.expiries.sweep(e.now)
     rescinds, per_fw = core.book.expire(e.now - core.config.offer_timeout, e.stimulus_id)
@@ -197,17 +132,3 @@ def _expire_offers(core: MasterCore, e: ev.Tick) -> Commands:
             )
         )
     return out
-
-
-def _may_mark_unreachable(core: MasterCore, now: float) -> bool:
-    """The rate limit on marking agents UNREACHABLE (config.agent_removal_rate)."""
-    rate = core.config.agent_removal_rate
-    if rate == math.inf:
-        return True
-    elapsed = max(0.0, now - core.clocks.removal_refilled_at)
-    core.clocks.removal_tokens = min(1.0, core.clocks.removal_tokens + elapsed * rate)
-    core.clocks.removal_refilled_at = now
-    if core.clocks.removal_tokens < 1.0:
-        return False
-    core.clocks.removal_tokens -= 1.0
-    return True

@@ -182,7 +182,8 @@ class AgentUsage:
 @dataclass(frozen=True, slots=True)
 class FrameworkOwner:
     """Whose a framework is: the principal that subscribed it and its role, as the master
-    launched its tasks with them (master/seals.py). An agent reports them with each task."""
+    launched its tasks with them (master/security/seals.py). An agent reports them with each
+    task."""
 
     principal: str
     role: str

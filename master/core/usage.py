@@ -27,12 +27,12 @@ from corral.master.core import revocable
 
 if TYPE_CHECKING:
     from corral.master.core import events as ev
-    from corral.master.core.master import MasterCore
+    from corral.master.core.state import CoreState
 
 Commands = list[cmd.Command]
 
 
-def agent_usage(core: MasterCore, e: ev.AgentUsageReport) -> Commands:
+def agent_usage(core: CoreState, e: ev.AgentUsageReport) -> Commands:
     agent, out = core.heard_from(e)
     if agent is None:
         return out

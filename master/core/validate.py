@@ -1,5 +1,5 @@
 """The master core's cross-index invariants, checked after every event in the core's tests
-(``MasterCore.validate``), as dask's worker state machine does in validate mode.
+(``CoreState.validate``), as dask's worker state machine does in validate mode.
 
 Each rule says what must agree between two of the core's indexes, or between the core and the
 allocator; a broken rule raises ``InvariantBroken`` naming the record that broke it.
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corral.master.core.admission import launching
+from corral.master.core.agent_holds import launching
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
-    from corral.master.core.master import MasterCore
     from corral.master.core.offer_book import OfferBook
+    from corral.master.core.state import CoreState
 
 # Charges are sums of floats added and taken back in different orders.
 TOLERANCE = 1e-6
@@ -35,7 +35,7 @@ def _ports(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[
     return [p for begin, end in ranges for p in range(begin, end + 1)]
 
 
-def validate(core: MasterCore) -> None:
+def validate(core: CoreState) -> None:
     _offers(core)
     _frameworks(core)
     _tasks(core)
@@ -51,7 +51,7 @@ def validate(core: MasterCore) -> None:
     _admission(core)
 
 
-def _offers(core: MasterCore) -> None:
+def _offers(core: CoreState) -> None:
     """The book's own rules hold (offer_book.py); an outstanding offer's framework is
     subscribed and its agent attached."""
     for fault in _offer_book(core.book):
@@ -73,7 +73,7 @@ def _offers(core: MasterCore) -> None:
     )
 
 
-def _frameworks(core: MasterCore) -> None:
+def _frameworks(core: CoreState) -> None:
     """Identity (authz.py rule 1): a framework subscribed by a principal carries it in its
     spec; a placeholder has no stream, and no principal unless a sealed report named it."""
     for fw_id, fw in core.frameworks.items():
@@ -96,7 +96,7 @@ def _frameworks(core: MasterCore) -> None:
             _check(not fw.owner_reported, f"framework {fw_id} subscribed, owner still reported")
 
 
-def _tasks(core: MasterCore) -> None:
+def _tasks(core: CoreState) -> None:
     """A live task is the same record in its framework's and its agent's index, and live."""
     for fw in core.frameworks.values():
         for task_id, task in fw.tasks.items():
@@ -116,7 +116,7 @@ def _tasks(core: MasterCore) -> None:
             )
 
 
-def _charges(core: MasterCore) -> None:
+def _charges(core: CoreState) -> None:
     """Rule 2: what the allocator charges a framework on an attached agent is its live tasks
     there plus its outstanding offers of it, plus what preemption holds for it there
     (nominations.py, rule 3)."""
@@ -147,7 +147,7 @@ def _charges(core: MasterCore) -> None:
         )
 
 
-def _free_ports(core: MasterCore) -> None:
+def _free_ports(core: CoreState) -> None:
     """An attached agent's ports are each in exactly one place: free, an offer, or a task."""
     for agent in core.agents.values():
         if not agent.in_allocator:
@@ -169,7 +169,7 @@ def _free_ports(core: MasterCore) -> None:
         )
 
 
-def _durable(core: MasterCore) -> None:
+def _durable(core: CoreState) -> None:
     """Rule 7 of master.py: every agent and every framework but placeholders is in the registry
     as it is now; the RECOVERING count is the agents in that state."""
     for agent in core.agents.values():
@@ -205,7 +205,7 @@ def _durable(core: MasterCore) -> None:
     _check(since == sorted(since), "the pruning order is not oldest first")
 
 
-def _demand_tasks(core: MasterCore) -> None:
+def _demand_tasks(core: CoreState) -> None:
     """A framework's count of live tasks per demand is the tasks naming it (demands.py)."""
     for fw in core.frameworks.values():
         counted: dict[str, int] = {}
@@ -219,7 +219,7 @@ def _demand_tasks(core: MasterCore) -> None:
         )
 
 
-def _task_sums(core: MasterCore) -> None:
+def _task_sums(core: CoreState) -> None:
     """task_sums.py: every agent has a row holding its resources, and the sums per class value
     are its live tasks' (as a recount would make them)."""
     sums = core.task_sums
@@ -252,7 +252,7 @@ def _task_sums(core: MasterCore) -> None:
     _check(not left, f"live tasks the task sums do not count: {left}")
 
 
-def _principal_held(core: MasterCore) -> None:
+def _principal_held(core: CoreState) -> None:
     """authz.py rule 4: what each principal's tasks hold is its frameworks' live tasks."""
     expected: dict[str, list[float]] = {}
     for fw in core.frameworks.values():
@@ -273,7 +273,7 @@ def _principal_held(core: MasterCore) -> None:
         )
 
 
-def _nominations(core: MasterCore) -> None:
+def _nominations(core: CoreState) -> None:
     """nominations.py: a nomination's victims are live tasks on its agent, marked preempted and
     being killed, each filed under it; a hold is on an attached agent for a subscribed
     framework; an offered nomination holds nothing more."""
@@ -307,7 +307,7 @@ def _nominations(core: MasterCore) -> None:
     _check(not core.victims_freed, "victims' freed resources left unsettled after an event")
 
 
-def _gangs(core: MasterCore) -> None:
+def _gangs(core: CoreState) -> None:
     """Gang rule 3 (gangs.py): a gang's offers are all outstanding or none, one per agent, of
     its framework; an offer marked with a gang is one of its gang's; a demand has at most one
     bundle outstanding; only the gang's frameworks are walked for bundles."""
@@ -346,7 +346,7 @@ def _gangs(core: MasterCore) -> None:
         )
 
 
-def _admission(core: MasterCore) -> None:
+def _admission(core: CoreState) -> None:
     """No agent has more launches in flight than the bound (admission.py), and an agent held
     out of offers for it is one the core knows."""
     bound = core.config.max_agent_launches
@@ -380,7 +380,7 @@ def _offer_book(book: OfferBook) -> list[str]:
     return faults
 
 
-def _expiries(core: MasterCore) -> None:
+def _expiries(core: CoreState) -> None:
     """offer_expiry.py: streaks and holds are of frameworks the core keeps, not removed ones
     (rule 5), each hold of an agent with an amount of every scalar, and a streak positive."""
     for fw_id, n in core.expiries.streak.items():

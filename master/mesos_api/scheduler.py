@@ -24,17 +24,17 @@ from aiohttp import web
 
 from corral.acl import ANONYMOUS, Principal
 from corral.logging import get_logger
-from corral.master import convert
-from corral.master.call_events import CallEvents
-from corral.master.convert import WireError
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.master.http_actions import HTTP_STATUS
+from corral.master.http.actions import HTTP_STATUS
 from corral.master.mesos_api import media, wire
 from corral.master.mesos_api.credentials import Credentials
 from corral.master.mesos_api.wire import BadCall, TaskInvalid
-from corral.master.out_stream import OutStream
+from corral.master.rpc.out_stream import OutStream
 from corral.master.runtime import MasterRuntime
+from corral.master.wire import convert
+from corral.master.wire.call_events import CallEvents
+from corral.master.wire.convert import WireError
 from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2 as spb
 

@@ -27,7 +27,7 @@ from corral.master.mesos_api.credentials import Credentials
 from corral.master.mesos_api.scheduler import MesosScheduler
 from corral.master.mesos_api.wire import MESOS_VERSION
 from corral.master.runtime import MasterRuntime
-from corral.master.tls import ServerTLS
+from corral.master.security.tls import ServerTLS
 
 log = get_logger("corral.master.mesos")
 
@@ -97,7 +97,7 @@ async def start(
     middlewares: Sequence[Any] = (),
 ) -> RunningMesosApi:
     """Listen; OSError if the address cannot be had, MesosApiError for unsafe options.
-    ``middlewares``: a standby's redirect to the leader (master/leader_gate.py)."""
+    ``middlewares``: a standby's redirect to the leader (master/ha/leader_gate.py)."""
     check(options, tls is not None)
     host, _, port_text = options.address.rpartition(":")
     app = web.Application(client_max_size=MAX_MESSAGE_BYTES, middlewares=list(middlewares))

@@ -1,6 +1,6 @@
 """Mesos' v1 JSON shapes to and from Corral's wire contract (corral.v1): a Mesos call's body to
 the Scheduler service's request messages, which the master then decodes exactly as it decodes
-a gRPC call (master/call_events.py); the Scheduler stream's events to Mesos events.
+a gRPC call (master/wire/call_events.py); the Scheduler stream's events to Mesos events.
 
 Field names, enum names and shapes follow include/mesos/v1/scheduler/scheduler.proto and
 include/mesos/v1/mesos.proto as protobuf's JSON mapping writes them (the proto wins where the

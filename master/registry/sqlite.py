@@ -21,13 +21,6 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
-from corral.master.convert import (
-    WireError,
-    agent_spec_from_pb,
-    agent_spec_to_pb,
-    framework_spec_from_pb,
-    framework_spec_to_pb,
-)
 from corral.master.core.durable import (
     AgentEntry,
     Change,
@@ -53,6 +46,13 @@ from corral.master.registry.identity import (
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.memory import MemoryRegistry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
+from corral.master.wire.convert import (
+    WireError,
+    agent_spec_from_pb,
+    agent_spec_to_pb,
+    framework_spec_from_pb,
+    framework_spec_to_pb,
+)
 from corral.priority import PriorityClass, class_from_json
 from corral.roles import Quota
 from corral.v1 import common_pb2 as pb

@@ -39,14 +39,6 @@ from urllib.parse import quote, unquote
 
 from google.protobuf.message import DecodeError
 
-from corral.frameworks.sdk.zk_election import Fence, FencedOut
-from corral.master.convert import (
-    WireError,
-    agent_spec_from_pb,
-    agent_spec_to_pb,
-    framework_spec_from_pb,
-    framework_spec_to_pb,
-)
 from corral.master.core.durable import (
     AgentEntry,
     Change,
@@ -62,9 +54,17 @@ from corral.master.core.durable import (
 from corral.master.registry import maintenance_json
 from corral.master.registry.interface import RegistryError
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
+from corral.master.wire.convert import (
+    WireError,
+    agent_spec_from_pb,
+    agent_spec_to_pb,
+    framework_spec_from_pb,
+    framework_spec_to_pb,
+)
 from corral.priority import class_from_json
 from corral.roles import Quota
 from corral.v1 import common_pb2 as pb
+from corral.zk_election import Fence, FencedOut
 
 CHUNK = 256 * 1024  # bytes of a record per znode
 TXN_BYTES = 512 * 1024  # bytes of records per transaction (ZooKeeper takes up to ~1 MB)

@@ -23,7 +23,7 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.loadtest.zookeeper import LocalZooKeeper
-from corral.master.ha import LEADERSHIP_LOST
+from corral.master.ha.candidate import LEADERSHIP_LOST
 from tests.chaos.checker import check_run
 from tests.chaos.test_chaos import AGENT_RESOURCES, AGENTS, MASTER_ARGS, WAIT, _done, under_load
 from tests.chaos.workload import Workload

@@ -16,9 +16,9 @@ from google.protobuf.message import Message
 
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.limits import MAX_MESSAGE_BYTES
-from corral.master import call_events
 from corral.master.core.config import MasterConfig
 from corral.master.server import RunningMaster, start_master
+from corral.master.wire import call_events
 from corral.v1 import (
     agent_pb2,
     agent_pb2_grpc,

@@ -32,7 +32,7 @@ REVOCABLE = sdk.FrameworkCapability.FRAMEWORK_CAPABILITY_REVOCABLE_RESOURCES
 
 def _cgroups_unwritable() -> str:
     """Why the agent would fall back to psutil here ("" when it can use a cgroup)."""
-    from corral.agent.memory_control import detect
+    from corral.agent.memory_detect import detect
 
     with tempfile.TemporaryDirectory() as tmp:
         control, notes = detect("auto", Path(tmp))

@@ -96,7 +96,7 @@ async def test_why_pending_gives_the_master_s_reason_for_a_demand_that_cannot_be
 
 
 async def test_an_offer_shows_its_agent_s_taints_over_grpc() -> None:
-    # Issue #40, defect 6: offers are written as pre-serialized bytes (master/offer_wire.py),
+    # Issue #40, defect 6: offers are written as pre-serialized bytes (master/wire/offers.py),
     # which left the taints out: sdk.view(offer).taints was () for a tainted agent.
     taints = "spot=true:PreferNoSchedule;gpu-sku=inference:NoSchedule"
     async with LocalCluster(

@@ -78,7 +78,7 @@ class Harness:
         claimed: str = "",
     ) -> tuple[str, list[cmd.Command]]:
         """Register an agent; ``sealed``: its secret is the shell's seal of its id and ``peer``
-        (master/seals.py); ``claimed``: the principal its checkpoint says its id was issued
+        (master/security/seals.py); ``claimed``: the principal its checkpoint says its id was issued
         to."""
         from corral.resources import parse_resources
 

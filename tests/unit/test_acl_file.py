@@ -1,4 +1,4 @@
-"""master/acl_file.py's settle rule: a file is read for a reload only once its size, time,
+"""master/security/acl_file.py's settle rule: a file is read for a reload only once its size, time,
 inode and content stayed the same across the settle interval. The interval's sleep is the
 test's, so a writer that goes on writing during it is made to, not hoped for."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from corral.master.acl_file import settled
+from corral.master.security.acl_file import settled
 
 WHOLE = b"version: 2\nrules:\n  - name: ops\n    cert_roles: [operator]\n    operator: ['*']\n"
 

@@ -104,7 +104,7 @@ def test_register_carries_info_id_tasks_and_latest_statuses() -> None:
 
 def test_a_reported_task_carries_its_frameworks_sealed_owner_as_it_was_launched() -> None:
     # The master's seal of the owner comes back unchanged (the agent never reads it), so a
-    # master that forgot the framework learns whose it is (master/seals.py).
+    # master that forgot the framework learns whose it is (master/security/seals.py).
     launched = common_pb2.TaskInfo(
         task_id="t",
         framework_principal="team",

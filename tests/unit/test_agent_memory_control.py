@@ -18,10 +18,10 @@ from corral.agent.memory_control import (
     MIB,
     ControlUnavailable,
     NoControl,
-    detect,
     own_cgroup,
     task_key,
 )
+from corral.agent.memory_detect import detect
 from corral.agent.process_groups import CpuRates, sample_groups
 
 PROC_V1 = "9:name=systemd:/\n4:memory:/svc/agent\n1:cpu:/\n0::/\n"

@@ -13,7 +13,7 @@ from cryptography import x509
 from corral import pki
 from corral.cli.main import main
 from corral.frameworks.sdk import tls as sdk_tls
-from corral.master.tls import load_dir
+from corral.master.security.tls import load_dir
 
 
 def _names(pem: bytes) -> set[str]:

@@ -9,7 +9,7 @@ from corral import containers
 from corral.agent.convert import container_from_pb as agent_container
 from corral.containers import ContainerSpec, Network, PortMapping, Volume
 from corral.frameworks import sdk
-from corral.master.convert import WireError, task_spec_from_pb
+from corral.master.wire.convert import WireError, task_spec_from_pb
 
 
 def test_the_sdk_helper_builds_mesos_container_info_the_master_and_agent_read_alike() -> None:
@@ -107,7 +107,7 @@ def test_the_refusal_names_the_containerizer_the_agent_and_the_flag() -> None:
 
 
 def test_the_masters_state_shows_the_container_it_checked() -> None:
-    from corral.master.convert_container import container_from_pb, container_to_pb
+    from corral.master.wire.convert_container import container_from_pb, container_to_pb
     from corral.resources import Resources
 
     info = sdk.task(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from corral.cli.main import main
-from corral.master import demand_bench
+from corral.master.bench import demands as demand_bench
 
 
 def test_waiting_gangs_hold_nothing_and_fitting_gangs_are_cut_each_tick() -> None:

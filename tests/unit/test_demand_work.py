@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from corral.cli.main import main
-from corral.master import demand_bench_hostile
+from corral.master.bench import demands_hostile as demand_bench_hostile
 from corral.master.core import demand_work
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from corral.cli.main import main
-from corral.master import launch_bench
+from corral.master.bench import launches as launch_bench
 
 
 def test_every_agent_is_launched_full_each_round() -> None:

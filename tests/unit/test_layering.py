@@ -20,12 +20,25 @@ PACKAGE_DIRS = {
     "corral.agent": ROOT / "agent",
     "corral.frameworks": ROOT / "frameworks",
 }
+# What the master, the agent and the SDK share, kept in the kernel (base install: stdlib, grpc,
+# structlog; kazoo lazily) and re-exported under the SDK's old names: the leader record and the
+# detectors, the ZooKeeper election and its fence, client TLS (TLS home, credential loading,
+# peer roles), one JSON reader with one set of bounds for every HTTP API.
+SDK_KERNEL = (
+    "corral.leader_record",
+    "corral.detector",
+    "corral.zk_detector",
+    "corral.zk_election",
+    "corral.tls",
+    "corral.shared_channels",
+    "corral.json_input",
+    "corral.logging",
+)
 KERNEL = (
     "corral.resources",
     "corral.placement",
     "corral.tasks",
     "corral.pbmaps",
-    "corral.logging",
     "corral.gc_tuning",
     "corral.extras",
     "corral.limits",
@@ -41,29 +54,24 @@ KERNEL = (
     "corral.acl_rules",
     "corral.work_dirs",
     "corral.containers",
+    *SDK_KERNEL,
 )
 WIRE = ("corral.v1",)
-DETECTOR = "corral.frameworks.sdk.detector"
-# The election and its fence, shared by masters and services (the SDK: the layer both import).
-ELECTION = "corral.frameworks.sdk.zk_election"
-CLIENT_TLS = "corral.frameworks.sdk.tls"
-# One JSON reader with one set of bounds for every HTTP API (the master's, the serving
-# service's): stdlib only, in the SDK because the serving service may import only the SDK.
-JSON_INPUT = "corral.frameworks.sdk.json_input"
 # layer prefix -> project prefixes it may import (its own prefix is always allowed).
 LAYERS: dict[str, tuple[str, ...]] = {
     "corral.v1": (),
     **{k: KERNEL for k in KERNEL},
     "corral.master.allocator": KERNEL,
     "corral.master.core": (*KERNEL, "corral.master.allocator"),
-    # The masters' ZooKeeper layout and the leader detector are written once, in the SDK (the
-    # layer with the fewest rights that needs them); the master and the agent use that module.
-    "corral.master": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS, JSON_INPUT, ELECTION),
+    # The master and the agent import nothing from corral.frameworks: what they share with the
+    # SDK (leader record, election, TLS, JSON input) is the kernel's.
+    "corral.master": (*KERNEL, *WIRE),
     "corral.agent.core": KERNEL,
-    "corral.agent": (*KERNEL, *WIRE, DETECTOR, CLIENT_TLS),
-    # One kernel module: resources' fit test and tolerance, so a task the SDK packs into an
-    # offer is one the master accepts (numpy-free: the base install imports it).
-    "corral.frameworks.sdk": (*WIRE, "corral.resources"),
+    "corral.agent": (*KERNEL, *WIRE),
+    # Kernel modules of the base install: resources' fit test and tolerance, so a task the SDK
+    # packs into an offer is one the master accepts (numpy-free), and what it shares with the
+    # master and the agent (SDK_KERNEL).
+    "corral.frameworks.sdk": (*WIRE, "corral.resources", *SDK_KERNEL),
     # The services scaffold (serving, jobs): what services share, none of their own policy.
     "corral.frameworks.service": ("corral.frameworks.sdk",),
     # Frameworks and services fit requests to room with the kernel's one fit test too.
@@ -184,6 +192,16 @@ def test_only_the_cli_may_import_both_master_and_agent() -> None:
     assert both == ["corral.cli"], both
 
 
+@pytest.mark.parametrize("shell", ["corral.master", "corral.agent"])
+def test_the_master_and_the_agent_import_nothing_from_the_frameworks(shell: str) -> None:
+    offenders = {
+        m: sorted(n for n in _imports(MODULES[m], m) if _within(n, ("corral.frameworks",)))
+        for m in MODULES
+        if _within(m, (shell,))
+    }
+    assert {m: names for m, names in offenders.items() if names} == {}
+
+
 def test_the_kernel_imports_no_layer_above_it() -> None:
     for module in KERNEL:
         project = {n for n in _imports(MODULES[module], module) if n.startswith("corral.")}
@@ -235,3 +253,112 @@ def test_one_tolerance_one_fit_test_and_one_dominant_share() -> None:
     assert tolerances == {"corral.resources": ["EPSILON"]}
     assert shares == {"corral.master.allocator.drf": ["dominant_share"]}
     assert fit_tests == {"corral.resources": ["fits"], "corral.frameworks.sdk.offers": ["fits"]}
+
+
+# --- import cycles ---------------------------------------------------------------------------
+# Issue #42: no module imports itself back at run time, through any chain (an import under
+# ``if TYPE_CHECKING:`` runs only for the type checker and is counted apart). The same graph as
+# the team's tools/import_cycles.py: ``from P import m`` is an edge to the module ``P.m`` when
+# there is one, else to ``P``; an import inside a function counts as one at the top.
+
+
+def _edges(module: str) -> tuple[set[str], set[str]]:
+    """The project modules ``module`` imports: (at run time, only under TYPE_CHECKING)."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            guarded |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)}
+    run: set[str] = set()
+    checking: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")
+                if path.name != "__init__.py":
+                    package = package[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join([*package, base] if base else package)
+            names = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            while name and name not in MODULES:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                (checking if id(node) in guarded else run).add(name)
+    return run, checking
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module, largest first
+    (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    component = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        component.append(w)
+                        if w == v:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found, key=len, reverse=True)
+
+
+EDGES = {module: _edges(module) for module in MODULES}
+
+
+def test_no_import_cycle_at_run_time() -> None:
+    cycles = _strongly_connected({m: run for m, (run, _) in EDGES.items()})
+    assert cycles == [], f"modules that import each other back at run time: {cycles}"
+
+
+# Issue #42: imports for types only may still close a circle, but a small one: a protocol both
+# sides import (master/core/state.py, master/allocator/arrays.py), or a component and the state
+# that holds it.
+LARGEST_TYPE_CHECKING_CYCLE = 6
+
+
+def test_no_import_cycle_wider_than_six_modules_counting_type_only_imports() -> None:
+    cycles = _strongly_connected({m: run | checking for m, (run, checking) in EDGES.items()})
+    wide = [c for c in cycles if len(c) > LARGEST_TYPE_CHECKING_CYCLE]
+    assert wide == [], f"import circles (TYPE_CHECKING included) wider than six modules: {wide}"
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _strongly_connected(graph) == [["a", "b", "c"]]

@@ -1,11 +1,11 @@
 """The sign-in form returns only to a route of the page, and shows what it is given escaped
-(master/login_page.py; the form itself is driven in a browser by tests/e2e/test_web_ui.py)."""
+(master/http/login_page.py; the form itself is driven in a browser by tests/e2e/test_web_ui.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from corral.master import login_page
+from corral.master.http import login_page
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import TaskState
-from corral.master.http import state_filters
+from corral.master.http.routes import state_filters
 from tests.unit.core_harness import Harness, of, status, task
 
 

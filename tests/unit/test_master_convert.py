@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from corral.master import convert, usage_wire
+from corral.master.wire import convert
+from corral.master.wire import usage as usage_wire
 from corral.resources import Resources
 from corral.v1 import agent_pb2
 from corral.v1 import common_pb2 as pb

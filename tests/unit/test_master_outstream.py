@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corral.master.out_stream import OutStream
+from corral.master.rpc.out_stream import OutStream
 from corral.v1 import common_pb2, scheduler_pb2
 
 

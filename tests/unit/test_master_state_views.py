@@ -79,7 +79,7 @@ def test_the_page_shows_attributes_as_an_operator_writes_them() -> None:
 
 def test_cli_json_and_http_state_give_each_object_one_shape() -> None:
     # Issue #32: `corral get ... -o json` and /api/v1/state differed (ids nested in "info",
-    # port ranges as {begin, end}). Both are master/state_json.py of the same message now.
+    # port ranges as {begin, end}). Both are master/http/state_json.py of the same message now.
     h = Harness(MasterConfig(agent_timeout=10**6))
     aid, _ = h.add_agent(resources="cpus:4;mem:4096;disk:100;ports:[31000-31009]")
     fid, _ = h.subscribe("web")
@@ -104,7 +104,7 @@ def test_the_cli_shape_needs_no_server_extra() -> None:
     import sys
 
     code = (
-        "import sys, corral.cli.get_cmd, corral.cli.describe_cmd, corral.master.state_json;"
+        "import sys, corral.cli.get_cmd, corral.cli.describe_cmd, corral.master.http.state_json;"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('numpy', 'aiohttp', 'numba', 'psutil', 'prometheus_client', 'kazoo')];"
         "print(bad); sys.exit(1 if bad else 0)"

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from corral.cli.main import main
-from corral.master import offer_bench
+from corral.master.bench import offers as offer_bench
 
 
 def test_every_agent_is_offered_each_round() -> None:

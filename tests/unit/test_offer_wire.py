@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corral.master import convert
 from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import AgentSpec
-from corral.master.offer_wire import OfferEncoder, event_wire, varint
+from corral.master.wire import convert
+from corral.master.wire.offers import OfferEncoder, event_wire, varint
 from corral.placement import Taint, TaintEffect
 from corral.resources import Resources
 from corral.v1 import common_pb2, scheduler_pb2

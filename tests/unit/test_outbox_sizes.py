@@ -8,11 +8,13 @@ import grpc
 import pytest
 
 from corral.limits import MAX_MESSAGE_BYTES
-from corral.master import convert, outbox, rpc_scheduler
+from corral.master import outbox
 from corral.master.core import commands as cmd
 from corral.master.core.types import Status, TaskState
-from corral.master.out_stream import OutStream
 from corral.master.outbox import Outbox, UpdateBatch
+from corral.master.rpc import scheduler as rpc_scheduler
+from corral.master.rpc.out_stream import OutStream
+from corral.master.wire import convert
 from corral.v1 import common_pb2, scheduler_pb2
 
 MiB = 1 << 20

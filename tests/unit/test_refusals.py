@@ -6,8 +6,8 @@ import grpc
 import pytest
 
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.master.http import HTTP_STATUS
-from corral.master.rpc_common import code_of
+from corral.master.http.routes import HTTP_STATUS
+from corral.master.rpc.common import code_of
 
 
 @pytest.mark.parametrize("code", list(Refusal))

@@ -1,4 +1,4 @@
-"""master/seals.py: what a master checks without its registry. A seal checks under the key
+"""master/security/seals.py: what a master checks without its registry. A seal checks under the key
 that made it and no other, and binds every part it seals; the outbox stamps a launch's owner
 over whatever the framework wrote; a report whose seal does not check names no owner."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from corral.master.core import commands as cmd
 from corral.master.core.types import FrameworkOwner, ReportedTask, Status, TaskSpec, TaskState
 from corral.master.outbox import Outbox
-from corral.master.seals import Seals, checked_owner
+from corral.master.security.seals import Seals, checked_owner
 from corral.resources import parse_resources
 from corral.v1 import common_pb2 as pb
 

@@ -11,14 +11,13 @@ import pytest
 
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
+from corral.master.core.disruption_budgets import BudgetError, budgets_from_json
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.simulation import (
     GROUP_AT_MAX,
-    BudgetError,
     NodeGroupOption,
     SimulationRequest,
     agent_template,
-    budgets_from_json,
     simulate,
 )
 from corral.master.core.types import Requester, TaskState

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from corral.master.convert import WireError, demand_from_pb, demand_to_pb
 from corral.master.core import demands
+from corral.master.wire.convert import WireError, demand_from_pb, demand_to_pb
 from corral.placement import AttributeConstraint, ConstraintOp, TopologySpread
 from corral.v1 import common_pb2 as pb
 from tests.unit.core_harness import Harness, demand, task

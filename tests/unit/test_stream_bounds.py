@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral.master import convert, outbox
+from corral.master import outbox
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig
@@ -13,6 +13,7 @@ from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import TaskState
 from corral.master.outbox import Outbox
 from corral.master.runtime import OutStream
+from corral.master.wire import convert
 from corral.v1 import common_pb2, scheduler_pb2
 from tests.unit.core_harness import Harness, of, status, task
 

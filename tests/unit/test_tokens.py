@@ -1,11 +1,12 @@
-"""master/tokens.py: a token is its principal until it expires, and nothing else verifies."""
+"""master/security/tokens.py: a token is its principal until it expires, and nothing else
+verifies."""
 
 from __future__ import annotations
 
 import pytest
 
 from corral.acl import Principal
-from corral.master import tokens
+from corral.master.security import tokens
 
 KEY = b"k" * 32
 ALICE = Principal("alice", frozenset({"operator"}))

@@ -22,7 +22,7 @@ from typing import Any
 
 import grpc
 
-from corral.frameworks.sdk.tls import INSECURE, Insecure
+from corral.tls import INSECURE, Insecure
 from corral.v1 import scheduler_pb2 as pb
 from corral.v1 import scheduler_pb2_grpc as pb_grpc
 from corral.v1.common_pb2 import Offer, TaskStatus

@@ -35,7 +35,7 @@ from typing import Any
 
 import grpc
 
-from corral.frameworks.sdk import tls as sdk_tls
+import corral.tls as sdk_tls
 from corral.frameworks.sdk.driver import MAX_MESSAGE_BYTES
 from corral.frameworks.sdk.testing import port_blocks
 from corral.v1 import operator_pb2 as op

@@ -1,0 +1,29 @@
+"""The why-pending events' memory (pending.py rules 4 and 5): the core's ``pending`` component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from corral.master.core.agent_statics import Statics
+
+Key = tuple[str, str]  # (framework id, demand name)
+
+
+@dataclass(slots=True)
+class Note:
+    """The last pending event recorded for a demand (rule 4)."""
+
+    message: str
+    recorded_at: float
+    reasoned_at: float
+
+
+class PendingEvents:
+    def __init__(self) -> None:
+        self.notes: dict[Key, Note] = {}
+        self.scanned_at = -float("inf")
+        self.statics: Statics | None = None  # the agents' signatures, kept across scans
+        self.tested: dict[Key, float] = {}  # when each pending demand was last tested (rule 5)
+
+    def forget(self, framework_id: str, demand: str) -> None:
+        self.notes.pop((framework_id, demand), None)

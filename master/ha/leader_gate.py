@@ -1,0 +1,149 @@
+"""What a master that does not lead answers: the leader's address, on gRPC and on HTTP.
+
+gRPC: every call is refused with UNAVAILABLE, the reason naming the leader and the leader's
+gRPC address in the ``corral-leader`` trailing metadata (the SDK's, the agent's and the CLI's
+detectors follow it). HTTP: ``/health`` answers with this master's role; every other path is a
+307 to ``//LEADER_HTTP/same/path``. Until a leader is known (an election under way, or this
+master taking over), calls are refused with UNAVAILABLE and HTTP with 503, and clients retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from aiohttp import web
+
+from corral.leader_record import LEADER_METADATA
+from corral.master.ha.leadership import Contender
+
+
+class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio untyped
+    """Lets calls through only while this master leads (``open``)."""
+
+    def __init__(self, contender: Contender, master_id: str, grpc_address: str) -> None:
+        self.contender = contender
+        self.master_id = master_id
+        self.grpc_address = grpc_address
+        self.is_open = False
+        self.epoch = 0
+        self.taking_over = False
+
+    def open(self, epoch: int) -> None:
+        self.epoch = epoch
+        self.is_open = True
+
+    def close(self) -> None:
+        self.is_open = False
+
+    @property
+    def role(self) -> str:
+        if self.is_open:
+            return "leader"
+        if self.contender.lost.is_set():
+            return "deposed"
+        return "taking-over" if self.taking_over else "standby"
+
+    def refusal(self) -> tuple[str, str]:
+        """Why a call is refused here, and the leader's gRPC address ("" if none is known)."""
+        if self.contender.lost.is_set():
+            return f"this master stopped leading: {self.contender.lost_reason}", ""
+        leader = self.contender.leader
+        if self.taking_over or leader is None:
+            what = "this master is taking over" if self.taking_over else "no leader is known"
+            return f"{what}; try again shortly", ""
+        return f"this master is a standby; the leading master is {leader.grpc}", leader.grpc
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if self.is_open or handler is None:
+            return handler
+        return _refusing(handler, self)
+
+
+def _refusing(handler: grpc.RpcMethodHandler, gate: LeaderGate) -> grpc.RpcMethodHandler:
+    """A handler of the same kind as ``handler`` that refuses the call with the leader."""
+
+    async def abort(context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        message, leader = gate.refusal()
+        if leader:
+            context.set_trailing_metadata(((LEADER_METADATA, leader),))
+        await context.abort(grpc.StatusCode.UNAVAILABLE, message)
+
+    async def unary(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await abort(context)
+
+    async def streaming(_request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await abort(context)
+        yield  # a generator: the kind a streaming response needs
+
+    kinds = {
+        (False, False): grpc.unary_unary_rpc_method_handler,
+        (False, True): grpc.unary_stream_rpc_method_handler,
+        (True, False): grpc.stream_unary_rpc_method_handler,
+        (True, True): grpc.stream_stream_rpc_method_handler,
+    }
+    make = kinds[(handler.request_streaming, handler.response_streaming)]
+    return make(
+        streaming if handler.response_streaming else unary,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def http_middleware(gate: LeaderGate) -> Any:
+    @web.middleware
+    async def leader_only(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        contender = gate.contender
+        if request.path == "/health":
+            leader = (
+                gate.grpc_address
+                if gate.is_open
+                else (contender.leader.grpc if contender.leader else None)
+            )
+            body = {
+                "status": "ok" if not contender.lost.is_set() else "stopping",
+                "master_id": gate.master_id,
+                "role": gate.role,
+                "epoch": gate.epoch,
+                "leader": leader,
+                "znode": contender.znode,
+            }
+            return web.json_response(body, status=200 if body["status"] == "ok" else 503)
+        if gate.is_open:
+            return await handler(request)
+        message, leader_grpc = gate.refusal()
+        info = contender.leader
+        if leader_grpc and info is not None and info.http:
+            raise web.HTTPTemporaryRedirect(f"//{info.http}{request.path_qs}")
+        return web.json_response({"error": message}, status=503)
+
+    return leader_only
+
+
+def mesos_middleware(gate: LeaderGate) -> Any:
+    """The Mesos API's answer on a master that does not lead, as a Mesos standby's: ``307`` to
+    the leader's Mesos API (pymesos follows it), ``503`` while no leader is known (it retries).
+    ``/health`` and ``/version`` are this master's own."""
+
+    @web.middleware
+    async def leader_only(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if gate.is_open or request.path in ("/health", "/version"):
+            return await handler(request)
+        message, leader_grpc = gate.refusal()
+        info = gate.contender.leader
+        if leader_grpc and info is not None and info.mesos:
+            scheme = "https" if request.secure else "http"
+            raise web.HTTPTemporaryRedirect(f"{scheme}://{info.mesos}{request.path_qs}")
+        return web.Response(status=503, text=message)
+
+    return leader_only
