@@ -14,40 +14,16 @@ that no longer checks is logged and the last good one is kept.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
 import structlog
 
 from corral import acl as acls
-from corral.acl import Acl, AclError, Principal, acl_from_data
+from corral.acl import Acl, AclError, Principal
+from corral.acl_files import load, stamp
 from corral.frameworks.service.http_api import Caller
 
 log = structlog.get_logger("corral.jobs")
-
-
-def load(path: Path) -> Acl:
-    """The ACL in ``path`` (YAML or JSON); AclError naming the file and the problem."""
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AclError(f"{path}: cannot read it: {exc}") from None
-    document: Any
-    try:
-        document = json.loads(text)
-    except ValueError:
-        import yaml
-
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise AclError(f"{path}: neither JSON nor YAML: {' '.join(str(exc).split())}") from None
-    try:
-        return acl_from_data(document, str(path))
-    except AclError as exc:
-        raise AclError(f"{path}: {exc}") from None
 
 
 class QueueGrants:
@@ -57,13 +33,7 @@ class QueueGrants:
         self._stamp = self._stat()
 
     def _stat(self) -> tuple[int, int, int] | None:
-        if self.path is None:
-            return None
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        return None if self.path is None else stamp(self.path)
 
     def _current(self) -> Acl:
         stamp = self._stat()

@@ -77,7 +77,7 @@ def acl_from_args(args: argparse.Namespace) -> Acl | None:
             exit_code=2,
         )
     from corral.acl import AclError
-    from corral.master.security.acl_file import load
+    from corral.acl_files import load
 
     try:
         return load(args.acls)

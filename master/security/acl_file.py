@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import yaml
-
 from corral import events as cluster_events
-from corral.acl import Acl, AclError, acl_from_data, lockouts
+from corral.acl import AclError, lockouts
+from corral.acl_files import load, parse
+from corral.acl_files import stamp as _stamp
 from corral.logging import get_logger
 from corral.master.core import authz
 from corral.master.core import commands as cmd
@@ -37,45 +35,6 @@ log = get_logger("corral.master.acls")
 
 POLL_SECONDS = 1.0
 SETTLE_SECONDS = 0.5
-MAX_BYTES = 4 * 1024 * 1024
-
-
-def load(path: Path) -> Acl:
-    """The ACL in ``path``; AclError naming the file and the problem."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise AclError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    return parse(path, data)
-
-
-def parse(path: Path, data: bytes) -> Acl:
-    """The ACL in ``data``, read from ``path``; AclError naming the file and the problem."""
-    if len(data) > MAX_BYTES:
-        raise AclError(f"{path}: {len(data)} bytes, more than {MAX_BYTES}")
-    try:
-        text = data.decode()
-    except UnicodeDecodeError as exc:
-        raise AclError(f"{path}: not UTF-8: {exc}") from None
-    try:
-        document = json.loads(text)
-    except ValueError:
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise AclError(f"{path}: neither JSON nor YAML: {' '.join(str(exc).split())}") from None
-    try:
-        return acl_from_data(document, str(path))
-    except AclError as exc:
-        raise AclError(f"{path}: {exc}") from None
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _snapshot(path: Path) -> tuple[tuple[int, int, int] | None, bytes, str]:

@@ -52,6 +52,7 @@ KERNEL = (
     "corral.pki",
     "corral.acl",
     "corral.acl_rules",
+    "corral.acl_files",
     "corral.work_dirs",
     "corral.containers",
     *SDK_KERNEL,
