@@ -18,10 +18,9 @@ from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
 from tests.integration.corral_cli import corral
 from tests.integration.job_service import JobsProcess, until_async
+from tests.integration.service_cluster import FAST, services_cluster
 
 pytestmark = pytest.mark.e2e
-
-FAST = ("--allocation-interval", "0.2")
 
 
 def queue(
@@ -55,14 +54,7 @@ async def live_by_framework(cluster: LocalCluster) -> dict[str, int]:
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[LocalCluster]:
-    async with LocalCluster(
-        agents=2,
-        agent_resources="cpus:4;mem:4096;disk:1000;ports:{ports}",
-        work_dir=tmp_path / "cluster",
-        master_args=FAST,
-        agent_args=("--hostname", "127.0.0.1"),
-    ) as c:
-        await c.wait_for_agents(2, 30)
+    async with services_cluster(tmp_path) as c:
         yield c
 
 

@@ -19,23 +19,17 @@ import dns.message
 import pytest
 
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.service_cluster import services_cluster
 from tests.integration.serving_service import ServingProcess, until_async
 from tests.integration.test_dns_server import need_dig
-from tests.integration.test_serving_service import FAST, deployed
+from tests.integration.test_serving_service import deployed
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[LocalCluster]:
-    async with LocalCluster(
-        agents=2,
-        agent_resources="cpus:4;mem:4096;disk:1000;ports:{ports}",
-        work_dir=tmp_path / "cluster",
-        master_args=FAST,
-        agent_args=("--hostname", "127.0.0.1"),
-    ) as c:
-        await c.wait_for_agents(2, 30)
+    async with services_cluster(tmp_path) as c:
         yield c
 
 

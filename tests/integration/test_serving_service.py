@@ -20,12 +20,12 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
+from tests.integration.service_cluster import services_cluster
 from tests.integration.serving_service import ServingProcess, until, until_async
 from tests.master_http import local_session
 
 pytestmark = pytest.mark.e2e
 
-FAST = ("--allocation-interval", "0.2")
 HTTP_CHECK = {"protocol": "HTTP", "path": "/", "grace_period": 20, "interval": 0.5, "timeout": 1}
 
 
@@ -57,14 +57,7 @@ async def live_tasks(cluster: LocalCluster) -> dict[str, str]:
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[LocalCluster]:
-    async with LocalCluster(
-        agents=2,
-        agent_resources="cpus:4;mem:4096;disk:1000;ports:{ports}",
-        work_dir=tmp_path / "cluster",
-        master_args=FAST,
-        agent_args=("--hostname", "127.0.0.1"),
-    ) as c:
-        await c.wait_for_agents(2, 30)
+    async with services_cluster(tmp_path) as c:
         yield c
 
 
