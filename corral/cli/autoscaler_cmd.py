@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port
+from corral.cli.common import add_master_arg, host_port, service_state_dir
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5092"
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "corral" / "autoscaler"
+    return service_state_dir("autoscaler")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from corral.cli.client_tls import add_tls_args
 
@@ -156,3 +158,10 @@ def add_service_leadership_args(parser: argparse.ArgumentParser, what: str) -> N
         help="with --zk, the URL standbys and clients are told to reach this service at "
         "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
     )
+
+
+def service_state_dir(service: str) -> Path:
+    """Where a service on this host keeps its store and lock by default (its --state):
+    ``$XDG_STATE_HOME/corral/SERVICE``, else ``~/.local/state/corral/SERVICE``."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "corral" / service

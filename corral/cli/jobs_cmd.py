@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from corral.cli.common import (
     add_service_leadership_args,
     host_port,
     positive_float,
+    service_state_dir,
 )
 from corral.cli.errors import CliError
 
@@ -23,8 +23,7 @@ WEEK = 7 * 24 * 3600.0
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "corral" / "jobs"
+    return service_state_dir("jobs")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,11 +4,16 @@ taken back after a restart; docs/frameworks.md, "The serving service")."""
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, add_service_leadership_args, host_port, positive_float
+from corral.cli.common import (
+    add_master_arg,
+    add_service_leadership_args,
+    host_port,
+    positive_float,
+    service_state_dir,
+)
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5090"
@@ -16,8 +21,7 @@ WEEK = 7 * 24 * 3600.0
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "corral" / "serving"
+    return service_state_dir("serving")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
