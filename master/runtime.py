@@ -496,6 +496,20 @@ class MasterRuntime:
         if fw_id is not None and self._stream_of_framework.get(fw_id) == stream_id:
             del self._stream_of_framework[fw_id]
 
+    def framework_stream_closed(self, stream: OutStream, framework_id: str, stream_id: str) -> None:
+        """A framework's stream ended (the gRPC Subscribe's or the Mesos API's SUBSCRIBE): it is
+        forgotten here and the core told, which starts the framework's failover timeout."""
+        self.stream_ended("framework", stream)
+        self.forget_framework_stream(stream_id)
+        self.submit(
+            ev.FrameworkStreamClosed(
+                stimulus_id=self.stimulus("disconnect"),
+                now=self.clock(),
+                framework_id=framework_id,
+                stream_id=stream_id,
+            )
+        )
+
     def connection_of(self, agent_id: str) -> int | None:
         """The connection of the agent's current stream, if it has one."""
         return self._connection_of_agent.get(agent_id)

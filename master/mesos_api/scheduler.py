@@ -186,16 +186,7 @@ class MesosScheduler:
             return response
         finally:
             self.subscriptions.pop(stream_id, None)
-            rt.stream_ended("framework", stream)
-            rt.forget_framework_stream(stream_id)
-            rt.submit(
-                ev.FrameworkStreamClosed(
-                    stimulus_id=rt.stimulus("disconnect"),
-                    now=rt.clock(),
-                    framework_id=framework_id,
-                    stream_id=stream_id,
-                )
-            )
+            rt.framework_stream_closed(stream, framework_id, stream_id)
 
     async def _mesos_events(
         self, msg: Any, sub: Subscription, caller: spb.Caller

@@ -59,16 +59,7 @@ class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
             async for msg in stream.messages():
                 yield msg
         finally:
-            rt.stream_ended("framework", stream)
-            rt.forget_framework_stream(stream_id)
-            rt.submit(
-                ev.FrameworkStreamClosed(
-                    stimulus_id=rt.stimulus("disconnect"),
-                    now=rt.clock(),
-                    framework_id=framework_id,
-                    stream_id=stream_id,
-                )
-            )
+            rt.framework_stream_closed(stream, framework_id, stream_id)
 
     async def _unary(
         self,
