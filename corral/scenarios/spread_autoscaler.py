@@ -9,20 +9,13 @@ zone c's group at its max and the spread on a and b. The fix compared: zone c's 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from corral.frameworks.sdk.testing import LocalCluster
-from corral.scenarios.base import Figures, Scenario, ScenarioError, Timeline, must, until
+from corral.scenarios.autoscaling import AutoscalerRun
+from corral.scenarios.base import Figures, Scenario, Timeline, until
 from corral.scenarios.workloads import LONG, ServingRun
-
-CORRAL = (sys.executable, "-m", "corral.cli.main")
 
 
 @dataclass(frozen=True)
@@ -45,7 +38,7 @@ def _agents(size: str) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
-def _config(path: Path, zone_c_max: int) -> None:
+def _config(zone_c_max: int) -> dict[str, object]:
     groups = [
         {
             "name": f"zone-{z}-pool",
@@ -56,23 +49,12 @@ def _config(path: Path, zone_c_max: int) -> None:
         }
         for z in "abc"
     ]
-    doc = {
+    return {
         "scan-interval": 0.5,
         "expander": "least-waste",
         "scale-down-enabled": False,
         "node-groups": groups,
     }
-    path.write_text(json.dumps(doc))
-
-
-async def _corral(*args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        *CORRAL, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
-    if proc.returncode != 0:
-        raise ScenarioError(f"corral {args[0]} failed: {err.decode().strip()}")
-    return out.decode()
 
 
 async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -> Figures:
@@ -80,42 +62,28 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
     zone_c_max = 2 if with_fix else 0
     tl.say(f"zones a and b have {s.big} cpus each, zone c 1; node groups per zone, zone c's max "
            f"{zone_c_max}")  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="corral-scenario-autoscaler-") as tmp:
-        state = Path(tmp)
-        config, ready = state / "autoscaler.json", state / "ready.json"
-        _config(config, zone_c_max)
-        log = open(state / "autoscaler.log", "wb")  # noqa: SIM115 - closed below
-        proc = await asyncio.create_subprocess_exec(
-            *CORRAL, "autoscaler", "--master", cluster.master, "--config", str(config),
-            "--state", str(state), "--listen", "127.0.0.1:0", "--ready-file", str(ready),
-            stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
-        app: dict[str, object] = {
-            "id": "web",
-            "command": f"sleep {LONG:g}",
-            "instances": s.instances,
-            "cpus": 1,
-            "mem": 128,
-            "spread": {"topology_key": "zone", "max_skew": 1},
-            "simulate_seconds": LONG,
-        }
-        web: ServingRun | None = None
+    app: dict[str, object] = {
+        "id": "web",
+        "command": f"sleep {LONG:g}",
+        "instances": s.instances,
+        "cpus": 1,
+        "mem": 128,
+        "spread": {"topology_key": "zone", "max_skew": 1},
+        "simulate_seconds": LONG,
+    }
+    async with AutoscalerRun(cluster.master, _config(zone_c_max)) as autoscaler:
+        web = ServingRun(app, cluster.master)
         try:
-            await must(ready.exists, 30, "the autoscaler to serve")
-            url = json.loads(ready.read_text())["url"]
-            web = ServingRun(app, cluster.master)
             started = tl.now()
             tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone")
-            full = await until(lambda: web is not None and web.running >= s.instances,
-                               s.settle, "all placed")  # fmt: skip
+            full = await until(lambda: web.running >= s.instances, s.settle, "all placed")
             waited = tl.now() - started
             running = web.running
             tl.say(f"{running}/{s.instances} running after {waited:.1f} s")
-            groups = json.loads(await _corral("get", "nodegroups", "-o", "json",
-                                              "--autoscaler", url))  # fmt: skip
-            added = {g["name"]: g["nodes"] for g in groups}
+            added = {g["name"]: g["nodes"] for g in await autoscaler.groups()}
             tl.say("nodes added: " + ", ".join(f"{k}={v}" for k, v in sorted(added.items())))
-            events = await _events(url)
+            # The events about zone c's group, as `corral describe nodegroup` shows them.
+            events = (await autoscaler.get("/v1/nodegroups/zone-c-pool"))["events"]
             said = next((e["message"] for e in reversed(events)
                          if e["reason"] == "NotTriggerScaleUp"), "")  # fmt: skip
             if said:
@@ -124,13 +92,7 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
             for m in up:
                 tl.say(f"TriggeredScaleUp: {m}")
         finally:
-            if web is not None:
-                await web.close()
-            if proc.returncode is None:
-                proc.terminate()
-                await asyncio.wait_for(proc.wait(), 30)
-            log.close()
-            await _stop_nodes(state)
+            await web.close()
     per_zone = Counter({k.split("-")[1]: v for k, v in added.items()})
     return {
         "wanted": s.instances,
@@ -143,31 +105,6 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
         "scale_ups": len(up),
         "not_trigger_scale_up": said,
     }
-
-
-async def _events(url: str) -> list[dict[str, object]]:
-    """The autoscaler's events about zone c's group, as `corral describe nodegroup` shows
-    them (those of its nodes, and the demands' that name it)."""
-    got = json.loads(await _corral("describe", "nodegroup", "zone-c-pool", "-o", "json",
-                                   "--autoscaler", url))  # fmt: skip
-    return list(got["events"])
-
-
-async def _stop_nodes(state: Path) -> None:
-    """The agents the autoscaler started outlive it (their own sessions): stop them."""
-    import os
-    import signal
-
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if "agent" in argv and str(state) in argv:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(int(pid), signal.SIGKILL)
 
 
 SCENARIO = Scenario(
