@@ -135,6 +135,23 @@ def test_spread_autoscaler(tmp_path: Path) -> None:
     assert "TriggeredScaleUp: group zone-c-pool: +1 node" in out
 
 
+def test_autoscaler_oscillation(tmp_path: Path) -> None:
+    without, fixed, out = scenario("autoscaler-oscillation", tmp_path)
+    # No bundle: each round the autoscaler adds a node for the 8th worker, the trainer gives up
+    # before it boots, the idle node goes, and the retry adds one again. Deterministic: the
+    # trainer lets go 1 s after the scale-up, the node's agent starts 4 s after it at the
+    # earliest (the create script waits first), and each step is waited for, not timed.
+    assert (without["scale_ups"], without["scale_downs"], without["oscillations"]) == (2, 2, 1)
+    assert without["seconds_to_running_gang"] is None and without["idle_gpu_seconds"] > 0
+    # The gang: one scale-up of exactly the node it misses, it runs there, nothing goes.
+    assert fixed["gpus_missing"] == 1
+    assert (fixed["scale_ups"], fixed["nodes_added"], fixed["scale_downs"]) == (1, 1, 0)
+    assert fixed["oscillations"] == 0
+    assert fixed["seconds_to_running_gang"] is not None
+    assert fixed["idle_gpu_seconds"] < without["idle_gpu_seconds"]
+    assert "TriggeredScaleUp: group gpu-pool: +1 node (gpu-pool-1) for 1 task" in out
+
+
 def test_besteffort_thrash(tmp_path: Path) -> None:
     without, fixed, out = scenario("besteffort-thrash", tmp_path)
     # BestEffort batch beside serving at equal priority: serving (furthest over its request)
