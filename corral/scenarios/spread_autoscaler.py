@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.scenarios.autoscaling import AutoscalerRun
-from corral.scenarios.base import Figures, Scenario, Timeline, until
+from corral.scenarios.base import Figures, Scenario, Timeline, fresh_cluster, until
 from corral.scenarios.workloads import LONG, ServingRun
 
 
@@ -38,44 +38,104 @@ def _agents(size: str) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
-def _config(zone_c_max: int) -> dict[str, object]:
+@dataclass(frozen=True)
+class Fix:
+    """One way out, as its run sets the node groups and the spread."""
+
+    zone_c_max: int
+    expander: str = "least-waste"
+    priorities: tuple[int, int, int] = (0, 0, 0)  # zone a, b, c's groups (the priority expander)
+    when_unsatisfiable: str = "DoNotSchedule"
+
+
+WITHOUT = Fix(zone_c_max=0)
+# Balanced groups (each zone's may grow to 2), least waste: the fix the figures show.
+RAISE_MAX = Fix(zone_c_max=2)
+# The fixes compared with it, each on a fresh cluster: the priority expander preferring zone a
+# (it cannot have it: the master's what-if offers only zone c's group), and the spread as a
+# preference with zone c's group still at max 0.
+COMPARED = {
+    "raise_max_least_waste": RAISE_MAX,
+    "raise_max_priority_zone_a_first": Fix(
+        zone_c_max=2, expander="priority", priorities=(10, 5, 0)
+    ),
+    "schedule_anyway": Fix(zone_c_max=0, when_unsatisfiable="ScheduleAnyway"),
+}
+
+
+def _config(fix: Fix) -> dict[str, object]:
     groups = [
         {
             "name": f"zone-{z}-pool",
             "min": 0,
-            "max": zone_c_max if z == "c" else 2,
+            "max": fix.zone_c_max if z == "c" else 2,
+            "priority": priority,
             "simulate": True,
             "template": {"resources": "cpus:2;mem:16384;disk:1000", "attributes": {"zone": z}},
         }
-        for z in "abc"
+        for z, priority in zip("abc", fix.priorities, strict=True)
     ]
     return {
         "scan-interval": 0.5,
-        "expander": "least-waste",
+        "expander": fix.expander,
         "scale-down-enabled": False,
         "node-groups": groups,
     }
 
 
 async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -> Figures:
+    figures = await _one(cluster, tl, RAISE_MAX if with_fix else WITHOUT, size)
+    if not with_fix:
+        return figures
+    compared = {"raise_max_least_waste": _brief(figures)}
+    for label, fix in COMPARED.items():
+        if fix is RAISE_MAX:
+            continue
+        tl.say(f"compared, on a fresh cluster: {label}")
+        async with fresh_cluster(SCENARIO, size, cluster.work_dir.parent / f"with_{label}") as c:
+            compared[label] = _brief(await _one(c, tl, fix, size))
+    for label, brief in compared.items():
+        tl.say(f"{label}: {brief['running']}/{brief['running'] + brief['pending']} running, "
+               f"longest wait {brief['pending_seconds']:.1f} s, nodes added "
+               + ", ".join(f"{z}={n}" for z, n in brief["nodes_added"].items()))  # fmt: skip
+    return {**figures, "compared": compared}
+
+
+def _brief(figures: Figures) -> Figures:
+    keys = (
+        "running",
+        "pending",
+        "pending_seconds",
+        "permanent_pending",
+        "nodes_added",
+        "scale_ups",
+    )
+    return {k: figures[k] for k in keys}
+
+
+async def _one(cluster: LocalCluster, tl: Timeline, fix: Fix, size: str) -> Figures:
     s = SIZES[size]
-    zone_c_max = 2 if with_fix else 0
     tl.say(f"zones a and b have {s.big} cpus each, zone c 1; node groups per zone, zone c's max "
-           f"{zone_c_max}")  # fmt: skip
+           f"{fix.zone_c_max}; expander {fix.expander}")  # fmt: skip
     app: dict[str, object] = {
         "id": "web",
         "command": f"sleep {LONG:g}",
         "instances": s.instances,
         "cpus": 1,
         "mem": 128,
-        "spread": {"topology_key": "zone", "max_skew": 1},
+        "spread": {
+            "topology_key": "zone",
+            "max_skew": 1,
+            "when_unsatisfiable": fix.when_unsatisfiable,
+        },
         "simulate_seconds": LONG,
     }
-    async with AutoscalerRun(cluster.master, _config(zone_c_max)) as autoscaler:
+    async with AutoscalerRun(cluster.master, _config(fix)) as autoscaler:
         web = ServingRun(app, cluster.master)
         try:
             started = tl.now()
-            tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone")
+            tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone "
+                   f"({fix.when_unsatisfiable})")  # fmt: skip
             full = await until(lambda: web.running >= s.instances, s.settle, "all placed")
             waited = tl.now() - started
             running = web.running

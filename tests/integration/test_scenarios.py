@@ -133,6 +133,20 @@ def test_spread_autoscaler(tmp_path: Path) -> None:
     assert (fixed["running"], fixed["pending"], fixed["permanent_pending"]) == (6, 0, False)
     assert fixed["nodes_added"] == {"a": 0, "b": 0, "c": 1} and fixed["scale_ups"] == 1
     assert "TriggeredScaleUp: group zone-c-pool: +1 node" in out
+    # The fixes compared, each on a fresh cluster. The priority expander prefers zone a's
+    # group, but the what-if offers only zone c's (a replica could not land in a or b): the same
+    # one zone-c node. ScheduleAnyway needs no node: the spread gives way instead.
+    compared = fixed["compared"]
+    assert set(compared) == {
+        "raise_max_least_waste", "raise_max_priority_zone_a_first", "schedule_anyway",
+    }  # fmt: skip
+    for label in ("raise_max_least_waste", "raise_max_priority_zone_a_first"):
+        got = compared[label]
+        assert (got["running"], got["pending"], got["permanent_pending"]) == (6, 0, False), label
+        assert got["nodes_added"] == {"a": 0, "b": 0, "c": 1} and got["scale_ups"] == 1, label
+    anyway = compared["schedule_anyway"]
+    assert (anyway["running"], anyway["pending"], anyway["permanent_pending"]) == (6, 0, False)
+    assert anyway["nodes_added"] == {"a": 0, "b": 0, "c": 0} and anyway["scale_ups"] == 0
 
 
 def test_autoscaler_oscillation(tmp_path: Path) -> None:
