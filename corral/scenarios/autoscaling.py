@@ -11,13 +11,13 @@ import os
 import signal
 import sys
 import tempfile
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from corral.cli.errors import CliError
-from corral.cli.nodegroups_cmd import Autoscaler
+from corral.frameworks.sdk import tls as sdk_tls
 from corral.scenarios.base import ScenarioError, must
 
 CORRAL = (sys.executable, "-m", "corral.cli.main")
@@ -72,8 +72,8 @@ class AutoscalerRun:
     async def get(self, path: str) -> Any:
         """A GET on its HTTP API (in a thread: the client is urllib's)."""
         try:
-            return await asyncio.to_thread(Autoscaler(self.url, 10).call, "GET", path)
-        except (CliError, OSError) as err:  # an error answer, no answer: one line
+            return await asyncio.to_thread(_get, self.url + path)
+        except (OSError, ValueError, sdk_tls.TLSError) as err:  # refused, no answer, not JSON
             raise ScenarioError(f"the autoscaler did not answer GET {path}: {err}") from None
 
     async def events(self) -> list[dict[str, Any]]:
@@ -81,6 +81,18 @@ class AutoscalerRun:
 
     async def groups(self) -> list[dict[str, Any]]:
         return list((await self.get("/v1/nodegroups"))["node_groups"])
+
+
+def _get(url: str) -> Any:
+    """GET ``url``'s JSON, over TLS with the cluster's credential when it is HTTPS (as the
+    CLI's client; the scenarios sit below the CLI)."""
+    context = None
+    if url.startswith("https://"):
+        tls = sdk_tls.resolve()
+        if not isinstance(tls, sdk_tls.Insecure):
+            context = tls.ssl_context()
+    with urllib.request.urlopen(url, timeout=10, context=context) as answer:
+        return json.loads(answer.read())
 
 
 def stop_nodes(state: Path) -> None:
