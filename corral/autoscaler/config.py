@@ -17,7 +17,7 @@ from typing import Any
 from corral.placement import Taint, parse_attributes, parse_taint
 from corral.resources import Resources, parse_resources
 
-PROVIDERS = ("process", "command")
+PROVIDERS = ("process", "command", "docker")
 EXPANDERS = ("random", "most-pods", "least-waste", "priority", "price")
 
 
@@ -55,6 +55,19 @@ class CommandScripts:
 
 
 @dataclass(frozen=True, slots=True)
+class DockerNode:
+    """The docker provider's container for a node: ``corral agent`` in ``image`` (the
+    project's image, whose entrypoint is ``corral``)."""
+
+    image: str
+    network: str = "host"  # host: the agent dials the master as this host does
+    master: str = ""  # the master as the container reaches it; "" is the autoscaler's --master
+    volumes: tuple[str, ...] = ()  # binds, HOST:CONTAINER[:ro] (a TLS dir, say)
+    env: tuple[tuple[str, str], ...] = ()
+    user: str = ""  # "" is the image's (corral, uid 10001)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeGroup:
     name: str
     min: int
@@ -66,6 +79,7 @@ class NodeGroup:
     simulate: bool = False  # process provider: `corral agent --simulate`
     agent_args: tuple[str, ...] = ()  # process provider: more `corral agent` flags
     command: CommandScripts | None = None
+    docker: DockerNode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +142,7 @@ _GROUP_KEYS = {
     "simulate",
     "agent-args",
     "command",
+    "docker",
 }
 
 
@@ -223,6 +238,7 @@ def _group(doc: Any, index: int) -> NodeGroup:
         ):
             raise ConfigError(f"{where}: the command provider needs command: {{create, delete}}")
         command = CommandScripts(c["create"], c["delete"], str(c.get("list", "")))
+    docker = _docker(doc.get("docker"), where) if provider == "docker" else None
     args = doc.get("agent-args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f"{where}: agent-args must be a list of strings")
@@ -240,6 +256,35 @@ def _group(doc: Any, index: int) -> NodeGroup:
         simulate,
         tuple(args),
         command,
+        docker,
+    )
+
+
+_DOCKER_KEYS = {"image", "network", "master", "volumes", "env", "user"}
+
+
+def _docker(doc: Any, where: str) -> DockerNode:
+    if not isinstance(doc, dict) or not isinstance(doc.get("image"), str) or not doc["image"]:
+        raise ConfigError(f"{where}: the docker provider needs docker: {{image: IMAGE}}")
+    unknown = sorted(set(map(str, doc)) - _DOCKER_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: docker: unknown key {unknown[0]!r}")
+    for key in ("network", "master", "user"):
+        if not isinstance(doc.get(key, ""), str):
+            raise ConfigError(f"{where}: docker: {key} must be a string")
+    volumes = doc.get("volumes", [])
+    if not isinstance(volumes, list) or not all(isinstance(v, str) and ":" in v for v in volumes):
+        raise ConfigError(f"{where}: docker: volumes must be a list of 'HOST:CONTAINER[:ro]'")
+    env = doc.get("env", {})
+    if not isinstance(env, dict):
+        raise ConfigError(f"{where}: docker: env must be a mapping")
+    return DockerNode(
+        doc["image"],
+        doc.get("network", "host") or "host",
+        doc.get("master", ""),
+        tuple(volumes),
+        tuple((str(k), str(v)) for k, v in sorted(env.items())),
+        doc.get("user", ""),
     )
 
 

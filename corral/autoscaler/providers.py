@@ -11,18 +11,21 @@ its agent in the master's state.
   example). ``create`` gets the node names, the template and the master in its environment
   and prints one line per node, ``NAME [HANDLE]``; ``delete`` gets ``CORRAL_NODE_NAME`` and
   ``CORRAL_NODE_HANDLE``; ``list`` (optional) prints the names of the nodes that exist.
+- ``DockerProvider``: each node a container of the project's image on the Docker engine,
+  labelled with its node, group and the autoscaler's state dir.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from corral.autoscaler.config import NodeGroup
 
@@ -43,6 +46,25 @@ class Provider(Protocol):
     async def exists(self, group: NodeGroup, name: str, handle: str) -> bool: ...
 
 
+def agent_args(group: NodeGroup, name: str, master: str, work_dir: str) -> list[str]:
+    """``corral agent ...`` (without the ``corral``) for node ``name`` of ``group``."""
+    t = group.template
+    out = [
+        "agent",
+        *("--master", master),
+        *("--name", name),
+        *("--resources", t.resources_text),
+        *("--work-dir", work_dir),
+    ]
+    if t.attributes:
+        out += ["--attributes", t.attributes_text]
+    if t.taints:
+        out += ["--taints", t.taints_text]
+    if group.simulate:
+        out.append("--simulate")
+    return out + list(group.agent_args)
+
+
 class ProcessProvider:
     def __init__(
         self,
@@ -56,22 +78,7 @@ class ProcessProvider:
         self.children: dict[str, subprocess.Popen[bytes]] = {}  # reaped when they end
 
     def command(self, group: NodeGroup, name: str) -> list[str]:
-        t = group.template
-        out = [
-            *self.corral,
-            "agent",
-            *("--master", self.master),
-            *("--name", name),
-            *("--resources", t.resources_text),
-            *("--work-dir", str(self.dir / name)),
-        ]
-        if t.attributes:
-            out += ["--attributes", t.attributes_text]
-        if t.taints:
-            out += ["--taints", t.taints_text]
-        if group.simulate:
-            out.append("--simulate")
-        return out + list(group.agent_args)
+        return [*self.corral, *agent_args(group, name, self.master, str(self.dir / name))]
 
     async def create(self, group: NodeGroup, names: Sequence[str]) -> dict[str, str]:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -198,6 +205,112 @@ class CommandProvider:
             return True  # no list script: registration (or its timeout) decides
         out = await self._run(group.command.list, self._env(group), "list")
         return name in out.split()
+
+
+LABEL_NODE = "corral.autoscaler.node"
+LABEL_GROUP = "corral.autoscaler.group"
+LABEL_STATE = "corral.autoscaler.state"  # the autoscaler's state dir: whose node it is
+AGENT_WORK_DIR = "/var/lib/corral/agent"  # the image's, owned by its user
+
+
+class DockerProvider:
+    """Each node a container of the project's image running ``corral agent`` (the engine's API
+    over its socket, ``DOCKER_HOST`` or the default one, through aiodocker as the agent's docker
+    containerizer does). The handle is the container's id; the container carries the node's
+    name, group and the autoscaler's state dir as labels, and is deleted with it (stopped with
+    the agent's orderly stop, then removed): nothing is left on the engine."""
+
+    def __init__(self, master: str, state_dir: Path, host: str | None = None) -> None:
+        self.master = master
+        self.state = str(state_dir.absolute())
+        self.host = host or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        self._docker: Any = None
+
+    @property
+    def docker(self) -> Any:
+        import aiodocker  # only for a docker group: the engine's client loads aiohttp
+
+        if self._docker is None:  # made in the running loop (aiohttp's session needs one)
+            self._docker = aiodocker.Docker(url=self.host)
+        return self._docker
+
+    def container(self, group: NodeGroup, name: str) -> dict[str, Any]:
+        """The engine's create body for node ``name``."""
+        d = group.docker
+        assert d is not None
+        host: dict[str, Any] = {"NetworkMode": d.network, "Init": True}
+        if d.volumes:
+            host["Binds"] = list(d.volumes)
+        body: dict[str, Any] = {
+            "Image": d.image,
+            "Cmd": agent_args(group, name, d.master or self.master, AGENT_WORK_DIR),
+            "Labels": {LABEL_NODE: name, LABEL_GROUP: group.name, LABEL_STATE: self.state},
+            "Env": [f"{k}={v}" for k, v in d.env],
+            "HostConfig": host,
+        }
+        if d.user:
+            body["User"] = d.user
+        return body
+
+    async def create(self, group: NodeGroup, names: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name in names:
+            made = None
+            try:
+                made = await self.docker.containers.create(self.container(group, name))
+                await made.start()
+            except _engine_errors() as err:
+                if made is not None:  # created, not started: no half-made node stays
+                    with contextlib.suppress(*_engine_errors()):
+                        await made.delete(force=True)
+                if out:
+                    return out  # those started are the autoscaler's; the rest time out
+                raise ProviderError(
+                    f"the Docker engine refused node {name}: {_said(err)}"
+                ) from None
+            out[name] = str(made.id)
+        return out
+
+    async def delete(self, group: NodeGroup, name: str, handle: str) -> None:
+        try:
+            box = await self.docker.containers.get(handle)
+            if (box["Config"]["Labels"] or {}).get(LABEL_NODE) != name:
+                return  # not this node's container
+            with contextlib.suppress(*_engine_errors()):
+                await box.stop(t=15)  # the agent's orderly stop (SIGTERM), as for a process
+            await box.delete(force=True)
+        except _engine_errors() as err:
+            if getattr(err, "status", None) == 404:
+                return  # gone already
+            raise ProviderError(f"the Docker engine did not remove {name}: {_said(err)}") from None
+
+    async def exists(self, group: NodeGroup, name: str, handle: str) -> bool:
+        try:
+            box = await self.docker.containers.get(handle)
+        except _engine_errors() as err:
+            if getattr(err, "status", None) == 404:
+                return False
+            raise ProviderError(f"the Docker engine: {_said(err)}") from None
+        labels = box["Config"]["Labels"] or {}
+        return labels.get(LABEL_NODE) == name and bool(box["State"]["Running"])
+
+    async def close(self) -> None:
+        if self._docker is not None:
+            await self._docker.close()
+            self._docker = None
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    """What a call to the engine raises when it refuses or does not answer."""
+    import aiodocker
+    import aiohttp
+
+    return (aiodocker.DockerError, aiohttp.ClientError, OSError, TimeoutError)
+
+
+def _said(err: BaseException) -> str:
+    message = getattr(err, "message", None)
+    return str(message or err).strip()
 
 
 def _pid(handle: str) -> int | None:

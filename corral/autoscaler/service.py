@@ -23,7 +23,13 @@ import grpc
 
 from corral.autoscaler.config import Config, NodeGroup
 from corral.autoscaler.policy import AgentSeen, Event, GroupState, Node, Plan, Policy
-from corral.autoscaler.providers import CommandProvider, ProcessProvider, Provider, ProviderError
+from corral.autoscaler.providers import (
+    CommandProvider,
+    DockerProvider,
+    ProcessProvider,
+    Provider,
+    ProviderError,
+)
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service.records import Delete, Put, Records
 from corral.v1 import common_pb2, operator_pb2
@@ -93,6 +99,7 @@ class AutoscalerService:
         self.providers: dict[str, Provider] = {
             "process": ProcessProvider(master, state_dir),
             "command": CommandProvider(master),
+            "docker": DockerProvider(master, state_dir),
         }
         self.events: collections.deque[Event] = collections.deque(maxlen=MAX_EVENTS)
         self.last_eval_ms = 0.0
@@ -118,6 +125,10 @@ class AutoscalerService:
                 await self._task
         if self._channel is not None:
             await self._channel.close()
+        for provider in self.providers.values():
+            closing = getattr(provider, "close", None)  # those holding a connection
+            if closing is not None:
+                await closing()
 
     async def _loop(self) -> None:
         while True:

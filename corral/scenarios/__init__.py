@@ -16,6 +16,7 @@ _MODULES = {
     "partial-gang": "corral.scenarios.partial_gang",
     "spread-pending": "corral.scenarios.spread_pending",
     "spread-autoscaler": "corral.scenarios.spread_autoscaler",
+    "autoscaler-oscillation": "corral.scenarios.autoscaler_oscillation",
     "besteffort-thrash": "corral.scenarios.besteffort_thrash",
     "preempt-vs-evict": "corral.scenarios.preempt_vs_evict",
     "queue-wave": "corral.scenarios.queue_wave",

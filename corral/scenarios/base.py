@@ -11,8 +11,9 @@ the public SDK. Its figures are what the tests assert and what ``--json`` writes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -114,22 +115,32 @@ async def run_once(
     if out is not None:
         print(f"{scenario.name}, {label}:", file=out, flush=True)
     try:
-        async with LocalCluster(
-            agents=0,
-            work_dir=work_dir,
-            master_args=("--allocation-interval", str(scenario.allocation_interval)),
-            agent_args=scenario.agent_args,
-        ) as cluster:
-            agents = scenario.agents(size)
-            for name, resources, attributes in agents:
-                await cluster.add_agent(name, resources, attributes=attributes)
-            await cluster.wait_for_agents(len(agents), 60)
+        async with fresh_cluster(scenario, size, work_dir) as cluster:
             timeline = Timeline(out, label)
             return await scenario.run(cluster, timeline, with_fix, size)
     except ScenarioError:
         raise
     except _CLUSTER_FAILURES as exc:
         raise ScenarioError(_why(exc)) from exc
+
+
+@contextlib.asynccontextmanager
+async def fresh_cluster(
+    scenario: Scenario, size: str, work_dir: Path
+) -> AsyncIterator[LocalCluster]:
+    """A started cluster of ``scenario``'s agents (a run's; a scenario comparing several
+    fixes starts one per fix)."""
+    async with LocalCluster(
+        agents=0,
+        work_dir=work_dir,
+        master_args=("--allocation-interval", str(scenario.allocation_interval)),
+        agent_args=scenario.agent_args,
+    ) as cluster:
+        agents = scenario.agents(size)
+        for name, resources, attributes in agents:
+            await cluster.add_agent(name, resources, attributes=attributes)
+        await cluster.wait_for_agents(len(agents), 60)
+        yield cluster
 
 
 async def run_scenario(

@@ -9,20 +9,13 @@ zone c's group at its max and the spread on a and b. The fix compared: zone c's 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from corral.frameworks.sdk.testing import LocalCluster
-from corral.scenarios.base import Figures, Scenario, ScenarioError, Timeline, must, until
+from corral.scenarios.autoscaling import AutoscalerRun
+from corral.scenarios.base import Figures, Scenario, Timeline, fresh_cluster, until
 from corral.scenarios.workloads import LONG, ServingRun
-
-CORRAL = (sys.executable, "-m", "corral.cli.main")
 
 
 @dataclass(frozen=True)
@@ -45,77 +38,112 @@ def _agents(size: str) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
-def _config(path: Path, zone_c_max: int) -> None:
+@dataclass(frozen=True)
+class Fix:
+    """One way out, as its run sets the node groups and the spread."""
+
+    zone_c_max: int
+    expander: str = "least-waste"
+    priorities: tuple[int, int, int] = (0, 0, 0)  # zone a, b, c's groups (the priority expander)
+    when_unsatisfiable: str = "DoNotSchedule"
+
+
+WITHOUT = Fix(zone_c_max=0)
+# Balanced groups (each zone's may grow to 2), least waste: the fix the figures show.
+RAISE_MAX = Fix(zone_c_max=2)
+# The fixes compared with it, each on a fresh cluster: the priority expander preferring zone a
+# (it cannot have it: the master's what-if offers only zone c's group), and the spread as a
+# preference with zone c's group still at max 0.
+COMPARED = {
+    "raise_max_least_waste": RAISE_MAX,
+    "raise_max_priority_zone_a_first": Fix(
+        zone_c_max=2, expander="priority", priorities=(10, 5, 0)
+    ),
+    "schedule_anyway": Fix(zone_c_max=0, when_unsatisfiable="ScheduleAnyway"),
+}
+
+
+def _config(fix: Fix) -> dict[str, object]:
     groups = [
         {
             "name": f"zone-{z}-pool",
             "min": 0,
-            "max": zone_c_max if z == "c" else 2,
+            "max": fix.zone_c_max if z == "c" else 2,
+            "priority": priority,
             "simulate": True,
             "template": {"resources": "cpus:2;mem:16384;disk:1000", "attributes": {"zone": z}},
         }
-        for z in "abc"
+        for z, priority in zip("abc", fix.priorities, strict=True)
     ]
-    doc = {
+    return {
         "scan-interval": 0.5,
-        "expander": "least-waste",
+        "expander": fix.expander,
         "scale-down-enabled": False,
         "node-groups": groups,
     }
-    path.write_text(json.dumps(doc))
-
-
-async def _corral(*args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        *CORRAL, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
-    if proc.returncode != 0:
-        raise ScenarioError(f"corral {args[0]} failed: {err.decode().strip()}")
-    return out.decode()
 
 
 async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -> Figures:
+    figures = await _one(cluster, tl, RAISE_MAX if with_fix else WITHOUT, size)
+    if not with_fix:
+        return figures
+    compared = {"raise_max_least_waste": _brief(figures)}
+    for label, fix in COMPARED.items():
+        if fix is RAISE_MAX:
+            continue
+        tl.say(f"compared, on a fresh cluster: {label}")
+        async with fresh_cluster(SCENARIO, size, cluster.work_dir.parent / f"with_{label}") as c:
+            compared[label] = _brief(await _one(c, tl, fix, size))
+    for label, brief in compared.items():
+        tl.say(f"{label}: {brief['running']}/{brief['running'] + brief['pending']} running, "
+               f"longest wait {brief['pending_seconds']:.1f} s, nodes added "
+               + ", ".join(f"{z}={n}" for z, n in brief["nodes_added"].items()))  # fmt: skip
+    return {**figures, "compared": compared}
+
+
+def _brief(figures: Figures) -> Figures:
+    keys = (
+        "running",
+        "pending",
+        "pending_seconds",
+        "permanent_pending",
+        "nodes_added",
+        "scale_ups",
+    )
+    return {k: figures[k] for k in keys}
+
+
+async def _one(cluster: LocalCluster, tl: Timeline, fix: Fix, size: str) -> Figures:
     s = SIZES[size]
-    zone_c_max = 2 if with_fix else 0
     tl.say(f"zones a and b have {s.big} cpus each, zone c 1; node groups per zone, zone c's max "
-           f"{zone_c_max}")  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="corral-scenario-autoscaler-") as tmp:
-        state = Path(tmp)
-        config, ready = state / "autoscaler.json", state / "ready.json"
-        _config(config, zone_c_max)
-        log = open(state / "autoscaler.log", "wb")  # noqa: SIM115 - closed below
-        proc = await asyncio.create_subprocess_exec(
-            *CORRAL, "autoscaler", "--master", cluster.master, "--config", str(config),
-            "--state", str(state), "--listen", "127.0.0.1:0", "--ready-file", str(ready),
-            stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
-        app: dict[str, object] = {
-            "id": "web",
-            "command": f"sleep {LONG:g}",
-            "instances": s.instances,
-            "cpus": 1,
-            "mem": 128,
-            "spread": {"topology_key": "zone", "max_skew": 1},
-            "simulate_seconds": LONG,
-        }
-        web: ServingRun | None = None
+           f"{fix.zone_c_max}; expander {fix.expander}")  # fmt: skip
+    app: dict[str, object] = {
+        "id": "web",
+        "command": f"sleep {LONG:g}",
+        "instances": s.instances,
+        "cpus": 1,
+        "mem": 128,
+        "spread": {
+            "topology_key": "zone",
+            "max_skew": 1,
+            "when_unsatisfiable": fix.when_unsatisfiable,
+        },
+        "simulate_seconds": LONG,
+    }
+    async with AutoscalerRun(cluster.master, _config(fix)) as autoscaler:
+        web = ServingRun(app, cluster.master)
         try:
-            await must(ready.exists, 30, "the autoscaler to serve")
-            url = json.loads(ready.read_text())["url"]
-            web = ServingRun(app, cluster.master)
             started = tl.now()
-            tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone")
-            full = await until(lambda: web is not None and web.running >= s.instances,
-                               s.settle, "all placed")  # fmt: skip
+            tl.say(f"serving app web: {s.instances} instances of 1 cpu, max_skew 1 over zone "
+                   f"({fix.when_unsatisfiable})")  # fmt: skip
+            full = await until(lambda: web.running >= s.instances, s.settle, "all placed")
             waited = tl.now() - started
             running = web.running
             tl.say(f"{running}/{s.instances} running after {waited:.1f} s")
-            groups = json.loads(await _corral("get", "nodegroups", "-o", "json",
-                                              "--autoscaler", url))  # fmt: skip
-            added = {g["name"]: g["nodes"] for g in groups}
+            added = {g["name"]: g["nodes"] for g in await autoscaler.groups()}
             tl.say("nodes added: " + ", ".join(f"{k}={v}" for k, v in sorted(added.items())))
-            events = await _events(url)
+            # The events about zone c's group, as `corral describe nodegroup` shows them.
+            events = (await autoscaler.get("/v1/nodegroups/zone-c-pool"))["events"]
             said = next((e["message"] for e in reversed(events)
                          if e["reason"] == "NotTriggerScaleUp"), "")  # fmt: skip
             if said:
@@ -124,13 +152,7 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
             for m in up:
                 tl.say(f"TriggeredScaleUp: {m}")
         finally:
-            if web is not None:
-                await web.close()
-            if proc.returncode is None:
-                proc.terminate()
-                await asyncio.wait_for(proc.wait(), 30)
-            log.close()
-            await _stop_nodes(state)
+            await web.close()
     per_zone = Counter({k.split("-")[1]: v for k, v in added.items()})
     return {
         "wanted": s.instances,
@@ -143,31 +165,6 @@ async def _run(cluster: LocalCluster, tl: Timeline, with_fix: bool, size: str) -
         "scale_ups": len(up),
         "not_trigger_scale_up": said,
     }
-
-
-async def _events(url: str) -> list[dict[str, object]]:
-    """The autoscaler's events about zone c's group, as `corral describe nodegroup` shows
-    them (those of its nodes, and the demands' that name it)."""
-    got = json.loads(await _corral("describe", "nodegroup", "zone-c-pool", "-o", "json",
-                                   "--autoscaler", url))  # fmt: skip
-    return list(got["events"])
-
-
-async def _stop_nodes(state: Path) -> None:
-    """The agents the autoscaler started outlive it (their own sessions): stop them."""
-    import os
-    import signal
-
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if "agent" in argv and str(state) in argv:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(int(pid), signal.SIGKILL)
 
 
 SCENARIO = Scenario(

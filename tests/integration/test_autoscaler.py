@@ -268,6 +268,21 @@ async def test_an_untolerated_taint_never_scales_up_and_says_why(
             await a.wait(lambda: _evaluations_past(a, start_evals + 3), "three more scans")
             assert await a.nodes() == []
             assert await a.events("TriggeredScaleUp") == []
+            # `corral explain` on the pending demand says what the autoscaler intends.
+            fw = ("explain", d.framework_id, "--master", cluster.master)
+            told = await asyncio.to_thread(corral, *fw, "--autoscaler", a.url)
+            assert told.returncode == 0, told.stderr
+            assert "autoscaler: NotTriggerScaleUp" in told.stdout, told.stdout
+            assert "gpu: taint gpu=true:NoSchedule" in told.stdout, told.stdout
+            as_json = await asyncio.to_thread(corral, *fw, "-o", "json", "--autoscaler", a.url)
+            (demand,) = json.loads(as_json.stdout)["pending_demands"]
+            assert demand["autoscaler"]["reason"] == "NotTriggerScaleUp"
+            # No autoscaler named: not asked; one that does not answer: said, not fatal.
+            plain = await asyncio.to_thread(corral, *fw)
+            assert plain.returncode == 0 and "autoscaler:" not in plain.stdout
+            gone = await asyncio.to_thread(corral, *fw, "--autoscaler", "http://127.0.0.1:9")
+            assert gone.returncode == 0, gone.stderr
+            assert "autoscaler: the autoscaler at http://127.0.0.1:9 did not answer" in gone.stdout
     finally:
         a.stop()
 

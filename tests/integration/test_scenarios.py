@@ -133,6 +133,37 @@ def test_spread_autoscaler(tmp_path: Path) -> None:
     assert (fixed["running"], fixed["pending"], fixed["permanent_pending"]) == (6, 0, False)
     assert fixed["nodes_added"] == {"a": 0, "b": 0, "c": 1} and fixed["scale_ups"] == 1
     assert "TriggeredScaleUp: group zone-c-pool: +1 node" in out
+    # The fixes compared, each on a fresh cluster. The priority expander prefers zone a's
+    # group, but the what-if offers only zone c's (a replica could not land in a or b): the same
+    # one zone-c node. ScheduleAnyway needs no node: the spread gives way instead.
+    compared = fixed["compared"]
+    assert set(compared) == {
+        "raise_max_least_waste", "raise_max_priority_zone_a_first", "schedule_anyway",
+    }  # fmt: skip
+    for label in ("raise_max_least_waste", "raise_max_priority_zone_a_first"):
+        got = compared[label]
+        assert (got["running"], got["pending"], got["permanent_pending"]) == (6, 0, False), label
+        assert got["nodes_added"] == {"a": 0, "b": 0, "c": 1} and got["scale_ups"] == 1, label
+    anyway = compared["schedule_anyway"]
+    assert (anyway["running"], anyway["pending"], anyway["permanent_pending"]) == (6, 0, False)
+    assert anyway["nodes_added"] == {"a": 0, "b": 0, "c": 0} and anyway["scale_ups"] == 0
+
+
+def test_autoscaler_oscillation(tmp_path: Path) -> None:
+    without, fixed, out = scenario("autoscaler-oscillation", tmp_path)
+    # No bundle: each round the autoscaler adds a node for the 8th worker, the trainer gives up
+    # before it boots, the idle node goes, and the retry adds one again. Deterministic: the
+    # trainer lets go 1 s after the scale-up, the node's agent starts 4 s after it at the
+    # earliest (the create script waits first), and each step is waited for, not timed.
+    assert (without["scale_ups"], without["scale_downs"], without["oscillations"]) == (2, 2, 1)
+    assert without["seconds_to_running_gang"] is None and without["idle_gpu_seconds"] > 0
+    # The gang: one scale-up of exactly the node it misses, it runs there, nothing goes.
+    assert fixed["gpus_missing"] == 1
+    assert (fixed["scale_ups"], fixed["nodes_added"], fixed["scale_downs"]) == (1, 1, 0)
+    assert fixed["oscillations"] == 0
+    assert fixed["seconds_to_running_gang"] is not None
+    assert fixed["idle_gpu_seconds"] < without["idle_gpu_seconds"]
+    assert "TriggeredScaleUp: group gpu-pool: +1 node (gpu-pool-1) for 1 task" in out
 
 
 def test_besteffort_thrash(tmp_path: Path) -> None:
