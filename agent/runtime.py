@@ -48,6 +48,7 @@ from corral.agent.executor_simulated import SimulatedExecutor
 from corral.agent.gpu_devices import GpuDevices
 from corral.agent.memory_control import MemoryControl
 from corral.agent.memory_detect import detect
+from corral.agent.mesos_executor.executors import MesosExecutors
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
 from corral.detector import MasterDetector, make_detector, parse_master
@@ -132,7 +133,17 @@ class Agent:
             if memory is None:  # ControlUnavailable when --cgroups v1/v2 cannot be used
                 memory, self.memory_notes = detect(config.cgroups, config.work_dir)
             in_use = None
-            sink = self.post
+            # Custom executors (Mesos' executor API) around whatever runs processes; it sees
+            # their processes' ends first.
+            mesos = MesosExecutors(
+                self.post,
+                self.post,
+                clock,
+                config.hostname,
+                config.checkpoint,
+                lambda t: t.kill_grace_period or config.default_grace_period,
+            )
+            sink = mesos.observe
             router: Containerizers | None = None
             # The seam (containerizers.py): only an agent that runs more than processes, or
             # hands out GPU devices, routes its tasks; a process agent's path is unchanged.
@@ -141,7 +152,7 @@ class Agent:
                 if config.gpu_devices:
                     where = config.work_dir / "gpu_devices.json" if config.checkpoint else None
                     gpus = self._gpus = GpuDevices(config.gpu_devices, where)
-                router = Containerizers(self.post, clock, config.containerizers, gpus)
+                router = Containerizers(mesos.observe, clock, config.containerizers, gpus)
                 sink = router.observe
             cpu, cpu_note = detect_cpu(memory, config.work_dir)  # cpu_control.py
             if cpu_note:
@@ -160,6 +171,7 @@ class Agent:
                         host=config.docker_host,
                     )
                 self.executor, in_use = router, router.sandboxes_in_use
+            mesos.inner, self.executor = self.executor, mesos
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
             self.sandbox_gc = collector_for(
                 self._processes, config.sandbox_gc, config.disk_watch_interval, in_use

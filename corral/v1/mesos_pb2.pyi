@@ -399,8 +399,20 @@ class ContainerInfo(_message.Message):
     def __init__(self, type: _Optional[_Union[ContainerInfo.Type, str]] = ..., docker: _Optional[_Union[ContainerInfo.DockerInfo, _Mapping]] = ..., mesos: _Optional[_Union[ContainerInfo.MesosInfo, _Mapping]] = ...) -> None: ...
 
 class ExecutorInfo(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("executor_id", "framework_id", "command", "resources", "name", "data")
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    executor_id: ExecutorID
+    framework_id: FrameworkID
+    command: CommandInfo
+    resources: _containers.RepeatedCompositeFieldContainer[Resource]
+    name: str
+    data: bytes
+    def __init__(self, executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Iterable[_Union[Resource, _Mapping]]] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class HealthCheck(_message.Message):
     __slots__ = ()
