@@ -55,7 +55,7 @@ from corral.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
 from corral.resources import Resources, parse_resources
 from corral.supervise import spawn
-from corral.v1 import agent_pb2
+from corral.v1 import agent_pb2, common_pb2
 
 log = get_logger("corral.agent")
 _READS = 4  # sandbox files read at once for the master (corral logs)
@@ -122,6 +122,7 @@ class Agent:
             phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
+        self._mesos: MesosExecutors | None = None  # custom executors (agent/mesos_executor/)
         self._docker: DockerExecutor | None = None
         self._gpus: GpuDevices | None = None
         self.usage: UsageMonitor | None = None
@@ -142,7 +143,9 @@ class Agent:
                 config.hostname,
                 config.checkpoint,
                 lambda t: t.kill_grace_period or config.default_grace_period,
+                self._send_framework_message,
             )
+            self._mesos = mesos
             sink = mesos.observe
             router: Containerizers | None = None
             # The seam (containerizers.py): only an agent that runs more than processes, or
@@ -547,6 +550,10 @@ class Agent:
         if kind == "read_file":
             self._read_file(message.read_file)  # the shell's, not the core's: no task changes
             return
+        if kind == "framework_message":  # to a custom executor: best effort, no task changes
+            if self._mesos is not None:
+                self._mesos.framework_message(message.framework_message)
+            return
         if kind == "registered":
             self.master_id = message.registered.master_id
             self._log.info(
@@ -558,6 +565,11 @@ class Agent:
         stimulus = f"{kind}-{next(self._seq)}"
         for event in convert.events_from_pb(message, self._clock(), stimulus):
             self.post(event)
+
+    def _send_framework_message(self, message: common_pb2.FrameworkMessage) -> None:
+        """From a custom executor to its framework, through the master (best effort)."""
+        if self.connection is not None:
+            self.connection.send(agent_pb2.AgentMessage(framework_message=message))
 
     def _read_file(self, request: agent_pb2.ReadSandboxFile) -> None:
         """Answer the master's read of a sandbox file (sandbox_files.py) from a worker thread,

@@ -73,6 +73,7 @@ class MesosExecutors:
         hostname: str,
         checkpoint: bool,
         shutdown_grace: Callable[[TaskSpec], float],
+        to_framework: Callable[[pb.FrameworkMessage], None],
     ) -> None:
         self._post = post  # the core's queue: ExecutorUpdate
         self._sink = sink  # where the inner executor's events go on to
@@ -80,6 +81,7 @@ class MesosExecutors:
         self._hostname = hostname
         self._checkpoint = checkpoint
         self._grace = shutdown_grace
+        self._to_framework = to_framework
         self._runs: dict[TaskKey, _Run] = {}
         self._by_executor: dict[tuple[str, str], TaskKey] = {}  # (framework, executor id)
         self._runner: web.AppRunner | None = None
@@ -182,6 +184,20 @@ class MesosExecutors:
         if run.stream is not None:
             run.stream.put_nowait(None)
 
+    def framework_message(self, message: pb.FrameworkMessage) -> None:
+        """From the framework (through the master): a MESSAGE event to its executor, if it runs
+        here and is subscribed; dropped otherwise, as Mesos drops it (best effort)."""
+        key = self._by_executor.get((message.framework_id, message.executor_id))
+        run = self._runs.get(key) if key is not None else None
+        if run is None or run.stream is None:
+            log.info(
+                "framework message dropped: no such executor subscribed",
+                framework_id=message.framework_id,
+                executor_id=message.executor_id,
+            )
+            return
+        run.stream.put_nowait(wire.message(message.data))
+
     def _shutdown(self, run: _Run) -> None:
         """Its task ended: SHUTDOWN now, SIGKILL after the grace period (Mesos' rule)."""
         if run.stream is not None:
@@ -234,7 +250,13 @@ class MesosExecutors:
                 self._update(run, call.get("update"))
                 return web.Response(status=202)
             if kind == "MESSAGE":
-                raise wire.BadCall("MESSAGE: framework messages are not relayed by Corral yet")
+                data = wire.message_data(call.get("message"))
+                self._to_framework(
+                    pb.FrameworkMessage(
+                        framework_id=framework_id, executor_id=executor_id, data=data
+                    )
+                )
+                return web.Response(status=202)
             raise wire.BadCall(f"unsupported call type {kind!r}")
         except (ValueError, wire.BadCall) as exc:
             return web.Response(status=400, text=str(exc))

@@ -129,6 +129,23 @@ def error(why: str) -> dict[str, Any]:
 SHUTDOWN: dict[str, Any] = {"type": "SHUTDOWN"}
 
 
+MAX_MESSAGE_DATA = 1024 * 1024  # as the master's (master/framework_messages.py)
+
+
+def message_data(message: Any) -> bytes:
+    """A MESSAGE call's data; BadCall if missing, not base64, or too big."""
+    data = message.get("data") if isinstance(message, dict) else None
+    if not isinstance(data, str):
+        raise BadCall("message.data is required (base64)")
+    try:
+        out = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise BadCall("message.data is not base64") from None
+    if len(out) > MAX_MESSAGE_DATA:
+        raise BadCall(f"message.data is over {MAX_MESSAGE_DATA} bytes")
+    return out
+
+
 def status(update: Any) -> tuple[str, TaskState, str, str]:
     """An UPDATE's status: (task id, state, message, uuid as sent, base64)."""
     if not isinstance(update, dict) or not isinstance(update.get("status"), dict):

@@ -400,6 +400,18 @@ class TaskInfo(_message.Message):
     data: bytes
     def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ..., container: _Optional[_Union[ContainerInfo, _Mapping]] = ..., executor: _Optional[_Union[ExecutorInfo, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class FrameworkMessage(_message.Message):
+    __slots__ = ("framework_id", "agent_id", "executor_id", "data")
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    agent_id: str
+    executor_id: str
+    data: bytes
+    def __init__(self, framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., executor_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
 class ExecutorInfo(_message.Message):
     __slots__ = ("executor_id", "name", "data")
     EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]

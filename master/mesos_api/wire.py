@@ -493,6 +493,14 @@ def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list
         return [{"type": "UPDATE", "update": {"status": status_json(s)}} for s in e.update.statuses]
     if kind == "heartbeat":
         return [{"type": "HEARTBEAT"}]
+    if kind == "message":
+        m = e.message
+        body = {
+            "agent_id": ident(m.agent_id),
+            "executor_id": ident(m.executor_id),
+            "data": base64.b64encode(m.data).decode("ascii"),
+        }
+        return [{"type": "MESSAGE", "message": body}]
     if kind == "error":
         return [{"type": "ERROR", "error": {"message": e.error.message}}]
     return []

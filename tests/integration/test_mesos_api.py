@@ -618,7 +618,8 @@ async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_pa
     environment, which subscribes on the agent's /api/v1/executor, is given its task (LAUNCH,
     with the task's data) and reports its states; the scheduler receives them from the
     executor and acknowledges them. A kill reaches the executor (KILL); an executor killed
-    with its task still running fails the task with REASON_EXECUTOR_TERMINATED."""
+    with its task still running fails the task with REASON_EXECUTOR_TERMINATED. Framework
+    messages go both ways between the scheduler and an executor."""
     async with (
         LocalCluster(
             agents=1,
@@ -659,6 +660,13 @@ async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_pa
                 for f in s.frameworks
             ),
         )
+
+        # Framework messages both ways: scheduler -> executor (MESSAGE event), and its
+        # answer executor -> scheduler, through the agent and the master.
+        await fw.send("message exec-2 hello")
+        echo = await fw.line(event="message", data="echo:hello")
+        assert echo["executor_id"] == "exec-2-executor"
+        assert echo["agent_id"] == finished["agent_id"]
 
         await fw.send("kill exec-2")  # the executor is told (KILL) and answers
         killed = await fw.line(event="update", task_id="exec-2", state="TASK_KILLED")

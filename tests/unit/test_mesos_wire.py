@@ -410,3 +410,27 @@ def test_events_encode_as_mesos_protobuf() -> None:
     assert media.stream_media("*/*", media.PROTOBUF) == media.PROTOBUF
     assert media.stream_media("", media.JSON) == media.JSON
     assert media.stream_media("text/html", media.JSON) is None
+
+
+def test_a_framework_message_from_an_executor_is_a_mesos_message_event_both_media() -> None:
+    from corral.master.mesos_api import media
+    from corral.v1 import mesos_pb2
+
+    event = spb.Event(
+        message=pb.FrameworkMessage(framework_id="f1", agent_id="a1", executor_id="e1", data=b"hi")
+    )
+    (as_json,) = wire.events_json(event, "r", {})
+    assert as_json == {
+        "type": "MESSAGE",
+        "message": {"agent_id": {"value": "a1"}, "executor_id": {"value": "e1"}, "data": "aGk="},
+    }
+    decoded = mesos_pb2.Event.FromString(media.encode_event(as_json, media.PROTOBUF))
+    assert decoded.type == mesos_pb2.Event.MESSAGE and decoded.message.data == b"hi"
+    assert decoded.message.executor_id.value == "e1"
+    # And a scheduler's MESSAGE call in protobuf reads as its JSON shape.
+    call = mesos_pb2.Call(type=mesos_pb2.Call.MESSAGE)
+    call.framework_id.value = "f1"
+    call.message.agent_id.value, call.message.executor_id.value = "a1", "e1"
+    call.message.data = b"yo"
+    body = media.decode_call(call.SerializeToString(), media.PROTOBUF)
+    assert body["message"]["data"] == "eW8=" and body["message"]["agent_id"] == {"value": "a1"}
