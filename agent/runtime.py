@@ -144,6 +144,7 @@ class Agent:
                 config.checkpoint,
                 lambda t: t.kill_grace_period or config.default_grace_period,
                 self._send_framework_message,
+                config.work_dir if config.checkpoint else None,
             )
             self._mesos = mesos
             sink = mesos.observe
@@ -340,6 +341,8 @@ class Agent:
                     framework_id=spec.framework_id,
                 )
                 fate = adopted.process
+                if spec.executor_id and fate is ProcessFate.ALIVE and self._mesos is not None:
+                    self._mesos.recover(spec, self.agent_id)  # its executor re-subscribes
                 extra = {
                     "exit_code": adopted.exit_code,
                     "signal": adopted.signal,

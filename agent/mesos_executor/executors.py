@@ -14,6 +14,12 @@ executor (SIGTERM to its process group before it subscribed), SIGKILL when the g
 ends, as for any task. When its task has ended the executor gets SHUTDOWN and, after the grace
 period, SIGKILL. An executor that exits first fails its task (the core: EXECUTOR_TERMINATED).
 
+Agent restart (Mesos' recovery): with a checkpointing agent the executor API comes back on the
+port it had (kept in ``work_dir/mesos_executor_api.json``), so an executor whose process the
+restarted agent re-attached to re-subscribes (pymesos, told ``MESOS_CHECKPOINT=1``, retries);
+one that has not subscribed again within ``REREGISTRATION_TIMEOUT`` is killed, and its task
+fails EXECUTOR_TERMINATED, as Mesos kills executors that miss --executor_reregistration_timeout.
+
 One task per executor: a task naming the executor id of a live executor of its framework fails
 to launch, saying so (Mesos would hand it to the running executor).
 """
@@ -21,9 +27,11 @@ to launch, saying so (Mesos would hand it to the running executor).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -39,6 +47,10 @@ log = get_logger("corral.agent.mesos_executor")
 
 TaskKey = tuple[str, str]  # (framework id, task id)
 JSON = "application/json"
+# Longer than Mesos' 2 s default: pymesos retries after about 2, 4, 8 and 15 s, and a restarted
+# agent takes a moment to listen again.
+REREGISTRATION_TIMEOUT = 30.0
+PORT_FILE = "mesos_executor_api.json"
 
 
 @dataclass(slots=True)
@@ -51,6 +63,7 @@ class _Run:
     launched: bool = False  # LAUNCH sent
     kill_asked: bool = False  # a kill came before it subscribed
     ended: bool = False  # its task's terminal status arrived
+    subscribed: bool = False  # it has subscribed (to this agent process) at least once
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
 
     @property
@@ -74,6 +87,7 @@ class MesosExecutors:
         checkpoint: bool,
         shutdown_grace: Callable[[TaskSpec], float],
         to_framework: Callable[[pb.FrameworkMessage], None],
+        work_dir: Path | None = None,
     ) -> None:
         self._post = post  # the core's queue: ExecutorUpdate
         self._sink = sink  # where the inner executor's events go on to
@@ -82,6 +96,8 @@ class MesosExecutors:
         self._checkpoint = checkpoint
         self._grace = shutdown_grace
         self._to_framework = to_framework
+        # Where the port is kept across restarts (None: not checkpointing, any free port).
+        self._port_file = work_dir / PORT_FILE if work_dir is not None else None
         self._runs: dict[TaskKey, _Run] = {}
         self._by_executor: dict[tuple[str, str], TaskKey] = {}  # (framework, executor id)
         self._runner: web.AppRunner | None = None
@@ -119,6 +135,32 @@ class MesosExecutors:
         if self._runner is not None:
             await self._runner.cleanup()
         await self.inner.close()
+
+    def recover(self, task: TaskSpec, agent_id: str) -> None:
+        """A task of the previous run whose executor process still runs (re-attached): its
+        executor may subscribe again (no second LAUNCH); killed if it has not in time."""
+        key = (task.framework_id, task.task_id)
+        self._runs[key] = _Run(task=task, agent_id=agent_id, launched=True)
+        self._by_executor[(task.framework_id, task.executor_id)] = key
+        job = asyncio.get_running_loop().create_task(self._await_reregistration(key))
+        self._tasks.add(job)
+        job.add_done_callback(self._tasks.discard)
+
+    async def _await_reregistration(self, key: TaskKey) -> None:
+        try:
+            await self._serve()
+        except OSError as exc:
+            log.warning("cannot serve the executor API", error=str(exc))
+        await asyncio.sleep(REREGISTRATION_TIMEOUT)
+        run = self._runs.get(key)
+        if run is not None and not run.subscribed:
+            log.warning(
+                "executor did not re-subscribe after the agent restarted: killed",
+                framework_id=key[0],
+                task_id=key[1],
+                executor_id=run.task.executor_id,
+            )
+            self.inner.signal(key[0], key[1], Signal.KILL)
 
     def observe(self, event: e.Event) -> None:
         """The inner executor's sink: an executor process's end closes its run."""
@@ -220,13 +262,33 @@ class MesosExecutors:
         app.router.add_route("*", "/api/v1/executor", self._handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
+        port = self._saved_port()
+        try:
+            site = web.TCPSite(runner, "127.0.0.1", port)
+            await site.start()
+        except OSError:
+            if not port:
+                raise
+            log.warning("the executor API's former port is taken: executors cannot re-subscribe")
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
         self._runner = runner
         port = int(runner.addresses[0][1])
+        if self._port_file is not None:
+            self._port_file.parent.mkdir(parents=True, exist_ok=True)
+            self._port_file.write_text(json.dumps({"port": port}))
         self.endpoint = f"127.0.0.1:{port}"
         log.info("executor API listening", endpoint=self.endpoint)
         return self.endpoint
+
+    def _saved_port(self) -> int:
+        if self._port_file is None:
+            return 0
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            port = int(json.loads(self._port_file.read_text())["port"])
+            if 0 < port < 65536:
+                return port
+        return 0
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.method != "POST":
@@ -266,6 +328,7 @@ class MesosExecutors:
             run.stream.put_nowait(None)  # a new subscription replaces the old one, as Mesos'
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         run.stream = queue
+        run.subscribed = True
         task, fid = run.wire, run.task.framework_id
         queue.put_nowait(wire.subscribed(task, fid, run.agent_id, self._hostname, run.task.task_id))
         if not run.launched:

@@ -5,7 +5,8 @@
 Its task: TASK_RUNNING at once, whose message is JSON of what it was given (its pid, Mesos'
 environment variables, the task's data); then a task whose data is ``finish`` ends
 TASK_FINISHED, the others run until killed (KILL: TASK_KILLED) or until the test kills this
-process. A framework message is answered with a framework message ``echo:<data>``.
+process. Subscribed again (its agent restarted), it says so: TASK_RUNNING again, message
+``reregistered``. A framework message is answered with a framework message ``echo:<data>``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ def status(task: Any, state: str, message: str = "") -> dict[str, Any]:
 
 
 class Program(Executor):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.tasks: list[Any] = []
+
+    def reregistered(self, driver: Any, agent_info: Any) -> None:
+        for task in self.tasks:
+            driver.sendStatusUpdate(status(task, "TASK_RUNNING", "reregistered"))
+
     def launchTask(self, driver: Any, task: Any) -> None:
+        self.tasks.append(task)
         data = base64.b64decode(task.get("data", "")).decode()
         given = {
             "pid": os.getpid(),

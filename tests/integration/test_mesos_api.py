@@ -677,3 +677,36 @@ async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_pa
         assert failed["reason"] == "REASON_EXECUTOR_TERMINATED", failed
         assert failed["source"] == "SOURCE_AGENT"
         assert "executor 'exec-3-executor' terminated (signal 9)" in failed["message"]
+
+
+async def test_a_custom_executor_re_subscribes_to_its_restarted_agent(tmp_path: Path) -> None:
+    """Agent restart as Mesos' recovery: the agent is SIGKILLed and started again on its work
+    dir; it re-attaches to the executor's process and serves the executor API on the port it
+    had, so the pymesos executor (MESOS_CHECKPOINT=1) subscribes again: framework messages
+    and kills reach it as before."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "again",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "1"),
+            *("--executor", str(EXECUTOR), "--data", "run"),
+        ) as fw,
+    ):
+        await fw.line(event="update", task_id="again-1", state="TASK_RUNNING")
+        await cluster.restart_agent("agent-0")
+        await cluster.wait_for_agents(1, timeout=WAIT)
+        # pymesos calls reregistered (not registered) only in the process that subscribed
+        # before: the same executor, re-attached, not started again.
+        await fw.line(event="update", task_id="again-1", message="reregistered")
+        await fw.send("message again-1 back")
+        await fw.line(event="message", data="echo:back")
+        await fw.send("kill again-1")
+        killed = await fw.line(event="update", task_id="again-1", state="TASK_KILLED")
+        assert killed["source"] == "SOURCE_EXECUTOR"
+        assert not fw.where(event="update", task_id="again-1", state="TASK_FAILED"), fw.report()
