@@ -61,7 +61,6 @@ class _Run:
     agent_id: str
     stream: asyncio.Queue[dict[str, Any] | None] | None = None  # while subscribed
     launched: bool = False  # LAUNCH sent
-    kill_asked: bool = False  # a kill came before it subscribed
     ended: bool = False  # its task's terminal status arrived
     subscribed: bool = False  # it has subscribed (to this agent process) at least once
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
@@ -117,11 +116,10 @@ class MesosExecutors:
 
     def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
         run = self._runs.get((framework_id, task_id))
-        if run is not None and signal is Signal.TERM:
-            if run.stream is not None:
-                run.stream.put_nowait(wire.kill(task_id))  # the executor kills its task
-                return
-            run.kill_asked = True  # told at LAUNCH if it subscribes before the grace ends
+        if run is not None and signal is Signal.TERM and run.stream is not None:
+            run.stream.put_nowait(wire.kill(task_id))  # the executor kills its task
+            return
+        # Not subscribed (yet, or any more): its process group, as for any task.
         self.inner.signal(framework_id, task_id, signal)
 
     async def close(self) -> None:
@@ -334,8 +332,6 @@ class MesosExecutors:
         if not run.launched:
             run.launched = True
             queue.put_nowait(wire.launch(task, fid, run.agent_id))
-        if run.kill_asked:
-            queue.put_nowait(wire.kill(run.task.task_id))
         if run.ended:
             queue.put_nowait(wire.SHUTDOWN)
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
