@@ -119,6 +119,7 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
         revocable=info.revocable,
         container=container_from_pb(info),
         gpus=info.resources.gpus,
+        executor_id=info.executor.executor_id if info.HasField("executor") else "",
         wire=info,
     )
 

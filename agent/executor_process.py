@@ -222,6 +222,8 @@ class ProcessExecutor:
                 "CORRAL_AGENT_ID": agent_id,
                 "CORRAL_SANDBOX": str(sandbox),
             }
+            if task.executor_id:  # a custom executor (agent/mesos_executor/): Mesos' names
+                env["MESOS_DIRECTORY"] = env["MESOS_SANDBOX"] = str(sandbox)
             shim_argv = [sys.executable, "-I", "-S", str(SHIM), str(theirs.fileno())]
             shim_argv += [str(meta / "exit_status"), *argv]
             with (sandbox / "stdout").open("wb") as out, (sandbox / "stderr").open("wb") as err:

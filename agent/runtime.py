@@ -48,13 +48,14 @@ from corral.agent.executor_simulated import SimulatedExecutor
 from corral.agent.gpu_devices import GpuDevices
 from corral.agent.memory_control import MemoryControl
 from corral.agent.memory_detect import detect
+from corral.agent.mesos_executor.executors import MesosExecutors
 from corral.agent.sandbox_collector import SandboxCollector, collector_for
 from corral.agent.usage_monitor import UsageMonitor
 from corral.detector import MasterDetector, make_detector, parse_master
 from corral.logging import get_logger
 from corral.resources import Resources, parse_resources
 from corral.supervise import spawn
-from corral.v1 import agent_pb2
+from corral.v1 import agent_pb2, common_pb2
 
 log = get_logger("corral.agent")
 _READS = 4  # sandbox files read at once for the master (corral logs)
@@ -121,6 +122,7 @@ class Agent:
             phase=random_phase,
         )
         self._processes: ProcessExecutor | None = None
+        self._mesos: MesosExecutors | None = None  # custom executors (agent/mesos_executor/)
         self._docker: DockerExecutor | None = None
         self._gpus: GpuDevices | None = None
         self.usage: UsageMonitor | None = None
@@ -132,7 +134,20 @@ class Agent:
             if memory is None:  # ControlUnavailable when --cgroups v1/v2 cannot be used
                 memory, self.memory_notes = detect(config.cgroups, config.work_dir)
             in_use = None
-            sink = self.post
+            # Custom executors (Mesos' executor API) around whatever runs processes; it sees
+            # their processes' ends first.
+            mesos = MesosExecutors(
+                self.post,
+                self.post,
+                clock,
+                config.hostname,
+                config.checkpoint,
+                lambda t: t.kill_grace_period or config.default_grace_period,
+                self._send_framework_message,
+                config.work_dir if config.checkpoint else None,
+            )
+            self._mesos = mesos
+            sink = mesos.observe
             router: Containerizers | None = None
             # The seam (containerizers.py): only an agent that runs more than processes, or
             # hands out GPU devices, routes its tasks; a process agent's path is unchanged.
@@ -141,7 +156,7 @@ class Agent:
                 if config.gpu_devices:
                     where = config.work_dir / "gpu_devices.json" if config.checkpoint else None
                     gpus = self._gpus = GpuDevices(config.gpu_devices, where)
-                router = Containerizers(self.post, clock, config.containerizers, gpus)
+                router = Containerizers(mesos.observe, clock, config.containerizers, gpus)
                 sink = router.observe
             cpu, cpu_note = detect_cpu(memory, config.work_dir)  # cpu_control.py
             if cpu_note:
@@ -160,6 +175,7 @@ class Agent:
                         host=config.docker_host,
                     )
                 self.executor, in_use = router, router.sandboxes_in_use
+            mesos.inner, self.executor = self.executor, mesos
             self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
             self.sandbox_gc = collector_for(
                 self._processes, config.sandbox_gc, config.disk_watch_interval, in_use
@@ -325,6 +341,8 @@ class Agent:
                     framework_id=spec.framework_id,
                 )
                 fate = adopted.process
+                if spec.executor_id and fate is ProcessFate.ALIVE and self._mesos is not None:
+                    self._mesos.recover(spec, self.agent_id)  # its executor re-subscribes
                 extra = {
                     "exit_code": adopted.exit_code,
                     "signal": adopted.signal,
@@ -535,6 +553,10 @@ class Agent:
         if kind == "read_file":
             self._read_file(message.read_file)  # the shell's, not the core's: no task changes
             return
+        if kind == "framework_message":  # to a custom executor: best effort, no task changes
+            if self._mesos is not None:
+                self._mesos.framework_message(message.framework_message)
+            return
         if kind == "registered":
             self.master_id = message.registered.master_id
             self._log.info(
@@ -546,6 +568,11 @@ class Agent:
         stimulus = f"{kind}-{next(self._seq)}"
         for event in convert.events_from_pb(message, self._clock(), stimulus):
             self.post(event)
+
+    def _send_framework_message(self, message: common_pb2.FrameworkMessage) -> None:
+        """From a custom executor to its framework, through the master (best effort)."""
+        if self.connection is not None:
+            self.connection.send(agent_pb2.AgentMessage(framework_message=message))
 
     def _read_file(self, request: agent_pb2.ReadSandboxFile) -> None:
         """Answer the master's read of a sandbox file (sandbox_files.py) from a worker thread,

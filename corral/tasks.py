@@ -81,6 +81,7 @@ class TaskReason(IntEnum):
     AGENT_DRAINING = 15
     MEMORY_LIMIT = 16
     REVOCABLE_RESOURCES_RECLAIMED = 17
+    EXECUTOR_TERMINATED = 18  # its custom executor (Mesos' executor API) ended first
 
 
 class TaskSource(IntEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corral.agent.core.types import RecoveredTask, TaskReason, TaskSpec, TaskUsage
+from corral.agent.core.types import RecoveredTask, TaskReason, TaskSpec, TaskState, TaskUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,6 +114,17 @@ class ProcessExited(Event):
     memory_limit: bool = False
     framework_id: str = ""
     # Why, when the shell knows more than the code (e.g. the container engine went away).
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutorUpdate(Event):
+    """A custom executor (``TaskSpec.executor_id``) reports its task's state, as Mesos' executors
+    do (an UPDATE call on the agent's executor API)."""
+
+    task_id: str
+    framework_id: str
+    state: TaskState
     message: str = ""
 
 

@@ -15,6 +15,11 @@ The rules:
 - Measurements (``UsageMeasured``) drive memory limits, revocable reclaim, eviction under
   pressure and the usage reports (usage.py); a task killed for passing its memory limit ends
   FAILED with reason MEMORY_LIMIT, however it exits.
+- A task with a custom executor (``TaskSpec.executor_id``, Mesos' executor API): its process is
+  the executor, which reports the task's states itself (``ExecutorUpdate``, source EXECUTOR;
+  ``states.EXECUTOR_TRANSITIONS``); the process existing does not make the task RUNNING. An
+  executor that exits before its task has ended fails it with reason EXECUTOR_TERMINATED
+  (KILLED if it was being killed); an exit after the task ended is the executor's normal end.
 - A terminal task is forgotten once its terminal status is acknowledged.
 - After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
 - With ``checkpoint`` on, a task whose state or unacknowledged statuses changed in an event is
@@ -46,7 +51,7 @@ from corral.agent.core import commands as c
 from corral.agent.core import events as e
 from corral.agent.core import recovery, usage
 from corral.agent.core.pressure import PressureTracker, Thresholds
-from corral.agent.core.states import check
+from corral.agent.core.states import IllegalTransition, check, check_executor
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager, TaskKey
 from corral.agent.core.types import (
     Signal,
@@ -230,6 +235,8 @@ class AgentCore:
                 self._on_launch_failed(event)
             case e.ProcessExited():
                 self._on_exited(event)
+            case e.ExecutorUpdate():
+                self._on_executor_update(event)
             case e.GraceExpired():
                 self._on_grace_expired(event)
             case _:
@@ -427,7 +434,7 @@ class AgentCore:
         task.started = True
         if task.state is TaskState.KILLING:
             self._signal_term(task)  # the kill came while the process was being started
-        else:
+        elif not task.spec.executor_id:  # a custom executor says when its task runs
             self._move(task, TaskState.RUNNING)
 
     def _on_launch_failed(self, event: e.LaunchFailed) -> None:
@@ -440,8 +447,24 @@ class AgentCore:
             self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, event.message)
 
     def _on_exited(self, event: e.ProcessExited) -> None:
+        known = self._find(event.framework_id, event.task_id)
+        if known is not None and known.spec.executor_id and known.state.terminal:
+            return  # a custom executor ending after its task did: its normal end
         task = self._executor_task(event.framework_id, event.task_id, "exit")
         if task is None:
+            return
+        if task.spec.executor_id and task.state is not TaskState.KILLING:
+            how = (
+                f"signal {event.signal}" if event.signal is not None else f"code {event.exit_code}"
+            )
+            self._move(
+                task,
+                TaskState.FAILED,
+                TaskReason.EXECUTOR_TERMINATED,
+                f"executor {task.spec.executor_id!r} terminated ({how}) before its task ended",
+                source=TaskSource.AGENT,
+                exit_code=event.exit_code,
+            )
             return
         if event.memory_limit and not task.limit_message:
             task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
@@ -467,6 +490,22 @@ class AgentCore:
             self._move(task, TaskState.FINISHED, TaskReason.COMMAND_EXITED, how, exit_code=0)
         else:
             self._move(task, TaskState.FAILED, TaskReason.COMMAND_EXITED, how, exit_code=exit_code)
+
+    def _on_executor_update(self, event: e.ExecutorUpdate) -> None:
+        task = self._find(event.framework_id, event.task_id)
+        if task is None or not task.spec.executor_id:
+            self._warn(
+                "an executor update for a task no custom executor runs ignored", event.task_id
+            )
+            return
+        try:
+            check_executor(task.spec.task_id, task.state, event.state)
+        except IllegalTransition as exc:
+            self._warn(f"executor update ignored: {exc}", event.task_id)
+            return
+        killing = task.state is TaskState.KILLING and event.state is TaskState.KILLED
+        reason = task.kill_reason if killing else TaskReason.UNSPECIFIED
+        self._move(task, event.state, reason, event.message, rule=check_executor)
 
     def _on_grace_expired(self, event: e.GraceExpired) -> None:
         task = self._find(event.framework_id, event.task_id)
@@ -508,8 +547,9 @@ class AgentCore:
         *,
         source: TaskSource = TaskSource.EXECUTOR,
         exit_code: int | None = None,
+        rule: Callable[[str, TaskState, TaskState], TaskState] = check,
     ) -> None:
-        task.state = check(task.spec.task_id, task.state, target)
+        task.state = rule(task.spec.task_id, task.state, target)
         status = Status(
             task_id=task.spec.task_id,
             framework_id=task.spec.framework_id,

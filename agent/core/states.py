@@ -8,6 +8,10 @@ The rules:
   KILLING when a kill arrives first (the signal then waits for the process to exist).
 - RUNNING ends FINISHED (exit 0) or FAILED (anything else), or becomes KILLING.
 - KILLING ends KILLED, however the process exits: the framework asked for it to stop.
+- A custom executor (Mesos' executor API) reports its task's states itself
+  (``EXECUTOR_TRANSITIONS``): from STARTING, RUNNING or KILLING it may end the task in any
+  terminal state an executor may send, STARTING may become RUNNING, a live task KILLING, and a
+  repeated state (RUNNING again, say) is a new status of the same state, as on Mesos.
 - Terminal states have no way out. Anything else raises ``IllegalTransition``: it means an
   executor reported something impossible (e.g. an exit before a start), which is a bug to see.
 """
@@ -41,6 +45,23 @@ TASK_TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
         if s not in {_T.STAGING, _T.STARTING, _T.RUNNING, _T.KILLING}
     },
 }
+
+
+_BY_EXECUTOR = frozenset(
+    {_T.FINISHED, _T.FAILED, _T.KILLED, _T.ERROR, _T.LOST, _T.DROPPED, _T.GONE}
+)
+EXECUTOR_TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
+    _T.STARTING: _BY_EXECUTOR | {_T.STARTING, _T.RUNNING, _T.KILLING},
+    _T.RUNNING: _BY_EXECUTOR | {_T.RUNNING, _T.KILLING},
+    _T.KILLING: _BY_EXECUTOR | {_T.KILLING},
+}
+
+
+def check_executor(task_id: str, source: TaskState, target: TaskState) -> TaskState:
+    """Return ``target`` if a custom executor may move its task ``source -> target``."""
+    if target not in EXECUTOR_TRANSITIONS.get(source, frozenset()):
+        raise IllegalTransition(task_id, source, target)
+    return target
 
 
 def check(task_id: str, source: TaskState, target: TaskState) -> TaskState:

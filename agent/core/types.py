@@ -72,6 +72,9 @@ class TaskSpec:
     gpus: float = 0.0
     # The agent's GPU devices it holds (agent/gpu_devices.py), filled in by the shell.
     gpu_devices: tuple[str, ...] = ()
+    # Run by a custom executor of this id (Mesos' executor API, agent/mesos_executor/): the
+    # process is the executor, and the executor reports the task's states (ExecutorUpdate).
+    executor_id: str = ""
     wire: object = None
 
     @property

@@ -22,18 +22,20 @@ SANDBOX_READ_ERROR_UNSUPPORTED: SandboxReadError
 SANDBOX_READ_ERROR_IO: SandboxReadError
 
 class AgentMessage(_message.Message):
-    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk", "usage")
+    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk", "usage", "framework_message")
     REGISTER_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     STATUS_UPDATES_FIELD_NUMBER: _ClassVar[int]
     FILE_CHUNK_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     register: Register
     heartbeat: AgentHeartbeat
     status_updates: StatusUpdates
     file_chunk: SandboxFileChunk
     usage: UsageReport
-    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ..., usage: _Optional[_Union[UsageReport, _Mapping]] = ...) -> None: ...
+    framework_message: _common_pb2.FrameworkMessage
+    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ..., usage: _Optional[_Union[UsageReport, _Mapping]] = ..., framework_message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ...) -> None: ...
 
 class UsageReport(_message.Message):
     __slots__ = ("agent", "tasks")
@@ -68,7 +70,7 @@ class StatusUpdates(_message.Message):
     def __init__(self, statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ...) -> None: ...
 
 class MasterMessage(_message.Message):
-    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval", "read_file", "epoch")
+    __slots__ = ("registered", "launch_tasks", "kill_tasks", "acknowledgements", "shutdown", "heartbeat_interval", "read_file", "framework_message", "epoch")
     REGISTERED_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_TASKS_FIELD_NUMBER: _ClassVar[int]
     KILL_TASKS_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +78,7 @@ class MasterMessage(_message.Message):
     SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
     READ_FILE_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     EPOCH_FIELD_NUMBER: _ClassVar[int]
     registered: Registered
     launch_tasks: LaunchTasks
@@ -84,8 +87,9 @@ class MasterMessage(_message.Message):
     shutdown: Shutdown
     heartbeat_interval: HeartbeatInterval
     read_file: ReadSandboxFile
+    framework_message: _common_pb2.FrameworkMessage
     epoch: int
-    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., read_file: _Optional[_Union[ReadSandboxFile, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
+    def __init__(self, registered: _Optional[_Union[Registered, _Mapping]] = ..., launch_tasks: _Optional[_Union[LaunchTasks, _Mapping]] = ..., kill_tasks: _Optional[_Union[KillTasks, _Mapping]] = ..., acknowledgements: _Optional[_Union[StatusAcknowledgements, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., heartbeat_interval: _Optional[_Union[HeartbeatInterval, _Mapping]] = ..., read_file: _Optional[_Union[ReadSandboxFile, _Mapping]] = ..., framework_message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ..., epoch: _Optional[int] = ...) -> None: ...
 
 class Registered(_message.Message):
     __slots__ = ("agent_id", "master_id", "heartbeat_interval_seconds", "secret", "principal")

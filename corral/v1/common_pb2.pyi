@@ -92,6 +92,7 @@ class TaskReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TASK_REASON_AGENT_DRAINING: _ClassVar[TaskReason]
     TASK_REASON_MEMORY_LIMIT: _ClassVar[TaskReason]
     TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED: _ClassVar[TaskReason]
+    TASK_REASON_EXECUTOR_TERMINATED: _ClassVar[TaskReason]
 
 class TaskSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -155,6 +156,7 @@ TASK_REASON_KILLED_BY_OPERATOR: TaskReason
 TASK_REASON_AGENT_DRAINING: TaskReason
 TASK_REASON_MEMORY_LIMIT: TaskReason
 TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED: TaskReason
+TASK_REASON_EXECUTOR_TERMINATED: TaskReason
 TASK_SOURCE_UNSPECIFIED: TaskSource
 TASK_SOURCE_MASTER: TaskSource
 TASK_SOURCE_AGENT: TaskSource
@@ -348,7 +350,7 @@ class SimulationInfo(_message.Message):
     def __init__(self, duration_seconds: _Optional[float] = ..., exit_code: _Optional[int] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority", "framework_principal", "framework_role", "framework_seal", "container")
+    __slots__ = ("task_id", "name", "agent_id", "command", "resources", "labels", "priority_class", "kill_grace_period_seconds", "simulation", "framework_id", "demand", "limits", "revocable", "priority", "framework_principal", "framework_role", "framework_seal", "container", "executor", "data")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -374,6 +376,8 @@ class TaskInfo(_message.Message):
     FRAMEWORK_ROLE_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_SEAL_FIELD_NUMBER: _ClassVar[int]
     CONTAINER_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     agent_id: str
@@ -392,7 +396,31 @@ class TaskInfo(_message.Message):
     framework_role: str
     framework_seal: bytes
     container: ContainerInfo
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ..., container: _Optional[_Union[ContainerInfo, _Mapping]] = ...) -> None: ...
+    executor: ExecutorInfo
+    data: bytes
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., agent_id: _Optional[str] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Union[Resources, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., priority_class: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., simulation: _Optional[_Union[SimulationInfo, _Mapping]] = ..., framework_id: _Optional[str] = ..., demand: _Optional[str] = ..., limits: _Optional[_Union[Resources, _Mapping]] = ..., revocable: _Optional[bool] = ..., priority: _Optional[int] = ..., framework_principal: _Optional[str] = ..., framework_role: _Optional[str] = ..., framework_seal: _Optional[bytes] = ..., container: _Optional[_Union[ContainerInfo, _Mapping]] = ..., executor: _Optional[_Union[ExecutorInfo, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class FrameworkMessage(_message.Message):
+    __slots__ = ("framework_id", "agent_id", "executor_id", "data")
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    agent_id: str
+    executor_id: str
+    data: bytes
+    def __init__(self, framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., executor_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ExecutorInfo(_message.Message):
+    __slots__ = ("executor_id", "name", "data")
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    executor_id: str
+    name: str
+    data: bytes
+    def __init__(self, executor_id: _Optional[str] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class ContainerInfo(_message.Message):
     __slots__ = ("type", "docker", "volumes")

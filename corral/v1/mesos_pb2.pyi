@@ -399,8 +399,20 @@ class ContainerInfo(_message.Message):
     def __init__(self, type: _Optional[_Union[ContainerInfo.Type, str]] = ..., docker: _Optional[_Union[ContainerInfo.DockerInfo, _Mapping]] = ..., mesos: _Optional[_Union[ContainerInfo.MesosInfo, _Mapping]] = ...) -> None: ...
 
 class ExecutorInfo(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("executor_id", "framework_id", "command", "resources", "name", "data")
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    executor_id: ExecutorID
+    framework_id: FrameworkID
+    command: CommandInfo
+    resources: _containers.RepeatedCompositeFieldContainer[Resource]
+    name: str
+    data: bytes
+    def __init__(self, executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., command: _Optional[_Union[CommandInfo, _Mapping]] = ..., resources: _Optional[_Iterable[_Union[Resource, _Mapping]]] = ..., name: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
 
 class HealthCheck(_message.Message):
     __slots__ = ()
@@ -633,7 +645,7 @@ class Offer(_message.Message):
     def __init__(self, id: _Optional[_Union[OfferID, _Mapping]] = ..., framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., agent_id: _Optional[_Union[AgentID, _Mapping]] = ..., hostname: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[Resource, _Mapping]]] = ..., attributes: _Optional[_Iterable[_Union[Attribute, _Mapping]]] = ..., executor_ids: _Optional[_Iterable[_Union[ExecutorID, _Mapping]]] = ..., allocation_info: _Optional[_Union[Resource.AllocationInfo, _Mapping]] = ...) -> None: ...
 
 class Call(_message.Message):
-    __slots__ = ("framework_id", "type", "subscribe", "accept", "decline", "revive", "kill", "acknowledge", "reconcile", "suppress")
+    __slots__ = ("framework_id", "type", "subscribe", "accept", "decline", "revive", "kill", "acknowledge", "reconcile", "message", "suppress")
     class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         UNKNOWN: _ClassVar[Call.Type]
@@ -733,6 +745,15 @@ class Call(_message.Message):
         TASKS_FIELD_NUMBER: _ClassVar[int]
         tasks: _containers.RepeatedCompositeFieldContainer[Call.Reconcile.Task]
         def __init__(self, tasks: _Optional[_Iterable[_Union[Call.Reconcile.Task, _Mapping]]] = ...) -> None: ...
+    class Message(_message.Message):
+        __slots__ = ("agent_id", "executor_id", "data")
+        AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+        EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+        DATA_FIELD_NUMBER: _ClassVar[int]
+        agent_id: AgentID
+        executor_id: ExecutorID
+        data: bytes
+        def __init__(self, agent_id: _Optional[_Union[AgentID, _Mapping]] = ..., executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIBE_FIELD_NUMBER: _ClassVar[int]
@@ -742,6 +763,7 @@ class Call(_message.Message):
     KILL_FIELD_NUMBER: _ClassVar[int]
     ACKNOWLEDGE_FIELD_NUMBER: _ClassVar[int]
     RECONCILE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     SUPPRESS_FIELD_NUMBER: _ClassVar[int]
     framework_id: FrameworkID
     type: Call.Type
@@ -752,11 +774,12 @@ class Call(_message.Message):
     kill: Call.Kill
     acknowledge: Call.Acknowledge
     reconcile: Call.Reconcile
+    message: Call.Message
     suppress: Call.Suppress
-    def __init__(self, framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., type: _Optional[_Union[Call.Type, str]] = ..., subscribe: _Optional[_Union[Call.Subscribe, _Mapping]] = ..., accept: _Optional[_Union[Call.Accept, _Mapping]] = ..., decline: _Optional[_Union[Call.Decline, _Mapping]] = ..., revive: _Optional[_Union[Call.Revive, _Mapping]] = ..., kill: _Optional[_Union[Call.Kill, _Mapping]] = ..., acknowledge: _Optional[_Union[Call.Acknowledge, _Mapping]] = ..., reconcile: _Optional[_Union[Call.Reconcile, _Mapping]] = ..., suppress: _Optional[_Union[Call.Suppress, _Mapping]] = ...) -> None: ...
+    def __init__(self, framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., type: _Optional[_Union[Call.Type, str]] = ..., subscribe: _Optional[_Union[Call.Subscribe, _Mapping]] = ..., accept: _Optional[_Union[Call.Accept, _Mapping]] = ..., decline: _Optional[_Union[Call.Decline, _Mapping]] = ..., revive: _Optional[_Union[Call.Revive, _Mapping]] = ..., kill: _Optional[_Union[Call.Kill, _Mapping]] = ..., acknowledge: _Optional[_Union[Call.Acknowledge, _Mapping]] = ..., reconcile: _Optional[_Union[Call.Reconcile, _Mapping]] = ..., message: _Optional[_Union[Call.Message, _Mapping]] = ..., suppress: _Optional[_Union[Call.Suppress, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("type", "subscribed", "offers", "rescind", "update", "error")
+    __slots__ = ("type", "subscribed", "offers", "rescind", "update", "message", "error")
     class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         UNKNOWN: _ClassVar[Event.Type]
@@ -812,16 +835,27 @@ class Event(_message.Message):
         MESSAGE_FIELD_NUMBER: _ClassVar[int]
         message: str
         def __init__(self, message: _Optional[str] = ...) -> None: ...
+    class Message(_message.Message):
+        __slots__ = ("agent_id", "executor_id", "data")
+        AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+        EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+        DATA_FIELD_NUMBER: _ClassVar[int]
+        agent_id: AgentID
+        executor_id: ExecutorID
+        data: bytes
+        def __init__(self, agent_id: _Optional[_Union[AgentID, _Mapping]] = ..., executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     RESCIND_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     type: Event.Type
     subscribed: Event.Subscribed
     offers: Event.Offers
     rescind: Event.Rescind
     update: Event.Update
+    message: Event.Message
     error: Event.Error
-    def __init__(self, type: _Optional[_Union[Event.Type, str]] = ..., subscribed: _Optional[_Union[Event.Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Event.Offers, _Mapping]] = ..., rescind: _Optional[_Union[Event.Rescind, _Mapping]] = ..., update: _Optional[_Union[Event.Update, _Mapping]] = ..., error: _Optional[_Union[Event.Error, _Mapping]] = ...) -> None: ...
+    def __init__(self, type: _Optional[_Union[Event.Type, str]] = ..., subscribed: _Optional[_Union[Event.Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Event.Offers, _Mapping]] = ..., rescind: _Optional[_Union[Event.Rescind, _Mapping]] = ..., update: _Optional[_Union[Event.Update, _Mapping]] = ..., message: _Optional[_Union[Event.Message, _Mapping]] = ..., error: _Optional[_Union[Event.Error, _Mapping]] = ...) -> None: ...

@@ -188,20 +188,22 @@ class SetDemandsRequest(_message.Message):
     def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[_common_pb2.Demand, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error")
+    __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error", "message")
     SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     RESCIND_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     subscribed: Subscribed
     offers: Offers
     rescind: Rescind
     update: Update
     heartbeat: Heartbeat
     error: Error
-    def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    message: _common_pb2.FrameworkMessage
+    def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ...) -> None: ...
 
 class Subscribed(_message.Message):
     __slots__ = ("framework_id", "stream_id", "heartbeat_interval_seconds", "master_id", "epoch")

@@ -55,6 +55,7 @@ ReasonName = Literal[
     "AGENT_DRAINING",
     "MEMORY_LIMIT",
     "REVOCABLE_RESOURCES_RECLAIMED",
+    "EXECUTOR_TERMINATED",
 ]
 _STATES: frozenset[str] = frozenset(get_args(StateName))
 _REASONS: frozenset[str] = frozenset(get_args(ReasonName))

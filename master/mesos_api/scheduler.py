@@ -24,6 +24,7 @@ from aiohttp import web
 
 from corral.acl import ANONYMOUS, Principal
 from corral.logging import get_logger
+from corral.master import framework_messages
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.http.actions import HTTP_STATUS
@@ -433,6 +434,21 @@ class MesosScheduler:
         event = self.events.teardown(spb.TeardownRequest(caller=caller))
         return self._refused(await self._apply(event))
 
+    async def _message(self, body: Any, caller: spb.Caller, sub: Subscription) -> int:
+        """To one of the framework's custom executors (master/framework_messages.py)."""
+        message = wire.obj(body, "message")
+        data = wire.decode_bytes(message.get("data"), "message.data")
+        if len(data) > framework_messages.MAX_DATA:
+            raise BadCall(f"message.data is over {framework_messages.MAX_DATA} bytes")
+        framework_messages.to_executor(
+            self.rt,
+            sub.framework_id,
+            wire.value_of(message, "agent_id", "message"),
+            wire.value_of(message, "executor_id", "message"),
+            data,
+        )
+        return 202  # best effort, as on Mesos: a message to a gone agent is dropped
+
     async def _request(self, body: Any, caller: spb.Caller, sub: Subscription) -> int:
         return 202  # Mesos' allocator ignores REQUEST too (deprecated there)
 
@@ -459,12 +475,12 @@ CALLS = frozenset(
         "ACKNOWLEDGE",
         "RECONCILE",
         "TEARDOWN",
+        "MESSAGE",
         "REQUEST",
         "ACCEPT_INVERSE_OFFERS",
         "DECLINE_INVERSE_OFFERS",
     }
 )
 UNSUPPORTED_WHY = (
-    "MESSAGE needs custom executors; operation feedback and UPDATE_FRAMEWORK are not "
-    "implemented: see docs/mesos-compat.md"
+    "operation feedback and UPDATE_FRAMEWORK are not implemented: see docs/mesos-compat.md"
 )

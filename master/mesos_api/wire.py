@@ -261,8 +261,6 @@ def attributes_json(attributes: Mapping[str, str]) -> list[dict[str, Any]]:
 # TaskInfo fields Corral cannot honour: a task naming one is refused (TASK_ERROR), not run
 # without it.
 _UNSUPPORTED_TASK_FIELDS = {
-    "executor": "custom executors (ExecutorInfo) are not supported by Corral yet; "
-    "use a command task",
     "health_check": "health checks are not run by Corral's agents",
     "check": "checks are not run by Corral's agents",
     "max_completion_time": "max_completion_time is not supported by Corral",
@@ -285,9 +283,14 @@ def task_info(raw: Any, n: int) -> pb.TaskInfo:
         res, revocable = resources(items(t, "resources", what), f"{what}.resources")
         out.resources.CopyFrom(res)
         out.revocable = revocable
-        if "command" not in t:
-            raise TaskInvalid("a command task needs a command (custom executors are not supported)")
-        _command(obj(t["command"], f"{what}.command"), out.command)
+        if ("command" in t) == ("executor" in t):
+            raise TaskInvalid("a task needs a command or an executor, and not both (as on Mesos)")
+        if "executor" in t:
+            _executor(obj(t["executor"], f"{what}.executor"), out)
+        else:
+            _command(obj(t["command"], f"{what}.command"), out.command)
+        if "data" in t:
+            out.data = decode_bytes(t["data"], f"{what}.data")
         if "container" in t:
             container = obj(t["container"], f"{what}.container")
             if (
@@ -319,6 +322,30 @@ def task_info(raw: Any, n: int) -> pb.TaskInfo:
     except BadCall as exc:
         raise TaskInvalid(str(exc)) from None
     return out
+
+
+def _executor(x: Mapping[str, Any], out: pb.TaskInfo) -> None:
+    """A custom executor (ExecutorInfo): its command becomes the task's, which the agent starts
+    as Mesos starts an executor; its resources are the task's too (the process is the
+    executor), as Mesos charges an executor's resources beside its task's."""
+    what = "executor"
+    out.executor.executor_id = value_of(x, "executor_id", what)
+    out.executor.name = text(x.get("name", ""), f"{what}.name")
+    if "data" in x:
+        out.executor.data = decode_bytes(x["data"], f"{what}.data")
+    for key in ("container", "discovery", "shutdown_grace_period"):
+        if key in x:
+            raise TaskInvalid(f"executor.{key} is not supported by Corral")
+    if x.get("type", "CUSTOM") != "CUSTOM":
+        raise TaskInvalid("executor.type: only CUSTOM executors (a command) are supported")
+    if "command" not in x:
+        raise TaskInvalid("executor.command is required")
+    _command(obj(x["command"], f"{what}.command"), out.command)
+    extra, _ = resources(items(x, "resources", what), f"{what}.resources")
+    if extra.ports:
+        raise TaskInvalid("executor.resources: ports go in the task's resources")
+    for name in SCALARS:
+        setattr(out.resources, name, getattr(out.resources, name) + getattr(extra, name))
 
 
 def _command(c: Mapping[str, Any], out: pb.CommandInfo) -> None:
@@ -383,6 +410,7 @@ _REASONS = {
     pb.TASK_REASON_AGENT_DRAINING: "REASON_AGENT_DRAINING",
     pb.TASK_REASON_MEMORY_LIMIT: "REASON_CONTAINER_LIMITATION_MEMORY",
     pb.TASK_REASON_REVOCABLE_RESOURCES_RECLAIMED: "REASON_CONTAINER_PREEMPTED",
+    pb.TASK_REASON_EXECUTOR_TERMINATED: "REASON_EXECUTOR_TERMINATED",
 }
 _SOURCES = {
     pb.TASK_SOURCE_MASTER: "SOURCE_MASTER",
@@ -465,6 +493,14 @@ def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list
         return [{"type": "UPDATE", "update": {"status": status_json(s)}} for s in e.update.statuses]
     if kind == "heartbeat":
         return [{"type": "HEARTBEAT"}]
+    if kind == "message":
+        m = e.message
+        body = {
+            "agent_id": ident(m.agent_id),
+            "executor_id": ident(m.executor_id),
+            "data": base64.b64encode(m.data).decode("ascii"),
+        }
+        return [{"type": "MESSAGE", "message": body}]
     if kind == "error":
         return [{"type": "ERROR", "error": {"message": e.error.message}}]
     return []

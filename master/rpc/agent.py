@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from corral import limits
+from corral.master import framework_messages
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
 from corral.master.rpc.common import code_of, cut_when_behind, log
@@ -152,6 +153,8 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                             statuses=convert.agent_statuses(msg.status_updates, bad),
                         )
                     )
+                elif kind == "framework_message":  # master/framework_messages.py
+                    framework_messages.to_framework(rt, agent_id, msg.framework_message)
                 elif kind == "file_chunk":
                     rt.sandbox.deliver(connection, msg.file_chunk)  # master/sandbox_relay.py
                 elif kind == "usage":

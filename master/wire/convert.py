@@ -132,6 +132,13 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
             f"{what} is {size} bytes on the wire, more than the limit of {limits.MAX_TASK_BYTES}"
         )
     name(t.name, f"{what}: name")
+    if t.HasField("executor"):  # a custom executor (docs/mesos-compat.md): its command is ours
+        if not t.executor.executor_id:
+            raise WireError(f"{what}: executor.executor_id is empty")
+        ident(t.executor.executor_id, f"{what}: executor.executor_id")
+        name(t.executor.name, f"{what}: executor.name")
+        if t.HasField("container"):
+            raise WireError(f"{what}: a custom executor runs as a process, not in a container")
     name(t.priority_class, f"{what}: priority_class")
     name(t.demand, f"{what}: demand")
     _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)

@@ -4,24 +4,29 @@ JSON lines, and it takes commands on stdin, one a line, so a test drives it step
 
     python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
         [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
-        [--refuse SECONDS]
+        [--refuse SECONDS] [--executor PROGRAM --data D1,D2,...]
 
 It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
-declines every other offer (with --refuse's filter; none: the master's default).
+declines every other offer (with --refuse's filter; none: the master's default). With
+--executor, each task is run by a custom executor (ExecutorInfo) of its own: the Python program
+PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data.
 Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
 (decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
 ``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
-the framework stays for a new process to take over with --framework-id).
+the framework stays for a new process to take over with --framework-id), ``message TASK DATA``
+(a framework message to the task's executor).
 
 Lines written: {"event": "registered", "framework_id": ...}, {"event": "offers", "offers": [
 {"id", "agent_id", "hostname", "resources", "attributes"}]}, {"event": "update", "task_id",
 "state", "reason", "source", "message", "has_uuid"}, {"event": "launched", "task_ids": [...]},
-{"event": "error", "message"}, {"event": "stopped"}.
+{"event": "error", "message"}, {"event": "message", "executor_id", "agent_id", "data"},
+{"event": "stopped"}.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 import threading
@@ -46,6 +51,7 @@ class Program(Scheduler):  # type: ignore[misc]
         self.to_launch = args.tasks
         self.launched = 0
         self.refuse: float | None = args.refuse
+        self.agents: dict[str, Any] = {}  # task id: the agent its executor runs on
 
     def registered(self, driver: Any, framework_id: Any, master_info: Any) -> None:
         emit(event="registered", framework_id=framework_id["value"], master=dict(master_info))
@@ -81,18 +87,32 @@ class Program(Scheduler):  # type: ignore[misc]
                     self.to_launch -= 1
                     cpus -= self.args.cpus
                     mem -= self.args.mem
-                    tasks.append(
-                        {
-                            "name": f"{self.args.name}-{self.launched}",
-                            "task_id": {"value": f"{self.args.name}-{self.launched}"},
-                            "agent_id": offer["agent_id"],
-                            "resources": [
-                                scalar("cpus", self.args.cpus),
-                                scalar("mem", self.args.mem),
-                            ],
-                            "command": {"value": self.args.command},
+                    task_id = f"{self.args.name}-{self.launched}"
+                    task: dict[str, Any] = {
+                        "name": task_id,
+                        "task_id": {"value": task_id},
+                        "agent_id": offer["agent_id"],
+                        "resources": [
+                            scalar("cpus", self.args.cpus),
+                            scalar("mem", self.args.mem),
+                        ],
+                    }
+                    if self.args.executor:
+                        data = self.args.data.split(",")[self.launched - 1]
+                        task["data"] = base64.b64encode(data.encode()).decode()
+                        task["executor"] = {
+                            "executor_id": {"value": f"{task_id}-executor"},
+                            "name": "test executor",
+                            "command": {
+                                "shell": False,  # its process is the executor's own
+                                "value": sys.executable,
+                                "arguments": [sys.executable, self.args.executor],
+                            },
                         }
-                    )
+                        self.agents[task_id] = offer["agent_id"]
+                    else:
+                        task["command"] = {"value": self.args.command}
+                    tasks.append(task)
                 refuse = self.refuse
             if tasks:
                 driver.launchTasks(offer["id"], tasks)
@@ -119,6 +139,14 @@ class Program(Scheduler):  # type: ignore[misc]
             has_uuid="uuid" in update,
         )
 
+    def frameworkMessage(self, driver: Any, executor_id: Any, agent_id: Any, data: str) -> None:
+        emit(
+            event="message",
+            executor_id=executor_id["value"],
+            agent_id=agent_id["value"],
+            data=base64.b64decode(data).decode(),
+        )
+
     def error(self, driver: Any, message: str) -> None:
         emit(event="error", message=message)
 
@@ -137,6 +165,8 @@ def main() -> int:
     p.add_argument("--framework-id", default="")
     p.add_argument("--failover-timeout", type=float, default=0.0)
     p.add_argument("--refuse", type=float, default=None, help="decline with this filter")
+    p.add_argument("--executor", default="", help="run each task by this executor program")
+    p.add_argument("--data", default="", help="the tasks' data, comma-separated, in order")
     args = p.parse_args()
     framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
     if args.role:
@@ -180,6 +210,13 @@ def commands(driver: Any, program: Program) -> None:
             with program.lock:
                 program.to_launch += int(rest[0])
             driver.reviveOffers()
+        elif verb == "message":
+            task_id, data = rest
+            driver.sendFrameworkMessage(
+                {"value": f"{task_id}-executor"},
+                program.agents[task_id],
+                base64.b64encode(data.encode()).decode(),
+            )
         elif verb == "stop":
             driver.stop()
             return

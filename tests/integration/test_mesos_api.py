@@ -12,6 +12,8 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -606,3 +608,105 @@ async def test_an_unsafe_mesos_listener_stops_the_master_with_one_line(
     assert proc.returncode == 2, (out, err)
     assert message in err.decode()
     assert "Traceback" not in err.decode()
+
+
+EXECUTOR = Path(__file__).with_name("mesos_executor.py")
+
+
+async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_path: Path) -> None:
+    """Tasks with an ExecutorInfo: the agent starts the pymesos executor program with Mesos'
+    environment, which subscribes on the agent's /api/v1/executor, is given its task (LAUNCH,
+    with the task's data) and reports its states; the scheduler receives them from the
+    executor and acknowledges them. A kill reaches the executor (KILL); an executor killed
+    with its task still running fails the task with REASON_EXECUTOR_TERMINATED. Framework
+    messages go both ways between the scheduler and an executor."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "exec",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "3"),
+            *("--executor", str(EXECUTOR), "--data", "finish,run,run"),
+        ) as fw,
+    ):
+        framework_id = (await fw.line(event="registered"))["framework_id"]
+        given: dict[str, Any] = {}
+        for task in ("exec-1", "exec-2", "exec-3"):
+            running = await fw.line(event="update", task_id=task, state="TASK_RUNNING")
+            assert running["source"] == "SOURCE_EXECUTOR" and running["has_uuid"], running
+            given[task] = json.loads(running["message"])
+        env = given["exec-1"]["env"]
+        assert given["exec-1"]["data"] == "finish"
+        assert given["exec-1"]["executor_id"] == "exec-1-executor"
+        assert env["MESOS_FRAMEWORK_ID"] == framework_id
+        assert env["MESOS_EXECUTOR_ID"] == "exec-1-executor"
+        assert env["MESOS_AGENT_ENDPOINT"].startswith("127.0.0.1:")
+        assert env["MESOS_DIRECTORY"] == env["MESOS_SANDBOX"]
+        assert Path(env["MESOS_SANDBOX"]).is_dir()
+        assert env["MESOS_CHECKPOINT"] == "1"  # the agent checkpoints its tasks
+        finished = await fw.line(event="update", task_id="exec-1", state="TASK_FINISHED")
+        assert finished["source"] == "SOURCE_EXECUTOR" and finished["message"] == "done"
+        # pymesos acknowledged every update: the master holds none, the agent relayed all.
+        await until_state(
+            cluster,
+            "every executor update acknowledged",
+            lambda s: any(
+                f.info.id == framework_id and f.pending_updates == 0 and f.tasks == 2
+                for f in s.frameworks
+            ),
+        )
+
+        # Framework messages both ways: scheduler -> executor (MESSAGE event), and its
+        # answer executor -> scheduler, through the agent and the master.
+        await fw.send("message exec-2 hello")
+        echo = await fw.line(event="message", data="echo:hello")
+        assert echo["executor_id"] == "exec-2-executor"
+        assert echo["agent_id"] == finished["agent_id"]
+
+        await fw.send("kill exec-2")  # the executor is told (KILL) and answers
+        killed = await fw.line(event="update", task_id="exec-2", state="TASK_KILLED")
+        assert killed["source"] == "SOURCE_EXECUTOR" and killed["message"] == "asked"
+
+        os.kill(given["exec-3"]["pid"], signal.SIGKILL)  # the executor dies, task running
+        failed = await fw.line(event="update", task_id="exec-3", state="TASK_FAILED")
+        assert failed["reason"] == "REASON_EXECUTOR_TERMINATED", failed
+        assert failed["source"] == "SOURCE_AGENT"
+        assert "executor 'exec-3-executor' terminated (signal 9)" in failed["message"]
+
+
+async def test_a_custom_executor_re_subscribes_to_its_restarted_agent(tmp_path: Path) -> None:
+    """Agent restart as Mesos' recovery: the agent is SIGKILLed and started again on its work
+    dir; it re-attaches to the executor's process and serves the executor API on the port it
+    had, so the pymesos executor (MESOS_CHECKPOINT=1) subscribes again: framework messages
+    and kills reach it as before."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "again",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "1"),
+            *("--executor", str(EXECUTOR), "--data", "run"),
+        ) as fw,
+    ):
+        await fw.line(event="update", task_id="again-1", state="TASK_RUNNING")
+        await cluster.restart_agent("agent-0")
+        await cluster.wait_for_agents(1, timeout=WAIT)
+        # pymesos calls reregistered (not registered) only in the process that subscribed
+        # before: the same executor, re-attached, not started again.
+        await fw.line(event="update", task_id="again-1", message="reregistered")
+        await fw.send("message again-1 back")
+        await fw.line(event="message", data="echo:back")
+        await fw.send("kill again-1")
+        killed = await fw.line(event="update", task_id="again-1", state="TASK_KILLED")
+        assert killed["source"] == "SOURCE_EXECUTOR"
+        assert not fw.where(event="update", task_id="again-1", state="TASK_FAILED"), fw.report()

@@ -589,3 +589,82 @@ def test_two_frameworks_tasks_of_one_id_are_two_tasks() -> None:
     h(e.Acknowledged(now=3.1, acknowledgements=(("fb", "job", killed.uuid),)))
     assert h.core.task_keys() == [("fa", "job")]
     assert h.core.task_state("job") is S.RUNNING
+
+
+# --- custom executors (Mesos' executor API) ------------------------------------------------
+
+
+def test_a_custom_executor_reports_its_task_states_itself() -> None:
+    h = Harness()
+    h.register()
+    task = spec(executor_id="e1")
+    h(e.LaunchTasks(now=1.0, framework_id="f1", tasks=(task,)))
+    # The process is the executor: its existing does not make the task RUNNING.
+    assert sent(h(e.ProcessStarted(now=1.0, task_id="t1", framework_id="f1", pid=7))) == []
+    assert h.core.task_state("t1", "f1") is S.STARTING
+    out = h(e.ExecutorUpdate(now=2.0, task_id="t1", framework_id="f1", state=S.RUNNING))
+    assert sent(out) == [("t1", S.RUNNING)]
+    out = h(e.ExecutorUpdate(now=2.5, task_id="t1", framework_id="f1", state=S.RUNNING))
+    assert sent(out) == [("t1", S.RUNNING)]  # a repeated state is a new status, as on Mesos
+    out = h(
+        e.ExecutorUpdate(now=3.0, task_id="t1", framework_id="f1", state=S.FINISHED, message="ok")
+    )
+    (update,) = of(out, c.SendStatusUpdates)
+    assert isinstance(update, c.SendStatusUpdates)
+    (finished,) = update.statuses
+    assert (finished.state, finished.source, finished.message) == (
+        S.FINISHED,
+        TaskSource.EXECUTOR,
+        "ok",
+    )
+    # The executor ending after its task did is its normal end: no status, no warning.
+    assert h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=0)) == []
+    # Relayed until the master acknowledges it, as any status.
+    h(e.Acknowledged(now=5.0, acknowledgements=(("f1", "t1", finished.uuid),)))
+    assert h.core.task_state("t1", "f1") is None
+
+
+def test_an_executor_that_dies_fails_its_task_executor_terminated() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h(e.ExecutorUpdate(now=1.0, task_id="t1", framework_id="f1", state=S.RUNNING))
+    (update,) = of(h(e.ProcessExited(now=2.0, task_id="t1", signal=9)), c.SendStatusUpdates)
+    assert isinstance(update, c.SendStatusUpdates)
+    (failed,) = update.statuses
+    assert (failed.state, failed.reason, failed.source) == (
+        S.FAILED,
+        TaskReason.EXECUTOR_TERMINATED,
+        TaskSource.AGENT,
+    )
+    assert "executor 'e1' terminated (signal 9)" in failed.message
+
+
+def test_a_killed_custom_executor_task_ends_as_its_executor_says() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    out = h(e.KillTask(now=1.0, task_id="t1", framework_id="f1"))
+    # The shell turns the TERM into a KILL event to the executor.
+    assert of(out, c.SignalGroup) == [
+        c.SignalGroup(task_id="t1", framework_id="f1", signal=Signal.TERM)
+    ]
+    out = h(e.ExecutorUpdate(now=2.0, task_id="t1", framework_id="f1", state=S.KILLED))
+    (update,) = of(out, c.SendStatusUpdates)
+    assert isinstance(update, c.SendStatusUpdates)
+    assert [(s.state, s.reason) for s in update.statuses] == [
+        (S.KILLED, TaskReason.KILLED_BY_FRAMEWORK)
+    ]
+
+
+def test_an_impossible_executor_update_is_ignored_with_a_warning() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h(e.ExecutorUpdate(now=1.0, task_id="t1", framework_id="f1", state=S.FINISHED))
+    out = h(e.ExecutorUpdate(now=2.0, task_id="t1", framework_id="f1", state=S.RUNNING))
+    assert sent(out) == [] and of(out, c.LogWarning)
+    # A command task's executor is Corral's own: no ExecutorUpdate for it.
+    h.running(spec("t2"))
+    out = h(e.ExecutorUpdate(now=3.0, task_id="t2", framework_id="f1", state=S.FINISHED))
+    assert sent(out) == [] and of(out, c.LogWarning)

@@ -92,6 +92,21 @@ def test_a_revocable_task_takes_cpus_and_mem_only() -> None:
         convert.task_spec_from_pb(t)
 
 
+def test_a_custom_executor_needs_an_id_and_runs_as_a_process() -> None:
+    t = _qos_task()
+    t.executor.name = "mine"
+    with pytest.raises(convert.WireError, match=r"executor\.executor_id is empty"):
+        convert.task_spec_from_pb(t)
+    t.executor.executor_id = "x" * 300
+    with pytest.raises(convert.WireError, match=r"executor\.executor_id"):
+        convert.task_spec_from_pb(t)
+    t.executor.executor_id = "e1"
+    convert.task_spec_from_pb(t)  # accepted
+    t.container.docker.image = "busybox"
+    with pytest.raises(convert.WireError, match="runs as a process"):
+        convert.task_spec_from_pb(t)
+
+
 def _usage(**agent: object) -> agent_pb2.UsageReport:
     msg = agent_pb2.UsageReport()
     msg.agent.mem_total, msg.agent.mem_used = 1000.0, 100.0

@@ -158,7 +158,7 @@ def test_a_command_task_maps_to_corral_task_info() -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ({"executor": {"executor_id": {"value": "e"}}}, "custom executors"),
+        ({"executor": {"executor_id": {"value": "e"}}}, "a command or an executor, and not both"),
         ({"health_check": {}}, "health checks"),
         ({"container": {"type": "DOCKER", "docker": {"image": "x"}}}, "container images"),
         ({"command": {"value": "x", "uris": [{"value": "http://x"}]}}, "fetch URIs"),
@@ -174,6 +174,62 @@ def test_what_corral_cannot_run_is_a_task_error_naming_it(
 ) -> None:
     with pytest.raises(wire.TaskInvalid, match=message):
         wire.task_info(_task(**extra), 0)
+
+
+def _executor_task(**executor: object) -> dict[str, object]:
+    task = _task()
+    del task["command"]
+    task["data"] = "ZGF0YQ=="
+    task["executor"] = {
+        "executor_id": {"value": "e1"},
+        "name": "mine",
+        "data": "eA==",
+        "command": {"value": "python3 my_executor.py"},
+        "resources": [{"name": "cpus", "type": "SCALAR", "scalar": {"value": 0.25}}],
+        **executor,
+    }
+    return task
+
+
+def test_a_custom_executor_carries_through_with_its_command_and_resources() -> None:
+    t = wire.task_info(_executor_task(), 0)
+    assert t.executor.executor_id == "e1" and t.executor.name == "mine"
+    assert t.executor.data == b"x" and t.data == b"data"
+    # The process the agent starts is the executor; it uses the executor's resources too.
+    assert t.command.shell and t.command.value == "python3 my_executor.py"
+    assert t.resources.cpus == 0.75 and t.resources.mem == 64
+
+
+@pytest.mark.parametrize(
+    ("executor", "message"),
+    [
+        ({"command": None}, "executor.command is required"),
+        ({"type": "DEFAULT"}, "only CUSTOM"),
+        ({"container": {"type": "MESOS"}}, "executor.container"),
+        (
+            {
+                "resources": [
+                    {
+                        "name": "ports",
+                        "type": "RANGES",
+                        "ranges": {"range": [{"begin": 1, "end": 2}]},
+                    }
+                ]
+            },
+            "ports go in the task",
+        ),
+    ],
+)
+def test_an_executor_corral_cannot_run_is_a_task_error_naming_it(
+    executor: dict[str, object], message: str
+) -> None:
+    task = _executor_task(**executor)
+    x = task["executor"]
+    assert isinstance(x, dict)
+    for key in [k for k, v in x.items() if v is None]:
+        del x[key]
+    with pytest.raises(wire.TaskInvalid, match=message):
+        wire.task_info(task, 0)
 
 
 def test_a_task_without_an_id_is_a_bad_call() -> None:
@@ -294,11 +350,13 @@ def test_a_protobuf_call_reads_as_its_json_shape_and_maps_the_same() -> None:
     assert t.command.shell and t.command.value == "echo hi"  # Mesos' default: shell
     assert [(p.begin, p.end) for p in t.resources.ports] == [(8080, 8081)]
     assert t.kill_grace_period_seconds == 3.0
-    # A task with an executor is refused whichever way it came.
-    task.executor.SetInParent()
+    # A task with an executor reads the same whichever way it came.
+    task.ClearField("command")
+    task.executor.executor_id.value = "e1"
+    task.executor.command.value = "run-executor"
     as_json = media.decode_call(call.SerializeToString(), media.PROTOBUF)
-    with pytest.raises(wire.TaskInvalid, match="custom executors"):
-        wire.task_info(as_json["accept"]["operations"][0]["launch"]["task_infos"][0], 0)
+    t = wire.task_info(as_json["accept"]["operations"][0]["launch"]["task_infos"][0], 0)
+    assert t.executor.executor_id == "e1" and t.command.value == "run-executor"
     with pytest.raises(wire.BadCall, match="not a mesos"):
         media.decode_call(b"\x0a\xff", media.PROTOBUF)
 
@@ -352,3 +410,27 @@ def test_events_encode_as_mesos_protobuf() -> None:
     assert media.stream_media("*/*", media.PROTOBUF) == media.PROTOBUF
     assert media.stream_media("", media.JSON) == media.JSON
     assert media.stream_media("text/html", media.JSON) is None
+
+
+def test_a_framework_message_from_an_executor_is_a_mesos_message_event_both_media() -> None:
+    from corral.master.mesos_api import media
+    from corral.v1 import mesos_pb2
+
+    event = spb.Event(
+        message=pb.FrameworkMessage(framework_id="f1", agent_id="a1", executor_id="e1", data=b"hi")
+    )
+    (as_json,) = wire.events_json(event, "r", {})
+    assert as_json == {
+        "type": "MESSAGE",
+        "message": {"agent_id": {"value": "a1"}, "executor_id": {"value": "e1"}, "data": "aGk="},
+    }
+    decoded = mesos_pb2.Event.FromString(media.encode_event(as_json, media.PROTOBUF))
+    assert decoded.type == mesos_pb2.Event.MESSAGE and decoded.message.data == b"hi"
+    assert decoded.message.executor_id.value == "e1"
+    # And a scheduler's MESSAGE call in protobuf reads as its JSON shape.
+    call = mesos_pb2.Call(type=mesos_pb2.Call.MESSAGE)
+    call.framework_id.value = "f1"
+    call.message.agent_id.value, call.message.executor_id.value = "a1", "e1"
+    call.message.data = b"yo"
+    body = media.decode_call(call.SerializeToString(), media.PROTOBUF)
+    assert body["message"]["data"] == "eW8=" and body["message"]["agent_id"] == {"value": "a1"}

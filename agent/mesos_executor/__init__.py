@@ -1,0 +1,1 @@
+"""Mesos' v1 executor API on the agent: custom executors (ExecutorInfo) run as Mesos runs them."""
