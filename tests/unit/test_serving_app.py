@@ -106,6 +106,10 @@ def test_the_app_file_in_the_docs_parses() -> None:
     s = AppSpec.from_json(json.loads(block))
     assert (s.id, s.instances, s.ports) == ("web", 6, 1)
     assert s.health_check is not None and s.spread is not None
+    in_a_container = doc.split("### Apps in containers", 1)[1]
+    block = in_a_container.split("```json\n", 1)[1].split("```", 1)[0]
+    c = AppSpec.from_json(json.loads(block))
+    assert c.container is not None and (c.ports, c.port_names) == (1, ("http",))
 
 
 def test_the_version_changes_with_what_needs_a_restart_only() -> None:
