@@ -160,7 +160,13 @@ class Agent:
                         host=config.docker_host,
                     )
                 self.executor, in_use = router, router.sandboxes_in_use
-            self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
+            self.usage = UsageMonitor(
+                self._processes,
+                self.post,
+                clock,
+                config.usage_interval,
+                self._docker,
+            )
             self.sandbox_gc = collector_for(
                 self._processes, config.sandbox_gc, config.disk_watch_interval, in_use
             )
