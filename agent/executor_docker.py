@@ -49,8 +49,9 @@ import aiohttp
 from corral.agent.checkpoint import read_json, safe_name, task_dir, write_atomically
 from corral.agent.core import events as e
 from corral.agent.core.status_updates import TaskKey
-from corral.agent.core.types import ProcessFate, Signal, TaskSpec
+from corral.agent.core.types import ProcessFate, Signal, TaskSpec, TaskUsage
 from corral.agent.executor import Clock, EventSink
+from corral.agent.process_groups import CpuRates
 from corral.containers import ContainerSpec, Network
 from corral.logging import get_logger
 from corral.supervise import spawn
@@ -86,6 +87,18 @@ def limits_of(task: TaskSpec) -> dict[str, int]:
     if mem > 0:
         out["Memory"] = out["MemorySwap"] = round(mem * 1024 * 1024)
     return out
+
+
+def memory_used_mib(memory_stats: dict[str, Any]) -> float | None:
+    """A container's memory as ``docker stats`` shows it: usage less the inactive page cache
+    (cgroup v2's ``inactive_file``, v1's ``total_inactive_file``), in MiB; None when the
+    engine gave none (the container is not running)."""
+    usage = memory_stats.get("usage")
+    if not isinstance(usage, int):
+        return None
+    detail = memory_stats.get("stats") or {}
+    cache = detail.get("inactive_file", detail.get("total_inactive_file", 0))
+    return max(usage - (cache if isinstance(cache, int) else 0), 0) / 2**20
 
 
 def container_name(work_dir: Path, framework_id: str, task_id: str) -> str:
@@ -211,6 +224,7 @@ class DockerExecutor:
         self._signalled: dict[TaskKey, int] = {}
         self._runs: set[asyncio.Task[None]] = set()
         self._found: dict[TaskKey, _Found] = {}
+        self._cpu = CpuRates()
 
     @property
     def docker(self) -> aiodocker.Docker:
@@ -231,6 +245,31 @@ class DockerExecutor:
         return set(self._sandboxes.values())
 
     # --- the Executor protocol -------------------------------------------------------------
+
+    async def sample(self, now: float, timeout: float = 5.0) -> list[TaskUsage]:
+        """What each running container uses, by the engine's stats: memory as ``docker stats``
+        counts it (usage less the reclaimable page cache), cores from the CPU time between two
+        measurements. A container the engine does not answer for within ``timeout`` is left
+        out of this measurement (the next one tries again)."""
+        ids = dict(self._ids)
+
+        async def one(k: TaskKey, cid: str) -> TaskUsage | None:
+            try:
+                async with asyncio.timeout(timeout):
+                    got = await self.docker.containers.container(cid).stats(stream=False)
+            except (*ENGINE_ERRORS, TimeoutError):
+                return None
+            stats = got[0] if got else {}
+            mem = memory_used_mib(stats.get("memory_stats") or {})
+            total = (stats.get("cpu_stats") or {}).get("cpu_usage", {}).get("total_usage")
+            if mem is None or not isinstance(total, int):
+                return None  # not running (any more): its exit is on the way
+            cpus = self._cpu.rate(k, now, total / 1e9)
+            return TaskUsage(k[1], cpus=cpus, mem=mem, framework_id=k[0])
+
+        found = await asyncio.gather(*(one(k, cid) for k, cid in ids.items()))
+        self._cpu.keep(set(ids))
+        return [u for u in found if u is not None]
 
     def start(self, task: TaskSpec, agent_id: str) -> None:
         k = (task.framework_id, task.task_id)

@@ -176,7 +176,13 @@ class Agent:
                     )
                 self.executor, in_use = router, router.sandboxes_in_use
             mesos.inner, self.executor = self.executor, mesos
-            self.usage = UsageMonitor(self._processes, self.post, clock, config.usage_interval)
+            self.usage = UsageMonitor(
+                self._processes,
+                self.post,
+                clock,
+                config.usage_interval,
+                self._docker,
+            )
             self.sandbox_gc = collector_for(
                 self._processes, config.sandbox_gc, config.disk_watch_interval, in_use
             )

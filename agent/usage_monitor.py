@@ -3,8 +3,10 @@ goes to the core as one ``UsageMeasured`` event (the core enforces limits, evict
 reports to the master from it: agent/core/usage.py).
 
 The measurement is blocking work (a pass over the host's processes, a few cgroup files per
-task), so it runs in a thread; the event is posted from the loop. A measurement that fails is
-logged and skipped: the next one comes an interval later.
+task), so it runs in a thread; the event is posted from the loop. Container tasks are measured
+by the engine's stats (DockerExecutor.sample), in the same event, so limits, eviction under
+memory pressure and the master's view count them as they count processes. A measurement that
+fails is logged and skipped: the next one comes an interval later.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 from collections.abc import Callable
 
 from corral.agent.core import events as e
+from corral.agent.executor_docker import DockerExecutor
 from corral.agent.executor_process import ProcessExecutor
 from corral.logging import get_logger
 
@@ -26,8 +29,10 @@ class UsageMonitor:
         post: Callable[[e.Event], None],
         clock: Callable[[], float],
         interval: float,
+        containers: DockerExecutor | None = None,
     ) -> None:
         self.executor = executor
+        self.containers = containers  # container tasks, measured by the engine's stats
         self.post = post
         self.clock = clock
         self.interval = interval
@@ -40,6 +45,8 @@ class UsageMonitor:
             now = self.clock()
             try:
                 tasks = await asyncio.to_thread(self.executor.sample, now)
+                if self.containers is not None:
+                    tasks += await self.containers.sample(now)
             except Exception as exc:  # a bug or an unreadable host: skip one, say so
                 log.warning("usage measurement failed", error=repr(exc))
                 continue

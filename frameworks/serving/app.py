@@ -14,6 +14,11 @@ from typing import Any, Literal
 
 from corral.frameworks import sdk
 from corral.frameworks.framework_info import framework_info
+from corral.frameworks.placement_args import (
+    CONTAINERIZERS_ATTRIBUTE,
+    DOCKER_AGENT_VALUES,
+    docker_agents,
+)
 from corral.frameworks.sdk.json_input import BadJson, parse_json
 
 Protocol = Literal["HTTP", "TCP", "COMMAND"]
@@ -84,8 +89,78 @@ class Upgrade:
 
 
 @dataclass(frozen=True, slots=True)
+class PortMapping:
+    """Marathon's ``portMappings`` entry: ``container_port`` published on a host port the
+    instance takes from its offer (``hostPort`` 0, the only kind Corral places: a fixed host
+    port would need offers to be searched for one port)."""
+
+    container_port: int
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Volume:
+    """Marathon's ``container.volumes`` entry: ``host_path`` mounted at ``container_path``."""
+
+    container_path: str
+    host_path: str
+    mode: Literal["RO", "RW"] = "RO"
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """Marathon's ``container`` of type DOCKER: the app's instances run in ``image`` on agents
+    started with ``--containerizers process,docker`` (docs/containers.md). With ``BRIDGE``
+    network the app's ports are its ``port_mappings`` (one host port each, from the offer);
+    with ``HOST`` the instance listens on ``$PORT0..`` itself, as a process does."""
+
+    image: str
+    network: Literal["HOST", "BRIDGE"] = "HOST"
+    port_mappings: tuple[PortMapping, ...] = ()
+    force_pull_image: bool = False
+    volumes: tuple[Volume, ...] = ()
+
+    def info(self, host_ports: list[int]) -> sdk.ContainerInfo:
+        """The task's ContainerInfo, the mappings' host ports being ``host_ports`` in order."""
+        mapped = self.port_mappings
+        return sdk.docker(
+            self.image,
+            network=self.network.lower(),
+            port_mappings=[
+                (m.container_port, h)
+                for m, h in zip(self.port_mappings, host_ports[: len(mapped)], strict=True)
+            ],
+            volumes=[(v.host_path, v.container_path, v.mode.lower()) for v in self.volumes],
+            force_pull_image=self.force_pull_image,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        docker: dict[str, Any] = {
+            "image": self.image,
+            "network": self.network,
+            "forcePullImage": self.force_pull_image,
+        }
+        if self.port_mappings:
+            docker["portMappings"] = [
+                {"containerPort": m.container_port, "hostPort": 0, "name": m.name}
+                if m.name
+                else {"containerPort": m.container_port, "hostPort": 0}
+                for m in self.port_mappings
+            ]
+        return {
+            "type": "DOCKER",
+            "docker": docker,
+            "volumes": [
+                {"containerPath": v.container_path, "hostPath": v.host_path, "mode": v.mode}
+                for v in self.volumes
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class AppSpec:
     id: str
+    # "" runs the image's own entrypoint and command (an app with a container only).
     command: str
     instances: int = 1
     cpus: float = 0.1
@@ -116,6 +191,8 @@ class AppSpec:
     # Not part of the app's JSON: the serving service counts `restart`s here, so a restart
     # makes a new version with nothing of the app changed (Marathon's restart does the same).
     restart_generation: int = 0
+    # Marathon's container.docker: the instances run in an image (None: processes).
+    container: Container | None = None
 
     @property
     def version(self) -> str:
@@ -124,6 +201,8 @@ class AppSpec:
         parts: list[object] = [self.command, sorted(self.env.items()), shape]
         if self.restart_generation:
             parts.append(self.restart_generation)
+        if self.container is not None:  # absent, the versions of process apps stay as they were
+            parts.append(self.container.to_json())
         what = json.dumps(parts)
         return hashlib.sha256(what.encode()).hexdigest()[:8]
 
@@ -152,10 +231,16 @@ class AppSpec:
             disk=self.disk,
             gpus=self.gpus,
             priority_class=self.priority_class,
-            constraints=cluster,
+            constraints=cluster + ([docker_agents()] if self.container is not None else []),
             tolerations=self.tolerations,
             spread=self.spread,
         )
+
+    def placement_rules(self) -> tuple[sdk.Rule, ...]:
+        """The app's constraints, and for an app in a container: agents that run images."""
+        if self.container is None:
+            return self.constraints
+        return (*self.constraints, DOCKER_AGENT_RULE)
 
     @classmethod
     def load(cls, path: str | Path) -> AppSpec:
@@ -173,16 +258,41 @@ class AppSpec:
     def from_json(cls, data: object) -> AppSpec:
         d = _object(data, "the app")
         _known(d, "the app", _APP_KEYS)
+        container = _container(d["container"]) if d.get("container") is not None else None
+        ports = _int(d.get("ports", 0), "ports", 0)
+        port_names = _port_names(d.get("port_names", []))
+        if container is not None and container.port_mappings:
+            # Marathon: with portMappings the app's ports are the mappings' host ports.
+            mapped = len(container.port_mappings)
+            if "ports" in d and ports != mapped:
+                raise AppError(
+                    f"ports: {ports}, but container.docker.portMappings has {mapped} (leave ports "
+                    "out: each mapping takes one host port)"
+                )
+            ports = mapped
+            named = tuple(m.name for m in container.port_mappings)
+            if any(named):
+                if d.get("port_names") and port_names != named:
+                    raise AppError("port_names: the portMappings name the ports; give one or other")
+                if not all(named):
+                    raise AppError(
+                        "container.docker.portMappings: name every mapping or none (the names "
+                        "are the ports' DNS names)"
+                    )
+                port_names = named
+        # Without a command an app in a container runs its image's own.
+        needs_command = "command" in d or container is None
+        command = _text(d.get("command"), "command") if needs_command else ""
         spec = cls(
             id=_name(d.get("id"), "id"),
-            command=_text(d.get("command"), "command"),
+            command=command,
             instances=_int(d.get("instances", 1), "instances", 0),
             cpus=_num(d.get("cpus", 0.1), "cpus"),
             mem=_num(d.get("mem", 64), "mem"),
             disk=_num(d.get("disk", 0), "disk"),
             gpus=_num(d.get("gpus", 0), "gpus"),
-            ports=_int(d.get("ports", 0), "ports", 0),
-            port_names=_port_names(d.get("port_names", [])),
+            ports=ports,
+            port_names=port_names,
             priority_class=_name(d.get("priority_class", "serving"), "priority_class"),
             role=_name(d.get("role", "*"), "role"),
             env=_env(d.get("env", {})),
@@ -202,6 +312,7 @@ class AppSpec:
             ),
             simulate_seconds=_num(d.get("simulate_seconds", 86400), "simulate_seconds"),
             drain_seconds=_num(d.get("drain_seconds", 2), "drain_seconds"),
+            container=container,
         )
         if spec.cpus <= 0 and spec.mem <= 0:
             raise AppError("cpus, mem: an instance must ask for some cpus or mem")
@@ -253,7 +364,10 @@ class AppSpec:
             "kill_grace_period": self.kill_grace_period,
             "simulate_seconds": self.simulate_seconds,
             "drain_seconds": self.drain_seconds,
+            "container": None if self.container is None else self.container.to_json(),
         }
+        if self.container is not None and not self.command:
+            del out["command"]  # the image's own command: from_json reads no command so
         if self.spread is not None:
             out["spread"] = {
                 "topology_key": self.spread.topology_key,
@@ -286,7 +400,12 @@ _APP_KEYS = {
     "kill_grace_period",
     "simulate_seconds",
     "drain_seconds",
+    "container",
 }
+
+# Agents that run images (`corral agent --containerizers process,docker` says so in this
+# attribute), as a Marathon constraint for the Placer; the demand's twin is docker_agents().
+DOCKER_AGENT_RULE = sdk.Rule(CONTAINERIZERS_ATTRIBUTE, "LIKE", "|".join(DOCKER_AGENT_VALUES))
 
 
 def _dataclass_json(value: object) -> dict[str, Any] | None:
@@ -511,3 +630,76 @@ def _upgrade(value: object) -> Upgrade:
             "upgrade: minimum_health_capacity 1 with maximum_over_capacity 0 can never restart"
         )
     return u
+
+
+def _container(value: object) -> Container:
+    """Marathon's ``container``: ``{"type": "DOCKER", "docker": {"image", "network",
+    "portMappings", "forcePullImage"}, "volumes": [...]}``."""
+    d = _object(value, "container")
+    _known(d, "container", {"type", "docker", "volumes"})
+    kind = d.get("type", "DOCKER")
+    if kind != "DOCKER":
+        raise AppError(f"container.type: only DOCKER runs here, got {kind!r}")
+    docker = _object(d.get("docker"), "container.docker")
+    _known(
+        docker,
+        "container.docker",
+        {"image", "network", "portMappings", "forcePullImage", "privileged", "parameters"},
+    )
+    image = _name(docker.get("image"), "container.docker.image")
+    network = docker.get("network", "HOST")
+    if network not in ("HOST", "BRIDGE"):
+        raise AppError(f"container.docker.network: must be HOST or BRIDGE, got {network!r}")
+    if docker.get("privileged"):
+        raise AppError("container.docker.privileged: Corral never runs a privileged container")
+    if docker.get("parameters"):
+        raise AppError("container.docker.parameters: free-form engine flags are not supported")
+    force = docker.get("forcePullImage", False)
+    if not isinstance(force, bool):
+        raise AppError(f"container.docker.forcePullImage: must be true or false, got {force!r}")
+    raw = docker.get("portMappings", [])
+    if not isinstance(raw, list):
+        raise AppError(f"container.docker.portMappings: must be a list, got {raw!r}")
+    if raw and network != "BRIDGE":
+        raise AppError(
+            "container.docker.portMappings: need network BRIDGE (with HOST the app listens on "
+            "$PORT0.. itself; ask for them with ports)"
+        )
+    mappings = []
+    for i, item in enumerate(raw):
+        where = f"container.docker.portMappings[{i}]"
+        m = _object(item, where)
+        _known(m, where, {"containerPort", "hostPort", "servicePort", "name", "protocol", "labels"})
+        port = _int(m.get("containerPort"), f"{where}.containerPort", 1)
+        if port > 65535:
+            raise AppError(f"{where}.containerPort: must be 1..65535, got {port}")
+        if m.get("hostPort", 0) != 0:
+            raise AppError(
+                f"{where}.hostPort: only 0 (a host port from the offer, given to the instance "
+                f"as $PORT{i}) is supported, got {m.get('hostPort')!r}"
+            )
+        if m.get("protocol", "tcp") != "tcp":
+            raise AppError(f"{where}.protocol: only tcp is supported, got {m.get('protocol')!r}")
+        name = m.get("name", "")
+        if name and (not isinstance(name, str) or not _LABEL.fullmatch(name)):
+            raise AppError(f"{where}.name: {name!r} is not a DNS label (a-z, 0-9 and '-')")
+        mappings.append(PortMapping(port, name))
+    if len({m.container_port for m in mappings}) != len(mappings):
+        raise AppError("container.docker.portMappings: a containerPort is mapped twice")
+    raw_volumes = d.get("volumes", [])
+    if not isinstance(raw_volumes, list):
+        raise AppError(f"container.volumes: must be a list, got {raw_volumes!r}")
+    volumes = []
+    for i, item in enumerate(raw_volumes):
+        where = f"container.volumes[{i}]"
+        v = _object(item, where)
+        _known(v, where, {"containerPath", "hostPath", "mode"})
+        inside = _text(v.get("containerPath"), f"{where}.containerPath")
+        host = _text(v.get("hostPath"), f"{where}.hostPath")
+        if not inside.startswith("/") or not host.startswith("/"):
+            raise AppError(f"{where}: paths must be absolute, got {host!r} -> {inside!r}")
+        mode = v.get("mode", "RO")
+        if mode not in ("RO", "RW"):
+            raise AppError(f"{where}.mode: must be RO or RW, got {mode!r}")
+        volumes.append(Volume(inside, host, mode))
+    return Container(image, network, tuple(mappings), force, tuple(volumes))

@@ -1,5 +1,7 @@
 """Health checks, run by the framework against an instance: HTTP (GET, 2xx/3xx healthy) or
-TCP on one of its ports on its agent's hostname, or a shell command run here, by the framework.
+TCP on one of its ports on its agent's hostname, or a shell command run here, by the framework
+(for an instance in a container: inside its container, container_checks.py). The ports of an
+instance in a container are its host ports (the mapped ones with BRIDGE network).
 
 Mesos runs command checks on the agent, inside the task's sandbox; Corral's agents run only
 tasks, so the serving framework runs them itself, with the instance's ``HOST``, ``PORT`` and
@@ -18,10 +20,17 @@ import signal
 from corral.frameworks.serving.app import HealthCheck, ReadinessCheck
 
 
-async def check(hc: HealthCheck | ReadinessCheck, host: str, ports: list[int]) -> tuple[bool, str]:
-    """One check within ``hc.timeout``: (healthy, why not)."""
+async def check(
+    hc: HealthCheck | ReadinessCheck, host: str, ports: list[int], in_container: str = ""
+) -> tuple[bool, str]:
+    """One check within ``hc.timeout``: (healthy, why not). ``in_container``: the task id of
+    an instance in a container, whose COMMAND checks run inside it (container_checks.py)."""
     try:
         async with asyncio.timeout(hc.timeout):
+            if hc.protocol == "COMMAND" and in_container:
+                from corral.frameworks.serving.container_checks import run_in_container
+
+                return await run_in_container(in_container, hc.command)
             if hc.protocol == "COMMAND":
                 return await _command(hc.command, host, ports)
             port = ports[hc.port_index]

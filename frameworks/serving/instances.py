@@ -42,6 +42,8 @@ class Instance:
     kill_reason: KillReason = ""
     kill_at: float = 0.0
     kill_sent: bool = False
+    # It runs in a container (the app's container.docker): its COMMAND checks run inside it.
+    in_container: bool = False
 
     @property
     def host(self) -> str:

@@ -178,7 +178,7 @@ class ServingScheduler(sdk.Scheduler):
         placer = sdk.Placer(
             offers,
             placed=[i.where for i in self.app.live.values() if not i.killing],
-            rules=spec.constraints,
+            rules=spec.placement_rules(),
             spread=spec.spread,
             known=self.known,
         )
@@ -192,7 +192,12 @@ class ServingScheduler(sdk.Scheduler):
             for t in tasks:
                 ports = [p for r in t.resources.ports for p in range(r.begin, r.end + 1)]
                 t.command.environment.update(health._port_env(ports))
-                made.append(Instance(t.task_id, spec.version, offer.agent_id, where, ports, now))
+                if spec.container is not None:
+                    # The host ports are known once placed: each mapping publishes on its own.
+                    t.container.CopyFrom(spec.container.info(ports))
+                inst = Instance(t.task_id, spec.version, offer.agent_id, where, ports, now)
+                inst.in_container = spec.container is not None
+                made.append(inst)
             self.observer.launching(made)
             try:
                 await driver.launch([offer], tasks)
@@ -212,7 +217,7 @@ class ServingScheduler(sdk.Scheduler):
         spec = self.app.spec
         return sdk.task(
             spec.id,
-            spec.command,
+            spec.command or None,  # None: the image's own command (an app in a container)
             cpus=spec.cpus,
             mem=spec.mem,
             disk=spec.disk,
@@ -223,6 +228,12 @@ class ServingScheduler(sdk.Scheduler):
             demand=spec.id,
             kill_grace_period=spec.kill_grace_period,
             simulate_seconds=spec.simulate_seconds,
+            # Host ports 0 until placed (_place fills them in).
+            container=(
+                None
+                if spec.container is None
+                else spec.container.info([0] * len(spec.container.port_mappings))
+            ),
         )
 
     async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
@@ -382,7 +393,7 @@ class ServingScheduler(sdk.Scheduler):
         ever_healthy = False
         failures = 0
         while inst.task_id in self.app.live and not inst.killing:
-            ok, why = await health.check(hc, inst.host, inst.ports)
+            ok, why = await health.check(hc, inst.host, inst.ports, self._in_container(inst))
             now = self.clock()
             was = inst.healthy
             self.app.health(inst.task_id, ok, now)
@@ -402,12 +413,16 @@ class ServingScheduler(sdk.Scheduler):
                     return  # killing: a kill that did not go out is sent again by each step
             await asyncio.sleep(hc.interval)  # the check's period, not a wait for a condition
 
+    def _in_container(self, inst: Instance) -> str:
+        """The task id, for an instance in a container (its COMMAND checks run inside it)."""
+        return inst.task_id if inst.in_container else ""
+
     async def _ready_watch(self, inst: Instance) -> None:
         """Check ``inst``'s readiness every interval until it ends; only marks it."""
         rc = self.app.spec.readiness_check
         assert rc is not None
         while inst.task_id in self.app.live and not inst.killing:
-            ok, why = await health.check(rc, inst.host, inst.ports)
+            ok, why = await health.check(rc, inst.host, inst.ports, self._in_container(inst))
             if ok != inst.ready:
                 self.app.readiness(inst.task_id, ok)
                 self.observer.changed(inst)

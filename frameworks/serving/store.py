@@ -231,6 +231,7 @@ def _instance_record(app_id: str, i: Instance, offset: float) -> Record:
         "healthy": i.healthy,
         "ready": i.ready,
         "kill_reason": i.kill_reason,
+        "in_container": i.in_container,
     }
 
 
@@ -245,6 +246,7 @@ def _instance(task_id: str, r: Record, offset: float) -> Instance:
     inst.healthy = r["healthy"]
     inst.ready = r["ready"]
     inst.kill_reason = r["kill_reason"]
+    inst.in_container = bool(r.get("in_container", False))  # absent: stored before containers
     if inst.state == "running":
         inst.running_since = now
         if inst.healthy:

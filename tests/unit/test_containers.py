@@ -219,3 +219,14 @@ def test_the_core_places_container_tasks_only_on_docker_agents_and_shows_the_con
     detail = ui_tasks.task_detail(h.core, "c1", "", [])
     assert detail is not None
     assert (detail["tasks"][0]["image"], detail["tasks"][0]["container_id"]) == ("app:1", "abc123")
+
+
+def test_a_containers_memory_is_its_usage_less_the_inactive_page_cache() -> None:
+    from corral.agent.executor_docker import memory_used_mib
+
+    mib = 2**20
+    # cgroup v2's stats, then v1's (this machine's), as the engine reports them.
+    assert memory_used_mib({"usage": 300 * mib, "stats": {"inactive_file": 100 * mib}}) == 200
+    assert memory_used_mib({"usage": 300 * mib, "stats": {"total_inactive_file": 50 * mib}}) == 250
+    assert memory_used_mib({"usage": 64 * mib}) == 64
+    assert memory_used_mib({}) is None  # not running: no figure, not 0

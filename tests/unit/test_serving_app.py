@@ -106,6 +106,10 @@ def test_the_app_file_in_the_docs_parses() -> None:
     s = AppSpec.from_json(json.loads(block))
     assert (s.id, s.instances, s.ports) == ("web", 6, 1)
     assert s.health_check is not None and s.spread is not None
+    in_a_container = doc.split("### Apps in containers", 1)[1]
+    block = in_a_container.split("```json\n", 1)[1].split("```", 1)[0]
+    c = AppSpec.from_json(json.loads(block))
+    assert c.container is not None and (c.ports, c.port_names) == (1, ("http",))
 
 
 def test_the_version_changes_with_what_needs_a_restart_only() -> None:
@@ -235,3 +239,104 @@ def test_an_app_asking_for_gpus_subscribes_with_the_gpu_capability_and_its_toler
     assert AppSpec.from_json(app.to_json()) == app
     with pytest.raises(AppError, match=r"tolerations\[0\]: toleration 'k:Soon'"):
         AppSpec.from_json({"id": "b", "command": "x", "tolerations": ["k:Soon"]})
+
+
+# -- apps in containers (Marathon's container.docker) -------------------------------------
+
+
+def docker_app(**docker: Any) -> dict[str, Any]:
+    return {
+        "type": "DOCKER",
+        "docker": {"image": "registry.example.com/web:1", "network": "BRIDGE", **docker},
+    }
+
+
+def test_a_container_app_takes_its_ports_and_names_from_the_port_mappings() -> None:
+    mappings = [{"containerPort": 8080, "hostPort": 0, "name": "http"}, {"containerPort": 9090}]
+    with pytest.raises(AppError, match="name every mapping or none"):
+        AppSpec.from_json({"id": "web", "container": docker_app(portMappings=mappings)})
+    mappings[1]["name"] = "metrics"
+    s = AppSpec.from_json(
+        {
+            "id": "web",  # no command: the image's own
+            "container": {
+                **docker_app(portMappings=mappings, forcePullImage=True),
+                "volumes": [{"containerPath": "/models", "hostPath": "/srv/models", "mode": "RO"}],
+            },
+            "health_check": {"protocol": "HTTP", "port_index": 1},
+        }
+    )
+    assert (s.command, s.ports, s.port_names) == ("", 2, ("http", "metrics"))
+    assert s.container is not None and s.container.force_pull_image
+    info = s.container.info([31005, 31007])
+    assert info.docker.image == "registry.example.com/web:1"
+    assert [(m.container_port, m.host_port) for m in info.docker.port_mappings] == [
+        (8080, 31005),
+        (9090, 31007),
+    ]
+    assert [(v.host_path, v.container_path) for v in info.volumes] == [("/srv/models", "/models")]
+    # Round trip, as the serving service stores and shows it.
+    assert AppSpec.from_json(s.to_json()) == s
+    # The demand and the placer ask for agents that run images.
+    d = s.demand(1).to_pb()
+    assert [(c.attribute, sorted(c.values)) for c in d.constraints] == [
+        ("containerizers", ["docker", "process,docker"])
+    ]
+    (rule,) = s.placement_rules()
+    assert rule.allows({"containerizers": "process,docker"}, [])
+    assert not rule.allows({"containerizers": "process"}, [])
+    # A process app's rules and version stay what they were.
+    assert spec().placement_rules() == ()
+    assert spec().version == AppSpec.from_json(spec().to_json()).version
+
+
+def test_the_container_is_part_of_the_version() -> None:
+    one = AppSpec.from_json({"id": "web", "container": docker_app()})
+    two = AppSpec.from_json({"id": "web", "container": docker_app(image="web:2")})
+    assert one.version != two.version
+    assert one.version == AppSpec.from_json(one.to_json()).version
+
+
+@pytest.mark.parametrize(
+    ("container", "message"),
+    [
+        ({"type": "MESOS", "docker": {"image": "a"}}, "container.type: only DOCKER"),
+        ({"docker": {}}, "container.docker.image: must be a non-empty string"),
+        ({"docker": {"image": "a", "network": "USER"}}, "container.docker.network"),
+        ({"docker": {"image": "a", "privileged": True}}, "never runs a privileged"),
+        (
+            {"docker": {"image": "a", "portMappings": [{"containerPort": 80}]}},
+            "portMappings: need network BRIDGE",
+        ),
+        (docker_app(portMappings=[{"containerPort": 0}]), r"portMappings\[0\].containerPort"),
+        (
+            docker_app(portMappings=[{"containerPort": 80, "hostPort": 8080}]),
+            r"portMappings\[0\].hostPort: only 0",
+        ),
+        (
+            docker_app(portMappings=[{"containerPort": 80}, {"containerPort": 80}]),
+            "mapped twice",
+        ),
+        (
+            {**docker_app(), "volumes": [{"containerPath": "data", "hostPath": "/d"}]},
+            r"container.volumes\[0\]: paths must be absolute",
+        ),
+        (
+            {**docker_app(), "volumes": [{"containerPath": "/d", "hostPath": "/d", "mode": "X"}]},
+            r"container.volumes\[0\].mode",
+        ),
+        ({"docker": {"image": "a", "forcePullImage": "yes"}}, "forcePullImage"),
+    ],
+)
+def test_bad_container_fields_are_named(container: dict[str, Any], message: str) -> None:
+    with pytest.raises(AppError, match=message):
+        AppSpec.from_json({"id": "web", "container": container})
+
+
+def test_ports_that_disagree_with_the_port_mappings_are_refused() -> None:
+    with pytest.raises(AppError, match=r"ports: 2, but container\.docker\.portMappings has 1"):
+        AppSpec.from_json(
+            {"id": "web", "ports": 2, "container": docker_app(portMappings=[{"containerPort": 80}])}
+        )
+    with pytest.raises(AppError, match="command: must be a non-empty string"):
+        AppSpec.from_json({"id": "web"})  # no container: a command is needed

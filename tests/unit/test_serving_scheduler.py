@@ -260,3 +260,33 @@ async def test_an_instance_that_is_not_ready_is_killed_without_a_drain() -> None
     await s.tick(d)  # type: ignore[arg-type]
     # The one still staging (never ready) goes at once; the running one would drain.
     assert d.of("kill") == [second.task_id]
+
+
+async def test_an_app_in_a_container_launches_on_docker_agents_with_its_mapped_host_ports() -> None:
+    s, d, _ = serving(
+        instances=1,
+        container={
+            "type": "DOCKER",
+            "docker": {
+                "image": "web:1",
+                "network": "BRIDGE",
+                "portMappings": [{"containerPort": 8080, "name": "http"}],
+            },
+        },
+    )
+    await s.subscribed(d, "fw")  # type: ignore[arg-type]
+    processes_only = offer("h1", "a")
+    images = offer("h2", "a")
+    images.attributes["containerizers"] = "process,docker"
+    await s.offers(d, [processes_only, images])  # type: ignore[arg-type]
+    ((host, (task,)),) = d.of("launch")
+    assert host == "h2"  # the agent that runs only processes is declined
+    assert d.of("decline")[0][0] == ["h1"]
+    assert task.container.docker.image == "web:1"
+    (mapping,) = task.container.docker.port_mappings
+    assert (mapping.container_port, mapping.host_port) == (8080, 31000)
+    assert [(r.begin, r.end) for r in task.resources.ports] == [(31000, 31000)]
+    assert task.command.environment["PORT0"] == "31000"
+    assert task.command.value == "./serve"  # the app's command overrides the image's
+    (inst,) = s.app.live.values()
+    assert inst.in_container and inst.ports == [31000]
