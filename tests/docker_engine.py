@@ -12,13 +12,17 @@ test leaves nothing on the engine whatever happens.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from corral.frameworks.sdk.testing import LocalCluster
 
 IMAGE = os.environ.get("CORRAL_TEST_IMAGE", "corral-base:bookworm")
 LABEL_WORK_DIR = "corral.work_dir"
@@ -75,3 +79,29 @@ def inspect(container_id: str) -> dict[str, Any]:
     assert out.returncode == 0, out.stderr
     info: dict[str, Any] = json.loads(out.stdout)[0]
     return info
+
+
+@contextlib.asynccontextmanager
+async def docker_cluster(
+    tmp_path: Path,
+    agent_resources: str,
+    agent_args: Sequence[str] = (),
+    agents: int = 1,
+    work_dir: Path | None = None,
+) -> AsyncIterator[LocalCluster]:
+    """A master and ``agents`` agents that run containers (``--containerizers process,docker``
+    and ``agent_args``), all registered once entered; every container their agents started is
+    removed after, whatever happens (``remove_containers_under``)."""
+    cluster = LocalCluster(
+        agents=agents,
+        work_dir=work_dir or tmp_path,
+        agent_resources=agent_resources,
+        master_args=("--allocation-interval", "0.2"),
+        agent_args=("--containerizers", "process,docker", *agent_args),
+    )
+    try:
+        async with cluster:
+            await cluster.wait_for_agents(agents, 30)
+            yield cluster
+    finally:
+        remove_containers_under(tmp_path)

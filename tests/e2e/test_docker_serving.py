@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from corral.frameworks.sdk.testing import LocalCluster
-from tests.docker_engine import containers_under, inspect, remove_containers_under, require_docker
+from tests.docker_engine import (
+    containers_under,
+    docker_cluster,
+    inspect,
+    require_docker,
+)
 from tests.integration.serving_service import ServingProcess, until_async
 
 pytestmark = pytest.mark.e2e
@@ -31,22 +36,14 @@ def image() -> str:
 
 @pytest.fixture
 async def cluster(tmp_path: Path, image: str) -> AsyncIterator[LocalCluster]:
-    c = LocalCluster(
+    async with docker_cluster(
+        tmp_path,
+        "cpus:2;mem:1024;disk:1000;ports:{ports}",
+        ("--hostname", "127.0.0.1", "--kill-grace-period", "3"),
         agents=2,
         work_dir=tmp_path / "cluster",
-        agent_resources="cpus:2;mem:1024;disk:1000;ports:{ports}",
-        master_args=("--allocation-interval", "0.2"),
-        agent_args=(
-            *("--containerizers", "process,docker"),
-            *("--hostname", "127.0.0.1", "--kill-grace-period", "3"),
-        ),
-    )
-    try:
-        async with c:
-            await c.wait_for_agents(2, 30)
-            yield c
-    finally:
-        remove_containers_under(tmp_path)
+    ) as c:
+        yield c
 
 
 def web_in_a_container(image: str) -> dict[str, Any]:

@@ -17,7 +17,13 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
-from tests.docker_engine import containers_under, inspect, remove_containers_under, require_docker
+from tests.docker_engine import (
+    containers_under,
+    docker_cluster,
+    inspect,
+    remove_containers_under,
+    require_docker,
+)
 from tests.integration.corral_cli import corral
 from tests.integration.launching import Launcher
 
@@ -32,18 +38,9 @@ def image() -> str:
 
 @pytest.fixture
 async def cluster(tmp_path: Path, image: str) -> AsyncIterator[LocalCluster]:
-    c = LocalCluster(
-        agents=1,
-        work_dir=tmp_path,
-        agent_resources="cpus:2;mem:1024;disk:1000;ports:{ports}",
-        master_args=("--allocation-interval", "0.2"),
-        agent_args=("--containerizers", "process,docker", "--kill-grace-period", "5"),
-    )
-    try:
-        async with c:
-            yield c
-    finally:
-        remove_containers_under(tmp_path)
+    resources = "cpus:2;mem:1024;disk:1000;ports:{ports}"
+    async with docker_cluster(tmp_path, resources, ("--kill-grace-period", "5")) as c:
+        yield c
 
 
 def container_id(s: Launcher, task_id: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
-from tests.docker_engine import remove_containers_under, require_docker
+from tests.docker_engine import docker_cluster, require_docker
 from tests.integration.test_qos import Launcher, agent_usage, events, until_state
 
 pytestmark = pytest.mark.e2e
@@ -32,21 +32,10 @@ def image() -> str:
 
 @pytest.fixture
 async def cluster(tmp_path: Path, image: str) -> AsyncIterator[LocalCluster]:
-    c = LocalCluster(
-        agents=1,
-        work_dir=tmp_path,
-        agent_resources="cpus:4;mem:600;disk:1000;ports:{ports}",
-        master_args=("--allocation-interval", "0.2"),
-        agent_args=(
-            *("--containerizers", "process,docker", "--usage-interval", "0.5"),
-            *("--eviction-hard", "memory.available<150", "--kill-grace-period", "2"),
-        ),
-    )
-    try:
-        async with c:
-            yield c
-    finally:
-        remove_containers_under(tmp_path)
+    args = ("--usage-interval", "0.5", "--eviction-hard", "memory.available<150")
+    resources = "cpus:4;mem:600;disk:1000;ports:{ports}"
+    async with docker_cluster(tmp_path, resources, (*args, "--kill-grace-period", "2")) as c:
+        yield c
 
 
 async def test_container_usage_is_measured_and_memory_pressure_evicts_a_besteffort_container(
