@@ -23,13 +23,19 @@ from corral.frameworks.sdk import tls as sdk_tls
 DEFAULT_SERVING = "https://127.0.0.1:5090"
 
 
-def default_url() -> str:
-    """$CORRAL_SERVING, else the local service: https, or http with --insecure."""
-    env = os.environ.get("CORRAL_SERVING")
+def service_url(env_var: str, default: str) -> str:
+    """A service's URL when the command names none: ``$ENV_VAR``, else ``default`` (the local
+    service): https, or http with --insecure."""
+    env = os.environ.get(env_var)
     if env:
         return env
     insecure = isinstance(sdk_tls.from_environment(), sdk_tls.Insecure)
-    return DEFAULT_SERVING.replace("https://", "http://") if insecure else DEFAULT_SERVING
+    return default.replace("https://", "http://") if insecure else default
+
+
+def default_url() -> str:
+    """$CORRAL_SERVING, else the local serving service."""
+    return service_url("CORRAL_SERVING", DEFAULT_SERVING)
 
 
 def leader_url(zk: str, timeout: float) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,13 +28,7 @@ class Jobs(Serving):
 
 
 def default_url() -> str:
-    env = os.environ.get("CORRAL_JOBS")
-    if env:
-        return env
-    from corral.frameworks.sdk import tls as sdk_tls
-
-    insecure = isinstance(sdk_tls.from_environment(), sdk_tls.Insecure)
-    return DEFAULT_JOBS.replace("https://", "http://") if insecure else DEFAULT_JOBS
+    return app_client.service_url("CORRAL_JOBS", DEFAULT_JOBS)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 import urllib.parse
 from typing import Any
 
-from corral.cli.app_client import Serving
-from corral.frameworks.sdk import tls as sdk_tls
+from corral.cli.app_client import Serving, service_url
 
 DEFAULT_AUTOSCALER = "https://127.0.0.1:5092"
 
@@ -24,11 +22,7 @@ class Autoscaler(Serving):
 
 
 def default_url() -> str:
-    env = os.environ.get("CORRAL_AUTOSCALER")
-    if env:
-        return env
-    insecure = isinstance(sdk_tls.from_environment(), sdk_tls.Insecure)
-    return DEFAULT_AUTOSCALER.replace("https://", "http://") if insecure else DEFAULT_AUTOSCALER
+    return service_url("CORRAL_AUTOSCALER", DEFAULT_AUTOSCALER)
 
 
 def rows(
