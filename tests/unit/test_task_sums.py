@@ -1,0 +1,81 @@
+"""task_sums.py: the deferred counts (rule 4) read as eager counting would have made them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corral.master.core.task_sums import TaskSums
+
+AGENTS = [f"a{i}" for i in range(6)]
+VALUES = [0, 10, 1000]
+SHAPES = [(1.0, 128.0, 0.0, 0.0), (0.5, 64.0, 10.0, 1.0), (2.0, 1024.0, 0.0, 0.0)]
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # add, remove, task, read
+    agent: str
+    value: int
+    shape: tuple[float, float, float, float]
+    delta: int
+
+
+steps = st.lists(
+    st.builds(
+        Step,
+        kind=st.sampled_from(["add", "remove", "task", "task", "read"]),
+        agent=st.sampled_from(AGENTS),
+        value=st.sampled_from(VALUES),
+        shape=st.sampled_from(SHAPES),
+        delta=st.sampled_from([1, -1]),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(steps)
+def test_deferred_counts_read_as_counted_at_once(program: list[Step]) -> None:
+    sums = TaskSums()
+    model: dict[str, dict[int, npt.NDArray[np.float64]]] = {}  # agent -> value -> counted
+    for step in program:
+        if step.kind == "add":
+            sums.add_agent(step.agent, (24.0, 4096.0, 100.0, 2.0))
+            model.setdefault(step.agent, {})
+        elif step.kind == "remove":
+            sums.remove_agent(step.agent)
+            model.pop(step.agent, None)
+        elif step.kind == "task":
+            sums.task(step.agent, step.value, step.shape, step.delta)
+            if step.agent in model:
+                counted = model[step.agent].setdefault(step.value, np.zeros(4))
+                counted += np.asarray(step.shape) * step.delta
+        else:
+            # A read mid-way (preemption's could_hold) takes the deferred counts.
+            sums.could_hold((1.0, 1.0, 0.0, 0.0), step.value)
+        for agent, by_value in model.items():
+            row = sums.rows[agent]
+            for value in VALUES:
+                want = by_value.get(value, np.zeros(4))
+                arr = sums.by_value.get(value)
+                got = arr[row] if arr is not None else np.zeros(4)
+                assert np.allclose(got, want), (agent, value, got, want)
+        for arr in sums.by_value.values():  # a removed agent's row holds nothing
+            for free in sums._free_rows:
+                assert not arr[free].any()
+
+
+def test_a_removed_agents_deferred_counts_do_not_reach_the_agent_given_its_row() -> None:
+    sums = TaskSums()
+    sums.add_agent("old", (8.0, 1024.0, 0.0, 0.0))
+    sums.task("old", 0, (4.0, 512.0, 0.0, 0.0), +1)  # deferred, not yet in the arrays
+    sums.remove_agent("old")
+    sums.add_agent("new", (8.0, 1024.0, 0.0, 0.0))
+    assert sums.rows["new"] == 0  # the same row, reused
+    assert not sums.by_value[0][0].any()
+    assert sums.could_hold((8.0, 1024.0, 0.0, 0.0), 5) == ["new"]
