@@ -114,7 +114,7 @@ class MasterMetrics:
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.launch_latency = Histogram(
+        self.launch_latency = BatchHistogram(  # one observation per launch: batched
             "corral_task_launch_latency_seconds",
             "From the ACCEPT that launched a task to its RUNNING status reaching the master",
             buckets=_LATENCY_BUCKETS,

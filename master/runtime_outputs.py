@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from corral import events as cluster_events
 from corral.logging import get_logger
 from corral.master import usage_metrics as usage
@@ -38,12 +40,17 @@ def observe_launches(rt: MasterRuntime, item: ev.AgentStatusUpdates) -> None:
     agent = rt.core.agents.get(item.agent_id)
     if agent is None:
         return
-    observe = rt.metrics.launch_latency.observe
+    # One histogram call per status batch: a call per status (a lock and a walk over the
+    # buckets each) was 4 % of the master's CPU in the 1k x 50 load test.
+    tasks, now, running = agent.tasks, item.now, TaskState.RUNNING
+    latencies = []
     for s in item.statuses:
-        if s.state is TaskState.RUNNING:
-            task = agent.tasks.get((s.framework_id, s.task_id))
-            if task is not None and task.state is not TaskState.RUNNING:
-                observe(max(0.0, item.now - task.launched_at))
+        if s.state is running:
+            task = tasks.get((s.framework_id, s.task_id))
+            if task is not None and task.state is not running:
+                latencies.append(now - task.launched_at)
+    if latencies:
+        rt.metrics.launch_latency.observe_many(np.maximum(latencies, 0.0))
 
 
 def observe_statuses(rt: MasterRuntime, item: ev.AgentStatusUpdates) -> None:
@@ -139,10 +146,11 @@ def flush(rt: MasterRuntime, outbox: Outbox) -> None:
 def publish(rt: MasterRuntime, events: list[cmd.ClusterEvent]) -> None:
     """Cluster events into the bounded log, to the watchers, and (but the frequent ones)
     to the master's log."""
+    dropped = 0
     for event in events:
         if rt.recent_events.append(event):
-            rt.metrics.events_dropped.inc()
-        for q in list(rt._watchers):
+            dropped += 1  # counted once per turn: a full log drops one per task that ends
+        for q in list(rt._watchers) if rt._watchers else ():
             if q.full():
                 rt._watchers.discard(q)  # a watcher that stopped reading loses its watch
             else:
@@ -157,6 +165,8 @@ def publish(rt: MasterRuntime, events: list[cmd.ClusterEvent]) -> None:
                 detail=event.message,
                 stimulus_id=event.stimulus_id,
             )
+    if dropped:
+        rt.metrics.events_dropped.inc(dropped)
 
 
 def refresh_gauges(rt: MasterRuntime) -> None:
