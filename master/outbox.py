@@ -118,23 +118,25 @@ class Outbox:
     def _add(self, c: cmd.Command) -> None:
         if isinstance(c, cmd.SendUpdates):
             batch = self._open_update.get(c.framework_id)
+            statuses = batch.event.update.statuses if batch is not None else None
             for s in c.statuses:
                 size = status_bytes(s)
                 if (
                     batch is None
-                    or len(batch.event.update.statuses) >= MAX_BATCH
+                    or statuses is None
+                    or len(statuses) >= MAX_BATCH
                     or batch.nbytes + size > MAX_BATCH_BYTES
                 ):
                     batch = UpdateBatch(scheduler_pb2.Event(update=scheduler_pb2.Update()))
                     self.framework_msgs.setdefault(c.framework_id, []).append(batch)
                     self._open_update[c.framework_id] = batch
+                    statuses = batch.event.update.statuses
                 batch.nbytes += size
-                update = batch.event.update
                 wire = s.wire  # the agent's message, while its event is being handled
                 if wire is not None:
-                    update.statuses.append(wire)  # type: ignore[arg-type]
+                    statuses.append(wire)  # type: ignore[arg-type]
                 else:
-                    convert.status_to_pb(s, update.statuses.add())
+                    convert.status_to_pb(s, statuses.add())
         elif isinstance(c, cmd.SendOffers):
             self.offers_sent += sum(map(len, c.batches))
             self._open_update.pop(c.framework_id, None)
@@ -265,7 +267,9 @@ class Outbox:
                     acks = amsgs[-1].acknowledgements
                     self.agent_sizes.setdefault(c.agent_id, []).append(0)
                 self.agent_sizes[c.agent_id][-1] += size
-                acks.acknowledgements.add(task_id=task_id, uuid=uuid, framework_id=framework_id)
+                # add() then the fields: half the cost of add(**fields) in upb.
+                ack = acks.acknowledgements.add()
+                ack.task_id, ack.uuid, ack.framework_id = task_id, uuid, framework_id
         elif isinstance(c, cmd.Persist):
             self.changes.extend(c.changes)
         elif isinstance(c, cmd.ClusterEvent):

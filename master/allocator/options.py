@@ -157,6 +157,10 @@ def check_scalar_rows(what: str, rows: Sequence[Iterable[float]]) -> npt.NDArray
     """``check_scalars`` for many rows at once: an [n, 4] array, or ValueError naming the first
     bad row as ``check_scalars`` would."""
     n, width = len(rows), len(SCALARS)
+    if n == 1:
+        # One row (an accept's leftover, one task's end): the checks in Python, without the
+        # numpy calls' fixed cost, which was most of a single recover.
+        return np.array([check_scalars(what, rows[0])], dtype=np.float64)
     try:
         # fromiter over the flattened rows is twice as fast as np.array's shape discovery on
         # a list of lists (declines come thousands of rows at a time); the lengths are checked

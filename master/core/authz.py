@@ -307,9 +307,11 @@ def tasks_gate(acl: Acl, p: Principal, tasks: Iterable[TaskSpec], held: Principa
     """Rules 3 and 4 for an accept: the classes its tasks name, and the cap."""
     if acl.allow_all:
         return
+    classes: set[str] = set()  # each class decided once per accept, not once per task
     for t in tasks:
-        if t.priority_class:
+        if t.priority_class and t.priority_class not in classes:
             priority_class_gate(acl, p, t.priority_class)
+            classes.add(t.priority_class)
         if t.container is not None:
             container_gate(acl, p, t)
     if not acl.grants(p).capped:

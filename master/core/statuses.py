@@ -242,10 +242,9 @@ def acknowledge(core: CoreState, e: ev.Acknowledge) -> Commands:
     for _agent_id, task_id, uuid in e.acknowledgements:
         if not uuid:
             raise invalid(f"acknowledgement of task {echo(task_id)} has no uuid")
-    no_repeats(
-        [f"{task_id!r}/{uuid.hex()}" for _, task_id, uuid in e.acknowledgements],
-        "acknowledgement (task/uuid)",
-    )
+    pairs = [(task_id, uuid) for _, task_id, uuid in e.acknowledgements]
+    if len(set(pairs)) != len(pairs):  # the text only when one repeats
+        no_repeats([f"{t!r}/{u.hex()}" for t, u in pairs], "acknowledgement (task/uuid)")
     per_agent: dict[str, list[tuple[str, str, bytes]]] = defaultdict(list)
     bound = core.config.max_framework_pending_statuses
     if admission.statuses_held(fw, bound) and len(fw.pending) - len(e.acknowledgements) < bound:

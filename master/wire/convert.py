@@ -131,7 +131,11 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         raise WireError(
             f"{what} is {size} bytes on the wire, more than the limit of {limits.MAX_TASK_BYTES}"
         )
-    name(t.name, f"{what}: name")
+    longest = max(len(t.name), len(t.priority_class), len(t.demand))
+    if longest > limits.MAX_NAME_LENGTH:  # each message made only when one is too long
+        name(t.name, f"{what}: name")
+        name(t.priority_class, f"{what}: priority_class")
+        name(t.demand, f"{what}: demand")
     if t.HasField("executor"):  # a custom executor (docs/mesos-compat.md): its command is ours
         if not t.executor.executor_id:
             raise WireError(f"{what}: executor.executor_id is empty")
@@ -139,12 +143,12 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         name(t.executor.name, f"{what}: executor.name")
         if t.HasField("container"):
             raise WireError(f"{what}: a custom executor runs as a process, not in a container")
-    name(t.priority_class, f"{what}: priority_class")
-    name(t.demand, f"{what}: demand")
-    _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
-    secret_names = set(t.command.secret_environment)
-    if secret_names:
-        both = sorted(secret_names.intersection(t.command.environment))
+    if t.labels:  # most tasks have none: no message text built for them
+        _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
+    command = t.command
+    if command.secret_environment:
+        secret_names = set(command.secret_environment)
+        both = sorted(secret_names.intersection(command.environment))
         if both:
             raise WireError(
                 f"{what}: environment variable {limits.echo(both[0])} is both in environment "
@@ -153,11 +157,7 @@ def task_spec_from_pb(t: pb.TaskInfo) -> TaskSpec:
         _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
     simulated = t.HasField("simulation")
     # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
-    if (
-        not simulated
-        and not t.HasField("container")
-        and not (t.command.value or t.command.arguments)
-    ):
+    if not simulated and not t.HasField("container") and not (command.value or command.arguments):
         raise WireError(f"{what}: command is empty")
     if simulated and (
         not math.isfinite(t.simulation.duration_seconds) or t.simulation.duration_seconds < 0
@@ -206,14 +206,17 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
     state = _STATE_OF.get(s.state)
     if state is None:
         raise WireError(f"status of task {limits.echo(s.task_id)} has no valid state")
+    # Most statuses carry no container: reading the field would build its message object.
+    container_id = s.container_status.container_id if s.HasField("container_status") else ""
     if (
         len(s.task_id) > limits.MAX_ID_LENGTH
         or len(s.framework_id) > limits.MAX_ID_LENGTH
         or len(s.agent_id) > limits.MAX_ID_LENGTH
-        or len(s.container_status.container_id) > limits.MAX_ID_LENGTH
+        or len(container_id) > limits.MAX_ID_LENGTH
     ):
         raise WireError(f"status of task {limits.echo(s.task_id)}: an id is too long")
-    uuid(s.uuid, f"status of task {limits.echo(s.task_id)}: uuid")
+    if len(s.uuid) > limits.MAX_UUID_BYTES:  # the message is made only when it is needed
+        uuid(s.uuid, f"status of task {limits.echo(s.task_id)}: uuid")
     return Status(
         s.task_id,
         s.framework_id,
@@ -225,7 +228,7 @@ def status_from_pb(s: pb.TaskStatus) -> Status:
         s.timestamp,
         s.uuid,
         s.exit_code if s.HasField("exit_code") else None,
-        s.container_status.container_id,
+        container_id,
     )
 
 

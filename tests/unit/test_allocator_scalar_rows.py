@@ -16,6 +16,8 @@ def test_rows_of_lists_or_tuples_become_one_array() -> None:
     assert out.shape == (2, 4)
     assert out.tolist() == [[1.0, 2.0, 3.0, 0.0], [4.0, 5.0, 6.0, 1.0]]
     assert check_scalar_rows("recover", []).shape == (0, 4)
+    one = check_scalar_rows("recover", [(1, 2.5, 0, 0)])  # one row: checked in Python
+    assert one.dtype == np.float64 and one.tolist() == [[1.0, 2.5, 0.0, 0.0]]
 
 
 @pytest.mark.parametrize(
