@@ -12,11 +12,12 @@ Rules:
 3. ``could_hold(shape, value)``: the rows where a task of ``shape`` would fit if every task of a
    class below ``value`` were gone. Necessary for preemption to place it there, not sufficient
    (offers, holds, taints and constraints are the search's to check).
-4. Counting is deferred: ``task`` adds a task's scalars to a Python list per (value, row), and
-   the arrays take those sums (``by_value``) when they are read: by ``could_hold``, a row's
-   removal, a recount, or a check. ``task`` runs twice per task (it starts, it ends) on the
-   launch path, where an array row update (~2.5 us of numpy call overhead each) was 8 % of the
-   master core's time per launch; reads come from preemption and are rare.
+4. Counting is deferred: ``task`` appends the count to a list, and the arrays take the list
+   (``by_value``) when they are read: by ``could_hold``, a row's removal (before the row can
+   be another agent's), a check, or once MAX_DEFERRED counts are waiting. ``task`` runs twice
+   per task (it starts, it ends) on the launch path, where an array row update (~2.5 us of
+   numpy call overhead each) was 8 % of the master core's time per launch; reads come from
+   preemption and are rare.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ if TYPE_CHECKING:
 
 F64 = npt.NDArray[np.float64]
 
+# Rule 4: counts kept before the arrays take them anyway (memory stays bounded without reads;
+# taking 100,000 costs ~20 ms, 0.2 us a count).
+MAX_DEFERRED = 100_000
+
 
 class TaskSums:
     def __init__(self) -> None:
@@ -43,8 +48,8 @@ class TaskSums:
         self.ids: npt.NDArray[np.object_] = np.empty(0, dtype=object)
         self.totals: F64 = np.zeros((0, 4))
         self._by_value: dict[int, F64] = {}
-        # Rule 4: value -> row -> the scalars counted there since the last read.
-        self._deferred: dict[int, dict[int, list[float]]] = {}
+        # Rule 4: (row, value, scalars, delta) of each count since the last read, in order.
+        self._deferred: list[tuple[int, int, Scalars, int]] = []
 
     @property
     def by_value(self) -> dict[int, F64]:
@@ -54,13 +59,17 @@ class TaskSums:
         return self._by_value
 
     def _take_deferred(self) -> None:
-        deferred, self._deferred = self._deferred, {}
-        for value, rows in deferred.items():
+        deferred, self._deferred = self._deferred, []
+        rows, values, scalars, deltas = zip(*deferred, strict=True)
+        at = np.array(rows, dtype=np.intp)
+        by = np.array(values, dtype=np.int64)
+        amounts = np.array(scalars, dtype=np.float64) * np.array(deltas, dtype=np.float64)[:, None]
+        for value in np.unique(by).tolist():
             arr = self._by_value.get(value)
             if arr is None:
                 arr = self._by_value[value] = np.zeros((len(self.ids), 4))
-            at = np.fromiter(rows.keys(), dtype=np.intp, count=len(rows))
-            arr[at] += np.array(list(rows.values()), dtype=np.float64).reshape(len(rows), 4)
+            mask = by == value
+            np.add.at(arr, at[mask], amounts[mask])
 
     def _grow(self, n: int) -> None:
         size = max(16, 2 * len(self.ids), n)
@@ -100,22 +109,13 @@ class TaskSums:
         row = self.rows.get(agent_id)
         if row is None:
             return
-        rows = self._deferred.get(value)
-        if rows is None:
-            rows = self._deferred[value] = {}
-        cpus, mem, disk, gpus = scalars
-        had = rows.get(row)
-        if had is None:
-            rows[row] = [delta * cpus, delta * mem, delta * disk, delta * gpus]
-        else:
-            had[0] += delta * cpus
-            had[1] += delta * mem
-            had[2] += delta * disk
-            had[3] += delta * gpus
+        self._deferred.append((row, value, scalars, delta))
+        if len(self._deferred) >= MAX_DEFERRED:
+            self._take_deferred()
 
     def rebuild(self, tasks: Iterable[tuple[str, int, Scalars]]) -> None:
         """Rule 2: count (agent id, value, scalars) of every live task again."""
-        self._by_value, self._deferred = {}, {}
+        self._by_value, self._deferred = {}, []
         for agent_id, value, scalars in tasks:
             self.task(agent_id, value, scalars, +1)
 

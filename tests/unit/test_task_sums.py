@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from unittest.mock import patch
 
 import numpy as np
 import numpy.typing as npt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from corral.master.core import task_sums
 from corral.master.core.task_sums import TaskSums
 
 AGENTS = [f"a{i}" for i in range(6)]
@@ -41,6 +43,17 @@ steps = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(steps)
 def test_deferred_counts_read_as_counted_at_once(program: list[Step]) -> None:
+    _run(program)
+
+
+@settings(max_examples=100, deadline=None)
+@given(steps)
+def test_deferred_counts_taken_when_many_wait_read_the_same(program: list[Step]) -> None:
+    with patch.object(task_sums, "MAX_DEFERRED", 3):
+        _run(program)
+
+
+def _run(program: list[Step]) -> None:
     sums = TaskSums()
     model: dict[str, dict[int, npt.NDArray[np.float64]]] = {}  # agent -> value -> counted
     for step in program:
