@@ -128,3 +128,26 @@ def test_a_usage_report_decodes_and_bad_ones_are_refused() -> None:
     bad.tasks[0].mem = float("nan")
     with pytest.raises(convert.WireError, match="a task's mem is not a finite number"):
         usage_wire.agent_usage_from_pb(bad)
+
+
+def test_a_task_past_the_size_limit_is_refused_whether_alone_or_beside_small_ones() -> None:
+    from corral import limits
+    from corral.v1 import scheduler_pb2
+
+    def request(*sizes: int) -> scheduler_pb2.AcceptRequest:
+        r = scheduler_pb2.AcceptRequest()
+        launch = r.operations.add().launch
+        for i, n in enumerate(sizes):
+            t = launch.tasks.add(task_id=f"t{i}", resources=pb.Resources(cpus=1))
+            t.command.value = "true"
+            t.command.environment["X"] = "x" * n
+        return r
+
+    small = convert.accept_tasks(request(10, 10))  # the call's one size stands for each task
+    assert [t.task_id for t in small] == ["t0", "t1"]
+    for sizes in ((limits.MAX_TASK_BYTES + 1,), (10, limits.MAX_TASK_BYTES + 1)):
+        with pytest.raises(convert.WireError, match=r"task 't.*' is .* bytes on the wire"):
+            convert.accept_tasks(request(*sizes))
+    # Two tasks each under the limit, together past it: each is measured, and each passes.
+    half = limits.MAX_TASK_BYTES // 2 + 100
+    assert len(convert.accept_tasks(request(half, half))) == 2
