@@ -34,6 +34,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
@@ -112,26 +113,38 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     agents: list[AgentRecord] | None = None
     view: AgentView | None = None
     helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
-    for i, (_, fw_id, name, fw, d, kind, gang) in enumerate(failing):
+    # The reasons per framework and shape (demands.reasons_key): the same for every demand of
+    # it during one scan, as the view, the refuse filters and the tasks stand still.
+    by_shape: dict[Hashable, list[dict[str, Any]]] = {}
+    counted = 0
+    for _, fw_id, name, fw, d, kind, gang in failing:
         key = (fw_id, name)
         note = before.get(key)
-        if i >= MAX_REASONED_PER_SCAN:
+        shape = demands.reasons_key(fw, d)
+        known = by_shape.get(shape)
+        if known is None and counted >= MAX_REASONED_PER_SCAN:
             if note is not None:
                 notes[key] = note  # not looked at this scan: nothing to forget
             continue
         if agents is None or view is None:
             agents = demands.connected_agents(core)
-            view = AgentView(core, agents, state.statics)  # once per scan: arrays over all agents
-            state.statics = view.statics
-        held = helds.get(fw_id)
-        if held is None:
-            held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
-        reasons = core.quarantine.run(
-            core, e, "why-pending reasons", fw_id, name,
-            demands.demand_reasons, core, fw, d, agents, held, view,
-        )  # fmt: skip
-        if reasons is None:
-            continue
+            # Once per scan: arrays over all agents, kept from the last scan and brought up to
+            # date (agent_view.py).
+            view = AgentView(core, agents, state.arrays)
+            state.arrays = view.arrays
+        if known is None:
+            held = helds.get(fw_id)
+            if held is None:
+                held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
+            counted += 1
+            known = core.quarantine.run(
+                core, e, "why-pending reasons", fw_id, name,
+                demands.demand_reasons, core, fw, d, agents, held, view,
+            )  # fmt: skip
+            if known is None:
+                continue
+            by_shape[shape] = known
+        reasons = known
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):
                 continue  # room only in its own offers: the framework's to use (rule 2)
