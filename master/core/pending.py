@@ -195,13 +195,28 @@ def _room_somewhere(
 ) -> bool:
     """Rule 5's fast test: some agent the framework may be offered has room for one task.
     Without constraints of its own a demand's answer is its framework's for the shape:
-    ``known`` keeps those for the scan (a framework's demands mostly share a shape)."""
+    ``known`` keeps those for the scan, asked at the first of them for every shape of the
+    framework's unmet demands at once (``Allocator.has_room_many``)."""
     shape = d.resources.scalars()
     if not d.constraints:
-        key = (fw.framework_id, shape)
-        got = known.get(key)
+        fid = fw.framework_id
+        got = known.get((fid, shape))
         if got is None:
-            got = known[key] = core.allocator.has_room(fw.framework_id, now, shape)
+            shapes = list(
+                dict.fromkeys(
+                    [shape]
+                    + [
+                        s
+                        for x in fw.demands.values()
+                        if not x.constraints
+                        and (fid, s := x.resources.scalars()) not in known
+                        and demands.unmet(fw, x) > 0
+                    ]
+                )
+            )
+            answers = core.allocator.has_room_many(fid, now, shapes)
+            known.update(zip([(fid, s) for s in shapes], answers, strict=True))
+            got = answers[0]
         return got
     room = core.allocator.room(fw.framework_id, now, shape)
     if not len(room.agent_ids):
