@@ -42,15 +42,21 @@ SAMPLE_AGENTS = 3
 
 
 class AgentView:
-    """``AgentArrays`` over ``agents`` (kept ones brought up to date, if given), with the
-    core's rules to ask of them."""
+    """``AgentArrays`` over ``agents`` (kept ones brought up to date, if given; ``current``:
+    the caller brought them up to date over ``agents`` in this same event), with the core's
+    rules to ask of them."""
 
     def __init__(
-        self, core: CoreState, agents: Sequence[AgentRecord], kept: AgentArrays | None = None
+        self,
+        core: CoreState,
+        agents: Sequence[AgentRecord],
+        kept: AgentArrays | None = None,
+        current: bool = False,
     ) -> None:
-        arrays = (
-            AgentArrays(core.book, agents) if kept is None else kept.refreshed(core.book, agents)
-        )
+        if kept is None:
+            arrays = AgentArrays(core.book, agents)
+        else:
+            arrays = kept if current else kept.refreshed(core.book, agents)
         self.arrays = arrays
         statics = self.statics = arrays.statics
         self.agents = statics.agents

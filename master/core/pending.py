@@ -20,12 +20,16 @@ Rules:
    (or met, withdrawn, or its framework gone) forgets its last message: failing again is news.
 5. Cost: the fast test first (``Allocator.has_room`` for the shape, the room a gang cut uses,
    stopping at its first agent: any agent there means schedulable; asked once per framework
-   and shape per scan for demands without constraints of their own); the per-agent reasons
-   are counted only for demands that fail it, at most ``MAX_REASONED_PER_SCAN`` per scan (the
-   least recently reasoned first; the rest wait for the next scan), over one ``AgentView``
-   whose per-agent signatures are kept across scans, with each framework's refuse filters
-   fetched once as arrays (``Allocator.held_back_masks``). A cluster with no demands pays one
-   pass over its frameworks per scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
+   and shape per scan for demands without constraints of their own, all of a framework's
+   shapes in one ``Allocator.has_room_many``); the per-agent reasons are counted only for
+   demands that fail it, once per framework and ``demands.reasons_key`` (shape, constraints,
+   tolerations, spread) in a scan, for at most ``MAX_REASONED_PER_SCAN`` keys per scan (the
+   least recently reasoned demands first; the rest wait for the next scan), over one
+   ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
+   at every scan by versions, so a scan pays for what changed since the last), with each
+   framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
+   cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
+   scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
    a scan, the least recently tested first (the others keep their last note); a shape larger
    than every agent needs no test (demand_work.py).
 6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
@@ -42,11 +46,12 @@ from corral.master.allocator.interface import HeldBack, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demand_work, demands, gangs
 from corral.master.core import events as ev
+from corral.master.core.agent_arrays import AgentArrays
 from corral.master.core.agent_view import AgentView
 from corral.master.core.pending_events import Key as Key
 from corral.master.core.pending_events import Note as Note
 from corral.master.core.pending_events import PendingEvents as PendingEvents
-from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 
@@ -65,6 +70,16 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     ):
         return []
     state.scanned_at = e.now
+    # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
+    # so each scan folds in what changed since the last (agents registered, tasks, offers) and
+    # the scan that first needs reasons does not build them whole.
+    agents = demands.connected_agents(core)
+    kept = state.arrays
+    if kept is None:
+        if agents:
+            kept = state.arrays = AgentArrays(core.book, agents)
+    else:
+        kept = state.arrays = kept.refreshed(core.book, agents)
     before = state.notes
     # (last reasoned, framework, demand, kind) of the demands that failed the fast test
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
@@ -110,7 +125,6 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         failing.append((last, fw_id, name, fw, d, kind, gang))
     failing.sort(key=lambda x: (x[0], x[1], x[2]))
     out: list[cmd.Command] = []
-    agents: list[AgentRecord] | None = None
     view: AgentView | None = None
     helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
     # The reasons per framework and shape (demands.reasons_key): the same for every demand of
@@ -126,12 +140,8 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
             if note is not None:
                 notes[key] = note  # not looked at this scan: nothing to forget
             continue
-        if agents is None or view is None:
-            agents = demands.connected_agents(core)
-            # Once per scan: arrays over all agents, kept from the last scan and brought up to
-            # date (agent_view.py).
-            view = AgentView(core, agents, state.arrays)
-            state.arrays = view.arrays
+        if view is None:  # once per scan, over the arrays brought up to date above
+            view = AgentView(core, agents, kept, current=True)
         if known is None:
             held = helds.get(fw_id)
             if held is None:
