@@ -25,6 +25,7 @@ events and holds the kept arrays equal to new ones after each.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,17 +56,22 @@ class AgentArrays:
         # What each agent's tasks hold, as of its ``tasks_version`` recorded here.
         self.tasks_versions = tasks_versions(self.agents)
         self.task_use: F64 = np.zeros((n, len(SCALARS)), dtype=np.float64)
-        for i, agent in enumerate(self.agents):
-            j = kept.index.get(agent.agent_id) if kept is not None else None
-            if (
-                kept is not None
-                and j is not None
-                and kept.agents[j] is agent
-                and kept.tasks_versions[j] == self.tasks_versions[i]
-            ):
-                self.task_use[i] = kept.task_use[j]
-            elif agent.tasks:
-                self.task_use[i] = task_use(agent)
+        if kept is None:
+            self.task_use[:] = task_use_rows(self.agents)
+        else:
+            fresh: list[int] = []
+            for i, agent in enumerate(self.agents):
+                j = kept.index.get(agent.agent_id)
+                if (
+                    j is not None
+                    and kept.agents[j] is agent
+                    and kept.tasks_versions[j] == self.tasks_versions[i]
+                ):
+                    self.task_use[i] = kept.task_use[j]
+                else:
+                    fresh.append(i)
+            if fresh:
+                self.task_use[fresh] = task_use_rows([self.agents[i] for i in fresh])
         # What outstanding offers hold, as of the book's ``version`` recorded here.
         self.book_version = book.version
         self.offered: F64 = book.offered_rows(self.index, n)
@@ -83,9 +89,9 @@ class AgentArrays:
             return AgentArrays(book, agents, self if book is self._book else None)
         versions = tasks_versions(self.agents)
         moved = np.flatnonzero(versions != self.tasks_versions)
-        for i in moved.tolist():
-            agent = self.agents[i]
-            self.task_use[i] = task_use(agent) if agent.tasks else 0.0
+        if len(moved):
+            agents = self.agents
+            self.task_use[moved] = task_use_rows([agents[i] for i in moved.tolist()])
         self.tasks_versions = versions
         book_moved = book.version != self.book_version
         if book_moved:
@@ -109,10 +115,29 @@ def tasks_versions(agents: Sequence[AgentRecord]) -> npt.NDArray[np.int64]:
     return np.fromiter((a.tasks_version for a in agents), dtype=np.int64, count=len(agents))
 
 
+def task_use_rows(agents: Sequence[AgentRecord]) -> F64:
+    """[len(agents), 4]: the scalars each agent's tasks hold. One gather of every task's
+    scalars and one ``np.add.reduceat``: a segment's sum depends only on its own tasks, so an
+    agent's row is the same whichever agents are summed beside it (kept and new arrays agree
+    bit for bit)."""
+    n = len(agents)
+    out = np.zeros((n, len(SCALARS)), dtype=np.float64)
+    counts = np.fromiter((len(a.tasks) for a in agents), dtype=np.intp, count=n)
+    total = int(counts.sum())
+    if not total:
+        return out
+    flat = np.fromiter(
+        chain.from_iterable(t.spec.resources.scalars() for a in agents for t in a.tasks.values()),
+        dtype=np.float64,
+        count=total * len(SCALARS),
+    ).reshape(total, len(SCALARS))
+    has = counts > 0
+    starts = (np.cumsum(counts) - counts)[has]
+    out[has] = np.add.reduceat(flat, starts, axis=0)
+    return out
+
+
 def task_use(agent: AgentRecord) -> list[float]:
-    """The scalars the agent's tasks hold, summed in the tasks' order."""
-    row = [0.0] * len(SCALARS)
-    for task in agent.tasks.values():
-        for k, x in enumerate(task.spec.resources.scalars()):
-            row[k] += x
-    return row
+    """One agent's row of ``task_use_rows``."""
+    out: list[float] = task_use_rows([agent])[0].tolist()
+    return out
