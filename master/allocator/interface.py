@@ -454,4 +454,8 @@ class Allocator(Protocol):
         """Whether ``room(framework_id, now, shape)`` holds any agent, without gathering it
         (the why-pending scan's fast test)."""
 
+    def has_room_many(self, framework_id: str, now: float, shapes: Sequence[Scalars]) -> list[bool]:
+        """``has_room`` for each of ``shapes``, in order: asked once for many shapes (a
+        why-pending scan's), it need not make a fit cache entry per shape."""
+
     def explain(self, framework_id: str, now: float) -> Explanation: ...

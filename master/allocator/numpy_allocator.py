@@ -529,6 +529,9 @@ class DrfAllocator:
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
         return rooms.has_room(self, self._framework(framework_id), now, shape)
 
+    def has_room_many(self, framework_id: str, now: float, shapes: Sequence[Scalars]) -> list[bool]:
+        return rooms.has_room_many(self, self._framework(framework_id), now, shapes)
+
     def explain(self, framework_id: str, now: float) -> Explanation:
         return explain(self, self._framework(framework_id), framework_id, now)
 

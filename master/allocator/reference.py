@@ -681,6 +681,9 @@ class ReferenceAllocator:
     def has_room(self, framework_id: str, now: float, shape: Scalars) -> bool:
         return bool(len(self.room(framework_id, now, shape).agent_ids))
 
+    def has_room_many(self, framework_id: str, now: float, shapes: Sequence[Scalars]) -> list[bool]:
+        return [self.has_room(framework_id, now, s) for s in shapes]
+
     def explain(self, framework_id: str, now: float) -> Explanation:
         fw = self._framework(framework_id)
         reasons: dict[str, int] = {}

@@ -17,11 +17,13 @@ from corral.resources import SCALARS
 
 class Statics:
     """What a view needs of its agents that only their specs decide: ids, totals, taint and
-    attribute signatures. Kept across scans (``AgentView(..., statics=...)``) while the
-    agents and their specs are the same objects: a scan at 10k agents then builds only the
-    free array, not a signature per agent."""
+    attribute signatures. Kept across scans (agent_arrays.py) while the agents and their
+    specs are the same objects; rebuilt from ``previous`` when they change, so only the
+    agents that changed get a new signature."""
 
-    def __init__(self, agents: Sequence[AgentRecord]) -> None:
+    def __init__(self, agents: Sequence[AgentRecord], previous: Statics | None = None) -> None:
+        """``previous``: statics of other agents, whose work for an agent still the same
+        (same record, spec and pressure) is taken, not redone."""
         self.agents = list(agents)
         self.specs = [a.spec for a in self.agents]
         self.ids = [s.agent_id for s in self.specs]
@@ -39,20 +41,37 @@ class Statics:
         # Memory pressure is a fact of the agent that changes without a new spec: kept to
         # tell when these statics no longer fit.
         self.pressure = [a.under_pressure for a in self.agents]
-        for spec, under_pressure in zip(self.specs, self.pressure, strict=True):
-            facts = placement_facts.agent_facts(spec, under_pressure)
-            key = rules.agent_key(facts)
+        # Per agent: its facts, their rule key, its attributes' key.
+        self.facts: list[tuple[AgentFacts, Hashable, tuple[tuple[str, str], ...]]] = []
+        for agent, spec, under_pressure in zip(self.agents, self.specs, self.pressure, strict=True):
+            j = previous.index.get(spec.agent_id) if previous is not None else None
+            if (
+                previous is not None
+                and j is not None
+                and previous.agents[j] is agent
+                and previous.specs[j] is spec
+                and previous.pressure[j] == under_pressure
+            ):
+                known = previous.facts[j]
+            else:
+                facts = placement_facts.agent_facts(spec, under_pressure)
+                attributes = spec.attributes
+                known = (
+                    facts,
+                    rules.agent_key(facts),
+                    tuple(sorted(attributes.items())) if attributes else (),
+                )
+            self.facts.append(known)
+            facts, key, attrs = known
             s = rule_sigs.get(key)
             if s is None:
                 s = rule_sigs[key] = len(self.rule_sets)
                 self.rule_sets.append(facts)
             rules_of.append(s)
-            attributes = spec.attributes
-            attrs = tuple(sorted(attributes.items())) if attributes else ()
             a = attr_sigs.get(attrs)
             if a is None:
                 a = attr_sigs[attrs] = len(self.attr_sets)
-                self.attr_sets.append(attributes)
+                self.attr_sets.append(spec.attributes)
             attrs_of.append(a)
         self.rules_of = np.array(rules_of, dtype=np.int64)
         self.attrs_of = np.array(attrs_of, dtype=np.int64)

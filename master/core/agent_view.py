@@ -26,7 +26,7 @@ from corral.master.allocator import rules
 from corral.master.allocator.interface import HeldBack
 from corral.master.allocator.rules.resources import insufficient
 from corral.master.core import placement_facts
-from corral.master.core.agent_statics import Statics as Statics
+from corral.master.core.agent_arrays import AgentArrays
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.spread import spread_counts
 from corral.master.core.types import Demand
@@ -42,31 +42,29 @@ SAMPLE_AGENTS = 3
 
 
 class AgentView:
+    """``AgentArrays`` over ``agents`` (kept ones brought up to date, if given; ``current``:
+    the caller brought them up to date over ``agents`` in this same event), with the core's
+    rules to ask of them."""
+
     def __init__(
-        self, core: CoreState, agents: Sequence[AgentRecord], statics: Statics | None = None
+        self,
+        core: CoreState,
+        agents: Sequence[AgentRecord],
+        kept: AgentArrays | None = None,
+        current: bool = False,
     ) -> None:
-        if statics is None or not statics.built_from(agents):
-            statics = Statics(agents)
-        self.statics = statics
+        if kept is None:
+            arrays = AgentArrays(core.book, agents)
+        else:
+            arrays = kept if current else kept.refreshed(core.book, agents)
+        self.arrays = arrays
+        statics = self.statics = arrays.statics
         self.agents = statics.agents
         self.ids = statics.ids
         self.index = statics.index
         self.rule_sets, self.attr_sets = statics.rule_sets, statics.attr_sets
         self.rules_of, self.attrs_of = statics.rules_of, statics.attrs_of
-        # Free: the totals less tasks and outstanding offers, for the agents that have any.
-        free = statics.totals.copy()
-        for i, agent in enumerate(self.agents):
-            offered = core.book.of_agent(agent.agent_id)
-            if agent.tasks or offered:
-                row = list(agent.spec.resources.scalars())
-                for task in agent.tasks.values():
-                    for k, x in enumerate(task.spec.resources.scalars()):
-                        row[k] -= x
-                for offer in offered:
-                    for k, x in enumerate(offer.scalars):
-                        row[k] -= x
-                free[i] = row
-        self.free = free
+        self.free = arrays.free
         self._core = core
 
     def _mark_spread(
@@ -133,14 +131,7 @@ class AgentView:
             had = masks.get(reason)
             masks[reason] = where.copy() if had is None else had | where
 
-        free = self.free
-        own = self._core.book.of_framework(fw.framework_id)
-        if own:
-            free = free.copy()
-            for offer in own:
-                i = self.index.get(offer.agent_id)
-                if i is not None:
-                    free[i] += np.asarray(offer.scalars, dtype=np.float64)
+        free = self.arrays.free_for(fw.framework_id)
         for k, (name, need) in enumerate(zip(SCALARS, d.resources.scalars(), strict=True)):
             short = ~covers_array(free[:, k], need)
             if short.any():

@@ -29,7 +29,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from corral.limits import (
@@ -249,6 +249,16 @@ def held_back_masks(core: CoreState, fw: FrameworkRecord, now: float) -> HeldBac
         return core.allocator.held_back_masks(fw.framework_id, now)
     except KeyError:  # not in the allocator (removed): nothing of it is held back
         return {}
+
+
+def reasons_key(fw: FrameworkRecord, d: Demand) -> Hashable:
+    """What ``demand_reasons`` reads of a demand, beside its framework and the cluster: its
+    shape, constraints, tolerations and spread rule, and its name only when an enforced spread
+    rule counts the tasks naming it (spread.py). Two demands of a framework with one key have
+    the same reasons at one moment."""
+    spread = d.spread
+    named = d.name if spread is not None and not spread.schedule_anyway else ""
+    return (fw.framework_id, d.resources.scalars(), d.constraints, d.tolerations, spread, named)
 
 
 def demand_reasons(

@@ -85,6 +85,9 @@ class OfferBook:
         # entries that died since are skipped when read.
         self._of_agent: dict[str, list[tuple[OfferColumns, int]]] | None = None
         self.count = 0  # offers outstanding
+        # Moves whenever an offer is made or stops being outstanding: a kept agent view
+        # (agent_view.py) sums the offers again only when it has moved.
+        self.version = 0
         self.offers: Mapping[str, OfferRecord] = OfferView(self)
         self.gangs: dict[str, Gang] = {}  # outstanding bundles by gang id
         self._gang_seq = 0
@@ -230,6 +233,7 @@ class OfferBook:
         self._of_fw.setdefault(cols.framework_id, {})[cols.base] = cols
         self.count += len(cols)
         self._of_agent = None
+        self.version += 1
 
     def _kill(self, cols: OfferColumns, idx: Sequence[int]) -> None:
         """The entries are no longer outstanding (used or on their way back)."""
@@ -241,6 +245,7 @@ class OfferBook:
                 alive[i] = 0
         cols.live -= len(idx)
         self.count -= len(idx)
+        self.version += 1
         if cols.gang_id:
             self.gangs.pop(cols.gang_id, None)
         if cols.live == 0:
@@ -353,6 +358,25 @@ class OfferBook:
         """The framework's outstanding offers, oldest first."""
         batches = self._of_fw.get(framework_id, {})
         return [c.record(i) for c in batches.values() for i in c.live_indices()]
+
+    def offered_rows(
+        self, index: Mapping[str, int], n: int, framework_id: str | None = None
+    ) -> Rows:
+        """[n, 4]: per row of ``index`` (agent id -> row), the scalars its agent's outstanding
+        offers hold (only ``framework_id``'s, if given); agents not in ``index`` are left out.
+        Array work per batch, no record per offer: the why-pending scan asks it of every offer."""
+        out = np.zeros((n, 4), dtype=np.float64)
+        batches = (
+            self._batches if framework_id is None else self._of_fw.get(framework_id, {})
+        ).values()
+        for cols in batches:
+            size = len(cols)
+            at = np.fromiter((index.get(a, -1) for a in cols.agent_ids), dtype=np.intp, count=size)
+            keep = at >= 0
+            if cols.live != size:
+                keep &= np.frombuffer(cols.alive, dtype=np.uint8).astype(np.bool_)
+            np.add.at(out, at[keep], cols.scalars[keep])
+        return out
 
     def count_of(self, framework_id: str) -> int:
         return sum(c.live for c in self._of_fw.get(framework_id, {}).values())

@@ -20,12 +20,16 @@ Rules:
    (or met, withdrawn, or its framework gone) forgets its last message: failing again is news.
 5. Cost: the fast test first (``Allocator.has_room`` for the shape, the room a gang cut uses,
    stopping at its first agent: any agent there means schedulable; asked once per framework
-   and shape per scan for demands without constraints of their own); the per-agent reasons
-   are counted only for demands that fail it, at most ``MAX_REASONED_PER_SCAN`` per scan (the
-   least recently reasoned first; the rest wait for the next scan), over one ``AgentView``
-   whose per-agent signatures are kept across scans, with each framework's refuse filters
-   fetched once as arrays (``Allocator.held_back_masks``). A cluster with no demands pays one
-   pass over its frameworks per scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
+   and shape per scan for demands without constraints of their own, all of a framework's
+   shapes in one ``Allocator.has_room_many``); the per-agent reasons are counted only for
+   demands that fail it, once per framework and ``demands.reasons_key`` (shape, constraints,
+   tolerations, spread) in a scan, for at most ``MAX_REASONED_PER_SCAN`` keys per scan (the
+   least recently reasoned demands first; the rest wait for the next scan), over one
+   ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
+   at every scan by versions, so a scan pays for what changed since the last), with each
+   framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
+   cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
+   scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
    a scan, the least recently tested first (the others keep their last note); a shape larger
    than every agent needs no test (demand_work.py).
 6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
@@ -34,6 +38,7 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
@@ -41,11 +46,12 @@ from corral.master.allocator.interface import HeldBack, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import demand_work, demands, gangs
 from corral.master.core import events as ev
+from corral.master.core.agent_arrays import AgentArrays
 from corral.master.core.agent_view import AgentView
 from corral.master.core.pending_events import Key as Key
 from corral.master.core.pending_events import Note as Note
 from corral.master.core.pending_events import PendingEvents as PendingEvents
-from corral.master.core.records import AgentRecord, FrameworkRecord
+from corral.master.core.records import FrameworkRecord
 from corral.master.core.states import FrameworkState
 from corral.master.core.types import Demand
 
@@ -64,6 +70,16 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     ):
         return []
     state.scanned_at = e.now
+    # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
+    # so each scan folds in what changed since the last (agents registered, tasks, offers) and
+    # the scan that first needs reasons does not build them whole.
+    agents = demands.connected_agents(core)
+    kept = state.arrays
+    if kept is None:
+        if agents:
+            kept = state.arrays = AgentArrays(core.book, agents)
+    else:
+        kept = state.arrays = kept.refreshed(core.book, agents)
     before = state.notes
     # (last reasoned, framework, demand, kind) of the demands that failed the fast test
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
@@ -109,29 +125,36 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         failing.append((last, fw_id, name, fw, d, kind, gang))
     failing.sort(key=lambda x: (x[0], x[1], x[2]))
     out: list[cmd.Command] = []
-    agents: list[AgentRecord] | None = None
     view: AgentView | None = None
     helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
-    for i, (_, fw_id, name, fw, d, kind, gang) in enumerate(failing):
+    # The reasons per framework and shape (demands.reasons_key): the same for every demand of
+    # it during one scan, as the view, the refuse filters and the tasks stand still.
+    by_shape: dict[Hashable, list[dict[str, Any]]] = {}
+    counted = 0
+    for _, fw_id, name, fw, d, kind, gang in failing:
         key = (fw_id, name)
         note = before.get(key)
-        if i >= MAX_REASONED_PER_SCAN:
+        shape = demands.reasons_key(fw, d)
+        known = by_shape.get(shape)
+        if known is None and counted >= MAX_REASONED_PER_SCAN:
             if note is not None:
                 notes[key] = note  # not looked at this scan: nothing to forget
             continue
-        if agents is None or view is None:
-            agents = demands.connected_agents(core)
-            view = AgentView(core, agents, state.statics)  # once per scan: arrays over all agents
-            state.statics = view.statics
-        held = helds.get(fw_id)
-        if held is None:
-            held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
-        reasons = core.quarantine.run(
-            core, e, "why-pending reasons", fw_id, name,
-            demands.demand_reasons, core, fw, d, agents, held, view,
-        )  # fmt: skip
-        if reasons is None:
-            continue
+        if view is None:  # once per scan, over the arrays brought up to date above
+            view = AgentView(core, agents, kept, current=True)
+        if known is None:
+            held = helds.get(fw_id)
+            if held is None:
+                held = helds[fw_id] = demands.held_back_masks(core, fw, e.now)
+            counted += 1
+            known = core.quarantine.run(
+                core, e, "why-pending reasons", fw_id, name,
+                demands.demand_reasons, core, fw, d, agents, held, view,
+            )  # fmt: skip
+            if known is None:
+                continue
+            by_shape[shape] = known
+        reasons = known
         if gang is None:
             if any(r["reason"] == demands.REASON_FITS for r in reasons):
                 continue  # room only in its own offers: the framework's to use (rule 2)
@@ -182,13 +205,28 @@ def _room_somewhere(
 ) -> bool:
     """Rule 5's fast test: some agent the framework may be offered has room for one task.
     Without constraints of its own a demand's answer is its framework's for the shape:
-    ``known`` keeps those for the scan (a framework's demands mostly share a shape)."""
+    ``known`` keeps those for the scan, asked at the first of them for every shape of the
+    framework's unmet demands at once (``Allocator.has_room_many``)."""
     shape = d.resources.scalars()
     if not d.constraints:
-        key = (fw.framework_id, shape)
-        got = known.get(key)
+        fid = fw.framework_id
+        got = known.get((fid, shape))
         if got is None:
-            got = known[key] = core.allocator.has_room(fw.framework_id, now, shape)
+            shapes = list(
+                dict.fromkeys(
+                    [shape]
+                    + [
+                        s
+                        for x in fw.demands.values()
+                        if not x.constraints
+                        and (fid, s := x.resources.scalars()) not in known
+                        and demands.unmet(fw, x) > 0
+                    ]
+                )
+            )
+            answers = core.allocator.has_room_many(fid, now, shapes)
+            known.update(zip([(fid, s) for s in shapes], answers, strict=True))
+            got = answers[0]
         return got
     room = core.allocator.room(fw.framework_id, now, shape)
     if not len(room.agent_ids):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from corral.master.core.agent_statics import Statics
+from corral.master.core.agent_arrays import AgentArrays
 
 Key = tuple[str, str]  # (framework id, demand name)
 
@@ -22,7 +22,7 @@ class PendingEvents:
     def __init__(self) -> None:
         self.notes: dict[Key, Note] = {}
         self.scanned_at = -float("inf")
-        self.statics: Statics | None = None  # the agents' signatures, kept across scans
+        self.arrays: AgentArrays | None = None  # the agents' arrays, kept across scans
         self.tested: dict[Key, float] = {}  # when each pending demand was last tested (rule 5)
 
     def forget(self, framework_id: str, demand: str) -> None:

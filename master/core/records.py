@@ -134,15 +134,21 @@ class AgentRecord:
     # The certificate it registered with, roles included (not durable: told again when it
     # re-registers): what the ACL's reloads must not lock out unasked (authz.in_use).
     peer: Principal = ANONYMOUS
+    # Counts changes to ``tasks`` (they go only through the three methods below): a kept
+    # agent view (agent_view.py) recomputes what an agent's tasks hold when it moved.
+    tasks_version: int = 0
 
     def add_task(self, key: tuple[str, str], task: TaskRecord) -> None:
         self.tasks[key] = task
+        self.tasks_version += 1
 
     def pop_task(self, key: tuple[str, str]) -> TaskRecord | None:
+        self.tasks_version += 1
         return self.tasks.pop(key, None)
 
     def clear_tasks(self) -> None:
         self.tasks.clear()
+        self.tasks_version += 1
 
     @property
     def under_pressure(self) -> bool:

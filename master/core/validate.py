@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from corral.master.core.agent_arrays import task_use
 from corral.master.core.agent_holds import launching
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.states import AgentState, FrameworkState
@@ -49,6 +50,7 @@ def validate(core: CoreState) -> None:
     _gangs(core)
     _expiries(core)
     _admission(core)
+    _kept_view(core)
 
 
 def _offers(core: CoreState) -> None:
@@ -355,6 +357,28 @@ def _admission(core: CoreState) -> None:
         _check(n <= bound, f"agent {agent.agent_id} has {n} launches in flight, bound {bound}")
     stray = core.holds.held - core.agents.keys()
     _check(not stray, f"agents held for their launches are unknown: {sorted(stray)}")
+
+
+def _kept_view(core: CoreState) -> None:
+    """The why-pending scan's kept agent arrays (agent_arrays.py) are right where its versions say
+    they are current: an agent whose ``tasks_version`` they recorded has the task sums they
+    hold, and while the book's ``version`` is the one they recorded, its offers are the ones
+    they summed. (A change that moved no version would leave them stale: this catches it at
+    the event.)"""
+    view = core.pending.arrays
+    if view is None:
+        return
+    for i, agent in enumerate(view.agents):
+        if agent.tasks_version == view.tasks_versions[i]:
+            _check(
+                list(view.task_use[i]) == task_use(agent),
+                f"kept agent arrays: agent {agent.agent_id}'s tasks changed without its version",
+            )
+    if core.book.version == view.book_version:
+        _check(
+            bool((core.book.offered_rows(view.index, len(view.agents)) == view.offered).all()),
+            "kept agent arrays: the offers changed without the book's version",
+        )
 
 
 def _offer_book(book: OfferBook) -> list[str]:

@@ -127,11 +127,12 @@ def test_the_array_form_counts_what_the_specification_counts(data: st.DataObject
     some = agents[1:]
     part = demands.demand_reasons(core, record, d, some, masks)
     assert part == demands.demand_reasons_reference(core, record, d, some, held)
-    # A scan keeps the agents' statics for the next: reused for the same agents, rebuilt for
-    # others (here: statics of a view without the first agent).
-    for kept in (AgentView(core, agents).statics, AgentView(core, some).statics):
+    # A scan keeps the agents' arrays for the next: reused for the same agents, rebuilt from
+    # them for others (here: the arrays of a view without the first agent).
+    for kept in (AgentView(core, agents).arrays, AgentView(core, some).arrays):
+        same = kept.statics.built_from(agents)
         view = AgentView(core, agents, kept)
         assert view.statics.built_from(agents)
-        assert (view.statics is kept) == kept.built_from(agents)
+        assert (view.arrays is kept) == same
         assert demands.demand_reasons(core, record, d, agents, masks, view) == slow
     assert other  # the second framework's offers are in the view as others' offers

@@ -197,6 +197,10 @@ class Twin:
                 # The scan's fast test is whether that room holds anyone, in both.
                 has = self.fast.has_room(fid, now, shape)
                 assert has == bool(len(ref.agent_ids)) == self.ref.has_room(fid, now, shape)
+            # Many shapes at once (the scan's form): what has_room says of each.
+            shapes = list(DEMAND_SHAPES)
+            many = [self.ref.has_room(fid, now, s) for s in shapes]
+            assert self.fast.has_room_many(fid, now, shapes) == many
             # held_back as arrays says what the dict says, in both.
             held = self.ref.held_back(fid, now)
             assert self.fast.held_back(fid, now) == held

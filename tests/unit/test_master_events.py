@@ -11,10 +11,11 @@ import pytest
 
 from corral import events as cluster_events
 from corral.master.core import commands as cmd
+from corral.master.core import demands, pending
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.event_log import EventLog
-from corral.placement import parse_taint
+from corral.placement import TopologySpread, parse_taint
 from tests.unit.core_harness import Harness, demand, of, task
 
 CORE = Path(__file__).resolve().parents[2] / "master" / "core"
@@ -198,3 +199,31 @@ def test_the_event_log_is_bounded_and_counts_what_it_drops() -> None:
         EventLog(0)
     with pytest.raises(ValueError, match="unknown reason 'Lost'"):
         cluster_events.check_reason("Lost")
+
+
+def test_a_scan_reasons_once_per_shape_and_says_what_each_demand_would_be_told() -> None:
+    """pending.py rule 5: demands of one framework with one ``reasons_key`` share the reasons a
+    scan counts (one computation, not counted twice against MAX_REASONED_PER_SCAN); a demand
+    with an enforced spread rule is its own key (its tasks are counted by name). Each event's
+    message is the one a scan of that demand alone would record."""
+    h = Harness(config=MasterConfig(pending_event_interval=5.0))
+    fid, _ = h.subscribe("wide")
+    for i in range(3):
+        h.add_agent(f"a{i}", resources="cpus:4;mem:4096", attributes={"zone": f"z{i % 2}"})
+    big = [
+        demand(f"big{k}", "cpus:8;mem:128", count=1)
+        for k in range(pending.MAX_REASONED_PER_SCAN + 5)
+    ]
+    spread = demand("spread", "cpus:8;mem:128", count=1, spread=TopologySpread("zone", 1))
+    h.set_demands(fid, *big, spread)
+    got = {subject: message for _, subject, message in why_pending(cycle(h))}
+    fw = h.core.frameworks[fid]
+    agents = demands.connected_agents(h.core)
+    held = demands.held_back(h.core, fw, h.now)
+    # Every demand reasoned in one scan, past MAX_REASONED_PER_SCAN: they share two keys.
+    assert len(got) == len(big) + 1
+    for d in [*big, spread]:
+        alone = demands.demand_reasons(h.core, fw, d, agents, held)
+        assert got[f"{fid}/{d.name}"] == pending.failed_scheduling_message(len(agents), alone)
+    assert demands.reasons_key(fw, big[0]) == demands.reasons_key(fw, big[1])
+    assert demands.reasons_key(fw, big[0]) != demands.reasons_key(fw, spread)
