@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import math
 import signal
 import socket
@@ -396,33 +398,77 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run_agents(configs: list[AgentConfig]) -> int:
     from corral.agent.connection import ChannelPool
+    from corral.agent.registration_ramp import RegistrationRamp
     from corral.agent.runtime import Agent
     from corral.frameworks.sdk.detector import make_detector, parse_master
     from corral.logging import get_logger
 
     loop = asyncio.get_running_loop()
+    log = get_logger("corral.agent")
+    # The agents start as the master acknowledges their registrations (registration_ramp.py).
+    ramp = RegistrationRamp(len(configs))
+    wake = asyncio.Event()
+
+    def acknowledged(index: int) -> None:
+        ramp.acknowledged(index, loop.time())
+        wake.set()
+
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
     pool = ChannelPool(configs[0].tls)
     try:
         agents = [
-            Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
+            Agent(
+                cfg,
+                detector=detector,
+                pool=pool,
+                slot=i // AGENTS_PER_CHANNEL,
+                on_registered=functools.partial(acknowledged, i),
+            )
             for i, cfg in enumerate(configs)
         ]
     except BaseException:  # --cgroups v1/v2 that cannot be used: nothing runs yet
         await pool.close()
         await detector.close()
         raise
+    runs: list[asyncio.Task[int]] = []
+    stopping = False
 
     def stop(signame: str) -> None:
+        nonlocal stopping
         get_logger("corral.agent").info("signal received, stopping", signal=signame)
-        for agent in agents:
+        stopping = True
+        wake.set()
+        for agent in agents[: len(runs)]:  # the others never start
             agent.stop(signame)
+
+    async def start_all() -> None:
+        began = loop.time()
+        while not stopping:
+            for i in ramp.to_start(loop.time()):
+                runs.append(loop.create_task(agents[i].run(), name=f"agent-{i}"))
+            if ramp.done:
+                break
+            wake.clear()
+            expiry = ramp.next_expiry()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(None if expiry is None else expiry - loop.time()):
+                    await wake.wait()
+        if len(agents) > 1:
+            log.info(
+                "agents started",
+                agents=len(runs),
+                seconds=round(loop.time() - began, 2),
+                registered=ramp.registered,
+                stalled=ramp.stalled,
+                window=round(ramp.window),
+            )
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop, sig.name)
     try:
-        codes = await asyncio.gather(*(agent.run() for agent in agents))
+        await start_all()
+        codes = await asyncio.gather(*runs)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)

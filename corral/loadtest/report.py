@@ -62,7 +62,18 @@ def final_table(f: dict[str, Any]) -> Table:
     t.add_column("value", justify="right")
     m = f.get("master") or {}
     cost = f.get("cost") or {}
+    reg = f.get("registration") or {}
     rows = [
+        (
+            "agents registered in s (agents/s, UNREACHABLE)",
+            f"{_n(reg.get('seconds'))} ({_n(reg.get('agents_per_s'))}, "
+            f"{_n(reg.get('unreachable'))})",
+        ),
+        (
+            "registering: master / agents CPU % (limit)",
+            f"{_n(reg.get('master_cpu_percent'))} / {_n(reg.get('agents_cpu_percent'))} "
+            f"({reg.get('limit', '—')})",
+        ),
         ("offers delivered /s", _n(f["offers_per_s"])),
         ("accepts /s", _n(f["accepts_per_s"])),
         ("declines /s", _n(f["declines_per_s"])),

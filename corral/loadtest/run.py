@@ -23,6 +23,7 @@ from corral.loadtest.master_http import MasterSession
 from corral.loadtest.masters import Masters, describe, kill_leader, start_masters
 from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
+from corral.loadtest.registration import CpuMark, registration_figures
 
 SAMPLE_EVERY = 1.0  # seconds between /metrics scrapes and psutil samples
 
@@ -112,9 +113,34 @@ class _Sampler:
         collector.master.append(MasterSample(now, cpu, rss, machine_times(), groups))
 
 
-async def _active_agents(session: MasterSession, http: str) -> int:
+async def _agent_counts(session: MasterSession, http: str) -> tuple[int, int]:
+    """The master's ACTIVE and UNREACHABLE agents."""
     s = await scrape.fetch(session, http, time.time())
-    return int(s.value("corral_agents", state="active"))
+    return (
+        int(s.value("corral_agents", state="active")),
+        int(s.value("corral_agents", state="unreachable")),
+    )
+
+
+async def _active_agents(session: MasterSession, http: str) -> int:
+    return (await _agent_counts(session, http))[0]
+
+
+def _cpu_mark(master: psutil.Process | None, agents: list[psutil.Process]) -> CpuMark:
+    """CPU seconds so far of the master and of the agent processes (a process that ended counts
+    for nothing: the test stops on it anyway)."""
+    used = 0.0
+    for p in agents:
+        with contextlib.suppress(psutil.Error):
+            used += sum(p.cpu_times()[:2])
+    own: float | None = None
+    if master is not None:
+        with contextlib.suppress(psutil.Error):
+            own = sum(master.cpu_times()[:2])
+    return CpuMark(time.time(), own, used, machine_times())
+
+
+PROGRESS_EVERY = 10.0  # seconds between progress lines while agents register
 
 
 async def _wait_agents(
@@ -123,21 +149,33 @@ async def _wait_agents(
     http: str | None,
     want: int,
     console: Console,
-) -> None:
+) -> int:
+    """Wait until ``want`` agents are ACTIVE; the UNREACHABLE ones then."""
     if http is None:
         await asyncio.sleep(2 + want / 1000)  # nothing to ask: give them time to register
-        return
+        return 0
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60 + want / 50
-    have = -1
+    began = loop.time()
+    deadline = began + 60 + want / 50
+    next_line = began + PROGRESS_EVERY
+    have = unreachable = -1
     while loop.time() < deadline:
         group.check_alive()
         with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            have = await _active_agents(session, http)
+            have, unreachable = await _agent_counts(session, http)
             if have >= want:
-                return
+                return unreachable
+        if loop.time() >= next_line:
+            next_line += PROGRESS_EVERY
+            console.log(
+                f"{have} of {want} agents registered after {loop.time() - began:.0f} s"
+                + (f", {unreachable} UNREACHABLE" if unreachable > 0 else "")
+            )
         await asyncio.sleep(0.5)
-    raise LoadTestError(f"only {have} of {want} agents registered in time")
+    raise LoadTestError(
+        f"only {have} of {want} agents registered in {deadline - began:.0f} s "
+        f"({unreachable} UNREACHABLE)"
+    )
 
 
 async def _wait_ready(group: ProcessGroup, ready: list[int], workers: int) -> None:
@@ -210,12 +248,29 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 f"master {master}; starting {opts.agents} agents in "
                 f"{opts.agent_process_count} processes (logs in {work_dir})"
             )
-            await group.start_agents(
+            master_proc: psutil.Process | None = None
+            if master_pid is not None:
+                with contextlib.suppress(psutil.Error):
+                    master_proc = psutil.Process(master_pid)
+            before = _cpu_mark(master_proc, [])
+            agent_children = await group.start_agents(
                 master, split(opts.agents, opts.agent_process_count), AGENT_RESOURCES
             )
-            await _wait_agents(group, session, http_addr, baseline + opts.agents, console)
+            unreachable = await _wait_agents(
+                group, session, http_addr, baseline + opts.agents, console
+            )
+            agent_procs = []
+            for child in agent_children:
+                with contextlib.suppress(psutil.Error):
+                    agent_procs.append(psutil.Process(child.pid))
+            registration = registration_figures(
+                before, _cpu_mark(master_proc, agent_procs), opts.agents, unreachable
+            )
             console.log(
-                f"{opts.agents} agents registered; starting {opts.frameworks} frameworks in "
+                f"{opts.agents} agents registered in {registration['seconds']:g} s "
+                f"(master CPU {registration['master_cpu_percent']} %, agents "
+                f"{registration['agents_cpu_percent']} % of one core: the limit was "
+                f"{registration['limit']}); starting {opts.frameworks} frameworks in "
                 f"{opts.framework_process_count} processes"
             )
             workers = await group.start_workers(
@@ -286,6 +341,7 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 errors.append(f"{len(workers) - collector.finals} workers sent no final report")
                 collector.unterminated += collector.pending()
             result = figures(collector, w0, w1, opts.parameters(), errors)
+            result["registration"] = registration
             if failover is not None:
                 result["failover"] = await failover
             ok = True
