@@ -50,6 +50,10 @@ class LoadTestOptions:
     DRAIN_LIMIT = 600.0
 
     AGENTS_PER_PROCESS = 2500
+    # More agent processes than this cost more than they spread: each has its own gRPC poller
+    # thread and imports, and 20 of them on two cores took more CPU than the master they
+    # loaded at 50,000 agents (docs/performance.md, "50,000 agents").
+    MAX_AGENT_PROCESSES = 4
     FRAMEWORKS_PER_PROCESS = 100
 
     def __post_init__(self) -> None:
@@ -96,7 +100,9 @@ class LoadTestOptions:
 
     @property
     def agent_process_count(self) -> int:
-        return self.agent_processes or math.ceil(self.agents / self.AGENTS_PER_PROCESS)
+        return self.agent_processes or min(
+            math.ceil(self.agents / self.AGENTS_PER_PROCESS), self.MAX_AGENT_PROCESSES
+        )
 
     @property
     def framework_process_count(self) -> int:

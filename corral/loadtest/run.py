@@ -171,7 +171,8 @@ async def _wait_agents(
                 f"{have} of {want} agents registered after {loop.time() - began:.0f} s"
                 + (f", {unreachable} UNREACHABLE" if unreachable > 0 else "")
             )
-        await asyncio.sleep(0.5)
+        # Each look is a /metrics scrape, whose gauges cost the master a walk of its agents.
+        await asyncio.sleep(1.0)
     raise LoadTestError(
         f"only {have} of {want} agents registered in {deadline - began:.0f} s "
         f"({unreachable} UNREACHABLE)"

@@ -88,6 +88,10 @@ def test_options_are_validated_and_split_evenly() -> None:
     with pytest.raises(OptionError, match="--mode"):
         LoadTestOptions(mode="sideways")
     assert LoadTestOptions(agents=10_000).agent_process_count == 4
+    assert LoadTestOptions(agents=1_000).agent_process_count == 1
+    # Capped: 20 processes of 2,500 took more CPU than the master at 50,000 agents.
+    assert LoadTestOptions(agents=50_000).agent_process_count == 4
+    assert LoadTestOptions(agents=50_000, agent_processes=8).agent_process_count == 8
     assert split(10, 3) == [4, 3, 3] and sum(split(10_000, 4)) == 10_000
 
 

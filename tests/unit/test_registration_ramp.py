@@ -94,9 +94,7 @@ def test_never_starts_more_than_total() -> None:
     assert ramp.done and list(ramp.to_start(1.0)) == []
 
 
-@pytest.mark.parametrize(
-    ("window", "low", "high"), [(4, 8, 16), (0.5, 0.5, 4), (32, 8, 16)]
-)
+@pytest.mark.parametrize(("window", "low", "high"), [(4, 8, 16), (0.5, 0.5, 4), (32, 8, 16)])
 def test_bad_bounds_are_refused(window: float, low: float, high: float) -> None:
     with pytest.raises(ValueError, match="window"):
         RegistrationRamp(total=1, window=window, min_window=low, max_window=high)
