@@ -70,6 +70,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --simulate: run N agents (hostnames suffixed -0..-N-1)",
     )
     p.add_argument(
+        "--loss-wave",
+        default="0",
+        metavar="N",
+        help="with --simulate: on SIGUSR1, N of these agents lose their streams at once, as in "
+        "a network partition, and reconnect --loss-wave-away seconds later (corral loadtest "
+        "--loss-wave)",
+    )
+    p.add_argument(
+        "--loss-wave-away",
+        default="5",
+        metavar="SECONDS",
+        help="how long the agents of a --loss-wave stay away (default 5)",
+    )
+    p.add_argument(
         "--kill-grace-period",
         default="3",
         metavar="SECONDS",
@@ -384,10 +398,11 @@ def run(args: argparse.Namespace) -> int:
 
     # No credential found is a usage error now, not a retry loop later.
     configs = build_configs(args, credentials())
+    wave = _loss_wave(args, len(configs))
     configure(args.log_level)
     tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
     try:
-        return asyncio.run(_run_agents(configs))
+        return asyncio.run(_run_agents(configs, wave))
     except WorkDirBusy as exc:
         raise CliError(str(exc)) from None
     except ConfigChanged as exc:
@@ -396,7 +411,21 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--cgroups {args.cgroups}: {exc}", exit_code=2) from None
 
 
-async def _run_agents(configs: list[AgentConfig]) -> int:
+def _loss_wave(args: argparse.Namespace, count: int) -> tuple[int, float]:
+    """--loss-wave and --loss-wave-away, checked; CliError(2) if bad."""
+    try:
+        size = int(args.loss_wave)
+    except ValueError:
+        raise _usage(f"--loss-wave must be a whole number, got {args.loss_wave!r}") from None
+    if not 0 <= size <= count:
+        raise _usage(f"--loss-wave must be between 0 and --count ({count}), got {size}")
+    if size and not args.simulate:
+        raise _usage("--loss-wave is for simulated agents (--simulate)")
+    away = _seconds(args.loss_wave_away, "--loss-wave-away", positive=True)
+    return size, away
+
+
+async def _run_agents(configs: list[AgentConfig], wave: tuple[int, float] = (0, 0.0)) -> int:
     from corral.agent.connection import ChannelPool
     from corral.agent.registration_ramp import RegistrationRamp
     from corral.agent.runtime import Agent
@@ -464,13 +493,26 @@ async def _run_agents(configs: list[AgentConfig]) -> int:
                 window=round(ramp.window),
             )
 
+    def loss_wave() -> None:
+        size, away = wave
+        dropped = 0
+        for agent in agents[: len(runs)]:
+            if dropped >= size:
+                break
+            if agent.connection is not None and agent.connection.connected:
+                agent.connection.drop(away)
+                dropped += 1
+        log.warning("loss wave", agents=dropped, away=away)
+
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop, sig.name)
+    if wave[0]:
+        loop.add_signal_handler(signal.SIGUSR1, loss_wave)
     try:
         await start_all()
         codes = await asyncio.gather(*runs)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
         await pool.close()
         await detector.close()

@@ -179,6 +179,51 @@ async def _wait_agents(
     )
 
 
+async def _loss_wave(
+    at: float,
+    size: int,
+    away: float,
+    group: ProcessGroup,
+    agents: list[Child],
+    session: MasterSession,
+    http: str,
+    want: int,
+    console: Console,
+) -> dict[str, object]:
+    """At ``at`` (wall clock) ``size`` agents lose their streams (SIGUSR1 to the agent
+    processes: ``corral agent --loss-wave``); returns when all ``want`` are connected again,
+    with how many went and how long they took to be back."""
+    await asyncio.sleep(max(0.0, at - time.time()))
+    t0 = time.time()
+    group.signal(agents, signal.SIGUSR1)
+    console.log(f"loss wave: {size} agents cut off for {away:g} s")
+    lowest, back, unreachable = want, None, 0
+    limit = t0 + away + 60 + size / 50
+    while time.time() < limit:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            s = await scrape.fetch(session, http, time.time())
+            connected = int(s.value("corral_agents_connected"))
+            unreachable = max(unreachable, int(s.value("corral_agents", state="unreachable")))
+            lowest = min(lowest, connected)
+            if lowest < want and connected >= want:
+                back = round(time.time() - t0, 2)
+                break
+        await asyncio.sleep(0.5)
+    result: dict[str, object] = {
+        "agents": size,
+        "away_seconds": away,
+        "fewest_connected": lowest,
+        "back_after_seconds": back,
+        "unreachable": unreachable,
+    }
+    console.log(
+        f"loss wave: {want - lowest} agents gone at most, all back after {back} s"
+        if back is not None
+        else f"loss wave: not all agents back in {limit - t0:.0f} s (fewest {lowest})"
+    )
+    return result
+
+
 async def _wait_ready(group: ProcessGroup, ready: list[int], workers: int) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 180
@@ -255,7 +300,11 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                     master_proc = psutil.Process(master_pid)
             before = _cpu_mark(master_proc, [])
             agent_children = await group.start_agents(
-                master, split(opts.agents, opts.agent_process_count), AGENT_RESOURCES
+                master,
+                split(opts.agents, opts.agent_process_count),
+                AGENT_RESOURCES,
+                split(opts.loss_wave, opts.agent_process_count),
+                opts.loss_wave_away,
             )
             unreachable = await _wait_agents(
                 group, session, http_addr, baseline + opts.agents, console
@@ -295,6 +344,30 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                     others.setdefault(kind, []).append(c.pid)
             sampler = _Sampler(session, http_addr, master_pid, others)
             await sampler.sample(collector)
+            wave: asyncio.Task[dict[str, object]] | None = None
+            if opts.loss_wave and http_addr is not None:
+                wave = asyncio.create_task(
+                    _loss_wave(
+                        start + opts.loss_wave_at,
+                        opts.loss_wave,
+                        opts.loss_wave_away,
+                        group,
+                        # Only processes given a share: SIGUSR1 would end the others.
+                        [
+                            c
+                            for c, n in zip(
+                                agent_children,
+                                split(opts.loss_wave, opts.agent_process_count),
+                                strict=True,
+                            )
+                            if n
+                        ],
+                        session,
+                        http_addr,
+                        baseline + opts.agents,
+                        console,
+                    )
+                )
             failover: asyncio.Task[dict[str, object]] | None = None
             if opts.kill_leader_at is not None and masters is not None:
                 failover = asyncio.create_task(
@@ -341,10 +414,17 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             if collector.finals < len(workers):
                 errors.append(f"{len(workers) - collector.finals} workers sent no final report")
                 collector.unterminated += collector.pending()
+            wave_result = None
+            if wave is not None:
+                wave_result = await wave  # settled long before the drain ends, normally
+                if wave_result["back_after_seconds"] is None:
+                    errors.append("the loss wave's agents did not all come back")
             result = figures(collector, w0, w1, opts.parameters(), errors)
             result["registration"] = registration
             if failover is not None:
                 result["failover"] = await failover
+            if wave_result is not None:
+                result["loss_wave"] = wave_result
             ok = True
             return result, collector.series(start, max(time.time(), w1))
     except ProcessFailed as exc:
