@@ -217,7 +217,10 @@ class MasterConnection:
                 # the ACL sees the agent within this long.
                 delay = max(delay, REFUSED_RETRY)
             if self._away > 0:
-                delay, self._away = max(delay, self._away), 0.0
+                # An agent cut off for that long would have been retrying all along: its first
+                # try after the partition heals falls anywhere in its longest backoff.
+                delay = self._away + self._rng.uniform(0, self._backoff.maximum)
+                self._away = 0.0
             attempt += 1
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)
@@ -340,8 +343,9 @@ class MasterConnection:
             call.cancel()  # the reader sees the failure and reconnects
 
     def drop(self, away: float) -> None:
-        """Cut the stream as a network partition would, and reconnect only ``away`` seconds
-        later (simulated agents: ``corral loadtest --loss-wave``). Nothing is flushed: what the
+        """Cut the stream as a network partition would, and reconnect ``away`` seconds later
+        plus a random part of the longest backoff, as an agent retrying through the partition
+        would (simulated agents: ``corral loadtest --loss-wave``). Nothing is flushed: what the
         outbox held is resent after re-registration, as after any lost stream."""
         call = self._call
         if call is None or self._closing:

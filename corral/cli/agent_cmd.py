@@ -74,7 +74,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="0",
         metavar="N",
         help="with --simulate: on SIGUSR1, N of these agents lose their streams at once, as in "
-        "a network partition, and reconnect --loss-wave-away seconds later (corral loadtest "
+        "a network partition, and reconnect --loss-wave-away seconds later, plus a random "
+        "part of their longest backoff (5 s), as agents retrying through it would (corral loadtest "
         "--loss-wave)",
     )
     p.add_argument(
@@ -398,7 +399,7 @@ def run(args: argparse.Namespace) -> int:
 
     # No credential found is a usage error now, not a retry loop later.
     configs = build_configs(args, credentials())
-    wave = _loss_wave(args, len(configs))
+    wave = loss_wave_settings(args, len(configs))
     configure(args.log_level)
     tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
     try:
@@ -411,7 +412,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--cgroups {args.cgroups}: {exc}", exit_code=2) from None
 
 
-def _loss_wave(args: argparse.Namespace, count: int) -> tuple[int, float]:
+def loss_wave_settings(args: argparse.Namespace, count: int) -> tuple[int, float]:
     """--loss-wave and --loss-wave-away, checked; CliError(2) if bad."""
     try:
         size = int(args.loss_wave)

@@ -126,7 +126,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         metavar="N",
         help="N agents lose their streams at once (a partition) a quarter into the measured "
-        "window and reconnect --loss-wave-away seconds later; the report says how long they "
+        "window and reconnect --loss-wave-away seconds later (plus up to their 5 s backoff); "
+        "the report says how long they "
         "took to be back and how many tasks were lost or ran on after being reported lost",
     )
     p.add_argument(
