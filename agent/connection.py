@@ -147,6 +147,7 @@ class MasterConnection:
             grpc.aio.StreamStreamCall[agent_pb2.AgentMessage, agent_pb2.MasterMessage] | None
         ) = None
         self._closing = False
+        self._away = 0.0  # set by drop(): seconds to stay away once the stream is cut
         self.connected = False
         self.attempts = 0
 
@@ -215,6 +216,11 @@ class MasterConnection:
                 # refused again, and each refusal is an audit event. An operator who changes
                 # the ACL sees the agent within this long.
                 delay = max(delay, REFUSED_RETRY)
+            if self._away > 0:
+                # An agent cut off for that long would have been retrying all along: its first
+                # try after the partition heals falls anywhere in its longest backoff.
+                delay = self._away + self._rng.uniform(0, self._backoff.maximum)
+                self._away = 0.0
             attempt += 1
             self._log.info(
                 "master stream closed, reconnecting", error=error, retry_in=round(delay, 3)
@@ -285,7 +291,9 @@ class MasterConnection:
             error = "closed"
             task = asyncio.current_task()
             ours = task is not None and task.cancelling() > 0
-            if follower is not None and follower.done() and not ours:
+            if self._away > 0 and not ours:
+                error = "dropped"  # drop() cancelled the call
+            elif follower is not None and follower.done() and not ours:
                 error = "the leading master changed"  # the follower cancelled the call
             elif not self._closing:
                 raise
@@ -333,6 +341,17 @@ class MasterConnection:
                 self._idle.set()
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             call.cancel()  # the reader sees the failure and reconnects
+
+    def drop(self, away: float) -> None:
+        """Cut the stream as a network partition would, and reconnect ``away`` seconds later
+        plus a random part of the longest backoff, as an agent retrying through the partition
+        would (simulated agents: ``corral loadtest --loss-wave``). Nothing is flushed: what the
+        outbox held is resent after re-registration, as after any lost stream."""
+        call = self._call
+        if call is None or self._closing:
+            return
+        self._away = max(away, 1e-3)
+        call.cancel()
 
     async def close(self, flush_timeout: float = 0.0) -> None:
         """Stop reconnecting. With ``flush_timeout``, first hand the outbox to the master

@@ -92,8 +92,11 @@ class Agent:
         clock: Callable[[], float] = time.time,
         new_uuid: Callable[[], bytes] = random_uuid,
         memory: MemoryControl | None = None,
+        on_registered: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
+        # Told each REGISTERED (the simulated agents' start ramp, agent/registration_ramp.py).
+        self._on_registered = on_registered
         self._clock = clock
         # A fixed channel (tests), or the leader found by a detector (the master spec's, or one
         # shared by the agents of a process) through a pool of channels.
@@ -571,6 +574,8 @@ class Agent:
                 master_id=self.master_id,
                 heartbeat=message.registered.heartbeat_interval_seconds,
             )
+            if self._on_registered is not None:
+                self._on_registered()
         stimulus = f"{kind}-{next(self._seq)}"
         for event in convert.events_from_pb(message, self._clock(), stimulus):
             self.post(event)

@@ -220,6 +220,12 @@ class MasterMetrics:
         )
         self.inbox_depth = Gauge("corral_inbox_depth", "Events waiting for the core", registry=r)
         self.agents = Gauge("corral_agents", "Agents by state", ["state"], registry=r)
+        self.agents_connected = Gauge(
+            "corral_agents_connected",
+            "Agents with a registered stream to this master (ACTIVE ones whose stream broke "
+            "are not: a loss wave shows here before any agent is UNREACHABLE)",
+            registry=r,
+        )
         self.frameworks = Gauge("corral_frameworks", "Frameworks by state", ["state"], registry=r)
         self.tasks_active = Gauge("corral_tasks_active", "Tasks not yet terminal", registry=r)
         self.offers_outstanding = Gauge(

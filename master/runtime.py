@@ -521,6 +521,10 @@ class MasterRuntime:
         if agent_id is not None and self._connection_of_agent.get(agent_id) == connection:
             del self._connection_of_agent[agent_id]
 
+    def agents_connected(self) -> int:
+        """Agents with a registered stream (the corral_agents_connected gauge)."""
+        return len(self._connection_of_agent)
+
     def refresh_gauges(self) -> None:
         """Set the state gauges from the core (called by the core task, via query)."""
         runtime_outputs.refresh_gauges(self)

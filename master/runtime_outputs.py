@@ -177,6 +177,7 @@ def refresh_gauges(rt: MasterRuntime) -> None:
     agent_states = Counter(a.state for a in core.agents.values())
     for state in AgentState:
         m.agents.labels(state.value).set(agent_states[state])
+    m.agents_connected.set(rt.agents_connected())
     framework_states = Counter(f.state for f in core.frameworks.values())
     for fstate in FrameworkState:
         m.frameworks.labels(fstate.value).set(framework_states[fstate])

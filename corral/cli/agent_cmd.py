@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import functools
 import math
 import signal
 import socket
@@ -66,6 +68,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="1",
         metavar="N",
         help="with --simulate: run N agents (hostnames suffixed -0..-N-1)",
+    )
+    p.add_argument(
+        "--loss-wave",
+        default="0",
+        metavar="N",
+        help="with --simulate: on SIGUSR1, N of these agents lose their streams at once, as in "
+        "a network partition, and reconnect --loss-wave-away seconds later, plus a random "
+        "part of their longest backoff (5 s), as agents retrying through it would (corral loadtest "
+        "--loss-wave)",
+    )
+    p.add_argument(
+        "--loss-wave-away",
+        default="5",
+        metavar="SECONDS",
+        help="how long the agents of a --loss-wave stay away (default 5)",
     )
     p.add_argument(
         "--kill-grace-period",
@@ -382,10 +399,11 @@ def run(args: argparse.Namespace) -> int:
 
     # No credential found is a usage error now, not a retry loop later.
     configs = build_configs(args, credentials())
+    wave = loss_wave_settings(args, len(configs))
     configure(args.log_level)
     tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
     try:
-        return asyncio.run(_run_agents(configs))
+        return asyncio.run(_run_agents(configs, wave))
     except WorkDirBusy as exc:
         raise CliError(str(exc)) from None
     except ConfigChanged as exc:
@@ -394,37 +412,108 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--cgroups {args.cgroups}: {exc}", exit_code=2) from None
 
 
-async def _run_agents(configs: list[AgentConfig]) -> int:
+def loss_wave_settings(args: argparse.Namespace, count: int) -> tuple[int, float]:
+    """--loss-wave and --loss-wave-away, checked; CliError(2) if bad."""
+    try:
+        size = int(args.loss_wave)
+    except ValueError:
+        raise _usage(f"--loss-wave must be a whole number, got {args.loss_wave!r}") from None
+    if not 0 <= size <= count:
+        raise _usage(f"--loss-wave must be between 0 and --count ({count}), got {size}")
+    if size and not args.simulate:
+        raise _usage("--loss-wave is for simulated agents (--simulate)")
+    away = _seconds(args.loss_wave_away, "--loss-wave-away", positive=True)
+    return size, away
+
+
+async def _run_agents(configs: list[AgentConfig], wave: tuple[int, float] = (0, 0.0)) -> int:
     from corral.agent.connection import ChannelPool
+    from corral.agent.registration_ramp import RegistrationRamp
     from corral.agent.runtime import Agent
     from corral.frameworks.sdk.detector import make_detector, parse_master
     from corral.logging import get_logger
 
     loop = asyncio.get_running_loop()
+    log = get_logger("corral.agent")
+    # The agents start as the master acknowledges their registrations (registration_ramp.py).
+    ramp = RegistrationRamp(len(configs))
+    wake = asyncio.Event()
+
+    def acknowledged(index: int) -> None:
+        ramp.acknowledged(index, loop.time())
+        wake.set()
+
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
     pool = ChannelPool(configs[0].tls)
     try:
         agents = [
-            Agent(cfg, detector=detector, pool=pool, slot=i // AGENTS_PER_CHANNEL)
+            Agent(
+                cfg,
+                detector=detector,
+                pool=pool,
+                slot=i // AGENTS_PER_CHANNEL,
+                on_registered=functools.partial(acknowledged, i),
+            )
             for i, cfg in enumerate(configs)
         ]
     except BaseException:  # --cgroups v1/v2 that cannot be used: nothing runs yet
         await pool.close()
         await detector.close()
         raise
+    runs: list[asyncio.Task[int]] = []
+    stopping = False
 
     def stop(signame: str) -> None:
+        nonlocal stopping
         get_logger("corral.agent").info("signal received, stopping", signal=signame)
-        for agent in agents:
+        stopping = True
+        wake.set()
+        for agent in agents[: len(runs)]:  # the others never start
             agent.stop(signame)
+
+    async def start_all() -> None:
+        began = loop.time()
+        while not stopping:
+            for i in ramp.to_start(loop.time()):
+                runs.append(loop.create_task(agents[i].run(), name=f"agent-{i}"))
+            if ramp.done:
+                break
+            wake.clear()
+            expiry = ramp.next_expiry()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(None if expiry is None else expiry - loop.time()):
+                    await wake.wait()
+        if len(agents) > 1:
+            log.info(
+                "agents started",
+                agents=len(runs),
+                seconds=round(loop.time() - began, 2),
+                registered=ramp.registered,
+                stalled=ramp.stalled,
+                window=round(ramp.window),
+            )
+
+    def loss_wave() -> None:
+        size, away = wave
+        dropped = 0
+        for agent in agents[: len(runs)]:
+            if dropped >= size:
+                break
+            if agent.connection is not None and agent.connection.connected:
+                agent.connection.drop(away)
+                dropped += 1
+        log.warning("loss wave", agents=dropped, away=away)
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop, sig.name)
+    if wave[0]:
+        loop.add_signal_handler(signal.SIGUSR1, loss_wave)
     try:
-        codes = await asyncio.gather(*(agent.run() for agent in agents))
+        await start_all()
+        codes = await asyncio.gather(*runs)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
         await pool.close()
         await detector.close()

@@ -121,11 +121,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "failover time (the new leader's first offers); needs --masters 2 or more",
     )
     p.add_argument(
+        "--loss-wave",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="N agents lose their streams at once (a partition) a quarter into the measured "
+        "window and reconnect --loss-wave-away seconds later (plus up to their 5 s backoff); "
+        "the report says how long they "
+        "took to be back and how many tasks were lost or ran on after being reported lost",
+    )
+    p.add_argument(
+        "--loss-wave-away",
+        type=positive_float,
+        default=5.0,
+        metavar="S",
+        help="how long a --loss-wave's agents stay away (default 5)",
+    )
+    p.add_argument(
         "--agent-processes",
         type=positive_int,
         default=None,
         metavar="K",
-        help="processes hosting the agents (default: one per 2500 agents)",
+        help="processes hosting the agents (default: one per 2500 agents, at most 4)",
     )
     p.add_argument(
         "--framework-processes",
@@ -189,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
             masters=args.masters,
             registry=args.registry or ("zookeeper" if args.masters > 1 else "memory"),
             kill_leader_at=args.kill_leader_at,
+            loss_wave=args.loss_wave or 0,
+            loss_wave_away=args.loss_wave_away,
             insecure=bool(args.insecure),
             acls=str(args.acls.resolve()) if args.acls is not None else None,
         )

@@ -247,6 +247,9 @@ def figures(
         "cost": unit_cost(unit, unit_rate, master_cpu, process_cpu, master),
         "master_rss_mb": round(max(rss), 1) if rss else None,
         "tasks_lost": c.all_lost(),
+        # Reported running or finished after being counted lost (a task run twice, as far as
+        # its framework can tell): a loss wave must leave this at 0.
+        "tasks_revived": sum(int(k.get("revived", 0)) for k in c.ticks),
         "lost_states": dict(c.lost_states),
         "tasks_unterminated": c.unterminated,
         "call_errors": c.call_errors,

@@ -39,6 +39,10 @@ class LoadTestOptions:
     # (implied by masters > 1).
     registry: str = "memory"
     kill_leader_at: float | None = None  # seconds after the frameworks start: kill -9 the leader
+    # Agents whose streams are cut at once a quarter into the measured window (0: none), and
+    # how long they stay away before reconnecting.
+    loss_wave: int = 0
+    loss_wave_away: float = 5.0
     # The drain ends when no launched task has ended for this long (0: task_seconds * 2 + 15)
     # or after DRAIN_LIMIT seconds in all; what has not ended then counts as lost.
     drain_timeout: float = 0.0
@@ -50,6 +54,10 @@ class LoadTestOptions:
     DRAIN_LIMIT = 600.0
 
     AGENTS_PER_PROCESS = 2500
+    # More agent processes than this cost more than they spread: each has its own gRPC poller
+    # thread and imports, and 20 of them on two cores took more CPU than the master they
+    # loaded at 50,000 agents (docs/performance.md, "50,000 agents").
+    MAX_AGENT_PROCESSES = 4
     FRAMEWORKS_PER_PROCESS = 100
 
     def __post_init__(self) -> None:
@@ -84,6 +92,14 @@ class LoadTestOptions:
                     f"--kill-leader-at must be within the run (0 to {end:g} s), "
                     f"got {self.kill_leader_at}"
                 )
+        if not 0 <= self.loss_wave <= self.agents:
+            raise OptionError(
+                f"--loss-wave must be between 1 and --agents ({self.agents}), got {self.loss_wave}"
+            )
+        if not (math.isfinite(self.loss_wave_away) and self.loss_wave_away > 0):
+            raise OptionError(f"--loss-wave-away must be a number > 0, got {self.loss_wave_away}")
+        if self.loss_wave and self.master is not None:
+            raise OptionError("--loss-wave needs the master the load test starts (its /metrics)")
         if self.agent_processes < 0 or self.agent_processes > self.agents:
             raise OptionError(
                 f"--agent-processes must be between 1 and --agents, got {self.agent_processes}"
@@ -96,11 +112,18 @@ class LoadTestOptions:
 
     @property
     def agent_process_count(self) -> int:
-        return self.agent_processes or math.ceil(self.agents / self.AGENTS_PER_PROCESS)
+        return self.agent_processes or min(
+            math.ceil(self.agents / self.AGENTS_PER_PROCESS), self.MAX_AGENT_PROCESSES
+        )
 
     @property
     def framework_process_count(self) -> int:
         return self.framework_processes or math.ceil(self.frameworks / self.FRAMEWORKS_PER_PROCESS)
+
+    @property
+    def loss_wave_at(self) -> float:
+        """Seconds after the frameworks start when the loss wave comes."""
+        return self.warmup + self.duration / 4
 
     @property
     def drain_seconds(self) -> float:

@@ -116,9 +116,19 @@ class ProcessGroup:
             await asyncio.sleep(0.05)
         raise ProcessFailed(f"the master did not get ready in {timeout:g} s:\n{child.tail()}")
 
-    async def start_agents(self, master: str, counts: list[int], resources: str) -> list[Child]:
+    async def start_agents(
+        self,
+        master: str,
+        counts: list[int],
+        resources: str,
+        waves: list[int] | None = None,
+        away: float = 5.0,
+    ) -> list[Child]:
+        """Agent processes of ``counts`` agents each; ``waves[i]`` of process i's agents drop
+        their streams on SIGUSR1 (``corral agent --loss-wave``)."""
         out = []
         for i, n in enumerate(counts):
+            wave = waves[i] if waves else 0
             work = self.work_dir / f"agents-{i}"
             out.append(
                 await self.spawn(
@@ -133,6 +143,11 @@ class ProcessGroup:
                         *("--hostname", f"load-{i}"),
                         *("--work-dir", str(work)),
                         *("--log-level", "warning"),
+                        *(
+                            ("--loss-wave", str(wave), "--loss-wave-away", f"{away:g}")
+                            if wave
+                            else ()
+                        ),
                     ),
                 )
             )

@@ -62,7 +62,18 @@ def final_table(f: dict[str, Any]) -> Table:
     t.add_column("value", justify="right")
     m = f.get("master") or {}
     cost = f.get("cost") or {}
+    reg = f.get("registration") or {}
     rows = [
+        (
+            "agents registered in s (agents/s, UNREACHABLE)",
+            f"{_n(reg.get('seconds'))} ({_n(reg.get('agents_per_s'))}, "
+            f"{_n(reg.get('unreachable'))})",
+        ),
+        (
+            "registering: master / agents CPU % (limit)",
+            f"{_n(reg.get('master_cpu_percent'))} / {_n(reg.get('agents_cpu_percent'))} "
+            f"({reg.get('limit', '—')})",
+        ),
         ("offers delivered /s", _n(f["offers_per_s"])),
         ("accepts /s", _n(f["accepts_per_s"])),
         ("declines /s", _n(f["declines_per_s"])),
@@ -95,6 +106,7 @@ def final_table(f: dict[str, Any]) -> Table:
         ("master RSS MB (max)", _n(f["master_rss_mb"])),
         ("master events /s", _n(m.get("events_per_s"))),
         ("tasks lost", _n(f["tasks_lost"])),
+        ("tasks run on after reported lost", _n(f.get("tasks_revived"))),
         ("call errors", _n(f["call_errors"])),
     ]
     for name, value in rows:
@@ -120,6 +132,15 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
         console.print(
             f"failover: {failover['killed']} killed, {failover['new_leader']} offered after "
             f"{failover['failover_seconds']} s (led after {failover['elected_seconds']} s)"
+        )
+    wave = f.get("loss_wave")
+    if wave:
+        console.print(
+            f"loss wave: {wave['agents']} agents cut off for {wave['away_seconds']} s, "
+            f"fewest connected {wave['fewest_connected']}, all back after "
+            f"{wave['back_after_seconds']} s, {wave['unreachable']} UNREACHABLE; launches "
+            f"in flight DROPPED (never ran): {f['lost_states'].get('DROPPED', 0)}, tasks run on "
+            f"after reported lost: {f.get('tasks_revived', 0)}"
         )
     for e in f["errors"][:10]:
         console.print(f"[red]error[/red]: {e}")

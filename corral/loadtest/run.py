@@ -23,6 +23,7 @@ from corral.loadtest.master_http import MasterSession
 from corral.loadtest.masters import Masters, describe, kill_leader, start_masters
 from corral.loadtest.options import AGENT_RESOURCES, LoadTestOptions, split
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
+from corral.loadtest.registration import CpuMark, registration_figures
 
 SAMPLE_EVERY = 1.0  # seconds between /metrics scrapes and psutil samples
 
@@ -112,9 +113,34 @@ class _Sampler:
         collector.master.append(MasterSample(now, cpu, rss, machine_times(), groups))
 
 
-async def _active_agents(session: MasterSession, http: str) -> int:
+async def _agent_counts(session: MasterSession, http: str) -> tuple[int, int]:
+    """The master's ACTIVE and UNREACHABLE agents."""
     s = await scrape.fetch(session, http, time.time())
-    return int(s.value("corral_agents", state="active"))
+    return (
+        int(s.value("corral_agents", state="active")),
+        int(s.value("corral_agents", state="unreachable")),
+    )
+
+
+async def _active_agents(session: MasterSession, http: str) -> int:
+    return (await _agent_counts(session, http))[0]
+
+
+def _cpu_mark(master: psutil.Process | None, agents: list[psutil.Process]) -> CpuMark:
+    """CPU seconds so far of the master and of the agent processes (a process that ended counts
+    for nothing: the test stops on it anyway)."""
+    used = 0.0
+    for p in agents:
+        with contextlib.suppress(psutil.Error):
+            used += sum(p.cpu_times()[:2])
+    own: float | None = None
+    if master is not None:
+        with contextlib.suppress(psutil.Error):
+            own = sum(master.cpu_times()[:2])
+    return CpuMark(time.time(), own, used, machine_times())
+
+
+PROGRESS_EVERY = 10.0  # seconds between progress lines while agents register
 
 
 async def _wait_agents(
@@ -123,21 +149,79 @@ async def _wait_agents(
     http: str | None,
     want: int,
     console: Console,
-) -> None:
+) -> int:
+    """Wait until ``want`` agents are ACTIVE; the UNREACHABLE ones then."""
     if http is None:
         await asyncio.sleep(2 + want / 1000)  # nothing to ask: give them time to register
-        return
+        return 0
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60 + want / 50
-    have = -1
+    began = loop.time()
+    deadline = began + 60 + want / 50
+    next_line = began + PROGRESS_EVERY
+    have = unreachable = -1
     while loop.time() < deadline:
         group.check_alive()
         with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            have = await _active_agents(session, http)
+            have, unreachable = await _agent_counts(session, http)
             if have >= want:
-                return
+                return unreachable
+        if loop.time() >= next_line:
+            next_line += PROGRESS_EVERY
+            console.log(
+                f"{have} of {want} agents registered after {loop.time() - began:.0f} s"
+                + (f", {unreachable} UNREACHABLE" if unreachable > 0 else "")
+            )
+        # Each look is a /metrics scrape, whose gauges cost the master a walk of its agents.
+        await asyncio.sleep(1.0)
+    raise LoadTestError(
+        f"only {have} of {want} agents registered in {deadline - began:.0f} s "
+        f"({unreachable} UNREACHABLE)"
+    )
+
+
+async def _loss_wave(
+    at: float,
+    size: int,
+    away: float,
+    group: ProcessGroup,
+    agents: list[Child],
+    session: MasterSession,
+    http: str,
+    want: int,
+    console: Console,
+) -> dict[str, object]:
+    """At ``at`` (wall clock) ``size`` agents lose their streams (SIGUSR1 to the agent
+    processes: ``corral agent --loss-wave``); returns when all ``want`` are connected again,
+    with how many went and how long they took to be back."""
+    await asyncio.sleep(max(0.0, at - time.time()))
+    t0 = time.time()
+    group.signal(agents, signal.SIGUSR1)
+    console.log(f"loss wave: {size} agents cut off for {away:g} s")
+    lowest, back, unreachable = want, None, 0
+    limit = t0 + away + 60 + size / 50
+    while time.time() < limit:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            s = await scrape.fetch(session, http, time.time())
+            connected = int(s.value("corral_agents_connected"))
+            unreachable = max(unreachable, int(s.value("corral_agents", state="unreachable")))
+            lowest = min(lowest, connected)
+            if lowest < want and connected >= want:
+                back = round(time.time() - t0, 2)
+                break
         await asyncio.sleep(0.5)
-    raise LoadTestError(f"only {have} of {want} agents registered in time")
+    result: dict[str, object] = {
+        "agents": size,
+        "away_seconds": away,
+        "fewest_connected": lowest,
+        "back_after_seconds": back,
+        "unreachable": unreachable,
+    }
+    console.log(
+        f"loss wave: {want - lowest} agents gone at most, all back after {back} s"
+        if back is not None
+        else f"loss wave: not all agents back in {limit - t0:.0f} s (fewest {lowest})"
+    )
+    return result
 
 
 async def _wait_ready(group: ProcessGroup, ready: list[int], workers: int) -> None:
@@ -210,12 +294,33 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 f"master {master}; starting {opts.agents} agents in "
                 f"{opts.agent_process_count} processes (logs in {work_dir})"
             )
-            await group.start_agents(
-                master, split(opts.agents, opts.agent_process_count), AGENT_RESOURCES
+            master_proc: psutil.Process | None = None
+            if master_pid is not None:
+                with contextlib.suppress(psutil.Error):
+                    master_proc = psutil.Process(master_pid)
+            before = _cpu_mark(master_proc, [])
+            agent_children = await group.start_agents(
+                master,
+                split(opts.agents, opts.agent_process_count),
+                AGENT_RESOURCES,
+                split(opts.loss_wave, opts.agent_process_count),
+                opts.loss_wave_away,
             )
-            await _wait_agents(group, session, http_addr, baseline + opts.agents, console)
+            unreachable = await _wait_agents(
+                group, session, http_addr, baseline + opts.agents, console
+            )
+            agent_procs = []
+            for child in agent_children:
+                with contextlib.suppress(psutil.Error):
+                    agent_procs.append(psutil.Process(child.pid))
+            registration = registration_figures(
+                before, _cpu_mark(master_proc, agent_procs), opts.agents, unreachable
+            )
             console.log(
-                f"{opts.agents} agents registered; starting {opts.frameworks} frameworks in "
+                f"{opts.agents} agents registered in {registration['seconds']:g} s "
+                f"(master CPU {registration['master_cpu_percent']} %, agents "
+                f"{registration['agents_cpu_percent']} % of one core: the limit was "
+                f"{registration['limit']}); starting {opts.frameworks} frameworks in "
                 f"{opts.framework_process_count} processes"
             )
             workers = await group.start_workers(
@@ -239,6 +344,30 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                     others.setdefault(kind, []).append(c.pid)
             sampler = _Sampler(session, http_addr, master_pid, others)
             await sampler.sample(collector)
+            wave: asyncio.Task[dict[str, object]] | None = None
+            if opts.loss_wave and http_addr is not None:
+                wave = asyncio.create_task(
+                    _loss_wave(
+                        start + opts.loss_wave_at,
+                        opts.loss_wave,
+                        opts.loss_wave_away,
+                        group,
+                        # Only processes given a share: SIGUSR1 would end the others.
+                        [
+                            c
+                            for c, n in zip(
+                                agent_children,
+                                split(opts.loss_wave, opts.agent_process_count),
+                                strict=True,
+                            )
+                            if n
+                        ],
+                        session,
+                        http_addr,
+                        baseline + opts.agents,
+                        console,
+                    )
+                )
             failover: asyncio.Task[dict[str, object]] | None = None
             if opts.kill_leader_at is not None and masters is not None:
                 failover = asyncio.create_task(
@@ -285,9 +414,17 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             if collector.finals < len(workers):
                 errors.append(f"{len(workers) - collector.finals} workers sent no final report")
                 collector.unterminated += collector.pending()
+            wave_result = None
+            if wave is not None:
+                wave_result = await wave  # settled long before the drain ends, normally
+                if wave_result["back_after_seconds"] is None:
+                    errors.append("the loss wave's agents did not all come back")
             result = figures(collector, w0, w1, opts.parameters(), errors)
+            result["registration"] = registration
             if failover is not None:
                 result["failover"] = await failover
+            if wave_result is not None:
+                result["loss_wave"] = wave_result
             ok = True
             return result, collector.series(start, max(time.time(), w1))
     except ProcessFailed as exc:

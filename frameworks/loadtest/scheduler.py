@@ -55,6 +55,9 @@ class Counters:
     running: int = 0  # first RUNNING of a task
     finished: int = 0
     lost: int = 0
+    # Tasks reported RUNNING or FINISHED after they were counted lost: a task that ran on
+    # while its framework was told it was gone (a loss wave's test: must stay 0).
+    revived: int = 0
     call_errors: int = 0
     lost_states: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -89,6 +92,7 @@ class LoadScheduler(sdk.Scheduler):
         self.clock = clock
         self.draining = False
         self.pending: dict[str, _Pending] = {}  # launched, not yet terminal
+        self.lost: set[str] = set()  # tasks counted lost (their ids, never reused)
         self._ids = itertools.count()
         self._calls: set[asyncio.Task[None]] = set()
         self._template = sdk.task(
@@ -175,6 +179,9 @@ class LoadScheduler(sdk.Scheduler):
     async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
         p = self.pending.get(status.task_id)
         if p is None:
+            if status.task_id in self.lost and status.state in (RUNNING, FINISHED):
+                self.lost.discard(status.task_id)  # counted once
+                self.counters().revived += 1
             return  # a duplicate delivery of a status already counted
         c = self.counters()
         state = status.state
@@ -191,6 +198,7 @@ class LoadScheduler(sdk.Scheduler):
             c.finished += 1
         else:
             c.lost += 1
+            self.lost.add(status.task_id)
             name = sdk.state_name(state)
             c.lost_states[name] = c.lost_states.get(name, 0) + 1
         self._check_drained()

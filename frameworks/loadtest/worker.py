@@ -43,6 +43,7 @@ def _tick(c: Counters, schedulers: list[LoadScheduler]) -> dict[str, Any]:
         "running": c.running,
         "finished": c.finished,
         "lost": c.lost,
+        "revived": c.revived,
         "lost_states": c.lost_states,
         "call_errors": c.call_errors,
         "errors": c.errors,

@@ -96,6 +96,42 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
     # A launch takes at least an accept and its RUNNING status in, and a launch out, for
     # each offer of up to 24 tasks; well under one message of each per task.
     assert 0 < cost["master_messages_in"] < 5 and 0 < cost["master_messages_out"] < 5, cost
+    # The registration phase: every agent, its time, and which side spent the CPU.
+    reg = f["registration"]
+    assert isinstance(reg, dict), reg
+    assert reg["agents"] == 200 and reg["unreachable"] == 0, reg
+    assert isinstance(reg["seconds"], float) and reg["seconds"] > 0, reg
+    for key in ("master_cpu_percent", "agents_cpu_percent"):
+        assert isinstance(reg[key], float) and reg[key] > 0, reg
+    assert reg["limit"] in ("master", "load generator"), reg
+    assert f["tasks_revived"] == 0
+
+
+def test_loss_wave_agents_come_back_and_no_task_is_lost_or_runs_on(tmp_path: Path) -> None:
+    # 60 of 200 agents (in 2 processes) cut off for 2 s a quarter into the window: they
+    # re-register with their tasks, which go on; none reported lost, none running after that.
+    f = _loadtest(
+        tmp_path,
+        *("--agents", "200", "--frameworks", "5", "--duration", "8", "--warmup", "2"),
+        *("--agent-processes", "2", "--loss-wave", "60", "--loss-wave-away", "2"),
+    )
+    wave = f["loss_wave"]
+    assert isinstance(wave, dict), f.keys()
+    assert wave["agents"] == 60, wave
+    fewest = wave["fewest_connected"]
+    assert isinstance(fewest, int) and 140 <= fewest < 200, wave  # they went, no more than 60
+    back = wave["back_after_seconds"]
+    assert isinstance(back, float) and back >= 2.0, wave  # not before they were let back
+    assert wave["unreachable"] == 0, wave
+    # Launches written to a stream as it was cut never reached their agent, which re-registers
+    # without them: DROPPED (reconcile.py rule 1), nothing ran, the framework may launch again.
+    # No task that ran was lost, nor ran on after being reported gone.
+    lost = f["lost_states"]
+    assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
+    assert f["tasks_unterminated"] == 0
+    assert f["tasks_revived"] == 0
+    assert f["errors"] == [], f["errors"]
+    assert isinstance(f["launches_per_s"], float) and f["launches_per_s"] > 0
 
 
 def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:

@@ -159,3 +159,29 @@ def test_agent_id_checkpoint_round_trip_and_lock(tmp_path: Path) -> None:
     again = WorkDirLock(tmp_path)
     again.acquire()
     again.release()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--simulate", "--count", "4", "--loss-wave", "5"], "between 0 and --count \\(4\\)"),
+        (["--simulate", "--loss-wave", "x"], "whole number"),
+        (["--loss-wave", "1"], "for simulated agents"),
+        (["--simulate", "--loss-wave", "1", "--loss-wave-away", "0"], "must be a number > 0"),
+    ],
+)
+def test_bad_loss_waves_are_usage_errors(argv: list[str], message: str, tmp_path: Path) -> None:
+    args = parse("--work-dir", str(tmp_path), "--resources", "cpus:1", *argv)
+    configs = agent_cmd.build_configs(args)
+    with pytest.raises(CliError, match=message) as info:
+        agent_cmd.loss_wave_settings(args, len(configs))
+    assert info.value.exit_code == 2
+
+
+def test_a_loss_wave_is_a_size_and_a_time_away(tmp_path: Path) -> None:
+    args = parse(
+        *("--work-dir", str(tmp_path), "--resources", "cpus:1", "--simulate", "--count", "4"),
+        *("--loss-wave", "3", "--loss-wave-away", "2.5"),
+    )
+    assert agent_cmd.loss_wave_settings(args, 4) == (3, 2.5)
+    assert agent_cmd.loss_wave_settings(parse("--resources", "cpus:1"), 1) == (0, 5.0)

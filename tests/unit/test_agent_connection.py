@@ -26,14 +26,22 @@ class FakeCall:
         self.written.append(copy)
 
     async def read(self) -> Any:
-        return await self.inbox.get()
+        msg = await self.inbox.get()
+        if msg is _CANCELLED:
+            raise asyncio.CancelledError  # as grpc.aio's read of a call cancelled here
+        return msg
 
     async def done_writing(self) -> None:
         await self.inbox.put(grpc.aio.EOF)
 
     def cancel(self) -> bool:
+        if not self.cancelled:
+            self.inbox.put_nowait(_CANCELLED)
         self.cancelled = True
         return True
+
+
+_CANCELLED = object()
 
 
 class FakeChannel:
@@ -181,3 +189,38 @@ async def test_a_starting_already_written_or_behind_another_message_stays() -> N
         ]
         assert written_statuses(written[6]) == [("z", STARTING)]
         assert written_statuses(written[8]) == [("z", RUNNING)]
+
+
+async def test_a_dropped_stream_stays_away_then_registers_again() -> None:
+    # corral loadtest --loss-wave: the stream is cut as a partition would cut it, and the
+    # agent reconnects only after the time it was told to stay away, not at its backoff.
+    channel, owner = FakeChannel(), Owner()
+    conn = MasterConnection(channel, owner, ReconnectBackoff(0.001, 0.002), rng=random.Random(1))
+    owner.conn = conn
+    loop = asyncio.get_running_loop()
+    runner = loop.create_task(conn.run())
+    try:
+        await until(lambda: channel.calls and channel.calls[0].written)
+        channel.calls[0].inbox.put_nowait(agent_pb2.MasterMessage(shutdown=agent_pb2.Shutdown()))
+        await until(lambda: conn.connected)
+        dropped_at = loop.time()
+        conn.drop(0.2)
+        await until(lambda: owner.closed)
+        assert owner.closed == ["dropped"] and channel.calls[0].cancelled
+        async with asyncio.timeout(5):
+            while len(channel.calls) < 2:
+                await asyncio.sleep(0.01)
+        assert loop.time() - dropped_at >= 0.19, "reconnected before its time away"
+        await until(lambda: owner.opened == 2 and channel.calls[1].written)  # a new stream
+        assert channel.calls[1].written[0].WhichOneof("message") == "register"
+        # The next break is an ordinary one: the backoff again, not the time away.
+        channel.calls[1].inbox.put_nowait(agent_pb2.MasterMessage(shutdown=agent_pb2.Shutdown()))
+        await until(lambda: conn.connected)
+        broke_at = loop.time()
+        channel.calls[1].inbox.put_nowait(grpc.aio.EOF)
+        await until(lambda: len(channel.calls) == 3)
+        assert loop.time() - broke_at < 0.19
+        await conn.close()
+        await asyncio.wait_for(runner, 1.0)
+    finally:
+        runner.cancel()

@@ -88,6 +88,17 @@ def test_options_are_validated_and_split_evenly() -> None:
     with pytest.raises(OptionError, match="--mode"):
         LoadTestOptions(mode="sideways")
     assert LoadTestOptions(agents=10_000).agent_process_count == 4
+    assert LoadTestOptions(agents=1_000).agent_process_count == 1
+    # Capped: 20 processes of 2,500 took more CPU than the master at 50,000 agents.
+    assert LoadTestOptions(agents=50_000).agent_process_count == 4
+    assert LoadTestOptions(agents=50_000, agent_processes=8).agent_process_count == 8
+    with pytest.raises(OptionError, match="--loss-wave must be between 1 and --agents"):
+        LoadTestOptions(agents=10, loss_wave=11)
+    with pytest.raises(OptionError, match="--loss-wave-away"):
+        LoadTestOptions(loss_wave=1, loss_wave_away=0.0)
+    with pytest.raises(OptionError, match="the master the load test starts"):
+        LoadTestOptions(loss_wave=1, master="127.0.0.1:5050")
+    assert LoadTestOptions(warmup=5, duration=40, loss_wave=1).loss_wave_at == 15.0
     assert split(10, 3) == [4, 3, 3] and sum(split(10_000, 4)) == 10_000
 
 

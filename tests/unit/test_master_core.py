@@ -324,11 +324,12 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     ids = [r.agent_id for r in registered]
     given = [r.heartbeat_interval for r in registered]
     assert given == [5, 5, 5, 5, 5, 6, 7, 8, 9, 10]
-    # The tick corrects the early ones to the interval of 10 agents; 8 and 9 are within 25 %.
+    # The tick corrects the early ones, more than 25 % below the interval of 10 agents, to it
+    # with the growth headroom (12.5 s: the cluster grew and may grow on); 8 and 9 are within.
     out = of(cmd.SendHeartbeatInterval, h.tick())
-    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 10.0) for aid in ids[:7]]
+    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 12.5) for aid in ids[:7]]
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []  # said once, not every tick
-    # The timeout stretches in proportion: 3 missed heartbeats of 10 s.
+    # The timeout stretches in proportion: 3 missed heartbeats of 12.5 s.
     a1, a9 = ids[0], ids[8]
 
     def beat(aids: list[str]) -> None:
@@ -337,14 +338,14 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
 
     beat(ids)
     h.tick(20)
-    beat(ids[1:])  # the others' timeouts are 24-30 s
-    h.tick(9)
+    beat(ids[1:])  # the others' timeouts are 24-37.5 s
+    h.tick(17)
     assert h.core.agents[a1].state is AgentState.ACTIVE
     beat(ids[1:])
-    out = h.tick(2)
+    out = h.tick(1)
     assert h.core.agents[a1].state is AgentState.UNREACHABLE
     [down] = [c for c in of(cmd.ClusterEvent, out) if c.subject == a1]
-    assert down.message == "no heartbeat for 30s"
+    assert down.message == "no heartbeat for 37.5s"
     # Back to 2 connected agents: they are told 5 s again, and their 15 s timeout counts from
     # then, not from their last heartbeat 2 s before.
     for aid in ids[:8]:
@@ -355,6 +356,26 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     assert h.core.agents[a9].state is AgentState.ACTIVE
     h.tick(2)
     assert h.core.agents[a9].state is AgentState.UNREACHABLE
+
+
+def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without() -> None:
+    # ticks.py rule 3: growth re-tells an interval 25 % longer than the size calls for, so the
+    # next 56 % of growth needs no re-tell; shrinking re-tells the size's own interval.
+    cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
+    h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
+    ids = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(10)]
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys(ids[:7], 12.5)  # 5-7 s, under 10 / 1.25
+    more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(3)]
+    # 13 agents: 13 s; below 10.4 s are the three registered at 8-10 s, not the seven told 12.5.
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys(ids[7:], 16.25)
+    for aid in ids[:6]:
+        h.close_agent(aid)
+    # 7 agents: 7 s; above 7 * 1.25 * 1.25 = 10.9 s are every one left: told 7 s itself.
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys([*ids[6:], *more], 7.0)
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []
 
 
 def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
