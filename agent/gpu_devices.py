@@ -12,21 +12,33 @@ Rules:
    launch), not when the task is merely killed.
 4. Assignments are checkpointed (``work_dir/gpu_devices.json``, replaced atomically on every
    change): a restarted agent keeps those of the tasks it re-attached to and frees the rest.
+5. Without ``--gpu-devices`` the agent asks ``nvidia-smi`` where it is on the PATH (Mesos'
+   GPU isolator does the same through NVML): its devices' indices, in its order. No nvidia-smi:
+   no GPUs, silently (most hosts). An nvidia-smi that fails or prints something else: no GPUs,
+   said once at start. ``--gpu-devices none`` turns the lookup off.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from corral.agent.checkpoint import write_atomically
 from corral.agent.core.status_updates import TaskKey
 
+NVIDIA_SMI_QUERY = ("--query-gpu=index", "--format=csv,noheader")
+NVIDIA_SMI_TIMEOUT = 10.0  # seconds: a wedged driver must not keep the agent from starting
+
 
 def parse_devices(text: str) -> tuple[str, ...]:
-    """``--gpu-devices 0,1,2,3``: device indices, each once; ValueError names the problem."""
+    """``--gpu-devices 0,1,2,3``: device indices, each once; ValueError names the problem.
+    ``none``: no devices (and no nvidia-smi lookup, rule 5)."""
+    if text.strip().lower() == "none":
+        return ()
     devices = tuple(d.strip() for d in text.split(",") if d.strip())
     if not devices:
         raise ValueError("--gpu-devices needs at least one device index (e.g. 0,1)")
@@ -36,6 +48,38 @@ def parse_devices(text: str) -> tuple[str, ...]:
     if len(set(devices)) != len(devices):
         raise ValueError("--gpu-devices: a device is listed twice")
     return devices
+
+
+def discover(
+    which: Callable[[str], str | None] = shutil.which,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> tuple[tuple[str, ...], str]:
+    """Rule 5: the devices nvidia-smi lists, and what to tell the operator ("" when there is
+    nothing to say: no nvidia-smi, or devices found and named by the caller)."""
+    path = which("nvidia-smi")
+    if path is None:
+        return (), ""
+    try:
+        done = run(
+            [path, *NVIDIA_SMI_QUERY],
+            capture_output=True,
+            text=True,
+            timeout=NVIDIA_SMI_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return (), f"nvidia-smi did not answer ({exc}): no GPUs offered; --gpu-devices names them"
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()
+        reason = why[0] if why else f"exit {done.returncode}"
+        return (), f"nvidia-smi failed ({reason}): no GPUs offered; --gpu-devices names them"
+    text = ",".join(line.strip() for line in done.stdout.splitlines() if line.strip())
+    if not text:
+        return (), ""
+    try:
+        return parse_devices(text), ""
+    except ValueError:
+        return (), f"nvidia-smi printed {text[:80]!r}, not device indices: no GPUs offered"
 
 
 def visible_env(devices: Iterable[str]) -> dict[str, str]:

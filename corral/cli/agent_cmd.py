@@ -138,7 +138,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="LIST",
         help="the GPU device indices this agent hands out, e.g. 0,1,2,3: each GPU task gets "
         "its own (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES); the gpus resource is their "
-        "number (docs/containers.md)",
+        "number (docs/containers.md). Default: the devices nvidia-smi lists, where it is on the "
+        "PATH; none: no GPUs",
     )
     qos = p.add_argument_group(
         "usage, limits, eviction and revocable resources (docs/operations.md, 'Agent flags')"
@@ -210,8 +211,10 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
     ``tls``: the agents' credential (None: found when they connect)."""
     from corral.agent.config import AgentConfig
     from corral.agent.core.status_updates import Backoff
+    from corral.agent.gpu_devices import discover as discover_gpus
     from corral.agent.gpu_devices import parse_devices
     from corral.agent.host import detect_resources
+    from corral.logging import get_logger
 
     try:
         count = int(args.count)
@@ -260,13 +263,29 @@ def build_configs(args: argparse.Namespace, tls: Credentials | None = None) -> l
             gpu_devices = parse_devices(args.gpu_devices)
         except ValueError as exc:
             raise _usage(str(exc)) from None
-        if args.simulate:
+        if args.simulate and gpu_devices:
             raise _usage("--gpu-devices hands out real devices: not with --simulate")
         if resources is not None and resources.gpus and resources.gpus != len(gpu_devices):
             raise _usage(
                 f"--resources gives gpus:{resources.gpus:g} and --gpu-devices lists "
                 f"{len(gpu_devices)} devices: leave gpus out of --resources, or make them agree"
             )
+    elif not args.simulate:
+        gpu_devices, problem = discover_gpus()  # gpu_devices.py rule 5: nvidia-smi's devices
+        if problem:
+            get_logger("corral.agent").warning("gpu_discovery", problem=problem)
+        if (
+            gpu_devices
+            and resources is not None
+            and resources.gpus
+            and resources.gpus != len(gpu_devices)
+        ):
+            raise _usage(
+                f"--resources gives gpus:{resources.gpus:g} and nvidia-smi lists "
+                f"{len(gpu_devices)} devices: name them with --gpu-devices, or make them agree"
+            )
+        if gpu_devices:
+            get_logger("corral.agent").info("gpu_devices_found", devices=",".join(gpu_devices))
     if resources is not None and resources.is_empty():
         # An agent offering nothing registers and is never offered: refuse it instead.
         raise _usage(

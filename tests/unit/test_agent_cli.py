@@ -185,3 +185,44 @@ def test_a_loss_wave_is_a_size_and_a_time_away(tmp_path: Path) -> None:
     )
     assert agent_cmd.loss_wave_settings(args, 4) == (3, 2.5)
     assert agent_cmd.loss_wave_settings(parse("--resources", "cpus:1"), 1) == (0, 5.0)
+
+
+def _fake_nvidia_smi(bin_dir: Path, script: str) -> None:
+    tool = bin_dir / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + script + "\n")
+    tool.chmod(0o755)
+
+
+def test_without_gpu_devices_the_agent_takes_the_devices_nvidia_smi_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real nvidia-smi stand-in on the PATH, run as a process (gpu_devices.py rule 5).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_nvidia_smi(
+        bin_dir,
+        '[ "$1 $2" = "--query-gpu=index --format=csv,noheader" ] || exit 9\nprintf "0\\n1\\n2\\n"',
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    work = tmp_path / "w"
+    (config,) = agent_cmd.build_configs(parse("--work-dir", str(work), "--resources", "cpus:4"))
+    assert config.gpu_devices == ("0", "1", "2") and config.resources.gpus == 3
+    (none,) = agent_cmd.build_configs(
+        parse("--work-dir", str(work), "--resources", "cpus:4", "--gpu-devices", "none")
+    )
+    assert none.gpu_devices == () and none.resources.gpus == 0
+    with pytest.raises(CliError, match="nvidia-smi lists 3 devices"):
+        agent_cmd.build_configs(parse("--work-dir", str(work), "--resources", "cpus:4;gpus:2"))
+
+
+def test_an_nvidia_smi_that_fails_gives_no_gpus_and_the_agent_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_nvidia_smi(bin_dir, 'echo "NVIDIA-SMI has failed: no driver" >&2; exit 6')
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    (config,) = agent_cmd.build_configs(
+        parse("--work-dir", str(tmp_path / "w"), "--resources", "cpus:4")
+    )
+    assert config.gpu_devices == () and config.resources.gpus == 0

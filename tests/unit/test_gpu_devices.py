@@ -58,3 +58,34 @@ def test_a_container_asks_the_engine_for_its_devices(tmp_path: Path) -> None:
     ]
     plain = container_config(TaskSpec("t", "f"), ContainerSpec("img"), "a", tmp_path, tmp_path, {})
     assert "DeviceRequests" not in plain["HostConfig"]
+
+
+def test_discover_reads_nvidia_smis_indices_and_says_why_when_it_cannot() -> None:
+    import subprocess
+
+    from corral.agent.gpu_devices import NVIDIA_SMI_QUERY, discover
+
+    def answer(code: int, out: str = "", err: str = "") -> object:
+        def run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+            assert argv == ["/x/nvidia-smi", *NVIDIA_SMI_QUERY] and kw["timeout"]
+            return subprocess.CompletedProcess(argv, code, out, err)
+
+        return run
+
+    def which(name: str) -> str:
+        return "/x/nvidia-smi"
+
+    assert discover(lambda _: None) == ((), "")  # no nvidia-smi: nothing to say
+    assert discover(which, answer(0, "0\n1\n")) == (("0", "1"), "")  # type: ignore[arg-type]
+    assert discover(which, answer(0, "")) == ((), "")  # type: ignore[arg-type]
+    devices, why = discover(which, answer(6, err="NVIDIA-SMI has failed\nmore"))  # type: ignore[arg-type]
+    assert devices == () and "nvidia-smi failed (NVIDIA-SMI has failed)" in why
+    devices, why = discover(which, answer(0, "GPU 0: Tesla\n"))  # type: ignore[arg-type]
+    assert devices == () and "not device indices" in why
+
+    def hang(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(argv, 10.0)
+
+    devices, why = discover(which, hang)
+    assert devices == () and "did not answer" in why
+    assert parse_devices("none") == ()
