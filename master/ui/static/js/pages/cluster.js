@@ -48,7 +48,12 @@ function Groups({ data, group, onGroup }) {
 }
 
 function Agents({ groupBy, group, beat, statuses }) {
-  const [offset, setOffset] = useState(0);
+  // The offset belongs to the list it was chosen in: another group's list starts at its first
+  // page (page 2 of all agents is not page 2 of a group of 40).
+  const list = `${groupBy}\u0000${group}`;
+  const [at, setAt] = useState({ list, offset: 0 });
+  const offset = at.list === list ? at.offset : 0;
+  const setOffset = (n) => setAt({ list, offset: n });
   const [status, setStatus] = useState("");
   const [q, setQ] = useState("");
   const [sort, setSort] = useState("id");
