@@ -26,7 +26,7 @@ def list_agents(core: MasterCore, limit: int, page_token: str) -> operator_pb2.A
     """BadPage for a bad limit or token."""
     size = paging.limit_of(limit)
     after = paging.key_of(AGENTS, page_token, 1)
-    page = paging.page_after((((a.agent_id,), a) for a in core.agents.values()), after, size)
+    page = paging.page_by_id(core.agents, after, size)
     out = operator_pb2.AgentList(
         master_id=core.master_id, total=page.total, next_page_token=page.next_token(AGENTS)
     )

@@ -176,3 +176,14 @@ def test_tasks_and_frameworks_paged_live_and_ended() -> None:
     assert rest.next_page_token == ""
     live_only = state_pages.list_frameworks(h.core, 0, "", live_only=True)
     assert [f.info.id for f in live_only.frameworks] == [fid]
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=ids, limit=st.integers(1, 10), after=st.none() | st.text(max_size=6))
+def test_the_fast_page_by_id_is_the_same_page(
+    keys: list[str], limit: int, after: str | None
+) -> None:
+    objects = {k: f"object {k}" for k in keys}
+    cursor = None if after is None else (after,)
+    fast = paging.page_by_id(objects, cursor, limit)
+    assert fast == paging.page_after((((k,), v) for k, v in objects.items()), cursor, limit)
