@@ -9,6 +9,8 @@ The agents never heartbeat, so the agent timeouts are set past any run; they hav
 
 from __future__ import annotations
 
+import hashlib
+
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.types import AgentSpec
@@ -20,7 +22,10 @@ BATCH = 5000  # registrations submitted before the core is let catch up (a bound
 
 
 def agent_id(i: int) -> str:
-    return f"agent-{i:05d}"
+    """Agent ``i``'s id: registration order is not id order, as with real agents' random ids
+    (a listing sorted by id must not be handed its order by the dict's)."""
+    digest = hashlib.sha1(str(i).encode()).hexdigest()[:8]
+    return f"agent-{digest}-{i:05d}"
 
 
 async def master_with_agents(agents: int, zones: int = 10) -> RunningMaster:
