@@ -233,6 +233,46 @@ def timed_get(url: str) -> tuple[float, float, int]:
     return time.perf_counter() - started, cost, len(body)
 
 
+def cli_costs(grpc: str) -> dict[str, Any]:
+    """`corral get agents` (pages of 500, printed as they come): seconds to its first row and
+    to its last; and one GetState of the whole state over gRPC, for contrast."""
+    import grpc as grpc_lib
+
+    from corral.limits import MAX_MESSAGE_BYTES
+    from corral.v1 import operator_pb2, operator_pb2_grpc
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [*CORRAL, "get", "agents", "--insecure", "--master", grpc, "--timeout", "120"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first_row = None
+    lines = 0
+    for _line in proc.stdout:
+        lines += 1
+        if lines == 2:
+            first_row = time.perf_counter() - started
+    proc.wait(120)
+    out: dict[str, Any] = {
+        "corral get agents: first row s": round(first_row or float("nan"), 2),
+        "corral get agents: all s": round(time.perf_counter() - started, 2),
+        "rows": lines - 1,
+    }
+    options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    with grpc_lib.insecure_channel(grpc, options=options) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+        started = time.perf_counter()
+        try:
+            state = stub.GetState(operator_pb2.GetStateRequest(), timeout=120)
+            out["GetState whole s"] = round(time.perf_counter() - started, 2)
+            out["GetState bytes"] = state.ByteSize()
+        except grpc_lib.RpcError as exc:
+            out["GetState whole"] = f"failed: {exc.code()} {exc.details()}"
+    return out
+
+
 def synthetic_run(args: argparse.Namespace) -> dict[str, Any]:
     import os
 
@@ -274,6 +314,7 @@ def synthetic_run(args: argparse.Namespace) -> dict[str, Any]:
             "bytes": whole[2],
         }
         result["endpoints"] = endpoints
+        result["cli"] = cli_costs(master.master.grpc_address)
         loads = []
         with (
             tempfile.TemporaryDirectory(prefix="corral-ui-bench-") as tmp,
