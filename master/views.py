@@ -12,7 +12,7 @@ from typing import Any
 from corral.master.core import demands, revocable
 from corral.master.core.maintenance import drained
 from corral.master.core.master import MasterCore
-from corral.master.core.records import OfferRecord, TaskRecord
+from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord, TaskRecord
 from corral.master.core.roles import RoleView
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Maintenance
@@ -100,6 +100,75 @@ def state_json(
     return out
 
 
+def agent_to_pb(core: MasterCore, a: AgentRecord, entry: operator_pb2.AgentState) -> None:
+    """One agent as GetState and ListAgents carry it."""
+    entry.active = a.state is AgentState.ACTIVE
+    entry.registered_at = a.registered_at
+    entry.state = a.state.value
+    entry.connected = a.connection is not None
+    entry.tasks = len(a.tasks)
+    entry.last_seen = a.last_seen
+    entry.heartbeat_interval = a.heartbeat_interval
+    convert.agent_spec_to_pb(a.spec, entry.info)
+    convert.resources_to_pb(a.used, entry.used)
+    convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
+    if a.maintenance is not None:
+        maintenance_to_pb(a.maintenance, drained(a), entry.maintenance)
+    if a.usage is not None:
+        usage_wire.agent_usage_to_pb(a.usage, entry.usage)
+        entry.revocable_used.cpus, entry.revocable_used.mem = revocable.held(a)
+
+
+def framework_to_pb(
+    core: MasterCore, f: FrameworkRecord, fentry: operator_pb2.FrameworkState
+) -> None:
+    """One framework as GetState and ListFrameworks carry it."""
+    fentry.connected = f.connection is not None
+    fentry.suppressed = f.suppressed
+    fentry.state = f.state.value
+    fentry.tasks = len(f.tasks)
+    fentry.offers = core.book.count_of(f.framework_id)
+    fentry.pending_updates = len(f.pending)
+    fentry.registered_at = f.registered_at
+    fentry.wants_nothing = demands.wants_nothing(f)
+    # Its whole FrameworkInfo, offer constraints and tolerations included.
+    convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
+    convert.resources_to_pb(f.used, fentry.used)
+    convert.resources_to_pb(_offered(core.book.of_framework(f.framework_id)), fentry.offered)
+    if f.state is not FrameworkState.REMOVED:
+        fentry.priority = demands.priority(f, core.priority)
+    for d in f.demands.values():
+        dentry = fentry.demands.add(tasks=f.demand_tasks.get(d.name, 0), unmet=demands.unmet(f, d))
+        convert.demand_to_pb(d, dentry.demand)
+
+
+def task_to_pb(t: TaskRecord, tentry: operator_pb2.TaskEntry) -> None:
+    """One task as GetState and ListTasks carry it."""
+    tentry.launched_at = t.launched_at
+    ti = tentry.info
+    ti.task_id, ti.name, ti.agent_id, ti.framework_id = (
+        t.task_id,
+        t.spec.name,
+        t.agent_id,
+        t.framework_id,
+    )
+    ti.priority_class = t.spec.priority_class
+    ti.demand = t.spec.demand
+    convert.resources_to_pb(t.spec.revocable or t.spec.resources, ti.resources)
+    if t.spec.cpus_limit or t.spec.mem_limit:
+        ti.limits.cpus, ti.limits.mem = t.spec.cpus_limit, t.spec.mem_limit
+    ti.revocable = t.spec.revocable is not None
+    ti.priority = t.spec.priority
+    if t.spec.container is not None:
+        container_to_pb(t.spec.container, ti.container)
+    tentry.qos_class = t.spec.qos.value
+    if t.usage is not None:
+        tentry.usage.task_id, tentry.usage.framework_id = t.task_id, t.framework_id
+        tentry.usage.cpus, tentry.usage.mem = t.usage.cpus, t.usage.mem
+    convert.status_to_pb(t.status, tentry.status)
+    tentry.status.uuid = b""
+
+
 def state_pb(
     core: MasterCore,
     framework_id: str | None = None,
@@ -111,73 +180,15 @@ def state_pb(
     no task list at all (the page shows none)."""
     state = operator_pb2.State(master_id=core.master_id)
     for a in core.agents.values():
-        entry = state.agents.add(
-            active=a.state is AgentState.ACTIVE,
-            registered_at=a.registered_at,
-            state=a.state.value,
-            connected=a.connection is not None,
-            tasks=len(a.tasks),
-            last_seen=a.last_seen,
-            heartbeat_interval=a.heartbeat_interval,
-        )
-        convert.agent_spec_to_pb(a.spec, entry.info)
-        convert.resources_to_pb(a.used, entry.used)
-        convert.resources_to_pb(_offered(core.book.of_agent(a.agent_id)), entry.offered)
-        if a.maintenance is not None:
-            maintenance_to_pb(a.maintenance, drained(a), entry.maintenance)
-        if a.usage is not None:
-            usage_wire.agent_usage_to_pb(a.usage, entry.usage)
-            entry.revocable_used.cpus, entry.revocable_used.mem = revocable.held(a)
+        agent_to_pb(core, a, state.agents.add())
     for f in core.frameworks.values():
         if framework_id is not None and f.framework_id != framework_id:
             continue
         if not completed and f.state is FrameworkState.REMOVED:
             continue
-        fentry = state.frameworks.add(
-            connected=f.connection is not None,
-            suppressed=f.suppressed,
-            state=f.state.value,
-            tasks=len(f.tasks),
-            offers=core.book.count_of(f.framework_id),
-            pending_updates=len(f.pending),
-            registered_at=f.registered_at,
-            wants_nothing=demands.wants_nothing(f),
-        )
-        # Its whole FrameworkInfo, offer constraints and tolerations included.
-        convert.framework_spec_to_pb(f.spec, fentry.info).id = f.framework_id
-        convert.resources_to_pb(f.used, fentry.used)
-        convert.resources_to_pb(_offered(core.book.of_framework(f.framework_id)), fentry.offered)
-        if f.state is not FrameworkState.REMOVED:
-            fentry.priority = demands.priority(f, core.priority)
-        for d in f.demands.values():
-            dentry = fentry.demands.add(
-                tasks=f.demand_tasks.get(d.name, 0), unmet=demands.unmet(f, d)
-            )
-            convert.demand_to_pb(d, dentry.demand)
+        framework_to_pb(core, f, state.frameworks.add())
     for t in _all_tasks(core, framework_id, completed) if tasks else ():
-        tentry = state.tasks.add(launched_at=t.launched_at)
-        ti = tentry.info
-        ti.task_id, ti.name, ti.agent_id, ti.framework_id = (
-            t.task_id,
-            t.spec.name,
-            t.agent_id,
-            t.framework_id,
-        )
-        ti.priority_class = t.spec.priority_class
-        ti.demand = t.spec.demand
-        convert.resources_to_pb(t.spec.revocable or t.spec.resources, ti.resources)
-        if t.spec.cpus_limit or t.spec.mem_limit:
-            ti.limits.cpus, ti.limits.mem = t.spec.cpus_limit, t.spec.mem_limit
-        ti.revocable = t.spec.revocable is not None
-        ti.priority = t.spec.priority
-        if t.spec.container is not None:
-            container_to_pb(t.spec.container, ti.container)
-        tentry.qos_class = t.spec.qos.value
-        if t.usage is not None:
-            tentry.usage.task_id, tentry.usage.framework_id = t.task_id, t.framework_id
-            tentry.usage.cpus, tentry.usage.mem = t.usage.cpus, t.usage.mem
-        convert.status_to_pb(t.status, tentry.status)
-        tentry.status.uuid = b""
+        task_to_pb(t, state.tasks.add())
     for o in (*core.offers.values(), *core.revocable.out.values()):
         if framework_id is None or o.framework_id == framework_id:
             convert.offer_to_pb(o, state.offers.add())

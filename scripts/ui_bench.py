@@ -12,6 +12,15 @@ installs them) and the dev extra (selenium)::
 The master and the load run in plain text (``--insecure``), so the figure is the page's own
 cost. The machine is shared: run the gauge (``corral bench launches --agents 1000 --frameworks 50``)
 beside it, and read the pairs, not single runs.
+
+``--synthetic`` measures the master's side at a size the load generator cannot reach on this
+machine (issue #48: 50,000 agents): a real master (its gRPC and HTTP ports, its runtime and
+loops) in this process, its core given N agents registering directly (events, no agent
+processes; they never heartbeat, so the agent timeout is set past the run), then each endpoint
+the cluster page and `corral get agents` use timed over real HTTP, and the cluster page loaded in
+headless Chromium against it::
+
+    .venv/bin/python scripts/ui_bench.py --synthetic --agents 50000
 """
 
 from __future__ import annotations
@@ -185,14 +194,161 @@ def one_run(args: argparse.Namespace, page: bool, work: Path) -> dict[str, Any]:
     return result
 
 
+class SyntheticMaster:
+    """master/bench/synthetic_master.py's master on an event loop of its own thread, so this
+    thread can block on HTTP and the browser."""
+
+    def __init__(self, agents: int) -> None:
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.master: Any = self.call(self._start(agents))
+
+    def call(self, coro: Any) -> Any:
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=1800)
+
+    async def _start(self, agents: int) -> Any:
+        from corral.logging import configure
+        from corral.master.bench.synthetic_master import master_with_agents
+
+        configure("warning")  # not a line per agent added
+        return await master_with_agents(agents)
+
+    def stop(self) -> None:
+        self.call(self.master.stop())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(30)
+
+
+def timed_get(url: str) -> tuple[float, float, int]:
+    """(wall seconds, the master's cost header or nan, bytes) of one GET."""
+    started = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=300) as r:
+        body = r.read()
+        cost = float(r.headers.get("X-Corral-Cost") or "nan")
+    return time.perf_counter() - started, cost, len(body)
+
+
+def cli_costs(grpc: str) -> dict[str, Any]:
+    """`corral get agents` (pages of 500, printed as they come): seconds to its first row and
+    to its last; and one GetState of the whole state over gRPC, for contrast."""
+    import grpc as grpc_lib
+
+    from corral.limits import MAX_MESSAGE_BYTES
+    from corral.v1 import operator_pb2, operator_pb2_grpc
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [*CORRAL, "get", "agents", "--insecure", "--master", grpc, "--timeout", "120"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first_row = None
+    lines = 0
+    for _line in proc.stdout:
+        lines += 1
+        if lines == 2:
+            first_row = time.perf_counter() - started
+    proc.wait(120)
+    out: dict[str, Any] = {
+        "corral get agents: first row s": round(first_row or float("nan"), 2),
+        "corral get agents: all s": round(time.perf_counter() - started, 2),
+        "rows": lines - 1,
+    }
+    options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    with grpc_lib.insecure_channel(grpc, options=options) as channel:
+        stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+        started = time.perf_counter()
+        try:
+            state = stub.GetState(operator_pb2.GetStateRequest(), timeout=120)
+            out["GetState whole s"] = round(time.perf_counter() - started, 2)
+            out["GetState bytes"] = state.ByteSize()
+        except grpc_lib.RpcError as exc:
+            out["GetState whole"] = f"failed: {exc.code()} {exc.details()}"
+    return out
+
+
+def synthetic_run(args: argparse.Namespace) -> dict[str, Any]:
+    import os
+
+    started = time.perf_counter()
+    master = SyntheticMaster(args.agents)
+    result: dict[str, Any] = {
+        "agents": args.agents,
+        "registered_s": round(time.perf_counter() - started, 1),
+        "loadavg_before": os.getloadavg(),
+    }
+    http = f"http://{master.master.http_address}"
+    try:
+        endpoints = {}
+        for path in (
+            "/api/v1/cluster",
+            "/api/v1/agents?limit=50",
+            "/api/v1/agents?limit=50&sort=cpus",
+            "/api/v1/state/agents",
+            "/api/v1/state/agents?limit=5000",
+        ):
+            runs = [timed_get(http + path) for _ in range(5)]
+            wall = statistics.median(r[0] for r in runs)
+            endpoints[path] = {"wall_s": round(wall, 4), "bytes": runs[0][2]}
+        # Every page of the agents, as `corral get agents` reads them (500 at a time).
+        t0, pages, after = time.perf_counter(), 0, ""
+        while True:
+            body, _ = get(f"{http}/api/v1/state/agents" + (f"?after={after}" if after else ""))
+            pages += 1
+            if body["next"] is None:
+                break
+            after = body["next"]
+        endpoints["all pages of /api/v1/state/agents"] = {
+            "wall_s": round(time.perf_counter() - t0, 3),
+            "pages": pages,
+        }
+        whole = timed_get(http + "/api/v1/state")
+        endpoints["/api/v1/state (whole, for contrast)"] = {
+            "wall_s": round(whole[0], 3),
+            "bytes": whole[2],
+        }
+        result["endpoints"] = endpoints
+        result["cli"] = cli_costs(master.master.grpc_address)
+        loads = []
+        with (
+            tempfile.TemporaryDirectory(prefix="corral-ui-bench-") as tmp,
+            chromium(http, Path(tmp)) as b,
+        ):
+            for _ in range(args.pairs):
+                loads.append(round(page_load(b, args.agents), 3))
+                b.open("#/events")  # away, so the next load draws the page anew
+        result["page_load_s"] = loads
+        result["loadavg_after"] = os.getloadavg()
+    finally:
+        master.stop()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--synthetic",
+        action="store_true",
+        help="a master of --agents registered directly, no load test (the docstring)",
+    )
     parser.add_argument("--agents", type=int, default=10_000)
     parser.add_argument("--frameworks", type=int, default=100)
     parser.add_argument("--duration", type=int, default=30)
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.synthetic:
+        result = synthetic_run(args)
+        print(json.dumps(result, indent=1), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+        return
     runs = []
     with tempfile.TemporaryDirectory(prefix="corral-ui-bench-") as tmp:
         for i in range(args.pairs):

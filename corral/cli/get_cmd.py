@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from corral.cli.common import add_master_arg, add_timeout_arg
+from corral.cli.errors import CliError
 from corral.cli.operator_client import call_operator
-from corral.cli.table import print_table
+from corral.cli.table import TableStream, print_table
+from corral.master import paging
 from corral.master.core.states import agent_shown
 from corral.master.http import state_json
 from corral.resources import SCALARS
@@ -53,9 +57,92 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="nodegroups: the autoscaler's API (default $CORRAL_AUTOSCALER, else "
         "https://127.0.0.1:5092)",
     )
+    p.add_argument(
+        "--chunk-size",
+        type=_chunk_size,
+        default=paging.DEFAULT_LIMIT,
+        metavar="N",
+        help="agents, frameworks, tasks: read the master N at a time, printing each page as it "
+        f"comes (kubectl's --chunk-size; default {paging.DEFAULT_LIMIT}, "
+        f"at most {paging.MAX_LIMIT})",
+    )
+    p.add_argument(
+        "--limit",
+        type=_count_limit,
+        default=0,
+        metavar="N",
+        help="agents, frameworks, tasks: only the first N, in id order (default: all)",
+    )
     add_timeout_arg(p)
     add_master_arg(p)
     p.set_defaults(func=run)
+
+
+def _chunk_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 1 <= value <= paging.MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {paging.MAX_LIMIT}, got {value}")
+    return value
+
+
+def _count_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# The kinds read a page at a time (Operator ListAgents, ListFrameworks, ListTasks): the RPC and
+# its request. Offers stay GetState's: outstanding offers are bounded by agents x frameworks
+# offered in one cycle, and live only seconds.
+PAGED = {
+    "agents": ("ListAgents", operator_pb2.ListAgentsRequest),
+    "frameworks": ("ListFrameworks", operator_pb2.ListFrameworksRequest),
+    "tasks": ("ListTasks", operator_pb2.ListTasksRequest),
+}
+
+
+def pages(
+    kind: str, master: str, timeout: float, chunk_size: int, limit: int = 0
+) -> Iterator[operator_pb2.State]:
+    """``kind``'s objects a page at a time, in id order, each page as a State holding that page
+    (and what its rows need: a task page's agents, a framework page's priority classes), so
+    ``rows`` makes its table. ``limit``: at most that many in all (0: every one). Each page is
+    asked of the leading master (a failover between two pages goes on with the new leader: a
+    page token is only the last id seen)."""
+    method, request_type = PAGED[kind]
+    token = ""
+    left = limit or None
+    while True:
+        size = chunk_size if left is None else min(chunk_size, left)
+        page = call_operator(master, method, request_type(limit=size, page_token=token), timeout)
+        state = operator_pb2.State(master_id=page.master_id)
+        if kind == "agents":
+            state.agents.extend(page.agents)
+            n = len(page.agents)
+        elif kind == "frameworks":
+            state.frameworks.extend(page.frameworks)
+            state.priority_classes.extend(page.priority_classes)
+            n = len(page.frameworks)
+        else:
+            state.tasks.extend(page.tasks)
+            for info in page.agents:
+                state.agents.add().info.CopyFrom(info)
+            n = len(page.tasks)
+        yield state
+        token = page.next_page_token
+        if left is not None:
+            left -= n
+            if left <= 0:
+                return
+        if not token:
+            return
 
 
 def fetch_state(master: str, timeout: float) -> operator_pb2.State:
@@ -421,11 +508,53 @@ def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[d
             args.timeout,
         )
         return priority_class_rows(classes)
+    if args.kind in PAGED:
+        # The whole list (the watch compares it with the last): its pages' rows, joined.
+        cols: list[str] = []
+        table: list[list[str]] = []
+        records: list[dict[str, Any]] = []
+        for state in pages(args.kind, args.master, args.timeout, args.chunk_size, args.limit):
+            cols, page_table, page_records = rows(args.kind, state, wide=args.output == "wide")
+            table += page_table
+            records += page_records
+        return cols or rows(args.kind, operator_pb2.State())[0], table, records
     state = fetch_state(args.master, args.timeout)
     return rows(args.kind, state, wide=args.output == "wide")
 
 
+def _print_pages(args: argparse.Namespace) -> None:
+    """Each page as it comes: a table's rows under one header, or a JSON array written an
+    object at a time (the same text as the whole array printed at once)."""
+    wide, as_json = args.output == "wide", args.output == "json"
+    stream = TableStream(
+        rows(args.kind, operator_pb2.State(), wide=wide)[0], empty=f"(no {args.kind})"
+    )
+    written = 0
+    for state in pages(args.kind, args.master, args.timeout, args.chunk_size, args.limit):
+        _, table, records = rows(args.kind, state, wide=wide)
+        if not as_json:
+            stream.add(table)
+            continue
+        for record in records:
+            text = json.dumps(record, indent=2).replace("\n", "\n  ")
+            sys.stdout.write(("[\n  " if written == 0 else ",\n  ") + text)
+            written += 1
+        sys.stdout.flush()
+    if as_json:
+        print("\n]" if written else "[]", flush=True)
+    else:
+        stream.close()
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.kind not in PAGED and (args.limit or args.chunk_size != paging.DEFAULT_LIMIT):
+        raise CliError(
+            f"--limit and --chunk-size are for agents, frameworks and tasks, not {args.kind}",
+            exit_code=2,
+        )
+    if args.kind in PAGED and not args.watch:
+        _print_pages(args)
+        return 0
     first = _fetch(args)
     cols, table, records = first
     as_json = args.output == "json"

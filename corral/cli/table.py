@@ -97,3 +97,53 @@ def _print_rich(
     console.print(table)
     if not rows and empty:
         console.print(Text(empty))
+
+
+class TableStream:
+    """A table printed a page at a time (`corral get agents` reads the master a page at a time,
+    issue #48): the header once, then each page's rows as they come, so the first rows show at
+    once and no table of 50,000 rows is held. Columns are as wide as the widest cell seen so
+    far: a later, longer cell widens its column from there on (kubectl's chunks do the same).
+    A page with a cell that is not printable text goes through ``print_table`` whole."""
+
+    def __init__(self, columns: Sequence[str], *, empty: str = "", file: TextIO | None = None):
+        self.columns = list(columns)
+        self.empty = empty
+        self.file = file
+        self.widths: list[int] | None = None
+
+    def add(self, rows: Sequence[Sequence[str]]) -> None:
+        from rich.console import Console
+        from rich.text import Text
+
+        if not rows:
+            return
+        if not _plain(self.columns, rows):
+            print_table(self.columns, rows, file=self.file)
+            return
+        widths = _widths(self.columns, rows)
+        first = self.widths is None
+        self.widths = (
+            widths
+            if first
+            else [max(a, b) for a, b in zip(self.widths or widths, widths, strict=True)]
+        )
+        console = Console(
+            file=self.file, width=sum(self.widths) + _PADDING * len(self.widths), soft_wrap=False
+        )
+        if first:
+            console.print(Text(_line(self.columns, self.widths), style="bold"))
+        out = console.file
+        for row in rows:
+            cells = [cell.split("\n") for cell in row]
+            for k in range(max(len(lines) for lines in cells)):
+                out.write(
+                    _line([lines[k] if k < len(lines) else "" for lines in cells], self.widths)
+                )
+                out.write("\n")
+        out.flush()
+
+    def close(self) -> None:
+        """Ends the table: with no rows at all, the header and ``empty``, as print_table."""
+        if self.widths is None:
+            print_table(self.columns, [], empty=self.empty, file=self.file)

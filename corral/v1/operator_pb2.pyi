@@ -438,6 +438,74 @@ class State(_message.Message):
     acls: AclState
     def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., roles: _Optional[_Iterable[_Union[RoleState, _Mapping]]] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ..., acls: _Optional[_Union[AclState, _Mapping]] = ...) -> None: ...
 
+class ListAgentsRequest(_message.Message):
+    __slots__ = ("limit", "page_token")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    page_token: str
+    def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class AgentList(_message.Message):
+    __slots__ = ("master_id", "agents", "next_page_token", "total")
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    master_id: str
+    agents: _containers.RepeatedCompositeFieldContainer[AgentState]
+    next_page_token: str
+    total: int
+    def __init__(self, master_id: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[AgentState, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
+
+class ListFrameworksRequest(_message.Message):
+    __slots__ = ("limit", "page_token", "live_only")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LIVE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    page_token: str
+    live_only: bool
+    def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ..., live_only: _Optional[bool] = ...) -> None: ...
+
+class FrameworkList(_message.Message):
+    __slots__ = ("master_id", "frameworks", "next_page_token", "total", "priority_classes")
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_CLASSES_FIELD_NUMBER: _ClassVar[int]
+    master_id: str
+    frameworks: _containers.RepeatedCompositeFieldContainer[FrameworkState]
+    next_page_token: str
+    total: int
+    priority_classes: _containers.RepeatedCompositeFieldContainer[_common_pb2.PriorityClass]
+    def __init__(self, master_id: _Optional[str] = ..., frameworks: _Optional[_Iterable[_Union[FrameworkState, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ..., priority_classes: _Optional[_Iterable[_Union[_common_pb2.PriorityClass, _Mapping]]] = ...) -> None: ...
+
+class ListTasksRequest(_message.Message):
+    __slots__ = ("limit", "page_token", "live_only")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LIVE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    page_token: str
+    live_only: bool
+    def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ..., live_only: _Optional[bool] = ...) -> None: ...
+
+class TaskList(_message.Message):
+    __slots__ = ("master_id", "tasks", "next_page_token", "total", "agents")
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    master_id: str
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskEntry]
+    next_page_token: str
+    total: int
+    agents: _containers.RepeatedCompositeFieldContainer[_common_pb2.AgentInfo]
+    def __init__(self, master_id: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ..., agents: _Optional[_Iterable[_Union[_common_pb2.AgentInfo, _Mapping]]] = ...) -> None: ...
+
 class WatchRequest(_message.Message):
     __slots__ = ("reason",)
     REASON_FIELD_NUMBER: _ClassVar[int]

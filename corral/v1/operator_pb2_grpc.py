@@ -39,6 +39,21 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.GetStateRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.State.FromString,
                 _registered_method=True)
+        self.ListAgents = channel.unary_unary(
+                '/corral.v1.Operator/ListAgents',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ListAgentsRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.AgentList.FromString,
+                _registered_method=True)
+        self.ListFrameworks = channel.unary_unary(
+                '/corral.v1.Operator/ListFrameworks',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ListFrameworksRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.FrameworkList.FromString,
+                _registered_method=True)
+        self.ListTasks = channel.unary_unary(
+                '/corral.v1.Operator/ListTasks',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.TaskList.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/corral.v1.Operator/Watch',
                 request_serializer=corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
@@ -140,6 +155,32 @@ class OperatorServicer:
     """Missing associated documentation comment in .proto file."""
 
     def GetState(self, request, context):
+        """The whole state in one message (Mesos' GET_STATE): fine for a small cluster. At thousands
+        of agents or tasks, read the lists a page at a time with ListAgents, ListFrameworks and
+        ListTasks instead (docs/operations.md, "Listing a large cluster a page at a time").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAgents(self, request, context):
+        """Pages of GetState's lists in a stable order (agents and frameworks by id; tasks by
+        framework id, then task id), with the total: kubectl's `--chunk-size` / `?limit=&continue=`.
+        limit 0 is the default page (500); above 5000, or a page_token this master did not give
+        for that list, is INVALID_ARGUMENT with the reason. Objects added or removed between two
+        pages do not shift the others: each appears once if it was there throughout.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListFrameworks(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTasks(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -297,6 +338,21 @@ def add_OperatorServicer_to_server(servicer, server):
                     request_deserializer=corral_dot_v1_dot_operator__pb2.GetStateRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.State.SerializeToString,
             ),
+            'ListAgents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAgents,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ListAgentsRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.AgentList.SerializeToString,
+            ),
+            'ListFrameworks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListFrameworks,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ListFrameworksRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.FrameworkList.SerializeToString,
+            ),
+            'ListTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTasks,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ListTasksRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.TaskList.SerializeToString,
+            ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.WatchRequest.FromString,
@@ -420,6 +476,87 @@ class Operator:
             '/corral.v1.Operator/GetState',
             corral_dot_v1_dot_operator__pb2.GetStateRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.State.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAgents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/ListAgents',
+            corral_dot_v1_dot_operator__pb2.ListAgentsRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.AgentList.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListFrameworks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/ListFrameworks',
+            corral_dot_v1_dot_operator__pb2.ListFrameworksRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.FrameworkList.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/ListTasks',
+            corral_dot_v1_dot_operator__pb2.ListTasksRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.TaskList.FromString,
             options,
             channel_credentials,
             insecure,

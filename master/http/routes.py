@@ -19,11 +19,12 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from corral import events as cluster_events
 from corral.json_input import BadJson, read_json_body
 from corral.limits import echo
-from corral.master import explanation, views, what_if
+from corral.master import explanation, paging, views, what_if
 from corral.master.core import events as ev
 from corral.master.core.commands import ClusterEvent
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected
+from corral.master.http import state_pages
 from corral.master.http.actions import HTTP_STATUS, add_routes
 from corral.master.runtime import MasterRuntime
 from corral.master.security.http_auth import principal_of_http
@@ -128,6 +129,16 @@ def build_app(runtime: MasterRuntime) -> web.Application:
                 404,
             )
         return web.json_response(answer)
+
+    def state_page(listing: str) -> Handler:
+        async def handler(request: web.Request) -> web.Response:
+            try:
+                build = state_pages.page_builder(listing, request.query.items())
+                return web.json_response(await runtime.query(build))
+            except paging.BadPage as exc:
+                return refused(str(exc))
+
+        return handler
 
     async def explain(request: web.Request) -> web.Response:
         framework_id = request.match_info["framework_id"]
@@ -257,6 +268,8 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_get("/plain", plain)
     app.router.add_get("/health", health)
     app.router.add_get("/api/v1/state", state)
+    for listing in state_pages.PARAMS:  # GetState's lists a page at a time (state_pages.py)
+        app.router.add_get(f"/api/v1/state/{listing}", state_page(listing))
     app.router.add_get("/api/v1/events", events)
     app.router.add_get("/api/v1/frameworks/{framework_id}/explain", explain)
     app.router.add_get("/api/v1/roles", roles)

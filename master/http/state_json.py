@@ -94,7 +94,7 @@ class _Classes:
         return int(self.values.get(name, self.values.get(self.default, 0)))
 
 
-def classes_of(s: op.State) -> _Classes:
+def classes_of(s: op.State | op.FrameworkList) -> _Classes:
     return _Classes(s.priority_classes)
 
 

@@ -11,7 +11,7 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import explanation, task_files, views, what_if
+from corral.master import explanation, paging, state_pages, task_files, views, what_if
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -34,6 +34,45 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.State:
         return await self.rt.query(views.state_pb)
+
+    async def ListAgents(
+        self, request: operator_pb2.ListAgentsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.AgentList:
+        try:
+            answer: operator_pb2.AgentList = await self.rt.query(
+                lambda core: state_pages.list_agents(core, request.limit, request.page_token)
+            )
+        except paging.BadPage as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return answer
+
+    async def ListFrameworks(
+        self,
+        request: operator_pb2.ListFrameworksRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.FrameworkList:
+        try:
+            answer: operator_pb2.FrameworkList = await self.rt.query(
+                lambda core: state_pages.list_frameworks(
+                    core, request.limit, request.page_token, request.live_only
+                )
+            )
+        except paging.BadPage as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return answer
+
+    async def ListTasks(
+        self, request: operator_pb2.ListTasksRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.TaskList:
+        try:
+            answer: operator_pb2.TaskList = await self.rt.query(
+                lambda core: state_pages.list_tasks(
+                    core, request.limit, request.page_token, request.live_only
+                )
+            )
+        except paging.BadPage as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return answer
 
     async def Explain(
         self, request: operator_pb2.ExplainRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -14,6 +14,10 @@ from corral.acl import LOGS, READ, WRITE, Acl, Denial, Principal
 # RPC name -> group. The gRPC guard (rpc.py) and the HTTP middleware (http_auth.py) look here.
 ENDPOINTS: Final[dict[str, str]] = {
     "GetState": READ,
+    # GetState's lists a page at a time (state_pages.py).
+    "ListAgents": READ,
+    "ListFrameworks": READ,
+    "ListTasks": READ,
     "Watch": READ,
     "GetEvents": READ,
     "Explain": READ,
@@ -69,6 +73,9 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
     ("GET", "/api/v1/whoami"): PUBLIC,  # the caller about itself (http_auth.py)
     ("GET", "/"): "GetState",
     ("GET", "/api/v1/state"): "GetState",
+    ("GET", "/api/v1/state/agents"): "ListAgents",
+    ("GET", "/api/v1/state/frameworks"): "ListFrameworks",
+    ("GET", "/api/v1/state/tasks"): "ListTasks",
     ("GET", "/api/v1/events"): "GetEvents",
     ("GET", "/api/v1/frameworks/{framework_id}/explain"): "Explain",
     ("GET", "/api/v1/roles"): "GetRoles",

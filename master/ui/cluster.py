@@ -8,6 +8,7 @@ for it every few seconds, never per event (docs/ui.md, "Cost").
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from typing import Any
 
@@ -201,8 +202,15 @@ def agents_page(core: MasterCore, query: Mapping[str, str]) -> dict[str, Any]:
             total = a.spec.resources.scalars()[k]
             key = (-(used[k] / total if total > 0 else 0.0), a.agent_id)
         rows.append((key, a, used))
-    rows.sort(key=lambda row: row[0])
-    chosen = rows[page.offset : page.offset + page.limit]
+    # The first offset+limit only (keys are unique: the agent id is in each): a full sort of
+    # 50,000 rows (137 ms, ids in random order) per page of 50 is what this avoids (36 ms).
+    # Deep into the list a sort is the cheaper of the two.
+    wanted = page.offset + page.limit
+    if wanted * 8 < len(rows):
+        chosen = heapq.nsmallest(wanted, rows, key=lambda row: row[0])[page.offset :]
+    else:
+        rows.sort(key=lambda row: row[0])
+        chosen = rows[page.offset : wanted]
     return page.envelope(len(rows), [agent_row(core, a, used) for _, a, used in chosen])
 
 

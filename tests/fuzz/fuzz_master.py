@@ -25,6 +25,7 @@ import grpc
 
 from corral import limits
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.master import paging
 from corral.v1 import agent_pb2 as ag
 from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2_grpc
 from corral.v1 import common_pb2 as pb
@@ -670,6 +671,24 @@ class Fuzzer:
         if variant == "state":
             request: Any = op.GetStateRequest()
             method = self.operator.GetState
+        elif variant.startswith("list_"):
+            # GetState's lists a page at a time: a page after some id, a limit past the bound,
+            # a token that is not one (garbage, another list's, huge).
+            after = paging.token_of("agents", (f"A{pick}",))
+            request, method = {
+                "list_agents": (
+                    op.ListAgentsRequest(limit=pick % 7, page_token=after),
+                    self.operator.ListAgents,
+                ),
+                "list_tasks_huge_limit": (
+                    op.ListTasksRequest(limit=5001 + pick),
+                    self.operator.ListTasks,
+                ),
+                "list_bad_token": (
+                    op.ListFrameworksRequest(page_token=(HUGE, "%%%", after)[pick % 3]),
+                    self.operator.ListFrameworks,
+                ),
+            }[variant]
         else:
             fw = self.framework(pick)
             fid = {
@@ -700,6 +719,7 @@ class Fuzzer:
         "/corral.v1.Scheduler/Calls",
         "/corral.v1.AgentService/Connect",
         "/corral.v1.Operator/GetState",
+        "/corral.v1.Operator/ListAgents",
         "/corral.v1.Operator/Explain",
         "/corral.v1.Operator/KillTasks",
         "/corral.v1.Operator/Drain",
@@ -896,7 +916,19 @@ CALLS: dict[str, tuple[int, tuple[str, ...]]] = {
             "close",
         ),
     ),
-    "operator": (1, ("state", "explain_own", "explain_removed", "explain_unknown", "explain_huge")),
+    "operator": (
+        1,
+        (
+            "state",
+            "explain_own",
+            "explain_removed",
+            "explain_unknown",
+            "explain_huge",
+            "list_agents",
+            "list_tasks_huge_limit",
+            "list_bad_token",
+        ),
+    ),
     "garbage": (1, ("short", "long", "truncated")),
 }
 CALLERS = ("own", "own", "own", "own", "stale", "unknown", "empty", "huge", "removed")

@@ -67,6 +67,28 @@ def test_agents_page_filters_sorts_and_pages() -> None:
         cluster.agents_page(h.core, {"group": "a"})
 
 
+def test_every_page_of_many_agents_is_a_slice_of_the_whole_order() -> None:
+    """Shallow pages come from a bounded heap, deep ones from a sort: either way a page is the
+    slice of the whole list in the order asked, agents registered in a shuffled id order."""
+    import random
+
+    h = Harness(MasterConfig(agent_timeout=10**6))
+    names = [f"agent-{i:03d}" for i in range(300)]
+    random.Random(7).shuffle(names)
+    for name in names:
+        h.add_agent(agent_id="", hostname=name)
+    for sort in ("id", "hostname", "tasks"):
+        whole = cluster.agents_page(h.core, {"sort": sort, "limit": "1000"})["items"]
+        assert len(whole) == 300
+        for offset, limit in ((0, 10), (10, 10), (35, 1), (250, 50), (290, 50)):
+            page = cluster.agents_page(
+                h.core, {"sort": sort, "offset": str(offset), "limit": str(limit)}
+            )
+            assert page["items"] == whole[offset : offset + limit], (sort, offset, limit)
+    by_host = cluster.agents_page(h.core, {"sort": "hostname", "limit": "1000"})["items"]
+    assert [a["hostname"] for a in by_host] == sorted(names)
+
+
 def test_an_agent_without_its_stream_is_disconnected_then_unreachable() -> None:
     h, ids, _ = _cluster()
     h.close_agent(ids["z"])
