@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from corral.autoscaler.config import Config
+from corral.autoscaler.metrics import AutoscalerMetrics
 from corral.autoscaler.service import AutoscalerService
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import http_api, process
@@ -77,6 +78,7 @@ class Hosted:
             subject = request.query.get("subject", "")
             return http_api.json_response({"events": self.current().recent_events(subject)})
 
+        app[http_api.METRICS].register(AutoscalerMetrics(self.current))
         app.router.add_get("/v1/nodegroups", groups)
         app.router.add_get("/v1/nodegroups/{name}", group)
         app.router.add_get("/v1/nodes", nodes)

@@ -105,6 +105,10 @@ class AutoscalerService:
         self.last_eval_ms = 0.0
         self.last_error = ""
         self.evaluations = 0
+        # For /metrics (metrics.py): nodes asked of providers and deleted, events by reason.
+        self.scaled_up: collections.Counter[str] = collections.Counter()
+        self.scaled_down: collections.Counter[str] = collections.Counter()
+        self.event_counts: collections.Counter[str] = collections.Counter()
         self._task: asyncio.Task[None] | None = None
         self._channel: Any = None
         self._wake = asyncio.Event()
@@ -203,11 +207,13 @@ class AutoscalerService:
                 self.records.write(Put(NODE, node.name, node.to_json()))
         for node in plan.delete:
             await self._delete_node(stub, node, forget_record=True)
+            self.scaled_down[node.group] += 1
 
     async def _create(self, nodes: list[Node], now: float) -> None:
         by_group: dict[str, list[Node]] = {}
         for node in nodes:
             by_group.setdefault(node.group, []).append(node)
+            self.scaled_up[node.group] += 1
         for name, group_nodes in sorted(by_group.items()):
             group = self._group(name)
             try:
@@ -263,6 +269,7 @@ class AutoscalerService:
     def _record(self, events: list[Event]) -> None:
         for e in events:
             self.events.append(e)
+            self.event_counts[e.reason] += 1
             log.info("autoscaler %s %s: %s", e.reason, e.subject, e.message)
 
     # --- views ----------------------------------------------------------------------------

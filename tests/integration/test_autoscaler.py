@@ -18,6 +18,7 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
@@ -25,7 +26,7 @@ from corral.frameworks.sdk.testing import LocalCluster
 from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 from tests.integration.corral_cli import corral
 from tests.integration.serving_service import ServingProcess, until_async
-from tests.master_http import master_session
+from tests.master_http import local_session, master_session
 
 pytestmark = pytest.mark.e2e
 
@@ -44,6 +45,17 @@ class Autoscaler(ServingProcess):
 
     async def wait(self, check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
         return await until_async(check, timeout, what, self.logs)
+
+    async def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """/metrics as Prometheus reads it: (sample name, labels) -> value."""
+        async with local_session() as session, session.get(self.url + "/metrics") as response:
+            assert response.status == 200, await response.text()
+            text = await response.text()
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
 
 
 def config_file(path: Path, groups: list[dict[str, Any]], **options: Any) -> Path:
@@ -161,6 +173,15 @@ async def test_pending_batch_work_adds_nodes_runs_and_they_go_after_the_unneeded
             )
             down = await a.events("ScaleDown")
             assert {e["subject"] for e in down} == {"small-1", "small-2"}
+            m = await a.metrics()  # what an operator's Prometheus sees of it
+            assert m[("corral_autoscaler_scaled_up_nodes_total", (("group", "small"),))] == 2
+            assert m[("corral_autoscaler_scaled_down_nodes_total", (("group", "small"),))] == 2
+            assert m[("corral_autoscaler_events_total", (("reason", "TriggeredScaleUp"),))] == 1
+            ready = ("corral_autoscaler_nodes", (("group", "small"), ("phase", "ready")))
+            assert m[ready] == 0 and m[("corral_autoscaler_evaluations_total", ())] >= 1
+            assert (
+                m[("corral_autoscaler_node_group_bound", (("bound", "max"), ("group", "big")))] == 1
+            )
             table = await asyncio.to_thread(
                 corral, "get", "nodegroups", "-o", "wide", "--autoscaler", a.url
             )
