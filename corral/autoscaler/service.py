@@ -5,7 +5,7 @@ records a restarted autoscaler acts on without asking for the same nodes twice (
 2: upcoming nodes are records).
 
 The master is asked with the autoscaler's own credential (its principal: docs/autoscaler.md,
-"Its principal"): GetState and Simulate (group read), Drain and DeleteAgent (write)."""
+"Its principal"): ListAgents and Simulate (group read), Drain and DeleteAgent (write)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,9 @@ NODE = "node"
 GROUP = "group"
 MAX_EVENTS = 2000
 CALL_TIMEOUT = 30.0
+
+
+AGENTS_PAGE = 2000  # agents per ListAgents page (the master's bound is 5,000)
 
 
 class MasterUnavailable(Exception):
@@ -157,27 +160,41 @@ class AutoscalerService:
         stub = OperatorStub(self._channel)  # type: ignore[no-untyped-call]  # generated
         started = time.perf_counter()
         try:
-            state = await stub.GetState(operator_pb2.GetStateRequest(), timeout=CALL_TIMEOUT)
+            agents = await self._agents(stub)
             request = simulate_message(self.policy.simulate_request())
             answer = await stub.Simulate(request, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as err:
             raise MasterUnavailable(f"{err.code().name}: {err.details()}") from None
-        agents = [
-            AgentSeen(
-                a.info.id,
-                a.info.name,
-                a.connected,
-                a.tasks,
-                a.maintenance.mode if a.HasField("maintenance") else "",
-            )
-            for a in state.agents
-        ]
         now = self.clock()
         plan = self.policy.evaluate(json.loads(answer.result_json), agents, now)
         await self._carry_out(stub, plan, now)
         self.last_eval_ms = (time.perf_counter() - started) * 1000
         self.evaluations += 1
         return plan
+
+    async def _agents(self, stub: Any) -> list[AgentSeen]:
+        """The master's agents, a page at a time (ListAgents): GetState's one message of the
+        whole cluster took the master's loop ~2 s at 50,000 agents, each page ~60 ms."""
+        seen: list[AgentSeen] = []
+        token = ""
+        while True:
+            page = await stub.ListAgents(
+                operator_pb2.ListAgentsRequest(limit=AGENTS_PAGE, page_token=token),
+                timeout=CALL_TIMEOUT,
+            )
+            seen.extend(
+                AgentSeen(
+                    a.info.id,
+                    a.info.name,
+                    a.connected,
+                    a.tasks,
+                    a.maintenance.mode if a.HasField("maintenance") else "",
+                )
+                for a in page.agents
+            )
+            token = page.next_page_token
+            if not token:
+                return seen
 
     async def _carry_out(self, stub: Any, plan: Plan, now: float) -> None:
         # Records first: what the provider and the master are asked next is already durable.
