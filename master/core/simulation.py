@@ -39,6 +39,9 @@ Rules:
    not under maintenance, not itself being removed) could take with every static rule
    allowing it, is not removable; otherwise its tasks are charged where they would go (the
    largest first, first fit), so the next agent's tasks do not count the same room twice.
+   A task labelled ``corral.io/safe-to-evict: "false"`` (Cluster Autoscaler's
+   ``cluster-autoscaler.kubernetes.io/safe-to-evict`` annotation) keeps its agent: a task that
+   must not be moved by a scale-down, though an operator's drain still moves it.
 6. **Disruption budgets** (Kubernetes' PodDisruptionBudget, Marathon's minimum health; the
    master's ``--disruption-budgets``): a budget selects live tasks by labels (every one given
    must match; ``app: NAME`` is the serving service's app) and/or framework name, and holds
@@ -428,6 +431,10 @@ def _utilization(agent: AgentRecord) -> float:
     return max(shares)
 
 
+# Rule 5: the task label that keeps a task's agent from being removed by a scale-down.
+SAFE_TO_EVICT = "corral.io/safe-to-evict"
+
+
 def _removals(core: CoreState, request: SimulationRequest) -> list[dict[str, Any]]:
     """Rule 5."""
     out: dict[str, dict[str, Any]] = {}
@@ -490,6 +497,13 @@ def _moves(
     scratch = {aid: list(f) for aid, f in free.items()}
     charged: list[tuple[str, Scalars]] = []
     for t in tasks:
+        labels = getattr(t.spec.wire, "labels", None)
+        if labels is not None and labels.get(SAFE_TO_EVICT) == "false":
+            return (
+                f"task {t.task_id} of {t.framework_id} is marked not safe to evict "
+                f"({SAFE_TO_EVICT}=false)",
+                [],
+            )
         fw = core.frameworks.get(t.framework_id)
         d = fw.demands.get(t.spec.demand) if fw is not None and t.spec.demand else None
         if d is not None and d.min_member > 0:

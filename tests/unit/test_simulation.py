@@ -290,6 +290,33 @@ def test_a_busy_agent_is_above_the_threshold() -> None:
     assert r["removable"] is False and r["reason"].startswith("utilization 1.00")
 
 
+def test_a_task_marked_not_safe_to_evict_keeps_its_node_and_a_drain_still_moves_it() -> None:
+    h = Harness()
+    fid, _ = h.subscribe("db")
+    a0, _ = h.add_agent("a0", resources="cpus:4;mem:4096")
+    h.add_agent("a1", resources="cpus:4;mem:4096")
+    offers = h.offers_for(fid)
+    t = task("pg", "cpus:1;mem:128")
+    t.agent_id = a0
+    t.wire = common_pb2.TaskInfo(labels={"corral.io/safe-to-evict": "false"})
+    h.accept(fid, [o.offer_id for o in offers if o.agent_id == a0], t, refuse=0)
+    (r,) = ask(h, SimulationRequest(remove=(a0,)))["removals"]
+    assert r["removable"] is False
+    assert r["reason"] == (
+        f"task pg of {fid} is marked not safe to evict (corral.io/safe-to-evict=false)"
+    )
+    # Any other value (or none) is Cluster Autoscaler's default: the task may move.
+    h.core.agents[a0].tasks[(fid, "pg")].spec.wire = common_pb2.TaskInfo(
+        labels={"corral.io/safe-to-evict": "true"}
+    )
+    (r,) = ask(h, SimulationRequest(remove=(a0,)))["removals"]
+    assert r["removable"] is True
+    # The marker is the autoscaler's: an operator's drain is not refused for it.
+    h.core.agents[a0].tasks[(fid, "pg")].spec.wire = t.wire
+    drain(h, a0)  # refused with CallRejected if it were
+    assert h.core.agents[a0].maintenance is not None
+
+
 # --- disruption budgets (rule 6) ------------------------------------------------------------
 
 
