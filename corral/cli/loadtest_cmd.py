@@ -113,12 +113,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--masters > 1)",
     )
     p.add_argument(
+        "--zk-session-timeout",
+        type=positive_float,
+        default=2.0,
+        metavar="S",
+        help="the started masters' ZooKeeper session: a dead leader is replaced this long "
+        "after (1 to 10 s; default 2)",
+    )
+    p.add_argument(
         "--kill-leader-at",
         type=positive_float,
         default=None,
         metavar="S",
         help="kill -9 the leading master S seconds after the frameworks start, and print the "
-        "failover time (the new leader's first offers); needs --masters 2 or more",
+        "failover time (the new leader's first offers); needs --masters 2 or more, or "
+        "--registry sqlite (the one master is then started again on its registry and ports)",
     )
     p.add_argument(
         "--loss-wave",
@@ -206,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             masters=args.masters,
             registry=args.registry or ("zookeeper" if args.masters > 1 else "memory"),
             kill_leader_at=args.kill_leader_at,
+            zk_session_timeout=args.zk_session_timeout,
             loss_wave=args.loss_wave or 0,
             loss_wave_away=args.loss_wave_away,
             insecure=bool(args.insecure),

@@ -1,12 +1,16 @@
 """The load test's masters: one (its registry in memory, SQLite or ZooKeeper), or several in a
 ZooKeeper election with a ZooKeeper it starts (``--masters N``), and the leader's failover when
-``--kill-leader-at`` kills it: the time from its death to the new leader's first offers."""
+``--kill-leader-at`` kills it: the time from its death to the new leader's first offers. A
+single master (SQLite: nothing else can lead) is started again on its registry and its ports,
+as a supervisor (systemd, Marathon) would restart it; the failover is then that restart's."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -15,8 +19,6 @@ from corral.loadtest.master_http import MasterSession
 from corral.loadtest.options import LoadTestOptions
 from corral.loadtest.processes import Child, ProcessFailed, ProcessGroup
 from corral.loadtest.zookeeper import LocalZooKeeper, ZooKeeperUnavailable
-
-ZK_SESSION = 2.0  # seconds: how long a dead leader's znode outlives it
 
 
 @dataclass
@@ -27,6 +29,8 @@ class Masters:
     spec: str = ""
     zookeeper: LocalZooKeeper | None = None
     leader: str = ""
+    session: float = 0.0  # the masters' ZooKeeper session (seconds), when they share one
+    start: Callable[..., Awaitable[tuple[Child, str, str]]] | None = None  # a master, as started
 
     @property
     def http(self) -> str:
@@ -50,7 +54,8 @@ async def start_masters(group: ProcessGroup, opts: LoadTestOptions) -> Masters:
     elif opts.registry == "zookeeper":
         masters.zookeeper = await _start_zookeeper(group)
         masters.spec = masters.zookeeper.url("/corral")
-        extra = ("--zk", masters.spec, "--zk-session-timeout", f"{ZK_SESSION:g}")
+        masters.session = opts.zk_session_timeout
+        extra = ("--zk", masters.spec, "--zk-session-timeout", f"{masters.session:g}")
     try:
         return await _start_masters(group, opts, masters, extra)
     except BaseException:
@@ -83,15 +88,16 @@ async def _start_masters(
         extra = (*extra, "--insecure")
     if opts.acls is not None:
         extra = (*extra, "--acls", opts.acls)
+    masters.start = functools.partial(
+        group.start_master,
+        opts.allocation_interval,
+        opts.launch_pacing,
+        launch_latency_target=opts.launch_latency_target,
+        extra=extra,
+    )
     names = ["master"] if opts.masters == 1 else [f"master-{i}" for i in range(opts.masters)]
     for name in names:
-        masters.children[name] = await group.start_master(
-            opts.allocation_interval,
-            opts.launch_pacing,
-            launch_latency_target=opts.launch_latency_target,
-            name=name,
-            extra=extra,
-        )
+        masters.children[name] = await masters.start(name=name)
     async with MasterSession() as session:
         masters.leader = await find_leader(session, masters, timeout=60.0)
     if not masters.spec:
@@ -126,11 +132,18 @@ async def _offers_sent(session: MasterSession, http: str) -> float:
 
 
 async def kill_leader(group: ProcessGroup, masters: Masters) -> dict[str, object]:
-    """kill -9 the leader; return once another leads and has sent offers, with the times."""
+    """kill -9 the leader; return once another leads and has sent offers, with the times. A
+    single master is started again on its registry and its addresses (agents and frameworks
+    dial those again)."""
     old = masters.leader
-    child = masters.children.pop(old)[0]
+    child, grpc, http = masters.children.pop(old)
     died = time.monotonic()
     await group.kill(child)
+    if not masters.children:
+        assert masters.start is not None  # set when the masters started
+        masters.children[f"{old}-restarted"] = await masters.start(
+            name=f"{old}-restarted", grpc=grpc, http=http
+        )
     async with MasterSession() as session:
         masters.leader = await find_leader(session, masters, timeout=120.0)
         elected = time.monotonic() - died
@@ -147,9 +160,10 @@ async def kill_leader(group: ProcessGroup, masters: Masters) -> dict[str, object
     }
 
 
-def describe(result: dict[str, object]) -> str:
+def describe(result: dict[str, object], masters: Masters) -> str:
+    how = f"ZooKeeper session {masters.session:g} s" if masters.zookeeper else "restarted"
     return (
         f"failover: {result['killed']} killed; {result['new_leader']} led after "
         f"{result['elected_seconds']} s and offered after {result['failover_seconds']} s "
-        f"(ZooKeeper session {ZK_SESSION:g} s)"
+        f"({how})"
     )

@@ -38,7 +38,11 @@ class LoadTestOptions:
     # Where the started masters keep their registry: memory, sqlite (a --work-dir) or zookeeper
     # (implied by masters > 1).
     registry: str = "memory"
-    kill_leader_at: float | None = None  # seconds after the frameworks start: kill -9 the leader
+    # The started masters' ZooKeeper session (seconds): how long a dead leader's znode outlives
+    # it. Short, so a failover is timed in seconds; a longer one survives a loaded machine.
+    zk_session_timeout: float = 2.0
+    # Seconds after the frameworks start: kill -9 the leader (one SQLite master: and restart it).
+    kill_leader_at: float | None = None
     # Agents whose streams are cut at once a quarter into the measured window (0: none), and
     # how long they stay away before reconnecting.
     loss_wave: int = 0
@@ -83,9 +87,17 @@ class LoadTestOptions:
             raise OptionError("--masters > 1 share their registry: it takes --registry zookeeper")
         if self.master is not None and (self.masters > 1 or self.registry != "memory"):
             raise OptionError("--masters and --registry apply to masters the load test starts")
+        if not (math.isfinite(self.zk_session_timeout) and 1 <= self.zk_session_timeout <= 10):
+            # The load test's ZooKeeper (tickTime 500 ms) grants sessions of 1 to 10 s.
+            raise OptionError(
+                f"--zk-session-timeout must be 1 to 10 s, got {self.zk_session_timeout}"
+            )
         if self.kill_leader_at is not None:
-            if self.masters < 2:
-                raise OptionError("--kill-leader-at needs --masters 2 or more")
+            if self.masters < 2 and self.registry != "sqlite":
+                raise OptionError(
+                    "--kill-leader-at needs --masters 2 or more, or --registry sqlite (the one "
+                    "master is started again on its registry)"
+                )
             end = self.warmup + self.duration
             if not (math.isfinite(self.kill_leader_at) and 0 < self.kill_leader_at < end):
                 raise OptionError(

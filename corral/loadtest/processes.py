@@ -86,6 +86,8 @@ class ProcessGroup:
         *,
         name: str = "master",
         extra: tuple[str, ...] = (),
+        grpc: str = "127.0.0.1:0",
+        http: str = "127.0.0.1:0",
     ) -> tuple[Child, str, str]:
         ready = self.work_dir / f"{name}-ready.json"
         child = await self.spawn(
@@ -93,7 +95,7 @@ class ProcessGroup:
             (
                 *CORRAL,
                 "master",
-                *("--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"),
+                *("--grpc", grpc, "--http", http),
                 *("--ready-file", str(ready)),
                 *("--allocation-interval", f"{allocation_interval:g}"),
                 # Thousands of agents on two shared cores can miss a heartbeat under load; a

@@ -262,7 +262,7 @@ async def _kill_leader_at(
     sampler.proc = None
     sampler.http = None
     result = await kill_leader(group, masters)
-    console.log(describe(result))
+    console.log(describe(result, masters))
     return result
 
 
@@ -330,7 +330,8 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                 opts.task_seconds,
                 opts.drain_seconds,
                 opts.seed,
-                failover_timeout=60.0 if opts.masters > 1 else 1.0,
+                # A master killed or failed over: the frameworks must outlive the wait for it.
+                failover_timeout=60.0 if opts.masters > 1 or opts.kill_leader_at else 1.0,
             )
             ready: list[int] = []
             readers = [asyncio.create_task(_read_worker(w, collector, ready)) for w in workers]

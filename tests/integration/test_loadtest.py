@@ -134,6 +134,30 @@ def test_loss_wave_agents_come_back_and_no_task_is_lost_or_runs_on(tmp_path: Pat
     assert isinstance(f["launches_per_s"], float) and f["launches_per_s"] > 0
 
 
+def test_one_sqlite_master_killed_is_restarted_on_its_registry_and_offers_again(
+    tmp_path: Path,
+) -> None:
+    # kill -9 of the only master, started again on its SQLite registry and its ports: the
+    # agents and frameworks dial it again, it recovers them and offers; nothing that ran is lost.
+    f = _loadtest(
+        tmp_path,
+        # The window outlasts the frameworks' reconnection backoff (up to 10 s), so they are
+        # subscribed again when they drain.
+        *("--agents", "50", "--frameworks", "3", "--duration", "20", "--warmup", "1"),
+        *("--registry", "sqlite", "--kill-leader-at", "3"),
+    )
+    failover = f["failover"]
+    assert isinstance(failover, dict), f.keys()
+    assert failover["killed"] == "master" and failover["new_leader"] == "master-restarted"
+    seconds = failover["failover_seconds"]
+    assert isinstance(seconds, float) and seconds > 0, failover
+    lost = f["lost_states"]
+    assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
+    assert f["tasks_unterminated"] == 0
+    assert f["tasks_revived"] == 0
+    assert f["errors"] == [], f["errors"]
+
+
 def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:
     f = _loadtest(
         tmp_path,

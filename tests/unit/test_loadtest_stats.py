@@ -98,6 +98,13 @@ def test_options_are_validated_and_split_evenly() -> None:
         LoadTestOptions(loss_wave=1, loss_wave_away=0.0)
     with pytest.raises(OptionError, match="the master the load test starts"):
         LoadTestOptions(loss_wave=1, master="127.0.0.1:5050")
+    # One master killed is restarted on its registry: only a durable one (SQLite) has one.
+    with pytest.raises(OptionError, match="--kill-leader-at needs --masters 2 or more"):
+        LoadTestOptions(kill_leader_at=5.0)
+    assert LoadTestOptions(registry="sqlite", kill_leader_at=5.0).kill_leader_at == 5.0
+    # The load test's ZooKeeper grants 1 to 10 s (tickTime 500 ms).
+    with pytest.raises(OptionError, match="--zk-session-timeout must be 1 to 10 s"):
+        LoadTestOptions(masters=2, registry="zookeeper", zk_session_timeout=30.0)
     assert LoadTestOptions(warmup=5, duration=40, loss_wave=1).loss_wave_at == 15.0
     assert split(10, 3) == [4, 3, 3] and sum(split(10_000, 4)) == 10_000
 
