@@ -1,6 +1,8 @@
 """Disruption budgets as data (Kubernetes' PodDisruptionBudget, Marathon's minimum health): the
-master's ``--disruption-budgets`` file parsed and checked. What a budget allows is decided in
-simulation.py (its rule 6, ``budget_denial``), for drains and the autoscaler's removals alike.
+master's ``--disruption-budgets`` file parsed and checked, and how many disruptions a budget
+allows now (``health``, ``allowed``). Drains and the autoscaler's removals are refused past it
+(simulation.py, rule 6, ``budget_denial``); preemption counts the victims past it and prefers
+fewer (preemption.py, rule 4).
 
 Apart from simulation.py so that the master's configuration (config.py) can hold budgets without
 importing the what-if and, through it, the handlers.
@@ -8,11 +10,14 @@ importing the what-if and, through it, the handlers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from corral.tasks import TaskState
+
 if TYPE_CHECKING:
-    from corral.master.core.records import FrameworkRecord
+    from corral.master.core.records import FrameworkRecord, TaskRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +39,32 @@ class DisruptionBudget:
         if self.min_available is not None:
             return f"{self.name} (min_available {self.min_available})"
         return f"{self.name} (max_unavailable {self.max_unavailable})"
+
+
+def health(
+    b: DisruptionBudget, frameworks: Iterable[FrameworkRecord]
+) -> tuple[int, list[TaskRecord]]:
+    """How many live tasks ``b`` selects, and those of them healthy (RUNNING, no kill asked)."""
+    selected = 0
+    healthy: list[TaskRecord] = []
+    for fw in frameworks:
+        if b.framework and fw.spec.name != b.framework:
+            continue
+        for t in fw.tasks.values():
+            if t.state.terminal or not b.selects(fw, getattr(t.spec.wire, "labels", None)):
+                continue
+            selected += 1
+            if t.state is TaskState.RUNNING and not t.kill_requested:
+                healthy.append(t)
+    return selected, healthy
+
+
+def allowed(b: DisruptionBudget, selected: int, healthy: int) -> int:
+    """How many more of its healthy tasks ``b`` lets go now (below 0: already broken)."""
+    if b.min_available is not None:
+        return healthy - b.min_available
+    assert b.max_unavailable is not None
+    return b.max_unavailable - (selected - healthy)
 
 
 class BudgetError(ValueError):

@@ -67,12 +67,12 @@ from corral.master.allocator import rules
 from corral.master.allocator.interface import Scalars
 from corral.master.allocator.rules import FrameworkFacts
 from corral.master.allocator.rules.resources import insufficient
-from corral.master.core import demands, gangs, pending, placement_facts
+from corral.master.core import demands, disruption_budgets, gangs, pending, placement_facts
 from corral.master.core import events as ev
 from corral.master.core.agent_view import AgentView
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.states import FrameworkState
-from corral.master.core.types import AgentSpec, Demand, TaskState
+from corral.master.core.types import AgentSpec, Demand
 from corral.resources import SCALARS, fits, fits_rows, lacking
 
 if TYPE_CHECKING:
@@ -85,29 +85,20 @@ BELOW_CUTOFF = "below the priority cutoff"
 def budget_denial(core: CoreState, agent_ids: set[str]) -> str:
     """Rule 6: why disrupting ``agent_ids`` together breaks a budget (empty: it does not)."""
     for b in core.config.disruption_budgets:
-        selected = healthy = disrupted = 0
-        for fw in core.frameworks.values():
-            if b.framework and fw.spec.name != b.framework:
-                continue
-            for t in fw.tasks.values():
-                if t.state.terminal or not b.selects(fw, getattr(t.spec.wire, "labels", None)):
-                    continue
-                selected += 1
-                if t.state is TaskState.RUNNING and not t.kill_requested:
-                    healthy += 1
-                    disrupted += t.agent_id in agent_ids
-        if not disrupted:
+        selected, healthy_tasks = disruption_budgets.health(b, core.frameworks.values())
+        healthy = len(healthy_tasks)
+        disrupted = sum(t.agent_id in agent_ids for t in healthy_tasks)
+        if not disrupted or disrupted <= disruption_budgets.allowed(b, selected, healthy):
             continue
-        if b.min_available is not None and healthy - disrupted < b.min_available:
+        if b.min_available is not None:
             return (
                 f"disruption budget {b}: {healthy} of {selected} healthy, disrupting "
                 f"{disrupted} would leave {healthy - disrupted}"
             )
-        if b.max_unavailable is not None and selected - healthy + disrupted > b.max_unavailable:
-            return (
-                f"disruption budget {b}: {selected - healthy} of {selected} unavailable, "
-                f"disrupting {disrupted} more would make {selected - healthy + disrupted}"
-            )
+        return (
+            f"disruption budget {b}: {selected - healthy} of {selected} unavailable, "
+            f"disrupting {disrupted} more would make {selected - healthy + disrupted}"
+        )
     return ""
 
 
