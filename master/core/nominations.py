@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, gang_holds, gangs, preemption
+from corral.master.core import demand_work, disruption_budgets, gang_holds, gangs, preemption
 from corral.master.core.nomination_holds import release
 from corral.master.core.preemption_room import UsedRoom, may_die
 from corral.master.core.records import (
@@ -45,7 +45,7 @@ from corral.master.core.records import (
     TaskRecord,
 )
 from corral.master.core.states import AgentState, FrameworkState
-from corral.master.core.types import Demand
+from corral.master.core.types import Demand, TaskState
 from corral.priority import PreemptionPolicy
 from corral.qos import is_besteffort
 from corral.resources import fits
@@ -184,7 +184,8 @@ def _search(
             views.append(preemption.AgentView(agent.agent_id, tuple(free), candidates))
     if not views:
         return [], free_slots
-    return preemption.place(shape, need, value, views, _spare(core), budget), free_slots
+    placed = preemption.place(shape, need, value, views, _spare(core), budget, _allowed(core))
+    return placed, free_slots
 
 
 def _group(task: TaskRecord) -> str:
@@ -198,7 +199,30 @@ def _candidate(core: CoreState, task: TaskRecord) -> preemption.Candidate:
         task.launched_at,
         task.spec.resources.scalars(),
         _group(task),
+        _budgets_of(core, task),
     )
+
+
+def _budgets_of(core: CoreState, task: TaskRecord) -> tuple[str, ...]:
+    """The disruption budgets a victim would count against: those selecting it while it is
+    healthy (a task not RUNNING, or already being killed, is no disruption to its budget)."""
+    budgets = core.config.disruption_budgets
+    if not budgets or task.state is not TaskState.RUNNING or task.kill_requested:
+        return ()
+    fw = core.frameworks.get(task.framework_id)
+    if fw is None:
+        return ()
+    labels = getattr(task.spec.wire, "labels", None)
+    return tuple(b.name for b in budgets if b.selects(fw, labels))
+
+
+def _allowed(core: CoreState) -> dict[str, int]:
+    """Per disruption budget, how many of its healthy tasks may go now (preemption rule 4)."""
+    out: dict[str, int] = {}
+    for b in core.config.disruption_budgets:
+        selected, healthy = disruption_budgets.health(b, core.frameworks.values())
+        out[b.name] = disruption_budgets.allowed(b, selected, len(healthy))
+    return out
 
 
 def _spare(core: CoreState) -> dict[str, int]:

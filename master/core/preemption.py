@@ -10,13 +10,17 @@ Rules, after kube-scheduler's DefaultPreemption (pkg/scheduler/framework/preempt
 2. A task of a gang (a demand with ``min_member``) is taken only while its gang keeps at least
    ``min_member`` live tasks: each protection group has a number of tasks it can spare.
 3. On one agent: take every lower-priority task away; if the shape still does not fit, the
-   agent is no candidate. Otherwise give tasks back, most important first (higher priority,
-   then the one running longest), while the shape still fits: what is left are the victims,
-   the fewest and least important the agent allows.
-4. Between agents, the first of (kube's pickOneNodeForPreemption, without PDBs):
-   the lowest highest-priority victim; the smallest sum of victims' priorities (each offset to
-   be positive, so more victims weigh more); the fewest victims; the newest victims (the latest
-   earliest start among the highest-priority victims); the agent id.
+   agent is no candidate. Otherwise give tasks back while the shape still fits: first those
+   whose going would break a disruption budget (a budget's ``allowed`` disruptions counted
+   down over the tasks, most important first: kube's filterPodsWithPDBViolation), then the
+   rest, each most important first (higher priority, then the one running longest): what is
+   left are the victims, the fewest and least important the agent allows.
+4. Between agents, the first of (kube's pickOneNodeForPreemption): the fewest victims past
+   their disruption budgets (a budget broken is allowed, as kube allows it, but only where no
+   agent does without); the lowest highest-priority victim; the smallest sum of victims'
+   priorities (each offset to be positive, so more victims weigh more); the fewest victims;
+   the newest victims (the latest earliest start among the highest-priority victims); the
+   agent id.
 5. Tasks are placed one at a time, each on one agent, in the state the earlier ones left:
    free room first (no victim), then by rule 4. A placement is one task's shape; the victims
    chosen and the shapes placed are taken out before the next task is placed.
@@ -46,6 +50,7 @@ class Candidate:
     started_at: float
     scalars: Vec
     group: str = ""
+    budgets: tuple[str, ...] = ()  # the disruption budgets selecting it (rules 3 and 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,22 +84,45 @@ def _more_important(c: Candidate) -> tuple[int, float, tuple[str, str]]:
     return (-c.priority, c.started_at, c.key)
 
 
+def violating(victims: Sequence[Candidate], allowed: Mapping[str, int]) -> set[tuple[str, str]]:
+    """Of ``victims`` (most important first), those whose going would break a budget: each
+    budget's allowed disruptions counted down over them in that order (rule 3)."""
+    if not allowed:
+        return set()
+    left = dict(allowed)
+    out: set[tuple[str, str]] = set()
+    for v in victims:
+        for b in v.budgets:
+            if b in left:
+                left[b] -= 1
+                if left[b] < 0:
+                    out.add(v.key)
+    return out
+
+
 def victims_on_agent(
     shape: Vec,
     free: Vec,
     tasks: Sequence[Candidate],
     priority: int,
     spare: Mapping[str, int],
+    allowed: Mapping[str, int] | None = None,
 ) -> tuple[Candidate, ...] | None:
     """Rule 3 (with rules 1 and 2): the victims on one agent that make room for ``shape``, or
     None if no allowed set does. ``spare``: per protection group, how many it can lose (a
-    group not in it may lose any number)."""
+    group not in it may lose any number); ``allowed``: per disruption budget, how many
+    disruptions it allows now."""
     barred: set[tuple[str, str]] = set()
     while True:
         potential = sorted(
             (t for t in tasks if t.priority < priority and t.key not in barred),
             key=_more_important,
         )
+        breaking = violating(potential, allowed or {})
+        if breaking:  # those breaking a budget are given back first
+            potential = [t for t in potential if t.key in breaking] + [
+                t for t in potential if t.key not in breaking
+            ]
         room = free
         for t in potential:
             room = _plus(room, t.scalars)
@@ -131,13 +159,19 @@ def _over_budget(victims: Sequence[Candidate], spare: Mapping[str, int]) -> list
     return over
 
 
-def agent_rank(agent_id: str, victims: Sequence[Candidate]) -> tuple[float, int, int, float, str]:
+Rank = tuple[int, float, int, int, float, str]
+
+
+def agent_rank(
+    agent_id: str, victims: Sequence[Candidate], allowed: Mapping[str, int] | None = None
+) -> Rank:
     """Rule 4 as a sort key (smallest first). No victims sorts before any."""
     if not victims:
-        return (float("-inf"), 0, 0, 0.0, agent_id)
+        return (0, float("-inf"), 0, 0, 0.0, agent_id)
     highest = max(v.priority for v in victims)
     earliest_of_highest = min(v.started_at for v in victims if v.priority == highest)
     return (
+        len(violating(sorted(victims, key=_more_important), allowed or {})),
         float(highest),
         sum(v.priority + _OFFSET for v in victims),
         len(victims),
@@ -153,6 +187,7 @@ def place(
     agents: Sequence[AgentView],
     spare: Mapping[str, int],
     max_victims: int,
+    allowed: Mapping[str, int] | None = None,
 ) -> list[Placement]:
     """Rule 5: up to ``count`` placements of ``shape``, each on free room or on the agent rule
     4 picks, the victims of all of them at most ``max_victims``. Stops at the first task that
@@ -161,16 +196,17 @@ def place(
     free = {a.agent_id: a.free for a in agents}
     left = {a.agent_id: list(a.tasks) for a in agents}
     budget = dict(spare)
+    disruptions = dict(allowed or {})
     placed: list[Placement] = []
     victims_total = 0
     for _ in range(count):
-        best: tuple[tuple[float, int, int, float, str], str, tuple[Candidate, ...]] | None = None
+        best: tuple[Rank, str, tuple[Candidate, ...]] | None = None
         for a in agents:
             aid = a.agent_id
-            victims = victims_on_agent(shape, free[aid], left[aid], priority, budget)
+            victims = victims_on_agent(shape, free[aid], left[aid], priority, budget, disruptions)
             if victims is None:
                 continue
-            rank = agent_rank(aid, victims)
+            rank = agent_rank(aid, victims, disruptions)
             if best is None or rank < best[0]:
                 best = (rank, aid, victims)
         if best is None:
@@ -185,6 +221,9 @@ def place(
             room = _plus(room, v.scalars)
             if v.group in budget:
                 budget[v.group] -= 1
+            for b in v.budgets:  # what the next placements may still disrupt
+                if b in disruptions:
+                    disruptions[b] -= 1
         free[aid] = _minus(room, shape)
         left[aid] = [t for t in left[aid] if t.key not in gone]
         placed.append(Placement(aid, victims))

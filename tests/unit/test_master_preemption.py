@@ -236,3 +236,39 @@ def test_a_lost_agent_ends_the_hold_and_the_demand_may_preempt_elsewhere() -> No
     assert not h.core.nominations and not h.core.victim_of
     again = kills(preempt_cycle(h))
     assert len(again) == 2 and again[0].agent_id != first[0].agent_id
+
+
+def _labelled(h: Harness, aid: str, app: str) -> None:
+    from corral.v1 import common_pb2
+
+    for t in h.core.agents[aid].tasks.values():
+        t.spec.wire = common_pb2.TaskInfo(labels={"app": app})
+
+
+def test_preemption_spares_a_budgets_tasks_and_breaks_it_only_if_it_must() -> None:
+    from corral.master.core.disruption_budgets import budgets_from_json
+
+    budget = budgets_from_json(
+        [{"name": "keep", "selector": {"app": "keep"}, "max_unavailable": 0}]
+    )
+    # Which agent the rules without budgets pick for one 2-cpu serving task (2 victims)...
+    h, _, _ = full_cluster()
+    serving, _ = h.subscribe("serving")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    (picked,) = {k.agent_id for k in kills(preempt_cycle(h))}
+    # ... holds tasks a budget keeps: the other agent's tasks go instead.
+    h, _, aids = full_cluster(MasterConfig(disruption_budgets=budget))
+    _labelled(h, picked, "keep")
+    serving, _ = h.subscribe("serving")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    killed = kills(preempt_cycle(h))
+    (other,) = [a for a in aids if a != picked]
+    assert len(killed) == 2 and {k.agent_id for k in killed} == {other}
+    # Every agent's tasks kept by the budget: preemption still happens (kube does too), on
+    # the agent with the fewest victims past it.
+    h, _, aids = full_cluster(MasterConfig(disruption_budgets=budget))
+    for aid in aids:
+        _labelled(h, aid, "keep")
+    serving, _ = h.subscribe("serving")
+    h.set_demands(serving, demand("web", "cpus:2;mem:256", count=1, priority_class="serving"))
+    assert len(kills(preempt_cycle(h))) == 2

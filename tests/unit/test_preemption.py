@@ -165,3 +165,18 @@ def test_victims_on_agent_none_when_nothing_allowed_frees_enough() -> None:
     assert victims_on_agent((2.0, 0, 0, 0), (0.0, 0, 0, 0), tasks, HIGH, {"g": 0}) is None
     got = victims_on_agent((2.0, 0, 0, 0), (1.0, 0, 0, 0), tasks, HIGH, {"g": 0})
     assert got is not None and [v.key[1] for v in got] == ["x2"]
+
+
+def test_a_victim_a_budget_counts_is_given_back_first_on_an_agent() -> None:
+    from corral.master.core.preemption import violating
+
+    kept = Candidate(("f", "kept"), 10, 1.0, (1.0, 0, 0, 0), budgets=("web",))
+    other = Candidate(("f", "other"), 20, 1.0, (1.0, 0, 0, 0))
+    shape, free = (1.0, 0, 0, 0), (0.0, 0, 0, 0)
+    # Without budgets the less important task goes; with "web" allowing none, the other one.
+    assert victims_on_agent(shape, free, [kept, other], HIGH, {}) == (kept,)
+    assert victims_on_agent(shape, free, [kept, other], HIGH, {}, {"web": 0}) == (other,)
+    assert victims_on_agent(shape, free, [kept, other], HIGH, {}, {"web": 1}) == (kept,)
+    assert violating([kept, other], {"web": 0}) == {("f", "kept")}
+    assert violating([kept, kept], {"web": 1}) == {("f", "kept")}
+    assert violating([kept], {}) == set()
