@@ -6,7 +6,12 @@ import argparse
 from pathlib import Path
 
 from corral.cli.client_tls import credentials
-from corral.cli.common import add_master_arg, host_port, service_state_dir
+from corral.cli.common import (
+    add_master_arg,
+    add_service_leadership_args,
+    host_port,
+    service_state_dir,
+)
 from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5092"
@@ -56,6 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE",
         help='once serving, write {"http": "HOST:PORT", ...} here (for scripts and tests)',
     )
+    add_service_leadership_args(p, "node records")
     p.add_argument("--seed", type=int, default=0, help="the random expander's seed (default 0)")
     p.add_argument(
         "--log-level",
@@ -83,7 +89,15 @@ def run(args: argparse.Namespace) -> int:
     sdk.configure_logging(args.log_level)
     credentials()  # none found: one line and exit 2, before the store is touched
     state = args.state or default_state_dir()
-    options = serve.options(state, args.listen, args.ready_file)
+    options = serve.options(
+        state,
+        args.listen,
+        args.ready_file,
+        standby=args.standby,
+        zk=args.zk,
+        zk_session_timeout=args.zk_session_timeout,
+        advertise=args.advertise,
+    )
     settings = serve.Settings(args.master, config, state, args.seed)
     try:
         return asyncio.run(process.main(options, serve.hosting(settings)))
