@@ -90,6 +90,11 @@ def test_the_kept_view_is_the_view_built_from_scratch(data: st.DataObject) -> No
                 (b.framework_id, o.offer_id, o.scalars[0]) for b in h.allocate() for o in b.offers
             ]
         elif step in ("accept", "decline") and offers:
+            # Only offers still outstanding: a closed agent's were rescinded with it.
+            offers = [o for o in offers if h.core.book.get(o[1]) is not None]
+            if not offers:
+                kept = check(h, kept, fws)
+                continue
             fid, oid, cpus = offers.pop(data.draw(st.integers(0, len(offers) - 1)))
             if step == "accept" and cpus >= 1:
                 n += 1
