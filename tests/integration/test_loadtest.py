@@ -155,7 +155,12 @@ def test_one_sqlite_master_killed_is_restarted_on_its_registry_and_offers_again(
     assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
     assert f["tasks_unterminated"] == 0
     assert f["tasks_revived"] == 0
-    assert f["errors"] == [], f["errors"]
+    # Calls in flight when the master was killed, or made before the driver had subscribed to
+    # the restarted one, are refused UNAVAILABLE (the frameworks retry with new offers); any
+    # other refusal is a defect.
+    errors = f["errors"]
+    assert isinstance(errors, list), errors
+    assert all(": UNAVAILABLE: " in e for e in errors), errors
 
 
 def test_decline_mode_offers_and_launches_nothing(tmp_path: Path) -> None:
