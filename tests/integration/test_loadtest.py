@@ -130,7 +130,14 @@ def test_loss_wave_agents_come_back_and_no_task_is_lost_or_runs_on(tmp_path: Pat
     assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
     assert f["tasks_unterminated"] == 0
     assert f["tasks_revived"] == 0
-    assert f["errors"] == [], f["errors"]
+    # An agent cut off has its offers rescinded; an Accept already on its way for one of them
+    # is refused naming the offer (the framework gets the RESCIND and goes on), as is a call
+    # on a stream reset with it. Any other refusal is a defect.
+    errors = f["errors"]
+    assert isinstance(errors, list), errors
+    assert all(
+        "is unknown, rescinded or already used" in e or ": UNAVAILABLE: " in e for e in errors
+    ), errors
     assert isinstance(f["launches_per_s"], float) and f["launches_per_s"] > 0
 
 
