@@ -208,8 +208,9 @@ async def _no_nodes(a: Autoscaler, cluster: LocalCluster) -> bool:
     return not await a.nodes() and not await agent_names(cluster)
 
 
-def _agent_processes(tmp_path: Path) -> list[int]:
-    """Live `corral agent` processes whose work dir is under this test's autoscaler state."""
+def _agent_processes(tmp_path: Path, under: str = "state") -> list[int]:
+    """Live `corral agent` processes whose work dir is under ``tmp_path / under`` (this
+    test's autoscaler state; "" : any of the test's autoscalers)."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -218,7 +219,7 @@ def _agent_processes(tmp_path: Path) -> list[int]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        if "agent" in argv and str(tmp_path / "state") in argv:
+        if "agent" in argv and str(tmp_path / under) in argv:
             out.append(int(pid))
     return out
 

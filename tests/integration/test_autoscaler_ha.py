@@ -21,6 +21,7 @@ from tests.integration.serving_service import until
 from tests.integration.test_autoscaler import (
     Autoscaler,
     Batch,
+    _agent_processes,
     _some_nodes,
     agent_names,
     cluster,
@@ -81,20 +82,5 @@ async def test_the_standby_autoscaler_takes_over_and_does_not_scale_up_twice(
         first.stop()
         if second is not None:
             second.stop()
-        for pid in _agent_processes(tmp_path):
+        for pid in _agent_processes(tmp_path, ""):
             os.killpg(pid, signal.SIGKILL)
-
-
-def _agent_processes(tmp_path: Path) -> list[int]:
-    """Live `corral agent` processes of this test's autoscalers (their nodes' work dirs)."""
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if "agent" in argv and str(tmp_path) in argv:
-            out.append(int(pid))
-    return out
