@@ -14,17 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import grpc
-
-from corral.detector import leader_hint, make_detector, parse_master
+from corral.detector import make_detector, parse_master
 from corral.frameworks.sdk.demands import Demand
-from corral.frameworks.sdk.errors import CallError
-from corral.tls import Credentials, aio_channel, resolve
+from corral.frameworks.sdk.leader_calls import call_leader
+from corral.tls import Credentials, resolve
 from corral.v1.common_pb2 import FrameworkInfo, Principal
 from corral.v1.operator_pb2 import ReviewRequest
-from corral.v1.operator_pb2_grpc import OperatorStub
-
-TRIES = 3  # a standby's redirect, then the leader
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,26 +61,8 @@ class Reviewer:
         )
         if framework is not None:
             request.framework.CopyFrom(framework)
-        last: grpc.aio.AioRpcError | None = None
-        for _ in range(TRIES):
-            address = await self.detector.leader()
-            async with aio_channel(address, self.tls) as channel:
-                stub = OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated
-                try:
-                    r = await stub.Review(request, timeout=self.timeout)
-                except grpc.aio.AioRpcError as err:
-                    last = err
-                    hint = leader_hint(err)
-                    if err.code() == grpc.StatusCode.UNAVAILABLE:
-                        if hint:
-                            self.detector.redirected(hint)
-                        else:
-                            self.detector.failed(address)
-                        continue
-                    raise CallError("Review", err.code(), err.details() or "") from None
-            return ReviewResult(r.allowed, r.action, r.object, r.rule, r.message)
-        assert last is not None
-        raise CallError("Review", last.code(), last.details() or "")
+        r = await call_leader(self.detector, self.tls, "Review", request, self.timeout)
+        return ReviewResult(r.allowed, r.action, r.object, r.rule, r.message)
 
     async def close(self) -> None:
         await self.detector.close()
