@@ -526,7 +526,8 @@ BUILTIN: Final = {
                 "host_network": True,
                 "host_paths": [ANY],
             },
-            "operator": [READ],
+            # A service (the autoscaler, the job service) shows its status in the web UI.
+            "operator": [READ, "PublishStatus"],
             "jobs": {"queues": [ANY]},
             # A framework may be a service launching for its callers (the serving service),
             # who may use anything here anyway.

@@ -41,6 +41,7 @@ from corral.master.sandbox_relay import SandboxRelay
 from corral.master.security import audit
 from corral.master.security.requester import RequesterSource
 from corral.master.security.seals import Seals
+from corral.master.service_status import StatusBoard
 from corral.master.wire.offers import OfferEncoder
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2
@@ -118,6 +119,8 @@ class MasterRuntime:
         self.accepts_waiting_peak = 0
         self.sandbox = SandboxRelay(self)  # `corral logs`: reads through the agents' streams
         self.requesters = RequesterSource(self)  # who asked for an operator's action
+        # What services publish for the UI (node groups, queues): not the core's state.
+        self.service_status = StatusBoard()
 
     @property
     def token_key(self) -> bytes | None:

@@ -15,10 +15,12 @@ from aiohttp import web
 from corral.autoscaler.config import Config
 from corral.autoscaler.metrics import AutoscalerMetrics
 from corral.autoscaler.service import AutoscalerService
+from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import http_api, process
 from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
+from corral.frameworks.service.status_loop import StatusLoop
 
 NAME = "autoscaler"
 DEFAULT_LISTEN = "127.0.0.1:5092"
@@ -43,6 +45,7 @@ class Hosted:
         self.settings = settings
         self.tls = tls
         self.service: AutoscalerService | None = None
+        self.status: StatusLoop | None = None  # its node groups, for the master's web UI
 
     def current(self) -> AutoscalerService:
         assert self.service is not None, "the scaffold routes requests only once started"
@@ -91,8 +94,15 @@ class Hosted:
             s.config, records, s.master, s.state_dir, self.tls, seed=s.seed
         )
         await self.service.start()
+        publisher = sdk.StatusPublisher(s.master, NAME, "nodegroups", self.tls)
+        self.status = StatusLoop(
+            publisher, self.service.status_document, s.config.options.scan_interval
+        )
+        self.status.start()
 
     async def close(self) -> None:
+        if self.status is not None:
+            await self.status.close()
         if self.service is not None:
             await self.service.close()
 
@@ -104,6 +114,8 @@ class Hosted:
             "last_evaluation_ms": round(s.last_eval_ms, 3),
             "last_error": s.last_error,
             "nodes": len(s.policy.nodes),
+            "status_published": self.status.published if self.status else 0,
+            "status_error": self.status.last_error if self.status else "",
         }
 
     def describe(self) -> str:

@@ -44,6 +44,10 @@ CALL_TIMEOUT = 30.0
 
 
 AGENTS_PAGE = 2000  # agents per ListAgents page (the master's bound is 5,000)
+# What the status published for the master's web UI carries (status_document): well inside the
+# master's 1 MiB for a document, at 100 groups.
+STATUS_NODES = 1000
+STATUS_EVENTS = 50
 
 
 class MasterUnavailable(Exception):
@@ -296,6 +300,22 @@ class AutoscalerService:
 
     def nodes(self) -> list[dict[str, Any]]:
         return [n.to_json() for n in sorted(self.policy.nodes.values(), key=lambda n: n.name)]
+
+    def status_document(self) -> dict[str, Any]:
+        """What the master's web UI shows of this autoscaler (its node groups view), published
+        each scan (frameworks/service/status_loop.py): the groups, their nodes (the first
+        ``STATUS_NODES``) and the latest events."""
+        nodes = self.nodes()
+        return {
+            "node_groups": self.nodegroups(),
+            "nodes": nodes[:STATUS_NODES],
+            "nodes_total": len(nodes),
+            "events": self.recent_events()[-STATUS_EVENTS:],
+            "evaluations": self.evaluations,
+            "last_evaluation_ms": round(self.last_eval_ms, 3),
+            "last_error": self.last_error,
+            "scan_interval": self.config.options.scan_interval,
+        }
 
     def recent_events(self, subject: str = "") -> list[dict[str, Any]]:
         return [e.to_json() for e in self.events if not subject or e.subject == subject]

@@ -25,13 +25,23 @@ from corral.master.http import state_json
 from corral.resources import SCALARS
 from corral.v1 import common_pb2, operator_pb2
 
-KINDS = ("agents", "frameworks", "tasks", "offers", "roles", "priorityclasses", "nodegroups")
+KINDS = (
+    "agents",
+    "frameworks",
+    "tasks",
+    "offers",
+    "roles",
+    "priorityclasses",
+    "nodegroups",
+    "services",
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "get",
-        help="list agents, frameworks, tasks, offers, roles, priority classes or node groups",
+        help="list agents, frameworks, tasks, offers, roles, priority classes, node groups or "
+        "the statuses services publish to the master",
     )
     p.add_argument("kind", choices=KINDS, help="what to list")
     p.add_argument(
@@ -286,6 +296,43 @@ def role_rows(roles: operator_pb2.Roles) -> tuple[list[str], list[list[str]], li
     return cols, table, records
 
 
+def service_rows(
+    statuses: operator_pb2.ServiceStatuses,
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+    """What services publish to the master (``GetServiceStatuses``; the web UI's node groups and
+    queues views): one row per service, as /api/v1/services/status lists them."""
+    cols = ["KIND", "SERVICE", "PUBLISHER", "AGE", "STATUS", "ITEMS"]
+    table = []
+    records = []
+    for s in statuses.statuses:
+        document = json.loads(s.document_json)
+        items = document.get({"nodegroups": "node_groups"}.get(s.kind, s.kind), [])
+        age = s.age_seconds
+        table.append(
+            [
+                s.kind,
+                s.service,
+                s.principal or "-",
+                f"{age:.0f}s",
+                "stale" if s.stale else "fresh",
+                str(len(items)),
+            ]
+        )
+        records.append(
+            {
+                "service": s.service,
+                "kind": s.kind,
+                "principal": s.principal,
+                "published_at": s.published_at,
+                "age_seconds": round(age, 3),
+                "ttl_seconds": s.ttl_seconds,
+                "stale": s.stale,
+                "document": document,
+            }
+        )
+    return cols, table, records
+
+
 def priority_class_rows(
     classes: operator_pb2.PriorityClasses,
 ) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
@@ -497,6 +544,14 @@ def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[d
 
         url = args.autoscaler or nodegroups_cmd.default_url()
         return nodegroups_cmd.rows(url, args.timeout, wide=args.output == "wide")
+    if args.kind == "services":
+        statuses = call_operator(
+            args.master,
+            "GetServiceStatuses",
+            operator_pb2.GetServiceStatusesRequest(),
+            args.timeout,
+        )
+        return service_rows(statuses)
     if args.kind == "roles":
         roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
         return role_rows(roles)

@@ -7,6 +7,54 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PublishStatusRequest(_message.Message):
+    __slots__ = ("service", "kind", "document_json", "ttl_seconds")
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    kind: str
+    document_json: str
+    ttl_seconds: float
+    def __init__(self, service: _Optional[str] = ..., kind: _Optional[str] = ..., document_json: _Optional[str] = ..., ttl_seconds: _Optional[float] = ...) -> None: ...
+
+class PublishStatusResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetServiceStatusesRequest(_message.Message):
+    __slots__ = ("kind",)
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    def __init__(self, kind: _Optional[str] = ...) -> None: ...
+
+class ServiceStatus(_message.Message):
+    __slots__ = ("service", "kind", "principal", "published_at", "ttl_seconds", "stale", "document_json", "age_seconds")
+    SERVICE_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    TTL_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    STALE_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    AGE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    service: str
+    kind: str
+    principal: str
+    published_at: float
+    ttl_seconds: float
+    stale: bool
+    document_json: str
+    age_seconds: float
+    def __init__(self, service: _Optional[str] = ..., kind: _Optional[str] = ..., principal: _Optional[str] = ..., published_at: _Optional[float] = ..., ttl_seconds: _Optional[float] = ..., stale: _Optional[bool] = ..., document_json: _Optional[str] = ..., age_seconds: _Optional[float] = ...) -> None: ...
+
+class ServiceStatuses(_message.Message):
+    __slots__ = ("statuses",)
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    statuses: _containers.RepeatedCompositeFieldContainer[ServiceStatus]
+    def __init__(self, statuses: _Optional[_Iterable[_Union[ServiceStatus, _Mapping]]] = ...) -> None: ...
+
 class ReviewRequest(_message.Message):
     __slots__ = ("subject", "framework", "demands", "act_for", "framework_id", "quiet")
     SUBJECT_FIELD_NUMBER: _ClassVar[int]

@@ -149,6 +149,16 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.SimulateRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.SimulateResponse.FromString,
                 _registered_method=True)
+        self.PublishStatus = channel.unary_unary(
+                '/corral.v1.Operator/PublishStatus',
+                request_serializer=corral_dot_v1_dot_operator__pb2.PublishStatusRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.PublishStatusResponse.FromString,
+                _registered_method=True)
+        self.GetServiceStatuses = channel.unary_unary(
+                '/corral.v1.Operator/GetServiceStatuses',
+                request_serializer=corral_dot_v1_dot_operator__pb2.GetServiceStatusesRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.ServiceStatuses.FromString,
+                _registered_method=True)
 
 
 class OperatorServicer:
@@ -330,6 +340,26 @@ class OperatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PublishStatus(self, request, context):
+        """A service's status for operators (the web UI's node groups and queues views, docs/ui.md,
+        "Services"), as Kubernetes' cluster autoscaler writes its status ConfigMap: the service
+        publishes its newest each evaluation; the master keeps it in memory, the newest per
+        (kind, service), and says when it is older than the publisher's ttl (stale). Another
+        principal may not replace a status that is not stale (PERMISSION_DENIED naming its
+        publisher); an unknown kind, a bad name or a document not of its kind's shape is
+        INVALID_ARGUMENT with the reason. Publish: its own grant (`operator: [PublishStatus]`; the
+        built-in ACL gives it to frameworks' certificates); Get: group read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetServiceStatuses(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_OperatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -447,6 +477,16 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.Simulate,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.SimulateRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.SimulateResponse.SerializeToString,
+            ),
+            'PublishStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishStatus,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.PublishStatusRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.PublishStatusResponse.SerializeToString,
+            ),
+            'GetServiceStatuses': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetServiceStatuses,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.GetServiceStatusesRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.ServiceStatuses.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1070,6 +1110,60 @@ class Operator:
             '/corral.v1.Operator/Simulate',
             corral_dot_v1_dot_operator__pb2.SimulateRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.SimulateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/PublishStatus',
+            corral_dot_v1_dot_operator__pb2.PublishStatusRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.PublishStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetServiceStatuses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/GetServiceStatuses',
+            corral_dot_v1_dot_operator__pb2.GetServiceStatusesRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.ServiceStatuses.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,10 +27,12 @@ from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
 from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
 from corral.frameworks.service.records import Records
+from corral.frameworks.service.status_loop import StatusLoop
 from corral.frameworks.service.tenancy import Tenancy
 
 NAME = "jobs"
 DEFAULT_LISTEN = "127.0.0.1:5091"
+STATUS_INTERVAL = 5.0  # seconds between two statuses published for the master's web UI
 
 
 class Hosted:
@@ -43,6 +45,7 @@ class Hosted:
         self.settings = settings
         self.tls = tls
         self.service: JobService | None = None
+        self.status: StatusLoop | None = None  # its queues, for the master's web UI
 
     def current(self) -> JobService:
         assert self.service is not None, "the scaffold routes requests only once started"
@@ -69,8 +72,13 @@ class Hosted:
             tls=self.tls,
         )
         await self.service.start()
+        publisher = sdk.StatusPublisher(s.master, NAME, "queues", self.tls)
+        self.status = StatusLoop(publisher, self.service.status_document, STATUS_INTERVAL)
+        self.status.start()
 
     async def close(self) -> None:
+        if self.status is not None:
+            await self.status.close()
         if self.service is not None:
             await self.service.close()
             await self.service.tenancy.close()
@@ -82,6 +90,8 @@ class Hosted:
             "jobs": len(s.store.jobs()),
             "running": len(s.runners),
             "last_cycle_ms": round(s.last_cycle_ms, 3),
+            "status_published": self.status.published if self.status else 0,
+            "status_error": self.status.last_error if self.status else "",
         }
 
     def describe(self) -> str:

@@ -61,6 +61,8 @@ CYCLE_SECONDS = 0.25
 DEFAULT_FAILOVER_TIMEOUT = 7 * 24 * 3600.0
 EVENTS_KEPT = 1000
 
+# Pending jobs per cluster queue in the status the web UI shows (status_document).
+STATUS_PENDING = 20
 PENDING, QUOTA_RESERVED, ADMITTED, EVICTING = "Pending", "QuotaReserved", "Admitted", "Evicting"
 SUSPENDED, SUCCEEDED, FAILED, CANCELLED = "Suspended", "Succeeded", "Failed", "Cancelled"
 SCHEDULED = "Scheduled"
@@ -670,6 +672,27 @@ class JobService:
             "local_queues": {n: lq.cluster_queue for n, lq in self.config.local_queues.items()},
             "last_cycle_ms": round(self.last_cycle_ms, 3),
         }
+
+    def status_document(self) -> dict[str, Any]:
+        """What the master's web UI shows of this service (its queues view), published every
+        few seconds (frameworks/service/status_loop.py): ``queues()``, and the head of each
+        cluster queue's pending jobs (the first ``STATUS_PENDING``, in admission order) with
+        why each waits."""
+        now = self.clock()
+        pending = []
+        for cq, waiting in self.admission.pending.items():
+            for position, w in enumerate(waiting[:STATUS_PENDING]):
+                pending.append(
+                    {
+                        "name": w.name,
+                        "cluster_queue": cq,
+                        "position": position,
+                        "priority": w.priority,
+                        "waited_seconds": round(max(0.0, now - w.submitted), 3),
+                        "reason": self.admission.explain(w.name).split(": ", 1)[-1],
+                    }
+                )
+        return {**self.queues(), "pending": pending, "cycles": self.cycles}
 
     def _event(self, job: str, kind: str, message: str) -> None:
         log.info(message, job=job, kind=kind)

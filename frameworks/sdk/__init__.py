@@ -48,6 +48,7 @@ from corral.frameworks.sdk.states import (
     is_terminal,
     state_name,
 )
+from corral.frameworks.sdk.status import StatusPublisher
 from corral.frameworks.sdk.tasks import docker, new_task_id, qos_class, task
 from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, StatusView, view
 from corral.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
@@ -104,6 +105,7 @@ __all__ = [
     "Scheduler",
     "Spread",
     "StateName",
+    "StatusPublisher",
     "StatusView",
     "StopSignals",
     "SubscribedEvent",

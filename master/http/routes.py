@@ -28,6 +28,8 @@ from corral.master.http import state_pages
 from corral.master.http.actions import HTTP_STATUS, add_routes
 from corral.master.runtime import MasterRuntime
 from corral.master.security.http_auth import principal_of_http
+from corral.master.service_status import StatusRefused
+from corral.master.ui import params as ui_params
 from corral.master.ui.routes import add_ui_routes
 from corral.master.wire.convert import WireError
 from corral.priority import PriorityClassError, class_from_json
@@ -263,6 +265,36 @@ def build_app(runtime: MasterRuntime) -> web.Application:
             return refused(str(exc))
         return web.json_response(await what_if.answer(runtime, asked))
 
+    async def service_statuses(request: web.Request) -> web.Response:
+        try:
+            query = ui_params.query_of(request.query.items(), ("kind",))
+            kept = runtime.service_status.listing(query.get("kind", ""))
+        except (ValueError, StatusRefused) as exc:
+            return refused(str(exc))
+        now = runtime.clock()
+        return web.json_response({"statuses": [s.to_json(now) for s in kept]})
+
+    async def publish_status(request: web.Request) -> web.Response:
+        body = await body_of(request)
+        fields = {"document", "ttl_seconds"}
+        if not isinstance(body, dict) or "document" not in body or not set(body) <= fields:
+            return refused('the body must be {"document": {...}} with "ttl_seconds" optional')
+        ttl = body.get("ttl_seconds", 0)
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+            return refused("ttl_seconds must be a number")
+        try:
+            runtime.service_status.publish(
+                request.match_info["service"],
+                request.match_info["kind"],
+                principal_of_http(runtime, request).name,
+                json.dumps(body["document"]),
+                float(ttl),
+                runtime.clock(),
+            )
+        except StatusRefused as exc:
+            return refused(exc.message, 403 if exc.denied else 400)
+        return web.json_response({})
+
     # The web UI at / (docs/ui.md); the plain page, which needs no JavaScript, at /plain.
     add_ui_routes(app, runtime)
     app.router.add_get("/plain", plain)
@@ -281,5 +313,7 @@ def build_app(runtime: MasterRuntime) -> web.Application:
     app.router.add_delete("/api/v1/priorityclasses/{name}", delete_priority_class)
     app.router.add_get("/metrics", metrics)
     app.router.add_post("/api/v1/simulate", simulate)
+    app.router.add_get("/api/v1/services/status", service_statuses)
+    app.router.add_put("/api/v1/services/{service}/status/{kind}", publish_status)
     add_routes(app, runtime)  # operators' actions and tasks' files (http_actions.py)
     return app

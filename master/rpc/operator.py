@@ -21,6 +21,7 @@ from corral.master.runtime import MasterRuntime
 from corral.master.security import review, tokens
 from corral.master.security.principals import principal_of
 from corral.master.security.requester import BadRequester
+from corral.master.service_status import StatusRefused
 from corral.master.wire import convert
 from corral.master.wire.convert import WireError
 from corral.v1 import operator_pb2, operator_pb2_grpc
@@ -114,6 +115,51 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         answer = await what_if.answer(self.rt, asked)
         return operator_pb2.SimulateResponse(result_json=json.dumps(answer))
+
+    async def PublishStatus(
+        self,
+        request: operator_pb2.PublishStatusRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.PublishStatusResponse:
+        try:
+            self.rt.service_status.publish(
+                request.service,
+                request.kind,
+                principal_of(context).name,
+                request.document_json,
+                request.ttl_seconds,
+                self.rt.clock(),
+            )
+        except StatusRefused as exc:
+            code = grpc.StatusCode.PERMISSION_DENIED if exc.denied else None
+            await context.abort(code or grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+        return operator_pb2.PublishStatusResponse()
+
+    async def GetServiceStatuses(
+        self,
+        request: operator_pb2.GetServiceStatusesRequest,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> operator_pb2.ServiceStatuses:
+        now = self.rt.clock()
+        try:
+            kept = self.rt.service_status.listing(request.kind)
+        except StatusRefused as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+        return operator_pb2.ServiceStatuses(
+            statuses=[
+                operator_pb2.ServiceStatus(
+                    service=s.service,
+                    kind=s.kind,
+                    principal=s.principal,
+                    published_at=s.published_at,
+                    ttl_seconds=s.ttl,
+                    stale=s.stale(now),
+                    document_json=s.document_json,
+                    age_seconds=max(0.0, now - s.published_at),
+                )
+                for s in kept
+            ]
+        )
 
     async def _operator_call(
         self, context: grpc.aio.ServicerContext[Any, Any], event: ev.Event

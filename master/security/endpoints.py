@@ -32,6 +32,8 @@ ENDPOINTS: Final[dict[str, str]] = {
     "Review": READ,
     # The autoscaler's what-if (what_if.py): reads the state, changes nothing.
     "Simulate": READ,
+    # What services publish for the web UI (service_status.py), and reading it back.
+    "GetServiceStatuses": READ,
     "SetWeight": WRITE,
     "SetQuota": WRITE,
     "SetPriorityClass": WRITE,
@@ -43,6 +45,9 @@ ENDPOINTS: Final[dict[str, str]] = {
     "Uncordon": WRITE,
     "Drain": WRITE,
     "DeleteAgent": WRITE,
+    # A service's own grant, apart from the write group: publishing its status changes nothing
+    # the cluster decides with (the built-in ACL gives it to frameworks' certificates).
+    "PublishStatus": WRITE,
 }
 
 # Endpoints a principal may call on the frameworks it subscribed, and their tasks, without a
@@ -87,6 +92,8 @@ HTTP_ROUTES: Final[dict[tuple[str, str], str]] = {
     ("DELETE", "/api/v1/priorityclasses/{name}"): "DeletePriorityClass",
     ("GET", "/metrics"): "GetMetrics",
     ("POST", "/api/v1/simulate"): "Simulate",
+    ("GET", "/api/v1/services/status"): "GetServiceStatuses",
+    ("PUT", "/api/v1/services/{service}/status/{kind}"): "PublishStatus",
     ("GET", "/plain"): "GetState",
     # Operators' actions and tasks' files (http_actions.py).
     ("POST", "/api/v1/tasks/kill"): "KillTasks",

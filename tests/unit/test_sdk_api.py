@@ -62,6 +62,7 @@ def test_public_api_is_pinned() -> None:
         "Scheduler",
         "Spread",
         "StateName",
+        "StatusPublisher",
         "StatusView",
         "StopSignals",
         "SubscribedEvent",

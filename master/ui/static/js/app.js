@@ -9,6 +9,7 @@ import { AgentPage, FrameworkPage, TaskPage } from "./pages/details.js";
 import { EventsPage } from "./pages/events.js";
 import { FrameworksPage } from "./pages/frameworks.js";
 import { PendingPage } from "./pages/pending.js";
+import { NodeGroupsPage, QueuesPage } from "./pages/services.js";
 import { TasksPage } from "./pages/tasks.js";
 
 const SECTIONS = [
@@ -17,6 +18,8 @@ const SECTIONS = [
   ["tasks", "Tasks"],
   ["pending", "Pending"],
   ["events", "Events"],
+  ["nodegroups", "Node groups"],
+  ["queues", "Queues"],
 ];
 
 function parse(hash) {
@@ -48,6 +51,10 @@ function Page({ route }) {
       return html`<${PendingPage} />`;
     case "events":
       return html`<${EventsPage} query=${route.query} />`;
+    case "nodegroups":
+      return html`<${NodeGroupsPage} />`;
+    case "queues":
+      return html`<${QueuesPage} />`;
     case "task":
       return html`<${TaskPage} id=${route.id} query=${route.query} key=${route.id + "?" + route.query} />`;
     case "agent":
