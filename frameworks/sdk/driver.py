@@ -151,7 +151,10 @@ class Driver(DriverCalls):
         self._consumer: asyncio.Task[None] | None = None
         # Acknowledgements go out from their own task, one call in flight, the rest batched
         # behind it: the next event is dispatched without waiting for a round trip.
-        self._acks: list[Acknowledgement] = []
+        # Acknowledgements not yet sent, by (task id, uuid): a status the master sends again
+        # before the first one's acknowledgement left is acknowledged once (the master refuses
+        # a call naming one twice, and would send them all again).
+        self._acks: dict[tuple[str, bytes], Acknowledgement] = {}
         self._acker: asyncio.Task[None] | None = None
         # Tasks launched and not known to have ended, task id -> agent id: what the driver asks
         # the master about after every (re)subscription (Mesos' explicit reconciliation).
@@ -495,6 +498,7 @@ class Driver(DriverCalls):
         finally:
             # Statuses handled before a failing callback are still acknowledged.
             if acks:
-                self._acks.extend(acks)
+                for a in acks:
+                    self._acks.setdefault((a.task_id, a.uuid), a)
                 if self._acker is None or self._acker.done():
                     self._acker = asyncio.create_task(self._ack_loop(), name="sdk-acker")

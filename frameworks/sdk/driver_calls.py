@@ -48,7 +48,7 @@ class DriverCalls:
     _unary_only: bool
     _framework_id: str
     _stream_id: str
-    _acks: list[Acknowledgement]
+    _acks: dict[tuple[str, bytes], Acknowledgement]
     _acker: asyncio.Task[None] | None
 
     async def stop(self) -> None:
@@ -172,7 +172,7 @@ class DriverCalls:
 
     async def _ack_loop(self) -> None:
         while self._acks:
-            batch, self._acks = self._acks, []
+            batch, self._acks = list(self._acks.values()), {}
             await self._acknowledge(batch)
 
     async def _drain_acks(self) -> None:

@@ -129,6 +129,34 @@ async def test_acks_each_update_in_one_batch_after_the_callbacks(master: FakeMas
     assert acks[0].caller.stream_id == stream_id
 
 
+async def test_a_status_sent_again_before_its_ack_left_is_acknowledged_once(
+    master: FakeMaster,
+) -> None:
+    """The master sends an unacknowledged status again after a while; when the copy arrives
+    before the first one's acknowledgement left, both are in one batch. The master refuses a
+    call that names one acknowledgement twice (and would send every status in it again), so the
+    driver sends each (task, uuid) once: the callback sees both, the master one."""
+    rec = Recorder()
+    rec.release.clear()  # hold the callbacks until both copies are in the driver's hands
+    async with driver_for(master, rec) as driver:
+        await master.send_update([status("a", b"u-a"), status("a", b"u-a"), status("b", b"u-b")])
+        await master.send_update([status("a", b"u-a")])
+        rec.release.set()
+        await until(lambda: rec.names().count("status") == 4, "the four status callbacks")
+        await master.wait_for_calls("Acknowledge", 1)
+        await driver.stop()
+    acks = master.calls_of("Acknowledge")
+    sent = [
+        (a.task_id, a.uuid)
+        for call in master.calls_of("Acknowledge")
+        for a in call.acknowledgements
+    ]
+    assert sorted(set(sent)) == [("a", b"u-a"), ("b", b"u-b")]
+    for call in acks:  # no call names one twice
+        pairs = [(a.task_id, a.uuid) for a in call.acknowledgements]
+        assert len(pairs) == len(set(pairs)), pairs
+
+
 async def test_acknowledgements_are_quiet_calls_that_only_a_refusal_answers(
     master: FakeMaster,
 ) -> None:
@@ -583,6 +611,7 @@ async def test_cancelled_while_connecting_it_leaves_no_task_running() -> None:
         address,
         connect_timeout=None,
         backoff=sdk.Backoff(initial=0.02, maximum=0.05),
+        tls=master.tls,  # plain text, as the fake master speaks: not the host's credential
     )
 
     async def enter() -> None:
