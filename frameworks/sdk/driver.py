@@ -155,6 +155,7 @@ class Driver(DriverCalls):
         # before the first one's acknowledgement left is acknowledged once (the master refuses
         # a call naming one twice, and would send them all again).
         self._acks: dict[tuple[str, bytes], Acknowledgement] = {}
+        self._suppressed: bool | None = None  # told again after each re-subscription
         self._acker: asyncio.Task[None] | None = None
         # Tasks launched and not known to have ended, task id -> agent id: what the driver asks
         # the master about after every (re)subscription (Mesos' explicit reconciliation).
@@ -463,20 +464,28 @@ class Driver(DriverCalls):
             self._finish(None if self._tearing_down else FrameworkError(message))
 
     async def _after_subscribing(self) -> None:
-        """After a master restart or a lost connection: tell the demands again (a restarted
-        master does not keep them), and ask about every task launched and not known to have
-        ended, since statuses may have been missed (the master's own, such as LOST, are not
-        resent). A framework failing over into a new process (it knows no task) asks about all
-        of its tasks instead. A new framework has nothing to say or ask."""
+        """After a master restart or a lost connection: tell the demands and a suppression
+        again (a restarted master keeps neither; a revive undoes one the master kept), and ask
+        about every task launched and not known to have ended, since statuses may have been
+        missed (the master's own, such as LOST, are not resent). A framework failing over into
+        a new process (it knows no task) asks about all of its tasks instead. A new framework
+        has nothing to say or ask, but a suppression asked before it first subscribed."""
         try:
             if self._demands is not None and self._subscriptions > 1:
                 await self.set_demands(self._demands)
+            if self._suppressed:
+                await self.suppress()
+            elif self._suppressed is False and self._subscriptions > 1:
+                await self.revive()
             if not self._live and self._subscriptions == 1 and not self._info.id:
                 return
             await self.reconcile(sorted(self._live.items()))
         except (CallError, NotSubscribedError) as err:
             # The connection went again: the next subscription does this again.
-            log.info("demands or reconciliation after subscribing not sent", error=str(err))
+            log.info(
+                "demands, suppression or reconciliation after subscribing not sent",
+                error=str(err),
+            )
 
     async def _dispatch_statuses(self, event: Event) -> None:
         acks: list[Acknowledgement] = []

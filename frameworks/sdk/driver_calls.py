@@ -49,6 +49,7 @@ class DriverCalls:
     _framework_id: str
     _stream_id: str
     _acks: dict[tuple[str, bytes], Acknowledgement]
+    _suppressed: bool | None  # the framework's last suppress() or revive(); None: neither
     _acker: asyncio.Task[None] | None
 
     async def stop(self) -> None:
@@ -118,11 +119,16 @@ class DriverCalls:
         await self._unary("Decline", request)
 
     async def suppress(self) -> None:
-        """Ask for no more offers until ``revive()``."""
+        """Ask for no more offers until ``revive()``. The driver keeps the wish: after a
+        re-subscription (a new leading master knows nothing of it) it is told again, and one
+        made while not subscribed (which raises ``NotSubscribedError``) takes effect when the
+        driver subscribes."""
+        self._suppressed = True
         await self._unary("Suppress", SuppressRequest(caller=self._caller("Suppress")))
 
     async def revive(self) -> None:
-        """Ask for offers again and clear every refuse filter."""
+        """Ask for offers again and clear every refuse filter (kept as ``suppress`` is)."""
+        self._suppressed = False
         await self._unary("Revive", ReviveRequest(caller=self._caller("Revive")))
 
     async def set_demands(self, demands: Iterable[Demand]) -> None:

@@ -318,6 +318,32 @@ async def test_reconnects_and_resubscribes_with_the_same_framework_id(master: Fa
     assert suppress.caller.stream_id != first_stream  # calls use the new stream
 
 
+async def test_a_suppression_is_told_again_after_resubscribing_and_a_revive_undoes_it(
+    master: FakeMaster,
+) -> None:
+    """A new leading master knows nothing of a framework's suppression, and one the master kept
+    must not outlive a revive the framework asked while away: the driver tells its last wish
+    again after each re-subscription. Asked while not subscribed, the call still raises (the
+    contract of every call), and the wish takes effect when the driver subscribes."""
+    rec = Recorder()
+    async with driver_for(master, rec) as driver:
+        await driver.suppress()
+        await master.restart()
+        await master.wait_for_subscriptions(2)
+        (_, again) = await master.wait_for_calls("Suppress", 2)
+        assert again.caller.stream_id == driver.stream_id  # on the new subscription
+        await master.stop()
+        await until(lambda: rec.names().count("disconnected") == 2, "the second disconnect")
+        with pytest.raises(sdk.NotSubscribedError):
+            await driver.revive()
+        await master.start()
+        await master.wait_for_subscriptions(3)
+        (revive,) = await master.wait_for_calls("Revive", 1)
+        assert revive.caller.stream_id == driver.stream_id
+        await driver.stop()
+    assert len(master.calls_of("Suppress")) == 2  # not told again once revived
+
+
 async def test_calls_while_disconnected_raise_an_unavailable_call_error(
     master: FakeMaster,
 ) -> None:
