@@ -36,15 +36,20 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     ) -> operator_pb2.State:
         return await self.rt.query(views.state_pb)
 
+    async def _page(self, context: grpc.aio.ServicerContext[Any, Any], build: Any) -> Any:
+        """One page of a list (state_pages.py), built on the core's task; a page token this
+        master did not give, or a bad limit, is INVALID_ARGUMENT with the reason."""
+        try:
+            return await self.rt.query(build)
+        except paging.BadPage as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
     async def ListAgents(
         self, request: operator_pb2.ListAgentsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.AgentList:
-        try:
-            answer: operator_pb2.AgentList = await self.rt.query(
-                lambda core: state_pages.list_agents(core, request.limit, request.page_token)
-            )
-        except paging.BadPage as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        answer: operator_pb2.AgentList = await self._page(
+            context, lambda core: state_pages.list_agents(core, request.limit, request.page_token)
+        )
         return answer
 
     async def ListFrameworks(
@@ -52,27 +57,23 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         request: operator_pb2.ListFrameworksRequest,
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> operator_pb2.FrameworkList:
-        try:
-            answer: operator_pb2.FrameworkList = await self.rt.query(
-                lambda core: state_pages.list_frameworks(
-                    core, request.limit, request.page_token, request.live_only
-                )
-            )
-        except paging.BadPage as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        answer: operator_pb2.FrameworkList = await self._page(
+            context,
+            lambda core: state_pages.list_frameworks(
+                core, request.limit, request.page_token, request.live_only
+            ),
+        )
         return answer
 
     async def ListTasks(
         self, request: operator_pb2.ListTasksRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.TaskList:
-        try:
-            answer: operator_pb2.TaskList = await self.rt.query(
-                lambda core: state_pages.list_tasks(
-                    core, request.limit, request.page_token, request.live_only
-                )
-            )
-        except paging.BadPage as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        answer: operator_pb2.TaskList = await self._page(
+            context,
+            lambda core: state_pages.list_tasks(
+                core, request.limit, request.page_token, request.live_only
+            ),
+        )
         return answer
 
     async def Explain(
