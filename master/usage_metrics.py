@@ -10,8 +10,7 @@ from corral.master.metrics import MasterMetrics
 
 
 def refresh(m: MasterMetrics, core: MasterCore) -> None:
-    m.agent_memory_used.clear()  # agents gone since the last scrape leave no stale series
-    m.agent_memory_available.clear()
+    memory: list[tuple[str, float, float]] = []  # agents gone since the last scrape: no series
     levels: Counter[str] = Counter()
     estimate = [0.0, 0.0]
     held = [0.0, 0.0]
@@ -19,14 +18,14 @@ def refresh(m: MasterMetrics, core: MasterCore) -> None:
         u = agent.usage
         if u is None:
             continue
-        m.agent_memory_used.labels(agent.agent_id).set(u.mem_used)
-        m.agent_memory_available.labels(agent.agent_id).set(u.mem_available)
+        memory.append((agent.agent_id, u.mem_used, u.mem_available))
         levels[u.pressure] += 1
         estimate[0] += u.revocable_cpus
         estimate[1] += u.revocable_mem
         cpus, mem = revocable.held(agent)
         held[0] += cpus
         held[1] += mem
+    m.agent_memory.snapshot = memory
     for level in ("soft", "hard"):
         m.agents_under_pressure.labels(level).set(levels[level])
     offered = [0.0, 0.0]
