@@ -159,7 +159,9 @@ class JobService:
             )
             runner = self._runner(rec, job)
             if phase == EVICTING:
-                runner.stop(rec.get("reason", "evicting"))
+                # Evicting with nowhere to stop to (no cancel or suspend): preempted.
+                preempted = not rec.get("stopping_to")
+                runner.stop(rec.get("reason", "evicting"), preempted=preempted)
         self._loop_task = asyncio.get_running_loop().create_task(self._loop(), name="jobs-loop")
 
     async def close(self) -> None:
@@ -216,7 +218,7 @@ class JobService:
             self.store.set_fields(p.victim, (EVICTING, p.reason), phase=EVICTING, reason=p.reason)
             runner = self.runners.get(p.victim)
             if runner is not None:
-                runner.stop(p.reason)
+                runner.stop(p.reason, preempted=True)
         for a in result.admitted:
             rec = self.store.job(a.name)
             assert rec is not None

@@ -18,7 +18,7 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
-from corral.v1 import operator_pb2, operator_pb2_grpc
+from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 from tests.integration.corral_cli import corral
 from tests.integration.job_service import JobsProcess, until_async
 from tests.integration.service_cluster import FAST, services_cluster
@@ -106,6 +106,25 @@ async def test_two_queues_of_a_cohort_borrow_and_reclaim(
         assert a2["framework_id"] not in live
         assert live[b0["framework_id"]] == 4
         assert sum(live.values()) == 8
+        # Its tasks were taken back through the master's preemption: each KILLED, reason
+        # PREEMPTED, naming the queue (not merely "framework removed"), in `corral describe
+        # task` too, and the job's history says how many.
+        why = "queue team-b reclaims its nominal quota from cohort ml (queue team-a borrows it)"
+        taken = [
+            t for t in (await cluster.state()).tasks if t.info.framework_id == a2["framework_id"]
+        ]
+        assert len(taken) == 2, taken
+        for t in taken:
+            assert t.status.state == common_pb2.TASK_STATE_KILLED, t.status
+            assert t.status.reason == common_pb2.TASK_REASON_PREEMPTED, t.status
+            assert t.status.message == f"{why} for job b0", t.status
+        described = corral("describe", "task", taken[0].info.task_id, "--master", cluster.master)
+        assert described.returncode == 0, described.stderr
+        assert "PREEMPTED" in described.stdout and "queue team-b reclaims" in described.stdout
+        history = (await s.ok("GET", "/v1/jobs/a2/history"))["history"]
+        assert [h["message"] for h in history if h["kind"] == "Preempted"] == [
+            f"2 of 2 running tasks killed as preempted: {why} for job b0"
+        ], history
         # The CLI's queues view says the same.
         done = s.corral("queues")
         assert done.returncode == 0, done.stderr
