@@ -1,7 +1,8 @@
 """An ACL file read from disk (YAML or JSON, at most ``MAX_BYTES``), checked (corral.acl), and
 its stamp (time, size, inode) to tell when it changed: what the master's ``--acls`` watch
-(master/security/acl_file.py) and the job service's queue grants (corral/cli/jobs_acl.py) both
-read, so one file means the same to both. yaml is imported when a file is not JSON.
+(master/security/acl_file.py) and ``corral master``'s check of the file at start
+(corral/cli/master_security.py) read; the master is the only reader (the job service asks it,
+``Operator.Review``). yaml is imported when a file is not JSON.
 """
 
 from __future__ import annotations

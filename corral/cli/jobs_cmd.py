@@ -20,6 +20,11 @@ from corral.cli.errors import CliError
 
 DEFAULT_LISTEN = "127.0.0.1:5091"
 WEEK = 7 * 24 * 3600.0
+RETIRED_ACLS = (
+    "--acls: the job service no longer reads an ACL file: the master decides who may submit "
+    "to which queue (the jobs.queues grant of its own --acls file, asked for each submission, "
+    "so a changed file counts at once); leave --acls out (docs/jobs.md)"
+)
 
 
 def default_state_dir() -> Path:
@@ -57,15 +62,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the queues (YAML or JSON: flavors, cluster_queues, local_queues; docs/jobs.md). "
         "Default: one queue 'default' that counts nothing",
     )
-    s.add_argument(
-        "--acls",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="the master's ACL file, for who may submit to which queue (jobs.queues; the "
-        "master itself reviews everything else a job asks for, for its owner). Default: the "
-        "master's built-in grants",
-    )
+    # Gone: the master decides who may submit to which queue (RETIRED_ACLS). Kept, hidden, so
+    # that an old command line is told so rather than "unrecognized arguments".
+    s.add_argument("--acls", default=None, help=argparse.SUPPRESS)
     s.add_argument(
         "--role", default="*", help="the role the jobs' frameworks register in (default *)"
     )
@@ -123,18 +122,17 @@ def read_queues(path: Path) -> Any:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from corral.acl import AclError
-    from corral.cli.jobs_acl import QueueGrants
     from corral.frameworks import sdk
     from corral.frameworks.jobs import serve
     from corral.frameworks.jobs.queues import QueueConfig, QueueConfigError, single_queue
-    from corral.frameworks.sdk import tls as sdk_tls
     from corral.frameworks.service import process
     from corral.frameworks.service.records import StoreError
     from corral.frameworks.service.store_lock import StoreLocked
 
+    if args.acls is not None:
+        raise CliError(RETIRED_ACLS, exit_code=2)
     sdk.configure_logging(args.log_level)
-    tls = credentials()  # none found: one line and exit 2, before the store is touched
+    credentials()  # none found: one line and exit 2, before the store is touched
     if args.queues is not None:
         try:
             config = QueueConfig.from_json(read_queues(args.queues))
@@ -142,14 +140,6 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--queues {args.queues}: {err}", exit_code=2) from None
     else:
         config = single_queue("default")
-    grants = None
-    if isinstance(tls, sdk_tls.TLS):
-        try:
-            grants = QueueGrants(args.acls)
-        except AclError as err:
-            raise CliError(f"--acls: {err}", exit_code=2) from None
-    elif args.acls is not None:
-        raise CliError("--acls needs TLS: over --insecure nobody can be told apart", 2)
     state = args.state or default_state_dir()
     options = serve.options(
         state,
@@ -160,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         zk_session_timeout=args.zk_session_timeout,
         advertise=args.advertise,
     )
-    settings = serve.Settings(args.master, config, state, args.role, args.failover_timeout, grants)
+    settings = serve.Settings(args.master, config, state, args.role, args.failover_timeout)
     try:
         return asyncio.run(process.main(options, serve.hosting(settings)))
     except (StoreLocked, StoreError) as err:

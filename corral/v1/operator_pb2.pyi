@@ -56,20 +56,22 @@ class ServiceStatuses(_message.Message):
     def __init__(self, statuses: _Optional[_Iterable[_Union[ServiceStatus, _Mapping]]] = ...) -> None: ...
 
 class ReviewRequest(_message.Message):
-    __slots__ = ("subject", "framework", "demands", "act_for", "framework_id", "quiet")
+    __slots__ = ("subject", "framework", "demands", "act_for", "framework_id", "quiet", "submit_to_queue")
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
     DEMANDS_FIELD_NUMBER: _ClassVar[int]
     ACT_FOR_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
     QUIET_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_TO_QUEUE_FIELD_NUMBER: _ClassVar[int]
     subject: _common_pb2.Principal
     framework: _common_pb2.FrameworkInfo
     demands: _containers.RepeatedCompositeFieldContainer[_common_pb2.Demand]
     act_for: str
     framework_id: str
     quiet: bool
-    def __init__(self, subject: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., framework: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[_common_pb2.Demand, _Mapping]]] = ..., act_for: _Optional[str] = ..., framework_id: _Optional[str] = ..., quiet: _Optional[bool] = ...) -> None: ...
+    submit_to_queue: str
+    def __init__(self, subject: _Optional[_Union[_common_pb2.Principal, _Mapping]] = ..., framework: _Optional[_Union[_common_pb2.FrameworkInfo, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[_common_pb2.Demand, _Mapping]]] = ..., act_for: _Optional[str] = ..., framework_id: _Optional[str] = ..., quiet: _Optional[bool] = ..., submit_to_queue: _Optional[str] = ...) -> None: ...
 
 class ReviewResponse(_message.Message):
     __slots__ = ("allowed", "action", "object", "rule", "message")

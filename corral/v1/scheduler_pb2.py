@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from corral.v1 import common_pb2 as corral_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63orral/v1/scheduler.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"D\n\x10SubscribeRequest\x12\x30\n\x0e\x66ramework_info\x18\x01 \x01(\x0b\x32\x18.corral.v1.FrameworkInfo\"1\n\x06\x43\x61ller\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x11\n\tstream_id\x18\x02 \x01(\t\"\x0e\n\x0c\x43\x61llResponse\"\xed\x03\n\x04\x43\x61ll\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x17\n\x0ftimeout_seconds\x18\n \x01(\x01\x12\r\n\x05quiet\x18\x0c \x01(\x08\x12*\n\x06\x61\x63\x63\x65pt\x18\x02 \x01(\x0b\x32\x18.corral.v1.AcceptRequestH\x00\x12,\n\x07\x64\x65\x63line\x18\x03 \x01(\x0b\x32\x19.corral.v1.DeclineRequestH\x00\x12.\n\x08suppress\x18\x04 \x01(\x0b\x32\x1a.corral.v1.SuppressRequestH\x00\x12*\n\x06revive\x18\x05 \x01(\x0b\x32\x18.corral.v1.ReviveRequestH\x00\x12&\n\x04kill\x18\x06 \x01(\x0b\x32\x16.corral.v1.KillRequestH\x00\x12\x34\n\x0b\x61\x63knowledge\x18\x07 \x01(\x0b\x32\x1d.corral.v1.AcknowledgeRequestH\x00\x12\x30\n\treconcile\x18\x08 \x01(\x0b\x32\x1b.corral.v1.ReconcileRequestH\x00\x12.\n\x08teardown\x18\t \x01(\x0b\x32\x1a.corral.v1.TeardownRequestH\x00\x12\x33\n\x0bset_demands\x18\x0b \x01(\x0b\x32\x1c.corral.v1.SetDemandsRequestH\x00\x42\x06\n\x04\x63\x61ll\"+\n\tCallBatch\x12\x1e\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x0f.corral.v1.Call\"7\n\nCallResult\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\"9\n\x0f\x43\x61llResultBatch\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.corral.v1.CallResult\"9\n\x07\x46ilters\x12\x1b\n\x0erefuse_seconds\x18\x01 \x01(\x01H\x00\x88\x01\x01\x42\x11\n\x0f_refuse_seconds\"5\n\x0fLaunchOperation\x12\"\n\x05tasks\x18\x01 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"F\n\tOperation\x12,\n\x06launch\x18\x01 \x01(\x0b\x32\x1a.corral.v1.LaunchOperationH\x00\x42\x0b\n\toperation\"\x94\x01\n\rAcceptRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x11\n\toffer_ids\x18\x02 \x03(\t\x12(\n\noperations\x18\x03 \x03(\x0b\x32\x14.corral.v1.Operation\x12#\n\x07\x66ilters\x18\x04 \x01(\x0b\x32\x12.corral.v1.Filters\"k\n\x0e\x44\x65\x63lineRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x11\n\toffer_ids\x18\x02 \x03(\t\x12#\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x12.corral.v1.Filters\"4\n\x0fSuppressRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"2\n\rReviveRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"v\n\x0bKillRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x04 \x01(\x01\"B\n\x0f\x41\x63knowledgement\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x0c\n\x04uuid\x18\x03 \x01(\x0c\"m\n\x12\x41\x63knowledgeRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x34\n\x10\x61\x63knowledgements\x18\x02 \x03(\x0b\x32\x1a.corral.v1.Acknowledgement\"2\n\rReconcileTask\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\"^\n\x10ReconcileRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\'\n\x05tasks\x18\x02 \x03(\x0b\x32\x18.corral.v1.ReconcileTask\"4\n\x0fTeardownRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"Z\n\x11SetDemandsRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\"\n\x07\x64\x65mands\x18\x02 \x03(\x0b\x32\x11.corral.v1.Demand\"\xac\x02\n\x05\x45vent\x12+\n\nsubscribed\x18\x01 \x01(\x0b\x32\x15.corral.v1.SubscribedH\x00\x12#\n\x06offers\x18\x02 \x01(\x0b\x32\x11.corral.v1.OffersH\x00\x12%\n\x07rescind\x18\x03 \x01(\x0b\x32\x12.corral.v1.RescindH\x00\x12#\n\x06update\x18\x04 \x01(\x0b\x32\x11.corral.v1.UpdateH\x00\x12)\n\theartbeat\x18\x05 \x01(\x0b\x32\x14.corral.v1.HeartbeatH\x00\x12!\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x10.corral.v1.ErrorH\x00\x12.\n\x07message\x18\x07 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x42\x07\n\x05\x65vent\"{\n\nSubscribed\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x11\n\tstream_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x11\n\tmaster_id\x18\x04 \x01(\t\x12\r\n\x05\x65poch\x18\x05 \x01(\x04\"*\n\x06Offers\x12 \n\x06offers\x18\x01 \x03(\x0b\x32\x10.corral.v1.Offer\"\x1c\n\x07Rescind\x12\x11\n\toffer_ids\x18\x01 \x03(\t\"1\n\x06Update\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\x0b\n\tHeartbeat\"\x18\n\x05\x45rror\x12\x0f\n\x07message\x18\x01 \x01(\t2\xcb\x05\n\tScheduler\x12<\n\tSubscribe\x12\x1b.corral.v1.SubscribeRequest\x1a\x10.corral.v1.Event0\x01\x12;\n\x06\x41\x63\x63\x65pt\x12\x18.corral.v1.AcceptRequest\x1a\x17.corral.v1.CallResponse\x12=\n\x07\x44\x65\x63line\x12\x19.corral.v1.DeclineRequest\x1a\x17.corral.v1.CallResponse\x12?\n\x08Suppress\x12\x1a.corral.v1.SuppressRequest\x1a\x17.corral.v1.CallResponse\x12;\n\x06Revive\x12\x18.corral.v1.ReviveRequest\x1a\x17.corral.v1.CallResponse\x12\x37\n\x04Kill\x12\x16.corral.v1.KillRequest\x1a\x17.corral.v1.CallResponse\x12\x45\n\x0b\x41\x63knowledge\x12\x1d.corral.v1.AcknowledgeRequest\x1a\x17.corral.v1.CallResponse\x12\x41\n\tReconcile\x12\x1b.corral.v1.ReconcileRequest\x1a\x17.corral.v1.CallResponse\x12?\n\x08Teardown\x12\x1a.corral.v1.TeardownRequest\x1a\x17.corral.v1.CallResponse\x12\x43\n\nSetDemands\x12\x1c.corral.v1.SetDemandsRequest\x1a\x17.corral.v1.CallResponse\x12=\n\x05\x43\x61lls\x12\x14.corral.v1.CallBatch\x1a\x1a.corral.v1.CallResultBatch(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63orral/v1/scheduler.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"D\n\x10SubscribeRequest\x12\x30\n\x0e\x66ramework_info\x18\x01 \x01(\x0b\x32\x18.corral.v1.FrameworkInfo\"1\n\x06\x43\x61ller\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x11\n\tstream_id\x18\x02 \x01(\t\"\x0e\n\x0c\x43\x61llResponse\"\xed\x03\n\x04\x43\x61ll\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x17\n\x0ftimeout_seconds\x18\n \x01(\x01\x12\r\n\x05quiet\x18\x0c \x01(\x08\x12*\n\x06\x61\x63\x63\x65pt\x18\x02 \x01(\x0b\x32\x18.corral.v1.AcceptRequestH\x00\x12,\n\x07\x64\x65\x63line\x18\x03 \x01(\x0b\x32\x19.corral.v1.DeclineRequestH\x00\x12.\n\x08suppress\x18\x04 \x01(\x0b\x32\x1a.corral.v1.SuppressRequestH\x00\x12*\n\x06revive\x18\x05 \x01(\x0b\x32\x18.corral.v1.ReviveRequestH\x00\x12&\n\x04kill\x18\x06 \x01(\x0b\x32\x16.corral.v1.KillRequestH\x00\x12\x34\n\x0b\x61\x63knowledge\x18\x07 \x01(\x0b\x32\x1d.corral.v1.AcknowledgeRequestH\x00\x12\x30\n\treconcile\x18\x08 \x01(\x0b\x32\x1b.corral.v1.ReconcileRequestH\x00\x12.\n\x08teardown\x18\t \x01(\x0b\x32\x1a.corral.v1.TeardownRequestH\x00\x12\x33\n\x0bset_demands\x18\x0b \x01(\x0b\x32\x1c.corral.v1.SetDemandsRequestH\x00\x42\x06\n\x04\x63\x61ll\"+\n\tCallBatch\x12\x1e\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x0f.corral.v1.Call\"7\n\nCallResult\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0c\n\x04\x63ode\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\"9\n\x0f\x43\x61llResultBatch\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.corral.v1.CallResult\"9\n\x07\x46ilters\x12\x1b\n\x0erefuse_seconds\x18\x01 \x01(\x01H\x00\x88\x01\x01\x42\x11\n\x0f_refuse_seconds\"5\n\x0fLaunchOperation\x12\"\n\x05tasks\x18\x01 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"F\n\tOperation\x12,\n\x06launch\x18\x01 \x01(\x0b\x32\x1a.corral.v1.LaunchOperationH\x00\x42\x0b\n\toperation\"\x94\x01\n\rAcceptRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x11\n\toffer_ids\x18\x02 \x03(\t\x12(\n\noperations\x18\x03 \x03(\x0b\x32\x14.corral.v1.Operation\x12#\n\x07\x66ilters\x18\x04 \x01(\x0b\x32\x12.corral.v1.Filters\"k\n\x0e\x44\x65\x63lineRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x11\n\toffer_ids\x18\x02 \x03(\t\x12#\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x12.corral.v1.Filters\"4\n\x0fSuppressRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"2\n\rReviveRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"\xae\x01\n\x0bKillRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x03 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x04 \x01(\x01\x12%\n\x06reason\x18\x05 \x01(\x0e\x32\x15.corral.v1.TaskReason\x12\x0f\n\x07message\x18\x06 \x01(\t\"B\n\x0f\x41\x63knowledgement\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x0c\n\x04uuid\x18\x03 \x01(\x0c\"m\n\x12\x41\x63knowledgeRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\x34\n\x10\x61\x63knowledgements\x18\x02 \x03(\x0b\x32\x1a.corral.v1.Acknowledgement\"2\n\rReconcileTask\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\"^\n\x10ReconcileRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\'\n\x05tasks\x18\x02 \x03(\x0b\x32\x18.corral.v1.ReconcileTask\"4\n\x0fTeardownRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\"Z\n\x11SetDemandsRequest\x12!\n\x06\x63\x61ller\x18\x01 \x01(\x0b\x32\x11.corral.v1.Caller\x12\"\n\x07\x64\x65mands\x18\x02 \x03(\x0b\x32\x11.corral.v1.Demand\"\xac\x02\n\x05\x45vent\x12+\n\nsubscribed\x18\x01 \x01(\x0b\x32\x15.corral.v1.SubscribedH\x00\x12#\n\x06offers\x18\x02 \x01(\x0b\x32\x11.corral.v1.OffersH\x00\x12%\n\x07rescind\x18\x03 \x01(\x0b\x32\x12.corral.v1.RescindH\x00\x12#\n\x06update\x18\x04 \x01(\x0b\x32\x11.corral.v1.UpdateH\x00\x12)\n\theartbeat\x18\x05 \x01(\x0b\x32\x14.corral.v1.HeartbeatH\x00\x12!\n\x05\x65rror\x18\x06 \x01(\x0b\x32\x10.corral.v1.ErrorH\x00\x12.\n\x07message\x18\x07 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x42\x07\n\x05\x65vent\"{\n\nSubscribed\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x11\n\tstream_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x11\n\tmaster_id\x18\x04 \x01(\t\x12\r\n\x05\x65poch\x18\x05 \x01(\x04\"*\n\x06Offers\x12 \n\x06offers\x18\x01 \x03(\x0b\x32\x10.corral.v1.Offer\"\x1c\n\x07Rescind\x12\x11\n\toffer_ids\x18\x01 \x03(\t\"1\n\x06Update\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\x0b\n\tHeartbeat\"\x18\n\x05\x45rror\x12\x0f\n\x07message\x18\x01 \x01(\t2\xcb\x05\n\tScheduler\x12<\n\tSubscribe\x12\x1b.corral.v1.SubscribeRequest\x1a\x10.corral.v1.Event0\x01\x12;\n\x06\x41\x63\x63\x65pt\x12\x18.corral.v1.AcceptRequest\x1a\x17.corral.v1.CallResponse\x12=\n\x07\x44\x65\x63line\x12\x19.corral.v1.DeclineRequest\x1a\x17.corral.v1.CallResponse\x12?\n\x08Suppress\x12\x1a.corral.v1.SuppressRequest\x1a\x17.corral.v1.CallResponse\x12;\n\x06Revive\x12\x18.corral.v1.ReviveRequest\x1a\x17.corral.v1.CallResponse\x12\x37\n\x04Kill\x12\x16.corral.v1.KillRequest\x1a\x17.corral.v1.CallResponse\x12\x45\n\x0b\x41\x63knowledge\x12\x1d.corral.v1.AcknowledgeRequest\x1a\x17.corral.v1.CallResponse\x12\x41\n\tReconcile\x12\x1b.corral.v1.ReconcileRequest\x1a\x17.corral.v1.CallResponse\x12?\n\x08Teardown\x12\x1a.corral.v1.TeardownRequest\x1a\x17.corral.v1.CallResponse\x12\x43\n\nSetDemands\x12\x1c.corral.v1.SetDemandsRequest\x1a\x17.corral.v1.CallResponse\x12=\n\x05\x43\x61lls\x12\x14.corral.v1.CallBatch\x1a\x1a.corral.v1.CallResultBatch(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -60,34 +60,34 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUPPRESSREQUEST']._serialized_end=1356
   _globals['_REVIVEREQUEST']._serialized_start=1358
   _globals['_REVIVEREQUEST']._serialized_end=1408
-  _globals['_KILLREQUEST']._serialized_start=1410
-  _globals['_KILLREQUEST']._serialized_end=1528
-  _globals['_ACKNOWLEDGEMENT']._serialized_start=1530
-  _globals['_ACKNOWLEDGEMENT']._serialized_end=1596
-  _globals['_ACKNOWLEDGEREQUEST']._serialized_start=1598
-  _globals['_ACKNOWLEDGEREQUEST']._serialized_end=1707
-  _globals['_RECONCILETASK']._serialized_start=1709
-  _globals['_RECONCILETASK']._serialized_end=1759
-  _globals['_RECONCILEREQUEST']._serialized_start=1761
-  _globals['_RECONCILEREQUEST']._serialized_end=1855
-  _globals['_TEARDOWNREQUEST']._serialized_start=1857
-  _globals['_TEARDOWNREQUEST']._serialized_end=1909
-  _globals['_SETDEMANDSREQUEST']._serialized_start=1911
-  _globals['_SETDEMANDSREQUEST']._serialized_end=2001
-  _globals['_EVENT']._serialized_start=2004
-  _globals['_EVENT']._serialized_end=2304
-  _globals['_SUBSCRIBED']._serialized_start=2306
-  _globals['_SUBSCRIBED']._serialized_end=2429
-  _globals['_OFFERS']._serialized_start=2431
-  _globals['_OFFERS']._serialized_end=2473
-  _globals['_RESCIND']._serialized_start=2475
-  _globals['_RESCIND']._serialized_end=2503
-  _globals['_UPDATE']._serialized_start=2505
-  _globals['_UPDATE']._serialized_end=2554
-  _globals['_HEARTBEAT']._serialized_start=2556
-  _globals['_HEARTBEAT']._serialized_end=2567
-  _globals['_ERROR']._serialized_start=2569
-  _globals['_ERROR']._serialized_end=2593
-  _globals['_SCHEDULER']._serialized_start=2596
-  _globals['_SCHEDULER']._serialized_end=3311
+  _globals['_KILLREQUEST']._serialized_start=1411
+  _globals['_KILLREQUEST']._serialized_end=1585
+  _globals['_ACKNOWLEDGEMENT']._serialized_start=1587
+  _globals['_ACKNOWLEDGEMENT']._serialized_end=1653
+  _globals['_ACKNOWLEDGEREQUEST']._serialized_start=1655
+  _globals['_ACKNOWLEDGEREQUEST']._serialized_end=1764
+  _globals['_RECONCILETASK']._serialized_start=1766
+  _globals['_RECONCILETASK']._serialized_end=1816
+  _globals['_RECONCILEREQUEST']._serialized_start=1818
+  _globals['_RECONCILEREQUEST']._serialized_end=1912
+  _globals['_TEARDOWNREQUEST']._serialized_start=1914
+  _globals['_TEARDOWNREQUEST']._serialized_end=1966
+  _globals['_SETDEMANDSREQUEST']._serialized_start=1968
+  _globals['_SETDEMANDSREQUEST']._serialized_end=2058
+  _globals['_EVENT']._serialized_start=2061
+  _globals['_EVENT']._serialized_end=2361
+  _globals['_SUBSCRIBED']._serialized_start=2363
+  _globals['_SUBSCRIBED']._serialized_end=2486
+  _globals['_OFFERS']._serialized_start=2488
+  _globals['_OFFERS']._serialized_end=2530
+  _globals['_RESCIND']._serialized_start=2532
+  _globals['_RESCIND']._serialized_end=2560
+  _globals['_UPDATE']._serialized_start=2562
+  _globals['_UPDATE']._serialized_end=2611
+  _globals['_HEARTBEAT']._serialized_start=2613
+  _globals['_HEARTBEAT']._serialized_end=2624
+  _globals['_ERROR']._serialized_start=2626
+  _globals['_ERROR']._serialized_end=2650
+  _globals['_SCHEDULER']._serialized_start=2653
+  _globals['_SCHEDULER']._serialized_end=3368
 # @@protoc_insertion_point(module_scope)

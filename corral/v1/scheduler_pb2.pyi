@@ -128,16 +128,20 @@ class ReviveRequest(_message.Message):
     def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ...) -> None: ...
 
 class KillRequest(_message.Message):
-    __slots__ = ("caller", "task_id", "agent_id", "kill_grace_period_seconds")
+    __slots__ = ("caller", "task_id", "agent_id", "kill_grace_period_seconds", "reason", "message")
     CALLER_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     KILL_GRACE_PERIOD_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     caller: Caller
     task_id: str
     agent_id: str
     kill_grace_period_seconds: float
-    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., task_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ...) -> None: ...
+    reason: _common_pb2.TaskReason
+    message: str
+    def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., task_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., kill_grace_period_seconds: _Optional[float] = ..., reason: _Optional[_Union[_common_pb2.TaskReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Acknowledgement(_message.Message):
     __slots__ = ("agent_id", "task_id", "uuid")

@@ -10,7 +10,10 @@ tasks stay finished) and the SDK asks the master about every task (reconciliatio
 
 Ends: the job finishes (``done`` with its summary), or the service ``stop``s it to evict it
 (preempted by its queue, suspended, cancelled): the framework is torn down, the master kills
-its live tasks, and those attempts go back to the job's queue without spending a retry.
+its live tasks, and those attempts go back to the job's queue without spending a retry. A
+preempted job's live tasks are first killed through the master's preemption (``Kill`` with
+reason PREEMPTED and the queue's reason), so each task's KILLED status says which queue took
+it back (``corral describe task``), not only that its framework went away.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from corral.frameworks.service.tenancy import NOBODY, Owner
 log = structlog.get_logger("corral.jobs")
 
 TICK_SECONDS = 0.5
+KILLS_AT_ONCE = 64  # a preempted job's kills in flight at once
+MAX_KILL_MESSAGE = 1024  # the master's limit on a kill's message (KillRequest.message)
 RETRY_SECONDS = 2.0
 # A subscription refused with these means the framework id will never be accepted again.
 _GONE = frozenset({grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND})
@@ -141,6 +146,12 @@ def demands_of(job: JobFile) -> list[sdk.Demand]:
     return out
 
 
+def preempted_message(reason: str) -> str:
+    """What a preempted job's tasks' KILLED statuses say: the admission's reason, which names
+    the queue (the reason PREEMPTED already says "preempted"), within the master's limit."""
+    return reason.removeprefix("preempted: ")[:MAX_KILL_MESSAGE]
+
+
 class JobRunner:
     def __init__(
         self,
@@ -172,6 +183,7 @@ class JobRunner:
         self.done = asyncio.Event()  # ended: finished, or stopped and torn down
         self.summary: dict[str, Any] = {}
         self.stop_reason = ""  # why the service stops it ("": it runs to its end)
+        self.preempted = False  # stopped by its queue's preemption (its tasks say so)
         self._task: asyncio.Task[None] | None = None
         if self.live_tasks():
             self.launched.set()
@@ -223,11 +235,13 @@ class JobRunner:
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"job-{self.name}")
 
-    def stop(self, reason: str) -> None:
+    def stop(self, reason: str, *, preempted: bool = False) -> None:
         """End it now (preempted, suspended, cancelled): tear the framework down, so the master
-        kills its live tasks; ``done`` is set once it is."""
+        kills its live tasks; ``done`` is set once it is. ``preempted``: by its queue (reclaim,
+        or a job of higher priority): its tasks are killed as preempted, saying ``reason``."""
         if not self.stop_reason:
             self.stop_reason = reason
+            self.preempted = preempted
 
     async def close(self) -> None:
         """The service stops: leave the job running without us (its failover timeout)."""
@@ -326,12 +340,38 @@ class JobRunner:
     async def _evict(self, driver: sdk.Driver) -> None:
         """Tear down (the master kills its live tasks); their attempts go back to the queue
         without spending a retry."""
+        if self.preempted:
+            await self._kill_preempted(driver)
         try:
             await driver.teardown()
         except sdk.CallError as err:
             log.info("teardown failed", job=self.name, error=str(err))
         self._forget_framework()
         self.done.set()
+
+    async def _kill_preempted(self, driver: sdk.Driver) -> None:
+        """Kill the live tasks as preempted, saying why (the master keeps the cause through
+        the teardown that follows at once, and its KILLED statuses carry it)."""
+        why = preempted_message(self.stop_reason)
+        live = self.live_tasks()
+        bound = asyncio.Semaphore(KILLS_AT_ONCE)
+
+        async def kill(task_id: str) -> bool:
+            async with bound:
+                try:
+                    await driver.kill(task_id, preempted=why)
+                except sdk.DriverError as err:  # ended meanwhile: the teardown ends the rest
+                    log.info("preempting kill failed", job=self.name, task=task_id, error=str(err))
+                    return False
+                return True
+
+        killed = sum(await asyncio.gather(*(kill(t) for t in live)))
+        if live:
+            self.on_event(
+                self.name,
+                "Preempted",
+                f"{killed} of {len(live)} running tasks killed as preempted: {why}",
+            )
 
     def _forget_framework(self) -> None:
         sched = self.scheduler

@@ -19,7 +19,6 @@ from corral.frameworks.jobs.service import (
     JobError,
     JobExists,
     JobService,
-    QueueGrants,
     UnknownJob,
 )
 from corral.frameworks.jobs.store import JobStore
@@ -56,8 +55,8 @@ class Hosted:
 
     async def start(self, records: Records) -> None:
         s = self.settings
-        # Over TLS the master decides for the jobs' owners (tenancy.py); in plain text nobody
-        # can be told apart.
+        # Over TLS the master decides for the jobs' owners and callers (tenancy.py), queues
+        # included; in plain text nobody can be told apart.
         secure = isinstance(self.tls, sdk_tls.TLS)
         tenancy = Tenancy(sdk.Reviewer(s.master, self.tls) if secure else None)
         self.service = JobService(
@@ -67,7 +66,6 @@ class Hosted:
             state_dir=s.state_dir,
             role=s.role,
             failover_timeout=s.failover_timeout,
-            queue_grants=s.queue_grants if secure else None,
             tenancy=tenancy,
             tls=self.tls,
         )
@@ -106,7 +104,6 @@ class Settings:
     state_dir: Path
     role: str = "*"
     failover_timeout: float = 7 * 24 * 3600.0
-    queue_grants: QueueGrants | None = None
 
 
 def options(
@@ -118,8 +115,8 @@ def options(
     zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
     advertise: str = "",
 ) -> process.Options:
-    # Any certificate of the cluster's CA may call; what it may do is the master's to say
-    # (tenancy) and the ACL file's jobs.queues (queue grants).
+    # Any certificate of the cluster's CA may call; what it may do (the queues it may submit
+    # to among it) is the master's to say (tenancy).
     return process.Options(
         NAME,
         state_dir,

@@ -21,8 +21,9 @@ Tenancy is the scaffold's (``service/tenancy.py``): a job's owner is the princip
 submitted it; what it asks for (its framework, its demands' classes, tolerations and size) is
 reviewed by the master **for the owner** at submission, and its framework launches on the
 owner's behalf (the master checks again); reading and changing a job is for its owner and
-those the master lets act for it. Which queues a principal may submit to is the ``jobs.queues``
-grant of the same ACL file (``QueueGrants``).
+those the master lets act for it. Which queues a principal may submit to is the master's too
+(its ACL's ``jobs.queues`` grant), asked for the caller at each submission
+(``Tenancy.may_submit``): one ACL, and a reloaded file counts without touching this service.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -52,7 +53,7 @@ from corral.frameworks.jobs.spec import JobFile
 from corral.frameworks.jobs.store import JobStore
 from corral.frameworks.run_ids import new_run_id, with_run
 from corral.frameworks.sdk.tls import Credentials
-from corral.frameworks.service.http_api import Caller, Forbidden
+from corral.frameworks.service.http_api import Caller
 from corral.frameworks.service.tenancy import Owner, Tenancy
 
 log = structlog.get_logger("corral.jobs")
@@ -83,21 +84,6 @@ class JobExists(ValueError):
     """409."""
 
 
-class QueueGrants(Protocol):
-    """Who may submit to which queue: the ``jobs.queues`` grant of the master's ACL file
-    (the CLI reads it; docs/jobs.md)."""
-
-    def submit(self, caller: Caller, queue: str) -> str | None:
-        """None, or why ``caller`` may not submit jobs to ``queue`` (naming the rule)."""
-
-
-class AnyQueue:
-    """No ACLs (``--insecure``, or tests of the service's parts)."""
-
-    def submit(self, caller: Caller, queue: str) -> str | None:
-        return None
-
-
 @dataclass
 class Event:
     """A cluster-style event about a job (``GET /v1/events``, ``corral job history``)."""
@@ -118,7 +104,6 @@ class JobService:
         state_dir: Path,
         role: str = "*",
         failover_timeout: float = DEFAULT_FAILOVER_TIMEOUT,
-        queue_grants: QueueGrants | None = None,
         tenancy: Tenancy | None = None,
         tls: Credentials | None = None,
         clock: Callable[[], float] = time.time,
@@ -129,7 +114,6 @@ class JobService:
         self.state_dir = state_dir
         self.role = role
         self.failover_timeout = failover_timeout
-        self.queue_grants = queue_grants or AnyQueue()
         self.tenancy = tenancy or Tenancy(None)
         self.tls = tls
         self.clock = clock
@@ -177,7 +161,9 @@ class JobService:
             )
             runner = self._runner(rec, job)
             if phase == EVICTING:
-                runner.stop(rec.get("reason", "evicting"))
+                # Evicting with nowhere to stop to (no cancel or suspend): preempted.
+                preempted = not rec.get("stopping_to")
+                runner.stop(rec.get("reason", "evicting"), preempted=preempted)
         self._loop_task = asyncio.get_running_loop().create_task(self._loop(), name="jobs-loop")
 
     async def close(self) -> None:
@@ -234,7 +220,7 @@ class JobService:
             self.store.set_fields(p.victim, (EVICTING, p.reason), phase=EVICTING, reason=p.reason)
             runner = self.runners.get(p.victim)
             if runner is not None:
-                runner.stop(p.reason)
+                runner.stop(p.reason, preempted=True)
         for a in result.admitted:
             rec = self.store.job(a.name)
             assert rec is not None
@@ -376,9 +362,7 @@ class JobService:
                 f"constraints: none of queue {job.queue}'s flavors has agents they allow "
                 f"({', '.join(str(c) for c in job.constraints)})"
             )
-        denied = self.queue_grants.submit(caller, job.queue)
-        if denied is not None:
-            raise Forbidden(denied)
+        await self.tenancy.may_submit(caller, job.queue)
         if self.store.job(job.name) is not None:
             raise JobExists(f"job {job.name!r} exists; delete it, or submit under another name")
         owner = self.tenancy.owner_of(caller)

@@ -15,7 +15,7 @@ from corral.frameworks.sdk.calls import CallStream, StreamUnimplemented
 from corral.frameworks.sdk.demands import Demand
 from corral.frameworks.sdk.errors import CallError, NotSubscribedError
 from corral.frameworks.sdk.logs import get_logger
-from corral.v1.common_pb2 import Offer, TaskInfo
+from corral.v1.common_pb2 import TASK_REASON_PREEMPTED, Offer, TaskInfo
 from corral.v1.scheduler_pb2 import (
     AcceptRequest,
     Acknowledgement,
@@ -144,15 +144,28 @@ class DriverCalls:
         await self._unary("SetDemands", request)
         self._demands = wanted  # told again after a re-subscription (a restarted master)
 
-    async def kill(self, task_id: str, agent_id: str = "", grace: float | None = None) -> None:
+    async def kill(
+        self,
+        task_id: str,
+        agent_id: str = "",
+        grace: float | None = None,
+        *,
+        preempted: str | None = None,
+    ) -> None:
         """Kill a task: SIGTERM, ``grace`` seconds (None: the task's or agent's default), then
-        SIGKILL. The outcome arrives as a status (KILLED, or a terminal state it reached)."""
+        SIGKILL. The outcome arrives as a status (KILLED, or a terminal state it reached).
+        ``preempted``: the framework preempts its own task, and says for whom (at most 1024
+        characters; "reclaimed by queue team-b"): its KILLED status carries reason PREEMPTED
+        and this message, in ``corral describe task`` and a Preempted event."""
         request = KillRequest(
             caller=self._caller("Kill"),
             task_id=task_id,
             agent_id=agent_id,
             kill_grace_period_seconds=grace or 0.0,
         )
+        if preempted is not None:
+            request.reason = TASK_REASON_PREEMPTED
+            request.message = preempted
         await self._unary("Kill", request)
 
     async def reconcile(self, tasks: Iterable[tuple[str, str]] = ()) -> None:

@@ -4,10 +4,10 @@ master's ACLs decide for the tenant (docs/security.md, "Services acting for tena
 
 ``Reviewer(master, tls)`` keeps a detector of the leading master (a ``HOST:PORT`` list or
 ``zk://``) for a service's lifetime; ``await reviewer.review(subject, framework=..., demands=...,
-act_for=..., framework_id=...)`` is a ``ReviewResult``. A refusal is an answer, not an error
-(``allowed`` False, with the rule and the master's message); ``CallError`` means the master
-could not be asked (UNAVAILABLE, or PERMISSION_DENIED: this service may not ask about
-``subject``)."""
+act_for=..., framework_id=..., submit_to_queue=...)`` is a ``ReviewResult``. A refusal is an
+answer, not an error (``allowed`` False, with the rule and the master's message); ``CallError``
+means the master could not be asked (UNAVAILABLE, or PERMISSION_DENIED: this service may not
+ask about ``subject``)."""
 
 from __future__ import annotations
 
@@ -46,11 +46,13 @@ class Reviewer:
         act_for: str = "",
         framework_id: str = "",
         quiet: bool = False,
+        submit_to_queue: str = "",
     ) -> ReviewResult:
         """May ``subject`` (name, certificate roles) register ``framework``, ask for
         ``demands`` (their classes, tolerations and count x shape against its cap, besides
-        what its tasks hold but ``framework_id``'s), act for ``act_for``'s objects? ``quiet``:
-        a question only, a refusal not recorded as a Denied event."""
+        what its tasks hold but ``framework_id``'s), act for ``act_for``'s objects, submit jobs
+        to queue ``submit_to_queue`` (the ACLs' ``jobs.queues``)? ``quiet``: a question only,
+        a refusal not recorded as a Denied event."""
         name, roles = subject
         request = ReviewRequest(
             subject=Principal(name=name, roles=sorted(roles)),
@@ -58,6 +60,7 @@ class Reviewer:
             act_for=act_for,
             framework_id=framework_id,
             quiet=quiet,
+            submit_to_queue=submit_to_queue,
         )
         if framework is not None:
             request.framework.CopyFrom(framework)

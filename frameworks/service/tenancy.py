@@ -18,7 +18,10 @@ Rules (``Tenancy``):
    the OWNER, before the change is kept (403 naming the rule; the master records a Denied
    event); and the service launches on the owner's behalf (``FrameworkInfo.on_behalf_of``),
    so the master checks again at every subscription, demand and launch.
-4. The master cannot be asked: 503, nothing changes (fail closed).
+4. Which job-service queues a caller may submit to is the master's too (the ``jobs.queues``
+   grant), asked for the CALLER (``may_submit``), so one ACL file decides and a reloaded
+   one takes effect at the next submission.
+5. The master cannot be asked: 503, nothing changes (fail closed).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ NOBODY = Owner()
 
 
 class Tenancy:
-    """Rules 2-4, asked of the master through ``reviewer`` (None over plain text: rule 1)."""
+    """Rules 2-5, asked of the master through ``reviewer`` (None over plain text: rule 1)."""
 
     def __init__(self, reviewer: sdk.Reviewer | None) -> None:
         self.reviewer = reviewer
@@ -114,6 +117,15 @@ class Tenancy:
         )
         if not result.allowed:
             raise Forbidden(f"{what} refused by the master for its owner: {result.message}")
+
+    async def may_submit(self, caller: Caller, queue: str) -> None:
+        """Rule 4: may ``caller`` submit jobs to ``queue``? ``Forbidden`` with the master's
+        reason (which names the queue and the ACL's version)."""
+        if self.reviewer is None or not caller.secure:
+            return
+        result = await self._ask((caller.name, tuple(caller.roles)), submit_to_queue=queue)
+        if not result.allowed:
+            raise Forbidden(result.message)
 
     async def _review(self, caller: Caller, act_for: str, quiet: bool = False) -> sdk.ReviewResult:
         return await self._ask((caller.name, tuple(caller.roles)), act_for=act_for, quiet=quiet)

@@ -27,8 +27,11 @@ Rules:
    as its principal does (rule 1).
 7. ``review`` answers, without changing anything, whether a principal may register a
    framework, ask for demands (their classes, tolerations, and count x shape against its
-   cap) or act for another principal's objects in a service (``act_for``): the checks of
-   rules 2-4 and 6, for a service to ask before it takes a tenant's request.
+   cap), act for another principal's objects in a service (``act_for``) or submit jobs to a
+   job-service queue (``submit_to_queue``, the ``jobs.queues`` grant): the checks of rules
+   2-4 and 6, and the job service's queue grant, for a service to ask before it takes a
+   tenant's request. The ACL it answers with is the core's, so a reloaded file (or a standby
+   that took over with its own) answers the next question.
 8. A task in an image runs only an image its principal is granted (``frameworks.images``
    globs), uses the host's network only if granted ``host_network``, and mounts only host
    paths under a granted ``host_paths`` entry (docs/containers.md).
@@ -233,10 +236,13 @@ def review(
     act_for: str,
     held: PrincipalHeld,
     replaced: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0),
+    submit_to_queue: str = "",
 ) -> Denial | None:
     """Rule 7: None, or the first refusal. ``replaced``: what the framework being changed
     holds now (its tasks give way to the demands, so they are not counted twice)."""
     try:
+        if submit_to_queue:
+            denied(acl.decide(subject, acls.SUBMIT_JOB, submit_to_queue), subject.name)
         if act_for:
             denied(acl.delegate(subject, acls.ACT_FOR, act_for), subject.name)
         if spec is not None:

@@ -19,6 +19,7 @@ from corral.master.core.types import (
     ReportedTask,
     Requester,
     Status,
+    TaskReason,
     TaskSpec,
     TaskUsage,
 )
@@ -135,6 +136,9 @@ class Kill(Call):
     task_id: str
     agent_id: str = ""
     grace_seconds: float = 0.0
+    # Why (framework_calls.py rule 4): None, or PREEMPTED with a message saying for whom.
+    reason: TaskReason | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

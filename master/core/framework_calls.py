@@ -9,6 +9,13 @@ Rules (the core's rule 1: a refused call raises before anything changes):
    bundle cut for a demand that changed or was withdrawn is rescinded.
 3. KILL of a live task asks its agent to kill it with the grace given (again when the agent
    re-registers, if it is away); KILL of a task that ended answers with its last status.
+4. A KILL may say why: reason PREEMPTED only (a framework preempting its own work, as the job
+   service reclaiming a queue's quota), with a message saying for whom (``MAX_KILL_MESSAGE``
+   characters at most). The task's KILLED status then carries that reason and message, as
+   the master's own preemption's (statuses.py rule 3), also if its framework is removed
+   before the agent reports it; a ``Preempted`` event says so at once. The first cause is the
+   cause: a task already being preempted, or killed by an operator or a drain, keeps its
+   reason. A message without a reason, or another reason, is refused (INVALID_ARGUMENT).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from corral import limits
 from corral.limits import echo
 from corral.master.core import authz, demands
 from corral.master.core import commands as cmd
@@ -104,6 +112,7 @@ def kill(core: CoreState, e: ev.Kill) -> Commands:
     fw = core.caller(e)
     if not math.isfinite(e.grace_seconds) or e.grace_seconds < 0:
         raise _invalid(f"kill grace period must be a finite number >= 0, got {e.grace_seconds}")
+    _check_kill_reason(e)
     task = fw.tasks.get(e.task_id)
     if task is None:
         done = core.completed.get((fw.framework_id, e.task_id))
@@ -116,10 +125,22 @@ def kill(core: CoreState, e: ev.Kill) -> Commands:
             )
         ]
     task.kill_requested = True
+    out: Commands = []
+    if e.reason is not None and task.killed_for is None and not task.preempted_by:
+        message = e.message or f"preempted by its framework {fw.spec.name}"
+        task.killed_for = (e.reason, message)
+        out.append(
+            core.cluster_event(
+                e,
+                "task_preempted",
+                task.task_id,
+                f"task of framework {fw.framework_id} on agent {task.agent_id}: {message}",
+            )
+        )
     agent = core.agents.get(task.agent_id)
     if agent is None or agent.connection is None:
-        return []  # sent when the agent re-registers
-    return [
+        return out  # the kill is sent when the agent re-registers
+    out.append(
         cmd.SendKill(
             stimulus_id=e.stimulus_id,
             agent_id=task.agent_id,
@@ -127,4 +148,29 @@ def kill(core: CoreState, e: ev.Kill) -> Commands:
             task_id=task.task_id,
             grace_seconds=e.grace_seconds,
         )
-    ]
+    )
+    return out
+
+
+# Rule 4: what a framework's KILL may say (a status message, as an attribute value's limit).
+MAX_KILL_MESSAGE = limits.MAX_VALUE_LENGTH
+
+
+def _check_kill_reason(e: ev.Kill) -> None:
+    """Rule 4."""
+    if e.reason is None:
+        if e.message:
+            raise _invalid(
+                "kill message given without a reason: a kill's message says why it is "
+                "preempted (reason PREEMPTED)"
+            )
+        return
+    if e.reason is not TaskReason.PREEMPTED:
+        raise _invalid(
+            f"kill reason {e.reason.name}: a framework's kill may give reason PREEMPTED only"
+        )
+    if len(e.message) > MAX_KILL_MESSAGE:
+        raise _invalid(
+            f"kill message is {len(e.message)} characters, more than the limit of "
+            f"{MAX_KILL_MESSAGE}"
+        )

@@ -27,7 +27,9 @@ Rules:
    released (nominations.py) and it is suppressed; the core's tick removes it once its failover
    timeout (its own, else the master's) has run out.
 5. A removed framework's offers and nominations go back, its tasks are killed (on their agents
-   if connected; KILLED with reason FRAMEWORK_REMOVED either way), its unacknowledged statuses
+   if connected; KILLED with reason FRAMEWORK_REMOVED either way, unless a kill already
+   under way gave it a cause of its own, which stays the cause: PREEMPTED by the master or by
+   its framework, an operator's kill, a drain), its unacknowledged statuses
    are dropped, its demands are forgotten (it wants nothing; views show no priority for it),
    it leaves the allocator and its stream is closed. It is kept REMOVED among a
    bounded number of removed frameworks (completed.py); the oldest past the bound are forgotten,
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from corral.master.core import authz, mirror, nominations, statuses
 from corral.master.core import commands as cmd
-from corral.master.core.records import FrameworkRecord
+from corral.master.core.records import FrameworkRecord, TaskRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import FRAMEWORK_TRANSITIONS, FrameworkState, check
 from corral.master.core.statuses import RESEND_BATCH
@@ -293,11 +295,9 @@ def remove(core: CoreState, fw: FrameworkRecord, e: ev.Event, why: str) -> Comma
                     task_id=task.task_id,
                 )
             )
-        core.set_task_state(
-            task,
-            core.new_status(task, TaskState.KILLED, TaskReason.FRAMEWORK_REMOVED, why, e.now),
-            e,
-        )
+        reason, message = _first_cause(task) or (TaskReason.FRAMEWORK_REMOVED, why)
+        status = core.new_status(task, TaskState.KILLED, reason, message, e.now)
+        core.set_task_state(task, status, e)
     fw.state = check(
         FRAMEWORK_TRANSITIONS, "framework", fw.framework_id, fw.state, FrameworkState.REMOVED
     )
@@ -322,6 +322,14 @@ def remove(core: CoreState, fw: FrameworkRecord, e: ev.Event, why: str) -> Comma
     out.append(core.cluster_event(e, "framework_removed", fw.framework_id, why))
     keep_removed(core, fw.framework_id)
     return out
+
+
+def _first_cause(task: TaskRecord) -> tuple[TaskReason, str] | None:
+    """Rule 5: why a kill under way was asked for, as its KILLED status would have said
+    (statuses.py rule 3)."""
+    if task.preempted_by:
+        return TaskReason.PREEMPTED, task.preempted_by
+    return task.killed_for
 
 
 def keep_removed(core: CoreState, fw_id: str) -> None:

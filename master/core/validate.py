@@ -99,7 +99,8 @@ def _frameworks(core: CoreState) -> None:
 
 
 def _tasks(core: CoreState) -> None:
-    """A live task is the same record in its framework's and its agent's index, and live."""
+    """A live task is the same record in its framework's and its agent's index, and live;
+    one with a cause to be killed for is being killed."""
     for fw in core.frameworks.values():
         for task_id, task in fw.tasks.items():
             _check(task.task_id == task_id, f"task {task_id} is filed under another id")
@@ -109,6 +110,12 @@ def _tasks(core: CoreState) -> None:
             assert agent is not None
             held = agent.tasks.get((fw.framework_id, task_id))
             _check(held is task, f"task {task_id} missing from agent {task.agent_id}'s index")
+            # A cause to kill it for (a framework's preemption, an operator, a drain) comes
+            # with the kill (framework_calls.py rule 4, kills.py).
+            _check(
+                task.kill_requested or task.killed_for is None,
+                f"task {task_id} has a cause to be killed for but no kill was asked",
+            )
     for agent in core.agents.values():
         for (fw_id, task_id), task in agent.tasks.items():
             owner = core.frameworks.get(fw_id)

@@ -1,7 +1,9 @@
 """``Operator.Review`` (docs/security.md, "Services acting for tenants"): whether a principal
-may register a framework, ask for demands, or act for another principal's objects in a
-service, answered by the core's gates (``authz.review``) against the ACL and what each
-principal's tasks hold now. A thin handler: the decision is the core's.
+may register a framework, ask for demands, act for another principal's objects in a
+service, or submit jobs to a job-service queue, answered by the core's gates
+(``authz.review``) against the ACL the master decides with now (reloaded, or a standby's
+that took over) and what each principal's tasks hold now. A thin handler: the decision is
+the core's.
 
 Who may ask: a principal granted ``Review`` (the ACLs' ``read`` group), or a service about an
 owner it may launch for (``launch_for``): what that owner may ask for, and who may act for it;
@@ -23,6 +25,7 @@ from corral.master.runtime import MasterRuntime
 from corral.master.security import audit
 from corral.master.security.endpoints import ENDPOINTS
 from corral.master.wire.convert import WireError, framework_spec_from_pb
+from corral.master.wire.convert_checks import name as checked_name
 from corral.master.wire.convert_placement import demand_from_pb
 from corral.v1 import operator_pb2
 
@@ -50,6 +53,8 @@ async def for_caller(
             framework.name = framework.name or "review"
             spec = framework_spec_from_pb(framework)
         demands: list[Demand] = [demand_from_pb(d) for d in request.demands]
+        if request.submit_to_queue:
+            checked_name(request.submit_to_queue, "submit_to_queue")
     except WireError as exc:
         raise CallRejected(Refusal.INVALID_ARGUMENT, f"review: {exc}") from None
 
@@ -59,7 +64,14 @@ async def for_caller(
         if fw is not None and fw.spec.held_by == subject.name:
             replaced = _held(fw)
         return authz.review(
-            core.acl, subject, spec, demands, request.act_for, core.principal_held, replaced
+            core.acl,
+            subject,
+            spec,
+            demands,
+            request.act_for,
+            core.principal_held,
+            replaced,
+            submit_to_queue=request.submit_to_queue,
         )
 
     denial = await rt.query(run)

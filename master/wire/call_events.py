@@ -12,6 +12,8 @@ from corral import limits
 from corral.master.core import events as ev
 from corral.master.wire import convert
 from corral.master.wire.convert import WireError
+from corral.tasks import TaskReason
+from corral.v1 import common_pb2 as pb
 from corral.v1 import scheduler_pb2
 
 
@@ -26,6 +28,17 @@ class Stamps(Protocol):
 
 def _refuse(filters: scheduler_pb2.Filters) -> float | None:
     return filters.refuse_seconds if filters.HasField("refuse_seconds") else None
+
+
+def _kill_reason(value: int) -> TaskReason | None:
+    """A kill's reason: unset, or a known TaskReason (which the core then limits to
+    PREEMPTED, framework_calls.py rule 4)."""
+    if value == pb.TASK_REASON_UNSPECIFIED:
+        return None
+    try:
+        return TaskReason(value)
+    except ValueError:
+        raise WireError(f"reason: unknown task reason {value}") from None
 
 
 class CallEvents:
@@ -72,6 +85,8 @@ class CallEvents:
             task_id=convert.ident(request.task_id, "task_id"),
             agent_id=convert.ident(request.agent_id, "agent_id"),
             grace_seconds=request.kill_grace_period_seconds,
+            reason=_kill_reason(request.reason),
+            message=request.message,
         )
 
     def acknowledge(self, request: scheduler_pb2.AcknowledgeRequest) -> ev.Event:

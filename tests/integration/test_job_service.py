@@ -6,7 +6,9 @@ completes), cancel, a tenant refused a queue, and bad job files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.sdk.testing import LocalCluster
+from corral.v1 import common_pb2, operator_pb2, operator_pb2_grpc
 from tests.integration.corral_cli import corral
 from tests.integration.job_service import JobsProcess, until_async
 from tests.integration.service_cluster import FAST, services_cluster
@@ -103,6 +106,25 @@ async def test_two_queues_of_a_cohort_borrow_and_reclaim(
         assert a2["framework_id"] not in live
         assert live[b0["framework_id"]] == 4
         assert sum(live.values()) == 8
+        # Its tasks were taken back through the master's preemption: each KILLED, reason
+        # PREEMPTED, naming the queue (not merely "framework removed"), in `corral describe
+        # task` too, and the job's history says how many.
+        why = "queue team-b reclaims its nominal quota from cohort ml (queue team-a borrows it)"
+        taken = [
+            t for t in (await cluster.state()).tasks if t.info.framework_id == a2["framework_id"]
+        ]
+        assert len(taken) == 2, taken
+        for t in taken:
+            assert t.status.state == common_pb2.TASK_STATE_KILLED, t.status
+            assert t.status.reason == common_pb2.TASK_REASON_PREEMPTED, t.status
+            assert t.status.message == f"{why} for job b0", t.status
+        described = corral("describe", "task", taken[0].info.task_id, "--master", cluster.master)
+        assert described.returncode == 0, described.stderr
+        assert "PREEMPTED" in described.stdout and "queue team-b reclaims" in described.stdout
+        history = (await s.ok("GET", "/v1/jobs/a2/history"))["history"]
+        assert [h["message"] for h in history if h["kind"] == "Preempted"] == [
+            f"2 of 2 running tasks killed as preempted: {why} for job b0"
+        ], history
         # The CLI's queues view says the same.
         done = s.corral("queues")
         assert done.returncode == 0, done.stderr
@@ -236,40 +258,43 @@ async def test_kill_9_and_restart_keeps_the_running_job_and_the_queue_order(
         s.stop()
 
 
-async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(tmp_path: Path) -> None:
-    # The master and the service decide with one ACL file: bob, a framework certificate of the
-    # cluster's CA, may submit to queue team-b only, with class batch; the service (admin, an
-    # operator) may launch for anyone.
-    acls = tmp_path / "acls.yaml"
-    acls.write_text(
-        json.dumps(
+def acl_rules(version: str, bob_queues: list[str]) -> dict[str, Any]:
+    """The master's ACL file: bob, a framework certificate of the cluster's CA, may submit to
+    ``bob_queues`` only, with class batch; the job service (admin, an operator) may launch for
+    anyone. The job service reads no ACL: it asks the master (Operator.Review)."""
+    return {
+        "version": version,
+        "rules": [
             {
-                "version": "jobs-1",
-                "rules": [
-                    {
-                        "name": "ops",
-                        "cert_roles": ["operator"],
-                        "operator": ["*"],
-                        "frameworks": {
-                            "roles": ["*"],
-                            "priority_classes": ["*"],
-                            "tolerations": ["*"],
-                        },
-                        "agents": {"attributes": {"*": ["*"]}, "reservations": ["*"]},
-                        "jobs": {"queues": ["*"]},
-                        "act_for": ["*"],
-                        "launch_for": ["*"],
-                    },
-                    {
-                        "name": "team-b",
-                        "principals": ["bob"],
-                        "frameworks": {"roles": ["*"], "priority_classes": ["batch"]},
-                        "jobs": {"queues": ["team-b"]},
-                    },
-                ],
-            }
-        )
-    )
+                "name": "ops",
+                "cert_roles": ["operator"],
+                "operator": ["*"],
+                "frameworks": {
+                    "roles": ["*"],
+                    "priority_classes": ["*"],
+                    "tolerations": ["*"],
+                },
+                "agents": {"attributes": {"*": ["*"]}, "reservations": ["*"]},
+                "jobs": {"queues": ["*"]},
+                "act_for": ["*"],
+                "launch_for": ["*"],
+            },
+            {
+                "name": "team-b",
+                "principals": ["bob"],
+                "frameworks": {"roles": ["*"], "priority_classes": ["batch"]},
+                "jobs": {"queues": bob_queues},
+            },
+        ],
+    }
+
+
+@contextlib.asynccontextmanager
+async def acl_cluster(tmp_path: Path) -> AsyncIterator[tuple[LocalCluster, Path, Path]]:
+    """A TLS cluster whose master reads ``acls.yaml`` (version jobs-1, bob: team-b), and bob's
+    certificate directory."""
+    acls = tmp_path / "acls.yaml"
+    acls.write_text(json.dumps(acl_rules("jobs-1", ["team-b"])))
     async with LocalCluster(
         agents=2,
         agent_resources="cpus:4;mem:4096;disk:1000;ports:{ports}",
@@ -278,22 +303,76 @@ async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(tmp_path: Path)
         agent_args=("--hostname", "127.0.0.1"),
     ) as cluster:
         await cluster.wait_for_agents(2, 30)
-        await _cancel_tenants_and_bad_files(tmp_path, cluster, acls)
+        bob = tmp_path / "bob"
+        issued = corral(
+            *("certs", "issue", "bob", "--role", "framework"),
+            *("--dir", str(sdk_tls.home() / "ca"), "--out", str(bob)),
+        )
+        assert issued.returncode == 0, issued.stderr
+        yield cluster, acls, bob
 
 
-async def _cancel_tenants_and_bad_files(tmp_path: Path, cluster: LocalCluster, acls: Path) -> None:
-    bob = tmp_path / "bob"
-    issued = corral(
-        *("certs", "issue", "bob", "--role", "framework"),
-        *("--dir", str(sdk_tls.home() / "ca"), "--out", str(bob)),
-    )
-    assert issued.returncode == 0, issued.stderr
+async def denied_events(cluster: LocalCluster) -> list[str]:
+    """The messages of the master's Denied events (its audit trail of refusals)."""
+    async with cluster.channel() as ch:
+        stub = operator_pb2_grpc.OperatorStub(ch)  # type: ignore[no-untyped-call]
+        got = await stub.GetEvents(operator_pb2.GetEventsRequest(reason="Denied"), timeout=10)
+    return [e.message for e in got.events]
+
+
+async def test_cancel_a_tenant_refused_a_queue_and_bad_job_files(tmp_path: Path) -> None:
+    async with acl_cluster(tmp_path) as (cluster, _acls, bob):
+        await _cancel_tenants_and_bad_files(tmp_path, cluster, bob)
+
+
+async def test_a_changed_master_acl_file_changes_the_queues_a_tenant_may_submit_to(
+    tmp_path: Path,
+) -> None:
+    """Who may submit to which queue is the master's answer: the master reloads its file and
+    the job service, untouched, answers by the new one at the next submission."""
+    async with acl_cluster(tmp_path) as (cluster, acls, bob):
+        s = await start(
+            tmp_path, cluster, {"cluster_queues": [queue("team-a", 8), queue("team-b", 8)]}
+        ).wait_ready()
+        try:
+            job_file = tmp_path / "bob-job.json"
+            as_bob = ("--tls-dir", str(bob))
+
+            def submit(name: str, queue_name: str) -> subprocess.CompletedProcess[str]:
+                job_file.write_text(json.dumps(batch(name, queue_name, 1, "true")))
+                return s.corral("submit", "-f", str(job_file), *as_bob)
+
+            refused = submit("first", "team-a")
+            assert refused.returncode == 1, refused.stderr
+            assert "principal bob may not submit jobs to queue team-a" in refused.stderr
+            assert "(ACL jobs-1)" in refused.stderr
+            # Granted team-a, and team-b taken away, in the master's file only.
+            acls.write_text(json.dumps(acl_rules("jobs-2", ["team-a"])))
+            await until_async(
+                lambda: _acl_version(cluster, "jobs-2"), 30, "the master's reload", s.logs
+            )
+            ok = submit("first", "team-a")
+            assert ok.returncode == 0, ok.stderr
+            assert ok.stdout.startswith("job first submitted in queue team-a")
+            refused = submit("second", "team-b")
+            assert refused.returncode == 1, refused.stderr
+            assert refused.stderr.strip() == (
+                "corral job: principal bob may not submit jobs to queue team-b: no rule grants "
+                "it (deny by default) (ACL jobs-2)"
+            )
+            assert "second" not in [j["name"] for j in (await s.ok("GET", "/v1/jobs"))["jobs"]]
+            assert (await s.wait_phase("first", "Succeeded"))["owner"] == "bob"
+        finally:
+            s.stop()
+
+
+async def _acl_version(cluster: LocalCluster, version: str) -> bool:
+    return (await cluster.state()).acls.version == version
+
+
+async def _cancel_tenants_and_bad_files(tmp_path: Path, cluster: LocalCluster, bob: Path) -> None:
     s = await start(
-        tmp_path,
-        cluster,
-        {"cluster_queues": [queue("team-a", 8), queue("team-b", 8)]},
-        "--acls",
-        str(acls),
+        tmp_path, cluster, {"cluster_queues": [queue("team-a", 8), queue("team-b", 8)]}
     ).wait_ready()
     try:
         # Cancel a running job: its framework and tasks leave the master.
@@ -316,7 +395,8 @@ async def _cancel_tenants_and_bad_files(tmp_path: Path, cluster: LocalCluster, a
         again = s.corral("cancel", "later")
         assert again.returncode == 2 and "job later has ended (Cancelled)" in again.stderr
 
-        # bob may submit to team-b, not to team-a; the refusal names the rule, as the master's.
+        # bob may submit to team-b, not to team-a: the master says so (Operator.Review, for the
+        # caller), names the rule, and records the refusal in its audit trail.
         job_file = tmp_path / "bob-job.json"
         job_file.write_text(json.dumps(batch("bobs", "team-a", 1, "true")))
         as_bob = ("--tls-dir", str(bob))
@@ -326,6 +406,7 @@ async def _cancel_tenants_and_bad_files(tmp_path: Path, cluster: LocalCluster, a
             "corral job: principal bob may not submit jobs to queue team-a: no rule grants it "
             "(deny by default) (ACL jobs-1)"
         )
+        assert any("submit jobs to queue team-a" in m for m in await denied_events(cluster))
         job_file.write_text(json.dumps(batch("bobs", "team-b", 1, "true")))
         ok = s.corral("submit", "-f", str(job_file), *as_bob)
         assert ok.returncode == 0, ok.stderr

@@ -360,3 +360,49 @@ def test_a_review_answers_what_the_gates_would_for_the_subject(svc: Harness) -> 
     d = authz.review(acl, OTHER, None, [], "team", held)
     assert d is not None and d.action == acls.ACT_FOR
     assert authz.review(acl, Principal("mate"), None, [], "*", held) is not None
+
+
+QUEUE_RULES = {
+    "version": "q1",
+    "rules": [
+        {"name": "team-a", "principals": ["team"], "jobs": {"queues": ["team-a"]}},
+        {"name": "ops", "cert_roles": ["operator"], "jobs": {"queues": ["*"]}},
+    ],
+}
+
+
+def test_a_review_answers_which_job_queues_a_principal_may_submit_to() -> None:
+    h = Harness(acl=acl_from_data(QUEUE_RULES, "test"))
+
+    def ask(who: Principal, queue: str) -> acls.Denial | None:
+        return authz.review(
+            h.core.acl, who, None, [], "", h.core.principal_held, submit_to_queue=queue
+        )
+
+    assert ask(TEAM, "team-a") is None
+    d = ask(TEAM, "team-b")
+    assert d is not None and (d.action, d.object) == (acls.SUBMIT_JOB, "team-b")
+    assert d.message == (
+        "principal team may not submit jobs to queue team-b: no rule grants it (deny by "
+        "default) (ACL q1)"
+    )
+    # "*" grants every queue; a principal of no rule gets none; no queue asked, nothing refused.
+    operator = Principal("anna", frozenset({"operator"}))
+    assert ask(operator, "team-a") is None and ask(operator, "anything") is None
+    assert ask(OTHER, "team-a") is not None
+    assert ask(OTHER, "") is None
+    # The ACL the core has now answers: a reload that grants team-b counts at the next question.
+    more = {**QUEUE_RULES, "version": "q2"}
+    more["rules"] = [
+        *QUEUE_RULES["rules"],
+        {"name": "b", "principals": ["team"], "jobs": {"queues": ["team-b"]}},
+    ]
+    h.handle(ev.SetAcls(**h.base(), acl=acl_from_data(more, "test")))
+    assert ask(TEAM, "team-b") is None
+    # Over plain text nobody can be told apart: every queue.
+    assert (
+        authz.review(
+            acls.allow_all(), OTHER, None, [], "", h.core.principal_held, submit_to_queue="x"
+        )
+        is None
+    )

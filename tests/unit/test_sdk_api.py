@@ -124,8 +124,11 @@ def test_driver_calls_are_pinned() -> None:
         " -> 'None'",
         "suppress": "(self) -> 'None'",
         "revive": "(self) -> 'None'",
-        "kill": "(self, task_id: 'str', agent_id: 'str' = '', grace: 'float | None' = None)"
-        " -> 'None'",
+        "kill": (
+            "(self, task_id: 'str', agent_id: 'str' = '', grace: 'float | None' = None, *, "
+            "preempted: 'str | None' = None)"
+            " -> 'None'"
+        ),
         "reconcile": "(self, tasks: 'Iterable[tuple[str, str]]' = ()) -> 'None'",
         "teardown": "(self) -> 'None'",
         "stop": "(self) -> 'None'",
