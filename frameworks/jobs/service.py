@@ -346,8 +346,6 @@ class JobService:
             job = JobFile.from_json(body)
         except ValueError as err:
             raise JobError(str(err)) from None
-        if job.container is not None:
-            raise JobError("container: jobs in containers are not supported yet; leave it out")
         cq = self.config.cluster_queue_of(job.queue)
         if cq is None:
             known = ", ".join(sorted(self.config.local_queues)) or "none"

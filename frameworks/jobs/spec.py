@@ -1,7 +1,7 @@
 """What a job file says (``corral job submit -f job.yaml``): the batch or gang shape ``corral run``
 takes today, plus ``queue``, ``priority_class``, an optional ``schedule`` (cron) and ``container``
-(kept for a later issue: refused until containers exist). Checked when read: a ``ValueError``
-names the field (the CLI exits 2 with it, the API answers 400).
+(``{"image": NAME}``: its tasks run in that Docker image, on agents that run images). Checked
+when read: a ``ValueError`` names the field (the CLI exits 2 with it, the API answers 400).
 
 ::
 
@@ -22,6 +22,7 @@ its workers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -116,10 +117,20 @@ class JobFile:
         container = _container(data.get("container"))
         rest = {k: v for k, v in data.items() if k not in COMMON}
         batch = gang = None
+        if container is not None and "image" in rest:
+            raise ValueError("give the image once: container.image, not image beside it")
         if kind == "batch":
             batch = BatchSpec.from_dict({**rest, "name": name, "priority_class": pclass})
         else:
             gang = _gang(rest, name, pclass)
+        if container is not None:
+            # Its tasks run in the image, on agents that run images (the specs add that
+            # constraint, as `corral run batch|gang --image` does).
+            if batch is not None:
+                batch = dataclasses.replace(batch, image=container.image)
+            else:
+                assert gang is not None
+                gang = dataclasses.replace(gang, image=container.image)
         shape: Literal["batch", "gang"] = "batch" if kind == "batch" else "gang"
         job = cls(name, shape, queue, pclass, batch, gang, schedule, suspend, container, data)
         if any(not math.isfinite(v) for v in job.request):
@@ -142,8 +153,14 @@ def batch_request(spec: BatchSpec) -> Vector:
 def _container(raw: Any) -> Container | None:
     if raw is None:
         return None
-    if not isinstance(raw, Mapping) or set(raw) != {"image"} or not isinstance(raw["image"], str):
-        raise ValueError('container: {"image": "NAME"}')
+    if (
+        not isinstance(raw, Mapping)
+        or set(raw) != {"image"}
+        or not isinstance(raw["image"], str)
+        or not raw["image"]
+        or any(ch.isspace() for ch in raw["image"])
+    ):
+        raise ValueError('container: {"image": "NAME"}, a Docker image\'s name')
     return Container(raw["image"])
 
 

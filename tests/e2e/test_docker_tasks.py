@@ -345,3 +345,23 @@ async def test_a_container_whose_task_the_master_ended_while_its_agent_was_down_
     while containers_under(cluster.work_dir):
         assert loop.time() < deadline, "the container of a task the master ended is still there"
         await asyncio.sleep(0.3)
+
+
+async def test_a_job_in_a_container_runs_its_tasks_in_the_image(
+    tmp_path: Path, cluster: LocalCluster, image: str
+) -> None:
+    """The job service's `container` (issue #44): the job's tasks run in the image on the
+    agent that runs images; the command fails anywhere but inside a container."""
+    from tests.integration.job_service import JobsProcess
+
+    jobs = JobsProcess(tmp_path / "jobs-state", cluster.master, tmp_path / "jobs.log")
+    try:
+        await jobs.wait_ready()
+        stage = {"name": "s", "tasks": 2, "cpus": 0.1, "mem": 32, "command": "test -f /.dockerenv"}
+        job = {"name": "boxed", "stages": [stage], "container": {"image": image}}
+        await jobs.ok("POST", "/v1/jobs", job)
+        done = await jobs.wait_phase("boxed", "Succeeded", "Failed", timeout=WAIT)
+        assert done["phase"] == "Succeeded", done
+    finally:
+        jobs.stop()
+    assert not containers_under(cluster.work_dir)

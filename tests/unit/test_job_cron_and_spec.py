@@ -21,6 +21,7 @@ from corral.frameworks.jobs.cron import (
     run_name,
 )
 from corral.frameworks.jobs.spec import JobFile
+from corral.frameworks.placement_args import docker_agents
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -189,6 +190,21 @@ def test_gang_job_request_is_every_worker() -> None:
     assert job.allows_flavor({})
 
 
+def test_a_job_in_a_container_runs_its_tasks_in_the_image_on_agents_that_run_images() -> None:
+    stages = [{"name": "s", "tasks": 2, "cpus": 1, "mem": 64, "command": "true"}]
+    batch = JobFile.from_json({"name": "etl", "stages": stages, "container": {"image": "etl:1"}})
+    assert batch.batch is not None and batch.batch.image == "etl:1"
+    assert docker_agents() in batch.batch.constraints
+    gang = JobFile.from_json(
+        {"name": "train", "workers": 2, "steps": 3, "container": {"image": "trainer:2"}}
+    )
+    assert gang.gang is not None and gang.gang.image == "trainer:2"
+    assert docker_agents() in gang.gang.constraints
+    plain = JobFile.from_json({"name": "etl", "stages": stages})
+    assert plain.batch is not None and plain.batch.image == ""
+    assert docker_agents() not in plain.batch.constraints
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -210,6 +226,23 @@ def test_gang_job_request_is_every_worker() -> None:
         (
             {"name": "x", "workers": 1, "steps": 1, "container": "img"},
             'container: {"image": "NAME"}',
+        ),
+        (
+            {"name": "x", "workers": 1, "steps": 1, "container": {"image": "a b"}},
+            'container: {"image": "NAME"}',
+        ),
+        (
+            {"name": "x", "workers": 1, "steps": 1, "container": {"image": "a", "x": 1}},
+            'container: {"image": "NAME"}',
+        ),
+        (
+            {
+                "name": "x",
+                "stages": [{"tasks": 1, "duration": 1}],
+                "image": "a",
+                "container": {"image": "b"},
+            },
+            "give the image once",
         ),
         (
             {"name": "x", "workers": 1, "steps": 1, "schedule": {"cron": "bad"}},
