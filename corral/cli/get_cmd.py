@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from corral.cli.common import add_master_arg, add_timeout_arg
@@ -538,31 +538,29 @@ def _health(s: common_pb2.TaskStatus) -> str:
     return "healthy" if s.healthy else "unhealthy"
 
 
+Rows = tuple[list[str], list[list[str]], list[dict[str, Any]]]  # columns, table, JSON records
+
+# Kinds read with one operator call: the RPC, its request, the rows of its answer.
+ONE_CALL: dict[str, tuple[str, Callable[[], Any], Callable[[Any], Rows]]] = {
+    "services": ("GetServiceStatuses", operator_pb2.GetServiceStatusesRequest, service_rows),
+    "roles": ("GetRoles", operator_pb2.GetRolesRequest, role_rows),
+    "priorityclasses": (
+        "GetPriorityClasses",
+        operator_pb2.GetPriorityClassesRequest,
+        priority_class_rows,
+    ),
+}
+
+
 def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     if args.kind == "nodegroups":
         from corral.cli import nodegroups_cmd
 
         url = args.autoscaler or nodegroups_cmd.default_url()
         return nodegroups_cmd.rows(url, args.timeout, wide=args.output == "wide")
-    if args.kind == "services":
-        statuses = call_operator(
-            args.master,
-            "GetServiceStatuses",
-            operator_pb2.GetServiceStatusesRequest(),
-            args.timeout,
-        )
-        return service_rows(statuses)
-    if args.kind == "roles":
-        roles = call_operator(args.master, "GetRoles", operator_pb2.GetRolesRequest(), args.timeout)
-        return role_rows(roles)
-    if args.kind == "priorityclasses":
-        classes = call_operator(
-            args.master,
-            "GetPriorityClasses",
-            operator_pb2.GetPriorityClassesRequest(),
-            args.timeout,
-        )
-        return priority_class_rows(classes)
+    if args.kind in ONE_CALL:
+        rpc, request, rows_of = ONE_CALL[args.kind]
+        return rows_of(call_operator(args.master, rpc, request(), args.timeout))
     if args.kind in PAGED:
         # The whole list (the watch compares it with the last): its pages' rows, joined.
         cols: list[str] = []
