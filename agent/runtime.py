@@ -492,6 +492,18 @@ class Agent:
                         message=s.message,
                         stimulus_id=cmd.stimulus_id,
                     )
+            case c.SendExecutorTerminated():
+                if conn is not None:  # best effort, as Mesos' agent sends it
+                    conn.send(
+                        agent_pb2.AgentMessage(
+                            executor_terminated=common_pb2.ExecutorTerminated(
+                                framework_id=cmd.framework_id,
+                                executor_id=cmd.executor_id,
+                                status=cmd.status,
+                                message=cmd.message,
+                            )
+                        )
+                    )
             case c.SendUsage(report=report):
                 if conn is not None:
                     conn.send(convert.usage_to_pb(report))

@@ -59,6 +59,17 @@ class SendStatusUpdates(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SendExecutorTerminated(Command):
+    """A custom executor's process ended (Mesos' ExitedExecutorMessage): best effort, to the
+    master, which tells the executor's framework."""
+
+    framework_id: str
+    executor_id: str
+    status: int  # the wait status, as Mesos reports it: exit code * 256, or the signal
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SendUsage(Command):
     """Tell the master what the tasks use, the pressure and the revocable estimate."""
 

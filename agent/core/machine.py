@@ -20,6 +20,9 @@ The rules:
   ``states.EXECUTOR_TRANSITIONS``); the process existing does not make the task RUNNING. An
   executor that exits before its task has ended fails it with reason EXECUTOR_TERMINATED
   (KILLED if it was being killed); an exit after the task ended is the executor's normal end.
+  Either way, while registered, the master is told the executor ended
+  (``SendExecutorTerminated``, Mesos' ExitedExecutorMessage), even when its task has already
+  been forgotten: the core keeps each executor's id until its process exits.
 - A terminal task is forgotten once its terminal status is acknowledged.
 - After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
 - With ``checkpoint`` on, a task whose state or unacknowledged statuses changed in an event is
@@ -54,6 +57,7 @@ from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import IllegalTransition, check, check_executor
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager, TaskKey
 from corral.agent.core.types import (
+    ProcessFate,
     Signal,
     Status,
     TaskReason,
@@ -131,6 +135,9 @@ class AgentCore:
         self._out: list[c.Command] = []
         self._checkpoint = self.config.checkpoint
         self._dirty: dict[TaskKey, None] = {}  # tasks to checkpoint or forget
+        # The custom executors whose process was started and has not exited, by their task:
+        # their end is told to the master even after the task is forgotten.
+        self._executors: dict[TaskKey, str] = {}
         self._event: e.Event = e.Tick(now=0.0)
 
     # --- queries (for the shell and tests) ----------------------------------------------
@@ -432,6 +439,8 @@ class AgentCore:
         if task is None:
             return
         task.started = True
+        if task.spec.executor_id:
+            self._executors[(task.spec.framework_id, task.spec.task_id)] = task.spec.executor_id
         if task.state is TaskState.KILLING:
             self._signal_term(task)  # the kill came while the process was being started
         elif not task.spec.executor_id:  # a custom executor says when its task runs
@@ -448,8 +457,11 @@ class AgentCore:
 
     def _on_exited(self, event: e.ProcessExited) -> None:
         known = self._find(event.framework_id, event.task_id)
-        if known is not None and known.spec.executor_id and known.state.terminal:
-            return  # a custom executor ending after its task did: its normal end
+        was_executor = self._executor_exited(event, known)
+        if (known is None and was_executor) or (
+            known is not None and known.spec.executor_id and known.state.terminal
+        ):
+            return  # a custom executor ending after its task did (forgotten or not): normal
         task = self._executor_task(event.framework_id, event.task_id, "exit")
         if task is None:
             return
@@ -470,6 +482,29 @@ class AgentCore:
             task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
         when = f" ({event.message})" if event.message else ""
         self._exited(task, event.exit_code, event.signal, when)
+
+    def _executor_exited(self, event: e.ProcessExited, known: _Task | None) -> bool:
+        """Tell the master a custom executor's process ended (its task known or forgotten);
+        whether the process was an executor's."""
+        framework_id = known.spec.framework_id if known is not None else event.framework_id
+        executor_id = self._executors.pop((framework_id, event.task_id), "")
+        if not executor_id or not self.registered:
+            return bool(executor_id)
+        if event.signal is not None:
+            status, how = event.signal, f"terminated by signal {event.signal}"
+        else:
+            code = event.exit_code or 0
+            status, how = (code & 0xFF) << 8, f"exited with code {code}"
+        self._out.append(
+            c.SendExecutorTerminated(
+                stimulus_id=event.stimulus_id,
+                framework_id=framework_id,
+                executor_id=executor_id,
+                status=status,
+                message=f"executor {executor_id!r} {how}",
+            )
+        )
+        return True
 
     def _exited(
         self, task: _Task, exit_code: int | None, signal: int | None, when: str = ""
@@ -534,6 +569,8 @@ class AgentCore:
                 self._warn("a recovered task is already known: the checkpoint ignored", task_id)
                 continue
             task = _Task(spec=rt.spec, state=rt.latest.state, latest=rt.latest, started=True)
+            if rt.spec.executor_id and rt.process is ProcessFate.ALIVE:
+                self._executors[(rt.spec.framework_id, task_id)] = rt.spec.executor_id
             recovery.recover_task(self, rt, task)
 
     # --- helpers -----------------------------------------------------------------------

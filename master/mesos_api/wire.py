@@ -470,7 +470,7 @@ def master_status(
 
 def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A Corral Scheduler event as Mesos events: one OFFERS for a batch of offers, an UPDATE
-    per status, a RESCIND per offer."""
+    per status, a RESCIND per offer, a FAILURE per agent lost or executor ended."""
     kind = e.WhichOneof("event")
     if kind == "subscribed":
         return [
@@ -501,6 +501,19 @@ def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list
             "data": base64.b64encode(m.data).decode("ascii"),
         }
         return [{"type": "MESSAGE", "message": body}]
+    if kind == "agents_lost":  # Mesos' FAILURE with an agent id (pymesos' slaveLost)
+        return [
+            {"type": "FAILURE", "failure": {"agent_id": ident(a.agent_id)}}
+            for a in e.agents_lost.agents
+        ]
+    if kind == "executor_terminated":  # FAILURE with an executor id (pymesos' executorLost)
+        t = e.executor_terminated
+        failure = {
+            "agent_id": ident(t.agent_id),
+            "executor_id": ident(t.executor_id),
+            "status": t.status,
+        }
+        return [{"type": "FAILURE", "failure": failure}]
     if kind == "error":
         return [{"type": "ERROR", "error": {"message": e.error.message}}]
     return []

@@ -20,7 +20,8 @@ Lines written: {"event": "registered", "framework_id": ...}, {"event": "offers",
 {"id", "agent_id", "hostname", "resources", "attributes"}]}, {"event": "update", "task_id",
 "state", "reason", "source", "message", "has_uuid"}, {"event": "launched", "task_ids": [...]},
 {"event": "error", "message"}, {"event": "message", "executor_id", "agent_id", "data"},
-{"event": "stopped"}.
+{"event": "agent_lost", "agent_id"} (slaveLost), {"event": "executor_lost", "executor_id",
+"agent_id", "status"} (executorLost), {"event": "stopped"}.
 """
 
 from __future__ import annotations
@@ -145,6 +146,17 @@ class Program(Scheduler):  # type: ignore[misc]
             executor_id=executor_id["value"],
             agent_id=agent_id["value"],
             data=base64.b64decode(data).decode(),
+        )
+
+    def slaveLost(self, driver: Any, agent_id: Any) -> None:
+        emit(event="agent_lost", agent_id=agent_id["value"])
+
+    def executorLost(self, driver: Any, executor_id: Any, agent_id: Any, status: int) -> None:
+        emit(
+            event="executor_lost",
+            executor_id=executor_id["value"],
+            agent_id=agent_id["value"],
+            status=status,
         )
 
     def error(self, driver: Any, message: str) -> None:

@@ -617,11 +617,60 @@ def test_a_custom_executor_reports_its_task_states_itself() -> None:
         TaskSource.EXECUTOR,
         "ok",
     )
-    # The executor ending after its task did is its normal end: no status, no warning.
-    assert h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=0)) == []
+    # The executor ending after its task did is its normal end: no status, no warning; the
+    # master is told the executor ended (Mesos' ExitedExecutorMessage).
+    out = h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=0))
+    assert out == [
+        c.SendExecutorTerminated(
+            stimulus_id=out[0].stimulus_id,
+            framework_id="f1",
+            executor_id="e1",
+            status=0,
+            message="executor 'e1' exited with code 0",
+        )
+    ]
     # Relayed until the master acknowledges it, as any status.
     h(e.Acknowledged(now=5.0, acknowledgements=(("f1", "t1", finished.uuid),)))
     assert h.core.task_state("t1", "f1") is None
+
+
+def _executor_ended(out: list[c.Command]) -> list[tuple[str, str, int]]:
+    return [
+        (x.framework_id, x.executor_id, x.status)
+        for x in out
+        if isinstance(x, c.SendExecutorTerminated)
+    ]
+
+
+def test_an_executors_end_is_told_with_its_wait_status_even_after_its_task_is_forgotten() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h.running(spec("t2", executor_id="e2"))
+    # Killed by a signal before its task ended: the task fails, and the end is told after it.
+    out = h(e.ProcessExited(now=1.0, task_id="t2", framework_id="f1", signal=9))
+    assert _executor_ended(out) == [("f1", "e2", 9)]
+    assert isinstance(out[0], c.SendStatusUpdates)  # the task's FAILED first
+    # Its task finished and was acknowledged (forgotten); the executor then exits with code 3.
+    out = h(e.ExecutorUpdate(now=2.0, task_id="t1", framework_id="f1", state=S.FINISHED))
+    (finished,) = [s for x in of(out, c.SendStatusUpdates) for s in x.statuses]  # type: ignore[attr-defined]
+    h(e.Acknowledged(now=3.0, acknowledgements=(("f1", "t1", finished.uuid),)))
+    assert h.core.task_state("t1", "f1") is None
+    out = h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=3))
+    assert _executor_ended(out) == [("f1", "e1", 3 << 8)]
+    assert not of(out, c.LogWarning)  # its normal end, as when the task is still known
+    # Told once; a command task's process is not an executor.
+    assert _executor_ended(h(e.ProcessExited(now=5.0, task_id="t1", exit_code=3))) == []
+    h.running(spec("t3"))
+    assert _executor_ended(h(e.ProcessExited(now=6.0, task_id="t3", exit_code=1))) == []
+
+
+def test_an_executors_end_is_not_told_while_unregistered() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h(e.Disconnected(now=1.0))
+    assert _executor_ended(h(e.ProcessExited(now=2.0, task_id="t1", signal=9))) == []
 
 
 def test_an_executor_that_dies_fails_its_task_executor_terminated() -> None:
