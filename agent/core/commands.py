@@ -82,6 +82,19 @@ class StartProcess(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AttachToExecutor(Command):
+    """Hand ``task`` to the running custom executor of its framework and executor id, whose
+    process is ``executor_task_id``'s (Mesos' LAUNCH to a running executor); the executor's
+    limits become its tasks' together (``mem_limit`` 0: none)."""
+
+    task: TaskSpec
+    executor_task_id: str
+    cpus: float
+    cpus_limit: float
+    mem_limit: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SignalGroup(Command):
     """Signal the task's whole process group."""
 

@@ -327,7 +327,8 @@ def task_info(raw: Any, n: int) -> pb.TaskInfo:
 def _executor(x: Mapping[str, Any], out: pb.TaskInfo) -> None:
     """A custom executor (ExecutorInfo): its command becomes the task's, which the agent starts
     as Mesos starts an executor; its resources are the task's too (the process is the
-    executor), as Mesos charges an executor's resources beside its task's."""
+    executor), as Mesos charges an executor's resources beside its task's; the ACCEPT takes
+    them back out of a task whose executor runs already (``uncharge_executor``)."""
     what = "executor"
     out.executor.executor_id = value_of(x, "executor_id", what)
     out.executor.name = text(x.get("name", ""), f"{what}.name")
@@ -346,6 +347,16 @@ def _executor(x: Mapping[str, Any], out: pb.TaskInfo) -> None:
         raise TaskInvalid("executor.resources: ports go in the task's resources")
     for name in SCALARS:
         setattr(out.resources, name, getattr(out.resources, name) + getattr(extra, name))
+
+
+def uncharge_executor(raw: Any, out: pb.TaskInfo) -> None:
+    """Take the executor's own resources back out of ``out`` (a task ``task_info`` made from
+    ``raw``): its executor already runs, or is started by an earlier task of the same ACCEPT,
+    and is charged once, as Mesos charges an executor."""
+    x = obj(obj(raw, "task")["executor"], "executor")
+    extra, _ = resources(items(x, "resources", "executor"), "executor.resources")
+    for name in SCALARS:
+        setattr(out.resources, name, max(0.0, getattr(out.resources, name) - getattr(extra, name)))
 
 
 def _command(c: Mapping[str, Any], out: pb.CommandInfo) -> None:

@@ -4,12 +4,15 @@ JSON lines, and it takes commands on stdin, one a line, so a test drives it step
 
     python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
         [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
-        [--refuse SECONDS] [--executor PROGRAM --data D1,D2,...]
+        [--refuse SECONDS] [--executor PROGRAM --data D1,D2,... [--shared-executor]
+        [--executor-cpus C]]
 
 It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
 declines every other offer (with --refuse's filter; none: the master's default). With
 --executor, each task is run by a custom executor (ExecutorInfo) of its own: the Python program
-PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data.
+PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data; with
+--shared-executor every task names the one executor id NAME-executor (Mesos runs them in one
+executor process), with --executor-cpus the executor's own resources.
 Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
 (decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
 ``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
@@ -101,8 +104,13 @@ class Program(Scheduler):  # type: ignore[misc]
                     if self.args.executor:
                         data = self.args.data.split(",")[self.launched - 1]
                         task["data"] = base64.b64encode(data.encode()).decode()
+                        executor_id = (
+                            f"{self.args.name}-executor"
+                            if self.args.shared_executor
+                            else f"{task_id}-executor"
+                        )
                         task["executor"] = {
-                            "executor_id": {"value": f"{task_id}-executor"},
+                            "executor_id": {"value": executor_id},
                             "name": "test executor",
                             "command": {
                                 "shell": False,  # its process is the executor's own
@@ -110,6 +118,10 @@ class Program(Scheduler):  # type: ignore[misc]
                                 "arguments": [sys.executable, self.args.executor],
                             },
                         }
+                        if self.args.executor_cpus:
+                            task["executor"]["resources"] = [
+                                scalar("cpus", self.args.executor_cpus)
+                            ]
                         self.agents[task_id] = offer["agent_id"]
                     else:
                         task["command"] = {"value": self.args.command}
@@ -179,6 +191,10 @@ def main() -> int:
     p.add_argument("--refuse", type=float, default=None, help="decline with this filter")
     p.add_argument("--executor", default="", help="run each task by this executor program")
     p.add_argument("--data", default="", help="the tasks' data, comma-separated, in order")
+    p.add_argument(
+        "--shared-executor", action="store_true", help="every task names one executor id"
+    )
+    p.add_argument("--executor-cpus", type=float, default=0.0, help="the executor's own cpus")
     args = p.parse_args()
     framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
     if args.role:

@@ -780,3 +780,68 @@ async def test_a_pymesos_framework_is_told_of_agents_lost_and_deleted(tmp_path: 
         # Back as an agent the master no longer knows: the cluster's close stops it, and the
         # task it brings back with it.
         await cluster.restart_agent("agent-1")
+
+
+async def test_tasks_naming_one_executor_run_in_one_executor_process(tmp_path: Path) -> None:
+    """Mesos' rule: every task launched with the same executor id on an agent goes to one
+    executor process (LAUNCH events to it, before and after it subscribed), whose own
+    resources are charged once; an agent restart re-attaches it with all its tasks. The
+    executor gets SHUTDOWN only when its last task ended, and its end is told once."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "shared",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "2"),
+            *("--executor", str(EXECUTOR), "--data", "run,run,finish", "--shared-executor"),
+            *("--executor-cpus", "0.5"),
+        ) as fw,
+    ):
+        framework_id = (await fw.line(event="registered"))["framework_id"]
+        given = {}
+        for task in ("shared-1", "shared-2"):  # one ACCEPT: the second waits for SUBSCRIBE
+            running = await fw.line(event="update", task_id=task, state="TASK_RUNNING")
+            given[task] = json.loads(running["message"])
+        assert given["shared-1"]["pid"] == given["shared-2"]["pid"], given
+        assert given["shared-2"]["executor_id"] == "shared-executor"
+        # The executor's 0.5 cpus once, beside the tasks' 0.1 each.
+        await until_state(
+            cluster,
+            "the executor's resources charged once",
+            lambda s: any(
+                f.info.id == framework_id and abs(f.used.cpus - 0.7) < 1e-6 for f in s.frameworks
+            ),
+        )
+        # The agent restarts (kill -9): the executor's process is re-attached with both its
+        # tasks, and it subscribes again (pymesos' reregistered).
+        await cluster.restart_agent("agent-0")
+        await cluster.wait_for_agents(1, timeout=WAIT)
+        for task in ("shared-1", "shared-2"):
+            await fw.line(event="update", task_id=task, message="reregistered")
+        # A third task, to the running (subscribed again) executor.
+        await fw.send("launch 1")
+        third = await fw.line(event="update", task_id="shared-3", state="TASK_RUNNING")
+        assert json.loads(third["message"])["pid"] == given["shared-1"]["pid"]
+        await fw.line(event="update", task_id="shared-3", state="TASK_FINISHED")
+        await fw.send("kill shared-1")
+        await fw.line(event="update", task_id="shared-1", state="TASK_KILLED")
+        # Its other task runs on: the executor was not told to shut down.
+        await fw.send("reconcile shared-2")
+        answer = await fw.line(event="update", task_id="shared-2", reason="REASON_RECONCILIATION")
+        assert answer["state"] == "TASK_RUNNING", answer
+        assert not fw.where(event="executor_lost"), fw.report()
+        await fw.send("kill shared-2")
+        await fw.line(event="update", task_id="shared-2", state="TASK_KILLED")
+        lost = await fw.line(event="executor_lost", executor_id="shared-executor")
+        assert lost["status"] in (0, 9), lost  # its own exit after SHUTDOWN, or the SIGKILL
+        await until_state(
+            cluster,
+            "nothing charged once the executor ended",
+            lambda s: any(f.info.id == framework_id and f.tasks == 0 for f in s.frameworks),
+        )
+        assert len(fw.where(event="executor_lost")) == 1, fw.report()
