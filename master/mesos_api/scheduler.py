@@ -263,7 +263,7 @@ class MesosScheduler:
         filters = wire.filters(accept, "accept")
         tasks: list[pb.TaskInfo] = []
         raws: list[Any] = []  # each task's JSON
-        invalid: list[tuple[str, str, str]] = []  # (task id, agent id, why)
+        invalid: list[tuple[str, str, str, str]] = []  # (task id, agent id, reason, why)
         for n, raw in enumerate(wire.items(accept, "operations", "accept")):
             op = wire.obj(raw, f"accept.operations[{n}]")
             kind = op.get("type")
@@ -276,18 +276,26 @@ class MesosScheduler:
                     except TaskInvalid as exc:
                         t = wire.obj(task, "task")
                         agent = wire.value_of(t, "agent_id", "task", required=False)
-                        invalid.append((wire.value_of(t, "task_id", "task"), agent, str(exc)))
+                        task_id = wire.value_of(t, "task_id", "task")
+                        invalid.append((task_id, agent, "REASON_TASK_INVALID", str(exc)))
             elif kind == "LAUNCH_GROUP":
                 group = wire.obj(op.get("launch_group", {}), "launch_group")
                 task_group = wire.obj(group.get("task_group", {}), "launch_group.task_group")
+                executor = wire.obj(group.get("executor", {}), "launch_group.executor")
+                executor_type = executor.get("type", "DEFAULT")
+                why = (
+                    f"LAUNCH_GROUP (a task group, run by Mesos' {executor_type} executor) is not "
+                    "supported by Corral: launch the tasks with LAUNCH, as command tasks or "
+                    "with a CUSTOM executor of one executor id (one process runs them all)"
+                )
                 for task in wire.items(task_group, "tasks", "task_group"):
                     t = wire.obj(task, "task")
                     invalid.append(
                         (
                             wire.value_of(t, "task_id", "task"),
                             wire.value_of(t, "agent_id", "task", required=False),
-                            "LAUNCH_GROUP needs Mesos' default executor (task groups, pods); "
-                            "Corral runs command tasks: launch them with LAUNCH",
+                            "REASON_TASK_GROUP_INVALID",
+                            why,
                         )
                     )
             else:
@@ -296,8 +304,8 @@ class MesosScheduler:
                     "reservations, volumes and disks are not)"
                 )
         now = self.rt.clock()
-        for task_id, agent_id, why in invalid:
-            self._tell(sub, task_id, agent_id, "TASK_ERROR", "REASON_TASK_INVALID", why, now)
+        for task_id, agent_id, reason, why in invalid:
+            self._tell(sub, task_id, agent_id, "TASK_ERROR", reason, why, now)
         refusal: CallRejected | None = None
         if any(t.HasField("executor") for t in tasks):
             await self._charge_executors_once(caller.framework_id, tasks, raws)

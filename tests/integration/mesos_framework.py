@@ -5,14 +5,15 @@ JSON lines, and it takes commands on stdin, one a line, so a test drives it step
     python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
         [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
         [--refuse SECONDS] [--executor PROGRAM --data D1,D2,... [--shared-executor]
-        [--executor-cpus C]]
+        [--executor-cpus C]] [--group]
 
 It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
 declines every other offer (with --refuse's filter; none: the master's default). With
 --executor, each task is run by a custom executor (ExecutorInfo) of its own: the Python program
 PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data; with
 --shared-executor every task names the one executor id NAME-executor (Mesos runs them in one
-executor process), with --executor-cpus the executor's own resources.
+executor process), with --executor-cpus the executor's own resources. With --group, the tasks
+of an offer go as one LAUNCH_GROUP (Mesos' default executor) instead.
 Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
 (decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
 ``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
@@ -127,7 +128,14 @@ class Program(Scheduler):  # type: ignore[misc]
                         task["command"] = {"value": self.args.command}
                     tasks.append(task)
                 refuse = self.refuse
-            if tasks:
+            if tasks and self.args.group:  # one task group, for Mesos' default executor
+                executor = {"type": "DEFAULT", "executor_id": {"value": "group-executor"}}
+                group = {"executor": executor, "task_group": {"tasks": tasks}}
+                driver.acceptOffers(
+                    [offer["id"]], [{"type": "LAUNCH_GROUP", "launch_group": group}]
+                )
+                emit(event="launched", task_ids=[t["task_id"]["value"] for t in tasks])
+            elif tasks:
                 driver.launchTasks(offer["id"], tasks)
                 emit(event="launched", task_ids=[t["task_id"]["value"] for t in tasks])
             elif refuse is not None:
@@ -195,6 +203,7 @@ def main() -> int:
         "--shared-executor", action="store_true", help="every task names one executor id"
     )
     p.add_argument("--executor-cpus", type=float, default=0.0, help="the executor's own cpus")
+    p.add_argument("--group", action="store_true", help="launch as one LAUNCH_GROUP")
     args = p.parse_args()
     framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
     if args.role:

@@ -845,3 +845,31 @@ async def test_tasks_naming_one_executor_run_in_one_executor_process(tmp_path: P
             lambda s: any(f.info.id == framework_id and f.tasks == 0 for f in s.frameworks),
         )
         assert len(fw.where(event="executor_lost")) == 1, fw.report()
+
+
+async def test_a_launch_group_is_refused_naming_it_and_its_offer_goes_back(
+    tmp_path: Path,
+) -> None:
+    """LAUNCH_GROUP (Mesos' DEFAULT executor) does not map: each of its tasks is TASK_ERROR
+    with REASON_TASK_GROUP_INVALID and a message naming it, and the offer is offered again."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "pod",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "2", "--group"),
+        ) as fw,
+    ):
+        for task in ("pod-1", "pod-2"):
+            error = await fw.line(event="update", task_id=task, state="TASK_ERROR")
+            assert error["reason"] == "REASON_TASK_GROUP_INVALID", error
+            assert "LAUNCH_GROUP" in error["message"] and "DEFAULT" in error["message"], error
+            assert error["source"] == "SOURCE_MASTER", error
+        await fw.until("the agent offered again", lambda: len(fw.where(event="offers")) >= 2)
+        state = await cluster.state()
+        assert all(f.tasks == 0 for f in state.frameworks), state
