@@ -136,6 +136,20 @@ class ProcessExecutor:
         self._runs.add(run)
         run.add_done_callback(self._runs.discard)
 
+    def resize(
+        self, framework_id: str, task_id: str, cpus: float, cpus_limit: float, mem_limit: float
+    ) -> None:
+        """A running task's process takes other limits (a custom executor given another task:
+        its tasks' together), as Mesos updates an executor's container."""
+        cgroup = self._cgroups.get((framework_id, task_id))
+        if cgroup is None:
+            return
+        try:
+            self.memory.prepare(cgroup, mem_limit)
+            self.cpu.prepare(cgroup, cpus, cpus_limit)
+        except OSError as exc:
+            log.warning("cannot resize the task's cgroups", task_id=task_id, error=str(exc))
+
     def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
         pgid = self._pgids.get((framework_id, task_id))
         if pgid is not None:

@@ -179,6 +179,7 @@ class Agent:
                     )
                 self.executor, in_use = router, router.sandboxes_in_use
             mesos.inner, self.executor = self.executor, mesos
+            mesos.resize = self._processes.resize
             self.usage = UsageMonitor(
                 self._processes,
                 self.post,
@@ -374,6 +375,7 @@ class Agent:
                 process=fate.value,
                 unacknowledged=len(record.pending),
             )
+        recovered = self._recover_attached(recovered)
         if self._docker is not None:
             self._docker.remove_strays()
         if self._gpus is not None:  # gpu_devices.py rule 4
@@ -386,6 +388,29 @@ class Agent:
             )
         if recovered:
             self.post(e.Recovered(now=self._clock(), tasks=tuple(recovered)))
+
+    def _recover_attached(self, recovered: list[RecoveredTask]) -> list[RecoveredTask]:
+        """Tasks handed to a running custom executor have no process of their own: one whose
+        executor's process was re-attached carries on in it (its executor re-subscribes)."""
+        owners = {
+            (r.spec.framework_id, r.spec.executor_id): r.spec.task_id
+            for r in recovered
+            if r.spec.executor_id and r.process is ProcessFate.ALIVE
+        }
+        out = []
+        for r in recovered:
+            owner = owners.get((r.spec.framework_id, r.spec.executor_id))
+            if (
+                owner is not None
+                and owner != r.spec.task_id
+                and r.process is ProcessFate.NOT_STARTED
+                and not r.latest.state.terminal
+                and self._mesos is not None
+            ):
+                r = replace(r, process=ProcessFate.ALIVE, executor_task_id=owner)
+                self._mesos.recover_attached(r.spec, owner)
+            out.append(r)
+        return out
 
     def _set_resources(self, resources: Resources) -> None:
         self.config = replace(self.config, resources=resources)
@@ -492,11 +517,35 @@ class Agent:
                         message=s.message,
                         stimulus_id=cmd.stimulus_id,
                     )
+            case c.SendExecutorTerminated():
+                if conn is not None:  # best effort, as Mesos' agent sends it
+                    conn.send(
+                        agent_pb2.AgentMessage(
+                            executor_terminated=common_pb2.ExecutorTerminated(
+                                framework_id=cmd.framework_id,
+                                executor_id=cmd.executor_id,
+                                status=cmd.status,
+                                message=cmd.message,
+                            )
+                        )
+                    )
             case c.SendUsage(report=report):
                 if conn is not None:
                     conn.send(convert.usage_to_pb(report))
             case c.StartProcess(task=task):
                 self.executor.start(task, self.agent_id)
+            case c.AttachToExecutor():
+                if self._mesos is not None:
+                    self._mesos.attach(cmd)
+                else:  # no custom executors on a simulated agent: the core's task fails
+                    self.post(
+                        e.LaunchFailed(
+                            now=self._clock(),
+                            task_id=cmd.task.task_id,
+                            framework_id=cmd.task.framework_id,
+                            message="this agent runs no custom executors",
+                        )
+                    )
             case c.SignalGroup(task_id=task_id, framework_id=framework_id, signal=signal):
                 self.executor.signal(framework_id, task_id, signal)
             case c.ScheduleTick(at=at):

@@ -19,7 +19,7 @@ from corral.master.core.types import Status
 from corral.master.security.seals import Seals
 from corral.master.wire import convert
 from corral.master.wire.offers import OfferEncoder
-from corral.v1 import agent_pb2, scheduler_pb2
+from corral.v1 import agent_pb2, common_pb2, scheduler_pb2
 
 # A status batch larger than this is split so one message stays well under the size limit.
 MAX_BATCH = 5000
@@ -161,6 +161,40 @@ class Outbox:
                 msgs.append(
                     scheduler_pb2.Event(rescind=scheduler_pb2.Rescind(offer_ids=c.offer_ids))
                 )
+        elif isinstance(c, cmd.SendAgentLost):
+            self._open_update.pop(c.framework_id, None)
+            msgs = self.framework_msgs.setdefault(c.framework_id, [])
+            prev = msgs[-1] if msgs else None
+            if not (
+                isinstance(prev, scheduler_pb2.Event)
+                and prev.HasField("agents_lost")
+                and len(prev.agents_lost.agents) < MAX_BATCH
+            ):
+                prev = scheduler_pb2.Event(agents_lost=scheduler_pb2.AgentsLost())
+                msgs.append(prev)
+            prev.agents_lost.agents.add(
+                agent_id=c.agent_id,
+                hostname=c.hostname,
+                reason=(
+                    scheduler_pb2.AGENT_LOSS_REASON_REMOVED
+                    if c.removed
+                    else scheduler_pb2.AGENT_LOSS_REASON_UNREACHABLE
+                ),
+                message=c.message,
+            )
+        elif isinstance(c, cmd.SendExecutorTerminated):
+            self._open_update.pop(c.framework_id, None)
+            self.framework_msgs.setdefault(c.framework_id, []).append(
+                scheduler_pb2.Event(
+                    executor_terminated=common_pb2.ExecutorTerminated(
+                        framework_id=c.framework_id,
+                        agent_id=c.agent_id,
+                        executor_id=c.executor_id,
+                        status=c.status,
+                        message=c.message,
+                    )
+                )
+            )
         elif isinstance(c, cmd.SendSubscribed):
             self.subscribed.append((c.framework_id, c.stream_id))
         elif isinstance(c, cmd.CloseFrameworkStream):

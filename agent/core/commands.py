@@ -59,6 +59,17 @@ class SendStatusUpdates(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SendExecutorTerminated(Command):
+    """A custom executor's process ended (Mesos' ExitedExecutorMessage): best effort, to the
+    master, which tells the executor's framework."""
+
+    framework_id: str
+    executor_id: str
+    status: int  # the wait status, as Mesos reports it: exit code * 256, or the signal
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SendUsage(Command):
     """Tell the master what the tasks use, the pressure and the revocable estimate."""
 
@@ -68,6 +79,19 @@ class SendUsage(Command):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StartProcess(Command):
     task: TaskSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttachToExecutor(Command):
+    """Hand ``task`` to the running custom executor of its framework and executor id, whose
+    process is ``executor_task_id``'s (Mesos' LAUNCH to a running executor); the executor's
+    limits become its tasks' together (``mem_limit`` 0: none)."""
+
+    task: TaskSpec
+    executor_task_id: str
+    cpus: float
+    cpus_limit: float
+    mem_limit: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,15 @@ The rules:
   ``states.EXECUTOR_TRANSITIONS``); the process existing does not make the task RUNNING. An
   executor that exits before its task has ended fails it with reason EXECUTOR_TERMINATED
   (KILLED if it was being killed); an exit after the task ended is the executor's normal end.
+  Either way, while registered, the master is told the executor ended
+  (``SendExecutorTerminated``, Mesos' ExitedExecutorMessage), even when its task has already
+  been forgotten: the core keeps each executor's id until its process exits.
+- One executor, many tasks (Mesos' rule): a task naming the executor id of a live executor of
+  its framework here is handed to it (``AttachToExecutor``: LAUNCH to the running process)
+  rather than started; the executor's first task owns its process. The executor's limits are
+  its tasks' together. When the process ends, every task it still ran ends as the first
+  would (EXECUTOR_TERMINATED, KILLED if being killed, COMMAND_LAUNCH_FAILED if it never
+  started), and the master is told once.
 - A terminal task is forgotten once its terminal status is acknowledged.
 - After ``Shutdown`` no task is launched; when every task has ended the core says ``Stop``.
 - With ``checkpoint`` on, a task whose state or unacknowledged statuses changed in an event is
@@ -54,6 +63,7 @@ from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import IllegalTransition, check, check_executor
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager, TaskKey
 from corral.agent.core.types import (
+    ProcessFate,
     Signal,
     Status,
     TaskReason,
@@ -131,6 +141,14 @@ class AgentCore:
         self._out: list[c.Command] = []
         self._checkpoint = self.config.checkpoint
         self._dirty: dict[TaskKey, None] = {}  # tasks to checkpoint or forget
+        # Custom executors whose process was started (or is being) and has not ended: by the
+        # task that owns the process, its executor id (its end is told to the master even after
+        # the task is forgotten); by (framework, executor id), that task; and the tasks handed
+        # to it since, by owner and the other way round.
+        self._executors: dict[TaskKey, str] = {}
+        self._executor_owner: dict[tuple[str, str], TaskKey] = {}
+        self._attached: dict[TaskKey, list[TaskKey]] = {}
+        self._attached_to: dict[TaskKey, TaskKey] = {}
         self._event: e.Event = e.Tick(now=0.0)
 
     # --- queries (for the shell and tests) ----------------------------------------------
@@ -360,7 +378,52 @@ class AgentCore:
                 )
             else:
                 self._move(task, TaskState.STARTING)
+                owner = (
+                    self._executor_owner.get((spec.framework_id, spec.executor_id))
+                    if spec.executor_id
+                    else None
+                )
+                if owner is not None:
+                    self._attach(task, owner)
+                    continue
+                if spec.executor_id:
+                    key = (spec.framework_id, spec.task_id)
+                    self._executors[key] = spec.executor_id
+                    self._executor_owner[(spec.framework_id, spec.executor_id)] = key
                 self._emit(c.StartProcess(stimulus_id=self._event.stimulus_id, task=spec))
+
+    def _attach(self, task: _Task, owner: TaskKey) -> None:
+        """Hand ``task`` to the live executor whose process ``owner``'s is."""
+        key = (task.spec.framework_id, task.spec.task_id)
+        self._attached.setdefault(owner, []).append(key)
+        self._attached_to[key] = owner
+        group = [t for k in (owner, *self._attached[owner]) if (t := self._tasks.get(k))]
+        limits = [t.spec.enforced_mem_limit for t in group if not t.state.terminal]
+        self._emit(
+            c.AttachToExecutor(
+                stimulus_id=self._event.stimulus_id,
+                task=task.spec,
+                executor_task_id=owner[1],
+                cpus=sum(t.spec.cpus for t in group if not t.state.terminal),
+                cpus_limit=sum(t.spec.cpus_limit for t in group if not t.state.terminal)
+                if all(t.spec.cpus_limit > 0 for t in group if not t.state.terminal)
+                else 0.0,
+                mem_limit=sum(limits) if all(m > 0 for m in limits) else 0.0,
+            )
+        )
+
+    def executor_mem_limit(self, task: _Task) -> float:
+        """The memory limit of ``task``'s process (0: none): its own, or for an executor's
+        process, its live tasks' together (usage.py rule 2)."""
+        attached = self._attached.get((task.spec.framework_id, task.spec.task_id))
+        if not attached:
+            return task.spec.enforced_mem_limit
+        limits = [task.spec.enforced_mem_limit] + [
+            t.spec.enforced_mem_limit
+            for k in attached
+            if (t := self._tasks.get(k)) is not None and not t.state.terminal
+        ]
+        return sum(limits) if all(m > 0 for m in limits) else 0.0
 
     def _invalid(self, spec: TaskSpec) -> str:
         grace = spec.kill_grace_period
@@ -445,11 +508,23 @@ class AgentCore:
             self._move(task, TaskState.KILLED, task.kill_reason, task.kill_message)
         else:
             self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, event.message)
+        key = (task.spec.framework_id, task.spec.task_id)
+        self._attached_to.pop(key, None)
+        if self._executors.pop(key, None) is not None:  # the tasks handed to it fail with it
+            self._executor_ended(key, task.spec.executor_id, None, event.message)
 
     def _on_exited(self, event: e.ProcessExited) -> None:
         known = self._find(event.framework_id, event.task_id)
-        if known is not None and known.spec.executor_id and known.state.terminal:
-            return  # a custom executor ending after its task did: its normal end
+        framework_id = known.spec.framework_id if known is not None else event.framework_id
+        executor = (framework_id, event.task_id) in self._executors
+        self._process_exited(event, known, executor)
+        self._executor_exited(event, known)  # after its own task's status
+
+    def _process_exited(self, event: e.ProcessExited, known: _Task | None, executor: bool) -> None:
+        if (known is None and executor) or (
+            known is not None and known.spec.executor_id and known.state.terminal
+        ):
+            return  # a custom executor ending after its task did (forgotten or not): normal
         task = self._executor_task(event.framework_id, event.task_id, "exit")
         if task is None:
             return
@@ -470,6 +545,59 @@ class AgentCore:
             task.limit_message = "memory limit exceeded: killed by the kernel at its cgroup limit"
         when = f" ({event.message})" if event.message else ""
         self._exited(task, event.exit_code, event.signal, when)
+
+    def _executor_exited(self, event: e.ProcessExited, known: _Task | None) -> None:
+        """A custom executor's process ended (its task known or forgotten): the tasks it was
+        handed end with it, and the master is told."""
+        framework_id = known.spec.framework_id if known is not None else event.framework_id
+        owner = (framework_id, event.task_id)
+        self._attached_to.pop(owner, None)
+        executor_id = self._executors.pop(owner, "")
+        if not executor_id:
+            return
+        if event.signal is not None:
+            status, how = event.signal, f"terminated by signal {event.signal}"
+        else:
+            code = event.exit_code or 0
+            status, how = (code & 0xFF) << 8, f"exited with code {code}"
+        self._executor_ended(owner, executor_id, how, "")
+        if not self.registered:
+            return
+        self._out.append(
+            c.SendExecutorTerminated(
+                stimulus_id=event.stimulus_id,
+                framework_id=framework_id,
+                executor_id=executor_id,
+                status=status,
+                message=f"executor {executor_id!r} {how}",
+            )
+        )
+
+    def _executor_ended(
+        self, owner: TaskKey, executor_id: str, how: str | None, launch_error: str
+    ) -> None:
+        """The process of ``owner``'s executor ended (``how``), or never started (``how``
+        None): the tasks handed to it that have not ended end as its first would."""
+        if self._executor_owner.get((owner[0], executor_id)) == owner:
+            del self._executor_owner[(owner[0], executor_id)]
+        for key in self._attached.pop(owner, []):
+            self._attached_to.pop(key, None)
+            task = self._tasks.get(key)
+            if task is None or task.state.terminal:
+                continue
+            if task.state is TaskState.KILLING:
+                self._move(task, TaskState.KILLED, task.kill_reason, task.kill_message)
+            elif how is None:
+                why = f"executor {executor_id!r} did not start: {launch_error}"
+                self._move(task, TaskState.FAILED, TaskReason.COMMAND_LAUNCH_FAILED, why)
+            else:
+                self._move(
+                    task,
+                    TaskState.FAILED,
+                    TaskReason.EXECUTOR_TERMINATED,
+                    f"executor {executor_id!r} {how} before its task ended",
+                    source=TaskSource.AGENT,
+                )
 
     def _exited(
         self, task: _Task, exit_code: int | None, signal: int | None, when: str = ""
@@ -534,6 +662,15 @@ class AgentCore:
                 self._warn("a recovered task is already known: the checkpoint ignored", task_id)
                 continue
             task = _Task(spec=rt.spec, state=rt.latest.state, latest=rt.latest, started=True)
+            if rt.spec.executor_id and rt.process is ProcessFate.ALIVE:
+                key = (rt.spec.framework_id, task_id)
+                if rt.executor_task_id:  # handed to the executor whose process that task's is
+                    owner = (rt.spec.framework_id, rt.executor_task_id)
+                    self._attached.setdefault(owner, []).append(key)
+                    self._attached_to[key] = owner
+                else:
+                    self._executors[key] = rt.spec.executor_id
+                    self._executor_owner[(rt.spec.framework_id, rt.spec.executor_id)] = key
             recovery.recover_task(self, rt, task)
 
     # --- helpers -----------------------------------------------------------------------

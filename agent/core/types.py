@@ -143,3 +143,6 @@ class RecoveredTask:
     exit_code: int | None = None
     signal: int | None = None
     message: str = ""
+    # A task handed to a running custom executor: the task whose process the executor is
+    # (``process`` is then that process' fate).
+    executor_task_id: str = ""

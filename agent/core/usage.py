@@ -7,7 +7,8 @@ The rules, in the order they apply to one measurement:
    group, no grace: the kernel's cgroup OOM killer does the same) and ends TASK_FAILED with
    reason MEMORY_LIMIT. Where a cgroup enforces the limit the kernel gets there first and the
    shell says so in ``ProcessExited.memory_limit``; this rule is the psutil fallback's
-   enforcement. A revocable task without a limit is limited to what it borrowed.
+   enforcement. A revocable task without a limit is limited to what it borrowed. A custom
+   executor's process is limited to its live tasks' limits together (machine.py).
 3. Revocable resources (revocable.py): what revocable tasks hold past what the agent's own
    tasks leave unused is reclaimed (REVOCABLE_RESOURCES_RECLAIMED).
 4. Pressure (pressure.py) and eviction (eviction.py): victims are killed (KILLED, reason
@@ -55,7 +56,7 @@ def on_usage(core: AgentCore, event: e.UsageMeasured) -> None:
 
 def _enforce_limits(core: AgentCore) -> None:
     for task in core._tasks.values():
-        limit = task.spec.enforced_mem_limit
+        limit = core.executor_mem_limit(task)
         if limit <= 0 or task.usage is None or not _live(task):
             continue
         if task.usage.mem > limit:

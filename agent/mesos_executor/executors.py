@@ -11,7 +11,7 @@ LAUNCH of its task, and reports the task's states with UPDATE calls: each become
 master acknowledges it; the executor gets ACKNOWLEDGED (its own uuid) once the agent holds the
 update (checkpointed, as Mesos acknowledges executors). A kill of the task is a KILL event to the
 executor (SIGTERM to its process group before it subscribed), SIGKILL when the grace period
-ends, as for any task. When its task has ended the executor gets SHUTDOWN and, after the grace
+ends, as for any task. When its tasks have all ended the executor gets SHUTDOWN and, after the grace
 period, SIGKILL. An executor that exits first fails its task (the core: EXECUTOR_TERMINATED).
 
 Agent restart (Mesos' recovery): with a checkpointing agent the executor API comes back on the
@@ -20,8 +20,14 @@ restarted agent re-attached to re-subscribes (pymesos, told ``MESOS_CHECKPOINT=1
 one that has not subscribed again within ``REREGISTRATION_TIMEOUT`` is killed, and its task
 fails EXECUTOR_TERMINATED, as Mesos kills executors that miss --executor_reregistration_timeout.
 
-One task per executor: a task naming the executor id of a live executor of its framework fails
-to launch, saying so (Mesos would hand it to the running executor).
+One executor, many tasks (Mesos' rule): a task naming the executor id of a live executor of its
+framework here is handed to it (the core's ``AttachToExecutor``): LAUNCH on its stream (at its
+subscription if it has not subscribed yet), and the executor process' cgroups take the limits
+of its tasks together. Its tasks' kills are KILL events for them; a kill whose grace period ends
+kills the executor's process (and so its other tasks, as the first task's kill always did); a
+task handed to an executor that has not subscribed yet and is killed never reaches it. The
+executor gets SHUTDOWN once every task it was given has ended; a task handed to it after that
+fails to launch. When the process ends, the core ends the tasks it still ran.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 
 from aiohttp import web
 
+from corral.agent.core import commands as c
 from corral.agent.core import events as e
 from corral.agent.core.types import CommandSpec, Signal, TaskSpec
 from corral.agent.executor import Clock, EventSink, Executor
@@ -55,15 +62,26 @@ PORT_FILE = "mesos_executor_api.json"
 
 @dataclass(slots=True)
 class _Run:
-    """One executor and its one task."""
+    """One executor: its first task (whose process it is) and the tasks handed to it since."""
 
     task: TaskSpec
     agent_id: str
     stream: asyncio.Queue[dict[str, Any] | None] | None = None  # while subscribed
-    launched: bool = False  # LAUNCH sent
-    ended: bool = False  # its task's terminal status arrived
     subscribed: bool = False  # it has subscribed (to this agent process) at least once
+    shut_down: bool = False  # SHUTDOWN sent: every task it was given ended
     timers: list[asyncio.TimerHandle] = field(default_factory=list)
+    tasks: dict[str, TaskSpec] = field(default_factory=dict)  # by task id, the first first
+    launched: set[str] = field(default_factory=set)  # LAUNCH sent
+    ended: set[str] = field(default_factory=set)  # their terminal status arrived
+    limits: tuple[float, float, float] | None = None  # its tasks' together, once handed more
+
+    def __post_init__(self) -> None:
+        self.tasks.setdefault(self.task.task_id, self.task)
+
+    @property
+    def key(self) -> TaskKey:
+        """Its process' key: its first task's."""
+        return (self.task.framework_id, self.task.task_id)
 
     @property
     def wire(self) -> pb.TaskInfo:
@@ -97,7 +115,10 @@ class MesosExecutors:
         self._to_framework = to_framework
         # Where the port is kept across restarts (None: not checkpointing, any free port).
         self._port_file = work_dir / PORT_FILE if work_dir is not None else None
-        self._runs: dict[TaskKey, _Run] = {}
+        # An executor's process takes other limits (framework id, task id, cpus, cpus limit,
+        # mem limit): set by the agent to its process executor's.
+        self.resize: Callable[[str, str, float, float, float], None] = lambda *_: None
+        self._runs: dict[TaskKey, _Run] = {}  # by each of its tasks
         self._by_executor: dict[tuple[str, str], TaskKey] = {}  # (framework, executor id)
         self._runner: web.AppRunner | None = None
         self._serving: asyncio.Task[str] | None = None
@@ -110,6 +131,14 @@ class MesosExecutors:
         if not task.executor_id:
             self.inner.start(task, agent_id)
             return
+        executor = (task.framework_id, task.executor_id)
+        if executor in self._by_executor:  # the core hands such a task to it instead
+            self._fail(task, f"executor {task.executor_id!r} already runs here")
+            return
+        # Known at once: a task handed to it next (same launch) finds it while it starts.
+        key = (task.framework_id, task.task_id)
+        self._runs[key] = _Run(task=task, agent_id=agent_id)
+        self._by_executor[executor] = key
         job = asyncio.get_running_loop().create_task(self._launch(task, agent_id))
         self._tasks.add(job)
         job.add_done_callback(self._tasks.discard)
@@ -119,8 +148,50 @@ class MesosExecutors:
         if run is not None and signal is Signal.TERM and run.stream is not None:
             run.stream.put_nowait(wire.kill(task_id))  # the executor kills its task
             return
+        if run is not None and run.key != (framework_id, task_id):  # a task handed to it
+            if signal is Signal.TERM:
+                # Not subscribed: the task never reached it, and now will not.
+                del run.tasks[task_id]
+                del self._runs[(framework_id, task_id)]
+                self._ended(run, task_id)
+                self._sink(
+                    e.ProcessExited(
+                        now=self._clock(),
+                        task_id=task_id,
+                        framework_id=framework_id,
+                        signal=int(Signal.TERM),
+                        message="killed before its executor subscribed",
+                    )
+                )
+                return
+            framework_id, task_id = run.key  # SIGKILL: the executor's process
         # Not subscribed (yet, or any more): its process group, as for any task.
         self.inner.signal(framework_id, task_id, signal)
+
+    def attach(self, cmd: c.AttachToExecutor) -> None:
+        """Hand ``cmd.task`` to its running executor (LAUNCH now, or when it subscribes)."""
+        task = cmd.task
+        key = (task.framework_id, task.task_id)
+        run = self._runs.get((task.framework_id, cmd.executor_task_id))
+        if run is None or run.shut_down:
+            self._fail(task, f"executor {task.executor_id!r} is shutting down or gone")
+            return
+        if not isinstance(task.wire, pb.TaskInfo):
+            self._fail(task, "a custom executor's task needs its TaskInfo")
+            return
+        run.tasks[task.task_id] = task
+        self._runs[key] = run
+        run.limits = (cmd.cpus, cmd.cpus_limit, cmd.mem_limit)
+        self.resize(*run.key, *run.limits)  # not started yet: when it starts (observe)
+        if run.stream is not None:
+            run.launched.add(task.task_id)
+            run.stream.put_nowait(wire.launch(task.wire, task.framework_id, run.agent_id))
+        # Its process is the executor's: the task has started as far as the core is concerned.
+        self._sink(
+            e.ProcessStarted(
+                now=self._clock(), task_id=task.task_id, framework_id=task.framework_id
+            )
+        )
 
     async def close(self) -> None:
         for run in self._runs.values():
@@ -138,11 +209,21 @@ class MesosExecutors:
         """A task of the previous run whose executor process still runs (re-attached): its
         executor may subscribe again (no second LAUNCH); killed if it has not in time."""
         key = (task.framework_id, task.task_id)
-        self._runs[key] = _Run(task=task, agent_id=agent_id, launched=True)
+        self._runs[key] = _Run(task=task, agent_id=agent_id, launched={task.task_id})
         self._by_executor[(task.framework_id, task.executor_id)] = key
         job = asyncio.get_running_loop().create_task(self._await_reregistration(key))
         self._tasks.add(job)
         job.add_done_callback(self._tasks.discard)
+
+    def recover_attached(self, task: TaskSpec, executor_task_id: str) -> None:
+        """A task of the previous run handed to the executor whose process ``executor_task_id``'s
+        is (re-attached: ``recover`` first): its again, already launched."""
+        run = self._runs.get((task.framework_id, executor_task_id))
+        if run is None:
+            return
+        run.tasks[task.task_id] = task
+        run.launched.add(task.task_id)
+        self._runs[(task.framework_id, task.task_id)] = run
 
     async def _await_reregistration(self, key: TaskKey) -> None:
         try:
@@ -161,29 +242,29 @@ class MesosExecutors:
             self.inner.signal(key[0], key[1], Signal.KILL)
 
     def observe(self, event: e.Event) -> None:
-        """The inner executor's sink: an executor process's end closes its run."""
-        if isinstance(event, e.ProcessExited | e.LaunchFailed):
-            self._forget((event.framework_id, event.task_id))
+        """The inner executor's sink: an executor process's end closes its run (the core ends
+        the tasks it was handed)."""
+        if isinstance(event, e.ProcessExited | e.LaunchFailed | e.ProcessStarted):
+            run = self._runs.get((event.framework_id, event.task_id))
+            if run is not None and run.key == (event.framework_id, event.task_id):
+                if not isinstance(event, e.ProcessStarted):
+                    self._forget(run)
+                elif run.limits is not None:
+                    self.resize(*run.key, *run.limits)
         self._sink(event)
 
     # --- launching --------------------------------------------------------------------------
 
     async def _launch(self, task: TaskSpec, agent_id: str) -> None:
-        key = (task.framework_id, task.task_id)
-        executor = (task.framework_id, task.executor_id)
+        run = self._runs[(task.framework_id, task.task_id)]
         try:
             endpoint = await self._serve()
         except OSError as exc:
+            self._forget(run)
             self._fail(task, f"cannot serve the executor API: {exc}")
             return
-        if executor in self._by_executor:
-            self._fail(
-                task,
-                f"executor {task.executor_id!r} already runs a task here; Corral runs one task "
-                "per custom executor",
-            )
-            return
         if not isinstance(task.wire, pb.TaskInfo):
+            self._forget(run)
             self._fail(task, "a custom executor's task needs its TaskInfo")
             return
         cmd = task.command or CommandSpec()
@@ -202,9 +283,6 @@ class MesosExecutors:
         if not self._checkpoint:
             # pymesos reads any value as true; Mesos sets it only when checkpointing.
             del env["MESOS_CHECKPOINT"]
-        run = self._runs[key] = _Run(task=task, agent_id=agent_id)
-        self._by_executor[executor] = key
-        del run  # reached again through _runs
         self.inner.start(replace(task, command=replace(cmd, environment=env)), agent_id)
 
     def _fail(self, task: TaskSpec, why: str) -> None:
@@ -214,10 +292,10 @@ class MesosExecutors:
             )
         )
 
-    def _forget(self, key: TaskKey) -> None:
-        run = self._runs.pop(key, None)
-        if run is None:
-            return
+    def _forget(self, run: _Run) -> None:
+        for task_id in run.tasks:
+            if self._runs.get((run.task.framework_id, task_id)) is run:
+                del self._runs[(run.task.framework_id, task_id)]
         self._by_executor.pop((run.task.framework_id, run.task.executor_id), None)
         for timer in run.timers:
             timer.cancel()
@@ -238,14 +316,18 @@ class MesosExecutors:
             return
         run.stream.put_nowait(wire.message(message.data))
 
-    def _shutdown(self, run: _Run) -> None:
-        """Its task ended: SHUTDOWN now, SIGKILL after the grace period (Mesos' rule)."""
+    def _ended(self, run: _Run, task_id: str) -> None:
+        """One of its tasks ended: once all have, SHUTDOWN now, SIGKILL after the grace
+        period (Mesos' rule)."""
+        run.ended.add(task_id)
+        if run.shut_down or not run.ended.issuperset(run.tasks):
+            return
+        run.shut_down = True
         if run.stream is not None:
             run.stream.put_nowait(wire.SHUTDOWN)
-        key = (run.task.framework_id, run.task.task_id)
         loop = asyncio.get_running_loop()
         run.timers.append(
-            loop.call_later(self._grace(run.task), self.inner.signal, *key, Signal.KILL)
+            loop.call_later(self._grace(run.task), self.inner.signal, *run.key, Signal.KILL)
         )
 
     # --- the HTTP API -------------------------------------------------------------------------
@@ -329,10 +411,11 @@ class MesosExecutors:
         run.subscribed = True
         task, fid = run.wire, run.task.framework_id
         queue.put_nowait(wire.subscribed(task, fid, run.agent_id, self._hostname, run.task.task_id))
-        if not run.launched:
-            run.launched = True
-            queue.put_nowait(wire.launch(task, fid, run.agent_id))
-        if run.ended:
+        for task_id, spec in run.tasks.items():
+            if task_id not in run.launched and isinstance(spec.wire, pb.TaskInfo):
+                run.launched.add(task_id)
+                queue.put_nowait(wire.launch(spec.wire, fid, run.agent_id))
+        if run.shut_down:
             queue.put_nowait(wire.SHUTDOWN)
         response = web.StreamResponse(status=200, headers={"Content-Type": JSON})
         response.enable_chunked_encoding()
@@ -349,7 +432,7 @@ class MesosExecutors:
 
     def _update(self, run: _Run, update: Any) -> None:
         task_id, state, text, uuid = wire.status(update)
-        if task_id != run.task.task_id:
+        if task_id not in run.launched:
             raise wire.BadCall(f"task {task_id!r} is not this executor's")
         self._post(
             e.ExecutorUpdate(
@@ -363,6 +446,5 @@ class MesosExecutors:
         # The core has it (and checkpointed it): the agent now answers for its delivery.
         if run.stream is not None:
             run.stream.put_nowait(wire.acknowledged(task_id, uuid))
-        if state.terminal and not run.ended:
-            run.ended = True
-            self._shutdown(run)
+        if state.terminal and task_id not in run.ended:
+            self._ended(run, task_id)

@@ -22,20 +22,22 @@ SANDBOX_READ_ERROR_UNSUPPORTED: SandboxReadError
 SANDBOX_READ_ERROR_IO: SandboxReadError
 
 class AgentMessage(_message.Message):
-    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk", "usage", "framework_message")
+    __slots__ = ("register", "heartbeat", "status_updates", "file_chunk", "usage", "framework_message", "executor_terminated")
     REGISTER_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     STATUS_UPDATES_FIELD_NUMBER: _ClassVar[int]
     FILE_CHUNK_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_TERMINATED_FIELD_NUMBER: _ClassVar[int]
     register: Register
     heartbeat: AgentHeartbeat
     status_updates: StatusUpdates
     file_chunk: SandboxFileChunk
     usage: UsageReport
     framework_message: _common_pb2.FrameworkMessage
-    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ..., usage: _Optional[_Union[UsageReport, _Mapping]] = ..., framework_message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ...) -> None: ...
+    executor_terminated: _common_pb2.ExecutorTerminated
+    def __init__(self, register: _Optional[_Union[Register, _Mapping]] = ..., heartbeat: _Optional[_Union[AgentHeartbeat, _Mapping]] = ..., status_updates: _Optional[_Union[StatusUpdates, _Mapping]] = ..., file_chunk: _Optional[_Union[SandboxFileChunk, _Mapping]] = ..., usage: _Optional[_Union[UsageReport, _Mapping]] = ..., framework_message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ..., executor_terminated: _Optional[_Union[_common_pb2.ExecutorTerminated, _Mapping]] = ...) -> None: ...
 
 class UsageReport(_message.Message):
     __slots__ = ("agent", "tasks")

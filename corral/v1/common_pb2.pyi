@@ -577,3 +577,17 @@ class AgentUsage(_message.Message):
     revocable: Resources
     source: str
     def __init__(self, timestamp: _Optional[float] = ..., mem_total: _Optional[float] = ..., mem_used: _Optional[float] = ..., mem_available: _Optional[float] = ..., cpus_used: _Optional[float] = ..., memory_pressure: _Optional[str] = ..., pressure_since: _Optional[float] = ..., pressure_message: _Optional[str] = ..., revocable: _Optional[_Union[Resources, _Mapping]] = ..., source: _Optional[str] = ...) -> None: ...
+
+class ExecutorTerminated(_message.Message):
+    __slots__ = ("framework_id", "agent_id", "executor_id", "status", "message")
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    framework_id: str
+    agent_id: str
+    executor_id: str
+    status: int
+    message: str
+    def __init__(self, framework_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., executor_id: _Optional[str] = ..., status: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...

@@ -779,7 +779,7 @@ class Call(_message.Message):
     def __init__(self, framework_id: _Optional[_Union[FrameworkID, _Mapping]] = ..., type: _Optional[_Union[Call.Type, str]] = ..., subscribe: _Optional[_Union[Call.Subscribe, _Mapping]] = ..., accept: _Optional[_Union[Call.Accept, _Mapping]] = ..., decline: _Optional[_Union[Call.Decline, _Mapping]] = ..., revive: _Optional[_Union[Call.Revive, _Mapping]] = ..., kill: _Optional[_Union[Call.Kill, _Mapping]] = ..., acknowledge: _Optional[_Union[Call.Acknowledge, _Mapping]] = ..., reconcile: _Optional[_Union[Call.Reconcile, _Mapping]] = ..., message: _Optional[_Union[Call.Message, _Mapping]] = ..., suppress: _Optional[_Union[Call.Suppress, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("type", "subscribed", "offers", "rescind", "update", "message", "error")
+    __slots__ = ("type", "subscribed", "offers", "rescind", "update", "message", "failure", "error")
     class Type(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         UNKNOWN: _ClassVar[Event.Type]
@@ -844,12 +844,22 @@ class Event(_message.Message):
         executor_id: ExecutorID
         data: bytes
         def __init__(self, agent_id: _Optional[_Union[AgentID, _Mapping]] = ..., executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+    class Failure(_message.Message):
+        __slots__ = ("agent_id", "executor_id", "status")
+        AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+        EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+        STATUS_FIELD_NUMBER: _ClassVar[int]
+        agent_id: AgentID
+        executor_id: ExecutorID
+        status: int
+        def __init__(self, agent_id: _Optional[_Union[AgentID, _Mapping]] = ..., executor_id: _Optional[_Union[ExecutorID, _Mapping]] = ..., status: _Optional[int] = ...) -> None: ...
     TYPE_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     RESCIND_FIELD_NUMBER: _ClassVar[int]
     UPDATE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     type: Event.Type
     subscribed: Event.Subscribed
@@ -857,5 +867,6 @@ class Event(_message.Message):
     rescind: Event.Rescind
     update: Event.Update
     message: Event.Message
+    failure: Event.Failure
     error: Event.Error
-    def __init__(self, type: _Optional[_Union[Event.Type, str]] = ..., subscribed: _Optional[_Union[Event.Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Event.Offers, _Mapping]] = ..., rescind: _Optional[_Union[Event.Rescind, _Mapping]] = ..., update: _Optional[_Union[Event.Update, _Mapping]] = ..., message: _Optional[_Union[Event.Message, _Mapping]] = ..., error: _Optional[_Union[Event.Error, _Mapping]] = ...) -> None: ...
+    def __init__(self, type: _Optional[_Union[Event.Type, str]] = ..., subscribed: _Optional[_Union[Event.Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Event.Offers, _Mapping]] = ..., rescind: _Optional[_Union[Event.Rescind, _Mapping]] = ..., update: _Optional[_Union[Event.Update, _Mapping]] = ..., message: _Optional[_Union[Event.Message, _Mapping]] = ..., failure: _Optional[_Union[Event.Failure, _Mapping]] = ..., error: _Optional[_Union[Event.Error, _Mapping]] = ...) -> None: ...

@@ -1,11 +1,21 @@
 from corral.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class AgentLossReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AGENT_LOSS_REASON_UNSPECIFIED: _ClassVar[AgentLossReason]
+    AGENT_LOSS_REASON_UNREACHABLE: _ClassVar[AgentLossReason]
+    AGENT_LOSS_REASON_REMOVED: _ClassVar[AgentLossReason]
+AGENT_LOSS_REASON_UNSPECIFIED: AgentLossReason
+AGENT_LOSS_REASON_UNREACHABLE: AgentLossReason
+AGENT_LOSS_REASON_REMOVED: AgentLossReason
 
 class SubscribeRequest(_message.Message):
     __slots__ = ("framework_info",)
@@ -192,7 +202,7 @@ class SetDemandsRequest(_message.Message):
     def __init__(self, caller: _Optional[_Union[Caller, _Mapping]] = ..., demands: _Optional[_Iterable[_Union[_common_pb2.Demand, _Mapping]]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error", "message")
+    __slots__ = ("subscribed", "offers", "rescind", "update", "heartbeat", "error", "message", "agents_lost", "executor_terminated")
     SUBSCRIBED_FIELD_NUMBER: _ClassVar[int]
     OFFERS_FIELD_NUMBER: _ClassVar[int]
     RESCIND_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +210,8 @@ class Event(_message.Message):
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_LOST_FIELD_NUMBER: _ClassVar[int]
+    EXECUTOR_TERMINATED_FIELD_NUMBER: _ClassVar[int]
     subscribed: Subscribed
     offers: Offers
     rescind: Rescind
@@ -207,7 +219,9 @@ class Event(_message.Message):
     heartbeat: Heartbeat
     error: Error
     message: _common_pb2.FrameworkMessage
-    def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ...) -> None: ...
+    agents_lost: AgentsLost
+    executor_terminated: _common_pb2.ExecutorTerminated
+    def __init__(self, subscribed: _Optional[_Union[Subscribed, _Mapping]] = ..., offers: _Optional[_Union[Offers, _Mapping]] = ..., rescind: _Optional[_Union[Rescind, _Mapping]] = ..., update: _Optional[_Union[Update, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., message: _Optional[_Union[_common_pb2.FrameworkMessage, _Mapping]] = ..., agents_lost: _Optional[_Union[AgentsLost, _Mapping]] = ..., executor_terminated: _Optional[_Union[_common_pb2.ExecutorTerminated, _Mapping]] = ...) -> None: ...
 
 class Subscribed(_message.Message):
     __slots__ = ("framework_id", "stream_id", "heartbeat_interval_seconds", "master_id", "epoch")
@@ -250,3 +264,21 @@ class Error(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     message: str
     def __init__(self, message: _Optional[str] = ...) -> None: ...
+
+class AgentsLost(_message.Message):
+    __slots__ = ("agents",)
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[AgentLost]
+    def __init__(self, agents: _Optional[_Iterable[_Union[AgentLost, _Mapping]]] = ...) -> None: ...
+
+class AgentLost(_message.Message):
+    __slots__ = ("agent_id", "hostname", "reason", "message")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    hostname: str
+    reason: AgentLossReason
+    message: str
+    def __init__(self, agent_id: _Optional[str] = ..., hostname: _Optional[str] = ..., reason: _Optional[_Union[AgentLossReason, str]] = ..., message: _Optional[str] = ...) -> None: ...

@@ -16,9 +16,11 @@ from corral.frameworks.sdk.errors import (
     NotSubscribedError,
 )
 from corral.frameworks.sdk.events import (
+    AgentsLostEvent,
     DisconnectedEvent,
     DriverEvent,
     ErrorEvent,
+    ExecutorTerminatedEvent,
     OffersEvent,
     RescindEvent,
     SubscribedEvent,
@@ -54,6 +56,7 @@ from corral.frameworks.sdk.views import OfferView, ReasonName, StateName, Status
 from corral.tls import INSECURE, TLS, Insecure, NoCredentials, TLSError
 from corral.v1.common_pb2 import (
     ContainerInfo,
+    ExecutorTerminated,
     FrameworkCapability,
     FrameworkInfo,
     Offer,
@@ -64,6 +67,7 @@ from corral.v1.common_pb2 import (
     TaskState,
     TaskStatus,
 )
+from corral.v1.scheduler_pb2 import AgentLossReason, AgentLost
 
 __all__ = [
     "DEFAULT_MASTER",
@@ -71,6 +75,9 @@ __all__ = [
     "INSECURE",
     "TERMINAL_STATES",
     "TLS",
+    "AgentLossReason",
+    "AgentLost",
+    "AgentsLostEvent",
     "Backoff",
     "CallError",
     "ConnectError",
@@ -83,6 +90,8 @@ __all__ = [
     "DriverError",
     "DriverEvent",
     "ErrorEvent",
+    "ExecutorTerminated",
+    "ExecutorTerminatedEvent",
     "FrameworkCapability",
     "FrameworkError",
     "FrameworkInfo",

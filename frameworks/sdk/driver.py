@@ -458,6 +458,10 @@ class Driver(DriverCalls):
             await scheduler.rescinded(self, list(item.rescind.offer_ids))
         elif kind == "update":
             await self._dispatch_statuses(item)
+        elif kind == "agents_lost":
+            await scheduler.agents_lost(self, list(item.agents_lost.agents))
+        elif kind == "executor_terminated":
+            await scheduler.executor_terminated(self, item.executor_terminated)
         elif kind == "error":
             message = item.error.message
             await scheduler.error(self, message)

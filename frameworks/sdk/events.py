@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from corral.frameworks.sdk.scheduler import Scheduler
 from corral.frameworks.sdk.views import OfferView, StatusView
-from corral.v1.common_pb2 import Offer, TaskStatus
+from corral.v1.common_pb2 import ExecutorTerminated, Offer, TaskStatus
+from corral.v1.scheduler_pb2 import AgentLost
 
 if TYPE_CHECKING:
     from corral.frameworks.sdk.driver import Driver
@@ -66,12 +67,33 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class AgentsLostEvent:
+    """Agents this framework had tasks on are gone (their tasks' statuses come apart)."""
+
+    agents: list[AgentLost]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorTerminatedEvent:
+    """One of this framework's custom executors ended."""
+
+    executor: ExecutorTerminated
+
+
+@dataclass(frozen=True, slots=True)
 class DisconnectedEvent:
     """The event stream was lost; the driver is reconnecting. Outstanding offers are void."""
 
 
 DriverEvent = (
-    SubscribedEvent | OffersEvent | RescindEvent | UpdateEvent | ErrorEvent | DisconnectedEvent
+    SubscribedEvent
+    | OffersEvent
+    | RescindEvent
+    | UpdateEvent
+    | ErrorEvent
+    | DisconnectedEvent
+    | AgentsLostEvent
+    | ExecutorTerminatedEvent
 )
 
 
@@ -146,6 +168,12 @@ class EventChannel(Scheduler):
 
     async def disconnected(self, driver: Driver) -> None:
         await self._deliver(DisconnectedEvent())
+
+    async def agents_lost(self, driver: Driver, agents: Sequence[AgentLost]) -> None:
+        await self._deliver(AgentsLostEvent(list(agents)))
+
+    async def executor_terminated(self, driver: Driver, executor: ExecutorTerminated) -> None:
+        await self._deliver(ExecutorTerminatedEvent(executor))
 
 
 async def _first(*waits: Awaitable[object]) -> None:

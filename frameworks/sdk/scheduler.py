@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from corral.v1.common_pb2 import Offer, TaskStatus
+from corral.v1.common_pb2 import ExecutorTerminated, Offer, TaskStatus
+from corral.v1.scheduler_pb2 import AgentLost
 
 if TYPE_CHECKING:
     from corral.frameworks.sdk.driver import Driver
@@ -35,6 +36,14 @@ class Scheduler:
 
     async def error(self, driver: Driver, message: str) -> None:
         """The master ended the framework; the driver stops after this returns."""
+
+    async def agents_lost(self, driver: Driver, agents: Sequence[AgentLost]) -> None:
+        """Agents this framework had tasks on are gone: UNREACHABLE, or deleted by an operator
+        (``reason``). Their tasks' statuses come to ``status`` as ever (Mesos' ``slaveLost``)."""
+
+    async def executor_terminated(self, driver: Driver, executor: ExecutorTerminated) -> None:
+        """One of this framework's custom executors ended (``status``: its wait status, as
+        Mesos reports it; Mesos' ``executorLost``). Its tasks' statuses come to ``status``."""
 
     async def disconnected(self, driver: Driver) -> None:
         """The event stream was lost; the driver is reconnecting. Outstanding offers are void."""

@@ -53,6 +53,30 @@ class SendUpdates(Command):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SendAgentLost(Command):
+    """An agent the framework had tasks on is gone (Mesos' FAILURE with an ``agent_id``):
+    UNREACHABLE (``removed`` False) or deleted for good."""
+
+    framework_id: str
+    agent_id: str
+    hostname: str
+    removed: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SendExecutorTerminated(Command):
+    """One of the framework's custom executors ended (Mesos' FAILURE with an
+    ``executor_id``)."""
+
+    framework_id: str
+    agent_id: str
+    executor_id: str
+    status: int  # the process' wait status, as Mesos reports it
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CloseFrameworkStream(Command):
     """Send ERROR with ``message`` on the stream, then end it."""
 

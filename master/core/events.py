@@ -76,6 +76,19 @@ class AgentUsageReport(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AgentExecutorTerminated(Event):
+    """A custom executor's process ended on the agent, whether or not its tasks had (Mesos'
+    ExitedExecutorMessage): told to the executor's framework (losses.py)."""
+
+    agent_id: str
+    connection: int
+    framework_id: str
+    executor_id: str
+    status: int  # the process' wait status, as Mesos reports it
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AgentStreamClosed(Event):
     agent_id: str
     connection: int

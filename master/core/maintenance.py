@@ -17,10 +17,11 @@ Rules:
 4. Maintenance is durable (the agent's registry record): a restarted master keeps the agent
    cordoned or draining.
 5. Delete forgets an agent that is not connected: the tasks the master still keeps on it are
-   reported GONE (reason AGENT_REMOVED) to their frameworks, questions held for it are
-   answered, and its record leaves the master and the registry. If it comes back it registers
-   as an agent the master does not know (membership.py rule 1). A connected agent is refused
-   (FAILED_PRECONDITION): drain it and stop it first.
+   reported GONE (reason AGENT_REMOVED) to their frameworks, which are then told the agent is
+   lost (losses.py), questions held for it are answered, and its record leaves the master and
+   the registry. If it comes back it registers as an agent the master does not know
+   (membership.py rule 1). A connected agent is refused (FAILED_PRECONDITION): drain it and
+   stop it first.
 6. Each action is checked before anything changes (an unknown agent: NOT_FOUND; a bad grace:
    INVALID_ARGUMENT), answered with the agent's maintenance after it, and recorded as a cluster
    event naming the requester.
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from corral.limits import echo
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, nominations, reconcile, simulation
+from corral.master.core import losses, mirror, nominations, reconcile, simulation
 from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
@@ -216,6 +217,7 @@ def delete_agent(core: CoreState, e: ev.DeleteAgent) -> Commands:
         agent.maintenance.mode if agent.maintenance is not None else "",
         drained(agent),
     )
+    told = losses.concerned(core, agent)
     out: Commands = []
     gone = 0
     for task in list(agent.tasks.values()):
@@ -235,6 +237,7 @@ def delete_agent(core: CoreState, e: ev.DeleteAgent) -> Commands:
     if was is AgentState.RECOVERING:
         core.recovering -= 1
     out += reconcile.answer_held(core, agent_id, e)
+    out += losses.agent_lost(told, agent, e, removed=True, message=f"deleted by {who}")
     out.append(
         core.cluster_event(
             e,

@@ -57,6 +57,7 @@ from corral.master.core import (
     demands,
     explain_causes,
     framework_calls,
+    losses,
     maintenance,
     membership,
     nominations,
@@ -161,6 +162,7 @@ class MasterCore:
             ev.AgentStatusUpdates: partial(statuses.agent_updates, self),
             ev.AgentStreamClosed: partial(membership.stream_closed, self),
             ev.AgentUsageReport: partial(usage.agent_usage, self),
+            ev.AgentExecutorTerminated: partial(losses.executor_terminated, self),
             ev.FrameworkSubscribe: partial(subscriptions.subscribe, self),
             ev.FrameworkStreamClosed: partial(subscriptions.stream_closed, self),
             ev.Accept: partial(accepts.accept, self),
@@ -328,7 +330,11 @@ class MasterCore:
     # ------------------------------------------------------------------ agents
 
     def heard_from(
-        self, e: ev.AgentHeartbeat | ev.AgentStatusUpdates | ev.AgentUsageReport
+        self,
+        e: ev.AgentHeartbeat
+        | ev.AgentStatusUpdates
+        | ev.AgentUsageReport
+        | ev.AgentExecutorTerminated,
     ) -> tuple[AgentRecord | None, Commands]:
         """Membership's rule 4 for any message of an agent: on its current stream it counts as
         a heartbeat and the agent is returned; otherwise None, with what to answer (nothing

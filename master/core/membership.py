@@ -31,7 +31,8 @@ Rules:
    launches are at the bound (admission.py) or it is cordoned (maintenance.py).
 6. Marked UNREACHABLE (by the core's tick, rate-limited): detached, its tasks reported
    UNREACHABLE to partition-aware frameworks and LOST to the others, and the questions held
-   while it was RECOVERING answered. It is forgotten after a while (pruning.py).
+   while it was RECOVERING answered; the frameworks that had tasks on it are told the agent is
+   lost (losses.py). It is forgotten after a while (pruning.py).
 """
 
 from __future__ import annotations
@@ -40,7 +41,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from corral.limits import echo
-from corral.master.core import authz, maintenance, mirror, nominations, pruning, reconcile
+from corral.master.core import (
+    authz,
+    losses,
+    maintenance,
+    mirror,
+    nominations,
+    pruning,
+    reconcile,
+)
 from corral.master.core import commands as cmd
 from corral.master.core.clocks import heartbeat_interval_for
 from corral.master.core.records import AgentRecord
@@ -223,6 +232,7 @@ def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> C
     agent.unreachable_at = e.now
     pruning.became_unreachable(core, agent, e.now)
     mirror.mark_agent(core, agent)
+    told = losses.concerned(core, agent)
     out = detach(core, agent, e, "the agent is unreachable")
     for task in list(agent.tasks.values()):
         if task.state is TaskState.UNREACHABLE:
@@ -233,6 +243,7 @@ def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> C
         out += core.master_status(
             task, state, TaskReason.AGENT_UNREACHABLE, "the agent is unreachable", e
         )
+    out += losses.agent_lost(told, agent, e, removed=False, message=f"unreachable: {why}")
     out.append(core.cluster_event(e, "agent_unreachable", agent.agent_id, why))
     if was is AgentState.RECOVERING:
         core.recovering -= 1

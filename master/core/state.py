@@ -108,7 +108,11 @@ class CoreState(Protocol):
     ) -> Commands: ...
 
     def heard_from(
-        self, e: ev.AgentHeartbeat | ev.AgentStatusUpdates | ev.AgentUsageReport
+        self,
+        e: ev.AgentHeartbeat
+        | ev.AgentStatusUpdates
+        | ev.AgentUsageReport
+        | ev.AgentExecutorTerminated,
     ) -> tuple[AgentRecord | None, Commands]: ...
 
     def count_demand_task(

@@ -262,7 +262,8 @@ class MesosScheduler:
         offer_ids = wire.offer_ids(accept, "accept")
         filters = wire.filters(accept, "accept")
         tasks: list[pb.TaskInfo] = []
-        invalid: list[tuple[str, str, str]] = []  # (task id, agent id, why)
+        raws: list[Any] = []  # each task's JSON
+        invalid: list[tuple[str, str, str, str]] = []  # (task id, agent id, reason, why)
         for n, raw in enumerate(wire.items(accept, "operations", "accept")):
             op = wire.obj(raw, f"accept.operations[{n}]")
             kind = op.get("type")
@@ -271,21 +272,30 @@ class MesosScheduler:
                 for m, task in enumerate(wire.items(launch, "task_infos", "launch")):
                     try:
                         tasks.append(wire.task_info(task, m))
+                        raws.append(task)
                     except TaskInvalid as exc:
                         t = wire.obj(task, "task")
                         agent = wire.value_of(t, "agent_id", "task", required=False)
-                        invalid.append((wire.value_of(t, "task_id", "task"), agent, str(exc)))
+                        task_id = wire.value_of(t, "task_id", "task")
+                        invalid.append((task_id, agent, "REASON_TASK_INVALID", str(exc)))
             elif kind == "LAUNCH_GROUP":
                 group = wire.obj(op.get("launch_group", {}), "launch_group")
                 task_group = wire.obj(group.get("task_group", {}), "launch_group.task_group")
+                executor = wire.obj(group.get("executor", {}), "launch_group.executor")
+                executor_type = executor.get("type", "DEFAULT")
+                why = (
+                    f"LAUNCH_GROUP (a task group, run by Mesos' {executor_type} executor) is not "
+                    "supported by Corral: launch the tasks with LAUNCH, as command tasks or "
+                    "with a CUSTOM executor of one executor id (one process runs them all)"
+                )
                 for task in wire.items(task_group, "tasks", "task_group"):
                     t = wire.obj(task, "task")
                     invalid.append(
                         (
                             wire.value_of(t, "task_id", "task"),
                             wire.value_of(t, "agent_id", "task", required=False),
-                            "LAUNCH_GROUP needs Mesos' default executor (task groups, pods); "
-                            "Corral runs command tasks: launch them with LAUNCH",
+                            "REASON_TASK_GROUP_INVALID",
+                            why,
                         )
                     )
             else:
@@ -294,9 +304,11 @@ class MesosScheduler:
                     "reservations, volumes and disks are not)"
                 )
         now = self.rt.clock()
-        for task_id, agent_id, why in invalid:
-            self._tell(sub, task_id, agent_id, "TASK_ERROR", "REASON_TASK_INVALID", why, now)
+        for task_id, agent_id, reason, why in invalid:
+            self._tell(sub, task_id, agent_id, "TASK_ERROR", reason, why, now)
         refusal: CallRejected | None = None
+        if any(t.HasField("executor") for t in tasks):
+            await self._charge_executors_once(caller.framework_id, tasks, raws)
         if tasks:
             request = spb.AcceptRequest(
                 caller=caller,
@@ -329,6 +341,31 @@ class MesosScheduler:
         now: float,
     ) -> None:
         sub.stream.put(wire.master_status(task_id, agent_id, state, reason, message, now))
+
+    async def _charge_executors_once(
+        self, framework_id: str, tasks: list[pb.TaskInfo], raws: list[Any]
+    ) -> None:
+        """An executor's resources are charged once (Mesos' rule): to the first task that
+        starts it, not to a task handed to it running (its framework's live task on that agent
+        names it) nor to a later task of this ACCEPT naming it too."""
+
+        def running(core: Any) -> set[tuple[str, str]]:
+            fw = core.frameworks.get(framework_id)
+            out = set()
+            for record in fw.tasks.values() if fw is not None else ():
+                wire_task = record.spec.wire
+                if isinstance(wire_task, pb.TaskInfo) and wire_task.HasField("executor"):
+                    out.add((record.agent_id, wire_task.executor.executor_id))
+            return out
+
+        charged: set[tuple[str, str]] = await self.rt.query(running)
+        for task, raw in zip(tasks, raws, strict=True):
+            if not task.HasField("executor"):
+                continue
+            key = (task.agent_id, task.executor.executor_id)
+            if key in charged:
+                wire.uncharge_executor(raw, task)
+            charged.add(key)
 
     async def _offers_gone(self, framework_id: str, offer_ids: list[str]) -> bool:
         """Whether an offer of a refused ACCEPT is not the framework's outstanding offer (an

@@ -327,7 +327,8 @@ def task_info(raw: Any, n: int) -> pb.TaskInfo:
 def _executor(x: Mapping[str, Any], out: pb.TaskInfo) -> None:
     """A custom executor (ExecutorInfo): its command becomes the task's, which the agent starts
     as Mesos starts an executor; its resources are the task's too (the process is the
-    executor), as Mesos charges an executor's resources beside its task's."""
+    executor), as Mesos charges an executor's resources beside its task's; the ACCEPT takes
+    them back out of a task whose executor runs already (``uncharge_executor``)."""
     what = "executor"
     out.executor.executor_id = value_of(x, "executor_id", what)
     out.executor.name = text(x.get("name", ""), f"{what}.name")
@@ -346,6 +347,16 @@ def _executor(x: Mapping[str, Any], out: pb.TaskInfo) -> None:
         raise TaskInvalid("executor.resources: ports go in the task's resources")
     for name in SCALARS:
         setattr(out.resources, name, getattr(out.resources, name) + getattr(extra, name))
+
+
+def uncharge_executor(raw: Any, out: pb.TaskInfo) -> None:
+    """Take the executor's own resources back out of ``out`` (a task ``task_info`` made from
+    ``raw``): its executor already runs, or is started by an earlier task of the same ACCEPT,
+    and is charged once, as Mesos charges an executor."""
+    x = obj(obj(raw, "task")["executor"], "executor")
+    extra, _ = resources(items(x, "resources", "executor"), "executor.resources")
+    for name in SCALARS:
+        setattr(out.resources, name, max(0.0, getattr(out.resources, name) - getattr(extra, name)))
 
 
 def _command(c: Mapping[str, Any], out: pb.CommandInfo) -> None:
@@ -470,7 +481,7 @@ def master_status(
 
 def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A Corral Scheduler event as Mesos events: one OFFERS for a batch of offers, an UPDATE
-    per status, a RESCIND per offer."""
+    per status, a RESCIND per offer, a FAILURE per agent lost or executor ended."""
     kind = e.WhichOneof("event")
     if kind == "subscribed":
         return [
@@ -501,6 +512,19 @@ def events_json(e: spb.Event, role: str, master_info: Mapping[str, Any]) -> list
             "data": base64.b64encode(m.data).decode("ascii"),
         }
         return [{"type": "MESSAGE", "message": body}]
+    if kind == "agents_lost":  # Mesos' FAILURE with an agent id (pymesos' slaveLost)
+        return [
+            {"type": "FAILURE", "failure": {"agent_id": ident(a.agent_id)}}
+            for a in e.agents_lost.agents
+        ]
+    if kind == "executor_terminated":  # FAILURE with an executor id (pymesos' executorLost)
+        t = e.executor_terminated
+        failure = {
+            "agent_id": ident(t.agent_id),
+            "executor_id": ident(t.executor_id),
+            "status": t.status,
+        }
+        return [{"type": "FAILURE", "failure": failure}]
     if kind == "error":
         return [{"type": "ERROR", "error": {"message": e.error.message}}]
     return []

@@ -155,6 +155,26 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                     )
                 elif kind == "framework_message":  # master/framework_messages.py
                     framework_messages.to_framework(rt, agent_id, msg.framework_message)
+                elif kind == "executor_terminated":  # master/core/losses.py
+                    try:
+                        fw_id, executor_id, status, message = convert.executor_terminated(
+                            msg.executor_terminated
+                        )
+                    except WireError as exc:
+                        log.warning("bad_executor_terminated", agent_id=agent_id, error=str(exc))
+                        continue
+                    rt.submit(
+                        ev.AgentExecutorTerminated(
+                            stimulus_id=rt.stimulus("executor"),
+                            now=rt.clock(),
+                            agent_id=agent_id,
+                            connection=connection,
+                            framework_id=fw_id,
+                            executor_id=executor_id,
+                            status=status,
+                            message=message,
+                        )
+                    )
                 elif kind == "file_chunk":
                     rt.sandbox.deliver(connection, msg.file_chunk)  # master/sandbox_relay.py
                 elif kind == "usage":

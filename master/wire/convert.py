@@ -257,6 +257,19 @@ def agent_statuses(
     return tuple(statuses)
 
 
+def executor_terminated(msg: pb.ExecutorTerminated) -> tuple[str, str, int, str]:
+    """An agent's EXECUTOR_TERMINATED: (framework id, executor id, wait status, message); the
+    agent id is the stream's, not the message's."""
+    if not msg.framework_id or not msg.executor_id:
+        raise WireError("executor_terminated needs a framework_id and an executor_id")
+    return (
+        ident(msg.framework_id, "executor_terminated.framework_id"),
+        ident(msg.executor_id, "executor_terminated.executor_id"),
+        msg.status,
+        text(msg.message, "executor_terminated.message", limits.MAX_VALUE_LENGTH),
+    )
+
+
 def accept_tasks(request: scheduler_pb2.AcceptRequest) -> tuple[TaskSpec, ...]:
     """The tasks an ACCEPT launches, over all its operations."""
     launches = []

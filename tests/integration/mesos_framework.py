@@ -4,12 +4,16 @@ JSON lines, and it takes commands on stdin, one a line, so a test drives it step
 
     python mesos_framework.py --master HOST:PORT --principal P --secret S [--name N]
         [--role R] [--tasks K] [--cpus C] [--mem M] [--command CMD] [--framework-id ID]
-        [--refuse SECONDS] [--executor PROGRAM --data D1,D2,...]
+        [--refuse SECONDS] [--executor PROGRAM --data D1,D2,... [--shared-executor]
+        [--executor-cpus C]] [--group]
 
 It launches ``--tasks`` command tasks from its first offers (``cpus``/``mem`` each) and
 declines every other offer (with --refuse's filter; none: the master's default). With
 --executor, each task is run by a custom executor (ExecutorInfo) of its own: the Python program
-PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data.
+PROGRAM (tests/integration/mesos_executor.py), with the task's data the next of --data; with
+--shared-executor every task names the one executor id NAME-executor (Mesos runs them in one
+executor process), with --executor-cpus the executor's own resources. With --group, the tasks
+of an offer go as one LAUNCH_GROUP (Mesos' default executor) instead.
 Commands: ``kill TASK``, ``reconcile [TASK...]`` (none: implicit), ``decline-filter SECONDS``
 (decline what is offered from now on with that refuse filter), ``revive``, ``suppress``,
 ``launch K`` (K more tasks), ``stop`` (tear down), ``failover`` (stop without tearing down:
@@ -20,7 +24,8 @@ Lines written: {"event": "registered", "framework_id": ...}, {"event": "offers",
 {"id", "agent_id", "hostname", "resources", "attributes"}]}, {"event": "update", "task_id",
 "state", "reason", "source", "message", "has_uuid"}, {"event": "launched", "task_ids": [...]},
 {"event": "error", "message"}, {"event": "message", "executor_id", "agent_id", "data"},
-{"event": "stopped"}.
+{"event": "agent_lost", "agent_id"} (slaveLost), {"event": "executor_lost", "executor_id",
+"agent_id", "status"} (executorLost), {"event": "stopped"}.
 """
 
 from __future__ import annotations
@@ -100,8 +105,13 @@ class Program(Scheduler):  # type: ignore[misc]
                     if self.args.executor:
                         data = self.args.data.split(",")[self.launched - 1]
                         task["data"] = base64.b64encode(data.encode()).decode()
+                        executor_id = (
+                            f"{self.args.name}-executor"
+                            if self.args.shared_executor
+                            else f"{task_id}-executor"
+                        )
                         task["executor"] = {
-                            "executor_id": {"value": f"{task_id}-executor"},
+                            "executor_id": {"value": executor_id},
                             "name": "test executor",
                             "command": {
                                 "shell": False,  # its process is the executor's own
@@ -109,12 +119,23 @@ class Program(Scheduler):  # type: ignore[misc]
                                 "arguments": [sys.executable, self.args.executor],
                             },
                         }
+                        if self.args.executor_cpus:
+                            task["executor"]["resources"] = [
+                                scalar("cpus", self.args.executor_cpus)
+                            ]
                         self.agents[task_id] = offer["agent_id"]
                     else:
                         task["command"] = {"value": self.args.command}
                     tasks.append(task)
                 refuse = self.refuse
-            if tasks:
+            if tasks and self.args.group:  # one task group, for Mesos' default executor
+                executor = {"type": "DEFAULT", "executor_id": {"value": "group-executor"}}
+                group = {"executor": executor, "task_group": {"tasks": tasks}}
+                driver.acceptOffers(
+                    [offer["id"]], [{"type": "LAUNCH_GROUP", "launch_group": group}]
+                )
+                emit(event="launched", task_ids=[t["task_id"]["value"] for t in tasks])
+            elif tasks:
                 driver.launchTasks(offer["id"], tasks)
                 emit(event="launched", task_ids=[t["task_id"]["value"] for t in tasks])
             elif refuse is not None:
@@ -147,6 +168,17 @@ class Program(Scheduler):  # type: ignore[misc]
             data=base64.b64decode(data).decode(),
         )
 
+    def slaveLost(self, driver: Any, agent_id: Any) -> None:
+        emit(event="agent_lost", agent_id=agent_id["value"])
+
+    def executorLost(self, driver: Any, executor_id: Any, agent_id: Any, status: int) -> None:
+        emit(
+            event="executor_lost",
+            executor_id=executor_id["value"],
+            agent_id=agent_id["value"],
+            status=status,
+        )
+
     def error(self, driver: Any, message: str) -> None:
         emit(event="error", message=message)
 
@@ -167,6 +199,11 @@ def main() -> int:
     p.add_argument("--refuse", type=float, default=None, help="decline with this filter")
     p.add_argument("--executor", default="", help="run each task by this executor program")
     p.add_argument("--data", default="", help="the tasks' data, comma-separated, in order")
+    p.add_argument(
+        "--shared-executor", action="store_true", help="every task names one executor id"
+    )
+    p.add_argument("--executor-cpus", type=float, default=0.0, help="the executor's own cpus")
+    p.add_argument("--group", action="store_true", help="launch as one LAUNCH_GROUP")
     args = p.parse_args()
     framework: dict[str, Any] = {"user": "", "name": args.name, "hostname": "localhost"}
     if args.role:

@@ -26,6 +26,8 @@ from corral.frameworks import sdk
 from corral.frameworks.sdk.testing import LocalCluster
 from corral.loadtest.zookeeper import LocalZooKeeper
 from corral.v1 import mesos_pb2
+from corral.v1 import operator_pb2 as op_pb2
+from corral.v1 import operator_pb2_grpc as op_grpc
 from tests.ha_cluster import HaCluster
 from tests.integration.recording import WAIT
 from tests.zk import zookeeper
@@ -618,8 +620,10 @@ async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_pa
     environment, which subscribes on the agent's /api/v1/executor, is given its task (LAUNCH,
     with the task's data) and reports its states; the scheduler receives them from the
     executor and acknowledges them. A kill reaches the executor (KILL); an executor killed
-    with its task still running fails the task with REASON_EXECUTOR_TERMINATED. Framework
-    messages go both ways between the scheduler and an executor."""
+    with its task still running fails the task with REASON_EXECUTOR_TERMINATED, and the
+    scheduler is told the executor ended (FAILURE: pymesos' executorLost), as it is of an
+    executor that ended after its task. Framework messages go both ways between the scheduler
+    and an executor."""
     async with (
         LocalCluster(
             agents=1,
@@ -677,6 +681,16 @@ async def test_a_pymesos_custom_executor_runs_its_tasks_on_a_corral_agent(tmp_pa
         assert failed["reason"] == "REASON_EXECUTOR_TERMINATED", failed
         assert failed["source"] == "SOURCE_AGENT"
         assert "executor 'exec-3-executor' terminated (signal 9)" in failed["message"]
+        # FAILURE with the executor id: pymesos calls executorLost, with the wait status
+        # (killed by signal 9: 9).
+        lost = await fw.line(event="executor_lost", executor_id="exec-3-executor")
+        assert (lost["agent_id"], lost["status"]) == (finished["agent_id"], 9), lost
+        # An executor whose task ended is told to end (SHUTDOWN): its exit is told too.
+        ended = await fw.line(event="executor_lost", executor_id="exec-1-executor")
+        assert ended["agent_id"] == finished["agent_id"], ended
+        # pymesos aborts its driver and kills itself when the grace period ends; the agent
+        # SIGKILLs it then too: whichever comes first, a clean exit (0) or signal 9.
+        assert ended["status"] in (0, 9), ended
 
 
 async def test_a_custom_executor_re_subscribes_to_its_restarted_agent(tmp_path: Path) -> None:
@@ -710,3 +724,152 @@ async def test_a_custom_executor_re_subscribes_to_its_restarted_agent(tmp_path: 
         killed = await fw.line(event="update", task_id="again-1", state="TASK_KILLED")
         assert killed["source"] == "SOURCE_EXECUTOR"
         assert not fw.where(event="update", task_id="again-1", state="TASK_FAILED"), fw.report()
+
+
+async def test_a_pymesos_framework_is_told_of_agents_lost_and_deleted(tmp_path: Path) -> None:
+    """FAILURE with an agent id (pymesos' slaveLost): an agent not heard from for
+    --agent-timeout (SIGSTOPped: partitioned away) is marked unreachable, and an agent killed
+    and then deleted by an operator is removed; each time the framework with a task there is
+    told, after its task's own update (TASK_LOST, TASK_GONE)."""
+    async with (
+        LocalCluster(
+            agents=2,
+            corral=CORRAL,
+            agent_resources="cpus:1;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path, "--agent-timeout", "4"),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "lost",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "2", "--cpus", "1"),
+            *("--command", "sleep 300"),
+        ) as fw,
+    ):
+        on_agent = {}
+        for task in ("lost-1", "lost-2"):  # one per agent: each task fills one
+            running = await fw.line(event="update", task_id=task, state="TASK_RUNNING")
+            on_agent[running["agent_id"]] = task
+        assert len(on_agent) == 2, fw.report()
+
+        cluster.pause("agent-0")  # silent: unreachable once --agent-timeout has passed
+        try:
+            lost = await fw.line(event="agent_lost")
+            first = lost["agent_id"]
+            update = await fw.line(event="update", task_id=on_agent[first], state="TASK_LOST")
+            assert update["reason"] == "REASON_AGENT_REMOVED", update
+            assert fw.lines.index(update) < fw.lines.index(lost), fw.report()
+        finally:
+            cluster.resume("agent-0")  # it re-registers; its task is killed or closed with it
+        (second,) = set(on_agent) - {first}
+
+        await cluster.kill("agent-1")  # its task runs on, in a session of its own
+        await until_state(
+            cluster,
+            "agent-1 disconnected",
+            lambda s: any(a.info.id == second and not a.connected for a in s.agents),
+        )
+        async with cluster.channel() as channel:
+            stub = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]  # generated
+            deleted = await stub.DeleteAgent(op_pb2.DeleteAgentRequest(agent_id=second))
+        assert deleted.tasks_gone == 1
+        gone = await fw.line(event="update", task_id=on_agent[second], state="TASK_GONE")
+        assert gone["reason"] == "REASON_AGENT_REMOVED_BY_OPERATOR", gone
+        removed = await fw.line(event="agent_lost", agent_id=second)
+        assert fw.lines.index(gone) < fw.lines.index(removed), fw.report()
+        assert len(fw.where(event="agent_lost")) == 2, fw.report()
+        # Back as an agent the master no longer knows: the cluster's close stops it, and the
+        # task it brings back with it.
+        await cluster.restart_agent("agent-1")
+
+
+async def test_tasks_naming_one_executor_run_in_one_executor_process(tmp_path: Path) -> None:
+    """Mesos' rule: every task launched with the same executor id on an agent goes to one
+    executor process (LAUNCH events to it, before and after it subscribed), whose own
+    resources are charged once; an agent restart re-attaches it with all its tasks. The
+    executor gets SHUTDOWN only when its last task ended, and its end is told once."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "shared",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "2"),
+            *("--executor", str(EXECUTOR), "--data", "run,run,finish", "--shared-executor"),
+            *("--executor-cpus", "0.5"),
+        ) as fw,
+    ):
+        framework_id = (await fw.line(event="registered"))["framework_id"]
+        given = {}
+        for task in ("shared-1", "shared-2"):  # one ACCEPT: the second waits for SUBSCRIBE
+            running = await fw.line(event="update", task_id=task, state="TASK_RUNNING")
+            given[task] = json.loads(running["message"])
+        assert given["shared-1"]["pid"] == given["shared-2"]["pid"], given
+        assert given["shared-2"]["executor_id"] == "shared-executor"
+        # The executor's 0.5 cpus once, beside the tasks' 0.1 each.
+        await until_state(
+            cluster,
+            "the executor's resources charged once",
+            lambda s: any(
+                f.info.id == framework_id and abs(f.used.cpus - 0.7) < 1e-6 for f in s.frameworks
+            ),
+        )
+        # The agent restarts (kill -9): the executor's process is re-attached with both its
+        # tasks, and it subscribes again (pymesos' reregistered).
+        await cluster.restart_agent("agent-0")
+        await cluster.wait_for_agents(1, timeout=WAIT)
+        for task in ("shared-1", "shared-2"):
+            await fw.line(event="update", task_id=task, message="reregistered")
+        # A third task, to the running (subscribed again) executor.
+        await fw.send("launch 1")
+        third = await fw.line(event="update", task_id="shared-3", state="TASK_RUNNING")
+        assert json.loads(third["message"])["pid"] == given["shared-1"]["pid"]
+        await fw.line(event="update", task_id="shared-3", state="TASK_FINISHED")
+        await fw.send("kill shared-1")
+        await fw.line(event="update", task_id="shared-1", state="TASK_KILLED")
+        # Its other task runs on: the executor was not told to shut down.
+        await fw.send("reconcile shared-2")
+        answer = await fw.line(event="update", task_id="shared-2", reason="REASON_RECONCILIATION")
+        assert answer["state"] == "TASK_RUNNING", answer
+        assert not fw.where(event="executor_lost"), fw.report()
+        await fw.send("kill shared-2")
+        await fw.line(event="update", task_id="shared-2", state="TASK_KILLED")
+        lost = await fw.line(event="executor_lost", executor_id="shared-executor")
+        assert lost["status"] in (0, 9), lost  # its own exit after SHUTDOWN, or the SIGKILL
+        await until_state(
+            cluster,
+            "nothing charged once the executor ended",
+            lambda s: any(f.info.id == framework_id and f.tasks == 0 for f in s.frameworks),
+        )
+        assert len(fw.where(event="executor_lost")) == 1, fw.report()
+
+
+async def test_a_launch_group_is_refused_naming_it_and_its_offer_goes_back(
+    tmp_path: Path,
+) -> None:
+    """LAUNCH_GROUP (Mesos' DEFAULT executor) does not map: each of its tasks is TASK_ERROR
+    with REASON_TASK_GROUP_INVALID and a message naming it, and the offer is offered again."""
+    async with (
+        LocalCluster(
+            agents=1,
+            corral=CORRAL,
+            agent_resources="cpus:2;mem:1024;disk:1000;gpus:0;ports:{ports}",
+            master_args=mesos_args(tmp_path),
+        ) as cluster,
+        pymesos(
+            cluster,
+            "pod",
+            *("--principal", "ml", "--secret", "ml-secret", "--tasks", "2", "--group"),
+        ) as fw,
+    ):
+        for task in ("pod-1", "pod-2"):
+            error = await fw.line(event="update", task_id=task, state="TASK_ERROR")
+            assert error["reason"] == "REASON_TASK_GROUP_INVALID", error
+            assert "LAUNCH_GROUP" in error["message"] and "DEFAULT" in error["message"], error
+            assert error["source"] == "SOURCE_MASTER", error
+        await fw.until("the agent offered again", lambda: len(fw.where(event="offers")) >= 2)
+        state = await cluster.state()
+        assert all(f.tasks == 0 for f in state.frameworks), state

@@ -4,7 +4,7 @@ loop (order, acknowledgement after handling, how the loop ends)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import grpc
@@ -159,3 +159,60 @@ async def test_a_loop_runs_tasks_on_a_real_master(tmp_path: Path) -> None:
         state = await cluster.state()
     assert sorted((v.state, v.exit_code) for v in ended.values()) == [("FINISHED", 0)] * 3
     assert [f.info.name for f in state.frameworks if f.connected] == []
+
+
+async def test_agents_lost_and_an_executors_end_reach_the_loop_and_the_callbacks(
+    master: FakeMaster,
+) -> None:
+    from corral.v1 import scheduler_pb2
+
+    removed = sdk.AgentLossReason.Value("AGENT_LOSS_REASON_REMOVED")
+    lost = scheduler_pb2.Event(
+        agents_lost=scheduler_pb2.AgentsLost(
+            agents=[
+                sdk.AgentLost(
+                    agent_id="a1", reason=sdk.AgentLossReason.Value("AGENT_LOSS_REASON_REMOVED")
+                )
+            ]
+        )
+    )
+    ended = scheduler_pb2.Event(
+        executor_terminated=sdk.ExecutorTerminated(agent_id="a1", executor_id="e1", status=9)
+    )
+    seen: list[object] = []
+    async with driver_for(master) as driver:
+        await master.send(lost)
+        await master.send(ended)
+        async with asyncio.timeout(TIMEOUT):
+            async for event in driver.events():
+                match event:
+                    case sdk.AgentsLostEvent(agents=agents):
+                        seen.append([(a.agent_id, a.reason) for a in agents])
+                    case sdk.ExecutorTerminatedEvent(executor=x):
+                        seen.append((x.executor_id, x.status))
+                        await driver.stop()
+    assert seen == [[("a1", removed)], ("e1", 9)]
+
+    class Callbacks(sdk.Scheduler):
+        async def agents_lost(self, driver: sdk.Driver, agents: Sequence[sdk.AgentLost]) -> None:
+            seen.append(("lost", [a.agent_id for a in agents]))
+
+        async def executor_terminated(
+            self, driver: sdk.Driver, executor: sdk.ExecutorTerminated
+        ) -> None:
+            seen.append(("ended", executor.executor_id))
+            await driver.stop()
+
+    seen.clear()
+    async with sdk.Driver(
+        Callbacks(),
+        sdk.FrameworkInfo(name="t", role="*"),
+        master.address,
+        connect_timeout=TIMEOUT,
+        tls=master.tls,
+    ) as driver:
+        await master.send(lost)
+        await master.send(ended)
+        async with asyncio.timeout(TIMEOUT):
+            await driver.wait()
+    assert seen == [("lost", ["a1"]), ("ended", "e1")]

@@ -19,6 +19,7 @@ from corral.agent.core.types import (
     TaskReason,
     TaskSource,
     TaskSpec,
+    TaskUsage,
 )
 from corral.agent.core.types import TaskState as S
 
@@ -65,6 +66,10 @@ def status(task_id: str, state: S, uuid: int, now: float = 0.0, **kw: object) ->
     fields: dict[str, object] = {"source": TaskSource.EXECUTOR, "timestamp": now}
     fields.update(kw)
     return Status(task_id, "f1", "a1", state, uuid=u(uuid), **fields)  # type: ignore[arg-type]
+
+
+def sent_statuses(cmds: Sequence[c.Command]) -> list[Status]:
+    return [s for cmd in cmds if isinstance(cmd, c.SendStatusUpdates) for s in cmd.statuses]
 
 
 def sent(cmds: Sequence[c.Command]) -> list[tuple[str, S]]:
@@ -617,11 +622,60 @@ def test_a_custom_executor_reports_its_task_states_itself() -> None:
         TaskSource.EXECUTOR,
         "ok",
     )
-    # The executor ending after its task did is its normal end: no status, no warning.
-    assert h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=0)) == []
+    # The executor ending after its task did is its normal end: no status, no warning; the
+    # master is told the executor ended (Mesos' ExitedExecutorMessage).
+    out = h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=0))
+    assert out == [
+        c.SendExecutorTerminated(
+            stimulus_id=out[0].stimulus_id,
+            framework_id="f1",
+            executor_id="e1",
+            status=0,
+            message="executor 'e1' exited with code 0",
+        )
+    ]
     # Relayed until the master acknowledges it, as any status.
     h(e.Acknowledged(now=5.0, acknowledgements=(("f1", "t1", finished.uuid),)))
     assert h.core.task_state("t1", "f1") is None
+
+
+def _executor_ended(out: list[c.Command]) -> list[tuple[str, str, int]]:
+    return [
+        (x.framework_id, x.executor_id, x.status)
+        for x in out
+        if isinstance(x, c.SendExecutorTerminated)
+    ]
+
+
+def test_an_executors_end_is_told_with_its_wait_status_even_after_its_task_is_forgotten() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h.running(spec("t2", executor_id="e2"))
+    # Killed by a signal before its task ended: the task fails, and the end is told after it.
+    out = h(e.ProcessExited(now=1.0, task_id="t2", framework_id="f1", signal=9))
+    assert _executor_ended(out) == [("f1", "e2", 9)]
+    assert isinstance(out[0], c.SendStatusUpdates)  # the task's FAILED first
+    # Its task finished and was acknowledged (forgotten); the executor then exits with code 3.
+    out = h(e.ExecutorUpdate(now=2.0, task_id="t1", framework_id="f1", state=S.FINISHED))
+    (finished,) = [s for x in of(out, c.SendStatusUpdates) for s in x.statuses]  # type: ignore[attr-defined]
+    h(e.Acknowledged(now=3.0, acknowledgements=(("f1", "t1", finished.uuid),)))
+    assert h.core.task_state("t1", "f1") is None
+    out = h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", exit_code=3))
+    assert _executor_ended(out) == [("f1", "e1", 3 << 8)]
+    assert not of(out, c.LogWarning)  # its normal end, as when the task is still known
+    # Told once; a command task's process is not an executor.
+    assert _executor_ended(h(e.ProcessExited(now=5.0, task_id="t1", exit_code=3))) == []
+    h.running(spec("t3"))
+    assert _executor_ended(h(e.ProcessExited(now=6.0, task_id="t3", exit_code=1))) == []
+
+
+def test_an_executors_end_is_not_told_while_unregistered() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec(executor_id="e1"))
+    h(e.Disconnected(now=1.0))
+    assert _executor_ended(h(e.ProcessExited(now=2.0, task_id="t1", signal=9))) == []
 
 
 def test_an_executor_that_dies_fails_its_task_executor_terminated() -> None:
@@ -668,3 +722,89 @@ def test_an_impossible_executor_update_is_ignored_with_a_warning() -> None:
     h.running(spec("t2"))
     out = h(e.ExecutorUpdate(now=3.0, task_id="t2", framework_id="f1", state=S.FINISHED))
     assert sent(out) == [] and of(out, c.LogWarning)
+
+
+# --- one executor, many tasks --------------------------------------------------------------
+
+
+def test_a_task_for_a_running_executor_is_handed_to_it_and_ends_with_its_process() -> None:
+    h = Harness()
+    h.register()
+    first = spec("t1", executor_id="e1", mem_limit=100.0, cpus=1.0)
+    h.running(first)
+    out = h(e.LaunchTasks(now=1.0, framework_id="f1", tasks=(spec("t2", executor_id="e1"),)))
+    assert not of(out, c.StartProcess)
+    (attach,) = of(out, c.AttachToExecutor)
+    assert isinstance(attach, c.AttachToExecutor)
+    assert (attach.task.task_id, attach.executor_task_id) == ("t2", "t1")
+    # t2 names no memory limit: together, the executor has none.
+    assert (attach.cpus, attach.mem_limit) == (1.0, 0.0)
+    # Another framework's executor of that id is another executor: started.
+    out = h(
+        e.LaunchTasks(
+            now=1.0, framework_id="f2", tasks=(spec("t1", framework_id="f2", executor_id="e1"),)
+        )
+    )
+    assert of(out, c.StartProcess) and not of(out, c.AttachToExecutor)
+    h(e.ProcessStarted(now=1.1, task_id="t2", framework_id="f1"))
+    for task_id in ("t1", "t2"):
+        h(e.ExecutorUpdate(now=2.0, task_id=task_id, framework_id="f1", state=S.RUNNING))
+    # A kill of the second is its own (the shell makes the TERM a KILL event for it).
+    out = h(e.KillTask(now=3.0, task_id="t2", framework_id="f1"))
+    assert of(out, c.SignalGroup) == [
+        c.SignalGroup(task_id="t2", framework_id="f1", signal=Signal.TERM)
+    ]
+    # The process ends: both tasks end with it, t2 KILLED (it was being killed), t1 FAILED;
+    # the master is told once.
+    out = h(e.ProcessExited(now=4.0, task_id="t1", framework_id="f1", signal=9))
+    assert {(s.task_id, s.state) for s in sent_statuses(out)} == {
+        ("t1", S.FAILED),
+        ("t2", S.KILLED),
+    }
+    assert _executor_ended(out) == [("f1", "e1", 9)]
+    # A later task of that executor id starts a new executor.
+    out = h(e.LaunchTasks(now=5.0, framework_id="f1", tasks=(spec("t3", executor_id="e1"),)))
+    assert of(out, c.StartProcess) and not of(out, c.AttachToExecutor)
+
+
+def test_an_executors_tasks_outlive_its_first_and_share_its_memory_limit() -> None:
+    h = Harness()
+    h.register()
+    h.running(spec("t1", executor_id="e1", mem_limit=100.0))
+    out = h(
+        e.LaunchTasks(
+            now=1.0, framework_id="f1", tasks=(spec("t2", executor_id="e1", mem_limit=50.0),)
+        )
+    )
+    (attach,) = of(out, c.AttachToExecutor)
+    assert isinstance(attach, c.AttachToExecutor) and attach.mem_limit == 150.0
+    h(e.ProcessStarted(now=1.1, task_id="t2", framework_id="f1"))
+    for task_id in ("t1", "t2"):
+        h(e.ExecutorUpdate(now=2.0, task_id=task_id, framework_id="f1", state=S.RUNNING))
+    # 120 MiB is past t1's own limit, not the executor's.
+    out = h(e.UsageMeasured(now=3.0, tasks=(TaskUsage("t1", mem=120.0, framework_id="f1"),)))
+    assert not of(out, c.SignalGroup)
+    out = h(e.ExecutorUpdate(now=4.0, task_id="t1", framework_id="f1", state=S.FINISHED))
+    (finished,) = sent_statuses(out)
+    h(e.Acknowledged(now=5.0, acknowledgements=(("f1", "t1", finished.uuid),)))
+    assert h.core.task_state("t1", "f1") is None
+    # Its first task forgotten, the executor runs on with t2; its end fails t2.
+    out = h(e.ProcessExited(now=6.0, task_id="t1", framework_id="f1", exit_code=1))
+    assert [(s.task_id, s.state, s.reason) for s in sent_statuses(out)] == [
+        ("t2", S.FAILED, TaskReason.EXECUTOR_TERMINATED)
+    ]
+    assert _executor_ended(out) == [("f1", "e1", 1 << 8)]
+
+
+def test_a_task_handed_to_an_executor_that_never_started_fails_with_it() -> None:
+    h = Harness()
+    h.register()
+    both = (spec("t1", executor_id="e1"), spec("t2", executor_id="e1"))
+    out = h(e.LaunchTasks(now=1.0, framework_id="f1", tasks=both))
+    assert len(of(out, c.StartProcess)) == 1 and len(of(out, c.AttachToExecutor)) == 1
+    out = h(e.LaunchFailed(now=2.0, task_id="t1", framework_id="f1", message="no such file"))
+    assert [(s.task_id, s.state, s.reason) for s in sent_statuses(out)] == [
+        ("t1", S.FAILED, TaskReason.COMMAND_LAUNCH_FAILED),
+        ("t2", S.FAILED, TaskReason.COMMAND_LAUNCH_FAILED),
+    ]
+    assert _executor_ended(out) == []  # it never ran

@@ -309,3 +309,28 @@ def test_two_frameworks_tasks_of_one_id_are_both_recovered() -> None:
     assert sorted(h.core.task_keys()) == [("fa", "job"), ("fb", "job")]
     [register] = [cmd for cmd in h(e.StreamOpened(now=2.0)) if isinstance(cmd, c.SendRegister)]
     assert sorted(t.framework_id for t, _ in register.tasks) == ["fa", "fb"]
+
+
+def test_a_task_handed_to_a_custom_executor_is_recovered_in_its_process() -> None:
+    """Its executor's process re-attached, the task handed to it carries on in it: a kill is
+    its own, and the process' end ends it too, the executor told once."""
+    h = Harness()
+    tasks = tuple(
+        RecoveredTask(
+            spec=spec(task_id, executor_id="e1"),
+            latest=Status(task_id, "f1", "a1", S.RUNNING, uuid=u(1 + i)),
+            process=ProcessFate.ALIVE,
+            executor_task_id=owner,
+        )
+        for i, (task_id, owner) in enumerate((("t2", "t1"), ("t1", "")))
+    )
+    h(e.Recovered(now=1.0, tasks=tasks))
+    h.register()
+    out = h(e.KillTask(now=2.0, task_id="t2", framework_id="f1"))
+    assert [x for x in out if isinstance(x, c.SignalGroup)] == [
+        c.SignalGroup(task_id="t2", framework_id="f1", signal=Signal.TERM)
+    ]
+    out = h(e.ProcessExited(now=3.0, task_id="t1", framework_id="f1", exit_code=0))
+    assert {(s.task_id, s.state) for s in sent(out)} == {("t1", S.FAILED), ("t2", S.KILLED)}
+    told = [x for x in out if isinstance(x, c.SendExecutorTerminated)]
+    assert [(x.executor_id, x.status) for x in told] == [("e1", 0)]

@@ -434,3 +434,35 @@ def test_a_framework_message_from_an_executor_is_a_mesos_message_event_both_medi
     call.message.data = b"yo"
     body = media.decode_call(call.SerializeToString(), media.PROTOBUF)
     assert body["message"]["data"] == "eW8=" and body["message"]["agent_id"] == {"value": "a1"}
+
+
+def test_agents_lost_and_an_executors_end_are_mesos_failure_events_both_media() -> None:
+    from corral.master.mesos_api import media
+    from corral.v1 import mesos_pb2
+
+    lost = spb.Event(
+        agents_lost=spb.AgentsLost(
+            agents=[
+                spb.AgentLost(agent_id="a1", reason=spb.AGENT_LOSS_REASON_UNREACHABLE),
+                spb.AgentLost(agent_id="a2", reason=spb.AGENT_LOSS_REASON_REMOVED),
+            ]
+        )
+    )
+    assert wire.events_json(lost, "r", {}) == [
+        {"type": "FAILURE", "failure": {"agent_id": {"value": "a1"}}},
+        {"type": "FAILURE", "failure": {"agent_id": {"value": "a2"}}},
+    ]
+    ended = spb.Event(
+        executor_terminated=pb.ExecutorTerminated(
+            framework_id="f1", agent_id="a1", executor_id="e1", status=3 << 8, message="m"
+        )
+    )
+    (as_json,) = wire.events_json(ended, "r", {})
+    assert as_json == {
+        "type": "FAILURE",
+        "failure": {"agent_id": {"value": "a1"}, "executor_id": {"value": "e1"}, "status": 768},
+    }
+    decoded = mesos_pb2.Event.FromString(media.encode_event(as_json, media.PROTOBUF))
+    assert decoded.type == mesos_pb2.Event.FAILURE
+    assert decoded.failure.agent_id.value == "a1" and decoded.failure.executor_id.value == "e1"
+    assert decoded.failure.status == 768

@@ -28,6 +28,9 @@ def test_public_api_is_pinned() -> None:
         "INSECURE",
         "TERMINAL_STATES",
         "TLS",
+        "AgentLossReason",
+        "AgentLost",
+        "AgentsLostEvent",
         "Backoff",
         "CallError",
         "ConnectError",
@@ -40,6 +43,8 @@ def test_public_api_is_pinned() -> None:
         "DriverError",
         "DriverEvent",
         "ErrorEvent",
+        "ExecutorTerminated",
+        "ExecutorTerminatedEvent",
         "FrameworkCapability",
         "FrameworkError",
         "FrameworkInfo",
@@ -137,9 +142,18 @@ def test_driver_calls_are_pinned() -> None:
     }
 
 
-def test_scheduler_callbacks_are_the_documented_six() -> None:
+def test_scheduler_callbacks_are_the_documented_eight() -> None:
     callbacks = [n for n, v in vars(sdk.Scheduler).items() if inspect.iscoroutinefunction(v)]
-    assert callbacks == ["subscribed", "offers", "rescinded", "status", "error", "disconnected"]
+    assert callbacks == [
+        "subscribed",
+        "offers",
+        "rescinded",
+        "status",
+        "error",
+        "agents_lost",
+        "executor_terminated",
+        "disconnected",
+    ]
 
 
 def test_docs_example_is_byte_identical_to_the_example_file() -> None:
