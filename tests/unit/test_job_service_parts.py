@@ -136,7 +136,7 @@ async def test_pending_jobs_come_back_in_their_order(tmp_path: Path) -> None:
     [
         (job("x", queue="nope"), JobError, "queue: no queue 'nope' (queues: q)"),
         (job("x", priority_class="gold"), JobError, "priority_class: unknown class 'gold'"),
-        (job("x", container={"image": "busybox"}), JobError, "jobs in containers are not"),
+        (job("x", container={"image": "a b"}), JobError, 'container: {"image": "NAME"}'),
         ({"name": "x"}, JobError, "kind: batch (give stages)"),
     ],
 )
