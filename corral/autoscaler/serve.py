@@ -18,7 +18,7 @@ from corral.autoscaler.service import AutoscalerService
 from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import http_api, process
-from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
+from corral.frameworks.service.process import ALONE, Leading
 from corral.frameworks.service.records import Records
 from corral.frameworks.service.status_loop import StatusLoop
 
@@ -124,26 +124,12 @@ class Hosted:
 
 
 def options(
-    state_dir: Path,
-    listen: str,
-    ready_file: Path | None = None,
-    standby: bool = False,
-    zk: str | None = None,
-    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
-    advertise: str = "",
+    state_dir: Path, listen: str, ready_file: Path | None = None, leading: Leading = ALONE
 ) -> process.Options:
     # Over TLS any certificate of the cluster's CA may read the node groups. Leadership is the
     # scaffold's (frameworks/service/leadership.py): one autoscaler acts, standbys wait.
     return process.Options(
-        NAME,
-        state_dir,
-        listen,
-        standby=standby,
-        ready_file=ready_file,
-        require_role=None,
-        zk=zk,
-        zk_session_timeout=zk_session_timeout,
-        advertise=advertise,
+        NAME, state_dir, listen, ready_file=ready_file, require_role=None, leading=leading
     )
 
 

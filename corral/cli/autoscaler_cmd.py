@@ -10,6 +10,7 @@ from corral.cli.common import (
     add_master_arg,
     add_service_leadership_args,
     host_port,
+    service_leadership,
     service_state_dir,
 )
 from corral.cli.errors import CliError
@@ -89,15 +90,7 @@ def run(args: argparse.Namespace) -> int:
     sdk.configure_logging(args.log_level)
     credentials()  # none found: one line and exit 2, before the store is touched
     state = args.state or default_state_dir()
-    options = serve.options(
-        state,
-        args.listen,
-        args.ready_file,
-        standby=args.standby,
-        zk=args.zk,
-        zk_session_timeout=args.zk_session_timeout,
-        advertise=args.advertise,
-    )
+    options = serve.options(state, args.listen, args.ready_file, service_leadership(args))
     settings = serve.Settings(args.master, config, state, args.seed)
     try:
         return asyncio.run(process.main(options, serve.hosting(settings)))

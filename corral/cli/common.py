@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from corral.cli.client_tls import add_tls_args
 
@@ -157,6 +158,18 @@ def add_service_leadership_args(parser: argparse.ArgumentParser, what: str) -> N
         metavar="URL",
         help="with --zk, the URL standbys and clients are told to reach this service at "
         "(default: scheme://LISTEN-HOST:PORT, this host's name for a wildcard address)",
+    )
+
+
+def service_leadership(args: argparse.Namespace) -> Any:
+    """The flags ``add_service_leadership_args`` added, as the scaffold's ``Leading``."""
+    from corral.frameworks.service.process import Leading
+
+    return Leading(
+        standby=args.standby,
+        zk=args.zk,
+        zk_session_timeout=args.zk_session_timeout,
+        advertise=args.advertise,
     )
 
 

@@ -14,6 +14,7 @@ from corral.cli.common import (
     add_service_leadership_args,
     host_port,
     positive_float,
+    service_leadership,
     service_state_dir,
 )
 from corral.cli.errors import CliError
@@ -141,15 +142,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = single_queue("default")
     state = args.state or default_state_dir()
-    options = serve.options(
-        state,
-        args.listen,
-        args.standby,
-        args.ready_file,
-        zk=args.zk,
-        zk_session_timeout=args.zk_session_timeout,
-        advertise=args.advertise,
-    )
+    options = serve.options(state, args.listen, args.ready_file, service_leadership(args))
     settings = serve.Settings(args.master, config, state, args.role, args.failover_timeout)
     try:
         return asyncio.run(process.main(options, serve.hosting(settings)))

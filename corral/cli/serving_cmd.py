@@ -12,6 +12,7 @@ from corral.cli.common import (
     add_service_leadership_args,
     host_port,
     positive_float,
+    service_leadership,
     service_state_dir,
 )
 from corral.cli.errors import CliError
@@ -155,11 +156,8 @@ def run(args: argparse.Namespace) -> int:
                 args.master,
                 args.listen,
                 args.failover_timeout,
-                args.standby,
                 args.ready_file,
-                zk=args.zk,
-                zk_session_timeout=args.zk_session_timeout,
-                advertise=args.advertise,
+                service_leadership(args),
                 dns=None
                 if args.dns is None
                 else serve.DnsOptions(args.dns, args.dns_domain, args.dns_ttl, args.dns_forward),

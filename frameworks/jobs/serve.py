@@ -24,7 +24,7 @@ from corral.frameworks.jobs.service import (
 from corral.frameworks.jobs.store import JobStore
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
-from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
+from corral.frameworks.service.process import ALONE, Leading
 from corral.frameworks.service.records import Records
 from corral.frameworks.service.status_loop import StatusLoop
 from corral.frameworks.service.tenancy import Tenancy
@@ -107,26 +107,12 @@ class Settings:
 
 
 def options(
-    state_dir: Path,
-    listen: str,
-    standby: bool = False,
-    ready_file: Path | None = None,
-    zk: str | None = None,
-    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
-    advertise: str = "",
+    state_dir: Path, listen: str, ready_file: Path | None = None, leading: Leading = ALONE
 ) -> process.Options:
-    # Any certificate of the cluster's CA may call; what it may do (the queues it may submit
-    # to among it) is the master's to say (tenancy).
+    # Any certificate of the cluster's CA may call; what it may do is the master's to say
+    # (tenancy, and the queues each principal may submit to).
     return process.Options(
-        NAME,
-        state_dir,
-        listen,
-        standby=standby,
-        ready_file=ready_file,
-        require_role=None,
-        zk=zk,
-        zk_session_timeout=zk_session_timeout,
-        advertise=advertise,
+        NAME, state_dir, listen, ready_file=ready_file, require_role=None, leading=leading
     )
 
 

@@ -27,9 +27,9 @@ its own restarts and failovers without touching what it runs. The scaffold gives
     owners)``, ``await may_ask(owner, framework_info, demands, framework_id, what)``: each
     asks the master (``sdk.Reviewer``) and raises ``Forbidden`` with its reason. Launch with
     ``FrameworkInfo(on_behalf_of=owner.principal())``.
-``process`` — ``serve(Options(name, state_dir, listen, standby=..., ready_file=...,
-    require_role=..., migrate=..., zk=..., zk_session_timeout=..., advertise=...), make,
-    stop)`` runs the whole process: ``make(tls) -> Hosted``, leadership (lock, standby, or
+``process`` — ``serve(Options(name, state_dir, listen, ready_file=..., require_role=...,
+    migrate=..., leading=Leading(standby=..., zk=..., zk_session_timeout=..., advertise=...)),
+    make, stop)`` runs the whole process: ``make(tls) -> Hosted``, leadership (lock, standby, or
     ZooKeeper), the records, ``Hosted.start(records)``, the API over the process's TLS
     credential, the ready file, the orderly stop (exit 3 when leadership is lost).
     ``main(options, make)`` is the same until SIGINT/SIGTERM. ``Hosted`` is the protocol a

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from aiohttp import web
 
@@ -49,19 +49,30 @@ from corral.frameworks.service.sqlite_records import Migration
 
 
 @dataclass(frozen=True)
+class Leading:
+    """How a service's process comes to lead: every service's --standby, --zk,
+    --zk-session-timeout and --advertise (cli/common.py reads them into one of these)."""
+
+    standby: bool = False  # the lock held: wait for it rather than exit
+    zk: str | None = None  # zk://HOSTS/PATH: elect the leader and keep the records there
+    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT
+    advertise: str = ""  # the URL standbys name as the leader's (default: the bound address)
+
+
+ALONE: Final = Leading()  # no standby, no ZooKeeper: the lock, or exit 1
+
+
+@dataclass(frozen=True)
 class Options:
     name: str  # the service's name: NAME.lock, NAME.db, its log lines and metrics
     state_dir: Path
     listen: str
-    standby: bool = False
     ready_file: Path | None = None
     # Over TLS, the certificate role a caller needs (None: any certificate of the CA).
     require_role: str | None = "operator"
     migrate: Migration | None = None  # converts an older NAME.db (sqlite_records.py)
-    zk: str | None = None  # zk://HOSTS/PATH: elect the leader and keep the records there
+    leading: Leading = ALONE
     zk_store: str = ""  # the records' root in ZooKeeper (default PATH-store)
-    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT
-    advertise: str = ""  # the URL standbys name as the leader's (default: the bound address)
 
 
 class Hosted(Protocol):
@@ -95,9 +106,10 @@ def split_address(address: str) -> tuple[str, int]:
 
 
 def leadership_of(options: Options) -> Leadership:
-    if options.zk:
-        return ZooKeeperLeadership(options.zk, options.zk_store, options.zk_session_timeout)
-    return FileLeadership(options.state_dir, options.name, options.standby, options.migrate)
+    lead = options.leading
+    if lead.zk:
+        return ZooKeeperLeadership(lead.zk, options.zk_store, lead.zk_session_timeout)
+    return FileLeadership(options.state_dir, options.name, lead.standby, options.migrate)
 
 
 async def serve(options: Options, make: MakeHosted, stop: asyncio.Event | None = None) -> int:
@@ -149,7 +161,7 @@ class _Api:
         bound = self.runner.addresses[0][1] if self.runner.addresses else port
         self.address = f"{host}:{bound}"
         scheme = "https" if self.secure else "http"
-        self.url = self.options.advertise or f"{scheme}://{_advertised(host)}:{bound}"
+        self.url = self.options.leading.advertise or f"{scheme}://{_advertised(host)}:{bound}"
 
     def ready(self, state: str, leading: bool, health: Mapping[str, Any] | None = None) -> None:
         if self.options.ready_file is not None:

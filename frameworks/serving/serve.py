@@ -16,7 +16,7 @@ from aiohttp import web
 from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import process
-from corral.frameworks.service.leadership import DEFAULT_SESSION_TIMEOUT
+from corral.frameworks.service.process import ALONE, Leading
 from corral.frameworks.service.records import Records
 from corral.frameworks.service.tenancy import Tenancy
 from corral.frameworks.serving import api
@@ -107,25 +107,16 @@ class Hosted:
 
 
 def options(
-    state_dir: Path,
-    listen: str,
-    standby: bool = False,
-    ready_file: Path | None = None,
-    zk: str | None = None,
-    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
-    advertise: str = "",
+    state_dir: Path, listen: str, ready_file: Path | None = None, leading: Leading = ALONE
 ) -> process.Options:
     return process.Options(
         NAME,
         state_dir,
         listen,
-        standby=standby,
         ready_file=ready_file,
         require_role=CLIENT_ROLE,
         migrate=migrate_tables,
-        zk=zk,
-        zk_session_timeout=zk_session_timeout,
-        advertise=advertise,
+        leading=leading,
     )
 
 
@@ -150,7 +141,7 @@ async def serve(
     stop: asyncio.Event | None = None,
 ) -> int:
     """Run until ``stop`` is set (process.serve)."""
-    opts = options(state_dir, listen, standby, ready_file, zk)
+    opts = options(state_dir, listen, ready_file, Leading(standby=standby, zk=zk))
     return await process.serve(opts, hosting(master, failover_timeout), stop)
 
 
@@ -159,12 +150,9 @@ async def main(
     master: str,
     listen: str,
     failover_timeout: float,
-    standby: bool,
     ready_file: Path | None,
-    zk: str | None = None,
-    zk_session_timeout: float = DEFAULT_SESSION_TIMEOUT,
-    advertise: str = "",
+    leading: Leading = ALONE,
     dns: DnsOptions | None = None,
 ) -> int:
-    opts = options(state_dir, listen, standby, ready_file, zk, zk_session_timeout, advertise)
+    opts = options(state_dir, listen, ready_file, leading)
     return await process.main(opts, hosting(master, failover_timeout, dns))
