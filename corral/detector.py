@@ -17,10 +17,10 @@ tries and follow ``changed`` to drop a stream to a master that no longer leads.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from corral.broadcast import Broadcast
 from corral.leader_record import (
     LEADER_METADATA,
     ZNODE_PREFIX,
@@ -117,7 +117,10 @@ class StaticDetector:
         self.addresses = addresses
         self._next = 0
         self._hint = ""
-        self._moved = asyncio.Event()
+        self._closed = False
+        # Every agent of a simulated process waits here out its backoff: not an asyncio.Event,
+        # whose waiters leave in O(waiters) each (corral/broadcast.py).
+        self._moved = Broadcast()
 
     async def leader(self) -> str:
         return self._hint or self.addresses[self._next]
@@ -134,12 +137,13 @@ class StaticDetector:
     async def changed(self, current: str) -> None:
         # A list cannot tell: a stream to a master that steps down is closed by that master.
         # Only a standby's redirect elsewhere is news.
-        if self._hint and self._hint != current:
+        if self._closed or (self._hint and self._hint != current):
             return
         await self._moved.wait()
 
     async def close(self) -> None:
-        self._moved.set()
+        self._closed = True
+        self._moved.fire()
 
 
 def make_detector(spec: MasterSpec, session_timeout: float = 10.0) -> MasterDetector:

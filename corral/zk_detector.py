@@ -12,6 +12,7 @@ import asyncio
 import threading
 from typing import Any
 
+from corral.broadcast import Broadcast
 from corral.leader_record import LeaderInfo, leader_info, lowest_contender
 from corral.logging import uncached_logger as get_logger
 
@@ -83,7 +84,7 @@ class ZooKeeperDetector:
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._leader: LeaderInfo | None = None
-        self._changed = asyncio.Event()
+        self._changed = Broadcast()  # every agent of a simulated process waits here
         self._lock = threading.Lock()
         self._closed = False
 
@@ -127,8 +128,7 @@ class ZooKeeperDetector:
                 master_id=leader.master_id if leader else None,
             )
             self._leader = leader
-            self._changed.set()
-            self._changed = asyncio.Event()
+            self._changed.fire()
 
     async def leader(self) -> str:
         await self._ensure_started()

@@ -74,6 +74,11 @@ class MasterMetrics:
             buckets=_CYCLE_BUCKETS,
             registry=r,
         )
+        self.registry_read = Gauge(
+            "corral_registry_read_seconds",
+            "Time this master took to read the registry when it started leading",
+            registry=r,
+        )
         self.offers_sent = Counter("corral_offers_sent", "Offers sent to frameworks", registry=r)
         self.denied = Counter(
             "corral_denied",

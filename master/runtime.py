@@ -29,7 +29,7 @@ from corral.master.core import admission
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
-from corral.master.core.durable import Change
+from corral.master.core.durable import Change, RegistryState
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
 from corral.master.event_log import EventLog
@@ -208,10 +208,18 @@ class MasterRuntime:
 
     # ----------------------------------------------------------------- tasks
 
-    def start(self, epoch: int = 0) -> None:
-        """Start the loops; the core's first event is the registry's content (raises
-        RegistryError if it cannot be read) and the leadership ``epoch`` it acts in."""
-        state = self.registry.load()
+    async def read_registry(self) -> RegistryState:
+        """The registry's content, read in a worker thread: a registry of 50,000 agents takes
+        seconds to read, in which the event loop goes on answering (a standby's callers, the
+        health check). Raises RegistryError."""
+        started = time.perf_counter()
+        state = await asyncio.to_thread(self.registry.load)
+        self.metrics.registry_read.set(time.perf_counter() - started)
+        return state
+
+    def start(self, state: RegistryState, epoch: int = 0) -> None:
+        """Start the loops; the core's first event is the registry's content ``state`` (from
+        ``read_registry``) and the leadership ``epoch`` it acts in."""
         self.submit(
             ev.Recover(
                 stimulus_id=self.stimulus("recover"), now=self.clock(), state=state, epoch=epoch

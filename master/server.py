@@ -164,7 +164,8 @@ async def start_master(
         raise OSError(f"cannot listen for gRPC on {grpc_address}")
     grpc_host, _ = _split(grpc_address)
     if lead:
-        runtime.start()  # reads the registry first: a registry that cannot be read stops here
+        # The registry first: a registry that cannot be read stops here.
+        runtime.start(await runtime.read_registry())
     await server.start()
     # aiohttp has no header-read timeout of its own; its keep-alive timer does the job. It is
     # armed when a connection opens (aiohttp >= 3.14.5) and after every response, incoming

@@ -122,11 +122,12 @@ async def find_leader(session: MasterSession, masters: Masters, timeout: float) 
     raise ProcessFailed(f"no master leads after {timeout:g} s")
 
 
-async def _offers_sent(session: MasterSession, http: str) -> float:
+async def _metric(session: MasterSession, http: str, name: str) -> float:
+    """A master's metric ``name`` (0 when it does not answer)."""
     with contextlib.suppress(aiohttp.ClientError, TimeoutError):
         async with session.get(http, "/metrics", 2) as r:
             for line in (await r.text()).splitlines():
-                if line.startswith("corral_offers_sent_total "):
+                if line.startswith(f"{name} "):
                     return float(line.split()[1])
     return 0.0
 
@@ -147,16 +148,18 @@ async def kill_leader(group: ProcessGroup, masters: Masters) -> dict[str, object
     async with MasterSession() as session:
         masters.leader = await find_leader(session, masters, timeout=120.0)
         elected = time.monotonic() - died
-        while await _offers_sent(session, masters.http) <= 0:
+        while await _metric(session, masters.http, "corral_offers_sent_total") <= 0:
             if time.monotonic() - died > 120.0:
                 raise ProcessFailed(f"{masters.leader} leads but sent no offer in 120 s")
             await asyncio.sleep(0.02)  # another process's counter: no event to await
-    failover = time.monotonic() - died
+        failover = time.monotonic() - died
+        read = await _metric(session, masters.http, "corral_registry_read_seconds")
     return {
         "killed": old,
         "new_leader": masters.leader,
         "elected_seconds": round(elected, 3),
         "failover_seconds": round(failover, 3),
+        "registry_read_seconds": round(read, 3),
     }
 
 
@@ -164,6 +167,6 @@ def describe(result: dict[str, object], masters: Masters) -> str:
     how = f"ZooKeeper session {masters.session:g} s" if masters.zookeeper else "restarted"
     return (
         f"failover: {result['killed']} killed; {result['new_leader']} led after "
-        f"{result['elected_seconds']} s and offered after {result['failover_seconds']} s "
-        f"({how})"
+        f"{result['elected_seconds']} s (its registry read {result['registry_read_seconds']} s) "
+        f"and offered after {result['failover_seconds']} s ({how})"
     )

@@ -131,7 +131,8 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
     if failover:
         console.print(
             f"failover: {failover['killed']} killed, {failover['new_leader']} offered after "
-            f"{failover['failover_seconds']} s (led after {failover['elected_seconds']} s)"
+            f"{failover['failover_seconds']} s (led after {failover['elected_seconds']} s, "
+            f"its registry read {failover.get('registry_read_seconds', 0)} s)"
         )
     wave = f.get("loss_wave")
     if wave:

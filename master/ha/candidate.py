@@ -170,7 +170,10 @@ async def _serve(
             runtime.registry = registry
             if contender.lost.is_set():
                 return LEADERSHIP_LOST
-            runtime.start(epoch)
+            state = await runtime.read_registry()
+            if contender.lost.is_set():
+                return LEADERSHIP_LOST
+            runtime.start(state, epoch)
         except RegistryError as exc:
             log.error("leadership_not_taken", error=str(exc))
             return LEADERSHIP_LOST

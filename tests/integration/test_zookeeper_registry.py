@@ -12,10 +12,10 @@ import pytest
 
 from corral.loadtest.zookeeper import LocalZooKeeper
 from corral.master.core.durable import FrameworkEntry, PutAgent, PutFramework, PutWeight
-from corral.master.registry import MemoryRegistry, RegistryError
+from corral.master.registry import MemoryRegistry, RegistryError, zk_multiread
 from corral.master.registry import zookeeper as zk_registry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
-from corral.master.registry.zookeeper import ZooKeeperRegistry
+from corral.master.registry.zookeeper import ZooKeeperRegistry, encode_name
 from tests.unit.test_registry import AGENT, CHANGES, FRAMEWORK
 from tests.zk import zookeeper
 
@@ -142,3 +142,72 @@ def test_a_damaged_record_is_refused_clearly(client: Any) -> None:
     client.set("/corral-registry/weights/web", b"1\n{not json")
     with pytest.raises(RegistryError, match="cannot read the registry /corral-registry"):
         _leader(client).load()
+
+
+def _agent(i: int) -> PutAgent:
+    spec = dataclasses.replace(AGENT.spec, agent_id=f"agent-{i:05d}", hostname=f"node-{i}")
+    return PutAgent(dataclasses.replace(AGENT, spec=spec, registered_at=float(i)))
+
+
+def _framework(i: int) -> PutFramework:
+    spec = dataclasses.replace(FRAMEWORK.spec, framework_id=f"fw-{i:03d}", name=f"fw{i}" * 40)
+    return PutFramework(dataclasses.replace(FRAMEWORK, spec=spec, registered_at=float(i)))
+
+
+def test_a_new_leader_reads_a_large_registry_whole_in_a_few_requests(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2,000 agents, 60 frameworks (10 of them chunked) and a weight, as a leader wrote them;
+    # the next leader must see every record, with a few multiRead requests, not one a znode.
+    memory = MemoryRegistry()
+    first = _leader(client)
+    changes = [_agent(i) for i in range(2000)] + [_framework(i) for i in range(50)]
+    changes.append(PutWeight("web", 3.0))
+    for i in range(0, len(changes), 500):
+        memory.apply(changes[i : i + 500])
+        first.apply(changes[i : i + 500])
+    with monkeypatch.context() as small_chunks:
+        small_chunks.setattr(zk_registry, "CHUNK", 300)
+        big = [_framework(i) for i in range(50, 60)]  # each record: several chunks
+        memory.apply(big)
+        first.apply(big)
+    assert client.get_children(f"/corral-registry/frameworks/{encode_name('fw-055')}")
+    sent: list[Any] = []
+    call = client._call
+
+    def counted(request: Any, result: Any) -> Any:
+        sent.append(request)
+        return call(request, result)
+
+    monkeypatch.setattr(client, "_call", counted)
+    state = _leader(client).load()
+    want = memory.load()
+    assert len(state.agents) == 2000
+    assert len(state.frameworks) == 60
+    assert state.agents == want.agents
+    assert state.frameworks == want.frameworks
+    assert state.weights == (("web", 3.0),)
+    reads = [r for r in sent if type(r).__name__ in {"GetData", "MultiRead"}]
+    assert len(reads) <= 2000 // zk_registry.READ_BATCH + 1 + 10 // zk_registry.CHUNK_READ_BATCH + 2
+
+
+def test_a_record_missing_a_chunk_is_refused_naming_it(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(zk_registry, "CHUNK", 120)
+    _leader(client).apply([PutFramework(FRAMEWORK)])
+    client.delete(f"/corral-registry/frameworks/{FRAMEWORK.framework_id}/1")
+    with pytest.raises(RegistryError, match=f"frameworks/{FRAMEWORK.framework_id}/1: NoNodeError"):
+        _leader(client).load()
+
+
+def test_a_server_without_multiread_is_refused_clearly(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = _leader(client)
+    registry.apply([PutWeight("web", 1.0)])
+    # An opcode the server does not know is answered as a ZooKeeper before 3.6 answers
+    # multiRead: "unimplemented" (and the connection is dropped; kazoo reconnects).
+    monkeypatch.setattr(zk_multiread.MultiRead, "type", 99)
+    with pytest.raises(RegistryError, match=r"no multiRead \(ZooKeeper 3.6 or later"):
+        registry.load()

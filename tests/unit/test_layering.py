@@ -26,6 +26,7 @@ PACKAGE_DIRS = {
 # peer roles), one JSON reader with one set of bounds for every HTTP API.
 SDK_KERNEL = (
     "corral.leader_record",
+    "corral.broadcast",
     "corral.detector",
     "corral.zk_detector",
     "corral.zk_election",

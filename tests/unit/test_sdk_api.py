@@ -203,6 +203,7 @@ def _lazy_imports(tree: ast.Module) -> set[int]:
 # names): held to the SDK's own rule, since a base install imports them.
 SHARED_KERNEL = (
     "leader_record",
+    "broadcast",
     "detector",
     "zk_detector",
     "zk_election",
