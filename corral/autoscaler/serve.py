@@ -15,7 +15,6 @@ from aiohttp import web
 from corral.autoscaler.config import Config
 from corral.autoscaler.metrics import AutoscalerMetrics
 from corral.autoscaler.service import AutoscalerService
-from corral.frameworks import sdk
 from corral.frameworks.sdk import tls as sdk_tls
 from corral.frameworks.service import http_api, process
 from corral.frameworks.service.process import ALONE, Leading
@@ -94,11 +93,14 @@ class Hosted:
             s.config, records, s.master, s.state_dir, self.tls, seed=s.seed
         )
         await self.service.start()
-        publisher = sdk.StatusPublisher(s.master, NAME, "nodegroups", self.tls)
-        self.status = StatusLoop(
-            publisher, self.service.status_document, s.config.options.scan_interval
+        self.status = StatusLoop.publishing(
+            s.master,
+            self.tls,
+            NAME,
+            "nodegroups",
+            self.service.status_document,
+            s.config.options.scan_interval,
         )
-        self.status.start()
 
     async def close(self) -> None:
         if self.status is not None:
@@ -114,8 +116,7 @@ class Hosted:
             "last_evaluation_ms": round(s.last_eval_ms, 3),
             "last_error": s.last_error,
             "nodes": len(s.policy.nodes),
-            "status_published": self.status.published if self.status else 0,
-            "status_error": self.status.last_error if self.status else "",
+            **(self.status.health() if self.status else {}),
         }
 
     def describe(self) -> str:

@@ -70,9 +70,9 @@ class Hosted:
             tls=self.tls,
         )
         await self.service.start()
-        publisher = sdk.StatusPublisher(s.master, NAME, "queues", self.tls)
-        self.status = StatusLoop(publisher, self.service.status_document, STATUS_INTERVAL)
-        self.status.start()
+        self.status = StatusLoop.publishing(
+            s.master, self.tls, NAME, "queues", self.service.status_document, STATUS_INTERVAL
+        )
 
     async def close(self) -> None:
         if self.status is not None:
@@ -88,8 +88,7 @@ class Hosted:
             "jobs": len(s.store.jobs()),
             "running": len(s.runners),
             "last_cycle_ms": round(s.last_cycle_ms, 3),
-            "status_published": self.status.published if self.status else 0,
-            "status_error": self.status.last_error if self.status else "",
+            **(self.status.health() if self.status else {}),
         }
 
     def describe(self) -> str:

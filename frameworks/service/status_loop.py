@@ -22,6 +22,7 @@ import structlog
 
 from corral.frameworks.sdk.errors import CallError
 from corral.frameworks.sdk.status import StatusPublisher
+from corral.frameworks.sdk.tls import Credentials
 
 log = structlog.get_logger("corral.service")
 
@@ -44,6 +45,25 @@ class StatusLoop:
         self._said: set[str] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def publishing(
+        cls,
+        master: str,
+        tls: Credentials,
+        service: str,
+        kind: str,
+        build: Callable[[], Mapping[str, Any]],
+        interval: float,
+    ) -> StatusLoop:
+        """A loop publishing ``build()`` as ``service``'s status of ``kind``, started."""
+        loop = cls(StatusPublisher(master, service, kind, tls), build, interval)
+        loop.start()
+        return loop
+
+    def health(self) -> dict[str, Any]:
+        """What the service's ``/v1/health`` shows of it."""
+        return {"status_published": self.published, "status_error": self.last_error}
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="status-loop")
