@@ -88,21 +88,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _chunk_size(text: str) -> int:
+def _integer(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _chunk_size(text: str) -> int:
+    value = _integer(text)
     if not 1 <= value <= paging.MAX_LIMIT:
         raise argparse.ArgumentTypeError(f"must be between 1 and {paging.MAX_LIMIT}, got {value}")
     return value
 
 
 def _count_limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

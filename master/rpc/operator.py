@@ -132,8 +132,10 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
                 self.rt.clock(),
             )
         except StatusRefused as exc:
-            code = grpc.StatusCode.PERMISSION_DENIED if exc.denied else None
-            await context.abort(code or grpc.StatusCode.INVALID_ARGUMENT, exc.message)
+            denied = grpc.StatusCode.PERMISSION_DENIED
+            await context.abort(
+                denied if exc.denied else grpc.StatusCode.INVALID_ARGUMENT, exc.message
+            )
         return operator_pb2.PublishStatusResponse()
 
     async def GetServiceStatuses(
