@@ -107,6 +107,15 @@ def test_launch_mode_small_cluster(tmp_path: Path) -> None:
     assert f["tasks_revived"] == 0
 
 
+def _nothing_that_ran_lost(f: dict[str, object]) -> None:
+    """Only launches that never reached their agent end DROPPED; no task that ran was lost,
+    none is left unended, none ran on after being reported gone."""
+    lost = f["lost_states"]
+    assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
+    assert f["tasks_unterminated"] == 0
+    assert f["tasks_revived"] == 0
+
+
 def test_loss_wave_agents_come_back_and_no_task_is_lost_or_runs_on(tmp_path: Path) -> None:
     # 60 of 200 agents (in 2 processes) cut off for 2 s a quarter into the window: they
     # re-register with their tasks, which go on; none reported lost, none running after that.
@@ -126,10 +135,7 @@ def test_loss_wave_agents_come_back_and_no_task_is_lost_or_runs_on(tmp_path: Pat
     # Launches written to a stream as it was cut never reached their agent, which re-registers
     # without them: DROPPED (reconcile.py rule 1), nothing ran, the framework may launch again.
     # No task that ran was lost, nor ran on after being reported gone.
-    lost = f["lost_states"]
-    assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
-    assert f["tasks_unterminated"] == 0
-    assert f["tasks_revived"] == 0
+    _nothing_that_ran_lost(f)
     # An agent cut off has its offers rescinded; an Accept already on its way for one of them
     # is refused naming the offer (the framework gets the RESCIND and goes on), as is a call
     # on a stream reset with it. Any other refusal is a defect.
@@ -158,10 +164,7 @@ def test_one_sqlite_master_killed_is_restarted_on_its_registry_and_offers_again(
     assert failover["killed"] == "master" and failover["new_leader"] == "master-restarted"
     seconds = failover["failover_seconds"]
     assert isinstance(seconds, float) and seconds > 0, failover
-    lost = f["lost_states"]
-    assert isinstance(lost, dict) and set(lost) <= {"DROPPED"}, lost
-    assert f["tasks_unterminated"] == 0
-    assert f["tasks_revived"] == 0
+    _nothing_that_ran_lost(f)
     # Calls in flight when the master was killed, or made before the driver had subscribed to
     # the restarted one, are refused UNAVAILABLE (the frameworks retry with new offers); any
     # other refusal is a defect.
