@@ -108,7 +108,7 @@ def accept(core: CoreState, e: ev.Accept) -> Commands:
     for aid, (_, tasks, _) in groups.items():
         _check_containerizers(core.agents[aid], tasks)
         _check_pressure(core, core.agents[aid], tasks)
-    authz.tasks_gate(core.acl, authz.acting(fw), e.tasks, core.principal_held)
+    authz.tasks_gate(core.acl, authz.acting(fw), e.tasks, core.tasks.held)
     admission.check_accept(core, fw, ((aid, len(g[1])) for aid, g in groups.items()))
     # Valid and admitted: apply.
     out: Commands = []
@@ -117,7 +117,7 @@ def accept(core: CoreState, e: ev.Accept) -> Commands:
         agent = core.agents[aid]
         out += launch(core, fw, agent, agent_offers, tasks, offered_on[aid], agent_need, refuse, e)
         if tasks:
-            core.holds.launched(core, agent)
+            core.holds.launched(agent)
         for t in tasks:
             if t.demand:
                 launched.setdefault(t.demand, []).append(aid)
@@ -306,9 +306,7 @@ def launch(
             ),
             launched_at=e.now,
         )
-        fw.tasks[t.task_id] = task
-        agent.add_task((fw.framework_id, t.task_id), task)
-        core.count_demand_task(fw, task, +1)
+        core.tasks.add(fw, agent, task)
         core.pacer.launching(task)
     return [
         cmd.SendLaunch(
@@ -398,7 +396,7 @@ def accept_revocable(core: CoreState, fw: FrameworkRecord, e: ev.Accept, refuse:
     if not e.tasks:
         return []
     out = launch(core, fw, agent, [], e.tasks, Resources(), Resources(), 0.0, e)
-    core.holds.launched(core, agent)
+    core.holds.launched(agent)
     return out
 
 

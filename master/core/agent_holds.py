@@ -2,43 +2,61 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from corral.master.core.pacing import LAUNCHING
 from corral.master.core.records import AgentRecord
 
 if TYPE_CHECKING:
-    from corral.master.core.state import CoreState
+    from corral.master.allocator.interface import Allocator
 
 
 class AgentHolds:
-    """Agents held out of offers because their launches in flight reached the bound."""
+    """Agents held out of offers because their launches in flight reached ``bound``
+    (``max_agent_launches``), told to the allocator it is given."""
 
-    def __init__(self) -> None:
+    def __init__(self, allocator: Allocator, agents: Mapping[str, AgentRecord], bound: int) -> None:
+        self._allocator = allocator
+        self._agents = agents
+        self._bound = bound
         self.held: set[str] = set()
 
-    def launched(self, core: CoreState, agent: AgentRecord) -> None:
+    def launched(self, agent: AgentRecord) -> None:
         """Tasks were just launched on ``agent``: hold it if that reached the bound."""
-        if agent.in_allocator and launching(agent) >= core.config.max_agent_launches:
-            core.allocator.set_agent_draining(agent.agent_id, True)
+        if agent.in_allocator and launching(agent) >= self._bound:
+            self._allocator.set_agent_draining(agent.agent_id, True)
             self.held.add(agent.agent_id)
 
-    def release(self, core: CoreState) -> None:
+    def release(self) -> None:
         """Before a cycle: agents whose launches moved on are offered again. One still at the
         bound is held again (an agent that left the allocator and came back is unheld there)."""
-        bound = core.config.max_agent_launches
         for agent_id in list(self.held):
-            agent = core.agents.get(agent_id)
+            agent = self._agents.get(agent_id)
             if agent is None:
                 self.held.discard(agent_id)
             elif not agent.in_allocator:
                 continue
-            elif launching(agent) < bound:
+            elif launching(agent) < self._bound:
                 # A cordoned agent stays out (maintenance.py): only its launches moved on.
-                core.allocator.set_agent_draining(agent_id, agent.maintenance is not None)
+                self._allocator.set_agent_draining(agent_id, agent.maintenance is not None)
                 self.held.discard(agent_id)
             else:
-                core.allocator.set_agent_draining(agent_id, True)
+                self._allocator.set_agent_draining(agent_id, True)
+
+    def validate(self) -> list[str]:
+        """No agent has more launches in flight than the bound (admission.py), and an agent
+        held out of offers for it is one the core knows; as faults."""
+        bound = self._bound
+        faults = [
+            f"agent {a.agent_id} has {n} launches in flight, bound {bound}"
+            for a in self._agents.values()
+            if (n := launching(a)) > bound
+        ]
+        stray = self.held - self._agents.keys()
+        if stray:
+            faults.append(f"agents held for their launches are unknown: {sorted(stray)}")
+        return faults
 
 
 def launching(agent: AgentRecord) -> int:

@@ -58,7 +58,7 @@ def allocation_tick(core: CoreState, e: ev.AllocationTick) -> Commands:
     if len(core.quarantine):
         core.quarantine.sweep(e.now)
     if core.holds.held:
-        core.holds.release(core)
+        core.holds.release()
     allowance = core.pacer.allowance(e.now)
     if e.hold:
         allowance = 0.0  # the shell's backlog is at its bound: let it drain first

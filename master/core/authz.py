@@ -47,7 +47,7 @@ from corral import acl as acls
 from corral.acl import Acl, Denial, Principal
 from corral.containers import Network, host_paths
 from corral.limits import echo
-from corral.master.core.principal_held import PrincipalHeld as PrincipalHeld
+from corral.master.core.principal_held import PrincipalHeld
 from corral.master.core.refusals import Denied, denied
 from corral.master.core.types import AgentSpec, Demand, FrameworkSpec, TaskSpec
 from corral.placement import Toleration

@@ -1,12 +1,12 @@
 """The membership clocks the tick keeps (ticks.py rules 1 to 3): heartbeat deadlines, the
 rate limit on marking agents UNREACHABLE, the RECOVERING deadline, whether intervals need
-re-telling, and the UNREACHABLE agents' order for pruning. Owned by ``Clocks`` (the core's
-``clocks``); the functions below are pure over the configuration and an agent's record."""
+re-telling. Owned by ``Clocks`` (the core's ``clocks``); the functions below are pure over the
+configuration and an agent's record."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from corral.master.core.config import MasterConfig
 from corral.master.core.records import AgentRecord
@@ -28,8 +28,6 @@ class Clocks:
     # of one, refilled at the rate.
     removal_tokens: float = 1.0
     removal_refilled_at: float = 0.0
-    # Rule 6: UNREACHABLE agents' ids and since when, oldest first (pruning.py).
-    unreachable: dict[str, float] = field(default_factory=dict)
 
     def retell_intervals(self) -> None:
         """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""

@@ -159,7 +159,7 @@ def offered_regularly(fw: FrameworkRecord) -> bool:
 
 def classes_in_use(core: CoreState, name: str) -> str:
     """Who names class ``name`` (rule 4), as a reason; empty when nobody does."""
-    live = core.live_classes.get(name, 0)
+    live = core.tasks.live_classes.get(name, 0)
     if live > 0:
         # Counted over every live task, those of frameworks being removed included.
         return f"{live} live task{'s' if live != 1 else ''}"

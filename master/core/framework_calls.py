@@ -52,7 +52,7 @@ def revive(core: CoreState, e: ev.Revive) -> Commands:
     fw.suppressed = False
     core.sync_allocator(fw)  # a framework that wants nothing by its demands stays so
     core.allocator.clear_filters(fw.framework_id)
-    core.expiries.revived(core, fw.framework_id, e.now)  # offer_expiry.py rule 4
+    core.expiries.revived(fw.framework_id, e.now)  # offer_expiry.py rule 4
     return []
 
 

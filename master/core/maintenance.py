@@ -38,7 +38,7 @@ from corral.master.core.durable import RemoveAgent
 from corral.master.core.kills import grace_of, kill_one
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal
-from corral.master.core.states import AgentState, agent_shown
+from corral.master.core.states import agent_shown
 from corral.master.core.types import CORDONED, DRAINING, Maintenance, TaskReason, TaskState
 
 if TYPE_CHECKING:
@@ -226,16 +226,12 @@ def delete_agent(core: CoreState, e: ev.DeleteAgent) -> Commands:
             task, TaskState.GONE, TaskReason.AGENT_REMOVED, f"its agent was deleted by {who}", e
         )
     agent_id = agent.agent_id
-    was = agent.state
-    del core.agents[agent_id]
+    core.agent_table.remove(agent_id)
     core.durable_agents.pop(agent_id, None)
     core.changes.append(RemoveAgent(agent_id))
-    core.task_sums.remove_agent(agent_id)
     core.holds.held.discard(agent_id)
     core.maybe_drained.discard(agent_id)
     core.clocks.retell_intervals()
-    if was is AgentState.RECOVERING:
-        core.recovering -= 1
     out += reconcile.answer_held(core, agent_id, e)
     out += losses.agent_lost(told, agent, e, removed=True, message=f"deleted by {who}")
     out.append(

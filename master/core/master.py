@@ -41,7 +41,6 @@ Rules of the core (this file and those modules apply them):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -73,6 +72,7 @@ from corral.master.core import (
 )
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
+from corral.master.core.agent_table import AgentTable
 from corral.master.core.clocks import Clocks
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -104,7 +104,7 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
-from corral.master.core.task_sums import TaskSums
+from corral.master.core.task_table import TaskTable
 from corral.master.core.types import (
     Status,
     TaskReason,
@@ -131,7 +131,18 @@ class MasterCore:
         self.allocator = allocator
         self.master_id = master_id
         self.epoch = 0  # the leadership epoch, from Recover (0: a single master)
-        self.agents: dict[str, AgentRecord] = {}
+        # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
+        self.demands_moved: set[str] = set()
+        self.priority = PriorityTable(DEFAULTS)
+        for c in config.priority_classes:
+            self.priority.set(c)
+        # task_table.py: live tasks' indexes and every tally of them (per agent and class
+        # value, per principal for the ACLs' caps, per class, per demand).
+        self.tasks = TaskTable(self.priority, self.demands_moved)
+        # agent_table.py: the agents and their membership states, the RECOVERING count and
+        # the UNREACHABLE agents' order; ``agents`` is its dict, read by every handler.
+        self.agent_table = AgentTable(self.tasks)
+        self.agents: dict[str, AgentRecord] = self.agent_table.agents
         self.frameworks: dict[str, FrameworkRecord] = {}
         self.completed = Completed(  # completed.py: ended tasks and removed frameworks, bounded
             config.max_completed_tasks_per_framework, config.max_completed_frameworks
@@ -143,7 +154,8 @@ class MasterCore:
         )  # by id, as records made on demand: views, explain, validate()
         self.revocable = RevocableOffers(master_id)  # revocable.py: kept apart from the book
         self.pacer = LaunchPacer(config)  # pacing.py
-        self.holds = admission.AgentHolds()  # admission.py: agents at their launch bound
+        # admission.py: agents at their launch bound
+        self.holds = admission.AgentHolds(allocator, self.agents, config.max_agent_launches)
         self.clocks = Clocks()  # clocks.py: heartbeat deadlines, the removal rate limit
         # Rule 7: what the registry holds, and the changes of the event in hand.
         self.durable_agents: dict[str, AgentEntry] = {}
@@ -152,7 +164,6 @@ class MasterCore:
         # Rule 8: reconciliation questions held until an agent's recovery ends, by agent id
         # ("" for questions naming no agent: answered once no agent is RECOVERING).
         self.held: dict[str, dict[tuple[str, str, str], None]] = {}  # (fw, task, agent)
-        self.recovering = 0  # agents RECOVERING
         # The registry lists every agent ever admitted (recovery.py): an id it does not hold
         # registers for the first time. False with no durable registry (the master forgot).
         self.knows_every_agent = False
@@ -190,30 +201,22 @@ class MasterCore:
             ev.SetAcls: partial(authz.set_acls, self),
         }
         # What principals may do (authz.py): the shell's ACL, replaced by SetAcls when the file
-        # changes; none given (the core's own tests, a plain-text master) checks nothing. And
-        # what each principal's tasks hold, for the ACLs' caps (authz.py rule 4).
+        # changes; none given (the core's own tests, a plain-text master) checks nothing.
         self.acl = acl if acl is not None else acls.allow_all()
-        self.principal_held = authz.PrincipalHeld()
         self.roles = RolesTable()  # weights and quotas set by operators (and flags)
         for role, weight in config.role_weights:
             operator_settings.apply_weight(self, role, weight)
         for role, quota in config.role_quotas:
             operator_settings.apply_quota(self, role, quota)
-        self.priority = PriorityTable(DEFAULTS)
-        for c in config.priority_classes:
-            self.priority.set(c)
         # Frameworks with a gang demand (min_member > 0): the allocation tick cuts bundles
         # for them first (gangs.py); empty, gangs cost nothing.
         self.gang_frameworks: set[str] = set()
-        # Frameworks whose demands' unmet counts may have moved in the event in hand (rule 6).
-        self.demands_moved: set[str] = set()
         # Rule 9: room being made by preemption, by (preemptor, demand, agent); the victims'
         # nominations; what victims freed in the event in hand; live tasks per class name
         # (a cycle with nobody below a demand's priority looks no further).
         self.nominations: dict[NominationKey, Nomination] = {}
         self.victim_of: dict[tuple[str, str], NominationKey] = {}
         self.victims_freed: list[tuple[NominationKey, Scalars]] = []
-        self.live_classes: Counter[str] = Counter()
         self.preemption_budget = PreemptionBudget(  # preemption_budget.py: per preemptor
             config.preemption_victims_burst,
             config.preemption_victims_per_minute,
@@ -222,12 +225,13 @@ class MasterCore:
         self.pending = pending.PendingEvents()  # why-pending events' rate limit (pending.py)
         # demand_work.py: what bounds the passes over demands that cannot fit.
         self.largest = Largest()
-        self.task_sums = TaskSums()  # live tasks' resources per agent and class value
         self.quarantine = Quarantine()  # demands the allocation tick failed on (quarantine.py)
         self.preempt_rotation = Rotation()
         self.gang_rotation = Rotation()
         self.maybe_drained: set[str] = set()  # draining agents a task ended on (maintenance.py)
-        self.expiries = OfferExpiries()  # offer_expiry.py: expired offers count as declines
+        self.expiries = OfferExpiries(
+            config, allocator
+        )  # offer_expiry.py: expired offers count as declines
 
     def handle(self, event: ev.Event) -> Commands:
         self._now = event.now
@@ -270,33 +274,14 @@ class MasterCore:
         )
         self.allocator.set_suppressed(fw_id, off)
 
-    def count_demand_task(self, fw: FrameworkRecord | None, task: TaskRecord, delta: int) -> None:
-        if fw is None:
-            return
-        self.live_classes[task.spec.priority_class] += delta
-        value = self.priority.value(task.spec.priority_class)
-        scalars = task.spec.resources.scalars()
-        self.task_sums.task(task.agent_id, value, scalars, delta)
-        self.principal_held.add(fw.spec.held_by, scalars, delta)
-        name = task.spec.demand
-        if not name:
-            return
-        left = fw.demand_tasks.get(name, 0) + delta
-        if left > 0:
-            fw.demand_tasks[name] = left
-        else:
-            fw.demand_tasks.pop(name, None)
-        if fw.wants_by_demand:
-            self.demands_moved.add(fw.framework_id)
+    @property
+    def recovering(self) -> int:
+        """Agents RECOVERING (agent_table.py)."""
+        return self.agent_table.recovering
 
     def recount_task_sums(self) -> None:
-        """task_sums.py rule 2: a class's value or the global default changed."""
-        self.task_sums.rebuild(
-            (t.agent_id, self.priority.value(t.spec.priority_class), t.spec.resources.scalars())
-            for fw in self.frameworks.values()
-            for t in fw.tasks.values()
-            if not t.state.terminal
-        )
+        """task_table.py rule 2: a class's value or the global default changed."""
+        self.tasks.recount(self.frameworks.values())
 
     def validate(self) -> None:
         """Check the cross-index invariants (validate.py); the core's tests run it after every
@@ -450,9 +435,10 @@ class MasterCore:
     ) -> None:
         """The task ended: its resources go back (into ``batch`` for one ``recover_many`` when
         the caller ends many tasks) and it moves to ``completed``."""
-        key = (task.framework_id, task.task_id)
         agent = self.agents.get(task.agent_id)
-        if agent is not None and agent.pop_task(key) is not None:
+        fw = self.frameworks.get(task.framework_id)
+        if self.tasks.remove(fw, agent, task):
+            assert agent is not None
             if agent.in_allocator:
                 self.freed(agent)
                 entry = (task.framework_id, task.agent_id, task.spec.resources.scalars())
@@ -463,9 +449,6 @@ class MasterCore:
             return_ports(agent, task.spec.resources.ports)
             if agent.maintenance is not None:
                 maintenance.task_ended(self, agent)
-        fw = self.frameworks.get(task.framework_id)
-        if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
-            self.count_demand_task(fw, task, -1)
         if task.preempted_by:
             nominations.victim_ended(self, task)
         self.completed.add(task)

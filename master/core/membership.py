@@ -47,14 +47,13 @@ from corral.master.core import (
     maintenance,
     mirror,
     nominations,
-    pruning,
     reconcile,
 )
 from corral.master.core import commands as cmd
 from corral.master.core.clocks import heartbeat_interval_for
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
-from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
+from corral.master.core.states import AgentState
 from corral.master.core.types import TaskReason, TaskState
 from corral.resources import Resources
 from corral.roles import RoleError, check_role
@@ -150,8 +149,7 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
             # restart) keeps the secret it presents; without one it gets a new one.
             secret=e.secret if e.spec.agent_id and e.secret else e.new_secret,
         )
-        core.agents[agent_id] = agent
-        core.task_sums.add_agent(agent_id, spec.resources.scalars())
+        core.agent_table.add(agent)
         kind = "agent_added"
         was = AgentState.ACTIVE
     else:
@@ -162,17 +160,9 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
                 )
             )
         out += detach(core, agent, e, "the agent re-registered")
-        was = agent.state
-        if agent.state is not AgentState.ACTIVE:
-            agent.state = check(
-                AGENT_TRANSITIONS, "agent", agent_id, agent.state, AgentState.ACTIVE
-            )
-            agent.unreachable_at = None
-            pruning.came_back(core, agent_id)
-        if was is AgentState.RECOVERING:
-            core.recovering -= 1
+        was = core.agent_table.move(agent, AgentState.ACTIVE, now)
         agent.spec = spec
-        core.task_sums.add_agent(agent_id, spec.resources.scalars())
+        core.agent_table.resized(agent)
         agent.connection = e.connection
         agent.last_seen = now
         kind = "agent_reregistered"
@@ -225,12 +215,7 @@ def stream_closed(core: CoreState, e: ev.AgentStreamClosed) -> Commands:
 
 def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> Commands:
     """Mark the agent UNREACHABLE (rule 6)."""
-    was = agent.state
-    agent.state = check(
-        AGENT_TRANSITIONS, "agent", agent.agent_id, agent.state, AgentState.UNREACHABLE
-    )
-    agent.unreachable_at = e.now
-    pruning.became_unreachable(core, agent, e.now)
+    was = core.agent_table.move(agent, AgentState.UNREACHABLE, e.now)
     mirror.mark_agent(core, agent)
     told = losses.concerned(core, agent)
     out = detach(core, agent, e, "the agent is unreachable")
@@ -246,7 +231,6 @@ def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> C
     out += losses.agent_lost(told, agent, e, removed=False, message=f"unreachable: {why}")
     out.append(core.cluster_event(e, "agent_unreachable", agent.agent_id, why))
     if was is AgentState.RECOVERING:
-        core.recovering -= 1
         out += reconcile.answer_held(core, agent.agent_id, e)
     return out
 
@@ -284,4 +268,4 @@ def _attach(core: CoreState, agent: AgentRecord) -> None:
         core.allocator.allocate(task.framework_id, agent.agent_id, task.spec.resources.scalars())
     # Back with launches still in flight (a reconnect, a re-registration): held as after an
     # accept if they are at the bound (admission.py).
-    core.holds.launched(core, agent)
+    core.holds.launched(agent)

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 
 def _lowest_live_priority(core: CoreState) -> float:
-    values = [core.priority.value(name) for name, n in core.live_classes.items() if n > 0]
+    values = [core.priority.value(name) for name, n in core.tasks.live_classes.items() if n > 0]
     return min(values) if values else float("inf")
 
 
@@ -150,7 +150,7 @@ def _search(
     free_slots: dict[str, int] = {}
     views: list[preemption.AgentView] = []
     agents = core.agents
-    ids = core.task_sums.could_hold(shape, value)  # demand_work.py rule 4
+    ids = core.tasks.sums.could_hold(shape, value)  # demand_work.py rule 4
     used.visits += len(ids)
     for agent_id in ids:
         agent = agents[agent_id]

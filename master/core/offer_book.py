@@ -513,6 +513,30 @@ class OfferBook:
         free = agent.spec.resources - Resources(ports=normalize_ranges(used))
         return free.ports
 
+    def validate(self) -> list[str]:
+        """The book's own rules, as faults found (validate.py asks)."""
+        faults: list[str] = []
+        live = 0
+        for base, cols in self._batches.items():
+            n = sum(cols.alive)
+            if cols.base != base or n != cols.live or n == 0:
+                faults.append(f"batch {base}: filed at {cols.base}, {cols.live} live of {n}")
+            if self._of_fw.get(cols.framework_id, {}).get(base) is not cols:
+                faults.append(f"batch {base} missing from framework {cols.framework_id}'s")
+            live += n
+        if live != self.count:
+            faults.append(f"{self.count} offers counted, {live} alive")
+        if sum(len(b) for b in self._of_fw.values()) != len(self._batches):
+            faults.append("a framework holds a batch the book does not")
+        if self._bases != sorted(self._bases) or not set(self._batches) <= set(self._bases):
+            faults.append("the bases are out of order or miss a batch")
+        detached = [
+            a for a in self._freed_at if not getattr(self._agents.get(a), "in_allocator", 0)
+        ]
+        if detached:
+            faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
+        return faults
+
 
 def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
     """Ports an offer carried, its accept left unused, or an ended task held are the agent's

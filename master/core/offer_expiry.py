@@ -21,44 +21,52 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from corral.master.core.states import FrameworkState
+from corral.resources import SCALARS
+
 if TYPE_CHECKING:
-    from corral.master.core.state import CoreState
+    from corral.master.allocator.interface import Allocator
+    from corral.master.core.config import MasterConfig
+    from corral.master.core.records import FrameworkRecord
 
 MAX_DOUBLINGS = 6  # 2T, 4T, ... 128T: with the default 60 s timeout about two hours at most
 
 
-@dataclass(slots=True)
 class OfferExpiries:
-    # Consecutive expiries of a framework's offers with no answer in between (rule 2).
-    streak: dict[str, int] = field(default_factory=dict)
-    # Per framework, per agent: until when an expiry's filter holds it, and what it refused.
-    holds: dict[str, dict[str, tuple[float, tuple[float, ...]]]] = field(default_factory=dict)
+    """The core's ``expiries`` component: each framework's streak and its expiries' filters,
+    installed in the allocator it is given."""
 
-    def filter_seconds(self, core: CoreState, framework_id: str) -> float:
+    def __init__(self, config: MasterConfig, allocator: Allocator) -> None:
+        self._config = config
+        self._allocator = allocator
+        # Consecutive expiries of a framework's offers with no answer in between (rule 2).
+        self.streak: dict[str, int] = {}
+        # Per framework, per agent: until when an expiry's filter holds it, what it refused.
+        self.holds: dict[str, dict[str, tuple[float, tuple[float, ...]]]] = {}
+
+    def filter_seconds(self, framework_id: str) -> float:
         """Rule 2: how long the filter of this expiry lasts (the streak grows by one)."""
         n = self.streak.get(framework_id, 0)
         self.streak[framework_id] = n + 1
-        seconds = 2.0 * core.config.offer_timeout * 2.0 ** min(n, MAX_DOUBLINGS)
-        return min(seconds, core.config.max_refuse_seconds)
+        seconds = 2.0 * self._config.offer_timeout * 2.0 ** min(n, MAX_DOUBLINGS)
+        return min(seconds, self._config.max_refuse_seconds)
 
     def expired(
         self,
-        core: CoreState,
         framework_id: str,
         refused: Iterable[tuple[str, tuple[float, ...]]],
         now: float,
     ) -> float:
         """Rule 1: the framework's offers of these agents expired: filter it on each for what
         its offers held there. Returns the filter's length."""
-        seconds = self.filter_seconds(core, framework_id)
+        seconds = self.filter_seconds(framework_id)
         until = now + seconds
         holds = self.holds.setdefault(framework_id, {})
         for agent_id, amount in refused:
-            core.allocator.add_filter(framework_id, agent_id, until, amount)
+            self._allocator.add_filter(framework_id, agent_id, until, amount)
             holds[agent_id] = (until, amount)
         return seconds
 
@@ -67,11 +75,11 @@ class OfferExpiries:
         if self.streak:
             self.streak.pop(framework_id, None)
 
-    def revived(self, core: CoreState, framework_id: str, now: float) -> None:
+    def revived(self, framework_id: str, now: float) -> None:
         """Rule 4: after the framework's filters were cleared, its expiries' go back."""
         for agent_id, (until, amount) in self.holds.get(framework_id, {}).items():
             if until > now:
-                core.allocator.add_filter(framework_id, agent_id, until, amount)
+                self._allocator.add_filter(framework_id, agent_id, until, amount)
 
     def forget(self, framework_id: str) -> None:
         """Rule 5: the framework was removed."""
@@ -82,6 +90,28 @@ class OfferExpiries:
         """Rule 5: holds that ended are dropped (each tick; few frameworks hoard)."""
         for framework_id in [f for f, h in self.holds.items() if _sweep_one(h, now)]:
             del self.holds[framework_id]
+
+    def validate(self, frameworks: Mapping[str, FrameworkRecord]) -> list[str]:
+        """Streaks and holds are of frameworks the core keeps, not removed ones (rule 5), each
+        hold of an agent with an amount of every scalar, and a streak positive; as faults."""
+        faults: list[str] = []
+
+        def gone(fw_id: str) -> bool:
+            fw = frameworks.get(fw_id)
+            return fw is None or fw.state is FrameworkState.REMOVED
+
+        for fw_id, n in self.streak.items():
+            if n <= 0:
+                faults.append(f"framework {fw_id}'s expiry streak is {n}")
+            if gone(fw_id):
+                faults.append(f"expiry streak of gone framework {fw_id}")
+        for fw_id, holds in self.holds.items():
+            if gone(fw_id) or not holds:
+                faults.append(f"expiry holds of gone framework {fw_id} (or an empty entry)")
+            for agent_id, (_, amount) in holds.items():
+                if len(amount) != len(SCALARS):
+                    faults.append(f"expiry hold of {fw_id} on {agent_id}: {amount}")
+        return faults
 
 
 def _sweep_one(holds: dict[str, tuple[float, tuple[float, ...]]], now: float) -> bool:

@@ -1,5 +1,5 @@
-"""What each principal's tasks hold, for the ACLs' caps (authz.py rule 4): the core's
-``principal_held`` component."""
+"""What each principal's tasks hold, for the ACLs' caps (authz.py rule 4): the task table's
+``held`` (task_table.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from corral.resources import SCALARS
 
 class PrincipalHeld:
     """Per principal, the scalars its live tasks hold (all its frameworks), kept as tasks are
-    accepted and end (``CoreState.count_demand_task``)."""
+    accepted and end (``TaskTable.add`` / ``remove``)."""
 
     def __init__(self) -> None:
         self.held: dict[str, list[float]] = {}

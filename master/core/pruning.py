@@ -4,10 +4,9 @@
 in every ``corral get agents`` and in the registry a restart reads, forever (issue #30).
 
 Rules:
-1. ``core.clocks.unreachable`` holds every UNREACHABLE agent's id with when it became so, oldest
-   first: membership.py adds an agent it marks UNREACHABLE (``became_unreachable``) and drops
-   one that re-registers (``came_back``); recovery.py fills it from the registry, oldest first.
-   validate() holds it to the agents' states.
+1. ``core.agent_table.unreachable`` holds every UNREACHABLE agent's id with when it became so,
+   oldest first (agent_table.py keeps it as agents move, and fills it from the registry oldest
+   first).
 2. At each tick (ticks.py), an agent UNREACHABLE for longer than the age is forgotten, then the
    oldest while more than the count are left. Only the front of the order is looked at, so a
    tick with nothing due costs nothing.
@@ -38,19 +37,9 @@ if TYPE_CHECKING:
 Commands = list[cmd.Command]
 
 
-def became_unreachable(core: CoreState, agent: AgentRecord, since: float) -> None:
-    """Rule 1: the agent is UNREACHABLE from ``since`` (its ``unreachable_at``), the latest."""
-    core.clocks.unreachable[agent.agent_id] = since
-
-
-def came_back(core: CoreState, agent_id: str) -> None:
-    """Rule 1: the agent is no longer UNREACHABLE."""
-    core.clocks.unreachable.pop(agent_id, None)
-
-
 def prune(core: CoreState, e: ev.Tick) -> Commands:
     """Rule 2: forget the agents past the age, then the oldest past the count."""
-    order = core.clocks.unreachable
+    order = core.agent_table.unreachable
     cfg = core.config
     out: Commands = []
     while order:
@@ -76,15 +65,10 @@ def prune(core: CoreState, e: ev.Tick) -> Commands:
 
 def _forget(core: CoreState, agent: AgentRecord, e: ev.Tick, why: str) -> cmd.ClusterEvent:
     """Rule 3."""
-    for (fw_id, task_id), task in agent.tasks.items():
-        fw = core.frameworks.get(fw_id)
-        if fw is not None and fw.tasks.pop(task_id, None) is not None:
-            core.count_demand_task(fw, task, -1)
-        core.victim_of.pop((fw_id, task_id), None)
-    tasks = len(agent.tasks)
-    agent.clear_tasks()
-    core.task_sums.remove_agent(agent.agent_id)
-    del core.agents[agent.agent_id]
+    for key in agent.tasks:
+        core.victim_of.pop(key, None)
+    tasks = core.tasks.forget_agent(agent, core.frameworks)
+    core.agent_table.remove(agent.agent_id)
     core.durable_agents.pop(agent.agent_id, None)
     core.changes.append(RemoveAgent(agent.agent_id))
     forgotten = f"; {tasks} unreachable tasks forgotten with it" if tasks else ""

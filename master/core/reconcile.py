@@ -138,9 +138,7 @@ def agent_tasks(
                 status=rt.status,
                 launched_at=e.now,
             )
-            agent.add_task(key, task)
-            fw.tasks[task_id] = task
-            core.count_demand_task(fw, task, +1)
+            core.tasks.add(fw, agent, task)
             core.pacer.launching(task)  # dropped at the next tick unless still launching
             if not core.priority.known(rt.spec.priority_class):
                 out.append(_unknown_class(core, task, e))

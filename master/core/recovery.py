@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core import commands as cmd
-from corral.master.core import mirror, operator_settings, pruning, subscriptions
+from corral.master.core import mirror, operator_settings, subscriptions
 from corral.master.core.records import AgentRecord, FrameworkRecord
 from corral.master.core.refusals import CallRejected, Refusal
 from corral.master.core.states import AgentState, FrameworkState
@@ -81,11 +81,10 @@ def recover(core: CoreState, e: ev.Recover) -> Commands:
         subscriptions.add_to_allocator(core, fw_id, fentry.spec)
         core.allocator.set_suppressed(fw_id, True)
         mirror.mark_framework(core, fw)
-    unreachable_since: list[tuple[float, AgentRecord]] = []
+    agents: list[AgentRecord] = []
     for aentry in state.agents:
         unreachable = aentry.unreachable_at is not None
-        core.task_sums.add_agent(aentry.agent_id, aentry.spec.resources.scalars())
-        agent = core.agents[aentry.agent_id] = AgentRecord(
+        agent = AgentRecord(
             spec=aentry.spec,
             state=AgentState.UNREACHABLE if unreachable else AgentState.RECOVERING,
             connection=None,
@@ -97,13 +96,9 @@ def recover(core: CoreState, e: ev.Recover) -> Commands:
             unreachable_at=aentry.unreachable_at,
             maintenance=aentry.maintenance,
         )
+        agents.append(agent)
         core.durable_agents[aentry.agent_id] = aentry
-        if aentry.unreachable_at is not None:
-            unreachable_since.append((aentry.unreachable_at, agent))
-        else:
-            core.recovering += 1
-    for since, agent in sorted(unreachable_since, key=lambda pair: pair[0]):
-        pruning.became_unreachable(core, agent, since)
+    core.agent_table.recovered(agents)
     return [
         core.cluster_event(
             e,

@@ -10,7 +10,6 @@ it passes itself to a handler.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -19,6 +18,7 @@ from corral.master.allocator.interface import Allocator, Scalars
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.agent_holds import AgentHolds
+from corral.master.core.agent_table import AgentTable
 from corral.master.core.clocks import Clocks
 from corral.master.core.completed import Completed
 from corral.master.core.config import MasterConfig
@@ -29,7 +29,6 @@ from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.pending_events import PendingEvents
 from corral.master.core.preemption_budget import PreemptionBudget
-from corral.master.core.principal_held import PrincipalHeld
 from corral.master.core.priority_table import PriorityTable
 from corral.master.core.quarantine import Quarantine
 from corral.master.core.records import (
@@ -42,7 +41,7 @@ from corral.master.core.records import (
 )
 from corral.master.core.revocable_book import RevocableOffers
 from corral.master.core.roles import RolesTable
-from corral.master.core.task_sums import TaskSums
+from corral.master.core.task_table import TaskTable
 from corral.master.core.types import Status, TaskReason, TaskState
 
 Commands = list[cmd.Command]
@@ -69,10 +68,9 @@ class CoreState(Protocol):
     durable_frameworks: dict[str, FrameworkEntry]
     changes: list[Change]
     held: dict[str, dict[tuple[str, str, str], None]]
-    recovering: int
+    agent_table: AgentTable
     knows_every_agent: bool
     acl: acls.Acl
-    principal_held: PrincipalHeld
     roles: RolesTable
     priority: PriorityTable
     gang_frameworks: set[str]
@@ -80,16 +78,18 @@ class CoreState(Protocol):
     nominations: dict[NominationKey, Nomination]
     victim_of: dict[tuple[str, str], NominationKey]
     victims_freed: list[tuple[NominationKey, Scalars]]
-    live_classes: Counter[str]
     preemption_budget: PreemptionBudget
     pending: PendingEvents
     largest: Largest
-    task_sums: TaskSums
+    tasks: TaskTable
     quarantine: Quarantine
     preempt_rotation: Rotation
     gang_rotation: Rotation
     maybe_drained: set[str]
     expiries: OfferExpiries
+
+    @property
+    def recovering(self) -> int: ...
 
     def cluster_event(
         self, e: ev.Event, kind: str, subject: str, message: str
@@ -114,10 +114,6 @@ class CoreState(Protocol):
         | ev.AgentUsageReport
         | ev.AgentExecutorTerminated,
     ) -> tuple[AgentRecord | None, Commands]: ...
-
-    def count_demand_task(
-        self, fw: FrameworkRecord | None, task: TaskRecord, delta: int
-    ) -> None: ...
 
     def set_task_state(
         self, task: TaskRecord, status: Status, e: ev.Event, batch: Batch | None = None

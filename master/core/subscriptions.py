@@ -163,11 +163,7 @@ def _held_by(core: CoreState, fw: FrameworkRecord, principal: str) -> None:
     its spec's (authz.py rule 4): a placeholder's owner learned from a report, (a principal
     a placeholder never had) the principal that subscribes it on a plain-text master, or the
     owner a service subscribes it for (rule 6)."""
-    for task in fw.tasks.values():
-        if not task.state.terminal:
-            scalars = task.spec.resources.scalars()
-            core.principal_held.add(fw.spec.held_by, scalars, -1)
-            core.principal_held.add(principal, scalars, +1)
+    core.tasks.held_by(fw, principal)
 
 
 def capped(core: CoreState, spec: FrameworkSpec) -> FrameworkSpec:
@@ -304,7 +300,6 @@ def remove(core: CoreState, fw: FrameworkRecord, e: ev.Event, why: str) -> Comma
     fw.pending.clear()
     # A removed framework wants nothing: no demand, unmet count or priority is shown for it.
     fw.demands = {}
-    fw.demand_tasks = {}
     fw.removed_at = e.now
     core.gang_frameworks.discard(fw.framework_id)
     mirror.mark_framework(core, fw)

@@ -6,9 +6,9 @@ Rules:
 1. Every agent record has a row (``add_agent``), given back when the record is forgotten;
    ``totals`` holds each row's resources.
 2. A task counts in ``by_value[v]`` on its agent's row from the event it becomes live in the
-   master (accepted, or taken in from an agent's report) to the one it ends in
-   (``CoreState.count_demand_task``), under its class's value then. A change of a class's
-   value, or of the global default, recounts every task (``rebuild``): operators do it rarely.
+   master (accepted, or taken in from an agent's report) to the one it ends in (``TaskTable.add``
+   / ``remove``, task_table.py), under its class's value then. A change of a class's value, or
+   of the global default, recounts every task (``rebuild``): operators do it rarely.
 3. ``could_hold(shape, value)``: the rows where a task of ``shape`` would fit if every task of a
    class below ``value`` were gone. Necessary for preemption to place it there, not sufficient
    (offers, holds, taints and constraints are the search's to check).

@@ -130,7 +130,7 @@ def _expire_offers(core: CoreState, e: ev.Tick) -> Commands:
     out: Commands = list(rescinds)
     for fw_id, held in per_fw.items():
         core.pacer.declined(len(held))
-        seconds = core.expiries.expired(core, fw_id, held.items(), e.now)
+        seconds = core.expiries.expired(fw_id, held.items(), e.now)
         out.append(
             core.cluster_event(
                 e,

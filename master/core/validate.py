@@ -10,21 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core.agent_arrays import task_use
-from corral.master.core.agent_holds import launching
 from corral.master.core.durable import agent_entry, framework_entry
-from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.invariants import InvariantBroken, close
+from corral.master.core.states import FrameworkState
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
-    from corral.master.core.offer_book import OfferBook
     from corral.master.core.state import CoreState
-
-# Charges are sums of floats added and taken back in different orders.
-TOLERANCE = 1e-6
-
-
-class InvariantBroken(AssertionError):
-    pass
 
 
 def _check(ok: bool, message: str) -> None:
@@ -39,24 +31,27 @@ def _ports(ranges: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[
 def validate(core: CoreState) -> None:
     _offers(core)
     _frameworks(core)
-    _tasks(core)
+    # Each component checks itself; the rules below hold between components.
+    for fault in core.agent_table.validate():  # agent_table.py rule 3
+        _check(False, fault)
+    for fault in core.tasks.validate(core.frameworks, core.agents):  # task_table.py rule 4
+        _check(False, fault)
     _charges(core)
     _free_ports(core)
     _durable(core)
-    _demand_tasks(core)
-    _task_sums(core)
-    _principal_held(core)
     _nominations(core)
     _gangs(core)
-    _expiries(core)
-    _admission(core)
+    for fault in core.expiries.validate(core.frameworks):
+        _check(False, fault)
+    for fault in core.holds.validate():
+        _check(False, fault)
     _kept_view(core)
 
 
 def _offers(core: CoreState) -> None:
     """The book's own rules hold (offer_book.py); an outstanding offer's framework is
     subscribed and its agent attached."""
-    for fault in _offer_book(core.book):
+    for fault in core.book.validate():
         _check(False, fault)
     for oid, offer in core.offers.items():
         _check(offer.offer_id == oid, f"offer {oid} is filed under another id")
@@ -98,33 +93,6 @@ def _frameworks(core: CoreState) -> None:
             _check(not fw.owner_reported, f"framework {fw_id} subscribed, owner still reported")
 
 
-def _tasks(core: CoreState) -> None:
-    """A live task is the same record in its framework's and its agent's index, and live;
-    one with a cause to be killed for is being killed."""
-    for fw in core.frameworks.values():
-        for task_id, task in fw.tasks.items():
-            _check(task.task_id == task_id, f"task {task_id} is filed under another id")
-            _check(not task.state.terminal, f"ended task {task_id} still live ({task.state})")
-            agent = core.agents.get(task.agent_id)
-            _check(agent is not None, f"task {task_id} on unknown agent {task.agent_id}")
-            assert agent is not None
-            held = agent.tasks.get((fw.framework_id, task_id))
-            _check(held is task, f"task {task_id} missing from agent {task.agent_id}'s index")
-            # A cause to kill it for (a framework's preemption, an operator, a drain) comes
-            # with the kill (framework_calls.py rule 4, kills.py).
-            _check(
-                task.kill_requested or task.killed_for is None,
-                f"task {task_id} has a cause to be killed for but no kill was asked",
-            )
-    for agent in core.agents.values():
-        for (fw_id, task_id), task in agent.tasks.items():
-            owner = core.frameworks.get(fw_id)
-            _check(
-                owner is not None and owner.tasks.get(task_id) is task,
-                f"agent {agent.agent_id} holds task {task_id} its framework does not",
-            )
-
-
 def _charges(core: CoreState) -> None:
     """Rule 2: what the allocator charges a framework on an attached agent is its live tasks
     there plus its outstanding offers of it, plus what preemption holds for it there
@@ -151,7 +119,7 @@ def _charges(core: CoreState) -> None:
             continue
         charged = core.allocator.charged(fw_id, agent_id)
         _check(
-            all(abs(x - y) <= TOLERANCE for x, y in zip(charged, amounts, strict=True)),
+            close(charged, amounts),
             f"allocator charges {fw_id} on {agent_id} {charged}, tasks and offers make {amounts}",
         )
 
@@ -180,7 +148,7 @@ def _free_ports(core: CoreState) -> None:
 
 def _durable(core: CoreState) -> None:
     """Rule 7 of master.py: every agent and every framework but placeholders is in the registry
-    as it is now; the RECOVERING count is the agents in that state."""
+    as it is now."""
     for agent in core.agents.values():
         _check(
             core.durable_agents.get(agent.agent_id) == agent_entry(agent),
@@ -192,93 +160,6 @@ def _durable(core: CoreState) -> None:
         _check(
             core.durable_frameworks.get(fw.framework_id) == framework_entry(fw),
             f"framework {fw.framework_id} changed without its registry record",
-        )
-    recovering = sum(1 for a in core.agents.values() if a.state is AgentState.RECOVERING)
-    _check(
-        core.recovering == recovering,
-        f"{core.recovering} agents counted RECOVERING, {recovering} are",
-    )
-    # pruning.py, rule 1: the order that forgets them holds exactly the UNREACHABLE agents,
-    # each since it became so, oldest first.
-    unreachable = {
-        a.agent_id: a.unreachable_at
-        for a in core.agents.values()
-        if a.state is AgentState.UNREACHABLE
-    }
-    order = core.clocks.unreachable
-    _check(
-        order == unreachable,
-        f"{len(order)} agents in the pruning order, {len(unreachable)} unreachable",
-    )
-    since = list(order.values())
-    _check(since == sorted(since), "the pruning order is not oldest first")
-
-
-def _demand_tasks(core: CoreState) -> None:
-    """A framework's count of live tasks per demand is the tasks naming it (demands.py)."""
-    for fw in core.frameworks.values():
-        counted: dict[str, int] = {}
-        for task in fw.tasks.values():
-            if task.spec.demand:
-                counted[task.spec.demand] = counted.get(task.spec.demand, 0) + 1
-        _check(
-            counted == fw.demand_tasks,
-            f"framework {fw.framework_id} counts {fw.demand_tasks} tasks per demand, "
-            f"its live tasks name {counted}",
-        )
-
-
-def _task_sums(core: CoreState) -> None:
-    """task_sums.py: every agent has a row holding its resources, and the sums per class value
-    are its live tasks' (as a recount would make them)."""
-    sums = core.task_sums
-    _check(set(sums.rows) == set(core.agents), "task sums' agent rows differ from the agents")
-    for aid, agent in core.agents.items():
-        row = sums.rows[aid]
-        _check(
-            tuple(sums.totals[row]) == agent.spec.resources.scalars(),
-            f"task sums hold {tuple(sums.totals[row])} for agent {aid}, its resources are "
-            f"{agent.spec.resources.scalars()}",
-        )
-    expected: dict[tuple[str, int], list[float]] = {}
-    for fw in core.frameworks.values():
-        for t in fw.tasks.values():
-            if t.state.terminal or t.agent_id not in sums.rows:
-                continue
-            key = (t.agent_id, core.priority.value(t.spec.priority_class))
-            had = expected.setdefault(key, [0.0, 0.0, 0.0, 0.0])
-            for k, x in enumerate(t.spec.resources.scalars()):
-                had[k] += x
-    for value, arr in sums.by_value.items():
-        for aid, row in sums.rows.items():
-            want = expected.pop((aid, value), [0.0, 0.0, 0.0, 0.0])
-            _check(
-                all(abs(a - b) <= 1e-6 for a, b in zip(arr[row], want, strict=True)),
-                f"task sums hold {list(arr[row])} for agent {aid} at value {value}, its live "
-                f"tasks {want}",
-            )
-    left = {k: v for k, v in expected.items() if any(x > 0 for x in v)}
-    _check(not left, f"live tasks the task sums do not count: {left}")
-
-
-def _principal_held(core: CoreState) -> None:
-    """authz.py rule 4: what each principal's tasks hold is its frameworks' live tasks."""
-    expected: dict[str, list[float]] = {}
-    for fw in core.frameworks.values():
-        if not fw.spec.held_by:
-            continue
-        for t in fw.tasks.values():
-            if t.state.terminal:
-                continue
-            had = expected.setdefault(fw.spec.held_by, [0.0, 0.0, 0.0, 0.0])
-            for k, x in enumerate(t.spec.resources.scalars()):
-                had[k] += x
-    for principal in set(expected) | set(core.principal_held.held):
-        have = core.principal_held.of(principal)
-        want = expected.get(principal, [0.0, 0.0, 0.0, 0.0])
-        _check(
-            all(abs(a - b) <= 1e-6 for a, b in zip(have, want, strict=True)),
-            f"principal {principal}'s tasks hold {want}, the sums say {list(have)}",
         )
 
 
@@ -355,17 +236,6 @@ def _gangs(core: CoreState) -> None:
         )
 
 
-def _admission(core: CoreState) -> None:
-    """No agent has more launches in flight than the bound (admission.py), and an agent held
-    out of offers for it is one the core knows."""
-    bound = core.config.max_agent_launches
-    for agent in core.agents.values():
-        n = launching(agent)
-        _check(n <= bound, f"agent {agent.agent_id} has {n} launches in flight, bound {bound}")
-    stray = core.holds.held - core.agents.keys()
-    _check(not stray, f"agents held for their launches are unknown: {sorted(stray)}")
-
-
 def _kept_view(core: CoreState) -> None:
     """The why-pending scan's kept agent arrays (agent_arrays.py) are right where its versions say
     they are current: an agent whose ``tasks_version`` they recorded has the task sums they
@@ -386,46 +256,3 @@ def _kept_view(core: CoreState) -> None:
             bool((core.book.offered_rows(view.index, len(view.agents)) == view.offered).all()),
             "kept agent arrays: the offers changed without the book's version",
         )
-
-
-def _offer_book(book: OfferBook) -> list[str]:
-    """The offer book's own rules, as faults found."""
-    faults: list[str] = []
-    live = 0
-    for base, cols in book._batches.items():
-        n = sum(cols.alive)
-        if cols.base != base or n != cols.live or n == 0:
-            faults.append(f"batch {base}: filed at {cols.base}, {cols.live} live of {n}")
-        if book._of_fw.get(cols.framework_id, {}).get(base) is not cols:
-            faults.append(f"batch {base} missing from framework {cols.framework_id}'s")
-        live += n
-    if live != book.count:
-        faults.append(f"{book.count} offers counted, {live} alive")
-    if sum(len(b) for b in book._of_fw.values()) != len(book._batches):
-        faults.append("a framework holds a batch the book does not")
-    if book._bases != sorted(book._bases) or not set(book._batches) <= set(book._bases):
-        faults.append("the bases are out of order or miss a batch")
-    detached = [a for a in book._freed_at if not getattr(book._agents.get(a), "in_allocator", 0)]
-    if detached:
-        faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
-    return faults
-
-
-def _expiries(core: CoreState) -> None:
-    """offer_expiry.py: streaks and holds are of frameworks the core keeps, not removed ones
-    (rule 5), each hold of an agent with an amount of every scalar, and a streak positive."""
-    for fw_id, n in core.expiries.streak.items():
-        fw = core.frameworks.get(fw_id)
-        _check(n > 0, f"framework {fw_id}'s expiry streak is {n}")
-        _check(
-            fw is not None and fw.state is not FrameworkState.REMOVED,
-            f"expiry streak of gone framework {fw_id}",
-        )
-    for fw_id, holds in core.expiries.holds.items():
-        fw = core.frameworks.get(fw_id)
-        _check(
-            fw is not None and fw.state is not FrameworkState.REMOVED and bool(holds),
-            f"expiry holds of gone framework {fw_id} (or an empty entry)",
-        )
-        for agent_id, (_, amount) in holds.items():
-            _check(len(amount) == len(SCALARS), f"expiry hold of {fw_id} on {agent_id}: {amount}")

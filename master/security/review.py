@@ -69,7 +69,7 @@ async def for_caller(
             spec,
             demands,
             request.act_for,
-            core.principal_held,
+            core.tasks.held,
             replaced,
             submit_to_queue=request.submit_to_queue,
         )

@@ -86,10 +86,10 @@ def test_the_task_sums_follow_a_class_whose_value_changes() -> None:
     fid, _ = h.subscribe()
     (offer,) = h.offers_for(fid)
     h.accept(fid, [offer.offer_id], task("t", priority_class="gold"))
-    assert 10 in h.core.task_sums.by_value
+    assert 10 in h.core.tasks.sums.by_value
     # The harness's validate() recounts after every event: a stale value would fail it.
     h.handle(ev.SetPriorityClass(**h.base(), priority_class=PriorityClass("gold", 20)))
-    assert h.core.task_sums.by_value[20].sum() > 0
+    assert h.core.tasks.sums.by_value[20].sum() > 0
 
 
 def test_the_gang_budget_counts_only_cuts_that_find_nothing() -> None:

@@ -103,13 +103,13 @@ def test_a_principals_tasks_hold_at_most_its_cap_over_all_its_frameworks(h: Harn
     b, _ = h.subscribe("b", role="web", peer=TEAM, gpu_resources=True)
     offer = h.offers_for(a)[0]
     h.accept(a, [offer.offer_id], task("t1", "cpus:1;mem:64;gpus:1"))
-    assert h.core.principal_held.of("team") == (1.0, 64.0, 0.0, 1.0)
+    assert h.core.tasks.held.of("team") == (1.0, 64.0, 0.0, 1.0)
     offer = h.offers_for(b)[0]
     d = denial_of(h, h.accept, b, [offer.offer_id], task("t2", "cpus:1;mem:64;gpus:1"))
     assert d.denial.rule == "team" and "gpus 2 would exceed the cap of 1" in d.message
     # The first task ends: its GPU is the principal's again.
     h.agent_updates(aid, status("t1", a, aid, TaskState.FINISHED))
-    assert h.core.principal_held.of("team") == (0.0, 0.0, 0.0, 0.0)
+    assert h.core.tasks.held.of("team") == (0.0, 0.0, 0.0, 0.0)
     h.accept(b, [offer.offer_id], task("t2", "cpus:1;mem:64;gpus:1"))
 
 
@@ -318,8 +318,8 @@ def test_the_owners_cap_counts_its_tasks_through_the_service_and_its_own(svc: Ha
     own, _ = svc.subscribe("own", role="web", peer=TEAM, gpu_resources=True)
     offer = svc.offers_for(app)[0]
     svc.accept(app, [offer.offer_id], task("t1", "cpus:1;mem:64;gpus:1"))
-    assert svc.core.principal_held.of("team") == (1.0, 64.0, 0.0, 1.0)
-    assert svc.core.principal_held.of("serving") == (0.0, 0.0, 0.0, 0.0)
+    assert svc.core.tasks.held.of("team") == (1.0, 64.0, 0.0, 1.0)
+    assert svc.core.tasks.held.of("serving") == (0.0, 0.0, 0.0, 0.0)
     offer = svc.offers_for(own)[0]
     d = denial_of(svc, svc.accept, own, [offer.offer_id], task("t2", "cpus:1;mem:64;gpus:1"))
     assert "gpus 2 would exceed the cap of 1" in d.message
@@ -337,7 +337,7 @@ def test_a_failover_keeps_the_owner(svc: Harness) -> None:
 def test_a_review_answers_what_the_gates_would_for_the_subject(svc: Harness) -> None:
     from corral.master.core import authz
 
-    acl, held = svc.core.acl, svc.core.principal_held
+    acl, held = svc.core.acl, svc.core.tasks.held
     ok = FrameworkSpec(framework_id="", name="x", role="web", tolerations=(TOLERATE,))
     assert authz.review(acl, TEAM, ok, [demand("d", priority_class="serving")], "", held) is None
     d = authz.review(acl, TEAM, None, [demand("d", priority_class="system")], "", held)
@@ -375,9 +375,7 @@ def test_a_review_answers_which_job_queues_a_principal_may_submit_to() -> None:
     h = Harness(acl=acl_from_data(QUEUE_RULES, "test"))
 
     def ask(who: Principal, queue: str) -> acls.Denial | None:
-        return authz.review(
-            h.core.acl, who, None, [], "", h.core.principal_held, submit_to_queue=queue
-        )
+        return authz.review(h.core.acl, who, None, [], "", h.core.tasks.held, submit_to_queue=queue)
 
     assert ask(TEAM, "team-a") is None
     d = ask(TEAM, "team-b")
@@ -401,8 +399,6 @@ def test_a_review_answers_which_job_queues_a_principal_may_submit_to() -> None:
     assert ask(TEAM, "team-b") is None
     # Over plain text nobody can be told apart: every queue.
     assert (
-        authz.review(
-            acls.allow_all(), OTHER, None, [], "", h.core.principal_held, submit_to_queue="x"
-        )
+        authz.review(acls.allow_all(), OTHER, None, [], "", h.core.tasks.held, submit_to_queue="x")
         is None
     )

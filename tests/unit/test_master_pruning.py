@@ -152,7 +152,7 @@ def test_an_agent_back_before_the_age_is_not_forgotten() -> None:
     h.now += WEEK
     register(h, registry, agent_id=aid, secret=h.core.agents[aid].secret)
     assert h.core.agents[aid].state is AgentState.ACTIVE
-    assert h.core.clocks.unreachable == {}
+    assert h.core.agent_table.unreachable == {}
     assert _pruned(h.tick(2 * WEEK)) == []
     assert aid in registry.agents
 

@@ -1,0 +1,130 @@
+"""The core's ``agent_table`` component: the agents the core knows, each one's membership state,
+and what is derived from the states, behind ``add``, ``move`` and ``remove``.
+
+What it owns (nothing else writes them; handlers read ``agents`` as ``core.agents``):
+- ``agents``: every agent record by id, from its first registration (or the registry's record
+  after a restart) until it is deleted or pruned;
+- each agent's ``state`` and ``unreachable_at`` (membership.py's transitions);
+- ``recovering``: how many agents are RECOVERING (reconcile.py rule 8 holds questions while
+  any is);
+- ``unreachable``: the UNREACHABLE agents' ids with since when, oldest first (pruning.py's
+  order).
+Each agent also has its row in the task table's sums from ``add`` to ``remove``.
+
+Rules:
+1. An agent enters with ``add`` (a registration) or ``recovered`` (the registry's records,
+   whose UNREACHABLE agents enter the order oldest first), and leaves with ``remove``.
+2. Its state changes only through ``move``, checked against AGENT_TRANSITIONS; entering
+   UNREACHABLE stamps ``unreachable_at`` and appends it to the order (the newest), leaving it
+   clears both; leaving RECOVERING counts it out.
+3. ``validate`` recounts the RECOVERING agents and the order from the records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from corral.master.core.records import AgentRecord
+from corral.master.core.states import AGENT_TRANSITIONS, AgentState, check
+from corral.master.core.task_table import TaskTable
+
+
+class AgentTable:
+    def __init__(self, tasks: TaskTable) -> None:
+        self._tasks = tasks
+        self.agents: dict[str, AgentRecord] = {}
+        self.recovering = 0
+        self.unreachable: dict[str, float] = {}
+
+    def add(self, agent: AgentRecord) -> None:
+        """Rule 1: a registration."""
+        self.agents[agent.agent_id] = agent
+        self._tasks.add_agent(agent.agent_id, agent.spec.resources.scalars())
+        self._counted(agent)
+
+    def recovered(self, agents: Iterable[AgentRecord]) -> None:
+        """Rule 1: the registry's records, in its order; the UNREACHABLE ones join the pruning
+        order oldest first."""
+        gone: list[AgentRecord] = []
+        for agent in agents:
+            self.agents[agent.agent_id] = agent
+            self._tasks.add_agent(agent.agent_id, agent.spec.resources.scalars())
+            if agent.state is AgentState.UNREACHABLE:
+                gone.append(agent)
+            else:
+                self._counted(agent)
+        for agent in sorted(gone, key=_since):
+            self._counted(agent)
+
+    def resized(self, agent: AgentRecord) -> None:
+        """The agent re-registered, perhaps with other resources: its row follows them."""
+        self._tasks.add_agent(agent.agent_id, agent.spec.resources.scalars())
+
+    def move(self, agent: AgentRecord, state: AgentState, now: float) -> AgentState:
+        """Rule 2; the state it was in."""
+        was = agent.state
+        if state is was:
+            return was
+        agent.state = check(AGENT_TRANSITIONS, "agent", agent.agent_id, was, state)
+        if was is AgentState.RECOVERING:
+            self.recovering -= 1
+        elif was is AgentState.UNREACHABLE:
+            agent.unreachable_at = None
+            self.unreachable.pop(agent.agent_id, None)
+        if state is AgentState.UNREACHABLE:
+            agent.unreachable_at = now
+        self._counted(agent)
+        return was
+
+    def remove(self, agent_id: str) -> AgentRecord:
+        """Rule 1: deleted or pruned. Its tasks are the task table's to forget first."""
+        agent = self.agents.pop(agent_id)
+        if agent.state is AgentState.RECOVERING:
+            self.recovering -= 1
+        self.unreachable.pop(agent_id, None)
+        self._tasks.remove_agent(agent_id)
+        return agent
+
+    def _counted(self, agent: AgentRecord) -> None:
+        if agent.state is AgentState.RECOVERING:
+            self.recovering += 1
+        elif agent.state is AgentState.UNREACHABLE:
+            self.unreachable[agent.agent_id] = _since(agent)
+
+    def validate(self) -> list[str]:
+        """Rule 3, as the faults found."""
+        faults = [
+            f"agent {aid} is filed under another id"
+            for aid, a in self.agents.items()
+            if a.agent_id != aid
+        ]
+        recovering = sum(1 for a in self.agents.values() if a.state is AgentState.RECOVERING)
+        if self.recovering != recovering:
+            faults.append(f"{self.recovering} agents counted RECOVERING, {recovering} are")
+        # The order holds exactly the UNREACHABLE agents, each since it became so, oldest first.
+        unreachable = {
+            a.agent_id: a.unreachable_at
+            for a in self.agents.values()
+            if a.state is AgentState.UNREACHABLE
+        }
+        if self.unreachable != unreachable:
+            faults.append(
+                f"{len(self.unreachable)} agents in the pruning order, {len(unreachable)} "
+                "unreachable (or since another time)"
+            )
+        since = list(self.unreachable.values())
+        if since != sorted(since):
+            faults.append("the pruning order is not oldest first")
+        stamped = [
+            a.agent_id
+            for a in self.agents.values()
+            if (a.unreachable_at is None) == (a.state is AgentState.UNREACHABLE)
+        ]
+        if stamped:
+            faults.append(f"agents whose unreachable_at does not match their state: {stamped}")
+        return faults
+
+
+def _since(agent: AgentRecord) -> float:
+    assert agent.unreachable_at is not None  # an UNREACHABLE agent's record has it (rule 2)
+    return agent.unreachable_at

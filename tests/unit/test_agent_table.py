@@ -1,0 +1,53 @@
+"""agent_table.py: agents enter, change state and leave through the table, which keeps the
+RECOVERING count and the UNREACHABLE agents' order with them (rules 1-3)."""
+
+from __future__ import annotations
+
+from corral.master.core import events as ev
+from corral.master.core.config import MasterConfig
+from corral.master.core.states import AgentState
+from corral.master.core.types import Requester
+from tests.unit.core_harness import Harness
+
+
+def _unreachable(h: Harness, n: int) -> list[str]:
+    ids = []
+    for _ in range(n):
+        aid, _ = h.add_agent()
+        h.close_agent(aid)
+        ids.append(aid)
+        h.tick(h.config.agent_timeout + 1)
+    return ids
+
+
+def test_unreachable_agents_are_ordered_by_when_they_became_so() -> None:
+    h = Harness(MasterConfig(agent_timeout=10))
+    ids = _unreachable(h, 3)
+    table = h.core.agent_table
+    assert list(table.unreachable) == ids
+    assert all(h.core.agents[a].state is AgentState.UNREACHABLE for a in ids)
+    assert list(table.unreachable.values()) == [h.core.agents[a].unreachable_at for a in ids]
+    assert table.validate() == []
+
+
+def test_a_deleted_unreachable_agent_leaves_the_pruning_order() -> None:
+    h = Harness(MasterConfig(agent_timeout=10))
+    first, second = _unreachable(h, 2)
+    h.handle(ev.DeleteAgent(**h.base(), requester=Requester("10.0.0.7:1", "alice"), agent_id=first))
+    assert first not in h.core.agents
+    assert list(h.core.agent_table.unreachable) == [second]
+    assert h.core.tasks.sums.rows.keys() == h.core.agents.keys()
+
+
+def test_a_count_or_order_that_drifts_is_found() -> None:
+    h = Harness(MasterConfig(agent_timeout=10))
+    [aid] = _unreachable(h, 1)
+    table = h.core.agent_table
+    table.recovering += 1
+    assert any("counted RECOVERING" in f for f in table.validate())
+    table.recovering -= 1
+    table.unreachable.pop(aid)
+    assert any("pruning order" in f for f in table.validate())
+    table.unreachable[aid] = 0.0
+    h.core.agents[aid].unreachable_at = None
+    assert any("unreachable_at does not match" in f for f in table.validate())
