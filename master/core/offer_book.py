@@ -44,7 +44,6 @@ from corral.master.core import commands as cmd
 from corral.master.core import offer_ids as offer_ids_mod
 from corral.master.core.gang_bundle import Gang
 from corral.master.core.offer_columns import OfferColumns
-from corral.master.core.offer_view import OfferView
 from corral.master.core.pacing import allowance_cut
 from corral.master.core.records import AgentRecord, FrameworkRecord, OfferRecord
 from corral.master.core.refusals import CallRejected, Refusal
@@ -536,6 +535,28 @@ class OfferBook:
         if detached:
             faults.append(f"agents waiting to be offered are not attached: {sorted(detached)}")
         return faults
+
+
+class OfferView(Mapping[str, OfferRecord]):
+    """The outstanding offers by id, as records made on demand (views, explain, validate())."""
+
+    def __init__(self, book: OfferBook) -> None:
+        self._book = book
+
+    def __getitem__(self, oid: str) -> OfferRecord:
+        got = self._book.get(oid)
+        if got is None:
+            raise KeyError(oid)
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._book)
+
+    def __len__(self) -> int:
+        return self._book.count
+
+    def __contains__(self, oid: object) -> bool:
+        return isinstance(oid, str) and self._book.get(oid) is not None
 
 
 def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
