@@ -110,6 +110,14 @@ class JobSpec:
                         f"{self.max_cpus:g}; it could never run"
                     )
 
+    def at_once(self, stage: Stage) -> int:
+        """The most tasks of ``stage`` live at once: its tasks, within ``max_cpus`` (at least
+        one: a task of more than ``max_cpus`` is refused above)."""
+        n = stage.tasks
+        if self.max_cpus is not None and stage.cpus > 0:
+            n = min(n, max(1, int(self.max_cpus / stage.cpus + EPSILON)))
+        return n
+
     @property
     def total_tasks(self) -> int:
         return sum(s.tasks for s in self.stages)
@@ -263,12 +271,7 @@ class Job:
         The demand the scheduler tells the master (0: it needs nothing)."""
         if self.done:
             return 0
-        want = len(self.live) + len(self.queue)
-        cap = self.spec.max_cpus
-        cpus = self.current.cpus
-        if cap is not None and cpus > 0:
-            want = min(want, int(cap / cpus + EPSILON))
-        return want
+        return min(len(self.live) + len(self.queue), self.spec.at_once(self.current))
 
     def room_for(self) -> int:
         """How many more tasks of the current stage ``max_cpus`` allows now."""

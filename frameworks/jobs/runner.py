@@ -127,9 +127,7 @@ def demands_of(job: JobFile) -> list[sdk.Demand]:
     b = job.batch
     out = []
     for st in b.stages:
-        n = st.tasks
-        if b.max_cpus is not None and st.cpus > 0:
-            n = min(n, max(1, int(b.max_cpus / st.cpus + 1e-9)))
+        n = b.at_once(st)
         out.append(
             sdk.Demand(
                 st.name,

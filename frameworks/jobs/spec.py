@@ -142,9 +142,7 @@ def batch_request(spec: BatchSpec) -> Vector:
     """The most any stage holds at once: its tasks (within ``max_cpus``) times its shape."""
     most = [0.0, 0.0, 0.0, 0.0]
     for s in spec.stages:
-        n = s.tasks
-        if spec.max_cpus is not None and s.cpus > 0:
-            n = min(n, max(1, int(spec.max_cpus / s.cpus + 1e-9)))
+        n = spec.at_once(s)
         for i, v in enumerate((s.cpus, s.mem, s.disk, s.gpus)):
             most[i] = max(most[i], n * v)
     return (most[0], most[1], most[2], most[3])

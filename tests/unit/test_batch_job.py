@@ -149,6 +149,27 @@ def test_max_cpus_bounds_live_tasks_and_the_demand() -> None:
     assert run_all(job) and job.counts()["succeeded"] == 10
 
 
+def test_the_job_service_asks_what_the_scheduler_will_want() -> None:
+    """One rule (JobSpec.at_once) for the tasks held at once within max_cpus: the job
+    service's demand and review size and the batch scheduler's own demand agree, float
+    shares included (0.3 cpus: three fit in 0.9, not two)."""
+    from corral.frameworks.jobs.runner import demands_of
+    from corral.frameworks.jobs.spec import JobFile, batch_request
+
+    s = spec(Stage("s", 10, cpus=0.3, duration=1), max_cpus=0.9)
+    assert s.at_once(s.stages[0]) == 3
+    assert Job(s).wanted == 3
+    job = JobFile.from_json(
+        {
+            "name": "j",
+            "stages": [{"name": "s", "tasks": 10, "cpus": 0.3, "duration": 1}],
+            "max_cpus": 0.9,
+        }
+    )
+    assert [d.count for d in demands_of(job)] == [3]
+    assert job.batch is not None and batch_request(job.batch)[0] == pytest.approx(0.9)
+
+
 def test_the_demand_is_live_plus_waiting() -> None:
     job = Job(spec(Stage("s", 5, duration=1), Stage("t", 2, cpus=3, duration=1)))
     assert job.wanted == 5
