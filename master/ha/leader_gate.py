@@ -5,10 +5,20 @@ gRPC address in the ``corral-leader`` trailing metadata (the SDK's, the agent's 
 detectors follow it). HTTP: ``/health`` answers with this master's role; every other path is a
 307 to ``//LEADER_HTTP/same/path``. Until a leader is known (an election under way, or this
 master taking over), calls are refused with UNAVAILABLE and HTTP with 503, and clients retry.
+
+One exception: a streaming call (an agent's Connect, a framework's Subscribe or Calls stream,
+an operator's Watch) that reaches this master while it is taking over is held until it leads,
+for at most ``TAKEOVER_HOLD`` seconds, then let through (or refused, if the takeover failed).
+Refused, every agent would back off (up to 5 s) and a large cluster's agents would all come back
+at once after the takeover, the standby idle meanwhile (docs/performance.md, "Master failover at
+50,000 agents"); held, their streams are open when it leads and they register at once. Unary
+calls are still refused at once: their callers have deadlines, and retry.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,21 +28,37 @@ from aiohttp import web
 from corral.leader_record import LEADER_METADATA
 from corral.master.ha.leadership import Contender
 
+# Longer than a takeover at 50,000 agents (fence, read, recover: ~4.5 s) with room for a slow
+# machine; a stream held this long is refused as before.
+TAKEOVER_HOLD = 30.0
+
 
 class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio untyped
-    """Lets calls through only while this master leads (``open``)."""
+    """Lets calls through only while this master leads (``open``); streams that arrive while it
+    is taking over wait for it (the module's exception)."""
 
-    def __init__(self, contender: Contender, master_id: str, grpc_address: str) -> None:
+    def __init__(
+        self,
+        contender: Contender,
+        master_id: str,
+        grpc_address: str,
+        takeover_hold: float = TAKEOVER_HOLD,
+    ) -> None:
         self.contender = contender
         self.master_id = master_id
         self.grpc_address = grpc_address
+        self.takeover_hold = takeover_hold
         self.is_open = False
         self.epoch = 0
         self.taking_over = False
+        # Set once the takeover is decided: this master leads (open) or lost its leadership.
+        self._decided = asyncio.Event()
+        contender.on_lost.append(self._decided.set)
 
     def open(self, epoch: int) -> None:
         self.epoch = epoch
         self.is_open = True
+        self._decided.set()
 
     def close(self) -> None:
         self.is_open = False
@@ -63,6 +89,12 @@ class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio 
         handler = await continuation(handler_call_details)
         if self.is_open or handler is None:
             return handler
+        if self.taking_over and (handler.request_streaming or handler.response_streaming):
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.takeover_hold):
+                    await self._decided.wait()
+            if self.is_open:
+                return handler
         return _refusing(handler, self)
 
 
