@@ -77,6 +77,9 @@ class BatchScheduler(sdk.Scheduler):
         self.finished = asyncio.Event()
         self.refused_launches = 0
         self.revocable_launches = 0
+        # Set when the job service takes the job back (preempted, suspended): nothing more is
+        # launched while its live tasks are killed and its framework torn down.
+        self.closing = False
         # A refusal that will never change (an unknown or ungranted priority class): the job
         # cannot run.
         self.failure: sdk.CallError | None = None
@@ -144,7 +147,7 @@ class BatchScheduler(sdk.Scheduler):
             offers = [o for o in offers if not o.revocable]
             await self._revocable_offers(driver, revocable)
         unused: list[str] = []
-        if self.job.done:
+        if self.job.done or self.closing:
             unused = [o.id for o in offers]
         else:
             stage = self.job.current
@@ -173,7 +176,7 @@ class BatchScheduler(sdk.Scheduler):
         filter: what is lendable changes with every usage report)."""
         unused: list[str] = []
         for offer in offers:
-            stage = None if self.job.done else self.job.current
+            stage = None if self.job.done or self.closing else self.job.current
             if stage is None or stage.disk > 0 or stage.gpus > 0:
                 unused.append(offer.id)
                 continue

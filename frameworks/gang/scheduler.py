@@ -65,6 +65,9 @@ class GangScheduler(sdk.Scheduler):
         self.bundles: list[list[str]] = []  # per accepted bundle, the agents of its offers
         self.refused_launches = 0
         self._last_refusal = ""
+        # Set when the job service takes the job back (preempted, suspended): no gang is
+        # launched while its live tasks are killed and its framework torn down.
+        self.closing = False
         # A refusal that will never change (an unknown or ungranted priority class): the run
         # cannot go on.
         self.failure: sdk.CallError | None = None
@@ -113,7 +116,8 @@ class GangScheduler(sdk.Scheduler):
             else:
                 unused.append(o)  # the trainer needs nothing but whole gangs
         for bundle in bundles.values():
-            if self.run.phase is plan.Phase.WAITING and await self._launch(driver, bundle):
+            waiting = self.run.phase is plan.Phase.WAITING and not self.closing
+            if waiting and await self._launch(driver, bundle):
                 continue
             unused += bundle
         if unused:

@@ -337,7 +337,9 @@ class JobRunner:
 
     async def _evict(self, driver: sdk.Driver) -> None:
         """Tear down (the master kills its live tasks); their attempts go back to the queue
-        without spending a retry."""
+        without spending a retry. The scheduler launches nothing from here on: a task launched
+        between the kills and the teardown would only be killed again."""
+        self.scheduler.closing = True
         if self.preempted:
             await self._kill_preempted(driver)
         try:

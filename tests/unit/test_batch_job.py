@@ -372,6 +372,23 @@ async def test_a_preempted_task_is_retried_after_a_revive() -> None:
     assert (summary["succeeded"], summary["retries"], summary["disruptions"]) == (2, 1, 1)
 
 
+async def test_a_job_being_taken_back_launches_nothing_more() -> None:
+    # The job service sets ``closing`` before it kills the live tasks of a preempted job and
+    # tears its framework down: an offer in between, revocable or not, is declined unused.
+    batch = BatchScheduler(spec(Stage("s", 4, duration=1), revocable=True), run_id="")
+    driver = FakeDriver()
+    await batch.offers(driver, [offer("a", 1)])  # type: ignore[arg-type]
+    assert len(driver.of("launch")) == 1
+    batch.closing = True
+    lendable = sdk.Offer(
+        id="o-r", agent_id="r", resources=sdk.Resources(cpus=4, mem=4096), revocable=True
+    )
+    await batch.offers(driver, [offer("b", 4), lendable])  # type: ignore[arg-type]
+    assert len(driver.of("launch")) == 1
+    assert sorted(o for ids, _ in driver.of("decline") for o in ids) == ["o-b", "o-r"]
+    assert batch.job.pending == 3  # still waiting: they go back to the queue with the job
+
+
 async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:
     # RESOURCE_EXHAUSTED (a master's admission bound) leaves the offer the framework's: held,
     # it would keep its resources from everyone until the offer timeout.

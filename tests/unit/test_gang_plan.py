@@ -225,3 +225,24 @@ def test_a_run_saved_and_restored_is_the_same_run() -> None:
         0,
         1,
     )
+
+
+async def test_a_gang_being_taken_back_launches_no_bundle() -> None:
+    # The job service sets ``closing`` before it kills a preempted gang's members and tears
+    # its framework down: a whole bundle offered in between is declined, not launched.
+    calls: list[str] = []
+
+    class Driver:
+        async def launch(self, offers: list[sdk.Offer], tasks: list[sdk.TaskInfo]) -> None:
+            calls.append("launch")
+
+        async def decline(self, offer_ids: list[str], refuse_seconds: float = 0) -> None:
+            calls.append("decline")
+
+    bundle = [offer("a", 2, (31000, 31010)), offer("b", 2)]
+    gang = GangScheduler(SPEC)
+    gang.closing = True
+    await gang.offers(Driver(), bundle)  # type: ignore[arg-type]
+    assert calls == ["decline"] and gang.run.phase is Phase.WAITING
+    await GangScheduler(SPEC).offers(Driver(), bundle)  # type: ignore[arg-type]
+    assert calls[-1] == "launch"  # the same bundle launches a gang not being taken back
