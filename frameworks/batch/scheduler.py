@@ -37,6 +37,10 @@ from corral.frameworks.run_ids import new_run_id
 
 LONG_REFUSE_SECONDS = 3600.0
 _FINISHED = sdk.TaskState.TASK_STATE_FINISHED
+# The master's answer to a reconciliation about a task it has no record of: the launch never
+# reached it (the job service stopped between saving the attempt and launching it), or it lost
+# the task with its agent. Either way not the task's failure: retried without spending a retry.
+_NOT_KNOWN = frozenset({sdk.TaskState.TASK_STATE_LOST, sdk.TaskState.TASK_STATE_UNKNOWN})
 
 
 @dataclass
@@ -246,7 +250,10 @@ class BatchScheduler(sdk.Scheduler):
         if not sdk.is_terminal(status.state):
             return
         succeeded = status.state == _FINISHED
-        disrupted = sdk.is_disruption(status)
+        disrupted = sdk.is_disruption(status) or (
+            status.state in _NOT_KNOWN
+            and status.reason == sdk.TaskReason.TASK_REASON_RECONCILIATION
+        )
         before = self.job.pending
         attempt = self.job.live.get(status.task_id)
         outcome = self.job.ended(

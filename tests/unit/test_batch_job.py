@@ -389,6 +389,28 @@ async def test_a_job_being_taken_back_launches_nothing_more() -> None:
     assert batch.job.pending == 3  # still waiting: they go back to the queue with the job
 
 
+async def test_a_task_the_master_never_knew_is_retried_without_spending_a_retry() -> None:
+    # The service saved the attempt and stopped before the launch reached the master: asked
+    # about it after a restart, the master answers LOST with reason RECONCILIATION.
+    batch = BatchScheduler(spec(Stage("s", 1, duration=1), max_retries=0), run_id="")
+    driver = FakeDriver()
+    await batch.offers(driver, [offer("a", 1)])  # type: ignore[arg-type]
+    [(_, [task_id], _)] = driver.of("launch")
+    lost = sdk.TaskState.TASK_STATE_LOST
+    unknown = sdk.TaskReason.TASK_REASON_RECONCILIATION
+    await batch.status(driver, status(task_id, lost, unknown))  # type: ignore[arg-type]
+    assert batch.job.pending == 1 and not batch.finished.is_set()  # back in the queue
+    summary = batch.summary()
+    assert (summary["retries"], summary["disruptions"]) == (1, 1)
+    # The same state for the task's own reason (its agent lost) spends the only retry there is.
+    other = BatchScheduler(spec(Stage("s", 1, duration=1), max_retries=0), run_id="")
+    await other.offers(driver, [offer("a", 1)])  # type: ignore[arg-type]
+    task_id = driver.of("launch")[-1][1][0]
+    reason = sdk.TaskReason.TASK_REASON_AGENT_UNREACHABLE
+    await other.status(driver, status(task_id, lost, reason))  # type: ignore[arg-type]
+    assert other.finished.is_set() and other.summary()["failed"] == 1
+
+
 async def test_an_offer_whose_launch_was_refused_is_given_back() -> None:
     # RESOURCE_EXHAUSTED (a master's admission bound) leaves the offer the framework's: held,
     # it would keep its resources from everyone until the offer timeout.
