@@ -359,7 +359,10 @@ class MasterRuntime:
         refused and the loop ends (the master stops, and its supervisor restarts it)."""
         started = time.perf_counter()
         try:
-            await asyncio.to_thread(self.registry.apply, changes)
+            if self.registry.blocking:
+                await asyncio.to_thread(self.registry.apply, changes)
+            else:
+                self.registry.apply(changes)
         except RegistryError as exc:
             log.error("registry_write_failed", registry=self.registry.describe(), error=str(exc))
             answers, self._answers = self._answers, []

@@ -243,7 +243,7 @@ class DrfAllocator:
         )
         m = self._frameworks.size
         row = eligibility.row(self, a, m)  # a new agent: no filter holds yet
-        self.count_ok[a] = int(row.sum())
+        self.count_ok[a] = int(np.count_nonzero(row))
         self._agent_order = None
         self._agents_by_id = None
         self._fit_cache.clear()

@@ -13,6 +13,11 @@ class RegistryError(Exception):
 
 
 class Registry(Protocol):
+    # Whether ``apply`` may wait on a disk or a network: the runtime then applies it in a worker
+    # thread, off the event loop; one that only writes the process's memory is applied at once
+    # (a thread hand-off per loop turn cost more than the write: docs/performance.md).
+    blocking: bool
+
     def load(self) -> RegistryState:
         """Everything the registry holds (empty for a new one)."""
         ...

@@ -23,6 +23,8 @@ from corral.roles import Quota
 
 
 class MemoryRegistry:
+    blocking = False  # a few dict writes: applied on the event loop (interface.py)
+
     def __init__(self) -> None:
         self.agents: dict[str, AgentEntry] = {}
         self.frameworks: dict[str, FrameworkEntry] = {}

@@ -96,6 +96,8 @@ CREATE TABLE IF NOT EXISTS priority_classes (
 
 
 class SqliteRegistry:
+    blocking = True  # waits on a file: applied in a worker thread (interface.py)
+
     def __init__(self, path: Path, *, accept_empty: bool = False) -> None:
         """Open (or make) the registry at ``path``. ``accept_empty``: start with a new, empty
         registry where the one the marker names is gone (identity.py, rule 3)."""

@@ -96,6 +96,8 @@ class ZooKeeperRegistry:
     """One master's handle on the shared registry; ``client`` is a started KazooClient owned
     by the caller (the master's election uses the same session)."""
 
+    blocking = True  # waits on ZooKeeper: applied in a worker thread (interface.py)
+
     def __init__(self, client: Any, root: str, leader_znode: str) -> None:
         self._client = client
         self.root = root.rstrip("/")

@@ -135,7 +135,17 @@ class PlacementMask:
         self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
         self.ok[row] = False
         self.prefer_not[row] = False
+        if not len(framework_rows):
+            return  # no framework yet (a cluster coming up): nothing to decide
         fsigs = self.framework_sig[framework_rows]
+        first = int(fsigs[0])
+        if (fsigs == first).all():
+            # One framework group (frameworks alike, the common case): one decision, without
+            # grouping the columns (np.unique) first.
+            ok, soft, _ = self.pair(asig, first)
+            self.ok[row, framework_rows] = ok
+            self.prefer_not[row, framework_rows] = soft
+            return
         for fsig in np.unique(fsigs):
             ok, soft, _ = self.pair(asig, int(fsig))
             cols = framework_rows[fsigs == fsig]
