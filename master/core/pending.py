@@ -26,7 +26,9 @@ Rules:
    tolerations, spread) in a scan, for at most ``MAX_REASONED_PER_SCAN`` keys per scan (the
    least recently reasoned demands first; the rest wait for the next scan), over one
    ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
-   at every scan by versions, so a scan pays for what changed since the last), with each
+   at every scan by versions, so a scan pays for what changed since the last; while some
+   framework has demands, every tick also sums the task rows of the agents whose tasks changed
+   since the previous tick, so the scan after a burst of launches does not sum them all), with each
    framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
    cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
    scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
@@ -68,6 +70,8 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     if config.pending_event_interval <= 0 or e.now < state.scanned_at + (
         config.pending_event_interval
     ):
+        if state.arrays is not None and config.pending_event_interval > 0 and _demanding(core):
+            state.arrays.follow_tasks()  # rule 5: each tick's tasks, not 5 s of them at once
         return []
     state.scanned_at = e.now
     # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
@@ -174,6 +178,11 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         out.append(core.cluster_event(e, kind, subject, message))
     state.notes = notes
     return out
+
+
+def _demanding(core: CoreState) -> bool:
+    """Some framework has set demands (the next scan may reason over the arrays)."""
+    return any(fw.demands for fw in core.frameworks.values())
 
 
 def _test(

@@ -386,6 +386,10 @@ def _kept_view(core: CoreState) -> None:
             bool((core.book.offered_rows(view.index, len(view.agents)) == view.offered).all()),
             "kept agent arrays: the offers changed without the book's version",
         )
+    _check(
+        bool((view.free == view.statics.totals - view.task_use - view.offered).all()),
+        "kept agent arrays: free is not totals - task_use - offered",
+    )
 
 
 def _offer_book(book: OfferBook) -> list[str]:
