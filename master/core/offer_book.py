@@ -376,7 +376,9 @@ class OfferBook:
         ).values()
         for cols in batches:
             size = len(cols)
-            at = np.fromiter((index.get(a, -1) for a in cols.agent_ids), dtype=np.intp, count=size)
+            at = np.fromiter(
+                map(index.get, cols.agent_ids, repeat(-1, size)), dtype=np.intp, count=size
+            )
             keep = at >= 0
             if cols.live != size:
                 keep &= np.frombuffer(cols.alive, dtype=np.uint8).astype(np.bool_)

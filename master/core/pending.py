@@ -41,6 +41,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Hashable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     from corral.master.core.state import CoreState
 
 MAX_REASONED_PER_SCAN = 32
+_NEVER = -float("inf")
+_FIRST_THREE = itemgetter(0, 1, 2)  # (last tested, framework, demand): a scan's order
 
 
 def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
@@ -89,6 +92,7 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
     roomy: dict[tuple[str, Scalars], bool] = {}  # the fast test per (framework, shape)
     pending: list[tuple[float, str, str, FrameworkRecord, Demand]] = []
+    last_tested = state.tested.get
     for fw in core.frameworks.values():
         if (
             not fw.wants_by_demand
@@ -97,12 +101,12 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
             or fw.suppressed
         ):
             continue
+        fw_id = fw.framework_id
         for d in fw.demands.values():
             if demands.unmet(fw, d) > 0:
-                key = (fw.framework_id, d.name)
-                pending.append((state.tested.get(key, -float("inf")), *key, fw, d))
+                pending.append((last_tested((fw_id, d.name), _NEVER), fw_id, d.name, fw, d))
     # Rule 5's budget: the least recently tested first; the rest keep their notes.
-    pending.sort(key=lambda x: (x[0], x[1], x[2]))
+    pending.sort(key=_FIRST_THREE)
     state.tested = {(x[1], x[2]): x[0] for x in pending}
     notes: dict[Key, Note] = {}
     tests = 0
@@ -127,7 +131,7 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         note = before.get((fw_id, name))
         last = note.reasoned_at if note is not None else -float("inf")
         failing.append((last, fw_id, name, fw, d, kind, gang))
-    failing.sort(key=lambda x: (x[0], x[1], x[2]))
+    failing.sort(key=_FIRST_THREE)
     out: list[cmd.Command] = []
     view: AgentView | None = None
     helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
