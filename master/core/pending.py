@@ -80,7 +80,10 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
     # so each scan folds in what changed since the last (agents registered, tasks, offers) and
     # the scan that first needs reasons does not build them whole.
-    agents = demands.connected_agents(core)
+    if state.connected_version != core.largest.version:
+        state.connected = demands.connected_agents(core)
+        state.connected_version = core.largest.version
+    agents = state.connected
     kept = state.arrays
     if kept is None:
         if agents:

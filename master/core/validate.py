@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from corral.master.core.agent_arrays import task_use
 from corral.master.core.agent_holds import launching
+from corral.master.core.demands import connected_agents
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
@@ -372,6 +373,14 @@ def _kept_view(core: CoreState) -> None:
     hold, and while the book's ``version`` is the one they recorded, its offers are the ones
     they summed. (A change that moved no version would leave them stale: this catches it at
     the event.)"""
+    pending = core.pending
+    if pending.connected_version == core.largest.version:
+        connected = connected_agents(core)
+        _check(
+            len(connected) == len(pending.connected)
+            and all(a is b for a, b in zip(connected, pending.connected, strict=True)),
+            "the scan's connected agents changed without Largest.version",
+        )
     view = core.pending.arrays
     if view is None:
         return
