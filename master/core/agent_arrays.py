@@ -7,7 +7,9 @@ What changes between two scans is mostly a few agents' tasks and the offers, so:
 
 - ``task_use[i]``: what agent i's tasks hold, summed again only for the agents whose
   ``AgentRecord.tasks_version`` moved (add_task, pop_task and clear_tasks move it: the only
-  ways ``tasks`` changes);
+  ways ``tasks`` changes), at the scan and, while demands wait, at every tick between
+  (``follow_tasks``: 20,000 tasks launched between two scans cost that scan ~30 ms at 10,000
+  agents; summed tick by tick, no tick pays for more than its own);
 - ``offered[i]``: what the outstanding offers on agent i hold, summed again (array work per
   batch, no record per offer: ``OfferBook.offered_rows``) only when ``OfferBook.version``
   moved (every offer made or ended moves it);
@@ -87,19 +89,31 @@ class AgentArrays:
         ``AgentArrays(book, agents)``."""
         if book is not self._book or not self.statics.built_from(agents):
             return AgentArrays(book, agents, self if book is self._book else None)
+        tasks_moved = self._sum_moved_tasks()
+        book_moved = book.version != self.book_version
+        if book_moved:
+            self.book_version = book.version
+            self.offered = book.offered_rows(self.index, len(self.agents))
+        if tasks_moved or book_moved:
+            self._set_free()
+        return self
+
+    def follow_tasks(self) -> None:
+        """Between two scans: the rows of the agents whose tasks moved summed now (one tick's
+        launches and ends), so a scan does not pay for seconds of them at once. Rows only:
+        which agents, their statics and the offers are ``refreshed``'s, at the scan (a row of
+        an agent that has since left is dropped there)."""
+        if self._sum_moved_tasks():
+            self._set_free()
+
+    def _sum_moved_tasks(self) -> bool:
         versions = tasks_versions(self.agents)
         moved = np.flatnonzero(versions != self.tasks_versions)
         if len(moved):
             agents = self.agents
             self.task_use[moved] = task_use_rows([agents[i] for i in moved.tolist()])
         self.tasks_versions = versions
-        book_moved = book.version != self.book_version
-        if book_moved:
-            self.book_version = book.version
-            self.offered = book.offered_rows(self.index, len(self.agents))
-        if len(moved) or book_moved:
-            self._set_free()
-        return self
+        return bool(len(moved))
 
     def free_for(self, framework_id: str) -> F64:
         """What the framework could get of each agent now: ``free`` with its own offers added

@@ -30,7 +30,7 @@ Rules (the core's validate() checks them after every event in its tests):
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import attrgetter
 from typing import cast
@@ -349,6 +349,11 @@ class OfferBook:
                 out.setdefault(cols, []).append(i)
         return out
 
+    def agents_offered(self) -> Collection[str]:
+        """The agents that may have outstanding offers: none outside it has one (an agent in it
+        may have none left)."""
+        return self._agent_index().keys()
+
     def of_agent(self, agent_id: str) -> list[OfferRecord]:
         """The agent's outstanding offers, oldest first."""
         return [c.record(i) for c, idx in self._agent_entries(agent_id).items() for i in idx]
@@ -370,7 +375,9 @@ class OfferBook:
         ).values()
         for cols in batches:
             size = len(cols)
-            at = np.fromiter((index.get(a, -1) for a in cols.agent_ids), dtype=np.intp, count=size)
+            at = np.fromiter(
+                map(index.get, cols.agent_ids, repeat(-1, size)), dtype=np.intp, count=size
+            )
             keep = at >= 0
             if cols.live != size:
                 keep &= np.frombuffer(cols.alive, dtype=np.uint8).astype(np.bool_)

@@ -26,7 +26,9 @@ Rules:
    tolerations, spread) in a scan, for at most ``MAX_REASONED_PER_SCAN`` keys per scan (the
    least recently reasoned demands first; the rest wait for the next scan), over one
    ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
-   at every scan by versions, so a scan pays for what changed since the last), with each
+   at every scan by versions, so a scan pays for what changed since the last; while some
+   framework has demands, every tick also sums the task rows of the agents whose tasks changed
+   since the previous tick, so the scan after a burst of launches does not sum them all), with each
    framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
    cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
    scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
@@ -39,6 +41,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Hashable
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from corral import events as cluster_events
@@ -59,6 +62,8 @@ if TYPE_CHECKING:
     from corral.master.core.state import CoreState
 
 MAX_REASONED_PER_SCAN = 32
+_NEVER = -float("inf")
+_FIRST_THREE = itemgetter(0, 1, 2)  # (last tested, framework, demand): a scan's order
 
 
 def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
@@ -68,12 +73,17 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     if config.pending_event_interval <= 0 or e.now < state.scanned_at + (
         config.pending_event_interval
     ):
+        if state.arrays is not None and config.pending_event_interval > 0 and _demanding(core):
+            state.arrays.follow_tasks()  # rule 5: each tick's tasks, not 5 s of them at once
         return []
     state.scanned_at = e.now
     # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
     # so each scan folds in what changed since the last (agents registered, tasks, offers) and
     # the scan that first needs reasons does not build them whole.
-    agents = demands.connected_agents(core)
+    if state.connected_version != core.largest.version:
+        state.connected = demands.connected_agents(core)
+        state.connected_version = core.largest.version
+    agents = state.connected
     kept = state.arrays
     if kept is None:
         if agents:
@@ -85,6 +95,7 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     failing: list[tuple[float, str, str, FrameworkRecord, Demand, str, dict[str, Any] | None]] = []
     roomy: dict[tuple[str, Scalars], bool] = {}  # the fast test per (framework, shape)
     pending: list[tuple[float, str, str, FrameworkRecord, Demand]] = []
+    last_tested = state.tested.get
     for fw in core.frameworks.values():
         if (
             not fw.wants_by_demand
@@ -93,12 +104,12 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
             or fw.suppressed
         ):
             continue
+        fw_id = fw.framework_id
         for d in fw.demands.values():
             if demands.unmet(fw, d) > 0:
-                key = (fw.framework_id, d.name)
-                pending.append((state.tested.get(key, -float("inf")), *key, fw, d))
+                pending.append((last_tested((fw_id, d.name), _NEVER), fw_id, d.name, fw, d))
     # Rule 5's budget: the least recently tested first; the rest keep their notes.
-    pending.sort(key=lambda x: (x[0], x[1], x[2]))
+    pending.sort(key=_FIRST_THREE)
     state.tested = {(x[1], x[2]): x[0] for x in pending}
     notes: dict[Key, Note] = {}
     tests = 0
@@ -123,7 +134,7 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         note = before.get((fw_id, name))
         last = note.reasoned_at if note is not None else -float("inf")
         failing.append((last, fw_id, name, fw, d, kind, gang))
-    failing.sort(key=lambda x: (x[0], x[1], x[2]))
+    failing.sort(key=_FIRST_THREE)
     out: list[cmd.Command] = []
     view: AgentView | None = None
     helds: dict[str, HeldBack | dict[str, str]] = {}  # per framework, for the scan
@@ -174,6 +185,11 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
         out.append(core.cluster_event(e, kind, subject, message))
     state.notes = notes
     return out
+
+
+def _demanding(core: CoreState) -> bool:
+    """Some framework has set demands (the next scan may reason over the arrays)."""
+    return any(fw.demands for fw in core.frameworks.values())
 
 
 def _test(

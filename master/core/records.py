@@ -28,10 +28,20 @@ if TYPE_CHECKING:
 
 
 def tasks_resources(tasks: Iterable[TaskRecord]) -> Resources:
-    total = Resources()
+    """The tasks' resources summed: each scalar added in the tasks' order (the sum ``+``
+    makes, bit for bit), the port ranges merged once at the end (merging is order-free), not
+    a ``Resources`` made per task (the state view sums every framework's tasks)."""
+    cpus = mem = disk = gpus = 0.0
+    ports: list[tuple[int, int]] = []
     for task in tasks:
-        total = total + task.spec.resources
-    return total
+        r = task.spec.resources
+        cpus += r.cpus
+        mem += r.mem
+        disk += r.disk
+        gpus += r.gpus
+        if r.ports:
+            ports += r.ports
+    return Resources.from_scalars((cpus, mem, disk, gpus), tuple(ports))
 
 
 NominationKey = tuple[str, str, str]  # (framework id, demand, agent id)

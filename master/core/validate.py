@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core.agent_arrays import task_use
+from corral.master.core.demands import connected_agents
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.invariants import InvariantBroken, close
 from corral.master.core.states import FrameworkState
@@ -242,6 +243,14 @@ def _kept_view(core: CoreState) -> None:
     hold, and while the book's ``version`` is the one they recorded, its offers are the ones
     they summed. (A change that moved no version would leave them stale: this catches it at
     the event.)"""
+    pending = core.pending
+    if pending.connected_version == core.largest.version:
+        connected = connected_agents(core)
+        _check(
+            len(connected) == len(pending.connected)
+            and all(a is b for a, b in zip(connected, pending.connected, strict=True)),
+            "the scan's connected agents changed without Largest.version",
+        )
     view = core.pending.arrays
     if view is None:
         return
@@ -256,3 +265,7 @@ def _kept_view(core: CoreState) -> None:
             bool((core.book.offered_rows(view.index, len(view.agents)) == view.offered).all()),
             "kept agent arrays: the offers changed without the book's version",
         )
+    _check(
+        bool((view.free == view.statics.totals - view.task_use - view.offered).all()),
+        "kept agent arrays: free is not totals - task_use - offered",
+    )

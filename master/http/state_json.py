@@ -79,7 +79,7 @@ def agent(a: op.AgentState) -> dict[str, Any]:
     }
 
 
-class _Classes:
+class Classes:
     """The state's priority classes: a demand's class name and value as the master resolves
     them (an empty or unknown name is the global default)."""
 
@@ -94,11 +94,11 @@ class _Classes:
         return int(self.values.get(name, self.values.get(self.default, 0)))
 
 
-def classes_of(s: op.State | op.FrameworkList) -> _Classes:
-    return _Classes(s.priority_classes)
+def classes_of(s: op.State | op.FrameworkList) -> Classes:
+    return Classes(s.priority_classes)
 
 
-def demand(d: op.DemandState, classes: _Classes) -> dict[str, Any]:
+def demand(d: op.DemandState, classes: Classes) -> dict[str, Any]:
     spec = d.demand
     where = f"demand {spec.name[:64]}"
     spread = convert.spread_from_pb(spec.spread, where) if spec.HasField("spread") else None
@@ -119,7 +119,7 @@ def demand(d: op.DemandState, classes: _Classes) -> dict[str, Any]:
     }
 
 
-def framework(f: op.FrameworkState, classes: _Classes) -> dict[str, Any]:
+def framework(f: op.FrameworkState, classes: Classes) -> dict[str, Any]:
     info = f.info
     where = f"framework {info.id}"
     removed = f.state == "removed"
@@ -150,9 +150,13 @@ def framework(f: op.FrameworkState, classes: _Classes) -> dict[str, Any]:
     }
 
 
-def class_priority(f: op.FrameworkState, classes: _Classes) -> int:
+def class_priority(f: op.FrameworkState, classes: Classes) -> int:
     """The highest class value among the framework's demands; with none, the default's."""
-    values = [classes.value(d.demand.priority_class) for d in f.demands]
+    return highest_class([classes.value(d.demand.priority_class) for d in f.demands], classes)
+
+
+def highest_class(values: list[int], classes: Classes) -> int:
+    """``class_priority`` of demands of these class values."""
     return max(values) if values else classes.value("")
 
 
@@ -223,7 +227,7 @@ def priority_class(c: pb.PriorityClass) -> dict[str, Any]:
 
 def state(s: op.State) -> dict[str, Any]:
     """The whole state (each list as the message holds it)."""
-    classes = _Classes(s.priority_classes)
+    classes = Classes(s.priority_classes)
     return {
         "master_id": s.master_id,
         "agents": [agent(a) for a in s.agents],

@@ -123,3 +123,24 @@ def test_the_kept_view_is_the_view_built_from_scratch(data: st.DataObject) -> No
             h.allocate()  # the scan runs after a cycle, with the view it keeps
             offers = []  # the cycle's offers are the test's to forget (they expire)
         kept = check(h, kept, fws)
+
+
+def test_between_scans_each_tick_sums_the_rows_whose_tasks_moved() -> None:
+    """pending.py rule 5: while demands wait, a tick that is not a scan sums the task rows of
+    the agents whose tasks changed since (so the next scan does not sum a burst of them), and
+    keeps ``free`` with them (validate() checks it after every event)."""
+    h = Harness(config=MasterConfig(pending_event_interval=5.0))
+    aid, _ = h.add_agent(resources="cpus:4;mem:1024;disk:100")
+    fid, _ = h.subscribe("a")
+    h.set_demands(fid, demand("d0", "cpus:1;mem:128", count=20))
+    [offer] = [o for o in h.offers_for(fid) if o.agent_id == aid]  # this tick scans
+    arrays = h.core.pending.arrays
+    assert arrays is not None
+    i = arrays.index[aid]
+    assert arrays.task_use[i].tolist() == [0.0, 0.0, 0.0, 0.0]
+    h.accept(fid, [offer.offer_id], task("t1", "cpus:1;mem:128", demand="d0"), refuse=0)
+    h.allocate()  # not a scan: 5 s have not passed
+    assert h.core.pending.arrays is arrays
+    assert arrays.task_use[i].tolist() == [1.0, 128.0, 0.0, 0.0]
+    assert arrays.free[i].tolist() == (arrays.statics.totals[i] - arrays.task_use[i]
+                                       - arrays.offered[i]).tolist()  # fmt: skip
