@@ -172,6 +172,11 @@ class ServingScheduler(sdk.Scheduler):
     async def _place(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> list[sdk.Offer]:
         """Launch what is missing on ``offers``; the offers left unused."""
         n = self.app.to_launch(self.clock())
+        if n > 0:
+            # A SetDemands in flight (the first after subscribing, or a changed demand) is
+            # answered first: refused, nothing may be launched (the tasks would name a demand
+            # the master never took), and its answer comes within a round trip.
+            await self._demands.settle()
         if n == 0 or self.refusal is not None:
             return offers
         spec = self.app.spec

@@ -4,6 +4,7 @@ the restart backoff, and a scale-down's kills."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
@@ -209,6 +210,29 @@ async def test_a_refused_demand_launches_nothing_until_the_app_changes() -> None
     await s.settle()
     await s.offers(d, [offer("h2", "a")])  # type: ignore[arg-type]
     assert [host for host, _ in d.of("launch")] == ["h2"]
+
+
+async def test_an_offer_while_the_demand_is_in_flight_waits_for_its_answer() -> None:
+    # The first offers can come before the master answers the SetDemands sent at subscribing
+    # (a loaded machine): a launch then named a demand the master was about to refuse.
+    answer = asyncio.Event()
+
+    class Slow(FakeDriver):
+        async def set_demands(self, demands: list[sdk.Demand]) -> None:
+            await super().set_demands(demands)
+            await answer.wait()
+            raise sdk.CallError("SetDemands", grpc.StatusCode.PERMISSION_DENIED, "no system")
+
+    spec = AppSpec.from_json({"id": "sys", "command": "x", "priority_class": "system"})
+    s, d = ServingScheduler(spec, clock=Clock()), Slow()
+    await s.subscribed(d, "fw")  # type: ignore[arg-type]
+    offered = asyncio.create_task(s.offers(d, [offer("h1", "a")]))  # type: ignore[arg-type]
+    await asyncio.sleep(0.01)
+    assert not offered.done() and d.of("launch") == []  # waiting on the demand's answer
+    answer.set()
+    await asyncio.wait_for(offered, 5)
+    assert s.refusal is not None
+    assert d.of("launch") == [] and d.of("decline")[-1][0] == ["h1"]
 
 
 class Recorder:
