@@ -286,9 +286,13 @@ async def test_a_framework_gone_past_its_failover_timeout_has_its_tasks_killed(
         workload.launching = False
         framework_id = driver.framework_id
         await driver.stop()
-    pids = [int(p) for m in workload.markers.iterdir() for p in m.read_text().split()]
-    assert len(pids) >= 4
     loop = asyncio.get_running_loop()
+    # RUNNING is reported once the agent started the process; its shell writes its pid a
+    # moment later (on a loaded machine, after the status has arrived).
+    deadline = loop.time() + WAIT
+    while len(pids := _marked_pids(workload.markers)) < 4:
+        assert loop.time() < deadline, f"4 tasks RUNNING but only pids {pids} were written"
+        await asyncio.sleep(0.05)  # another process writes the file: there is no event to await
     deadline = loop.time() + WAIT
     while any(_alive(p) for p in pids):
         assert loop.time() < deadline, f"task processes outlived the failover timeout: {pids}"
@@ -300,6 +304,11 @@ async def test_a_framework_gone_past_its_failover_timeout_has_its_tasks_killed(
         async with sdk.Driver(sdk.Scheduler(), again, cluster.master, connect_timeout=10) as late:
             await late.wait()
     assert "was removed" in refused.value.message
+
+
+def _marked_pids(markers: Path) -> list[int]:
+    """The pids the tasks' shells wrote so far (a line each, written whole by ``echo``)."""
+    return [int(p) for m in markers.iterdir() for p in m.read_text().split()]
 
 
 def _alive(pid: int) -> bool:
