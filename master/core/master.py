@@ -1,11 +1,13 @@
 """The master core: events in, commands out, no IO.
 
-This file keeps the state and dispatches each event to its handler; agents (membership.py),
-frameworks' subscriptions (subscriptions.py), accepts and declines (accepts.py), task statuses
-(statuses.py), reconciliation (reconcile.py), an operator's priority classes, weights and
-quotas (operator_settings.py), the registry's mirror (mirror.py), recovery (recovery.py), the
-clock's housekeeping (ticks.py) and each allocation cycle (allocation_tick.py) have their own
-modules, each with its rules.
+This file builds the components that own the core's state (the agent table, the task table,
+the offer book and the rest: docs/architecture.md, "Components and the state each owns"), asks
+each to check itself (``validate``), and dispatches each event to its handler; agents
+(membership.py), frameworks' subscriptions (subscriptions.py), accepts and declines
+(accepts.py), task statuses (statuses.py), reconciliation (reconcile.py), an operator's priority
+classes, weights and quotas (operator_settings.py), the registry's mirror (mirror.py), recovery
+(recovery.py), the clock's housekeeping (ticks.py) and each allocation cycle
+(allocation_tick.py) have their own modules, each with its rules.
 
 Rules of the core (this file and those modules apply them):
 1. Calls are validated completely before anything changes; a refused call raises
