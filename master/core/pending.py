@@ -132,7 +132,7 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
             continue  # schedulable, or quarantined (quarantine.py)
         kind, gang = tested[0], tested[1]
         note = before.get((fw_id, name))
-        last = note.reasoned_at if note is not None else -float("inf")
+        last = note.reasoned_at if note is not None else _NEVER
         failing.append((last, fw_id, name, fw, d, kind, gang))
     failing.sort(key=_FIRST_THREE)
     out: list[cmd.Command] = []

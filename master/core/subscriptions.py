@@ -117,7 +117,7 @@ def subscribe(core: CoreState, e: ev.FrameworkSubscribe) -> Commands:
         if fw.spec != spec:
             _replace_in_allocator(core, fw, spec)
         if spec.held_by != fw.spec.held_by:
-            _held_by(core, fw, spec.held_by)
+            core.tasks.held_by(fw, spec.held_by)
         fw.spec = spec
         fw.state = check(
             FRAMEWORK_TRANSITIONS, "framework", fw_id, fw.state, FrameworkState.SUBSCRIBED
@@ -156,14 +156,6 @@ def subscribe(core: CoreState, e: ev.FrameworkSubscribe) -> Commands:
             )
         )
     return out
-
-
-def _held_by(core: CoreState, fw: FrameworkRecord, principal: str) -> None:
-    """The framework's live tasks count towards ``principal`` from now on, no longer towards
-    its spec's (authz.py rule 4): a placeholder's owner learned from a report, (a principal
-    a placeholder never had) the principal that subscribes it on a plain-text master, or the
-    owner a service subscribes it for (rule 6)."""
-    core.tasks.held_by(fw, principal)
 
 
 def capped(core: CoreState, spec: FrameworkSpec) -> FrameworkSpec:
@@ -207,7 +199,7 @@ def reported_owner(core: CoreState, fw: FrameworkRecord, owner: FrameworkOwner |
     if owner is None or not fw.placeholder or fw.owner_reported:
         return
     spec = replace(fw.spec, principal=owner.principal, role=owner.role)
-    _held_by(core, fw, owner.principal)
+    core.tasks.held_by(fw, owner.principal)
     if spec.role != fw.spec.role:
         _replace_in_allocator(core, fw, spec)
         core.allocator.set_suppressed(fw.framework_id, True)

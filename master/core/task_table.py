@@ -82,7 +82,9 @@ class TaskTable:
 
     def held_by(self, fw: FrameworkRecord, principal: str) -> None:
         """The framework's live tasks count towards ``principal`` from now on, no longer
-        towards its spec's ``held_by`` (subscriptions.py)."""
+        towards its spec's ``held_by`` (authz.py rule 4; subscriptions.py): a placeholder's
+        owner learned from a report, (a principal a placeholder never had) the principal that
+        subscribes it on a plain-text master, or the owner a service subscribes it for."""
         for task in fw.tasks.values():
             if not task.state.terminal:
                 scalars = task.spec.resources.scalars()
