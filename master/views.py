@@ -44,7 +44,7 @@ def _all_tasks(
     return live + list(core.completed.values()) if completed else live
 
 
-def _role_to_pb(v: RoleView, out: operator_pb2.RoleState) -> None:
+def role_to_pb(v: RoleView, out: operator_pb2.RoleState) -> None:
     out.role, out.weight, out.share = v.role, v.weight, v.share
     convert.quota_to_pb(v.quota, out.quota)
     convert.resources_to_pb(v.allocated, out.allocated)
@@ -55,7 +55,7 @@ def _role_to_pb(v: RoleView, out: operator_pb2.RoleState) -> None:
 def roles_pb(core: MasterCore) -> operator_pb2.Roles:
     roles = operator_pb2.Roles()
     for v in core.role_views():
-        _role_to_pb(v, roles.roles.add())
+        role_to_pb(v, roles.roles.add())
     return roles
 
 
@@ -316,7 +316,7 @@ def state_pb(
         if framework_id is None or o.framework_id == framework_id:
             convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():
-        _role_to_pb(v, state.roles.add())
+        role_to_pb(v, state.roles.add())
     for c in core.priority.sorted():
         convert.priority_class_to_pb(c, state.priority_classes.add())
     acl = core.acl.describe()

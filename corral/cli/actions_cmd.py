@@ -190,7 +190,10 @@ def _wait_drained(args: argparse.Namespace) -> int:
     started = time.monotonic()
     said = started
     while True:
-        state = fetch_state(args.master, args.call_timeout)
+        # Its agent's part of the state only: a poll of the whole state costs the master the
+        # cluster (master/state_scope.py).
+        scope = operator_pb2.GetStateRequest(agent=args.agent_id)
+        state = fetch_state(args.master, args.call_timeout, scope)
         left = sorted(
             t.info.task_id
             for t in state.tasks

@@ -1,7 +1,8 @@
 """`corral describe agent|task|framework|role ID`: everything the master knows of one object and
-its recent cluster events (kubectl describe). Made from GetState, GetEvents and, for a
-framework, Explain; ``-o json`` gives ``{"kind", "object", "events"}`` with the object in the
-shape of /api/v1/state (corral.master.http.state_json) and the events in /api/v1/events'.
+its recent cluster events (kubectl describe). Made from GetState scoped to the object (not the
+whole cluster's state), GetEvents and, for a framework, Explain; ``-o json`` gives ``{"kind",
+"object", "events"}`` with the object in the shape of /api/v1/state
+(corral.master.http.state_json) and the events in /api/v1/events'.
 """
 
 from __future__ import annotations
@@ -134,12 +135,28 @@ def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dic
     raise CliError(f"no role {oid!r} (corral get roles lists them)")
 
 
+def scope_of(args: argparse.Namespace) -> operator_pb2.GetStateRequest:
+    """The state to ask for: the object and what refers to it, not the whole cluster's
+    (master/state_scope.py; a master that predates scopes answers with the whole state, and
+    ``_find`` looks the object up in it all the same)."""
+    oid = args.object_id
+    if args.kind == "agent":
+        return operator_pb2.GetStateRequest(agent=oid)
+    if args.kind == "framework":
+        return operator_pb2.GetStateRequest(framework_id=oid)
+    if args.kind == "task":
+        return operator_pb2.GetStateRequest(
+            task=operator_pb2.TaskRef(task_id=oid, framework_id=args.framework)
+        )
+    return operator_pb2.GetStateRequest(role=oid)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.kind == "nodegroup":
         from corral.cli import nodegroups_cmd
 
         return nodegroups_cmd.describe(args)
-    state = fetch_state(args.master, args.timeout)
+    state = fetch_state(args.master, args.timeout, scope_of(args))
     msg, record = _find(args, state)
     # An agent may be given by name or hostname; its events are about its id.
     oid = record["id"] if args.kind == "agent" else args.object_id

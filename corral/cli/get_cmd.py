@@ -156,9 +156,12 @@ def pages(
             return
 
 
-def fetch_state(master: str, timeout: float) -> operator_pb2.State:
+def fetch_state(
+    master: str, timeout: float, request: operator_pb2.GetStateRequest | None = None
+) -> operator_pb2.State:
+    """GetState: the whole state, or the part ``request``'s scope names."""
     state: operator_pb2.State = call_operator(
-        master, "GetState", operator_pb2.GetStateRequest(), timeout
+        master, "GetState", request or operator_pb2.GetStateRequest(), timeout
     )
     return state
 

@@ -381,8 +381,24 @@ class Explanation(_message.Message):
     def __init__(self, framework_id: _Optional[str] = ..., state: _Optional[str] = ..., suppressed: _Optional[bool] = ..., outstanding_offers: _Optional[int] = ..., offered_agents: _Optional[int] = ..., reasons: _Optional[_Mapping[str, int]] = ..., details_json: _Optional[str] = ..., priority: _Optional[int] = ..., wants_nothing: _Optional[bool] = ..., pending_demands_json: _Optional[str] = ...) -> None: ...
 
 class GetStateRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("agent", "framework_id", "task", "role")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    agent: str
+    framework_id: str
+    task: TaskRef
+    role: str
+    def __init__(self, agent: _Optional[str] = ..., framework_id: _Optional[str] = ..., task: _Optional[_Union[TaskRef, _Mapping]] = ..., role: _Optional[str] = ...) -> None: ...
+
+class TaskRef(_message.Message):
+    __slots__ = ("task_id", "framework_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRAMEWORK_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    framework_id: str
+    def __init__(self, task_id: _Optional[str] = ..., framework_id: _Optional[str] = ...) -> None: ...
 
 class AgentState(_message.Message):
     __slots__ = ("info", "active", "used", "offered", "registered_at", "state", "connected", "tasks", "last_seen", "heartbeat_interval", "maintenance", "usage", "revocable_used")

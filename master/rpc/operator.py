@@ -11,7 +11,15 @@ import grpc
 
 from corral import events as cluster_events
 from corral import limits
-from corral.master import explanation, paging, state_pages, task_files, views, what_if
+from corral.master import (
+    explanation,
+    paging,
+    state_pages,
+    state_scope,
+    task_files,
+    views,
+    what_if,
+)
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.refusals import CallRejected
@@ -34,7 +42,13 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
     async def GetState(
         self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.State:
-        return await self.rt.query(views.state_pb)
+        try:
+            state: operator_pb2.State = await self.rt.query(
+                lambda core: state_scope.scoped_state_pb(core, request)
+            )
+        except WireError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return state
 
     async def _page(self, context: grpc.aio.ServicerContext[Any, Any], build: Any) -> Any:
         """One page of a list (state_pages.py), built on the core's task; a page token this

@@ -12,6 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
+import grpc
 import pytest
 
 from corral.frameworks import sdk
@@ -141,6 +142,19 @@ async def test_describe_agent_takes_the_name_get_agents_prints(tmp_path: Path) -
         assert "Traceback" not in shared.stderr
         missing = await cli("describe", "agent", "nope", *m)
         assert missing.returncode == 1 and "no agent 'nope'" in missing.stderr
+
+        # What describe asks for over gRPC: the agent's part of the state, not the cluster's
+        # (master/state_scope.py); a scope naming nothing is refused with its reason.
+        async with cluster.channel() as channel:
+            operator = op_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
+            scoped = await operator.GetState(op.GetStateRequest(agent="agent-0"), timeout=10)
+            assert [a.info.id for a in scoped.agents] == [first["id"]]
+            whole = await operator.GetState(op.GetStateRequest(), timeout=10)
+            assert len(whole.agents) == 2
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await operator.GetState(op.GetStateRequest(agent=""), timeout=10)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "scope agent is empty" in (refused.value.details() or "")
 
 
 # A task whose memory use moves by a MiB every 0.2 s (up to 12 MiB more, then back), well
