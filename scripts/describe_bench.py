@@ -5,7 +5,9 @@ A real master (master/bench/synthetic_master.py gives it N agents by registratio
 agent processes, no tasks), then over real gRPC: GetState whole, and scoped to an agent by id,
 to an agent by hostname (a pass over the agents' names), and to a role (a pass over the
 agents, as GetRoles); each the median wall time of ``--rounds`` calls and its message size.
-Then the real `corral describe agent ID` command, wall time to its exit.
+Then the real `corral describe agent ID` command, wall time to its exit. A build before the
+scopes (on PYTHONPATH, run from outside the checkout) measures the whole state and its
+describe only.
 
     .venv/bin/python scripts/describe_bench.py --agents 50000 --rounds 5
 """
@@ -42,12 +44,13 @@ async def main(agents: int, rounds: int) -> None:
         ) as channel:
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             some = agent_id(agents // 2)
-            cases = {
-                "whole state": op.GetStateRequest(),
-                "agent by id": op.GetStateRequest(agent=some),
-                "agent by hostname": op.GetStateRequest(agent=f"host-{agents // 2:05d}"),
-                "role": op.GetStateRequest(role="*"),
-            }
+            cases = {"whole state": op.GetStateRequest()}
+            if "agent" in op.GetStateRequest.DESCRIPTOR.fields_by_name:  # not a build before
+                cases |= {
+                    "agent by id": op.GetStateRequest(agent=some),
+                    "agent by hostname": op.GetStateRequest(agent=f"host-{agents // 2:05d}"),
+                    "role": op.GetStateRequest(role="*"),
+                }
             print(f"{agents} agents; median of {rounds} calls (wall, over gRPC)")
             for name, request in cases.items():
                 times, size = [], 0
