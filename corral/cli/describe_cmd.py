@@ -138,8 +138,10 @@ def _find(args: argparse.Namespace, state: operator_pb2.State) -> tuple[Any, dic
 def scope_of(args: argparse.Namespace) -> operator_pb2.GetStateRequest:
     """The state to ask for: the object and what refers to it, not the whole cluster's
     (master/state_scope.py; a master that predates scopes answers with the whole state, and
-    ``_find`` looks the object up in it all the same)."""
+    ``_find`` looks the object up in it all the same). An empty ID is a usage error (exit 2)."""
     oid = args.object_id
+    if not oid:
+        raise CliError(f"describe {args.kind}: the ID is empty", exit_code=2)
     if args.kind == "agent":
         return operator_pb2.GetStateRequest(agent=oid)
     if args.kind == "framework":

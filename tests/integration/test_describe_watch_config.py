@@ -142,6 +142,8 @@ async def test_describe_agent_takes_the_name_get_agents_prints(tmp_path: Path) -
         assert "Traceback" not in shared.stderr
         missing = await cli("describe", "agent", "nope", *m)
         assert missing.returncode == 1 and "no agent 'nope'" in missing.stderr
+        empty = await cli("describe", "agent", "", *m)
+        assert empty.returncode == 2 and "describe agent: the ID is empty" in empty.stderr
 
         # What describe asks for over gRPC: the agent's part of the state, not the cluster's
         # (master/state_scope.py); a scope naming nothing is refused with its reason.
