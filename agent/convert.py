@@ -103,6 +103,13 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
             duration_seconds=info.simulation.duration_seconds,
             exit_code=info.simulation.exit_code,
         )
+    # Each field read once, and limits only when set: reading an unset message field builds
+    # an empty one (this runs for every task an agent is sent).
+    resources = info.resources
+    cpus_limit = mem_limit = 0.0
+    if info.HasField("limits"):
+        limits = info.limits
+        cpus_limit, mem_limit = limits.cpus, limits.mem
     return TaskSpec(
         task_id=info.task_id,
         framework_id=info.framework_id or framework_id,
@@ -110,15 +117,15 @@ def task_from_pb(info: common_pb2.TaskInfo, framework_id: str) -> TaskSpec:
         command=command,
         simulation=simulation,
         kill_grace_period=info.kill_grace_period_seconds,
-        mem=info.resources.mem,
+        mem=resources.mem,
         priority_class=info.priority_class,
-        cpus=info.resources.cpus,
-        cpus_limit=info.limits.cpus,
-        mem_limit=info.limits.mem,
+        cpus=resources.cpus,
+        cpus_limit=cpus_limit,
+        mem_limit=mem_limit,
         priority=info.priority,
         revocable=info.revocable,
         container=container_from_pb(info),
-        gpus=info.resources.gpus,
+        gpus=resources.gpus,
         executor_id=info.executor.executor_id if info.HasField("executor") else "",
         wire=info,
     )

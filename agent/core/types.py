@@ -47,7 +47,7 @@ class SimulationSpec:
     exit_code: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # immutable by convention, not frozen: made per task (task_from_pb)
 class TaskSpec:
     """What the core needs of a task. ``kill_grace_period`` 0 means the agent's default.
     ``cpus`` and ``mem`` are its request, ``cpus_limit`` and ``mem_limit`` its limits (0:
