@@ -72,11 +72,31 @@ def open_channel(target: str, tls: Credentials | None = None) -> grpc.aio.Channe
 
 class ChannelPool:
     """Channels by master address and slot: the agents of one process share a few channels
-    (HTTP/2 connections) to whichever master leads, all with one credential."""
+    (HTTP/2 connections) to whichever master leads, all with one credential.
 
-    def __init__(self, tls: Credentials | None = None) -> None:
+    With ``setting_up`` > 0, at most that many of its agents' streams are being set up at once
+    (dialled, REGISTER sent, not yet answered); the others wait their turn, first come first
+    served. Thousands of simulated agents of one process reconnecting at once (a failover: the
+    detector names the new leader to all of them together) otherwise each took one step per
+    turn of the process's event loop, every turn as long as all of them: the first REGISTER went
+    out only after every agent had dialled, and at 12,500 agents a process the new leader waited
+    seconds for its first agent (docs/performance.md, "Master failover at 50,000 agents").
+    Bounded, the first agents register at once and the rest as the master answers."""
+
+    def __init__(self, tls: Credentials | None = None, setting_up: int = 0) -> None:
         self._channels: dict[tuple[str, int], grpc.aio.Channel] = {}
         self.tls = resolve(tls)  # NoCredentials (a ValueError) here, not at the first connect
+        self._setting_up = asyncio.Semaphore(setting_up) if setting_up > 0 else None
+
+    async def begin_setup(self) -> None:
+        """Wait for a turn to set a stream up (with no bound: at once)."""
+        if self._setting_up is not None:
+            await self._setting_up.acquire()
+
+    def end_setup(self) -> None:
+        """A stream set up (answered) or given up: the turn goes to the next agent."""
+        if self._setting_up is not None:
+            self._setting_up.release()
 
     def get(self, address: str, slot: int = 0) -> grpc.aio.Channel:
         channel = self._channels.get((address, slot))
@@ -150,6 +170,7 @@ class MasterConnection:
         self._away = 0.0  # set by drop(): seconds to stay away once the stream is cut
         self.connected = False
         self.attempts = 0
+        self._setting_up = False  # holding one of the pool's set-up turns
 
     # --- sending (synchronous: callers run in the loop, the writer does the IO) ----------
 
@@ -242,6 +263,25 @@ class MasterConnection:
         return agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
 
     async def _one_stream(self) -> str:
+        """One stream, set up in a turn of the pool's (``ChannelPool``'s ``setting_up``)."""
+        pool = self._pool
+        if pool is None or self._channel is not None:
+            return await self._stream()
+        await pool.begin_setup()
+        self._setting_up = True
+        try:
+            return await self._stream()
+        finally:
+            self._set_up()
+
+    def _set_up(self) -> None:
+        """The stream is answered (or over): its set-up turn goes back to the pool."""
+        if self._setting_up:
+            self._setting_up = False
+            assert self._pool is not None
+            self._pool.end_setup()
+
+    async def _stream(self) -> str:
         self.attempts += 1
         stub = await self._stub()
         call = stub.Connect()
@@ -276,6 +316,7 @@ class MasterConnection:
                     break
                 self.epoch = msg.epoch
                 self.connected = True
+                self._set_up()
                 self._owner.on_message(msg)
         except grpc.aio.AioRpcError as exc:
             error = f"{exc.code().name}: {exc.details()}"

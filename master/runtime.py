@@ -33,6 +33,7 @@ from corral.master.core.durable import Change, RegistryState
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
 from corral.master.event_log import EventLog
+from corral.master.inbox import Inbox
 from corral.master.metrics import MasterMetrics
 from corral.master.outbox import Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
@@ -48,7 +49,7 @@ from corral.v1 import scheduler_pb2
 
 log = get_logger("corral.master")
 
-BATCH_LIMIT = 1024  # events handled per flush
+BATCH_LIMIT = 1024  # events handled per flush, agents' registrations aside (inbox.py)
 
 T = TypeVar("T")
 
@@ -93,7 +94,7 @@ class MasterRuntime:
         self.clock = clock
         self.metrics = MasterMetrics()
         self._rng = random.Random(seed)
-        self._inbox: asyncio.Queue[tuple[Any, asyncio.Future[Any] | None]] = asyncio.Queue()
+        self._inbox = Inbox()  # agents' registrations in a lane of their own (inbox.py)
         self._seq = itertools.count(1)
         self.framework_streams: dict[str, OutStream] = {}  # by stream id
         self._stream_of_framework: dict[str, str] = {}
@@ -153,7 +154,7 @@ class MasterRuntime:
         return next(self._seq)
 
     def submit(self, event: ev.Event) -> None:
-        self._inbox.put_nowait((event, None))
+        self._inbox.put((event, None))
 
     async def call(self, event: ev.Event, timeout: float | None = None) -> Any:
         """Submit an event and wait for the core's answer (an ``Answer`` command's value, or
@@ -171,7 +172,7 @@ class MasterRuntime:
         if isinstance(event, ev.Accept) and not self._admit_accept(future):
             return future
         item: Any = event if timeout is None else _Deadlined(event, self.clock() + timeout)
-        self._inbox.put_nowait((item, future))
+        self._inbox.put((item, future), registration=isinstance(event, ev.AgentRegister))
         return future
 
     def _admit_accept(self, future: asyncio.Future[Any]) -> bool:
@@ -190,7 +191,7 @@ class MasterRuntime:
     async def query(self, fn: Callable[[MasterCore], T]) -> T:
         """Run ``fn`` on the core between two events and return its result."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait((_Query(fn), future))
+        self._inbox.put((_Query(fn), future))
         return await future
 
     def set_acl(self, acl: acls.Acl) -> None:
@@ -333,9 +334,7 @@ class MasterRuntime:
 
     async def _core_loop(self) -> None:
         while True:
-            batch = [await self._inbox.get()]
-            while len(batch) < BATCH_LIMIT and not self._inbox.empty():
-                batch.append(self._inbox.get_nowait())
+            batch = await self._inbox.take(BATCH_LIMIT)
             self.metrics.inbox_depth.set(self._inbox.qsize())
             outbox = Outbox(self._offer_encoder, self.seals)
             for item, future in batch:

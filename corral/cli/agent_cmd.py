@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 # Simulated agents share channels (HTTP/2 connections), each with its own stream; a few
 # connections instead of one spread the master's per-connection work.
 AGENTS_PER_CHANNEL = 64
+# Streams the agents of one process set up at once (agent/connection.py, ChannelPool): enough
+# to keep a master busy registering (it answers ~1,000 registrations a second), few enough that
+# each turn of the process's event loop stays short when all of them reconnect at once.
+STREAMS_SETTING_UP = 256
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -464,7 +468,7 @@ async def _run_agents(configs: list[AgentConfig], wave: tuple[int, float] = (0, 
 
     # One detector (one ZooKeeper session) and one pool for the agents of this process.
     detector = make_detector(parse_master(configs[0].master))
-    pool = ChannelPool(configs[0].tls)
+    pool = ChannelPool(configs[0].tls, setting_up=STREAMS_SETTING_UP)
     try:
         agents = [
             Agent(

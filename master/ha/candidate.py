@@ -1,9 +1,11 @@
 """A highly available master (``corral master --zk zk://HOST:PORT/PATH``).
 
 The process listens at once and joins the election (leadership.py). While another master leads
-it is a standby: every call is answered with the leader's address (leader_gate.py). When it is
-elected it fences the shared ZooKeeper registry (registry/zookeeper.py: the new epoch), reads
-it, and starts the runtime with that epoch, as a restarted single master starts from SQLite.
+it is a standby: every call is answered with the leader's address (leader_gate.py), and it
+decodes the agents' records of the registry ahead, every ``WARM_EVERY`` seconds when their
+listing changed (registry/zookeeper.py, rule 4). When it is elected it fences the shared
+ZooKeeper registry (the new epoch), reads it (decoding only what changed since), and starts the
+runtime with that epoch, as a restarted single master starts from SQLite.
 When its leadership ends (rule 3 of leadership.py) it halts at once, then exits with
 ``LEADERSHIP_LOST`` for its supervisor to start it again as a fresh candidate, as a Mesos master
 does.
@@ -29,13 +31,16 @@ from corral.master.ha.leader_gate import LeaderGate, http_middleware, mesos_midd
 from corral.master.ha.leadership import Contender
 from corral.master.mesos_api.server import MesosApiOptions
 from corral.master.registry import RegistryError
-from corral.master.registry.zookeeper import ZooKeeperRegistry
+from corral.master.registry.zookeeper import DecodedAgents, ZooKeeperRegistry
 from corral.master.security.tls import ServerTLS
 from corral.master.server import RunningMaster, start_master, write_ready_file
 
 log = get_logger("corral.master")
 
 LEADERSHIP_LOST = 3  # the exit status of a master whose leadership ended
+# How often a standby looks for agents' records to decode ahead: one ZooKeeper stat when nothing
+# changed; while agents register, the records added since the last look.
+WARM_EVERY = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +155,17 @@ async def _first(*events: asyncio.Event) -> None:
             w.cancel()
 
 
+async def _keep_warm(registry: ZooKeeperRegistry) -> None:
+    """A standby's: decode the registry's agents' records ahead (registry/zookeeper.py, rule 4).
+    A failed warm-up costs only the time it would have saved: said, and tried again."""
+    while True:
+        try:
+            await asyncio.to_thread(registry.warm)
+        except RegistryError as exc:
+            log.info("registry_warm_up_failed", error=str(exc))
+        await asyncio.sleep(WARM_EVERY)
+
+
 async def _serve(
     master: RunningMaster,
     contender: Contender,
@@ -158,13 +174,19 @@ async def _serve(
     stop: asyncio.Event,
 ) -> int:
     runtime = master.runtime
-    await _first(stop, contender.elected, contender.lost)
+    decoded = DecodedAgents()
+    ahead = ZooKeeperRegistry(contender.client, ha.registry_root, contender.znode, decoded)
+    warming = asyncio.create_task(_keep_warm(ahead))
+    try:
+        await _first(stop, contender.elected, contender.lost)
+    finally:
+        warming.cancel()
     if stop.is_set():
         log.info("master_stopping", role=gate.role)
         return 0
     if contender.elected.is_set() and not contender.lost.is_set():
         gate.taking_over = True
-        registry = ZooKeeperRegistry(contender.client, ha.registry_root, contender.znode)
+        registry = ZooKeeperRegistry(contender.client, ha.registry_root, contender.znode, decoded)
         try:
             epoch = await asyncio.to_thread(registry.fence)
             runtime.registry = registry
@@ -185,6 +207,7 @@ async def _serve(
             epoch=epoch,
             znode=contender.znode,
             registry=registry.describe(),
+            agents_decoded_ahead=decoded.reused,
         )
         await _first(stop, contender.lost, runtime.died)
     if runtime.died.is_set() and not contender.lost.is_set():

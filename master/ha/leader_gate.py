@@ -13,12 +13,21 @@ Refused, every agent would back off (up to 5 s) and a large cluster's agents wou
 at once after the takeover, the standby idle meanwhile (docs/performance.md, "Master failover at
 50,000 agents"); held, their streams are open when it leads and they register at once. Unary
 calls are still refused at once: their callers have deadlines, and retry.
+
+When it leads, the held streams are let through in an order: frameworks' and operators' at once,
+agents' ``AGENTS_PER_TURN`` per turn of the event loop, first come first through. Let through
+all at once, every agent's registration was decoded (in one turn of the loop each step) before
+a framework's SUBSCRIBE or the core got the loop: at 50,000 agents, seconds with no framework
+subscribed and no offer. Paced, frameworks subscribe at once and the core offers the first
+agents back while the rest are let through (master/inbox.py keeps their registrations from
+queueing ahead of the frameworks' calls).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +40,10 @@ from corral.master.ha.leadership import Contender
 # Longer than a takeover at 50,000 agents (fence, read, recover: ~4.5 s) with room for a slow
 # machine; a stream held this long is refused as before.
 TAKEOVER_HOLD = 30.0
+# Agents' streams let through per turn of the event loop once it leads: each costs the loop its
+# registration's decoding (~0.1-0.2 ms), so a turn stays within tens of milliseconds.
+AGENTS_PER_TURN = 200
+AGENT_STREAMS = "/corral.v1.AgentService/"
 
 
 class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio untyped
@@ -43,22 +56,46 @@ class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio 
         master_id: str,
         grpc_address: str,
         takeover_hold: float = TAKEOVER_HOLD,
+        agents_per_turn: int = AGENTS_PER_TURN,
     ) -> None:
         self.contender = contender
         self.master_id = master_id
         self.grpc_address = grpc_address
         self.takeover_hold = takeover_hold
+        self.agents_per_turn = agents_per_turn
         self.is_open = False
         self.epoch = 0
         self.taking_over = False
         # Set once the takeover is decided: this master leads (open) or lost its leadership.
         self._decided = asyncio.Event()
-        contender.on_lost.append(self._decided.set)
+        # Agents' streams held, each waiting for its turn (let through in arrival order).
+        self._agents_held: deque[asyncio.Future[None]] = deque()
+        self._releasing: asyncio.Task[None] | None = None
+        contender.on_lost.append(self._lost)
 
     def open(self, epoch: int) -> None:
         self.epoch = epoch
         self.is_open = True
         self._decided.set()
+        self._releasing = asyncio.get_running_loop().create_task(self._release_agents())
+
+    def _lost(self) -> None:
+        """The takeover failed: every held stream is let go at once, to be refused."""
+        self._decided.set()
+        while self._agents_held:
+            turn = self._agents_held.popleft()
+            if not turn.done():
+                turn.set_result(None)
+
+    async def _release_agents(self) -> None:
+        """Let the held agents' streams through, ``agents_per_turn`` a turn of the loop."""
+        held = self._agents_held
+        while held:
+            for _ in range(min(self.agents_per_turn, len(held))):
+                turn = held.popleft()
+                if not turn.done():  # (done: its call gave up waiting)
+                    turn.set_result(None)
+            await asyncio.sleep(0)
 
     def close(self) -> None:
         self.is_open = False
@@ -90,9 +127,13 @@ class LeaderGate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc.aio 
         if self.is_open or handler is None:
             return handler
         if self.taking_over and (handler.request_streaming or handler.response_streaming):
+            turn: asyncio.Future[None] | None = None
+            if handler_call_details.method.startswith(AGENT_STREAMS):
+                turn = asyncio.get_running_loop().create_future()
+                self._agents_held.append(turn)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.takeover_hold):
-                    await self._decided.wait()
+                    await (self._decided.wait() if turn is None else turn)
             if self.is_open:
                 return handler
         return _refusing(handler, self)

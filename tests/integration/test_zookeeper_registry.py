@@ -11,11 +11,18 @@ from typing import Any
 import pytest
 
 from corral.loadtest.zookeeper import LocalZooKeeper
-from corral.master.core.durable import FrameworkEntry, PutAgent, PutFramework, PutWeight
+from corral.master.core.durable import (
+    AgentEntry,
+    FrameworkEntry,
+    PutAgent,
+    PutFramework,
+    PutWeight,
+    RemoveAgent,
+)
 from corral.master.registry import MemoryRegistry, RegistryError, zk_multiread
 from corral.master.registry import zookeeper as zk_registry
 from corral.master.registry.prune import MAX_REMOVED_FRAMEWORKS
-from corral.master.registry.zookeeper import ZooKeeperRegistry, encode_name
+from corral.master.registry.zookeeper import DecodedAgents, ZooKeeperRegistry, encode_name
 from tests.unit.test_registry import AGENT, CHANGES, FRAMEWORK
 from tests.zk import zookeeper
 
@@ -211,3 +218,39 @@ def test_a_server_without_multiread_is_refused_clearly(
     monkeypatch.setattr(zk_multiread.MultiRead, "type", 99)
     with pytest.raises(RegistryError, match=r"no multiRead \(ZooKeeper 3.6 or later"):
         registry.load()
+
+
+def test_a_standby_decodes_agents_ahead_and_its_read_decodes_only_what_changed(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule 4: the agents' records a standby decoded ahead are taken as they are when their
+    bytes did not change; a record changed or added since is decoded from what the new leader
+    read, and removed ones are gone. The state is the same as a read with nothing ahead."""
+    first = _leader(client)
+    first.apply([_agent(i) for i in range(50)])
+    decoded = DecodedAgents()
+    standby = client.create("/corral/json.info_", b"{}", ephemeral=True, sequence=True)
+    ahead = ZooKeeperRegistry(client, "/corral-registry", standby, decoded)
+    assert ahead.warm() == 50
+    assert ahead.warm() == 0, "nothing was added: the listing is not read again"
+    unreachable = dataclasses.replace(_agent(3).entry, unreachable_at=9.0)
+    first.apply([PutAgent(unreachable), _agent(50), RemoveAgent(_agent(7).entry.agent_id)])
+    assert ahead.warm() == 1  # the one added (the changed one's bytes are compared later)
+    decodes: list[Any] = []
+    decode = zk_registry._agent_entry
+
+    def counted(record: dict[str, Any]) -> AgentEntry:
+        decodes.append(record)
+        return decode(record)
+
+    monkeypatch.setattr(zk_registry, "_agent_entry", counted)
+    leader = ZooKeeperRegistry(client, "/corral-registry", standby, decoded)
+    leader.fence()
+    state = leader.load()
+    assert [float(r["registered_at"]) for r in decodes] == [3.0]  # only the changed record
+    assert decoded.reused == 49 and not decoded.entries
+    monkeypatch.setattr(zk_registry, "_agent_entry", decode)
+    assert state.agents == _leader(client).load().agents
+    ids = {a.agent_id for a in state.agents}
+    assert len(ids) == 50 and "agent-00007" not in ids and "agent-00050" in ids
+    assert next(a for a in state.agents if a.agent_id == "agent-00003").unreachable_at == 9.0

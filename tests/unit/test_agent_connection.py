@@ -10,7 +10,9 @@ from typing import Any
 
 import grpc.aio
 
-from corral.agent.connection import MasterConnection, ReconnectBackoff
+from corral.agent.connection import ChannelPool, MasterConnection, ReconnectBackoff
+from corral.detector import StaticDetector
+from corral.tls import Insecure
 from corral.v1 import agent_pb2, common_pb2
 
 
@@ -224,3 +226,62 @@ async def test_a_dropped_stream_stays_away_then_registers_again() -> None:
         await asyncio.wait_for(runner, 1.0)
     finally:
         runner.cancel()
+
+
+class FakePool(ChannelPool):
+    """A pool of one fake channel (every address, every slot), with the set-up bound."""
+
+    def __init__(self, setting_up: int) -> None:
+        super().__init__(Insecure(), setting_up=setting_up)
+        self.channel = FakeChannel()
+
+    def get(self, address: str, slot: int = 0) -> Any:
+        return self.channel
+
+
+async def test_a_pool_sets_up_so_many_streams_at_once_and_the_next_as_the_master_answers() -> None:
+    """Thousands of simulated agents reconnecting together: with the pool's bound only the
+    first ``setting_up`` dial; each answered stream (REGISTERED) lets the next agent dial, in
+    the order they came, and a stream given up does too."""
+    pool = FakePool(setting_up=2)
+    detector = StaticDetector(("leader:1",))
+    owners = [Owner() for _ in range(5)]
+    conns = []
+    for owner in owners:
+        conn = MasterConnection(
+            None,
+            owner,
+            ReconnectBackoff(0.001, 0.002),
+            rng=random.Random(1),
+            detector=detector,
+            pool=pool,
+        )
+        owner.conn = conn
+        conns.append(conn)
+    loop = asyncio.get_running_loop()
+    runners = [loop.create_task(conn.run()) for conn in conns]
+    calls = pool.channel.calls
+    try:
+        await until(lambda: len(calls) >= 2)
+        for _ in range(20):  # the others wait their turn, however long
+            await asyncio.sleep(0)
+        assert [o.opened for o in owners] == [1, 1, 0, 0, 0], f"{len(calls)} streams dialled"
+
+        # The first answered: the third agent dials; the second's stream ends unanswered
+        # (it will dial again, behind the others): the fourth dials.
+        calls[0].inbox.put_nowait(agent_pb2.MasterMessage(shutdown=agent_pb2.Shutdown()))
+        await until(lambda: len(calls) == 3)
+        assert owners[2].opened == 1 and conns[0].connected
+        calls[1].inbox.put_nowait(grpc.aio.EOF)
+        await until(lambda: len(calls) == 4)
+        assert owners[3].opened == 1 and owners[4].opened == 0
+        for call in calls[2:4]:
+            call.inbox.put_nowait(agent_pb2.MasterMessage(shutdown=agent_pb2.Shutdown()))
+        await until(lambda: owners[4].opened == 1 and owners[1].opened == 2)
+        assert len(calls) == 6
+    finally:
+        for conn in conns:
+            await conn.close()
+        for runner in runners:
+            runner.cancel()
+        await asyncio.gather(*runners, return_exceptions=True)
