@@ -10,6 +10,8 @@ Rules (the core's validate() checks 3 and 4):
    looked at ``demand_work.PREEMPTION_AGENT_VISITS`` agents, higher classes first and, within a
    class, the framework and then the demand least recently searched first; a shape no agent
    could hold, or one a search found nothing for this tick, is not searched (demand_work.py).
+   Which demands may preempt by class, shape and unmet count is kept per framework across ticks
+   (preempt_wanting.py), and the rotation is read only as far as the budgets reach.
 2. A victim is told to die through its agent (SendKill) and remembers who preempted it; its
    KILLED status reaches its framework with reason PREEMPTED and that message.
 3. What a victim frees when it ends is charged to the preemptor at once, in the same event
