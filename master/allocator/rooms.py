@@ -30,9 +30,16 @@ def by_id(al: AllocatorArrays) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.obj
     if al._agents_by_id is None:
         live = al._live_agents()
         table = al._agents.table()
-        al._agents_by_id = live[np.argsort(order.name_ranks([table[a] for a in live]))]
+        names = [table[a] for a in live.tolist()]
+        if None in names:  # not for a live row; order.name_ranks sorts None last
+            at = np.argsort(order.name_ranks(names))
+        else:
+            # The names' own order, as name_ranks gives it, without a key tuple per name:
+            # a third of the time (the first scan after agents changed paid ~5 ms at 10k).
+            at = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.intp)
+        al._agents_by_id = live[at]
         # Ids as an array: a room picks its ids with one mask, not a loop.
-        al._ids_by_id = np.array([table[a] for a in al._agents_by_id], dtype=object)
+        al._ids_by_id = np.array(names, dtype=object)[at]
     return al._agents_by_id, al._ids_by_id
 
 

@@ -9,7 +9,8 @@ What changes between two scans is mostly a few agents' tasks and the offers, so:
   ``AgentRecord.tasks_version`` moved (add_task, pop_task and clear_tasks move it: the only
   ways ``tasks`` changes), at the scan and, while demands wait, at every tick between
   (``follow_tasks``: 20,000 tasks launched between two scans cost that scan ~30 ms at 10,000
-  agents; summed tick by tick, no tick pays for more than its own);
+  agents; summed tick by tick, no tick pays for more than its own, and none for more than
+  ``FOLLOW_TASKS_PER_TICK`` tasks: the rest wait for the next tick, or the scan);
 - ``offered[i]``: what the outstanding offers on agent i hold, summed again (array work per
   batch, no record per offer: ``OfferBook.offered_rows``) only when ``OfferBook.version``
   moved (every offer made or ended moves it);
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
     from corral.master.core.offer_book import OfferBook
 
 F64 = npt.NDArray[np.float64]
+
+# Tasks a tick between two scans sums at most (``follow_tasks``; ~1.2 us each at 10,000 agents):
+# a burst of 20,000 launches between two ticks cost the next tick ~23 ms summed at once; now
+# the ticks up to the scan share it (the scan sums whatever is left, as before).
+FOLLOW_TASKS_PER_TICK = 5_000
 
 
 class AgentArrays:
@@ -100,20 +106,31 @@ class AgentArrays:
 
     def follow_tasks(self) -> None:
         """Between two scans: the rows of the agents whose tasks moved summed now (one tick's
-        launches and ends), so a scan does not pay for seconds of them at once. Rows only:
-        which agents, their statics and the offers are ``refreshed``'s, at the scan (a row of
-        an agent that has since left is dropped there)."""
-        if self._sum_moved_tasks():
+        launches and ends), so a scan does not pay for seconds of them at once; at most
+        ``FOLLOW_TASKS_PER_TICK`` tasks' worth, the first moved agents in row order (the
+        others keep the version they were summed at, so the next tick or the scan sums them).
+        Rows only: which agents, their statics and the offers are ``refreshed``'s, at the scan
+        (a row of an agent that has since left is dropped there)."""
+        if self._sum_moved_tasks(FOLLOW_TASKS_PER_TICK):
             self._set_free()
 
-    def _sum_moved_tasks(self) -> bool:
+    def _sum_moved_tasks(self, budget: int | None = None) -> bool:
+        """Sum the rows whose ``tasks_version`` moved: all of them, or the first that hold at
+        most ``budget`` tasks together (at least one row)."""
         versions = tasks_versions(self.agents)
         moved = np.flatnonzero(versions != self.tasks_versions)
-        if len(moved):
-            agents = self.agents
-            self.task_use[moved] = task_use_rows([agents[i] for i in moved.tolist()])
-        self.tasks_versions = versions
-        return bool(len(moved))
+        if not len(moved):
+            return False
+        agents = self.agents
+        picked = [agents[i] for i in moved.tolist()]
+        if budget is not None:
+            counts = np.fromiter((len(a.tasks) for a in picked), dtype=np.intp, count=len(picked))
+            k = max(1, int(np.searchsorted(np.cumsum(counts), budget, side="right")))
+            if k < len(moved):
+                moved, picked = moved[:k], picked[:k]
+        self.task_use[moved] = task_use_rows(picked)
+        self.tasks_versions[moved] = versions[moved]
+        return True
 
     def free_for(self, framework_id: str) -> F64:
         """What the framework could get of each agent now: ``free`` with its own offers added

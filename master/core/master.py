@@ -87,6 +87,7 @@ from corral.master.core.durable import (
 from corral.master.core.offer_book import OfferBook, return_ports
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
+from corral.master.core.preempt_wanting import PreemptWanting
 from corral.master.core.preemption_budget import PreemptionBudget
 from corral.master.core.priority_table import PriorityTable
 from corral.master.core.quarantine import Quarantine
@@ -229,6 +230,7 @@ class MasterCore:
         self.largest = Largest()
         self.quarantine = Quarantine()  # demands the allocation tick failed on (quarantine.py)
         self.preempt_rotation = Rotation()
+        self.preempt_wanting = PreemptWanting()  # demands preemption considers (kept)
         self.gang_rotation = Rotation()
         self.maybe_drained: set[str] = set()  # draining agents a task ended on (maintenance.py)
         self.expiries = OfferExpiries(

@@ -10,6 +10,8 @@ Rules (the core's validate() checks 3 and 4):
    looked at ``demand_work.PREEMPTION_AGENT_VISITS`` agents, higher classes first and, within a
    class, the framework and then the demand least recently searched first; a shape no agent
    could hold, or one a search found nothing for this tick, is not searched (demand_work.py).
+   Which demands may preempt by class, shape and unmet count is kept per framework across ticks
+   (preempt_wanting.py), and the rotation is read only as far as the budgets reach.
 2. A victim is told to die through its agent (SendKill) and remembers who preempted it; its
    KILLED status reaches its framework with reason PREEMPTED and that message.
 3. What a victim frees when it ends is charged to the preemptor at once, in the same event
@@ -34,7 +36,14 @@ from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import slots_of_one
 from corral.master.core import commands as cmd
-from corral.master.core import demand_work, disruption_budgets, gang_holds, gangs, preemption
+from corral.master.core import (
+    demand_work,
+    disruption_budgets,
+    gang_holds,
+    gangs,
+    preempt_wanting,
+    preemption,
+)
 from corral.master.core.nomination_holds import release
 from corral.master.core.preemption_room import UsedRoom, may_die
 from corral.master.core.records import (
@@ -46,8 +55,6 @@ from corral.master.core.records import (
 )
 from corral.master.core.states import AgentState, FrameworkState
 from corral.master.core.types import Demand, TaskState
-from corral.priority import PreemptionPolicy
-from corral.qos import is_besteffort
 from corral.resources import fits
 
 if TYPE_CHECKING:
@@ -65,36 +72,40 @@ def preempt(core: CoreState, e: ev.Event) -> list[cmd.Command]:
     lowest = _lowest_live_priority(core)
     if all(c.value <= lowest for c in core.priority.classes.values()):
         return []  # no class is above every live task's (none live: inf): nobody to preempt
-    wanting: list[tuple[int, str, FrameworkRecord, Demand]] = []
+    wanting: list[preempt_wanting.Entry] = []
     busy = {(n.framework_id, n.demand) for n in core.nominations.values()}
+    kept = core.preempt_wanting
+    kept.keep(core.frameworks)
     for fw in core.frameworks.values():
         if fw.state is not FrameworkState.SUBSCRIBED or fw.suppressed or not fw.demands:
             continue
-        for d in fw.demands.values():
-            pc = core.priority.resolve(d.priority_class)
-            if (
-                pc.preemption_policy is PreemptionPolicy.NEVER
-                or pc.value <= lowest  # nobody to preempt: the common case ends here
-                or (fw.framework_id, d.name) in busy
-                or is_besteffort(d.resources.cpus, d.resources.mem)  # needs no room
-            ):
-                continue
-            if fw.demand_tasks.get(d.name, 0) < d.count:
-                wanting.append((pc.value, fw.framework_id, fw, d))
+        # Its demands of a class that may preempt, needing room, with unmet tasks: kept
+        # across ticks while they cannot have changed (preempt_wanting.py).
+        entries, least = kept.of(fw, core.priority)
+        if least > lowest and not busy:
+            wanting += entries
+        else:
+            wanting += [
+                w
+                for w in entries
+                if w[0] > lowest  # nobody to preempt: the common case ends here
+                and (w[1], w[2]) not in busy
+            ]
     if not wanting:
         return []
     rotation = core.preempt_rotation
     if len(rotation.last) > len(wanting):
-        rotation.keep({(w[1], w[3].name) for w in wanting})
-    # Higher classes first; within a class frameworks take turns (demand_work.py).
-    wanting = rotation.order([(w[0], w[1], w[3].name, w) for w in wanting])
+        rotation.keep({(w[1], w[2]) for w in wanting})
+    # Higher classes first; within a class frameworks take turns (demand_work.py), taken
+    # only as far as the budgets below reach.
+    ordered = rotation.ordered(wanting)
     used = UsedRoom(core)
     budget = core.config.preemption_max_victims_per_cycle
     per_framework = core.preemption_budget
     per_framework.sweep(e.now)
     out: list[cmd.Command] = []
     found_nothing: set[Hashable] = set()
-    for value, fw_id, fw, d in wanting:
+    for value, fw_id, fw, d in ordered:
         if (
             budget <= 0
             or used.visits >= demand_work.PREEMPTION_AGENT_VISITS

@@ -28,7 +28,8 @@ Rules:
    ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
    at every scan by versions, so a scan pays for what changed since the last; while some
    framework has demands, every tick also sums the task rows of the agents whose tasks changed
-   since the previous tick, so the scan after a burst of launches does not sum them all), with each
+   since the previous tick, at most ``agent_arrays.FOLLOW_TASKS_PER_TICK`` tasks' worth, so
+   neither the scan nor the tick after a burst of launches sums them all), with each
    framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
    cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
    scan. At most ``demand_work.SCAN_BUDGET`` demands are tested

@@ -18,10 +18,13 @@ class PriorityTable:
     def __init__(self, classes: Iterable[PriorityClass] = DEFAULTS) -> None:
         self.classes: dict[str, PriorityClass] = {}
         self.default = ""
+        # Moves with every set and delete: preempt_wanting.py keeps what it decides by it.
+        self.version = 0
         for c in classes:
             self.set(c)
 
     def set(self, c: PriorityClass) -> None:
+        self.version += 1
         old = self.classes.get(c.name)
         if old is not None and old.global_default and not c.global_default:
             raise PriorityClassError(
@@ -40,6 +43,7 @@ class PriorityTable:
             self.default = c.name
 
     def delete(self, name: str) -> None:
+        self.version += 1
         if name not in self.classes:
             raise KeyError(name)
         if name == self.default:

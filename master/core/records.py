@@ -203,8 +203,10 @@ class FrameworkRecord:
     # unmet (auto-suppress); one that never called it is offered as in Mesos.
     demands: dict[str, Demand] = field(default_factory=dict)
     wants_by_demand: bool = False
-    # Live tasks naming each demand (TaskSpec.demand), kept as tasks start and end.
+    # Live tasks naming each demand (TaskSpec.demand), kept as tasks start and end; the version
+    # moves with every change (preempt_wanting.py keeps what it decides by it).
     demand_tasks: dict[str, int] = field(default_factory=dict)
+    demand_tasks_version: int = 0
     # Who subscribed it, with its certificate roles: what its calls are authorized as
     # (authz.py). Not durable: a recovered framework is told again when it re-subscribes.
     principal: Principal = ANONYMOUS

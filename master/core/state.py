@@ -28,6 +28,7 @@ from corral.master.core.offer_book import OfferBook
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.pending_events import PendingEvents
+from corral.master.core.preempt_wanting import PreemptWanting
 from corral.master.core.preemption_budget import PreemptionBudget
 from corral.master.core.priority_table import PriorityTable
 from corral.master.core.quarantine import Quarantine
@@ -84,6 +85,7 @@ class CoreState(Protocol):
     tasks: TaskTable
     quarantine: Quarantine
     preempt_rotation: Rotation
+    preempt_wanting: PreemptWanting
     gang_rotation: Rotation
     maybe_drained: set[str]
     expiries: OfferExpiries

@@ -101,6 +101,7 @@ class TaskTable:
         if not name:
             return
         left = fw.demand_tasks.get(name, 0) + delta
+        fw.demand_tasks_version += 1
         if left > 0:
             fw.demand_tasks[name] = left
         else:

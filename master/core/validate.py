@@ -47,6 +47,8 @@ def validate(core: CoreState) -> None:
     for fault in core.holds.validate():
         _check(False, fault)
     _kept_view(core)
+    for fault in core.preempt_wanting.check(core.frameworks, core.priority):
+        _check(False, fault)
 
 
 def _offers(core: CoreState) -> None:

@@ -8,11 +8,13 @@ event that made it (validate.py, ``_kept_view``)."""
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.master.core import demands
+from corral.master.core import agent_arrays, demands
 from corral.master.core import events as ev
 from corral.master.core.agent_arrays import AgentArrays
 from corral.master.core.agent_view import AgentView
@@ -59,6 +61,21 @@ def check(h: Harness, kept: AgentArrays | None, fws: list[str]) -> AgentArrays:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_the_kept_view_is_the_view_built_from_scratch(data: st.DataObject) -> None:
+    _program(data)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_kept_view_is_the_view_built_from_scratch_when_ticks_sum_one_task(
+    data: st.DataObject,
+) -> None:
+    """The same with each tick between scans summing at most one task's agent row
+    (``FOLLOW_TASKS_PER_TICK``): rows left for later ticks or the scan never show."""
+    with patch.object(agent_arrays, "FOLLOW_TASKS_PER_TICK", 1):
+        _program(data)
+
+
+def _program(data: st.DataObject) -> None:
     # Scans every second: the scan keeps its own view too, between the test's refreshes.
     h = Harness(config=MasterConfig(pending_event_interval=1.0, offer_timeout=3.0))
     fws = [
@@ -144,3 +161,35 @@ def test_between_scans_each_tick_sums_the_rows_whose_tasks_moved() -> None:
     assert arrays.task_use[i].tolist() == [1.0, 128.0, 0.0, 0.0]
     assert arrays.free[i].tolist() == (arrays.statics.totals[i] - arrays.task_use[i]
                                        - arrays.offered[i]).tolist()  # fmt: skip
+
+
+def test_a_tick_between_scans_sums_at_most_its_budget_of_tasks_the_next_the_rest() -> None:
+    """agent_arrays.py: a burst of launches is summed over the ticks that follow it, at most
+    ``FOLLOW_TASKS_PER_TICK`` tasks a tick (at least one agent's row), the first moved rows
+    first; a row not yet summed keeps the version it was summed at, and the scan sums
+    whatever is left."""
+    h = Harness(config=MasterConfig(pending_event_interval=5.0))
+    aids = [h.add_agent(resources="cpus:4;mem:1024;disk:100")[0] for _ in range(3)]
+    fid, _ = h.subscribe("a")
+    h.set_demands(fid, demand("d0", "cpus:1;mem:128", count=20))
+    offers = {o.agent_id: o for o in h.offers_for(fid)}  # this tick scans
+    arrays = h.core.pending.arrays
+    assert arrays is not None
+    rows = [arrays.index[aid] for aid in aids]
+    for n, aid in enumerate(aids):
+        h.accept(fid, [offers[aid].offer_id], task(f"t{n}", "cpus:1;mem:128", demand="d0"))
+    summed = [arrays.task_use[i].tolist() == [1.0, 128.0, 0.0, 0.0] for i in rows]
+    assert summed == [False, False, False]
+    with patch.object(agent_arrays, "FOLLOW_TASKS_PER_TICK", 1):
+        for ticks in (1, 2):
+            h.tick(advance=1.0)
+            h.allocate()  # not a scan: 5 s have not passed
+            assert h.core.pending.arrays is arrays
+            summed = [arrays.task_use[i].tolist() == [1.0, 128.0, 0.0, 0.0] for i in rows]
+            assert sorted(rows)[:ticks] == [i for i, s in zip(rows, summed, strict=True) if s]
+        h.tick(advance=5.0)
+        h.allocate()  # the scan: every row summed
+    arrays = h.core.pending.arrays
+    assert arrays is not None
+    assert all(arrays.task_use[arrays.index[aid]].tolist() == [1.0, 128.0, 0.0, 0.0]
+               for aid in aids)  # fmt: skip

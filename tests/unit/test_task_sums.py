@@ -1,4 +1,6 @@
-"""task_sums.py: the deferred counts (rule 4) read as eager counting would have made them."""
+"""task_sums.py: the deferred counts (rule 4) read as eager counting would have made them, and
+``could_hold`` (rule 3, with rule 5's kept rooms) answering as the same question asked of those
+counts from scratch after every step."""
 
 from __future__ import annotations
 
@@ -12,10 +14,22 @@ from hypothesis import strategies as st
 
 from corral.master.core import task_sums
 from corral.master.core.task_sums import TaskSums
+from corral.resources import fits
 
 AGENTS = [f"a{i}" for i in range(6)]
 VALUES = [0, 10, 1000]
 SHAPES = [(1.0, 128.0, 0.0, 0.0), (0.5, 64.0, 10.0, 1.0), (2.0, 1024.0, 0.0, 0.0)]
+TOTAL = (24.0, 4096.0, 100.0, 2.0)
+# Shapes asked of could_hold: fitting an empty agent or not, near its totals, larger in one
+# resource than any agent (rule 5's answer without a pass over the rows).
+ASKED = [
+    *SHAPES,
+    (23.0, 1.0, 0.0, 0.0),
+    (24.0, 4096.0, 100.0, 2.0),
+    (1.0, 4000.0, 0.0, 0.0),
+    (25.0, 1.0, 0.0, 0.0),
+    (0.0, 0.0, 0.0, 3.0),
+]
 
 
 @dataclass(frozen=True)
@@ -30,7 +44,7 @@ class Step:
 steps = st.lists(
     st.builds(
         Step,
-        kind=st.sampled_from(["add", "remove", "task", "task", "read"]),
+        kind=st.sampled_from(["add", "remove", "task", "task", "task", "read"]),
         agent=st.sampled_from(AGENTS),
         value=st.sampled_from(VALUES),
         shape=st.sampled_from(SHAPES),
@@ -58,7 +72,7 @@ def _run(program: list[Step]) -> None:
     model: dict[str, dict[int, npt.NDArray[np.float64]]] = {}  # agent -> value -> counted
     for step in program:
         if step.kind == "add":
-            sums.add_agent(step.agent, (24.0, 4096.0, 100.0, 2.0))
+            sums.add_agent(step.agent, TOTAL)
             model.setdefault(step.agent, {})
         elif step.kind == "remove":
             sums.remove_agent(step.agent)
@@ -71,6 +85,12 @@ def _run(program: list[Step]) -> None:
         else:
             # A read mid-way (preemption's could_hold) takes the deferred counts.
             sums.could_hold((1.0, 1.0, 0.0, 0.0), step.value)
+        for value in (*VALUES, 5, 2000):  # before by_value below takes the deferred counts
+            for shape in ASKED:
+                assert sums.could_hold(shape, value) == _could_hold(model, shape, value), (
+                    shape,
+                    value,
+                )
         for agent, by_value in model.items():
             row = sums.rows[agent]
             for value in VALUES:
@@ -81,6 +101,22 @@ def _run(program: list[Step]) -> None:
         for arr in sums.by_value.values():  # a removed agent's row holds nothing
             for free in sums._free_rows:
                 assert not arr[free].any()
+
+
+def _could_hold(
+    model: dict[str, dict[int, npt.NDArray[np.float64]]],
+    shape: tuple[float, float, float, float],
+    value: int,
+) -> list[str]:
+    """Rule 3 from scratch: each agent's total less its tasks of ``value`` and above."""
+    out = []
+    for agent, by_value in model.items():
+        room = np.asarray(TOTAL) - sum(
+            (arr for v, arr in by_value.items() if v >= value), np.zeros(4)
+        )
+        if fits(room.tolist(), shape):
+            out.append(agent)
+    return sorted(out)
 
 
 def test_a_removed_agents_deferred_counts_do_not_reach_the_agent_given_its_row() -> None:
