@@ -84,6 +84,15 @@ def _sorted(d: dict[str, list[bytes]]) -> dict[str, list[bytes]]:
     return {k: sorted(v) for k, v in d.items()}
 
 
+def _scoped_as_whole(h: Harness, request: op.GetStateRequest, **filters: Any) -> op.State:
+    """The scoped state, after checking it holds exactly the whole state's entries that pass
+    ``filters`` (as ``_whole_of`` takes them), in any order."""
+    whole = views.state_pb(h.core)
+    scoped = state_scope.scoped_state_pb(h.core, request)
+    assert _sorted(_keys(scoped)) == _sorted(_whole_of(whole, **filters))
+    return scoped
+
+
 def test_no_scope_is_the_whole_state() -> None:
     h, _, _ = _cluster()
     assert state_scope.scoped_state_pb(h.core, op.GetStateRequest()) == views.state_pb(h.core)
@@ -93,15 +102,13 @@ def test_an_agent_by_id_has_its_tasks_live_and_ended_and_its_offers() -> None:
     h, (a1, _, _), _ = _cluster()
     h.subscribe("third")
     h.allocate()  # the third framework's outstanding offers, to find in it
-    whole = views.state_pb(h.core)
-    scoped = state_scope.scoped_state_pb(h.core, op.GetStateRequest(agent=a1))
-    expected = _whole_of(
-        whole,
+    scoped = _scoped_as_whole(
+        h,
+        op.GetStateRequest(agent=a1),
         agents=lambda a: a.info.id == a1,
         tasks=lambda t: t.info.agent_id == a1,
         offers=lambda o: o.agent_id == a1,
     )
-    assert _sorted(_keys(scoped)) == _sorted(expected)
     assert len(scoped.tasks) >= 4 and len(scoped.offers) >= 1  # both frameworks' live and ended
     states = {t.status.state for t in scoped.tasks}
     assert states >= {pb.TASK_STATE_RUNNING, pb.TASK_STATE_FINISHED}
@@ -109,63 +116,59 @@ def test_an_agent_by_id_has_its_tasks_live_and_ended_and_its_offers() -> None:
 
 def test_an_agent_by_a_shared_hostname_gives_every_agent_of_it() -> None:
     h, (_, a2, a3), _ = _cluster()
-    whole = views.state_pb(h.core)
-    scoped = state_scope.scoped_state_pb(h.core, op.GetStateRequest(agent="shared"))
-    expected = _whole_of(
-        whole,
+    _scoped_as_whole(
+        h,
+        op.GetStateRequest(agent="shared"),
         agents=lambda a: a.info.id in (a2, a3),
         tasks=lambda t: t.info.agent_id in (a2, a3),
     )
-    assert _sorted(_keys(scoped)) == _sorted(expected)
     assert state_scope.scoped_state_pb(h.core, op.GetStateRequest(agent="nowhere")).agents == []
 
 
 def test_a_framework_has_its_tasks_and_offers_and_no_other() -> None:
     h, _, (web, _) = _cluster()
     h.allocate()
-    whole = views.state_pb(h.core)
-    scoped = state_scope.scoped_state_pb(h.core, op.GetStateRequest(framework_id=web))
-    expected = _whole_of(
-        whole,
+    scoped = _scoped_as_whole(
+        h,
+        op.GetStateRequest(framework_id=web),
         frameworks=lambda f: f.info.id == web,
         tasks=lambda t: t.info.framework_id == web,
         offers=lambda o: o.framework_id == web,
     )
-    assert _sorted(_keys(scoped)) == _sorted(expected)
     assert len(scoped.tasks) == 7  # a live and an ended task on each of 3 agents, and same-id
 
 
 def test_a_task_id_used_by_two_frameworks_gives_both_with_their_agents_and_frameworks() -> None:
     h, _, (web, batch) = _cluster()
     whole = views.state_pb(h.core)
-    request = op.GetStateRequest(task=op.TaskRef(task_id="same-id"))
-    scoped = state_scope.scoped_state_pb(h.core, request)
-    ours = [t for t in whole.tasks if t.info.task_id == "same-id"]
-    expected = _whole_of(
-        whole,
-        agents=lambda a: a.info.id in {t.info.agent_id for t in ours},
+    ours = {t.info.agent_id for t in whole.tasks if t.info.task_id == "same-id"}
+    scoped = _scoped_as_whole(
+        h,
+        op.GetStateRequest(task=op.TaskRef(task_id="same-id")),
+        agents=lambda a: a.info.id in ours,
         frameworks=lambda f: f.info.id in (web, batch),
         tasks=lambda t: t.info.task_id == "same-id",
     )
-    assert _sorted(_keys(scoped)) == _sorted(expected)
     assert sorted(t.info.framework_id for t in scoped.tasks) == sorted([web, batch])
     # An ended task is found too; with framework_id, only that framework's.
-    request = op.GetStateRequest(task=op.TaskRef(task_id="ended-0", framework_id=batch))
-    (only,) = state_scope.scoped_state_pb(h.core, request).tasks
-    assert (only.info.framework_id, only.status.state) == (
-        batch,
-        pb.TASK_STATE_FINISHED,
+    ended = next(
+        t.info.task_id
+        for t in whole.tasks
+        if t.info.framework_id == batch and t.status.state == pb.TASK_STATE_FINISHED
     )
+    request = op.GetStateRequest(task=op.TaskRef(task_id=ended, framework_id=batch))
+    (only,) = state_scope.scoped_state_pb(h.core, request).tasks
+    assert (only.info.task_id, only.info.framework_id) == (ended, batch)
 
 
 def test_a_role_has_its_frameworks() -> None:
     h, _, (web, _) = _cluster()
-    whole = views.state_pb(h.core)
-    scoped = state_scope.scoped_state_pb(h.core, op.GetStateRequest(role="web"))
-    expected = _whole_of(
-        whole, frameworks=lambda f: f.info.id == web, roles=lambda r: r.role == "web"
+    scoped = _scoped_as_whole(
+        h,
+        op.GetStateRequest(role="web"),
+        frameworks=lambda f: f.info.id == web,
+        roles=lambda r: r.role == "web",
     )
-    assert _keys(scoped) == expected
     assert len(scoped.roles) == 1
 
 
