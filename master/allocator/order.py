@@ -33,6 +33,7 @@ role shares (keys 3-5) that order a higher level on later agents, since that pas
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -92,12 +93,22 @@ def levels(priorities: I64, rows: npt.NDArray[np.intp]) -> list[npt.NDArray[np.i
     return [rows[mine == p] for p in sorted(set(mine.tolist()), reverse=True)]
 
 
+def name_order(names: Sequence[str | None]) -> list[int]:
+    """The positions of ``names`` in code-point order (as Python compares str); None last.
+    Without a None, sorted by the names themselves: a key tuple per name took three times as
+    long (the rooms' id order at 10,000 agents, ~5 ms)."""
+    n = len(names)
+    if None not in names:
+        present = cast("Sequence[str]", names)
+        return sorted(range(n), key=present.__getitem__)
+    return sorted(range(n), key=lambda i: (names[i] is None, names[i] or ""))
+
+
 def name_ranks(names: Sequence[str | None]) -> I64:
     """Each name's rank in code-point order (as Python compares str); None sorts last."""
     n = len(names)
-    keyed = sorted(range(n), key=lambda i: (names[i] is None, names[i] or ""))
     ranks = np.empty(n, dtype=np.int64)
-    ranks[keyed] = np.arange(n, dtype=np.int64)
+    ranks[name_order(names)] = np.arange(n, dtype=np.int64)
     return ranks
 
 
