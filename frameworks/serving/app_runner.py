@@ -287,11 +287,14 @@ class _StoreObserver:
         self.runner.store.put_instances(self.runner.app_id, [inst])
         self.runner._refresh_endpoints()
 
+    def failed(self, inst: Instance, why: str) -> None:
+        # Assessed at once: a deployment failed by this holds the app before the scheduler's
+        # next step could launch another instance of the failing version.
+        r = self.runner
+        r.deployment.failed_instance(inst.version, f"{inst.task_id} {why}")
+        r._assess()
+
     def ended(self, inst: Instance, failed: bool, why: str) -> None:
         r = self.runner
         r.store.delete_instances([inst.task_id])
-        if failed:
-            if inst.kill_reason == "unhealthy":
-                why = f"killed by its health check ({inst.why_unhealthy or 'failed'})"
-            r.deployment.failed_instance(inst.version, f"{inst.task_id} {why}")
         r._refresh_endpoints()

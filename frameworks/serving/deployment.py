@@ -6,11 +6,13 @@ Rules (Marathon's deployments, with Kubernetes' progress deadline):
 2. It **succeeds** once every live instance is of its version, ready (healthy, and passing the
    readiness check if the app has one), and there are exactly ``instances`` of them.
 3. It **fails** when ``upgrade.failure_threshold`` instances of its version have failed (ended
-   on their own or were killed unhealthy), or when it has made no progress (more instances of
-   its version ready, fewer old ones) for ``upgrade.progress_deadline`` seconds: an unhealthy
-   version, or no room in the cluster (the reason then carries the master's why-pending); and
-   at once when the master refuses the app's demand for good (a priority class or toleration
-   it does not know, or the ACLs do not grant the app's principal).
+   on their own, or their health check decided to kill them: counted at that verdict, so the
+   failure that reaches the threshold holds the app before a replacement goes out), or when
+   it has made no progress (more instances of its version ready, fewer old ones) for
+   ``upgrade.progress_deadline`` seconds: an unhealthy version, or no room in the cluster (the
+   reason then carries the master's why-pending); and at once when the master refuses the
+   app's demand for good (a priority class or toleration it does not know, or the ACLs do not
+   grant the app's principal).
 4. A failed deployment holds the app: nothing more is launched and no old instance is killed,
    so what still runs keeps serving, until the app is changed, rolled back or restarted.
 

@@ -162,6 +162,10 @@ class Instances:
         i.kill_reason = reason
         i.kill_at = now + drain
         i.kill_sent = False
+        if reason == "unhealthy":
+            # The health check's verdict is the failure: the backoff starts now, so no
+            # replacement goes out while the kill is still under way (it would have none).
+            self._failed(i, now)
         return drain
 
     def due_kills(self, now: float) -> list[Instance]:
@@ -246,15 +250,19 @@ class Instances:
         if i is None:
             return None
         failed = i.kill_reason not in EXPECTED_KILLS and not (disrupted and not i.killing)
-        if failed:
-            self.failures += 1
-            if i.kill_reason == "unhealthy":
-                self.unhealthy_kills += 1
-            if self._delays is None:
-                b = self.spec.backoff
-                self._delays = sdk.Backoff(b.initial, b.max, b.factor).delays(self.rng)
-            self.next_launch_at = max(self.next_launch_at, now + next(self._delays))
+        if failed and i.kill_reason != "unhealthy":  # that one was counted at its kill
+            self._failed(i, now)
         return i, failed
+
+    def _failed(self, i: Instance, now: float) -> None:
+        """``i`` failed: counted, and the next launch waits out the backoff."""
+        self.failures += 1
+        if i.kill_reason == "unhealthy":
+            self.unhealthy_kills += 1
+        if self._delays is None:
+            b = self.spec.backoff
+            self._delays = sdk.Backoff(b.initial, b.max, b.factor).delays(self.rng)
+        self.next_launch_at = max(self.next_launch_at, now + next(self._delays))
 
     def settle_backoff(self, now: float) -> None:
         """Forget the failures in a row once an instance of this version has stayed up (healthy,

@@ -9,12 +9,13 @@
   ended, a scale-up, a new version, a backoff ran out).
 - Ports come from the offer's ranges, passed to the task as ``PORT0..`` and ``PORT``.
 - Health checks run here (``health.py``); an instance failing too many in a row is killed and
-  replaced. Instances that fail are replaced after an exponential backoff; those the cluster
+  replaced: that verdict is its failure (the backoff starts then, not when the kill is done).
+  Instances that fail are replaced after an exponential backoff; those the cluster
   took away (preempted, evicted, drained: ``sdk.is_disruption``) at once, and they count as no
   failure (no backoff, not against a deployment's ``failure_threshold``).
 - A new spec (``update``) scales, or rolls the instances to a new version within the
   upgrade strategy.
-- An ``Observer`` hears of every instance as it is about to launch, changes and ends: the
+- An ``Observer`` hears of every instance as it is about to launch, changes, fails and ends: the
   serving service keeps them in its store, so a restarted service ``restore``s them and
   launches nothing that still runs. A live status of a task it does not know is killed.
 """
@@ -51,6 +52,10 @@ class Observer(Protocol):
     def changed(self, inst: Instance) -> None:
         """Its state, health, readiness or kill reason changed."""
 
+    def failed(self, inst: Instance, why: str) -> None:
+        """``inst`` failed, ``why``: it ended on its own, or its health check decided to kill
+        it (the verdict is the failure, as for the backoff: a deployment counts it then)."""
+
     def ended(self, inst: Instance, failed: bool, why: str) -> None: ...
 
 
@@ -65,6 +70,9 @@ class NoObserver:
         pass
 
     def changed(self, inst: Instance) -> None:
+        pass
+
+    def failed(self, inst: Instance, why: str) -> None:
         pass
 
     def ended(self, inst: Instance, failed: bool, why: str) -> None:
@@ -285,6 +293,8 @@ class ServingScheduler(sdk.Scheduler):
                             f"a replacement launches in {wait:.1f} s"
                         )
                         self._replacing.append((inst.task_id, now))
+                        if inst.kill_reason != "unhealthy":  # told at the verdict (_mark)
+                            self.observer.failed(inst, what)
                     elif inst.killing:
                         self.on_event(f"instance {inst.task_id} {what} ({inst.kill_reason})")
                     else:  # the cluster's doing: no failure, no backoff
@@ -349,6 +359,10 @@ class ServingScheduler(sdk.Scheduler):
         """Out of the endpoints (the observer publishes them) before the kill goes out."""
         drain = self.app.mark_kill(inst, reason, now)
         self.observer.changed(inst)
+        if reason == "unhealthy":
+            self.observer.failed(
+                inst, f"killed by its health check ({inst.why_unhealthy or 'failed'})"
+            )
         if drain:
             self.on_event(f"draining {inst.task_id} on {inst.host} for {drain:g} s: {reason}")
 

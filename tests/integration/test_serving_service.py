@@ -203,10 +203,18 @@ async def test_a_failing_version_stops_and_is_rolled_back(
         assert "health check" in watched.stdout  # the last failure's reason
 
         # It stopped: nothing of version 2 is launched any more, and one old instance of the
-        # two (minimum_health_capacity 0.5) still serves.
+        # two (minimum_health_capacity 0.5) still serves. An instance of version 2 still in its
+        # grace period as the deployment failed goes the way of the others, killed by its
+        # health check, and is not replaced.
         app = await s.ok("GET", "/v1/apps/web")
         v2 = app["version"]
         launched = {t for t in await live_tasks(cluster)}
+
+        async def no_v2_left() -> bool:
+            now = await s.ok("GET", "/v1/apps/web")
+            return not [i for i in now["instances"] if i["version"] == v2]
+
+        await until_async(no_v2_left, 60, "version 2's last instances killed unhealthy", s.logs)
         await cluster.wait_for_cycles(10, 30)
         later = await s.ok("GET", "/v1/apps/web")
         assert [i for i in later["instances"] if i["version"] == v2] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import socket
 from typing import Any
 
 import grpc
@@ -254,8 +255,56 @@ class Recorder:
     def changed(self, inst: Any) -> None:
         self.d.calls.append(("endpoints", [e.task_id for e in self.s.app.endpoints()]))
 
+    def failed(self, inst: Any, why: str) -> None:
+        self.d.calls.append(("failed", (inst.task_id, why)))
+
     def ended(self, inst: Any, failed: bool, why: str) -> None:
         pass
+
+
+def closed_port() -> int:
+    """A port nothing listens on: one the kernel just gave and took back."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+async def test_a_health_check_verdict_is_the_failure_and_no_replacement_beats_its_backoff() -> None:
+    # CI at stop 53: the step after an unhealthy kill launched a replacement at once (the
+    # killed instance no longer counted, and the backoff started only at its KILLED), so a
+    # deployment failed by that KILLED still had a fresh instance of the bad version running.
+    check = {"protocol": "TCP", "grace_period": 0, "interval": 0.01, "timeout": 2}
+    s, d, clock = serving(
+        instances=1,
+        ports=1,
+        health_check={**check, "max_consecutive_failures": 1},
+        backoff={"initial": 30},
+    )
+    s.observer = Recorder(s, d)
+    res = sdk.Resources(cpus=4, mem=4096)
+    port = closed_port()
+    res.ports.add(begin=port, end=port)
+    local = sdk.Offer(id="o-1", agent_id="a-1", hostname="127.0.0.1", resources=res)
+    await s.offers(d, [local])  # type: ignore[arg-type]
+    (task,) = d.of("launch")[0][1]
+    await s.status(d, status(task.task_id, RUNNING))  # type: ignore[arg-type]  # checks start
+    async with asyncio.timeout(30):
+        while not d.of("kill"):
+            await asyncio.sleep(0.01)  # the check runs on the loop: nothing to await but it
+    assert d.of("kill") == [task.task_id]
+    ((failed_id, why),) = d.of("failed")
+    assert failed_id == task.task_id and why.startswith("killed by its health check (")
+    assert (s.app.failures, s.app.unhealthy_kills) == (1, 1)
+    # The kill is under way and the instance no longer counts, yet nothing is to launch
+    # before the backoff: the demand is the killing instance alone.
+    await s.settle()
+    assert s.app.to_launch(clock.now) == 0
+    assert [x.count for x in d.of("demands")[-1]] == [1]
+    await s.status(d, status(task.task_id, KILLED))  # type: ignore[arg-type]
+    assert (s.app.failures, len(d.of("failed"))) == (1, 1)  # not counted again at its end
+    clock.now = s.app.next_launch_at
+    assert s.app.to_launch(clock.now) == 1
 
 
 async def test_a_rolling_restart_takes_an_old_instance_out_of_endpoints_before_its_kill() -> None:
