@@ -177,16 +177,23 @@ def check_tasks(core: CoreState, fw: FrameworkRecord, tasks: Sequence[TaskSpec])
 
 
 def _check_containerizers(agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
-    """Rule 6."""
+    """Rule 6, asked once per containerizer the tasks need (the answer depends on no more)."""
+    fine: set[str] = set()
     for t in tasks:
+        want = containers.needed(t.container)
+        if want in fine:
+            continue
         why = containers.refusal(t.task_id, t.container, agent.agent_id, agent.spec.attributes)
         if why is not None:
             raise CallRejected(Refusal.FAILED_PRECONDITION, why)
+        fine.add(want)
 
 
 def _check_pressure(core: CoreState, agent: AgentRecord, tasks: Sequence[TaskSpec]) -> None:
     """Rule 7: no BestEffort task on an agent under memory pressure, the placement rule's
     predicate asked per task (a revocable task is not BestEffort work: it uses lent room)."""
+    if not pressure.blocks(agent.under_pressure, True):
+        return  # it keeps not even BestEffort work off this agent now
     for t in tasks:
         besteffort = t.revocable is None and is_besteffort(t.resources.cpus, t.resources.mem)
         if pressure.blocks(agent.under_pressure, besteffort):
@@ -290,24 +297,31 @@ def launch(
             )
     if not tasks:
         return []
+    fw_id, agent_id, now = fw.framework_id, agent.agent_id, e.now
+    values: dict[str, int] = {}  # class -> value, looked up once per class of the accept
+    records = []
     for t in tasks:
-        t.priority = core.priority.value(t.priority_class)  # for the agent's evictions
+        value = values.get(t.priority_class)
+        if value is None:
+            value = values[t.priority_class] = core.priority.value(t.priority_class)
+        t.priority = value  # for the agent's evictions
         task = TaskRecord(
             spec=t,
-            framework_id=fw.framework_id,
-            agent_id=agent.agent_id,
+            framework_id=fw_id,
+            agent_id=agent_id,
             state=TaskState.STAGING,
             status=Status(
                 task_id=t.task_id,
-                framework_id=fw.framework_id,
-                agent_id=agent.agent_id,
+                framework_id=fw_id,
+                agent_id=agent_id,
                 state=TaskState.STAGING,
-                timestamp=e.now,
+                timestamp=now,
             ),
-            launched_at=e.now,
+            launched_at=now,
         )
-        core.tasks.add(fw, agent, task)
-        core.pacer.launching(task)
+        records.append(task)
+    core.tasks.add_many(fw, agent, records)
+    core.pacer.launching_many(records)
     return [
         cmd.SendLaunch(
             stimulus_id=e.stimulus_id,

@@ -107,7 +107,7 @@ from corral.master.core.states import (
     FrameworkState,
     check,
 )
-from corral.master.core.task_table import TaskTable
+from corral.master.core.task_table import EndedBatch, TaskTable
 from corral.master.core.types import (
     Status,
     TaskReason,
@@ -423,7 +423,7 @@ class MasterCore:
         task: TaskRecord,
         status: Status,
         e: ev.Event,
-        batch: list[tuple[str, str, Scalars]] | None = None,
+        batch: EndedBatch | None = None,
     ) -> None:
         """Move the task to the status' state; an ended task's resources go back (into
         ``batch`` when the caller ends many tasks, see ``finish_task``)."""
@@ -434,14 +434,13 @@ class MasterCore:
         if status.state.terminal:
             self.finish_task(task, batch)
 
-    def finish_task(
-        self, task: TaskRecord, batch: list[tuple[str, str, Scalars]] | None = None
-    ) -> None:
-        """The task ended: its resources go back (into ``batch`` for one ``recover_many`` when
-        the caller ends many tasks) and it moves to ``completed``."""
+    def finish_task(self, task: TaskRecord, batch: EndedBatch | None = None) -> None:
+        """The task ended: its resources go back and it moves to ``completed``. With a
+        ``batch`` (the caller ends many tasks), the resources and the tallies are left to the
+        caller's one ``recover_many`` and ``tasks.count_removed`` at its end."""
         agent = self.agents.get(task.agent_id)
         fw = self.frameworks.get(task.framework_id)
-        if self.tasks.remove(fw, agent, task):
+        if self.tasks.remove(fw, agent, task, batch):
             assert agent is not None
             if agent.in_allocator:
                 self.freed(agent)
@@ -449,7 +448,7 @@ class MasterCore:
                 if batch is None:
                     self.allocator.recover(*entry)
                 else:
-                    batch.append(entry)
+                    batch.returns.append(entry)
             return_ports(agent, task.spec.resources.ports)
             if agent.maintenance is not None:
                 maintenance.task_ended(self, agent)

@@ -37,6 +37,7 @@ Sans-IO like the rest of the core: time comes in as ``now``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +75,10 @@ class LaunchPacer:
     def launching(self, task: TaskRecord) -> None:
         """A task is launching (accepted, or reported launching at re-registration)."""
         self._launches.append(task)
+
+    def launching_many(self, tasks: Iterable[TaskRecord]) -> None:
+        """``launching`` for each of an accept's tasks."""
+        self._launches.extend(tasks)
 
     def running(self, task: TaskRecord, now: float) -> None:
         """``task`` is about to move to RUNNING at ``now``."""

@@ -42,11 +42,10 @@ from corral.master.core.records import (
 )
 from corral.master.core.revocable_book import RevocableOffers
 from corral.master.core.roles import RolesTable
-from corral.master.core.task_table import TaskTable
+from corral.master.core.task_table import EndedBatch, TaskTable
 from corral.master.core.types import Status, TaskReason, TaskState
 
 Commands = list[cmd.Command]
-Batch = list[tuple[str, str, Scalars]]
 
 
 class CoreState(Protocol):
@@ -118,7 +117,7 @@ class CoreState(Protocol):
     ) -> tuple[AgentRecord | None, Commands]: ...
 
     def set_task_state(
-        self, task: TaskRecord, status: Status, e: ev.Event, batch: Batch | None = None
+        self, task: TaskRecord, status: Status, e: ev.Event, batch: EndedBatch | None = None
     ) -> None: ...
 
     def recount_task_sums(self) -> None: ...
@@ -127,4 +126,4 @@ class CoreState(Protocol):
         self, task: TaskRecord, state: TaskState, reason: TaskReason, message: str, now: float
     ) -> Status: ...
 
-    def finish_task(self, task: TaskRecord, batch: Batch | None = None) -> None: ...
+    def finish_task(self, task: TaskRecord, batch: EndedBatch | None = None) -> None: ...

@@ -24,7 +24,8 @@ Rules:
    back under the bound lets it be offered again.
 5. The work is batched per event, since it runs for every status of every agent: one UPDATE
    per framework, one acknowledgement command per agent, and one allocator call for the tasks
-   that ended with one entry per (framework, agent).
+   that ended with one entry per (framework, agent); their live-task tallies move once per
+   kind of task (task_table.py rule 1), both before the event's end.
 6. A task its agent ended on its own (reason EVICTED, REVOCABLE_RESOURCES_RECLAIMED or
    MEMORY_LIMIT) also makes an ``Evicted``, ``Reclaimed`` or ``OOMKilled`` event with the
    agent's message (the pressure and its figures), beside the ``TaskKilled``/``TaskFailed``.
@@ -46,6 +47,7 @@ from corral.master.core.states import (
     FrameworkState,
     IllegalTransition,
 )
+from corral.master.core.task_table import EndedBatch
 from corral.master.core.types import Status, TaskReason, TaskState
 from corral.tasks import AGENT_REPORTED_STATES
 
@@ -109,7 +111,7 @@ def agent_updates(core: CoreState, e: ev.AgentStatusUpdates) -> Commands:
     # UPDATE command per framework and one allocator call for the tasks that ended (one
     # command and one ``recover`` per status were ~15 % of the master in the load test).
     forwards: dict[str, list[Status]] = {}
-    ended: list[tuple[str, str, Scalars]] = []
+    ended = EndedBatch()
     frameworks, tasks, agent_id = core.frameworks, agent.tasks, agent.agent_id
     for status in e.statuses:
         fw = frameworks.get(status.framework_id)
@@ -173,8 +175,10 @@ def agent_updates(core: CoreState, e: ev.AgentStatusUpdates) -> Commands:
                 forwards[fw.framework_id] = [status]
             else:
                 batch.append(status)
-    if ended:
-        core.allocator.recover_many(_summed(ended))
+    if ended.uncounted:
+        core.tasks.count_removed(ended)
+    if ended.returns:
+        core.allocator.recover_many(_summed(ended.returns))
     sid = e.stimulus_id
     for fw_id, statuses in forwards.items():
         out.append(cmd.SendUpdates(stimulus_id=sid, framework_id=fw_id, statuses=tuple(statuses)))

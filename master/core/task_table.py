@@ -16,8 +16,11 @@ them there):
 
 Rules:
 1. A task is live in the core from the event it is accepted or taken in from an agent's report
-   (``add``) to the one it ends or is forgotten in (``remove``, ``forget_agent``); each of
-   those moves every index and tally above together, once.
+   (``add``, ``add_many``) to the one it ends or is forgotten in (``remove``,
+   ``forget_agent``); each of those moves every index and tally above, once. The tallies of
+   many tasks move once per kind of task (class, resources, demand): an accept's at once
+   (``add_many``), a status batch's at the end of its event (``remove`` into an
+   ``EndedBatch``, then ``count_removed``), before anything reads them.
 2. A task counts under its class's value at the time; when a class's value changes every live
    task is counted again (``recount``).
 3. Whatever moves a framework's demand counts marks it in ``demands_moved`` (the core's set,
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from corral.master.allocator.interface import Scalars
@@ -39,6 +43,16 @@ from corral.master.core.task_sums import TaskSums
 if TYPE_CHECKING:
     from corral.master.core.priority_table import PriorityTable
     from corral.master.core.records import AgentRecord, FrameworkRecord, TaskRecord
+
+
+@dataclass
+class EndedBatch:
+    """What ending many tasks in one event leaves to its end (statuses.py rule 5): the
+    resources going back, (framework id, agent id, scalars) for one ``recover_many``, and the
+    ended tasks' tallies (rule 1)."""
+
+    returns: list[tuple[str, str, Scalars]] = field(default_factory=list)
+    uncounted: list[tuple[FrameworkRecord, TaskRecord]] = field(default_factory=list)
 
 
 class TaskTable:
@@ -53,21 +67,65 @@ class TaskTable:
 
     def add(self, fw: FrameworkRecord, agent: AgentRecord, task: TaskRecord) -> None:
         """Rule 1: the task is live on ``agent`` for ``fw``."""
-        fw.tasks[task.task_id] = task
-        agent.add_task((fw.framework_id, task.task_id), task)
-        self._count(fw, task, +1)
+        self.add_many(fw, agent, (task,))
+
+    def add_many(
+        self, fw: FrameworkRecord, agent: AgentRecord, tasks: Iterable[TaskRecord]
+    ) -> None:
+        """Rule 1 for the tasks of one accept: the tallies are moved once per kind of task
+        (class, resources, demand), not per task; an accept's tasks are mostly of one kind."""
+        kinds: dict[tuple[str, int, str], tuple[TaskRecord, int]] = {}
+        fw_id = fw.framework_id
+        for task in tasks:
+            fw.tasks[task.task_id] = task
+            agent.add_task((fw_id, task.task_id), task)
+            spec = task.spec
+            # The resources by identity: the decoder hands equal ones out as one object, and
+            # two equal objects are two kinds, counted right all the same.
+            kind = (spec.priority_class, id(spec.resources), spec.demand)
+            seen = kinds.get(kind)
+            kinds[kind] = (task, 1) if seen is None else (seen[0], seen[1] + 1)
+        for task, n in kinds.values():
+            self._count(fw, task, n)
 
     def remove(
-        self, fw: FrameworkRecord | None, agent: AgentRecord | None, task: TaskRecord
+        self,
+        fw: FrameworkRecord | None,
+        agent: AgentRecord | None,
+        task: TaskRecord,
+        batch: EndedBatch | None = None,
     ) -> bool:
-        """Rule 1: the task ended. True when its agent still held it (its resources, ports and
-        the agent's maintenance are then the caller's to settle)."""
+        """Rule 1: the task ended (its tallies moved by ``count_removed`` when a ``batch`` is
+        given). True when its agent still held it (its resources, ports and the agent's
+        maintenance are then the caller's to settle)."""
         on_agent = (
             agent is not None and agent.pop_task((task.framework_id, task.task_id)) is not None
         )
         if fw is not None and fw.tasks.pop(task.task_id, None) is not None:
-            self._count(fw, task, -1)
+            if batch is None:
+                self._count(fw, task, -1)
+            else:
+                batch.uncounted.append((fw, task))
         return on_agent
+
+    def count_removed(self, batch: EndedBatch) -> None:
+        """Rule 1: the tallies of the tasks ``remove`` put in ``batch``, once per kind."""
+        kinds: dict[tuple[str, str, str, int, str], tuple[FrameworkRecord, TaskRecord, int]]
+        kinds = {}
+        for fw, task in batch.uncounted:
+            spec = task.spec
+            kind = (
+                fw.framework_id,
+                task.agent_id,
+                spec.priority_class,
+                id(spec.resources),
+                spec.demand,
+            )
+            seen = kinds.get(kind)
+            kinds[kind] = (fw, task, 1) if seen is None else (fw, seen[1], seen[2] + 1)
+        batch.uncounted = []
+        for fw, task, n in kinds.values():
+            self._count(fw, task, -n)
 
     def forget_agent(self, agent: AgentRecord, frameworks: Mapping[str, FrameworkRecord]) -> int:
         """Rule 1 for every task of an agent the core forgets (pruning.py); how many tasks it
