@@ -123,56 +123,64 @@ def framework_spec_from_pb(info: pb.FrameworkInfo) -> FrameworkSpec:
 
 def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
     """``within_size``: the caller knows the task is at most MAX_TASK_BYTES (its whole message
-    is), so its size is not measured again."""
-    if not t.task_id:
+    is), so its size is not measured again.
+
+    This runs for every task launched: each field is read once (a read of a message field is
+    a call into upb), and the text naming the task is made only for an error."""
+    task_id = t.task_id
+    if not task_id:
         raise WireError("a task has an empty task_id")
-    ident(t.task_id, "a task's task_id")
-    what = f"task {t.task_id!r}"
+    ident(task_id, "a task's task_id")
     if not within_size:
         size = t.ByteSize()
         if size > limits.MAX_TASK_BYTES:
             raise WireError(
-                f"{what} is {size} bytes on the wire, more than the limit of "
+                f"{_what(task_id)} is {size} bytes on the wire, more than the limit of "
                 f"{limits.MAX_TASK_BYTES}"
             )
-    longest = max(len(t.name), len(t.priority_class), len(t.demand))
-    if longest > limits.MAX_NAME_LENGTH:  # each message made only when one is too long
-        name(t.name, f"{what}: name")
-        name(t.priority_class, f"{what}: priority_class")
-        name(t.demand, f"{what}: demand")
+    task_name, priority_class, demand = t.name, t.priority_class, t.demand
+    if max(len(task_name), len(priority_class), len(demand)) > limits.MAX_NAME_LENGTH:
+        what = _what(task_id)
+        name(task_name, f"{what}: name")
+        name(priority_class, f"{what}: priority_class")
+        name(demand, f"{what}: demand")
+    has_container = t.HasField("container")
     if t.HasField("executor"):  # a custom executor (docs/mesos-compat.md): its command is ours
+        what = _what(task_id)
         if not t.executor.executor_id:
             raise WireError(f"{what}: executor.executor_id is empty")
         ident(t.executor.executor_id, f"{what}: executor.executor_id")
         name(t.executor.name, f"{what}: executor.name")
-        if t.HasField("container"):
+        if has_container:
             raise WireError(f"{what}: a custom executor runs as a process, not in a container")
-    if t.labels:  # most tasks have none: no message text built for them
-        _mapping(t.labels, f"{what}: labels", limits.MAX_LABELS)
+    if t.labels:  # most tasks have none
+        _mapping(t.labels, f"{_what(task_id)}: labels", limits.MAX_LABELS)
     command = t.command
-    if command.secret_environment:
-        secret_names = set(command.secret_environment)
-        both = sorted(secret_names.intersection(command.environment))
+    secrets = command.secret_environment
+    if secrets:
+        what = _what(task_id)
+        both = sorted(set(secrets).intersection(command.environment))
         if both:
             raise WireError(
                 f"{what}: environment variable {limits.echo(both[0])} is both in environment "
                 "and in secret_environment"
             )
-        _mapping(t.command.secret_environment, f"{what}: secret_environment", limits.MAX_LABELS)
-    simulated = t.HasField("simulation")
-    # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
-    if not simulated and not t.HasField("container") and not (command.value or command.arguments):
-        raise WireError(f"{what}: command is empty")
-    if simulated:
+        _mapping(secrets, f"{what}: secret_environment", limits.MAX_LABELS)
+    if t.HasField("simulation"):
         duration = t.simulation.duration_seconds
         if not math.isfinite(duration) or duration < 0:
-            raise WireError(f"{what}: simulation duration must be finite and >= 0")
-    if not math.isfinite(t.kill_grace_period_seconds) or t.kill_grace_period_seconds < 0:
-        raise WireError(f"{what}: kill_grace_period_seconds must be finite and >= 0")
-    resources = task_resources_from_pb(t.resources, what)
-    container = container_from_pb(t, resources, what)
+            raise WireError(f"{_what(task_id)}: simulation duration must be finite and >= 0")
+    elif not has_container and not (command.value or command.arguments):
+        # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
+        raise WireError(f"{_what(task_id)}: command is empty")
+    grace = t.kill_grace_period_seconds
+    if grace and (not math.isfinite(grace) or grace < 0):
+        raise WireError(f"{_what(task_id)}: kill_grace_period_seconds must be finite and >= 0")
+    resources = task_resources_from_pb(t.resources, task_id)
+    container = container_from_pb(t, resources, _what(task_id)) if has_container else None
     cpus_limit = mem_limit = 0.0
     if t.HasField("limits"):
+        what = _what(task_id)
         lim = resources_from_pb(t.limits, f"{what}: limits")
         if lim.disk or lim.gpus or lim.ports:
             raise WireError(f"{what}: limits are for cpus and mem only")
@@ -183,25 +191,29 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
     revocable = None
     if t.revocable:
         if resources.disk or resources.gpus or resources.ports:
-            raise WireError(f"{what}: a revocable task takes cpus and mem only")
+            raise WireError(f"{_what(task_id)}: a revocable task takes cpus and mem only")
         revocable, resources = resources, Resources()
+    agent_id = t.agent_id
+    if len(agent_id) > limits.MAX_ID_LENGTH:
+        ident(agent_id, f"{_what(task_id)}: agent_id")
     return TaskSpec(
-        task_id=t.task_id,
-        name=t.name or t.task_id,
+        task_id=task_id,
+        name=task_name or task_id,
         resources=resources,
-        priority_class=t.priority_class,
-        demand=t.demand,
-        agent_id=(
-            t.agent_id
-            if len(t.agent_id) <= limits.MAX_ID_LENGTH
-            else ident(t.agent_id, f"{what}: agent_id")
-        ),
+        priority_class=priority_class,
+        demand=demand,
+        agent_id=agent_id,
         wire=t,
         cpus_limit=cpus_limit,
         mem_limit=mem_limit,
         revocable=revocable,
         container=container,
     )
+
+
+def _what(task_id: str) -> str:
+    """How an error names the task."""
+    return f"task {task_id!r}"
 
 
 _STATE_OF = {int(v): v for v in TaskState}

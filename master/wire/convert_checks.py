@@ -86,13 +86,15 @@ _TASK_RESOURCES: dict[
 _TASK_RESOURCES_MAX = 4096
 
 
-def task_resources_from_pb(r: pb.Resources, what: str) -> Resources:
+def task_resources_from_pb(r: pb.Resources, task_id: str) -> Resources:
+    """A task's resources; equal ones are one object (kept for the next task that asks),
+    which the core's tallies count once per kind (task_table.py rule 1)."""
     ports = r.ports  # usually empty: a generator per task was 3 % of the master
     key = (r.cpus, r.mem, r.disk, r.gpus, tuple((p.begin, p.end) for p in ports) if ports else ())
     known = _TASK_RESOURCES.get(key)  # NaN never equals itself, so it never hits: it is refused
     if known is not None:
         return known
-    resources = resources_from_pb(r, what)
+    resources = resources_from_pb(r, f"task {task_id!r}")
     if len(_TASK_RESOURCES) >= _TASK_RESOURCES_MAX:
         _TASK_RESOURCES.clear()
     _TASK_RESOURCES[key] = resources
