@@ -38,7 +38,6 @@ from corral.tls import Credentials, aio_channel, resolve
 from corral.v1.common_pb2 import TASK_REASON_PREEMPTED, FrameworkInfo, Offer, TaskInfo, TaskState
 from corral.v1.scheduler_pb2 import (
     AcceptRequest,
-    Acknowledgement,
     AcknowledgeRequest,
     Caller,
     DeclineRequest,
@@ -169,8 +168,10 @@ class Driver:
         # behind it: the next event is dispatched without waiting for a round trip.
         # Acknowledgements not yet sent, by (task id, uuid): a status the master sends again
         # before the first one's acknowledgement left is acknowledged once (the master refuses
-        # a call naming one twice, and would send them all again).
-        self._acks: dict[tuple[str, bytes], Acknowledgement] = {}
+        # a call naming one twice, and would send them all again). Kept as (agent id, task id,
+        # uuid), made into messages once, inside the call's request (a message per status made
+        # and then copied into the request cost twice as much, two per launch).
+        self._acks: dict[tuple[str, bytes], tuple[str, str, bytes]] = {}
         self._suppressed: bool | None = None  # told again after each re-subscription
         self._acker: asyncio.Task[None] | None = None
         # Tasks launched and not known to have ended, task id -> agent id: what the driver asks
@@ -508,7 +509,7 @@ class Driver:
             )
 
     async def _dispatch_statuses(self, event: Event) -> None:
-        acks: list[Acknowledgement] = []
+        acks: list[tuple[str, str, bytes]] = []
         live = self._live
         try:
             for status in event.update.statuses:
@@ -519,16 +520,12 @@ class Driver:
                     live[status.task_id] = status.agent_id
                 await self.scheduler.status(self, status)
                 if status.uuid:
-                    acks.append(
-                        Acknowledgement(
-                            agent_id=status.agent_id, task_id=status.task_id, uuid=status.uuid
-                        )
-                    )
+                    acks.append((status.agent_id, status.task_id, status.uuid))
         finally:
             # Statuses handled before a failing callback are still acknowledged.
             if acks:
                 for a in acks:
-                    self._acks.setdefault((a.task_id, a.uuid), a)
+                    self._acks.setdefault((a[1], a[2]), a)
                 if self._acker is None or self._acker.done():
                     self._acker = asyncio.create_task(self._ack_loop(), name="sdk-acker")
 
@@ -681,9 +678,12 @@ class Driver:
         if acker is not None and not acker.done() and acker is not asyncio.current_task():
             await asyncio.wait({acker}, timeout=self._call_timeout)
 
-    async def _acknowledge(self, acks: list[Acknowledgement]) -> None:
+    async def _acknowledge(self, acks: list[tuple[str, str, bytes]]) -> None:
         try:
-            request = AcknowledgeRequest(caller=self._caller("Acknowledge"), acknowledgements=acks)
+            request = AcknowledgeRequest(caller=self._caller("Acknowledge"))
+            add = request.acknowledgements.add
+            for agent_id, task_id, uuid in acks:
+                add(agent_id=agent_id, task_id=task_id, uuid=uuid)
             # Quiet (on the CALLS stream): nothing waits on an acknowledgement's success, so
             # only a refusal is answered, and told to the same warning as a failed call.
             await self._unary(
