@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from heapq import heapify, heappop
-from itertools import zip_longest
-from operator import itemgetter
 from typing import TYPE_CHECKING, TypeVar
 
 from corral.master.allocator.interface import Scalars
@@ -16,7 +14,6 @@ if TYPE_CHECKING:
     from corral.master.core.state import CoreState
 
 T = TypeVar("T")
-_SINCE_NAME = itemgetter(0, 1)  # (last served, demand name): a framework's queue order
 
 
 class Largest:
@@ -58,18 +55,13 @@ class Rotation:
         """Rule 3's order of (class value, framework id, demand name, item): higher classes
         first; within a class, frameworks take turns (the least recently served first), each
         offering its least recently served demand in its turn."""
-        out: list[T] = []
-        for _, turns, groups in self._turns(entries):
-            queues = [[x[2] for x in sorted(groups[f], key=_SINCE_NAME)] for f in turns]
-            for round_ in zip_longest(*queues):
-                out.extend(x for x in round_ if x is not None)
-        return out
+        return list(self.ordered(entries))
 
     def ordered(self, entries: list[tuple[int, str, str, T]]) -> Iterator[T]:
         """``order(entries)``, made as it is read: a pass that stops at its budget after a few
         dozen of 5,000 demands (preemption's) sorts none of them. Each framework's queue is a
-        heap of (last served, name), unique within the framework, so it pops in the sorted
-        order; the times and turns are taken when called, as ``order`` takes them, so
+        heap of (last served, name), unique within the framework (an entry per demand), so it
+        pops least recently served first; the times and turns are taken when called, so
         ``served`` while reading changes nothing."""
         classes = self._turns(entries)
 

@@ -8,7 +8,9 @@ event in both (it holds each kept list equal to a new one while its versions sta
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
+from itertools import zip_longest
 from typing import Any
 from unittest.mock import patch
 
@@ -21,7 +23,7 @@ from corral.master.core import demand_work
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.demand_bounds import Rotation
-from corral.master.core.preempt_wanting import Entry, PreemptWanting, entries
+from corral.master.core.preempt_wanting import Entry, PreemptWanting, entries, lowest_value
 from corral.master.core.priority_table import PriorityTable
 from corral.master.core.records import FrameworkRecord
 from corral.master.core.refusals import CallRejected
@@ -53,14 +55,35 @@ class _FromScratch(PreemptWanting):
 
     def of(self, fw: FrameworkRecord, priority: PriorityTable) -> tuple[list[Entry], float]:
         made = entries(fw, priority)
-        return made, min((e[0] for e in made), default=float("inf"))
+        return made, lowest_value(made)
+
+
+def _rounds(rotation: Rotation, entries: list[Any]) -> list[Any]:
+    """demand_work.py rule 3's order made the plain way, as the rotation was before it was read
+    lazily: per class value, highest first, every framework's queue sorted by (last served,
+    name), the queues read in rounds, the frameworks in their turns' order."""
+    want = []
+    for value in sorted({e[0] for e in entries}, reverse=True):
+        of_class = [e for e in entries if e[0] == value]
+        turns = sorted(
+            {e[1] for e in of_class}, key=lambda f: (rotation.frameworks.get(f, -math.inf), f)
+        )
+        queues = []
+        for fw in turns:
+            queue = sorted(
+                (e for e in of_class if e[1] == fw), key=lambda e: (rotation.since(fw, e[2]), e[2])
+            )
+            queues.append([e[3] for e in queue])
+        for round_ in zip_longest(*queues):
+            want += [x for x in round_ if x is not None]
+    return want
 
 
 class _Sorted(Rotation):
     """The whole rotation sorted at every tick, as before it was read lazily."""
 
     def ordered(self, entries: list[Any]) -> Iterator[Any]:
-        return iter(self.order(entries))
+        return iter(_rounds(self, entries))
 
 
 def _seen(out: list[cmd.Command]) -> list[Any]:
@@ -248,13 +271,15 @@ def _decline(sent: cmd.SendOffers) -> Callable[[Harness], ev.Event]:
 def test_the_rotation_read_lazily_is_the_rotation_sorted(
     demands: list[tuple[int, str, int]], served: list[tuple[str, int, int]]
 ) -> None:
-    """``Rotation.ordered`` yields ``Rotation.order``'s list, whatever was served before, and
-    ``served`` while reading it changes nothing of what it yields."""
+    """``Rotation.ordered`` (and ``order``, its list) yields demand_work.py rule 3's order made
+    the plain way (``_rounds``), whatever was served before; ``served`` while reading it changes
+    nothing of what it yields."""
     rotation = Rotation()
     for fw, k, now in served:
         rotation.served(fw, f"d{k}", float(now))
     entries = [(v, fw, f"d{k}", (v, fw, k)) for v, fw, k in demands]
-    want = rotation.order(entries)
+    want = _rounds(rotation, entries)
+    assert rotation.order(entries) == want
     got = []
     for item in rotation.ordered(entries):
         got.append(item)
