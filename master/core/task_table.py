@@ -31,7 +31,7 @@ Rules:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -70,23 +70,14 @@ class TaskTable:
         self.add_many(fw, agent, (task,))
 
     def add_many(
-        self, fw: FrameworkRecord, agent: AgentRecord, tasks: Iterable[TaskRecord]
+        self, fw: FrameworkRecord, agent: AgentRecord, tasks: Sequence[TaskRecord]
     ) -> None:
-        """Rule 1 for the tasks of one accept: the tallies are moved once per kind of task
-        (class, resources, demand), not per task; an accept's tasks are mostly of one kind."""
-        kinds: dict[tuple[str, int, str], tuple[TaskRecord, int]] = {}
+        """Rule 1 for the tasks of one accept, their tallies moved once per kind."""
         fw_id = fw.framework_id
         for task in tasks:
             fw.tasks[task.task_id] = task
             agent.add_task((fw_id, task.task_id), task)
-            spec = task.spec
-            # The resources by identity: the decoder hands equal ones out as one object, and
-            # two equal objects are two kinds, counted right all the same.
-            kind = (spec.priority_class, id(spec.resources), spec.demand)
-            seen = kinds.get(kind)
-            kinds[kind] = (task, 1) if seen is None else (seen[0], seen[1] + 1)
-        for task, n in kinds.values():
-            self._count(fw, task, n)
+        self._count_kinds(((fw, task) for task in tasks), +1)
 
     def remove(
         self,
@@ -109,23 +100,9 @@ class TaskTable:
         return on_agent
 
     def count_removed(self, batch: EndedBatch) -> None:
-        """Rule 1: the tallies of the tasks ``remove`` put in ``batch``, once per kind."""
-        kinds: dict[tuple[str, str, str, int, str], tuple[FrameworkRecord, TaskRecord, int]]
-        kinds = {}
-        for fw, task in batch.uncounted:
-            spec = task.spec
-            kind = (
-                fw.framework_id,
-                task.agent_id,
-                spec.priority_class,
-                id(spec.resources),
-                spec.demand,
-            )
-            seen = kinds.get(kind)
-            kinds[kind] = (fw, task, 1) if seen is None else (fw, seen[1], seen[2] + 1)
+        """Rule 1: the tallies of the tasks ``remove`` put in ``batch``."""
+        self._count_kinds(batch.uncounted, -1)
         batch.uncounted = []
-        for fw, task, n in kinds.values():
-            self._count(fw, task, -n)
 
     def forget_agent(self, agent: AgentRecord, frameworks: Mapping[str, FrameworkRecord]) -> int:
         """Rule 1 for every task of an agent the core forgets (pruning.py); how many tasks it
@@ -148,6 +125,27 @@ class TaskTable:
                 scalars = task.spec.resources.scalars()
                 self.held.add(fw.spec.held_by, scalars, -1)
                 self.held.add(principal, scalars, +1)
+
+    def _count_kinds(self, tasks: Iterable[tuple[FrameworkRecord, TaskRecord]], sign: int) -> None:
+        """``_count`` once per kind of task (framework, agent, class, resources, demand) with
+        ``sign`` times its number: an accept's or a status batch's tasks are mostly one kind.
+        The resources by identity: the decoder hands equal ones out as one object, and two
+        equal objects are two kinds, counted right all the same."""
+        kinds: dict[tuple[str, str, str, int, str], tuple[FrameworkRecord, TaskRecord, int]]
+        kinds = {}
+        for fw, task in tasks:
+            spec = task.spec
+            kind = (
+                fw.framework_id,
+                task.agent_id,
+                spec.priority_class,
+                id(spec.resources),
+                spec.demand,
+            )
+            seen = kinds.get(kind)
+            kinds[kind] = (fw, task, 1) if seen is None else (fw, seen[1], seen[2] + 1)
+        for fw, task, n in kinds.values():
+            self._count(fw, task, sign * n)
 
     def _count(self, fw: FrameworkRecord, task: TaskRecord, delta: int) -> None:
         spec = task.spec
