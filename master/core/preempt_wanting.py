@@ -58,29 +58,39 @@ def entries(fw: FrameworkRecord, priority: PriorityTable) -> list[Entry]:
     return out
 
 
+def lowest_value(made: list[Entry]) -> float:
+    """The lowest class value among ``made`` (inf with none)."""
+    return min((e[0] for e in made), default=float("inf"))
+
+
+# (its record, its demands, demand_tasks_version, priority version, its entries, their lowest
+# class value)
+Kept = tuple[FrameworkRecord, dict[str, Demand], int, int, list[Entry], float]
+
+
+def _stands(kept: Kept, fw: FrameworkRecord, priority: PriorityTable) -> bool:
+    """The three inputs ``kept`` was made from have not moved since."""
+    return (
+        kept[0] is fw
+        and kept[1] is fw.demands
+        and kept[2] == fw.demand_tasks_version
+        and kept[3] == priority.version
+    )
+
+
 class PreemptWanting:
     def __init__(self) -> None:
-        # Framework id -> (its record, its demands, demand_tasks_version, priority version,
-        # its entries, their lowest class value).
-        self._kept: dict[
-            str, tuple[FrameworkRecord, dict[str, Demand], int, int, list[Entry], float]
-        ] = {}
+        self._kept: dict[str, Kept] = {}  # by framework id
 
     def of(self, fw: FrameworkRecord, priority: PriorityTable) -> tuple[list[Entry], float]:
         """``entries(fw, priority)`` (not to be changed), and the lowest class value among them
         (inf with none); kept while the module's three inputs stand."""
         fw_id = fw.framework_id
         kept = self._kept.get(fw_id)
-        if (
-            kept is not None
-            and kept[0] is fw
-            and kept[1] is fw.demands
-            and kept[2] == fw.demand_tasks_version
-            and kept[3] == priority.version
-        ):
+        if kept is not None and _stands(kept, fw, priority):
             return kept[4], kept[5]
         made = entries(fw, priority)
-        lowest = min((e[0] for e in made), default=float("inf"))
+        lowest = lowest_value(made)
         version = fw.demand_tasks_version
         self._kept[fw_id] = (fw, fw.demands, version, priority.version, made, lowest)
         return made, lowest
@@ -93,17 +103,13 @@ class PreemptWanting:
     def check(self, frameworks: dict[str, FrameworkRecord], priority: PriorityTable) -> list[str]:
         """Each list kept with versions that still stand is the one ``entries`` makes now."""
         faults: list[str] = []
-        for fw_id, (fw, demands, version, pversion, made, lowest) in self._kept.items():
-            if (
-                frameworks.get(fw_id) is fw
-                and fw.demands is demands
-                and fw.demand_tasks_version == version
-                and priority.version == pversion
-            ):
+        for fw_id, kept in self._kept.items():
+            fw, made, lowest = kept[0], kept[4], kept[5]
+            if frameworks.get(fw_id) is fw and _stands(kept, fw, priority):
                 now = entries(fw, priority)
                 if [(*e[:3], id(e[3][3])) for e in made] != [
                     (*e[:3], id(e[3][3])) for e in now
-                ] or lowest != min((e[0] for e in now), default=float("inf")):
+                ] or lowest != lowest_value(now):
                     faults.append(
                         f"preemption's kept demands of framework {fw_id} changed without a "
                         "version moving"
