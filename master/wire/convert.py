@@ -33,6 +33,7 @@ from corral.master.wire.convert_checks import (
     resources_to_pb,
     scalars_to_pb,
     task_resources_from_pb,
+    task_what,
     text,
     uuid,
 )
@@ -135,18 +136,18 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
         size = t.ByteSize()
         if size > limits.MAX_TASK_BYTES:
             raise WireError(
-                f"{_what(task_id)} is {size} bytes on the wire, more than the limit of "
+                f"{task_what(task_id)} is {size} bytes on the wire, more than the limit of "
                 f"{limits.MAX_TASK_BYTES}"
             )
     task_name, priority_class, demand = t.name, t.priority_class, t.demand
     if max(len(task_name), len(priority_class), len(demand)) > limits.MAX_NAME_LENGTH:
-        what = _what(task_id)
+        what = task_what(task_id)
         name(task_name, f"{what}: name")
         name(priority_class, f"{what}: priority_class")
         name(demand, f"{what}: demand")
     has_container = t.HasField("container")
     if t.HasField("executor"):  # a custom executor (docs/mesos-compat.md): its command is ours
-        what = _what(task_id)
+        what = task_what(task_id)
         if not t.executor.executor_id:
             raise WireError(f"{what}: executor.executor_id is empty")
         ident(t.executor.executor_id, f"{what}: executor.executor_id")
@@ -154,11 +155,11 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
         if has_container:
             raise WireError(f"{what}: a custom executor runs as a process, not in a container")
     if t.labels:  # most tasks have none
-        _mapping(t.labels, f"{_what(task_id)}: labels", limits.MAX_LABELS)
+        _mapping(t.labels, f"{task_what(task_id)}: labels", limits.MAX_LABELS)
     command = t.command
     secrets = command.secret_environment
     if secrets:
-        what = _what(task_id)
+        what = task_what(task_id)
         both = sorted(set(secrets).intersection(command.environment))
         if both:
             raise WireError(
@@ -169,18 +170,18 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
     if t.HasField("simulation"):
         duration = t.simulation.duration_seconds
         if not math.isfinite(duration) or duration < 0:
-            raise WireError(f"{_what(task_id)}: simulation duration must be finite and >= 0")
+            raise WireError(f"{task_what(task_id)}: simulation duration must be finite and >= 0")
     elif not has_container and not (command.value or command.arguments):
         # A container's command is optional: empty runs the image's own (Mesos' Docker rule).
-        raise WireError(f"{_what(task_id)}: command is empty")
+        raise WireError(f"{task_what(task_id)}: command is empty")
     grace = t.kill_grace_period_seconds
     if grace and (not math.isfinite(grace) or grace < 0):
-        raise WireError(f"{_what(task_id)}: kill_grace_period_seconds must be finite and >= 0")
+        raise WireError(f"{task_what(task_id)}: kill_grace_period_seconds must be finite and >= 0")
     resources = task_resources_from_pb(t.resources, task_id)
-    container = container_from_pb(t, resources, _what(task_id)) if has_container else None
+    container = container_from_pb(t, resources, task_what(task_id)) if has_container else None
     cpus_limit = mem_limit = 0.0
     if t.HasField("limits"):
-        what = _what(task_id)
+        what = task_what(task_id)
         lim = resources_from_pb(t.limits, f"{what}: limits")
         if lim.disk or lim.gpus or lim.ports:
             raise WireError(f"{what}: limits are for cpus and mem only")
@@ -191,11 +192,11 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
     revocable = None
     if t.revocable:
         if resources.disk or resources.gpus or resources.ports:
-            raise WireError(f"{_what(task_id)}: a revocable task takes cpus and mem only")
+            raise WireError(f"{task_what(task_id)}: a revocable task takes cpus and mem only")
         revocable, resources = resources, Resources()
     agent_id = t.agent_id
     if len(agent_id) > limits.MAX_ID_LENGTH:
-        ident(agent_id, f"{_what(task_id)}: agent_id")
+        ident(agent_id, f"{task_what(task_id)}: agent_id")
     return TaskSpec(
         task_id=task_id,
         name=task_name or task_id,
@@ -209,11 +210,6 @@ def task_spec_from_pb(t: pb.TaskInfo, within_size: bool = False) -> TaskSpec:
         revocable=revocable,
         container=container,
     )
-
-
-def _what(task_id: str) -> str:
-    """How an error names the task."""
-    return f"task {task_id!r}"
 
 
 _STATE_OF = {int(v): v for v in TaskState}

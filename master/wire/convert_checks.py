@@ -86,6 +86,11 @@ _TASK_RESOURCES: dict[
 _TASK_RESOURCES_MAX = 4096
 
 
+def task_what(task_id: str) -> str:
+    """How an error names a task (made only when there is an error to tell)."""
+    return f"task {task_id!r}"
+
+
 def task_resources_from_pb(r: pb.Resources, task_id: str) -> Resources:
     """A task's resources; equal ones are one object (kept for the next task that asks),
     which the core's tallies count once per kind (task_table.py rule 1)."""
@@ -94,7 +99,7 @@ def task_resources_from_pb(r: pb.Resources, task_id: str) -> Resources:
     known = _TASK_RESOURCES.get(key)  # NaN never equals itself, so it never hits: it is refused
     if known is not None:
         return known
-    resources = resources_from_pb(r, f"task {task_id!r}")
+    resources = resources_from_pb(r, task_what(task_id))
     if len(_TASK_RESOURCES) >= _TASK_RESOURCES_MAX:
         _TASK_RESOURCES.clear()
     _TASK_RESOURCES[key] = resources
