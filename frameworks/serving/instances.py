@@ -19,6 +19,9 @@ State = Literal["staging", "running", "unreachable"]
 KillReason = Literal["", "scale-down", "upgrade", "unhealthy", "stop"]
 EXPECTED_KILLS = ("scale-down", "upgrade", "stop")
 DRAINED = ("scale-down", "upgrade")  # kills that wait out the app's drain_seconds
+# Kills that are the instance's failure, counted at the verdict (the backoff, a deployment's
+# failure_threshold), not when the kill is done.
+FAILING_KILLS = ("unhealthy",)
 
 
 @dataclass
@@ -162,9 +165,9 @@ class Instances:
         i.kill_reason = reason
         i.kill_at = now + drain
         i.kill_sent = False
-        if reason == "unhealthy":
-            # The health check's verdict is the failure: the backoff starts now, so no
-            # replacement goes out while the kill is still under way (it would have none).
+        if reason in FAILING_KILLS:
+            # The verdict is the failure: the backoff starts now, so no replacement goes out
+            # while the kill is still under way (it would have none).
             self._failed(i, now)
         return drain
 
@@ -250,7 +253,7 @@ class Instances:
         if i is None:
             return None
         failed = i.kill_reason not in EXPECTED_KILLS and not (disrupted and not i.killing)
-        if failed and i.kill_reason != "unhealthy":  # that one was counted at its kill
+        if failed and i.kill_reason not in FAILING_KILLS:  # those were counted at the kill
             self._failed(i, now)
         return i, failed
 

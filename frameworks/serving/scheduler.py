@@ -32,7 +32,13 @@ from typing import Protocol
 from corral.frameworks import sdk
 from corral.frameworks.serving import health
 from corral.frameworks.serving.app import AppError, AppSpec
-from corral.frameworks.serving.instances import Counts, Instance, Instances, KillReason
+from corral.frameworks.serving.instances import (
+    FAILING_KILLS,
+    Counts,
+    Instance,
+    Instances,
+    KillReason,
+)
 
 LONG_REFUSE_SECONDS = 3600.0
 _RUNNING = sdk.TaskState.TASK_STATE_RUNNING
@@ -293,7 +299,7 @@ class ServingScheduler(sdk.Scheduler):
                             f"a replacement launches in {wait:.1f} s"
                         )
                         self._replacing.append((inst.task_id, now))
-                        if inst.kill_reason != "unhealthy":  # told at the verdict (_mark)
+                        if inst.kill_reason not in FAILING_KILLS:  # told at the verdict
                             self.observer.failed(inst, what)
                     elif inst.killing:
                         self.on_event(f"instance {inst.task_id} {what} ({inst.kill_reason})")
@@ -359,7 +365,7 @@ class ServingScheduler(sdk.Scheduler):
         """Out of the endpoints (the observer publishes them) before the kill goes out."""
         drain = self.app.mark_kill(inst, reason, now)
         self.observer.changed(inst)
-        if reason == "unhealthy":
+        if reason in FAILING_KILLS:
             self.observer.failed(
                 inst, f"killed by its health check ({inst.why_unhealthy or 'failed'})"
             )
