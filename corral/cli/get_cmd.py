@@ -72,8 +72,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=_chunk_size,
         default=paging.DEFAULT_LIMIT,
         metavar="N",
-        help="agents, frameworks, tasks: read the master N at a time, printing each page as it "
-        f"comes (kubectl's --chunk-size; default {paging.DEFAULT_LIMIT}, "
+        help="agents, frameworks, tasks, offers: read the master N at a time, printing each page "
+        f"as it comes (kubectl's --chunk-size; default {paging.DEFAULT_LIMIT}, "
         f"at most {paging.MAX_LIMIT})",
     )
     p.add_argument(
@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=_count_limit,
         default=0,
         metavar="N",
-        help="agents, frameworks, tasks: only the first N, in id order (default: all)",
+        help="agents, frameworks, tasks, offers: only the first N, in id order (default: all)",
     )
     add_timeout_arg(p)
     add_master_arg(p)
@@ -109,13 +109,13 @@ def _count_limit(text: str) -> int:
     return value
 
 
-# The kinds read a page at a time (Operator ListAgents, ListFrameworks, ListTasks): the RPC and
-# its request. Offers stay GetState's: outstanding offers are bounded by agents x frameworks
-# offered in one cycle, and live only seconds.
+# The kinds read a page at a time (Operator ListAgents, ListFrameworks, ListTasks, ListOffers):
+# the RPC and its request.
 PAGED = {
     "agents": ("ListAgents", operator_pb2.ListAgentsRequest),
     "frameworks": ("ListFrameworks", operator_pb2.ListFrameworksRequest),
     "tasks": ("ListTasks", operator_pb2.ListTasksRequest),
+    "offers": ("ListOffers", operator_pb2.ListOffersRequest),
 }
 
 
@@ -141,6 +141,9 @@ def pages(
             state.frameworks.extend(page.frameworks)
             state.priority_classes.extend(page.priority_classes)
             n = len(page.frameworks)
+        elif kind == "offers":
+            state.offers.extend(page.offers)
+            n = len(page.offers)
         else:
             state.tasks.extend(page.tasks)
             for info in page.agents:
@@ -565,18 +568,15 @@ def _fetch(args: argparse.Namespace) -> tuple[list[str], list[list[str]], list[d
     if args.kind in ONE_CALL:
         rpc, request, rows_of = ONE_CALL[args.kind]
         return rows_of(call_operator(args.master, rpc, request(), args.timeout))
-    if args.kind in PAGED:
-        # The whole list (the watch compares it with the last): its pages' rows, joined.
-        cols: list[str] = []
-        table: list[list[str]] = []
-        records: list[dict[str, Any]] = []
-        for state in pages(args.kind, args.master, args.timeout, args.chunk_size, args.limit):
-            cols, page_table, page_records = rows(args.kind, state, wide=args.output == "wide")
-            table += page_table
-            records += page_records
-        return cols or rows(args.kind, operator_pb2.State())[0], table, records
-    state = fetch_state(args.master, args.timeout)
-    return rows(args.kind, state, wide=args.output == "wide")
+    # The whole list (the watch compares it with the last): its pages' rows, joined.
+    cols: list[str] = []
+    table: list[list[str]] = []
+    records: list[dict[str, Any]] = []
+    for state in pages(args.kind, args.master, args.timeout, args.chunk_size, args.limit):
+        cols, page_table, page_records = rows(args.kind, state, wide=args.output == "wide")
+        table += page_table
+        records += page_records
+    return cols or rows(args.kind, operator_pb2.State())[0], table, records
 
 
 def _print_pages(args: argparse.Namespace) -> None:
@@ -606,7 +606,8 @@ def _print_pages(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.kind not in PAGED and (args.limit or args.chunk_size != paging.DEFAULT_LIMIT):
         raise CliError(
-            f"--limit and --chunk-size are for agents, frameworks and tasks, not {args.kind}",
+            f"--limit and --chunk-size are for agents, frameworks, tasks and offers, not "
+            f"{args.kind}",
             exit_code=2,
         )
     if args.kind in PAGED and not args.watch:

@@ -558,6 +558,26 @@ class ListTasksRequest(_message.Message):
     live_only: bool
     def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ..., live_only: _Optional[bool] = ...) -> None: ...
 
+class ListOffersRequest(_message.Message):
+    __slots__ = ("limit", "page_token")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    page_token: str
+    def __init__(self, limit: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class OfferList(_message.Message):
+    __slots__ = ("master_id", "offers", "next_page_token", "total")
+    MASTER_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFERS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    master_id: str
+    offers: _containers.RepeatedCompositeFieldContainer[_common_pb2.Offer]
+    next_page_token: str
+    total: int
+    def __init__(self, master_id: _Optional[str] = ..., offers: _Optional[_Iterable[_Union[_common_pb2.Offer, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., total: _Optional[int] = ...) -> None: ...
+
 class TaskList(_message.Message):
     __slots__ = ("master_id", "tasks", "next_page_token", "total", "agents")
     MASTER_ID_FIELD_NUMBER: _ClassVar[int]

@@ -54,6 +54,11 @@ class OperatorStub:
                 request_serializer=corral_dot_v1_dot_operator__pb2.ListTasksRequest.SerializeToString,
                 response_deserializer=corral_dot_v1_dot_operator__pb2.TaskList.FromString,
                 _registered_method=True)
+        self.ListOffers = channel.unary_unary(
+                '/corral.v1.Operator/ListOffers',
+                request_serializer=corral_dot_v1_dot_operator__pb2.ListOffersRequest.SerializeToString,
+                response_deserializer=corral_dot_v1_dot_operator__pb2.OfferList.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/corral.v1.Operator/Watch',
                 request_serializer=corral_dot_v1_dot_operator__pb2.WatchRequest.SerializeToString,
@@ -192,6 +197,14 @@ class OperatorServicer:
 
     def ListTasks(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOffers(self, request, context):
+        """Outstanding offers (revocable ones included) by offer id: GetState's offers at 50,000
+        agents are tens of thousands, so `corral get offers` reads them a page at a time too.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -382,6 +395,11 @@ def add_OperatorServicer_to_server(servicer, server):
                     servicer.ListTasks,
                     request_deserializer=corral_dot_v1_dot_operator__pb2.ListTasksRequest.FromString,
                     response_serializer=corral_dot_v1_dot_operator__pb2.TaskList.SerializeToString,
+            ),
+            'ListOffers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOffers,
+                    request_deserializer=corral_dot_v1_dot_operator__pb2.ListOffersRequest.FromString,
+                    response_serializer=corral_dot_v1_dot_operator__pb2.OfferList.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
@@ -597,6 +615,33 @@ class Operator:
             '/corral.v1.Operator/ListTasks',
             corral_dot_v1_dot_operator__pb2.ListTasksRequest.SerializeToString,
             corral_dot_v1_dot_operator__pb2.TaskList.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOffers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/corral.v1.Operator/ListOffers',
+            corral_dot_v1_dot_operator__pb2.ListOffersRequest.SerializeToString,
+            corral_dot_v1_dot_operator__pb2.OfferList.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
-"""``/api/v1/state/agents|frameworks|tasks``: GetState's lists a page at a time over HTTP, the
-same pages as the Operator API's ListAgents, ListFrameworks and ListTasks (master/state_pages.py)
+"""``/api/v1/state/agents|frameworks|tasks|offers``: GetState's lists a page at a time over HTTP,
+the same pages as the Operator API's ListAgents, ListFrameworks, ListTasks and ListOffers
+(master/state_pages.py)
 with each entry in ``/api/v1/state``'s shape (state_json.py).
 
 Query: ``limit`` (default 500, at most 5000), ``after`` (the ``next`` of the previous page;
@@ -22,6 +23,7 @@ PARAMS = {
     state_pages.AGENTS: ("limit", "after"),
     state_pages.FRAMEWORKS: ("limit", "after", "live_only"),
     state_pages.TASKS: ("limit", "after", "live_only"),
+    state_pages.OFFERS: ("limit", "after"),
 }
 
 
@@ -63,6 +65,10 @@ def page_builder(
             classes = state_json.classes_of(fws)
             items = [state_json.framework(f, classes) for f in fws.frameworks]
             return _page(fws.master_id, fws.total, items, fws.next_page_token)
+        if listing == state_pages.OFFERS:
+            offers = state_pages.list_offers(core, limit, token)
+            items = [state_json.offer(o) for o in offers.offers]
+            return _page(offers.master_id, offers.total, items, offers.next_page_token)
         tasks = state_pages.list_tasks(core, limit, token, live_only)
         items = [state_json.task(t) for t in tasks.tasks]
         return _page(tasks.master_id, tasks.total, items, tasks.next_page_token)

@@ -90,6 +90,14 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
         )
         return answer
 
+    async def ListOffers(
+        self, request: operator_pb2.ListOffersRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> operator_pb2.OfferList:
+        answer: operator_pb2.OfferList = await self._page(
+            context, lambda core: state_pages.list_offers(core, request.limit, request.page_token)
+        )
+        return answer
+
     async def Explain(
         self, request: operator_pb2.ExplainRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> operator_pb2.Explanation:

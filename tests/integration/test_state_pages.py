@@ -1,11 +1,13 @@
 """GetState's lists a page at a time on a real master (issue #48): the Operator API's
-ListAgents and ListTasks over real gRPC, ``/api/v1/state/agents|tasks`` over real HTTP and
+ListAgents, ListTasks and ListOffers over real gRPC, ``/api/v1/state/agents|tasks|offers`` over
+real HTTP and
 `corral get` (the real command) page through and together give what GetState gives, in id
 order; a bad limit, token or flag is refused with its reason (INVALID_ARGUMENT, 400, exit 2)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from corral.v1 import common_pb2 as pb
 from corral.v1 import operator_pb2 as op
 from corral.v1 import operator_pb2_grpc
 from tests.integration.corral_cli import corral
+from tests.integration.recording import until_set
 from tests.master_http import master_session
 
 pytestmark = pytest.mark.e2e
@@ -52,6 +55,18 @@ class Launcher(sdk.Scheduler):
             self.running.add(status.task_id)
             if len(self.running) == TASKS:
                 self.all_running.set()
+
+
+class Holder(sdk.Scheduler):
+    """Keeps every offer it gets, unanswered: the master's outstanding offers to list."""
+
+    def __init__(self) -> None:
+        self.agents: set[str] = set()
+        self.changed = asyncio.Event()
+
+    async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+        self.agents.update(o.agent_id for o in offers)
+        self.changed.set()
 
 
 async def grpc_pages(stub: Any, method: str, request_type: Any, limit: int) -> list[Any]:
@@ -98,15 +113,27 @@ async def test_lists_page_over_grpc_http_and_the_cli(tmp_path: Path) -> None:
             )
         await cluster.wait_for_agents(AGENTS, WAIT)
         launcher = Launcher()
+        holder = Holder()
         info = sdk.FrameworkInfo(name="pages", role="*")
-        async with sdk.Driver(launcher, info, cluster.master):
+        holding = sdk.FrameworkInfo(name="holder", role="*")
+        async with sdk.Driver(launcher, info, cluster.master), contextlib.AsyncExitStack() as stack:
             await asyncio.wait_for(launcher.all_running.wait(), WAIT)
+            # Then the holder, so it takes no offer the launcher needs.
+            await stack.enter_async_context(sdk.Driver(holder, holding, cluster.master))
+            await until_set(
+                holder.changed,
+                "the holder offered every agent",
+                lambda: len(holder.agents) == AGENTS,
+                WAIT,
+            )
             channel = cluster.channel()
             stub = operator_pb2_grpc.OperatorStub(channel)  # type: ignore[no-untyped-call]
             state = await stub.GetState(op.GetStateRequest(), timeout=10)
             agent_ids = sorted(a.info.id for a in state.agents)
             task_ids = sorted(t.info.task_id for t in state.tasks)
             assert len(agent_ids) == AGENTS and len(task_ids) == TASKS
+            offer_ids = sorted(o.id for o in state.offers)
+            assert len(offer_ids) >= AGENTS, state.offers
 
             # gRPC: pages of 2 give every agent once, in id order, with the total.
             pages = await grpc_pages(stub, "ListAgents", op.ListAgentsRequest, 2)
@@ -118,6 +145,15 @@ async def test_lists_page_over_grpc_http_and_the_cli(tmp_path: Path) -> None:
             assert all(
                 {a.id for a in p.agents} >= {t.info.agent_id for t in p.tasks} for p in pages
             )
+            pages = await grpc_pages(stub, "ListOffers", op.ListOffersRequest, 2)
+            assert [o.id for p in pages for o in p.offers] == offer_ids
+            assert {p.total for p in pages} == {len(offer_ids)}
+            assert {o.id: o for p in pages for o in p.offers} == {o.id: o for o in state.offers}
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                token = (await stub.ListAgents(op.ListAgentsRequest(limit=1))).next_page_token
+                await stub.ListOffers(op.ListOffersRequest(page_token=token), timeout=10)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "is not one of the offers list's" in (refused.value.details() or "")
             for request, reason in [
                 (op.ListAgentsRequest(limit=9999), "limit must be between 1 and 5000"),
                 (op.ListAgentsRequest(page_token="junk"), "is not one of the agents list's"),
@@ -138,6 +174,8 @@ async def test_lists_page_over_grpc_http_and_the_cli(tmp_path: Path) -> None:
                     whole = {a["id"]: a for a in (await r.json())["agents"]}
                 first = pages_json[0]["items"][0]
                 assert set(first) == set(whole[first["id"]])
+                offers_json = await http_pages(http, f"{base}/offers?limit=2")
+                assert [o["id"] for p in offers_json for o in p["items"]] == offer_ids
                 tasks_json = await http_pages(http, f"{base}/tasks?limit=3&live_only=true")
                 assert sorted(t["id"] for p in tasks_json for t in p["items"]) == task_ids
                 for url, reason in [
@@ -145,6 +183,7 @@ async def test_lists_page_over_grpc_http_and_the_cli(tmp_path: Path) -> None:
                     (f"{base}/agents?after=junk", "is not one of the agents list's"),
                     (f"{base}/agents?live_only=true", "unknown query parameter 'live_only'"),
                     (f"{base}/tasks?live_only=maybe", "live_only must be true or false"),
+                    (f"{base}/offers?live_only=true", "unknown query parameter 'live_only'"),
                 ]:
                     async with http.get(url) as r:
                         assert r.status == 400, url
@@ -169,10 +208,15 @@ async def test_lists_page_over_grpc_http_and_the_cli(tmp_path: Path) -> None:
             assert [line.split()[0] for line in lines] == task_ids
             host = header.split().index("HOST")
             assert all(line.split()[host] != "-" for line in lines), done.stdout
+            done = await cli("offers", "--chunk-size", "2", "--master", cluster.master)
+            assert done.returncode == 0, done.stderr
+            header, *lines = done.stdout.splitlines()
+            assert header.split()[:3] == ["ID", "FRAMEWORK", "AGENT"]
+            assert [line.split()[0] for line in lines] == offer_ids
             for args, reason in [
                 (("agents", "--chunk-size", "0"), "--chunk-size: must be between 1 and 5000"),
                 (("agents", "--limit", "x"), "--limit: not an integer"),
-                (("offers", "--limit", "3"), "--limit and --chunk-size are for agents"),
+                (("roles", "--limit", "3"), "--limit and --chunk-size are for agents"),
             ]:
                 done = await cli(*args, "--master", cluster.master)
                 assert done.returncode == 2, (args, done.stdout, done.stderr)

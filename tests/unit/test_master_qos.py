@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from corral.master import paging, state_pages, views
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.master import CallRejected
@@ -273,3 +274,25 @@ def test_a_declined_revocable_offer_is_filtered_for_its_framework() -> None:
     assert revocable_offers(h.allocate()) == {}
     h.now += 6
     assert list(revocable_offers(h.allocate())) == [capable]
+
+
+def test_the_offer_pages_list_revocable_offers_beside_the_others_once_in_id_order() -> None:
+    h, _, _, _ = revocable_setup()
+    h.allocate()
+    whole = views.state_pb(h.core).offers
+    assert {o.revocable for o in whole} == {True, False}
+    got: list[str] = []
+    token = ""
+    while True:
+        page = state_pages.list_offers(h.core, 1, token)
+        assert page.total == len(whole)
+        got += [o.id for o in page.offers]
+        token = page.next_page_token
+        if not token:
+            break
+    assert got == sorted(o.id for o in whole)
+    assert {o.id: o for o in whole} == {
+        o.id: o for o in state_pages.list_offers(h.core, 0, "").offers
+    }
+    with pytest.raises(paging.BadPage, match="not one of the offers list's"):
+        state_pages.list_offers(h.core, 1, paging.token_of(state_pages.AGENTS, ("a",)))
