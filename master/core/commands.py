@@ -2,6 +2,10 @@
 
 The shell may coalesce commands to the same destination (all OFFERS for one framework in one
 message, all acknowledgements for one agent in one message) before sending.
+
+Commands are values: made once, never changed. They are plain slotted dataclasses, not frozen
+ones (types.py, _HOT_PATH): a frozen dataclass sets each field through ``object.__setattr__``,
+and a ``ClusterEvent`` is made for every task that ends (1.1 µs frozen, 0.5 µs plain).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from corral.master.core.records import OfferRecord
 from corral.master.core.types import Status, TaskSpec
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Command:
     stimulus_id: str
 
@@ -22,14 +26,14 @@ class Command:
 # --- to frameworks ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendSubscribed(Command):
     connection: int
     framework_id: str
     stream_id: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendOffers(Command):
     framework_id: str
     batches: tuple[OfferColumns, ...]  # the book's columns, all entries as made
@@ -40,19 +44,19 @@ class SendOffers(Command):
         return tuple(r for b in self.batches for r in b.records())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendRescind(Command):
     framework_id: str
     offer_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendUpdates(Command):
     framework_id: str
     statuses: tuple[Status, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendAgentLost(Command):
     """An agent the framework had tasks on is gone (Mesos' FAILURE with an ``agent_id``):
     UNREACHABLE (``removed`` False) or deleted for good."""
@@ -64,7 +68,7 @@ class SendAgentLost(Command):
     message: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendExecutorTerminated(Command):
     """One of the framework's custom executors ended (Mesos' FAILURE with an
     ``executor_id``)."""
@@ -76,7 +80,7 @@ class SendExecutorTerminated(Command):
     message: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CloseFrameworkStream(Command):
     """Send ERROR with ``message`` on the stream, then end it."""
 
@@ -88,7 +92,7 @@ class CloseFrameworkStream(Command):
 # --- to agents ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendRegistered(Command):
     connection: int
     agent_id: str
@@ -98,7 +102,7 @@ class SendRegistered(Command):
     principal: str = ""  # whom the id is bound to: the agent keeps it with the id
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendHeartbeatInterval(Command):
     """Ask a registered agent to heartbeat at another interval (the cluster grew or shrank)."""
 
@@ -106,7 +110,7 @@ class SendHeartbeatInterval(Command):
     heartbeat_interval: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendLaunch(Command):
     agent_id: str
     framework_id: str
@@ -118,7 +122,7 @@ class SendLaunch(Command):
     role: str = "*"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendKill(Command):
     agent_id: str
     framework_id: str
@@ -126,14 +130,14 @@ class SendKill(Command):
     grace_seconds: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SendAgentAcks(Command):
     agent_id: str
     # (framework_id, task_id, uuid): an agent keys its tasks by framework and id, as Mesos'
     acknowledgements: tuple[tuple[str, str, bytes], ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CloseAgentStream(Command):
     """End a stale agent stream (its agent re-registered on another one)."""
 
@@ -144,7 +148,7 @@ class CloseAgentStream(Command):
 # --- to operators -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ClusterEvent(Command):
     """One entry of the cluster events log. ``kind`` decides ``reason`` and ``object_kind``
     (corral/events.py's table); ``subject`` is the object's id."""
@@ -157,7 +161,7 @@ class ClusterEvent(Command):
     object_kind: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Answer(Command):
     """What the call that caused the event is answered with (an operator's action), given to
     its caller once the event's changes are durable; at most one per event."""
@@ -168,7 +172,7 @@ class Answer(Command):
 # --- to the registry ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Persist(Command):
     """Make these changes durable before anything else this event caused is visible
     (durable.py, rule 4). At most one per event, last in its commands."""
