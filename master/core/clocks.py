@@ -19,6 +19,12 @@ class Clocks:
     # Agents connected or gone since the last tick: heartbeat intervals may need re-telling
     # (a scan of every agent per tick otherwise, 2 % of a 10k-agent master).
     intervals_dirty: bool = False
+    # Every ACTIVE connected agent's heartbeat interval lies within [told_low, told_high]: set
+    # exactly by the re-telling pass, widened by each registration, left as they are when
+    # agents go (the bounds stay true). A tick whose band holds both re-tells nobody without
+    # walking the agents (the walk was 3 % of a master registering 50,000 agents).
+    told_low: float = math.inf
+    told_high: float = 0.0
     # No ACTIVE agent's heartbeat deadline is earlier than this: the tick walks the agents
     # only once it has passed (a walk of 10k agents twice a second was 3 % of the master).
     earliest_deadline: float = math.inf
@@ -32,6 +38,11 @@ class Clocks:
     def retell_intervals(self) -> None:
         """Agents connected or went: the next tick re-tells the heartbeat intervals now off."""
         self.intervals_dirty = True
+
+    def told(self, interval: float) -> None:
+        """An agent was told ``interval`` outside the re-telling pass (its registration)."""
+        self.told_low = min(self.told_low, interval)
+        self.told_high = max(self.told_high, interval)
 
     def watch_deadline(self, cfg: MasterConfig, agent: AgentRecord) -> None:
         """``agent``'s deadline moved (a registration, a new interval): the tick walks the

@@ -13,7 +13,7 @@ from corral.master.core.agent_arrays import task_use
 from corral.master.core.demands import connected_agents
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.invariants import InvariantBroken, close
-from corral.master.core.states import FrameworkState
+from corral.master.core.states import AgentState, FrameworkState
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -49,6 +49,20 @@ def validate(core: CoreState) -> None:
     _kept_view(core)
     for fault in core.preempt_wanting.check(core.frameworks, core.priority):
         _check(False, fault)
+    _told_intervals(core)
+
+
+def _told_intervals(core: CoreState) -> None:
+    """clocks.py: the bounds the tick skips its re-telling pass by hold every ACTIVE connected
+    agent's heartbeat interval."""
+    clocks = core.clocks
+    for agent in core.agents.values():
+        if agent.state is AgentState.ACTIVE and agent.connection is not None:
+            _check(
+                clocks.told_low <= agent.heartbeat_interval <= clocks.told_high,
+                f"agent {agent.agent_id}'s heartbeat interval {agent.heartbeat_interval} is "
+                f"outside the told bounds [{clocks.told_low}, {clocks.told_high}]",
+            )
 
 
 def _offers(core: CoreState) -> None:

@@ -378,6 +378,28 @@ def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without()
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []
 
 
+def test_the_told_bounds_let_a_tick_skip_the_walk_and_a_registration_widens_them() -> None:
+    # Clocks.told_low/told_high hold every ACTIVE connected agent's interval (validate() checks
+    # it after each event here): a tick whose band holds both re-tells nobody without walking
+    # the agents; a registration widens them; a walk sets them exactly.
+    cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
+    h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
+    ids = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(10)]
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys(ids[:7], 12.5)  # 5-7 s, under 10 / 1.25
+    clocks = h.core.clocks
+    assert (clocks.told_low, clocks.told_high) == (8.0, 12.5)
+    h.close_agent(ids[0])  # 9 agents: the band 7.2-14.1 s holds 8-12.5
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []
+    more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(4)]
+    assert [h.core.agents[a].heartbeat_interval for a in more] == [11.0, 12.0, 13.0, 14.0]
+    assert (clocks.told_low, clocks.told_high) == (8.0, 14.0)
+    # 13 connected: under 13 / 1.25 = 10.4 are the three registered at 8-10 s.
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys(ids[7:], 16.25)
+    assert (clocks.told_low, clocks.told_high) == (11.0, 16.25)
+
+
 def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
     h = Harness(MasterConfig(agent_timeout=10, status_retry_interval=100))
     a1, _ = h.add_agent()
