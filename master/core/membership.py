@@ -171,7 +171,7 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
     agent.heartbeat_interval = heartbeat_interval_for(core.config, len(core.agents))
     agent.interval_set_at = now
     core.clocks.watch_deadline(core.config, agent)
-    core.clocks.told(agent.heartbeat_interval)
+    core.clocks.told(agent, core.agents)
     core.clocks.retell_intervals()
     out.append(
         cmd.SendRegistered(

@@ -15,9 +15,8 @@ Rules (each tick, in this order):
    agent), and those more than 25 % longer than the headroom allows (it shrank) are told that
    one. A cluster growing from 2,500 to 50,000 agents re-tells every 56 % of growth, not every
    25 %: about 2.8 messages per agent instead of 5 (docs/performance.md, "50,000 agents"); the
-   heartbeat rate stays within 25 % of the cap, as before. The agents are walked only when an
-   interval told may be off the band: the bounds of every interval told (``Clocks.told_low``,
-   ``told_high``) lie outside it.
+   heartbeat rate stays within 25 % of the cap, as before. The agents off the band come from
+   heaps of what each was told (``Clocks.off_band``), not from a walk of every agent.
 4. Offers outstanding past ``offer_timeout`` go back as declined: the framework is filtered on
    those agents, longer each time it lets them expire again (offer_expiry.py).
 5. A framework DISCONNECTED past its failover timeout is removed; a SUBSCRIBED one whose
@@ -59,28 +58,20 @@ def _retell_heartbeat_intervals(core: CoreState, e: ev.Tick) -> Commands:
     # new interval on every tick; wider upwards by the headroom rule 3 tells a growing cluster.
     low, high = target / _BAND, target * _BAND * GROWTH_HEADROOM
     clocks = core.clocks
-    if low <= clocks.told_low and clocks.told_high <= high:
-        return []  # every interval told is within the band (Clocks.told_low)
     out: Commands = []
-    told_low, told_high = math.inf, 0.0
-    for agent in connected:
-        if agent.state is not AgentState.ACTIVE:
-            continue
-        if not low <= agent.heartbeat_interval <= high:
-            told = target * GROWTH_HEADROOM if agent.heartbeat_interval < low else target
-            agent.heartbeat_interval = told
-            agent.interval_set_at = e.now
-            clocks.watch_deadline(core.config, agent)
-            out.append(
-                cmd.SendHeartbeatInterval(
-                    stimulus_id=e.stimulus_id,
-                    agent_id=agent.agent_id,
-                    heartbeat_interval=told,
-                )
+    for agent in clocks.off_band(low, high, core.agents):
+        told = target * GROWTH_HEADROOM if agent.heartbeat_interval < low else target
+        agent.heartbeat_interval = told
+        agent.interval_set_at = e.now
+        clocks.watch_deadline(core.config, agent)
+        clocks.told(agent, core.agents)
+        out.append(
+            cmd.SendHeartbeatInterval(
+                stimulus_id=e.stimulus_id,
+                agent_id=agent.agent_id,
+                heartbeat_interval=told,
             )
-        told_low = min(told_low, agent.heartbeat_interval)
-        told_high = max(told_high, agent.heartbeat_interval)
-    clocks.told_low, clocks.told_high = told_low, told_high
+        )
     return out
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from corral.master.core.agent_arrays import task_use
+from corral.master.core.clocks import is_told
 from corral.master.core.demands import connected_agents
 from corral.master.core.durable import agent_entry, framework_entry
 from corral.master.core.invariants import InvariantBroken, close
-from corral.master.core.states import AgentState, FrameworkState
+from corral.master.core.states import FrameworkState
 from corral.resources import SCALARS
 
 if TYPE_CHECKING:
@@ -53,15 +54,17 @@ def validate(core: CoreState) -> None:
 
 
 def _told_intervals(core: CoreState) -> None:
-    """clocks.py: the bounds the tick skips its re-telling pass by hold every ACTIVE connected
-    agent's heartbeat interval."""
+    """clocks.py: both heaps the tick re-tells from hold every ACTIVE connected agent's
+    heartbeat interval."""
     clocks = core.clocks
+    low, high = set(clocks.told_low), {(-i, aid) for i, aid in clocks.told_high}
     for agent in core.agents.values():
-        if agent.state is AgentState.ACTIVE and agent.connection is not None:
+        if is_told(agent):
+            entry = (agent.heartbeat_interval, agent.agent_id)
             _check(
-                clocks.told_low <= agent.heartbeat_interval <= clocks.told_high,
+                entry in low and entry in high,
                 f"agent {agent.agent_id}'s heartbeat interval {agent.heartbeat_interval} is "
-                f"outside the told bounds [{clocks.told_low}, {clocks.told_high}]",
+                "missing from the heaps the tick re-tells from",
             )
 
 

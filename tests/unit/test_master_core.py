@@ -327,7 +327,9 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     # The tick corrects the early ones, more than 25 % below the interval of 10 agents, to it
     # with the growth headroom (12.5 s: the cluster grew and may grow on); 8 and 9 are within.
     out = of(cmd.SendHeartbeatInterval, h.tick())
-    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 12.5) for aid in ids[:7]]
+    assert sorted((c.agent_id, c.heartbeat_interval) for c in out) == [
+        (aid, 12.5) for aid in sorted(ids[:7])
+    ]
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []  # said once, not every tick
     # The timeout stretches in proportion: 3 missed heartbeats of 12.5 s.
     a1, a9 = ids[0], ids[8]
@@ -351,7 +353,9 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     for aid in ids[:8]:
         h.close_agent(aid)
     out = of(cmd.SendHeartbeatInterval, h.tick())
-    assert [(c.agent_id, c.heartbeat_interval) for c in out] == [(aid, 5.0) for aid in ids[8:]]
+    assert sorted((c.agent_id, c.heartbeat_interval) for c in out) == [
+        (aid, 5.0) for aid in sorted(ids[8:])
+    ]
     h.tick(14)
     assert h.core.agents[a9].state is AgentState.ACTIVE
     h.tick(2)
@@ -378,26 +382,33 @@ def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without()
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []
 
 
-def test_the_told_bounds_let_a_tick_skip_the_walk_and_a_registration_widens_them() -> None:
-    # Clocks.told_low/told_high hold every ACTIVE connected agent's interval (validate() checks
-    # it after each event here): a tick whose band holds both re-tells nobody without walking
-    # the agents; a registration widens them; a walk sets them exactly.
+def test_the_tick_re_tells_from_the_heaps_of_what_agents_were_told() -> None:
+    # Clocks.told_low/told_high hold (interval, agent id) of every ACTIVE connected agent
+    # (validate() checks it after each event here): the tick takes the agents off the band
+    # from their tops, and skips entries gone stale (a closed agent, an interval re-told).
     cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
     h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
     ids = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(10)]
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys(ids[:7], 12.5)  # 5-7 s, under 10 / 1.25
     clocks = h.core.clocks
-    assert (clocks.told_low, clocks.told_high) == (8.0, 12.5)
+    assert clocks.told_low[0] == (8.0, ids[7])
+    assert clocks.told_high[0] == (-12.5, min(ids[:7]))
     h.close_agent(ids[0])  # 9 agents: the band 7.2-14.1 s holds 8-12.5
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []
     more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(4)]
     assert [h.core.agents[a].heartbeat_interval for a in more] == [11.0, 12.0, 13.0, 14.0]
-    assert (clocks.told_low, clocks.told_high) == (8.0, 14.0)
+    assert clocks.told_high[0] == (-14.0, more[3])
     # 13 connected: under 13 / 1.25 = 10.4 are the three registered at 8-10 s.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys(ids[7:], 16.25)
-    assert (clocks.told_low, clocks.told_high) == (11.0, 16.25)
+    assert clocks.told_low[0] == (11.0, more[0])
+    # Down to 2 agents (5 s; above 5 * 1.25 * 1.25 = 7.8 s): the closed agents' entries, 12.5 s
+    # and more, are stale and re-tell nobody.
+    for aid in [*ids[1:], *more[:2]]:
+        h.close_agent(aid)
+    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
+    assert told == dict.fromkeys(more[2:], 5.0)
 
 
 def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
