@@ -37,7 +37,7 @@ from corral.master.inbox import Inbox
 from corral.master.metrics import MasterMetrics
 from corral.master.outbox import Outbox
 from corral.master.registry import MemoryRegistry, Registry, RegistryError
-from corral.master.rpc.out_stream import OutStream
+from corral.master.rpc.out_stream import OutStream, StreamStats
 from corral.master.sandbox_relay import SandboxRelay
 from corral.master.security import audit
 from corral.master.security.requester import RequesterSource
@@ -113,8 +113,8 @@ class MasterRuntime:
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
         # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
-        self._open_streams: dict[str, set[OutStream]] = {}
-        self._peak_bytes: dict[str, int] = {}
+        # Per stream kind ("framework", "agent"): what the queue gauges read (out_stream.py).
+        self.stream_stats: dict[str, StreamStats] = {}
         # ACCEPT calls in the inbox, not yet handled (bounded: config.max_waiting_accepts).
         self.accepts_waiting = 0
         self.accepts_waiting_peak = 0
@@ -310,13 +310,11 @@ class MasterRuntime:
 
     def new_stream(self, kind: str) -> OutStream:
         """A stream's bounded queue; ``kind`` ("framework" or "agent") labels its metrics."""
-        stream = OutStream(max_bytes=self.config.stream_queue_bytes)
-        self._open_streams.setdefault(kind, set()).add(stream)
-        return stream
+        stats = self.stream_stats.setdefault(kind, StreamStats())
+        return OutStream(max_bytes=self.config.stream_queue_bytes, stats=stats)
 
     def stream_ended(self, kind: str, stream: OutStream) -> None:
-        self._open_streams.get(kind, set()).discard(stream)
-        self._peak_bytes[kind] = max(self._peak_bytes.get(kind, 0), stream.peak_bytes)
+        self.stream_stats.setdefault(kind, StreamStats()).holding.discard(stream)
 
     async def _timer_call(self, event: ev.Event) -> None:
         """A timer's event, handled before the timer goes on. A refusal (a failed handler:

@@ -193,8 +193,7 @@ def refresh_gauges(rt: MasterRuntime) -> None:
     m.accepts_waiting.set(rt.accepts_waiting)
     m.accepts_waiting_peak.set(rt.accepts_waiting_peak)
     for kind in ("framework", "agent"):
-        streams = rt._open_streams.get(kind, set())
-        m.stream_queue_bytes.labels(kind).set(max((s.queued_bytes for s in streams), default=0))
-        m.stream_queue_peak_bytes.labels(kind).set(
-            max([rt._peak_bytes.get(kind, 0), *(s.peak_bytes for s in streams)])
-        )
+        stats = rt.stream_stats.get(kind)
+        holding = stats.holding if stats is not None else ()
+        m.stream_queue_bytes.labels(kind).set(max((s.queued_bytes for s in holding), default=0))
+        m.stream_queue_peak_bytes.labels(kind).set(stats.peak if stats is not None else 0)

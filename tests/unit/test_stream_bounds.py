@@ -12,7 +12,7 @@ from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig
 from corral.master.core.statuses import RESEND_BATCH
 from corral.master.core.types import TaskState
 from corral.master.outbox import Outbox
-from corral.master.runtime import OutStream
+from corral.master.rpc.out_stream import OutStream, StreamStats
 from corral.master.wire import convert
 from corral.v1 import common_pb2, scheduler_pb2
 from tests.unit.core_harness import Harness, of, status, task
@@ -53,6 +53,26 @@ async def test_written_messages_leave_the_bytes_count() -> None:
         stream2.put(update(name), 300)
     stream2.put(b"\x12\x00", 100)  # 1000: fits exactly, as the first three went out
     assert not stream2.failed
+
+
+async def test_a_kinds_stats_hold_the_streams_with_bytes_queued_and_the_most_ever_held() -> None:
+    # What the queue gauges read without walking every stream (out_stream.StreamStats).
+    stats = StreamStats()
+    busy, idle, cut = (OutStream(max_bytes=1000, stats=stats) for _ in range(3))
+    idle.put(b"\x12\x00")  # a message put with no size is small: it holds no bytes
+    for name in "ab":
+        busy.put(update(name), 300)
+    cut.put(update("c"), 700)
+    assert stats.holding == {busy, cut} and stats.peak == 700
+    cut.put(update("d"), 400)  # over its bound: failed, it holds nothing
+    assert stats.holding == {busy} and stats.peak == 700
+    busy.put(update("e"), 300)
+    assert stats.peak == 900
+    busy.end()
+    assert len([m async for m in busy.messages()]) == 1  # the three UPDATEs merged
+    assert stats.holding == set() and stats.peak == 900
+    idle.drop()
+    assert stats.holding == set()
 
 
 def test_every_agent_message_has_a_size_estimate_at_least_its_size() -> None:
