@@ -343,6 +343,6 @@ def agent_gate(acl: Acl, p: Principal, spec: AgentSpec) -> None:
     for role in sorted(spec.reservations):
         denied(acl.decide(p, acls.RESERVE, role), p.name)
     denied(
-        acl.within_caps(p, acls.CLAIM_RESOURCES, spec.resources.scalars(), str(spec.resources)),
+        acl.within_caps(p, acls.CLAIM_RESOURCES, spec.resources.scalars(), spec.resources),
         p.name,
     )
