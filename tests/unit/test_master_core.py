@@ -362,14 +362,21 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     assert h.core.agents[a9].state is AgentState.UNREACHABLE
 
 
-def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without() -> None:
-    # ticks.py rule 3: growth re-tells an interval 25 % longer than the size calls for, so the
-    # next 56 % of growth needs no re-tell; shrinking re-tells the size's own interval.
+def ten_agents_retold() -> tuple[Harness, list[str]]:
+    """At most 1 heartbeat/s and 5 s at least: 10 agents registered at 5, 5, 5, 5, 5, 6, 7, 8,
+    9 and 10 s, then a tick re-tells the seven under 10 / 1.25 s 12.5 s (ticks.py rule 3)."""
     cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
     h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
     ids = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(10)]
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
-    assert told == dict.fromkeys(ids[:7], 12.5)  # 5-7 s, under 10 / 1.25
+    assert told == dict.fromkeys(ids[:7], 12.5)
+    return h, ids
+
+
+def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without() -> None:
+    # ticks.py rule 3: growth re-tells an interval 25 % longer than the size calls for, so the
+    # next 56 % of growth needs no re-tell; shrinking re-tells the size's own interval.
+    h, ids = ten_agents_retold()
     more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(3)]
     # 13 agents: 13 s; below 10.4 s are the three registered at 8-10 s, not the seven told 12.5.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
@@ -386,11 +393,7 @@ def test_the_tick_re_tells_from_the_heaps_of_what_agents_were_told() -> None:
     # Clocks.told_low/told_high hold (interval, agent id) of every ACTIVE connected agent
     # (validate() checks it after each event here): the tick takes the agents off the band
     # from their tops, and skips entries gone stale (a closed agent, an interval re-told).
-    cfg = MasterConfig(agent_heartbeat_interval=5, agent_timeout=15)
-    h = Harness(replace(cfg, max_agent_heartbeats_per_second=1.0))
-    ids = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(10)]
-    told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
-    assert told == dict.fromkeys(ids[:7], 12.5)  # 5-7 s, under 10 / 1.25
+    h, ids = ten_agents_retold()
     clocks = h.core.clocks
     assert clocks.told_low[0] == (8.0, ids[7])
     assert clocks.told_high[0] == (-12.5, min(ids[:7]))
