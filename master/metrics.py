@@ -335,13 +335,7 @@ class MasterMetrics:
             ["reason"],
             registry=r,
         )
-        self.messages = MessageTally()
+        self.messages = MessageTally()  # grpc_server_msg_{received,sent}_total
         r.register(self.messages)
         # process_cpu_seconds_total, process_resident_memory_bytes, ... of this process.
         ProcessCollector(registry=r)
-
-    def message_counters(
-        self, grpc_type: str, service: str, method: str
-    ) -> tuple[Callable[[], None], Callable[[], None]]:
-        """(count one received, count one sent) for a method (rpc_checked.add_servicer)."""
-        return self.messages.counters(grpc_type, service, method)

@@ -112,7 +112,6 @@ class MasterRuntime:
         self._ticks_failing = 0  # allocation ticks in a row that raised as a whole
         self._status_counters: dict[str, Any] = {}
         self._offer_encoder = OfferEncoder()  # caches each agent's encoded part across cycles
-        # Streams' queues by kind, and the most bytes a queue of each kind ever held (gauges).
         # Per stream kind ("framework", "agent"): what the queue gauges read (out_stream.py).
         self.stream_stats: dict[str, StreamStats] = {}
         # ACCEPT calls in the inbox, not yet handled (bounded: config.max_waiting_accepts).
@@ -314,7 +313,9 @@ class MasterRuntime:
         return OutStream(max_bytes=self.config.stream_queue_bytes, stats=stats)
 
     def stream_ended(self, kind: str, stream: OutStream) -> None:
-        self.stream_stats.setdefault(kind, StreamStats()).holding.discard(stream)
+        stats = self.stream_stats.get(kind)
+        if stats is not None:  # made by new_stream
+            stats.holding.discard(stream)
 
     async def _timer_call(self, event: ev.Event) -> None:
         """A timer's event, handled before the timer goes on. A refusal (a failed handler:

@@ -43,11 +43,7 @@ class OutStream:
     failed: str = ""
     on_fail: Callable[[str], None] | None = None
     peak_bytes: int = 0  # the most bytes ever queued at once (a gauge: the bound holds)
-    # The estimated bytes queued now; written here only. An attribute, not a property: each
-    # /metrics scrape takes the largest over every stream (runtime_outputs.refresh_gauges),
-    # and a property call per stream made that 3 % of a master holding 50,000 agents'
-    # streams, scraped once a second by the load test.
-    queued_bytes: int = 0
+    queued_bytes: int = 0  # the estimated bytes queued now; written here only
     stats: StreamStats | None = None  # its kind's, told when it starts or stops holding bytes
     _items: deque[Any] = field(default_factory=deque)
     _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
@@ -79,35 +75,37 @@ class OutStream:
             self.queued_bytes += size
             if self.queued_bytes > self.peak_bytes:
                 self.peak_bytes = self.queued_bytes
-            if size and self.stats is not None:
-                self._tally(self.stats)
+            if size:
+                self._tally()
         self._ready.set()
 
-    def _tally(self, stats: StreamStats) -> None:
+    def _tally(self) -> None:
         """Tell ``stats`` whether this stream holds bytes now, and how many at most."""
+        stats = self.stats
+        if stats is None:
+            return
         if self.queued_bytes > 0:
             stats.holding.add(self)
             stats.peak = max(stats.peak, self.queued_bytes)
         else:
             stats.holding.discard(self)
 
-    def _fail(self, reason: str) -> None:
-        self.failed = reason
+    def _clear(self) -> None:
+        """Let go of every queued message (and its bytes) at once."""
         self._items.clear()
         self._sizes.clear()
         self.queued_bytes = 0
-        if self.stats is not None:
-            self._tally(self.stats)
+        self._tally()
+
+    def _fail(self, reason: str) -> None:
+        self.failed = reason
+        self._clear()
         if self.on_fail is not None:
             self.on_fail(reason)
 
     def drop(self) -> None:
         """End the stream now, unsent messages dropped (a master that stopped leading)."""
-        self._items.clear()
-        self._sizes.clear()
-        self.queued_bytes = 0
-        if self.stats is not None:
-            self._tally(self.stats)
+        self._clear()
         self.end()
 
     def end(self) -> None:
@@ -145,8 +143,8 @@ class OutStream:
                     self.queued_bytes -= taken
                     held = held or bool(taken)
                     statuses.extend(items.popleft().update.statuses)
-            if held and self.stats is not None:
-                self._tally(self.stats)
+            if held:
+                self._tally()
             yield msg
 
 

@@ -27,7 +27,7 @@ from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2, schedule
 
 def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
     """The master's three services on ``server``."""
-    counting = runtime.metrics.message_counters  # grpc_server_msg_{received,sent}_total
+    counting = runtime.metrics.messages.counters  # grpc_server_msg_{received,sent}_total
     scheduler = SchedulerServicer(runtime)
     # Subscribe writes OFFERS as the pre-encoded bytes master/wire/offers.py makes.
     subscribe = grpc.unary_stream_rpc_method_handler(
