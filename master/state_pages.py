@@ -10,11 +10,11 @@ listed). Run only through ``MasterRuntime.query``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 from corral.master import paging, views
 from corral.master.core.master import MasterCore
-from corral.master.core.records import OfferRecord, TaskRecord
+from corral.master.core.records import TaskRecord
 from corral.master.core.states import FrameworkState
 from corral.master.wire import convert
 from corral.v1 import operator_pb2
@@ -91,30 +91,10 @@ def list_tasks(
 def list_offers(core: MasterCore, limit: int, page_token: str) -> operator_pb2.OfferList:
     size = paging.limit_of(limit)
     after = paging.key_of(OFFERS, page_token, 1)
-    page = paging.page_by_id(_AllOffers(core), after, size)
+    page = paging.page_by_id(core.all_offers, after, size)
     out = operator_pb2.OfferList(
         master_id=core.master_id, total=page.total, next_page_token=page.next_token(OFFERS)
     )
     for o in page.items:
         convert.offer_to_pb(o, out.offers.add())
     return out
-
-
-class _AllOffers(Mapping[str, OfferRecord]):
-    """The book's offers and the revocable ones (revocable.py keeps them apart) as one mapping
-    by id, as GetState lists them side by side; records are made only for the page's ids."""
-
-    def __init__(self, core: MasterCore) -> None:
-        self._book = core.offers
-        self._revocable = core.revocable.out
-
-    def __getitem__(self, offer_id: str) -> OfferRecord:
-        found = self._revocable.get(offer_id)
-        return found if found is not None else self._book[offer_id]
-
-    def __iter__(self) -> Iterator[str]:
-        yield from self._book
-        yield from self._revocable
-
-    def __len__(self) -> int:
-        return len(self._book) + len(self._revocable)

@@ -312,7 +312,7 @@ def state_pb(
         framework_to_pb(core, f, state.frameworks.add())
     for t in _all_tasks(core, framework_id, completed) if tasks else ():
         task_to_pb(t, state.tasks.add())
-    for o in (*core.offers.values(), *core.revocable.out.values()):
+    for o in core.all_offers.values():
         if framework_id is None or o.framework_id == framework_id:
             convert.offer_to_pb(o, state.offers.add())
     for v in core.role_views():

@@ -84,7 +84,7 @@ from corral.master.core.durable import (
     Change,
     FrameworkEntry,
 )
-from corral.master.core.offer_book import OfferBook, return_ports
+from corral.master.core.offer_book import AllOffers, OfferBook, return_ports
 from corral.master.core.offer_expiry import OfferExpiries
 from corral.master.core.pacing import LaunchPacer
 from corral.master.core.preempt_wanting import PreemptWanting
@@ -156,6 +156,7 @@ class MasterCore:
             self.book.offers
         )  # by id, as records made on demand: views, explain, validate()
         self.revocable = RevocableOffers(master_id)  # revocable.py: kept apart from the book
+        self.all_offers = AllOffers(self.offers, self.revocable.out)  # both, by id
         self.pacer = LaunchPacer(config)  # pacing.py
         # admission.py: agents at their launch bound
         self.holds = admission.AgentHolds(allocator, self.agents, config.max_agent_launches)

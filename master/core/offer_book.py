@@ -566,6 +566,27 @@ class OfferView(Mapping[str, OfferRecord]):
         return isinstance(oid, str) and self._book.get(oid) is not None
 
 
+class AllOffers(Mapping[str, OfferRecord]):
+    """Every outstanding offer by id: the book's and the revocable ones (revocable.py keeps
+    them apart), the book's first; records are made only for the ids read (the core's
+    ``all_offers``: GetState, ListOffers, the Mesos API's ACCEPT)."""
+
+    def __init__(self, book: Mapping[str, OfferRecord], revocable: Mapping[str, OfferRecord]):
+        self._book = book
+        self._revocable = revocable
+
+    def __getitem__(self, offer_id: str) -> OfferRecord:
+        found = self._revocable.get(offer_id)
+        return found if found is not None else self._book[offer_id]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._book
+        yield from self._revocable
+
+    def __len__(self) -> int:
+        return len(self._book) + len(self._revocable)
+
+
 def return_ports(agent: AgentRecord, ports: PortRanges) -> None:
     """Ports an offer carried, its accept left unused, or an ended task held are the agent's
     free ports again."""

@@ -373,7 +373,7 @@ class MesosScheduler:
 
         def gone(core: Any) -> bool:
             for oid in offer_ids:
-                offer = core.book.get(oid) or core.revocable.out.get(oid)
+                offer = core.all_offers.get(oid)
                 if offer is None or offer.framework_id != framework_id:
                     return True
             return not offer_ids
