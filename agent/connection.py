@@ -41,6 +41,7 @@ from corral.logging import get_logger
 from corral.supervise import spawn
 from corral.tls import Credentials, aio_channel, resolve
 from corral.v1 import agent_pb2, agent_pb2_grpc, common_pb2
+from corral.wakeup import Wakeup
 
 log = get_logger("corral.agent.connection")
 
@@ -159,7 +160,7 @@ class MasterConnection:
         # status in it is a STARTING (which the task's next status replaces).
         self._open: agent_pb2.AgentMessage | None = None
         self._starting: dict[tuple[str, str], common_pb2.TaskStatus] = {}
-        self._wakeup = asyncio.Event()
+        self._wakeup = Wakeup()  # the writer's; not asyncio.Event: no system call per wait
         self._idle = asyncio.Event()
         self._idle.set()
         self._ended = asyncio.Event()

@@ -23,6 +23,8 @@ import asyncio
 from collections import deque
 from typing import Any
 
+from corral.wakeup import Wakeup
+
 # At ~1 ms of the core each (a re-registration reconciling its tasks), a turn of registrations
 # stays well under an allocation interval's worth of delay for what waits behind it.
 REGISTRATIONS_PER_TURN = 256
@@ -39,7 +41,7 @@ class Inbox:
         self.registrations_per_turn = registrations_per_turn
         self._calls: deque[Item] = deque()
         self._registrations: deque[Item] = deque()
-        self._waiting = asyncio.Event()
+        self._waiting = Wakeup()  # not asyncio.Event: no system call per wait (corral/wakeup.py)
 
     def put(self, item: Item, *, registration: bool = False) -> None:
         (self._registrations if registration else self._calls).append(item)

@@ -105,6 +105,7 @@ class MasterRuntime:
         self.recent_events = EventLog()  # bounded: the oldest dropped, and counted
         self._watchers: set[asyncio.Queue[cmd.ClusterEvent]] = set()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._event_loop: asyncio.AbstractEventLoop | None = None  # the first call's (_new_future)
         # Set when one of the runtime's loops ended: the master must stop (serve_forever).
         self.died = asyncio.Event()
         self.death = ""
@@ -167,12 +168,19 @@ class MasterRuntime:
         time is refused with DEADLINE_EXCEEDED instead of applied: an overloaded master would
         otherwise go on applying calls whose callers gave up on them (launches a framework
         believes failed), and fall further behind."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = self._new_future()
         if isinstance(event, ev.Accept) and not self._admit_accept(future):
             return future
         item: Any = event if timeout is None else _Deadlined(event, self.clock() + timeout)
         self._inbox.put((item, future), registration=isinstance(event, ev.AgentRegister))
         return future
+
+    def _new_future(self) -> asyncio.Future[Any]:
+        # The loop is asked for once: on 3.11 each ask is a getpid system call (corral/wakeup.py).
+        loop = self._event_loop
+        if loop is None:
+            loop = self._event_loop = asyncio.get_running_loop()
+        return loop.create_future()
 
     def _admit_accept(self, future: asyncio.Future[Any]) -> bool:
         """Count an ACCEPT into the inbox, or refuse it at once when ``max_waiting_accepts``
@@ -189,7 +197,7 @@ class MasterRuntime:
 
     async def query(self, fn: Callable[[MasterCore], T]) -> T:
         """Run ``fn`` on the core between two events and return its result."""
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[T] = self._new_future()
         self._inbox.put((_Query(fn), future))
         return await future
 

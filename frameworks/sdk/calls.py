@@ -37,6 +37,7 @@ import grpc
 from corral.frameworks.sdk.errors import CallError
 from corral.v1.scheduler_pb2 import CallBatch, CallResultBatch
 from corral.v1.scheduler_pb2_grpc import SchedulerStub
+from corral.wakeup import Wakeup
 
 # A batch stays well under the gRPC message limit whatever the calls in it.
 BATCH_BYTES = 1 << 20
@@ -75,7 +76,7 @@ class CallStream:
         # written, the same in _quiet_sent (oldest first), where a refusal finds it.
         self._quiet: dict[int, Callable[[CallError], None]] = {}
         self._quiet_sent: dict[int, tuple[str, Callable[[CallError], None]]] = {}
-        self._wake = asyncio.Event()
+        self._wake = Wakeup()  # the writer's; not asyncio.Event: no system call per wait
         self._closing = False
         self._failure: tuple[grpc.StatusCode, str] | None = None
         self.unimplemented = False

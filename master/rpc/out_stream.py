@@ -4,7 +4,6 @@ behind is cut: docs/architecture.md). UPDATEs queued back to back merge into one
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES
 from corral.v1 import scheduler_pb2
+from corral.wakeup import Wakeup
 
 STREAM_QUEUE_LIMIT = 10_000
 STREAM_QUEUE_BYTES = 64 * 1024 * 1024  # MasterConfig.stream_queue_bytes, --stream-queue-mib
@@ -47,7 +47,7 @@ class OutStream:
     stats: StreamStats | None = None  # its kind's, told when it starts or stops holding bytes
     _items: deque[Any] = field(default_factory=deque)
     _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
-    _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _ready: Wakeup = field(default_factory=Wakeup)  # no system call per wait (wakeup.py)
     _ended: bool = False
 
     def backlogged(self) -> bool:

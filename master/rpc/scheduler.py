@@ -21,6 +21,7 @@ from corral.master.wire.call_events import CallEvents
 from corral.master.wire.convert import WireError
 from corral.supervise import spawn
 from corral.v1 import scheduler_pb2, scheduler_pb2_grpc
+from corral.wakeup import Wakeup
 
 
 class SchedulerServicer(scheduler_pb2_grpc.SchedulerServicer):
@@ -195,7 +196,7 @@ class _CallResults:
         self._ready: list[scheduler_pb2.CallResult] = []
         self._outstanding = 0
         self._reading = True
-        self._wake = asyncio.Event()
+        self._wake = Wakeup()  # not asyncio.Event: no system call per wait (wakeup.py)
 
     def add(self, call_id: int, code: grpc.StatusCode, message: str = "") -> None:
         self._ready.append(
