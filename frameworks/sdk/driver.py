@@ -543,6 +543,8 @@ class Driver:
         offers: Sequence[Offer | str],
         tasks: Sequence[TaskInfo],
         refuse_seconds: float | None = None,
+        *,
+        on_refused: Callable[[CallError], None] | None = None,
     ) -> None:
         """Accept ``offers`` (all of one agent, or all the offers of one gang) and launch
         ``tasks`` on their combined resources; what the tasks leave unused returns to the pool
@@ -552,6 +554,14 @@ class Driver:
         every task names its agent (``sdk.place_gang`` does it), or this raises ``ValueError``
         before calling the master. The caller's messages are not modified. With no tasks this
         is a decline (of a whole gang, if the offers are one).
+
+        With ``on_refused`` the accept is quiet, as Mesos' ACCEPT is (answered 202 whatever
+        becomes of it): this returns once the call is on its way, the master answers it only
+        if it refuses it, and that refusal (the tasks never ran: the offer was rescinded, an
+        ACL, a deadline the master could not meet) is told to ``on_refused`` with the error
+        this would have raised. The master then writes one message fewer per accept. The
+        tasks count as live from the start, so if a broken connection hides what became of
+        the accept they are reconciled after the next subscription, not forgotten.
         """
         offer_ids = [o if isinstance(o, str) else o.id for o in offers]
         if not tasks:
@@ -578,9 +588,25 @@ class Driver:
             c.CopyFrom(t)
             if not c.agent_id:
                 c.agent_id = agent_id
-        await self._unary("Accept", request)
+        if on_refused is None:
+            await self._unary("Accept", request)
+            for c in launched:
+                self._live.setdefault(c.task_id, c.agent_id)
+            return
+        live = self._live
+        added = [c.task_id for c in launched if c.task_id not in live]
         for c in launched:
-            self._live.setdefault(c.task_id, c.agent_id)
+            live.setdefault(c.task_id, c.agent_id)
+
+        def refused(err: CallError) -> None:
+            for task_id in added:  # never launched; a status since would have said otherwise
+                live.pop(task_id, None)
+            on_refused(err)
+
+        try:
+            await self._unary("Accept", request, on_refused=refused)
+        except CallError as err:  # not sent (the stream broken), or refused as a unary call
+            refused(err)
 
     async def decline(
         self, offers: Sequence[Offer | str], refuse_seconds: float | None = None

@@ -269,6 +269,38 @@ async def test_a_refused_call_raises_call_error_with_code_and_reason(master: Fak
     assert [c.method for c in master.calls] == ["Accept", "Suppress"]
 
 
+async def test_a_quiet_launch_is_answered_only_if_refused_and_its_tasks_count_as_live(
+    master: FakeMaster,
+) -> None:
+    refusals: list[sdk.CallError] = []
+    master.refuse("Accept", grpc.StatusCode.NOT_FOUND, "offer o2 is not outstanding")
+    async with driver_for(master, Recorder()) as driver:
+        # The first accept is refused (as an accept of a rescinded offer is), the second not:
+        # launch returns for both once written, and only the refusal is answered and told.
+        await driver.launch(
+            [offer("o2")], [sdk.task("gone", "true", 0.1, 32)], on_refused=refusals.append
+        )
+        await driver.launch(
+            [offer("o1")], [sdk.task("kept", "true", 0.1, 32)], on_refused=refusals.append
+        )
+        await until(lambda: len(refusals) == 1, "the refusal told to on_refused")
+        accepts = master.calls_of("Accept")
+        assert [c.quiet for c in master.calls if c.method == "Accept"] == [True, True]
+        assert master.call_results == 1  # the refusal; the quiet success is not answered
+        (err,) = refusals
+        assert (err.method, err.code, err.message) == (
+            "Accept",
+            grpc.StatusCode.NOT_FOUND,
+            "offer o2 is not outstanding",
+        )
+        # A reconnection asks about the launched task, not about the refused one.
+        await master.restart()
+        (reconcile,) = await master.wait_for_calls("Reconcile")
+        await driver.stop()
+    launched = [t.task_id for acc in accepts for t in acc.operations[0].launch.tasks]
+    assert [t.task_id for t in reconcile.tasks] == [launched[1]]
+
+
 async def test_default_scheduler_declines_every_offer(master: FakeMaster) -> None:
     async with driver_for(master, sdk.Scheduler()) as driver:
         await master.send_offers([offer("o1"), offer("o2", agent_id="agent-2")])

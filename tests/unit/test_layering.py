@@ -27,6 +27,7 @@ PACKAGE_DIRS = {
 SDK_KERNEL = (
     "corral.leader_record",
     "corral.broadcast",
+    "corral.wakeup",
     "corral.detector",
     "corral.zk_detector",
     "corral.zk_election",

@@ -124,7 +124,8 @@ def test_driver_calls_are_pinned() -> None:
     }
     assert calls == {
         "launch": "(self, offers: 'Sequence[Offer | str]', tasks: 'Sequence[TaskInfo]', "
-        "refuse_seconds: 'float | None' = None) -> 'None'",
+        "refuse_seconds: 'float | None' = None, *, "
+        "on_refused: 'Callable[[CallError], None] | None' = None) -> 'None'",
         "decline": "(self, offers: 'Sequence[Offer | str]', refuse_seconds: 'float | None' = None)"
         " -> 'None'",
         "suppress": "(self) -> 'None'",
@@ -204,6 +205,7 @@ def _lazy_imports(tree: ast.Module) -> set[int]:
 SHARED_KERNEL = (
     "leader_record",
     "broadcast",
+    "wakeup",
     "detector",
     "zk_detector",
     "zk_election",
