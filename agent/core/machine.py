@@ -63,6 +63,7 @@ from corral.agent.core.pressure import PressureTracker, Thresholds
 from corral.agent.core.states import IllegalTransition, check, check_executor
 from corral.agent.core.status_updates import Backoff, StatusUpdateManager, TaskKey
 from corral.agent.core.types import (
+    TERMINAL_STATES,
     ProcessFate,
     Signal,
     Status,
@@ -170,15 +171,18 @@ class AgentCore:
         self._tasks[(spec.framework_id, spec.task_id)] = task
         self._frameworks_of.setdefault(spec.task_id, {})[spec.framework_id] = None
 
-    def _drop(self, key: TaskKey) -> None:
-        if self._tasks.pop(key, None) is None:
-            return
+    def _drop(self, key: TaskKey) -> _Task | None:
+        """Forget the task of ``key``; returns it (None if it was not known)."""
+        task = self._tasks.pop(key, None)
+        if task is None:
+            return None
         framework_id, task_id = key
         frameworks = self._frameworks_of.get(task_id)
         if frameworks is not None:
             frameworks.pop(framework_id, None)
             if not frameworks:
                 del self._frameworks_of[task_id]
+        return task
 
     def _find(self, framework_id: str, task_id: str) -> _Task | None:
         """The task of ``framework_id`` with ``task_id``; with no framework id, the one task of
@@ -332,20 +336,25 @@ class AgentCore:
         self._next_heartbeat = self._last_sent + delay
 
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
+        settle, tasks, checkpoint = self.updates.settle, self._tasks, self._checkpoint
         for framework_id, task_id, uuid in event.acknowledgements:
-            if not framework_id:
+            if framework_id:
+                key = (framework_id, task_id)
+            else:
                 known = self._find("", task_id)
                 if known is None:
                     continue
-                framework_id = known.spec.framework_id
-            status = self.updates.acknowledge(framework_id, task_id, uuid)
+                key = (known.spec.framework_id, task_id)
+            status = settle(key, uuid)
             if status is None:
                 continue
-            key = (framework_id, task_id)
-            task = self._tasks.get(key)
-            if status.state.terminal:
-                self._drop(key)
-            if self._checkpoint and task is not None:
+            if status.state in TERMINAL_STATES:
+                task = self._drop(key)
+            elif checkpoint:
+                task = tasks.get(key)
+            else:
+                continue
+            if checkpoint and task is not None:
                 self._dirty[key] = None
 
     # --- tasks from the master -----------------------------------------------------------

@@ -71,15 +71,21 @@ class StatusUpdateManager:
     def acknowledge(self, framework_id: str, task_id: str, uuid: bytes) -> Status | None:
         """Settle ``uuid`` (and the task's older statuses); return the status, None if unknown
         (a duplicate acknowledgement, which is normal under at-least-once)."""
-        key = (framework_id, task_id)
+        return self.settle((framework_id, task_id), uuid)
+
+    def settle(self, key: TaskKey, uuid: bytes) -> Status | None:
+        """``acknowledge`` by the task's key (framework id, task id)."""
         updates = self._tasks.get(key)
         if updates is None:
             return None
-        for index, status in enumerate(updates.pending):
+        pending = updates.pending
+        newest = pending[-1]
+        if newest.uuid == uuid:  # the usual case: the newest, so every status of it settles
+            del self._tasks[key]
+            return newest
+        for index, status in enumerate(pending):
             if status.uuid == uuid:
-                del updates.pending[: index + 1]
-                if not updates.pending:
-                    del self._tasks[key]
+                del pending[: index + 1]
                 return status
         return None
 
