@@ -54,6 +54,40 @@ async def test_the_real_master_refuses_a_task_bigger_than_its_offer(cluster: Loc
     assert "cpus" in caught.value.message
 
 
+async def test_a_quiet_launch_on_the_real_master_tells_a_refusal_and_runs_what_fits(
+    cluster: LocalCluster,
+) -> None:
+    got_offers: asyncio.Queue[list[sdk.Offer]] = asyncio.Queue()
+    states: dict[str, list[int]] = {}
+
+    class Hold(sdk.Scheduler):
+        async def offers(self, driver: sdk.Driver, offers: list[sdk.Offer]) -> None:
+            await got_offers.put(offers)
+
+        async def status(self, driver: sdk.Driver, status: sdk.TaskStatus) -> None:
+            states.setdefault(status.task_id, []).append(status.state)
+
+    refusals: list[sdk.CallError] = []
+    info = sdk.FrameworkInfo(name="quiet")
+    async with sdk.Driver(Hold(), info, cluster.master, connect_timeout=10) as driver:
+        offer = (await asyncio.wait_for(got_offers.get(), TIMEOUT))[0]
+        too_big = sdk.task("big", "true", cpus=offer.resources.cpus + 1, mem=1)
+        # Returns once written; the refusal comes after, to on_refused.
+        await driver.launch([offer], [too_big], on_refused=refusals.append)
+        await until(lambda: bool(refusals), "the quiet launch's refusal")
+        small = sdk.task("small", "true", cpus=0.1, mem=1)
+        await driver.launch([offer], [small], on_refused=refusals.append)
+        await until(
+            lambda: sdk.TaskState.TASK_STATE_FINISHED in states.get(small.task_id, []),
+            "the quietly launched task to finish",
+        )
+        await driver.teardown()
+    (refused,) = refusals  # the small task's launch was not refused
+    assert refused.code == grpc.StatusCode.INVALID_ARGUMENT and refused.method == "Accept"
+    assert "cpus" in refused.message
+    assert too_big.task_id not in states  # refused: it never ran, no status
+
+
 async def test_a_driver_resubscribes_to_a_restarted_master_with_its_id(
     cluster: LocalCluster,
 ) -> None:
