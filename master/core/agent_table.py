@@ -5,6 +5,8 @@ What it owns (nothing else writes them; handlers read ``agents`` as ``core.agent
 - ``agents``: every agent record by id, from its first registration (or the registry's record
   after a restart) until it is deleted or pruned;
 - each agent's ``state`` and ``unreachable_at`` (membership.py's transitions);
+- each agent's ``connection``, the stream it is on (None while it has none): set by ``connect``
+  and cleared by ``disconnect``;
 - ``recovering``: how many agents are RECOVERING (reconcile.py rule 8 holds questions while
   any is);
 - ``unreachable``: the UNREACHABLE agents' ids with since when, oldest first (pruning.py's
@@ -18,6 +20,8 @@ Rules:
    UNREACHABLE stamps ``unreachable_at`` and appends it to the order (the newest), leaving it
    clears both; leaving RECOVERING counts it out.
 3. ``validate`` recounts the RECOVERING agents and the order from the records.
+4. An agent's stream changes only through ``connect`` (a registration on a stream) and
+   ``disconnect`` (its stream closed, or closed by the master).
 """
 
 from __future__ import annotations
@@ -75,6 +79,15 @@ class AgentTable:
             agent.unreachable_at = now
         self._counted(agent)
         return was
+
+    def connect(self, agent: AgentRecord, connection: int) -> None:
+        """Rule 4: ``agent`` registered on stream ``connection``."""
+        agent.connection = connection
+
+    def disconnect(self, agent: AgentRecord) -> int | None:
+        """Rule 4: ``agent``'s stream is gone; returns the stream it was on (None: none)."""
+        connection, agent.connection = agent.connection, None
+        return connection
 
     def remove(self, agent_id: str) -> AgentRecord:
         """Rule 1: deleted or pruned. Its tasks are the task table's to forget first."""

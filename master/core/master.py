@@ -343,9 +343,8 @@ class MasterCore:
         UNREACHABLE or LOST and it is out of the allocator; only a registration reconciles
         that, so its stream is closed and it re-registers (agent/connection.py reconnects at
         once). What it sent is dropped: it resends unacknowledged statuses after registering."""
-        connection = agent.connection
+        connection = self.agent_table.disconnect(agent)
         assert connection is not None  # the caller matched the event's connection
-        agent.connection = None
         self.clocks.retell_intervals()
         return [
             cmd.CloseAgentStream(

@@ -163,7 +163,7 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         was = core.agent_table.move(agent, AgentState.ACTIVE, now)
         agent.spec = spec
         core.agent_table.resized(agent)
-        agent.connection = e.connection
+        core.agent_table.connect(agent, e.connection)
         agent.last_seen = now
         kind = "agent_reregistered"
     # Counting every record, not only the connected ones, keeps this O(1) per registration;
@@ -207,7 +207,7 @@ def stream_closed(core: CoreState, e: ev.AgentStreamClosed) -> Commands:
     agent = core.agents.get(e.agent_id)
     if agent is None or agent.connection != e.connection:
         return []
-    agent.connection = None
+    core.agent_table.disconnect(agent)
     core.clocks.retell_intervals()
     out = detach(core, agent, e, "the agent disconnected")
     out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
