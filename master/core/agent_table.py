@@ -6,7 +6,9 @@ What it owns (nothing else writes them; handlers read ``agents`` as ``core.agent
   after a restart) until it is deleted or pruned;
 - each agent's ``state`` and ``unreachable_at`` (membership.py's transitions);
 - each agent's ``connection``, the stream it is on (None while it has none): set by ``connect``
-  and cleared by ``disconnect``;
+  and cleared by ``disconnect``; ``connected``: how many agents have one (the heartbeat
+  interval scales with it: ticks.py rule 3; a count over every agent each tick was 2.5 % of a
+  master registering 50,000 agents);
 - ``recovering``: how many agents are RECOVERING (reconcile.py rule 8 holds questions while
   any is);
 - ``unreachable``: the UNREACHABLE agents' ids with since when, oldest first (pruning.py's
@@ -21,7 +23,9 @@ Rules:
    clears both; leaving RECOVERING counts it out.
 3. ``validate`` recounts the RECOVERING agents and the order from the records.
 4. An agent's stream changes only through ``connect`` (a registration on a stream) and
-   ``disconnect`` (its stream closed, or closed by the master).
+   ``disconnect`` (its stream closed, or closed by the master); ``connected`` counts the
+   agents with one, from ``add`` (an agent registers with its stream) to ``remove``, and
+   ``validate`` recounts it.
 """
 
 from __future__ import annotations
@@ -39,12 +43,15 @@ class AgentTable:
         self.agents: dict[str, AgentRecord] = {}
         self.recovering = 0
         self.unreachable: dict[str, float] = {}
+        self.connected = 0  # agents with a stream (rule 4)
 
     def add(self, agent: AgentRecord) -> None:
         """Rule 1: a registration."""
         self.agents[agent.agent_id] = agent
         self._tasks.add_agent(agent.agent_id, agent.spec.resources.scalars())
         self._counted(agent)
+        if agent.connection is not None:
+            self.connected += 1
 
     def recovered(self, agents: Iterable[AgentRecord]) -> None:
         """Rule 1: the registry's records, in its order; the UNREACHABLE ones join the pruning
@@ -53,6 +60,8 @@ class AgentTable:
         for agent in agents:
             self.agents[agent.agent_id] = agent
             self._tasks.add_agent(agent.agent_id, agent.spec.resources.scalars())
+            if agent.connection is not None:
+                self.connected += 1
             if agent.state is AgentState.UNREACHABLE:
                 gone.append(agent)
             else:
@@ -82,16 +91,22 @@ class AgentTable:
 
     def connect(self, agent: AgentRecord, connection: int) -> None:
         """Rule 4: ``agent`` registered on stream ``connection``."""
+        if agent.connection is None:
+            self.connected += 1
         agent.connection = connection
 
     def disconnect(self, agent: AgentRecord) -> int | None:
         """Rule 4: ``agent``'s stream is gone; returns the stream it was on (None: none)."""
         connection, agent.connection = agent.connection, None
+        if connection is not None:
+            self.connected -= 1
         return connection
 
     def remove(self, agent_id: str) -> AgentRecord:
         """Rule 1: deleted or pruned. Its tasks are the task table's to forget first."""
         agent = self.agents.pop(agent_id)
+        if agent.connection is not None:
+            self.connected -= 1
         if agent.state is AgentState.RECOVERING:
             self.recovering -= 1
         self.unreachable.pop(agent_id, None)
@@ -114,6 +129,9 @@ class AgentTable:
         recovering = sum(1 for a in self.agents.values() if a.state is AgentState.RECOVERING)
         if self.recovering != recovering:
             faults.append(f"{self.recovering} agents counted RECOVERING, {recovering} are")
+        connected = sum(1 for a in self.agents.values() if a.connection is not None)
+        if self.connected != connected:
+            faults.append(f"{self.connected} agents counted connected, {connected} are")
         # The order holds exactly the UNREACHABLE agents, each since it became so, oldest first.
         unreachable = {
             a.agent_id: a.unreachable_at

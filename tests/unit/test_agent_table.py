@@ -1,5 +1,5 @@
 """agent_table.py: agents enter, change state and leave through the table, which keeps the
-RECOVERING count and the UNREACHABLE agents' order with them (rules 1-3)."""
+RECOVERING count, the UNREACHABLE agents' order and the connected count with them (rules 1-4)."""
 
 from __future__ import annotations
 
@@ -51,3 +51,28 @@ def test_a_count_or_order_that_drifts_is_found() -> None:
     table.unreachable[aid] = 0.0
     h.core.agents[aid].unreachable_at = None
     assert any("unreachable_at does not match" in f for f in table.validate())
+
+
+def test_the_connected_count_follows_each_agent_s_stream() -> None:
+    h = Harness(MasterConfig(agent_timeout=10))
+    first, _ = h.add_agent()
+    h.add_agent()
+    table = h.core.agent_table
+    assert table.connected == 2
+    h.close_agent(first)
+    assert table.connected == 1
+    table.connected += 1
+    assert any("counted connected" in f for f in table.validate())
+
+
+def test_an_agent_pruned_while_its_stream_is_still_open_is_counted_out() -> None:
+    # Silent past its timeout with its stream open (a paused host): UNREACHABLE, still on its
+    # stream; then pruned past the registry's age. The harness validates after every event.
+    h = Harness(MasterConfig(agent_timeout=10, registry_max_agent_age=100))
+    aid, _ = h.add_agent()
+    h.tick(h.config.agent_timeout + 1)
+    assert h.core.agents[aid].state is AgentState.UNREACHABLE
+    assert h.core.agents[aid].connection is not None
+    h.tick(h.config.registry_max_agent_age + 1)
+    assert aid not in h.core.agents
+    assert h.core.agent_table.connected == 0
