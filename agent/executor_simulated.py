@@ -96,17 +96,7 @@ class SimulatedExecutor:
         for k in ending:
             running.pop(k, None)
             signalled.pop(k, None)
-            framework_id, task_id = k
-            events.append(
-                e.ProcessExited(
-                    now=now,
-                    task_id=task_id,
-                    framework_id=framework_id,
-                    exit_code=exit_code,
-                    signal=None,
-                    stimulus_id=f"simulated:{task_id}",
-                )
-            )
+            events.append(_exit_event(k, now, exit_code, None))
         self._sink_many(events)
 
     def _exited(self, k: TaskKey, exit_code: int | None, signal: int | None) -> None:
@@ -117,15 +107,7 @@ class SimulatedExecutor:
         if exits is not None:
             exits.task_ids.pop(k, None)
         self._signalled.pop(k, None)
-        framework_id, task_id = k
-        return e.ProcessExited(
-            now=self._clock(),
-            task_id=task_id,
-            framework_id=framework_id,
-            exit_code=exit_code,
-            signal=signal,
-            stimulus_id=f"simulated:{task_id}",
-        )
+        return _exit_event(k, self._clock(), exit_code, signal)
 
     def signal(self, framework_id: str, task_id: str, signal: Signal) -> None:
         k = (framework_id, task_id)
@@ -164,3 +146,17 @@ class SimulatedExecutor:
             + len(self._running)
             + sum(1 for t in self._signalled if t not in self._running)
         )
+
+
+def _exit_event(
+    k: TaskKey, now: float, exit_code: int | None, signal: int | None
+) -> e.ProcessExited:
+    framework_id, task_id = k
+    return e.ProcessExited(
+        now=now,
+        task_id=task_id,
+        framework_id=framework_id,
+        exit_code=exit_code,
+        signal=signal,
+        stimulus_id=f"simulated:{task_id}",
+    )
