@@ -601,7 +601,10 @@ class Driver:
         def refused(err: CallError) -> None:
             for task_id in added:  # never launched; a status since would have said otherwise
                 live.pop(task_id, None)
-            on_refused(err)
+            try:
+                on_refused(err)
+            except Exception:  # the caller's bug must not break the calls stream it runs on
+                log.exception("on_refused raised", method="Accept", error=str(err))
 
         try:
             await self._unary("Accept", request, on_refused=refused)

@@ -301,6 +301,26 @@ async def test_a_quiet_launch_is_answered_only_if_refused_and_its_tasks_count_as
     assert [t.task_id for t in reconcile.tasks] == [launched[1]]
 
 
+async def test_an_on_refused_callback_that_raises_is_logged_and_the_driver_goes_on(
+    master: FakeMaster,
+) -> None:
+    told: list[sdk.CallError] = []
+
+    def broken(err: sdk.CallError) -> None:
+        told.append(err)
+        raise RuntimeError("the framework's bug")
+
+    master.refuse("Accept", grpc.StatusCode.NOT_FOUND, "offer o1 is not outstanding")
+    with structlog.testing.capture_logs() as logs:
+        async with driver_for(master, Recorder()) as driver:
+            await driver.launch([offer("o1")], [sdk.task("a", "true", 0.1, 32)], on_refused=broken)
+            await until(lambda: bool(told), "the refusal told to the callback")
+            await driver.suppress()  # a loud call on the same stream still gets its answer
+            await driver.stop()
+    assert [c.method for c in master.calls] == ["Accept", "Suppress"]
+    assert any(entry["event"] == "on_refused raised" for entry in logs)
+
+
 async def test_default_scheduler_declines_every_offer(master: FakeMaster) -> None:
     async with driver_for(master, sdk.Scheduler()) as driver:
         await master.send_offers([offer("o1"), offer("o2", agent_id="agent-2")])
