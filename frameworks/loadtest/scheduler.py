@@ -15,7 +15,6 @@ import itertools
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from corral.frameworks import sdk
@@ -51,7 +50,7 @@ class Counters:
     offers: int = 0
     offer_events: int = 0
     declined: int = 0
-    accepts: int = 0  # Accept calls sent, less those refused (quiet: only a refusal answers)
+    accepts: int = 0  # Accept calls that succeeded
     launched: int = 0  # tasks in those calls
     running: int = 0  # first RUNNING of a task
     finished: int = 0
@@ -139,32 +138,24 @@ class LoadScheduler(sdk.Scheduler):
         now = self.clock()
         for t in tasks:
             self.pending[t.task_id] = _Pending(now)
+        try:
+            # Loud, not quiet (``on_refused``): a master killed with the accept in hand fails
+            # a loud launch (nothing ran), while a quiet one's tasks come back from
+            # reconciliation LOST, which the failover runs would count as lost work.
+            await driver.launch([offer], tasks, refuse_seconds=0)
+        except sdk.DriverError as err:
+            # Nothing ran, nothing is lost. The offer was rescinded meanwhile, or the accept
+            # was refused (past its deadline on a busy master) and the offer is still ours:
+            # decline it so its resources go back (the master skips an id it no longer has).
+            for t in tasks:
+                self.pending.pop(t.task_id, None)
+            self._error(f"launch: {err}")
+            self._spawn(self._decline(driver, [offer.id]))
+            self._check_drained()
+            return
         c = self.counters()
         c.accepts += 1
         c.launched += len(tasks)
-        # Quiet, as a framework that learns of its tasks from their statuses launches: the
-        # master answers only a refusal (one message fewer per accept).
-        await driver.launch(
-            [offer],
-            tasks,
-            refuse_seconds=0,
-            on_refused=partial(self._refused, driver, offer.id, [t.task_id for t in tasks]),
-        )
-
-    def _refused(
-        self, driver: sdk.Driver, offer_id: str, task_ids: list[str], err: sdk.CallError
-    ) -> None:
-        # Nothing ran, nothing is lost. The offer was rescinded meanwhile, or the accept was
-        # refused (past its deadline on a busy master) and the offer is still ours: decline it
-        # so its resources go back (the master skips an id it no longer has).
-        c = self.counters()
-        c.accepts -= 1
-        c.launched -= len(task_ids)
-        for task_id in task_ids:
-            self.pending.pop(task_id, None)
-        self._error(f"launch: {err}")
-        self._spawn(self._decline(driver, [offer_id]))
-        self._check_drained()
 
     async def _decline(self, driver: sdk.Driver, offer_ids: list[str]) -> None:
         refuse = 3600.0 if self.draining else 0.0
