@@ -336,7 +336,8 @@ class AgentCore:
         self._next_heartbeat = self._last_sent + delay
 
     def _on_acknowledged(self, event: e.Acknowledged) -> None:
-        settle, tasks, checkpoint = self.updates.settle, self._tasks, self._checkpoint
+        acknowledge, tasks = self.updates.acknowledge, self._tasks
+        checkpoint = self._checkpoint
         for framework_id, task_id, uuid in event.acknowledgements:
             if framework_id:
                 key = (framework_id, task_id)
@@ -345,7 +346,7 @@ class AgentCore:
                 if known is None:
                     continue
                 key = (known.spec.framework_id, task_id)
-            status = settle(key, uuid)
+            status = acknowledge(key, uuid)
             if status is None:
                 continue
             if status.state in TERMINAL_STATES:

@@ -68,13 +68,10 @@ class StatusUpdateManager:
         updates.interval = self._backoff.initial
         self._schedule(key, updates, now + updates.interval)
 
-    def acknowledge(self, framework_id: str, task_id: str, uuid: bytes) -> Status | None:
-        """Settle ``uuid`` (and the task's older statuses); return the status, None if unknown
-        (a duplicate acknowledgement, which is normal under at-least-once)."""
-        return self.settle((framework_id, task_id), uuid)
-
-    def settle(self, key: TaskKey, uuid: bytes) -> Status | None:
-        """``acknowledge`` by the task's key (framework id, task id)."""
+    def acknowledge(self, key: TaskKey, uuid: bytes) -> Status | None:
+        """Settle ``uuid`` of the task ``key`` (framework id, task id), and the task's older
+        statuses; return the status, None if unknown (a duplicate acknowledgement, which is
+        normal under at-least-once)."""
         updates = self._tasks.get(key)
         if updates is None:
             return None

@@ -38,7 +38,7 @@ def test_retry_resends_all_of_a_task_in_order_and_ack_settles_older() -> None:
     m.add(st("t", S.RUNNING, 2), now=0.0)
     m.add(st("x", S.STARTING, 3), now=0.0)
     assert [s.uuid for s in m.due(1.0)] == [u(1), u(2), u(3)]
-    acked = m.acknowledge("f", "t", u(2))
+    acked = m.acknowledge(("f", "t"), u(2))
     assert acked is not None and acked.state is S.RUNNING
     assert m.pending("f", "t") == ()  # STARTING is settled by the newer RUNNING's ack
     assert len(m) == 1
@@ -47,10 +47,10 @@ def test_retry_resends_all_of_a_task_in_order_and_ack_settles_older() -> None:
 def test_unknown_and_duplicate_acks_are_harmless() -> None:
     m = StatusUpdateManager()
     m.add(st("t", S.RUNNING, 1), now=0.0)
-    assert m.acknowledge("f", "nope", u(1)) is None
-    assert m.acknowledge("f", "t", u(9)) is None
-    assert m.acknowledge("f", "t", u(1)) is not None
-    assert m.acknowledge("f", "t", u(1)) is None
+    assert m.acknowledge(("f", "nope"), u(1)) is None
+    assert m.acknowledge(("f", "t"), u(9)) is None
+    assert m.acknowledge(("f", "t"), u(1)) is not None
+    assert m.acknowledge(("f", "t"), u(1)) is None
     assert m.next_retry() is None
 
 
@@ -91,9 +91,9 @@ def test_next_retry_is_always_the_earliest_pending_retry(
             m.add(st(task_id, S.RUNNING, uuid), now)
             sent.setdefault(task_id, []).append(uuid)
         elif op == "ack" and sent.get(task_id):
-            m.acknowledge("f", task_id, u(sent[task_id].pop(0)))
+            m.acknowledge(("f", task_id), u(sent[task_id].pop(0)))
         elif op == "ack_unknown":
-            m.acknowledge("f", task_id, u(10_000))
+            m.acknowledge(("f", task_id), u(10_000))
         elif op == "due":
             m.due(now)
         elif op == "resend":
