@@ -5,8 +5,8 @@ On Python 3.11 every ``asyncio.Event.wait`` that has to wait asks asyncio for th
 (``_LoopBoundMixin._get_loop``), and asyncio checks the loop it has cached against the process
 id, which glibc asks the kernel for: a ``getpid`` system call each time. A master under load
 waits on a stream's queue or the inbox once per message or so: 3.7 % of its busy time went to
-``getpid`` (docs/performance.md, "Where the master's time per message goes"). Here the loop is
-asked for once, at the first wait, and kept (3.12 dropped the process id check).
+``getpid`` (docs/performance.md, "A system call per wait, an answer per accept, …"). Here the
+loop is asked for once, at the first wait, and kept (3.12 dropped the process id check).
 """
 
 from __future__ import annotations
