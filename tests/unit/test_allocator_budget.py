@@ -1,6 +1,7 @@
 """A cycle with a cpus budget (a paced master's allowance) is the full cycle cut short: the
 same offers in the same order, up to and including the first agent at which the plan holds the
-budget. Checked on both allocators (the numpy one walks in runs, see ``cycle.walk_within``).
+budget. Checked on both allocators (the numpy one walks in runs, see ``cycle.walk_within``, and
+selects its candidates a slice of the walk order at a time, ``cycle._selected``).
 
 With priority levels a cycle is one pass per level (order.py), and an agent is visited once per
 pass: the visit at which the budget is reached ends the cycle, and the same agent's offers in a
@@ -9,11 +10,12 @@ later pass are not part of it."""
 from __future__ import annotations
 
 import copy
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corral.master.allocator import Allocation, DrfAllocator
+from corral.master.allocator import Allocation, DrfAllocator, cycle
 from corral.master.allocator.numpy_allocator import KERNELS
 from tests.unit.test_allocator_properties import build
 
@@ -41,10 +43,14 @@ def test_budgeted_cycle_is_the_full_cycle_cut_at_the_budget(data: st.DataObject)
     cpus = data.draw(st.integers(1, 96).map(lambda n: n / 2) | st.floats(0.1, 60.0))
     seed = data.draw(st.integers(0, 2**32 - 1))
     level = {fid: fw.priority for fid, fw in twin.ref._frameworks.items()}
+    # The numpy allocator's first slice of the walk order (cycle._selected) as small as one
+    # agent: the budget then spans many slices, each selected after the walk of the last.
+    first = data.draw(st.sampled_from([1, 2, 3, cycle.SELECT_FIRST]))
     for alloc in (twin.ref, twin.fast):
         whole = copy.deepcopy(alloc)
         full = list(whole.cycle(1.0, seed))
-        budgeted = list(alloc.cycle(1.0, seed, cpus))
+        with mock.patch.object(cycle, "SELECT_FIRST", first):
+            budgeted = list(alloc.cycle(1.0, seed, cpus))
         assert budgeted == cut(full, cpus, level), type(alloc).__name__
 
 
@@ -55,9 +61,10 @@ def test_budgeted_cycle_is_the_full_cycle_cut_at_the_budget(data: st.DataObject)
     budget=st.integers(1, 400).map(lambda n: n / 2),
     seed=st.integers(0, 2**32 - 1),
     kernel=st.sampled_from(KERNELS),
+    first=st.sampled_from([1, 3, cycle.SELECT_FIRST]),
 )
 def test_a_budget_that_spans_many_uneven_agents_cuts_at_the_same_agent(
-    cpus_per_agent: list[float], frameworks: int, budget: float, seed: int, kernel: str
+    cpus_per_agent: list[float], frameworks: int, budget: float, seed: int, kernel: str, first: int
 ) -> None:
     # Wide enough that the budgeted walk reads the agents' free cpus in several chunks and
     # walks several runs (cycle.walk_within), uneven so that a run summed from the wrong
@@ -69,6 +76,7 @@ def test_a_budget_that_spans_many_uneven_agents_cuts_at_the_same_agent(
         alloc.add_framework(f"f{i}", "web")
     whole = copy.deepcopy(alloc)
     full = list(whole.cycle(1.0, seed))
-    budgeted = list(alloc.cycle(1.0, seed, budget))
+    with mock.patch.object(cycle, "SELECT_FIRST", first):
+        budgeted = list(alloc.cycle(1.0, seed, budget))
     assert budgeted == cut(full, budget, {f"f{i}": 0 for i in range(frameworks)})
     assert sum(a.scalars[0] for a in budgeted) >= min(budget, sum(cpus_per_agent))
