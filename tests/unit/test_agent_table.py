@@ -1,5 +1,5 @@
 """agent_table.py: agents enter, change state and leave through the table, which keeps the
-RECOVERING count, the UNREACHABLE agents' order and the connected count with them (rules 1-4)."""
+count per state, the UNREACHABLE agents' order and the connected count with them (rules 1-4)."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ def test_a_count_or_order_that_drifts_is_found() -> None:
     h = Harness(MasterConfig(agent_timeout=10))
     [aid] = _unreachable(h, 1)
     table = h.core.agent_table
-    table.recovering += 1
-    assert any("counted RECOVERING" in f for f in table.validate())
-    table.recovering -= 1
+    table.by_state[AgentState.RECOVERING] += 1
+    assert any("counted recovering" in f for f in table.validate())
+    table.by_state[AgentState.RECOVERING] -= 1
     table.unreachable.pop(aid)
     assert any("pruning order" in f for f in table.validate())
     table.unreachable[aid] = 0.0
@@ -76,3 +76,20 @@ def test_an_agent_pruned_while_its_stream_is_still_open_is_counted_out() -> None
     h.tick(h.config.registry_max_agent_age + 1)
     assert aid not in h.core.agents
     assert h.core.agent_table.connected == 0
+
+
+def test_the_count_per_state_follows_agents_in_and_out_and_between_states() -> None:
+    h = Harness(MasterConfig(agent_timeout=10))
+    table = h.core.agent_table
+    [gone] = _unreachable(h, 1)
+    h.add_agent()
+    h.add_agent()
+    assert table.by_state == {
+        AgentState.ACTIVE: 2,
+        AgentState.UNREACHABLE: 1,
+        AgentState.RECOVERING: 0,
+    }
+    h.handle(ev.DeleteAgent(**h.base(), requester=Requester("10.0.0.7:1", "alice"), agent_id=gone))
+    assert table.by_state[AgentState.UNREACHABLE] == 0
+    assert table.by_state[AgentState.ACTIVE] == 2
+    assert table.validate() == []
