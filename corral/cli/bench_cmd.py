@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from corral.cli.common import positive_int
+from corral.cli.common import positive_float, positive_int
 from corral.cli.errors import CliError
 
 
@@ -48,6 +48,13 @@ def register(subparsers: Any) -> None:
         help="the first role is guaranteed 10%% of the cluster's cpus and limited to 20%%",
     )
     alloc.add_argument("--cycles", type=positive_int, default=5, help="cycles per phase (5)")
+    alloc.add_argument(
+        "--budget",
+        type=positive_float,
+        default=200.0,
+        metavar="CPUS",
+        help="cpus a paced cycle may offer (a paced master's launch window; default 200)",
+    )
     alloc.add_argument(
         "--reference-max-agents",
         type=int,
@@ -174,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
     shapes = [(a, f, r) for a in args.agents for f in args.frameworks for r in args.roles]
     results: list[bench.ShapeResult] = []
     with Progress(console=console, transient=True) as progress:
-        total = len(shapes) * 2 * args.cycles + 1
+        total = len(shapes) * 3 * args.cycles + 1
         task = progress.add_task("allocator benchmark", total=total)
         for agents, frameworks, roles in shapes:
             progress.update(
@@ -193,6 +200,7 @@ def _run(args: argparse.Namespace) -> int:
                     kernel=args.kernel,
                     roles=roles,
                     quota=args.quota,
+                    budget=args.budget,
                 )
             )
         memory = next(
@@ -220,6 +228,7 @@ def _run(args: argparse.Namespace) -> int:
         "p99",
         "offer cycle",
         "offers",
+        f"paced ({args.budget:g} cpus)",
         "reference",
         "speedup",
         "agree",
@@ -235,6 +244,7 @@ def _run(args: argparse.Namespace) -> int:
             f"{r.p99_ms:.2f}",
             f"{r.offer_median_ms:.1f}",
             f"{r.offers_per_offer_cycle:.0f}",
+            f"{r.paced_median_ms:.2f}",
             "skipped" if r.reference_median_ms is None else f"{r.reference_median_ms:.1f}",
             "-" if r.speedup is None else f"{r.speedup:.0f}x",
             "-" if r.agree is None else ("yes" if r.agree else "NO"),
@@ -250,6 +260,8 @@ def _run(args: argparse.Namespace) -> int:
             "cpus:16;mem:2014;disk:1024 in use, every offer declined with a long filter",
             "median_ms": "per-cycle time once every framework has filtered every agent",
             "offer_median_ms": "per-cycle time of the first cycles, every agent offered",
+            "paced_median_ms": f"per-cycle time with a budget of {args.budget:g} cpus (a paced "
+            "master's cycle), on the state before the offer cycles",
             "roles": "frameworks spread round-robin over N roles r0.. with weights 1 + i % 3",
             "quota": "the first role guaranteed 10% of the cluster's cpus, limited to 20%",
             "cycles": args.cycles,

@@ -10,6 +10,11 @@ declines every offer with a long refuse filter. Two phases per shape:
   agent (what Mesos reaches after F rounds), installed directly; then ``cycles`` rounds in which
   the allocator must find that nothing is offerable. ``median_ms``/``p99_ms`` are these.
 
+Before them, ``paced`` cycles (``paced_median_ms``): a paced master's cycle, with a budget of
+``budget`` cpus (a launch window's worth, a few agents' remainders), on the state after the
+agents registered; each plan is given back unfiltered, so the phases after start where they
+would have.
+
 ``roles``: the frameworks spread round-robin over roles ``r0..r{N-1}`` with weights
 ``1 + i % 3`` (one role: Mesos' ``*``). ``quota``: the first role is guaranteed 10 % of the
 cluster's cpus and limited to 20 % (its frameworks run ~1/N of the tasks, so with 10 roles the
@@ -21,6 +26,7 @@ nothing under master/allocator reads time itself.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -33,6 +39,7 @@ from corral.master.allocator.reference import ReferenceAllocator
 AGENT = (24.0, 4096.0, 4096.0, 0.0)
 RUNNING = (16.0, 2014.0, 1024.0, 0.0)
 LONG = 1e12  # refuse filter expiry: "forever" for the benchmark
+BUDGET = 200.0  # cpus of a paced cycle: 25 agents' remainders (8 cpus each)
 PlanRows = list[tuple[str, str, tuple[float, ...]]]
 
 
@@ -47,6 +54,8 @@ class ShapeResult:
     p99_ms: float
     offer_median_ms: float
     offers_per_offer_cycle: float
+    paced_median_ms: float
+    budget: float
     reference_median_ms: float | None = None
     reference_offer_median_ms: float | None = None
     reference_cycles: int = 0
@@ -63,6 +72,7 @@ class ShapeResult:
 class PhaseTimes:
     offer_ms: list[float] = field(default_factory=list)
     piled_ms: list[float] = field(default_factory=list)
+    paced_ms: list[float] = field(default_factory=list)
     offers: list[int] = field(default_factory=list)
     plans: list[PlanRows] = field(default_factory=list)
 
@@ -98,9 +108,11 @@ def build(
 Clock = Callable[[], float]
 
 
-def _timed(alloc: Alloc, now: float, seed: int, clock: Clock) -> tuple[float, Plan]:
+def _timed(
+    alloc: Alloc, now: float, seed: int, clock: Clock, cpus: float = math.inf
+) -> tuple[float, Plan]:
     start = clock()
-    plan = alloc.cycle(now, seed)
+    plan = alloc.cycle(now, seed, cpus)
     return (clock() - start) * 1000.0, plan
 
 
@@ -124,10 +136,18 @@ def run_phases(
     tick: Callable[[], None] = lambda: None,
     roles: int = 1,
     quota: bool = False,
+    budget: float = BUDGET,
 ) -> PhaseTimes:
     agent_ids, fw_ids = build(alloc, agents, frameworks, roles, quota)
     out = PhaseTimes()
     now = 0.0
+    for i in range(offer_cycles):  # as many paced cycles, given back as they were
+        ms, plan = _timed(alloc, now, seed + offer_cycles + piled_cycles + i, clock, budget)
+        out.paced_ms.append(ms)
+        out.plans.append([(a.framework_id, a.agent_id, a.scalars) for a in plan])
+        for offer in plan:
+            alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+        tick()
     for i in range(offer_cycles):
         ms, plan = _timed(alloc, now, seed + i, clock)
         out.offer_ms.append(ms)
@@ -165,9 +185,12 @@ def run_shape(
     kernel: Kernel = "numba",
     roles: int = 1,
     quota: bool = False,
+    budget: float = BUDGET,
 ) -> ShapeResult:
     fast = DrfAllocator(kernel=kernel)
-    times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick, roles, quota)
+    times = run_phases(
+        fast, agents, frameworks, cycles, cycles, seed, clock, tick, roles, quota, budget
+    )
     result = ShapeResult(
         agents=agents,
         frameworks=frameworks,
@@ -178,6 +201,8 @@ def run_shape(
         p99_ms=p99(times.piled_ms),
         offer_median_ms=statistics.median(times.offer_ms),
         offers_per_offer_cycle=statistics.mean(times.offers),
+        paced_median_ms=statistics.median(times.paced_ms),
+        budget=budget,
         state_bytes=fast.state_bytes(),
     )
     if agents > reference_max_agents:
@@ -185,14 +210,24 @@ def run_shape(
         return result
     n = min(cycles, reference_cycles)
     ref = run_phases(
-        ReferenceAllocator(), agents, frameworks, n, n, seed, clock, roles=roles, quota=quota
+        ReferenceAllocator(),
+        agents,
+        frameworks,
+        n,
+        n,
+        seed,
+        clock,
+        roles=roles,
+        quota=quota,
+        budget=budget,
     )
     result.reference_cycles = n
     result.reference_median_ms = statistics.median(ref.piled_ms)
     result.reference_offer_median_ms = statistics.median(ref.offer_ms)
     result.speedup = result.reference_median_ms / max(result.median_ms, 1e-9)
-    # Same seeds and same history: the first n offer cycles and n piled cycles must agree.
-    fast_plans = times.plans[:n] + times.plans[cycles : cycles + n]
+    # Same seeds and same history: the first n paced, n offer and n piled cycles must agree.
+    plans = times.plans
+    fast_plans = plans[:n] + plans[cycles : cycles + n] + plans[2 * cycles : 2 * cycles + n]
     result.agree = fast_plans == ref.plans
     return result
 

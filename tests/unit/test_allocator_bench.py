@@ -73,7 +73,7 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     shapes = [(r["agents"], r["frameworks"], r["roles"], r["quota"]) for r in doc["results"]]
     assert shapes == [(20, 1, 1, True), (20, 1, 2, True), (20, 3, 1, True), (20, 3, 2, True)]
     for r in doc["results"]:
-        assert {"median_ms", "p99_ms", "reference_median_ms", "agree"} <= set(r)
+        assert {"median_ms", "p99_ms", "paced_median_ms", "reference_median_ms", "agree"} <= set(r)
         assert r["agree"] is True
     assert doc["memory"]["bytes"] > 0
 
@@ -85,3 +85,24 @@ def test_cli_rejects_bad_sizes() -> None:
         assert exc.code == 2
     else:
         raise AssertionError("a bad --agents must be a usage error")
+
+
+def test_paced_cycles_stop_at_their_budget_and_give_their_plans_back() -> None:
+    alloc = bench.DrfAllocator()
+    times = bench.run_phases(alloc, 30, 4, 2, 1, seed=5, clock=time.perf_counter, budget=20.0)
+    assert len(times.paced_ms) == 2
+    for plan in times.plans[:2]:
+        cpus = [scalars[0] for _, _, scalars in plan]
+        assert sum(cpus) >= 20.0 > sum(cpus[:-1])  # the cycle stopped at the agent reaching it
+    # Given back unfiltered: the first offer cycle is a fresh allocator's first cycle.
+    fresh = bench.DrfAllocator()
+    bench.build(fresh, 30, 4)
+    first = [(a.framework_id, a.agent_id, a.scalars) for a in fresh.cycle(0.0, 5)]
+    assert times.plans[2] == first and len(first) == 30
+
+
+def test_cli_refuses_a_budget_that_is_not_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "allocator", "--agents", "20", "--budget", "0"])
+    assert exit_.value.code == 2
+    assert "--budget" in capsys.readouterr().err
