@@ -28,7 +28,8 @@ from corral.tasks import TaskState as TaskState
 @dataclass(slots=True)  # not frozen: see _HOT_PATH above
 class TaskSpec:
     """What the core needs to know of a task to launch. ``wire`` is the caller's task message,
-    carried through untouched so the shell can forward it to the agent without re-encoding."""
+    carried through untouched so the shell can forward it to the agent without re-encoding;
+    dropped (None) once the task has ended (``MasterCore.finish_task``)."""
 
     task_id: str
     name: str

@@ -150,3 +150,18 @@ def test_state_query_is_checked() -> None:
     ]:
         with pytest.raises(ValueError, match=reason):
             state_filters(pairs)
+
+
+def test_an_ended_task_kept_lets_go_of_the_framework_s_task_message() -> None:
+    h = Harness(MasterConfig(agent_timeout=10**6))
+    aid, _ = h.add_agent()
+    fid, _ = h.subscribe("fw")
+    live, ended = task("live", "cpus:0.1;mem:8"), task("ended", "cpus:0.1;mem:8")
+    live.wire, ended.wire = object(), object()  # what the shell carries: the TaskInfo parsed
+    h.allocate()
+    [offer] = [o for o in h.core.offers.values() if o.framework_id == fid]
+    h.accept(fid, [offer.offer_id], live, ended, refuse=0)
+    h.agent_updates(aid, status("ended", fid, aid, TaskState.FINISHED, uuid=b"e"))
+    assert h.core.completed[(fid, "ended")].spec.wire is None
+    assert h.core.frameworks[fid].tasks["live"].spec.wire is not None  # labels still read
+    assert _reconciled(h, fid, "ended") is TaskState.FINISHED
