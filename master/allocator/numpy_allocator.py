@@ -348,7 +348,9 @@ class DrfAllocator:
         self.fw_alive[f], self.fw_active[f] = True, True
         for rows in self._framework_conditions.values():  # a row may be a removed framework's
             rows[f] = False
-        self.filters.clear_framework(f)
+        # Its filter column holds none: columns grow clean, and remove_framework clears the
+        # column of the framework it removes (three passes of a column spared: at 50,000
+        # agents ~1.3 ms of each subscription).
         self.placement.set_framework(
             f, tolerations, constraints, self._live_agents(), gpu_capable=gpu_resources, role=role
         )

@@ -372,6 +372,18 @@ def test_remove_framework_returns_its_charges(kind: str) -> None:
     assert _pairs(alloc.cycle(1.0, seed=0)) == [("f2", "a1")]
 
 
+def test_a_framework_in_a_removed_framework_s_row_has_none_of_its_filters(kind: str) -> None:
+    alloc = _alloc(kind)
+    alloc.add_agent("a1", AGENT, {}, [])
+    alloc.add_framework("f1", "*")
+    alloc.add_filter("f1", "a1", 100.0)
+    assert alloc.held_back("f1", 0.0)
+    alloc.remove_framework("f1")
+    alloc.add_framework("f2", "*")  # the numpy allocator gives it f1's row
+    assert alloc.held_back("f2", 0.0) == {}
+    assert _pairs(alloc.cycle(0.0, seed=0)) == [("f2", "a1")]
+
+
 def test_remove_agent_and_readd(kind: str) -> None:
     alloc = _alloc(kind)
     alloc.add_agent("a1", AGENT, {}, [])
