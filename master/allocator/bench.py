@@ -10,10 +10,10 @@ declines every offer with a long refuse filter. Two phases per shape:
   agent (what Mesos reaches after F rounds), installed directly; then ``cycles`` rounds in which
   the allocator must find that nothing is offerable. ``median_ms``/``p99_ms`` are these.
 
-Before them, ``paced`` cycles (``paced_median_ms``): a paced master's cycle, with a budget of
-``budget`` cpus (a launch window's worth, a few agents' remainders), on the state after the
-agents registered; each plan is given back unfiltered, so the phases after start where they
-would have.
+And ``paced`` cycles (``paced_median_ms``), on an allocator of their own: a paced master's cycle,
+with a budget of ``budget`` cpus (a launch window's worth, a few agents' remainders), on the state
+after the agents registered; each plan is given back unfiltered. (On their own since a plan given
+back still moves the sorters' tie-breaks: the phases after would depend on how many ran.)
 
 ``roles``: the frameworks spread round-robin over roles ``r0..r{N-1}`` with weights
 ``1 + i % 3`` (one role: Mesos' ``*``). ``quota``: the first role is guaranteed 10 % of the
@@ -72,7 +72,6 @@ class ShapeResult:
 class PhaseTimes:
     offer_ms: list[float] = field(default_factory=list)
     piled_ms: list[float] = field(default_factory=list)
-    paced_ms: list[float] = field(default_factory=list)
     offers: list[int] = field(default_factory=list)
     plans: list[PlanRows] = field(default_factory=list)
 
@@ -136,18 +135,10 @@ def run_phases(
     tick: Callable[[], None] = lambda: None,
     roles: int = 1,
     quota: bool = False,
-    budget: float = BUDGET,
 ) -> PhaseTimes:
     agent_ids, fw_ids = build(alloc, agents, frameworks, roles, quota)
     out = PhaseTimes()
     now = 0.0
-    for i in range(offer_cycles):  # as many paced cycles, given back as they were
-        ms, plan = _timed(alloc, now, seed + offer_cycles + piled_cycles + i, clock, budget)
-        out.paced_ms.append(ms)
-        out.plans.append([(a.framework_id, a.agent_id, a.scalars) for a in plan])
-        for offer in plan:
-            alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
-        tick()
     for i in range(offer_cycles):
         ms, plan = _timed(alloc, now, seed + i, clock)
         out.offer_ms.append(ms)
@@ -166,6 +157,33 @@ def run_phases(
         now += 1.0
         tick()
     return out
+
+
+def run_paced(
+    alloc: Alloc,
+    agents: int,
+    frameworks: int,
+    cycles: int,
+    seed: int,
+    clock: Clock,
+    tick: Callable[[], None] = lambda: None,
+    roles: int = 1,
+    quota: bool = False,
+    budget: float = BUDGET,
+) -> tuple[list[float], list[PlanRows]]:
+    """``cycles`` paced cycles of ``budget`` cpus on the state after the agents registered,
+    each plan given back unfiltered: (times in ms, plans)."""
+    build(alloc, agents, frameworks, roles, quota)
+    times: list[float] = []
+    plans: list[PlanRows] = []
+    for i in range(cycles):
+        ms, plan = _timed(alloc, 0.0, seed + i, clock, budget)
+        times.append(ms)
+        plans.append([(a.framework_id, a.agent_id, a.scalars) for a in plan])
+        for offer in plan:
+            alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+        tick()
+    return times, plans
 
 
 def p99(values: list[float]) -> float:
@@ -188,9 +206,11 @@ def run_shape(
     budget: float = BUDGET,
 ) -> ShapeResult:
     fast = DrfAllocator(kernel=kernel)
-    times = run_phases(
-        fast, agents, frameworks, cycles, cycles, seed, clock, tick, roles, quota, budget
-    )
+    times = run_phases(fast, agents, frameworks, cycles, cycles, seed, clock, tick, roles, quota)
+    paced_ms, paced = run_paced(
+        DrfAllocator(kernel=kernel), agents, frameworks, cycles, seed, clock, tick, roles, quota,
+        budget,
+    )  # fmt: skip
     result = ShapeResult(
         agents=agents,
         frameworks=frameworks,
@@ -201,7 +221,7 @@ def run_shape(
         p99_ms=p99(times.piled_ms),
         offer_median_ms=statistics.median(times.offer_ms),
         offers_per_offer_cycle=statistics.mean(times.offers),
-        paced_median_ms=statistics.median(times.paced_ms),
+        paced_median_ms=statistics.median(paced_ms),
         budget=budget,
         state_bytes=fast.state_bytes(),
     )
@@ -210,25 +230,19 @@ def run_shape(
         return result
     n = min(cycles, reference_cycles)
     ref = run_phases(
-        ReferenceAllocator(),
-        agents,
-        frameworks,
-        n,
-        n,
-        seed,
-        clock,
-        roles=roles,
-        quota=quota,
-        budget=budget,
+        ReferenceAllocator(), agents, frameworks, n, n, seed, clock, roles=roles, quota=quota
     )
+    _, ref_paced = run_paced(
+        ReferenceAllocator(), agents, frameworks, n, seed, clock, roles=roles, quota=quota,
+        budget=budget,
+    )  # fmt: skip
     result.reference_cycles = n
     result.reference_median_ms = statistics.median(ref.piled_ms)
     result.reference_offer_median_ms = statistics.median(ref.offer_ms)
     result.speedup = result.reference_median_ms / max(result.median_ms, 1e-9)
-    # Same seeds and same history: the first n paced, n offer and n piled cycles must agree.
-    plans = times.plans
-    fast_plans = plans[:n] + plans[cycles : cycles + n] + plans[2 * cycles : 2 * cycles + n]
-    result.agree = fast_plans == ref.plans
+    # Same seeds and same history: the first n offer, n piled and n paced cycles must agree.
+    fast_plans = times.plans[:n] + times.plans[cycles : cycles + n] + paced[:n]
+    result.agree = fast_plans == ref.plans + ref_paced
     return result
 
 

@@ -89,16 +89,13 @@ def test_cli_rejects_bad_sizes() -> None:
 
 def test_paced_cycles_stop_at_their_budget_and_give_their_plans_back() -> None:
     alloc = bench.DrfAllocator()
-    times = bench.run_phases(alloc, 30, 4, 2, 1, seed=5, clock=time.perf_counter, budget=20.0)
-    assert len(times.paced_ms) == 2
-    for plan in times.plans[:2]:
+    times, plans = bench.run_paced(alloc, 30, 4, 2, seed=5, clock=time.perf_counter, budget=20.0)
+    assert len(times) == len(plans) == 2
+    for plan in plans:
         cpus = [scalars[0] for _, _, scalars in plan]
         assert sum(cpus) >= 20.0 > sum(cpus[:-1])  # the cycle stopped at the agent reaching it
-    # Given back unfiltered: the first offer cycle is a fresh allocator's first cycle.
-    fresh = bench.DrfAllocator()
-    bench.build(fresh, 30, 4)
-    first = [(a.framework_id, a.agent_id, a.scalars) for a in fresh.cycle(0.0, 5)]
-    assert times.plans[2] == first and len(first) == 30
+    # Given back unfiltered: a whole cycle then offers every agent's remainder.
+    assert len(alloc.cycle(1.0, 9)) == 30
 
 
 def test_cli_refuses_a_budget_that_is_not_positive(capsys: pytest.CaptureFixture[str]) -> None:
@@ -106,3 +103,11 @@ def test_cli_refuses_a_budget_that_is_not_positive(capsys: pytest.CaptureFixture
         main(["bench", "allocator", "--agents", "20", "--budget", "0"])
     assert exit_.value.code == 2
     assert "--budget" in capsys.readouterr().err
+
+
+def test_the_reference_agrees_when_it_runs_fewer_cycles_than_the_numpy_allocator() -> None:
+    # The CLI's defaults: --cycles 5, --reference-cycles 2. Each phase's first cycles must be
+    # the same cycles (same seeds, same state) however many the numpy allocator runs.
+    result = bench.run_shape(60, 5, 3, 1, 100, 2, time.perf_counter, budget=20.0)
+    assert result.reference_cycles == 2
+    assert result.agree is True
