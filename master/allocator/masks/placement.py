@@ -11,7 +11,7 @@ agent to a 1k-framework cluster costs one evaluation per framework group, not pe
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -135,20 +135,9 @@ class PlacementMask:
         self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
         self.ok[row] = False
         self.prefer_not[row] = False
-        if not len(framework_rows):
-            return  # no framework yet (a cluster coming up): nothing to decide
-        fsigs = self.framework_sig[framework_rows]
-        first = int(fsigs[0])
-        if (fsigs == first).all():
-            # One framework group (frameworks alike, the common case): one decision, without
-            # grouping the columns (np.unique) first.
-            ok, soft, _ = self.pair(asig, first)
-            self.ok[row, framework_rows] = ok
-            self.prefer_not[row, framework_rows] = soft
-            return
-        for fsig in np.unique(fsigs):
-            ok, soft, _ = self.pair(asig, int(fsig))
-            cols = framework_rows[fsigs == fsig]
+        # No framework yet (a cluster coming up): no group, nothing to decide.
+        for fsig, cols in _groups(self.framework_sig[framework_rows], framework_rows):
+            ok, soft, _ = self.pair(asig, fsig)
             self.ok[row, cols] = ok
             self.prefer_not[row, cols] = soft
 
@@ -179,19 +168,25 @@ class PlacementMask:
         # subscription, and a subscription made several).
         ok_col = np.zeros(self.ok.shape[0], dtype=np.bool_)
         soft_col = np.zeros(self.ok.shape[0], dtype=np.bool_)
-        asigs = self.agent_sig[agent_rows]
-        first = int(asigs[0]) if len(asigs) else -1
-        if len(asigs) and (asigs == first).all():
-            # One agent group (agents alike, the common case): one decision, without grouping
-            # the rows (np.unique) first.
-            ok, soft, _ = self.pair(first, fsig)
-            ok_col[agent_rows] = ok
-            soft_col[agent_rows] = soft
-        else:
-            for asig in np.unique(asigs):
-                ok, soft, _ = self.pair(int(asig), fsig)
-                rows = agent_rows[asigs == asig]
-                ok_col[rows] = ok
-                soft_col[rows] = soft
+        for asig, rows in _groups(self.agent_sig[agent_rows], agent_rows):
+            ok, soft, _ = self.pair(asig, fsig)
+            ok_col[rows] = ok
+            soft_col[rows] = soft
         self.ok[:, col] = ok_col
         self.prefer_not[:, col] = soft_col
+
+
+def _groups(
+    sigs: npt.NDArray[np.int64], rows: npt.NDArray[np.intp]
+) -> Iterator[tuple[int, npt.NDArray[np.intp]]]:
+    """``rows`` grouped by their signature ``sigs`` (parallel arrays): (signature, its rows).
+    One group, the common case (agents or frameworks alike), is found without grouping the
+    rows (np.unique) first."""
+    if not len(sigs):
+        return
+    first = int(sigs[0])
+    if (sigs == first).all():
+        yield first, rows
+        return
+    for sig in np.unique(sigs):
+        yield int(sig), rows[sigs == sig]
