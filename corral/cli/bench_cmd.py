@@ -261,7 +261,7 @@ def _run(args: argparse.Namespace) -> int:
             "median_ms": "per-cycle time once every framework has filtered every agent",
             "offer_median_ms": "per-cycle time of the first cycles, every agent offered",
             "paced_median_ms": f"per-cycle time with a budget of {args.budget:g} cpus (a paced "
-            "master's cycle), on the state before the offer cycles",
+            "master's cycle), on an allocator of its own as the agents registered it",
             "roles": "frameworks spread round-robin over N roles r0.. with weights 1 + i % 3",
             "quota": "the first role guaranteed 10% of the cluster's cpus, limited to 20%",
             "cycles": args.cycles,

@@ -191,7 +191,8 @@ def _pass(
     rows ``active`` (one priority level), ``planned`` cpus already in the plan."""
     if cpus != math.inf and not _any_reserved_or_soft(al) and fastpath.applies(al, active):
         # A paced cycle's budget is a few agents of thousands: select as far as the walk goes.
-        return walk_within(al, _selected(al, order_, masks.closed), active, m, masks, cpus, planned)
+        selected = _selected(al, order_, masks.closed)
+        return walk_within(al, selected, active, m, masks.blocked, cpus, planned)
     candidates, free, reserved, soft = select(al, order_, masks.closed)
     if not len(candidates):
         return None
@@ -199,7 +200,7 @@ def _pass(
         # No candidate has reservations, so its free resources are the unreserved ones.
         if cpus == math.inf:
             return fastpath.walk(al, candidates, free, active, m, masks.blocked)
-        return walk_within(al, iter([(candidates, free)]), active, m, masks, cpus, planned)
+        return walk_within(al, iter([(candidates, free)]), active, m, masks.blocked, cpus, planned)
     al.general_walks += 1
     counted = al.agent_alive[: al._agents.size] & ~masks.closed  # the headroom's agents
     return general_walk.walk(al, candidates, free, active, m, masks.blocked, counted, cpus, planned)
@@ -234,7 +235,7 @@ def walk_within(
     selected: Iterator[tuple[npt.NDArray[np.intp], F64]],
     active: npt.NDArray[np.intp],
     m: int,
-    masks: Masks,
+    blocked: npt.NDArray[np.bool_],
     cpus: float,
     planned: float = 0.0,
 ) -> fastpath.Walked | None:
@@ -264,9 +265,7 @@ def walk_within(
                     chunk *= 2
                 reach += free_cpus[end]
                 end += 1
-            part = fastpath.walk(
-                al, candidates[start:end], free[start:end], active, m, masks.blocked
-            )
+            part = fastpath.walk(al, candidates[start:end], free[start:end], active, m, blocked)
             for x in part.offers[:, 0].tolist():
                 planned += x
             parts.append(part)
