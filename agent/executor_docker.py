@@ -15,16 +15,18 @@ Rules:
    engine's words, and the core ends the task FAILED.
 4. stdout and stderr are copied from the engine's log into the sandbox's ``stdout`` and
    ``stderr``, as a process task writes them, so ``corral logs`` reads them unchanged; the exit
-   is reported only once both copies reached the end.
+   is reported only once both copies reached the end. Each copy keeps a cursor in the task's
+   checkpoint folder (``stdout.copied``, ``stderr.copied``: the last copied line's engine stamp
+   and the sandbox file's size, ``log_cursor``).
 5. A kill is a signal to the container (SIGTERM, then SIGKILL after the task's grace: the core
    decides); exit code 128+n after our signal n is "terminated by signal n"; the engine's
    ``OOMKilled`` is the memory limit (``ProcessExited.memory_limit``). How it ended is written
    to the task's checkpoint folder (``exit_status``) before the container is removed.
 6. Checkpoint: ``process.json`` holds the container's name (before it is created) and id (once
    created). A restarted agent surveys the engine by its work dir's label (``survey``) before it
-   recovers its tasks: a running container is re-attached (same id, its log copied on from
-   where the sandbox files stopped), an exited one reported and removed; containers of no
-   recovered task are removed (``remove_strays``).
+   recovers its tasks: a running container is re-attached (same id, each stream's log copied
+   on from its cursor: no line twice, none lost), an exited one reported and removed;
+   containers of no recovered task are removed (``remove_strays``).
 7. The engine unreachable: a launch fails naming it; a running task whose engine went away
    ends FAILED saying so. Process tasks are not this executor's and go on.
 """
@@ -39,7 +41,6 @@ import os
 import signal as signals
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,7 @@ from corral.agent.core import events as e
 from corral.agent.core.status_updates import TaskKey
 from corral.agent.core.types import ProcessFate, Signal, TaskSpec, TaskUsage
 from corral.agent.executor import Clock, EventSink
+from corral.agent.log_cursor import Resume, copy_log, read_resume
 from corral.agent.process_groups import CpuRates
 from corral.containers import ContainerSpec, Network
 from corral.logging import get_logger
@@ -64,6 +66,8 @@ LABEL_AGENT = "corral.agent"
 LABEL_FRAMEWORK = "corral.framework"
 LABEL_TASK = "corral.task"
 LABEL_WORK_DIR = "corral.work_dir"
+# The engine's log streams, each copied into the sandbox file of its name.
+STREAMS = ("stdout", "stderr")
 # How long the log copies may take to reach the end after the container exited.
 LOG_DRAIN_SECONDS = 10.0
 # aiodocker's status for "no connection to the engine" (not an HTTP status).
@@ -186,15 +190,6 @@ class DockerAdopted:
     exit_code: int | None = None
     signal: int | None = None
     message: str = ""
-
-
-def _parse_time(stamp: str) -> float | None:
-    """An engine log line's RFC 3339 time (nanoseconds) as seconds since the epoch."""
-    try:
-        head, _, frac = stamp.rstrip("Z").partition(".")
-        return datetime.fromisoformat(f"{head}.{(frac + '000000')[:6]}+00:00").timestamp()
-    except ValueError:
-        return None
 
 
 class DockerExecutor:
@@ -389,7 +384,7 @@ class DockerExecutor:
         log.info(
             "container started", task_id=task.task_id, container=cid[:12], image=container.image
         )
-        await self._follow(k, cid, sandbox, meta, since=None)
+        await self._follow(k, cid, sandbox, meta, resumes={})
 
     async def _ensure_image(self, container: ContainerSpec) -> str:
         """Rule 3: "" when the image is there, else why the task cannot run."""
@@ -419,13 +414,20 @@ class DockerExecutor:
     # --- a running container ----------------------------------------------------------------
 
     async def _follow(
-        self, k: TaskKey, cid: str, sandbox: Path, meta: Path, since: float | None
+        self,
+        k: TaskKey,
+        cid: str,
+        sandbox: Path,
+        meta: Path,
+        resumes: dict[str, Resume | None],
     ) -> None:
         """Copy its log into the sandbox until it exits, then report how it ended (rules 4, 5)."""
         box = self.docker.containers.container(cid)
         copies = [
-            asyncio.ensure_future(self._copy_log(box, sandbox / name, name, since))
-            for name in ("stdout", "stderr")
+            asyncio.ensure_future(
+                self._copy_log(box, sandbox / name, meta / f"{name}.copied", resumes.get(name))
+            )
+            for name in STREAMS
         ]
         message = ""
         state: dict[str, Any] = {}
@@ -479,22 +481,18 @@ class DockerExecutor:
             return {"signal": code - 128}
         return {"exit_code": code}
 
-    async def _copy_log(self, box: Any, path: Path, stream: str, since: float | None) -> None:
+    async def _copy_log(
+        self, box: Any, path: Path, cursor_path: Path, resume: Resume | None
+    ) -> None:
+        """Rule 4 for one stream; the cursor beside it says where a restarted agent goes on."""
+        stream = path.name
         params: dict[str, Any] = {"timestamps": True}
-        if since is not None:
-            params["since"] = int(since)
+        if resume is not None:
+            params["since"] = resume.since_seconds
         lines: AsyncIterator[str] = box.log(
             stdout=stream == "stdout", stderr=stream == "stderr", follow=True, **params
         )
-        with path.open("ab") as out:
-            async for line in lines:
-                stamp, _, text = line.partition(" ")
-                if since is not None:
-                    at = _parse_time(stamp)
-                    if at is not None and at <= since:
-                        continue  # copied before the agent restarted
-                out.write(text.encode())
-                out.flush()
+        await copy_log(lines, path, cursor_path, resume)
 
     # --- a task of the agent's previous run -------------------------------------------------
 
@@ -534,12 +532,11 @@ class DockerExecutor:
             sandbox = Path(str((process or {}).get("sandbox", "")))
             self._ids[k] = self._reported_ids[k] = found.container_id
             self._sandboxes[k] = sandbox
-            since = max(
-                (p.stat().st_mtime for p in (sandbox / "stdout", sandbox / "stderr") if p.exists()),
-                default=None,
-            )
+            resumes = {
+                name: read_resume(meta / f"{name}.copied", sandbox / name) for name in STREAMS
+            }
             self._spawn(
-                self._follow(k, found.container_id, sandbox, meta, since),
+                self._follow(k, found.container_id, sandbox, meta, resumes),
                 f"container-{task_id}",
             )
             return DockerAdopted(ProcessFate.ALIVE)
