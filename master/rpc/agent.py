@@ -35,10 +35,45 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[agent_pb2.MasterMessage]:
         rt = self.rt
+        registered = await self._register(request_iterator, context)
+        if registered is None:
+            return
+        agent_id, connection, stream = registered
+        reader = spawn(
+            self._read(request_iterator, agent_id, connection, stream),
+            "agent-reader",
+            log,
+            on_failure=self.rt.task_failed,
+        )
+        try:
+            async for msg in stream.messages():
+                yield msg
+        finally:
+            reader.cancel()
+            rt.stream_ended("agent", stream)
+            rt.forget_agent_connection(connection)
+            rt.submit(
+                ev.AgentStreamClosed(
+                    stimulus_id=rt.stimulus("agent-closed"),
+                    now=rt.clock(),
+                    agent_id=agent_id,
+                    connection=connection,
+                )
+            )
+
+    async def _register(
+        self,
+        request_iterator: AsyncIterator[agent_pb2.AgentMessage],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> tuple[str, int, OutStream] | None:
+        """Read and register the stream's REGISTER. A coroutine of its own, so what it parsed
+        (the message with every task the agent reported) is let go once the agent is
+        registered, not held by the stream's frame for the stream's life."""
+        rt = self.rt
         try:
             first = await request_iterator.__anext__()
         except StopAsyncIteration:
-            return
+            return None
         if not first.HasField("register"):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be REGISTER"
@@ -94,27 +129,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         except CallRejected as exc:
             rt.forget_agent_connection(connection)
             await context.abort(code_of(exc), exc.message)
-        reader = spawn(
-            self._read(request_iterator, agent_id, connection, stream),
-            "agent-reader",
-            log,
-            on_failure=self.rt.task_failed,
-        )
-        try:
-            async for msg in stream.messages():
-                yield msg
-        finally:
-            reader.cancel()
-            rt.stream_ended("agent", stream)
-            rt.forget_agent_connection(connection)
-            rt.submit(
-                ev.AgentStreamClosed(
-                    stimulus_id=rt.stimulus("agent-closed"),
-                    now=rt.clock(),
-                    agent_id=agent_id,
-                    connection=connection,
-                )
-            )
+        return agent_id, connection, stream
 
     async def _read(
         self,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import NoReturn
@@ -127,6 +128,44 @@ async def test_an_agent_stream_replaced_by_a_reregistration_ends_with_ok(
         assert await first.read() is grpc.aio.EOF
         assert await first.code() == grpc.StatusCode.OK, await first.details()
     second.cancel()
+    await assert_serving(channel)
+
+
+def registers_alive() -> int:
+    gc.collect()
+    return sum(
+        1
+        for o in gc.get_objects()
+        if isinstance(o, agent_pb2.AgentMessage) and o.HasField("register")
+    )
+
+
+async def test_an_agents_register_message_is_let_go_once_it_is_registered(
+    channel: grpc.aio.Channel,
+) -> None:
+    """A REGISTER carries every task the agent reports (after a failover, all of them): the
+    master must not hold it for the stream's life, 50,000 of them at once. (Until the stream's
+    next message, gRPC's reader holds the last one read; the agent's heartbeat moves it on.)"""
+    stub = agent_pb2_grpc.AgentServiceStub(channel)  # type: ignore[no-untyped-call]
+    calls = []
+    try:
+        for _ in range(3):
+            call = stub.Connect(timeout=TIMEOUT)
+            calls.append(call)
+            await call.write(register())  # this process's copy is let go once written
+            assert (await call.read()).HasField("registered")
+            await call.write(agent_pb2.AgentMessage(heartbeat=agent_pb2.AgentHeartbeat()))
+        async with asyncio.timeout(TIMEOUT):
+            while registers_alive() > 0:
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(
+            f"{registers_alive()} REGISTER messages still held by 3 open agent streams "
+            "after their heartbeats"
+        ) from None
+    finally:
+        for call in calls:
+            call.cancel()
     await assert_serving(channel)
 
 
