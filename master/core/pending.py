@@ -25,18 +25,16 @@ Rules:
    demands that fail it, once per framework and ``demands.reasons_key`` (shape, constraints,
    tolerations, spread) in a scan, for at most ``MAX_REASONED_PER_SCAN`` keys per scan (the
    least recently reasoned demands first; the rest wait for the next scan), over one
-   ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: while some
-   framework has demands, brought up to date at every scan by versions, so a scan pays for
-   what changed since the last, and every tick also sums the task rows of the agents whose
-   tasks changed since the previous tick, at most ``agent_arrays.FOLLOW_TASKS_PER_TICK``
-   tasks' worth, so neither the scan nor the tick after a burst of launches sums them all),
-   with each framework's refuse filters fetched once as arrays
-   (``Allocator.held_back_masks``). A cluster with no demands pays one pass over its
-   frameworks per scan and nothing for the arrays: they wait for the first scan with demands,
-   which folds in what changed meanwhile (at most one build: 50,000 agents registering had
-   every scan rebuild them, ~0.3 s each, for nothing). At most ``demand_work.SCAN_BUDGET``
-   demands are tested a scan, the least recently tested first (the others keep their last
-   note); a shape larger than every agent needs no test (demand_work.py).
+   ``AgentView`` on the agents' arrays kept across scans (agent_arrays.py: brought up to date
+   at every scan by versions, so a scan pays for what changed since the last; while some
+   framework has demands, every tick also sums the task rows of the agents whose tasks changed
+   since the previous tick, at most ``agent_arrays.FOLLOW_TASKS_PER_TICK`` tasks' worth, so
+   neither the scan nor the tick after a burst of launches sums them all), with each
+   framework's refuse filters fetched once as arrays (``Allocator.held_back_masks``). A
+   cluster with no demands pays one pass over its frameworks and the arrays' upkeep per
+   scan. At most ``demand_work.SCAN_BUDGET`` demands are tested
+   a scan, the least recently tested first (the others keep their last note); a shape larger
+   than every agent needs no test (demand_work.py).
 6. ``Scheduled`` (kind ``demand_scheduled``): an accept that launches tasks naming a demand
    records one event per demand, and the demand forgets its last message (rule 4).
 """
@@ -80,15 +78,9 @@ def scan(core: CoreState, e: ev.Event) -> list[cmd.Command]:
             state.arrays.follow_tasks()  # rule 5: each tick's tasks, not 5 s of them at once
         return []
     state.scanned_at = e.now
-    if not _demanding(core):
-        # Rule 5: no demand, nothing to test or reason (what the pass below would find): the
-        # arrays wait as they are for the scan that needs them, which folds in what changed
-        # meanwhile (at most one build, reusing what each unchanged agent had).
-        state.tested, state.notes = {}, {}
-        return []
-    # Rule 5: while some framework has demands the agents' arrays are brought up to date at
-    # every scan, reasons needed or not, so each scan folds in what changed since the last
-    # (agents registered, tasks, offers).
+    # Rule 5: the agents' arrays are brought up to date at every scan, reasons needed or not,
+    # so each scan folds in what changed since the last (agents registered, tasks, offers) and
+    # the scan that first needs reasons does not build them whole.
     if state.connected_version != core.largest.version:
         state.connected = demands.connected_agents(core)
         state.connected_version = core.largest.version

@@ -193,34 +193,3 @@ def test_a_tick_between_scans_sums_at_most_its_budget_of_tasks_the_next_the_rest
     assert arrays is not None
     assert all(arrays.task_use[arrays.index[aid]].tolist() == [1.0, 128.0, 0.0, 0.0]
                for aid in aids)  # fmt: skip
-
-
-def test_scans_without_demands_leave_the_arrays_for_the_first_scan_with_them() -> None:
-    """pending.py rule 5: while no framework has demands a scan neither builds nor refreshes
-    the arrays (50,000 agents registering had every scan rebuild them for nothing); the first
-    scan with demands brings them up to date, equal to arrays built from scratch, and its
-    reasons count every agent that joined meanwhile."""
-    h = Harness(config=MasterConfig(pending_event_interval=1.0))
-    h.add_agent(resources="cpus:4;mem:1024;disk:100")
-    fid, _ = h.subscribe("a")
-    h.allocate()  # a scan, no demands
-    assert h.core.pending.arrays is None
-    h.set_demands(fid, demand("d0", "cpus:1;mem:128", count=1))
-    h.tick(advance=1.0)
-    h.allocate()  # the scan with a demand builds them
-    built = h.core.pending.arrays
-    assert built is not None and len(built.agents) == 1
-    h.set_demands(fid)  # withdrawn
-    for _ in range(3):
-        h.add_agent(resources="cpus:4;mem:1024;disk:100")
-        h.tick(advance=1.0)
-        h.allocate()  # scans without demands: the arrays wait as they were
-        assert h.core.pending.arrays is built and len(built.agents) == 1
-    h.set_demands(fid, demand("d1", "cpus:99;mem:128", count=1))  # fits no agent
-    h.tick(advance=1.0)
-    h.allocate()
-    arrays = h.core.pending.arrays
-    assert arrays is not None and len(arrays.agents) == 4
-    check(h, arrays, [fid])
-    [note] = h.core.pending.notes.values()
-    assert note.message == "0/4 agents: 4 insufficient cpus", note.message
