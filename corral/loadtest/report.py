@@ -132,7 +132,8 @@ def print_final(console: Console, f: dict[str, Any]) -> None:
         console.print(
             f"failover: {failover['killed']} killed, {failover['new_leader']} offered after "
             f"{failover['failover_seconds']} s (led after {failover['elected_seconds']} s, "
-            f"its registry read {failover.get('registry_read_seconds', 0)} s)"
+            f"its registry read {failover.get('registry_read_seconds', 0)} s), all agents "
+            f"back after {failover.get('agents_back_seconds')} s"
         )
     wave = f.get("loss_wave")
     if wave:

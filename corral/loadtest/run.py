@@ -254,16 +254,48 @@ def _live_status(c: Collector, pid_sample: MasterSample | None) -> dict[str, Any
 
 
 async def _kill_leader_at(
-    at: float, group: ProcessGroup, masters: Masters, sampler: _Sampler, console: Console
+    at: float,
+    group: ProcessGroup,
+    masters: Masters,
+    sampler: _Sampler,
+    session: MasterSession,
+    want: int,
+    console: Console,
 ) -> dict[str, object]:
-    """kill -9 the leader at ``at`` (wall clock); the sampler follows the new leader."""
+    """kill -9 the leader at ``at`` (wall clock); the sampler follows the new leader. Returns
+    once the new leader offers and all ``want`` agents are connected to it again (or a limit
+    passed), with the times: the drain starts after this, so a task whose agent is slow to
+    come back is counted by what became of it, not as lost for having been slow."""
     await asyncio.sleep(max(0.0, at - time.time()))
     # The master-side figures stop at the kill: the new leader's counters start from zero.
     sampler.proc = None
     sampler.http = None
+    t0 = time.time()
     result = await kill_leader(group, masters)
     console.log(describe(result, masters))
+    limit = t0 + 120 + want / 50
+    back = None
+    while back is None and time.time() < limit and masters.http is not None:
+        group.check_alive()  # the new leader gone too: say so now, not at the limit
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            s = await scrape.fetch(session, masters.http, time.time())
+            if int(s.value("corral_agents_connected")) >= want:
+                back = round(time.time() - t0, 2)
+                break
+        await asyncio.sleep(0.5)
+    result["agents_back_seconds"] = back
+    console.log(
+        f"failover: all {want} agents back with {result['new_leader']} {back} s after the kill"
+        if back is not None
+        else f"failover: not all {want} agents back in {limit - t0:.0f} s"
+    )
     return result
+
+
+async def _cancel(tasks: list[asyncio.Task[dict[str, object]]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[str, Any], Any]:
@@ -275,8 +307,13 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
     errors: list[str] = []
     masters: Masters | None = None
     ok = False
+    # The loss wave's and the failover's tasks: cancelled before the session they scrape with
+    # closes (a stop signal ends the run while they poll).
+    background: list[asyncio.Task[dict[str, object]]] = []
     try:
-        async with MasterSession() as session:
+        async with contextlib.AsyncExitStack() as stack:
+            session = await stack.enter_async_context(MasterSession())
+            stack.push_async_callback(_cancel, background)
             master_pid: int | None = None
             if opts.master is None:
                 masters = await start_masters(group, opts)
@@ -369,11 +406,21 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                         console,
                     )
                 )
+                background.append(wave)
             failover: asyncio.Task[dict[str, object]] | None = None
             if opts.kill_leader_at is not None and masters is not None:
                 failover = asyncio.create_task(
-                    _kill_leader_at(start + opts.kill_leader_at, group, masters, sampler, console)
+                    _kill_leader_at(
+                        start + opts.kill_leader_at,
+                        group,
+                        masters,
+                        sampler,
+                        session,
+                        baseline + opts.agents,
+                        console,
+                    )
                 )
+                background.append(failover)
             live = Live(console=console, refresh_per_second=2, transient=False)
             with live if console.is_terminal else contextlib.nullcontext():
                 step = 0
@@ -398,6 +445,11 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
                         )
                     if target >= w1:
                         break
+            if failover is not None and not failover.done():
+                # The tasks of agents not yet back with the new leader would look lost to a
+                # drain that gives up after seconds without progress: they are late, not lost.
+                console.log("waiting for the agents to be back with the new leader to drain")
+                await asyncio.wait([failover])
             console.log("draining: frameworks stop launching and wait for their tasks")
             group.signal(workers, signal.SIGUSR1)
             try:
@@ -424,6 +476,8 @@ async def run_loadtest(opts: LoadTestOptions, console: Console) -> tuple[dict[st
             result["registration"] = registration
             if failover is not None:
                 result["failover"] = await failover
+                if result["failover"]["agents_back_seconds"] is None:
+                    errors.append("the agents did not all come back after the failover")
             if wave_result is not None:
                 result["loss_wave"] = wave_result
             ok = True

@@ -76,7 +76,9 @@ async def run(args: argparse.Namespace) -> int:
             drivers.append(await stack.enter_async_context(d))
 
         await asyncio.gather(*(connect(i, s) for i, s in enumerate(schedulers)))
-        drivers.sort(key=lambda d: d.scheduler.name)  # type: ignore[attr-defined]
+        # In the schedulers' order, which the drain pairs them by (names sort "x-10" < "x-2").
+        order = {s.name: i for i, s in enumerate(schedulers)}
+        drivers.sort(key=lambda d: order[d.scheduler.name])  # type: ignore[attr-defined]
         _emit({"kind": "ready", "t": time.time(), "frameworks": len(drivers)})
 
         async def report() -> None:

@@ -164,6 +164,10 @@ def test_one_sqlite_master_killed_is_restarted_on_its_registry_and_offers_again(
     assert failover["killed"] == "master" and failover["new_leader"] == "master-restarted"
     seconds = failover["failover_seconds"]
     assert isinstance(seconds, float) and seconds > 0, failover
+    # The drain starts once every agent is back with the restarted master (a task on an agent
+    # still on its way back is late, not lost), and says when that was.
+    back = failover["agents_back_seconds"]
+    assert isinstance(back, float) and back > 0, failover
     _nothing_that_ran_lost(f)
     # Calls in flight when the master was killed, or made before the driver had subscribed to
     # the restarted one, are refused UNAVAILABLE (the frameworks retry with new offers); any
