@@ -56,24 +56,20 @@ class Resume:
 def read_resume(cursor: Path, copied: Path) -> Resume | None:
     """Where the copy into ``copied`` stopped; None if it never started (copy from the first line).
 
-    A sandbox file with no cursor beside it was copied by an agent from before cursors: its mtime
-    is the best there is."""
+    A sandbox file with no readable cursor beside it was copied by an agent from before cursors:
+    its mtime is the best there is."""
     try:
-        size = copied.stat().st_size
+        copied_stat = copied.stat()
     except OSError:
-        size = None
+        copied_stat = None
     try:
         fields = cursor.read_bytes().split()
-    except OSError:
-        if size is None:
-            return None
-        return Resume(after_ns=copied.stat().st_mtime_ns)
-    try:
         after_ns, recorded = int(fields[0]), int(fields[1])
-    except (IndexError, ValueError):
-        return None if size is None else Resume(after_ns=copied.stat().st_mtime_ns)
+    except (OSError, IndexError, ValueError):
+        return None if copied_stat is None else Resume(after_ns=copied_stat.st_mtime_ns)
     # Shorter than recorded: the file was emptied by someone else; nothing to skip.
-    return Resume(after_ns=after_ns, skip_bytes=max(0, (size or 0) - recorded))
+    size = copied_stat.st_size if copied_stat is not None else 0
+    return Resume(after_ns=after_ns, skip_bytes=max(0, size - recorded))
 
 
 class ResumeFilter:
