@@ -541,6 +541,20 @@ class MasterRuntime:
         if agent_id is not None and self._connection_of_agent.get(agent_id) == connection:
             del self._connection_of_agent[agent_id]
 
+    def agent_stream_closed(self, stream: OutStream, agent_id: str, connection: int) -> None:
+        """An agent's stream ended: it is forgotten here and the core told, which detaches the
+        agent until it registers again (as ``framework_stream_closed`` does for a framework)."""
+        self.stream_ended("agent", stream)
+        self.forget_agent_connection(connection)
+        self.submit(
+            ev.AgentStreamClosed(
+                stimulus_id=self.stimulus("agent-closed"),
+                now=self.clock(),
+                agent_id=agent_id,
+                connection=connection,
+            )
+        )
+
     def agents_connected(self) -> int:
         """Agents with a registered stream (the corral_agents_connected gauge)."""
         return len(self._connection_of_agent)

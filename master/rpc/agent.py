@@ -34,7 +34,6 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         request_iterator: AsyncIterator[agent_pb2.AgentMessage],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[agent_pb2.MasterMessage]:
-        rt = self.rt
         registered = await self._register(request_iterator, context)
         if registered is None:
             return
@@ -50,16 +49,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
                 yield msg
         finally:
             reader.cancel()
-            rt.stream_ended("agent", stream)
-            rt.forget_agent_connection(connection)
-            rt.submit(
-                ev.AgentStreamClosed(
-                    stimulus_id=rt.stimulus("agent-closed"),
-                    now=rt.clock(),
-                    agent_id=agent_id,
-                    connection=connection,
-                )
-            )
+            self.rt.agent_stream_closed(stream, agent_id, connection)
 
     async def _register(
         self,
