@@ -336,6 +336,11 @@ class Allocator(Protocol):
         """How the placement rules are asked (rules/facts.py): the core asks them so too."""
         ...
 
+    def reserve(self, agents: int, frameworks: int) -> None:
+        """Make room now for this many agents and frameworks in all (a master recovering from
+        its registry knows how many are coming back): arrays kept per agent and framework
+        grow once, not by doublings under the arrivals. Changes no decision."""
+
     def add_agent(
         self,
         agent_id: str,

@@ -141,8 +141,15 @@ class DrfAllocator:
 
     # ---- sizing -------------------------------------------------------------------------------
 
-    def _ensure(self) -> None:
-        a, f = self._agents.size, self._frameworks.size
+    def reserve(self, agents: int, frameworks: int) -> None:
+        """Rows for ``agents`` agents and ``frameworks`` frameworks at once. Frameworks
+        recovered before their agents re-register made every doubling of the agent rows copy
+        the filter and placement matrices at full width (5.5 % of a leader taking over 50,000
+        agents and 1,000 frameworks, issue #48)."""
+        self._ensure(agents, frameworks)
+
+    def _ensure(self, agents: int = 0, frameworks: int = 0) -> None:
+        a, f = max(self._agents.size, agents), max(self._frameworks.size, frameworks)
         for name, fill in (("total", 0.0), ("capacity", 0.0), ("used", 0.0)):
             setattr(self, name, grow_rows(getattr(self, name), a, fill))
         self.agent_alive = grow_rows(self.agent_alive, a, False)

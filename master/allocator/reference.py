@@ -212,6 +212,9 @@ class ReferenceAllocator:
 
     # ---- agents -------------------------------------------------------------------------------
 
+    def reserve(self, agents: int, frameworks: int) -> None:
+        """Nothing to make room in: the reference keeps dicts."""
+
     def add_agent(
         self,
         agent_id: str,

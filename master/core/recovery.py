@@ -14,6 +14,8 @@ Rules:
    learned from their registrations (reconcile.py). The core marks UNREACHABLE those that do
    not re-register within ``agent_reregister_timeout``.
 4. The registry's mirror (mirror.py) starts as what was read.
+5. The allocator makes room for every agent and live framework read, before adding any
+   (``Allocator.reserve``): the agents re-register after the frameworks are in.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ def recover(core: CoreState, e: ev.Recover) -> Commands:
         elif name in core.priority.classes and name != core.priority.default:
             # (A class the flags have since made the global default stays.)
             core.priority.delete(name)
+    # Every agent in the registry may come back, after the frameworks are in.
+    core.allocator.reserve(
+        len(state.agents), sum(1 for f in state.frameworks if f.removed_at is None)
+    )
     # Removed ones oldest first, so the bound on those kept forgets the oldest.
     ordered = sorted(
         state.frameworks,

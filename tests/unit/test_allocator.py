@@ -7,6 +7,7 @@ import pytest
 
 from corral.master.allocator import KINDS, Allocation, Allocator, make_allocator
 from corral.master.allocator.interface import Scalars
+from corral.master.allocator.numpy_allocator import DrfAllocator
 from corral.master.allocator.options import (
     REASON_DRAINING,
     REASON_FILTER,
@@ -498,3 +499,49 @@ def test_a_filter_without_an_amount_refuses_everything_until_it_expires(kind: st
     (other,) = alloc.cycle(1.0, seed=1)
     alloc.recover("f2", "a1", other.scalars)  # resources come back: f1 stays filtered
     assert _pairs(alloc.cycle(2.0, seed=2)) == [("f2", "a1")]
+
+
+def _recovered_cluster(alloc: Allocator, reserve: bool) -> list[list[tuple[str, str]]]:
+    """Frameworks in first, then 150 agents (more than the arrays start with), as a master
+    recovering from its registry adds them; the plans of three cycles with a decline between."""
+    if reserve:
+        alloc.reserve(150, 3)
+    for f in range(3):
+        alloc.add_framework(f"f{f}", "*")
+    for a in range(150):
+        alloc.add_agent(f"a{a}", (1.0 + a % 3, 1024.0, 100.0, 0.0), {}, [])
+    plans = []
+    for step in range(3):
+        plan = alloc.cycle(now=float(step), seed=step)
+        plans.append(sorted(_pairs(plan)))
+        for offer in plan:
+            alloc.recover(offer.framework_id, offer.agent_id, offer.scalars)
+            if offer.framework_id == "f0":
+                alloc.add_filter(offer.framework_id, offer.agent_id, 1e9)
+    return plans
+
+
+def test_reserving_room_changes_no_decision(kind: str) -> None:
+    assert _recovered_cluster(_alloc(kind), reserve=True) == _recovered_cluster(
+        _alloc(kind), reserve=False
+    )
+
+
+def test_reserved_rows_are_not_reallocated_as_agents_arrive() -> None:
+    """A restarted master's frameworks are in before its agents re-register: each doubling
+    of the agent rows would copy the filter and placement matrices at their full width."""
+    alloc = make_allocator("numpy")
+    assert isinstance(alloc, DrfAllocator)
+    alloc.reserve(1000, 40)
+    for f in range(40):
+        alloc.add_framework(f"f{f}", "*")
+    kept = (alloc.filters.until, alloc.placement.ok, alloc.total, alloc.alloc)
+    for a in range(1000):
+        alloc.add_agent(f"a{a}", AGENT, {}, [])
+    assert all(
+        now is before
+        for now, before in zip(
+            (alloc.filters.until, alloc.placement.ok, alloc.total, alloc.alloc), kept, strict=True
+        )
+    ), "an array grew while fewer agents and frameworks arrived than were reserved"
+    assert alloc.filters.until.shape[0] == 1000, "the rows were not made for what was reserved"

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import pytest
 
+from corral.master.allocator.numpy_allocator import DrfAllocator
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
@@ -133,6 +134,27 @@ def test_a_restarted_master_keeps_tasks_of_agents_and_frameworks_that_come_back(
     assert not of(cmd.SendKill, out)
     resubscribed, out = h2.subscribe(name="web", framework_id=fid, failover_timeout=600.0)
     assert resubscribed == fid and of(cmd.ClusterEvent, out)[-1].kind == "framework_resubscribed"
+    assert h2.core.recovering == 0
+
+
+def test_the_allocator_has_room_for_every_recovered_agent_before_they_re_register() -> None:
+    """Rule 5: the frameworks are in first; agents re-registering one by one must not double
+    the allocator's per-agent rows at the frameworks' full width."""
+    config = MasterConfig(agent_reregister_timeout=300.0)
+    registry = MemoryRegistry()
+    h = Harness(config)
+    agents = [register(h, registry)[0] for _ in range(100)]
+    fid, out = h.subscribe(name="web", failover_timeout=600.0)
+    persist(registry, out)
+    h2 = restarted(registry, config, now=h.now + 30)
+    assert h2.core.frameworks[fid].state is FrameworkState.DISCONNECTED  # in before the agents
+    allocator = h2.core.allocator
+    assert isinstance(allocator, DrfAllocator)
+    rows = allocator.filters.until
+    assert rows.shape[0] >= len(agents), "no room was made for the recovered agents"
+    for aid in agents:
+        register(h2, registry, agent_id=aid, secret=h.core.agents[aid].secret)
+    assert allocator.filters.until is rows, "the rows grew while the recovered agents came back"
     assert h2.core.recovering == 0
 
 
