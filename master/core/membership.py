@@ -166,9 +166,8 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         core.agent_table.connect(agent, e.connection)
         agent.last_seen = now
         kind = "agent_reregistered"
-    # Counting every record, not only the connected ones, keeps this O(1) per registration;
-    # the tick corrects the interval with the exact count.
-    agent.heartbeat_interval = heartbeat_interval_for(core.config, len(core.agents))
+    # The count the tick keeps intervals to (ticks.py rule 3), so the next tick re-tells none.
+    agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table.heartbeating)
     agent.interval_set_at = now
     core.clocks.watch_deadline(core.config, agent)
     core.clocks.told(agent, core.agents)
@@ -232,6 +231,7 @@ def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> C
     out += losses.agent_lost(told, agent, e, removed=False, message=f"unreachable: {why}")
     out.append(core.cluster_event(e, "agent_unreachable", agent.agent_id, why))
     if was is AgentState.RECOVERING:
+        core.clocks.retell_intervals()  # no longer expected back (ticks.py rule 3)
         out += reconcile.answer_held(core, agent.agent_id, e)
     return out
 

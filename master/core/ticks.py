@@ -10,7 +10,9 @@ Rules (each tick, in this order):
    marked UNREACHABLE, under the same rate limit.
 3. When agents came or went since the last tick, agents whose heartbeat interval is more than
    25 % shorter than the one the cluster's size calls for (``heartbeat_interval_for``: at most
-   ``max_agent_heartbeats_per_second`` from all agents together) are told that one times
+   ``max_agent_heartbeats_per_second`` from all agents together; the size counts the agents
+   connected and those RECOVERING, expected back after a restart, ``AgentTable.heartbeating``,
+   and a registration is told the same) are told that one times
    ``GROWTH_HEADROOM`` (the cluster grew: it may grow on, and a re-tell costs a message per
    agent), and those more than 25 % longer than the headroom allows (it shrank) are told that
    one. A cluster growing from 2,500 to 50,000 agents re-tells every 56 % of growth, not every
@@ -52,7 +54,7 @@ _BAND = 1.25  # how far off an interval may be before it is re-told
 
 
 def _retell_heartbeat_intervals(core: CoreState, e: ev.Tick) -> Commands:
-    target = heartbeat_interval_for(core.config, core.agent_table.connected)
+    target = heartbeat_interval_for(core.config, core.agent_table.heartbeating)
     # A band either way, so a cluster that grows by a few agents does not send every agent a
     # new interval on every tick; wider upwards by the headroom rule 3 tells a growing cluster.
     low, high = target / _BAND, target * _BAND * GROWTH_HEADROOM

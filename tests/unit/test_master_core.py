@@ -399,13 +399,14 @@ def test_the_tick_re_tells_from_the_heaps_of_what_agents_were_told() -> None:
     assert clocks.told_high[0] == (-12.5, min(ids[:7]))
     h.close_agent(ids[0])  # 9 agents: the band 7.2-14.1 s holds 8-12.5
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []
+    # A registration is told the interval of the agents connected with it, as the tick keeps.
     more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(4)]
-    assert [h.core.agents[a].heartbeat_interval for a in more] == [11.0, 12.0, 13.0, 14.0]
-    assert clocks.told_high[0] == (-14.0, more[3])
-    # 13 connected: under 13 / 1.25 = 10.4 are the three registered at 8-10 s.
+    assert [h.core.agents[a].heartbeat_interval for a in more] == [10.0, 11.0, 12.0, 13.0]
+    assert clocks.told_high[0] == (-13.0, more[3])
+    # 13 connected: under 13 / 1.25 = 10.4 are the four registered at 8-10 s.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
-    assert told == dict.fromkeys(ids[7:], 16.25)
-    assert clocks.told_low[0] == (11.0, more[0])
+    assert told == dict.fromkeys([*ids[7:], more[0]], 16.25)
+    assert clocks.told_low[0] == (11.0, more[1])
     # Down to 2 agents (5 s; above 5 * 1.25 * 1.25 = 7.8 s): the closed agents' entries, 12.5 s
     # and more, are stale and re-tell nobody.
     for aid in [*ids[1:], *more[:2]]:

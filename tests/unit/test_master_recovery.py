@@ -158,6 +158,40 @@ def test_the_allocator_has_room_for_every_recovered_agent_before_they_re_registe
     assert h2.core.recovering == 0
 
 
+def test_agents_re_registering_are_told_the_interval_of_the_cluster_coming_back_once() -> None:
+    """ticks.py rule 3: the RECOVERING count as expected back, so each returning agent is told
+    its interval once, at its registration, however few are back yet (counting only the
+    connected, a tick re-told them shorter, then longer as the rest came back)."""
+    config = MasterConfig(agent_reregister_timeout=30.0, max_agent_heartbeats_per_second=20.0)
+    registry = MemoryRegistry()
+    h = Harness(config)
+    agents = [register(h, registry)[0] for _ in range(400)]
+    h.tick()
+    h2 = restarted(registry, config, now=h.now + 30)
+    expected = 400 / 20.0  # the cluster's size over the rate cap: above the 5 s base interval
+    told: list[float] = []
+    for i, aid in enumerate(agents):
+        _, out = register(h2, registry, agent_id=aid, secret=h.core.agents[aid].secret)
+        told += [c.heartbeat_interval for c in of(cmd.SendRegistered, out)]
+        if i % 25 == 0:
+            told += [c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h2.tick(0.1))]
+    told += [c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h2.tick(0.1))]
+    assert told == [expected] * len(agents)
+    # Those that never come back are UNREACHABLE after the timeout: the cluster shrank, and
+    # those back are told so (their 20 s interval would still time them out within 60 s).
+    h3 = restarted(registry, config, now=h2.now + 30)
+    for aid in agents[:100]:
+        register(h3, registry, agent_id=aid, secret=h.core.agents[aid].secret)
+    assert of(cmd.SendHeartbeatInterval, h3.tick()) == []  # the other 300 still expected
+    out = h3.tick(31.0)
+    assert h3.core.recovering == 0 and all(
+        h3.core.agents[aid].state is AgentState.ACTIVE for aid in agents[:100]
+    )
+    out += h3.tick()
+    retold = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, out)}
+    assert set(retold) == set(agents[:100]) and set(retold.values()) == {100 / 20.0}
+
+
 def test_a_recovered_agent_must_present_its_secret() -> None:
     config = MasterConfig()
     h, registry, aid, _fid, _secret = running_cluster(config)
