@@ -17,7 +17,7 @@ from aiohttp import web
 
 from corral import acl as acls
 from corral.acl import Acl
-from corral.gc_tuning import tune_gc
+from corral.gc_tuning import MASTER, tune_gc
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions, make_allocator
@@ -262,7 +262,7 @@ async def serve_forever(
     """Serve until SIGINT or SIGTERM (0), or until a loop of the runtime died (1)."""
     # Collect young objects less often (see gc_tuning), and move what exists at start-up out of
     # the collector's way.
-    tune_gc()
+    tune_gc(MASTER)
     registry = open_registry(work_dir, accept_empty=accept_empty_registry)
     if isinstance(registry, SqliteRegistry) and registry.lost is not None:
         log.warning(

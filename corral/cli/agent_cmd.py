@@ -18,7 +18,7 @@ from corral.cli.client_tls import credentials
 from corral.cli.common import add_master_arg
 from corral.cli.errors import CliError
 from corral.containers import CONTAINERIZERS_ATTRIBUTE, DOCKER, parse_containerizers
-from corral.gc_tuning import tune_gc
+from corral.gc_tuning import AGENT_HOST, tune_gc
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
 
@@ -424,7 +424,7 @@ def run(args: argparse.Namespace) -> int:
     configs = build_configs(args, credentials())
     wave = loss_wave_settings(args, len(configs))
     configure(args.log_level)
-    tune_gc()  # thousands of simulated agents are long-lived objects (see corral.gc_tuning)
+    tune_gc(AGENT_HOST)  # thousands of simulated agents are long-lived objects (corral.gc_tuning)
     try:
         return asyncio.run(_run_agents(configs, wave))
     except WorkDirBusy as exc:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corral.acl import Acl
-from corral.gc_tuning import tune_gc
+from corral.gc_tuning import MASTER, tune_gc
 from corral.leader_record import master_info_json
 from corral.logging import get_logger
 from corral.master.allocator import AllocatorOptions
@@ -88,7 +88,7 @@ async def serve_ha(
 ) -> int:
     """Serve as a candidate, a standby and, once elected, the leader; 0 after SIGINT or
     SIGTERM, LEADERSHIP_LOST when the leadership ended, 1 when a loop of the runtime died."""
-    tune_gc()
+    tune_gc(MASTER)
     contender = Contender(ha.zk_hosts, ha.zk_path, ha.session_timeout, b"")
     await contender.connect(ha.connect_timeout)  # raises ZooKeeperUnreachable (an OSError)
     gate = LeaderGate(contender, "", "")
