@@ -196,6 +196,10 @@ async def _serve(
             if contender.lost.is_set():
                 return LEADERSHIP_LOST
             runtime.start(state, epoch)
+            # What the registry held lives as long as the leadership: out of the collector's
+            # way, as a single master's start-up is (server.py), before the agents come back
+            # and the collections they bring walk it.
+            gc.freeze()
         except RegistryError as exc:
             log.error("leadership_not_taken", error=str(exc))
             return LEADERSHIP_LOST
