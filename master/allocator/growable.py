@@ -8,23 +8,37 @@ import numpy as np
 import numpy.typing as npt
 
 
+def _filled(shape: tuple[int, ...], fill: Any, dtype: Any) -> npt.NDArray[Any]:
+    """``np.full``, but zeros come from ``np.zeros``: the system hands out zeroed pages as
+    they are first written, so rows made ahead cost nothing until used (``np.full`` writes
+    every byte: 1.7 s of a leader's ``Recover`` reserving 50,000 agents by 1,024 frameworks)."""
+    if fill == 0:
+        return np.zeros(shape, dtype=dtype)
+    return np.full(shape, fill, dtype=dtype)
+
+
 def grow_rows(array: npt.NDArray[Any], rows: int, fill: Any) -> npt.NDArray[Any]:
     """A copy of ``array`` with at least ``rows`` rows (doubling), new rows set to ``fill``."""
     if rows <= array.shape[0]:
         return array
     new_rows = max(rows, 2 * array.shape[0], 1)
-    out = np.full((new_rows, *array.shape[1:]), fill, dtype=array.dtype)
+    out = _filled((new_rows, *array.shape[1:]), fill, array.dtype)
     out[: array.shape[0]] = array
     return out
 
 
-def grow_cols(array: npt.NDArray[Any], cols: int, fill: Any) -> npt.NDArray[Any]:
-    """A copy of the 2-D ``array`` with at least ``cols`` columns (doubling)."""
-    if cols <= array.shape[1]:
+def grow_matrix(array: npt.NDArray[Any], rows: int, cols: int, fill: Any) -> npt.NDArray[Any]:
+    """A copy of the 2-D ``array`` with at least ``rows`` rows and ``cols`` columns (each
+    doubling), new cells set to ``fill``. One allocation for both: growing the rows, then the
+    columns, copied a narrow block into every row of the wide array, writing a page of each
+    row (with ``reserve`` at 50,000 agents, most of the cost it meant to save)."""
+    r, c = array.shape
+    if rows <= r and cols <= c:
         return array
-    new_cols = max(cols, 2 * array.shape[1], 1)
-    out = np.full((array.shape[0], new_cols), fill, dtype=array.dtype)
-    out[:, : array.shape[1]] = array
+    new_rows = max(rows, 2 * r, 1) if rows > r else r
+    new_cols = max(cols, 2 * c, 1) if cols > c else c
+    out = _filled((new_rows, new_cols), fill, array.dtype)
+    out[:r, :c] = array
     return out
 
 

@@ -545,3 +545,26 @@ def test_reserved_rows_are_not_reallocated_as_agents_arrive() -> None:
         )
     ), "an array grew while fewer agents and frameworks arrived than were reserved"
     assert alloc.filters.until.shape[0] == 1000, "the rows were not made for what was reserved"
+
+
+def test_reserved_room_takes_memory_only_as_agents_arrive() -> None:
+    """A leader taking over reserves rows for every agent of its registry in its ``Recover``,
+    with the event loop waiting: the filter expiries and masks of 100,000 agents by 1,024
+    frameworks are ~1.2 GB, and writing them whole held a loaded leader seconds. Zero-filled
+    room is the system's zero pages until a row is written."""
+    import psutil
+
+    alloc = make_allocator("numpy")
+    assert isinstance(alloc, DrfAllocator)
+    process = psutil.Process()
+    before = process.memory_info().rss
+    alloc.reserve(100_000, 1024)
+    grown = process.memory_info().rss - before
+    assert alloc.filters.until.nbytes == 100_000 * 1024 * 8
+    assert grown < 64 * 2**20, f"reserving wrote {grown / 2**20:.0f} MiB of the room made"
+    for f in range(3):
+        alloc.add_framework(f"f{f}", "*")
+    alloc.add_agent("a0", AGENT, {}, [])
+    alloc.add_filter("f1", "a0", 100.0)
+    offered = {a.framework_id for a in alloc.cycle(now=1.0, seed=1)}
+    assert offered and "f1" not in offered, "the filter did not hold on a reserved row"

@@ -7,7 +7,9 @@ once instead of waiting out the filter. The newest refusal of a pair replaces th
 remembers; the expiry is the later of the two.
 
 Storage, dense per pair because a cluster that declines everything filters every pair:
-``until[a, f]`` the exact expiry (float64, -inf = none); ``active`` the boolean view the cycle
+``until[a, f]`` the exact expiry (float64, 0 = none: expiries are clock readings, after the
+epoch, so a zero never holds; zeros make room reserved ahead free until a row is written, the
+memory's pages the system's zeros, ``Allocator.reserve``); ``active`` the boolean view the cycle
 reads, valid while ``now < next_expiry``; ``snap[a, f]`` (1 byte) an index into agent a's few
 distinct refused amounts (``snapshots[a]``: a pair refuses what the agent had free, and many
 frameworks refuse the same amount). ``floor[a]`` is at most every amount a filter on a
@@ -24,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from corral.master.allocator.growable import grow_cols, grow_rows
+from corral.master.allocator.growable import grow_matrix, grow_rows
 from corral.master.allocator.jit import compiled
 from corral.master.allocator.options import REASON_FILTER
 from corral.resources import EPSILON
@@ -33,11 +35,12 @@ REASON = REASON_FILTER
 _SLOTS = 255  # distinct refused amounts per agent; index _SLOTS: refuses everything
 EVERYTHING_SLOT = _SLOTS
 _EVERYTHING = np.full(4, np.inf)
+NO_FILTER = 0.0  # ``until`` of a pair without a filter (the module's docstring)
 
 
 class FilterMatrix:
     def __init__(self, agents: int, frameworks: int) -> None:
-        self.until = np.full((agents, frameworks), -np.inf, dtype=np.float64)
+        self.until = np.zeros((agents, frameworks), dtype=np.float64)
         self.active = np.zeros((agents, frameworks), dtype=np.bool_)
         self.snap = np.zeros((agents, frameworks), dtype=np.uint8)
         self.floor = np.full((agents, 4), np.inf, dtype=np.float64)
@@ -55,9 +58,9 @@ class FilterMatrix:
         return self.swept_at <= now < self.next_expiry
 
     def grow(self, agents: int, frameworks: int) -> None:
-        self.until = grow_cols(grow_rows(self.until, agents, -np.inf), frameworks, -np.inf)
-        self.active = grow_cols(grow_rows(self.active, agents, False), frameworks, False)
-        self.snap = grow_cols(grow_rows(self.snap, agents, 0), frameworks, 0)
+        self.until = grow_matrix(self.until, agents, frameworks, 0.0)
+        self.active = grow_matrix(self.active, agents, frameworks, False)
+        self.snap = grow_matrix(self.snap, agents, frameworks, 0)
         self.floor = grow_rows(self.floor, agents, np.inf)
 
     def _slot(self, agent: int, refused: tuple[float, ...] | None) -> int:
@@ -137,7 +140,7 @@ class FilterMatrix:
         grown = (free > amounts + EPSILON).any(axis=1)
         gone: npt.NDArray[np.intp] = cols[grown]
         self.active[agent, gone] = False
-        self.until[agent, gone] = -np.inf
+        self.until[agent, gone] = NO_FILTER
         kept = amounts[~grown]
         self.floor[agent] = kept.min(axis=0) if len(kept) else np.inf
         return gone
@@ -153,7 +156,7 @@ class FilterMatrix:
         return True
 
     def clear_agent(self, agent: int) -> None:
-        self.until[agent] = -np.inf
+        self.until[agent] = NO_FILTER
         self.active[agent] = False
         self.snap[agent] = 0
         self.floor[agent] = np.inf
@@ -163,7 +166,7 @@ class FilterMatrix:
     def clear_framework(self, framework: int) -> npt.NDArray[np.bool_]:
         """Drop a framework's filters; returns which agents were filtered."""
         was = self.active[:, framework].copy()
-        self.until[:, framework] = -np.inf
+        self.until[:, framework] = NO_FILTER
         self.active[:, framework] = False
         return was
 

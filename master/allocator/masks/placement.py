@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from corral.master.allocator import rules
-from corral.master.allocator.growable import grow_cols, grow_rows
+from corral.master.allocator.growable import grow_matrix, grow_rows
 from corral.master.allocator.rules import AgentFacts, FrameworkFacts, RuleOptions
 from corral.placement import AttributeConstraint, Taint, Toleration
 
@@ -36,10 +36,14 @@ class PlacementMask:
         self._agent_sig_ids: dict[Hashable, int] = {}
         self._framework_sig_ids: dict[Hashable, int] = {}
         self._pairs: dict[tuple[int, int], tuple[bool, bool, tuple[str, ...]]] = {}
+        # Rows below this were given an agent's facts once (``_set_agent_facts``); those past
+        # it are as allocated, all False, and a column is written only below it: room reserved
+        # ahead (``Allocator.reserve``) stays the system's zero pages until agents come.
+        self.rows_in_use = 0
 
     def grow(self, agents: int, frameworks: int) -> None:
-        self.ok = grow_cols(grow_rows(self.ok, agents, False), frameworks, False)
-        self.prefer_not = grow_cols(grow_rows(self.prefer_not, agents, False), frameworks, False)
+        self.ok = grow_matrix(self.ok, agents, frameworks, False)
+        self.prefer_not = grow_matrix(self.prefer_not, agents, frameworks, False)
         self.agent_sig = grow_rows(self.agent_sig, agents, 0)
         self.has_soft_taints = grow_rows(self.has_soft_taints, agents, False)
         self.framework_sig = grow_rows(self.framework_sig, frameworks, 0)
@@ -131,6 +135,7 @@ class PlacementMask:
             asig = self._agent_sig_ids[sig] = len(self.agent_sigs)
             self.agent_sigs.append(facts)
         self.agent_sig[row] = asig
+        self.rows_in_use = max(self.rows_in_use, row + 1)
         # Whether some framework could be soft-blocked here (the walk's PreferNoSchedule key).
         self.has_soft_taints[row] = any(t.effect.value == "PreferNoSchedule" for t in agent_taints)
         self.ok[row] = False
@@ -166,14 +171,15 @@ class PlacementMask:
         # Each column is built apart and written once: a column of these agent-major matrices
         # touches a cache line per agent (at 50,000 agents each pass was ~1 ms of a framework's
         # subscription, and a subscription made several).
-        ok_col = np.zeros(self.ok.shape[0], dtype=np.bool_)
-        soft_col = np.zeros(self.ok.shape[0], dtype=np.bool_)
+        n = self.rows_in_use
+        ok_col = np.zeros(n, dtype=np.bool_)
+        soft_col = np.zeros(n, dtype=np.bool_)
         for asig, rows in _groups(self.agent_sig[agent_rows], agent_rows):
             ok, soft, _ = self.pair(asig, fsig)
             ok_col[rows] = ok
             soft_col[rows] = soft
-        self.ok[:, col] = ok_col
-        self.prefer_not[:, col] = soft_col
+        self.ok[:n, col] = ok_col
+        self.prefer_not[:n, col] = soft_col
 
 
 def _groups(
