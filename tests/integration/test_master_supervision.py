@@ -164,7 +164,7 @@ async def test_serve_forever_returns_1_when_a_loop_dies(
 
     monkeypatch.setattr(MasterRuntime, "_tick_loop", dies)
     # serve_forever tunes and freezes the garbage collector for the whole process: not here.
-    monkeypatch.setattr(server, "tune_gc", lambda: None)
+    monkeypatch.setattr(server, "tune_gc", lambda thresholds: None)
     monkeypatch.setattr(server.gc, "freeze", lambda: None)
     code = await asyncio.wait_for(
         serve_forever(
