@@ -38,7 +38,7 @@ MASTER = (200_000, 2, 100)
 AGENT_HOST = (200_000, 20, 100)
 
 
-def tune_gc(thresholds: tuple[int, int, int] = MASTER) -> None:
+def tune_gc(thresholds: tuple[int, int, int]) -> None:
     gc.set_threshold(*thresholds)
 
 

@@ -9,10 +9,14 @@ import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from corral.master.core.config import MasterConfig
 from corral.master.core.records import AgentRecord
 from corral.master.core.states import AgentState
+
+if TYPE_CHECKING:
+    from corral.master.core.agent_table import AgentTable
 
 
 @dataclass(slots=True)
@@ -88,9 +92,14 @@ class Clocks:
         return True
 
 
-def heartbeat_interval_for(cfg: MasterConfig, agents: int) -> float:
-    """ticks.py rule 3: at most ``max_agent_heartbeats_per_second`` from all agents."""
-    return max(cfg.agent_heartbeat_interval, agents / cfg.max_agent_heartbeats_per_second)
+def heartbeat_interval_for(cfg: MasterConfig, table: AgentTable) -> float:
+    """ticks.py rule 3: at most ``max_agent_heartbeats_per_second`` from the agents the
+    interval spreads (``AgentTable.heartbeating``). The one count a registration and the
+    tick's re-tell both use: when they counted differently, a leader taking over re-told its
+    returning agents."""
+    return max(
+        cfg.agent_heartbeat_interval, table.heartbeating / cfg.max_agent_heartbeats_per_second
+    )
 
 
 def agent_timeout(cfg: MasterConfig, agent: AgentRecord) -> float:

@@ -166,8 +166,8 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         core.agent_table.connect(agent, e.connection)
         agent.last_seen = now
         kind = "agent_reregistered"
-    # The count the tick keeps intervals to (ticks.py rule 3), so the next tick re-tells none.
-    agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table.heartbeating)
+    # The interval the tick keeps agents to (ticks.py rule 3), so the next tick re-tells none.
+    agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table)
     agent.interval_set_at = now
     core.clocks.watch_deadline(core.config, agent)
     core.clocks.told(agent, core.agents)

@@ -54,7 +54,7 @@ _BAND = 1.25  # how far off an interval may be before it is re-told
 
 
 def _retell_heartbeat_intervals(core: CoreState, e: ev.Tick) -> Commands:
-    target = heartbeat_interval_for(core.config, core.agent_table.heartbeating)
+    target = heartbeat_interval_for(core.config, core.agent_table)
     # A band either way, so a cluster that grows by a few agents does not send every agent a
     # new interval on every tick; wider upwards by the headroom rule 3 tells a growing cluster.
     low, high = target / _BAND, target * _BAND * GROWTH_HEADROOM

@@ -40,7 +40,7 @@ NO_FILTER = 0.0  # ``until`` of a pair without a filter (the module's docstring)
 
 class FilterMatrix:
     def __init__(self, agents: int, frameworks: int) -> None:
-        self.until = np.zeros((agents, frameworks), dtype=np.float64)
+        self.until = np.zeros((agents, frameworks), dtype=np.float64)  # NO_FILTER
         self.active = np.zeros((agents, frameworks), dtype=np.bool_)
         self.snap = np.zeros((agents, frameworks), dtype=np.uint8)
         self.floor = np.full((agents, 4), np.inf, dtype=np.float64)
@@ -58,7 +58,7 @@ class FilterMatrix:
         return self.swept_at <= now < self.next_expiry
 
     def grow(self, agents: int, frameworks: int) -> None:
-        self.until = grow_matrix(self.until, agents, frameworks, 0.0)
+        self.until = grow_matrix(self.until, agents, frameworks, NO_FILTER)
         self.active = grow_matrix(self.active, agents, frameworks, False)
         self.snap = grow_matrix(self.snap, agents, frameworks, 0)
         self.floor = grow_rows(self.floor, agents, np.inf)
