@@ -318,7 +318,11 @@ class MasterRuntime:
     def new_stream(self, kind: str) -> OutStream:
         """A stream's bounded queue; ``kind`` ("framework" or "agent") labels its metrics."""
         stats = self.stream_stats.setdefault(kind, StreamStats())
-        return OutStream(max_bytes=self.config.stream_queue_bytes, stats=stats)
+        return OutStream(
+            max_bytes=self.config.stream_queue_bytes,
+            stats=stats,
+            ack_hold=self.config.agent_ack_hold if kind == "agent" else 0.0,
+        )
 
     def stream_ended(self, kind: str, stream: OutStream) -> None:
         stats = self.stream_stats.get(kind)

@@ -27,7 +27,12 @@ from corral.cli.master_mesos import add_mesos_args, mesos_from_args
 from corral.cli.master_scheduling_flags import add_scheduling_flags
 from corral.cli.master_security import acl_from_args, add_security_args, security_from_args
 from corral.frameworks.sdk.detector import parse_zk_url
-from corral.master.core.config import MIN_STREAM_QUEUE_BYTES, MasterConfig, default
+from corral.master.core.config import (
+    MAX_AGENT_ACK_HOLD,
+    MIN_STREAM_QUEUE_BYTES,
+    MasterConfig,
+    default,
+)
 from corral.priority import PriorityClass
 from corral.roles import Quota
 from corral.work_dirs import WorkDirBusy, WorkDirLock
@@ -246,6 +251,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"(default {default('stream_queue_bytes') / MIB:g}, at least "
         f"{MIN_STREAM_QUEUE_BYTES / MIB:g}: the largest message the master writes)",
     )
+    p.add_argument(
+        "--agent-ack-hold",
+        type=non_negative_float,
+        default=default("agent_ack_hold"),
+        metavar="SECONDS",
+        help="an agent's status acknowledgements wait up to this long, while nothing else is "
+        "queued for it, for more to go in the same message: a master's writes are most of "
+        "what a launch costs it, and an agent resends an unacknowledged status only after 10 "
+        f"s (default {default('agent_ack_hold'):g}, at most "
+        f"{MAX_AGENT_ACK_HOLD:g}; 0 writes each at once)",
+    )
     add_scheduling_flags(p)  # launch pacing, admission bounds, preemption
     p.add_argument(
         "--allocator",
@@ -362,6 +378,7 @@ def config_from_args(
         max_completed_frameworks=args.max_completed_frameworks,
         max_completed_tasks_per_framework=args.max_completed_tasks_per_framework,
         stream_queue_bytes=max(1, int(args.stream_queue_mib * MIB)),
+        agent_ack_hold=args.agent_ack_hold,
         role_weights=tuple(weights.items()),
         role_quotas=tuple(quotas.items()),
         priority_classes=classes,

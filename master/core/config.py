@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 # The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
 # stream must be able to queue one of those. (The core does not import the shell's limits.)
 MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
+# Half an agent's first resend of an unacknowledged status (agent/core/status_updates.py's
+# Backoff.initial, 10 s): a longer hold would have agents resend what was merely held.
+MAX_AGENT_ACK_HOLD = 5.0
 
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
 _ZERO_ALLOWED = frozenset(
@@ -23,6 +26,7 @@ _ZERO_ALLOWED = frozenset(
         "max_completed_frameworks",
         "max_completed_tasks_per_framework",
         "registry_max_agent_count",
+        "agent_ack_hold",
     }
 )
 
@@ -82,6 +86,11 @@ class MasterConfig:
     # stream is cut, as well as 10,000 messages. 64 MiB holds 8 of the largest messages the
     # master writes (half the 16 MiB message limit) and a 10,000-agent offer cycle many times.
     stream_queue_bytes: int = 64 * 1024 * 1024
+    # The shell's: seconds an agent's acknowledgements wait, while nothing else is queued for
+    # it, for more to ride in the same message (rpc/out_stream.py). A master's writes are what
+    # a launch costs it most; an agent resends an unacknowledged status only after 10 s. 0
+    # writes each at once.
+    agent_ack_hold: float = 2.0
     # Launch pacing (pacing.py, admission control): offers are held back so that
     # accept->RUNNING stays under launch_latency_target. The cpus that may be launching at once
     # form a window that halves when more than 1 % of the launches started since the last cycle
@@ -181,6 +190,11 @@ class MasterConfig:
             raise ValueError(
                 f"stream_queue_bytes ({self.stream_queue_bytes}) must hold at least one of the "
                 f"largest messages the master writes ({MIN_STREAM_QUEUE_BYTES} bytes, 8 MiB)"
+            )
+        if self.agent_ack_hold > MAX_AGENT_ACK_HOLD:
+            raise ValueError(
+                f"agent_ack_hold ({self.agent_ack_hold:g}s) must be at most "
+                f"{MAX_AGENT_ACK_HOLD:g}s: agents resend a status not acknowledged within 10 s"
             )
         if self.max_failover_timeout < self.framework_failover_timeout:
             raise ValueError(

@@ -1,16 +1,18 @@
 """A stream handler's queue of messages to write (framework and agent streams alike): bounded
 by messages and by bytes; past a bound the stream is failed, not waited for (a peer that falls
-behind is cut: docs/architecture.md). UPDATEs queued back to back merge into one message."""
+behind is cut: docs/architecture.md). UPDATEs queued back to back merge into one message; an
+agent's acknowledgements wait a moment for more (``ack_hold``)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from corral.master.outbox import MAX_BATCH, MAX_BATCH_BYTES
-from corral.v1 import scheduler_pb2
+from corral.v1 import agent_pb2, scheduler_pb2
 from corral.wakeup import Wakeup
 
 STREAM_QUEUE_LIMIT = 10_000
@@ -45,6 +47,9 @@ class OutStream:
     peak_bytes: int = 0  # the most bytes ever queued at once (a gauge: the bound holds)
     queued_bytes: int = 0  # the estimated bytes queued now; written here only
     stats: StreamStats | None = None  # its kind's, told when it starts or stops holding bytes
+    # Seconds an agent's ACKNOWLEDGEMENTS wait for more to ride with them while nothing else is
+    # queued (0: written at once). See ``messages()``.
+    ack_hold: float = 0.0
     _items: deque[Any] = field(default_factory=deque)
     _sizes: deque[int] = field(default_factory=deque)  # each item's estimated bytes, 0: small
     _ready: Wakeup = field(default_factory=Wakeup)  # no system call per wait (wakeup.py)
@@ -118,35 +123,84 @@ class OutStream:
 
         UPDATE events queued back to back go out as one: a busy master queues an UPDATE per
         framework per flush, faster than one write per loop turn sends them, and a framework
-        then heard of its tasks seconds late (5k agents, unpaced launch)."""
+        then heard of its tasks seconds late (5k agents, unpaced launch).
+
+        An agent's ACKNOWLEDGEMENTS queued back to back go out as one too, and with
+        ``ack_hold`` they wait up to that long for more while nothing else is queued: what a
+        master writes costs it more than what it reads (docs/performance.md), and an agent
+        resends an unacknowledged status only after its first backoff (10 s,
+        agent/core/status_updates.py), so a task's RUNNING and FINISHED are acknowledged in
+        one message rather than two. Anything else queued behind them sends them at once,
+        in order: an acknowledgement never overtakes, nor is overtaken by, a launch or kill."""
         items, sizes = self._items, self._sizes
-        while not self.failed:
-            if not items:
-                if self._ended:
-                    return
-                self._ready.clear()
-                await self._ready.wait()
-                continue
-            msg = items.popleft()
-            nbytes = sizes.popleft()
-            self.queued_bytes -= nbytes
-            held = bool(nbytes)
-            if _is_update(msg):
-                statuses = msg.update.statuses
-                nbytes = nbytes or msg.ByteSize()
-                while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
-                    more = sizes[0] or items[0].ByteSize()
-                    if nbytes + more > MAX_BATCH_BYTES:
-                        break  # one message must stay under the peer's size limit
-                    nbytes += more
-                    taken = sizes.popleft()
-                    self.queued_bytes -= taken
-                    held = held or bool(taken)
-                    statuses.extend(items.popleft().update.statuses)
-            if held:
-                self._tally()
-            yield msg
+        held_until = 0.0  # the time the acknowledgements at the head are held until, 0: none
+        timer: asyncio.TimerHandle | None = None
+        loop = asyncio.get_running_loop()  # asked once: each ask is a system call on 3.11
+        try:
+            while not self.failed:
+                if not items:
+                    if self._ended:
+                        return
+                    self._ready.clear()
+                    await self._ready.wait()
+                    continue
+                head = items[0]
+                if self.ack_hold and _is_acks(head):
+                    self._merge_acks()
+                    if len(items) == 1 and not self._ended:
+                        now = loop.time()
+                        if not held_until:
+                            held_until = now + self.ack_hold
+                        if now < held_until:
+                            if timer is None:
+                                timer = loop.call_at(held_until, self._ready.set)
+                            self._ready.clear()
+                            await self._ready.wait()
+                            continue
+                    held_until = 0.0
+                    if timer is not None:
+                        timer.cancel()
+                        timer = None
+                msg = items.popleft()
+                nbytes = sizes.popleft()
+                self.queued_bytes -= nbytes
+                held = bool(nbytes)
+                if _is_update(msg):
+                    statuses = msg.update.statuses
+                    nbytes = nbytes or msg.ByteSize()
+                    while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
+                        more = sizes[0] or items[0].ByteSize()
+                        if nbytes + more > MAX_BATCH_BYTES:
+                            break  # one message must stay under the peer's size limit
+                        nbytes += more
+                        taken = sizes.popleft()
+                        self.queued_bytes -= taken
+                        held = held or bool(taken)
+                        statuses.extend(items.popleft().update.statuses)
+                if held:
+                    self._tally()
+                yield msg
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _merge_acks(self) -> None:
+        """Fold the ACKNOWLEDGEMENTS queued right behind the head's into it, while the sum
+        stays under the agent's message size limit (each is queued with its estimated size)."""
+        items, sizes = self._items, self._sizes
+        if len(items) < 2 or not _is_acks(items[1]):
+            return
+        acks = items[0].acknowledgements.acknowledgements
+        while len(items) > 1 and _is_acks(items[1]) and sizes[0] + sizes[1] <= MAX_BATCH_BYTES:
+            acks.extend(items[1].acknowledgements.acknowledgements)
+            sizes[0] += sizes[1]
+            del items[1]
+            del sizes[1]
 
 
 def _is_update(msg: Any) -> bool:
     return isinstance(msg, scheduler_pb2.Event) and msg.WhichOneof("event") == "update"
+
+
+def _is_acks(msg: Any) -> bool:
+    return isinstance(msg, agent_pb2.MasterMessage) and msg.HasField("acknowledgements")

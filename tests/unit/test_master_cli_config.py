@@ -42,6 +42,7 @@ def test_no_flags_give_the_cores_defaults() -> None:
         ("--max-framework-pending-statuses", "40", "max_framework_pending_statuses"),
         ("--max-waiting-accepts", "16", "max_waiting_accepts"),
         ("--preemption-nomination", "2", "preemption_nomination_seconds"),
+        ("--agent-ack-hold", "0.5", "agent_ack_hold"),
     ],
 )
 def test_a_flag_sets_its_field_and_nothing_else(flag: str, value: str, field: str) -> None:
@@ -62,6 +63,14 @@ def test_switches_and_sizes() -> None:
     assert _config("--stream-queue-mib", "16").stream_queue_bytes == 16 * 1024 * 1024
     assert _config("--agent-heartbeat", "2").agent_heartbeat_interval == 2.0
     assert _config("--agent-removal-rate", "4").agent_removal_rate == 4.0
+
+
+def test_an_agent_ack_hold_is_zero_or_more_and_shorter_than_an_agents_resend() -> None:
+    assert _config("--agent-ack-hold", "0").agent_ack_hold == 0.0
+    with pytest.raises(ValueError, match=r"agent_ack_hold \(6s\) must be at most 5s"):
+        MasterConfig(agent_ack_hold=6.0)
+    with pytest.raises(ValueError, match="agent_ack_hold must be a positive number"):
+        MasterConfig(agent_ack_hold=-1.0)
 
 
 def test_default_of_a_field_without_one_is_an_error() -> None:

@@ -1,9 +1,14 @@
-"""OutStream: what a stream handler writes, in order; UPDATEs queued back to back merge."""
+"""OutStream: what a stream handler writes, in order; UPDATEs queued back to back merge, and so
+do an agent's acknowledgements, held a moment for more."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
+from corral.master.outbox import MAX_BATCH_BYTES
 from corral.master.rpc.out_stream import OutStream
-from corral.v1 import common_pb2, scheduler_pb2
+from corral.v1 import agent_pb2, common_pb2, scheduler_pb2
 
 
 def update(*task_ids: str) -> scheduler_pb2.Event:
@@ -39,3 +44,110 @@ async def test_a_stream_that_falls_behind_fails_and_stops() -> None:
     stream.put(update("b"))  # over the limit
     assert stream.failed == "the stream fell too far behind"
     assert await drain(stream) == []
+
+
+# -- an agent's acknowledgements: merged, and held a moment for more (``ack_hold``) ----------
+
+HOUR = 3600.0  # a hold no test waits out: a message that comes out came out for another reason
+
+
+def acks(*task_ids: str) -> agent_pb2.MasterMessage:
+    return agent_pb2.MasterMessage(
+        acknowledgements=agent_pb2.StatusAcknowledgements(
+            acknowledgements=[
+                agent_pb2.StatusAcknowledgement(framework_id="F", task_id=t, uuid=b"u")
+                for t in task_ids
+            ]
+        )
+    )
+
+
+def launch(task_id: str) -> agent_pb2.MasterMessage:
+    return agent_pb2.MasterMessage(
+        launch_tasks=agent_pb2.LaunchTasks(
+            framework_id="F", tasks=[common_pb2.TaskInfo(task_id=task_id)]
+        )
+    )
+
+
+def acked(msg: object) -> list[str]:
+    assert isinstance(msg, agent_pb2.MasterMessage)
+    assert msg.HasField("acknowledgements"), msg
+    return [a.task_id for a in msg.acknowledgements.acknowledgements]
+
+
+async def next_within(messages: AsyncIterator[object], what: str) -> object:
+    try:
+        return await asyncio.wait_for(anext(messages), timeout=10.0)
+    except TimeoutError:
+        raise AssertionError(f"nothing written within 10 s: {what}") from None
+
+
+async def test_acknowledgements_wait_for_more_while_nothing_else_is_queued() -> None:
+    stream = OutStream(ack_hold=HOUR)
+    messages = stream.messages()
+    first = asyncio.ensure_future(anext(messages))
+    stream.put(acks("a"), 40)
+    for _ in range(20):  # the writer gets every chance to write it, and holds it
+        await asyncio.sleep(0)
+    assert not first.done()
+    stream.put(acks("b", "c"), 80)
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not first.done()
+    stream.end()  # an ending stream holds nothing back
+    assert acked(await asyncio.wait_for(first, timeout=10.0)) == ["a", "b", "c"]
+    assert [m async for m in messages] == []
+    assert stream.queued_bytes == 0
+
+
+async def test_anything_queued_behind_acknowledgements_sends_them_at_once_in_order() -> None:
+    stream = OutStream(ack_hold=HOUR)
+    messages = stream.messages()
+    stream.put(acks("a"), 40)
+    stream.put(acks("b"), 40)
+    stream.put(launch("t2"), 100)
+    stream.put(acks("c"), 40)
+    assert acked(await next_within(messages, "acks ahead of a launch")) == ["a", "b"]
+    second = await next_within(messages, "the launch")
+    assert isinstance(second, agent_pb2.MasterMessage) and second.HasField("launch_tasks")
+    # The last is held again: nothing behind it.
+    third = asyncio.ensure_future(anext(messages))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not third.done()
+    stream.put(launch("t3"), 100)
+    assert acked(await asyncio.wait_for(third, timeout=10.0)) == ["c"]
+    fourth = await next_within(messages, "the second launch")
+    assert isinstance(fourth, agent_pb2.MasterMessage) and fourth.HasField("launch_tasks")
+
+
+async def test_held_acknowledgements_go_out_when_the_hold_is_over() -> None:
+    stream = OutStream(ack_hold=0.05)
+    messages = stream.messages()
+    stream.put(acks("a"), 40)
+    assert acked(await next_within(messages, "a lone acknowledgement after its hold")) == ["a"]
+    stream.put(acks("b"), 40)  # a new hold starts with the next
+    assert acked(await next_within(messages, "the next one after its own hold")) == ["b"]
+
+
+async def test_merged_acknowledgements_stay_under_the_message_size_limit() -> None:
+    stream = OutStream(ack_hold=HOUR)
+    half = MAX_BATCH_BYTES // 2 + 1  # two of them do not fit one message
+    stream.put(acks("a"), half)
+    stream.put(acks("b"), half)
+    stream.put(acks("c"), 10)
+    stream.end()
+    out = [acked(m) for m in await drain(stream)]
+    assert out == [["a"], ["b", "c"]]
+
+
+async def test_without_a_hold_acknowledgements_go_out_as_queued() -> None:
+    stream = OutStream()
+    messages = stream.messages()
+    stream.put(acks("a"), 40)
+    assert acked(await next_within(messages, "an acknowledgement, no hold")) == ["a"]
+    stream.put(acks("b"), 40)
+    stream.put(acks("c"), 40)
+    stream.end()
+    assert [acked(m) async for m in messages] == [["b"], ["c"]]
