@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from corral.master.allocator import make_allocator
+from corral.master.core.config import MasterConfig
 from corral.master.outbox import MAX_BATCH_BYTES
 from corral.master.rpc.out_stream import OutStream
+from corral.master.runtime import MasterRuntime
 from corral.v1 import agent_pb2, common_pb2, scheduler_pb2
 
 
@@ -151,3 +154,12 @@ async def test_without_a_hold_acknowledgements_go_out_as_queued() -> None:
     stream.put(acks("c"), 40)
     stream.end()
     assert [acked(m) async for m in messages] == [["b"], ["c"]]
+
+
+def test_the_runtime_holds_acknowledgements_on_agent_streams_only() -> None:
+    runtime = MasterRuntime(MasterConfig(agent_ack_hold=1.5), make_allocator("numpy"))
+    assert runtime.new_stream("agent").ack_hold == 1.5
+    assert runtime.new_stream("framework").ack_hold == 0.0
+    assert MasterRuntime(MasterConfig(), make_allocator("numpy")).new_stream("agent").ack_hold == (
+        MasterConfig().agent_ack_hold
+    )
