@@ -152,8 +152,11 @@ class OutStream:
                         if not held_until:
                             held_until = now + self.ack_hold
                         if now < held_until:
-                            if timer is None:
-                                timer = loop.call_at(held_until, self._ready.set)
+                            # A timer per wait, not one per hold: asyncio may run a timer a
+                            # clock resolution early, and a fired one wakes nobody again.
+                            if timer is not None:
+                                timer.cancel()
+                            timer = loop.call_at(held_until, self._ready.set)
                             self._ready.clear()
                             await self._ready.wait()
                             continue

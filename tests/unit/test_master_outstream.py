@@ -134,6 +134,20 @@ async def test_held_acknowledgements_go_out_when_the_hold_is_over() -> None:
     assert acked(await next_within(messages, "the next one after its own hold")) == ["b"]
 
 
+async def test_acknowledgements_woken_for_during_their_hold_still_go_out_when_it_is_over() -> None:
+    stream = OutStream(ack_hold=0.2)
+    messages = stream.messages()
+    first = asyncio.ensure_future(anext(messages))
+    for task in "abcde":  # each wakes the writer, which merges it and waits again
+        stream.put(acks(task), 40)
+        await asyncio.sleep(0)
+    # However the machine's speed split them between holds, all go out, in order, unprompted.
+    out = acked(await asyncio.wait_for(first, timeout=10.0))
+    while len(out) < 5:
+        out += acked(await next_within(messages, f"the rest after {out}"))
+    assert out == list("abcde")
+
+
 async def test_merged_acknowledgements_stay_under_the_message_size_limit() -> None:
     stream = OutStream(ack_hold=HOUR)
     half = MAX_BATCH_BYTES // 2 + 1  # two of them do not fit one message
