@@ -134,65 +134,57 @@ class OutStream:
         in order: an acknowledgement never overtakes, nor is overtaken by, a launch or kill."""
         items, sizes = self._items, self._sizes
         held_until = 0.0  # the time the acknowledgements at the head are held until, 0: none
-        timer: asyncio.TimerHandle | None = None
         loop = asyncio.get_running_loop()  # asked once: each ask is a system call on 3.11
-        try:
-            while not self.failed:
-                if not items:
-                    if self._ended:
-                        return
-                    self._ready.clear()
-                    await self._ready.wait()
-                    continue
-                head = items[0]
-                if self.ack_hold and _is_acks(head):
-                    self._merge_acks()
-                    if len(items) == 1 and not self._ended:
-                        now = loop.time()
-                        if not held_until:
-                            held_until = now + self.ack_hold
-                        if now < held_until:
-                            # A timer per wait, not one per hold: asyncio may run a timer a
-                            # clock resolution early, and a fired one wakes nobody again.
-                            if timer is not None:
-                                timer.cancel()
-                            timer = loop.call_at(held_until, self._ready.set)
-                            self._ready.clear()
+        while not self.failed:
+            if not items:
+                if self._ended:
+                    return
+                self._ready.clear()
+                await self._ready.wait()
+                continue
+            if self.ack_hold and _is_acks(items[0]):
+                self._merge_acks()
+                if len(items) == 1 and not self._ended:
+                    now = loop.time()
+                    if not held_until:
+                        held_until = now + self.ack_hold
+                    if now < held_until:
+                        # A timer per wait, cancelled with it: asyncio may run a timer a clock
+                        # resolution early, and a fired one wakes nobody again.
+                        timer = loop.call_at(held_until, self._ready.set)
+                        self._ready.clear()
+                        try:
                             await self._ready.wait()
-                            continue
-                    held_until = 0.0
-                    if timer is not None:
-                        timer.cancel()
-                        timer = None
-                msg = items.popleft()
-                nbytes = sizes.popleft()
-                self.queued_bytes -= nbytes
-                held = bool(nbytes)
-                if _is_update(msg):
-                    statuses = msg.update.statuses
-                    nbytes = nbytes or msg.ByteSize()
-                    while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
-                        more = sizes[0] or items[0].ByteSize()
-                        if nbytes + more > MAX_BATCH_BYTES:
-                            break  # one message must stay under the peer's size limit
-                        nbytes += more
-                        taken = sizes.popleft()
-                        self.queued_bytes -= taken
-                        held = held or bool(taken)
-                        statuses.extend(items.popleft().update.statuses)
-                if held:
-                    self._tally()
-                yield msg
-        finally:
-            if timer is not None:
-                timer.cancel()
+                        finally:
+                            timer.cancel()
+                        continue
+                held_until = 0.0
+            msg = items.popleft()
+            nbytes = sizes.popleft()
+            self.queued_bytes -= nbytes
+            held = bool(nbytes)
+            if _is_update(msg):
+                statuses = msg.update.statuses
+                nbytes = nbytes or msg.ByteSize()
+                while items and _is_update(items[0]) and len(statuses) < MAX_BATCH:
+                    more = sizes[0] or items[0].ByteSize()
+                    if nbytes + more > MAX_BATCH_BYTES:
+                        break  # one message must stay under the peer's size limit
+                    nbytes += more
+                    taken = sizes.popleft()
+                    self.queued_bytes -= taken
+                    held = held or bool(taken)
+                    statuses.extend(items.popleft().update.statuses)
+            if held:
+                self._tally()
+            yield msg
 
     def _merge_acks(self) -> None:
         """Fold the ACKNOWLEDGEMENTS queued right behind the head's into it, while the sum
         stays under the agent's message size limit (each is queued with its estimated size)."""
         items, sizes = self._items, self._sizes
         if len(items) < 2 or not _is_acks(items[1]):
-            return
+            return  # the usual case: reading the head's list would build its container
         acks = items[0].acknowledgements.acknowledgements
         while len(items) > 1 and _is_acks(items[1]) and sizes[0] + sizes[1] <= MAX_BATCH_BYTES:
             acks.extend(items[1].acknowledgements.acknowledgements)
