@@ -340,8 +340,11 @@ class MasterRuntime:
         beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
         while True:
             await asyncio.sleep(self.config.framework_heartbeat_interval)
-            for stream in self.framework_streams.values():
-                stream.put(beat)
+            for stream_id, stream in self.framework_streams.items():
+                # A framework's first event is its SUBSCRIBED (as in Mesos): a stream whose
+                # subscription the core has not answered yet gets no heartbeat ahead of it.
+                if stream_id in self._framework_of_stream:
+                    stream.put(beat)
 
     async def _core_loop(self) -> None:
         while True:

@@ -177,3 +177,22 @@ def test_the_runtime_holds_acknowledgements_on_agent_streams_only() -> None:
     assert MasterRuntime(MasterConfig(), make_allocator("numpy")).new_stream("agent").ack_hold == (
         MasterConfig().agent_ack_hold
     )
+
+
+async def test_heartbeats_go_only_to_streams_whose_subscription_was_answered() -> None:
+    """A framework's first event is SUBSCRIBED: a stream registered while the core still
+    handles its SUBSCRIBE (a loaded master) gets no heartbeat ahead of it."""
+    runtime = MasterRuntime(
+        MasterConfig(framework_heartbeat_interval=0.01), make_allocator("numpy")
+    )
+    waiting, answered = runtime.new_stream("framework"), runtime.new_stream("framework")
+    runtime.framework_streams["waiting"] = waiting
+    runtime.framework_streams["answered"] = answered
+    runtime._framework_of_stream["answered"] = "F1"
+    beats = asyncio.ensure_future(runtime._heartbeat_loop())
+    try:
+        first = await next_within(answered.messages(), "a heartbeat to the subscribed stream")
+    finally:
+        beats.cancel()
+    assert isinstance(first, scheduler_pb2.Event) and first.HasField("heartbeat")
+    assert not waiting.backlogged(), "a stream not yet answered SUBSCRIBED got a heartbeat"
