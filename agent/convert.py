@@ -205,6 +205,7 @@ def register_to_pb(cmd: SendRegister, info: common_pb2.AgentInfo) -> agent_pb2.A
             tasks=[task_to_pb(spec) for spec, _ in cmd.tasks],
             task_statuses=[status_to_pb(status) for _, status in cmd.tasks],
             secret=cmd.secret,
+            status_retry_seconds=cmd.status_retry,
         )
     )
 

@@ -61,6 +61,12 @@ AGENT_REPORTED_STATES = frozenset(
     }
 )
 
+# An agent first resends a status not acknowledged within this long (the default of
+# `corral agent --status-retry`; agent/core/status_updates.py's Backoff), doubling after; it
+# says its own in REGISTER. The master holds an agent's acknowledgements for at most half of
+# the agent's (master/core/config.py's MAX_AGENT_ACK_HOLD), so nothing merely held is resent.
+STATUS_RETRY_SECONDS = 10.0
+
 
 class TaskReason(IntEnum):
     UNSPECIFIED = 0

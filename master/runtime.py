@@ -28,7 +28,7 @@ from corral.master.allocator.interface import Allocator
 from corral.master.core import admission
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
-from corral.master.core.config import MasterConfig
+from corral.master.core.config import MasterConfig, agent_ack_hold
 from corral.master.core.durable import Change, RegistryState
 from corral.master.core.master import MasterCore
 from corral.master.core.refusals import CallRejected, Denied, Overloaded, Refusal
@@ -315,14 +315,13 @@ class MasterRuntime:
             if (stream := streams.get(stream_id)) is not None and stream.backlogged()
         )
 
-    def new_stream(self, kind: str) -> OutStream:
-        """A stream's bounded queue; ``kind`` ("framework" or "agent") labels its metrics."""
+    def new_stream(self, kind: str, status_retry: float = 0.0) -> OutStream:
+        """A stream's bounded queue; ``kind`` ("framework" or "agent") labels its metrics. An
+        agent's holds its acknowledgements for at most half its ``status_retry`` (its
+        REGISTER's; 0: the default) and at most ``MasterConfig.agent_ack_hold``."""
         stats = self.stream_stats.setdefault(kind, StreamStats())
-        return OutStream(
-            max_bytes=self.config.stream_queue_bytes,
-            stats=stats,
-            ack_hold=self.config.agent_ack_hold if kind == "agent" else 0.0,
-        )
+        hold = agent_ack_hold(self.config.agent_ack_hold, status_retry) if kind == "agent" else 0.0
+        return OutStream(max_bytes=self.config.stream_queue_bytes, stats=stats, ack_hold=hold)
 
     def stream_ended(self, kind: str, stream: OutStream) -> None:
         stats = self.stream_stats.get(kind)

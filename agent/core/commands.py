@@ -20,6 +20,9 @@ class SendRegister(Command):
     secret: str
     tasks: tuple[tuple[TaskSpec, Status], ...]
     principal: str = ""  # the principal agent_id was issued to (the master checks it)
+    # Its first resend of an unacknowledged status (Backoff.initial): the master holds this
+    # agent's acknowledgements for at most half of it.
+    status_retry: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

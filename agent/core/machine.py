@@ -271,7 +271,11 @@ class AgentCore:
         tasks = tuple((t.spec, t.latest) for t in self._tasks.values() if t.latest is not None)
         self._emit(
             c.SendRegister(
-                agent_id=self.agent_id, secret=self.secret, principal=self.principal, tasks=tasks
+                agent_id=self.agent_id,
+                secret=self.secret,
+                principal=self.principal,
+                tasks=tasks,
+                status_retry=self.config.status_backoff.initial,
             )
         )
 

@@ -19,6 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from corral.agent.core.types import Status
+from corral.tasks import STATUS_RETRY_SECONDS
 
 TaskKey = tuple[str, str]  # (framework id, task id)
 
@@ -36,7 +37,7 @@ class Backoff:
     """As Mesos: a status is only lost in flight when a stream breaks, and re-registration
     resends everything anyway; a short first retry just doubles the load on a busy master."""
 
-    initial: float = 10.0
+    initial: float = STATUS_RETRY_SECONDS
     factor: float = 2.0
     maximum: float = 600.0
 

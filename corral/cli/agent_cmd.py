@@ -21,6 +21,7 @@ from corral.containers import CONTAINERIZERS_ATTRIBUTE, DOCKER, parse_containeri
 from corral.gc_tuning import AGENT_HOST, tune_gc
 from corral.placement import parse_attributes, parse_taints
 from corral.resources import Resources, parse_resources
+from corral.tasks import STATUS_RETRY_SECONDS
 
 if TYPE_CHECKING:
     from corral.agent.config import AgentConfig
@@ -96,9 +97,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument(
         "--status-retry",
-        default="10",
+        default=f"{STATUS_RETRY_SECONDS:g}",
         metavar="SECONDS",
-        help="first resend of an unacknowledged status update; doubles up to 10 min (default 10)",
+        help="first resend of an unacknowledged status update; doubles up to 10 min "
+        f"(default {STATUS_RETRY_SECONDS:g}); the master holds acknowledgements for at most "
+        "half of it",
     )
     gc = p.add_argument_group("ended tasks' sandboxes (docs/operations.md, 'Agent flags')")
     gc.add_argument(

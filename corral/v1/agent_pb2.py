@@ -25,47 +25,47 @@ _sym_db = _symbol_database.Default()
 from corral.v1 import common_pb2 as corral_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63orral/v1/agent.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"\xfa\x02\n\x0c\x41gentMessage\x12\'\n\x08register\x18\x01 \x01(\x0b\x32\x13.corral.v1.RegisterH\x00\x12.\n\theartbeat\x18\x02 \x01(\x0b\x32\x19.corral.v1.AgentHeartbeatH\x00\x12\x32\n\x0estatus_updates\x18\x03 \x01(\x0b\x32\x18.corral.v1.StatusUpdatesH\x00\x12\x31\n\nfile_chunk\x18\x04 \x01(\x0b\x32\x1b.corral.v1.SandboxFileChunkH\x00\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x16.corral.v1.UsageReportH\x00\x12\x38\n\x11\x66ramework_message\x18\x06 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x12<\n\x13\x65xecutor_terminated\x18\x07 \x01(\x0b\x32\x1d.corral.v1.ExecutorTerminatedH\x00\x42\t\n\x07message\"X\n\x0bUsageReport\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x15.corral.v1.AgentUsage\x12#\n\x05tasks\x18\x02 \x03(\x0b\x32\x14.corral.v1.TaskUsage\"\x90\x01\n\x08Register\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\x12,\n\rtask_statuses\x18\x03 \x03(\x0b\x32\x15.corral.v1.TaskStatus\x12\x0e\n\x06secret\x18\x04 \x01(\t\"#\n\x0e\x41gentHeartbeat\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\"8\n\rStatusUpdates\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\xc1\x03\n\rMasterMessage\x12+\n\nregistered\x18\x01 \x01(\x0b\x32\x15.corral.v1.RegisteredH\x00\x12.\n\x0claunch_tasks\x18\x02 \x01(\x0b\x32\x16.corral.v1.LaunchTasksH\x00\x12*\n\nkill_tasks\x18\x03 \x01(\x0b\x32\x14.corral.v1.KillTasksH\x00\x12=\n\x10\x61\x63knowledgements\x18\x04 \x01(\x0b\x32!.corral.v1.StatusAcknowledgementsH\x00\x12\'\n\x08shutdown\x18\x05 \x01(\x0b\x32\x13.corral.v1.ShutdownH\x00\x12:\n\x12heartbeat_interval\x18\x06 \x01(\x0b\x32\x1c.corral.v1.HeartbeatIntervalH\x00\x12/\n\tread_file\x18\x07 \x01(\x0b\x32\x1a.corral.v1.ReadSandboxFileH\x00\x12\x38\n\x11\x66ramework_message\x18\x08 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x12\r\n\x05\x65poch\x18\x0f \x01(\x04\x42\t\n\x07message\"x\n\nRegistered\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tmaster_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x0e\n\x06secret\x18\x04 \x01(\t\x12\x11\n\tprincipal\x18\x05 \x01(\t\"$\n\x11HeartbeatInterval\x12\x0f\n\x07seconds\x18\x01 \x01(\x01\"G\n\x0bLaunchTasks\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"T\n\x08KillTask\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x03 \x01(\x01\"/\n\tKillTasks\x12\"\n\x05kills\x18\x01 \x03(\x0b\x32\x13.corral.v1.KillTask\"T\n\x16StatusAcknowledgements\x12:\n\x10\x61\x63knowledgements\x18\x01 \x03(\x0b\x32 .corral.v1.StatusAcknowledgement\"L\n\x15StatusAcknowledgement\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\x0c\x12\x14\n\x0c\x66ramework_id\x18\x03 \x01(\t\"\x1a\n\x08Shutdown\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x91\x01\n\x0fReadSandboxFile\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x14\n\x0c\x66ramework_id\x18\x02 \x01(\t\x12\x0f\n\x07task_id\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\x0e\n\x06offset\x18\x05 \x01(\x03\x12\x12\n\ntail_lines\x18\x06 \x01(\r\x12\x11\n\tmax_bytes\x18\x07 \x01(\r\"\x8f\x01\n\x10SandboxFileChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12*\n\x05\x65rror\x18\x05 \x01(\x0e\x32\x1b.corral.v1.SandboxReadError\x12\x0f\n\x07message\x18\x06 \x01(\t*\xb0\x01\n\x10SandboxReadError\x12\x1b\n\x17SANDBOX_READ_ERROR_NONE\x10\x00\x12 \n\x1cSANDBOX_READ_ERROR_NOT_FOUND\x10\x01\x12\x1e\n\x1aSANDBOX_READ_ERROR_INVALID\x10\x02\x12\"\n\x1eSANDBOX_READ_ERROR_UNSUPPORTED\x10\x03\x12\x19\n\x15SANDBOX_READ_ERROR_IO\x10\x04\x32P\n\x0c\x41gentService\x12@\n\x07\x43onnect\x12\x17.corral.v1.AgentMessage\x1a\x18.corral.v1.MasterMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x63orral/v1/agent.proto\x12\tcorral.v1\x1a\x16\x63orral/v1/common.proto\"\xfa\x02\n\x0c\x41gentMessage\x12\'\n\x08register\x18\x01 \x01(\x0b\x32\x13.corral.v1.RegisterH\x00\x12.\n\theartbeat\x18\x02 \x01(\x0b\x32\x19.corral.v1.AgentHeartbeatH\x00\x12\x32\n\x0estatus_updates\x18\x03 \x01(\x0b\x32\x18.corral.v1.StatusUpdatesH\x00\x12\x31\n\nfile_chunk\x18\x04 \x01(\x0b\x32\x1b.corral.v1.SandboxFileChunkH\x00\x12\'\n\x05usage\x18\x05 \x01(\x0b\x32\x16.corral.v1.UsageReportH\x00\x12\x38\n\x11\x66ramework_message\x18\x06 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x12<\n\x13\x65xecutor_terminated\x18\x07 \x01(\x0b\x32\x1d.corral.v1.ExecutorTerminatedH\x00\x42\t\n\x07message\"X\n\x0bUsageReport\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x15.corral.v1.AgentUsage\x12#\n\x05tasks\x18\x02 \x03(\x0b\x32\x14.corral.v1.TaskUsage\"\xae\x01\n\x08Register\x12\"\n\x04info\x18\x01 \x01(\x0b\x32\x14.corral.v1.AgentInfo\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\x12,\n\rtask_statuses\x18\x03 \x03(\x0b\x32\x15.corral.v1.TaskStatus\x12\x0e\n\x06secret\x18\x04 \x01(\t\x12\x1c\n\x14status_retry_seconds\x18\x05 \x01(\x01\"#\n\x0e\x41gentHeartbeat\x12\x11\n\ttimestamp\x18\x01 \x01(\x01\"8\n\rStatusUpdates\x12\'\n\x08statuses\x18\x01 \x03(\x0b\x32\x15.corral.v1.TaskStatus\"\xc1\x03\n\rMasterMessage\x12+\n\nregistered\x18\x01 \x01(\x0b\x32\x15.corral.v1.RegisteredH\x00\x12.\n\x0claunch_tasks\x18\x02 \x01(\x0b\x32\x16.corral.v1.LaunchTasksH\x00\x12*\n\nkill_tasks\x18\x03 \x01(\x0b\x32\x14.corral.v1.KillTasksH\x00\x12=\n\x10\x61\x63knowledgements\x18\x04 \x01(\x0b\x32!.corral.v1.StatusAcknowledgementsH\x00\x12\'\n\x08shutdown\x18\x05 \x01(\x0b\x32\x13.corral.v1.ShutdownH\x00\x12:\n\x12heartbeat_interval\x18\x06 \x01(\x0b\x32\x1c.corral.v1.HeartbeatIntervalH\x00\x12/\n\tread_file\x18\x07 \x01(\x0b\x32\x1a.corral.v1.ReadSandboxFileH\x00\x12\x38\n\x11\x66ramework_message\x18\x08 \x01(\x0b\x32\x1b.corral.v1.FrameworkMessageH\x00\x12\r\n\x05\x65poch\x18\x0f \x01(\x04\x42\t\n\x07message\"x\n\nRegistered\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tmaster_id\x18\x02 \x01(\t\x12\"\n\x1aheartbeat_interval_seconds\x18\x03 \x01(\x01\x12\x0e\n\x06secret\x18\x04 \x01(\t\x12\x11\n\tprincipal\x18\x05 \x01(\t\"$\n\x11HeartbeatInterval\x12\x0f\n\x07seconds\x18\x01 \x01(\x01\"G\n\x0bLaunchTasks\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\"\n\x05tasks\x18\x02 \x03(\x0b\x32\x13.corral.v1.TaskInfo\"T\n\x08KillTask\x12\x14\n\x0c\x66ramework_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12!\n\x19kill_grace_period_seconds\x18\x03 \x01(\x01\"/\n\tKillTasks\x12\"\n\x05kills\x18\x01 \x03(\x0b\x32\x13.corral.v1.KillTask\"T\n\x16StatusAcknowledgements\x12:\n\x10\x61\x63knowledgements\x18\x01 \x03(\x0b\x32 .corral.v1.StatusAcknowledgement\"L\n\x15StatusAcknowledgement\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04uuid\x18\x02 \x01(\x0c\x12\x14\n\x0c\x66ramework_id\x18\x03 \x01(\t\"\x1a\n\x08Shutdown\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x91\x01\n\x0fReadSandboxFile\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x14\n\x0c\x66ramework_id\x18\x02 \x01(\t\x12\x0f\n\x07task_id\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\x0e\n\x06offset\x18\x05 \x01(\x03\x12\x12\n\ntail_lines\x18\x06 \x01(\r\x12\x11\n\tmax_bytes\x18\x07 \x01(\r\"\x8f\x01\n\x10SandboxFileChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x12\x0e\n\x06offset\x18\x03 \x01(\x03\x12\x0c\n\x04size\x18\x04 \x01(\x03\x12*\n\x05\x65rror\x18\x05 \x01(\x0e\x32\x1b.corral.v1.SandboxReadError\x12\x0f\n\x07message\x18\x06 \x01(\t*\xb0\x01\n\x10SandboxReadError\x12\x1b\n\x17SANDBOX_READ_ERROR_NONE\x10\x00\x12 \n\x1cSANDBOX_READ_ERROR_NOT_FOUND\x10\x01\x12\x1e\n\x1aSANDBOX_READ_ERROR_INVALID\x10\x02\x12\"\n\x1eSANDBOX_READ_ERROR_UNSUPPORTED\x10\x03\x12\x19\n\x15SANDBOX_READ_ERROR_IO\x10\x04\x32P\n\x0c\x41gentService\x12@\n\x07\x43onnect\x12\x17.corral.v1.AgentMessage\x1a\x18.corral.v1.MasterMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'corral.v1.agent_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SANDBOXREADERROR']._serialized_start=2080
-  _globals['_SANDBOXREADERROR']._serialized_end=2256
+  _globals['_SANDBOXREADERROR']._serialized_start=2110
+  _globals['_SANDBOXREADERROR']._serialized_end=2286
   _globals['_AGENTMESSAGE']._serialized_start=61
   _globals['_AGENTMESSAGE']._serialized_end=439
   _globals['_USAGEREPORT']._serialized_start=441
   _globals['_USAGEREPORT']._serialized_end=529
   _globals['_REGISTER']._serialized_start=532
-  _globals['_REGISTER']._serialized_end=676
-  _globals['_AGENTHEARTBEAT']._serialized_start=678
-  _globals['_AGENTHEARTBEAT']._serialized_end=713
-  _globals['_STATUSUPDATES']._serialized_start=715
-  _globals['_STATUSUPDATES']._serialized_end=771
-  _globals['_MASTERMESSAGE']._serialized_start=774
-  _globals['_MASTERMESSAGE']._serialized_end=1223
-  _globals['_REGISTERED']._serialized_start=1225
-  _globals['_REGISTERED']._serialized_end=1345
-  _globals['_HEARTBEATINTERVAL']._serialized_start=1347
-  _globals['_HEARTBEATINTERVAL']._serialized_end=1383
-  _globals['_LAUNCHTASKS']._serialized_start=1385
-  _globals['_LAUNCHTASKS']._serialized_end=1456
-  _globals['_KILLTASK']._serialized_start=1458
-  _globals['_KILLTASK']._serialized_end=1542
-  _globals['_KILLTASKS']._serialized_start=1544
-  _globals['_KILLTASKS']._serialized_end=1591
-  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_start=1593
-  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_end=1677
-  _globals['_STATUSACKNOWLEDGEMENT']._serialized_start=1679
-  _globals['_STATUSACKNOWLEDGEMENT']._serialized_end=1755
-  _globals['_SHUTDOWN']._serialized_start=1757
-  _globals['_SHUTDOWN']._serialized_end=1783
-  _globals['_READSANDBOXFILE']._serialized_start=1786
-  _globals['_READSANDBOXFILE']._serialized_end=1931
-  _globals['_SANDBOXFILECHUNK']._serialized_start=1934
-  _globals['_SANDBOXFILECHUNK']._serialized_end=2077
-  _globals['_AGENTSERVICE']._serialized_start=2258
-  _globals['_AGENTSERVICE']._serialized_end=2338
+  _globals['_REGISTER']._serialized_end=706
+  _globals['_AGENTHEARTBEAT']._serialized_start=708
+  _globals['_AGENTHEARTBEAT']._serialized_end=743
+  _globals['_STATUSUPDATES']._serialized_start=745
+  _globals['_STATUSUPDATES']._serialized_end=801
+  _globals['_MASTERMESSAGE']._serialized_start=804
+  _globals['_MASTERMESSAGE']._serialized_end=1253
+  _globals['_REGISTERED']._serialized_start=1255
+  _globals['_REGISTERED']._serialized_end=1375
+  _globals['_HEARTBEATINTERVAL']._serialized_start=1377
+  _globals['_HEARTBEATINTERVAL']._serialized_end=1413
+  _globals['_LAUNCHTASKS']._serialized_start=1415
+  _globals['_LAUNCHTASKS']._serialized_end=1486
+  _globals['_KILLTASK']._serialized_start=1488
+  _globals['_KILLTASK']._serialized_end=1572
+  _globals['_KILLTASKS']._serialized_start=1574
+  _globals['_KILLTASKS']._serialized_end=1621
+  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_start=1623
+  _globals['_STATUSACKNOWLEDGEMENTS']._serialized_end=1707
+  _globals['_STATUSACKNOWLEDGEMENT']._serialized_start=1709
+  _globals['_STATUSACKNOWLEDGEMENT']._serialized_end=1785
+  _globals['_SHUTDOWN']._serialized_start=1787
+  _globals['_SHUTDOWN']._serialized_end=1813
+  _globals['_READSANDBOXFILE']._serialized_start=1816
+  _globals['_READSANDBOXFILE']._serialized_end=1961
+  _globals['_SANDBOXFILECHUNK']._serialized_start=1964
+  _globals['_SANDBOXFILECHUNK']._serialized_end=2107
+  _globals['_AGENTSERVICE']._serialized_start=2288
+  _globals['_AGENTSERVICE']._serialized_end=2368
 # @@protoc_insertion_point(module_scope)

@@ -48,16 +48,18 @@ class UsageReport(_message.Message):
     def __init__(self, agent: _Optional[_Union[_common_pb2.AgentUsage, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskUsage, _Mapping]]] = ...) -> None: ...
 
 class Register(_message.Message):
-    __slots__ = ("info", "tasks", "task_statuses", "secret")
+    __slots__ = ("info", "tasks", "task_statuses", "secret", "status_retry_seconds")
     INFO_FIELD_NUMBER: _ClassVar[int]
     TASKS_FIELD_NUMBER: _ClassVar[int]
     TASK_STATUSES_FIELD_NUMBER: _ClassVar[int]
     SECRET_FIELD_NUMBER: _ClassVar[int]
+    STATUS_RETRY_SECONDS_FIELD_NUMBER: _ClassVar[int]
     info: _common_pb2.AgentInfo
     tasks: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskInfo]
     task_statuses: _containers.RepeatedCompositeFieldContainer[_common_pb2.TaskStatus]
     secret: str
-    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskInfo, _Mapping]]] = ..., task_statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ..., secret: _Optional[str] = ...) -> None: ...
+    status_retry_seconds: float
+    def __init__(self, info: _Optional[_Union[_common_pb2.AgentInfo, _Mapping]] = ..., tasks: _Optional[_Iterable[_Union[_common_pb2.TaskInfo, _Mapping]]] = ..., task_statuses: _Optional[_Iterable[_Union[_common_pb2.TaskStatus, _Mapping]]] = ..., secret: _Optional[str] = ..., status_retry_seconds: _Optional[float] = ...) -> None: ...
 
 class AgentHeartbeat(_message.Message):
     __slots__ = ("timestamp",)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from corral.master.core.priority_table import PriorityTable
 from corral.priority import PriorityClass, check_unique
 from corral.roles import Quota, check_quota, check_role, check_weight
+from corral.tasks import STATUS_RETRY_SECONDS
 
 if TYPE_CHECKING:
     from corral.master.core.disruption_budgets import DisruptionBudget
@@ -14,9 +15,18 @@ if TYPE_CHECKING:
 # The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
 # stream must be able to queue one of those. (The core does not import the shell's limits.)
 MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
-# Half an agent's first resend of an unacknowledged status (agent/core/status_updates.py's
-# Backoff.initial, 10 s): a longer hold would have agents resend what was merely held.
-MAX_AGENT_ACK_HOLD = 5.0
+# Half an agent's default first resend of an unacknowledged status (corral.tasks): a longer
+# hold would have agents resend what was merely held. An agent that resends sooner says so in
+# its REGISTER, and its hold is shortened to match (``agent_ack_hold``).
+MAX_AGENT_ACK_HOLD = STATUS_RETRY_SECONDS / 2
+
+
+def agent_ack_hold(configured: float, status_retry: float) -> float:
+    """How long an agent's acknowledgements may be held (rpc/out_stream.py): the configured
+    hold, but at most half the agent's first resend (``status_retry``, 0: the default), so
+    the agent hears of a status with half its wait to spare rather than sending it again."""
+    return min(configured, (status_retry or STATUS_RETRY_SECONDS) / 2)
+
 
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
 _ZERO_ALLOWED = frozenset(
@@ -88,8 +98,8 @@ class MasterConfig:
     stream_queue_bytes: int = 64 * 1024 * 1024
     # The shell's: seconds an agent's acknowledgements wait, while nothing else is queued for
     # it, for more to ride in the same message (rpc/out_stream.py). A master's writes are what
-    # a launch costs it most; an agent resends an unacknowledged status only after 10 s. 0
-    # writes each at once.
+    # a launch costs it most; an agent resends an unacknowledged status only after 10 s (less
+    # if it says so: ``agent_ack_hold``). 0 writes each at once.
     agent_ack_hold: float = 2.0
     # Launch pacing (pacing.py, admission control): offers are held back so that
     # accept->RUNNING stays under launch_latency_target. The cpus that may be launching at once
@@ -194,7 +204,8 @@ class MasterConfig:
         if self.agent_ack_hold > MAX_AGENT_ACK_HOLD:
             raise ValueError(
                 f"agent_ack_hold ({self.agent_ack_hold:g}s) must be at most "
-                f"{MAX_AGENT_ACK_HOLD:g}s: agents resend a status not acknowledged within 10 s"
+                f"{MAX_AGENT_ACK_HOLD:g}s: agents resend a status not acknowledged within "
+                f"{STATUS_RETRY_SECONDS:g} s"
             )
         if self.max_failover_timeout < self.framework_failover_timeout:
             raise ValueError(

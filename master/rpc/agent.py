@@ -71,6 +71,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
         try:
             convert.count(first.register.tasks, "reported tasks", limits.MAX_TASKS_PER_AGENT)
             convert.ident(first.register.secret, "register.secret")
+            status_retry = convert.status_retry(first.register.status_retry_seconds)
             spec = convert.agent_spec_from_pb(first.register.info)
             # Keyed as the agent keys its tasks: two frameworks' tasks may share an id.
             latest = {(s.framework_id, s.task_id): s for s in first.register.task_statuses}
@@ -98,7 +99,7 @@ class AgentServicer(agent_pb2_grpc.AgentServiceServicer):
             )
         else:
             new_secret = rt.new_secret()
-        stream = rt.new_stream("agent")
+        stream = rt.new_stream("agent", status_retry)
         cut_when_behind(rt, stream, context, "agent")
         rt.agent_streams[connection] = stream
         try:

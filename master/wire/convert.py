@@ -345,6 +345,16 @@ def offer_to_pb(o: OfferRecord, out: pb.Offer) -> pb.Offer:
     return out
 
 
+def status_retry(seconds: float) -> float:
+    """A REGISTER's ``status_retry_seconds``: the agent's first resend of a status (0: the
+    default), which bounds how long the master holds its acknowledgements."""
+    if not math.isfinite(seconds) or seconds < 0:
+        raise WireError(
+            f"register.status_retry_seconds must be a finite number of seconds >= 0, got {seconds!r}"
+        )
+    return seconds
+
+
 def reported_task_from_pb(t: pb.TaskInfo, s: pb.TaskStatus | None) -> ReportedTask:
     # The master never needs a reported task's secrets (it does not launch it again), and
     # does not keep what it does not need (agents leave them out too).

@@ -275,6 +275,8 @@ async def test_cli_agent_runs_real_tasks_kills_groups_and_reregisters(tmp_path: 
         await wait_until("REGISTER from the agent", lambda: double.streams)
         (agent_id,) = double.streams
         info = double.registrations[0].info
+        # --status-retry 1: the master must not hold its acknowledgements longer than 0.5 s.
+        assert double.registrations[0].status_retry_seconds == 1.0
         assert (info.id, info.hostname, info.resources.cpus, info.resources.mem) == (
             "",
             "test-agent",

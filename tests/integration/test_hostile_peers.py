@@ -4,6 +4,7 @@ is refused with a reason, and the master and the rest of the cluster go on."""
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -227,6 +228,10 @@ async def test_bad_agent_registrations_are_refused_and_leave_no_record(
         error = await _error_of(RawAgent(channel), info)
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error
         assert reason in (error.details() or "")
+    for retry in (-1.0, math.nan, math.inf):  # it bounds how long acknowledgements are held
+        error = await _error_of(RawAgent(channel), _info(), status_retry_seconds=retry)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error
+        assert "register.status_retry_seconds must be a finite number" in (error.details() or "")
     huge_task = pb.TaskInfo(
         task_id="t",
         framework_id="F",

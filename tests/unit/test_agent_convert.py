@@ -91,10 +91,11 @@ def test_register_carries_info_id_tasks_and_latest_statuses() -> None:
     task = convert.task_from_pb(common_pb2.TaskInfo(task_id="t"), "fw")
     running = Status("t", "fw", "a1", TaskState.RUNNING, uuid=b"x" * 16)
     msg = convert.register_to_pb(
-        SendRegister(agent_id="a1", secret="k", tasks=((task, running),)), info
+        SendRegister(agent_id="a1", secret="k", tasks=((task, running),), status_retry=2.5), info
     )
     reg = msg.register
     assert reg.secret == "k"
+    assert reg.status_retry_seconds == 2.5
     assert (reg.info.id, reg.info.hostname, reg.info.resources.cpus) == ("a1", "h", 2.0)
     assert info.id == ""  # the template is not modified
     assert reg.info.taints[0].effect == common_pb2.TAINT_EFFECT_NO_EXECUTE

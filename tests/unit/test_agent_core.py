@@ -91,7 +91,8 @@ def of(cmds: Sequence[c.Command], kind: type[c.Command]) -> list[c.Command]:
 def test_first_registration_checkpoints_the_assigned_id_and_schedules_heartbeat() -> None:
     h = Harness()
     assert h(e.StreamOpened(now=0.0, stimulus_id="s1")) == [
-        c.SendRegister(stimulus_id="s1", agent_id="", secret="", tasks=())
+        # It says when it would resend an unacknowledged status (its Backoff.initial).
+        c.SendRegister(stimulus_id="s1", agent_id="", secret="", tasks=(), status_retry=1.0)
     ]
     registered = e.Registered(
         now=10.0, stimulus_id="s2", agent_id="a1", heartbeat_interval=2.0, secret="k1"
@@ -104,7 +105,7 @@ def test_first_registration_checkpoints_the_assigned_id_and_schedules_heartbeat(
     # The next stream presents the id with its secret.
     h(e.Disconnected(now=13.0))
     assert h(e.StreamOpened(now=14.0, stimulus_id="s3")) == [
-        c.SendRegister(stimulus_id="s3", agent_id="a1", secret="k1", tasks=())
+        c.SendRegister(stimulus_id="s3", agent_id="a1", secret="k1", tasks=(), status_retry=1.0)
     ]
 
 
@@ -205,7 +206,9 @@ def test_reregistration_lists_tasks_with_latest_status_and_resends_pending() -> 
         message="exited with code 0",
         exit_code=0,
     )
-    assert cmds == [c.SendRegister(agent_id="a1", secret="", tasks=((task, finished),))]
+    assert cmds == [
+        c.SendRegister(agent_id="a1", secret="", tasks=((task, finished),), status_retry=1.0)
+    ]
     cmds = h(e.Registered(now=3.0, agent_id="a1", heartbeat_interval=5.0))
     assert sent(cmds) == [("t1", S.STARTING), ("t1", S.RUNNING), ("t1", S.FINISHED)]
     assert of(cmds, c.CheckpointAgentId) == []

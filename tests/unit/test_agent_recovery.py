@@ -137,7 +137,9 @@ def test_a_running_task_whose_process_is_alive_is_reattached_and_listed_at_regis
     # Nothing changes: nothing is written, nothing is started again.
     assert h(e.Recovered(now=10.0, tasks=(recovered(S.RUNNING, ProcessFate.ALIVE),))) == []
     register = h(e.StreamOpened(now=10.0))
-    assert register == [c.SendRegister(agent_id="a1", secret="", tasks=((spec(), running),))]
+    assert register == [
+        c.SendRegister(agent_id="a1", secret="", tasks=((spec(), running),), status_retry=1.0)
+    ]
     cmds = h(e.Registered(now=10.0, agent_id="a1", heartbeat_interval=5.0))
     assert sent(cmds) == []  # everything was acknowledged before the restart
     assert h.core.task_state("t1") is S.RUNNING

@@ -7,10 +7,11 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from corral.master.allocator import make_allocator
-from corral.master.core.config import MasterConfig
+from corral.master.core.config import MAX_AGENT_ACK_HOLD, MasterConfig, agent_ack_hold
 from corral.master.outbox import MAX_BATCH_BYTES
 from corral.master.rpc.out_stream import OutStream
 from corral.master.runtime import MasterRuntime
+from corral.tasks import STATUS_RETRY_SECONDS
 from corral.v1 import agent_pb2, common_pb2, scheduler_pb2
 
 
@@ -177,6 +178,18 @@ def test_the_runtime_holds_acknowledgements_on_agent_streams_only() -> None:
     assert MasterRuntime(MasterConfig(), make_allocator("numpy")).new_stream("agent").ack_hold == (
         MasterConfig().agent_ack_hold
     )
+
+
+def test_an_agent_that_resends_sooner_has_its_acknowledgements_held_for_half_its_wait() -> None:
+    """An agent resends a status not acknowledged within its REGISTER's status_retry: a hold
+    longer than that would have it resend what the master merely held."""
+    runtime = MasterRuntime(MasterConfig(agent_ack_hold=2.0), make_allocator("numpy"))
+    assert runtime.new_stream("agent", status_retry=1.0).ack_hold == 0.5
+    assert runtime.new_stream("agent", status_retry=60.0).ack_hold == 2.0  # the configured
+    assert runtime.new_stream("agent", status_retry=0.0).ack_hold == 2.0  # unsaid: 10 s
+    assert runtime.new_stream("framework", status_retry=1.0).ack_hold == 0.0
+    assert agent_ack_hold(5.0, 0.0) == MAX_AGENT_ACK_HOLD == STATUS_RETRY_SECONDS / 2
+    assert agent_ack_hold(0.0, 0.2) == 0.0  # off stays off
 
 
 async def test_heartbeats_go_only_to_streams_whose_subscription_was_answered() -> None:
