@@ -22,6 +22,7 @@ from aiohttp import web
 from corral.limits import MAX_MESSAGE_BYTES
 from corral.logging import get_logger
 from corral.master import views
+from corral.master.http import json_stream
 from corral.master.mesos_api import state as mesos_state
 from corral.master.mesos_api.credentials import Credentials
 from corral.master.mesos_api.scheduler import MesosScheduler
@@ -112,7 +113,7 @@ async def start(
     async def health(_request: web.Request) -> web.Response:
         return web.Response(status=200)
 
-    async def master_state(request: web.Request) -> web.Response:
+    async def master_state(request: web.Request) -> web.StreamResponse:
         # Read-only endpoints authenticate as Mesos' --authenticate_http_readonly does.
         if credentials is not None and (
             credentials.principal_of(request.headers.get("Authorization")) is None
@@ -124,8 +125,10 @@ async def start(
             )
         s = await runtime.query(lambda core: views.state_pb(core))
         info = scheduler.master_info
-        return web.json_response(
-            mesos_state.state(s, str(info["hostname"]), f"{info['hostname']}:{info['port']}")
+        # Its agents ("slaves") run to tens of MB at 50,000: written a piece at a time.
+        return await json_stream.write_json(
+            request,
+            mesos_state.state(s, str(info["hostname"]), f"{info['hostname']}:{info['port']}"),
         )
 
     app.router.add_post("/api/v1/scheduler", scheduler.handle)
