@@ -34,7 +34,8 @@ from corral.master.core.master import MasterCore
 from corral.master.outbox import Outbox
 from corral.master.wire import convert
 from corral.master.wire.call_events import CallEvents
-from corral.master.wire.offers import OfferEncoder, event_wire
+from corral.master.wire.encoded import serialized
+from corral.master.wire.offers import OfferEncoder
 from corral.resources import EPSILON
 from corral.v1 import agent_pb2, scheduler_pb2
 from corral.v1 import common_pb2 as pb
@@ -74,7 +75,7 @@ class _Round:
 
     def _frameworks_read(self, outbox: Outbox) -> dict[str, list[bytes]]:
         return {
-            fid: [event_wire(w) for m in msgs for w, _ in outbox.wire(m)]
+            fid: [serialized(w) for m in msgs for w, _ in outbox.wire(m)]
             for fid, msgs in outbox.framework_msgs.items()
         }
 

@@ -20,7 +20,8 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.master import MasterCore
 from corral.master.core.types import AgentSpec, FrameworkSpec
 from corral.master.outbox import Outbox
-from corral.master.wire.offers import OfferEncoder, event_wire
+from corral.master.wire.encoded import serialized
+from corral.master.wire.offers import OfferEncoder
 from corral.resources import parse_resources
 from corral.v1 import scheduler_pb2
 
@@ -87,7 +88,7 @@ def run(
         }
         t2 = clock()
         received = {
-            fid: [scheduler_pb2.Event.FromString(event_wire(m)) for m in msgs]
+            fid: [scheduler_pb2.Event.FromString(serialized(m)) for m in msgs]
             for fid, msgs in sent_msgs.items()
         }
         t3 = clock()

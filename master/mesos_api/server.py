@@ -29,6 +29,7 @@ from corral.master.mesos_api.scheduler import MesosScheduler
 from corral.master.mesos_api.wire import MESOS_VERSION
 from corral.master.runtime import MasterRuntime
 from corral.master.security.tls import ServerTLS
+from corral.v1 import operator_pb2
 
 log = get_logger("corral.master.mesos")
 
@@ -123,7 +124,9 @@ async def start(
                 text="valid HTTP Basic credentials are required",
                 headers={"WWW-Authenticate": 'Basic realm="mesos"'},
             )
-        s = await runtime.query(lambda core: views.state_pb(core))
+        # The core makes only what changed since the last call (views.state_wire); the parse
+        # of a few MB is the event loop's, not the core's.
+        s = operator_pb2.State.FromString(await runtime.query(views.state_wire))
         info = scheduler.master_info
         # Its agents ("slaves") run to tens of MB at 50,000: written a piece at a time.
         return await json_stream.write_json(

@@ -41,7 +41,13 @@ class OperatorServicer(operator_pb2_grpc.OperatorServicer):
 
     async def GetState(
         self, request: operator_pb2.GetStateRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> operator_pb2.State:
+    ) -> operator_pb2.State | bytes:
+        """The state a scope names; the whole state (no scope) comes already serialized, its
+        agents' and tasks' parts kept between calls (views.state_wire; services.py passes
+        the bytes through)."""
+        if request.WhichOneof("scope") is None:
+            whole: bytes = await self.rt.query(views.state_wire)
+            return whole
         try:
             state: operator_pb2.State = await self.rt.query(
                 lambda core: state_scope.scoped_state_pb(core, request)

@@ -21,8 +21,14 @@ from corral.master.runtime import MasterRuntime
 from corral.master.security import audit
 from corral.master.security.endpoints import guard_denial
 from corral.master.security.principals import principal_of
-from corral.master.wire.offers import event_wire
-from corral.v1 import agent_pb2_grpc, operator_pb2_grpc, scheduler_pb2, scheduler_pb2_grpc
+from corral.master.wire.encoded import serialized
+from corral.v1 import (
+    agent_pb2_grpc,
+    operator_pb2,
+    operator_pb2_grpc,
+    scheduler_pb2,
+    scheduler_pb2_grpc,
+)
 
 
 def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
@@ -33,7 +39,7 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
     subscribe = grpc.unary_stream_rpc_method_handler(
         scheduler.Subscribe,
         request_deserializer=scheduler_pb2.SubscribeRequest.FromString,
-        response_serializer=event_wire,
+        response_serializer=serialized,
     )
     add_servicer(
         scheduler_pb2_grpc.add_SchedulerServicer_to_server,
@@ -48,11 +54,19 @@ def add_servicers(runtime: MasterRuntime, server: grpc.aio.Server) -> None:
         server,
         counting=counting,
     )
+    operator = OperatorServicer(runtime)
+    # GetState's whole answer comes already serialized (views.state_wire).
+    get_state = grpc.unary_unary_rpc_method_handler(
+        operator.GetState,
+        request_deserializer=operator_pb2.GetStateRequest.FromString,
+        response_serializer=serialized,
+    )
     add_servicer(
         operator_pb2_grpc.add_OperatorServicer_to_server,
-        OperatorServicer(runtime),
+        operator,
         server,
-        counting=counting,
+        {"GetState": get_state},
+        counting,
         guard=operator_guard(runtime),
     )
 

@@ -350,7 +350,8 @@ def status_retry(seconds: float) -> float:
     default), which bounds how long the master holds its acknowledgements."""
     if not math.isfinite(seconds) or seconds < 0:
         raise WireError(
-            f"register.status_retry_seconds must be a finite number of seconds >= 0, got {seconds!r}"
+            "register.status_retry_seconds must be a finite number of seconds >= 0, got "
+            f"{seconds!r}"
         )
     return seconds
 

@@ -21,9 +21,9 @@ from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import AgentSpec
 from corral.master.wire import convert
+from corral.master.wire.encoded import delimited, varint
 from corral.resources import PortRanges
 from corral.v1 import common_pb2 as pb
-from corral.v1 import scheduler_pb2
 
 # Field keys: (field number << 3) | 2, the length-delimited wire type.
 _EVENT_OFFERS = b"\x12"  # Event.offers = 2
@@ -39,23 +39,8 @@ _CARRIES_PORTS = b"+ports"
 CACHE_LIMIT = 100_000
 
 
-def varint(n: int) -> bytes:
-    if n < 0x80:
-        return bytes((n,))
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 # An offer's key and length in Offers, by length, for lengths of up to two varint bytes.
 _OFFER_HEADS = [_OFFERS_OFFER + varint(n) for n in range(1 << 14)]
-
-
-def _delimited(key: bytes, payload: bytes) -> bytes:
-    return key + varint(len(payload)) + payload
 
 
 class OfferEncoder:
@@ -80,13 +65,13 @@ class OfferEncoder:
         a message past its size limit and loses its stream, and a large cluster's descriptions
         can add up past it in one cycle."""
         if not batches:
-            return [_delimited(_EVENT_OFFERS, b"")]
+            return [delimited(_EVENT_OFFERS, b"")]
         fid = batches[0].framework_id
         fw = self._frameworks.get(fid)
         if fw is None:
             if len(self._frameworks) >= CACHE_LIMIT:
                 self._frameworks.clear()
-            fw = self._frameworks[fid] = _delimited(_OFFER_FRAMEWORK, fid.encode())
+            fw = self._frameworks[fid] = delimited(_OFFER_FRAMEWORK, fid.encode())
         runs: list[_Run] = []
         for batch in batches:
             if batch.framework_id != fid:
@@ -95,7 +80,7 @@ class OfferEncoder:
         size = sum(r.size for r in runs)
         if max_bytes is None or size <= max_bytes:
             parts = runs[0].parts if len(runs) == 1 else [p for r in runs for p in r.parts]
-            return [_delimited(_EVENT_OFFERS, b"".join(parts))]
+            return [delimited(_EVENT_OFFERS, b"".join(parts))]
         return _events([piece for r in runs for piece in r.pieces()], max_bytes)
 
     def _run(self, batch: OfferColumns, fw: bytes) -> _Run:
@@ -104,7 +89,7 @@ class OfferEncoder:
         tails = self._tails(batch)
         n = len(tails)
         if batch.gang_id:  # per offer, not the agent's: after the cached part
-            gang = _delimited(_OFFER_GANG, batch.gang_id.encode())
+            gang = delimited(_OFFER_GANG, batch.gang_id.encode())
             tails = [t + gang for t in tails]
         if batch.revocable:
             tails = [t + _OFFER_REVOCABLE for t in tails]
@@ -127,7 +112,7 @@ class OfferEncoder:
             return _Run(parts, 5, sum(lengths) + sum(map(len, offer_heads)))
         oids = [b"%b%d" % (prefix, q) for q in range(batch.base, batch.base + n)]
         pieces = [
-            _delimited(_OFFERS_OFFER, b"".join((_OFFER_ID, varint(len(o)), o, fw, t)))
+            delimited(_OFFERS_OFFER, b"".join((_OFFER_ID, varint(len(o)), o, fw, t)))
             for o, t in zip(oids, tails, strict=True)
         ]
         return _Run(pieces, 1, sum(map(len, pieces)))
@@ -181,21 +166,16 @@ def _events(pieces: list[bytes], max_bytes: int | None) -> list[bytes]:
     """The offers' pieces in as few ``Event{offers}``s as keep each at most ``max_bytes`` of
     offers (a piece larger than that still goes, alone)."""
     if max_bytes is None or sum(map(len, pieces)) <= max_bytes:
-        return [_delimited(_EVENT_OFFERS, b"".join(pieces))]
+        return [delimited(_EVENT_OFFERS, b"".join(pieces))]
     out: list[bytes] = []
     start, total = 0, 0
     for i, piece in enumerate(pieces):
         if total + len(piece) > max_bytes and i > start:
-            out.append(_delimited(_EVENT_OFFERS, b"".join(pieces[start:i])))
+            out.append(delimited(_EVENT_OFFERS, b"".join(pieces[start:i])))
             start, total = i, 0
         total += len(piece)
-    out.append(_delimited(_EVENT_OFFERS, b"".join(pieces[start:])))
+    out.append(delimited(_EVENT_OFFERS, b"".join(pieces[start:])))
     return out
-
-
-def event_wire(msg: scheduler_pb2.Event | bytes) -> bytes:
-    """The Subscribe stream's serializer: OFFERS come already encoded."""
-    return msg if isinstance(msg, bytes) else msg.SerializeToString()
 
 
 def _agent_fields(

@@ -14,7 +14,8 @@ from corral.master.core.offer_columns import OfferColumns
 from corral.master.core.records import OfferRecord
 from corral.master.core.types import AgentSpec
 from corral.master.wire import convert
-from corral.master.wire.offers import OfferEncoder, event_wire, varint
+from corral.master.wire.encoded import serialized, varint
+from corral.master.wire.offers import OfferEncoder
 from corral.placement import Taint, TaintEffect
 from corral.resources import Resources
 from corral.v1 import common_pb2, scheduler_pb2
@@ -169,8 +170,8 @@ def test_one_event_holds_one_frameworks_offers() -> None:
 
 def test_the_stream_serializer_passes_bytes_through_and_serializes_events() -> None:
     beat = scheduler_pb2.Event(heartbeat=scheduler_pb2.Heartbeat())
-    assert event_wire(b"\x12\x00") == b"\x12\x00"
-    assert event_wire(beat) == beat.SerializeToString()
+    assert serialized(b"\x12\x00") == b"\x12\x00"
+    assert serialized(beat) == beat.SerializeToString()
 
 
 @settings(max_examples=200, deadline=None)

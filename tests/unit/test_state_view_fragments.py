@@ -1,6 +1,7 @@
 """The whole state view keeps each agent's, task's and demand's JSON between calls
 (views._Fragments, issue #48): after each change below the view shows the change, and is the
-same document the State message gives (what it was before the fragments were kept)."""
+same document the State message gives (what it was before the fragments were kept); GetState's
+whole answer, kept the same way as bytes (views.state_wire), parses to that message."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from corral.master.core.config import MasterConfig
 from corral.master.core.types import AgentUsage, Requester, TaskState, TaskUsage
 from corral.master.http import state_json as wire_json
 from corral.priority import PriorityClass
+from corral.v1 import operator_pb2
 from tests.unit.core_harness import Harness, demand, status, task
 
 
@@ -24,8 +26,11 @@ def _view(h: Harness, **filters: Any) -> dict[str, Any]:
     """The kept view, checked against the one made whole from the State message."""
     kept = views.state_json(h.core, **filters)
     kept.pop("summary")
-    made = wire_json.state(views.state_pb(h.core, **filters))
+    whole = views.state_pb(h.core, **filters)
+    made = wire_json.state(whole)
     assert json.dumps(kept) == json.dumps(made)  # same content, same key order
+    if not filters:  # GetState's whole answer, its agents' and tasks' parts kept too
+        assert operator_pb2.State.FromString(views.state_wire(h.core)) == whole
     return kept
 
 
