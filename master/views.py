@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import html
 import weakref
-from collections.abc import Container, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Generic, TypeVar
 
 from corral.master.core import demands, revocable
 from corral.master.core.maintenance import drained
@@ -128,75 +128,31 @@ class _Fragments:
     of protobuf and JSON per call (docs/performance.md, "The state view's kept fragments")."""
 
     def __init__(self) -> None:
-        self.agents: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {}
-        self.tasks: dict[int, tuple[tuple[object, ...], dict[str, Any]]] = {}
+        self.agents: _Kept[str, dict[str, Any]] = _Kept()
+        self.tasks: _Kept[int, dict[str, Any]] = _Kept()
         self.demands: dict[tuple[str, str], tuple[tuple[object, ...], dict[str, Any]]] = {}
         # GetState's whole answer (``state_wire``): each agent's and task's serialized part of
         # the State message, field key and length included, kept by the same keys.
-        self.agents_pb: dict[str, tuple[tuple[object, ...], bytes]] = {}
-        self.tasks_pb: dict[int, tuple[tuple[object, ...], bytes]] = {}
-
-    def agents_wire(self, core: MasterCore) -> list[bytes]:
-        offered_on = core.book.agents_offered()
-        old = self.agents_pb
-        new: dict[str, tuple[tuple[object, ...], bytes]] = {}
-        for aid, a in core.agents.items():
-            key = _agent_key(core, aid, a, offered_on)
-            kept = old.get(aid)
-            if kept is None or kept[0] != key:
-                entry = operator_pb2.AgentState()
-                agent_to_pb(core, a, entry)
-                kept = (key, delimited(_STATE_AGENTS, entry.SerializeToString()))
-            new[aid] = kept
-        self.agents_pb = new
-        return [kept[1] for kept in new.values()]
-
-    def tasks_wire(self, records: list[TaskRecord]) -> list[bytes]:
-        old = self.tasks_pb
-        new: dict[int, tuple[tuple[object, ...], bytes]] = {}
-        for t in records:
-            key = _task_key(t)
-            kept = old.get(id(t))
-            if kept is None or kept[0] != key:
-                entry = operator_pb2.TaskEntry()
-                task_to_pb(t, entry)
-                kept = (key, delimited(_STATE_TASKS, entry.SerializeToString()))
-            new[id(t)] = kept
-        self.tasks_pb = new
-        return [kept[1] for kept in new.values()]
+        self.agents_pb: _Kept[str, bytes] = _Kept()
+        self.tasks_pb: _Kept[int, bytes] = _Kept()
 
     def agents_json(self, core: MasterCore) -> list[dict[str, Any]]:
-        offered_on = core.book.agents_offered()
-        old = self.agents
-        new: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {}
-        out: list[dict[str, Any]] = []
-        for aid, a in core.agents.items():
-            key = _agent_key(core, aid, a, offered_on)
-            kept = old.get(aid)
-            if kept is None or kept[0] != key:
-                entry = operator_pb2.AgentState()
-                agent_to_pb(core, a, entry)
-                kept = (key, wire_json.agent(entry))
-            new[aid] = kept
-            out.append(kept[1])
-        self.agents = new
-        return out
+        return self.agents.refresh(_agents(core), lambda a: wire_json.agent(_agent_entry(core, a)))
 
     def tasks_json(self, records: list[TaskRecord]) -> list[dict[str, Any]]:
-        old = self.tasks
-        new: dict[int, tuple[tuple[object, ...], dict[str, Any]]] = {}
-        out: list[dict[str, Any]] = []
-        for t in records:
-            key = _task_key(t)
-            kept = old.get(id(t))
-            if kept is None or kept[0] != key:
-                entry = operator_pb2.TaskEntry()
-                task_to_pb(t, entry)
-                kept = (key, wire_json.task(entry))
-            new[id(t)] = kept
-            out.append(kept[1])
-        self.tasks = new
-        return out
+        return self.tasks.refresh(_tasks(records), lambda t: wire_json.task(_task_entry(t)))
+
+    def agents_wire(self, core: MasterCore) -> list[bytes]:
+        return self.agents_pb.refresh(
+            _agents(core),
+            lambda a: delimited(_STATE_AGENTS, _agent_entry(core, a).SerializeToString()),
+        )
+
+    def tasks_wire(self, records: list[TaskRecord]) -> list[bytes]:
+        return self.tasks_pb.refresh(
+            _tasks(records),
+            lambda t: delimited(_STATE_TASKS, _task_entry(t).SerializeToString()),
+        )
 
     def frameworks_json(
         self, core: MasterCore, completed: bool, classes: wire_json.Classes
@@ -234,6 +190,9 @@ class _Fragments:
 
 
 _FRAGMENTS: weakref.WeakKeyDictionary[MasterCore, _Fragments] = weakref.WeakKeyDictionary()
+_Id = TypeVar("_Id")
+_Part = TypeVar("_Part")
+_Source = TypeVar("_Source")
 _STATE_AGENTS = b"\x12"  # State.agents = 2, length-delimited
 _STATE_TASKS = b"\x22"  # State.tasks = 4, length-delimited
 
@@ -245,30 +204,71 @@ def _fragments(core: MasterCore) -> _Fragments:
     return kept
 
 
-def _agent_key(
-    core: MasterCore, aid: str, a: AgentRecord, offered_on: Container[str]
-) -> tuple[object, ...]:
-    """What an agent's part of the state is made from: the same key, the same part."""
-    return (
-        a,
-        a.spec,
-        a.state,
-        a.connection is None,
-        a.registered_at,
-        a.last_seen,
-        a.heartbeat_interval,
-        a.tasks_version,
-        a.maintenance,
-        a.usage,
-        None if a.usage is None else revocable.held(a),
-        _offered(core.book.of_agent(aid)) if aid in offered_on else None,
-    )
+class _Kept(Generic[_Id, _Part]):
+    """Parts kept by what each was made from (its key): a part whose key is unchanged is the
+    one made before, and a refresh keeps only the parts it returned."""
+
+    def __init__(self) -> None:
+        self.parts: dict[_Id, tuple[tuple[object, ...], _Part]] = {}
+
+    def refresh(
+        self,
+        sources: Iterable[tuple[_Id, tuple[object, ...], _Source]],
+        make: Callable[[_Source], _Part],
+    ) -> list[_Part]:
+        """Each source's part (``(id, key, source)``, in their order), made again only where
+        its key changed."""
+        old = self.parts
+        new: dict[_Id, tuple[tuple[object, ...], _Part]] = {}
+        out: list[_Part] = []
+        for ident, key, source in sources:
+            kept = old.get(ident)
+            if kept is None or kept[0] != key:
+                kept = (key, make(source))
+            new[ident] = kept
+            out.append(kept[1])
+        self.parts = new
+        return out
 
 
-def _task_key(t: TaskRecord) -> tuple[object, ...]:
-    """What a task's part is made from (all replaced, never changed in place). The record is
-    in its key: its id names no other record while it is kept."""
-    return (t, t.spec, t.status, t.usage, t.launched_at)
+def _agents(core: MasterCore) -> Iterator[tuple[str, tuple[object, ...], AgentRecord]]:
+    """Every agent with what its part is made from: the same key, the same part."""
+    offered_on = core.book.agents_offered()
+    for aid, a in core.agents.items():
+        key = (
+            a,
+            a.spec,
+            a.state,
+            a.connection is None,
+            a.registered_at,
+            a.last_seen,
+            a.heartbeat_interval,
+            a.tasks_version,
+            a.maintenance,
+            a.usage,
+            None if a.usage is None else revocable.held(a),
+            _offered(core.book.of_agent(aid)) if aid in offered_on else None,
+        )
+        yield aid, key, a
+
+
+def _tasks(records: list[TaskRecord]) -> Iterator[tuple[int, tuple[object, ...], TaskRecord]]:
+    """Each task with what its part is made from (all replaced, never changed in place). The
+    record is in its key: its id names no other record while it is kept."""
+    for t in records:
+        yield id(t), (t, t.spec, t.status, t.usage, t.launched_at), t
+
+
+def _agent_entry(core: MasterCore, a: AgentRecord) -> operator_pb2.AgentState:
+    entry = operator_pb2.AgentState()
+    agent_to_pb(core, a, entry)
+    return entry
+
+
+def _task_entry(t: TaskRecord) -> operator_pb2.TaskEntry:
+    entry = operator_pb2.TaskEntry()
+    task_to_pb(t, entry)
+    return entry
 
 
 def state_wire(core: MasterCore) -> bytes:
