@@ -15,10 +15,6 @@ if TYPE_CHECKING:
 # The outbox merges messages up to half the 16 MiB message limit (outbox.MAX_BATCH_BYTES): a
 # stream must be able to queue one of those. (The core does not import the shell's limits.)
 MIN_STREAM_QUEUE_BYTES = 8 * 1024 * 1024
-# Half an agent's default first resend of an unacknowledged status (corral.tasks): a longer
-# hold would have agents resend what was merely held. An agent that resends sooner says so in
-# its REGISTER, and its hold is shortened to match (``agent_ack_hold``).
-MAX_AGENT_ACK_HOLD = STATUS_RETRY_SECONDS / 2
 
 
 def agent_ack_hold(configured: float, status_retry: float) -> float:
@@ -26,6 +22,11 @@ def agent_ack_hold(configured: float, status_retry: float) -> float:
     hold, but at most half the agent's first resend (``status_retry``, 0: the default), so
     the agent hears of a status with half its wait to spare rather than sending it again."""
     return min(configured, (status_retry or STATUS_RETRY_SECONDS) / 2)
+
+
+# The most a hold may be configured to: the bound for an agent with the default resend
+# (corral.tasks); an agent that resends sooner says so in its REGISTER and is held less.
+MAX_AGENT_ACK_HOLD = agent_ack_hold(math.inf, 0.0)
 
 
 # Knobs for which 0 means "off" or "keep none" rather than a mistake.
