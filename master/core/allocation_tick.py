@@ -4,9 +4,9 @@ Rules (in this order):
 1. Nominations past their time are swept, gangs' holds whose victims are gone are offered as
    their bundles if they could not be before (gang_holds.py), and agents held at their launch
    bound whose launches moved on are released (admission.py).
-2. Launch pacing decides how many cpus this cycle may offer (pacing.py); a cycle the shell
-   holds (its backlog at a bound) offers nothing. With nothing to offer, the allocator is
-   spared its walk.
+2. Launch pacing decides how many cpus this cycle may offer (pacing.py; launches on agents
+   whose stream is down do not count); a cycle the shell holds (its backlog at a bound) offers
+   nothing. With nothing to offer, the allocator is spared its walk.
 3. Preemption runs before the cycle (nominations.py rule 3), so the room a preemptor needs is
    not offered to others first.
 4. Outstanding gang bundles of a class below a demand that has no room are rescinded (gangs.py
@@ -59,7 +59,9 @@ def allocation_tick(core: CoreState, e: ev.AllocationTick) -> Commands:
         core.quarantine.sweep(e.now)
     if core.holds.held:
         core.holds.release()
-    allowance = core.pacer.allowance(e.now)
+    table = core.agent_table
+    detached = core.agents if table.connected < len(core.agents) else None
+    allowance = core.pacer.allowance(e.now, detached)
     if e.hold:
         allowance = 0.0  # the shell's backlog is at its bound: let it drain first
     if allowance <= 0:

@@ -18,7 +18,14 @@ a cycle offers what the window has left. Of the launches that started since the 
 
 Declines grow the window too, so frameworks that decline are not held to the floor. A task
 launching for longer than ``launch_pacing_window`` (a slow image pull, a lost agent) stops
-counting.
+counting, and so does one on an agent whose stream is down, while it is down: the window
+bounds the launches the master is waiting on, and nothing the master holds back speeds one on
+an agent it cannot reach. Counted, an agent lost mid-launch with more cpus launching than the
+window (one large accept on one large machine) stopped offers to every framework for
+``launch_pacing_window``; a partition cutting 5,000 of 10,000 agents stopped them for 5 s in
+the load test (docs/performance.md, "A partition stopped every offer"). Its tasks count again
+when it re-registers, as long as they are still launching and within the window, and how late
+they then start is not read as a queue (the agent was away).
 
 As TCP does, the window starts in slow start: it doubles per ``launch_latency_target`` of time
 until it first halves or eases, and only then grows by GROWTH. From the 64-cpu floor a tenth per
@@ -37,13 +44,13 @@ Sans-IO like the rest of the core: time comes in as ``now``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import numpy.typing as npt
 
 from corral.master.core.config import MasterConfig
-from corral.master.core.records import TaskRecord
+from corral.master.core.records import AgentRecord, TaskRecord
 from corral.master.core.types import TaskState
 
 SLOW_SHARE = 0.01  # more late launches than this share halves the window
@@ -71,6 +78,9 @@ class LaunchPacer:
         # Tasks that were launching when last seen; ``allowance`` drops those that moved on,
         # so a tick costs the launches of one interval, not a walk over every task.
         self._launches: list[TaskRecord] = []
+        # Launches seen on an agent without a stream (framework id, task id), while they are
+        # still launching: how late they start says nothing of a queue (the agent was away).
+        self._cut: set[tuple[str, str]] = set()
 
     def launching(self, task: TaskRecord) -> None:
         """A task is launching (accepted, or reported launching at re-registration)."""
@@ -83,6 +93,8 @@ class LaunchPacer:
     def running(self, task: TaskRecord, now: float) -> None:
         """``task`` is about to move to RUNNING at ``now``."""
         if task.state in LAUNCHING and task.launched_at >= self._epoch:
+            if self._cut and (task.framework_id, task.task_id) in self._cut:
+                return  # late because its agent was away, not behind other launches
             self._started += 1
             took = now - task.launched_at
             target = self.config.launch_latency_target
@@ -103,9 +115,11 @@ class LaunchPacer:
     def declined(self, offers: int) -> None:
         self._declined += offers
 
-    def allowance(self, now: float) -> float:
+    def allowance(self, now: float, detached: Mapping[str, AgentRecord] | None = None) -> float:
         """The cpus this allocation cycle may offer (infinite with pacing off). Always called
-        once per cycle: it also forgets the launches that moved on."""
+        once per cycle: it also forgets the launches that moved on. ``detached``: the agents
+        by id when some of them have no stream (None when every agent has one): launches on
+        those do not count (see the module's doc)."""
         cfg = self.config
         still = [
             t
@@ -113,7 +127,17 @@ class LaunchPacer:
             if t.state in LAUNCHING and now - t.launched_at < cfg.launch_pacing_window
         ]
         self._launches = still
-        launching = sum(t.spec.resources.cpus for t in still)
+        if detached is None:
+            launching = sum(t.spec.resources.cpus for t in still)
+        else:
+            launching = 0.0
+            for t in still:
+                if _attached(detached.get(t.agent_id)):
+                    launching += t.spec.resources.cpus
+                else:
+                    self._cut.add((t.framework_id, t.task_id))
+        if self._cut:
+            self._cut &= {(t.framework_id, t.task_id) for t in still}
         floor = cfg.launch_pacing_floor_cpus
         started, slow, queued = self._started, self._slow, self._queued
         declined = self._declined
@@ -139,6 +163,10 @@ class LaunchPacer:
         if not cfg.launch_pacing:
             return math.inf
         return self.window - launching
+
+
+def _attached(agent: AgentRecord | None) -> bool:
+    return agent is not None and agent.connection is not None
 
 
 def allowance_cut(cpus: npt.NDArray[np.float64], allowance: float) -> tuple[int, float]:

@@ -8,7 +8,7 @@ import pytest
 from corral.master.core import commands as cmd
 from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
-from corral.master.core.types import TaskState
+from corral.master.core.types import ReportedTask, TaskState
 from tests.unit.core_harness import Harness, of, status, task
 
 AGENT = "cpus:24;mem:4096;disk:4096"
@@ -280,3 +280,63 @@ def test_short_cycles_grow_the_window_per_latency_target_not_per_cycle() -> None
         launched = _launch_all(h, fid, h.allocate())
     # One 50 ms step of a tenth in all (compounded over the five), not five steps (48 * 1.1**5).
     assert h.core.pacer.window == pytest.approx(48 * 1.02**5)
+
+
+def _agents_of(launched: list[tuple[str, str]]) -> list[str]:
+    return sorted({aid for aid, _ in launched})
+
+
+def test_launches_on_an_agent_whose_stream_is_down_do_not_hold_the_others_offers() -> None:
+    # A partition (or an agent dying mid-launch) with more cpus launching behind it than the
+    # window: counted, they stopped every framework's offers for launch_pacing_window (the
+    # load test's loss wave: no offer at all for 5 s, docs/performance.md).
+    h, fid = _cluster(100, launch_pacing_floor_cpus=240, launch_pacing_window=10)
+    launched = _launch_all(h, fid, _cycle(h))
+    assert _cpus(_cycle(h)) == 0  # the window is full of launches in flight
+    cut = _agents_of(launched)
+    for aid in cut:
+        h.close_agent(aid)
+    offered = _cycle(h)
+    assert _cpus(offered) == 240  # the whole window again, on the agents still connected
+    assert not {o.agent_id for b in offered for o in b.offers} & set(cut)
+
+
+def test_launches_count_again_when_their_agent_comes_back_still_launching() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=240, launch_pacing_window=10)
+    launched = _launch_all(h, fid, _cycle(h))
+    (aid, *_) = _agents_of(launched)
+    mine = [tid for a, tid in launched if a == aid]
+    h.close_agent(aid)
+    assert _cpus(_cycle(h)) == 24  # the cut agent's 24 cpus no longer count
+    # Back, its tasks still launching: they count again (offers were made for the 24 cpus
+    # meanwhile, so the window is over-full by them until they start).
+    specs = h.core.frameworks[fid].tasks
+    reported = tuple(
+        ReportedTask(fid, specs[tid].spec, status(tid, fid, aid, TaskState.STAGING)) for tid in mine
+    )
+    h.add_agent(agent_id=aid, resources=AGENT, tasks=reported)
+    assert _cpus(_cycle(h)) == 0
+
+
+def test_a_launch_late_because_its_agent_was_away_does_not_halve_the_window() -> None:
+    h, fid = _cluster(100, launch_pacing_floor_cpus=48, launch_latency_target=0.05)
+    launched = _launch_all(h, fid, _cycle(h))
+    (aid, *_) = _agents_of(launched)
+    h.close_agent(aid)
+    _cycle(h)  # the cycle sees the launches on the agent without a stream
+    h.core.pacer.window = window = 192.0  # above the floor, so a halving shows
+    specs = h.core.frameworks[fid].tasks
+    mine = [(a, tid) for a, tid in launched if a == aid]
+    reported = tuple(
+        ReportedTask(fid, specs[tid].spec, status(tid, fid, aid, TaskState.STAGING))
+        for _, tid in mine
+    )
+    h.add_agent(agent_id=aid, resources=AGENT, tasks=reported)
+    _report(h, fid, mine, TaskState.RUNNING, after=2.0)  # 2 s late: 40x the target
+    _cycle(h)
+    assert h.core.pacer.window == window  # not halved: no queue behind them
+    # The same lateness on an agent that never went away halves it.
+    others = [(a, tid) for a, tid in launched if a != aid]
+    _report(h, fid, others, TaskState.RUNNING, after=2.0)
+    _cycle(h)
+    assert h.core.pacer.window == window / 2
