@@ -345,7 +345,6 @@ class MasterCore:
         once). What it sent is dropped: it resends unacknowledged statuses after registering."""
         connection = self.agent_table.disconnect(agent)
         assert connection is not None  # the caller matched the event's connection
-        self.clocks.retell_intervals()
         return [
             cmd.CloseAgentStream(
                 stimulus_id=e.stimulus_id,

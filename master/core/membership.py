@@ -206,8 +206,7 @@ def stream_closed(core: CoreState, e: ev.AgentStreamClosed) -> Commands:
     agent = core.agents.get(e.agent_id)
     if agent is None or agent.connection != e.connection:
         return []
-    core.agent_table.disconnect(agent)
-    core.clocks.retell_intervals()
+    core.agent_table.disconnect(agent)  # still ACTIVE, still counted: no interval re-told
     out = detach(core, agent, e, "the agent disconnected")
     out.append(core.cluster_event(e, "agent_disconnected", agent.agent_id, "stream closed"))
     return out
@@ -230,8 +229,8 @@ def unreachable(core: CoreState, agent: AgentRecord, e: ev.Event, why: str) -> C
         )
     out += losses.agent_lost(told, agent, e, removed=False, message=f"unreachable: {why}")
     out.append(core.cluster_event(e, "agent_unreachable", agent.agent_id, why))
+    core.clocks.retell_intervals()  # no longer expected back (ticks.py rule 3)
     if was is AgentState.RECOVERING:
-        core.clocks.retell_intervals()  # no longer expected back (ticks.py rule 3)
         out += reconcile.answer_held(core, agent.agent_id, e)
     return out
 

@@ -10,9 +10,10 @@ Rules (each tick, in this order):
    marked UNREACHABLE, under the same rate limit.
 3. When agents came or went since the last tick, agents whose heartbeat interval is more than
    25 % shorter than the one the cluster's size calls for (``heartbeat_interval_for``: at most
-   ``max_agent_heartbeats_per_second`` from all agents together; the size counts the agents
-   connected and those RECOVERING, expected back after a restart, ``AgentTable.heartbeating``,
-   and a registration is told the same) are told that one times
+   ``max_agent_heartbeats_per_second`` from all agents together; the size counts the ACTIVE
+   agents, connected or with a broken stream (expected back until their timeout), and the
+   RECOVERING, expected back after a restart, ``AgentTable.heartbeating``, and a registration
+   is told the same: a partition that heals re-tells nobody) are told that one times
    ``GROWTH_HEADROOM`` (the cluster grew: it may grow on, and a re-tell costs a message per
    agent), and those more than 25 % longer than the headroom allows (it shrank) are told that
    one. A cluster growing from 2,500 to 50,000 agents re-tells every 56 % of growth, not every

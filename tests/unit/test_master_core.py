@@ -12,7 +12,7 @@ from corral.master.core import events as ev
 from corral.master.core.config import MasterConfig
 from corral.master.core.master import CallRejected
 from corral.master.core.states import AgentState, FrameworkState, IllegalTransition, validate_tables
-from corral.master.core.types import ReportedTask, TaskReason, TaskSpec, TaskState
+from corral.master.core.types import ReportedTask, Requester, TaskReason, TaskSpec, TaskState
 from corral.placement import Taint, TaintEffect, Toleration
 from corral.resources import Resources
 from tests.unit.core_harness import Harness, of, status, task
@@ -348,18 +348,34 @@ def test_heartbeats_spread_out_as_the_cluster_grows_and_tighten_as_it_shrinks() 
     assert h.core.agents[a1].state is AgentState.UNREACHABLE
     [down] = [c for c in of(cmd.ClusterEvent, out) if c.subject == a1]
     assert down.message == "no heartbeat for 37.5s"
-    # Back to 2 connected agents: they are told 5 s again, and their 15 s timeout counts from
-    # then, not from their last heartbeat 2 s before.
+    # 8 streams close. The 7 ACTIVE agents may come back (a partition heals): nobody is
+    # re-told while they may; the cluster shrinks when their timeouts make them UNREACHABLE.
     for aid in ids[:8]:
         h.close_agent(aid)
-    out = of(cmd.SendHeartbeatInterval, h.tick())
-    assert sorted((c.agent_id, c.heartbeat_interval) for c in out) == [
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []
+    told: list[cmd.SendHeartbeatInterval] = []
+    closed_at = h.now
+    while any(h.core.agents[a].state is AgentState.ACTIVE for a in ids[:8]):
+        assert h.now < closed_at + 60, "the closed agents never became UNREACHABLE"
+        beat(ids[8:])
+        told += of(cmd.SendHeartbeatInterval, h.tick(1))
+    # Down to 2 agents: they are told 5 s again, and their 15 s timeout counts from then, not
+    # from their last heartbeat 1 s before.
+    assert sorted((c.agent_id, c.heartbeat_interval) for c in told) == [
         (aid, 5.0) for aid in sorted(ids[8:])
     ]
-    h.tick(14)
+    h.tick(14.5)
     assert h.core.agents[a9].state is AgentState.ACTIVE
-    h.tick(2)
+    h.tick(1)
     assert h.core.agents[a9].state is AgentState.UNREACHABLE
+
+
+def stopped_and_deleted(h: Harness, agent_ids: list[str]) -> None:
+    """The agents stop (their streams close) and an operator deletes them: the cluster shrinks
+    at once (a stream closing alone is an agent expected back until its timeout)."""
+    for aid in agent_ids:
+        h.close_agent(aid)
+        h.handle(ev.DeleteAgent(**h.base(), requester=Requester("10.0.0.7:1", "ops"), agent_id=aid))
 
 
 def ten_agents_retold() -> tuple[Harness, list[str]]:
@@ -381,8 +397,7 @@ def test_a_growing_cluster_is_retold_with_headroom_and_a_shrinking_one_without()
     # 13 agents: 13 s; below 10.4 s are the three registered at 8-10 s, not the seven told 12.5.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys(ids[7:], 16.25)
-    for aid in ids[:6]:
-        h.close_agent(aid)
+    stopped_and_deleted(h, ids[:6])
     # 7 agents: 7 s; above 7 * 1.25 * 1.25 = 10.9 s are every one left: told 7 s itself.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys([*ids[6:], *more], 7.0)
@@ -397,22 +412,52 @@ def test_the_tick_re_tells_from_the_heaps_of_what_agents_were_told() -> None:
     clocks = h.core.clocks
     assert clocks.told_low[0] == (8.0, ids[7])
     assert clocks.told_high[0] == (-12.5, min(ids[:7]))
-    h.close_agent(ids[0])  # 9 agents: the band 7.2-14.1 s holds 8-12.5
+    stopped_and_deleted(h, ids[:1])  # 9 agents: the band 7.2-14.1 s holds 8-12.5
     assert of(cmd.SendHeartbeatInterval, h.tick()) == []
-    # A registration is told the interval of the agents connected with it, as the tick keeps.
+    # A registration is told the interval of the agents there with it, as the tick keeps.
     more = [of(cmd.SendRegistered, h.add_agent()[1])[0].agent_id for _ in range(4)]
     assert [h.core.agents[a].heartbeat_interval for a in more] == [10.0, 11.0, 12.0, 13.0]
     assert clocks.told_high[0] == (-13.0, more[3])
-    # 13 connected: under 13 / 1.25 = 10.4 are the four registered at 8-10 s.
+    # 13 agents: under 13 / 1.25 = 10.4 are the four registered at 8-10 s.
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys([*ids[7:], more[0]], 16.25)
     assert clocks.told_low[0] == (11.0, more[1])
-    # Down to 2 agents (5 s; above 5 * 1.25 * 1.25 = 7.8 s): the closed agents' entries, 12.5 s
+    # Down to 2 agents (5 s; above 5 * 1.25 * 1.25 = 7.8 s): the gone agents' entries, 12.5 s
     # and more, are stale and re-tell nobody.
-    for aid in [*ids[1:], *more[:2]]:
-        h.close_agent(aid)
+    stopped_and_deleted(h, [*ids[1:], *more[:2]])
     told = {c.agent_id: c.heartbeat_interval for c in of(cmd.SendHeartbeatInterval, h.tick())}
     assert told == dict.fromkeys(more[2:], 5.0)
+
+
+def test_a_partition_that_heals_re_tells_nobody() -> None:
+    # ticks.py rule 3: an ACTIVE agent whose stream broke is expected back until its timeout,
+    # so the others are not told a shorter interval when it goes, nor it and they a longer one
+    # when it is back (a partition cutting half of 10,000 agents re-told 18,099 intervals).
+    h, ids = ten_agents_retold()
+    intervals = {a: h.core.agents[a].heartbeat_interval for a in ids}
+    for aid in ids[:5]:
+        h.close_agent(aid)
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []
+    back = [of(cmd.SendRegistered, h.add_agent(agent_id=aid)[1])[0] for aid in ids[:5]]
+    assert [r.heartbeat_interval for r in back] == [10.0] * 5  # the ten agents' interval
+    assert of(cmd.SendHeartbeatInterval, h.tick()) == []
+    assert {a: h.core.agents[a].heartbeat_interval for a in ids[5:]} == {
+        a: intervals[a] for a in ids[5:]
+    }
+    # Cut again and not back before their timeout (3 missed heartbeats of 10 s): the cluster
+    # shrank to 5 agents (5 s; above 5 * 1.25 * 1.25 = 7.8 s are all 5 left), who are told so.
+    for aid in ids[:5]:
+        h.close_agent(aid)
+    told: list[cmd.SendHeartbeatInterval] = []
+    cut_at = h.now
+    while any(h.core.agents[a].state is AgentState.ACTIVE for a in ids[:5]):
+        assert h.now < cut_at + 60, "the cut agents never became UNREACHABLE"
+        for aid in ids[5:]:
+            h.handle(ev.AgentHeartbeat(**h.base(), agent_id=aid, connection=h.connections[aid]))
+        told += of(cmd.SendHeartbeatInterval, h.tick(1))
+    assert sorted((c.agent_id, c.heartbeat_interval) for c in told) == [
+        (aid, 5.0) for aid in sorted(ids[5:])
+    ]
 
 
 def test_a_busy_agent_stays_reachable_on_status_updates_alone() -> None:
