@@ -92,13 +92,20 @@ class Clocks:
         return True
 
 
-def heartbeat_interval_for(cfg: MasterConfig, table: AgentTable) -> float:
+# ticks.py rule 3: an interval told because the cluster grew (a re-tell, or a new agent's
+# registration) is this much longer than its size calls for, so that further growth is
+# absorbed before the next re-tell.
+GROWTH_HEADROOM = 1.25
+
+
+def heartbeat_interval_for(cfg: MasterConfig, table: AgentTable, headroom: float = 1.0) -> float:
     """ticks.py rule 3: at most ``max_agent_heartbeats_per_second`` from the agents the
-    interval spreads (``AgentTable.heartbeating``). The one count a registration and the
-    tick's re-tell both use: when they counted differently, a leader taking over re-told its
-    returning agents."""
+    interval spreads (``AgentTable.heartbeating``), those ``headroom`` times as many. The one
+    count a registration and the tick's re-tell both use: when they counted differently, a
+    leader taking over re-told its returning agents."""
     return max(
-        cfg.agent_heartbeat_interval, table.heartbeating / cfg.max_agent_heartbeats_per_second
+        cfg.agent_heartbeat_interval,
+        table.heartbeating * headroom / cfg.max_agent_heartbeats_per_second,
     )
 
 

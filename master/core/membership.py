@@ -50,7 +50,7 @@ from corral.master.core import (
     reconcile,
 )
 from corral.master.core import commands as cmd
-from corral.master.core.clocks import heartbeat_interval_for
+from corral.master.core.clocks import GROWTH_HEADROOM, heartbeat_interval_for
 from corral.master.core.records import AgentRecord
 from corral.master.core.refusals import CallRejected, Refusal, invalid, no_repeats
 from corral.master.core.states import AgentState
@@ -166,8 +166,10 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         core.agent_table.connect(agent, e.connection)
         agent.last_seen = now
         kind = "agent_reregistered"
-    # The interval the tick keeps agents to (ticks.py rule 3), so the next tick re-tells none.
-    agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table)
+    # The interval the tick keeps agents to (ticks.py rule 3), so the next tick re-tells none;
+    # a new agent is the cluster growing, and is told the tick's headroom for growth with it.
+    headroom = GROWTH_HEADROOM if kind == "agent_added" else 1.0
+    agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table, headroom)
     agent.interval_set_at = now
     core.clocks.watch_deadline(core.config, agent)
     core.clocks.told(agent, core.agents)
