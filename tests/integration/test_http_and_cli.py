@@ -22,7 +22,8 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
         agents=1,
         agent_resources="cpus:2;mem:1024;disk:100",
         work_dir=tmp_path,
-        # One agent at most 0.1 heartbeats/s: it is told 10 s instead of 5.
+        # One agent at most 0.1 heartbeats/s: 10 s instead of 5, and a new agent is told the
+        # growth headroom with it (ticks.py rule 3): 12.5 s.
         master_args=("--allocation-interval", "0.2", "--max-agent-heartbeats", "0.1"),
     ) as cluster:
         scheduler = Decliner()
@@ -38,7 +39,7 @@ async def test_http_endpoints_and_cli(tmp_path: Any) -> None:
                     state = await r.json()
                 assert len(state["agents"]) == 1
                 assert state["agents"][0]["resources"]["cpus"] == 2
-                assert state["agents"][0]["heartbeat_interval"] == 10.0
+                assert state["agents"][0]["heartbeat_interval"] == 12.5
                 assert [f["name"] for f in state["frameworks"]] == ["decliner"]
                 fid = driver.framework_id
                 query = {"framework_id": fid, "completed": "false"}
