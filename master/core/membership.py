@@ -19,8 +19,9 @@ Rules:
 2. A new agent (or any after a master restart) keeps the secret it presents with its id, else
    gets a new one. A known agent re-registering is detached first (its old stream closed) and
    becomes ACTIVE again.
-3. A registration is told its heartbeat interval (counted over every agent record; the tick
-   corrects it with the exact count) and starts its deadline. Then its tasks are reconciled
+3. A registration is told its heartbeat interval (ticks.py rule 3's count, a new agent with
+   the growth headroom, so a growing cluster's tick re-tells it later) and starts its
+   deadline. Then its tasks are reconciled
    (reconcile.py), it is attached, its record is persisted if it changed (mirror.py), and the
    questions held while it was RECOVERING are answered.
 4. Any message counts as a heartbeat; an UNREACHABLE agent heard from on the stream it kept is
