@@ -59,9 +59,8 @@ def allocation_tick(core: CoreState, e: ev.AllocationTick) -> Commands:
         core.quarantine.sweep(e.now)
     if core.holds.held:
         core.holds.release()
-    table = core.agent_table
-    detached = core.agents if table.connected < len(core.agents) else None
-    allowance = core.pacer.allowance(e.now, detached)
+    some_detached = core.agent_table.connected < len(core.agents)
+    allowance = core.pacer.allowance(e.now, core.agents if some_detached else None)
     if e.hold:
         allowance = 0.0  # the shell's backlog is at its bound: let it drain first
     if allowance <= 0:

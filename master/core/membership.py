@@ -153,6 +153,7 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         core.agent_table.add(agent)
         kind = "agent_added"
         was = AgentState.ACTIVE
+        headroom = GROWTH_HEADROOM  # a new agent is the cluster growing (ticks.py rule 3)
     else:
         if agent.connection is not None and agent.connection != e.connection:
             out.append(
@@ -167,9 +168,9 @@ def register(core: CoreState, e: ev.AgentRegister) -> Commands:
         core.agent_table.connect(agent, e.connection)
         agent.last_seen = now
         kind = "agent_reregistered"
+        headroom = 1.0
     # The interval the tick keeps agents to (ticks.py rule 3), so the next tick re-tells none;
-    # a new agent is the cluster growing, and is told the tick's headroom for growth with it.
-    headroom = GROWTH_HEADROOM if kind == "agent_added" else 1.0
+    # a new agent is told the tick's headroom for growth with it.
     agent.heartbeat_interval = heartbeat_interval_for(core.config, core.agent_table, headroom)
     agent.interval_set_at = now
     core.clocks.watch_deadline(core.config, agent)

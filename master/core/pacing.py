@@ -115,11 +115,11 @@ class LaunchPacer:
     def declined(self, offers: int) -> None:
         self._declined += offers
 
-    def allowance(self, now: float, detached: Mapping[str, AgentRecord] | None = None) -> float:
+    def allowance(self, now: float, agents: Mapping[str, AgentRecord] | None = None) -> float:
         """The cpus this allocation cycle may offer (infinite with pacing off). Always called
-        once per cycle: it also forgets the launches that moved on. ``detached``: the agents
-        by id when some of them have no stream (None when every agent has one): launches on
-        those do not count (see the module's doc)."""
+        once per cycle: it also forgets the launches that moved on. ``agents``: every agent by
+        id when some of them have no stream (None when every agent has one, so none is looked
+        up): launches on those without one do not count (see the module's doc)."""
         cfg = self.config
         still = [
             t
@@ -127,12 +127,12 @@ class LaunchPacer:
             if t.state in LAUNCHING and now - t.launched_at < cfg.launch_pacing_window
         ]
         self._launches = still
-        if detached is None:
+        if agents is None:
             launching = sum(t.spec.resources.cpus for t in still)
         else:
             launching = 0.0
             for t in still:
-                if _attached(detached.get(t.agent_id)):
+                if _attached(agents.get(t.agent_id)):
                     launching += t.spec.resources.cpus
                 else:
                     self._cut.add((t.framework_id, t.task_id))
