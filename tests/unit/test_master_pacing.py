@@ -286,6 +286,16 @@ def _agents_of(launched: list[tuple[str, str]]) -> list[str]:
     return sorted({aid for aid, _ in launched})
 
 
+def _back_still_launching(h: Harness, fid: str, aid: str, task_ids: list[str]) -> None:
+    """The agent re-registers reporting its tasks still STAGING."""
+    specs = h.core.frameworks[fid].tasks
+    reported = tuple(
+        ReportedTask(fid, specs[tid].spec, status(tid, fid, aid, TaskState.STAGING))
+        for tid in task_ids
+    )
+    h.add_agent(agent_id=aid, resources=AGENT, tasks=reported)
+
+
 def test_launches_on_an_agent_whose_stream_is_down_do_not_hold_the_others_offers() -> None:
     # A partition (or an agent dying mid-launch) with more cpus launching behind it than the
     # window: counted, they stopped every framework's offers for launch_pacing_window (the
@@ -310,11 +320,7 @@ def test_launches_count_again_when_their_agent_comes_back_still_launching() -> N
     assert _cpus(_cycle(h)) == 24  # the cut agent's 24 cpus no longer count
     # Back, its tasks still launching: they count again (offers were made for the 24 cpus
     # meanwhile, so the window is over-full by them until they start).
-    specs = h.core.frameworks[fid].tasks
-    reported = tuple(
-        ReportedTask(fid, specs[tid].spec, status(tid, fid, aid, TaskState.STAGING)) for tid in mine
-    )
-    h.add_agent(agent_id=aid, resources=AGENT, tasks=reported)
+    _back_still_launching(h, fid, aid, mine)
     assert _cpus(_cycle(h)) == 0
 
 
@@ -325,13 +331,8 @@ def test_a_launch_late_because_its_agent_was_away_does_not_halve_the_window() ->
     h.close_agent(aid)
     _cycle(h)  # the cycle sees the launches on the agent without a stream
     h.core.pacer.window = window = 192.0  # above the floor, so a halving shows
-    specs = h.core.frameworks[fid].tasks
     mine = [(a, tid) for a, tid in launched if a == aid]
-    reported = tuple(
-        ReportedTask(fid, specs[tid].spec, status(tid, fid, aid, TaskState.STAGING))
-        for _, tid in mine
-    )
-    h.add_agent(agent_id=aid, resources=AGENT, tasks=reported)
+    _back_still_launching(h, fid, aid, [tid for _, tid in mine])
     _report(h, fid, mine, TaskState.RUNNING, after=2.0)  # 2 s late: 40x the target
     _cycle(h)
     assert h.core.pacer.window == window  # not halved: no queue behind them
